@@ -1,0 +1,127 @@
+"""Storage formats of KV caches and weights, as exact bit counts.
+
+A KV cache stores vectors (one K or V vector of one head of one token, or one MLA latent).
+``KVDtype.vector_bytes(dim)`` is the exact byte count of one stored vector, scales included
+where the format keeps them per token-head vector or per small group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil
+
+from kvcalc.errors import KvcalcError
+
+
+@dataclass(frozen=True)
+class KVDtype:
+    name: str
+    bits: int
+    """Bits per stored element."""
+    scale_bytes_per_vector: int = 0
+    """Bytes of scale (and zero point) kept per token-head vector."""
+    group: int = 0
+    """If > 0: one ``group_scale_bytes`` scale per ``group`` elements (micro-scaling formats)."""
+    group_scale_bytes: int = 0
+    note: str = ""
+
+    def vector_bytes(self, dim: int) -> int:
+        """Exact bytes of one stored vector of ``dim`` elements."""
+        data = ceil(dim * self.bits / 8)
+        scales = self.scale_bytes_per_vector
+        if self.group:
+            scales += ceil(dim / self.group) * self.group_scale_bytes
+        return data + scales
+
+
+KV_DTYPES: dict[str, KVDtype] = {
+    d.name: d
+    for d in (
+        KVDtype("fp32", 32, note="4 bytes per element"),
+        KVDtype("bf16", 16, note="2 bytes per element"),
+        KVDtype("fp16", 16, note="2 bytes per element"),
+        KVDtype("fp8", 8, note="1 byte per element; per-tensor scale (vLLM/SGLang/TensorRT-LLM fp8), no per-token storage"),
+        KVDtype(
+            "int8",
+            8,
+            scale_bytes_per_vector=4,
+            note="1 byte per element plus an fp16 scale and fp16 zero point per token-head vector (LMDeploy-style)",
+        ),
+        KVDtype(
+            "int4",
+            4,
+            scale_bytes_per_vector=4,
+            note="half a byte per element plus an fp16 scale and fp16 zero point per token-head vector (LMDeploy-style)",
+        ),
+        KVDtype(
+            "fp4",
+            4,
+            group=16,
+            group_scale_bytes=1,
+            note="NVFP4: half a byte per element plus one fp8 scale per 16 elements",
+        ),
+    )
+}
+KV_DTYPE_ALIASES = {
+    "float32": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "auto": "bf16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "float8": "fp8",
+    "nvfp4": "fp4",
+}
+
+
+def kv_dtype(name: str, where: str = "--kv-dtype") -> KVDtype:
+    key = str(name).strip().lower()
+    key = KV_DTYPE_ALIASES.get(key, key)
+    if key not in KV_DTYPES:
+        raise KvcalcError(f"unknown KV dtype {name!r}", where, "one of " + ", ".join(KV_DTYPES))
+    return KV_DTYPES[key]
+
+
+# Weight formats: bits per parameter, scales included as an average where the format has them.
+WEIGHT_BITS: dict[str, Fraction] = {
+    "fp32": Fraction(32),
+    "bf16": Fraction(16),
+    "fp16": Fraction(16),
+    "fp8": Fraction(8),
+    "int8": Fraction(8),
+    # GPTQ/AWQ int4 with group size 128: an fp16 scale and a 4-bit zero per 128 weights.
+    "int4": Fraction(4) + Fraction(16 + 4, 128),
+    # OCP MXFP4: 4-bit elements, one 8-bit shared exponent per 32.
+    "mxfp4": Fraction(4) + Fraction(8, 32),
+    # NVFP4: 4-bit elements, one fp8 scale per 16.
+    "fp4": Fraction(4) + Fraction(8, 16),
+}
+WEIGHT_DTYPE_ALIASES = {
+    "float32": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "nvfp4": "fp4",
+    "float8": "fp8",
+    "fp8_e4m3": "fp8",
+}
+
+
+def weight_bits(name: str, where: str = "weight dtype") -> Fraction:
+    key = WEIGHT_DTYPE_ALIASES.get(str(name).strip().lower(), str(name).strip().lower())
+    if key not in WEIGHT_BITS:
+        raise KvcalcError(f"unknown weight dtype {name!r}", where, "one of " + ", ".join(WEIGHT_BITS))
+    return WEIGHT_BITS[key]
+
+
+def normalize_weight_dtype(name: str, where: str = "weight dtype") -> str:
+    weight_bits(name, where)
+    key = str(name).strip().lower()
+    return WEIGHT_DTYPE_ALIASES.get(key, key)
+
+
+def weight_bytes(params: int, dtype: str) -> int:
+    """Exact bytes of ``params`` parameters stored as ``dtype`` (rounded up to a whole byte)."""
+    return ceil(params * weight_bits(dtype) / 8)

@@ -1,0 +1,147 @@
+"""The catalog: resolve what people type (a name, an alias, a file) into a spec.
+
+A catalog name is a file's stem in model_specs/ or gpu_specs/, so the common case (an exact
+name) reads one file. Aliases and loose spellings (``llama-2-7b``, ``meta-llama/Llama-2-7b-hf``,
+``H100``) need every file's aliases, read once and cached.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from kvcalc.errors import KvcalcError, unknown_name
+from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.loader import parse_json, parse_yaml, read_text, validation_error
+from kvcalc.specs.model import ModelSpec
+
+Kind = Literal["model", "gpu"]
+_PKG = Path(__file__).resolve().parent.parent
+
+
+def spec_dir(kind: Kind) -> Path:
+    """The folder holding the catalog's YAML files: inside the installed package, else the source tree."""
+    sub = "model_specs" if kind == "model" else "gpu_specs"
+    for cand in (_PKG / sub, _PKG.parent / sub):
+        if cand.is_dir():
+            return cand
+    raise KvcalcError(f"the {kind} catalog is missing", str(_PKG / sub), "a kvcalc installation with its spec files")
+
+
+@lru_cache(maxsize=None)
+def catalog_files(kind: Kind) -> dict[str, Path]:
+    return {p.stem: p for p in sorted(spec_dir(kind).glob("*.yaml"))}
+
+
+def _squash(name: str) -> str:
+    """Loose key: lowercase letters and digits only ('Llama-2-7B' -> 'llama27b')."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@lru_cache(maxsize=None)
+def alias_index(kind: Kind) -> dict[str, str]:
+    """Lowercased alias (and squashed spelling) -> canonical name."""
+    idx: dict[str, str] = {}
+    for name, path in catalog_files(kind).items():
+        keys = [name]
+        doc = parse_yaml(read_text(path), str(path))
+        if isinstance(doc, dict):
+            keys += [str(a) for a in doc.get("aliases") or []]
+        for k in keys:
+            k = k.strip()
+            idx.setdefault(k.lower(), name)
+            if "/" in k:  # a Hugging Face repo id: also accept it without the organisation
+                idx.setdefault(k.split("/", 1)[1].lower(), name)
+        for k in keys:
+            idx.setdefault(_squash(k), name)
+            if "/" in k:
+                idx.setdefault(_squash(k.split("/", 1)[1]), name)
+    return idx
+
+
+def canonical_name(kind: Kind, ref: str) -> str | None:
+    files = catalog_files(kind)
+    low = ref.strip().lower()
+    if low in files:
+        return low
+    idx = alias_index(kind)
+    return idx.get(low) or idx.get(_squash(low))
+
+
+def load_spec_file(kind: Kind, path: Path) -> ModelSpec | GPUSpec:
+    """A YAML (or JSON) spec file, or for models a Hugging Face config.json or a folder holding one."""
+    if path.is_dir():
+        cfg = path / "config.json"
+        if kind == "model" and cfg.is_file():
+            path = cfg
+        else:
+            want = "a folder holding config.json" if kind == "model" else "a GPU spec YAML file"
+            raise KvcalcError("folder has no config.json", str(path), want)
+    text = read_text(path)
+    where = str(path)
+    doc = parse_json(text, where) if path.suffix == ".json" else parse_yaml(text, where)
+    if doc is None:
+        raise KvcalcError("file is empty", where, f"a {kind} spec")
+    if not isinstance(doc, dict):
+        raise KvcalcError(f"top level is a {type(doc).__name__}", where, f"a mapping of {kind} spec fields")
+    if kind == "model" and "layer_kinds" not in doc and "model_type" in doc:
+        from kvcalc.specs.hf import spec_dict_from_config
+
+        doc, _warnings = spec_dict_from_config(doc, where, name=path.parent.name.lower() if path.name == "config.json" else path.stem.lower())
+        text = None
+    cls = ModelSpec if kind == "model" else GPUSpec
+    try:
+        return cls.model_validate(doc)
+    except ValidationError as e:
+        raise validation_error(e, where, text, f"{kind} spec") from None
+
+
+@lru_cache(maxsize=64)
+def _load_catalog(kind: Kind, name: str):
+    return load_spec_file(kind, catalog_files(kind)[name])
+
+
+def resolve(kind: Kind, ref: str, where: str | None = None):
+    """A catalog name, an alias, or a path -> spec."""
+    where = where or f"--{kind}"
+    if not isinstance(ref, str) or not ref.strip():
+        raise KvcalcError(f"empty {kind} name", where, f"a catalog name (see 'kvcalc {kind}s') or a file")
+    name = canonical_name(kind, ref)
+    if name:
+        return _load_catalog(kind, name)
+    p = Path(ref).expanduser()
+    if p.exists():
+        return load_spec_file(kind, p)
+    if ref.endswith((".yaml", ".yml", ".json")) or "/" in ref and not ref.count("/") == 1:
+        raise KvcalcError("no such file", ref, f"a {kind} name, or the path of a YAML spec" + (" or config.json" if kind == "model" else ""))
+    choices = list(catalog_files(kind)) + [a for a in alias_index(kind) if "/" not in a and a != _squash(a)]
+    err = unknown_name(kind, ref, choices, where)
+    # Suggest canonical names only.
+    near = []
+    for c in (err.accepted or "").removeprefix("did you mean ").rstrip("?").split(", "):
+        c = canonical_name(kind, c) or ""
+        if c and c not in near:
+            near.append(c)
+    if near:
+        err = KvcalcError(err.what, where, "did you mean " + ", ".join(near) + "?")
+    return _raise(err)
+
+
+def _raise(e: Exception):
+    raise e
+
+
+def resolve_model(ref: str, where: str = "--model") -> ModelSpec:
+    return resolve("model", ref, where)
+
+
+def resolve_gpu(ref: str, where: str = "--gpu") -> GPUSpec:
+    return resolve("gpu", ref, where)
+
+
+def all_specs(kind: Kind) -> list:
+    return [_load_catalog(kind, n) for n in catalog_files(kind)]

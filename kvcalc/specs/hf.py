@@ -1,0 +1,595 @@
+"""Hugging Face ``config.json`` -> :class:`ModelSpec`, offline.
+
+Each supported ``model_type`` maps its config fields onto layer kinds and counts parameters
+from the architecture (embeddings, attention, MLP or experts, norms, biases), so the catalog's
+figures are computed, not copied from model cards. An unknown ``model_type`` is read from the
+standard fields, and every assumption made is returned as a warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvcalc.errors import KvcalcError
+
+SUPPORTED = (
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "deepseek_v2",
+    "deepseek_v3",
+    "kimi_k2",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "gpt_oss",
+    "falcon",
+    "phi3",
+    "llama4",
+    "llama4_text",
+    "qwen3_next",
+    "jamba",
+)
+
+# transformers' config-class defaults for fields the official files omit.
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {
+        "vocab_size": 262208,
+        "head_dim": 256,
+        "sliding_window": 4096,
+        "sliding_window_pattern": 6,
+        "max_position_embeddings": 131072,
+        "tie_word_embeddings": True,
+        "num_key_value_heads": 4,
+        "intermediate_size": 9216,
+    },
+    "gemma2": {"tie_word_embeddings": True},
+    "llama4_text": {"no_rope_layer_interval": 4, "attention_chunk_size": 8192, "interleave_moe_layer_step": 1},
+    "falcon": {"tie_word_embeddings": True},
+}
+
+
+class _Cfg:
+    """A config dict that records which fields were read (to cite them in the spec)."""
+
+    def __init__(self, data: dict, where: str, model_type: str):
+        self.data = data
+        self.where = where
+        self.read: dict[str, Any] = {}
+        self.defaults = _DEFAULTS.get(model_type, {})
+        self.defaulted: list[str] = []
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self.data and self.data[key] is not None:
+            self.read[key] = self.data[key]
+            return self.data[key]
+        if key in self.defaults:
+            self.defaulted.append(f"{key}={self.defaults[key]!r}")
+            return self.defaults[key]
+        return default
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None or key in self.defaults
+
+    def int(self, key: str, default: int | None = None, positive: bool = True) -> int:
+        v = self.get(key, default)
+        if v is None:
+            raise KvcalcError(f"missing field {key!r}", self.where, "a positive integer")
+        if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            else:
+                raise KvcalcError(f"field {key!r} is {v!r}", self.where, "a positive integer")
+        if positive and v <= 0:
+            raise KvcalcError(f"field {key!r} is {v}", self.where, "a positive integer")
+        if not positive and v < 0:
+            raise KvcalcError(f"field {key!r} is {v}", self.where, "a non-negative integer")
+        return v
+
+
+@dataclass
+class _Build:
+    """What a model_type handler fills in."""
+
+    kinds: dict[str, dict] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # one kind name per layer
+    params: int = 0
+    moe: dict | None = None
+    intermediate: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _dtype_of(c: _Cfg) -> str:
+    t = str(c.get("torch_dtype") or c.get("dtype") or "bfloat16")
+    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(t, "bf16")
+
+
+def _compress(order: list[str]) -> list[dict]:
+    """Layer order -> [{repeat, pattern}] using the shortest period that tiles each run."""
+    groups: list[dict] = []
+    i = 0
+    n = len(order)
+    while i < n:
+        best = (1, 1)  # (period, repeats)
+        for p in range(1, min(12, n - i) + 1):
+            pat = order[i : i + p]
+            r = 1
+            while order[i + r * p : i + (r + 1) * p] == pat:
+                r += 1
+            if r * p > best[0] * best[1] or (r * p == best[0] * best[1] and p < best[0]):
+                best = (p, r)
+        p, r = best
+        groups.append({"repeat": r, "pattern": order[i : i + p]})
+        i += p * r
+    return groups
+
+
+def _attn_geometry(c: _Cfg, H: int) -> tuple[int, int, int]:
+    nq = c.int("num_attention_heads")
+    nkv = c.int("num_key_value_heads", nq)
+    hd = c.get("head_dim")
+    d = c.int("head_dim") if hd is not None else H // nq
+    return nq, nkv, d
+
+
+def _attn_params(H, nq, nkv, d, *, qkv_bias=False, o_bias=False, qk_norm=False, q_gate=False) -> int:
+    p = H * nq * d * (2 if q_gate else 1) + 2 * H * nkv * d + nq * d * H
+    if qkv_bias:
+        p += nq * d + 2 * nkv * d
+    if o_bias:
+        p += H
+    if qk_norm:
+        p += 2 * d
+    return p
+
+
+def _gated_mlp(H: int, I: int) -> int:
+    return 3 * H * I
+
+
+def _embed(c: _Cfg, H: int, V: int) -> int:
+    tie = bool(c.get("tie_word_embeddings", False))
+    return V * H * (1 if tie else 2) + H  # + final norm
+
+
+def _dense_decoder(c: _Cfg, b: _Build, *, qkv_bias=False, qk_norm=False, norms=2, windows=None) -> None:
+    """Llama-shaped decoders: mistral, qwen2/3, phi3, gemma2/3."""
+    H = c.int("hidden_size")
+    V = c.int("vocab_size")
+    L = c.int("num_hidden_layers")
+    I = c.int("intermediate_size")
+    nq, nkv, d = _attn_geometry(c, H)
+    geo = {"num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    windows = windows or ["full"] * L
+    for kind in set(windows):
+        if kind == "full":
+            b.kinds["attn" if len(set(windows)) == 1 else "global"] = {"kind": "full", **geo}
+        else:
+            b.kinds["local" if len(set(windows)) > 1 else "attn"] = {
+                "kind": "sliding",
+                **geo,
+                "sliding_window": c.int("sliding_window"),
+            }
+    names = {v["kind"]: k for k, v in b.kinds.items()}
+    b.order = [names["full" if w == "full" else "sliding"] for w in windows]
+    layer = _attn_params(H, nq, nkv, d, qkv_bias=qkv_bias, qk_norm=qk_norm) + _gated_mlp(H, I) + norms * H
+    b.params = _embed(c, H, V) + L * layer
+    b.intermediate = I
+
+
+def _qwen_windows(c: _Cfg, L: int) -> list[str]:
+    if c.get("use_sliding_window", False) and c.get("sliding_window"):
+        mwl = c.int("max_window_layers", L, positive=False)
+        return ["sliding" if i >= mwl else "full" for i in range(L)]
+    # Qwen2/2.5/3 ship sliding_window with use_sliding_window false: every layer is full.
+    c.get("use_sliding_window")
+    return ["full"] * L
+
+
+def _layer_types(c: _Cfg, L: int) -> list[str] | None:
+    lt = c.get("layer_types")
+    if lt is None:
+        return None
+    if not isinstance(lt, list) or len(lt) != L:
+        raise KvcalcError("layer_types must list one type per layer", c.where, f"a list of {L} strings")
+    out = []
+    for t in lt:
+        if t in ("full_attention", "attention"):
+            out.append("full")
+        elif t in ("sliding_attention", "sliding_window"):
+            out.append("sliding")
+        elif t in ("linear_attention", "mamba"):
+            out.append("state")
+        elif t in ("chunked_attention",):
+            out.append("chunked")
+        else:
+            raise KvcalcError(f"unknown layer type {t!r} in layer_types", c.where,
+                              "full_attention, sliding_attention, linear_attention, chunked_attention")
+    return out
+
+
+# ---- model_type handlers ---------------------------------------------------------------
+
+def _llama(c: _Cfg, b: _Build) -> None:
+    L = c.int("num_hidden_layers")
+    win = ["sliding"] * L if c.get("sliding_window") else None
+    _dense_decoder(c, b, qkv_bias=bool(c.get("attention_bias", False)), windows=win)
+
+
+def _qwen2(c: _Cfg, b: _Build) -> None:
+    _dense_decoder(c, b, qkv_bias=True, windows=_qwen_windows(c, c.int("num_hidden_layers")))
+
+
+def _qwen3(c: _Cfg, b: _Build) -> None:
+    _dense_decoder(c, b, qk_norm=True, windows=_qwen_windows(c, c.int("num_hidden_layers")))
+
+
+def _gemma2(c: _Cfg, b: _Build) -> None:
+    L = c.int("num_hidden_layers")
+    win = _layer_types(c, L) or ["sliding" if i % 2 == 0 else "full" for i in range(L)]
+    _dense_decoder(c, b, norms=4, windows=win)
+
+
+def _gemma3(c: _Cfg, b: _Build) -> None:
+    L = c.int("num_hidden_layers")
+    pat = c.int("sliding_window_pattern")
+    win = _layer_types(c, L) or ["full" if (i + 1) % pat == 0 else "sliding" for i in range(L)]
+    _dense_decoder(c, b, norms=4, qk_norm=True, windows=win)
+    b.notes.append("language model only: the vision tower's parameters are not counted")
+
+
+def _moe_block(b: _Build, *, E: int, k: int, n_layers: int, per_expert: int, dtype: str | None = None) -> None:
+    b.moe = {"num_experts": E, "num_experts_per_tok": k, "num_moe_layers": n_layers, "params_per_expert": per_expert}
+    if dtype:
+        b.moe["expert_weight_dtype"] = dtype
+
+
+def _mixtral(c: _Cfg, b: _Build) -> None:
+    H, V, L, I = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers", "intermediate_size"))
+    nq, nkv, d = _attn_geometry(c, H)
+    E, k = c.int("num_local_experts"), c.int("num_experts_per_tok")
+    kind = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    if c.get("sliding_window"):
+        kind = {**kind, "kind": "sliding", "sliding_window": c.int("sliding_window")}
+    b.kinds["attn"] = kind
+    b.order = ["attn"] * L
+    layer = _attn_params(H, nq, nkv, d) + H * E + E * _gated_mlp(H, I) + 2 * H
+    b.params = _embed(c, H, V) + L * layer
+    b.intermediate = I
+    _moe_block(b, E=E, k=k, n_layers=L, per_expert=_gated_mlp(H, I))
+
+
+def _qwen3_moe(c: _Cfg, b: _Build) -> None:
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    Im = c.int("moe_intermediate_size")
+    nq, nkv, d = _attn_geometry(c, H)
+    E, k = c.int("num_experts"), c.int("num_experts_per_tok")
+    step = c.int("decoder_sparse_step", 1)
+    dense = set(c.get("mlp_only_layers") or [])
+    moe_layers = [i for i in range(L) if i not in dense and (i + 1) % step == 0]
+    win = _qwen_windows(c, L)
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    if "sliding" in win:
+        raise KvcalcError("sliding windows in qwen3_moe are not supported", c.where, "use_sliding_window: false")
+    b.order = ["attn"] * L
+    I = c.int("intermediate_size") if len(moe_layers) < L else 0
+    attn = _attn_params(H, nq, nkv, d, qk_norm=True) + 2 * H
+    b.params = _embed(c, H, V) + L * attn + len(moe_layers) * (H * E + E * _gated_mlp(H, Im))
+    b.params += (L - len(moe_layers)) * _gated_mlp(H, I)
+    b.intermediate = I or Im
+    _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, Im))
+
+
+def _deepseek(c: _Cfg, b: _Build) -> None:
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq = c.int("num_attention_heads")
+    r = c.int("kv_lora_rank")
+    rope = c.int("qk_rope_head_dim")
+    nope = c.int("qk_nope_head_dim")
+    vd = c.int("v_head_dim")
+    qr = c.get("q_lora_rank")
+    b.kinds["mla"] = {
+        "kind": "mla",
+        "num_attention_heads": nq,
+        "kv_lora_rank": r,
+        "qk_rope_head_dim": rope,
+        "qk_nope_head_dim": nope,
+        "v_head_dim": vd,
+    }
+    b.order = ["mla"] * L
+    if qr:
+        qr = c.int("q_lora_rank")
+        q = H * qr + qr + qr * nq * (nope + rope)
+    else:
+        q = H * nq * (nope + rope)
+    attn = q + H * (r + rope) + r + r * nq * (nope + vd) + nq * vd * H
+    I, Im = c.int("intermediate_size"), c.int("moe_intermediate_size")
+    E, k = c.int("n_routed_experts"), c.int("num_experts_per_tok")
+    shared = c.int("n_shared_experts", 0, positive=False)
+    first_dense = c.int("first_k_dense_replace", 0, positive=False)
+    freq = c.int("moe_layer_freq", 1)
+    moe_layers = [i for i in range(L) if i >= first_dense and i % freq == 0]
+    router = H * E + (E if c.get("topk_method") == "noaux_tc" else 0)  # V3's e_score_correction_bias
+    b.params = _embed(c, H, V) + L * (attn + 2 * H)
+    b.params += len(moe_layers) * (router + (E + shared) * _gated_mlp(H, Im))
+    b.params += (L - len(moe_layers)) * _gated_mlp(H, I)
+    b.intermediate = I
+    _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, Im))
+    if c.get("num_nextn_predict_layers"):
+        b.notes.append("the multi-token-prediction (MTP) layer is not counted: it is not used in plain decoding")
+
+
+def _gpt_oss(c: _Cfg, b: _Build) -> None:
+    H, V, L, I = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers", "intermediate_size"))
+    nq, nkv, d = _attn_geometry(c, H)
+    E = c.int("num_local_experts")
+    k = c.int("num_experts_per_tok") if c.has("num_experts_per_tok") else c.int("experts_per_token")
+    win = _layer_types(c, L) or ["sliding" if i % 2 == 0 else "full" for i in range(L)]
+    geo = {"num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.kinds["local"] = {"kind": "sliding", **geo, "sliding_window": c.int("sliding_window")}
+    b.kinds["global"] = {"kind": "full", **geo}
+    b.order = ["local" if w == "sliding" else "global" for w in win]
+    per_expert = 3 * H * I + 2 * I + H  # gate_up and down projections with biases
+    attn = _attn_params(H, nq, nkv, d, qkv_bias=True, o_bias=True) + nq  # + attention sinks
+    b.params = _embed(c, H, V) + L * (attn + H * E + E + E * per_expert + 2 * H)
+    b.intermediate = I
+    q = c.get("quantization_config") or {}
+    _moe_block(b, E=E, k=k, n_layers=L, per_expert=per_expert,
+               dtype="mxfp4" if q.get("quant_method") == "mxfp4" else None)
+
+
+def _falcon(c: _Cfg, b: _Build) -> None:
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq = c.int("num_attention_heads")
+    d = H // nq
+    if c.get("new_decoder_architecture"):
+        nkv = c.int("num_kv_heads")
+    elif c.get("multi_query", True):
+        nkv = 1
+    else:
+        nkv = nq
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn"] * L
+    bias = bool(c.get("bias", False))
+    I = 4 * H
+    attn = H * (nq + 2 * nkv) * d + H * H + ((nq + 2 * nkv) * d + H if bias else 0)
+    mlp = 2 * H * I + ((I + H) if bias else 0)
+    n_ln = 1 if c.get("parallel_attn", True) and not c.get("new_decoder_architecture") else 2
+    b.params = V * H * (1 if c.get("tie_word_embeddings", True) else 2) + 2 * H + L * (attn + mlp + n_ln * 2 * H)
+    b.intermediate = I
+
+
+def _phi3(c: _Cfg, b: _Build) -> None:
+    L = c.int("num_hidden_layers")
+    win = ["sliding"] * L if c.get("sliding_window") else None
+    _dense_decoder(c, b, windows=win)
+
+
+def _llama4(c: _Cfg, b: _Build) -> None:
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq, nkv, d = _attn_geometry(c, H)
+    E, k = c.int("num_local_experts"), c.int("num_experts_per_tok")
+    I, Imlp = c.int("intermediate_size"), c.int("intermediate_size_mlp")
+    chunk = c.int("attention_chunk_size")
+    nrl = c.get("no_rope_layers")
+    if nrl:
+        if len(nrl) != L:
+            raise KvcalcError("no_rope_layers must list one flag per layer", c.where, f"{L} entries of 0 or 1")
+        rope = [bool(x) for x in nrl]
+    else:
+        interval = c.int("no_rope_layer_interval")
+        rope = [(i + 1) % interval != 0 for i in range(L)]
+    geo = {"num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.kinds["local"] = {"kind": "chunked", **geo, "attention_chunk_size": chunk}
+    b.kinds["global"] = {"kind": "full", **geo}
+    b.order = ["local" if r else "global" for r in rope]
+    step = c.int("interleave_moe_layer_step")
+    moe_layers = [i for i in range(L) if (i + 1) % step == 0]
+    attn = _attn_params(H, nq, nkv, d) + 2 * H
+    b.params = _embed(c, H, V) + L * attn
+    b.params += len(moe_layers) * (H * E + E * _gated_mlp(H, I) + _gated_mlp(H, I))  # routed + shared
+    b.params += (L - len(moe_layers)) * _gated_mlp(H, Imlp)
+    b.intermediate = I
+    _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, I))
+    b.notes.append("language model only: the vision tower's parameters are not counted")
+
+
+def _state_bytes_dtype(c: _Cfg) -> tuple[int, str]:
+    dt = _dtype_of(c)
+    return {"fp32": 4, "bf16": 2, "fp16": 2}[dt], dt
+
+
+def _qwen3_next(c: _Cfg, b: _Build) -> None:
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq, nkv, d = _attn_geometry(c, H)
+    E, k = c.int("num_experts"), c.int("num_experts_per_tok")
+    Im, Ish = c.int("moe_intermediate_size"), c.int("shared_expert_intermediate_size")
+    nk, nv = c.int("linear_num_key_heads"), c.int("linear_num_value_heads")
+    dk, dv = c.int("linear_key_head_dim"), c.int("linear_value_head_dim")
+    kern = c.int("linear_conv_kernel_dim")
+    types = _layer_types(c, L)
+    if types is None:
+        interval = c.int("full_attention_interval")
+        types = ["full" if (i + 1) % interval == 0 else "state" for i in range(L)]
+    key_dim, value_dim = nk * dk, nv * dv
+    conv_ch = 2 * key_dim + value_dim
+    elems = (kern - 1) * conv_ch + nv * dk * dv
+    eb, dt = _state_bytes_dtype(c)
+    b.kinds["linear"] = {
+        "kind": "state",
+        "state_bytes": elems * eb,
+        "note": f"Gated DeltaNet: conv state ({kern}-1) x {conv_ch} + recurrent state {nv} x {dk} x {dv} = {elems:,} elements in {dt}",
+    }
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn" if t == "full" else "linear" for t in types]
+    n_full = b.order.count("attn")
+    attn = _attn_params(H, nq, nkv, d, qk_norm=True, q_gate=True)
+    gdn = H * (2 * key_dim + 2 * value_dim) + H * 2 * nv + conv_ch * kern + 2 * nv + dv + value_dim * H
+    moe = H * E + E * _gated_mlp(H, Im) + _gated_mlp(H, Ish) + H
+    b.params = _embed(c, H, V) + n_full * attn + (L - n_full) * gdn + L * (moe + 2 * H)
+    b.intermediate = Im
+    _moe_block(b, E=E, k=k, n_layers=L, per_expert=_gated_mlp(H, Im))
+    b.notes.append("the multi-token-prediction (MTP) layer is not counted")
+
+
+def _jamba(c: _Cfg, b: _Build) -> None:
+    H, V, L, I = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers", "intermediate_size"))
+    nq, nkv, d = _attn_geometry(c, H)
+    ap, ao = c.int("attn_layer_period"), c.int("attn_layer_offset", positive=False)
+    ep, eo = c.int("expert_layer_period"), c.int("expert_layer_offset", positive=False)
+    E, k = c.int("num_experts"), c.int("num_experts_per_tok")
+    d_state, d_conv, expand = c.int("mamba_d_state"), c.int("mamba_d_conv"), c.int("mamba_expand")
+    dt_rank = c.get("mamba_dt_rank", "auto")
+    dt_rank = -(-H // 16) if dt_rank == "auto" else c.int("mamba_dt_rank")
+    di = expand * H
+    elems = di * (d_conv - 1) + di * d_state
+    eb, dt = _state_bytes_dtype(c)
+    b.kinds["mamba"] = {
+        "kind": "state",
+        "state_bytes": elems * eb,
+        "note": f"Mamba: conv state {di} x ({d_conv}-1) + SSM state {di} x {d_state} = {elems:,} elements in {dt}",
+    }
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn" if i % ap == ao else "mamba" for i in range(L)]
+    moe_layers = [i for i in range(L) if i % ep == eo]
+    n_attn = b.order.count("attn")
+    mamba = (
+        H * 2 * di  # in_proj
+        + di * d_conv + (di if c.get("mamba_conv_bias", True) else 0)  # conv1d
+        + di * (dt_rank + 2 * d_state)  # x_proj
+        + dt_rank * di + di  # dt_proj
+        + di * d_state + di  # A_log, D
+        + di * H + (H if c.get("mamba_proj_bias", False) else 0)  # out_proj
+        + dt_rank + 2 * d_state  # dt, B, C layernorms
+    )
+    b.params = _embed(c, H, V) + n_attn * _attn_params(H, nq, nkv, d) + (L - n_attn) * mamba + L * 2 * H
+    b.params += len(moe_layers) * (H * E + E * _gated_mlp(H, I)) + (L - len(moe_layers)) * _gated_mlp(H, I)
+    b.intermediate = I
+    _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, I))
+
+
+HANDLERS = {
+    "llama": _llama,
+    "mistral": _llama,
+    "mixtral": _mixtral,
+    "qwen2": _qwen2,
+    "qwen3": _qwen3,
+    "qwen3_moe": _qwen3_moe,
+    "deepseek_v2": _deepseek,
+    "deepseek_v3": _deepseek,
+    "kimi_k2": _deepseek,
+    "gemma2": _gemma2,
+    "gemma3": _gemma3,
+    "gemma3_text": _gemma3,
+    "gpt_oss": _gpt_oss,
+    "falcon": _falcon,
+    "phi3": _phi3,
+    "llama4": _llama4,
+    "llama4_text": _llama4,
+    "qwen3_next": _qwen3_next,
+    "jamba": _jamba,
+}
+
+
+def _unknown(c: _Cfg, b: _Build, warnings: list[str]) -> None:
+    """Read the standard fields of an unknown model_type, saying every assumption."""
+    H = c.int("hidden_size")
+    nq = c.int("num_attention_heads")
+    if not c.has("num_key_value_heads"):
+        warnings.append(f"num_key_value_heads missing: assumed {nq} (= num_attention_heads, multi-head attention)")
+    if not c.has("head_dim"):
+        warnings.append(f"head_dim missing: assumed hidden_size / num_attention_heads = {H // nq}")
+    if not c.has("intermediate_size"):
+        raise KvcalcError("missing field 'intermediate_size'", c.where, "a positive integer (needed to count parameters)")
+    L = c.int("num_hidden_layers")
+    win = _layer_types(c, L)
+    if win is None and c.get("sliding_window") and c.get("use_sliding_window", True):
+        warnings.append(f"sliding_window {c.get('sliding_window')} assumed to apply to every layer")
+        win = ["sliding"] * L
+    if win and any(w not in ("full", "sliding") for w in win):
+        raise KvcalcError("layer_types other than full and sliding attention need a known model_type", c.where,
+                          ", ".join(SUPPORTED))
+    _dense_decoder(c, b, qkv_bias=bool(c.get("attention_bias", False)), windows=win)
+    warnings.append("parameters counted as a Llama-style decoder: gated MLP of intermediate_size, 2 norms per layer, "
+                    + ("tied" if c.get("tie_word_embeddings", False) else "untied") + " embeddings")
+    if not c.has("torch_dtype") and not c.has("dtype"):
+        warnings.append("torch_dtype missing: weights assumed bf16")
+    if not c.has("max_position_embeddings"):
+        warnings.append("max_position_embeddings missing")
+
+
+def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None = None) -> tuple[dict, list[str]]:
+    """A config.json document -> (model spec as a plain dict, warnings)."""
+    if not isinstance(cfg, dict):
+        raise KvcalcError("a config.json must hold a JSON object", where, "a Hugging Face model config")
+    warnings: list[str] = []
+    text = cfg.get("text_config")
+    mt = cfg.get("model_type")
+    if isinstance(text, dict):
+        merged = {k: v for k, v in cfg.items() if k != "text_config"}
+        merged.update(text)
+        if "torch_dtype" not in text and "torch_dtype" in cfg:
+            merged["torch_dtype"] = cfg["torch_dtype"]
+        inner = text.get("model_type")
+        mt = inner or (f"{mt}_text" if f"{mt}_text" in HANDLERS else mt)
+        cfg = merged
+    if not isinstance(mt, str) or not mt:
+        raise KvcalcError("missing field 'model_type'", where, "a Hugging Face model config with model_type")
+    c = _Cfg(cfg, where, mt)
+    b = _Build()
+    try:
+        if mt in HANDLERS:
+            HANDLERS[mt](c, b)
+        else:
+            warnings.append(f"unknown model_type {mt!r}: read from the standard fields (supported: {', '.join(SUPPORTED)})")
+            _unknown(c, b, warnings)
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError) as e:
+        if isinstance(e, KvcalcError):
+            raise
+        raise KvcalcError(f"cannot read this {mt} config: {e}", where, "the fields of the official config.json") from None
+
+    q = c.get("quantization_config") or {}
+    wd = _dtype_of(c)
+    if isinstance(q, dict) and q.get("quant_method") == "fp8":
+        wd = "fp8"
+    max_pos = c.get("max_position_embeddings")
+    if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
+        max_pos = c.get("max_seq_len") or c.get("seq_length") or 2048
+        if mt == "falcon":
+            b.notes.append("falcon's config has no max_position_embeddings: 2048 (its training context) assumed")
+        elif "max_position_embeddings missing" not in warnings:
+            warnings.append(f"max_position_embeddings missing: {max_pos} assumed")
+    if c.defaulted:
+        b.notes.append("transformers defaults used for fields the file omits: " + ", ".join(c.defaulted))
+
+    spec: dict[str, Any] = {
+        "name": name or _guess_name(cfg),
+        "aliases": [],
+        "architecture": mt,
+        "source": {"url": where, "config": dict(sorted(c.read.items())), "notes": "; ".join(b.notes)},
+        "hidden_size": c.int("hidden_size"),
+        "vocab_size": c.int("vocab_size"),
+        "intermediate_size": b.intermediate,
+        "tie_word_embeddings": bool(c.get("tie_word_embeddings", False)),
+        "max_position_embeddings": int(max_pos),
+        "weight_dtype": wd,
+        "params_total": b.params,
+    }
+    if b.moe:
+        spec["moe"] = b.moe
+    spec["layer_kinds"] = b.kinds
+    spec["layers"] = _compress(b.order)
+    # Drop the config fields that only name things.
+    spec["source"]["config"].pop("_name_or_path", None)
+    return spec, warnings
+
+
+def _guess_name(cfg: dict) -> str:
+    n = cfg.get("_name_or_path")
+    if isinstance(n, str) and n.strip():
+        return n.strip().split("/")[-1].lower()
+    return "imported-model"
