@@ -1,0 +1,3 @@
+from kvcalc.cli.app import run
+
+run()
