@@ -7,7 +7,7 @@ Token counts follow how context lengths are named: ``4k`` = ``4K`` = 4096, ``1M`
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 
 from kvcalc.errors import KvcalcError
@@ -22,11 +22,18 @@ _NUM = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"
 _SIZE_RE = re.compile(r"^\s*" + _NUM + r"\s*([A-Za-z]*)\s*$")
 
 
+_CTX = Context(prec=120, Emax=200, Emin=-200)
+
+
 def _decimal(text: str, exp: str | None) -> Decimal:
-    d = Decimal(text)
-    if exp:
-        d = d.scaleb(int(exp))
-    return d
+    """Exact decimal of a typed number (120 significant digits; exponents up to 10**100)."""
+    if exp and abs(int(exp)) > 100:
+        raise InvalidOperation
+    with localcontext(_CTX):
+        d = Decimal(text)
+        if exp:
+            d = d.scaleb(int(exp))
+        return d
 
 
 def parse_size(text: str | int, where: str = "size") -> int:
@@ -37,15 +44,16 @@ def parse_size(text: str | int, where: str = "size") -> int:
         if text < 0:
             raise KvcalcError(f"negative size {text}", where, _SIZE_ACCEPTED)
         return text
-    m = _SIZE_RE.match(str(text))
+    m = _SIZE_RE.match(str(text)) if len(str(text)) <= 64 else None
     if not m:
         raise KvcalcError(f"cannot read {text!r} as a size", where, _SIZE_ACCEPTED)
     num, exp, unit = m.groups()
     mult = _SIZE_UNITS.get(unit.upper())
-    if mult is None or (unit and unit.upper() not in IEC and not unit.upper().endswith("B")):
+    if mult is None:
         raise KvcalcError(f"unknown size unit {unit!r} in {text!r}", where, _SIZE_ACCEPTED)
     try:
-        value = _decimal(num, exp) * mult
+        with localcontext(_CTX):
+            value = _decimal(num, exp) * mult
     except (InvalidOperation, ValueError, OverflowError):
         raise KvcalcError(f"cannot read {text!r} as a size", where, _SIZE_ACCEPTED) from None
     if value != value.to_integral_value() and mult == 1:
@@ -63,12 +71,13 @@ def parse_tokens(text: str | int, where: str = "tokens", allow_zero: bool = Fals
     if isinstance(text, int):
         value = Decimal(text)
     else:
-        m = _TOKENS_RE.match(str(text))
+        m = _TOKENS_RE.match(str(text)) if len(str(text)) <= 64 else None
         if not m:
             raise KvcalcError(f"cannot read {text!r} as a token count", where, _TOKENS_ACCEPTED)
         num, exp, suffix = m.groups()
         try:
-            value = _decimal(num, exp) * {"": 1, "k": 1024, "m": 2**20}[suffix.lower()]
+            with localcontext(_CTX):
+                value = _decimal(num, exp) * {"": 1, "k": 1024, "m": 2**20}[suffix.lower()]
         except (InvalidOperation, ValueError, OverflowError):
             raise KvcalcError(f"cannot read {text!r} as a token count", where, _TOKENS_ACCEPTED) from None
     if value != value.to_integral_value():
@@ -99,14 +108,18 @@ def parse_rate(text: str | int | float, where: str = "bandwidth") -> int:
         if text <= 0:
             raise KvcalcError(f"rate must be positive, got {text}", where, "e.g. 3.35TB/s")
         return int(text)
-    m = _RATE_RE.match(str(text))
+    m = _RATE_RE.match(str(text)) if len(str(text)) <= 64 else None
     if not m:
         raise KvcalcError(f"cannot read {text!r} as a rate", where, "a number with a unit per second, e.g. 3.35TB/s or 900GB/s")
     num, exp, unit = m.groups()
     mult = _SIZE_UNITS.get(unit.upper())
     if mult is None:
         raise KvcalcError(f"unknown unit {unit!r} in {text!r}", where, "B/s, KB/s, MB/s, GB/s, TB/s, GiB/s")
-    value = int(_decimal(num, exp) * mult)
+    try:
+        with localcontext(_CTX):
+            value = int(_decimal(num, exp) * mult)
+    except (InvalidOperation, ValueError, OverflowError):
+        raise KvcalcError(f"cannot read {text!r} as a rate", where, "e.g. 3.35TB/s") from None
     if value <= 0:
         raise KvcalcError(f"rate must be positive, got {text!r}", where, "e.g. 3.35TB/s")
     return value

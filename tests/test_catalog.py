@@ -1,0 +1,210 @@
+"""The catalog: every spec loads, cites its source, and holds the traps of the real configs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvcalc.engine.kv import kv_size
+from kvcalc.engine.memory import model_weight_bytes
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.catalog import all_specs, catalog_files, resolve_gpu, resolve_model
+from kvcalc.specs.hf import spec_dict_from_config
+from kvcalc.specs.model import ModelSpec
+
+CONFIGS = Path(__file__).parent / "configs"
+MODELS = """llama2-7b llama2-13b llama2-70b llama3.1-8b llama3.1-70b llama3.1-405b mistral-7b-v0.1
+mixtral-8x7b qwen2.5-7b qwen2.5-32b qwen2.5-72b qwen3-32b qwen3-235b-a22b deepseek-v2
+deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-27b gpt-oss-20b gpt-oss-120b
+falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout""".split()
+GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
+rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e""".split()
+
+
+def test_catalog_is_complete():
+    assert sorted(catalog_files("model")) == sorted(MODELS)
+    assert sorted(catalog_files("gpu")) == sorted(GPUS)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_spec_is_what_its_config_says(name):
+    """Each spec equals the import of the official config.json field values it cites."""
+    m = resolve_model(name)
+    assert m.name == name
+    assert m.source.url.startswith("https://huggingface.co/") and m.source.url.endswith("/config.json")
+    assert m.aliases and "/" in m.aliases[0]  # the Hugging Face repo id
+    cfg = json.loads((CONFIGS / f"{name}.json").read_text())
+    d, warnings = spec_dict_from_config(cfg, m.source.url, name=name)
+    assert warnings == []
+    imported = ModelSpec.model_validate({**d, "aliases": m.aliases, "description": m.description})
+    assert imported.model_dump() == m.model_dump()
+    # The cited field values are the file's own.
+    text = cfg.get("text_config", cfg)
+    for k, v in m.source.config.items():
+        assert text.get(k, cfg.get(k)) == v, k
+
+
+@pytest.mark.parametrize("name", GPUS)
+def test_gpu_spec_cites_a_datasheet(name):
+    g = resolve_gpu(name)
+    assert g.source.url.startswith("https://")
+    assert g.memory_runtime_bytes < g.memory_bytes * 1.1
+    assert g.memory_bandwidth_bytes_per_s > 10**11
+    assert g.flops_fp8 is None or g.flops_fp8 >= g.flops_bf16
+
+
+def test_dense_flops_are_half_the_sparse_datasheet_figures():
+    # H100 SXM datasheet: bf16 1,979 TFLOPS and fp8 3,958 TFLOPS "with sparsity".
+    h = resolve_gpu("h100-sxm")
+    assert h.flops_bf16 == 1979e12 / 2
+    assert h.flops_fp8 == 3958e12 / 2
+    assert h.memory_bandwidth_bytes_per_s == 3_350_000_000_000
+    assert resolve_gpu("a100-80gb").memory_bandwidth_bytes_per_s == 2_039_000_000_000
+
+
+@pytest.mark.parametrize(
+    "typed,canonical",
+    [
+        ("h100", "h100-sxm"),
+        ("H100", "h100-sxm"),
+        ("llama-2-7b", "llama2-7b"),
+        ("meta-llama/Llama-2-7b-hf", "llama2-7b"),
+        ("Llama-2-7b-hf", "llama2-7b"),
+        ("LLAMA2-7B", "llama2-7b"),
+        ("deepseek-ai/DeepSeek-V3", "deepseek-v3"),
+        ("Qwen/Qwen3-32B", "qwen3-32b"),
+        ("google/gemma-3-27b-it", "gemma3-27b"),
+        ("openai/gpt-oss-120b", "gpt-oss-120b"),
+    ],
+)
+def test_names_people_type(typed, canonical):
+    kind_model = canonical in MODELS
+    spec = resolve_model(typed) if kind_model else resolve_gpu(typed)
+    assert spec.name == canonical
+
+
+def test_unknown_name_suggests_the_closest():
+    with pytest.raises(KvcalcError) as e:
+        resolve_model("llama2-7")
+    assert "llama2-7b" in e.value.line()
+    with pytest.raises(KvcalcError) as e:
+        resolve_gpu("h1000")
+    assert "h100" in e.value.line()
+
+
+# ---- the traps the real configs hold ----------------------------------------------------------
+
+def kinds(name):
+    m = resolve_model(name)
+    return m, {k: (v.kind, n) for k, v in m.layer_kinds.items() for kk, n in m.layer_counts().items() if kk == k}
+
+
+def test_head_dim_is_not_hidden_over_heads():
+    q = resolve_model("qwen3-32b").layer_kinds["attn"]
+    assert (q.num_attention_heads, q.head_dim) == (64, 128)  # 5120 / 64 would be 80
+    assert resolve_model("gemma2-9b").layer_kinds["global"].head_dim == 256  # 3584 / 16 = 224
+    assert resolve_model("gpt-oss-20b").layer_kinds["global"].head_dim == 64  # 2880 / 64 = 45
+    # Qwen3-32B: 2 x 64 layers x 8 KV heads x 128 x 2 bytes.
+    assert kv_size(resolve_model("qwen3-32b"), 1).kv_bytes_per_token == 2 * 64 * 8 * 128 * 2
+
+
+def test_falcon_is_multi_query():
+    a = resolve_model("falcon-7b").layer_kinds["attn"]
+    assert (a.num_attention_heads, a.num_key_value_heads, a.head_dim) == (71, 1, 64)
+    assert kv_size(resolve_model("falcon-7b"), 1).kv_bytes_per_token == 2 * 32 * 1 * 64 * 2
+
+
+def test_qwen25_window_is_off():
+    m, k = kinds("qwen2.5-7b")
+    assert k == {"attn": ("full", 28)}
+
+
+def test_mistral_windows_every_layer_and_mixtral_none():
+    m, k = kinds("mistral-7b-v0.1")
+    assert k == {"attn": ("sliding", 32)} and m.layer_kinds["attn"].sliding_window == 4096
+    assert kinds("mixtral-8x7b")[1] == {"attn": ("full", 32)}
+
+
+def test_gemma2_and_gpt_oss_alternate():
+    m = resolve_model("gemma2-9b")
+    assert m.layer_list[:4] == ["local", "global", "local", "global"]
+    assert m.layer_counts() == {"global": 21, "local": 21}
+    g = resolve_model("gpt-oss-120b")
+    assert g.layer_list[:2] == ["local", "global"] and g.layer_kinds["local"].sliding_window == 128
+
+
+def test_gemma3_one_global_in_six():
+    m = resolve_model("gemma3-27b")
+    assert m.layer_counts() == {"global": 10, "local": 52}
+    assert [i for i, n in enumerate(m.layer_list) if n == "global"] == [5, 11, 17, 23, 29, 35, 41, 47, 53, 59]
+    assert m.layer_kinds["local"].sliding_window == 1024
+
+
+def test_llama4_scout_one_global_in_four_with_8k_chunks():
+    m = resolve_model("llama4-scout")
+    assert m.layer_counts() == {"local": 36, "global": 12}
+    assert m.layer_kinds["local"].attention_chunk_size == 8192
+    assert m.layer_list[3] == "global"
+
+
+def test_deepseek_and_kimi_are_mla():
+    for name in ("deepseek-v2", "deepseek-v2-lite", "deepseek-v3", "kimi-k2"):
+        k = resolve_model(name).layer_kinds["mla"]
+        assert (k.kind, k.kv_lora_rank, k.qk_rope_head_dim) == ("mla", 512, 64)
+
+
+def test_hybrid_state_models():
+    m = resolve_model("jamba-v0.1")
+    assert m.layer_counts() == {"mamba": 28, "attn": 4}
+    # Mamba state: d_inner = 2 x 4096; conv (4 - 1) x d_inner + ssm d_inner x 16, bf16.
+    assert m.layer_kinds["mamba"].state_bytes == (8192 * 3 + 8192 * 16) * 2
+    q = resolve_model("qwen3-next-80b-a3b")
+    assert q.layer_counts() == {"linear": 36, "attn": 12}
+    # Gated DeltaNet: conv (4 - 1) x (2 x 16 x 128 + 32 x 128) + recurrent 32 x 128 x 128, bf16.
+    assert q.layer_kinds["linear"].state_bytes == (3 * (2 * 16 * 128 + 32 * 128) + 32 * 128 * 128) * 2
+
+
+# ---- parameter counts, computed from the configs, against published figures -----------------
+
+@pytest.mark.parametrize(
+    "name,published,rel",
+    [
+        ("llama2-7b", 6_738_415_616, 0),  # HF safetensors parameter count
+        ("llama3.1-8b", 8_030_261_248, 0),  # HF safetensors parameter count
+        ("llama3.1-405b", 405.85e9, 0.001),  # Llama 3.1 model card
+        ("mixtral-8x7b", 46.7e9, 0.005),  # Mistral AI: 46.7B total
+        ("deepseek-v3", 671e9, 0.005),  # DeepSeek-V3 report: 671B total (MTP excluded)
+        ("qwen3-235b-a22b", 235e9, 0.005),
+        ("gpt-oss-120b", 116.83e9, 0.001),  # OpenAI gpt-oss model card: 116.83B
+        ("gpt-oss-20b", 20.91e9, 0.001),  # OpenAI gpt-oss model card: 20.91B
+        ("falcon-7b", 6.92e9, 0.005),
+        ("jamba-v0.1", 51.6e9, 0.01),  # AI21: 52B total
+        ("gemma2-9b", 9.24e9, 0.005),
+    ],
+)
+def test_parameter_counts(name, published, rel):
+    got = resolve_model(name).params_total
+    assert abs(got - published) <= rel * published
+
+
+def test_active_parameters_of_moe():
+    assert abs(resolve_model("mixtral-8x7b").params_active - 12.9e9) < 0.01 * 12.9e9  # Mistral AI: 12.9B active
+    assert abs(resolve_model("deepseek-v3").params_active - 37e9) < 0.03 * 37e9  # 37B activated
+    assert abs(resolve_model("jamba-v0.1").params_active - 12e9) < 0.02 * 12e9  # 12B active
+
+
+def test_gpt_oss_experts_in_mxfp4():
+    m = resolve_model("gpt-oss-20b")
+    per_expert = 3 * 2880 * 2880 + 2 * 2880 + 2880
+    experts = 24 * 32 * per_expert
+    assert m.expert_params == experts
+    # mxfp4: 4.25 bits per parameter; the rest bf16.
+    expected = (experts * 17 + 31) // 32 + (m.params_total - experts) * 2
+    assert model_weight_bytes(m) == expected
+    assert 12.5e9 < expected < 14e9  # the checkpoint is about 13 GB
+
+
+def test_every_spec_sizes():
+    for m in all_specs("model"):
+        r = kv_size(m, 4096)
+        assert r.kv_bytes_per_request > 0
