@@ -63,8 +63,8 @@ def show(
 
     Example: kvcalc show deepseek-v3
     """
-    from kvcalc.errors import KvcalcError, unknown_name
-    from kvcalc.specs.catalog import alias_index, canonical_name, catalog_files, resolve
+    from kvcalc.errors import KvcalcError
+    from kvcalc.specs.catalog import canonical_name, resolve, suggest
 
     kind = None
     if canonical_name("model", name):
@@ -78,9 +78,9 @@ def show(
         if p.exists():
             kind = "gpu" if p.suffix in (".yaml", ".yml") and "memory_bandwidth_bytes_per_s" in p.read_text(errors="replace") else "model"
         else:
-            choices = list(catalog_files("model")) + list(catalog_files("gpu"))
-            err = unknown_name("model or GPU", name, choices, "NAME")
-            raise KvcalcError(err.what, err.where, err.accepted)
+            near = suggest("model", name) + suggest("gpu", name)
+            accepted = ("did you mean " + ", ".join(near[:4]) + "?") if near else "see 'kvcalc models' and 'kvcalc gpus'"
+            raise KvcalcError(f"unknown model or GPU {name!r}", "NAME", accepted)
     spec = resolve(kind, name, "NAME")
     if kind == "gpu":
         if as_json:

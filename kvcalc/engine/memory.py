@@ -301,15 +301,15 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:
     per_tok, state = per_token_all_layers(model, dt.name, inp.tp, inp.pp, alloc)
     usable = max(pool, 0)
     if bs and per_tok:
+        # Engines carve the pool into whole blocks across all layers (vLLM: pool // page // layers).
         block_bytes = bs * per_tok
-        usable_blocks = usable // block_bytes
+        usable_blocks = (usable - state) // block_bytes if usable > state else 0
         tokens = usable_blocks * bs
+        usable = usable_blocks * block_bytes + state
     elif per_tok:
         tokens = (usable - state) // per_tok if usable > state else 0
     else:
         tokens = None
-    if state and tokens is not None and bs:
-        tokens = max(0, (usable - state) // per_tok // bs * bs)
     if state:
         assumptions.append("recurrent-state layers hold a fixed state per request; the pool's token count leaves room for one request's state")
 

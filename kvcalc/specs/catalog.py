@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from kvcalc.errors import KvcalcError, unknown_name
+from kvcalc.errors import KvcalcError
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.loader import parse_json, parse_yaml, read_text, validation_error
 from kvcalc.specs.model import ModelSpec
@@ -118,21 +118,26 @@ def resolve(kind: Kind, ref: str, where: str | None = None):
         return load_spec_file(kind, p)
     if ref.endswith((".yaml", ".yml", ".json")) or "/" in ref and not ref.count("/") == 1:
         raise KvcalcError("no such file", ref, f"a {kind} name, or the path of a YAML spec" + (" or config.json" if kind == "model" else ""))
-    choices = list(catalog_files(kind)) + [a for a in alias_index(kind) if "/" not in a and a != _squash(a)]
-    err = unknown_name(kind, ref, choices, where)
-    # Suggest canonical names only.
-    near = []
-    for c in (err.accepted or "").removeprefix("did you mean ").rstrip("?").split(", "):
-        c = canonical_name(kind, c) or ""
-        if c and c not in near:
-            near.append(c)
-    if near:
-        err = KvcalcError(err.what, where, "did you mean " + ", ".join(near) + "?")
-    return _raise(err)
+    near = suggest(kind, ref)
+    accepted = ("did you mean " + ", ".join(near) + "?") if near else f"see 'kvcalc {kind}s' for the catalog"
+    raise KvcalcError(f"unknown {kind} {ref!r}", where, accepted + (" (or give a spec file's path)"))
 
 
-def _raise(e: Exception):
-    raise e
+def suggest(kind: Kind, ref: str, n: int = 3) -> list[str]:
+    """Canonical names closest to what was typed, comparing loose spellings of names and aliases."""
+    import difflib
+
+    typed = _squash(ref)
+    scores: dict[str, float] = {}
+    for key, name in alias_index(kind).items():
+        k = _squash(key)
+        score = difflib.SequenceMatcher(None, typed, k).ratio()
+        if typed and (k.startswith(typed) or typed in k):
+            score = max(score, 0.75)
+        if score > scores.get(name, 0):
+            scores[name] = score
+    best = sorted((v, k) for k, v in scores.items() if v >= 0.5)[::-1]
+    return [k for _, k in best[:n]]
 
 
 def resolve_model(ref: str, where: str = "--model") -> ModelSpec:

@@ -103,12 +103,16 @@ def validation_error(e: ValidationError, where: str, text: str | None, what: str
     # Drop the discriminator tags pydantic inserts (e.g. 'full') from the location.
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("full", "sliding", "chunked", "mla", "state", "none", "function-after[_check(), ModelSpec]")))
     field = ".".join(str(p) for p in loc) or "(top level)"
-    line = yaml_line(text, loc) if text and loc else None
+    missing = err["type"] == "missing"
+    parent = loc[:-1] if missing else loc
+    line = yaml_line(text, parent) if text and parent else None
     place = f"{where}, line {line}, field {field}" if line else f"{where}, field {field}"
     msg = err.get("msg", "invalid").replace("Value error, ", "")
     extra = f" (got {err['input']!r})" if err["type"] not in ("missing", "extra_forbidden") and not isinstance(err.get("input"), (dict, list)) else ""
     if err["type"] == "extra_forbidden":
         msg = "unknown field"
+    elif missing:
+        msg = "missing field"
     more = len(e.errors()) - 1
     suffix = f"; {more} more problem{'s' if more > 1 else ''}" if more else ""
     return KvcalcError(f"invalid {what}: {msg}{extra}{suffix}", place, f"see 'kvcalc schema {what.split()[0]}'")

@@ -1,0 +1,206 @@
+"""The command line: JSON contract, tables, and bad input as one line with exit code 2."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_size_json_contract(cli):
+    r = cli("size", "--model", "llama2-7b", "--seq", "4k", "--batch", "8", "--json")
+    assert r.code == 0, r.err
+    d = r.json()
+    assert d["kv_bytes_per_token"] == 2 * 32 * 32 * 128 * 2
+    assert d["kv_bytes_per_request"] == 2 * 32 * 32 * 128 * 2 * 4096
+    assert d["kv_bytes_total"] == 2 * 32 * 32 * 128 * 2 * 4096 * 8
+    assert d["per_gpu"]["kv_bytes_total"] == d["kv_bytes_total"]
+    assert d["inputs"]["seq"] == 4096 and d["inputs"]["model"] == "llama2-7b"
+    assert d["assumptions"] and d["exceeds_max_context"] is False
+
+
+def test_size_table_names_units(cli):
+    r = cli("size", "--model", "llama2-7b", "--seq", "4096")
+    assert r.code == 0
+    assert "2,147,483,648 B" in r.out and "GiB" in r.out and "GB" in r.out
+    assert "\x1b[" not in r.out  # not a terminal: no escape codes
+
+
+def test_size_engine_hf_says_which_mla_cache(cli):
+    r = cli("size", "--model", "deepseek-v3", "--seq", "1k", "--engine", "hf", "--json")
+    d = r.json()
+    assert d["kv_bytes_per_token"] == 61 * 576 * 2
+    assert any("latent" in a and "--engine hf4" in a for a in d["assumptions"])
+    r4 = cli("size", "--model", "deepseek-v3", "--seq", "1k", "--engine", "hf4", "--json").json()
+    assert r4["kv_bytes_per_token"] == 61 * 128 * 320 * 2
+
+
+def test_size_over_max_context_warns(cli):
+    r = cli("size", "--model", "llama2-7b", "--seq", "8k", "--json")
+    assert r.code == 0
+    d = r.json()
+    assert d["exceeds_max_context"] is True and d["warnings"]
+
+
+def test_fit_json_contract(cli):
+    r = cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--json",
+            "--gpu-memory", "80GiB", "--weights", "16060522496B", "--activation", "1GiB", "--non-torch", "256MiB")
+    assert r.code == 0, r.err
+    d = r.json()
+    pool = int(80 * 2**30 * 0.9) - 16060522496 - 2**30 - 2**28
+    assert d["kv_pool_bytes"] == pool
+    assert d["kv_pool_tokens"] == pool // (16 * 131072) * 16
+    assert d["max_concurrency"] == (pool // (16 * 131072)) // 512
+    assert d["weight_bytes"] == 16060522496
+    assert d["max_seq_len"] > 0 and d["inputs"]["gpu_memory"] == 80 * 2**30
+    for k in ("max_concurrency", "kv_pool_bytes", "kv_pool_tokens", "max_seq_len", "weight_bytes"):
+        assert k in d
+
+
+def test_fit_reverse(cli):
+    d = cli("fit", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "8k", "-n", "64", "--json").json()
+    assert d["reverse"]["gpus_needed"] == 8
+
+
+def test_catalog_commands(cli):
+    assert "llama4-scout" in cli("models").out
+    assert "mi355x" in cli("gpus").out
+    d = cli("show", "deepseek-v3", "--json").json()
+    assert d["derived"]["kv_bytes_per_token"] == 70_272
+    g = cli("show", "h100", "--json").json()
+    assert g["spec"]["name"] == "h100-sxm"
+    assert cli("show", "qwen3-32b").code == 0
+    assert len(cli("models", "--json").json()["models"]) == 27
+
+
+def test_schema_is_json_schema(cli):
+    for kind in ("model", "gpu"):
+        r = cli("schema", kind)
+        assert r.code == 0
+        assert json.loads(r.out)["type"] == "object"
+
+
+def test_import_round_trips(cli, tmp_path):
+    r = cli("import", ROOT / "tests/configs/qwen3-32b.json", "--name", "my-qwen")
+    assert r.code == 0, r.err
+    spec = tmp_path / "my-qwen.yaml"
+    spec.write_text(r.out)
+    assert yaml.safe_load(r.out)["name"] == "my-qwen"
+    d = cli("size", "--model", spec, "--seq", "1", "--json").json()
+    assert d["kv_bytes_per_token"] == 2 * 64 * 8 * 128 * 2
+
+
+def test_model_from_config_json_and_folder(cli, tmp_path):
+    folder = tmp_path / "Gemma-2-9b"
+    folder.mkdir()
+    (folder / "config.json").write_text((ROOT / "tests/configs/gemma2-9b.json").read_text())
+    for ref in (folder, folder / "config.json"):
+        d = cli("size", "--model", ref, "--seq", "8192", "--json").json()
+        # 21 sliding layers hold 4096 tokens, 21 full layers 8192; 8 KV heads x 256 x 2 B x K,V.
+        assert d["kv_bytes_per_request"] == (21 * 4096 + 21 * 8192) * 2 * 8 * 256 * 2
+
+
+def test_unknown_model_type_warns_every_assumption(cli, tmp_path):
+    cfg = {"model_type": "brandnew", "hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24,
+           "intermediate_size": 5632, "vocab_size": 32000}
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    r = cli("import", p)
+    assert r.code == 0
+    assert "unknown model_type 'brandnew'" in r.err
+    assert "num_key_value_heads missing" in r.err and "head_dim missing" in r.err
+    assert "torch_dtype missing" in r.err and "max_position_embeddings missing" in r.err
+
+
+# ---- bad input: one line on stderr, exit code 2, no traceback ----------------------------------
+
+def one_line_error(r, *needles):
+    assert r.code == 2, (r.code, r.out, r.err)
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    assert lines[0].startswith("kvcalc: error: ")
+    assert "Traceback" not in r.err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    "args,needles",
+    [
+        (["size", "--model", "llama2-7", "--seq", "4k"], ["llama2-7b"]),
+        (["size", "--model", "lama3.1-8b", "--seq", "4k"], ["llama3.1-8b"]),
+        (["fit", "--model", "llama2-7b", "--gpu", "h1OO", "--seq", "4k"], ["h100"]),
+        (["size", "--model", "llama2-7b", "--seq", "4q"], ["--seq"]),
+        (["size", "--model", "llama2-7b", "--seq", "0"], ["--seq"]),
+        (["size", "--model", "llama2-7b", "--seq", "-5"], []),
+        (["size", "--model", "llama2-7b", "--seq", "4k", "--batch", "0"], ["--batch"]),
+        (["size", "--model", "llama2-7b", "--seq", "4k", "--kv-dtype", "fp9"], ["fp8"]),
+        (["size", "--model", "llama3.1-70b", "--seq", "4k", "--tp", "3"], ["--tp 3"]),
+        (["size", "--model", "llama2-7b", "--seq", "4k", "--pp", "33"], ["--pp"]),
+        (["fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--weights", "12 parsecs"], ["--weights"]),
+        (["fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--util", "1.5"], ["--util"]),
+        (["fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--engine", "vlm"], ["vllm"]),
+        (["fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--gpu-memory", "0"], ["--gpu-memory"]),
+        (["size", "--model", "llama2-7b"], ["--seq"]),
+        (["size", "--model", "llama2-7b", "--seq", "4k", "--bogus"], ["--bogus"]),
+        (["nonsense"], ["nonsense"]),
+        (["schema", "table"], ["model or gpu"]),
+        (["show", "h1000"], ["h100"]),
+        (["size", "--model", "/no/such/file.yaml", "--seq", "4k"], ["no such file"]),
+    ],
+)
+def test_bad_input(cli, args, needles):
+    one_line_error(cli(*args), *needles)
+
+
+GOOD = (ROOT / "model_specs" / "llama2-7b.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    "text,needles",
+    [
+        ("name: x\n  bad: [\n", ["malformed YAML", "line"]),
+        ("", ["empty"]),
+        ("- a\n- b\n", ["top level"]),
+        (GOOD.replace("head_dim: 128", "head_dim: -128"), ["head_dim", "line"]),
+        (GOOD.replace("num_key_value_heads: 32", "num_key_value_heads: 5"), ["multiple of"]),
+        (GOOD.replace("params_total: 6738415616", "params_total: lots"), ["params_total"]),
+        (GOOD.replace("\nhidden_size: 4096\n", "\n"), ["hidden_size", "missing"]),
+        (GOOD.replace("kind: full", "kind: fancy"), ["kind"]),
+        (GOOD + "surprise: 1\n", ["surprise", "unknown field"]),
+        ("a: &x [1]\nb: *x\n", ["aliases"]),
+    ],
+)
+def test_bad_spec_files(cli, tmp_path, text, needles):
+    p = tmp_path / "spec.yaml"
+    p.write_text(text)
+    r = cli("size", "--model", p, "--seq", "4k")
+    one_line_error(r, str(p), *needles)
+
+
+def test_bad_config_json(cli, tmp_path):
+    p = tmp_path / "config.json"
+    p.write_text('{"model_type": "llama",\n "hidden_size": 4096,,}')
+    one_line_error(cli("size", "--model", p, "--seq", "4k"), "malformed JSON", "line 2")
+    cfg = json.loads((ROOT / "tests/configs/llama2-7b.json").read_text())
+    p.write_text(json.dumps({**cfg, "hidden_size": "big"}))
+    one_line_error(cli("size", "--model", p, "--seq", "4k"), "hidden_size")
+
+
+def test_commands_that_do_not_measure_import_neither_torch_nor_numpy(tmp_path):
+    code = (
+        "import sys; from kvcalc.cli.app import main\n"
+        "for a in (['size','--model','llama2-7b','--seq','4096'], ['fit','--model','llama2-7b','--gpu','a100','--seq','4k'],"
+        " ['size','--model','gemma3-27b','--seq','4096','--json']):\n"
+        "    assert main(a) == 0\n"
+        "bad = [m for m in ('torch', 'numpy', 'matplotlib') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr

@@ -1,0 +1,155 @@
+"""fit: engine budgets, the KV pool, concurrency, the longest request, and TP/PP sharding."""
+
+import pytest
+
+from kvcalc.engine.kv import kv_size, pp_partition, request_bytes
+from kvcalc.engine.layers import Allocation
+from kvcalc.engine.memory import ENGINES, FitInputs, fit, plan
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+GiB, MiB = 2**30, 2**20
+A100 = resolve_gpu("a100-80gb")
+
+
+def test_vllm_budget_line_by_line():
+    m = resolve_model("llama2-7b")
+    f = fit(m, A100, FitInputs(seq=4096, engine="vllm", gpu_memory=80 * GiB, weights=13_476_831_232,
+                               activation=1 * GiB, non_torch=256 * MiB))
+    usable = 80 * GiB * 9 // 10
+    assert usable == 77_309_411_328
+    pool = usable - 13_476_831_232 - 1 * GiB - 256 * MiB
+    assert f.kv_pool_bytes == pool == 62_490_402_816
+    block = 16 * 2 * 32 * 32 * 128 * 2  # 16 tokens x 524,288 B
+    assert f.kv_pool_tokens == pool // block * 16 == 7449 * 16
+    assert f.max_concurrency == 7449 // (4096 // 16) == 29
+    assert f.concurrency == 7449 / 256  # vLLM: blocks / blocks per request
+    assert f.weight_bytes == 13_476_831_232
+
+
+def test_default_weights_are_params_times_dtype():
+    m = resolve_model("llama2-7b")  # fp16 weights
+    f = fit(m, A100, FitInputs(seq=4096))
+    assert f.weight_bytes == 6_738_415_616 * 2
+
+
+def test_sglang_and_trtllm_budgets():
+    m = resolve_model("llama3.1-8b")
+    common = dict(seq=8192, gpu_memory=80 * GiB, weights=16 * GiB, activation=2 * GiB, non_torch=1 * GiB)
+    s = fit(m, A100, FitInputs(engine="sglang", **common))
+    # SGLang: mem_fraction_static x total - weights - non-torch; activations live in the headroom.
+    assert s.kv_pool_bytes == int(80 * GiB * 0.88) - 16 * GiB - 1 * GiB
+    assert s.kv_pool_tokens == s.kv_pool_bytes // (2 * 32 * 8 * 128 * 2)
+    t = fit(m, A100, FitInputs(engine="trtllm", **common))
+    # TensorRT-LLM: free_gpu_memory_fraction of what is free after weights, activations, non-torch.
+    assert t.kv_pool_bytes == int((80 * GiB - 16 * GiB - 2 * GiB - 1 * GiB) * 0.9)
+    assert t.kv_pool_tokens == t.kv_pool_bytes // (32 * 131_072) * 32
+
+
+def test_vllm_sliding_window_reservation():
+    m = resolve_model("gemma2-9b")  # 21 sliding (4096) + 21 full layers, 8 KV heads x 256
+    alloc = ENGINES["vllm"].allocation(16, 8192)
+    per_layer_token = 2 * 8 * 256 * 2
+    # Sliding layers reserve cdiv(min(4096 - 1 + 8192, S), 16) + 1 blocks.
+    sliding_blocks = -(-min(4096 - 1 + 8192, 8192) // 16) + 1
+    assert sliding_blocks == 513
+    expected = 21 * sliding_blocks * 16 * per_layer_token + 21 * (8192 // 16) * 16 * per_layer_token
+    assert request_bytes(m, 8192, "bf16", alloc=alloc) == expected
+    # Logically a sliding layer holds min(S, window).
+    assert request_bytes(m, 8192) == 21 * 4096 * per_layer_token + 21 * 8192 * per_layer_token
+
+
+def test_hf_dynamic_cache_keeps_window_minus_one():
+    m = resolve_model("mistral-7b-v0.1")
+    r = kv_size(m, 8192, alloc=ENGINES["hf"].allocation())
+    assert r.kv_bytes_per_request == 32 * 4095 * 2 * 8 * 128 * 2
+
+
+def test_longest_request_limited_by_memory():
+    m = resolve_model("llama3.1-8b")
+    f = fit(m, A100, FitInputs(seq=4096, engine="plain", gpu_memory=26 * GiB, weights=16 * GiB))
+    # 10 GiB of pool / (2 x 32 x 8 x 128 x 2 B per token).
+    assert f.max_seq_len == 10 * GiB // 131_072 == 81_920
+    assert f.max_seq_len_limited_by == "memory"
+    f2 = fit(m, A100, FitInputs(seq=4096, engine="plain", gpu_memory=26 * GiB + 131_071, weights=16 * GiB))
+    assert f2.max_seq_len == 81_920
+
+
+def test_longest_request_of_an_all_sliding_model_is_its_context():
+    m = resolve_model("mistral-7b-v0.1")
+    f = fit(m, A100, FitInputs(seq=4096, engine="plain"))
+    assert f.max_seq_len == 32768 and f.max_seq_len_limited_by == "max context"
+
+
+def test_weights_that_do_not_fit():
+    f = fit(resolve_model("llama3.1-405b"), resolve_gpu("l4"), FitInputs(seq=4096))
+    assert not f.fits and f.max_concurrency == 0 and f.kv_pool_bytes < 0
+    assert f.warnings
+
+
+def test_tensor_parallel_splits_and_replicates_kv_heads():
+    m = resolve_model("llama3.1-70b")  # 8 KV heads
+    assert kv_size(m, 1, tp=4).per_gpu_kv_bytes_per_token == 2 * 80 * 2 * 128 * 2
+    assert kv_size(m, 1, tp=8).per_gpu_kv_bytes_per_token == 2 * 80 * 1 * 128 * 2
+    r16 = kv_size(m, 1, tp=16)  # 16 ranks, 8 heads: each head on 2 ranks
+    assert r16.per_gpu_kv_bytes_per_token == 2 * 80 * 1 * 128 * 2
+    assert r16.kv_bytes_per_token == 16 * 2 * 80 * 1 * 128 * 2
+    with pytest.raises(KvcalcError, match="--tp 3"):
+        kv_size(m, 1, tp=3)
+    with pytest.raises(KvcalcError, match="--tp 2"):
+        kv_size(resolve_model("falcon-7b"), 1, tp=2)  # 71 query heads
+
+
+def test_mla_latent_is_replicated_under_tp():
+    m = resolve_model("deepseek-v3")
+    r = kv_size(m, 1, tp=8)
+    assert r.per_gpu_kv_bytes_per_token == 61 * 576 * 2
+    assert r.kv_bytes_per_token == 8 * 61 * 576 * 2
+
+
+def test_transformers_4_expands_mla():
+    m = resolve_model("deepseek-v3")
+    latent = kv_size(m, 1, alloc=ENGINES["hf"].allocation()).kv_bytes_per_token
+    expanded = kv_size(m, 1, alloc=ENGINES["hf4"].allocation()).kv_bytes_per_token
+    assert latent == 61 * (512 + 64) * 2
+    assert expanded == 61 * 128 * ((128 + 64) + 128) * 2
+    assert round(expanded / latent) == 71
+
+
+def test_pipeline_parallel_partition():
+    assert pp_partition(32, 3) == [11, 11, 10]
+    assert pp_partition(80, 4) == [20, 20, 20, 20]
+    assert pp_partition(61, 4) == [15, 15, 16, 15]  # the remainder goes to the stage before the last
+    m = resolve_model("llama2-7b")
+    r = kv_size(m, 100, pp=3)
+    assert r.per_gpu_kv_bytes_per_request == 11 * 2 * 32 * 128 * 100 * 2
+    assert r.kv_bytes_per_request == 32 * 2 * 32 * 128 * 100 * 2
+
+
+def test_block_rounding():
+    m = resolve_model("llama2-7b")
+    r = kv_size(m, 17, alloc=Allocation("blocks", block_size=16))
+    assert r.kv_bytes_per_request == 32 * 32 * 2 * 32 * 128 * 2
+
+
+def test_kv_dtypes_with_scales():
+    m = resolve_model("llama2-7b")
+    assert kv_size(m, 1, kv="fp8").kv_bytes_per_token == 2 * 32 * 32 * 128 * 1
+    # int8: 128 bytes + fp16 scale + fp16 zero per token-head vector.
+    assert kv_size(m, 1, kv="int8").kv_bytes_per_token == 2 * 32 * 32 * (128 + 4)
+    assert kv_size(m, 1, kv="int4").kv_bytes_per_token == 2 * 32 * 32 * (64 + 4)
+    # NVFP4: 64 bytes + one fp8 scale per 16 elements.
+    assert kv_size(m, 1, kv="fp4").kv_bytes_per_token == 2 * 32 * 32 * (64 + 8)
+
+
+def test_reverse_question():
+    m = resolve_model("llama3.1-70b")
+    h = resolve_gpu("h100")
+    inp = FitInputs(seq=8192, tp=4)
+    p = plan(m, h, inp, 64)
+    here = fit(m, h, inp)
+    assert p["kv_bytes_needed_per_gpu"] == 64 * 8192 * 2 * 80 * 2 * 128 * 2
+    fixed = sum(line.bytes for line in here.budget if line.label.startswith("- "))
+    assert p["util_needed"] == pytest.approx((fixed + p["kv_bytes_needed_per_gpu"]) / here.gpu_memory_bytes)
+    assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"])).max_concurrency >= 64
+    assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"] // 2)).max_concurrency < 64
