@@ -4,13 +4,14 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kvcalc.engine.kv import kv_size
 from kvcalc.engine.memory import model_weight_bytes
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import all_specs, catalog_files, resolve_gpu, resolve_model
 from kvcalc.specs.hf import spec_dict_from_config
-from kvcalc.specs.model import ModelSpec
+from kvcalc.specs.loader import validate
 
 CONFIGS = Path(__file__).parent / "configs"
 MODELS = """llama2-7b llama2-13b llama2-70b llama3.1-8b llama3.1-70b llama3.1-405b mistral-7b-v0.1
@@ -36,8 +37,11 @@ def test_model_spec_is_what_its_config_says(name):
     cfg = json.loads((CONFIGS / f"{name}.json").read_text())
     d, warnings = spec_dict_from_config(cfg, m.source.url, name=name)
     assert warnings == []
-    imported = ModelSpec.model_validate({**d, "aliases": m.aliases, "description": m.description})
-    assert imported.model_dump() == m.model_dump()
+    imported = validate("model", {**d, "aliases": m.aliases, "description": m.description}, name, None)
+    assert imported == m
+    # The catalog is built without pydantic; the same file through pydantic gives the same spec.
+    doc = yaml.safe_load((catalog_files("model")[name]).read_text())
+    assert validate("model", doc, name, None) == m
     # The cited field values are the file's own.
     text = cfg.get("text_config", cfg)
     for k, v in m.source.config.items():
@@ -47,6 +51,7 @@ def test_model_spec_is_what_its_config_says(name):
 @pytest.mark.parametrize("name", GPUS)
 def test_gpu_spec_cites_a_datasheet(name):
     g = resolve_gpu(name)
+    assert g == validate("gpu", yaml.safe_load(catalog_files("gpu")[name].read_text()), name, None)
     assert g.source.url.startswith("https://")
     assert g.memory_runtime_bytes < g.memory_bytes * 1.1
     assert g.memory_bandwidth_bytes_per_s > 10**11
@@ -81,6 +86,12 @@ def test_names_people_type(typed, canonical):
     kind_model = canonical in MODELS
     spec = resolve_model(typed) if kind_model else resolve_gpu(typed)
     assert spec.name == canonical
+
+
+def test_catalog_index_matches_the_yaml_files():
+    from kvcalc.specs.catalog import INDEX, build_index
+
+    assert json.loads(INDEX.read_text()) == build_index(), "stale: run python -m kvcalc.specs.catalog"
 
 
 def test_unknown_name_suggests_the_closest():

@@ -7,7 +7,13 @@ from hypothesis import strategies as st
 from kvcalc.engine.kv import kv_size, request_bytes
 from kvcalc.engine.memory import ENGINES, FitInputs, fit, longest_request
 from kvcalc.specs.catalog import resolve_gpu
-from kvcalc.specs.model import ModelSpec
+from kvcalc.specs.model import ModelSpec  # noqa: F401
+
+
+def validate_model(doc):
+    from kvcalc.specs.loader import validate
+
+    return validate("model", doc, "test", None)
 
 DTYPES = ["bf16", "fp16", "fp8", "int8", "int4", "fp4", "fp32"]
 
@@ -31,7 +37,7 @@ def specs(draw):
     names = draw(st.lists(st.sampled_from(sorted(pool)), min_size=1, max_size=4, unique=True))
     pattern = draw(st.lists(st.sampled_from(names), min_size=1, max_size=8))
     used = sorted(set(pattern))
-    return ModelSpec.model_validate({
+    return validate_model({
         "name": "random", "source": {"url": "hypothesis"}, "hidden_size": heads * d, "vocab_size": 1000,
         "max_position_embeddings": draw(st.integers(1, 1 << 20)), "params_total": 10**12,
         "layer_kinds": {n: pool[n] for n in used},
@@ -69,7 +75,7 @@ def test_kv_is_monotone_in_seq(m, s, ds, dt, a):
        st.integers(1, 100), seqs, st.sampled_from(DTYPES))
 def test_gqa_is_mha_over_group_size(group, kv, d, layers, s, dt):
     def model(n_kv):
-        return ModelSpec.model_validate({
+        return validate_model({
             "name": "g", "source": {"url": "t"}, "hidden_size": kv * group * d, "vocab_size": 10,
             "max_position_embeddings": 1 << 22, "params_total": 10**9,
             "layer_kinds": {"a": {"kind": "full", "num_attention_heads": kv * group, "num_key_value_heads": n_kv, "head_dim": d}},

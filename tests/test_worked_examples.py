@@ -3,12 +3,18 @@
 from kvcalc.engine.kv import kv_size
 from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
-from kvcalc.specs.model import ModelSpec
+from kvcalc.specs.model import ModelSpec  # noqa: F401
+
+
+def validate_model(doc):
+    from kvcalc.specs.loader import validate
+
+    return validate("model", doc, "test", None)
 
 
 def dense(L, heads, kv, d, hidden=None, name="test-model") -> ModelSpec:
     hidden = hidden or heads * d
-    return ModelSpec.model_validate({
+    return validate_model({
         "name": name, "source": {"url": "test"}, "hidden_size": hidden, "vocab_size": 32000,
         "max_position_embeddings": 1 << 20, "params_total": 7 * 10**9,
         "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": d}},

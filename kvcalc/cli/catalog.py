@@ -45,9 +45,9 @@ def gpus(as_json: bool = typer.Option(False, "--json", help="Print one JSON obje
 
     specs = all_specs("gpu")
     if as_json:
-        from kvcalc.render import emit_json
+        from kvcalc.render import emit_json, to_plain
 
-        emit_json({"gpus": [g.model_dump(mode="json") for g in specs]})
+        emit_json({"gpus": [to_plain(g) for g in specs]})
         return
     from kvcalc.render import render_gpus
 
@@ -84,9 +84,9 @@ def show(
     spec = resolve(kind, name, "NAME")
     if kind == "gpu":
         if as_json:
-            from kvcalc.render import emit_json
+            from kvcalc.render import emit_json, to_plain
 
-            emit_json({"kind": "gpu", "spec": spec.model_dump(mode="json")})
+            emit_json({"kind": "gpu", "spec": to_plain(spec)})
             return
         from kvcalc.render import render_show_gpu
 
@@ -108,9 +108,9 @@ def show(
         "kv_bytes_at_max_context": kv_size(spec, spec.max_position_embeddings).kv_bytes_per_request,
     }
     if as_json:
-        from kvcalc.render import emit_json
+        from kvcalc.render import emit_json, to_plain
 
-        emit_json({"kind": "model", "spec": spec.model_dump(mode="json"), "derived": derived})
+        emit_json({"kind": "model", "spec": to_plain(spec), "derived": derived})
         return
     from kvcalc.render import render_show_model
 
@@ -129,12 +129,9 @@ def import_(
     """
     from pathlib import Path
 
-    from pydantic import ValidationError
-
     from kvcalc.errors import KvcalcError
     from kvcalc.specs.hf import spec_dict_from_config
-    from kvcalc.specs.loader import parse_json, read_text, to_yaml, validation_error
-    from kvcalc.specs.model import ModelSpec
+    from kvcalc.specs.loader import parse_json, read_text, to_yaml, validate
 
     p = Path(config)
     if p.is_dir():
@@ -144,10 +141,7 @@ def import_(
     doc = parse_json(read_text(p), str(p))
     default_name = p.parent.name.lower() if p.name == "config.json" and p.parent.name else None
     spec, warnings = spec_dict_from_config(doc, url or str(p), name=name or default_name)
-    try:
-        ModelSpec.model_validate(spec)
-    except ValidationError as e:
-        raise validation_error(e, str(p), None, "model spec") from None
+    validate("model", spec, str(p), None)
     for w in warnings:
         sys.stderr.write(f"kvcalc: warning: {w}\n")
     sys.stdout.write(f"# Imported by kvcalc from {url or p}\n" + to_yaml(spec))
@@ -165,8 +159,6 @@ def schema(kind: str = typer.Argument(..., help="model or gpu")) -> None:
 
     if kind not in ("model", "gpu"):
         raise KvcalcError(f"unknown schema {kind!r}", "KIND", "model or gpu")
-    if kind == "model":
-        from kvcalc.specs.model import ModelSpec as cls
-    else:
-        from kvcalc.specs.gpu import GPUSpec as cls
-    sys.stdout.write(json.dumps(cls.model_json_schema(), indent=2) + "\n")
+    from kvcalc.specs.loader import json_schema
+
+    sys.stdout.write(json.dumps(json_schema(kind), indent=2) + "\n")

@@ -15,13 +15,28 @@ so a new engine needs no edit here and a new layer kind needs no edit there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal, Union
+from typing import Annotated, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from annotated_types import Gt
 
 from kvcalc.engine.dtypes import KVDtype
 
-Pos = Annotated[int, Field(gt=0)]
+Pos = Annotated[int, Gt(0)]
+"""A positive integer. (annotated_types carries the constraint into the JSON Schema.)"""
+
+# Spec dataclasses are validated by pydantic (TypeAdapter) when they come from a user's file,
+# built directly when they come from the tested catalog; this keeps pydantic off start-up.
+SPEC = dict(frozen=True, kw_only=True)
+FORBID: dict = {"extra": "forbid"}
+
+
+def check_positive(obj, *names: str) -> None:
+    for n in names:
+        v = getattr(obj, n)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{n} must be a positive integer, got {v!r}")
 
 
 def _min(a, b):
@@ -85,8 +100,13 @@ class Allocation:
 LOGICAL = Allocation()
 
 
-class _Kind(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(**SPEC)
+class _Kind:
+    __pydantic_config__: ClassVar[dict] = FORBID
+    _positive: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        check_positive(self, *self._positive)
 
     # Overridden per kind.
     def kv_bytes_per_token(self, dtype: KVDtype, tp: int = 1, alloc: Allocation = LOGICAL) -> int:
@@ -114,6 +134,7 @@ class _Kind(BaseModel):
         return self.kind  # type: ignore[attr-defined]
 
 
+@dataclass(**SPEC)
 class _Attention(_Kind):
     num_attention_heads: Pos
     num_key_value_heads: Pos
@@ -121,14 +142,15 @@ class _Attention(_Kind):
     v_head_dim: Pos | None = None
     """Only when V vectors differ in size from K vectors."""
 
-    @model_validator(mode="after")
-    def _heads_divide(self):
+    _positive: ClassVar[tuple[str, ...]] = ("num_attention_heads", "num_key_value_heads", "head_dim", "v_head_dim")
+
+    def __post_init__(self):
+        super().__post_init__()
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError(
                 f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
                 f"num_key_value_heads ({self.num_key_value_heads})"
             )
-        return self
 
     @property
     def has_attention(self) -> bool:
@@ -153,6 +175,7 @@ class _Attention(_Kind):
         return g
 
 
+@dataclass(**SPEC)
 class FullAttention(_Attention):
     """Causal attention over the whole history: holds every token."""
 
@@ -165,11 +188,16 @@ class FullAttention(_Attention):
         return f"full attention {self._geometry()}"
 
 
+@dataclass(**SPEC)
 class SlidingWindow(_Attention):
     """Attention over the last ``sliding_window`` tokens: holds min(seq, window)."""
 
     kind: Literal["sliding"] = "sliding"
     sliding_window: Pos
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_positive(self, "sliding_window")
 
     def tokens_held(self, seq, alloc: Allocation = LOGICAL):
         return alloc.window_tokens(seq, self.sliding_window)
@@ -178,11 +206,16 @@ class SlidingWindow(_Attention):
         return f"sliding window {self.sliding_window} {self._geometry()}"
 
 
+@dataclass(**SPEC)
 class ChunkedLocal(_Attention):
     """Chunked local attention (Llama 4): a token sees only its own chunk; holds at most one chunk."""
 
     kind: Literal["chunked"] = "chunked"
     attention_chunk_size: Pos
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_positive(self, "attention_chunk_size")
 
     def tokens_held(self, seq, alloc: Allocation = LOGICAL):
         return alloc.chunk_tokens(seq, self.attention_chunk_size)
@@ -191,6 +224,7 @@ class ChunkedLocal(_Attention):
         return f"chunked local {self.attention_chunk_size} {self._geometry()}"
 
 
+@dataclass(**SPEC)
 class MLA(_Kind):
     """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): one latent vector per token.
 
@@ -204,6 +238,9 @@ class MLA(_Kind):
     qk_rope_head_dim: Pos
     qk_nope_head_dim: Pos
     v_head_dim: Pos
+
+    _positive: ClassVar[tuple[str, ...]] = (
+        "num_attention_heads", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 
     @property
     def has_attention(self) -> bool:
@@ -227,6 +264,7 @@ class MLA(_Kind):
         return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim} ({self.num_attention_heads} heads)"
 
 
+@dataclass(**SPEC)
 class RecurrentState(_Kind):
     """Linear-attention or state-space (Mamba, Gated DeltaNet) layer: a fixed state per request."""
 
@@ -235,6 +273,8 @@ class RecurrentState(_Kind):
     """Bytes of state one request holds in this layer on one GPU (tp=1), independent of length."""
     note: str = ""
     """How the byte count was derived, e.g. the state shapes and dtype."""
+
+    _positive: ClassVar[tuple[str, ...]] = ("state_bytes",)
 
     def state_bytes_per_request(self, tp: int = 1) -> int:
         # The state is split across ranks with its heads / channels.
@@ -247,6 +287,7 @@ class RecurrentState(_Kind):
         return f"recurrent state {self.state_bytes:,} B/request"
 
 
+@dataclass(**SPEC)
 class NoCache(_Kind):
     """A layer that keeps nothing per request (e.g. one that reuses another layer's KV)."""
 
@@ -257,8 +298,21 @@ class NoCache(_Kind):
         return "no cache"
 
 
-LayerKind = Annotated[
-    Union[FullAttention, SlidingWindow, ChunkedLocal, MLA, RecurrentState, NoCache],
-    Field(discriminator="kind"),
-]
-LAYER_KINDS = ("full", "sliding", "chunked", "mla", "state", "none")
+LayerKind = Union[FullAttention, SlidingWindow, ChunkedLocal, MLA, RecurrentState, NoCache]
+KIND_CLASSES: dict[str, type] = {
+    "full": FullAttention,
+    "sliding": SlidingWindow,
+    "chunked": ChunkedLocal,
+    "mla": MLA,
+    "state": RecurrentState,
+    "none": NoCache,
+}
+LAYER_KINDS = tuple(KIND_CLASSES)
+
+
+def layer_from_dict(d: dict) -> _Kind:
+    """Build a layer kind from a trusted dict (the catalog); user files go through pydantic."""
+    cls = KIND_CLASSES.get(d.get("kind"))
+    if cls is None:
+        raise ValueError(f"kind must be one of {', '.join(LAYER_KINDS)}, got {d.get('kind')!r}")
+    return cls(**d)

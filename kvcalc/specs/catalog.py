@@ -7,17 +7,14 @@ name) reads one file. Aliases and loose spellings (``llama-2-7b``, ``meta-llama/
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
-
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.gpu import GPUSpec
-from kvcalc.specs.loader import parse_json, parse_yaml, read_text, validation_error
-from kvcalc.specs.model import ModelSpec
+from kvcalc.specs.loader import parse_json, parse_yaml, read_text, validate
 
 Kind = Literal["model", "gpu"]
 _PKG = Path(__file__).resolve().parent.parent
@@ -42,15 +39,40 @@ def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+INDEX = Path(__file__).resolve().parent / "catalog.json"
+
+
+@lru_cache(maxsize=None)
+def _index() -> dict:
+    """Every catalog YAML file, parsed, in one JSON file: reading it costs a few milliseconds where
+    importing a YAML parser costs forty. Rebuilt by ``python -m kvcalc.specs.catalog``; a test fails
+    when it no longer matches the YAML files."""
+    try:
+        return json.loads(INDEX.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return build_index()
+
+
+def build_index() -> dict:
+    return {
+        kind: {name: parse_yaml(read_text(path), str(path)) for name, path in catalog_files(kind).items()}
+        for kind in ("model", "gpu")
+    }
+
+
+def catalog_doc(kind: Kind, name: str) -> dict:
+    docs = _index()[kind]
+    return docs[name] if name in docs else build_index()[kind][name]
+
+
 @lru_cache(maxsize=None)
 def alias_index(kind: Kind) -> dict[str, str]:
     """Lowercased alias (and squashed spelling) -> canonical name."""
     idx: dict[str, str] = {}
-    for name, path in catalog_files(kind).items():
-        keys = [name]
-        doc = parse_yaml(read_text(path), str(path))
-        if isinstance(doc, dict):
-            keys += [str(a) for a in doc.get("aliases") or []]
+    docs = _index()[kind]
+    for name in catalog_files(kind):
+        doc = docs.get(name) or {}
+        keys = [name] + [str(a) for a in doc.get("aliases") or []]
         for k in keys:
             k = k.strip()
             idx.setdefault(k.lower(), name)
@@ -72,7 +94,7 @@ def canonical_name(kind: Kind, ref: str) -> str | None:
     return idx.get(low) or idx.get(_squash(low))
 
 
-def load_spec_file(kind: Kind, path: Path) -> ModelSpec | GPUSpec:
+def load_spec_file(kind: Kind, path: Path, trusted: bool = False):
     """A YAML (or JSON) spec file, or for models a Hugging Face config.json or a folder holding one."""
     if path.is_dir():
         cfg = path / "config.json"
@@ -93,16 +115,12 @@ def load_spec_file(kind: Kind, path: Path) -> ModelSpec | GPUSpec:
 
         doc, _warnings = spec_dict_from_config(doc, where, name=path.parent.name.lower() if path.name == "config.json" else path.stem.lower())
         text = None
-    cls = ModelSpec if kind == "model" else GPUSpec
-    try:
-        return cls.model_validate(doc)
-    except ValidationError as e:
-        raise validation_error(e, where, text, f"{kind} spec") from None
+    return validate(kind, doc, where, text, trusted=trusted)
 
 
 @lru_cache(maxsize=64)
 def _load_catalog(kind: Kind, name: str):
-    return load_spec_file(kind, catalog_files(kind)[name])
+    return validate(kind, catalog_doc(kind, name), str(catalog_files(kind)[name]), None, trusted=True)
 
 
 def resolve(kind: Kind, ref: str, where: str | None = None):
@@ -140,13 +158,18 @@ def suggest(kind: Kind, ref: str, n: int = 3) -> list[str]:
     return [k for _, k in best[:n]]
 
 
-def resolve_model(ref: str, where: str = "--model") -> ModelSpec:
+def resolve_model(ref: str, where: str = "--model"):
     return resolve("model", ref, where)
 
 
-def resolve_gpu(ref: str, where: str = "--gpu") -> GPUSpec:
+def resolve_gpu(ref: str, where: str = "--gpu"):
     return resolve("gpu", ref, where)
 
 
 def all_specs(kind: Kind) -> list:
     return [_load_catalog(kind, n) for n in catalog_files(kind)]
+
+
+if __name__ == "__main__":
+    INDEX.write_text(json.dumps(build_index(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {INDEX}")

@@ -1,87 +1,106 @@
 """The GPU (accelerator) spec: what a YAML file in gpu_specs/ says.
 
-Sizes and rates may be written with units (``80GB``, ``3.35TB/s``, ``989.5TFLOPS``); they are
-stored as exact numbers (bytes, bytes/s, FLOP/s).
+Sizes and rates may be written with units (``80GB``, ``3.35TB/s``, ``989.5TFLOPS``) or as plain
+numbers (bytes, bytes/s, FLOP/s); they are stored as exact numbers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from decimal import Decimal
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, ClassVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from annotated_types import MinLen
 
+from kvcalc.engine.layers import FORBID
 from kvcalc.errors import KvcalcError
 from kvcalc.units import parse_rate, parse_size
 
+Size = Union[int, str]
+"""Bytes, or a size with its unit (80GB, 79.19GiB)."""
+Rate = Union[int, str]
+"""Bytes per second, or a rate with its unit (3.35TB/s)."""
+Flops = Union[float, str]
+"""FLOP/s, or a figure with its unit (989.5TFLOPS)."""
 
-def _flops(v, field: str) -> float:
+
+def parse_flops(v, field: str) -> float:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        if v <= 0:
-            raise ValueError(f"{field} must be positive")
+        if not v > 0 or v == float("inf"):
+            raise ValueError(f"{field} must be a positive number, got {v!r}")
         return float(v)
-    m = re.match(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([TPG]?)(?:FLOPS|FLOP/s|OPS|OP/s)?\s*$", str(v), re.I)
-    if not m:
-        raise ValueError(f"cannot read {v!r} as FLOP/s (e.g. 989.5TFLOPS)")
-    mult = {"": 1, "G": 1e9, "T": 1e12, "P": 1e15}[m.group(2).upper()]
-    out = float(Decimal(m.group(1)) * Decimal(mult))
-    if out <= 0:
-        raise ValueError(f"{field} must be positive")
+    m = re.match(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([TPG]?)(?:FLOPS|FLOP/s|OPS|OP/s)?\s*$", str(v)[:64], re.I)
+    try:
+        if not m:
+            raise InvalidOperation
+        out = float(Decimal(m.group(1)) * {"": 1, "G": 10**9, "T": 10**12, "P": 10**15}[m.group(2).upper()])
+    except (InvalidOperation, ValueError, OverflowError):
+        raise ValueError(f"cannot read {v!r} as FLOP/s (e.g. 989.5TFLOPS)") from None
+    if not 0 < out < float("inf"):
+        raise ValueError(f"{field} must be positive, got {v!r}")
     return out
 
 
-class GPUSource(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    url: str
+@dataclass(kw_only=True)
+class GPUSource:
+    __pydantic_config__: ClassVar[dict] = FORBID
+    url: Annotated[str, MinLen(1)]
     notes: str = ""
 
 
-class GPUSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(kw_only=True)
+class GPUSpec:
+    __pydantic_config__: ClassVar[dict] = FORBID
 
-    name: str = Field(min_length=1)
-    aliases: list[str] = []
+    name: Annotated[str, MinLen(1)]
+    aliases: list[str] = dataclasses.field(default_factory=list)
     vendor: str
     description: str = ""
     source: GPUSource
-    memory_bytes: int
+    memory_bytes: Size
     """Memory as the vendor states it (decimal GB on the datasheet)."""
-    memory_runtime_bytes: int
+    memory_runtime_bytes: Size
     """Memory as the runtime reports it (torch.cuda.mem_get_info()[1]); what engines budget against."""
     memory_runtime_measured: bool = False
     """True when memory_runtime_bytes was read off a real device, False for an estimate."""
-    memory_bandwidth_bytes_per_s: int
-    flops_bf16: float
+    memory_bandwidth_bytes_per_s: Rate
+    flops_bf16: Flops
     """Dense bf16/fp16 tensor FLOP/s (never the 2:4 sparse figure)."""
-    flops_fp8: float | None = None
+    flops_fp8: Flops | None = None
     """Dense fp8 FLOP/s, where the part has fp8 units."""
-    interconnect_bytes_per_s: int | None = None
-    """GPU-to-GPU bandwidth per GPU, one direction (NVLink, Infinity Fabric, ICI)."""
-    host_link_bytes_per_s: int | None = None
-    """Host link (PCIe or C2C) bandwidth, one direction."""
+    interconnect_bytes_per_s: Rate | None = None
+    """GPU-to-GPU bandwidth per GPU as datasheets state it: both directions together (NVLink,
+    Infinity Fabric, ICI). One direction is half."""
+    host_link_bytes_per_s: Rate | None = None
+    """Host link (PCIe or C2C) bandwidth, both directions together as datasheets state it."""
 
-    @field_validator("memory_bytes", "memory_runtime_bytes", mode="before")
-    @classmethod
-    def _size(cls, v, info):
-        try:
-            n = parse_size(v, info.field_name)
-        except KvcalcError as e:
-            raise ValueError(e.line()) from None
-        if n <= 0:
-            raise ValueError(f"{info.field_name} must be positive")
-        return n
+    def __post_init__(self):
+        def conv(name, fn):
+            v = getattr(self, name)
+            if v is None:
+                return
+            try:
+                out = fn(v, name)
+            except KvcalcError as e:
+                raise ValueError(e.line()) from None
+            if out <= 0:
+                raise ValueError(f"{name} must be positive, got {v!r}")
+            setattr(self, name, out)
 
-    @field_validator("memory_bandwidth_bytes_per_s", "interconnect_bytes_per_s", "host_link_bytes_per_s", mode="before")
-    @classmethod
-    def _rate(cls, v, info):
-        if v is None:
-            return v
-        try:
-            return parse_rate(v, info.field_name)
-        except KvcalcError as e:
-            raise ValueError(e.line()) from None
+        conv("memory_bytes", parse_size)
+        conv("memory_runtime_bytes", parse_size)
+        for n in ("memory_bandwidth_bytes_per_s", "interconnect_bytes_per_s", "host_link_bytes_per_s"):
+            conv(n, parse_rate)
+        conv("flops_bf16", parse_flops)
+        conv("flops_fp8", parse_flops)
 
-    @field_validator("flops_bf16", "flops_fp8", mode="before")
     @classmethod
-    def _fl(cls, v, info):
-        return None if v is None else _flops(v, info.field_name)
+    def from_dict(cls, d: dict) -> GPUSpec:
+        d = dict(d)
+        d["source"] = GPUSource(**d["source"])
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from kvcalc.errors import KvcalcError
 
 MAX_FILE_BYTES = 4 * 2**20
@@ -97,25 +95,83 @@ def yaml_line(text: str, loc: tuple) -> int | None:
     return line
 
 
-def validation_error(e: ValidationError, where: str, text: str | None, what: str) -> KvcalcError:
+_CLASS_NAMES = {"FullAttention", "SlidingWindow", "ChunkedLocal", "MLA", "RecurrentState", "NoCache",
+                "MoE", "Source", "LayerGroup", "GPUSource"}
+
+
+def _errors(e) -> list[dict]:
+    """pydantic errors, with union branches whose ``kind`` tag did not match dropped."""
+    errs = e.errors()
+    wrong = {tuple(x["loc"][:-1]) for x in errs if x["type"] == "literal_error" and x["loc"][-1:] == ("kind",)}
+    kept = [x for x in errs if not any(tuple(x["loc"][: len(w)]) == w for w in wrong)]
+    return kept or errs
+
+
+def validation_error(e, where: str, text: str | None, what: str) -> KvcalcError:
     """The first pydantic error as one line: file, line, field, problem."""
-    err = e.errors()[0]
-    # Drop the discriminator tags pydantic inserts (e.g. 'full') from the location.
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in ("full", "sliding", "chunked", "mla", "state", "none", "function-after[_check(), ModelSpec]")))
+    errs = _errors(e)
+    err = errs[0]
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and (p in _CLASS_NAMES or p.startswith("function-"))))
     field = ".".join(str(p) for p in loc) or "(top level)"
     missing = err["type"] == "missing"
     parent = loc[:-1] if missing else loc
     line = yaml_line(text, parent) if text and parent else None
     place = f"{where}, line {line}, field {field}" if line else f"{where}, field {field}"
     msg = err.get("msg", "invalid").replace("Value error, ", "")
-    extra = f" (got {err['input']!r})" if err["type"] not in ("missing", "extra_forbidden") and not isinstance(err.get("input"), (dict, list)) else ""
-    if err["type"] == "extra_forbidden":
+    inp = err.get("input")
+    extra = f" (got {inp!r})" if err["type"] not in ("missing", "unexpected_keyword_argument", "extra_forbidden", "value_error") \
+        and not isinstance(inp, (dict, list)) and len(repr(inp)) < 80 else ""
+    if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         msg = "unknown field"
     elif missing:
         msg = "missing field"
-    more = len(e.errors()) - 1
+    more = len(errs) - 1
     suffix = f"; {more} more problem{'s' if more > 1 else ''}" if more else ""
     return KvcalcError(f"invalid {what}: {msg}{extra}{suffix}", place, f"see 'kvcalc schema {what.split()[0]}'")
+
+
+def validate(kind: str, doc: dict, where: str, text: str | None, trusted: bool = False):
+    """A spec dict -> ModelSpec or GPUSpec.
+
+    ``trusted`` (the catalog, tested against pydantic in the test suite) builds the dataclasses
+    directly; anything else is validated by pydantic, with errors naming file, line and field.
+    """
+    if kind == "model":
+        from kvcalc.specs.model import ModelSpec as cls
+    else:
+        from kvcalc.specs.gpu import GPUSpec as cls
+    if trusted:
+        try:
+            return cls.from_dict(doc)
+        except (TypeError, ValueError, KeyError) as e:
+            raise KvcalcError(f"invalid {kind} spec: {e}", where, f"see 'kvcalc schema {kind}'") from None
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        return _adapter(cls).validate_python(doc)
+    except ValidationError as e:
+        raise validation_error(e, where, text, f"{kind} spec") from None
+    except RecursionError:
+        raise KvcalcError("spec nested too deeply", where, f"a {kind} spec") from None
+
+
+_ADAPTERS: dict = {}
+
+
+def _adapter(cls):
+    from pydantic import TypeAdapter
+
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = TypeAdapter(cls)
+    return _ADAPTERS[cls]
+
+
+def json_schema(kind: str) -> dict:
+    if kind == "model":
+        from kvcalc.specs.model import ModelSpec as cls
+    else:
+        from kvcalc.specs.gpu import GPUSpec as cls
+    return _adapter(cls).json_schema()
 
 
 def to_yaml(doc: dict) -> str:

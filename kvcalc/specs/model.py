@@ -1,42 +1,57 @@
-"""The model spec: what a YAML file in model_specs/ (or an imported config.json) says."""
+"""The model spec: what a YAML file in model_specs/ (or an imported config.json) says.
+
+Plain dataclasses: pydantic validates them (``kvcalc.specs.loader.validate``) when they come
+from a user's file and exports their JSON Schema; the tested catalog is built directly with
+``from_dict``, so a command that reads only catalog specs never imports pydantic.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from annotated_types import Ge, MinLen
 
 from kvcalc.engine.dtypes import normalize_weight_dtype
-from kvcalc.engine.layers import LayerKind
+from kvcalc.engine.layers import FORBID, LayerKind, Pos, check_positive, layer_from_dict
 
-Pos = Annotated[int, Field(gt=0)]
-NonNeg = Annotated[int, Field(ge=0)]
+NonNeg = Annotated[int, Ge(0)]
+SPEC = dict(kw_only=True)
 
 
-class Source(BaseModel):
+@dataclass(**SPEC)
+class Source:
     """Where the figures came from."""
 
-    model_config = ConfigDict(extra="forbid")
-    url: str
+    __pydantic_config__: ClassVar[dict] = FORBID
+    url: Annotated[str, MinLen(1)]
     """The official config.json (or datasheet) the spec was read from."""
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = field(default_factory=dict)
     """The field values of that file that the spec uses, copied so they can be checked by eye."""
     notes: str = ""
 
 
-class LayerGroup(BaseModel):
+@dataclass(**SPEC)
+class LayerGroup:
     """``pattern`` (names of ``layer_kinds``) repeated ``repeat`` times, in layer order."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[dict] = FORBID
+    pattern: Annotated[list[str], MinLen(1)]
     repeat: Pos = 1
-    pattern: list[str] = Field(min_length=1)
+
+    def __post_init__(self):
+        check_positive(self, "repeat")
+        if not self.pattern:
+            raise ValueError("pattern must name at least one layer kind")
 
 
-class MoE(BaseModel):
+@dataclass(**SPEC)
+class MoE:
     """Routed experts: enough to count resident, active and expected-read parameters."""
 
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[dict] = FORBID
     num_experts: Pos
     num_experts_per_tok: Pos
     num_moe_layers: Pos
@@ -45,25 +60,22 @@ class MoE(BaseModel):
     expert_weight_dtype: str | None = None
     """When experts are stored differently from the rest (gpt-oss: mxfp4)."""
 
-    @field_validator("expert_weight_dtype")
-    @classmethod
-    def _dtype(cls, v):
-        return None if v is None else normalize_weight_dtype(v, "moe.expert_weight_dtype")
-
-    @model_validator(mode="after")
-    def _k_le_e(self):
+    def __post_init__(self):
+        check_positive(self, "num_experts", "num_experts_per_tok", "num_moe_layers", "params_per_expert")
+        if self.expert_weight_dtype is not None:
+            self.expert_weight_dtype = normalize_weight_dtype(self.expert_weight_dtype, "moe.expert_weight_dtype")
         if self.num_experts_per_tok > self.num_experts:
             raise ValueError(
                 f"num_experts_per_tok ({self.num_experts_per_tok}) exceeds num_experts ({self.num_experts})"
             )
-        return self
 
 
-class ModelSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(**SPEC)
+class ModelSpec:
+    __pydantic_config__: ClassVar[dict] = FORBID
 
-    name: str = Field(min_length=1)
-    aliases: list[str] = []
+    name: Annotated[str, MinLen(1)]
+    aliases: list[str] = field(default_factory=list)
     description: str = ""
     architecture: str = ""
     """Hugging Face model_type."""
@@ -78,16 +90,16 @@ class ModelSpec(BaseModel):
     params_total: Pos
     """All parameters of the language model, embeddings included (computed from the config)."""
     moe: MoE | None = None
-    layer_kinds: dict[str, LayerKind] = Field(min_length=1)
-    layers: list[LayerGroup] = Field(min_length=1)
+    layer_kinds: Annotated[dict[str, LayerKind], MinLen(1)]
+    layers: Annotated[list[LayerGroup], MinLen(1)]
 
-    @field_validator("weight_dtype")
-    @classmethod
-    def _wdtype(cls, v):
-        return normalize_weight_dtype(v, "weight_dtype")
-
-    @model_validator(mode="after")
-    def _check(self):
+    def __post_init__(self):
+        check_positive(self, "hidden_size", "vocab_size", "max_position_embeddings", "params_total")
+        if not isinstance(self.intermediate_size, int) or self.intermediate_size < 0:
+            raise ValueError(f"intermediate_size must be a non-negative integer, got {self.intermediate_size!r}")
+        self.weight_dtype = normalize_weight_dtype(self.weight_dtype, "weight_dtype")
+        if not self.layer_kinds or not self.layers:
+            raise ValueError("a model needs at least one layer kind and one layer group")
         for gi, g in enumerate(self.layers):
             for name in g.pattern:
                 if name not in self.layer_kinds:
@@ -102,7 +114,20 @@ class ModelSpec(BaseModel):
                 raise ValueError("the routed experts hold more parameters than params_total")
         if self.embedding_params > self.params_total:
             raise ValueError("vocab_size * hidden_size exceeds params_total")
-        return self
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelSpec:
+        """Build from a trusted dict (the catalog). User files go through pydantic instead."""
+        d = dict(d)
+        d["source"] = Source(**d["source"])
+        if d.get("moe"):
+            d["moe"] = MoE(**d["moe"])
+        d["layer_kinds"] = {k: layer_from_dict(v) for k, v in d["layer_kinds"].items()}
+        d["layers"] = [LayerGroup(**g) for g in d["layers"]]
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
 
     # ---- derived figures -------------------------------------------------------------
     @cached_property

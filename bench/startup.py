@@ -1,0 +1,49 @@
+"""Start-up time of kvcalc commands against `python -c pass`, median of repeated runs.
+
+Usage: python bench/startup.py [runs]   (run it with the Python that has kvcalc installed)
+Commands are run from a temporary folder, as a user would, with the console script on PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+KV = shutil.which("kvcalc") or "kvcalc"
+CASES = [
+    ("python -c pass", [sys.executable, "-c", "pass"]),
+    ("kvcalc --help", [KV, "--help"]),
+    ("kvcalc size --model llama2-7b --seq 4096", [KV, "size", "--model", "llama2-7b", "--seq", "4096"]),
+    ("kvcalc size ... --json", [KV, "size", "--model", "llama2-7b", "--seq", "4096", "--json"]),
+    ("kvcalc fit --model llama3.1-8b --gpu h100 --seq 8k", [KV, "fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k"]),
+    ("kvcalc size --model Llama-2-7b-hf (alias scan)", [KV, "size", "--model", "Llama-2-7b-hf", "--seq", "4096"]),
+]
+
+
+def main() -> None:
+    cwd = tempfile.mkdtemp()
+    env = {**os.environ, "NO_COLOR": "1"}
+    rows = []
+    for label, cmd in CASES:
+        subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)  # warm the page cache
+        times = []
+        for _ in range(RUNS):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)
+            times.append(time.perf_counter() - t0)
+        rows.append((label, statistics.median(times), min(times), max(times)))
+    base = rows[0][1]
+    print(f"{'command':55s} {'median':>9s} {'min':>9s} {'max':>9s} {'- python':>9s}")
+    for label, med, lo, hi in rows:
+        print(f"{label:55s} {med * 1e3:7.1f}ms {lo * 1e3:7.1f}ms {hi * 1e3:7.1f}ms {(med - base) * 1e3:7.1f}ms")
+    print(f"({RUNS} runs each, {sys.version.split()[0]}, {os.cpu_count()} CPUs)")
+
+
+if __name__ == "__main__":
+    main()
