@@ -81,15 +81,19 @@ def render_size(r, model, inputs: dict, assumptions: list[str]) -> None:
         ("layers", "right"),
         ("B/token/layer", "right"),
         ("tokens held", "right"),
-        ("per request", "right"),
+        ("per request, B", "right"),
+        ("GiB", "right"),
     )
+    for col in t.columns[1:]:
+        col.no_wrap = True
     for row in r.layers:
         t.add_row(
             f"{row.name}: {row.description}",
             str(row.layers),
             f"{row.bytes_per_token_per_layer:,}" if row.kind != "state" else "-",
             f"{row.tokens_held:,}" if row.kind != "state" else "constant",
-            fmt_bytes(row.bytes_per_request),
+            f"{row.bytes_per_request:,}",
+            f"{row.bytes_per_request / 2**30:,.2f}",
         )
     c.print(t)
     rows = []

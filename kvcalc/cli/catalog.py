@@ -122,6 +122,7 @@ def import_(
     config: str = typer.Argument(..., help="A Hugging Face config.json, or a folder holding one."),
     name: Optional[str] = typer.Option(None, "--name", help="Name for the spec (default: from the config or folder)."),
     url: Optional[str] = typer.Option(None, "--url", help="Source to cite (default: the file's path)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the spec and the warnings as one JSON object."),
 ) -> None:
     """Print the YAML model spec for a Hugging Face config.json (offline).
 
@@ -142,6 +143,11 @@ def import_(
     default_name = p.parent.name.lower() if p.name == "config.json" and p.parent.name else None
     spec, warnings = spec_dict_from_config(doc, url or str(p), name=name or default_name)
     validate("model", spec, str(p), None)
+    if as_json:
+        from kvcalc.render import emit_json
+
+        emit_json({"spec": spec, "warnings": warnings})
+        return
     for w in warnings:
         sys.stderr.write(f"kvcalc: warning: {w}\n")
     sys.stdout.write(f"# Imported by kvcalc from {url or p}\n" + to_yaml(spec))

@@ -57,7 +57,9 @@ def size(
 
     assumptions.append(f"KV dtype {r.kv_dtype}: {get_dtype(r.kv_dtype).note}")
     if t > 1:
-        assumptions.append("tensor parallel: each rank holds max(1, kv_heads // tp) KV heads; an MLA latent is replicated on every rank")
+        assumptions.append("tensor parallel: each rank holds max(1, kv_heads // tp) KV heads"
+                           + ("; the MLA latent is replicated on every rank" if any(k.kind == "mla" for k in m.layer_kinds.values()) else "")
+                           + ("; recurrent state is split across ranks" if any(k.kind == "state" for k in m.layer_kinds.values()) else ""))
     if p > 1:
         assumptions.append("pipeline parallel: layers split as vLLM splits them; per-GPU figures are for the most loaded stage")
     inputs = {**echo, "seq": s, "batch": b, "kv_dtype": r.kv_dtype, "tp": t, "pp": p, "block_size": alloc.block_size,

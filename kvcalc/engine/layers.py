@@ -185,7 +185,7 @@ class FullAttention(_Attention):
         return alloc.full_tokens(seq)
 
     def describe(self) -> str:
-        return f"full attention {self._geometry()}"
+        return f"full {self._geometry()}"
 
 
 @dataclass(**SPEC)
@@ -203,7 +203,7 @@ class SlidingWindow(_Attention):
         return alloc.window_tokens(seq, self.sliding_window)
 
     def describe(self) -> str:
-        return f"sliding window {self.sliding_window} {self._geometry()}"
+        return f"sliding {self.sliding_window:,}, {self._geometry()}"
 
 
 @dataclass(**SPEC)
@@ -221,7 +221,7 @@ class ChunkedLocal(_Attention):
         return alloc.chunk_tokens(seq, self.attention_chunk_size)
 
     def describe(self) -> str:
-        return f"chunked local {self.attention_chunk_size} {self._geometry()}"
+        return f"chunked {self.attention_chunk_size:,}, {self._geometry()}"
 
 
 @dataclass(**SPEC)
@@ -261,7 +261,7 @@ class MLA(_Kind):
         return alloc.full_tokens(seq)
 
     def describe(self) -> str:
-        return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim} ({self.num_attention_heads} heads)"
+        return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q"
 
 
 @dataclass(**SPEC)
@@ -284,7 +284,7 @@ class RecurrentState(_Kind):
         return 0 * seq + self.state_bytes_per_request(tp)
 
     def describe(self) -> str:
-        return f"recurrent state {self.state_bytes:,} B/request"
+        return f"state {self.state_bytes:,} B/request"
 
 
 @dataclass(**SPEC)
