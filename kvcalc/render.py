@@ -39,7 +39,8 @@ def _table(title: str | None = None, *cols: tuple[str, str]):
     from rich import box
     from rich.table import Table
 
-    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
+    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False,
+              collapse_padding=True)
     for name, justify in cols:
         t.add_column(name, justify=justify, overflow="fold")
     return t
@@ -232,3 +233,100 @@ def render_show_gpu(g) -> None:
     _kv_lines(c, rows)
     if g.source.notes:
         _notes(c, "Notes", [g.source.notes])
+
+
+# ---- roofline -------------------------------------------------------------------------------
+
+def _ms(t: float) -> str:
+    return f"{t * 1e3:,.3f} ms" if t < 10 else f"{t:,.3f} s"
+
+
+def render_roofline(rows, model, gpu, echo: dict, prefill, plot: bool, assumptions: list[str]) -> None:
+    c = console()
+    src = "".join(f" ({k.split('_')[0]} from {v})" for k, v in echo.items() if k.endswith("_from"))
+    r0 = rows[0]
+    c.print(
+        f"[bold]{model.name}[/bold] on [bold]{gpu.name}[/bold]{src}: tp {r0.tp}, KV {r0.kv_dtype}, "
+        f"{fmt_rate(gpu.memory_bandwidth_bytes_per_s)}, {fmt_flops(r0.ridge_intensity * gpu.memory_bandwidth_bytes_per_s)} {r0.compute_dtype} dense"
+    )
+    if len(rows) == 1:
+        r = r0
+        lines = [
+            ("weights resident, per GPU", fmt_bytes(r.weight_bytes_resident)),
+            ("weights read per step", fmt_bytes(r.weight_bytes_read)),
+            (f"KV read per step ({r.batch} x {r.seq:,} tokens)", fmt_bytes(r.kv_bytes_read)),
+            ("memory term", f"{_ms(r.t_memory_s)} ({fmt_si(r.bytes_read)} / {fmt_rate(gpu.memory_bandwidth_bytes_per_s)})"),
+            ("compute term", f"{_ms(r.t_compute_s)}  ({r.flops:,.4g} FLOP)"),
+            ("decode step lower bound", f"{_ms(r.t_bound_s)}, {r.bound_by}-bound"),
+            ("KV share of bytes read", f"{r.kv_share:.1%}"),
+            ("tokens/s upper bound, per replica", f"{r.tokens_per_s:,.1f} tokens/s"),
+            ("arithmetic intensity", f"{r.arithmetic_intensity:,.2f} FLOP/B (ridge {r.ridge_intensity:,.0f} FLOP/B)"),
+            ("KV term = weights term at", f"{r.kv_equals_weights_at_seq:,} tokens" if r.kv_equals_weights_at_seq is not None else "never (KV stops growing: windowed or state layers)"),
+            ("compute-bound from batch", f"{r.compute_bound_at_batch:,}" if r.compute_bound_at_batch else "never at this context"),
+            ("batches that fit in memory", f"up to {r.max_batch_in_memory:,}" + ("" if r.fits_in_memory else "  [this batch does NOT fit]")),
+        ]
+        if r.t_allreduce_s is not None:
+            lines.append(("+ all-reduce (separate)", f"{_ms(r.t_allreduce_s)} ({fmt_bytes(r.allreduce_bytes)} of activations, ring)"))
+        _kv_lines(c, lines)
+    else:
+        t = _table(None, ("batch", "right"), ("seq", "right"), ("mem ms", "right"), ("comp ms", "right"),
+                   ("bound ms", "right"), ("by", "left"), ("KV %", "right"), ("tokens/s", "right"), ("fits", "left"))
+        for col in t.columns:
+            col.no_wrap = True
+        for r in rows:
+            t.add_row(str(r.batch), f"{r.seq:,}", f"{r.t_memory_s * 1e3:,.3f}", f"{r.t_compute_s * 1e3:,.3f}",
+                      f"{r.t_bound_s * 1e3:,.3f}", r.bound_by, f"{r.kv_share * 100:.1f}", f"{r.tokens_per_s:,.0f}",
+                      "yes" if r.fits_in_memory else "[bold red]NO[/bold red]")
+        c.print(t)
+        c.print("[dim]fits: whether the batch's KV fits in the engine's pool (kvcalc fit); bytes per row in --json.[/dim]")
+        by_batch = {}
+        for r in rows:
+            by_batch.setdefault(r.batch, r)
+        c.print("KV term = weights term at: " + ", ".join(
+            f"batch {b}: {r.kv_equals_weights_at_seq:,} tokens" if r.kv_equals_weights_at_seq is not None else f"batch {b}: never"
+            for b, r in by_batch.items()))
+    if prefill:
+        c.print(f"prefill of {prefill.prompt:,} tokens: >= {_ms(prefill.t_bound_s)} ({prefill.bound_by}-bound; "
+                f"compute {_ms(prefill.t_compute_s)}, weights {_ms(prefill.t_memory_s)})")
+    for r in rows:
+        for w in r.warnings:
+            if "does not fit" not in w or len(rows) == 1:
+                c.print(f"[yellow]warning:[/yellow] {w}", markup=True)
+    if plot:
+        from kvcalc.plot import ascii_loglog
+
+        for ch in roofline_charts(rows, gpu, r0.compute_dtype):
+            c.print(ascii_loglog(ch["series"], ch["title"], ch["xlabel"], ch["ylabel"]), markup=False, highlight=False)
+    _notes(c, "Assumptions", assumptions)
+    c.print("[dim]ms = 10^-3 s; GB = 10^9 B, GiB = 2^30 B; tokens/s is an upper bound per model replica.[/dim]")
+
+
+def roofline_charts(rows, gpu, compute_dtype: str) -> list[dict]:
+    """The roofline (attainable FLOP/s against intensity, configurations marked) and the step
+    time against context, one series per batch."""
+    from kvcalc.plot import Series
+
+    peak = rows[0].ridge_intensity * gpu.memory_bandwidth_bytes_per_s
+    bw = gpu.memory_bandwidth_bytes_per_s
+    ai = [r.arithmetic_intensity for r in rows]
+    lo, hi = min(ai + [1.0]) / 4, max(ai + [rows[0].ridge_intensity]) * 4
+    xs = [lo * (hi / lo) ** (i / 40) for i in range(41)]
+    roof = Series(f"roof: min({fmt_flops(peak)}, {fmt_rate(bw)} x I)", xs, [min(peak, bw * x) for x in xs], "-")
+    marks = "ox+*#@%&"
+    by_batch: dict[int, list] = {}
+    for r in rows:
+        by_batch.setdefault(r.batch, []).append(r)
+    points = [
+        Series(f"batch {b}", [r.arithmetic_intensity for r in rs], [r.flops / r.t_bound_s for r in rs], marks[i % len(marks)], line=False)
+        for i, (b, rs) in enumerate(by_batch.items())
+    ]
+    times = [
+        Series(f"batch {b}", [float(r.seq) for r in rs], [r.t_bound_s for r in rs], marks[i % len(marks)])
+        for i, (b, rs) in enumerate(by_batch.items())
+    ]
+    return [
+        {"title": f"Roofline: {gpu.name}, {compute_dtype}", "xlabel": "arithmetic intensity, FLOP/B",
+         "ylabel": "attainable FLOP/s", "series": [roof] + points},
+        {"title": "Decode step lower bound against context", "xlabel": "context, tokens", "ylabel": "seconds per step",
+         "series": times},
+    ]

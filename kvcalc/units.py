@@ -170,3 +170,48 @@ def fmt_flops(fps: float) -> str:
 
 def fmt_tokens(n: int) -> str:
     return f"{n:,} tokens"
+
+
+MAX_LIST = 100_000
+_LIST_ACCEPTED = "a value, a list (1,8,32), a doubling range (1k..128k) or a stepped range (1024..8192:1024)"
+
+
+def parse_list(text: str | int, where: str, one) -> list[int]:
+    """A list or range of whole numbers: ``1,8,32``; ``1k..128k`` doubles from the first to the
+    last (and ends on the last); ``1024..8192:1024`` steps linearly. ``one`` parses one item."""
+    s = str(text).strip()
+    if not s:
+        raise KvcalcError("empty list", where, _LIST_ACCEPTED)
+    out: list[int] = []
+    for part in s.split(","):
+        part = part.strip()
+        if ".." in part:
+            lo_s, _, rest = part.partition("..")
+            hi_s, _, step_s = rest.partition(":")
+            lo, hi = one(lo_s, where), one(hi_s, where)
+            if hi < lo:
+                raise KvcalcError(f"range {part!r} runs backwards", where, _LIST_ACCEPTED)
+            if step_s:
+                step = one(step_s, where)
+                if (hi - lo) // step + 1 > MAX_LIST:
+                    raise KvcalcError(f"range {part!r} has over {MAX_LIST:,} values", where, "a coarser step")
+                out.extend(range(lo, hi + 1, step))
+            else:
+                v = lo
+                while v < hi:
+                    out.append(v)
+                    v *= 2
+                out.append(hi)
+        else:
+            out.append(one(part, where))
+        if len(out) > MAX_LIST:
+            raise KvcalcError(f"more than {MAX_LIST:,} values", where, _LIST_ACCEPTED)
+    return list(dict.fromkeys(out))
+
+
+def parse_token_list(text: str | int, where: str = "--seq") -> list[int]:
+    return parse_list(text, where, lambda v, w: parse_tokens(v, w))
+
+
+def parse_count_list(text: str | int, where: str = "--batch") -> list[int]:
+    return parse_list(text, where, lambda v, w: parse_tokens(v, w))

@@ -140,7 +140,7 @@ def import_(
     if not p.exists():
         raise KvcalcError("no such file", config, "a config.json or a folder holding one")
     doc = parse_json(read_text(p), str(p))
-    default_name = p.parent.name.lower() if p.name == "config.json" and p.parent.name else None
+    default_name = (p.parent.name if p.name == "config.json" and p.parent.name else p.stem).lower()
     spec, warnings = spec_dict_from_config(doc, url or str(p), name=name or default_name)
     validate("model", spec, str(p), None)
     if as_json:

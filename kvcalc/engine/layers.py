@@ -118,6 +118,14 @@ class _Kind:
     def state_bytes_per_request(self, tp: int = 1) -> int:
         return 0
 
+    def attn_flops_per_token(self, seq, tp: int = 1):
+        """FLOPs of one decode token's attention at context ``seq`` (scores and weighted sum)."""
+        return 0 * seq
+
+    def prefill_attn_flops(self, p, tp: int = 1):
+        """FLOPs of attention over a whole prompt of ``p`` tokens (causal)."""
+        return 0 * p
+
     def bytes_for(self, seq, dtype: KVDtype, tp: int = 1, alloc: Allocation = LOGICAL):
         """Bytes a request of length ``seq`` holds in this layer on one rank."""
         return self.tokens_held(seq, alloc) * self.kv_bytes_per_token(dtype, tp, alloc) + self.state_bytes_per_request(tp)
@@ -168,6 +176,21 @@ class _Attention(_Kind):
         v = self.v_head_dim or self.head_dim
         return self.kv_heads_per_rank(tp) * (dtype.vector_bytes(self.head_dim) + dtype.vector_bytes(v))
 
+    def _pair_flops(self, tp: int) -> int:
+        """FLOPs per (query, key) pair on one rank: q.k over d and p.v over d_v, 2 FLOPs a MAC."""
+        heads = max(1, self.num_attention_heads // tp)
+        return 2 * heads * (self.head_dim + (self.v_head_dim or self.head_dim))
+
+    def attn_flops_per_token(self, seq, tp: int = 1):
+        return self._pair_flops(tp) * self.tokens_held(seq)
+
+    def _pairs(self, p):
+        """Causal (query, key) pairs of a p-token prompt: sum over i = 1..p of the keys token i sees."""
+        return p * (p + 1) // 2
+
+    def prefill_attn_flops(self, p, tp: int = 1):
+        return self._pair_flops(tp) * self._pairs(p)
+
     def _geometry(self) -> str:
         g = f"{self.num_attention_heads}q/{self.num_key_value_heads}kv x {self.head_dim}"
         if self.v_head_dim:
@@ -202,6 +225,11 @@ class SlidingWindow(_Attention):
     def tokens_held(self, seq, alloc: Allocation = LOGICAL):
         return alloc.window_tokens(seq, self.sliding_window)
 
+    def _pairs(self, p):
+        w = self.sliding_window
+        inside = _min(p, w)
+        return inside * (inside + 1) // 2 + (p - inside) * w
+
     def describe(self) -> str:
         return f"sliding {self.sliding_window:,}, {self._geometry()}"
 
@@ -219,6 +247,11 @@ class ChunkedLocal(_Attention):
 
     def tokens_held(self, seq, alloc: Allocation = LOGICAL):
         return alloc.chunk_tokens(seq, self.attention_chunk_size)
+
+    def _pairs(self, p):
+        c = self.attention_chunk_size
+        full, rest = p // c, p % c
+        return full * (c * (c + 1) // 2) + rest * (rest + 1) // 2
 
     def describe(self) -> str:
         return f"chunked {self.attention_chunk_size:,}, {self._geometry()}"
@@ -259,6 +292,19 @@ class MLA(_Kind):
 
     def tokens_held(self, seq, alloc: Allocation = LOGICAL):
         return alloc.full_tokens(seq)
+
+    def _pair_flops(self, tp: int) -> int:
+        """Absorbed MLA: scores over the latent and rope dims, the weighted sum over the latent."""
+        heads = max(1, self.num_attention_heads // tp)
+        return 2 * heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim)
+
+    def attn_flops_per_token(self, seq, tp: int = 1):
+        return self._pair_flops(tp) * seq
+
+    def prefill_attn_flops(self, p, tp: int = 1):
+        # Prefill runs MLA decompressed (K of nope + rope dims, V of v_head_dim per head).
+        heads = max(1, self.num_attention_heads // tp)
+        return 2 * heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim) * (p * (p + 1) // 2)
 
     def describe(self) -> str:
         return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q"

@@ -171,6 +171,8 @@ class FitResult:
     gpu_memory_bytes: int
     weight_bytes: int
     kv_pool_bytes: int
+    kv_pool_usable_bytes: int
+    """The pool as the engine carves it: whole blocks (plus one request's recurrent state)."""
     kv_bytes_per_token: int
     kv_pool_tokens: int | None
     request_bytes: int
@@ -343,6 +345,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:
         gpu_memory_bytes=lines[0].bytes,
         weight_bytes=w,
         kv_pool_bytes=pool,
+        kv_pool_usable_bytes=usable,
         kv_bytes_per_token=per_tok,
         kv_pool_tokens=tokens,
         request_bytes=req,
@@ -355,6 +358,16 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:
         assumptions=assumptions,
         warnings=warnings,
     )
+
+
+def max_batch_in_memory(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, seqs):
+    """Requests of each length in ``seqs`` (an int or a numpy array) that fit in the KV pool."""
+    f = fit(model, gpu, inp)
+    eng = engine(inp.engine)
+    bs = inp.block_size if inp.block_size is not None else eng.block_size
+    alloc = eng.allocation(bs, inp.max_num_batched_tokens or default_max_num_batched_tokens(gpu))
+    req = request_bytes(model, seqs, kv_dtype(inp.kv_dtype), inp.tp, inp.pp, alloc)
+    return max(f.kv_pool_usable_bytes, 0) // req, f
 
 
 def plan(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_tp: int = 64) -> dict:

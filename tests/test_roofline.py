@@ -1,0 +1,191 @@
+"""Decode and prefill bounds, with the arithmetic written out."""
+
+import numpy as np
+import pytest
+
+from kvcalc.engine.roofline import (
+    allreduce,
+    decode_bound,
+    decode_grid,
+    expected_experts,
+    prefill_bound,
+)
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.loader import validate
+from kvcalc.units import parse_count_list, parse_token_list
+
+A100 = resolve_gpu("a100-80gb")
+H100 = resolve_gpu("h100-sxm")
+
+
+def seventy_b():
+    """The article's 70B: L=80, GQA 8, d=128, fp16, weights taken as 2 B x 70e9 = 140 GB (tied, so
+    every parameter is streamed)."""
+    return validate("model", {
+        "name": "70b", "source": {"url": "test"}, "hidden_size": 8192, "vocab_size": 32000,
+        "tie_word_embeddings": True, "max_position_embeddings": 1 << 20, "params_total": 70 * 10**9,
+        "weight_dtype": "fp16",
+        "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128}},
+        "layers": [{"repeat": 80, "pattern": ["attn"]}],
+    }, "test", None)
+
+
+def test_70b_worked_example():
+    r = decode_bound(seventy_b(), H100, batch=32, seq=4096, kv="fp16")
+    assert r.kv_bytes_read == 2 * 80 * 8 * 128 * 4096 * 32 * 2 == 42_949_672_960
+    # Weights: 140 GB plus the 32 embedding rows the step looks up (32 x 8192 x 2 B).
+    assert r.weight_bytes_read == 140 * 10**9 + 32 * 8192 * 2
+    assert r.kv_share == pytest.approx(42.95 / 182.95, abs=5e-4)  # 23.5%, not 11%
+    long = decode_bound(seventy_b(), H100, batch=32, seq=32768, kv="fp16")
+    assert long.kv_bytes_read == 2 * 80 * 8 * 128 * 32768 * 32 * 2 == 343_597_383_680  # 343.6 GB, not 137
+    # KV equals the weights at s = 140e9 / (2 x 80 x 8 x 128 x 32 x 2) = 13,351.4 tokens.
+    assert r.kv_equals_weights_at_seq == (140 * 10**9 + 32 * 8192 * 2) // (2 * 80 * 8 * 128 * 32 * 2) == 13_351
+
+
+def test_llama2_7b_on_a100_reads_kv_once_and_bandwidth_in_decimal():
+    r = decode_bound(resolve_model("llama2-7b"), A100, batch=1, seq=4096, kv="fp16")
+    streamed = (6_738_415_616 - 32000 * 4096) * 2  # everything but the input embedding table
+    assert streamed == 13_214_687_232  # 13.2 GB
+    assert r.weight_bytes_read == streamed + 4096 * 2  # plus the one embedding row looked up
+    kv = 2 * 32 * 32 * 128 * 4096 * 2
+    assert r.kv_bytes_read == kv  # once: llm-analysis counts it twice
+    # 2.039 TB/s is 2.039e12 B/s (GenZ reads it as GiB/s, 7% off).
+    assert r.t_memory_s == (streamed + 8192 + kv) / 2.039e12
+    assert r.t_bound_s == pytest.approx(7.534e-3, abs=1e-6)
+    assert r.bound_by == "memory"
+
+
+def test_compute_term():
+    m = resolve_model("llama2-7b")
+    r = decode_bound(m, A100, batch=8, seq=1000)
+    matmul = 2 * (6_738_415_616 - 32000 * 4096) * 8
+    attention = 32 * 2 * 32 * (128 + 128) * 1000 * 8
+    assert r.flops == matmul + attention
+    assert r.t_compute_s == (matmul + attention) / 312e12
+
+
+def test_moe_reads_the_experts_it_routes_to():
+    assert expected_experts(256, 8, 1) == pytest.approx(8)
+    assert expected_experts(256, 8, 10_000) == pytest.approx(256)
+    m = resolve_model("deepseek-v3")  # fp8 weights, 58 MoE layers of 256 experts, top-8
+    per_expert = 3 * 7168 * 2048
+    dense = m.params_total - 58 * 256 * per_expert - 129280 * 7168
+    r1 = decode_bound(m, resolve_gpu("h200"), batch=1, seq=1)
+    assert r1.weight_bytes_read == dense + 58 * 8 * per_expert + 7168
+    r64 = decode_bound(m, resolve_gpu("h200"), batch=64, seq=1)
+    expected = dense + 58 * 256 * (1 - (1 - 8 / 256) ** 64) * per_expert + 64 * 7168
+    assert r64.weight_bytes_read == round(expected)
+
+
+def test_compute_bound_batch_is_the_boundary():
+    m = resolve_model("llama3.1-8b")
+    r = decode_bound(m, H100, batch=1, seq=128)
+    b = r.compute_bound_at_batch
+    assert b is not None
+    at = decode_bound(m, H100, batch=b, seq=128)
+    before = decode_bound(m, H100, batch=b - 1, seq=128)
+    assert at.t_compute_s >= at.t_memory_s and before.t_compute_s < before.t_memory_s
+
+
+def test_sliding_only_model_never_reaches_weights():
+    r = decode_bound(resolve_model("mistral-7b-v0.1"), H100, batch=1, seq=4096)
+    assert r.kv_equals_weights_at_seq is None
+
+
+def test_grid_equals_the_point_answers():
+    m = resolve_model("mixtral-8x7b")
+    bs, ss = [1, 7, 64], [100, 4096, 32768]
+    g = decode_grid(m, H100, bs, ss, tp=2)
+    for i, b in enumerate(bs):
+        for j, s in enumerate(ss):
+            r = decode_bound(m, H100, b, s, tp=2)
+            assert g["t_bound_s"][i, j] == pytest.approx(r.t_bound_s, rel=1e-12)
+            assert g["kv_bytes_read"][i, j] == r.kv_bytes_read
+            assert g["weight_bytes_read"][i, j] == pytest.approx(r.weight_bytes_read, abs=1)
+
+
+def test_allreduce_term():
+    m = resolve_model("llama3.1-70b")
+    payload, t = allreduce(m, H100, 32, 4)
+    assert payload == 2 * 80 * 32 * 8192 * 2
+    assert t == payload * 2 * 3 / 4 / (900e9 / 2)
+
+
+def test_prefill_bound():
+    m = resolve_model("llama2-7b")
+    p = prefill_bound(m, A100, 1024)
+    matmul = 2 * (6_738_415_616 - 32000 * 4096) * 1024
+    attention = 32 * 2 * 32 * (128 + 128) * (1024 * 1025 // 2)
+    assert p.flops == matmul + attention
+    assert p.t_bound_s == max((matmul + attention) / 312e12, p.weight_bytes_read / 2.039e12)
+    assert p.bound_by == "compute"
+
+
+def test_lists_and_ranges():
+    assert parse_token_list("1k..128k") == [1024 * 2**i for i in range(8)]
+    assert parse_token_list("1024..4096:1024") == [1024, 2048, 3072, 4096]
+    assert parse_count_list("1,8,32,128") == [1, 8, 32, 128]
+    assert parse_count_list("1..100") == [1, 2, 4, 8, 16, 32, 64, 100]
+
+
+# ---- CLI -----------------------------------------------------------------------------------
+
+def test_roofline_json(cli):
+    d = cli("roofline", "--model", "llama2-7b", "--gpu", "a100", "--batch", "1", "--seq", "4096", "--kv-dtype", "fp16", "--json").json()
+    for k in ("t_memory_s", "t_compute_s", "t_bound_s", "bound_by", "weight_bytes_read", "kv_bytes_read", "kv_share",
+              "tokens_per_s", "kv_equals_weights_at_seq"):
+        assert k in d
+    assert d["bound_by"] == "memory" and d["kv_bytes_read"] == 2 * 32 * 32 * 128 * 4096 * 2
+
+
+def test_roofline_grid_flags_what_does_not_fit(cli):
+    d = cli("roofline", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--batch", "1,32", "--seq", "4k,128k", "--json").json()
+    rows = d["rows"]
+    assert len(rows) == 4
+    big = [r for r in rows if r["batch"] == 32 and r["seq"] == 131072][0]
+    assert big["fits_in_memory"] is False and big["max_batch_in_memory"] < 32
+
+
+def test_roofline_defaults(cli, tmp_path, monkeypatch):
+    r = cli("roofline", "--batch", "32", "--json")
+    assert r.code == 0
+    d = r.json()
+    assert d["inputs"]["model"] == "llama3.1-8b" and d["inputs"]["model_from"] == "built-in default"
+    (tmp_path / "kvcalc.toml").write_text('model = "qwen3-32b"\ngpu = "h200"\n')
+    monkeypatch.chdir(tmp_path)
+    d = cli("roofline", "--batch", "32", "--json").json()
+    assert (d["inputs"]["model"], d["inputs"]["gpu"]) == ("qwen3-32b", "h200")
+    monkeypatch.setenv("KVCALC_MODEL", "mixtral-8x7b")
+    d = cli("roofline", "--batch", "32", "--json").json()
+    assert d["inputs"]["model"] == "mixtral-8x7b" and d["inputs"]["model_from"] == "$KVCALC_MODEL"
+    out = cli("roofline", "--batch", "32").out
+    assert "mixtral-8x7b" in out and "$KVCALC_MODEL" in out
+
+
+def test_roofline_plot_in_the_terminal(cli):
+    r = cli("roofline", "-m", "llama3.1-8b", "-g", "h100", "--batch", "1,64", "--seq", "1k..64k", "--plot")
+    assert r.code == 0
+    assert "Roofline: h100-sxm" in r.out and "Decode step lower bound against context" in r.out
+
+
+def test_roofline_plot_file(cli, tmp_path):
+    out = tmp_path / "roof.svg"
+    r = cli("roofline", "-m", "llama3.1-8b", "-g", "h100", "--batch", "1,64", "--seq", "1k..8k", "--plot-file", out)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert r.code == 2 and "matplotlib is not installed" in r.err
+    else:
+        assert r.code == 0 and out.read_text().startswith("<?xml")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--seq", "8k..1k"], "backwards"),
+    (["--batch", "0"], "--batch"),
+    (["--seq", "1..100000000:1"], "100,000"),
+    (["--compute-dtype", "fp8", "--gpu", "a100"], "fp8"),
+    (["--plot-file", "x.bmp"], ".png"),
+])
+def test_roofline_bad_input(cli, args, needle):
+    r = cli("roofline", *args)
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
