@@ -330,3 +330,24 @@ def roofline_charts(rows, gpu, compute_dtype: str) -> list[dict]:
         {"title": "Decode step lower bound against context", "xlabel": "context, tokens", "ylabel": "seconds per step",
          "series": times},
     ]
+
+
+# ---- check ----------------------------------------------------------------------------------
+
+def render_check(results: list[dict]) -> None:
+    c = console()
+    t = _table(None, ("example / key", "left"), ("expected", "right"), ("got", "right"), ("delta", "right"), ("", "left"))
+    for col in t.columns[1:]:
+        col.no_wrap = True
+    last = None
+    for r in results:
+        if r["example"] != last:
+            t.add_row(f"[bold]{r['example']}[/bold]", "", "", "", "")
+            last = r["example"]
+        got = r["got"]
+        got_s = f"{got:,}" if isinstance(got, int) and not isinstance(got, bool) else (f"{got:.6g}" if isinstance(got, float) else str(got))
+        got_s = got_s if len(got_s) <= 16 else f"{got:.6g}" if isinstance(got, (int, float)) else got_s[:16]
+        t.add_row("  " + r["key"], r["expected"], got_s, r["delta"], "[green]pass[/green]" if r["passed"] else "[bold red]FAIL[/bold red]")
+    c.print(t)
+    failed = sum(not r["passed"] for r in results)
+    c.print(f"{len(results) - failed} passed, {failed} failed")
