@@ -351,3 +351,21 @@ def render_check(results: list[dict]) -> None:
     c.print(t)
     failed = sum(not r["passed"] for r in results)
     c.print(f"{len(results) - failed} passed, {failed} failed")
+
+
+# ---- explain-log ----------------------------------------------------------------------------
+
+def render_explain(ex, where: str) -> None:
+    c = console()
+    c.print(f"[bold]{where}[/bold]: {ex.engine} log, model {ex.model}, max_model_len {ex.seq:,}, GPU {ex.gpu}")
+    t = _table(None, ("", "left"), ("log", "right"), ("kvcalc, log's inputs", "right"), ("kvcalc estimate", "right"),
+               ("est. vs log", "right"))
+    for col in t.columns[1:]:
+        col.no_wrap = True
+    for r in ex.rows:
+        t.add_row(r.quantity, r.log, r.kvcalc_measured, r.kvcalc_estimated, r.difference)
+    c.print(t)
+    _notes(c, "Why they differ", [f"{r.quantity}: {r.reason}" for r in ex.rows], "")
+    _notes(c, "Notes", ex.notes, "")
+    c.print("[dim]GiB = 2^30 B. 'kvcalc, log's inputs' recomputes with what the engine measured; "
+            "'kvcalc estimate' is what kvcalc predicts with no log.[/dim]")
