@@ -30,9 +30,13 @@ def emit_json(doc: dict) -> None:
 
 
 def console():
+    import os
+
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    # NO_COLOR (no-color.org): no escape codes at all, bold included.
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(highlight=False, soft_wrap=False, **({"color_system": None} if plain else {}))
 
 
 def _table(title: str | None = None, *cols: tuple[str, str]):

@@ -26,3 +26,11 @@ def cli(capsys, monkeypatch):
         return Run(code, cap.out, cap.err)
 
     return run
+
+
+@pytest.fixture
+def monkeypatch_env(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("KVCALC_MODEL", raising=False)
+    monkeypatch.delenv("KVCALC_GPU", raising=False)
+    return monkeypatch

@@ -70,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except RecursionError:
+        return fail("input nested too deeply")
+    except Exception as e:  # noqa: BLE001 - the last line of defence: a bug, said in one line
+        return fail(f"internal error: {type(e).__name__}: {e} (a kvcalc bug: please report it with the command)")
     return int(rv) if isinstance(rv, int) else 0
 
 

@@ -74,8 +74,10 @@ def show(
     else:
         from pathlib import Path
 
+        from kvcalc.specs.loader import probe
+
         p = Path(name)
-        if p.exists():
+        if probe(p):
             kind = "gpu" if p.suffix in (".yaml", ".yml") and "memory_bandwidth_bytes_per_s" in p.read_text(errors="replace") else "model"
         else:
             near = suggest("model", name) + suggest("gpu", name)
@@ -134,10 +136,12 @@ def import_(
     from kvcalc.specs.hf import spec_dict_from_config
     from kvcalc.specs.loader import parse_json, read_text, to_yaml, validate
 
+    from kvcalc.specs.loader import probe
+
     p = Path(config)
-    if p.is_dir():
+    if probe(p) == "dir":
         p = p / "config.json"
-    if not p.exists():
+    if probe(p) != "file":
         raise KvcalcError("no such file", config, "a config.json or a folder holding one")
     doc = parse_json(read_text(p), str(p))
     default_name = (p.parent.name if p.name == "config.json" and p.parent.name else p.stem).lower()

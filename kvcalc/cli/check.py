@@ -112,7 +112,9 @@ def load_examples(path: Path) -> list[dict]:
     from kvcalc.specs.loader import parse_yaml, read_text
 
     where = str(path)
-    if not path.is_file():
+    from kvcalc.specs.loader import probe
+
+    if probe(path) != "file":
         raise KvcalcError("no such file", where, "a YAML file of worked examples")
     doc = parse_yaml(read_text(path), where)
     if not isinstance(doc, dict) or not isinstance(doc.get("examples"), list) or not doc["examples"]:

@@ -19,10 +19,15 @@ def _read(path: Optional[str]) -> tuple[str, str]:
     if path in (None, "-"):
         if path is None and sys.stdin.isatty():
             raise KvcalcError("no log given", "LOG", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log")
-        data = sys.stdin.read(64 * 2**20)
+        try:
+            data = sys.stdin.read(64 * 2**20)
+        except (OSError, UnicodeDecodeError) as e:
+            raise KvcalcError(f"cannot read standard input: {e}", "LOG", "a log file, or a log piped in as text") from None
         return data, "standard input"
     p = Path(path)
-    if not p.is_file():
+    from kvcalc.specs.loader import probe
+
+    if probe(p) != "file":
         raise KvcalcError("no such file", path, "a vLLM or SGLang start-up log")
     return read_text(p), path
 

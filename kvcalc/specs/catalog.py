@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.loader import parse_json, parse_yaml, read_text, validate
+from kvcalc.specs.loader import parse_json, parse_yaml, probe, read_text, validate
 
 Kind = Literal["model", "gpu"]
 _PKG = Path(__file__).resolve().parent.parent
@@ -96,9 +96,9 @@ def canonical_name(kind: Kind, ref: str) -> str | None:
 
 def load_spec_file(kind: Kind, path: Path, trusted: bool = False):
     """A YAML (or JSON) spec file, or for models a Hugging Face config.json or a folder holding one."""
-    if path.is_dir():
+    if probe(path) == "dir":
         cfg = path / "config.json"
-        if kind == "model" and cfg.is_file():
+        if kind == "model" and probe(cfg) == "file":
             path = cfg
         else:
             want = "a folder holding config.json" if kind == "model" else "a GPU spec YAML file"
@@ -132,7 +132,7 @@ def resolve(kind: Kind, ref: str, where: str | None = None):
     if name:
         return _load_catalog(kind, name)
     p = Path(ref).expanduser()
-    if p.exists():
+    if probe(p):
         return load_spec_file(kind, p)
     if ref.endswith((".yaml", ".yml", ".json")) or "/" in ref and not ref.count("/") == 1:
         raise KvcalcError("no such file", ref, f"a {kind} name, or the path of a YAML spec" + (" or config.json" if kind == "model" else ""))

@@ -86,6 +86,8 @@ class _Cfg:
                 raise KvcalcError(f"field {key!r} is {v!r}", self.where, "a positive integer")
         if positive and v <= 0:
             raise KvcalcError(f"field {key!r} is {v}", self.where, "a positive integer")
+        if key == "num_hidden_layers" and v > 100_000:
+            raise KvcalcError(f"field {key!r} is {v:,}", self.where, "at most 100,000 layers")
         if not positive and v < 0:
             raise KvcalcError(f"field {key!r} is {v}", self.where, "a non-negative integer")
         return v
@@ -547,7 +549,7 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
         else:
             warnings.append(f"unknown model_type {mt!r}: read from the standard fields (supported: {', '.join(SUPPORTED)})")
             _unknown(c, b, warnings)
-    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError) as e:
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, IndexError, OverflowError) as e:
         if isinstance(e, KvcalcError):
             raise
         raise KvcalcError(f"cannot read this {mt} config: {e}", where, "the fields of the official config.json") from None

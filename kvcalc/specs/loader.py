@@ -187,3 +187,15 @@ def to_yaml(doc: dict) -> str:
 
     Dumper.add_representer(list, _list)
     return yaml.dump(doc, Dumper=Dumper, sort_keys=False, width=100, allow_unicode=True)
+
+
+def probe(path) -> str | None:
+    """'file', 'dir' or None, for any string a user typed (too long, NUL bytes, no permission: None)."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return "dir" if stat.S_ISDIR(mode) else "file"

@@ -18,6 +18,7 @@ from kvcalc.engine.dtypes import normalize_weight_dtype
 from kvcalc.engine.layers import FORBID, LayerKind, Pos, check_positive, layer_from_dict
 
 NonNeg = Annotated[int, Ge(0)]
+MAX_LAYERS = 100_000
 SPEC = dict(kw_only=True)
 
 
@@ -100,6 +101,8 @@ class ModelSpec:
         self.weight_dtype = normalize_weight_dtype(self.weight_dtype, "weight_dtype")
         if not self.layer_kinds or not self.layers:
             raise ValueError("a model needs at least one layer kind and one layer group")
+        if self.num_layers > MAX_LAYERS:
+            raise ValueError(f"{self.num_layers:,} layers is more than kvcalc accepts ({MAX_LAYERS:,})")
         for gi, g in enumerate(self.layers):
             for name in g.pattern:
                 if name not in self.layer_kinds:

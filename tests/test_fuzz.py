@@ -1,0 +1,133 @@
+"""Fuzzing every command: any outcome but a normal result or one error line with exit code 2 is a bug.
+
+Cases run per test are set below; the totals are recorded in the closing note of the work.
+"""
+
+import json
+import os
+import string
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kvcalc.cli.app import main
+
+# KVCALC_FUZZ=10 runs ten times the cases (for a deeper run by hand; CI runs the default).
+SCALE = int(os.environ.get("KVCALC_FUZZ", "1"))
+COMMANDS = ["size", "fit", "roofline", "models", "gpus", "show", "import", "schema", "check", "explain-log"]
+OPTIONS = ["--model", "--gpu", "--seq", "--batch", "--tp", "--pp", "--kv-dtype", "--engine", "--block-size",
+           "--weights", "--gpu-memory", "--activation", "--non-torch", "--util", "--concurrency", "--json",
+           "--max-num-batched-tokens", "--weight-dtype", "--compute-dtype", "--plot", "--prefill", "--allreduce", "-h"]
+VALUES = ["llama2-7b", "h100", "4k", "0", "-1", "1e400", "9" * 80, "1.5", "fp8", "vllm", "nan", "", "\u00e9\u00df\u2603",
+          "1k..1M", "8..1", "80GiB", "1,2,3", "deepseek-v3", "gemma3-27b", "jamba", "qwen3-next", "512", "3", "x" * 300]
+SAFE_TEXT = st.text(alphabet=string.printable + "\u00e9\u2603\u00a0", max_size=20)
+
+
+def outcome(capsys, argv):
+    code = main(argv)
+    cap = capsys.readouterr()
+    assert code in (0, 1, 2), (argv, code, cap.err)
+    if code == 2:
+        lines = cap.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("kvcalc: error: "), (argv, cap.err)
+    assert "internal error" not in cap.err, (argv, cap.err)
+    assert "Traceback" not in cap.err
+    if code == 0 and "--json" in argv and "-h" not in argv:
+        json.loads(cap.out)
+    return code
+
+
+@settings(max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.sampled_from(COMMANDS), st.lists(st.one_of(st.sampled_from(OPTIONS), st.sampled_from(VALUES), SAFE_TEXT), max_size=8))
+def test_random_arguments(capsys, monkeypatch_env, cmd, args):
+    outcome(capsys, [cmd, *args])
+
+
+@st.composite
+def junk(draw, depth=0):
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=True),
+                     st.text(max_size=12), st.sampled_from(["full", "sliding", "mla", "state", "attn", "bf16", "80GB"]))
+    if depth > 2:
+        return draw(leaf)
+    return draw(st.one_of(leaf, st.lists(junk(depth=depth + 1), max_size=4),
+                          st.dictionaries(st.sampled_from(KEYS), junk(depth=depth + 1), max_size=6)))
+
+
+KEYS = ["name", "source", "url", "hidden_size", "vocab_size", "max_position_embeddings", "params_total", "layer_kinds",
+        "layers", "repeat", "pattern", "kind", "num_attention_heads", "num_key_value_heads", "head_dim",
+        "sliding_window", "moe", "weight_dtype", "state_bytes", "kv_lora_rank", "model_type", "num_hidden_layers",
+        "intermediate_size", "text_config", "layer_types", "torch_dtype", "memory_bytes", "flops_bf16", "extra"]
+
+GOOD = {"name": "fz", "source": {"url": "u"}, "hidden_size": 4096, "vocab_size": 32000, "max_position_embeddings": 4096,
+        "params_total": 7 * 10**9, "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 32,
+                                                            "num_key_value_heads": 8, "head_dim": 128}},
+        "layers": [{"repeat": 32, "pattern": ["attn"]}]}
+
+
+@settings(max_examples=300 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.one_of(junk(), st.builds(lambda k, v: {**GOOD, k: v}, st.sampled_from(KEYS), junk()),
+                 st.builds(lambda k, v: {**GOOD, "layer_kinds": {"attn": {**GOOD["layer_kinds"]["attn"], k: v}}},
+                           st.sampled_from(KEYS), junk())))
+def test_random_spec_documents(capsys, tmp_path_factory, monkeypatch_env, doc):
+    d = tmp_path_factory.mktemp("spec")
+    y = d / "spec.yaml"
+    y.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    outcome(capsys, ["size", "--model", str(y), "--seq", "4k", "--json"])
+    outcome(capsys, ["fit", "--model", str(y), "--gpu", "h100", "--seq", "4k", "--json"])
+    j = d / "config.json"
+    j.write_text(json.dumps(doc if isinstance(doc, dict) else {"model_type": "llama", "x": doc}, default=str))
+    outcome(capsys, ["import", str(j)])
+    g = d / "gpu.yaml"
+    g.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    outcome(capsys, ["fit", "--model", "llama2-7b", "--gpu", str(g), "--seq", "4k", "--json"])
+
+
+@settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(st.sampled_from(["llama2-7b.json", "gemma3-27b.json", "deepseek-v3.json", "jamba-v0.1.json", "gpt-oss-20b.json",
+                        "qwen3-next-80b-a3b.json", "llama4-scout.json", "falcon-7b.json"]),
+       st.sampled_from(KEYS + ["n_routed_experts", "sliding_window_pattern", "no_rope_layers", "full_attention_interval",
+                               "attn_layer_period", "multi_query", "num_local_experts", "quantization_config"]),
+       junk())
+def test_random_config_fields(capsys, tmp_path_factory, monkeypatch_env, base, key, value):
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).parent / "configs" / base).read_text())
+    target = cfg.get("text_config", cfg)
+    target[key] = value
+    p = tmp_path_factory.mktemp("cfg") / "config.json"
+    p.write_text(json.dumps(cfg, default=str))
+    outcome(capsys, ["import", str(p)])
+    outcome(capsys, ["size", "--model", str(p), "--seq", "1k", "--json"])
+
+
+def test_special_files(capsys, tmp_path, monkeypatch_env):
+    cases = {
+        "empty.yaml": "",
+        "bomb.yaml": "a: &a [1,2]\nb: &b [*a,*a]\nc: &c [*b,*b]\n",
+        "deep.yaml": "[" * 5000 + "]" * 5000,
+        "deep.json": "[" * 100000 + "]" * 100000,
+        "binary.yaml": "\x00\x01\x02",
+        "tab.yaml": "name:\tx\n\t- y",
+    }
+    for name, text in cases.items():
+        p = tmp_path / name
+        p.write_text(text)
+        assert outcome(capsys, ["size", "--model", str(p), "--seq", "4k"]) == 2
+    b = tmp_path / "latin1.yaml"
+    b.write_bytes(b"name: \xe9\xff\n")
+    assert outcome(capsys, ["size", "--model", str(b), "--seq", "4k"]) == 2
+
+
+def test_huge_numbers_stay_exact(capsys, monkeypatch_env):
+    # A 1M-token context on a 1T-parameter model at batch 4096: exact integers end to end.
+    main(["size", "--model", "kimi-k2", "--seq", "1M", "--batch", "4096", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["kv_bytes_total"] == 61 * (512 + 64) * 2 * 1048576 * 4096
+    assert d["exceeds_max_context"] is True
+    main(["fit", "--model", "kimi-k2", "--gpu", "b200", "--tp", "8", "--seq", "1M", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert isinstance(d["weight_bytes"], int) and d["max_concurrency"] == 0
+    main(["roofline", "--model", "kimi-k2", "--gpu", "b200", "--tp", "8", "--seq", "1M", "--batch", "4096", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["kv_bytes_read"] == 61 * 576 * 2 * 1048576 * 4096 and d["fits_in_memory"] is False
