@@ -23,6 +23,7 @@ CASES = [
     ("kvcalc size ... --json", [KV, "size", "--model", "llama2-7b", "--seq", "4096", "--json"]),
     ("kvcalc fit --model llama3.1-8b --gpu h100 --seq 8k", [KV, "fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k"]),
     ("kvcalc size --model Llama-2-7b-hf (alias scan)", [KV, "size", "--model", "Llama-2-7b-hf", "--seq", "4096"]),
+    ("kvcalc roofline --batch 32", [KV, "roofline", "--batch", "32"]),
 ]
 
 

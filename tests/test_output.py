@@ -1,0 +1,60 @@
+"""Output stability: generated docs are current, help carries examples, tables fit 80 columns,
+NO_COLOR and pipes carry no escape codes."""
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = ["size", "fit", "roofline", "models", "gpus", "show", "import", "schema", "check", "explain-log"]
+
+
+def test_cli_reference_is_current():
+    from kvcalc.cli.docs import generate
+
+    assert (ROOT / "docs" / "cli.md").read_text() == generate(), "stale: python -m kvcalc.cli.docs > docs/cli.md"
+
+
+@pytest.mark.parametrize("cmd", [None] + COMMANDS)
+def test_help_carries_an_example(cli, cmd):
+    r = cli(*([cmd] if cmd else []), "--help")
+    assert r.code == 0
+    assert "Example: " in r.out and "kvcalc " in r.out
+
+
+TABLES = [
+    ["size", "--model", "gemma3-27b", "--seq", "128k", "--engine", "vllm", "--tp", "2"],
+    ["size", "--model", "jamba", "--seq", "256k", "--batch", "4"],
+    ["fit", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "8k", "--concurrency", "64"],
+    ["roofline", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--batch", "1,64", "--seq", "1k..16k", "--plot",
+     "--prefill", "4k", "--allreduce"],
+    ["roofline", "--model", "llama2-7b", "--gpu", "a100", "--seq", "4096", "--allreduce"],
+    ["models"], ["gpus"], ["show", "qwen3-next"], ["show", "mi355x"],
+    ["check", str(ROOT / "docs" / "worked-examples.yaml")],
+    ["explain-log", str(ROOT / "tests" / "logs" / "vllm-0.8-llama3.1-8b.log")],
+]
+
+
+@pytest.mark.parametrize("args", TABLES, ids=lambda a: " ".join(a[:3]))
+def test_tables_fit_80_columns(cli, monkeypatch, args):
+    monkeypatch.setenv("COLUMNS", "80")
+    r = cli(*args)
+    assert r.code == 0, r.err
+    wide = [line for line in r.out.splitlines() if len(line) > 80]
+    assert not wide, wide[:3]
+    assert "\x1b[" not in r.out
+
+
+@pytest.mark.parametrize("args", TABLES[:4], ids=lambda a: " ".join(a[:3]))
+def test_no_color_means_no_escape_codes(cli, monkeypatch, args):
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as if on a terminal
+    monkeypatch.setenv("NO_COLOR", "1")
+    r = cli(*args)
+    assert r.code == 0 and "\x1b[" not in r.out
+
+
+def test_forced_colour_does_colour(cli, monkeypatch):
+    """The control for the test above: without NO_COLOR, a forced terminal gets escape codes."""
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in cli(*TABLES[0]).out
