@@ -373,3 +373,29 @@ def render_explain(ex, where: str) -> None:
     _notes(c, "Notes", ex.notes, "")
     c.print("[dim]GiB = 2^30 B. 'kvcalc, log's inputs' recomputes with what the engine measured; "
             "'kvcalc estimate' is what kvcalc predicts with no log.[/dim]")
+
+
+# ---- paging ---------------------------------------------------------------------------------
+
+def render_paging(r, model, gpu, inputs: dict, assumptions: list[str]) -> None:
+    c = console()
+    c.print(f"[bold]{model.name}[/bold] on [bold]{gpu.name}[/bold]: {inputs['workload']}, {r.requests:,} requests "
+            f"(mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, KV pool {fmt_si(r.pool_bytes)} ({fmt_iec(r.pool_bytes)})")
+    t = _table(None, ("policy", "left"), ("utilisation", "right"), ("pool used", "right"), ("wasted", "right"),
+               ("free, unusable", "right"), ("requests", "right"))
+    for col in t.columns:
+        col.no_wrap = True
+    for p in r.policies:
+        t.add_row(p.policy, f"{p.utilization:.1%}", f"{p.pool_utilization:.1%}", fmt_si(p.wasted_bytes),
+                  fmt_si(p.external_bytes), f"{p.mean_concurrency:,.1f}")
+    c.print(t)
+    c.print(f"paged (block 16) over contiguous preallocation: [bold]{r.paged_over_contiguous:.2f}x[/bold] the requests")
+    if r.prefix_sharing:
+        s = r.prefix_sharing
+        c.print(f"shared prefix of {s['shared_prefix_tokens']:,} tokens ({s['shared_blocks']} blocks stored once, "
+                f"{s['copied_tokens_per_request']} tokens copied per request): {s['max_concurrency_without']:,} -> "
+                f"{s['max_concurrency_with']:,} requests ({s['gain']:.2f}x)")
+    _notes(c, "Notes", r.notes, "yellow")
+    _notes(c, "Assumptions", assumptions)
+    c.print("[dim]utilisation: live bytes / reserved; pool used: live / pool; wasted: reserved, not live (reservation "
+            "or last-block); free, unusable: holes and the tail too small for the next request. GB = 10^9 B.[/dim]")

@@ -1,0 +1,253 @@
+"""Allocation policies on a request workload: reservation, internal and external fragmentation.
+
+Every policy sees the same stream: requests queue in arrival order (the queue never empties, so the
+pool is always contended), each is admitted first-come first-served when its allocation fits,
+holds it for a lifetime proportional to its generated tokens, then frees it. Whenever the request
+at the head of the queue cannot be admitted, the pool is as full as this policy can make it: those
+moments are sampled (after a warm-up), and the policy's figures are averages over them.
+
+A request is sized at its full length (prompt + output), the peak it reaches:
+- ``prealloc``: contiguous, reserved for ``max_len`` tokens (output length unknown at admission);
+- ``contiguous``: contiguous, exactly its length (an oracle), placed first-fit: holes appear;
+- ``paged-B``: blocks of B tokens anywhere in the pool: only the last block is partly empty.
+Bytes per request come from the model's layer kinds (``request_bytes``), so sliding windows and
+MLA are sized as they really are.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from kvcalc.engine.kv import request_bytes
+from kvcalc.engine.layers import LOGICAL, Allocation
+from kvcalc.errors import KvcalcError
+
+BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
+WARMUP = 0.1
+
+
+@dataclass
+class PolicyResult:
+    policy: str
+    block_size: int | None
+    utilization: float
+    """Bytes of live tokens / bytes reserved for them (the allocator's view)."""
+    pool_utilization: float
+    """Bytes of live tokens / the whole pool, when the next request is refused."""
+    reserved_bytes: int
+    live_bytes: int
+    wasted_bytes: int
+    """Reserved but not holding live tokens: reservation waste or the partly empty last blocks."""
+    external_bytes: int
+    """Free but unusable when the next request is refused: holes (and the tail smaller than it)."""
+    max_concurrency: int
+    """Requests resident at once when the pool is full (the mean over the samples, rounded)."""
+    mean_concurrency: float
+    samples: int
+
+
+@dataclass
+class PagingResult:
+    pool_bytes: int
+    requests: int
+    max_len: int
+    mean_len: float
+    shared_prefix: int
+    policies: list[PolicyResult]
+    paged_over_contiguous: float
+    """Concurrency of paged (block 16) over contiguous preallocation."""
+    prefix_sharing: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _simulate_fixed(need, live, life, pool: int, progress=None):
+    """Policies without external fragmentation: admission only needs enough free bytes.
+
+    Returns (samples, sum of live, sum of reserved, sum of residents) over the refusals after warm-up.
+    """
+    n = len(need)
+    push, pop = heapq.heappush, heapq.heappop
+    free = pool
+    t = 0.0
+    heap: list = []
+    live_now = res_now = 0
+    k = s_live = s_res = s_conc = 0
+    warm = int(n * WARMUP)
+    i = 0
+    if n and need[0] > pool:
+        return 0, 0, 0, 0
+    step = 8192
+    while i < n:
+        ni = need[i]
+        if ni <= free:
+            free -= ni
+            live_now += live[i]
+            res_now += ni
+            push(heap, (t + life[i], i))
+            i += 1
+            if progress is not None and not i % step:
+                progress(step)
+            continue
+        if i >= warm:
+            k += 1
+            s_live += live_now
+            s_res += res_now
+            s_conc += len(heap)
+        if not heap:
+            break  # this request can never fit
+        t, j = pop(heap)
+        free += need[j]
+        live_now -= live[j]
+        res_now -= need[j]
+    return k, s_live, s_res, s_conc
+
+
+def _simulate_first_fit(need, live, life, pool: int, progress=None):
+    """Contiguous exact-length allocation, first fit in one address space: holes form.
+
+    The free holes are kept sorted by address (two plain lists: a few hundred entries at most,
+    where a linear scan beats any structure in Python)."""
+    from bisect import bisect_left
+
+    n = len(need)
+    starts, sizes = [0], [pool]
+    push, pop = heapq.heappush, heapq.heappop
+    t = 0.0
+    heap: list = []
+    where: dict[int, int] = {}
+    live_now = res_now = 0
+    k_s = s_live = s_res = s_conc = 0
+    warm = int(n * WARMUP)
+    i = 0
+    if n and need[0] > pool:
+        return 0, 0, 0, 0
+    step = 8192
+    while i < n:
+        ni = need[i]
+        for k, z in enumerate(sizes):
+            if z >= ni:
+                break
+        else:
+            k = -1
+        if k >= 0:
+            where[i] = starts[k]
+            if z == ni:
+                del starts[k], sizes[k]
+            else:
+                starts[k] += ni
+                sizes[k] = z - ni
+            live_now += live[i]
+            res_now += ni
+            push(heap, (t + life[i], i))
+            i += 1
+            if progress is not None and not i % step:
+                progress(step)
+            continue
+        if i >= warm:
+            k_s += 1
+            s_live += live_now
+            s_res += res_now
+            s_conc += len(heap)
+        if not heap:
+            break
+        t, j = pop(heap)
+        s, z = where.pop(j), need[j]
+        live_now -= live[j]
+        res_now -= z
+        k = bisect_left(starts, s)
+        # Coalesce with the hole before and the hole after.
+        merge_prev = k > 0 and starts[k - 1] + sizes[k - 1] == s
+        merge_next = k < len(starts) and s + z == starts[k]
+        if merge_prev and merge_next:
+            sizes[k - 1] += z + sizes[k]
+            del starts[k], sizes[k]
+        elif merge_prev:
+            sizes[k - 1] += z
+        elif merge_next:
+            starts[k] = s
+            sizes[k] += z
+        else:
+            starts.insert(k, s)
+            sizes.insert(k, z)
+    return k_s, s_live, s_res, s_conc
+
+
+def _summarise(policy: str, bs, sums, pool: int) -> PolicyResult:
+    k, s_live, s_res, s_conc = sums
+    if not k:
+        return PolicyResult(policy, bs, 0.0, 0.0, 0, 0, 0, pool, 0, 0.0, 0)
+    live, res, conc = s_live / k, s_res / k, s_conc / k
+    return PolicyResult(
+        policy=policy, block_size=bs,
+        utilization=live / res if res else 0.0,
+        pool_utilization=live / pool,
+        reserved_bytes=round(res), live_bytes=round(live), wasted_bytes=round(res - live),
+        external_bytes=round(pool - res), max_concurrency=round(conc), mean_concurrency=conc, samples=k,
+    )
+
+
+def simulate(model, lengths, lifetimes, pool_bytes: int, max_len: int, kv: str = "bf16", tp: int = 1,
+             shared_prefix: int = 0, block_sizes=BLOCK_SIZES, progress=None) -> PagingResult:
+    """Compare the policies on one workload. ``lengths`` and ``lifetimes`` are numpy arrays."""
+    import numpy as np
+
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if lengths.size == 0:
+        raise KvcalcError("the workload has no requests", "--lengths/--trace", "at least one request")
+    if pool_bytes <= 0:
+        raise KvcalcError("the KV pool is empty: the weights do not leave room", "--model/--gpu", "a GPU with memory to spare")
+    if int(lengths.max()) > max_len:
+        raise KvcalcError(f"a request of {int(lengths.max()):,} tokens exceeds --max-len {max_len:,}", "--max-len",
+                          "a max length at least the longest request")
+    life = np.asarray(lifetimes, dtype=np.float64)
+    live = np.asarray(request_bytes(model, lengths, kv, tp, 1, LOGICAL), dtype=np.int64)
+    policies = []
+    plans = [("prealloc", None, np.full(lengths.size, request_bytes(model, max_len, kv, tp), dtype=np.int64))]
+    for b in block_sizes:
+        plans.append((f"paged-{b}", b, np.asarray(request_bytes(model, lengths, kv, tp, 1, Allocation(f"paged-{b}", block_size=b)), dtype=np.int64)))
+    for name, bs, need in plans:
+        policies.append(_summarise(name, bs, _simulate_fixed(need.tolist(), live.tolist(), life.tolist(), pool_bytes, progress), pool_bytes))
+    ff = _simulate_first_fit(live.tolist(), live.tolist(), life.tolist(), pool_bytes, progress)
+    policies.insert(1, _summarise("contiguous", None, ff, pool_bytes))
+    by = {p.policy: p for p in policies}
+    base = by["prealloc"].mean_concurrency
+    gain = by["paged-16"].mean_concurrency / base if base and "paged-16" in by else float("inf")
+    notes = []
+    sharing = None
+    if shared_prefix:
+        sharing = prefix_sharing(model, lengths, life, pool_bytes, shared_prefix, kv, tp, progress)
+    return PagingResult(pool_bytes, int(lengths.size), max_len, float(lengths.mean()), shared_prefix, policies, gain,
+                        sharing, notes)
+
+
+def prefix_sharing(model, lengths, life, pool_bytes: int, prefix: int, kv: str, tp: int, progress=None,
+                   block_size: int = 16) -> dict:
+    """Paged (block 16) with ``prefix`` tokens common to every request stored once: the prefix's
+    whole blocks are shared, its partial last block is copied into each request (copy-on-write)."""
+    import numpy as np
+
+    b = block_size
+    shared_blocks = prefix // b
+    shared_tokens = shared_blocks * b
+    per_token = request_bytes(model, b, kv, tp, 1, LOGICAL) // b if all(
+        k.kind in ("full", "mla") for k in model.layer_kinds.values()) else None
+    if per_token is None:
+        raise KvcalcError("prefix sharing is modelled for full-attention and MLA layers only", "--shared-prefix",
+                          "a model without sliding, chunked or state layers")
+    own = np.asarray(request_bytes(model, lengths - shared_tokens, kv, tp, 1, Allocation("paged", block_size=b)), dtype=np.int64)
+    shared = shared_tokens * per_token
+    pool = pool_bytes - shared
+    live = np.asarray(request_bytes(model, lengths, kv, tp, 1, LOGICAL), dtype=np.int64)
+    without = np.asarray(request_bytes(model, lengths, kv, tp, 1, Allocation("paged", block_size=b)), dtype=np.int64)
+    s_with = _summarise("paged-16+prefix", b, _simulate_fixed(own.tolist(), live.tolist(), life.tolist(), pool, progress), pool)
+    s_without = _summarise("paged-16", b, _simulate_fixed(without.tolist(), live.tolist(), life.tolist(), pool_bytes, progress), pool_bytes)
+    return {
+        "shared_prefix_tokens": prefix,
+        "shared_blocks": shared_blocks,
+        "shared_bytes": shared,
+        "copied_tokens_per_request": prefix - shared_tokens,
+        "max_concurrency_without": s_without.max_concurrency,
+        "max_concurrency_with": s_with.max_concurrency,
+        "gain": (s_with.mean_concurrency / s_without.mean_concurrency) if s_without.mean_concurrency else float("inf"),
+    }

@@ -1,0 +1,135 @@
+"""Request-length workloads: distributions typed on the command line, and trace files.
+
+A workload is two arrays: each request's total length (prompt + output tokens) and its lifetime
+in decode steps (its output tokens, the time it holds its cache).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from kvcalc.errors import KvcalcError
+
+ACCEPTED = ("uniform:MIN..MAX, lognormal:median=M,sigma=S, fixed:N (token counts such as 600 or 4k), "
+            "or --trace FILE")
+TRACE_ACCEPTED = ("JSON Lines or CSV with a prompt and an output token count per request "
+                  "(prompt_tokens/output_tokens, input_tokens/output_tokens, prompt_len/output_len or prompt/output)")
+PROMPT_KEYS = ("prompt_tokens", "input_tokens", "prompt_len", "input_len", "prompt")
+OUTPUT_KEYS = ("output_tokens", "completion_tokens", "output_len", "generated_tokens", "output")
+
+
+def _tokens(v: str, where: str) -> int:
+    from kvcalc.units import parse_tokens
+
+    return parse_tokens(v, where)
+
+
+def sample_lengths(spec: str, n: int, seed: int, max_len: int):
+    """(lengths, lifetimes, description, notes) for ``n`` requests of a typed distribution."""
+    import numpy as np
+
+    where = "--lengths"
+    s = str(spec).strip()
+    kind, _, arg = s.partition(":")
+    kind = kind.strip().lower()
+    rng = np.random.default_rng(seed)
+    notes = []
+    if kind == "fixed" and arg:
+        n_tok = _tokens(arg, where)
+        if n_tok > max_len:
+            raise KvcalcError(f"fixed length {n_tok:,} exceeds --max-len {max_len:,}", where, "a length up to --max-len")
+        lengths = np.full(n, n_tok, dtype=np.int64)
+    elif kind == "uniform" and ".." in arg:
+        lo_s, hi_s = arg.split("..", 1)
+        lo, hi = _tokens(lo_s, where), _tokens(hi_s, where)
+        if hi < lo:
+            raise KvcalcError(f"uniform range {arg!r} runs backwards", where, "uniform:MIN..MAX with MIN <= MAX")
+        if hi > max_len:
+            raise KvcalcError(f"uniform range reaches {hi:,}, over --max-len {max_len:,}", where, "a range within --max-len")
+        lengths = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64)
+    elif kind == "lognormal" and arg:
+        params = {}
+        for part in arg.split(","):
+            k, eq, v = part.partition("=")
+            if not eq or k.strip() not in ("median", "sigma") or k.strip() in params:
+                raise KvcalcError(f"cannot read {part!r} in {spec!r}", where, "lognormal:median=600,sigma=1.0")
+            params[k.strip()] = v.strip()
+        if set(params) != {"median", "sigma"}:
+            raise KvcalcError(f"lognormal needs median and sigma, got {spec!r}", where, "lognormal:median=600,sigma=1.0")
+        median = _tokens(params["median"], where)
+        try:
+            sigma = float(params["sigma"])
+        except ValueError:
+            raise KvcalcError(f"sigma {params['sigma']!r} is not a number", where, "a sigma such as 1.0") from None
+        if not (0 <= sigma <= 10) or math.isnan(sigma):
+            raise KvcalcError(f"sigma {sigma} is out of range", where, "a sigma between 0 and 10")
+        if median > max_len:
+            raise KvcalcError(f"median {median:,} exceeds --max-len {max_len:,}", where, "a median within --max-len")
+        raw = np.rint(rng.lognormal(mean=math.log(median), sigma=sigma, size=n))
+        capped = int((raw > max_len).sum())
+        lengths = np.clip(raw, 1, max_len).astype(np.int64)
+        if capped:
+            notes.append(f"{capped:,} of {n:,} sampled lengths ({capped / n:.1%}) exceeded --max-len and were capped at {max_len:,}")
+    else:
+        raise KvcalcError(f"cannot read the workload {spec!r}", where, ACCEPTED)
+    # Without a prompt/output split, a request holds its cache for a time proportional to its length.
+    return lengths, lengths.astype(np.float64), s, notes
+
+
+def read_trace(text: str, where: str, max_len: int, is_csv: bool):
+    """(lengths, lifetimes, description, notes) from a trace of prompt and output token counts."""
+    import csv
+    import io
+    import json
+
+    import numpy as np
+
+    rows: list[tuple[int, int]] = []
+
+    def take(rec, line_no):
+        if not isinstance(rec, dict):
+            raise KvcalcError("a record is not an object", f"{where}, line {line_no}", TRACE_ACCEPTED)
+        p = next((rec[k] for k in PROMPT_KEYS if k in rec), None)
+        o = next((rec[k] for k in OUTPUT_KEYS if k in rec), None)
+        if p is None or o is None:
+            raise KvcalcError("no prompt or output token count", f"{where}, line {line_no}", TRACE_ACCEPTED)
+        try:
+            p_i, o_i = int(str(p).strip()), int(str(o).strip())
+        except (TypeError, ValueError):
+            raise KvcalcError(f"token counts must be whole numbers, got {p!r} and {o!r}", f"{where}, line {line_no}",
+                              TRACE_ACCEPTED) from None
+        if p_i < 0 or o_i < 0 or p_i + o_i == 0:
+            raise KvcalcError(f"token counts must be positive, got {p_i} and {o_i}", f"{where}, line {line_no}", TRACE_ACCEPTED)
+        if p_i + o_i > max_len:
+            raise KvcalcError(f"request of {p_i + o_i:,} tokens exceeds --max-len {max_len:,}", f"{where}, line {line_no}",
+                              "a --max-len at least the longest request")
+        rows.append((p_i, o_i))
+
+    if is_csv:
+        reader = csv.DictReader(io.StringIO(text))
+        if not reader.fieldnames:
+            raise KvcalcError("the trace is empty", where, TRACE_ACCEPTED)
+        try:
+            for rec in reader:
+                take({k.strip().lower(): v for k, v in rec.items() if k}, reader.line_num)
+        except csv.Error as e:
+            raise KvcalcError(f"malformed CSV: {e}", f"{where}, line {reader.line_num}", TRACE_ACCEPTED) from None
+    else:
+        for no, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as e:
+                raise KvcalcError(f"malformed JSON: {getattr(e, 'msg', e)}", f"{where}, line {no}", TRACE_ACCEPTED) from None
+            take(rec, no)
+    if not rows:
+        raise KvcalcError("the trace has no requests", where, TRACE_ACCEPTED)
+    arr = np.array(rows, dtype=np.int64)
+    lengths = arr[:, 0] + arr[:, 1]
+    return lengths, (arr[:, 1] + 1).astype(np.float64), f"trace {where} ({len(rows):,} requests)", []
+
+
+def is_csv_name(name: str) -> bool:
+    return bool(re.search(r"\.csv$", name, re.I))

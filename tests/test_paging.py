@@ -1,0 +1,116 @@
+"""Paging simulation: exact on uniform workloads, and the vLLM paper's shape on a realistic one."""
+
+import numpy as np
+import pytest
+
+from kvcalc.engine.paging import simulate
+from kvcalc.specs.catalog import resolve_model
+from kvcalc.specs.loader import validate
+from kvcalc.workload import sample_lengths
+
+P = 2 * 32 * 8 * 128 * 2  # bytes per token of llama3.1-8b (32 layers, 8 KV heads, d=128, bf16)
+
+
+def test_fixed_lengths_are_exact():
+    m = resolve_model("llama3.1-8b")
+    pool = 40 * 4000 * P  # room for 40 preallocated requests of 4,000 tokens
+    L = np.full(2000, 1000)
+    r = simulate(m, L, L.astype(float), pool, max_len=4000)
+    by = {p.policy: p for p in r.policies}
+    assert by["prealloc"].max_concurrency == 40 and by["prealloc"].utilization == pytest.approx(1000 / 4000)
+    assert by["contiguous"].max_concurrency == 160000 // 1000 and by["contiguous"].utilization == 1.0
+    assert by["paged-16"].max_concurrency == 160000 // 1008  # ceil(1000 / 16) x 16 = 1,008 tokens each
+    assert by["paged-16"].utilization == pytest.approx(1000 / 1008)
+    assert by["paged-16"].wasted_bytes == 158 * 8 * P
+    assert by["paged-128"].max_concurrency == 160000 // 1024
+    assert r.paged_over_contiguous == pytest.approx(158 / 40)
+
+
+def test_realistic_workload_shows_why_paging_pays():
+    """Kwon et al. 2023: preallocation uses under 40% of what it reserves, paging at block 16
+    wastes under 4%, and concurrency more than doubles. Here from first principles."""
+    m = resolve_model("llama3.1-8b")
+    L, life, _, _ = sample_lengths("lognormal:median=600,sigma=1.0", 20000, 0, 8192)
+    r = simulate(m, L, life, 55 * 2**30, max_len=8192)
+    by = {p.policy: p for p in r.policies}
+    assert by["prealloc"].utilization < 0.40
+    assert 1 - by["paged-16"].utilization < 0.04
+    assert r.paged_over_contiguous > 2
+    # External fragmentation: exact-length contiguous allocation leaves holes paging does not.
+    assert by["contiguous"].pool_utilization < by["paged-1"].pool_utilization
+    # Smaller blocks waste less.
+    wastes = [by[f"paged-{b}"].wasted_bytes for b in (1, 8, 16, 32, 64, 128)]
+    assert wastes == sorted(wastes) and wastes[0] == 0
+
+
+def test_prefix_sharing():
+    m = resolve_model("llama3.1-8b")
+    pool = 160000 * P
+    L = np.full(3000, 1000) + 512
+    r = simulate(m, L, L.astype(float), pool, max_len=4000, shared_prefix=512)
+    s = r.prefix_sharing
+    assert (s["shared_blocks"], s["copied_tokens_per_request"], s["shared_bytes"]) == (32, 0, 512 * P)
+    assert s["max_concurrency_with"] == (160000 - 512) // 1008
+    assert s["max_concurrency_without"] == 160000 // 1520  # ceil(1512 / 16) x 16 tokens each
+
+
+def test_sliding_window_requests_are_sized_by_their_layers():
+    m = resolve_model("mistral-7b-v0.1")  # every layer a 4,096-token window
+    L = np.full(500, 8000)
+    r = simulate(m, L, L.astype(float), 100 * 4096 * 2 * 32 * 8 * 128 * 2, max_len=8000)
+    by = {p.policy: p for p in r.policies}
+    assert by["paged-1"].max_concurrency == 100  # each holds 4,096 tokens per layer, not 8,000
+
+
+def test_cli_paging_json(cli, tmp_path):
+    d = cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--lengths", "uniform:100..4000", "--max-len", "4k",
+            "-n", "5000", "--seed", "7", "--json").json()
+    for name in ("prealloc", "contiguous", "paged-1", "paged-16", "paged-128"):
+        for k in ("utilization", "wasted_bytes", "max_concurrency"):
+            assert k in d["policies"][name]
+    assert d["paged_over_contiguous"] > 1
+    again = cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--lengths", "uniform:100..4000", "--max-len", "4k",
+                "-n", "5000", "--seed", "7", "--json").json()
+    assert again == d
+
+
+def test_cli_traces(cli, tmp_path):
+    j = tmp_path / "t.jsonl"
+    j.write_text('{"prompt_tokens": 500, "output_tokens": 200}\n\n{"input_tokens": 100, "output_tokens": 50}\n')
+    d = cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--trace", j, "--max-len", "1k", "--json").json()
+    assert d["requests"] == 2
+    c = tmp_path / "t.csv"
+    c.write_text("prompt_len,output_len\n500,200\n100,50\n")
+    assert cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--trace", c, "--max-len", "1k", "--json").json()["requests"] == 2
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--lengths", "normal:5"], "uniform:"),
+    (["--lengths", "uniform:4000..100"], "backwards"),
+    (["--lengths", "uniform:0..100"], "--lengths"),
+    (["--lengths", "fixed:9000", "--max-len", "8k"], "--max-len"),
+    (["--lengths", "lognormal:median=600"], "sigma"),
+    (["--lengths", "lognormal:median=600,sigma=abc"], "sigma"),
+    (["--lengths", "fixed:100", "--trace", "x.jsonl"], "exactly one"),
+    ([], "exactly one"),
+    (["--lengths", "fixed:100", "-n", "0"], "--requests"),
+    (["--lengths", "fixed:100", "--shared-prefix", "9000", "--max-len", "8k"], "prefix"),
+])
+def test_bad_workloads(cli, args, needle):
+    r = cli("paging", "-m", "llama3.1-8b", "-g", "h100", *args)
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
+
+
+@pytest.mark.parametrize("text,needle", [
+    ('{"prompt_tokens": 5}\n', "line 1"),
+    ('{"prompt_tokens": 5, "output_tokens": 1}\nnot json\n', "line 2"),
+    ('{"prompt_tokens": -5, "output_tokens": 1}\n', "positive"),
+    ('{"prompt_tokens": 5000, "output_tokens": 1}\n', "--max-len"),
+    ("", "no requests"),
+    ('[1, 2]\n', "line 1"),
+])
+def test_bad_traces(cli, tmp_path, text, needle):
+    p = tmp_path / "bad.jsonl"
+    p.write_text(text)
+    r = cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--trace", p, "--max-len", "4k")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
