@@ -399,3 +399,28 @@ def render_paging(r, model, gpu, inputs: dict, assumptions: list[str]) -> None:
     _notes(c, "Assumptions", assumptions)
     c.print("[dim]utilisation: live bytes / reserved; pool used: live / pool; wasted: reserved, not live (reservation "
             "or last-block); free, unusable: holes and the tail too small for the next request. GB = 10^9 B.[/dim]")
+
+
+# ---- tiers ----------------------------------------------------------------------------------
+
+def render_tiers(rows, d, model, gpu, seq: int, assumptions: list[str]) -> None:
+    c = console()
+    c.print(f"[bold]{model.name}[/bold] on [bold]{gpu.name}[/bold]: one request of {seq:,} tokens; recomputing "
+            f"its KV (prefill) takes {_ms(rows[0].recompute_s)}")
+    t = _table(None, ("tier", "left"), ("capacity", "right"), ("bandwidth", "right"), ("requests", "right"),
+               ("reload", "right"), ("reload wins from", "right"))
+    for col in t.columns:
+        col.no_wrap = True
+    for r in rows:
+        be = "-" if r.bandwidth_bytes_per_s is None else ("never" if r.break_even_seq is None else
+                                                          ("always" if r.break_even_seq == 1 else f"{r.break_even_seq:,} tok"))
+        t.add_row(r.tier, fmt_si(r.capacity_bytes), fmt_rate(r.bandwidth_bytes_per_s) if r.bandwidth_bytes_per_s else "-",
+                  f"{r.requests:,}", _ms(r.reload_s) if r.reload_s is not None else "-", be)
+    c.print(t)
+    c.print(f"[bold]Prefill -> decode transfer[/bold] over {fmt_rate(d.link_bytes_per_s)}: {fmt_bytes(d.bytes_per_request)} "
+            f"per request, {_ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps of {_ms(d.decode_step_s)}); "
+            f"the link carries at most {d.max_requests_per_s:,.2f} requests/s"
+            + (f"; at {d.rate:g}/s it is {d.link_utilization:.0%} busy: "
+               + ("[green]keeps up[/green]" if d.keeps_up else "[bold red]does not keep up[/bold red]") if d.rate else ""))
+    _notes(c, "Assumptions", assumptions)
+    c.print("[dim]GB = 10^9 B; bandwidths in decimal units per second; ms = 10^-3 s.[/dim]")

@@ -15,12 +15,14 @@ from kvcalc.cli.app import main
 
 # KVCALC_FUZZ=10 runs ten times the cases (for a deeper run by hand; CI runs the default).
 SCALE = int(os.environ.get("KVCALC_FUZZ", "1"))
-COMMANDS = ["size", "fit", "roofline", "models", "gpus", "show", "import", "schema", "check", "explain-log"]
+COMMANDS = ["size", "fit", "roofline", "paging", "tiers", "models", "gpus", "show", "import", "schema", "check", "explain-log"]
 OPTIONS = ["--model", "--gpu", "--seq", "--batch", "--tp", "--pp", "--kv-dtype", "--engine", "--block-size",
            "--weights", "--gpu-memory", "--activation", "--non-torch", "--util", "--concurrency", "--json",
-           "--max-num-batched-tokens", "--weight-dtype", "--compute-dtype", "--plot", "--prefill", "--allreduce", "-h"]
+           "--max-num-batched-tokens", "--weight-dtype", "--compute-dtype", "--plot", "--prefill", "--allreduce", "-h",
+           "--lengths", "--trace", "--requests", "--max-len", "--shared-prefix", "--block-sizes", "--pool", "--rate",
+           "--link", "--dram", "--ssd-bw", "--seed"]
 VALUES = ["llama2-7b", "h100", "4k", "0", "-1", "1e400", "9" * 80, "1.5", "fp8", "vllm", "nan", "", "\u00e9\u00df\u2603",
-          "1k..1M", "8..1", "80GiB", "1,2,3", "deepseek-v3", "gemma3-27b", "jamba", "qwen3-next", "512", "3", "x" * 300]
+          "1k..1M", "8..1", "80GiB", "1,2,3", "uniform:1..100", "lognormal:median=5,sigma=9", "fixed:1", "50GB/s", "deepseek-v3", "gemma3-27b", "jamba", "qwen3-next", "512", "3", "x" * 300]
 SAFE_TEXT = st.text(alphabet=string.printable + "\u00e9\u2603\u00a0", max_size=20)
 
 

@@ -1,0 +1,131 @@
+"""Where KV can live: HBM, host DRAM, local SSD, a remote memory pool; reload against recompute;
+and the KV a prefill instance ships to a decode instance.
+
+Link bandwidths are one direction (half a datasheet's bidirectional figure). Recompute is the
+compute-bound prefill time (FLOPs / peak): in a serving engine prefill runs batched and chunked,
+so the weight read is shared and compute is what a recomputed context costs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvcalc.engine.kv import request_bytes
+from kvcalc.engine.layers import LOGICAL
+from kvcalc.engine.roofline import decode_bound, prefill_bound
+from kvcalc.errors import KvcalcError
+
+GB = 10**9
+
+
+@dataclass
+class Tier:
+    name: str
+    capacity_bytes: int
+    bandwidth_bytes_per_s: float | None
+    """Into HBM, one direction; None for HBM itself."""
+    source: str
+
+
+def default_tiers(gpu, pool_bytes: int, dram=None, dram_bw=None, ssd=None, ssd_bw=None, remote=None, remote_bw=None) -> list[Tier]:
+    host = gpu.host_link_bytes_per_s / 2 if gpu.host_link_bytes_per_s else 32 * GB
+    return [
+        Tier("HBM", max(pool_bytes, 0), None, "the KV pool from kvcalc fit"),
+        Tier("DRAM", dram if dram is not None else 3 * gpu.memory_bytes,
+             dram_bw if dram_bw is not None else host,
+             "default: 3 x the GPU's memory per GPU, over one direction of its host link"
+             + ("" if gpu.host_link_bytes_per_s else " (32 GB/s assumed: the spec has none)")),
+        Tier("SSD", ssd if ssd is not None else 3840 * GB, ssd_bw if ssd_bw is not None else 7 * GB,
+             "default: one 3.84 TB PCIe 4 NVMe drive per GPU at 7 GB/s read"),
+        Tier("remote (RDMA)", remote if remote is not None else 1000 * GB, remote_bw if remote_bw is not None else 50 * GB,
+             "default: 1 TB per GPU behind a 400 Gb/s NIC (50 GB/s)"),
+    ]
+
+
+@dataclass
+class TierRow:
+    tier: str
+    capacity_bytes: int
+    bandwidth_bytes_per_s: float | None
+    tokens: int | None
+    requests: int
+    reload_s: float | None
+    recompute_s: float
+    reload_beats_recompute: bool | None
+    break_even_seq: int | None
+    """Shortest context from which reloading from this tier beats recomputing (None: never up to
+    the model's context; 1: always)."""
+    source: str
+
+
+def _recompute_s(model, gpu, s: int, tp: int) -> float:
+    return prefill_bound(model, gpu, s, tp).t_compute_s
+
+
+def break_even(model, gpu, bw: float, kv: str, tp: int, cap: int) -> int | None:
+    """Smallest s with reload(s) < recompute(s), searching where the sign changes once."""
+
+    def wins(s):
+        return request_bytes(model, s, kv, tp, 1, LOGICAL) / bw < _recompute_s(model, gpu, s, tp)
+
+    if wins(1):
+        return 1
+    if not wins(cap):
+        return None
+    lo, hi = 1, cap
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if wins(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def tiers(model, gpu, seq: int, tier_list: list[Tier], kv: str = "bf16", tp: int = 1) -> list[TierRow]:
+    from kvcalc.engine.memory import per_token_all_layers
+
+    req = request_bytes(model, seq, kv, tp, 1, LOGICAL)
+    per_tok, _ = per_token_all_layers(model, kv, tp, 1, LOGICAL)
+    rec = _recompute_s(model, gpu, seq, tp)
+    rows = []
+    for t in tier_list:
+        reload = None if t.bandwidth_bytes_per_s is None else req / t.bandwidth_bytes_per_s
+        rows.append(TierRow(
+            tier=t.name, capacity_bytes=t.capacity_bytes, bandwidth_bytes_per_s=t.bandwidth_bytes_per_s,
+            tokens=t.capacity_bytes // per_tok if per_tok else None,
+            requests=t.capacity_bytes // req if req else 0,
+            reload_s=reload, recompute_s=rec,
+            reload_beats_recompute=None if reload is None else reload < rec,
+            break_even_seq=None if t.bandwidth_bytes_per_s is None else
+            break_even(model, gpu, t.bandwidth_bytes_per_s, kv, tp, model.max_position_embeddings),
+            source=t.source,
+        ))
+    return rows
+
+
+@dataclass
+class Disaggregation:
+    prompt: int
+    bytes_per_request: int
+    """The prompt's KV for every layer, each KV head once (what a decode instance must receive)."""
+    link_bytes_per_s: float
+    transfer_s: float
+    decode_step_s: float
+    transfer_over_step: float
+    max_requests_per_s: float
+    rate: float | None
+    link_utilization: float | None
+    keeps_up: bool | None
+
+
+def disaggregation(model, gpu, prompt: int, link_bytes_per_s: float, kv: str = "bf16", tp: int = 1,
+                   batch: int = 1, rate: float | None = None) -> Disaggregation:
+    if link_bytes_per_s <= 0:
+        raise KvcalcError("link bandwidth must be positive", "--link", "e.g. 50GB/s")
+    shipped = request_bytes(model, prompt, kv, 1, 1, LOGICAL)
+    t = shipped / link_bytes_per_s
+    step = decode_bound(model, gpu, batch, prompt, kv, tp).t_bound_s
+    util = None if rate is None else rate * shipped / link_bytes_per_s
+    return Disaggregation(prompt, shipped, link_bytes_per_s, t, step, t / step, link_bytes_per_s / shipped,
+                          rate, util, None if util is None else util < 1)

@@ -1,0 +1,76 @@
+"""KV tiers: capacity, reload against recompute, and the prefill-to-decode transfer."""
+
+import pytest
+
+from kvcalc.engine.kv import request_bytes
+from kvcalc.engine.roofline import prefill_bound
+from kvcalc.engine.tiers import Tier, break_even, default_tiers, disaggregation, tiers
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+H100 = resolve_gpu("h100")
+
+
+def test_tier_rows():
+    m = resolve_model("llama3.1-8b")
+    tl = [Tier("HBM", 50 * 10**9, None, ""), Tier("DRAM", 240 * 10**9, 64e9, "")]
+    rows = tiers(m, H100, 8192, tl)
+    req = 2 * 32 * 8 * 128 * 8192 * 2
+    assert rows[0].requests == 50 * 10**9 // req and rows[0].reload_s is None
+    assert rows[1].tokens == 240 * 10**9 // (2 * 32 * 8 * 128 * 2)
+    assert rows[1].reload_s == req / 64e9
+    assert rows[1].recompute_s == prefill_bound(m, H100, 8192).t_compute_s
+
+
+def test_defaults_follow_the_gpu_spec():
+    t = {x.name: x for x in default_tiers(H100, 10**10)}
+    assert t["DRAM"].bandwidth_bytes_per_s == 128e9 / 2  # PCIe 5 x16: 128 GB/s both ways
+    assert t["DRAM"].capacity_bytes == 3 * 80 * 10**9
+    gb = {x.name: x for x in default_tiers(resolve_gpu("gb200"), 10**10)}
+    assert gb["DRAM"].bandwidth_bytes_per_s == 900e9 / 2  # NVLink-C2C
+
+
+def test_break_even_is_the_boundary():
+    m = resolve_model("deepseek-v3")
+    g = resolve_gpu("h200")
+    s = break_even(m, g, 7e9, "bf16", 8, m.max_position_embeddings)
+    assert s is not None and s > 1
+
+    def reload(n):
+        return request_bytes(m, n, "bf16", 8) / 7e9
+
+    def recompute(n):
+        return prefill_bound(m, g, n, 8).t_compute_s
+
+    assert reload(s) < recompute(s) and reload(s - 1) >= recompute(s - 1)
+
+
+def test_slow_tier_never_wins():
+    m = resolve_model("llama3.1-8b")
+    assert break_even(m, H100, 2e9, "bf16", 1, m.max_position_embeddings) is None
+
+
+def test_disaggregation():
+    m = resolve_model("llama3.1-70b")
+    d = disaggregation(m, H100, 32768, 50e9, tp=4, rate=2.0)
+    shipped = 2 * 80 * 8 * 128 * 32768 * 2
+    assert d.bytes_per_request == shipped == 10_737_418_240
+    assert d.transfer_s == shipped / 50e9
+    assert d.max_requests_per_s == 50e9 / shipped
+    assert d.link_utilization == pytest.approx(2 * shipped / 50e9) and d.keeps_up
+
+
+def test_cli_tiers(cli):
+    d = cli("tiers", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--seq", "32k", "--rate", "5", "--json").json()
+    assert [t["tier"] for t in d["tiers"]] == ["HBM", "DRAM", "SSD", "remote (RDMA)"]
+    assert d["disaggregation"]["keeps_up"] is False
+    r = cli("tiers", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--seq", "32k", "--rate", "2")
+    assert r.code == 0 and "keeps up" in r.out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--rate", "-1"], "--rate"), (["--rate", "fast"], "--rate"), (["--link", "0GB/s"], "--link"),
+    (["--ssd-bw", "warp"], "--ssd-bw"), (["--dram", "lots"], "--dram"),
+])
+def test_cli_tiers_bad_input(cli, args, needle):
+    r = cli("tiers", "-m", "llama3.1-8b", "-g", "h100", *args)
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
