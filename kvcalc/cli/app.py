@@ -37,7 +37,7 @@ def _root(
 
 def _register() -> None:
     # Each command lives in its own module; importing it adds it to the app.
-    from kvcalc.cli import catalog, check, explain, fit, paging, roofline, size, tiers  # noqa: F401
+    from kvcalc.cli import catalog, check, explain, fit, measure, paging, roofline, size, tiers  # noqa: F401
 
 
 def fail(line: str) -> int:

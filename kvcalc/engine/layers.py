@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal, Union
 
-from annotated_types import Gt
+from kvcalc._compat import Gt
 
 from kvcalc.engine.dtypes import KVDtype
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, ClassVar, Union
 
-from annotated_types import MinLen
+from kvcalc._compat import MinLen
 
 from kvcalc.engine.layers import FORBID
 from kvcalc.errors import KvcalcError

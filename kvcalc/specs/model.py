@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Annotated, Any, ClassVar
 
-from annotated_types import Ge, MinLen
+from kvcalc._compat import Ge, MinLen
 
 from kvcalc.engine.dtypes import normalize_weight_dtype
 from kvcalc.engine.layers import FORBID, LayerKind, Pos, check_positive, layer_from_dict

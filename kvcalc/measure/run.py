@@ -1,0 +1,252 @@
+"""kvcalc measure: build, check, time, and hold a real paged decode step against the bound."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvcalc.errors import KvcalcError
+from kvcalc.measure.cache import Geometry, build, reference, rel_error, step_bytes, step_flops
+
+TOLERANCE = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2}
+CPU_KERNELS = ("cpu-paged", "sdpa-dense", "gather-sdpa")
+GPU_KERNELS = ("triton-paged", "sdpa-dense", "gather-sdpa")
+
+
+@dataclass
+class KernelResult:
+    kernel: str
+    rel_error: float
+    correct: bool
+    t_measured_s: float | None = None
+    t_p10_s: float | None = None
+    t_p90_s: float | None = None
+    runs: int = 0
+    achieved_bytes_per_s: float | None = None
+    pct_read_ceiling: float | None = None
+    pct_datasheet: float | None = None
+    measured_over_bound: float | None = None
+    cuda_graph: bool = False
+    note: str = ""
+
+
+@dataclass
+class MeasureResult:
+    device: str
+    device_name: str
+    label: str
+    kernel: str
+    """The kernel the top-level figures are for: the project's own (triton-paged on a GPU, cpu-paged on a CPU)."""
+    t_measured_s: float | None
+    t_bound_s: float
+    measured_over_bound: float | None
+    achieved_bytes_per_s: float | None
+    read_ceiling_bytes_per_s: float
+    copy_ceiling_bytes_per_s: float
+    datasheet_bytes_per_s: float | None
+    peak_flops_per_s: float
+    rel_error: float
+    bytes: int
+    kv_bytes: int
+    flops: int
+    bound_by: str
+    geometry: dict
+    batch: int
+    seq_lens: dict
+    dtype: str
+    layers: int
+    caches: int
+    clocks: dict = field(default_factory=dict)
+    kernels: list[KernelResult] = field(default_factory=list)
+    weights: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _kernel(name: str, cache, sms: int):
+    from kvcalc.measure import kernels as K
+
+    return {"cpu-paged": K.cpu_paged, "sdpa-dense": K.dense_sdpa, "gather-sdpa": K.gather_sdpa,
+            "triton-paged": lambda c: K.triton_paged(c, sms=sms)}[name](cache)
+
+
+def _device_info(device: str) -> tuple[str, dict, int, int]:
+    """(name, clocks, SM count, L2 bytes)."""
+    import platform
+
+    if device != "cuda":
+        return platform.processor() or platform.machine(), {}, 1, 0
+    import torch
+
+    p = torch.cuda.get_device_properties(0)
+    clocks = {}
+    try:
+        import pynvml  # nvidia-ml-py
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        clocks = {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                  "mem_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM)}
+    except Exception:  # noqa: BLE001 - clocks are informative only
+        pass
+    return p.name, clocks, p.multi_processor_count, getattr(p, "L2_cache_size", 50 * 2**20)
+
+
+def _free_bytes(device: str) -> int:
+    import os
+
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.mem_get_info()[0]
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 8 * 2**30
+
+
+def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, layers: int = 1, kernels=None,
+            gpu_spec=None, model=None, seed: int = 0, runs: int | None = None, weights: bool = False,
+            progress=None) -> MeasureResult:
+    import torch
+
+    from kvcalc.engine.dtypes import kv_dtype
+
+    dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype_name]
+    elt = torch.tensor([], dtype=dtype).element_size()
+    name, clocks, sms, l2 = _device_info(device)
+    notes = []
+    one = step_bytes(geo, lens, elt)
+    # Working set at least 4x L2 on a GPU: rotate among enough caches.
+    rotate = max(1, -(-4 * l2 // one)) if device == "cuda" else 1
+    n_caches = max(layers, rotate)
+    pages = sum(-(-n // geo.block_size) for n in lens)
+    cache_bytes = pages * geo.block_size * geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * elt
+    need = n_caches * cache_bytes + 3 * one + (2 * 2**30 if device == "cuda" else 256 * 2**20)
+    free = _free_bytes(device)
+    if need > 0.9 * free:
+        raise KvcalcError(f"the measurement needs {need:,} B and the {device} has {free:,} B free", "--batch/--seq",
+                          "a smaller batch, context or --layers (or --quick)")
+    tick = progress or (lambda label: None)
+    tick("building caches")
+    caches = [build(geo, lens, dtype, device, seed=seed + i) for i in range(n_caches)]
+    if rotate > 1:
+        notes.append(f"{n_caches} caches rotated so the working set ({n_caches * one:,} B) is at least 4x L2")
+    tick("measuring ceilings")
+    from kvcalc.measure.timing import ceilings, time_cpu, time_cuda
+
+    ceil = ceilings(device, 2 * 2**30 if device == "cuda" else 256 * 2**20)
+
+    bytes_ = one * layers
+    flops = step_flops(geo, lens) * layers
+    # The engine's bound for the same step: KV bytes from the layer kind, plus q and out.
+    kv_bytes = sum(lens) * layers * (model_kv_per_token(model, geo, kv_dtype(_kvname(dtype_name))) if model else
+                                     geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * elt)
+    ds = gpu_spec.memory_bandwidth_bytes_per_s if (gpu_spec is not None and device == "cuda") else None
+    if device == "cuda":
+        bw = ds or ceil["read_bytes_per_s"]
+        peak = (gpu_spec.flops_bf16 if gpu_spec is not None else ceil["matmul_flops_per_s"])
+        label = f"HBM of {name}: the datasheet bound" + ("" if ds else " (no GPU spec matched: the measured read ceiling)")
+    else:
+        bw, peak = ceil["read_bytes_per_s"], ceil["matmul_flops_per_s"]
+        label = "this CPU's roofline (measured read ceiling and matmul FLOP/s), not HBM"
+    t_mem, t_comp = bytes_ / bw, flops / peak
+    t_bound = max(t_mem, t_comp)
+    results = []
+    for kname in kernels or (GPU_KERNELS if device == "cuda" else CPU_KERNELS):
+        tick(f"checking {kname}")
+        try:
+            steps = [_kernel(kname, c, sms) for c in caches]
+        except Exception as e:  # noqa: BLE001 - a kernel that cannot be built is reported, not fatal
+            results.append(KernelResult(kname, float("nan"), False, note=f"could not build: {type(e).__name__}: {e}"))
+            continue
+        c0 = caches[0]
+        out = steps[0]()
+        ref = reference(c0)
+        err = rel_error(out, ref)
+        ok = err <= TOLERANCE[dtype_name]
+        r = KernelResult(kname, err, ok)
+        if not ok:
+            r.note = f"relative error {err:.2e} over the {dtype_name} tolerance {TOLERANCE[dtype_name]:g}: not timed"
+            results.append(r)
+            continue
+        tick(f"timing {kname}")
+        state = {"i": 0}
+
+        def step():
+            i = state["i"]
+            for j in range(layers):
+                steps[(i * layers + j) % n_caches]()
+            state["i"] = i + 1
+
+        if device == "cuda":
+            med0 = time_cuda(step, runs=5, warmup=3)[0]
+            med, p10, p90, n, graph = time_cuda(step, runs=runs or 100, warmup=10, graph=med0 < 50e-6 and n_caches == layers)
+            r.cuda_graph = graph
+        else:
+            med, p10, p90, n = time_cpu(step, runs=runs or 50, warmup=3)
+        r.t_measured_s, r.t_p10_s, r.t_p90_s, r.runs = med, p10, p90, n
+        r.achieved_bytes_per_s = bytes_ / med
+        r.pct_read_ceiling = r.achieved_bytes_per_s / ceil["read_bytes_per_s"]
+        r.pct_datasheet = r.achieved_bytes_per_s / ds if ds else None
+        r.measured_over_bound = med / t_bound
+        results.append(r)
+    primary = next((r for r in results if r.kernel in ("triton-paged", "cpu-paged")), results[0])
+    wres = time_weights(model, len(lens), layers, device, dtype, bw, time_cuda if device == "cuda" else time_cpu) \
+        if (weights and model is not None) else None
+    return MeasureResult(
+        device=device, device_name=name, label=label, kernel=primary.kernel, t_measured_s=primary.t_measured_s,
+        t_bound_s=t_bound, measured_over_bound=primary.measured_over_bound,
+        achieved_bytes_per_s=primary.achieved_bytes_per_s, read_ceiling_bytes_per_s=ceil["read_bytes_per_s"],
+        copy_ceiling_bytes_per_s=ceil["copy_bytes_per_s"], datasheet_bytes_per_s=ds, peak_flops_per_s=peak,
+        rel_error=primary.rel_error, bytes=bytes_, kv_bytes=kv_bytes, flops=flops,
+        bound_by="memory" if t_mem >= t_comp else "compute",
+        geometry={"kind": geo.kind, "n_q": geo.n_q, "n_kv": geo.n_kv, "d_k": geo.d_k, "dv": geo.dv, "block_size": geo.block_size},
+        batch=len(lens), seq_lens={"min": min(lens), "max": max(lens), "mean": sum(lens) / len(lens), "total": sum(lens)},
+        dtype=dtype_name, layers=layers, caches=n_caches, clocks=clocks, kernels=results, weights=wres, notes=notes,
+    )
+
+
+def _kvname(dtype_name: str) -> str:
+    return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}[dtype_name]
+
+
+def model_kv_per_token(model, geo: Geometry, dt) -> int:
+    for k in model.layer_kinds.values():
+        if k.kind == ("mla" if geo.kind == "mla" else "full") or (geo.kind == "gqa" and k.kind in ("sliding", "chunked")):
+            return k.kv_bytes_per_token(dt)
+    raise KvcalcError("no attention layer", "--model", "a model with attention layers")
+
+
+def weight_shapes(model) -> list[tuple[int, int]]:
+    """(in, out) of one layer's matrices: attention projections and the MLP (k experts' worth for a MoE)."""
+    H = model.hidden_size
+    shapes = []
+    for k in model.layer_kinds.values():
+        if k.kind in ("full", "sliding", "chunked"):
+            q, kv = k.num_attention_heads * k.head_dim, k.num_key_value_heads * (k.head_dim + (k.v_head_dim or k.head_dim))
+            shapes += [(H, q), (H, kv), (q, H)]
+            break
+        if k.kind == "mla":
+            shapes += [(H, k.kv_lora_rank + k.qk_rope_head_dim), (k.kv_lora_rank, k.num_attention_heads * (k.qk_nope_head_dim + k.v_head_dim)),
+                       (k.num_attention_heads * k.v_head_dim, H)]
+            break
+    inter = model.intermediate_size or 4 * H
+    experts = model.moe.num_experts_per_tok if model.moe else 1
+    shapes += [(H, 2 * inter)] * experts + [(inter, H)] * experts
+    return shapes
+
+
+def time_weights(model, batch: int, layers: int, device: str, dtype, bw: float, timer) -> dict:
+    """Matrix-vector products over random weights of one layer's shapes (L layers with --layers)."""
+    import torch
+
+    mats = [torch.randn(i, o, dtype=dtype, device=device) for (i, o) in weight_shapes(model) for _ in range(layers)]
+    xs = {i: torch.randn(batch, i, dtype=dtype, device=device) for (i, _) in weight_shapes(model)}
+
+    def step():
+        for w in mats:
+            xs[w.shape[0]] @ w
+
+    med = timer(step)[0]
+    nbytes = sum(w.numel() * w.element_size() for w in mats)
+    return {"weight_bytes": nbytes, "t_measured_s": med, "t_bound_s": nbytes / bw, "measured_over_bound": med / (nbytes / bw),
+            "achieved_bytes_per_s": nbytes / med, "layers": layers}

@@ -1,0 +1,201 @@
+"""A paged decode-attention kernel in Triton: GQA-aware, split over the sequence, then merged.
+
+One program handles one sequence, one KV head (and a tile of its query heads) and one split of
+the sequence's blocks: it reads each K/V block of that split once for every query head of the
+group (tl.dot over a group padded to at least 16 rows), keeps an online softmax (max, sum,
+accumulator), and writes the partial result. A second kernel merges the splits. Splits that
+cover only padding leave (max = -inf, sum = 0), which merge to nothing.
+
+MLA uses the same kernel: one "KV head" whose key is the latent (D_A = kv_lora_rank) plus the
+decoupled RoPE part (D_B = qk_rope_head_dim), and whose value is the latent itself (V_FROM_K).
+
+Triton 3.6 API only (the GPU machine's image). Under TRITON_INTERPRET=1 the caller passes fp32.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _paged_partial(
+    Q, K, V, BT, LENS, M_OUT, L_OUT, ACC_OUT,
+    sm_scale,
+    stride_qb, stride_qh,
+    stride_kh, stride_kb, stride_kt,
+    stride_vh, stride_vb, stride_vt,
+    stride_btb,
+    stride_mb, stride_mh, stride_ms,
+    stride_ab, stride_ah, stride_as, stride_ag,
+    GROUP: tl.constexpr, G_TILE: tl.constexpr, BLOCK: tl.constexpr,
+    D_A: tl.constexpr, BLOCK_DA: tl.constexpr, D_B: tl.constexpr, BLOCK_DB: tl.constexpr,
+    DV: tl.constexpr, BLOCK_DV: tl.constexpr, V_FROM_K: tl.constexpr, BLOCKS_PER_SPLIT,
+):
+    b = tl.program_id(0)
+    hk_tile = tl.program_id(1)
+    split = tl.program_id(2)
+    n_tiles: tl.constexpr = (GROUP + G_TILE - 1) // G_TILE
+    hk = hk_tile // n_tiles
+    tile = hk_tile % n_tiles
+
+    seq_len = tl.load(LENS + b)
+    n_blocks = (seq_len + BLOCK - 1) // BLOCK
+    start = split * BLOCKS_PER_SPLIT
+    end = tl.minimum(start + BLOCKS_PER_SPLIT, n_blocks)
+
+    g = tile * G_TILE + tl.arange(0, G_TILE)  # query heads of this group handled here
+    g_ok = g < GROUP
+    qh = hk * GROUP + g
+    da = tl.arange(0, BLOCK_DA)
+    q_a = tl.load(Q + b * stride_qb + qh[:, None] * stride_qh + da[None, :],
+                  mask=g_ok[:, None] & (da[None, :] < D_A), other=0.0)
+    if D_B > 0:
+        db = tl.arange(0, BLOCK_DB)
+        q_b = tl.load(Q + b * stride_qb + qh[:, None] * stride_qh + D_A + db[None, :],
+                      mask=g_ok[:, None] & (db[None, :] < D_B), other=0.0)
+    dv = tl.arange(0, BLOCK_DV)
+    t = tl.arange(0, BLOCK)
+
+    m_i = tl.full([G_TILE], float("-inf"), tl.float32)
+    l_i = tl.zeros([G_TILE], tl.float32)
+    acc = tl.zeros([G_TILE, BLOCK_DV], tl.float32)
+
+    for lb in range(start, end):
+        pb = tl.load(BT + b * stride_btb + lb)
+        tok_ok = (lb * BLOCK + t) < seq_len
+        k_base = K + hk * stride_kh + pb * stride_kb + t[:, None] * stride_kt
+        k_a = tl.load(k_base + da[None, :], mask=tok_ok[:, None] & (da[None, :] < D_A), other=0.0)
+        s = tl.dot(q_a, tl.trans(k_a))
+        if D_B > 0:
+            k_b = tl.load(k_base + D_A + db[None, :], mask=tok_ok[:, None] & (db[None, :] < D_B), other=0.0)
+            s += tl.dot(q_b, tl.trans(k_b))
+        s = s * sm_scale
+        s = tl.where(g_ok[:, None] & tok_ok[None, :], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        alpha = tl.exp(m_i - m_safe)
+        p = tl.exp(s - m_safe[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        if V_FROM_K:
+            v = tl.load(k_base + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
+        else:
+            v = tl.load(V + hk * stride_vh + pb * stride_vb + t[:, None] * stride_vt + dv[None, :],
+                        mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+
+    mo = b * stride_mb + hk * stride_mh + split * stride_ms + g
+    tl.store(M_OUT + mo, m_i, mask=g_ok)
+    tl.store(L_OUT + mo, l_i, mask=g_ok)
+    ao = b * stride_ab + hk * stride_ah + split * stride_as + g[:, None] * stride_ag + dv[None, :]
+    tl.store(ACC_OUT + ao, acc, mask=g_ok[:, None] & (dv[None, :] < DV))
+
+
+@triton.jit
+def _paged_merge(
+    M_IN, L_IN, ACC_IN, OUT,
+    stride_mb, stride_mh, stride_ms,
+    stride_ab, stride_ah, stride_as, stride_ag,
+    stride_ob, stride_oh,
+    GROUP: tl.constexpr, G_TILE: tl.constexpr, DV: tl.constexpr, BLOCK_DV: tl.constexpr, SPLITS,
+):
+    b = tl.program_id(0)
+    hk_tile = tl.program_id(1)
+    n_tiles: tl.constexpr = (GROUP + G_TILE - 1) // G_TILE
+    hk = hk_tile // n_tiles
+    tile = hk_tile % n_tiles
+    g = tile * G_TILE + tl.arange(0, G_TILE)
+    g_ok = g < GROUP
+    dv = tl.arange(0, BLOCK_DV)
+    m_all = tl.full([G_TILE], float("-inf"), tl.float32)
+    for s in range(0, SPLITS):
+        m_s = tl.load(M_IN + b * stride_mb + hk * stride_mh + s * stride_ms + g, mask=g_ok, other=float("-inf"))
+        m_all = tl.maximum(m_all, m_s)
+    m_safe = tl.where(m_all == float("-inf"), 0.0, m_all)
+    l_all = tl.zeros([G_TILE], tl.float32)
+    acc = tl.zeros([G_TILE, BLOCK_DV], tl.float32)
+    for s in range(0, SPLITS):
+        off = b * stride_mb + hk * stride_mh + s * stride_ms + g
+        m_s = tl.load(M_IN + off, mask=g_ok, other=float("-inf"))
+        l_s = tl.load(L_IN + off, mask=g_ok, other=0.0)
+        w = tl.where(l_s > 0, tl.exp(m_s - m_safe), 0.0)
+        a = tl.load(ACC_IN + b * stride_ab + hk * stride_ah + s * stride_as + g[:, None] * stride_ag + dv[None, :],
+                    mask=g_ok[:, None] & (dv[None, :] < DV), other=0.0)
+        l_all += l_s * w
+        acc += a * w[:, None]
+    out = acc / tl.where(l_all > 0, l_all, 1.0)[:, None]
+    qh = hk * GROUP + g
+    tl.store(OUT + b * stride_ob + qh[:, None] * stride_oh + dv[None, :], out.to(OUT.dtype.element_ty),
+             mask=g_ok[:, None] & (dv[None, :] < DV))
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())
+
+
+def plan_splits(batch: int, n_kv_tiles: int, max_blocks: int, sms: int) -> int:
+    """Split the sequence when the grid would not fill the GPU: aim for about 2 programs per SM,
+    never splitting below 4 blocks per split."""
+    programs = batch * n_kv_tiles
+    if programs >= 2 * sms:
+        return 1
+    return max(1, min(-(-2 * sms // programs), -(-max_blocks // 4)))
+
+
+def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: int, d_b: int, dv: int,
+                 v_from_k: bool, sm_scale: float, splits: int | None = None, sms: int = 132, workspace=None):
+    """out[b, h] = softmax(q[b, h] . K_b^T * scale) V_b over each sequence's pages.
+
+    q: [B, n_q, d_a + d_b]; k_pool: [n_kv, pages, BLOCK, d_a + d_b]; v_pool: [n_kv, pages, BLOCK, dv]
+    (ignored with v_from_k); block_table: [B, max_blocks] int32; seq_lens: [B] int32.
+    ``workspace`` (from :func:`workspace`) lets repeated calls reuse their buffers.
+    """
+    import torch
+
+    B, n_q, _ = q.shape
+    n_kv = k_pool.shape[0]
+    block = k_pool.shape[2]
+    max_blocks = block_table.shape[1]
+    g_tile = min(max(16, _pow2(group)), 64)
+    n_tiles = -(-group // g_tile)
+    if splits is None:
+        splits = plan_splits(B, n_kv * n_tiles, max_blocks, sms)
+    per_split = -(-max_blocks // splits)
+    ws = workspace or make_workspace(q, n_kv, splits, g_tile * n_tiles, dv)
+    m, lse, acc, out = ws
+    v = k_pool if v_from_k else v_pool
+    grid = (B, n_kv * n_tiles, splits)
+    _paged_partial[grid](
+        q, k_pool, v, block_table, seq_lens, m, lse, acc, sm_scale,
+        q.stride(0), q.stride(1),
+        k_pool.stride(0), k_pool.stride(1), k_pool.stride(2),
+        v.stride(0), v.stride(1), v.stride(2),
+        block_table.stride(0),
+        m.stride(0), m.stride(1), m.stride(2),
+        acc.stride(0), acc.stride(1), acc.stride(2), acc.stride(3),
+        GROUP=group, G_TILE=g_tile, BLOCK=block, D_A=d_a, BLOCK_DA=_pow2(d_a), D_B=d_b,
+        BLOCK_DB=_pow2(d_b) if d_b else 16, DV=dv, BLOCK_DV=_pow2(dv), V_FROM_K=v_from_k,
+        BLOCKS_PER_SPLIT=per_split,
+        num_warps=8 if dv > 256 else 4,
+    )
+    _paged_merge[(B, n_kv * n_tiles)](
+        m, lse, acc, out,
+        m.stride(0), m.stride(1), m.stride(2),
+        acc.stride(0), acc.stride(1), acc.stride(2), acc.stride(3),
+        out.stride(0), out.stride(1),
+        GROUP=group, G_TILE=g_tile, DV=dv, BLOCK_DV=_pow2(dv), SPLITS=splits,
+    )
+    del torch
+    return out
+
+
+def make_workspace(q, n_kv: int, splits: int, g_rows: int, dv: int):
+    import torch
+
+    B, n_q, _ = q.shape
+    m = torch.empty((B, n_kv, splits, g_rows), dtype=torch.float32, device=q.device)
+    lse = torch.empty_like(m)
+    acc = torch.empty((B, n_kv, splits, g_rows, dv), dtype=torch.float32, device=q.device)
+    out = torch.empty((B, n_q, dv), dtype=q.dtype, device=q.device)
+    return m, lse, acc, out

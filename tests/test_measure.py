@@ -1,0 +1,166 @@
+"""kvcalc measure: every kernel against a float64 reference on the shapes that break kernels,
+the Triton kernel under TRITON_INTERPRET=1, and the CPU measurement end to end."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kvcalc.errors import KvcalcError  # noqa: E402
+from kvcalc.measure.cache import Geometry, build, reference, rel_error, step_bytes, step_flops  # noqa: E402
+from kvcalc.measure.kernels import cpu_paged, dense_sdpa, gather_sdpa  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CASES = {
+    "length 1": (Geometry("gqa", 8, 2, 64, 0, 64, 16), [1]),
+    "not a multiple of the block": (Geometry("gqa", 8, 2, 64, 0, 64, 16), [17, 33, 15]),
+    "mixed lengths": (Geometry("gqa", 8, 8, 32, 0, 32, 16), [1, 100, 16, 47]),
+    "GQA group 1 (MHA)": (Geometry("gqa", 4, 4, 64, 0, 64, 16), [40, 9]),
+    "GQA group 4": (Geometry("gqa", 16, 4, 64, 0, 64, 8), [70, 2]),
+    "GQA group 8": (Geometry("gqa", 32, 4, 64, 0, 64, 16), [55]),
+    "head_dim not a power of two": (Geometry("gqa", 8, 1, 80, 0, 80, 16), [33]),
+    "MLA latent + rope": (Geometry("mla", 16, 1, 64, 16, 64, 16), [50, 7]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("kernel", [cpu_paged, dense_sdpa, gather_sdpa], ids=["cpu-paged", "sdpa-dense", "gather-sdpa"])
+def test_torch_kernels_match_the_reference(name, kernel):
+    geo, lens = CASES[name]
+    c = build(geo, lens, torch.float32, "cpu", seed=3)
+    assert rel_error(kernel(c)(), reference(c)) <= 1e-5
+
+
+def test_reference_is_attention():
+    """The reference itself, against softmax(q k^T / sqrt(d)) v written out for one sequence and head."""
+    geo, lens = CASES["GQA group 4"]
+    c = build(geo, lens, torch.float64, "cpu", seed=5)
+    ref = reference(c)
+    b, h = 1, 6  # query head 6 belongs to KV head 6 // 4 = 1
+    n = lens[b]
+    pages = c.block_table[b, : -(-n // geo.block_size)].long()
+    k = c.k_pool[1, pages].reshape(-1, geo.d_k)[:n]
+    v = c.v_pool[1, pages].reshape(-1, geo.dv)[:n]
+    s = (k @ c.q[b, h]) / geo.d_k**0.5
+    w = torch.exp(s - s.max())
+    assert torch.allclose(ref[b, h], (w / w.sum()) @ v, rtol=1e-12, atol=1e-12)
+
+
+def test_pages_are_shuffled_and_never_zero():
+    geo, lens = CASES["mixed lengths"]
+    c = build(geo, lens, torch.float32, "cpu")
+    used = torch.cat([c.block_table[b, : -(-n // 16)] for b, n in enumerate(lens)])
+    assert sorted(used.tolist()) == list(range(len(used))) and used.tolist() != sorted(used.tolist())
+    assert (c.k_pool != 0).float().mean() > 0.99
+
+
+def test_step_bytes_and_flops():
+    geo = Geometry("gqa", 32, 8, 128, 0, 128, 16)
+    lens = [100, 28]
+    assert step_bytes(geo, lens, 2) == 2 * 128 * 8 * 128 * 2 + 2 * 32 * (128 + 128) * 2
+    assert step_flops(geo, lens) == 2 * 128 * 32 * (128 + 128)
+    mla = Geometry("mla", 128, 1, 512, 64, 512, 64)
+    assert step_bytes(mla, [10], 2) == 10 * 576 * 2 + 128 * (576 + 512) * 2
+
+
+TRITON_SCRIPT = r"""
+import json, torch
+from kvcalc.measure.cache import Geometry, build, reference, rel_error
+from kvcalc.measure.kernels import triton_paged
+cases = json.loads(CASES)
+out = {}
+for name, (g, lens, splits) in cases.items():
+    geo = Geometry(*g)
+    c = build(geo, lens, torch.float32, "cpu", seed=11)
+    res = triton_paged(c, splits=splits)()
+    out[name] = rel_error(res, reference(c))
+print(json.dumps(out))
+"""
+
+
+def test_triton_kernel_under_the_interpreter():
+    pytest.importorskip("triton")
+    cases = {name: ([*g.__dict__.values()], lens, None) for name, (g, lens) in CASES.items()}
+    # Splits that cover only padding: more splits than a sequence has blocks, so some are empty.
+    cases["splits over padding"] = (["gqa", 8, 2, 64, 0, 64, 16], [1, 40], 8)
+    cases["MLA split"] = (["mla", 16, 1, 64, 16, 64, 16], [9, 60], 4)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT), "CASES": json.dumps(cases)}
+    script = "import os; CASES = os.environ['CASES']\n" + TRITON_SCRIPT
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    errors = json.loads(r.stdout.strip().splitlines()[-1])
+    assert set(errors) == set(cases)
+    bad = {k: v for k, v in errors.items() if not v <= 1e-5}
+    assert not bad, bad
+
+
+def test_measure_on_cpu_end_to_end():
+    from kvcalc.measure.run import measure
+    from kvcalc.specs.catalog import resolve_model
+
+    m = resolve_model("llama3.1-8b")
+    geo = Geometry("gqa", 32, 8, 128, 0, 128, 16)
+    r = measure(geo, [64, 100], device="cpu", dtype_name="float32", model=m, runs=3)
+    assert r.kernel == "cpu-paged" and r.rel_error <= 1e-5 and "CPU" in r.label
+    # The engine's KV bytes (from the layer kind) equal the measured step's KV bytes.
+    assert r.kv_bytes == (64 + 100) * 2 * 8 * 128 * 4 == r.bytes - 2 * 32 * 256 * 4
+    assert r.t_measured_s > 0 and r.measured_over_bound == pytest.approx(r.t_measured_s / r.t_bound_s)
+    assert all(k.correct and k.t_measured_s for k in r.kernels)
+
+
+def test_a_wrong_kernel_is_reported_and_not_timed(monkeypatch):
+    from kvcalc.measure import run
+
+    real = run._kernel
+
+    def broken(name, cache, sms):
+        step = real(name, cache, sms)
+        return (lambda: step() * 1.01) if name == "sdpa-dense" else step
+
+    monkeypatch.setattr(run, "_kernel", broken)
+    geo = Geometry("gqa", 8, 2, 64, 0, 64, 16)
+    r = run.measure(geo, [20], device="cpu", dtype_name="float32", runs=3)
+    k = {x.kernel: x for x in r.kernels}
+    assert not k["sdpa-dense"].correct and k["sdpa-dense"].t_measured_s is None and "not timed" in k["sdpa-dense"].note
+    assert k["cpu-paged"].correct and k["cpu-paged"].t_measured_s
+
+
+def test_refuses_what_does_not_fit(monkeypatch):
+    from kvcalc.measure import run
+
+    monkeypatch.setattr(run, "_free_bytes", lambda device: 10**6)
+    with pytest.raises(KvcalcError, match="needs"):
+        run.measure(Geometry("gqa", 8, 2, 64, 0, 64, 16), [4096] * 8, device="cpu", dtype_name="float32")
+
+
+def test_cli_measure_quick_json(cli):
+    r = cli("measure", "--model", "llama3.1-8b", "--quick", "--runs", "3", "--json")
+    assert r.code == 0, r.err
+    d = r.json()
+    for k in ("t_measured_s", "t_bound_s", "measured_over_bound", "achieved_bytes_per_s", "read_ceiling_bytes_per_s",
+              "rel_error", "device", "kernel"):
+        assert k in d
+    assert d["kernel"] == "cpu-paged" and d["rel_error"] <= 1e-5
+
+
+@pytest.mark.parametrize("args,needle", [(["--device", "cuda"], "CUDA"), (["--dtype", "fp8"], "--dtype"),
+                                         (["--kernels", "magic"], "--kernels"), (["--device", "tpu"], "--device")])
+def test_cli_measure_bad_input(cli, args, needle):
+    if needle == "CUDA" and torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    r = cli("measure", "--quick", *args)
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_triton_kernel_on_the_gpu():
+    from kvcalc.measure.run import measure
+
+    r = measure(Geometry("gqa", 32, 8, 128, 0, 128, 16), [4096] * 8, device="cuda", dtype_name="bfloat16", runs=20)
+    assert r.kernel == "triton-paged" and r.rel_error <= 1e-2
