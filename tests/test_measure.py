@@ -158,6 +158,11 @@ def test_cli_measure_bad_input(cli, args, needle):
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
 
 
+def test_roofline_measure_flag(cli):
+    d = cli("roofline", "-m", "llama3.1-8b", "-g", "h100", "--batch", "2", "--seq", "256", "--measure", "--json").json()
+    assert d["measure"]["kernel"] == "cpu-paged" and d["measure"]["rel_error"] <= 1e-5
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_triton_kernel_on_the_gpu():
     from kvcalc.measure.run import measure

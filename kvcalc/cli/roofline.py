@@ -25,6 +25,7 @@ def roofline(
     prefill: Optional[str] = typer.Option(None, "--prefill", help="Also bound the prefill (TTFT) of a prompt of this many tokens."),
     plot: bool = typer.Option(False, "--plot", help="Draw the roofline and time-vs-context charts in the terminal."),
     plot_file: Optional[str] = typer.Option(None, "--plot-file", help="Write the charts to a .png/.svg file (needs matplotlib)."),
+    measure: bool = typer.Option(False, "--measure", help="Also time a real paged decode step (one layer's attention) at the first batch and seq."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Decode-step lower bound: (weights read + KV read) / bandwidth against FLOPs / peak.
@@ -75,16 +76,27 @@ def roofline(
         from kvcalc.plot import write_plot_file
 
         write_plot_file(plot_file, roofline_charts(rows, g, compute_dtype))
+    measured = None
+    if measure:
+        from kvcalc.cli.measure import run_measure
+
+        measured = run_measure(m, gpu, batches[0], seqs[0], show_progress=not as_json)
     if as_json:
         from kvcalc.render import emit_json, to_plain
 
         doc = to_plain(rows[0]) if len(rows) == 1 else {"rows": [to_plain(r) for r in rows]}
         if pre:
             doc["prefill"] = to_plain(pre)
+        if measured is not None:
+            doc["measure"] = to_plain(measured)
         emit_json({**doc, "inputs": inputs, "assumptions": assumptions})
         return
     from kvcalc.render import render_roofline
 
     render_roofline(rows, m, g, echo, pre, plot, assumptions)
+    if measured is not None:
+        from kvcalc.render import render_measure
+
+        render_measure(measured, m)
     if plot_file:
         print(f"wrote {plot_file}")
