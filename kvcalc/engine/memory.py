@@ -15,6 +15,7 @@ from typing import Literal
 from kvcalc.engine.dtypes import kv_dtype, weight_bytes
 from kvcalc.engine.kv import check_parallel, request_bytes, stages
 from kvcalc.engine.layers import Allocation, RecurrentState
+from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
@@ -275,18 +276,8 @@ def per_token_all_layers(model: ModelSpec, kv: str, tp: int, pp: int, alloc: All
 def longest_request(model: ModelSpec, pool: int, kv: str, tp: int, pp: int, alloc: Allocation,
                     cap: int = 2**40) -> int | None:
     """Largest S with request_bytes(S) <= pool (0 if none); None if it never runs out below ``cap``."""
-    if request_bytes(model, 1, kv, tp, pp, alloc) > pool:
-        return 0
-    if request_bytes(model, cap, kv, tp, pp, alloc) <= pool:
-        return None
-    lo, hi = 1, cap  # request_bytes(lo) <= pool < request_bytes(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if request_bytes(model, mid, kv, tp, pp, alloc) <= pool:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    first_over = first_true(lambda s: request_bytes(model, s, kv, tp, pp, alloc) > pool, 1, cap)
+    return None if first_over is None else first_over - 1
 
 
 def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:

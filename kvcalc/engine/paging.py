@@ -61,27 +61,87 @@ class PagingResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _simulate_fixed(need, live, life, pool: int, progress=None):
-    """Policies without external fragmentation: admission only needs enough free bytes.
+class _Counter:
+    """Pools without external fragmentation (preallocated slots, pages): only the free total matters."""
 
-    Returns (samples, sum of live, sum of reserved, sum of residents) over the refusals after warm-up.
+    def __init__(self, pool: int):
+        self.free = pool
+
+    def alloc(self, i: int, n: int) -> bool:
+        if n > self.free:
+            return False
+        self.free -= n
+        return True
+
+    def release(self, i: int, n: int) -> None:
+        self.free += n
+
+
+class _FirstFit:
+    """One address space, each request a contiguous range placed in the first hole that fits.
+
+    The holes are kept sorted by address in two plain lists: a few hundred entries at most, where a
+    linear scan beats any structure in Python."""
+
+    def __init__(self, pool: int):
+        self.starts, self.sizes = [0], [pool]
+        self.where: dict[int, int] = {}
+
+    def alloc(self, i: int, n: int) -> bool:
+        starts, sizes = self.starts, self.sizes
+        for k, z in enumerate(sizes):
+            if z >= n:
+                self.where[i] = starts[k]
+                if z == n:
+                    del starts[k], sizes[k]
+                else:
+                    starts[k] += n
+                    sizes[k] = z - n
+                return True
+        return False
+
+    def release(self, i: int, n: int) -> None:
+        from bisect import bisect_left
+
+        starts, sizes = self.starts, self.sizes
+        s = self.where.pop(i)
+        k = bisect_left(starts, s)
+        # Coalesce with the hole before and the hole after.
+        merge_prev = k > 0 and starts[k - 1] + sizes[k - 1] == s
+        merge_next = k < len(starts) and s + n == starts[k]
+        if merge_prev and merge_next:
+            sizes[k - 1] += n + sizes[k]
+            del starts[k], sizes[k]
+        elif merge_prev:
+            sizes[k - 1] += n
+        elif merge_next:
+            starts[k] = s
+            sizes[k] += n
+        else:
+            starts.insert(k, s)
+            sizes.insert(k, n)
+
+
+def _simulate(need: list, live: list, life: list, allocator, progress=None):
+    """Admit requests in order while the allocator can place them; when the head of the queue is
+    refused, sample the pool and let the earliest request finish.
+
+    Returns (samples, sum of live bytes, sum of reserved bytes, sum of residents) over the refusals
+    after the warm-up.
     """
     n = len(need)
     push, pop = heapq.heappush, heapq.heappop
-    free = pool
+    alloc, release = allocator.alloc, allocator.release
     t = 0.0
     heap: list = []
     live_now = res_now = 0
     k = s_live = s_res = s_conc = 0
     warm = int(n * WARMUP)
-    i = 0
-    if n and need[0] > pool:
-        return 0, 0, 0, 0
     step = 8192
+    i = 0
     while i < n:
         ni = need[i]
-        if ni <= free:
-            free -= ni
+        if alloc(i, ni):
             live_now += live[i]
             res_now += ni
             push(heap, (t + life[i], i))
@@ -89,88 +149,18 @@ def _simulate_fixed(need, live, life, pool: int, progress=None):
             if progress is not None and not i % step:
                 progress(step)
             continue
+        if not heap:
+            break  # this request can never fit
         if i >= warm:
             k += 1
             s_live += live_now
             s_res += res_now
             s_conc += len(heap)
-        if not heap:
-            break  # this request can never fit
         t, j = pop(heap)
-        free += need[j]
+        release(j, need[j])
         live_now -= live[j]
         res_now -= need[j]
     return k, s_live, s_res, s_conc
-
-
-def _simulate_first_fit(need, live, life, pool: int, progress=None):
-    """Contiguous exact-length allocation, first fit in one address space: holes form.
-
-    The free holes are kept sorted by address (two plain lists: a few hundred entries at most,
-    where a linear scan beats any structure in Python)."""
-    from bisect import bisect_left
-
-    n = len(need)
-    starts, sizes = [0], [pool]
-    push, pop = heapq.heappush, heapq.heappop
-    t = 0.0
-    heap: list = []
-    where: dict[int, int] = {}
-    live_now = res_now = 0
-    k_s = s_live = s_res = s_conc = 0
-    warm = int(n * WARMUP)
-    i = 0
-    if n and need[0] > pool:
-        return 0, 0, 0, 0
-    step = 8192
-    while i < n:
-        ni = need[i]
-        for k, z in enumerate(sizes):
-            if z >= ni:
-                break
-        else:
-            k = -1
-        if k >= 0:
-            where[i] = starts[k]
-            if z == ni:
-                del starts[k], sizes[k]
-            else:
-                starts[k] += ni
-                sizes[k] = z - ni
-            live_now += live[i]
-            res_now += ni
-            push(heap, (t + life[i], i))
-            i += 1
-            if progress is not None and not i % step:
-                progress(step)
-            continue
-        if i >= warm:
-            k_s += 1
-            s_live += live_now
-            s_res += res_now
-            s_conc += len(heap)
-        if not heap:
-            break
-        t, j = pop(heap)
-        s, z = where.pop(j), need[j]
-        live_now -= live[j]
-        res_now -= z
-        k = bisect_left(starts, s)
-        # Coalesce with the hole before and the hole after.
-        merge_prev = k > 0 and starts[k - 1] + sizes[k - 1] == s
-        merge_next = k < len(starts) and s + z == starts[k]
-        if merge_prev and merge_next:
-            sizes[k - 1] += z + sizes[k]
-            del starts[k], sizes[k]
-        elif merge_prev:
-            sizes[k - 1] += z
-        elif merge_next:
-            starts[k] = s
-            sizes[k] += z
-        else:
-            starts.insert(k, s)
-            sizes.insert(k, z)
-    return k_s, s_live, s_res, s_conc
 
 
 def _summarise(policy: str, bs, sums, pool: int) -> PolicyResult:
@@ -207,8 +197,9 @@ def simulate(model, lengths, lifetimes, pool_bytes: int, max_len: int, kv: str =
     for b in block_sizes:
         plans.append((f"paged-{b}", b, np.asarray(request_bytes(model, lengths, kv, tp, 1, Allocation(f"paged-{b}", block_size=b)), dtype=np.int64)))
     for name, bs, need in plans:
-        policies.append(_summarise(name, bs, _simulate_fixed(need.tolist(), live.tolist(), life.tolist(), pool_bytes, progress), pool_bytes))
-    ff = _simulate_first_fit(live.tolist(), live.tolist(), life.tolist(), pool_bytes, progress)
+        policies.append(_summarise(name, bs, _simulate(need.tolist(), live.tolist(), life.tolist(), _Counter(pool_bytes),
+                                                       progress), pool_bytes))
+    ff = _simulate(live.tolist(), live.tolist(), life.tolist(), _FirstFit(pool_bytes), progress)
     policies.insert(1, _summarise("contiguous", None, ff, pool_bytes))
     by = {p.policy: p for p in policies}
     base = by["prealloc"].mean_concurrency
@@ -240,8 +231,10 @@ def prefix_sharing(model, lengths, life, pool_bytes: int, prefix: int, kv: str, 
     pool = pool_bytes - shared
     live = np.asarray(request_bytes(model, lengths, kv, tp, 1, LOGICAL), dtype=np.int64)
     without = np.asarray(request_bytes(model, lengths, kv, tp, 1, Allocation("paged", block_size=b)), dtype=np.int64)
-    s_with = _summarise("paged-16+prefix", b, _simulate_fixed(own.tolist(), live.tolist(), life.tolist(), pool, progress), pool)
-    s_without = _summarise("paged-16", b, _simulate_fixed(without.tolist(), live.tolist(), life.tolist(), pool_bytes, progress), pool_bytes)
+    s_with = _summarise("paged-16+prefix", b, _simulate(own.tolist(), live.tolist(), life.tolist(), _Counter(pool), progress),
+                        pool)
+    s_without = _summarise("paged-16", b, _simulate(without.tolist(), live.tolist(), life.tolist(), _Counter(pool_bytes),
+                                                    progress), pool_bytes)
     return {
         "shared_prefix_tokens": prefix,
         "shared_blocks": shared_blocks,

@@ -19,7 +19,8 @@ from math import ceil
 
 from kvcalc.engine.dtypes import kv_dtype, weight_bits
 from kvcalc.engine.kv import check_parallel, request_bytes
-from kvcalc.engine.layers import LOGICAL, RecurrentState
+from kvcalc.engine.layers import LOGICAL
+from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
@@ -176,18 +177,8 @@ def kv_equals_weights_at_seq(model: ModelSpec, gpu: GPUSpec, batch: int, kv: str
     def kvb(s):
         return request_bytes(model, s, dt, tp, 1, LOGICAL) * batch
 
-    if kvb(cap) <= w:
-        return None
-    if kvb(1) > w:
-        return 0
-    lo, hi = 1, cap
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if kvb(mid) <= w:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    first_over = first_true(lambda s: kvb(s) > w, 1, cap)
+    return None if first_over is None else first_over - 1
 
 
 def compute_bound_at_batch(model: ModelSpec, gpu: GPUSpec, seq: int, kv: str, tp: int,
@@ -198,16 +189,7 @@ def compute_bound_at_batch(model: ModelSpec, gpu: GPUSpec, seq: int, kv: str, tp
         t = decode_terms(model, gpu, b, seq, kv, tp, weight_dtype, compute_dtype)
         return t["t_compute_s"] >= t["t_memory_s"]
 
-    if not binds(cap):
-        return None
-    lo, hi = 0, cap  # binds(hi), not binds(lo) (b=0 never binds)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if binds(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return first_true(binds, 1, cap)
 
 
 def allreduce(model: ModelSpec, gpu: GPUSpec, batch, tp: int):

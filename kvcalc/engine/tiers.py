@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from kvcalc.engine.kv import request_bytes
 from kvcalc.engine.layers import LOGICAL
 from kvcalc.engine.roofline import decode_bound, prefill_bound
+from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
 
 GB = 10**9
@@ -68,18 +69,7 @@ def break_even(model, gpu, bw: float, kv: str, tp: int, cap: int) -> int | None:
     def wins(s):
         return request_bytes(model, s, kv, tp, 1, LOGICAL) / bw < _recompute_s(model, gpu, s, tp)
 
-    if wins(1):
-        return 1
-    if not wins(cap):
-        return None
-    lo, hi = 1, cap
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if wins(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return first_true(wins, 1, cap)
 
 
 def tiers(model, gpu, seq: int, tier_list: list[Tier], kv: str = "bf16", tp: int = 1) -> list[TierRow]:
