@@ -62,3 +62,13 @@ def test_forced_colour_does_colour(cli, monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert "\x1b[" in cli(*TABLES[0]).out
+
+
+def test_every_subpackage_ships_in_the_wheel():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.relative_to(ROOT).parent.parts) for p in (ROOT / "kvcalc").rglob("__init__.py")}
+    assert found <= listed, found - listed
