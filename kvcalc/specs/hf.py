@@ -558,6 +558,8 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     wd = _dtype_of(c)
     if isinstance(q, dict) and q.get("quant_method") == "fp8":
         wd = "fp8"
+        b.notes.append("fp8 weights: the checkpoint keeps the embeddings, norms and LM head in bf16 and stores "
+                       "128x128-block scales; all parameters are counted at fp8 (under 0.5% of the bytes)")
     max_pos = c.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
         max_pos = c.get("max_seq_len") or c.get("seq_length") or 2048
