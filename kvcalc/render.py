@@ -187,7 +187,9 @@ def render_gpus(specs) -> None:
         t.add_row(g.name, fmt_si(g.memory_bytes, 0), fmt_iec(g.memory_runtime_bytes, 1), fmt_rate(g.memory_bandwidth_bytes_per_s),
                   fmt_flops(g.flops_bf16), fmt_flops(g.flops_fp8) if g.flops_fp8 else "-")
     c.print(t)
-    c.print("[dim]memory: as the vendor states it (GB = 10^9 B); runtime: what the runtime reports (GiB = 2^30 B), estimated unless measured.[/dim]")
+    c.print("[dim]memory: as the vendor states it, read as GB = 10^9 B; runtime: what the runtime reports (GiB = 2^30 B), "
+            "estimated unless measured. Memory vendors' \"GB\" is binary in practice: an \"80 GB\" H100 has 80 GiB of HBM, "
+            "so its runtime figure exceeds 80 x 10^9 B.[/dim]")
 
 
 def render_show_model(m, derived: dict) -> None:
@@ -224,7 +226,7 @@ def render_show_gpu(g) -> None:
     c.print(f"[bold]{g.name}[/bold]: {g.description}")
     rows = [
         ("source", g.source.url),
-        ("memory (vendor)", fmt_bytes(g.memory_bytes)),
+        ("memory (vendor, as stated)", fmt_bytes(g.memory_bytes)),
         ("memory (runtime)", fmt_bytes(g.memory_runtime_bytes) + ("" if g.memory_runtime_measured else " (estimate)")),
         ("memory bandwidth", fmt_rate(g.memory_bandwidth_bytes_per_s)),
         ("bf16 dense", fmt_flops(g.flops_bf16)),
@@ -235,8 +237,9 @@ def render_show_gpu(g) -> None:
         ("aliases", ", ".join(g.aliases) or "-"),
     ]
     _kv_lines(c, rows)
-    if g.source.notes:
-        _notes(c, "Notes", [g.source.notes])
+    _notes(c, "Notes", ([g.source.notes] if g.source.notes else []) + [
+        "the vendor's \"GB\" of memory is binary in practice (80 GB H100: 80 GiB of HBM); kvcalc keeps the figure "
+        "as stated, in decimal bytes, and budgets against the runtime figure"])
 
 
 # ---- roofline -------------------------------------------------------------------------------
