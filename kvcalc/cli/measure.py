@@ -52,17 +52,22 @@ def run_measure(model, gpu: Optional[str], batch: int, seq: int, *, seq_dist=Non
         else:
             name = canonical_name("gpu", torch.cuda.get_device_name(0))
             gspec = resolve_gpu(name) if name else None
-    prog = None
+    status = None
     if show_progress:
         import sys
 
         if sys.stderr.isatty():
             from rich.console import Console
 
-            con = Console(stderr=True)
-            prog = lambda label: con.print(f"[dim]{label}...[/dim]")  # noqa: E731
-    return measure(geo, lens, device=device, dtype_name=dtype, layers=layers, kernels=kernels, gpu_spec=gspec,
-                   model=model, seed=seed, runs=runs, weights=weights, progress=prog)
+            status = Console(stderr=True).status("starting")
+            status.start()
+    try:
+        return measure(geo, lens, device=device, dtype_name=dtype, layers=layers, kernels=kernels, gpu_spec=gspec,
+                       model=model, seed=seed, runs=runs, weights=weights,
+                       progress=(lambda label: status.update(f"{label}...")) if status else None)
+    finally:
+        if status:
+            status.stop()
 
 
 @app.command()
