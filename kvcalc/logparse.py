@@ -253,9 +253,9 @@ def explain(facts: LogFacts, model, gpu, engine_override: str | None = None) -> 
         if facts.cudagraph_gib is not None:
             notes.append(f"CUDA graphs took {facts.cudagraph_gib:.2f} GiB after the KV cache was sized: they came out of the "
                          f"1 - gpu_memory_utilization headroom, not the KV pool")
-        if any(k.kind in ("sliding", "chunked", "state") for k in model.layer_kinds.values()):
-            notes.append("hybrid model: vLLM groups layers into KV-cache groups padded to equal size, so its token count "
-                         "can differ from kvcalc's layer-by-layer sum by the padding")
+        if any(k.kind == "state" for k in model.layer_kinds.values()):
+            notes.append("hybrid model with state layers: vLLM pads their state pages to the attention page size, "
+                         "which kvcalc does not model: its token count can differ by that padding")
     else:  # sglang
         if facts.max_total_num_tokens is not None:
             tok_est = est.kv_pool_tokens

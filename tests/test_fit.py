@@ -153,3 +153,33 @@ def test_reverse_question():
     assert p["util_needed"] == pytest.approx((fixed + p["kv_bytes_needed_per_gpu"]) / here.gpu_memory_bytes)
     assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"])).max_concurrency >= 64
     assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"] // 2)).max_concurrency < 64
+
+
+def test_vllm_pads_hybrid_groups():
+    """vLLM groups each attention type's layers into equal groups (the smaller type's count), padding
+    the last: Gemma-3-27B's 52 sliding layers become 6 groups of 10, i.e. 60 layer slots."""
+    m = resolve_model("gemma3-27b")
+    alloc = ENGINES["vllm"].allocation(16, 8192)
+    per_layer_token = 2 * 16 * 128 * 2
+    sliding_tokens = (-(-min(1024 - 1 + 8192, 32768) // 16) + 1) * 16  # 9,232
+    assert request_bytes(m, 32768, "bf16", alloc=alloc) == (10 * 32768 + 60 * sliding_tokens) * per_layer_token
+    r = kv_size(m, 32768, alloc=alloc)
+    assert {row.name: row.layers for row in r.layers} == {"global": 10, "local": 60}
+    assert any("8 padding layers" in w for w in r.warnings)
+    # Logical bytes and other engines count the 52 real layers.
+    assert request_bytes(m, 32768) == (10 * 32768 + 52 * 1024) * per_layer_token
+
+
+def test_vllm_group_size_is_the_larger_count_when_close():
+    """12 sliding + 13 full: 13 < 1.5 x 12, so the group size is 13 and one sliding layer pads."""
+    from kvcalc.specs.loader import validate
+
+    geo = {"num_attention_heads": 8, "num_key_value_heads": 8, "head_dim": 64}
+    m = validate("model", {
+        "name": "mix", "source": {"url": "t"}, "hidden_size": 512, "vocab_size": 100, "max_position_embeddings": 8192,
+        "params_total": 10**8,
+        "layer_kinds": {"sw": {"kind": "sliding", **geo, "sliding_window": 128}, "full": {"kind": "full", **geo}},
+        "layers": [{"repeat": 12, "pattern": ["sw", "full"]}, {"repeat": 1, "pattern": ["full"]}],
+    }, "t", None)
+    r = kv_size(m, 4096, alloc=ENGINES["vllm"].allocation(16, 0))
+    assert {row.name: row.layers for row in r.layers} == {"sw": 13, "full": 13}

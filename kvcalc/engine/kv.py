@@ -14,6 +14,9 @@ from kvcalc.errors import KvcalcError
 from kvcalc.specs.model import ModelSpec
 
 
+_BF16 = kv_dtype("bf16")
+
+
 def check_parallel(model: ModelSpec, tp: int = 1, pp: int = 1) -> None:
     """Raise unless every attention layer can be split ``tp`` ways and there are >= ``pp`` layers.
 
@@ -99,12 +102,32 @@ class KVSize:
     warnings: list[str] = field(default_factory=list)
 
 
+def stage_counts(model: ModelSpec, names: list[str], alloc: Allocation = LOGICAL) -> dict[str, int]:
+    """Layers of each kind on one pipeline stage, as the allocation counts them.
+
+    With ``alloc.pad_groups`` (vLLM's hybrid KV-cache manager), each attention type's layers are
+    split into groups of one size, the last group of a type padded with empty layers: the group
+    size is the smallest type's layer count, or the largest's when it is under 1.5 times the
+    smallest (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size). It needs
+    every attention layer to have the same page size; otherwise nothing is padded.
+    """
+    counts = {k: names.count(k) for k in dict.fromkeys(names)}
+    if not alloc.pad_groups:
+        return counts
+    attn = {k: n for k, n in counts.items() if model.layer_kinds[k].has_attention}
+    pages = {model.layer_kinds[k].kv_bytes_per_token(_BF16) for k in attn}
+    if len(attn) < 2 or len(pages) != 1:
+        return counts
+    lo, hi = min(attn.values()), max(attn.values())
+    size = hi if hi < 1.5 * lo else lo
+    return {**counts, **{k: -(-n // size) * size for k, n in attn.items()}}
+
+
 def _stage_bytes(model: ModelSpec, names: list[str], seq, dt: KVDtype, tp: int, alloc: Allocation):
     per_token = 0
     per_request = 0
-    for name in set(names):
+    for name, n in stage_counts(model, names, alloc).items():
         k = model.layer_kinds[name]
-        n = names.count(name)
         if not isinstance(k, RecurrentState):
             per_token += n * k.kv_bytes_per_token(dt, tp, alloc)
         per_request += n * k.bytes_for(seq, dt, tp, alloc)
@@ -142,9 +165,10 @@ def kv_size(model: ModelSpec, seq: int, batch: int = 1, kv: str = "bf16", tp: in
     # The most loaded stage is the one whose requests take the most bytes.
     top = max(range(len(st)), key=lambda i: (per_stage[i][1], per_stage[i][0]))
     rows = []
-    top_names = st[top]
+    top_counts = stage_counts(model, st[top], alloc)
+    padding = {k: n - st[top].count(k) for k, n in top_counts.items() if n > st[top].count(k)}
     for name, k in model.layer_kinds.items():
-        n = top_names.count(name)
+        n = top_counts.get(name, 0)
         if not n:
             continue
         rows.append(
@@ -161,6 +185,10 @@ def kv_size(model: ModelSpec, seq: int, batch: int = 1, kv: str = "bf16", tp: in
     tok_all = tp * sum(p[0] for p in per_stage)
     req_all = tp * sum(p[1] for p in per_stage)
     warnings = []
+    if padding:
+        warnings.append("vLLM groups the layers of each attention type into equal groups sharing one block pool: "
+                        + ", ".join(f"{n} padding layer{'s' if n > 1 else ''} of kind {k!r}" for k, n in padding.items())
+                        + " (counted in the layers column)")
     if seq > model.max_position_embeddings:
         warnings.append(
             f"seq {seq:,} exceeds the model's max context of {model.max_position_embeddings:,} tokens (max_position_embeddings)"

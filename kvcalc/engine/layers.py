@@ -69,6 +69,9 @@ class Allocation:
     ``window-1``: min(seq, w - 1) (transformers' DynamicCache sliding layers)."""
     mla_expanded: bool = False
     """transformers 4.x cached MLA as decompressed per-head K and V instead of the latent."""
+    pad_groups: bool = False
+    """vLLM's hybrid KV-cache manager: layers of each attention type are grouped in equal-sized groups
+    (padding the last group of a type with empty layers) so that all groups share one block pool."""
 
     def blocks(self, tokens):
         assert self.block_size

@@ -13,7 +13,7 @@ from math import ceil
 from typing import Literal
 
 from kvcalc.engine.dtypes import kv_dtype, weight_bytes
-from kvcalc.engine.kv import check_parallel, request_bytes, stages
+from kvcalc.engine.kv import check_parallel, request_bytes, stage_counts, stages
 from kvcalc.engine.layers import Allocation, RecurrentState
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
@@ -48,6 +48,7 @@ class Engine:
             window_slack=in_flight if self.window_style == "vllm" else 0,
             window_style=self.window_style,
             mla_expanded=self.mla_expanded,
+            pad_groups=self.name == "vllm",
         )
 
 
@@ -265,9 +266,10 @@ def per_token_all_layers(model: ModelSpec, kv: str, tp: int, pp: int, alloc: All
     dt = kv_dtype(kv)
     best = (0, 0)
     for names in stages(model, pp):
-        tok = sum(model.layer_kinds[n].kv_bytes_per_token(dt, tp, alloc) for n in names
-                  if not isinstance(model.layer_kinds[n], RecurrentState))
-        st = sum(model.layer_kinds[n].state_bytes_per_request(tp) for n in names)
+        counts = stage_counts(model, names, alloc)
+        tok = sum(n * model.layer_kinds[k].kv_bytes_per_token(dt, tp, alloc) for k, n in counts.items()
+                  if not isinstance(model.layer_kinds[k], RecurrentState))
+        st = sum(n * model.layer_kinds[k].state_bytes_per_request(tp) for k, n in counts.items())
         if (tok, st) > best:
             best = (tok, st)
     return best
