@@ -90,12 +90,14 @@ def gather_sdpa(c: PagedCache):
 
 def triton_paged(c: PagedCache, sms: int = 132, splits: int | None = None):
     """The project's Triton kernel (kvcalc.measure.triton_paged)."""
-    from kvcalc.measure.triton_paged import _pow2, make_workspace, paged_decode, plan_splits
+    from kvcalc.measure.triton_paged import _pow2, make_workspace, paged_decode, plan_splits, token_tile
 
     geo = c.geo
     g_tile = min(max(16, _pow2(geo.group)), 64)
     n_tiles = -(-geo.group // g_tile)
-    sp = splits or plan_splits(len(c.lens), geo.n_kv * n_tiles, c.block_table.shape[1], sms)
+    tile = token_tile(geo.block_size, geo.d_k)
+    max_tiles = -(-c.block_table.shape[1] * geo.block_size // tile)
+    sp = splits or plan_splits(len(c.lens), geo.n_kv * n_tiles, max_tiles, sms)
     ws = make_workspace(c.q, geo.n_kv, sp, g_tile * n_tiles, geo.dv)
 
     def step():

@@ -28,9 +28,9 @@ def _paged_partial(
     stride_btb,
     stride_mb, stride_mh, stride_ms,
     stride_ab, stride_ah, stride_as, stride_ag,
-    GROUP: tl.constexpr, G_TILE: tl.constexpr, BLOCK: tl.constexpr,
+    GROUP: tl.constexpr, G_TILE: tl.constexpr, BLOCK: tl.constexpr, TILE: tl.constexpr,
     D_A: tl.constexpr, BLOCK_DA: tl.constexpr, D_B: tl.constexpr, BLOCK_DB: tl.constexpr,
-    DV: tl.constexpr, BLOCK_DV: tl.constexpr, V_FROM_K: tl.constexpr, BLOCKS_PER_SPLIT,
+    DV: tl.constexpr, BLOCK_DV: tl.constexpr, V_FROM_K: tl.constexpr, TILES_PER_SPLIT,
 ):
     b = tl.program_id(0)
     hk_tile = tl.program_id(1)
@@ -40,9 +40,9 @@ def _paged_partial(
     tile = hk_tile % n_tiles
 
     seq_len = tl.load(LENS + b)
-    n_blocks = (seq_len + BLOCK - 1) // BLOCK
-    start = split * BLOCKS_PER_SPLIT
-    end = tl.minimum(start + BLOCKS_PER_SPLIT, n_blocks)
+    n_token_tiles = (seq_len + TILE - 1) // TILE
+    start = split * TILES_PER_SPLIT
+    end = tl.minimum(start + TILES_PER_SPLIT, n_token_tiles)
 
     g = tile * G_TILE + tl.arange(0, G_TILE)  # query heads of this group handled here
     g_ok = g < GROUP
@@ -55,20 +55,22 @@ def _paged_partial(
         q_b = tl.load(Q + b * stride_qb + qh[:, None] * stride_qh + D_A + db[None, :],
                       mask=g_ok[:, None] & (db[None, :] < D_B), other=0.0)
     dv = tl.arange(0, BLOCK_DV)
-    t = tl.arange(0, BLOCK)
+    t = tl.arange(0, TILE)
 
     m_i = tl.full([G_TILE], float("-inf"), tl.float32)
     l_i = tl.zeros([G_TILE], tl.float32)
     acc = tl.zeros([G_TILE, BLOCK_DV], tl.float32)
 
-    for lb in range(start, end):
-        pb = tl.load(BT + b * stride_btb + lb)
-        tok_ok = (lb * BLOCK + t) < seq_len
-        k_base = K + hk * stride_kh + pb * stride_kb + t[:, None] * stride_kt
-        k_a = tl.load(k_base + da[None, :], mask=tok_ok[:, None] & (da[None, :] < D_A), other=0.0)
+    for it in range(start, end):
+        # A tile of TILE tokens spans TILE // BLOCK pages: look each token's page up in the table.
+        tok = it * TILE + t
+        tok_ok = tok < seq_len
+        pb = tl.load(BT + b * stride_btb + tok // BLOCK, mask=tok_ok, other=0)
+        rows = hk * stride_kh + pb * stride_kb + (tok % BLOCK) * stride_kt
+        k_a = tl.load(K + rows[:, None] + da[None, :], mask=tok_ok[:, None] & (da[None, :] < D_A), other=0.0)
         s = tl.dot(q_a, tl.trans(k_a))
         if D_B > 0:
-            k_b = tl.load(k_base + D_A + db[None, :], mask=tok_ok[:, None] & (db[None, :] < D_B), other=0.0)
+            k_b = tl.load(K + rows[:, None] + D_A + db[None, :], mask=tok_ok[:, None] & (db[None, :] < D_B), other=0.0)
             s += tl.dot(q_b, tl.trans(k_b))
         s = s * sm_scale
         s = tl.where(g_ok[:, None] & tok_ok[None, :], s, float("-inf"))
@@ -78,10 +80,10 @@ def _paged_partial(
         p = tl.exp(s - m_safe[:, None])
         l_i = l_i * alpha + tl.sum(p, axis=1)
         if V_FROM_K:
-            v = tl.load(k_base + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
+            v = tl.load(K + rows[:, None] + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
         else:
-            v = tl.load(V + hk * stride_vh + pb * stride_vb + t[:, None] * stride_vt + dv[None, :],
-                        mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
+            v_rows = hk * stride_vh + pb * stride_vb + (tok % BLOCK) * stride_vt
+            v = tl.load(V + v_rows[:, None] + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m_i = m_new
 
@@ -134,13 +136,19 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
 
-def plan_splits(batch: int, n_kv_tiles: int, max_blocks: int, sms: int) -> int:
+def token_tile(block: int, dk: int) -> int:
+    """Tokens per loop iteration: several pages at once keep more bytes in flight (64 tokens for
+    head_dim <= 256, 32 for the wide MLA latent), never less than one page."""
+    return _pow2(max(block, 64 if dk <= 256 else 32))
+
+
+def plan_splits(batch: int, n_kv_tiles: int, max_tiles: int, sms: int) -> int:
     """Split the sequence when the grid would not fill the GPU: aim for about 2 programs per SM,
-    never splitting below 4 blocks per split."""
+    never splitting below 4 tiles per split."""
     programs = batch * n_kv_tiles
     if programs >= 2 * sms:
         return 1
-    return max(1, min(-(-2 * sms // programs), -(-max_blocks // 4)))
+    return max(1, min(-(-2 * sms // programs), -(-max_tiles // 4)))
 
 
 def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: int, d_b: int, dv: int,
@@ -156,12 +164,13 @@ def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: i
     B, n_q, _ = q.shape
     n_kv = k_pool.shape[0]
     block = k_pool.shape[2]
-    max_blocks = block_table.shape[1]
+    tile = token_tile(block, d_a + d_b)
+    max_tiles = -(-block_table.shape[1] * block // tile)
     g_tile = min(max(16, _pow2(group)), 64)
     n_tiles = -(-group // g_tile)
     if splits is None:
-        splits = plan_splits(B, n_kv * n_tiles, max_blocks, sms)
-    per_split = -(-max_blocks // splits)
+        splits = plan_splits(B, n_kv * n_tiles, max_tiles, sms)
+    per_split = -(-max_tiles // splits)
     ws = workspace or make_workspace(q, n_kv, splits, g_tile * n_tiles, dv)
     m, lse, acc, out = ws
     v = k_pool if v_from_k else v_pool
@@ -174,9 +183,9 @@ def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: i
         block_table.stride(0),
         m.stride(0), m.stride(1), m.stride(2),
         acc.stride(0), acc.stride(1), acc.stride(2), acc.stride(3),
-        GROUP=group, G_TILE=g_tile, BLOCK=block, D_A=d_a, BLOCK_DA=_pow2(d_a), D_B=d_b,
+        GROUP=group, G_TILE=g_tile, BLOCK=block, TILE=tile, D_A=d_a, BLOCK_DA=_pow2(d_a), D_B=d_b,
         BLOCK_DB=_pow2(d_b) if d_b else 16, DV=dv, BLOCK_DV=_pow2(dv), V_FROM_K=v_from_k,
-        BLOCKS_PER_SPLIT=per_split,
+        TILES_PER_SPLIT=per_split,
         num_warps=8 if dv > 256 else 4,
     )
     _paged_merge[(B, n_kv * n_tiles)](
