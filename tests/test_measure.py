@@ -26,6 +26,8 @@ CASES = {
     "GQA group 8": (Geometry("gqa", 32, 4, 64, 0, 64, 16), [55]),
     "head_dim not a power of two": (Geometry("gqa", 8, 1, 80, 0, 80, 16), [33]),
     "MLA latent + rope": (Geometry("mla", 16, 1, 64, 16, 64, 16), [50, 7]),
+    "block of 48 tokens": (Geometry("gqa", 8, 2, 64, 0, 64, 48), [1, 100, 47]),
+    "block of 128 tokens": (Geometry("gqa", 8, 2, 64, 0, 64, 128), [300, 5]),
 }
 
 
