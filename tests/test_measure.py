@@ -171,3 +171,24 @@ def test_triton_kernel_on_the_gpu():
 
     r = measure(Geometry("gqa", 32, 8, 128, 0, 128, 16), [4096] * 8, device="cuda", dtype_name="bfloat16", runs=20)
     assert r.kernel == "triton-paged" and r.rel_error <= 1e-2
+
+
+def test_layers_and_weights_are_measured_not_multiplied():
+    from kvcalc.measure.run import measure, weight_shapes
+    from kvcalc.specs.loader import validate
+
+    m = validate("model", {
+        "name": "tiny", "source": {"url": "t"}, "hidden_size": 256, "vocab_size": 1000, "intermediate_size": 512,
+        "max_position_embeddings": 4096, "params_total": 10**7,
+        "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64}},
+        "layers": [{"repeat": 4, "pattern": ["attn"]}],
+    }, "t", None)
+    # One layer's matrices: q (256 x 256), k+v (256 x 2 x 2 x 64), o (256 x 256), gate+up (256 x 1024), down (512 x 256).
+    assert weight_shapes(m) == [(256, 256), (256, 256), (256, 256), (256, 1024), (512, 256)]
+    geo = Geometry("gqa", 4, 2, 64, 0, 64, 16)
+    r = measure(geo, [64, 30], device="cpu", dtype_name="float32", layers=3, model=m, runs=3, weights=True)
+    assert r.layers == 3 and r.caches == 3
+    assert r.bytes == 3 * step_bytes(geo, [64, 30], 4)
+    w = r.weights
+    assert w["weight_bytes"] == 3 * 4 * (3 * 256 * 256 + 256 * 1024 + 512 * 256)
+    assert w["t_measured_s"] > 0 and w["measured_over_bound"] == pytest.approx(w["t_measured_s"] / w["t_bound_s"])
