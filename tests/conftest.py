@@ -1,8 +1,13 @@
 import json
 
 import pytest
+from hypothesis import settings
 
 from kvcalc.cli.app import main
+
+# No per-example deadline: CI machines vary in speed, and speed is measured in bench/, not in tests.
+settings.register_profile("kvcalc", deadline=None)
+settings.load_profile("kvcalc")
 
 
 class Run:
