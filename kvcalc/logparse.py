@@ -221,11 +221,11 @@ def explain(facts: LogFacts, model, gpu, engine_override: str | None = None) -> 
         values["measured"] = meas
         if facts.activation_gib is not None:
             rows.append(Row("activation peak", _gib(facts.activation_gib), "(taken from the log)",
-                            _gib(next((b.bytes for b in est.budget if "activation" in b.label), 0) / GiB), "",
+                            _gib(next((b.bytes for b in est.budget if b.key == "activation"), 0) / GiB), "",
                             "vLLM ran a profiling forward pass; kvcalc estimates the largest MLP and logits buffers"))
         if facts.non_torch_gib is not None:
             rows.append(Row("non-torch memory", _gib(facts.non_torch_gib), "(taken from the log)",
-                            _gib(next((b.bytes for b in est.budget if "non-torch" in b.label), 0) / GiB), "",
+                            _gib(next((b.bytes for b in est.budget if b.key == "non_torch"), 0) / GiB), "",
                             "CUDA context, cuBLAS and NCCL buffers: measured by vLLM, a fixed estimate in kvcalc"))
         if facts.available_kv_gib is not None:
             rows.append(Row("available KV cache memory", _gib(facts.available_kv_gib), _gib(meas.kv_pool_bytes / GiB),

@@ -149,8 +149,11 @@ def test_reverse_question():
     p = plan(m, h, inp, 64)
     here = fit(m, h, inp)
     assert p["kv_bytes_needed_per_gpu"] == 64 * 8192 * 2 * 80 * 2 * 128 * 2
-    fixed = sum(line.bytes for line in here.budget if line.label.startswith("- "))
+    by = {line.key: line.bytes for line in here.budget}
+    fixed = by["weights"] + by["activation"] + by["non_torch"] + by["cudagraph"]
     assert p["util_needed"] == pytest.approx((fixed + p["kv_bytes_needed_per_gpu"]) / here.gpu_memory_bytes)
+    # The pool is what util x total leaves after those reserves.
+    assert by["pool"] == int(here.gpu_memory_bytes * 0.9) - fixed
     assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"])).max_concurrency >= 64
     assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"] // 2)).max_concurrency < 64
 

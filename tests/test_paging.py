@@ -5,7 +5,6 @@ import pytest
 
 from kvcalc.engine.paging import simulate
 from kvcalc.specs.catalog import resolve_model
-from kvcalc.specs.loader import validate
 from kvcalc.workload import sample_lengths
 
 P = 2 * 32 * 8 * 128 * 2  # bytes per token of llama3.1-8b (32 layers, 8 KV heads, d=128, bf16)

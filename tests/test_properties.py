@@ -7,13 +7,13 @@ from hypothesis import strategies as st
 from kvcalc.engine.kv import kv_size, request_bytes
 from kvcalc.engine.memory import ENGINES, FitInputs, fit, longest_request
 from kvcalc.specs.catalog import resolve_gpu
-from kvcalc.specs.model import ModelSpec  # noqa: F401
 
 
 def validate_model(doc):
     from kvcalc.specs.loader import validate
 
     return validate("model", doc, "test", None)
+
 
 DTYPES = ["bf16", "fp16", "fp8", "int8", "int4", "fp4", "fp32"]
 

@@ -1,6 +1,5 @@
 """Decode and prefill bounds, with the arithmetic written out."""
 
-import numpy as np
 import pytest
 
 from kvcalc.engine.roofline import (

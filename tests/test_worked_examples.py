@@ -3,12 +3,11 @@
 from kvcalc.engine.kv import kv_size
 from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
-from kvcalc.specs.model import ModelSpec  # noqa: F401
+from kvcalc.specs.loader import validate
+from kvcalc.specs.model import ModelSpec
 
 
-def validate_model(doc):
-    from kvcalc.specs.loader import validate
-
+def validate_model(doc) -> ModelSpec:
     return validate("model", doc, "test", None)
 
 

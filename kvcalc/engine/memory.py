@@ -153,9 +153,15 @@ def non_torch_estimate(tp: int, pp: int) -> int:
 
 @dataclass
 class BudgetLine:
+    key: str
+    """What the line is, for code: total, usable, weights, activation, non_torch, cudagraph, free_fraction, pool."""
     label: str
     bytes: int
-    note: str = ""
+
+    @property
+    def is_reserve(self) -> bool:
+        """A cost taken out of the budget before the KV pool."""
+        return self.key in ("weights", "activation", "non_torch", "cudagraph")
 
 
 @dataclass
@@ -209,8 +215,9 @@ class FitInputs:
     max_num_batched_tokens: int | None = None
 
 
-def _pool(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, eng: Engine, tp: int):
-    """(budget lines, KV pool bytes, util, assumptions) on one GPU."""
+def _pool(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, eng: Engine):
+    """(budget lines, KV pool bytes, util, assumptions, weight bytes) on one GPU."""
+    tp = inp.tp
     total = inp.gpu_memory if inp.gpu_memory is not None else gpu.memory_runtime_bytes
     assumptions = []
     if inp.gpu_memory is None:
@@ -238,26 +245,26 @@ def _pool(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, eng: Engine, tp: int):
             "1 - gpu_memory_utilization headroom); pass --cudagraph if your vLLM profiles them first"
         )
     util = inp.util if inp.util is not None else eng.default_util
-    lines = [BudgetLine("device memory (runtime total)", total)]
+    lines = [BudgetLine("total", "device memory (runtime total)", total)]
     if eng.budget == "util_of_total":
         usable = int(Fraction(str(util)) * total)
-        lines.append(BudgetLine(f"usable at {eng.util_flag} {util:g}", usable))
+        lines.append(BudgetLine("usable", f"usable at {eng.util_flag} {util:g}", usable))
         pool = usable - w - act - nt - cg
     elif eng.budget == "fraction_of_free":
         free = total - w - act - nt - cg
         pool = int(Fraction(str(util)) * free) if free > 0 else free
     else:
         pool = total - w - act - nt - cg
-    lines.append(BudgetLine("- weights", w))
+    lines.append(BudgetLine("weights", "- weights", w))
     if eng.subtracts_activation:
-        lines.append(BudgetLine("- activation peak", act))
+        lines.append(BudgetLine("activation", "- activation peak", act))
     if nt:
-        lines.append(BudgetLine("- non-torch", nt))
+        lines.append(BudgetLine("non_torch", "- non-torch", nt))
     if eng.name == "vllm" or cg:
-        lines.append(BudgetLine("- CUDA graphs", cg))
+        lines.append(BudgetLine("cudagraph", "- CUDA graphs", cg))
     if eng.budget == "fraction_of_free":
-        lines.append(BudgetLine(f"x {eng.util_flag} {util:g} of what is free", pool))
-    lines.append(BudgetLine("= KV pool", pool))
+        lines.append(BudgetLine("free_fraction", f"x {eng.util_flag} {util:g} of what is free", pool))
+    lines.append(BudgetLine("pool", "= KV pool", pool))
     return lines, pool, util, assumptions, w
 
 
@@ -289,7 +296,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:
     bs = inp.block_size if inp.block_size is not None else eng.block_size
     mnbt = inp.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
     alloc = eng.allocation(bs, mnbt)
-    lines, pool, util, assumptions, w = _pool(model, gpu, inp, eng, inp.tp)
+    lines, pool, util, assumptions, w = _pool(model, gpu, inp, eng)
     assumptions.insert(0, f"engine: {eng.label}: {eng.note}")
     assumptions.append(f"KV dtype {dt.name}: {dt.note}")
 
@@ -375,7 +382,7 @@ def plan(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_t
     here = fit(model, gpu, inp)
     need = concurrency * here.request_bytes
     # Memory the budget must reach at this tp: fixed costs plus the requests.
-    fixed = sum(line.bytes for line in here.budget if line.label.startswith("- "))
+    fixed = sum(line.bytes for line in here.budget if line.is_reserve)
     util_needed = None
     if eng.budget == "util_of_total":
         util_needed = (fixed + need) / here.gpu_memory_bytes

@@ -159,8 +159,6 @@ def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: i
     (ignored with v_from_k); block_table: [B, max_blocks] int32; seq_lens: [B] int32.
     ``workspace`` (from :func:`workspace`) lets repeated calls reuse their buffers.
     """
-    import torch
-
     B, n_q, _ = q.shape
     n_kv = k_pool.shape[0]
     block = k_pool.shape[2]
@@ -195,7 +193,6 @@ def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: i
         out.stride(0), out.stride(1),
         GROUP=group, G_TILE=g_tile, DV=dv, BLOCK_DV=_pow2(dv), SPLITS=splits,
     )
-    del torch
     return out
 
 

@@ -145,7 +145,7 @@ def validate(kind: str, doc: dict, where: str, text: str | None, trusted: bool =
             return cls.from_dict(doc)
         except (TypeError, ValueError, KeyError) as e:
             raise KvcalcError(f"invalid {kind} spec: {e}", where, f"see 'kvcalc schema {kind}'") from None
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
     try:
         return _adapter(cls).validate_python(doc)
