@@ -7,7 +7,9 @@ The library API (no I/O in the engine; spec loading in ``kvcalc.specs``)::
     kvcalc.kv_size(m, seq=4096).kv_bytes_per_request   # 2147483648
 """
 
-__version__ = "0.1.0"
+from typing import Any
+
+__version__ = "0.2.0"
 
 _LAZY = {
     "load_model": ("kvcalc.specs.catalog", "resolve_model"),
@@ -15,25 +17,31 @@ _LAZY = {
     "ModelSpec": ("kvcalc.specs.model", "ModelSpec"),
     "GPUSpec": ("kvcalc.specs.gpu", "GPUSpec"),
     "spec_from_config": ("kvcalc.specs.hf", "spec_dict_from_config"),
+    "kv_dtype": ("kvcalc.specs.dtypes", "kv_dtype"),
+    "KVFootprint": ("kvcalc.engine.kv", "KVFootprint"),
     "kv_size": ("kvcalc.engine.kv", "kv_size"),
     "request_bytes": ("kvcalc.engine.kv", "request_bytes"),
-    "KVSize": ("kvcalc.engine.kv", "KVSize"),
+    "SizeReport": ("kvcalc.engine.kv", "SizeReport"),
     "fit": ("kvcalc.engine.memory", "fit"),
-    "plan": ("kvcalc.engine.memory", "plan"),
+    "reverse": ("kvcalc.engine.memory", "reverse"),
     "FitInputs": ("kvcalc.engine.memory", "FitInputs"),
-    "FitResult": ("kvcalc.engine.memory", "FitResult"),
-    "weights": ("kvcalc.engine.memory", "weights"),
-    "ENGINES": ("kvcalc.engine.memory", "ENGINES"),
-    "Allocation": ("kvcalc.engine.layers", "Allocation"),
-    "kv_dtype": ("kvcalc.engine.dtypes", "kv_dtype"),
+    "FitReport": ("kvcalc.engine.memory", "FitReport"),
+    "weights": ("kvcalc.engine.weights", "weights"),
+    "roofline": ("kvcalc.engine.roofline", "roofline"),
+    "decode_bound": ("kvcalc.engine.roofline", "decode_bound"),
+    "decode_grid": ("kvcalc.engine.roofline", "decode_grid"),
+    "ENGINES": ("kvcalc.engine.engines", "ENGINES"),
+    "engine": ("kvcalc.engine.engines", "engine"),
+    "Allocation": ("kvcalc.engine.alloc", "Allocation"),
     "KvcalcError": ("kvcalc.errors", "KvcalcError"),
     "parse_size": ("kvcalc.units", "parse_size"),
     "parse_tokens": ("kvcalc.units", "parse_tokens"),
+    "to_json": ("kvcalc.render.json", "to_json"),
 }
 __all__ = sorted(_LAZY) + ["__version__"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 

@@ -20,13 +20,18 @@ class KvcalcError(ValueError):
         super().__init__(self.line())
 
     def line(self) -> str:
-        msg = self.what
+        msg = _cut(self.what, 400)
         if self.where:
-            msg += f" ({self.where})"
+            msg += f" ({_cut(self.where, 300)})"
         if self.accepted:
-            msg += f": {self.accepted}"
-        # Always one line, whatever the pieces held.
+            msg += f": {_cut(self.accepted, 400)}"
+        # Always one line, whatever the pieces held, and never a screenful.
         return " ".join(msg.split())
+
+
+def _cut(text: str, limit: int) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 20] + " ... " + text[-15:]
 
 
 def closest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:

@@ -1,3 +1,8 @@
+"""Shared fixtures and helpers: the in-process CLI runner, model builders, the one-line-error check.
+
+Tests import the helpers with ``from conftest import dense, make_model, one_line_error``.
+"""
+
 import json
 
 import pytest
@@ -39,3 +44,37 @@ def monkeypatch_env(monkeypatch):
     monkeypatch.delenv("KVCALC_MODEL", raising=False)
     monkeypatch.delenv("KVCALC_GPU", raising=False)
     return monkeypatch
+
+
+def one_line_error(r, *needles):
+    """Bad input: exit code 2, exactly one line on stderr starting 'kvcalc: error: ', no traceback,
+    every needle in it."""
+    assert r.code == 2, (r.code, r.out, r.err)
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    assert lines[0].startswith("kvcalc: error: "), lines[0]
+    assert "Traceback" not in r.err and "internal error" not in r.err, r.err
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]
+
+
+ATTN = {"kind": "full", "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128}
+
+
+def make_model(kinds=None, layers=None, **fields):
+    """A validated model spec: one full-attention kind (32q/8kv x 128, 32 layers) unless ``kinds`` and
+    ``layers`` say otherwise; any other spec field by keyword."""
+    from kvcalc.specs.loader import validate
+
+    kinds = kinds or {"attn": dict(ATTN)}
+    doc = {"name": "test-model", "source": {"url": "test"}, "hidden_size": 4096, "vocab_size": 32000,
+           "max_position_embeddings": 1 << 20, "params_total": 7 * 10**9, "layer_kinds": kinds,
+           "layers": layers or [{"repeat": 32, "pattern": [next(iter(kinds))]}], **fields}
+    return validate("model", doc, "test", None)
+
+
+def dense(L, heads, kv, d, hidden=None, **fields):
+    """L full-attention layers of `heads` query heads, `kv` KV heads of `d` dims."""
+    return make_model({"attn": {"kind": "full", "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": d}},
+                      [{"repeat": L, "pattern": ["attn"]}], **{"hidden_size": hidden or heads * d, **fields})

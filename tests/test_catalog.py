@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from kvcalc.engine.kv import kv_size
-from kvcalc.engine.memory import model_weight_bytes
+from kvcalc.engine.weights import resident_bytes
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import all_specs, catalog_files, resolve_gpu, resolve_model
 from kvcalc.specs.hf import spec_dict_from_config
@@ -211,7 +211,7 @@ def test_gpt_oss_experts_in_mxfp4():
     assert m.expert_params == experts
     # mxfp4: 4.25 bits per parameter; the rest bf16.
     expected = (experts * 17 + 31) // 32 + (m.params_total - experts) * 2
-    assert model_weight_bytes(m) == expected
+    assert resident_bytes(m) == expected
     assert 12.5e9 < expected < 14e9  # the checkpoint is about 13 GB
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kvcalc.errors import KvcalcError
-from kvcalc.logparse import parse_log
+from kvcalc.inputs.logs import parse_log
 
 LOGS = Path(__file__).parent / "logs"
 GiB = 2**30
@@ -58,10 +58,12 @@ def test_recomputed_from_the_logs_inputs_agrees(cli):
 
 def test_sglang_per_token_bytes_match(cli):
     d = cli("explain-log", LOGS / "sglang-llama3.1-8b.log", "--json").json()
-    row = [r for r in d["rows"] if r["quantity"].startswith("KV bytes per token")][0]
+    row = [r for r in d["rows"] if r["key"] == "kv_bytes_per_token"][0]
     # (26.79 + 26.79) GiB / 438,913 tokens ~ 131,076 B against 2 x 32 x 8 x 128 x 2 = 131,072 B.
-    assert row["kvcalc_measured"] == "131,072 B"
-    assert any("divides by 2^30" in n for n in d["notes"])
+    assert row["log"] == pytest.approx((26.79 + 26.79) * GiB / 438_913)
+    assert row["from_log_inputs"] == row["estimate"] == 2 * 32 * 8 * 128 * 2
+    assert any(n["key"] == "sglang_gb_is_gib" for n in d["notes"])
+    assert "divides by 2^30" in cli("explain-log", LOGS / "sglang-llama3.1-8b.log").out
 
 
 def test_table_and_concurrency_in_words(cli):
@@ -72,7 +74,8 @@ def test_table_and_concurrency_in_words(cli):
 
 
 def test_stdin(cli, monkeypatch):
-    monkeypatch.setattr("sys.stdin", io.StringIO((LOGS / "vllm-0.11-qwen3-32b-tp2.log").read_text()))
+    stdin = io.TextIOWrapper(io.BytesIO((LOGS / "vllm-0.11-qwen3-32b-tp2.log").read_bytes()))
+    monkeypatch.setattr("sys.stdin", stdin)
     r = cli("explain-log", "-", "--json")
     assert r.code == 0 and r.json()["model"] == "qwen3-32b"
 

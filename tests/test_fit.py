@@ -2,9 +2,12 @@
 
 import pytest
 
+from conftest import make_model
+
+from kvcalc.engine.alloc import Allocation
+from kvcalc.engine.engines import ENGINES
 from kvcalc.engine.kv import kv_size, pp_partition, request_bytes
-from kvcalc.engine.layers import Allocation
-from kvcalc.engine.memory import ENGINES, FitInputs, fit, plan
+from kvcalc.engine.memory import FitInputs, fit, reverse
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 
@@ -89,10 +92,10 @@ def test_weights_that_do_not_fit():
 
 def test_tensor_parallel_splits_and_replicates_kv_heads():
     m = resolve_model("llama3.1-70b")  # 8 KV heads
-    assert kv_size(m, 1, tp=4).per_gpu_kv_bytes_per_token == 2 * 80 * 2 * 128 * 2
-    assert kv_size(m, 1, tp=8).per_gpu_kv_bytes_per_token == 2 * 80 * 1 * 128 * 2
+    assert kv_size(m, 1, tp=4).per_gpu.kv_bytes_per_token == 2 * 80 * 2 * 128 * 2
+    assert kv_size(m, 1, tp=8).per_gpu.kv_bytes_per_token == 2 * 80 * 1 * 128 * 2
     r16 = kv_size(m, 1, tp=16)  # 16 ranks, 8 heads: each head on 2 ranks
-    assert r16.per_gpu_kv_bytes_per_token == 2 * 80 * 1 * 128 * 2
+    assert r16.per_gpu.kv_bytes_per_token == 2 * 80 * 1 * 128 * 2
     assert r16.kv_bytes_per_token == 16 * 2 * 80 * 1 * 128 * 2
     with pytest.raises(KvcalcError, match="--tp 3"):
         kv_size(m, 1, tp=3)
@@ -103,7 +106,7 @@ def test_tensor_parallel_splits_and_replicates_kv_heads():
 def test_mla_latent_is_replicated_under_tp():
     m = resolve_model("deepseek-v3")
     r = kv_size(m, 1, tp=8)
-    assert r.per_gpu_kv_bytes_per_token == 61 * 576 * 2
+    assert r.per_gpu.kv_bytes_per_token == 61 * 576 * 2
     assert r.kv_bytes_per_token == 8 * 61 * 576 * 2
 
 
@@ -122,7 +125,7 @@ def test_pipeline_parallel_partition():
     assert pp_partition(61, 4) == [15, 15, 16, 15]  # the remainder goes to the stage before the last
     m = resolve_model("llama2-7b")
     r = kv_size(m, 100, pp=3)
-    assert r.per_gpu_kv_bytes_per_request == 11 * 2 * 32 * 128 * 100 * 2
+    assert r.per_gpu.kv_bytes_per_request == 11 * 2 * 32 * 128 * 100 * 2
     assert r.kv_bytes_per_request == 32 * 2 * 32 * 128 * 100 * 2
 
 
@@ -143,19 +146,27 @@ def test_kv_dtypes_with_scales():
 
 
 def test_reverse_question():
+    """64 requests of 8k on Llama-3.1-70B at tp 4, H100 (runtime total 85,030,076,416 B, the spec's estimate)."""
     m = resolve_model("llama3.1-70b")
     h = resolve_gpu("h100")
-    inp = FitInputs(seq=8192, tp=4)
-    p = plan(m, h, inp, 64)
-    here = fit(m, h, inp)
-    assert p["kv_bytes_needed_per_gpu"] == 64 * 8192 * 2 * 80 * 2 * 128 * 2
-    by = {line.key: line.bytes for line in here.budget}
-    fixed = by["weights"] + by["activation"] + by["non_torch"] + by["cudagraph"]
-    assert p["util_needed"] == pytest.approx((fixed + p["kv_bytes_needed_per_gpu"]) / here.gpu_memory_bytes)
-    # The pool is what util x total leaves after those reserves.
-    assert by["pool"] == int(here.gpu_memory_bytes * 0.9) - fixed
-    assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"])).max_concurrency >= 64
-    assert fit(m, h, FitInputs(seq=8192, tp=p["tp_needed"] // 2)).max_concurrency < 64
+    p = reverse(m, h, FitInputs(seq=8192, tp=4), 64)
+    # KV: 64 x 8192 tokens x 2 (K, V) x 80 layers x 2 KV heads per rank x 128 x 2 B.
+    need = 64 * 8192 * 2 * 80 * 2 * 128 * 2
+    assert p.kv_bytes_needed_per_gpu == need == 42_949_672_960
+    # Reserves: weights 70,553,706,496 params x 2 B / 4; activation for 8,192 tokens of hidden 8192 and
+    # MLP 28,672 split 4 ways, plus 256 rows of fp32 logits over 128,256 tokens; non-torch 1 GiB (tp > 1).
+    weights = 70_553_706_496 * 2 // 4
+    activation = 8192 * (4 * 8192 + 2 * 28672 // 4) * 2 + 256 * 128256 * 4
+    fixed = weights + activation + GiB
+    assert p.util_needed == pytest.approx((fixed + need) / 85_030_076_416)
+    # At tp 4 the pool holds (0.9 x total - fixed) // (16 x 81,920 B) blocks, 512 blocks a request.
+    blocks4 = (int(85_030_076_416 * 0.9) - fixed) // (16 * 2 * 80 * 2 * 128 * 2)
+    assert p.tried[0] == {"tp": 4, "gpus": 4, "max_concurrency": blocks4 // 512} and blocks4 // 512 < 64
+    # At tp 8 each rank holds 1 KV head and an eighth of the weights: enough.
+    w8, a8 = 70_553_706_496 * 2 // 8, 8192 * (4 * 8192 + 2 * 28672 // 8) * 2 + 256 * 128256 * 4
+    blocks8 = (int(85_030_076_416 * 0.9) - w8 - a8 - GiB) // (16 * 2 * 80 * 1 * 128 * 2)
+    assert p.tried[1] == {"tp": 8, "gpus": 8, "max_concurrency": blocks8 // 512} and blocks8 // 512 >= 64
+    assert (p.tp_needed, p.gpus_needed) == (8, 8)
 
 
 def test_vllm_pads_hybrid_groups():
@@ -175,14 +186,9 @@ def test_vllm_pads_hybrid_groups():
 
 def test_vllm_group_size_is_the_larger_count_when_close():
     """12 sliding + 13 full: 13 < 1.5 x 12, so the group size is 13 and one sliding layer pads."""
-    from kvcalc.specs.loader import validate
-
     geo = {"num_attention_heads": 8, "num_key_value_heads": 8, "head_dim": 64}
-    m = validate("model", {
-        "name": "mix", "source": {"url": "t"}, "hidden_size": 512, "vocab_size": 100, "max_position_embeddings": 8192,
-        "params_total": 10**8,
-        "layer_kinds": {"sw": {"kind": "sliding", **geo, "sliding_window": 128}, "full": {"kind": "full", **geo}},
-        "layers": [{"repeat": 12, "pattern": ["sw", "full"]}, {"repeat": 1, "pattern": ["full"]}],
-    }, "t", None)
+    m = make_model({"sw": {"kind": "sliding", **geo, "sliding_window": 128}, "full": {"kind": "full", **geo}},
+                   [{"repeat": 12, "pattern": ["sw", "full"]}, {"repeat": 1, "pattern": ["full"]}],
+                   hidden_size=512, vocab_size=100, max_position_embeddings=8192, params_total=10**8)
     r = kv_size(m, 4096, alloc=ENGINES["vllm"].allocation(16, 0))
     assert {row.name: row.layers for row in r.layers} == {"sw": 13, "full": 13}

@@ -3,9 +3,14 @@
 import numpy as np
 import pytest
 
-from kvcalc.engine.paging import simulate
+from kvcalc.engine.paging import simulate as run
+from kvcalc.inputs.workload import sample_lengths
 from kvcalc.specs.catalog import resolve_model
-from kvcalc.workload import sample_lengths
+from kvcalc.specs.dtypes import BF16
+
+
+def simulate(*args, **kw):
+    return run(*args, kv=BF16, **kw)
 
 P = 2 * 32 * 8 * 128 * 2  # bytes per token of llama3.1-8b (32 layers, 8 KV heads, d=128, bf16)
 
@@ -15,7 +20,7 @@ def test_fixed_lengths_are_exact():
     pool = 40 * 4000 * P  # room for 40 preallocated requests of 4,000 tokens
     L = np.full(2000, 1000)
     r = simulate(m, L, L.astype(float), pool, max_len=4000)
-    by = {p.policy: p for p in r.policies}
+    by = r.policies
     assert by["prealloc"].max_concurrency == 40 and by["prealloc"].utilization == pytest.approx(1000 / 4000)
     assert by["contiguous"].max_concurrency == 160000 // 1000 and by["contiguous"].utilization == 1.0
     assert by["paged-16"].max_concurrency == 160000 // 1008  # ceil(1000 / 16) x 16 = 1,008 tokens each
@@ -31,7 +36,7 @@ def test_realistic_workload_shows_why_paging_pays():
     m = resolve_model("llama3.1-8b")
     L, life, _, _ = sample_lengths("lognormal:median=600,sigma=1.0", 20000, 0, 8192)
     r = simulate(m, L, life, 55 * 2**30, max_len=8192)
-    by = {p.policy: p for p in r.policies}
+    by = r.policies
     assert by["prealloc"].utilization < 0.40
     assert 1 - by["paged-16"].utilization < 0.04
     assert r.paged_over_contiguous > 2
@@ -48,16 +53,16 @@ def test_prefix_sharing():
     L = np.full(3000, 1000) + 512
     r = simulate(m, L, L.astype(float), pool, max_len=4000, shared_prefix=512)
     s = r.prefix_sharing
-    assert (s["shared_blocks"], s["copied_tokens_per_request"], s["shared_bytes"]) == (32, 0, 512 * P)
-    assert s["max_concurrency_with"] == (160000 - 512) // 1008
-    assert s["max_concurrency_without"] == 160000 // 1520  # ceil(1512 / 16) x 16 tokens each
+    assert (s.shared_blocks, s.copied_tokens_per_request, s.shared_bytes) == (32, 0, 512 * P)
+    assert s.max_concurrency_with == (160000 - 512) // 1008
+    assert s.max_concurrency_without == 160000 // 1520  # ceil(1512 / 16) x 16 tokens each
 
 
 def test_sliding_window_requests_are_sized_by_their_layers():
     m = resolve_model("mistral-7b-v0.1")  # every layer a 4,096-token window
     L = np.full(500, 8000)
     r = simulate(m, L, L.astype(float), 100 * 4096 * 2 * 32 * 8 * 128 * 2, max_len=8000)
-    by = {p.policy: p for p in r.policies}
+    by = r.policies
     assert by["paged-1"].max_concurrency == 100  # each holds 4,096 tokens per layer, not 8,000
 
 

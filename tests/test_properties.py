@@ -4,9 +4,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kvcalc.engine.kv import kv_size, request_bytes
-from kvcalc.engine.memory import ENGINES, FitInputs, fit, longest_request
+from conftest import dense
+
+from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.engines import ENGINES
+from kvcalc.engine.kv import KVFootprint, kv_size, request_bytes
+from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.specs.catalog import resolve_gpu
+from kvcalc.specs.dtypes import BF16
 
 
 def validate_model(doc):
@@ -50,8 +55,6 @@ allocs = st.sampled_from([None, "vllm", "sglang", "trtllm", "hf", "hf4", "plain"
 
 
 def alloc_of(name):
-    from kvcalc.engine.layers import LOGICAL
-
     return LOGICAL if name is None else ENGINES[name].allocation(None, 8192)
 
 
@@ -74,15 +77,8 @@ def test_kv_is_monotone_in_seq(m, s, ds, dt, a):
 @given(st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([64, 128]),
        st.integers(1, 100), seqs, st.sampled_from(DTYPES))
 def test_gqa_is_mha_over_group_size(group, kv, d, layers, s, dt):
-    def model(n_kv):
-        return validate_model({
-            "name": "g", "source": {"url": "t"}, "hidden_size": kv * group * d, "vocab_size": 10,
-            "max_position_embeddings": 1 << 22, "params_total": 10**9,
-            "layer_kinds": {"a": {"kind": "full", "num_attention_heads": kv * group, "num_key_value_heads": n_kv, "head_dim": d}},
-            "layers": [{"repeat": layers, "pattern": ["a"]}],
-        })
-    mha = kv_size(model(kv * group), s, kv=dt).kv_bytes_per_request
-    gqa = kv_size(model(kv), s, kv=dt).kv_bytes_per_request
+    mha = kv_size(dense(layers, kv * group, kv * group, d), s, kv=dt).kv_bytes_per_request
+    gqa = kv_size(dense(layers, kv * group, kv, d), s, kv=dt).kv_bytes_per_request
     assert mha == gqa * group
 
 
@@ -98,7 +94,7 @@ def test_numpy_sweep_equals_exact_loop(m, ss, a):
 @given(specs(), st.integers(0, 10**12), allocs)
 def test_longest_request_is_the_boundary(m, pool, a):
     al = alloc_of(a)
-    n = longest_request(m, pool, "bf16", 1, 1, al)
+    n = KVFootprint(m, BF16, 1, 1, al).longest_request(pool)
     if n is None:
         assert request_bytes(m, 2**40, "bf16", alloc=al) <= pool
     elif n == 0:

@@ -2,15 +2,12 @@
 
 import pytest
 
-from kvcalc.engine.roofline import (
-    allreduce,
-    decode_bound,
-    decode_grid,
-    expected_experts,
-    prefill_bound,
-)
+from conftest import make_model, one_line_error
+
+from kvcalc.engine.roofline import Decode, decode_bound, decode_grid, prefill_bound
+from kvcalc.engine.weights import expected_experts
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
-from kvcalc.specs.loader import validate
+from kvcalc.specs.dtypes import BF16
 from kvcalc.units import parse_count_list, parse_token_list
 
 A100 = resolve_gpu("a100-80gb")
@@ -20,13 +17,9 @@ H100 = resolve_gpu("h100-sxm")
 def seventy_b():
     """The article's 70B: L=80, GQA 8, d=128, fp16, weights taken as 2 B x 70e9 = 140 GB (tied, so
     every parameter is streamed)."""
-    return validate("model", {
-        "name": "70b", "source": {"url": "test"}, "hidden_size": 8192, "vocab_size": 32000,
-        "tie_word_embeddings": True, "max_position_embeddings": 1 << 20, "params_total": 70 * 10**9,
-        "weight_dtype": "fp16",
-        "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128}},
-        "layers": [{"repeat": 80, "pattern": ["attn"]}],
-    }, "test", None)
+    return make_model({"attn": {"kind": "full", "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128}},
+                      [{"repeat": 80, "pattern": ["attn"]}], name="70b", hidden_size=8192, tie_word_embeddings=True,
+                      params_total=70 * 10**9, weight_dtype="fp16")
 
 
 def test_70b_worked_example():
@@ -91,21 +84,25 @@ def test_sliding_only_model_never_reaches_weights():
     assert r.kv_equals_weights_at_seq is None
 
 
-def test_grid_equals_the_point_answers():
-    m = resolve_model("mixtral-8x7b")
+def test_grid_is_the_arithmetic():
+    """The numpy grid of Llama-2-7B at tp 2 on an A100, against the formula written out."""
+    m = resolve_model("llama2-7b")
     bs, ss = [1, 7, 64], [100, 4096, 32768]
-    g = decode_grid(m, H100, bs, ss, tp=2)
+    g = decode_grid(m, A100, bs, ss, kv="fp16", tp=2)
+    streamed = (6_738_415_616 - 32000 * 4096) * 2  # fp16, no input embedding table
     for i, b in enumerate(bs):
         for j, s in enumerate(ss):
-            r = decode_bound(m, H100, b, s, tp=2)
-            assert g["t_bound_s"][i, j] == pytest.approx(r.t_bound_s, rel=1e-12)
-            assert g["kv_bytes_read"][i, j] == r.kv_bytes_read
-            assert g["weight_bytes_read"][i, j] == pytest.approx(r.weight_bytes_read, abs=1)
+            w = (streamed + b * 4096 * 2) / 2  # plus b embedding rows, split over 2 ranks
+            kv = 2 * 32 * 16 * 128 * s * 2 * b  # 16 of the 32 KV heads per rank
+            flops = 2 * (6_738_415_616 - 32000 * 4096) * b / 2 + 32 * 2 * 16 * (128 + 128) * s * b
+            assert g["weight_bytes_read"][i, j] == pytest.approx(w, abs=1)
+            assert g["kv_bytes_read"][i, j] == kv
+            assert g["t_bound_s"][i, j] == pytest.approx(max((w + kv) / 2.039e12, flops / 312e12), rel=1e-12)
 
 
 def test_allreduce_term():
     m = resolve_model("llama3.1-70b")
-    payload, t = allreduce(m, H100, 32, 4)
+    payload, t = Decode(m, H100, BF16, 4).allreduce(32)
     assert payload == 2 * 80 * 32 * 8192 * 2
     assert t == payload * 2 * 3 / 4 / (900e9 / 2)
 
@@ -181,10 +178,11 @@ def test_roofline_plot_file(cli, tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["--seq", "8k..1k"], "backwards"),
     (["--batch", "0"], "--batch"),
-    (["--seq", "1..100000000:1"], "100,000"),
+    (["--seq", "1..100000000:1"], "1,000,000"),
+    (["--batch", "1k"], "not a token length"),
+    (["--batch", "1..8", "--seq", "1..300000:1"], "grid points"),
     (["--compute-dtype", "fp8", "--gpu", "a100"], "fp8"),
     (["--plot-file", "x.bmp"], ".png"),
 ])
 def test_roofline_bad_input(cli, args, needle):
-    r = cli("roofline", *args)
-    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
+    one_line_error(cli("roofline", *args), needle)

@@ -2,10 +2,12 @@
 
 import pytest
 
-from kvcalc.engine.kv import request_bytes
+from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.kv import KVFootprint, request_bytes
 from kvcalc.engine.roofline import prefill_bound
-from kvcalc.engine.tiers import Tier, break_even, default_tiers, disaggregation, tiers
+from kvcalc.engine.tiers import Tier, break_even, default_tiers, disaggregation, tier_rows
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import BF16
 
 H100 = resolve_gpu("h100")
 
@@ -13,12 +15,16 @@ H100 = resolve_gpu("h100")
 def test_tier_rows():
     m = resolve_model("llama3.1-8b")
     tl = [Tier("HBM", 50 * 10**9, None, ""), Tier("DRAM", 240 * 10**9, 64e9, "")]
-    rows = tiers(m, H100, 8192, tl)
+    rows = tier_rows(m, H100, 8192, tl, BF16)
     req = 2 * 32 * 8 * 128 * 8192 * 2
     assert rows[0].requests == 50 * 10**9 // req and rows[0].reload_s is None
     assert rows[1].tokens == 240 * 10**9 // (2 * 32 * 8 * 128 * 2)
     assert rows[1].reload_s == req / 64e9
-    assert rows[1].recompute_s == prefill_bound(m, H100, 8192).t_compute_s
+    # Recompute: the prefill's FLOPs over the dense bf16 peak, 989.5 TFLOP/s. Matmuls: 2 x (8,030,261,248
+    # parameters less the 128,256 x 4,096 input embedding) per token; attention: 32 layers x 2 x 32 heads x
+    # (128 + 128) per causal (query, key) pair, 8192 x 8193 / 2 pairs.
+    flops = 2 * (8_030_261_248 - 128_256 * 4096) * 8192 + 32 * 2 * 32 * 256 * (8192 * 8193 // 2)
+    assert rows[1].recompute_s == pytest.approx(flops / 989.5e12, rel=1e-12)
 
 
 def test_defaults_follow_the_gpu_spec():
@@ -32,7 +38,7 @@ def test_defaults_follow_the_gpu_spec():
 def test_break_even_is_the_boundary():
     m = resolve_model("deepseek-v3")
     g = resolve_gpu("h200")
-    s = break_even(m, g, 7e9, "bf16", 8, m.max_position_embeddings)
+    s = break_even(m, g, 7e9, KVFootprint(m, BF16, 8, 1, LOGICAL), 8, m.max_position_embeddings)
     assert s is not None and s > 1
 
     def reload(n):
@@ -46,12 +52,12 @@ def test_break_even_is_the_boundary():
 
 def test_slow_tier_never_wins():
     m = resolve_model("llama3.1-8b")
-    assert break_even(m, H100, 2e9, "bf16", 1, m.max_position_embeddings) is None
+    assert break_even(m, H100, 2e9, KVFootprint(m, BF16), 1, m.max_position_embeddings) is None
 
 
 def test_disaggregation():
     m = resolve_model("llama3.1-70b")
-    d = disaggregation(m, H100, 32768, 50e9, tp=4, rate=2.0)
+    d = disaggregation(m, H100, 32768, 50e9, BF16, tp=4, rate=2.0)
     shipped = 2 * 80 * 8 * 128 * 32768 * 2
     assert d.bytes_per_request == shipped == 10_737_418_240
     assert d.transfer_s == shipped / 50e9

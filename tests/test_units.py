@@ -62,10 +62,33 @@ def test_format_names_both_units():
     assert fmt_bytes(524_288) == "524,288 B (524.29 KB, 512.00 KiB)"
 
 
-@given(st.integers(min_value=0, max_value=10**30))
+@given(st.integers(min_value=0, max_value=2**60))
 def test_plain_byte_counts_round_trip(n):
     assert parse_size(str(n)) == n
     assert parse_size(f"{n}B") == n
+
+
+@given(st.integers(min_value=2**60 + 1, max_value=10**400))
+def test_sizes_past_an_exbibyte_are_refused_in_one_line(n):
+    with pytest.raises(KvcalcError) as e:
+        parse_size(str(n))
+    assert "over the limit" in e.value.line() and len(e.value.line()) < 300
+
+
+def test_counts_are_plain_whole_numbers():
+    from kvcalc.units import parse_count, parse_count_list
+
+    assert parse_count("1000", "--batch") == 1000
+    assert parse_count("1_000", "--batch") == 1000
+    with pytest.raises(KvcalcError, match="not a token length"):
+        parse_count("1k", "--batch")
+    with pytest.raises(KvcalcError, match="too small"):
+        parse_count("0", "--batch")
+    with pytest.raises(KvcalcError, match="too large"):
+        parse_count("9" * 400, "--batch")
+    assert parse_count_list("1..8") == [1, 2, 4, 8]
+    with pytest.raises(KvcalcError):
+        parse_count_list("1k,2k")
 
 
 @given(st.integers(min_value=1, max_value=10**6))

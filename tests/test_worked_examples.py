@@ -1,24 +1,10 @@
 """The worked examples of docs/worked-examples.md, with the arithmetic written out."""
 
+from conftest import dense
+
 from kvcalc.engine.kv import kv_size
 from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
-from kvcalc.specs.loader import validate
-from kvcalc.specs.model import ModelSpec
-
-
-def validate_model(doc) -> ModelSpec:
-    return validate("model", doc, "test", None)
-
-
-def dense(L, heads, kv, d, hidden=None, name="test-model") -> ModelSpec:
-    hidden = hidden or heads * d
-    return validate_model({
-        "name": name, "source": {"url": "test"}, "hidden_size": hidden, "vocab_size": 32000,
-        "max_position_embeddings": 1 << 20, "params_total": 7 * 10**9,
-        "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": d}},
-        "layers": [{"repeat": L, "pattern": ["attn"]}],
-    })
 
 
 def test_llama2_7b_half_a_mebibyte_per_token():

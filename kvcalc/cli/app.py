@@ -1,64 +1,195 @@
-"""The typer app and the one place errors become one line and exit code 2."""
+"""The command line: which commands exist, building only the one invoked, and the one place where
+errors become one line and exit code 2.
+
+Each command is a function in its own module (``kvcalc/cli/<name>.py``) that parses its options,
+calls the engine and hands the report to :func:`emit`. This module imports none of them until it
+knows which one runs, so ``kvcalc size`` never pays for ``roofline`` or ``measure``.
+"""
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from kvcalc import __version__
 
-app = typer.Typer(
-    name="kvcalc",
-    help="KV-cache capacity planning and decode roofline for LLM serving.\n\n"
-    "Example: kvcalc size --model llama2-7b --seq 4096",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# name -> (module, function, one-line help). The one-line help is also in each function's docstring.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "size": ("kvcalc.cli.size", "size", "KV-cache bytes per token, per request and per batch, by layer kind."),
+    "fit": ("kvcalc.cli.fit", "fit", "The memory budget line by line, the KV pool, max concurrency and the longest request."),
+    "roofline": ("kvcalc.cli.roofline", "roofline", "Decode-step lower bound: (weights read + KV read) / bandwidth against FLOPs / peak."),
+    "paging": ("kvcalc.cli.paging", "paging", "Steady state of allocation policies on a workload: utilisation, waste, requests that fit."),
+    "tiers": ("kvcalc.cli.tiers", "tiers", "KV tiers (HBM, DRAM, SSD, remote): capacity, reload against recompute, and P/D transfer."),
+    "measure": ("kvcalc.cli.measure", "measure", "Build a real paged KV cache, run and check decode attention, time it, and compare with the bound."),
+    "check": ("kvcalc.cli.check", "check", "Run worked examples and compare their JSON keys with expected values; exit 1 if any fails."),
+    "explain-log": ("kvcalc.cli.explain", "explain_log", "Read vLLM or SGLang start-up logs and recompute their KV figures side by side."),
+    "models": ("kvcalc.cli.catalog", "models", "List the models in the catalog."),
+    "gpus": ("kvcalc.cli.catalog", "gpus", "List the GPUs and accelerators in the catalog."),
+    "show": ("kvcalc.cli.catalog", "show", "Show one model or GPU spec and its derived figures."),
+    "import": ("kvcalc.cli.catalog", "import_", "Print the YAML model spec for a Hugging Face config.json (offline)."),
+    "schema": ("kvcalc.cli.catalog", "schema", "Print the JSON Schema of a model or GPU spec, for editors to validate YAML files."),
+}
+HELP = ("KV-cache capacity planning and decode roofline for LLM serving.\n\n"
+        "Example: kvcalc size --model llama2-7b --seq 4096")
 
 
-def _version(value: bool):
+def build_command(name: str) -> Any:
+    """The click command of one kvcalc command, built from its function."""
+    module, fn, _ = COMMANDS[name]
+    func = getattr(importlib.import_module(module), fn)
+    t = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                    context_settings={"help_option_names": ["-h", "--help"]})
+    t.command(name=name)(func)
+    cmd = typer.main.get_command(t)
+    cmd.name = name
+    return cmd
+
+
+class LazyGroup(TyperGroup):
+    """A group that knows its commands by name and builds one only when it is invoked or listed."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            self.commands[cmd_name] = build_command(cmd_name)
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # The command list from the table above: help does not import every command.
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, h) for n, (_, _, h) in COMMANDS.items()])
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        # Plain click help (no rich): the same text on a terminal and in a pipe.
+        self.format_usage(ctx, formatter)
+        formatter.write_paragraph()
+        formatter.write_text(HELP)
+        self.format_options(ctx, formatter)
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        opts = [p.get_help_record(ctx) for p in self.get_params(ctx)]
+        with formatter.section("Options"):
+            formatter.write_dl([o for o in opts if o])
+        self.format_commands(ctx, formatter)
+
+
+def _version(value: bool) -> None:
     if value:
         print(f"kvcalc {__version__}")
         raise typer.Exit()
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
-) -> None:
-    """KV-cache capacity planning and decode roofline for LLM serving.
-
-    Example: kvcalc size --model llama2-7b --seq 4096
-    """
+root_app = typer.Typer(name="kvcalc", cls=LazyGroup, help=HELP, no_args_is_help=True, add_completion=False,
+                       pretty_exceptions_enable=False, rich_markup_mode=None,
+                       context_settings={"help_option_names": ["-h", "--help"]})
 
 
-def _register() -> None:
-    # Each command lives in its own module; importing it adds it to the app.
-    from kvcalc.cli import catalog, check, explain, fit, measure, paging, roofline, size, tiers  # noqa: F401
+@root_app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version.")) -> None:
+    """KV-cache capacity planning and decode roofline for LLM serving."""
 
+
+_ROOT: Any = None
+
+
+def root() -> Any:
+    global _ROOT
+    if _ROOT is None:
+        _ROOT = typer.main.get_command(root_app)
+    return _ROOT
+
+
+# ---- output -----------------------------------------------------------------------------------
+
+_collector: list[Any] | None = None
+
+
+def emit(report: Any, origin: dict[str, str] | None = None, as_json: bool = False, **options: Any) -> Any:
+    """Hand a report to the renderer (or, inside ``kvcalc check``, to the collector)."""
+    if _collector is not None:
+        _collector.append((report, origin))
+        return report
+    from kvcalc.render import show
+
+    show(report, origin, as_json, **options)
+    return report
+
+
+class Collect:
+    """Run commands for their reports instead of their output (``kvcalc check``)."""
+
+    def __enter__(self) -> list[Any]:
+        global _collector
+        self.previous = _collector
+        _collector = []
+        return _collector
+
+    def __exit__(self, *exc: Any) -> None:
+        global _collector
+        _collector = self.previous
+
+
+# ---- errors -----------------------------------------------------------------------------------
 
 def fail(line: str) -> int:
     sys.stderr.write(f"kvcalc: error: {' '.join(str(line).split())}\n")
     return 2
 
 
+def _usage_line(e: Any) -> str:
+    """A click usage error as kvcalc's one line: what, (where), what is accepted or meant."""
+    from kvcalc.errors import KvcalcError
+
+    ctx = getattr(e, "ctx", None)
+    cmd = ctx.command_path if ctx is not None else "kvcalc"
+    kind = type(e).__name__
+    if kind == "NoSuchOption":
+        opts = sorted({o for p in (ctx.command.params if ctx else []) for o in getattr(p, "opts", []) if o.startswith("--")})
+        near = difflib.get_close_matches(e.option_name, opts, n=3, cutoff=0.5)
+        accepted = (f"did you mean {', '.join(near)}?" if near else f"see '{cmd} --help' for its options")
+        return KvcalcError(f"no such option {e.option_name}", cmd, accepted).line()
+    if kind == "MissingParameter":
+        p = e.param
+        name = ("/".join(o for o in getattr(p, "opts", []) if o.startswith("--")) or getattr(p, "name", "?")).upper() \
+            if getattr(p, "param_type_name", "") == "argument" else "/".join(o for o in p.opts if o.startswith("--"))
+        what = "argument" if getattr(p, "param_type_name", "") == "argument" else "option"
+        return KvcalcError(f"missing {what} {name}", cmd, getattr(p, "help", None) or f"see '{cmd} --help'").line()
+    msg = e.format_message()
+    if msg.startswith("No such command"):
+        typed = msg.split("'")[1] if "'" in msg else msg
+        near = difflib.get_close_matches(typed, list(COMMANDS), n=3, cutoff=0.5)
+        accepted = (f"did you mean {', '.join(near)}? " if near else "") + "commands: " + ", ".join(COMMANDS)
+        return KvcalcError(f"unknown command {typed[:40]!r}", "kvcalc", accepted).line()
+    return KvcalcError(msg.rstrip("."), cmd, f"see '{cmd} --help'").line()
+
+
 def main(argv: list[str] | None = None) -> int:
-    from typer.exceptions import TyperException
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     from kvcalc.errors import KvcalcError
 
-    _register()
-    cmd = typer.main.get_command(app)
+    args = list(argv if argv is not None else sys.argv[1:])
     try:
-        rv = cmd.main(args=argv if argv is not None else sys.argv[1:], prog_name="kvcalc", standalone_mode=False)
+        rv = root().main(args=args, prog_name="kvcalc", standalone_mode=False)
     except KvcalcError as e:
         return fail(e.line())
-    except TyperException as e:
-        code = getattr(e, "exit_code", 2)
-        return fail(e.format_message()) if code else 0
+    except NoArgsIsHelpError as e:
+        sys.stdout.write(e.ctx.get_help() + "\n")
+        return 0
+    except UsageError as e:
+        return fail(_usage_line(e))
+    except ClickException as e:
+        return fail(e.format_message())
     except (typer.Exit, SystemExit) as e:
         code = getattr(e, "exit_code", None)
         if code is None:
@@ -69,13 +200,33 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        return _closed_pipe()
     except RecursionError:
         return fail("input nested too deeply")
+    except MemoryError:
+        return fail("out of memory: the input asks for more than this machine has (try a smaller grid, batch or run)")
     except Exception as e:  # noqa: BLE001 - the last line of defence: a bug, said in one line
         return fail(f"internal error: {type(e).__name__}: {e} (a kvcalc bug: please report it with the command)")
-    return int(rv) if isinstance(rv, int) else 0
+    return int(rv) if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``kvcalc models | head``): stop quietly, as well-behaved tools do.
+    stdout is pointed at /dev/null so that Python's own flush at exit does not complain."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def run() -> None:
-    sys.exit(main())
+    code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _closed_pipe()
+    sys.exit(code)

@@ -7,12 +7,7 @@ from __future__ import annotations
 
 
 def generate() -> str:
-    import typer
-
-    from kvcalc.cli.app import _register, app
-
-    _register()
-    root = typer.main.get_command(app)
+    from kvcalc.cli.app import COMMANDS, build_command
     out = [
         "# Command reference",
         "",
@@ -20,8 +15,8 @@ def generate() -> str:
         "when this file is stale. Every command also takes `-h`/`--help`.",
         "",
     ]
-    for name in sorted(root.commands):
-        cmd = root.commands[name]
+    for name in sorted(COMMANDS):
+        cmd = build_command(name)
         out.append(f"## kvcalc {name}")
         out.append("")
         doc = (cmd.help or "").strip()

@@ -3,83 +3,70 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from kvcalc.cli.app import app
+from kvcalc.cli import options as opt
+from kvcalc.cli.app import emit
+
+LOG_ACCEPTED = "a vLLM or SGLang start-up log (a regular file, '-' for standard input, or a pipe)"
 
 
-def _read(path: Optional[str]) -> tuple[str, str]:
-    from pathlib import Path
-
+def _facts(path: str | None) -> tuple[Any, str]:
+    """Parse the log, streaming it line by line (any size; lines cut at 64 KiB)."""
+    from kvcalc import files
     from kvcalc.errors import KvcalcError
-    from kvcalc.specs.loader import read_text
+    from kvcalc.inputs.logs import parse_log
 
     if path in (None, "-"):
         if path is None and sys.stdin.isatty():
-            raise KvcalcError("no log given", "LOG", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log")
+            raise KvcalcError("no log given", "LOG", "a log file, '-' for standard input, or a pipe: "
+                              "vllm serve ... 2>&1 | kvcalc explain-log")
         try:
-            data = sys.stdin.read(64 * 2**20)
-        except (OSError, UnicodeDecodeError) as e:
-            raise KvcalcError(f"cannot read standard input: {e}", "LOG", "a log file, or a log piped in as text") from None
-        return data, "standard input"
-    p = Path(path)
-    from kvcalc.specs.loader import probe
+            return parse_log(files.iter_lines(sys.stdin.buffer)), "standard input"
+        except (OSError, ValueError) as e:
+            raise KvcalcError(f"cannot read standard input: {e}", "LOG", LOG_ACCEPTED) from None
+    assert path is not None
+    with files.open_regular(path, LOG_ACCEPTED) as f:
+        try:
+            return parse_log(files.iter_lines(f)), path
+        except OSError as e:
+            raise KvcalcError(f"cannot read file: {e.strerror or e}", path, LOG_ACCEPTED) from None
 
-    if probe(p) != "file":
-        raise KvcalcError("no such file", path, "a vLLM or SGLang start-up log")
-    return read_text(p), path
 
-
-@app.command("explain-log")
 def explain_log(
-    log: Optional[str] = typer.Argument(None, help="The log file; '-' or a pipe for standard input."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="The model, when the log's name is not in the catalog."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", "-g", help="The GPU (default: $KVCALC_GPU, kvcalc.toml, h100-sxm); the log's total memory wins."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Read a vLLM (0.6 to current) or SGLang start-up log and recompute its KV figures side by side.
+    log: Annotated[Optional[str], typer.Argument(metavar="[LOG]", help="The log file; '-' or a pipe for standard input.")] = None,
+    model: opt.ModelOpt = None,
+    gpu: Annotated[Optional[str], typer.Option(
+        "--gpu", "-g", metavar="<name|file>",
+        help="The GPU (default: $KVCALC_GPU, kvcalc.toml, h100-sxm); the log's total memory wins.")] = None,
+    as_json: opt.Json = False,
+) -> Any:
+    """Read vLLM or SGLang start-up logs and recompute their KV figures side by side.
 
     Example: vllm serve meta-llama/Llama-3.1-8B 2>&1 | tee vllm.log; kvcalc explain-log vllm.log
     """
-    from kvcalc.cli import options as opt
+    from kvcalc.engine.explain import explain
     from kvcalc.errors import KvcalcError
-    from kvcalc.logparse import explain, parse_log
+    from kvcalc.specs.catalog import resolve_model
 
-    text, where = _read(log)
-    facts = parse_log(text)
-    name = model or facts.model
-    if not name:
-        raise KvcalcError("the log does not name the model", where, "pass --model NAME")
-    try:
-        m, g, echo = opt.model_and_gpu(name, gpu)
-    except KvcalcError as e:
-        if model:
-            raise
-        tail = name.rstrip("/").split("/")[-1]
+    facts, where = _facts(log)
+    if model:
+        m, g, origin = opt.model_and_gpu(model, gpu)
+    else:
+        name = facts.model
+        if not name:
+            raise KvcalcError("the log does not name the model", where, "pass --model NAME")
+        # A model named in a log is a name to look up, never a path to open.
         try:
-            m, g, echo = opt.model_and_gpu(tail, gpu)
+            m = resolve_model(name, "the log's model", files_allowed=False)
         except KvcalcError:
-            raise KvcalcError(f"the log's model {name!r} is not in the catalog", where,
-                              "pass --model with a catalog name, a spec YAML or its config.json") from e
-    ex = explain(facts, m, g)
-    if as_json:
-        from kvcalc.render import emit_json, to_plain
-
-        v = ex.values
-        doc = {
-            "engine": ex.engine, "model": ex.model, "gpu": ex.gpu, "max_model_len": ex.seq,
-            "log": {k: val for k, val in to_plain(facts).items() if k != "lines" and val is not None},
-            "kvcalc_from_log_inputs": {k: getattr(v["measured"], k) for k in ("kv_pool_bytes", "kv_pool_tokens", "concurrency")}
-            if "measured" in v else None,
-            "kvcalc_estimate": {k: getattr(v["estimate"], k) for k in ("kv_pool_bytes", "kv_pool_tokens", "concurrency", "weight_bytes")},
-            "tokens_from_log_memory": v.get("tokens_from_log_memory"),
-            "kv_bytes_per_token": v["kv_bytes_per_token"],
-            "rows": ex.rows, "notes": ex.notes, "inputs": {**echo, "log": where},
-        }
-        emit_json(doc)
-        return
-    from kvcalc.render import render_explain
-
-    render_explain(ex, where)
+            tail = name.rstrip("/").split("/")[-1]
+            try:
+                m = resolve_model(tail, "the log's model", files_allowed=False)
+            except KvcalcError:
+                raise KvcalcError(f"the log's model {name[:80]!r} is not in the catalog", where,
+                                  "pass --model with a catalog name, a spec YAML or its config.json") from None
+        _, g, origin = opt.model_and_gpu(m.name, gpu)
+    return emit(explain(facts, m, g, source=where), origin, as_json)

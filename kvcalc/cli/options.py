@@ -1,51 +1,129 @@
-"""Parsing what people type into numbers (units live in kvcalc.units)."""
+"""The options commands share, declared once, and the parsing of what they hold.
+
+Options arrive as text and are parsed here, once, into values (token counts, byte sizes, a KV
+dtype, an engine); the engine never sees a string it has to interpret again. Every range is
+stated in the help.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated, Any, Optional
+
+import typer
+
 from kvcalc.errors import KvcalcError
-from kvcalc.units import parse_count, parse_size, parse_tokens
+from kvcalc.units import MAX_COUNT, parse_count, parse_float, parse_size, parse_tokens
+
+ModelOpt = Annotated[Optional[str], typer.Option(
+    "--model", "-m", metavar="<name|file>",
+    help="Catalog name or alias, spec YAML, config.json or a folder holding one "
+    "(default: $KVCALC_MODEL, kvcalc.toml, llama3.1-8b).")]
+GPUOpt = Annotated[Optional[str], typer.Option(
+    "--gpu", "-g", metavar="<name|file>",
+    help="Catalog name or alias, or a GPU spec YAML (default: $KVCALC_GPU, kvcalc.toml, h100-sxm).")]
+Seq = Annotated[str, typer.Option(
+    "--seq", "-s", metavar="<tokens>", help="Tokens per request: 4096, 4k, 32K, 1M (1 to 16,777,216k).")]
+Batch = Annotated[str, typer.Option(
+    "--batch", "-b", metavar="<n>", help="Requests in the batch: a whole number, 1 to 16,777,216 (1000, not 1k).")]
+KVDtypeOpt = Annotated[str, typer.Option(
+    "--kv-dtype", metavar="<dtype>", help="KV cache format: bf16, fp16, fp8, int8, int4, fp4, fp32.")]
+WeightDtypeOpt = Annotated[Optional[str], typer.Option(
+    "--weight-dtype", metavar="<dtype>", help="Override the spec's weight format: bf16, fp8, int8, int4, mxfp4, fp4.")]
+TP = Annotated[str, typer.Option("--tp", metavar="<n>", help="Tensor-parallel size, 1 to 4,096.")]
+PP = Annotated[str, typer.Option("--pp", metavar="<n>", help="Pipeline-parallel size, 1 to the layer count.")]
+EngineOpt = Annotated[str, typer.Option(
+    "--engine", "-e", metavar="<engine>", help="Serving engine whose accounting applies: vllm, sglang, trtllm, hf, hf4, plain.")]
+BlockSize = Annotated[Optional[str], typer.Option(
+    "--block-size", metavar="<tokens>", help="Tokens per KV block (vLLM 16, TensorRT-LLM 32), 1 to 65,536.")]
+MaxBatchedTokens = Annotated[Optional[str], typer.Option(
+    "--max-num-batched-tokens", metavar="<tokens>",
+    help="Tokens per forward pass (vLLM's default: 8192 on GPUs of 70 GiB or more, else 2048).")]
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
 def tokens(v: str, where: str) -> int:
     return parse_tokens(v, where)
 
 
-def count(v: str | int | None, where: str, minimum: int = 1) -> int | None:
-    return None if v is None else parse_count(v, where, minimum)
+def count(v: str | int | None, where: str, minimum: int = 1, maximum: int = MAX_COUNT,
+          noun: str = "a whole number") -> int | None:
+    return None if v is None else parse_count(v, where, minimum, maximum, noun)
 
 
-def size(v: str | None, where: str) -> int | None:
-    return None if v is None else parse_size(v, where)
+def need_count(v: str | int, where: str, minimum: int = 1, maximum: int = MAX_COUNT, noun: str = "a whole number") -> int:
+    return parse_count(v, where, minimum, maximum, noun)
+
+
+def batch(v: str, where: str = "--batch") -> int:
+    return parse_count(v, where, 1, MAX_COUNT, "a number of requests")
+
+
+def parallel(v: str, where: str) -> int:
+    return parse_count(v, where, 1, 4096, "a number of GPUs")
+
+
+def block(v: str | None) -> int | None:
+    return None if v is None else parse_count(v, "--block-size", 1, 65536, "a number of tokens per block")
+
+
+def batched_tokens(v: str | None) -> int | None:
+    return None if v is None else parse_tokens(v, "--max-num-batched-tokens", maximum=MAX_COUNT)
+
+
+def size(v: str | None, where: str, positive: bool = False) -> int | None:
+    if v is None:
+        return None
+    n = parse_size(v, where)
+    if positive and n == 0:
+        raise KvcalcError(f"{where} must be positive", where, "a size such as 79.19GiB")
+    return n
 
 
 def fraction(v: str | None, where: str) -> float | None:
     if v is None:
         return None
-    try:
-        f = float(v)
-    except ValueError:
-        raise KvcalcError(f"cannot read {v!r} as a fraction", where, "a number in (0, 1], e.g. 0.9") from None
-    if not 0 < f <= 1:
-        raise KvcalcError(f"{v} is outside (0, 1]", where, "a number in (0, 1], e.g. 0.9")
-    return f
+    return parse_float(v, where, 0.0, 1.0, "a number in (0, 1], e.g. 0.9")
 
 
-def model_and_gpu(model: str | None, gpu: str | None, need_gpu: bool = True):
-    """Resolve --model and --gpu, falling back to the defaults; returns (model, gpu, inputs echo)."""
-    from kvcalc.defaults import default
+def kv(v: str) -> Any:
+    from kvcalc.specs.dtypes import kv_dtype
+
+    return kv_dtype(v, "--kv-dtype")
+
+
+def weight_dtype(v: str | None) -> str | None:
+    if not v:
+        return None
+    from kvcalc.specs.dtypes import normalize_weight_dtype
+
+    return normalize_weight_dtype(v, "--weight-dtype")
+
+
+def engine(v: str) -> Any:
+    from kvcalc.engine.engines import engine as parse_engine
+
+    return parse_engine(v, "--engine")
+
+
+def model_and_gpu(model: str | None, gpu: str | None, need_gpu: bool = True) -> tuple[Any, Any, dict[str, str]]:
+    """Resolve --model and --gpu, falling back to the defaults; returns (model, gpu, origin), where
+    origin names what was taken by default and from where."""
+    from kvcalc.cli.defaults import default
     from kvcalc.specs.catalog import resolve_gpu, resolve_model
 
-    echo = {}
+    origin: dict[str, str] = {}
     if model is None:
         model, src = default("model")
-        echo["model_from"] = src
-    m = resolve_model(model, "--model" if "model_from" not in echo else echo["model_from"])
-    echo["model"] = m.name
+        origin["model_from"] = src
+    m = resolve_model(model, origin.get("model_from", "--model"))
+    if "model_from" in origin:
+        origin["model"] = m.name
     g = None
     if need_gpu:
         if gpu is None:
             gpu, src = default("gpu")
-            echo["gpu_from"] = src
-        g = resolve_gpu(gpu, "--gpu" if "gpu_from" not in echo else echo["gpu_from"])
-        echo["gpu"] = g.name
-    return m, g, echo
+            origin["gpu_from"] = src
+        g = resolve_gpu(gpu, origin.get("gpu_from", "--gpu"))
+        if "gpu_from" in origin:
+            origin["gpu"] = g.name
+    return m, g, origin

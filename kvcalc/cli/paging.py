@@ -2,103 +2,101 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from kvcalc.cli import options as opt
-from kvcalc.cli.app import app
+from kvcalc.cli.app import emit
+
+MAX_REQUESTS = 2_000_000
 
 
-@app.command()
 def paging(
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Catalog name, alias, spec YAML or config.json."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", "-g", help="Catalog name, alias or spec YAML."),
-    lengths: Optional[str] = typer.Option(None, "--lengths", "-l", help="uniform:100..4000, lognormal:median=600,sigma=1.0 or fixed:2048 (prompt + output tokens)."),
-    trace: Optional[str] = typer.Option(None, "--trace", help="JSON Lines or CSV of prompt and output token counts per request."),
-    requests: str = typer.Option("20000", "--requests", "-n", help="Requests to sample from --lengths."),
-    seed: str = typer.Option("0", "--seed", help="Random seed, for reproducible samples."),
-    max_len: Optional[str] = typer.Option(None, "--max-len", help="The length preallocation reserves (default: the model's context, at most 8k)."),
-    shared_prefix: str = typer.Option("0", "--shared-prefix", help="Tokens every request starts with, stored once by paging (added to each length)."),
-    block_sizes: str = typer.Option("1,8,16,32,64,128", "--block-sizes", help="Paged block sizes to compare."),
-    tp: str = typer.Option("1", "--tp", help="Tensor-parallel size."),
-    kv_dtype: str = typer.Option("bf16", "--kv-dtype", help="bf16, fp16, fp8, int8, int4, fp4, fp32."),
-    engine: str = typer.Option("vllm", "--engine", "-e", help="Engine whose budget gives the KV pool (kvcalc fit)."),
-    pool: Optional[str] = typer.Option(None, "--pool", help="The KV pool per GPU, instead of fit's (e.g. 40GiB)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Simulate allocation policies on a workload: utilisation, waste, and requests that fit.
+    model: opt.ModelOpt = None,
+    gpu: opt.GPUOpt = None,
+    lengths: Annotated[Optional[str], typer.Option(
+        "--lengths", "-l", metavar="<dist>",
+        help="uniform:100..4000, lognormal:median=600,sigma=1.0 or fixed:2048 (prompt + output tokens).")] = None,
+    trace: Annotated[Optional[str], typer.Option(
+        "--trace", metavar="<file>", help="JSON Lines or CSV of prompt and output token counts per request.")] = None,
+    requests: Annotated[str, typer.Option(
+        "--requests", "-n", metavar="<n>", help="Requests to sample from --lengths, 1 to 2,000,000.")] = "20000",
+    seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed, for reproducible samples.")] = "0",
+    max_len: Annotated[Optional[str], typer.Option(
+        "--max-len", metavar="<tokens>",
+        help="The length preallocation reserves (default: the model's context, at most 8k).")] = None,
+    shared_prefix: Annotated[str, typer.Option(
+        "--shared-prefix", metavar="<tokens>",
+        help="Tokens every request starts with, stored once by paging (added to each length).")] = "0",
+    block_sizes: Annotated[str, typer.Option(
+        "--block-sizes", metavar="<list>", help="Paged block sizes to compare (up to 16 sizes, each 1 to 65,536).")] = "1,8,16,32,64,128",
+    tp: opt.TP = "1",
+    kv_dtype: opt.KVDtypeOpt = "bf16",
+    engine: Annotated[str, typer.Option(
+        "--engine", "-e", metavar="<engine>", help="Engine whose budget gives the KV pool (kvcalc fit).")] = "vllm",
+    pool: Annotated[Optional[str], typer.Option(
+        "--pool", metavar="<size>", help="The KV pool per GPU, instead of fit's (e.g. 40GiB).")] = None,
+    as_json: opt.Json = False,
+) -> Any:
+    """Steady state of allocation policies on a workload: utilisation, waste, and requests that fit.
+
+    Every request is sized at its final length and the pool is sampled when the next request is
+    refused: the quick view of what each policy holds at saturation. For memory over time as
+    tokens are generated, see kvcalc simulate.
 
     Example: kvcalc paging --model llama3.1-8b --gpu h100 --lengths lognormal:median=600,sigma=1.0 --max-len 8k
     """
-    from pathlib import Path
-
-    from kvcalc.engine.dtypes import kv_dtype as get_kv
     from kvcalc.engine.memory import FitInputs, fit
     from kvcalc.engine.paging import simulate
     from kvcalc.errors import KvcalcError
-    from kvcalc.units import parse_count, parse_count_list
-    from kvcalc.workload import is_csv_name, read_trace, sample_lengths
+    from kvcalc.units import parse_count_list
 
-    m, g, echo = opt.model_and_gpu(model, gpu)
-    t = opt.count(tp, "--tp")
-    kv = get_kv(kv_dtype).name
+    m, g, origin = opt.model_and_gpu(model, gpu)
+    t = opt.parallel(tp, "--tp")
+    kv = opt.kv(kv_dtype)
+    eng = opt.engine(engine)
     ml = opt.tokens(max_len, "--max-len") if max_len else min(m.max_position_embeddings, 8192)
-    prefix = parse_count(shared_prefix, "--shared-prefix", minimum=0)
-    bss = parse_count_list(block_sizes, "--block-sizes")
+    if ml > 2**31:
+        raise KvcalcError(f"--max-len {ml:,} is longer than a simulation handles", "--max-len", "at most 2,147,483,648 tokens")
+    prefix = opt.need_count(shared_prefix, "--shared-prefix", minimum=0, maximum=2**31, noun="a number of tokens")
+    bss = parse_count_list(block_sizes, "--block-sizes", 1, 65536, limit=16)
     if 16 not in bss:
         bss = sorted(set(bss) | {16})
-    n = parse_count(requests, "--requests")
-    if n > 2_000_000:
-        raise KvcalcError(f"{n:,} requests", "--requests", "at most 2,000,000")
+    n = opt.need_count(requests, "--requests", maximum=MAX_REQUESTS, noun="a number of requests")
+    seed_n = opt.need_count(seed, "--seed", minimum=0, maximum=2**63 - 1, noun="a seed")
     if prefix >= ml:
         raise KvcalcError(f"--shared-prefix {prefix:,} leaves no room under --max-len {ml:,}", "--shared-prefix",
                           "a prefix shorter than --max-len")
     if (lengths is None) == (trace is None):
         raise KvcalcError("give exactly one workload", "--lengths/--trace", "--lengths DIST or --trace FILE")
     if trace:
-        from kvcalc.specs.loader import probe, read_text
+        from kvcalc.inputs.workload import read_trace_file
 
-        if probe(trace) != "file":
-            raise KvcalcError("no such file", trace, "a JSON Lines or CSV trace")
-        L, life, desc, notes = read_trace(read_text(Path(trace)), trace, ml - prefix, is_csv_name(trace))
+        L, life, desc, notes = read_trace_file(trace, ml - prefix)
     else:
-        L, life, desc, notes = sample_lengths(lengths, n, parse_count(seed, "--seed", minimum=0), ml - prefix)
+        from kvcalc.inputs.workload import sample_lengths
+
+        assert lengths is not None
+        L, life, desc, notes = sample_lengths(lengths, n, seed_n, ml - prefix)
     if prefix:
         L = L + prefix
     if pool:
         pool_b = opt.size(pool, "--pool")
+        assert pool_b is not None
     else:
-        pool_b = fit(m, g, FitInputs(seq=ml, engine=engine, tp=t, kv_dtype=kv)).kv_pool_bytes
+        pool_b = fit(m, g, FitInputs(seq=ml, engine=eng, tp=t, kv_dtype=kv)).kv_pool_bytes
     progress, done = _progress(not as_json, len(L) * (len(bss) + 2 + (2 if prefix else 0)))
     try:
-        r = simulate(m, L, life, pool_b, ml, kv, t, prefix, bss, progress)
+        r = simulate(m, L, life, pool_b, ml, kv, t, prefix, bss, progress, workload=desc,
+                     pool_source="--pool" if pool else f"{eng.name}'s budget from kvcalc fit", gpu=g.name, notes=notes,
+                     seed=None if trace else seed_n, engine=eng.name)
     finally:
         done()
-    r.notes = notes + r.notes
-    inputs = {**echo, "workload": desc, "requests": int(len(L)), "seed": int(seed) if not trace else None, "max_len": ml,
-              "shared_prefix": prefix, "tp": t, "kv_dtype": kv, "engine": engine, "pool_bytes": pool_b}
-    assumptions = [
-        "one stream for every policy: requests queue in order and the queue never empties; each holds its allocation "
-        "for a time proportional to its output tokens; figures are averages over the moments the next request is refused",
-        "each request is sized at its full length (prompt + output), the peak it reaches",
-        "prealloc reserves --max-len tokens per request; contiguous reserves the exact length (an oracle) first-fit; "
-        "paged-B rounds each layer's tokens up to blocks of B",
-        f"KV pool: {'--pool' if pool else engine + chr(39) + 's budget from kvcalc fit'}",
-    ]
-    if as_json:
-        from kvcalc.render import emit_json, to_plain
-
-        doc = to_plain(r)
-        doc["policies"] = {p["policy"]: p for p in doc["policies"]}
-        emit_json({**doc, "inputs": inputs, "assumptions": assumptions})
-        return
-    from kvcalc.render import render_paging
-
-    render_paging(r, m, g, inputs, assumptions)
+    return emit(r, origin, as_json)
 
 
-def _progress(enabled: bool, total: int):
+def _progress(enabled: bool, total: int) -> tuple[Any, Any]:
     """A progress bar on stderr for long simulations (a terminal only)."""
     import sys
 

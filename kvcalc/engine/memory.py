@@ -1,127 +1,27 @@
-"""Weights, serving-engine budgets, the KV pool, concurrency and the longest request that fits.
+"""The memory budget, the KV pool, concurrency and the longest request that fits.
 
-Each serving engine is a data record (:class:`Engine`): how it takes its budget from device
-memory, what it subtracts, and how it rounds a request's cache. ``fit`` is one function
-over those records, so the engines differ only where they really do.
+``fit`` is one function over the engine records of :mod:`kvcalc.engine.engines`: the budget line by
+line, the pool carved into blocks, how many requests of a length it holds, and the longest one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import ceil
-from typing import Literal
+from typing import Any
 
-from kvcalc.engine.dtypes import kv_dtype, weight_bytes
-from kvcalc.engine.kv import check_parallel, request_bytes, stage_counts, stages
-from kvcalc.engine.layers import Allocation, RecurrentState
-from kvcalc.engine.search import first_true
+from kvcalc.engine.engines import Engine, engine as parse_engine
+from kvcalc.engine.kv import KVFootprint, check_parallel
+from kvcalc.engine.weights import weights
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
 GiB = 2**30
 MiB = 2**20
-
-
-@dataclass(frozen=True)
-class Engine:
-    name: str
-    label: str
-    budget: Literal["util_of_total", "fraction_of_free", "all"]
-    """util_of_total: util x device total, then subtract (vLLM, SGLang).
-    fraction_of_free: util x (what is free after weights, activations, non-torch) (TensorRT-LLM).
-    all: everything left (transformers, plain)."""
-    default_util: float | None
-    block_size: int | None
-    window_style: Literal["window", "vllm", "window-1"] = "window"
-    mla_expanded: bool = False
-    subtracts_activation: bool = True
-    util_flag: str = ""
-    note: str = ""
-
-    def allocation(self, block_size: int | None = None, in_flight: int = 0) -> Allocation:
-        bs = block_size if block_size is not None else self.block_size
-        return Allocation(
-            name=self.name,
-            block_size=bs,
-            window_slack=in_flight if self.window_style == "vllm" else 0,
-            window_style=self.window_style,
-            mla_expanded=self.mla_expanded,
-            pad_groups=self.name == "vllm",
-        )
-
-
-ENGINES: dict[str, Engine] = {
-    e.name: e
-    for e in (
-        Engine(
-            "vllm", "vLLM (V1 engine)", "util_of_total", 0.9, 16, "vllm",
-            util_flag="gpu_memory_utilization",
-            note="KV pool = gpu_memory_utilization x runtime total - weights - activation peak - non-torch - CUDA graphs; "
-            "blocks of 16 tokens; sliding layers reserve cdiv(min(window - 1 + max_num_batched_tokens, S), 16) + 1 blocks",
-        ),
-        Engine(
-            "sglang", "SGLang", "util_of_total", 0.88, None, "window", subtracts_activation=False,
-            util_flag="mem_fraction_static",
-            note="KV pool = mem_fraction_static x runtime total - weights - non-torch; activations live in the "
-            "1 - mem_fraction_static headroom; token-granular pool (page size 1)",
-        ),
-        Engine(
-            "trtllm", "TensorRT-LLM", "fraction_of_free", 0.9, 32, "window",
-            util_flag="free_gpu_memory_fraction",
-            note="KV pool = free_gpu_memory_fraction x (runtime total - weights - activations - non-torch); 32 tokens per block",
-        ),
-        Engine(
-            "hf", "transformers 5.x (DynamicCache)", "all", None, None, "window-1",
-            note="no pool: every request's cache is allocated as it grows; sliding layers keep window - 1 tokens; "
-            "MLA caches the latent",
-        ),
-        Engine(
-            "hf4", "transformers 4.x (DynamicCache)", "all", None, None, "window-1", mla_expanded=True,
-            note="as hf, but MLA layers cache decompressed per-head K (nope + rope dims) and V instead of the latent",
-        ),
-        Engine(
-            "plain", "no engine (logical bytes)", "all", None, None, "window", subtracts_activation=False,
-            note="device memory minus weights; every byte left holds KV; no blocks",
-        ),
-    )
-}
-
-
-def engine(name: str, where: str = "--engine") -> Engine:
-    key = str(name).strip().lower().replace("tensorrt-llm", "trtllm").replace("transformers", "hf")
-    if key not in ENGINES:
-        from kvcalc.errors import unknown_name
-
-        raise unknown_name("engine", name, ENGINES, where)
-    return ENGINES[key]
-
-
-# ---- weights ------------------------------------------------------------------------------
-
-@dataclass
-class Weights:
-    total_bytes: int
-    per_gpu_bytes: int
-    dtype: str
-    expert_dtype: str | None
-    note: str
-
-
-def model_weight_bytes(model: ModelSpec, dtype: str | None = None) -> int:
-    """Resident bytes of all parameters: experts in their own format where the spec says so."""
-    wd = dtype or model.weight_dtype
-    ed = dtype or (model.moe.expert_weight_dtype if model.moe else None) or wd
-    experts = model.expert_params
-    return weight_bytes(model.params_total - experts, wd) + (weight_bytes(experts, ed) if experts else 0)
-
-
-def weights(model: ModelSpec, dtype: str | None = None, tp: int = 1, pp: int = 1) -> Weights:
-    total = model_weight_bytes(model, dtype)
-    per_gpu = ceil(Fraction(total, tp * pp))
-    ed = None if dtype else (model.moe.expert_weight_dtype if model.moe else None)
-    return Weights(total, per_gpu, dtype or model.weight_dtype, ed, "total / (tp x pp): an even split")
 
 
 # ---- estimates of engine-measured quantities -------------------------------------------------
@@ -151,7 +51,7 @@ def non_torch_estimate(tp: int, pp: int) -> int:
 
 # ---- fit ----------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True)
 class BudgetLine:
     key: str
     """What the line is, for code: total, usable, weights, activation, non_torch, cudagraph, free_fraction, pool."""
@@ -164,10 +64,61 @@ class BudgetLine:
         return self.key in ("weights", "activation", "non_torch", "cudagraph")
 
 
-@dataclass
-class FitResult:
+@dataclass(frozen=True)
+class FitInputs:
+    """Everything fit takes besides the model and GPU, parsed. None means "use the documented default"."""
+
+    seq: int
+    engine: Engine = dataclasses.field(default_factory=lambda: parse_engine("vllm"))
+    tp: int = 1
+    pp: int = 1
+    kv_dtype: KVDtype = BF16
+    weight_dtype: str | None = None
+    gpu_memory: int | None = None
+    weights: int | None = None
+    activation: int | None = None
+    non_torch: int | None = None
+    cudagraph: int | None = None
+    util: float | None = None
+    block_size: int | None = None
+    max_num_batched_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        # The Python API may pass names; parse them once, here.
+        object.__setattr__(self, "engine", parse_engine(self.engine))
+        object.__setattr__(self, "kv_dtype", kv_dtype(self.kv_dtype))
+
+    def replace(self, **changes: Any) -> FitInputs:
+        return dataclasses.replace(self, **changes)
+
+    def echo(self) -> dict[str, Any]:
+        """The inputs as plain values, names for the parsed objects."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["engine"] = self.engine.name
+        d["kv_dtype"] = self.kv_dtype.name
+        return d
+
+
+@dataclass(frozen=True)
+class ReverseReport:
+    """What ``concurrency`` requests of the fit's length need."""
+
+    concurrency: int
+    kv_bytes_needed_per_gpu: int
+    util_needed: float | None
+    util_possible: bool
+    tp_needed: int | None
+    gpus_needed: int | None
+    tried: list[dict[str, int]]
+
+
+@dataclass(frozen=True)
+class FitReport:
+    model: str
+    gpu: str
     engine: str
     engine_label: str
+    util_flag: str
     seq: int
     tp: int
     pp: int
@@ -192,31 +143,22 @@ class FitResult:
     fits: bool
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    reverse: dict | None = None
+    reverse: ReverseReport | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class FitInputs:
-    """Everything fit takes besides the model and GPU. None means "use the documented default"."""
-
-    seq: int
-    engine: str = "vllm"
-    tp: int = 1
-    pp: int = 1
-    kv_dtype: str = "bf16"
-    weight_dtype: str | None = None
-    gpu_memory: int | None = None
-    weights: int | None = None
-    activation: int | None = None
-    non_torch: int | None = None
-    cudagraph: int | None = None
-    util: float | None = None
-    block_size: int | None = None
-    max_num_batched_tokens: int | None = None
+@dataclass(frozen=True)
+class Budget:
+    lines: list[BudgetLine]
+    pool: int
+    util: float | None
+    weights: int
+    assumptions: list[str]
 
 
-def _pool(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, eng: Engine):
-    """(budget lines, KV pool bytes, util, assumptions, weight bytes) on one GPU."""
+def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
+    """The engine's budget on one GPU, line by line, down to the KV pool."""
+    eng = inp.engine
     tp = inp.tp
     total = inp.gpu_memory if inp.gpu_memory is not None else gpu.memory_runtime_bytes
     assumptions = []
@@ -235,22 +177,21 @@ def _pool(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, eng: Engine):
     if inp.non_torch is not None:
         nt = inp.non_torch
     else:
-        nt = 0 if eng.name == "plain" else non_torch_estimate(tp, inp.pp)
+        nt = non_torch_estimate(tp, inp.pp) if eng.subtracts_non_torch else 0
     if inp.non_torch is None and nt:
         assumptions.append("non-torch memory: estimated (CUDA context, cuBLAS, NCCL); pass --non-torch to use the measured figure")
     cg = inp.cudagraph or 0
-    if eng.name == "vllm" and inp.cudagraph is None:
-        assumptions.append(
-            "CUDA graphs: 0 B, as vLLM captures them after sizing the KV cache (they come out of the "
-            "1 - gpu_memory_utilization headroom); pass --cudagraph if your vLLM profiles them first"
-        )
+    if eng.cudagraph_line and inp.cudagraph is None and eng.cudagraph_note:
+        assumptions.append(eng.cudagraph_note)
     util = inp.util if inp.util is not None else eng.default_util
     lines = [BudgetLine("total", "device memory (runtime total)", total)]
     if eng.budget == "util_of_total":
+        assert util is not None
         usable = int(Fraction(str(util)) * total)
         lines.append(BudgetLine("usable", f"usable at {eng.util_flag} {util:g}", usable))
         pool = usable - w - act - nt - cg
     elif eng.budget == "fraction_of_free":
+        assert util is not None
         free = total - w - act - nt - cg
         pool = int(Fraction(str(util)) * free) if free > 0 else free
     else:
@@ -260,48 +201,33 @@ def _pool(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, eng: Engine):
         lines.append(BudgetLine("activation", "- activation peak", act))
     if nt:
         lines.append(BudgetLine("non_torch", "- non-torch", nt))
-    if eng.name == "vllm" or cg:
+    if eng.cudagraph_line or cg:
         lines.append(BudgetLine("cudagraph", "- CUDA graphs", cg))
     if eng.budget == "fraction_of_free":
         lines.append(BudgetLine("free_fraction", f"x {eng.util_flag} {util:g} of what is free", pool))
     lines.append(BudgetLine("pool", "= KV pool", pool))
-    return lines, pool, util, assumptions, w
+    return Budget(lines, pool, util, w, assumptions)
 
 
-def per_token_all_layers(model: ModelSpec, kv: str, tp: int, pp: int, alloc: Allocation) -> tuple[int, int]:
-    """(bytes one token takes in every attention layer, state bytes per request) on the most loaded GPU."""
-    dt = kv_dtype(kv)
-    best = (0, 0)
-    for names in stages(model, pp):
-        counts = stage_counts(model, names, alloc)
-        tok = sum(n * model.layer_kinds[k].kv_bytes_per_token(dt, tp, alloc) for k, n in counts.items()
-                  if not isinstance(model.layer_kinds[k], RecurrentState))
-        st = sum(n * model.layer_kinds[k].state_bytes_per_request(tp) for k, n in counts.items())
-        if (tok, st) > best:
-            best = (tok, st)
-    return best
-
-
-def longest_request(model: ModelSpec, pool: int, kv: str, tp: int, pp: int, alloc: Allocation,
-                    cap: int = 2**40) -> int | None:
-    """Largest S with request_bytes(S) <= pool (0 if none); None if it never runs out below ``cap``."""
-    first_over = first_true(lambda s: request_bytes(model, s, kv, tp, pp, alloc) > pool, 1, cap)
-    return None if first_over is None else first_over - 1
-
-
-def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:
-    eng = engine(inp.engine)
-    check_parallel(model, inp.tp, inp.pp)
-    dt = kv_dtype(inp.kv_dtype)
-    bs = inp.block_size if inp.block_size is not None else eng.block_size
+def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
+    """The KV footprint under the engine's allocation (its blocks and window reservations)."""
     mnbt = inp.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
-    alloc = eng.allocation(bs, mnbt)
-    lines, pool, util, assumptions, w = _pool(model, gpu, inp, eng)
-    assumptions.insert(0, f"engine: {eng.label}: {eng.note}")
-    assumptions.append(f"KV dtype {dt.name}: {dt.note}")
+    return KVFootprint(model, inp.kv_dtype, inp.tp, inp.pp, inp.engine.allocation(inp.block_size, mnbt))
 
-    per_tok, state = per_token_all_layers(model, dt.name, inp.tp, inp.pp, alloc)
+
+def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
+    eng = inp.engine
+    check_parallel(model, inp.tp, inp.pp)
+    dt = inp.kv_dtype
+    fp = footprint(model, gpu, inp)
+    bs = fp.alloc.block_size
+    b = budget(model, gpu, inp)
+    pool = b.pool
+    assumptions = [f"engine: {eng.label}: {eng.note}", *b.assumptions, f"KV dtype {dt.name}: {dt.note}"]
+
+    per_tok, state = fp.per_token, fp.state_bytes
     usable = max(pool, 0)
+    tokens: int | None
     if bs and per_tok:
         # Engines carve the pool into whole blocks across all layers (vLLM: pool // page // layers).
         block_bytes = bs * per_tok
@@ -315,10 +241,10 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:
     if state:
         assumptions.append("recurrent-state layers hold a fixed state per request; the pool's token count leaves room for one request's state")
 
-    req = request_bytes(model, inp.seq, dt, inp.tp, inp.pp, alloc)
+    req = fp.request_bytes(inp.seq)
     conc = usable / req if req else float("inf")
     maxc = usable // req if req else 0
-    mem_len = longest_request(model, usable, dt.name, inp.tp, inp.pp, alloc)
+    mem_len = fp.longest_request(usable)
     ctx = model.max_position_embeddings
     if mem_len is None or mem_len > ctx:
         max_len, limited = ctx, "max context"
@@ -331,54 +257,26 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitResult:
         warnings.append(f"not even one request of {inp.seq:,} tokens fits in the KV pool")
     if inp.seq > ctx:
         warnings.append(f"seq {inp.seq:,} exceeds the model's max context of {ctx:,} tokens (max_position_embeddings)")
-    return FitResult(
-        engine=eng.name,
-        engine_label=eng.label,
-        seq=inp.seq,
-        tp=inp.tp,
-        pp=inp.pp,
-        gpus=inp.tp * inp.pp,
-        kv_dtype=dt.name,
-        block_size=bs,
-        util=util,
-        budget=lines,
-        gpu_memory_bytes=lines[0].bytes,
-        weight_bytes=w,
-        kv_pool_bytes=pool,
-        kv_pool_usable_bytes=usable,
-        kv_bytes_per_token=per_tok,
-        kv_pool_tokens=tokens,
-        request_bytes=req,
-        max_concurrency=int(maxc),
-        concurrency=float(conc),
-        max_seq_len=max_len,
-        max_seq_len_memory=mem_len,
-        max_seq_len_limited_by=limited,
-        fits=pool > 0 and maxc > 0,
-        assumptions=assumptions,
-        warnings=warnings,
+    return FitReport(
+        model=model.name, gpu=gpu.name, engine=eng.name, engine_label=eng.label, util_flag=eng.util_flag,
+        seq=inp.seq, tp=inp.tp, pp=inp.pp, gpus=inp.tp * inp.pp, kv_dtype=dt.name, block_size=bs, util=b.util,
+        budget=b.lines, gpu_memory_bytes=b.lines[0].bytes, weight_bytes=b.weights, kv_pool_bytes=pool,
+        kv_pool_usable_bytes=usable, kv_bytes_per_token=per_tok, kv_pool_tokens=tokens, request_bytes=req,
+        max_concurrency=int(maxc), concurrency=float(conc), max_seq_len=max_len, max_seq_len_memory=mem_len,
+        max_seq_len_limited_by=limited, fits=pool > 0 and maxc > 0, assumptions=assumptions, warnings=warnings,
+        inputs={"model": model.name, "gpu": gpu.name, **inp.echo()},
     )
 
 
-def max_batch_in_memory(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, seqs):
-    """Requests of each length in ``seqs`` (an int or a numpy array) that fit in the KV pool."""
-    f = fit(model, gpu, inp)
-    eng = engine(inp.engine)
-    bs = inp.block_size if inp.block_size is not None else eng.block_size
-    alloc = eng.allocation(bs, inp.max_num_batched_tokens or default_max_num_batched_tokens(gpu))
-    req = request_bytes(model, seqs, kv_dtype(inp.kv_dtype), inp.tp, inp.pp, alloc)
-    return max(f.kv_pool_usable_bytes, 0) // req, f
-
-
-def plan(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_tp: int = 64) -> dict:
+def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_tp: int = 64) -> ReverseReport:
     """The reverse question: what do ``concurrency`` requests of ``inp.seq`` tokens need?
 
-    Returns the smallest tensor-parallel size (at the given pipeline size) whose pool holds
-    them, and the memory utilisation that would hold them at the given tp.
+    The smallest tensor-parallel size (at the given pipeline size) whose pool holds them, and the
+    memory fraction that would hold them at the given tp.
     """
     if concurrency < 1:
         raise KvcalcError("--concurrency must be >= 1", "--concurrency", "a positive number of requests")
-    eng = engine(inp.engine)
+    eng = inp.engine
     here = fit(model, gpu, inp)
     need = concurrency * here.request_bytes
     # Memory the budget must reach at this tp: fixed costs plus the requests.
@@ -394,7 +292,7 @@ def plan(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_t
     tried = []
     while tp <= max_tp:
         try:
-            r = fit(model, gpu, FitInputs(**{**inp.__dict__, "tp": tp}))
+            r = fit(model, gpu, inp.replace(tp=tp))
         except KvcalcError:
             tp *= 2
             continue
@@ -403,12 +301,15 @@ def plan(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_t
             tp_needed = tp
             break
         tp *= 2
-    return {
-        "concurrency": concurrency,
-        "kv_bytes_needed_per_gpu": need,
-        "util_needed": util_needed,
-        "util_possible": util_needed is not None and util_needed <= 1.0,
-        "tp_needed": tp_needed,
-        "gpus_needed": tp_needed * inp.pp if tp_needed else None,
-        "tried": tried,
-    }
+    return ReverseReport(
+        concurrency=concurrency, kv_bytes_needed_per_gpu=need, util_needed=util_needed,
+        util_possible=util_needed is not None and util_needed <= 1.0, tp_needed=tp_needed,
+        gpus_needed=tp_needed * inp.pp if tp_needed else None, tried=tried,
+    )
+
+
+def max_batch_in_memory(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, seqs: Any) -> tuple[Any, FitReport]:
+    """Requests of each length in ``seqs`` (an int or a numpy array) that fit in the KV pool."""
+    f = fit(model, gpu, inp)
+    req = footprint(model, gpu, inp).request_bytes(seqs)
+    return max(f.kv_pool_usable_bytes, 0) // req, f

@@ -19,15 +19,19 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from kvcalc.engine.kv import request_bytes
-from kvcalc.engine.layers import LOGICAL, Allocation
+from typing import Any
+
+from kvcalc.engine.alloc import LOGICAL, Allocation
+from kvcalc.engine.kv import KVFootprint
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.dtypes import KVDtype
+from kvcalc.specs.model import ModelSpec
 
 BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 WARMUP = 0.1
 
 
-@dataclass
+@dataclass(frozen=True)
 class PolicyResult:
     policy: str
     block_size: int | None
@@ -47,18 +51,34 @@ class PolicyResult:
     samples: int
 
 
-@dataclass
-class PagingResult:
+@dataclass(frozen=True)
+class PrefixSharing:
+    shared_prefix_tokens: int
+    shared_blocks: int
+    shared_bytes: int
+    copied_tokens_per_request: int
+    max_concurrency_without: int
+    max_concurrency_with: int
+    gain: float
+
+
+@dataclass(frozen=True)
+class PagingReport:
+    model: str
+    gpu: str | None
+    workload: str
     pool_bytes: int
     requests: int
     max_len: int
     mean_len: float
     shared_prefix: int
-    policies: list[PolicyResult]
+    policies: dict[str, PolicyResult]
     paged_over_contiguous: float
     """Concurrency of paged (block 16) over contiguous preallocation."""
-    prefix_sharing: dict | None = None
+    prefix_sharing: PrefixSharing | None = None
     notes: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
 
 
 class _Counter:
@@ -177,8 +197,19 @@ def _summarise(policy: str, bs, sums, pool: int) -> PolicyResult:
     )
 
 
-def simulate(model, lengths, lifetimes, pool_bytes: int, max_len: int, kv: str = "bf16", tp: int = 1,
-             shared_prefix: int = 0, block_sizes=BLOCK_SIZES, progress=None) -> PagingResult:
+ASSUMPTIONS = [
+    "one stream for every policy: requests queue in order and the queue never empties; each holds its allocation "
+    "for a time proportional to its output tokens; figures are averages over the moments the next request is refused",
+    "each request is sized at its full length (prompt + output), the peak it reaches",
+    "prealloc reserves --max-len tokens per request; contiguous reserves the exact length (an oracle) first-fit; "
+    "paged-B rounds each layer's tokens up to blocks of B",
+]
+
+
+def simulate(model: ModelSpec, lengths: Any, lifetimes: Any, pool_bytes: int, max_len: int, kv: KVDtype,
+             tp: int = 1, shared_prefix: int = 0, block_sizes: Any = BLOCK_SIZES, progress: Any = None,
+             workload: str = "", pool_source: str = "", gpu: str | None = None,
+             notes: list[str] | None = None, seed: int | None = None, engine: str | None = None) -> PagingReport:
     """Compare the policies on one workload. ``lengths`` and ``lifetimes`` are numpy arrays."""
     import numpy as np
 
@@ -190,57 +221,60 @@ def simulate(model, lengths, lifetimes, pool_bytes: int, max_len: int, kv: str =
     if int(lengths.max()) > max_len:
         raise KvcalcError(f"a request of {int(lengths.max()):,} tokens exceeds --max-len {max_len:,}", "--max-len",
                           "a max length at least the longest request")
-    life = np.asarray(lifetimes, dtype=np.float64)
-    live = np.asarray(request_bytes(model, lengths, kv, tp, 1, LOGICAL), dtype=np.int64)
-    policies = []
-    plans = [("prealloc", None, np.full(lengths.size, request_bytes(model, max_len, kv, tp), dtype=np.int64))]
+    life = np.asarray(lifetimes, dtype=np.float64).tolist()
+    logical = KVFootprint(model, kv, tp, 1, LOGICAL)
+    live = np.asarray(logical.request_bytes(lengths), dtype=np.int64).tolist()
+    prealloc = int(logical.request_bytes(max_len))
+    plans: list[tuple[str, int | None, list[int]]] = [("prealloc", None, [prealloc] * int(lengths.size))]
     for b in block_sizes:
-        plans.append((f"paged-{b}", b, np.asarray(request_bytes(model, lengths, kv, tp, 1, Allocation(f"paged-{b}", block_size=b)), dtype=np.int64)))
-    for name, bs, need in plans:
-        policies.append(_summarise(name, bs, _simulate(need.tolist(), live.tolist(), life.tolist(), _Counter(pool_bytes),
-                                                       progress), pool_bytes))
-    ff = _simulate(live.tolist(), live.tolist(), life.tolist(), _FirstFit(pool_bytes), progress)
-    policies.insert(1, _summarise("contiguous", None, ff, pool_bytes))
-    by = {p.policy: p for p in policies}
+        paged = KVFootprint(model, kv, tp, 1, Allocation(f"paged-{b}", block_size=b))
+        plans.append((f"paged-{b}", b, np.asarray(paged.request_bytes(lengths), dtype=np.int64).tolist()))
+    results = [_summarise(name, bs, _simulate(need, live, life, _Counter(pool_bytes), progress), pool_bytes)
+               for name, bs, need in plans]
+    ff = _summarise("contiguous", None, _simulate(live, live, life, _FirstFit(pool_bytes), progress), pool_bytes)
+    results.insert(1, ff)
+    by = {p.policy: p for p in results}
     base = by["prealloc"].mean_concurrency
     gain = by["paged-16"].mean_concurrency / base if base and "paged-16" in by else float("inf")
-    notes = []
     sharing = None
     if shared_prefix:
         sharing = prefix_sharing(model, lengths, life, pool_bytes, shared_prefix, kv, tp, progress)
-    return PagingResult(pool_bytes, int(lengths.size), max_len, float(lengths.mean()), shared_prefix, policies, gain,
-                        sharing, notes)
+    return PagingReport(
+        model=model.name, gpu=gpu, workload=workload, pool_bytes=pool_bytes, requests=int(lengths.size),
+        max_len=max_len, mean_len=float(lengths.mean()), shared_prefix=shared_prefix, policies=by,
+        paged_over_contiguous=gain, prefix_sharing=sharing, notes=list(notes or []),
+        assumptions=ASSUMPTIONS + [f"KV pool: {pool_source}"] if pool_source else list(ASSUMPTIONS),
+        inputs={"model": model.name, "gpu": gpu, "workload": workload, "requests": int(lengths.size), "seed": seed,
+                "max_len": max_len, "shared_prefix": shared_prefix, "tp": tp, "kv_dtype": kv.name, "engine": engine,
+                "pool_bytes": pool_bytes},
+    )
 
 
-def prefix_sharing(model, lengths, life, pool_bytes: int, prefix: int, kv: str, tp: int, progress=None,
-                   block_size: int = 16) -> dict:
+def prefix_sharing(model: ModelSpec, lengths: Any, life: list[float], pool_bytes: int, prefix: int, kv: KVDtype,
+                   tp: int, progress: Any = None, block_size: int = 16) -> PrefixSharing:
     """Paged (block 16) with ``prefix`` tokens common to every request stored once: the prefix's
     whole blocks are shared, its partial last block is copied into each request (copy-on-write)."""
     import numpy as np
 
     b = block_size
+    if not all(k.prefix_shareable for k in model.kinds()):
+        raise KvcalcError("prefix sharing is modelled for layers that keep every token (full attention, MLA)",
+                          "--shared-prefix", "a model without sliding, chunked or state layers")
     shared_blocks = prefix // b
     shared_tokens = shared_blocks * b
-    per_token = request_bytes(model, b, kv, tp, 1, LOGICAL) // b if all(
-        k.kind in ("full", "mla") for k in model.layer_kinds.values()) else None
-    if per_token is None:
-        raise KvcalcError("prefix sharing is modelled for full-attention and MLA layers only", "--shared-prefix",
-                          "a model without sliding, chunked or state layers")
-    own = np.asarray(request_bytes(model, lengths - shared_tokens, kv, tp, 1, Allocation("paged", block_size=b)), dtype=np.int64)
+    logical = KVFootprint(model, kv, tp, 1, LOGICAL)
+    paged = KVFootprint(model, kv, tp, 1, Allocation("paged", block_size=b))
+    per_token = logical.per_token
+    own = np.asarray(paged.request_bytes(lengths - shared_tokens), dtype=np.int64).tolist()
     shared = shared_tokens * per_token
     pool = pool_bytes - shared
-    live = np.asarray(request_bytes(model, lengths, kv, tp, 1, LOGICAL), dtype=np.int64)
-    without = np.asarray(request_bytes(model, lengths, kv, tp, 1, Allocation("paged", block_size=b)), dtype=np.int64)
-    s_with = _summarise("paged-16+prefix", b, _simulate(own.tolist(), live.tolist(), life.tolist(), _Counter(pool), progress),
-                        pool)
-    s_without = _summarise("paged-16", b, _simulate(without.tolist(), live.tolist(), life.tolist(), _Counter(pool_bytes),
-                                                    progress), pool_bytes)
-    return {
-        "shared_prefix_tokens": prefix,
-        "shared_blocks": shared_blocks,
-        "shared_bytes": shared,
-        "copied_tokens_per_request": prefix - shared_tokens,
-        "max_concurrency_without": s_without.max_concurrency,
-        "max_concurrency_with": s_with.max_concurrency,
-        "gain": (s_with.mean_concurrency / s_without.mean_concurrency) if s_without.mean_concurrency else float("inf"),
-    }
+    live = np.asarray(logical.request_bytes(lengths), dtype=np.int64).tolist()
+    without = np.asarray(paged.request_bytes(lengths), dtype=np.int64).tolist()
+    s_with = _summarise("paged-16+prefix", b, _simulate(own, live, life, _Counter(pool), progress), pool)
+    s_without = _summarise("paged-16", b, _simulate(without, live, life, _Counter(pool_bytes), progress), pool_bytes)
+    return PrefixSharing(
+        shared_prefix_tokens=prefix, shared_blocks=shared_blocks, shared_bytes=shared,
+        copied_tokens_per_request=prefix - shared_tokens,
+        max_concurrency_without=s_without.max_concurrency, max_concurrency_with=s_with.max_concurrency,
+        gain=(s_with.mean_concurrency / s_without.mean_concurrency) if s_without.mean_concurrency else float("inf"),
+    )

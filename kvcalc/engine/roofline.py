@@ -7,112 +7,118 @@ request's KV cache from memory, and do the matrix and attention FLOPs:
     t_compute = FLOPs / peak
     t_bound   = max(t_memory, t_compute)
 
-Everything here is per GPU (one tensor-parallel rank). Functions take plain ints for the exact
-single answer and numpy arrays (broadcast against each other) for grids.
+Everything here is per GPU (one tensor-parallel rank). :func:`roofline` answers a grid of batches
+by contexts: the per-batch and per-context pieces (weights read, a request's KV, the crossovers)
+are computed once each, exactly, and every point from them, so a grid of 100,000 points costs
+about what its JSON costs to print.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
+from functools import cached_property
 from math import ceil
+from typing import Any
 
-from kvcalc.engine.dtypes import kv_dtype, weight_bits
-from kvcalc.engine.kv import check_parallel, request_bytes
-from kvcalc.engine.layers import LOGICAL
+from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.kv import KVFootprint, check_parallel
+from kvcalc.engine.memory import FitInputs, fit, footprint
 from kvcalc.engine.search import first_true
+from kvcalc.engine.weights import StreamedWeights, active_matmul_params, streamed_weights
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.dtypes import KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
 ACT_BYTES = 2  # bf16/fp16 activations
+KV_CROSSOVER_CAP = 2**40
+BATCH_CAP = 2**24
 
 
-def _is_array(x) -> bool:
-    return not isinstance(x, (int, float))
+def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
+    if compute_dtype in ("bf16", "fp16"):
+        return float(gpu.flops_bf16)
+    if compute_dtype == "fp8":
+        if not gpu.flops_fp8:
+            raise KvcalcError(f"{gpu.name} has no fp8 tensor units", "--compute-dtype", "bf16 on this GPU")
+        return float(gpu.flops_fp8)
+    raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "--compute-dtype", "bf16, fp16 or fp8")
 
 
-def expected_experts(E: int, k: int, b):
-    """Expected distinct experts a batch of b tokens routes to in one MoE layer (uniform routing):
-    E x (1 - (1 - k/E)^b). 1 token: k experts; many: tends to all E."""
-    if _is_array(b):
-        import numpy as np
+@dataclass(eq=False)
+class Decode:
+    """One model on one GPU at one tensor-parallel size: the pieces every decode bound is made of."""
 
-        return E * (1.0 - np.power(1.0 - k / E, b))
-    return E * (1.0 - (1.0 - k / E) ** b)
+    model: ModelSpec
+    gpu: GPUSpec
+    kv: KVDtype
+    tp: int = 1
+    weight_dtype: str | None = None
+    compute_dtype: str = "bf16"
 
+    def __post_init__(self) -> None:
+        check_parallel(self.model, self.tp, 1)
+        self.peak = peak_flops(self.gpu, self.compute_dtype)
+        self.bw = int(self.gpu.memory_bandwidth_bytes_per_s)
+        self.sw: StreamedWeights = streamed_weights(self.model, self.weight_dtype)
+        self.kvfp = KVFootprint(self.model, self.kv, self.tp, 1, LOGICAL)
+        self.matmul_flops_per_token = 2 * active_matmul_params(self.model)
 
-@dataclass
-class StreamedWeights:
-    """Parameters a decode step reads: every layer's matrices and the LM head, not the input
-    embedding table (a step touches only b of its rows)."""
+    def weight_read(self, batch: Any) -> Any:
+        return self.sw.bytes_read(batch, self.tp)
 
-    dense_params: int
-    """Non-expert parameters streamed every step (LM head included, input embedding excluded)."""
-    dense_bits: Fraction
-    expert_params_each: int
-    expert_bits: Fraction
-    moe_layers: int
-    num_experts: int
-    experts_per_tok: int
-    embed_row_bytes: int
-    resident_bytes: int
+    def kv_request(self, seq: Any) -> Any:
+        return self.kvfp.request_bytes(seq)
 
+    def attn_flops(self, seq: Any) -> Any:
+        """Attention FLOPs of one decode token at context ``seq``, on one rank."""
+        total: Any = 0 * seq
+        for name, n in self.model.layer_counts().items():
+            total = total + n * self.model.layer_kinds[name].attn_flops_per_token(seq, self.tp)
+        return total
 
-def streamed_weights(model: ModelSpec, dtype: str | None = None) -> StreamedWeights:
-    from kvcalc.engine.memory import model_weight_bytes
+    def flops(self, batch: Any, attn: Any) -> Any:
+        # Each token multiplies through the dense matrices and its own k experts; attention reads its context.
+        return self.matmul_flops_per_token * batch / self.tp + attn * batch
 
-    wd = dtype or model.weight_dtype
-    ed = dtype or (model.moe.expert_weight_dtype if model.moe else None) or wd
-    # Tied embeddings are read as the LM head every step; untied, the input table is not streamed.
-    input_table = 0 if model.tie_word_embeddings else model.embedding_params
-    dense = model.params_total - model.expert_params - input_table
-    m = model.moe
-    return StreamedWeights(
-        dense_params=dense,
-        dense_bits=weight_bits(wd),
-        expert_params_each=m.params_per_expert if m else 0,
-        expert_bits=weight_bits(ed),
-        moe_layers=m.num_moe_layers if m else 0,
-        num_experts=m.num_experts if m else 0,
-        experts_per_tok=m.num_experts_per_tok if m else 0,
-        embed_row_bytes=ceil(model.hidden_size * weight_bits(wd) / 8),
-        resident_bytes=model_weight_bytes(model, dtype),
-    )
+    @cached_property
+    def resident_per_gpu(self) -> int:
+        return ceil(Fraction(self.sw.resident_bytes, self.tp))
 
+    def kv_equals_weights_at_seq(self, batch: int, cap: int = KV_CROSSOVER_CAP) -> int | None:
+        """The context at which the KV bytes a step reads reach the weight bytes it reads, rounded
+        down to a whole token (the last s with KV <= weights). None if KV never reaches them."""
+        w = self.weight_read(batch)
+        first_over = first_true(lambda s: self.kv_request(s) * batch > w, 1, cap)
+        return None if first_over is None else first_over - 1
 
-def weight_bytes_read(sw: StreamedWeights, batch, tp: int = 1):
-    """Bytes of weights one decode step reads on one rank (MoE: the expected distinct experts,
-    rounded to whole bytes). Exact for dense models."""
-    dense = Fraction(sw.dense_params) * sw.dense_bits / 8 + sw.embed_row_bytes * batch if not _is_array(batch) else None
-    if sw.moe_layers or _is_array(batch):
-        experts = 0.0
-        if sw.moe_layers:
-            experts = sw.moe_layers * expected_experts(sw.num_experts, sw.experts_per_tok, batch) \
-                * (sw.expert_params_each * float(sw.expert_bits) / 8)
-        total = float(Fraction(sw.dense_params) * sw.dense_bits / 8) + sw.embed_row_bytes * batch + experts
-        if _is_array(total):
-            import numpy as np
+    def compute_bound_at_batch(self, seq: int, cap: int = BATCH_CAP) -> int | None:
+        """The smallest batch at which the compute term reaches the memory term at this context."""
+        kv = self.kv_request(seq)
+        attn = self.attn_flops(seq)
 
-            return np.rint(total / tp)
-        return int(round(total / tp))
-    return ceil(dense / tp)
+        def binds(b: int) -> bool:
+            return bool(self.flops(b, attn) / self.peak >= (self.weight_read(b) + kv * b) / self.bw)
 
+        return first_true(binds, 1, cap)
 
-def active_matmul_params(model: ModelSpec) -> int:
-    """Parameters one token multiplies through: active parameters less the input embedding lookup."""
-    return model.params_active - (0 if model.tie_word_embeddings else model.embedding_params)
+    def allreduce(self, batch: int) -> tuple[int, float]:
+        """Two all-reduces of b x hidden activations per layer, ring cost 2(tp-1)/tp of the bytes,
+        over one direction of the interconnect (half the bidirectional datasheet figure)."""
+        if self.tp == 1:
+            return 0, 0.0
+        if not self.gpu.interconnect_bytes_per_s:
+            raise KvcalcError(f"{self.gpu.name} has no GPU interconnect in its spec", "--allreduce",
+                              "a GPU spec with interconnect_bytes_per_s")
+        payload = 2 * self.model.num_layers * batch * self.model.hidden_size * ACT_BYTES
+        moved = payload * 2 * (self.tp - 1) / self.tp
+        return payload, moved / (self.gpu.interconnect_bytes_per_s / 2)
 
 
-def attention_flops_per_token(model: ModelSpec, seq, tp: int = 1):
-    total = 0 * seq
-    for name, n in model.layer_counts().items():
-        total = total + n * model.layer_kinds[name].attn_flops_per_token(seq, tp)
-    return total
-
-
-@dataclass
-class DecodeBound:
+@dataclass(frozen=True)
+class DecodePoint:
     batch: int
     seq: int
     tp: int
@@ -140,133 +146,35 @@ class DecodeBound:
     warnings: list[str] = field(default_factory=list)
 
 
-def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
-    if compute_dtype in ("bf16", "fp16"):
-        return gpu.flops_bf16
-    if compute_dtype == "fp8":
-        if not gpu.flops_fp8:
-            raise KvcalcError(f"{gpu.name} has no fp8 tensor units", "--compute-dtype", "bf16 on this GPU")
-        return gpu.flops_fp8
-    raise KvcalcError(f"unknown compute dtype {compute_dtype!r}", "--compute-dtype", "bf16, fp16 or fp8")
+_FIELDS = tuple(f.name for f in fields(DecodePoint))
 
 
-def decode_terms(model: ModelSpec, gpu: GPUSpec, batch, seq, kv: str = "bf16", tp: int = 1,
-                 weight_dtype: str | None = None, compute_dtype: str = "bf16") -> dict:
-    """The two terms of one decode step, per rank; batch and seq may be broadcastable arrays."""
-    sw = streamed_weights(model, weight_dtype)
-    w = weight_bytes_read(sw, batch, tp)
-    kvb = request_bytes(model, seq, kv_dtype(kv), tp, 1, LOGICAL) * batch
-    # Each token multiplies through the dense matrices and its own k experts; attention reads
-    # its context. Integers for a single point, floats for grids.
-    flops = 2 * active_matmul_params(model) * batch / tp + attention_flops_per_token(model, seq, tp) * batch
-    bw = gpu.memory_bandwidth_bytes_per_s
-    peak = peak_flops(gpu, compute_dtype)
-    t_mem = (w + kvb) / bw
-    t_comp = flops / peak
-    return {"weight_bytes_read": w, "kv_bytes_read": kvb, "flops": flops, "t_memory_s": t_mem,
-            "t_compute_s": t_comp, "peak": peak, "bandwidth": bw, "resident": sw.resident_bytes}
+class PointTable(Sequence[DecodePoint]):
+    """The points of a grid, stored by column; a sequence of :class:`DecodePoint` to read, and
+    plain rows for JSON (``__json__``) without building a dataclass per point."""
+
+    def __init__(self, columns: dict[str, list[Any]]):
+        self.columns = columns
+        self._n = len(columns["batch"])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        return DecodePoint(**{k: self.columns[k][i] for k in _FIELDS})
+
+    def __iter__(self) -> Iterator[DecodePoint]:
+        for i in range(self._n):
+            yield self[i]
+
+    def __json__(self) -> list[dict[str, Any]]:
+        cols = [self.columns[k] for k in _FIELDS]
+        return [dict(zip(_FIELDS, vals)) for vals in zip(*cols)]
 
 
-def kv_equals_weights_at_seq(model: ModelSpec, gpu: GPUSpec, batch: int, kv: str, tp: int,
-                             weight_dtype: str | None, cap: int = 2**40) -> int | None:
-    """The context at which the KV bytes a step reads reach the weight bytes it reads, rounded
-    down to a whole token (the last s with KV <= weights). None if KV never reaches them."""
-    w = weight_bytes_read(streamed_weights(model, weight_dtype), batch, tp)
-    dt = kv_dtype(kv)
-
-    def kvb(s):
-        return request_bytes(model, s, dt, tp, 1, LOGICAL) * batch
-
-    first_over = first_true(lambda s: kvb(s) > w, 1, cap)
-    return None if first_over is None else first_over - 1
-
-
-def compute_bound_at_batch(model: ModelSpec, gpu: GPUSpec, seq: int, kv: str, tp: int,
-                           weight_dtype: str | None, compute_dtype: str, cap: int = 2**24) -> int | None:
-    """The smallest batch at which the compute term reaches the memory term at this context."""
-
-    def binds(b):
-        t = decode_terms(model, gpu, b, seq, kv, tp, weight_dtype, compute_dtype)
-        return t["t_compute_s"] >= t["t_memory_s"]
-
-    return first_true(binds, 1, cap)
-
-
-def allreduce(model: ModelSpec, gpu: GPUSpec, batch, tp: int):
-    """Two all-reduces of b x hidden activations per layer, ring cost 2(tp-1)/tp of the bytes,
-    over one direction of the interconnect (half the bidirectional datasheet figure)."""
-    if tp == 1:
-        return 0, 0.0
-    if not gpu.interconnect_bytes_per_s:
-        raise KvcalcError(f"{gpu.name} has no GPU interconnect in its spec", "--allreduce",
-                          "a GPU spec with interconnect_bytes_per_s")
-    payload = 2 * model.num_layers * batch * model.hidden_size * ACT_BYTES
-    moved = payload * 2 * (tp - 1) / tp
-    return payload, moved / (gpu.interconnect_bytes_per_s / 2)
-
-
-def decode_bound(model: ModelSpec, gpu: GPUSpec, batch: int, seq: int, kv: str = "bf16", tp: int = 1,
-                 weight_dtype: str | None = None, compute_dtype: str = "bf16", with_allreduce: bool = False,
-                 max_batch_in_memory: int | None = None) -> DecodeBound:
-    if batch < 1 or seq < 1:
-        raise KvcalcError("batch and seq must be >= 1", f"batch={batch} seq={seq}", "positive integers")
-    check_parallel(model, tp, 1)
-    t = decode_terms(model, gpu, batch, seq, kv, tp, weight_dtype, compute_dtype)
-    total = t["weight_bytes_read"] + t["kv_bytes_read"]
-    t_bound = max(t["t_memory_s"], t["t_compute_s"])
-    warnings = []
-    if seq > model.max_position_embeddings:
-        warnings.append(f"seq {seq:,} exceeds the model's max context of {model.max_position_embeddings:,} tokens")
-    fits = None if max_batch_in_memory is None else batch <= max_batch_in_memory
-    if fits is False:
-        warnings.append(f"batch {batch} at {seq:,} tokens does not fit in memory: at most {max_batch_in_memory} requests")
-    ar_bytes = ar_t = None
-    if with_allreduce:
-        ar_bytes, ar_t = allreduce(model, gpu, batch, tp)
-    return DecodeBound(
-        batch=batch, seq=seq, tp=tp, kv_dtype=kv_dtype(kv).name, compute_dtype=compute_dtype,
-        weight_bytes_resident=ceil(Fraction(t["resident"], tp)),
-        weight_bytes_read=int(t["weight_bytes_read"]),
-        kv_bytes_read=int(t["kv_bytes_read"]),
-        bytes_read=int(total),
-        flops=t["flops"],
-        t_memory_s=t["t_memory_s"], t_compute_s=t["t_compute_s"], t_bound_s=t_bound,
-        bound_by="memory" if t["t_memory_s"] >= t["t_compute_s"] else "compute",
-        kv_share=t["kv_bytes_read"] / total,
-        tokens_per_s=batch / t_bound,
-        arithmetic_intensity=t["flops"] / total,
-        ridge_intensity=t["peak"] / t["bandwidth"],
-        kv_equals_weights_at_seq=kv_equals_weights_at_seq(model, gpu, batch, kv, tp, weight_dtype),
-        compute_bound_at_batch=compute_bound_at_batch(model, gpu, seq, kv, tp, weight_dtype, compute_dtype),
-        max_batch_in_memory=max_batch_in_memory,
-        fits_in_memory=fits,
-        t_allreduce_s=ar_t, allreduce_bytes=ar_bytes,
-        warnings=warnings,
-    )
-
-
-def decode_grid(model: ModelSpec, gpu: GPUSpec, batches, seqs, kv: str = "bf16", tp: int = 1,
-                weight_dtype: str | None = None, compute_dtype: str = "bf16") -> dict:
-    """The same bound over a grid: arrays of shape (len(batches), len(seqs)), in one numpy pass."""
-    import numpy as np
-
-    b = np.asarray(batches, dtype=np.int64)[:, None]
-    s = np.asarray(seqs, dtype=np.int64)[None, :]
-    check_parallel(model, tp, 1)
-    t = decode_terms(model, gpu, b.astype(np.float64), s, kv, tp, weight_dtype, compute_dtype)
-    w = np.broadcast_to(t["weight_bytes_read"], (b.size, s.size))
-    kvb = np.broadcast_to(t["kv_bytes_read"], (b.size, s.size))
-    tm = np.broadcast_to(t["t_memory_s"], (b.size, s.size))
-    tc = np.broadcast_to(t["t_compute_s"], (b.size, s.size))
-    tb = np.maximum(tm, tc)
-    return {
-        "batch": np.broadcast_to(b, tb.shape), "seq": np.broadcast_to(s, tb.shape),
-        "weight_bytes_read": w, "kv_bytes_read": kvb, "t_memory_s": tm, "t_compute_s": tc,
-        "t_bound_s": tb, "compute_bound": tc > tm, "kv_share": kvb / (w + kvb), "tokens_per_s": b / tb,
-    }
-
-
-@dataclass
+@dataclass(frozen=True)
 class PrefillBound:
     prompt: int
     flops: float
@@ -277,11 +185,111 @@ class PrefillBound:
     weight_bytes_read: int
 
 
+@dataclass(frozen=True)
+class RooflineReport:
+    model: str
+    gpu: str
+    bandwidth_bytes_per_s: float
+    peak_flops_per_s: float
+    compute_dtype: str
+    kv_dtype: str
+    tp: int
+    rows: PointTable
+    kv_equals_weights: dict[int, int | None]
+    """Per batch: the context at which the KV term reaches the weights term."""
+    prefill: PrefillBound | None = None
+    measure: Any = None
+    warnings: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def decode_points(d: Decode, batches: list[int], seqs: list[int], with_allreduce: bool = False,
+                  max_batch: dict[int, int] | None = None) -> PointTable:
+    """The bound at every (batch, seq) of a grid, context-major (all batches at the first context, then
+    the next)."""
+    model = d.model
+    w = {b: d.weight_read(b) for b in batches}
+    kv_eq = {b: d.kv_equals_weights_at_seq(b) for b in batches}
+    kvr = {s: d.kv_request(s) for s in seqs}
+    attn = {s: d.attn_flops(s) for s in seqs}
+    cb = {s: d.compute_bound_at_batch(s) for s in seqs}
+    ar = {b: d.allreduce(b) for b in batches} if with_allreduce else {}
+    ridge = d.peak / d.bw
+    resident = d.resident_per_gpu
+    cols: dict[str, list[Any]] = {k: [] for k in _FIELDS}
+    ctx = model.max_position_embeddings
+    for s in seqs:
+        for b in batches:
+            wb = w[b]
+            kvb = kvr[s] * b
+            total = wb + kvb
+            flops = d.flops(b, attn[s])
+            tm = total / d.bw
+            tc = flops / d.peak
+            tb = tm if tm >= tc else tc
+            mb = None if max_batch is None else max_batch[s]
+            fits = None if mb is None else b <= mb
+            warn = []
+            if s > ctx:
+                warn.append(f"seq {s:,} exceeds the model's max context of {ctx:,} tokens")
+            if fits is False:
+                warn.append(f"batch {b} at {s:,} tokens does not fit in memory: at most {mb} requests")
+            a = ar.get(b)
+            for k, v in (("batch", b), ("seq", s), ("tp", d.tp), ("kv_dtype", d.kv.name),
+                         ("compute_dtype", d.compute_dtype), ("weight_bytes_resident", resident),
+                         ("weight_bytes_read", int(wb)), ("kv_bytes_read", int(kvb)), ("bytes_read", int(total)),
+                         ("flops", flops), ("t_memory_s", tm), ("t_compute_s", tc), ("t_bound_s", tb),
+                         ("bound_by", "memory" if tm >= tc else "compute"), ("kv_share", kvb / total),
+                         ("tokens_per_s", b / tb), ("arithmetic_intensity", flops / total),
+                         ("ridge_intensity", ridge), ("kv_equals_weights_at_seq", kv_eq[b]),
+                         ("compute_bound_at_batch", cb[s]), ("max_batch_in_memory", mb), ("fits_in_memory", fits),
+                         ("t_allreduce_s", a[1] if a else None), ("allreduce_bytes", a[0] if a else None),
+                         ("warnings", warn)):
+                cols[k].append(v)
+    return PointTable(cols)
+
+
+def decode_bound(model: ModelSpec, gpu: GPUSpec, batch: int, seq: int, kv: str | KVDtype = "bf16", tp: int = 1,
+                 weight_dtype: str | None = None, compute_dtype: str = "bf16", with_allreduce: bool = False,
+                 max_batch_in_memory: int | None = None) -> DecodePoint:
+    """The bound of one decode step."""
+    if batch < 1 or seq < 1:
+        raise KvcalcError("batch and seq must be >= 1", f"batch={batch} seq={seq}", "positive integers")
+    d = Decode(model, gpu, kv_dtype(kv), tp, weight_dtype, compute_dtype)
+    mb = None if max_batch_in_memory is None else {seq: max_batch_in_memory}
+    return decode_points(d, [batch], [seq], with_allreduce, mb)[0]
+
+
+def decode_grid(model: ModelSpec, gpu: GPUSpec, batches: Any, seqs: Any, kv: str | KVDtype = "bf16", tp: int = 1,
+                weight_dtype: str | None = None, compute_dtype: str = "bf16") -> dict[str, Any]:
+    """The bound over a grid as numpy arrays of shape (len(batches), len(seqs)), in one vectorised
+    pass (floats: for sweeps of millions of points through the Python API)."""
+    import numpy as np
+
+    d = Decode(model, gpu, kv_dtype(kv), tp, weight_dtype, compute_dtype)
+    b = np.asarray(batches, dtype=np.int64)[:, None]
+    s = np.asarray(seqs, dtype=np.int64)[None, :]
+    bf = b.astype(np.float64)
+    shape = (b.size, s.size)
+    w = np.broadcast_to(d.weight_read(bf), shape)
+    kvb = np.broadcast_to(d.kv_request(s) * bf, shape)
+    flops = d.flops(bf, d.attn_flops(s))
+    tm = (w + kvb) / d.bw
+    tc = np.broadcast_to(flops / d.peak, shape)
+    tb = np.maximum(tm, tc)
+    return {
+        "batch": np.broadcast_to(b, shape), "seq": np.broadcast_to(s, shape),
+        "weight_bytes_read": w, "kv_bytes_read": kvb, "t_memory_s": tm, "t_compute_s": tc,
+        "t_bound_s": tb, "compute_bound": tc > tm, "kv_share": kvb / (w + kvb), "tokens_per_s": bf / tb,
+    }
+
+
 def prefill_bound(model: ModelSpec, gpu: GPUSpec, prompt: int, tp: int = 1, weight_dtype: str | None = None,
                   compute_dtype: str = "bf16") -> PrefillBound:
     """TTFT lower bound for one prompt of p tokens: max(compute, weights / bandwidth)."""
     sw = streamed_weights(model, weight_dtype)
-    w = weight_bytes_read(sw, prompt, tp)
+    w = sw.bytes_read(prompt, tp)
     attn = 0
     for name, n in model.layer_counts().items():
         attn += n * model.layer_kinds[name].prefill_attn_flops(prompt, tp)
@@ -289,3 +297,46 @@ def prefill_bound(model: ModelSpec, gpu: GPUSpec, prompt: int, tp: int = 1, weig
     tc = flops / peak_flops(gpu, compute_dtype)
     tm = w / gpu.memory_bandwidth_bytes_per_s
     return PrefillBound(prompt, float(flops), tc, tm, max(tc, tm), "compute" if tc >= tm else "memory", int(w))
+
+
+ASSUMPTIONS = [
+    "memory term: streamed weights (every layer's matrices and the LM head; not the input embedding table, of which a "
+    "step reads b rows) plus each request's KV, read once, over the datasheet bandwidth in bytes/s (10^9 B per GB)",
+    "compute term: 2 x active parameters x batch + attention (2 FLOPs per multiply-add over each key and value a token "
+    "reads; MLA in its absorbed form), over dense peak FLOP/s",
+    "per GPU: weights and KV split over tp ranks, KV heads replicated when tp > KV heads",
+]
+MAX_POINTS = 1_000_000
+
+
+def roofline(model: ModelSpec, gpu: GPUSpec, batches: list[int], seqs: list[int], kv: str | KVDtype = "bf16",
+             tp: int = 1, weight_dtype: str | None = None, compute_dtype: str = "bf16", engine: Any = "vllm",
+             with_allreduce: bool = False, prefill: int | None = None) -> RooflineReport:
+    """The decode bound over every batch x context, which batches fit in the engine's pool, and
+    optionally the prefill bound of a prompt."""
+    if len(batches) * len(seqs) > MAX_POINTS:
+        raise KvcalcError(f"{len(batches) * len(seqs):,} grid points", "--batch x --seq",
+                          f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)")
+    dt = kv_dtype(kv)
+    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype)
+    inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, kv_dtype=dt, weight_dtype=weight_dtype)
+    pool = max(fit(model, gpu, inp).kv_pool_usable_bytes, 0)
+    fp = footprint(model, gpu, inp)
+    max_batch = {s: int(pool // fp.request_bytes(s)) for s in seqs}
+    rows = decode_points(d, batches, seqs, with_allreduce, max_batch)
+    pre = prefill_bound(model, gpu, prefill, tp, weight_dtype, compute_dtype) if prefill else None
+    assumptions = ASSUMPTIONS + [
+        f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit)"]
+    if model.is_moe:
+        assumptions.append("MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on "
+                           "average (uniform routing)")
+    assumptions += list(dict.fromkeys(n for k in model.kinds() if (n := k.roofline_note())))
+    return RooflineReport(
+        model=model.name, gpu=gpu.name, bandwidth_bytes_per_s=d.bw, peak_flops_per_s=d.peak,
+        compute_dtype=compute_dtype, kv_dtype=dt.name, tp=tp, rows=rows,
+        kv_equals_weights={b: rows.columns["kv_equals_weights_at_seq"][i] for i, b in enumerate(batches)},
+        prefill=pre, assumptions=assumptions,
+        inputs={"model": model.name, "gpu": gpu.name, "batch": batches, "seq": seqs, "kv_dtype": dt.name,
+                "weight_dtype": weight_dtype or model.weight_dtype, "compute_dtype": compute_dtype, "tp": tp,
+                "engine": inp.engine.name},
+    )

@@ -8,18 +8,22 @@ so the weight read is shared and compute is what a recomputed context costs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from kvcalc.engine.kv import request_bytes
-from kvcalc.engine.layers import LOGICAL
+from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.roofline import decode_bound, prefill_bound
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.dtypes import KVDtype
+from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.model import ModelSpec
 
 GB = 10**9
 
 
-@dataclass
+@dataclass(frozen=True)
 class Tier:
     name: str
     capacity_bytes: int
@@ -28,7 +32,9 @@ class Tier:
     source: str
 
 
-def default_tiers(gpu, pool_bytes: int, dram=None, dram_bw=None, ssd=None, ssd_bw=None, remote=None, remote_bw=None) -> list[Tier]:
+def default_tiers(gpu: GPUSpec, pool_bytes: int, dram: int | None = None, dram_bw: float | None = None,
+                  ssd: int | None = None, ssd_bw: float | None = None, remote: int | None = None,
+                  remote_bw: float | None = None) -> list[Tier]:
     host = gpu.host_link_bytes_per_s / 2 if gpu.host_link_bytes_per_s else 32 * GB
     return [
         Tier("HBM", max(pool_bytes, 0), None, "the KV pool from kvcalc fit"),
@@ -43,7 +49,7 @@ def default_tiers(gpu, pool_bytes: int, dram=None, dram_bw=None, ssd=None, ssd_b
     ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class TierRow:
     tier: str
     capacity_bytes: int
@@ -59,24 +65,23 @@ class TierRow:
     source: str
 
 
-def _recompute_s(model, gpu, s: int, tp: int) -> float:
+def _recompute_s(model: ModelSpec, gpu: GPUSpec, s: int, tp: int) -> float:
     return prefill_bound(model, gpu, s, tp).t_compute_s
 
 
-def break_even(model, gpu, bw: float, kv: str, tp: int, cap: int) -> int | None:
+def break_even(model: ModelSpec, gpu: GPUSpec, bw: float, fp: KVFootprint, tp: int, cap: int) -> int | None:
     """Smallest s with reload(s) < recompute(s), searching where the sign changes once."""
 
-    def wins(s):
-        return request_bytes(model, s, kv, tp, 1, LOGICAL) / bw < _recompute_s(model, gpu, s, tp)
+    def wins(s: int) -> bool:
+        return bool(fp.request_bytes(s) / bw < _recompute_s(model, gpu, s, tp))
 
     return first_true(wins, 1, cap)
 
 
-def tiers(model, gpu, seq: int, tier_list: list[Tier], kv: str = "bf16", tp: int = 1) -> list[TierRow]:
-    from kvcalc.engine.memory import per_token_all_layers
-
-    req = request_bytes(model, seq, kv, tp, 1, LOGICAL)
-    per_tok, _ = per_token_all_layers(model, kv, tp, 1, LOGICAL)
+def tier_rows(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv: KVDtype, tp: int = 1) -> list[TierRow]:
+    fp = KVFootprint(model, kv, tp, 1, LOGICAL)
+    req = fp.request_bytes(seq)
+    per_tok = fp.per_token
     rec = _recompute_s(model, gpu, seq, tp)
     rows = []
     for t in tier_list:
@@ -88,13 +93,13 @@ def tiers(model, gpu, seq: int, tier_list: list[Tier], kv: str = "bf16", tp: int
             reload_s=reload, recompute_s=rec,
             reload_beats_recompute=None if reload is None else reload < rec,
             break_even_seq=None if t.bandwidth_bytes_per_s is None else
-            break_even(model, gpu, t.bandwidth_bytes_per_s, kv, tp, model.max_position_embeddings),
+            break_even(model, gpu, t.bandwidth_bytes_per_s, fp, tp, model.max_position_embeddings),
             source=t.source,
         ))
     return rows
 
 
-@dataclass
+@dataclass(frozen=True)
 class Disaggregation:
     prompt: int
     bytes_per_request: int
@@ -109,13 +114,39 @@ class Disaggregation:
     keeps_up: bool | None
 
 
-def disaggregation(model, gpu, prompt: int, link_bytes_per_s: float, kv: str = "bf16", tp: int = 1,
+def disaggregation(model: ModelSpec, gpu: GPUSpec, prompt: int, link_bytes_per_s: float, kv: KVDtype, tp: int = 1,
                    batch: int = 1, rate: float | None = None) -> Disaggregation:
     if link_bytes_per_s <= 0:
         raise KvcalcError("link bandwidth must be positive", "--link", "e.g. 50GB/s")
-    shipped = request_bytes(model, prompt, kv, 1, 1, LOGICAL)
+    shipped = KVFootprint(model, kv, 1, 1, LOGICAL).request_bytes(prompt)
     t = shipped / link_bytes_per_s
     step = decode_bound(model, gpu, batch, prompt, kv, tp).t_bound_s
     util = None if rate is None else rate * shipped / link_bytes_per_s
     return Disaggregation(prompt, shipped, link_bytes_per_s, t, step, t / step, link_bytes_per_s / shipped,
                           rate, util, None if util is None else util < 1)
+
+
+@dataclass(frozen=True)
+class TiersReport:
+    model: str
+    gpu: str
+    seq: int
+    tiers: list[TierRow]
+    disaggregation: Disaggregation
+    assumptions: list[str] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def tiers(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv: KVDtype, tp: int, link_bytes_per_s: float,
+          batch: int = 1, rate: float | None = None, engine: str = "vllm") -> TiersReport:
+    """Capacity and reload cost of each tier, and the prefill-to-decode transfer of one request."""
+    rows = tier_rows(model, gpu, seq, tier_list, kv, tp)
+    d = disaggregation(model, gpu, seq, link_bytes_per_s, kv, tp, batch, rate)
+    assumptions = [
+        "bandwidths are one direction; per GPU (each GPU moves its own shard of the KV)",
+        "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
+        "disaggregation ships the prompt's KV once per layer and KV head (tp 1 bytes), over --link",
+    ] + [f"{t.name}: {t.source}" for t in tier_list]
+    return TiersReport(model.name, gpu.name, seq, rows, d, assumptions,
+                       {"model": model.name, "gpu": gpu.name, "seq": seq, "tp": tp, "kv_dtype": kv.name,
+                        "engine": engine, "link_bytes_per_s": link_bytes_per_s, "rate": rate})

@@ -35,16 +35,13 @@ class Geometry:
 
 
 def geometry_from_model(model, block_size: int) -> Geometry:
-    """The attention geometry of the model's full-attention (or MLA) layers."""
-    kinds = list(model.layer_kinds.values())
-    for k in kinds:
-        if k.kind == "mla":
-            return Geometry("mla", k.num_attention_heads, 1, k.kv_lora_rank, k.qk_rope_head_dim, k.kv_lora_rank, block_size)
-    for k in kinds:
-        if k.kind in ("full", "sliding", "chunked"):
-            return Geometry("gqa", k.num_attention_heads, k.num_key_value_heads, k.head_dim, 0,
-                            k.v_head_dim or k.head_dim, block_size)
-    raise KvcalcError(f"{model.name} has no attention layer to measure", "--model", "a model with attention layers")
+    """The attention geometry the model's layer kinds read at decode (MLA's latent first, as it
+    is what an MLA model's decode reads)."""
+    geos = [g for k in model.kinds() if (g := k.decode_geometry()) is not None]
+    if not geos:
+        raise KvcalcError(f"{model.name} has no attention layer to measure", "--model", "a model with attention layers")
+    g = next((x for x in geos if x.v_from_k), geos[0])
+    return Geometry(g.kind, g.n_q, g.n_kv, g.d_a, g.d_b, g.dv, block_size)
 
 
 def step_bytes(geo: Geometry, seq_lens: list[int], elt: int) -> int:

@@ -31,6 +31,7 @@ class KernelResult:
 
 @dataclass
 class MeasureResult:
+    model: str
     device: str
     device_name: str
     label: str
@@ -108,7 +109,7 @@ def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, lay
             progress=None) -> MeasureResult:
     import torch
 
-    from kvcalc.engine.dtypes import kv_dtype
+    from kvcalc.specs.dtypes import kv_dtype
 
     dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype_name]
     elt = torch.tensor([], dtype=dtype).element_size()
@@ -193,7 +194,7 @@ def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, lay
     wres = time_weights(model, len(lens), layers, device, dtype, bw, time_cuda if device == "cuda" else time_cpu) \
         if (weights and model is not None) else None
     return MeasureResult(
-        device=device, device_name=name, label=label, kernel=primary.kernel, t_measured_s=primary.t_measured_s,
+        model=model.name if model is not None else "", device=device, device_name=name, label=label, kernel=primary.kernel, t_measured_s=primary.t_measured_s,
         t_bound_s=t_bound, measured_over_bound=primary.measured_over_bound,
         achieved_bytes_per_s=primary.achieved_bytes_per_s, read_ceiling_bytes_per_s=ceil["read_bytes_per_s"],
         copy_ceiling_bytes_per_s=ceil["copy_bytes_per_s"], datasheet_bytes_per_s=ds, peak_flops_per_s=peak,
@@ -210,25 +211,20 @@ def _kvname(dtype_name: str) -> str:
 
 
 def model_kv_per_token(model, geo: Geometry, dt) -> int:
-    for k in model.layer_kinds.values():
-        if k.kind == ("mla" if geo.kind == "mla" else "full") or (geo.kind == "gqa" and k.kind in ("sliding", "chunked")):
-            return k.kv_bytes_per_token(dt)
+    """KV bytes per token per layer of the kind the geometry came from, as the engine counts them."""
+    from kvcalc.engine.alloc import LOGICAL
+
+    for k in model.kinds():
+        g = k.decode_geometry()
+        if g is not None and g.kind == geo.kind:
+            return k.kv_bytes_per_token(dt, 1, LOGICAL)
     raise KvcalcError("no attention layer", "--model", "a model with attention layers")
 
 
 def weight_shapes(model) -> list[tuple[int, int]]:
     """(in, out) of one layer's matrices: attention projections and the MLP (k experts' worth for a MoE)."""
     H = model.hidden_size
-    shapes = []
-    for k in model.layer_kinds.values():
-        if k.kind in ("full", "sliding", "chunked"):
-            q, kv = k.num_attention_heads * k.head_dim, k.num_key_value_heads * (k.head_dim + (k.v_head_dim or k.head_dim))
-            shapes += [(H, q), (H, kv), (q, H)]
-            break
-        if k.kind == "mla":
-            shapes += [(H, k.kv_lora_rank + k.qk_rope_head_dim), (k.kv_lora_rank, k.num_attention_heads * (k.qk_nope_head_dim + k.v_head_dim)),
-                       (k.num_attention_heads * k.v_head_dim, H)]
-            break
+    shapes = next((s for k in model.kinds() if (s := k.projection_shapes(H))), [])
     inter = model.intermediate_size or 4 * H
     experts = model.moe.num_experts_per_tok if model.moe else 1
     shapes += [(H, 2 * inter)] * experts + [(inter, H)] * experts

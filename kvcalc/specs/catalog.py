@@ -123,8 +123,8 @@ def _load_catalog(kind: Kind, name: str):
     return validate(kind, catalog_doc(kind, name), str(catalog_files(kind)[name]), None, trusted=True)
 
 
-def resolve(kind: Kind, ref: str, where: str | None = None):
-    """A catalog name, an alias, or a path -> spec."""
+def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool = True):
+    """A catalog name, an alias, or (when ``files_allowed``) a path -> spec."""
     where = where or f"--{kind}"
     if not isinstance(ref, str) or not ref.strip():
         raise KvcalcError(f"empty {kind} name", where, f"a catalog name (see 'kvcalc {kind}s') or a file")
@@ -132,9 +132,9 @@ def resolve(kind: Kind, ref: str, where: str | None = None):
     if name:
         return _load_catalog(kind, name)
     p = Path(ref).expanduser()
-    if probe(p):
+    if files_allowed and probe(p):
         return load_spec_file(kind, p)
-    if ref.endswith((".yaml", ".yml", ".json")) or "/" in ref and not ref.count("/") == 1:
+    if files_allowed and (ref.endswith((".yaml", ".yml", ".json")) or "/" in ref and not ref.count("/") == 1):
         raise KvcalcError("no such file", ref, f"a {kind} name, or the path of a YAML spec" + (" or config.json" if kind == "model" else ""))
     near = suggest(kind, ref)
     accepted = ("did you mean " + ", ".join(near) + "?") if near else f"see 'kvcalc {kind}s' for the catalog"
@@ -158,8 +158,26 @@ def suggest(kind: Kind, ref: str, n: int = 3) -> list[str]:
     return [k for _, k in best[:n]]
 
 
-def resolve_model(ref: str, where: str = "--model"):
-    return resolve("model", ref, where)
+def spec_kind(name: str, where: str = "NAME") -> Kind:
+    """Whether ``name`` is a model or a GPU: a catalog name or alias, else a file's contents tell."""
+    if canonical_name("model", name):
+        return "model"
+    if canonical_name("gpu", name):
+        return "gpu"
+    p = Path(name)
+    what = probe(p)
+    if what == "file" and p.suffix in (".yaml", ".yml"):
+        text = read_text(p)
+        return "gpu" if "memory_bandwidth_bytes_per_s" in text else "model"
+    if what:
+        return "model"
+    near = suggest("model", name) + suggest("gpu", name)
+    accepted = ("did you mean " + ", ".join(near[:4]) + "?") if near else "see 'kvcalc models' and 'kvcalc gpus'"
+    raise KvcalcError(f"unknown model or GPU {name[:60]!r}", where, accepted)
+
+
+def resolve_model(ref: str, where: str = "--model", files_allowed: bool = True):
+    return resolve("model", ref, where, files_allowed)
 
 
 def resolve_gpu(ref: str, where: str = "--gpu"):

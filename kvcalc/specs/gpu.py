@@ -14,7 +14,7 @@ from typing import Annotated, ClassVar, Union
 
 from kvcalc._compat import MinLen
 
-from kvcalc.engine.layers import FORBID
+from kvcalc.specs.layers import FORBID
 from kvcalc.errors import KvcalcError
 from kvcalc.units import parse_rate, parse_size
 

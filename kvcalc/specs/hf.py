@@ -597,3 +597,28 @@ def _guess_name(cfg: dict) -> str:
     if isinstance(n, str) and n.strip():
         return n.strip().split("/")[-1].lower()
     return "imported-model"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """``kvcalc import``: the spec a config.json gives, and every assumption made reading it."""
+
+    spec: dict[str, Any]
+    warnings: list[str]
+    source: str
+
+
+def import_config(path: str, name: str | None = None, url: str | None = None) -> ImportReport:
+    """Read a config.json (or a folder holding one) into a validated spec dict."""
+    from pathlib import Path
+
+    from kvcalc.specs.loader import parse_json, probe, read_text, validate
+
+    p = Path(path)
+    if probe(p) == "dir":
+        p = p / "config.json"
+    doc = parse_json(read_text(p), str(p))
+    default_name = (p.parent.name if p.name == "config.json" and p.parent.name else p.stem).lower()
+    spec, warnings = spec_dict_from_config(doc, url or str(p), name=name or default_name)
+    validate("model", spec, str(p), None)
+    return ImportReport(spec, warnings, url or str(p))

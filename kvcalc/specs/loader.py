@@ -6,49 +6,33 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kvcalc import files
 from kvcalc.errors import KvcalcError
 
-MAX_FILE_BYTES = 4 * 2**20
-
-
 def read_text(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise KvcalcError(f"file is {size:,} bytes", str(path), f"a spec or config of at most {MAX_FILE_BYTES:,} bytes")
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise KvcalcError("file is not UTF-8 text", str(path), "a YAML or JSON text file") from None
-    except IsADirectoryError:
-        raise KvcalcError("is a folder without config.json", str(path), "a YAML spec, a config.json, or a folder holding one") from None
-    except OSError as e:
-        raise KvcalcError(f"cannot read file: {e.strerror or e}", str(path), "a readable YAML or JSON file") from None
-
-
-def _yaml_loader():
-    import yaml
-
-    class NoAliasLoader(yaml.SafeLoader):
-        """Safe loading without anchors/aliases: they buy nothing in a spec and enable YAML bombs."""
-
-        def compose_node(self, parent, index):
-            if self.check_event(yaml.events.AliasEvent):
-                event = self.peek_event()
-                raise yaml.composer.ComposerError(
-                    None, None, "aliases (*name) are not accepted in spec files", event.start_mark
-                )
-            return super().compose_node(parent, index)
-
-    # The C loader composes in C (no hook for aliases): use it only for texts that cannot hold one.
-    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader), NoAliasLoader
+    """A spec, config or check file: a regular UTF-8 file of at most 4 MiB."""
+    return files.read_text(path, files.SPEC_LIMIT, "a YAML or JSON text file")
 
 
 def parse_yaml(text: str, where: str) -> Any:
-    yaml, _fast, safe = _yaml_loader()
+    """Safe YAML, loaded by libyaml's C parser where it is installed.
+
+    Anchors and aliases are refused: they buy nothing in a spec or a check file and make YAML
+    bombs. The C loader resolves aliases without a hook, so when the text could hold one (a
+    ``*``), its event stream is scanned first, also in C; texts without one load directly.
+    """
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        if "*" in text or "&" in text:
-            return yaml.load(text, Loader=safe)  # noqa: S506 (a SafeLoader subclass)
-        return yaml.load(text, Loader=_fast)  # noqa: S506
+        if "*" in text:
+            for event in yaml.parse(text, Loader=loader):
+                if isinstance(event, yaml.AliasEvent):
+                    mark = event.start_mark
+                    line = f", line {mark.line + 1}" if mark is not None else ""
+                    raise KvcalcError("malformed YAML: aliases (*name) are not accepted", f"{where}{line}",
+                                      "a YAML mapping without anchors and aliases")
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f", line {mark.line + 1}" if mark is not None else ""
@@ -95,8 +79,11 @@ def yaml_line(text: str, loc: tuple) -> int | None:
     return line
 
 
-_CLASS_NAMES = {"FullAttention", "SlidingWindow", "ChunkedLocal", "MLA", "RecurrentState", "NoCache",
-                "MoE", "Source", "LayerGroup", "GPUSource"}
+def _class_names() -> set[str]:
+    """Names pydantic puts in error locations for union branches, which users never typed."""
+    from kvcalc.specs.layers import KIND_CLASSES
+
+    return {c.__name__ for c in KIND_CLASSES.values()} | {"MoE", "Source", "LayerGroup", "GPUSource"}
 
 
 def _errors(e) -> list[dict]:
@@ -111,7 +98,8 @@ def validation_error(e, where: str, text: str | None, what: str) -> KvcalcError:
     """The first pydantic error as one line: file, line, field, problem."""
     errs = _errors(e)
     err = errs[0]
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and (p in _CLASS_NAMES or p.startswith("function-"))))
+    names = _class_names()
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and (p in names or p.startswith("function-"))))
     field = ".".join(str(p) for p in loc) or "(top level)"
     missing = err["type"] == "missing"
     parent = loc[:-1] if missing else loc
@@ -189,13 +177,4 @@ def to_yaml(doc: dict) -> str:
     return yaml.dump(doc, Dumper=Dumper, sort_keys=False, width=100, allow_unicode=True)
 
 
-def probe(path) -> str | None:
-    """'file', 'dir' or None, for any string a user typed (too long, NUL bytes, no permission: None)."""
-    import os
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return None
-    return "dir" if stat.S_ISDIR(mode) else "file"
+probe = files.probe

@@ -14,8 +14,8 @@ from typing import Annotated, Any, ClassVar
 
 from kvcalc._compat import Ge, MinLen
 
-from kvcalc.engine.dtypes import normalize_weight_dtype
-from kvcalc.engine.layers import FORBID, LayerKind, Pos, check_positive, layer_from_dict
+from kvcalc.specs.dtypes import normalize_weight_dtype
+from kvcalc.specs.layers import FORBID, LayerKind, LayerKindBase, Pos, check_positive, layer_from_dict
 
 NonNeg = Annotated[int, Ge(0)]
 MAX_LAYERS = 100_000
@@ -172,3 +172,13 @@ class ModelSpec:
     @property
     def is_moe(self) -> bool:
         return self.moe is not None
+
+    def kinds(self) -> list[LayerKindBase]:
+        """The layer kinds that some layer uses."""
+        counts = self.layer_counts()
+        return [k for name, k in self.layer_kinds.items() if counts[name]]
+
+    @property
+    def has_state(self) -> bool:
+        """Some layer keeps a fixed state per request (Mamba, linear attention)."""
+        return any(k.state_bytes_per_request(1) for k in self.kinds())

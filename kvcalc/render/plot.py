@@ -16,6 +16,8 @@ class Series:
     ys: list[float]
     marker: str
     line: bool = True
+    color: int | None = None
+    """The same number draws in the same colour in every panel of a file (None: black)."""
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
@@ -106,7 +108,8 @@ def write_plot_file(path: str, charts: list[dict]) -> None:
     axes = axes if len(charts) > 1 else [axes]
     for ax, ch in zip(axes, charts):
         for s in ch["series"]:
-            ax.plot(s.xs, s.ys, ("-" if s.line else "") + ("o" if s.marker not in "-." else ""), label=s.label)
+            ax.plot(s.xs, s.ys, ("-" if s.line else "") + ("o" if s.marker not in "-." else ""), label=s.label,
+                    color="black" if s.color is None else f"C{s.color % 10}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(ch["title"])

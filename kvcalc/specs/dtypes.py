@@ -3,6 +3,9 @@
 A KV cache stores vectors (one K or V vector of one head of one token, or one MLA latent).
 ``KVDtype.vector_bytes(dim)`` is the exact byte count of one stored vector, scales included
 where the format keeps them per token-head vector or per small group.
+
+Both are parsed once, where user input enters (``kv_dtype("fp8")``, ``weight_format("int4")``),
+and travel as values from there on.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ class KVDtype:
         if self.group:
             scales += ceil(dim / self.group) * self.group_scale_bytes
         return data + scales
+
+    def __str__(self) -> str:
+        return self.name
 
 
 KV_DTYPES: dict[str, KVDtype] = {
@@ -74,13 +80,17 @@ KV_DTYPE_ALIASES = {
     "float8": "fp8",
     "nvfp4": "fp4",
 }
+BF16 = KV_DTYPES["bf16"]
 
 
-def kv_dtype(name: str, where: str = "--kv-dtype") -> KVDtype:
+def kv_dtype(name: str | KVDtype, where: str = "--kv-dtype") -> KVDtype:
+    """Parse a KV dtype name (or pass a parsed one through)."""
+    if isinstance(name, KVDtype):
+        return name
     key = str(name).strip().lower()
     key = KV_DTYPE_ALIASES.get(key, key)
     if key not in KV_DTYPES:
-        raise KvcalcError(f"unknown KV dtype {name!r}", where, "one of " + ", ".join(KV_DTYPES))
+        raise KvcalcError(f"unknown KV dtype {str(name)[:40]!r}", where, "one of " + ", ".join(KV_DTYPES))
     return KV_DTYPES[key]
 
 
@@ -109,17 +119,17 @@ WEIGHT_DTYPE_ALIASES = {
 }
 
 
-def weight_bits(name: str, where: str = "weight dtype") -> Fraction:
-    key = WEIGHT_DTYPE_ALIASES.get(str(name).strip().lower(), str(name).strip().lower())
-    if key not in WEIGHT_BITS:
-        raise KvcalcError(f"unknown weight dtype {name!r}", where, "one of " + ", ".join(WEIGHT_BITS))
-    return WEIGHT_BITS[key]
-
-
 def normalize_weight_dtype(name: str, where: str = "weight dtype") -> str:
-    weight_bits(name, where)
+    """The canonical name of a weight format (``bfloat16`` -> ``bf16``); unknown names are an error."""
     key = str(name).strip().lower()
-    return WEIGHT_DTYPE_ALIASES.get(key, key)
+    key = WEIGHT_DTYPE_ALIASES.get(key, key)
+    if key not in WEIGHT_BITS:
+        raise KvcalcError(f"unknown weight dtype {str(name)[:40]!r}", where, "one of " + ", ".join(WEIGHT_BITS))
+    return key
+
+
+def weight_bits(name: str, where: str = "weight dtype") -> Fraction:
+    return WEIGHT_BITS[normalize_weight_dtype(name, where)]
 
 
 def weight_bytes(params: int, dtype: str) -> int:

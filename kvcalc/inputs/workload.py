@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from kvcalc.errors import KvcalcError
 
@@ -133,3 +134,11 @@ def read_trace(text: str, where: str, max_len: int, is_csv: bool):
 
 def is_csv_name(name: str) -> bool:
     return bool(re.search(r"\.csv$", name, re.I))
+
+
+def read_trace_file(path: str, max_len: int) -> tuple[Any, Any, str, list[str]]:
+    """A trace file (a regular file of at most 512 MiB; CSV by its .csv suffix, else JSON Lines)."""
+    from kvcalc import files
+
+    text = files.read_text(path, files.TRACE_LIMIT, TRACE_ACCEPTED)
+    return read_trace(text, path, max_len, is_csv_name(path))

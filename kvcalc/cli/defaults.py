@@ -1,0 +1,64 @@
+"""Default model and GPU: $KVCALC_MODEL / $KVCALC_GPU, then kvcalc.toml or [tool.kvcalc] in
+pyproject.toml (in this folder or the nearest one above it that has either), then the built-in
+ones. Whichever is used, the command says so."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kvcalc import files
+from kvcalc.errors import KvcalcError
+
+BUILTIN = {"model": "llama3.1-8b", "gpu": "h100-sxm"}
+ACCEPTED = "UTF-8 TOML with model = '...' and gpu = '...' (kvcalc.toml, or [tool.kvcalc] in pyproject.toml)"
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    text = files.read_text(path, files.SPEC_LIMIT, ACCEPTED)
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as e:
+        raise KvcalcError(f"cannot read defaults: {e}", str(path), ACCEPTED) from None
+
+
+def _from_files(start: Path) -> tuple[dict[str, Any], str] | None:
+    for d in (start, *start.parents):
+        f = d / "kvcalc.toml"
+        if files.probe(f) in ("file", "special"):
+            return _toml(f), str(f)
+        p = d / "pyproject.toml"
+        if files.probe(p) == "file":
+            try:
+                doc = _toml(p).get("tool", {})
+            except KvcalcError:
+                continue  # a project file that is not kvcalc's to judge: it holds no readable [tool.kvcalc]
+            doc = doc.get("kvcalc") if isinstance(doc, dict) else None
+            if isinstance(doc, dict):
+                return doc, f"{p} [tool.kvcalc]"
+    return None
+
+
+def default(kind: str) -> tuple[str, str]:
+    """(name, where it came from) for kind 'model' or 'gpu'."""
+    env = os.environ.get(f"KVCALC_{kind.upper()}")
+    if env:
+        return env, f"$KVCALC_{kind.upper()}"
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return BUILTIN[kind], "built-in default"
+    found = _from_files(cwd)
+    if found:
+        doc, where = found
+        v = doc.get(kind)
+        if v is not None:
+            if not isinstance(v, str) or not v or len(v) > 4096:
+                raise KvcalcError(f"{kind} must be a name or a path", where, f"{kind} = 'name'")
+            return v, where
+    return BUILTIN[kind], "built-in default"

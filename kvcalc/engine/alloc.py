@@ -1,0 +1,72 @@
+"""Allocations: how much of a request's history a cache keeps, and in what granularity.
+
+A layer kind says which rule applies to it (every token, a window, a chunk); the allocation
+says how an engine rounds each rule. So a new engine needs no edit in the layer kinds, and a
+new kind needs no edit here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kvcalc.specs.layers import Tokens, tmin
+
+
+def cdiv(a: Tokens, b: int) -> Tokens:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """``name='logical'`` is the model's own need: a full layer holds every token, a sliding
+    layer ``min(seq, window)``, a chunked layer at most one chunk, no rounding."""
+
+    name: str = "logical"
+    block_size: int | None = None
+    """Tokens per block; None rounds nothing."""
+    window_slack: int = 0
+    """vLLM: tokens in flight added to window and chunk reservations."""
+    window_style: Literal["window", "vllm", "window-1"] = "window"
+    """``window``: min(seq, w). ``vllm``: cdiv(min(w - 1 + slack, seq), block) + 1 blocks.
+    ``window-1``: min(seq, w - 1) (transformers' DynamicCache sliding layers)."""
+    mla_expanded: bool = False
+    """transformers 4.x cached MLA as decompressed per-head K and V instead of the latent."""
+    pad_groups: bool = False
+    """vLLM's hybrid KV-cache manager: layers of each attention type are grouped in equal-sized groups
+    (padding the last group of a type with empty layers) so that all groups share one block pool."""
+
+    def round(self, tokens: Tokens) -> Tokens:
+        """Tokens rounded up to whole blocks."""
+        if not self.block_size:
+            return tokens
+        return cdiv(tokens, self.block_size) * self.block_size
+
+    def full_tokens(self, seq: Tokens) -> Tokens:
+        return self.round(seq)
+
+    def window_tokens(self, seq: Tokens, window: int) -> Tokens:
+        if self.window_style == "vllm":
+            b = self.block_size or 1
+            return (cdiv(tmin(seq, window - 1 + self.window_slack), b) + 1) * b
+        if self.window_style == "window-1":
+            return self.round(tmin(seq, max(window - 1, 1)))
+        return self.round(tmin(seq, window))
+
+    def chunk_tokens(self, seq: Tokens, chunk: int) -> Tokens:
+        if self.window_style == "vllm":
+            return self.round(tmin(seq, chunk + self.window_slack))
+        return self.round(tmin(seq, chunk))
+
+    def describe(self) -> str:
+        if self.name == "logical":
+            return "logical bytes" + (f", blocks of {self.block_size} tokens" if self.block_size else "")
+        return f"what {self.name} allocates" + (f", blocks of {self.block_size} tokens" if self.block_size else "")
+
+
+LOGICAL = Allocation()
+
+
+def blocks_of(block_size: int | None) -> Allocation:
+    """Logical bytes rounded up to blocks (``size --block-size`` without an engine, paged policies)."""
+    return Allocation(name="logical" if block_size is None else f"paged-{block_size}", block_size=block_size)

@@ -1,0 +1,94 @@
+"""kvcalc models / gpus / show / import: the catalog and one spec."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from kvcalc.render.console import console, kv_lines, notes, table
+from kvcalc.units import fmt_bytes, fmt_flops, fmt_iec, fmt_rate, fmt_si
+
+GB_IS_GIB = ("the vendor's \"GB\" of memory is binary in practice (80 GB H100: 80 GiB of HBM); kvcalc keeps the figure "
+             "as stated, in decimal bytes, and budgets against the runtime figure")
+
+
+def render_models(r: Any) -> None:
+    c = console()
+    t = table(None, ("name", "left"), ("params", "right"), ("active", "right"), ("layers", "left"),
+              ("KV/token bf16", "right"), ("context", "right"))
+    for m in r.models:
+        t.add_row(m.name, f"{m.params_total / 1e9:,.1f}B", f"{m.params_active / 1e9:,.1f}B" if m.is_moe else "",
+                  m.kinds_text, fmt_iec(m.kv_bytes_per_token_bf16), f"{m.max_position_embeddings:,}")
+    c.print(t)
+    c.print("[dim]params in billions (10^9); KV/token: bytes one token adds across all attention layers, in KiB/MiB.[/dim]")
+
+
+def render_gpus(r: Any) -> None:
+    c = console()
+    t = table(None, ("name", "left"), ("memory", "right"), ("runtime", "right"), ("bandwidth", "right"),
+              ("bf16 dense", "right"), ("fp8 dense", "right"))
+    for g in r.gpus:
+        t.add_row(g.name, fmt_si(g.memory_bytes, 0), fmt_iec(g.memory_runtime_bytes, 1), fmt_rate(g.memory_bandwidth_bytes_per_s),
+                  fmt_flops(g.flops_bf16), fmt_flops(g.flops_fp8) if g.flops_fp8 else "-")
+    c.print(t)
+    c.print("[dim]memory: as the vendor states it, read as GB = 10^9 B; runtime: what the runtime reports (GiB = 2^30 B), "
+            "estimated unless measured. Memory vendors' \"GB\" is binary in practice: an \"80 GB\" H100 has 80 GiB of HBM, "
+            "so its runtime figure exceeds 80 x 10^9 B.[/dim]")
+
+
+def render_show_model(r: Any) -> None:
+    c = console()
+    m, d = r.spec, r.derived
+    c.print(f"[bold]{m.name}[/bold]: {m.description}")
+    rows = [
+        ("source", m.source.url),
+        ("architecture", m.architecture or "-"),
+        ("aliases", ", ".join(m.aliases) or "-"),
+        ("parameters", f"{m.params_total:,}" + (f" (active {m.params_active:,})" if m.moe else "")),
+        ("weights", f"{d.weight_dtype}: {fmt_bytes(d.weight_bytes)}"),
+        ("hidden / vocab", f"{m.hidden_size:,} / {m.vocab_size:,}"),
+        ("max context", f"{m.max_position_embeddings:,} tokens"),
+        ("layers", f"{d.num_layers}"),
+    ]
+    if m.moe:
+        rows.append(("experts", f"{m.moe.num_experts} routed, top-{m.moe.num_experts_per_tok}, in {m.moe.num_moe_layers} layers"))
+    kv_lines(c, rows)
+    t = table("Layer kinds", ("name", "left"), ("layers", "right"), ("kind", "left"), ("KV per token (bf16)", "right"))
+    for k in r.kinds:
+        t.add_row(k.name, str(k.layers), k.description, fmt_bytes(d.per_kind_bytes_per_token[k.name]))
+    c.print(t)
+    kv_lines(c, [
+        ("KV per token (bf16, all layers)", fmt_bytes(d.kv_bytes_per_token)),
+        ("KV per request at max context (bf16)", fmt_bytes(d.kv_bytes_at_max_context)),
+    ])
+    if m.source.notes:
+        notes(c, "Notes", [m.source.notes])
+
+
+def render_show_gpu(r: Any) -> None:
+    c = console()
+    g = r.spec
+    c.print(f"[bold]{g.name}[/bold]: {g.description}")
+    rows = [
+        ("source", g.source.url),
+        ("memory (vendor, as stated)", fmt_bytes(g.memory_bytes)),
+        ("memory (runtime)", fmt_bytes(g.memory_runtime_bytes) + ("" if g.memory_runtime_measured else " (estimate)")),
+        ("memory bandwidth", fmt_rate(g.memory_bandwidth_bytes_per_s)),
+        ("bf16 dense", fmt_flops(g.flops_bf16)),
+        ("fp8 dense", fmt_flops(g.flops_fp8) if g.flops_fp8 else "-"),
+        ("ridge point (bf16)", f"{r.ridge_bf16:,.0f} FLOP/B"),
+        ("interconnect", fmt_rate(g.interconnect_bytes_per_s) + " (bidirectional)" if g.interconnect_bytes_per_s else "-"),
+        ("host link", fmt_rate(g.host_link_bytes_per_s) + " (bidirectional)" if g.host_link_bytes_per_s else "-"),
+        ("aliases", ", ".join(g.aliases) or "-"),
+    ]
+    kv_lines(c, rows)
+    notes(c, "Notes", ([g.source.notes] if g.source.notes else []) + [GB_IS_GIB])
+
+
+def render_import(r: Any) -> None:
+    """The spec as YAML on stdout, the warnings on stderr (so the YAML can be redirected to a file)."""
+    from kvcalc.specs.loader import to_yaml
+
+    for w in r.warnings:
+        sys.stderr.write(f"kvcalc: warning: {w}\n")
+    sys.stdout.write(f"# Imported by kvcalc from {r.source}\n" + to_yaml(r.spec))

@@ -1,0 +1,79 @@
+"""What every table shares: the console, table and list helpers, units in words.
+
+rich is imported inside these functions, so a ``--json`` run never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from kvcalc.units import fmt_bytes
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    # NO_COLOR (no-color.org): no escape codes at all, bold included.
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(highlight=False, soft_wrap=False, **({"color_system": None} if plain else {}))
+
+
+def table(title: str | None = None, *cols: tuple[str, str]) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False,
+              collapse_padding=True)
+    for name, justify in cols:
+        t.add_column(name, justify=justify, overflow="fold")
+    return t
+
+
+def kv_lines(c: Any, rows: list[tuple[str, str]]) -> None:
+    """Label / value lines; the value column wraps at spaces, labels stay whole."""
+    t = table(None, ("", "left"), ("", "right"))
+    t.show_header = False
+    for a, b in rows:
+        t.add_row(a, b)
+    c.print(t)
+
+
+def notes(c: Any, title: str, items: list[str], style: str = "dim") -> None:
+    if not items:
+        return
+    c.print(f"[bold]{title}[/bold]")
+    for i in items:
+        c.print(f"  - {i}", style=style, markup=False)
+
+
+def origin_line(c: Any, origin: dict[str, str] | None) -> None:
+    """Say which model and GPU were taken by default, and from where."""
+    if not origin:
+        return
+    parts = []
+    for kind in ("model", "gpu"):
+        src = origin.get(f"{kind}_from")
+        if src:
+            parts.append(f"{kind}: {origin.get(kind, '?')} (default; from {src})")
+    if parts:
+        c.print("; ".join(parts), markup=False, style="dim")
+
+
+def nb(text: str) -> str:
+    """Keep a figure and its unit together when a column wraps."""
+    return text.replace(" ", "\u00a0")
+
+
+def bytes_cell(n: int) -> str:
+    return fmt_bytes(n)
+
+
+def ms(t: float) -> str:
+    return f"{t * 1e3:,.3f} ms" if t < 10 else f"{t:,.3f} s"
+
+
+def us(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t * 1e6:,.1f} us" if t < 1e-3 else f"{t * 1e3:,.3f} ms"

@@ -1,0 +1,56 @@
+"""kvcalc size: KV bytes by layer kind, then per token, per request and per batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcalc.render.console import console, kv_lines, notes, table
+from kvcalc.units import fmt_bytes
+
+
+def render(r: Any) -> None:
+    c = console()
+    alloc = "logical bytes" if r.allocation == "logical" else f"what {r.allocation} allocates"
+    c.print(
+        f"[bold]{r.model}[/bold]  seq {r.seq:,} tokens, batch {r.batch}, KV {r.kv_dtype}, "
+        f"tp {r.tp}, pp {r.pp}: {alloc}" + (f", blocks of {r.block_size} tokens" if r.block_size else "")
+    )
+    per_gpu = r.tp * r.pp > 1
+    t = table(
+        "Per layer kind" + (" (on the most loaded GPU)" if per_gpu else ""),
+        ("layer kind", "left"),
+        ("layers", "right"),
+        ("B/token/layer", "right"),
+        ("tokens held", "right"),
+        ("per request, B", "right"),
+        ("GiB", "right"),
+    )
+    for col in t.columns[1:]:
+        col.no_wrap = True
+    for row in r.layers:
+        t.add_row(
+            f"{row.name}: {row.description}",
+            str(row.layers),
+            f"{row.bytes_per_token_per_layer:,}" if row.holds_tokens else "-",
+            f"{row.tokens_held:,}" if row.holds_tokens else "constant",
+            f"{row.bytes_per_request:,}",
+            f"{row.bytes_per_request / 2**30:,.2f}",
+        )
+    c.print(t)
+    rows = []
+    if per_gpu:
+        rows += [
+            ("KV per token, per GPU", fmt_bytes(r.per_gpu.kv_bytes_per_token)),
+            ("KV per request, per GPU", fmt_bytes(r.per_gpu.kv_bytes_per_request)),
+            (f"KV for the batch of {r.batch}, per GPU", fmt_bytes(r.per_gpu.kv_bytes_total)),
+        ]
+    label = f", all {r.tp * r.pp} GPUs" if per_gpu else ""
+    rows += [
+        (f"KV per token{label}", fmt_bytes(r.kv_bytes_per_token)),
+        (f"KV per request{label}", fmt_bytes(r.kv_bytes_per_request)),
+        (f"KV for the batch of {r.batch}{label}", fmt_bytes(r.kv_bytes_total)),
+    ]
+    kv_lines(c, rows)
+    notes(c, "Warnings", r.warnings, "yellow")
+    notes(c, "Assumptions", r.assumptions)
+    c.print("[dim]GB = 10^9 B, GiB = 2^30 B. KV per token: what one token adds while inside every layer's window.[/dim]")

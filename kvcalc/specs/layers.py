@@ -1,0 +1,469 @@
+"""Layer kinds: each kind is one class that owns everything about its kind.
+
+A kind answers, for a KV dtype, a tensor-parallel degree and an allocation (what an engine
+reserves, see :class:`kvcalc.engine.alloc.Allocation`):
+
+* ``kv_bytes_per_token``: bytes one token adds to this layer's cache on one rank;
+* ``tokens_held(seq, alloc)``: tokens' worth of cache a request of length ``seq`` holds here;
+* ``state_bytes_per_request``: a fixed state per request (recurrent layers), whatever its length;
+* ``bytes_for(seq, ...)``: what one request holds in this layer;
+* the FLOPs of a decode token and of a prefill, the tensor-parallel rules and what they imply,
+  whether a shared prefix can be stored once, and the geometry a decode kernel reads.
+
+Kinds register themselves with :func:`register`; the model spec's schema is the union of the
+registered kinds, so adding a kind is one class here (and one test), with no ``kind ==`` tests
+anywhere else. Sequence lengths may be ints (exact answers) or numpy integer arrays (sweeps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol, Union
+
+from kvcalc._compat import Gt
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.dtypes import KVDtype
+
+Pos = Annotated[int, Gt(0)]
+"""A positive integer. (annotated_types carries the constraint into the JSON Schema.)"""
+
+Tokens = Any
+"""A token count: an int for an exact answer, or a numpy integer array for a sweep."""
+
+# Spec dataclasses are validated by pydantic (TypeAdapter) when they come from a user's file,
+# built directly when they come from the tested catalog; this keeps pydantic off start-up.
+SPEC: dict[str, bool] = dict(frozen=True, kw_only=True)
+FORBID: dict[str, str] = {"extra": "forbid"}
+
+
+def check_positive(obj: object, *names: str) -> None:
+    for n in names:
+        v = getattr(obj, n)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{n} must be a positive integer, got {v!r}")
+
+
+def tmin(a: Tokens, b: Tokens) -> Tokens:
+    """min() that works for ints and numpy arrays alike."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a if a < b else b
+    import numpy as np
+
+    return np.minimum(a, b)
+
+
+class TokenRule(Protocol):
+    """What a kind asks of an allocation: how many tokens each kind of layer reserves."""
+
+    mla_expanded: bool
+
+    def full_tokens(self, seq: Tokens) -> Tokens: ...
+
+    def window_tokens(self, seq: Tokens, window: int) -> Tokens: ...
+
+    def chunk_tokens(self, seq: Tokens, chunk: int) -> Tokens: ...
+
+
+@dataclass(frozen=True)
+class DecodeGeometry:
+    """What a decode-attention kernel reads for one layer: ``n_kv`` heads of keys of ``d_a + d_b``
+    elements, values of ``dv`` (taken from the key's first ``dv`` elements when ``v_from_k``)."""
+
+    kind: Literal["gqa", "mla"]
+    n_q: int
+    n_kv: int
+    d_a: int
+    d_b: int
+    dv: int
+    v_from_k: bool
+
+
+class HasEngineNote(Protocol):
+    mla_note: str
+
+
+KIND_CLASSES: dict[str, type[LayerKindBase]] = {}
+
+
+def register(cls: type[LayerKindBase]) -> type[LayerKindBase]:
+    """Add a kind to the registry (and so to the model spec's schema)."""
+    KIND_CLASSES[cls.KIND] = cls
+    return cls
+
+
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class LayerKindBase:
+    """What every kind answers; the defaults describe a layer that keeps nothing."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    KIND: ClassVar[str] = ""
+    holds_tokens: ClassVar[bool] = False
+    """Whether the cache grows with the context (attention) rather than being fixed (state)."""
+    prefix_shareable: ClassVar[bool] = False
+    """Whether a prefix common to many requests can be stored once (every token kept, none dropped)."""
+    _positive: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        check_positive(self, *self._positive)
+
+    @property
+    def kind_name(self) -> str:
+        return self.KIND
+
+    # ---- bytes ---------------------------------------------------------------------------
+    def kv_bytes_per_token(self, dtype: KVDtype, tp: int, alloc: TokenRule) -> int:
+        return 0
+
+    def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
+        return 0 * seq
+
+    def state_bytes_per_request(self, tp: int = 1) -> int:
+        return 0
+
+    def bytes_for(self, seq: Tokens, dtype: KVDtype, tp: int, alloc: TokenRule) -> Tokens:
+        """Bytes a request of length ``seq`` holds in this layer on one rank."""
+        return self.tokens_held(seq, alloc) * self.kv_bytes_per_token(dtype, tp, alloc) + self.state_bytes_per_request(tp)
+
+    # ---- FLOPs ---------------------------------------------------------------------------
+    def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
+        """FLOPs of one decode token's attention at context ``seq`` (scores and weighted sum)."""
+        return 0 * seq
+
+    def prefill_attn_flops(self, p: Tokens, tp: int = 1) -> Tokens:
+        """FLOPs of attention over a whole prompt of ``p`` tokens (causal)."""
+        return 0 * p
+
+    # ---- tensor parallelism --------------------------------------------------------------
+    def check_tp(self, tp: int, name: str) -> None:
+        """Raise unless this layer can be split ``tp`` ways."""
+
+    def tp_assumption(self) -> str | None:
+        """How this kind is split over tensor-parallel ranks, for the assumptions list."""
+        return None
+
+    def tp_warning(self, tp: int, alloc: TokenRule) -> str | None:
+        """What the split costs at this ``tp`` (replicated bytes), if anything."""
+        return None
+
+    # ---- what else a kind knows ----------------------------------------------------------
+    def engine_note(self, engine: HasEngineNote) -> str | None:
+        """What an engine does differently with this kind."""
+        return None
+
+    def roofline_note(self) -> str | None:
+        return None
+
+    def decode_geometry(self) -> DecodeGeometry | None:
+        return None
+
+    def projection_shapes(self, hidden: int) -> list[tuple[int, int]]:
+        """(in, out) of the layer's own projection matrices (for measuring weight streaming)."""
+        return []
+
+    def describe(self) -> str:
+        return self.KIND
+
+
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class _Attention(LayerKindBase):
+    num_attention_heads: Pos
+    num_key_value_heads: Pos
+    head_dim: Pos
+    v_head_dim: Pos | None = None
+    """Only when V vectors differ in size from K vectors."""
+
+    holds_tokens: ClassVar[bool] = True
+    _positive: ClassVar[tuple[str, ...]] = ("num_attention_heads", "num_key_value_heads", "head_dim", "v_head_dim")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ValueError(
+                f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                f"num_key_value_heads ({self.num_key_value_heads})"
+            )
+
+    @property
+    def dv(self) -> int:
+        return self.v_head_dim or self.head_dim
+
+    def kv_heads_per_rank(self, tp: int) -> int:
+        # Heads are replicated when tp exceeds the number of KV heads.
+        return max(1, self.num_key_value_heads // tp)
+
+    def kv_bytes_per_token(self, dtype: KVDtype, tp: int, alloc: TokenRule) -> int:
+        return self.kv_heads_per_rank(tp) * (dtype.vector_bytes(self.head_dim) + dtype.vector_bytes(self.dv))
+
+    def _pair_flops(self, tp: int) -> int:
+        """FLOPs per (query, key) pair on one rank: q.k over d and p.v over d_v, 2 FLOPs a MAC."""
+        heads = max(1, self.num_attention_heads // tp)
+        return 2 * heads * (self.head_dim + self.dv)
+
+    def _logical_tokens(self, seq: Tokens) -> Tokens:
+        return seq
+
+    def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
+        return self._pair_flops(tp) * self._logical_tokens(seq)
+
+    def _pairs(self, p: Tokens) -> Tokens:
+        """Causal (query, key) pairs of a p-token prompt: sum over i = 1..p of the keys token i sees."""
+        return p * (p + 1) // 2
+
+    def prefill_attn_flops(self, p: Tokens, tp: int = 1) -> Tokens:
+        return self._pair_flops(tp) * self._pairs(p)
+
+    def check_tp(self, tp: int, name: str) -> None:
+        heads = self.num_attention_heads
+        if heads % tp:
+            raise KvcalcError(
+                f"--tp {tp} does not divide the {heads} query heads of layer kind {name!r}",
+                "--tp",
+                "a tensor-parallel size that divides " + ", ".join(str(d) for d in divisors(heads)),
+            )
+        n = self.num_key_value_heads
+        if (tp <= n and n % tp) or (tp > n and tp % n):
+            raise KvcalcError(
+                f"--tp {tp} cannot split {n} KV heads of layer kind {name!r} evenly",
+                "--tp",
+                f"a divisor of {n} or a multiple of it (KV heads are then replicated)",
+            )
+
+    def tp_assumption(self) -> str:
+        return "each rank holds max(1, kv_heads // tp) KV heads"
+
+    def tp_warning(self, tp: int, alloc: TokenRule) -> str | None:
+        n = self.num_key_value_heads
+        if tp > n:
+            return f"tp {tp} > {n} KV heads: each KV head is replicated on {tp // n} ranks"
+        return None
+
+    def decode_geometry(self) -> DecodeGeometry:
+        return DecodeGeometry("gqa", self.num_attention_heads, self.num_key_value_heads, self.head_dim, 0, self.dv, False)
+
+    def projection_shapes(self, hidden: int) -> list[tuple[int, int]]:
+        q = self.num_attention_heads * self.head_dim
+        kv = self.num_key_value_heads * (self.head_dim + self.dv)
+        return [(hidden, q), (hidden, kv), (self.num_attention_heads * self.dv, hidden)]
+
+    def _geometry(self) -> str:
+        g = f"{self.num_attention_heads}q/{self.num_key_value_heads}kv x {self.head_dim}"
+        if self.v_head_dim:
+            g += f" (v {self.v_head_dim})"
+        return g
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, min(n, 128) + 1) if n % d == 0][:12]
+
+
+@register
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class FullAttention(_Attention):
+    """Causal attention over the whole history: holds every token."""
+
+    KIND: ClassVar[str] = "full"
+    prefix_shareable: ClassVar[bool] = True
+    kind: Literal["full"] = "full"
+
+    def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
+        return alloc.full_tokens(seq)
+
+    def describe(self) -> str:
+        return f"full {self._geometry()}"
+
+
+@register
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class SlidingWindow(_Attention):
+    """Attention over the last ``sliding_window`` tokens: holds min(seq, window)."""
+
+    KIND: ClassVar[str] = "sliding"
+    kind: Literal["sliding"] = "sliding"
+    sliding_window: Pos
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive(self, "sliding_window")
+
+    def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
+        return alloc.window_tokens(seq, self.sliding_window)
+
+    def _logical_tokens(self, seq: Tokens) -> Tokens:
+        return tmin(seq, self.sliding_window)
+
+    def _pairs(self, p: Tokens) -> Tokens:
+        w = self.sliding_window
+        inside = tmin(p, w)
+        return inside * (inside + 1) // 2 + (p - inside) * w
+
+    def describe(self) -> str:
+        return f"sliding {self.sliding_window:,}, {self._geometry()}"
+
+
+@register
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class ChunkedLocal(_Attention):
+    """Chunked local attention (Llama 4): a token sees only its own chunk; holds at most one chunk."""
+
+    KIND: ClassVar[str] = "chunked"
+    kind: Literal["chunked"] = "chunked"
+    attention_chunk_size: Pos
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive(self, "attention_chunk_size")
+
+    def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
+        return alloc.chunk_tokens(seq, self.attention_chunk_size)
+
+    def _logical_tokens(self, seq: Tokens) -> Tokens:
+        return tmin(seq, self.attention_chunk_size)
+
+    def _pairs(self, p: Tokens) -> Tokens:
+        c = self.attention_chunk_size
+        full, rest = p // c, p % c
+        return full * (c * (c + 1) // 2) + rest * (rest + 1) // 2
+
+    def describe(self) -> str:
+        return f"chunked {self.attention_chunk_size:,}, {self._geometry()}"
+
+
+@register
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class MLA(LayerKindBase):
+    """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): one latent vector per token.
+
+    The cache holds ``kv_lora_rank + qk_rope_head_dim`` elements per token per layer, shared by
+    all heads (so replicated, not split, under tensor parallelism). There is no separate V.
+    """
+
+    KIND: ClassVar[str] = "mla"
+    holds_tokens: ClassVar[bool] = True
+    prefix_shareable: ClassVar[bool] = True
+    kind: Literal["mla"] = "mla"
+    num_attention_heads: Pos
+    kv_lora_rank: Pos
+    qk_rope_head_dim: Pos
+    qk_nope_head_dim: Pos
+    v_head_dim: Pos
+
+    _positive: ClassVar[tuple[str, ...]] = (
+        "num_attention_heads", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+
+    @property
+    def latent_dim(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    def kv_bytes_per_token(self, dtype: KVDtype, tp: int, alloc: TokenRule) -> int:
+        if alloc.mla_expanded:
+            heads = max(1, self.num_attention_heads // tp)
+            k = dtype.vector_bytes(self.qk_nope_head_dim + self.qk_rope_head_dim)
+            return heads * (k + dtype.vector_bytes(self.v_head_dim))
+        return dtype.vector_bytes(self.latent_dim)
+
+    def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
+        return alloc.full_tokens(seq)
+
+    def _pair_flops(self, tp: int) -> int:
+        """Absorbed MLA: scores over the latent and rope dims, the weighted sum over the latent."""
+        heads = max(1, self.num_attention_heads // tp)
+        return 2 * heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim)
+
+    def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
+        return self._pair_flops(tp) * seq
+
+    def prefill_attn_flops(self, p: Tokens, tp: int = 1) -> Tokens:
+        # Prefill runs MLA decompressed (K of nope + rope dims, V of v_head_dim per head).
+        heads = max(1, self.num_attention_heads // tp)
+        return 2 * heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim) * (p * (p + 1) // 2)
+
+    def check_tp(self, tp: int, name: str) -> None:
+        heads = self.num_attention_heads
+        if heads % tp:
+            raise KvcalcError(
+                f"--tp {tp} does not divide the {heads} query heads of layer kind {name!r}",
+                "--tp",
+                "a tensor-parallel size that divides " + ", ".join(str(d) for d in divisors(heads)),
+            )
+
+    def tp_assumption(self) -> str:
+        return "the MLA latent is replicated on every rank"
+
+    def tp_warning(self, tp: int, alloc: TokenRule) -> str | None:
+        if tp > 1 and not alloc.mla_expanded:
+            return "the MLA latent is shared by all heads, so every tensor-parallel rank holds a full copy"
+        return None
+
+    def engine_note(self, engine: HasEngineNote) -> str | None:
+        return engine.mla_note or None
+
+    def decode_geometry(self) -> DecodeGeometry:
+        return DecodeGeometry("mla", self.num_attention_heads, 1, self.kv_lora_rank, self.qk_rope_head_dim,
+                              self.kv_lora_rank, True)
+
+    def projection_shapes(self, hidden: int) -> list[tuple[int, int]]:
+        h = self.num_attention_heads
+        return [(hidden, self.latent_dim), (self.kv_lora_rank, h * (self.qk_nope_head_dim + self.v_head_dim)),
+                (h * self.v_head_dim, hidden)]
+
+    def describe(self) -> str:
+        return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q"
+
+
+@register
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class RecurrentState(LayerKindBase):
+    """Linear-attention or state-space (Mamba, Gated DeltaNet) layer: a fixed state per request."""
+
+    KIND: ClassVar[str] = "state"
+    kind: Literal["state"] = "state"
+    state_bytes: Pos
+    """Bytes of state one request holds in this layer on one GPU (tp=1), independent of length."""
+    note: str = ""
+    """How the byte count was derived, e.g. the state shapes and dtype."""
+
+    _positive: ClassVar[tuple[str, ...]] = ("state_bytes",)
+
+    def state_bytes_per_request(self, tp: int = 1) -> int:
+        # The state is split across ranks with its heads / channels.
+        return -(-self.state_bytes // tp)
+
+    def tp_assumption(self) -> str:
+        return "recurrent state is split across ranks"
+
+    def roofline_note(self) -> str:
+        return "recurrent-state layers: the state is read each step; their FLOPs are not counted"
+
+    def describe(self) -> str:
+        return f"state {self.state_bytes:,} B/request"
+
+
+@register
+@dataclass(**SPEC)  # type: ignore[call-overload]
+class NoCache(LayerKindBase):
+    """A layer that keeps nothing per request (e.g. one that reuses another layer's KV)."""
+
+    KIND: ClassVar[str] = "none"
+    kind: Literal["none"] = "none"
+    note: str = ""
+
+    def describe(self) -> str:
+        return "no cache"
+
+
+if TYPE_CHECKING:
+    LayerKind = LayerKindBase
+else:
+    # The schema of a layer kind: one of the registered classes, told apart by their `kind` tag.
+    LayerKind = Union[tuple(KIND_CLASSES.values())]
+LAYER_KINDS = tuple(KIND_CLASSES)
+
+
+def layer_from_dict(d: dict[str, Any]) -> LayerKindBase:
+    """Build a layer kind from a trusted dict (the catalog); user files go through pydantic."""
+    cls = KIND_CLASSES.get(d.get("kind", ""))
+    if cls is None:
+        raise ValueError(f"kind must be one of {', '.join(LAYER_KINDS)}, got {d.get('kind')!r}")
+    return cls(**d)
