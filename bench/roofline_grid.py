@@ -37,7 +37,9 @@ def main() -> None:
         for i in range(k):
             decode_terms(m, gpu, int(batches[i % len(batches)]), int(seqs[(i * 7) % len(seqs)]), "bf16", 8)
         scalar_rate = k / (time.perf_counter() - t0)
-        print(f"{name:18s} {pts:>10,} {grid_t:8.3f} {pts / grid_t:>12,.0f} {scalar_rate:>16,.0f} {pts / grid_t / scalar_rate:>8,.0f}x")
+        print(
+            f"{name:18s} {pts:>10,} {grid_t:8.3f} {pts / grid_t:>12,.0f} {scalar_rate:>16,.0f} {pts / grid_t / scalar_rate:>8,.0f}x"
+        )
 
 
 if __name__ == "__main__":

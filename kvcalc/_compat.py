@@ -25,4 +25,5 @@ except ImportError:  # pragma: no cover - exercised only on machines without pyd
     class MinLen:  # type: ignore[no-redef]
         min_length: int
 
+
 __all__ = ["Ge", "Gt", "MinLen"]

@@ -88,8 +88,7 @@ def read_bytes(path: str | os.PathLike[str], limit: int, accepted: str) -> bytes
     return data
 
 
-def read_text(path: str | os.PathLike[str], limit: int = SPEC_LIMIT,
-              accepted: str = "a YAML or JSON text file") -> str:
+def read_text(path: str | os.PathLike[str], limit: int = SPEC_LIMIT, accepted: str = "a YAML or JSON text file") -> str:
     data = read_bytes(path, limit, accepted)
     try:
         return data.decode("utf-8")
@@ -112,4 +111,3 @@ def iter_lines(stream: BinaryIO, max_line: int = LINE_LIMIT) -> Iterator[str]:
                 if not rest or rest.endswith(b"\n"):
                     break
         yield line.decode("utf-8", errors="replace").rstrip("\r\n")
-

@@ -32,8 +32,10 @@ MAX_RATE = 10**18
 MAX_COUNT = 2**24
 """The largest count of requests kvcalc takes (16,777,216)."""
 
-_SIZE_ACCEPTED = ("a byte count (85031714816 or 85031714816B) or a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB "
-                  "(80GB, 79.2GiB), up to 1 EiB")
+_SIZE_ACCEPTED = (
+    "a byte count (85031714816 or 85031714816B) or a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB "
+    "(80GB, 79.2GiB), up to 1 EiB"
+)
 _TOKENS_ACCEPTED = "a whole number of tokens: 4096, 4k or 4K (= 4096), 1M (= 1048576), up to 16,777,216k"
 
 _NUM = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"
@@ -175,8 +177,7 @@ def parse_rate(text: str | int | float, where: str = "bandwidth", maximum: int =
     return value
 
 
-def parse_float(text: str | float, where: str, minimum: float, maximum: float, accepted: str,
-                open_low: bool = True) -> float:
+def parse_float(text: str | float, where: str, minimum: float, maximum: float, accepted: str, open_low: bool = True) -> float:
     """A finite number in a range: (minimum, maximum] when ``open_low``, else [minimum, maximum]."""
     try:
         f = float(str(text).strip()) if len(str(text)) <= 64 else float("nan")
@@ -274,7 +275,8 @@ def parse_token_list(text: str | int, where: str = "--seq", limit: int = MAX_LIS
     return parse_list(text, where, lambda v, w: parse_tokens(v, w), limit)
 
 
-def parse_count_list(text: str | int, where: str = "--batch", minimum: int = 1, maximum: int = MAX_COUNT,
-                     limit: int = MAX_LIST) -> list[int]:
+def parse_count_list(
+    text: str | int, where: str = "--batch", minimum: int = 1, maximum: int = MAX_COUNT, limit: int = MAX_LIST
+) -> list[int]:
     """A list or range of plain whole numbers (``1,8,32``, ``1..256``): ``1k`` is not a count."""
     return parse_list(text, where, lambda v, w: parse_count(v, w, minimum, maximum), limit)

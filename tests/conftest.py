@@ -68,13 +68,24 @@ def make_model(kinds=None, layers=None, **fields):
     from kvcalc.specs.loader import validate
 
     kinds = kinds or {"attn": dict(ATTN)}
-    doc = {"name": "test-model", "source": {"url": "test"}, "hidden_size": 4096, "vocab_size": 32000,
-           "max_position_embeddings": 1 << 20, "params_total": 7 * 10**9, "layer_kinds": kinds,
-           "layers": layers or [{"repeat": 32, "pattern": [next(iter(kinds))]}], **fields}
+    doc = {
+        "name": "test-model",
+        "source": {"url": "test"},
+        "hidden_size": 4096,
+        "vocab_size": 32000,
+        "max_position_embeddings": 1 << 20,
+        "params_total": 7 * 10**9,
+        "layer_kinds": kinds,
+        "layers": layers or [{"repeat": 32, "pattern": [next(iter(kinds))]}],
+        **fields,
+    }
     return validate("model", doc, "test", None)
 
 
 def dense(L, heads, kv, d, hidden=None, **fields):
     """L full-attention layers of `heads` query heads, `kv` KV heads of `d` dims."""
-    return make_model({"attn": {"kind": "full", "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": d}},
-                      [{"repeat": L, "pattern": ["attn"]}], **{"hidden_size": hidden or heads * d, **fields})
+    return make_model(
+        {"attn": {"kind": "full", "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": d}},
+        [{"repeat": L, "pattern": ["attn"]}],
+        **{"hidden_size": hidden or heads * d, **fields},
+    )

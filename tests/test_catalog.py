@@ -105,6 +105,7 @@ def test_unknown_name_suggests_the_closest():
 
 # ---- the traps the real configs hold ----------------------------------------------------------
 
+
 def kinds(name):
     m = resolve_model(name)
     return m, {k: (v.kind, n) for k, v in m.layer_kinds.items() for kk, n in m.layer_counts().items() if kk == k}
@@ -176,6 +177,7 @@ def test_hybrid_state_models():
 
 
 # ---- parameter counts, computed from the configs, against published figures -----------------
+
 
 @pytest.mark.parametrize(
     "name,published,rel",

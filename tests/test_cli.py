@@ -48,8 +48,24 @@ def test_size_over_max_context_warns(cli):
 
 
 def test_fit_json_contract(cli):
-    r = cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--json",
-            "--gpu-memory", "80GiB", "--weights", "16060522496B", "--activation", "1GiB", "--non-torch", "256MiB")
+    r = cli(
+        "fit",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100",
+        "--seq",
+        "8k",
+        "--json",
+        "--gpu-memory",
+        "80GiB",
+        "--weights",
+        "16060522496B",
+        "--activation",
+        "1GiB",
+        "--non-torch",
+        "256MiB",
+    )
     assert r.code == 0, r.err
     d = r.json()
     pool = int(80 * 2**30 * 0.9) - 16060522496 - 2**30 - 2**28
@@ -106,8 +122,14 @@ def test_model_from_config_json_and_folder(cli, tmp_path):
 
 
 def test_unknown_model_type_warns_every_assumption(cli, tmp_path):
-    cfg = {"model_type": "brandnew", "hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24,
-           "intermediate_size": 5632, "vocab_size": 32000}
+    cfg = {
+        "model_type": "brandnew",
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 24,
+        "intermediate_size": 5632,
+        "vocab_size": 32000,
+    }
     p = tmp_path / "config.json"
     p.write_text(json.dumps(cfg))
     r = cli("import", p)
@@ -118,6 +140,7 @@ def test_unknown_model_type_warns_every_assumption(cli, tmp_path):
 
 
 # ---- bad input: one line on stderr, exit code 2, no traceback ----------------------------------
+
 
 def one_line_error(r, *needles):
     assert r.code == 2, (r.code, r.out, r.err)
@@ -201,6 +224,7 @@ def test_commands_that_do_not_measure_import_neither_torch_nor_numpy(tmp_path):
         "bad = [m for m in ('torch', 'numpy', 'matplotlib') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert r.returncode == 0, r.stderr

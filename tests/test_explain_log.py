@@ -21,22 +21,39 @@ def test_parse_vllm_v0():
 
 def test_parse_vllm_v1_with_memory_profile():
     f = parse_log((LOGS / "vllm-0.8-llama3.1-8b.log").read_text())
-    assert (f.total_gib, f.util, f.weights_gib, f.non_torch_gib, f.activation_gib, f.available_kv_gib) == \
-        (79.19, 0.90, 14.9889, 0.13, 1.23, 54.92)
+    assert (f.total_gib, f.util, f.weights_gib, f.non_torch_gib, f.activation_gib, f.available_kv_gib) == (
+        79.19,
+        0.90,
+        14.9889,
+        0.13,
+        1.23,
+        54.92,
+    )
     assert (f.kv_tokens, f.concurrency, f.concurrency_len, f.cudagraph_gib) == (449_904, 13.73, 32_768, 0.53)
 
 
 def test_parse_current_vllm():
     f = parse_log((LOGS / "vllm-0.11-qwen3-32b-tp2.log").read_text())
-    assert (f.model, f.max_model_len, f.tp, f.util, f.available_kv_gib, f.kv_tokens) == \
-        ("Qwen/Qwen3-32B", 16384, 2, 0.92, 40.29, 330_048)
+    assert (f.model, f.max_model_len, f.tp, f.util, f.available_kv_gib, f.kv_tokens) == (
+        "Qwen/Qwen3-32B",
+        16384,
+        2,
+        0.92,
+        40.29,
+        330_048,
+    )
 
 
 def test_parse_sglang():
     f = parse_log((LOGS / "sglang-llama3.1-8b.log").read_text())
     assert f.engine == "sglang"
-    assert (f.max_total_num_tokens, f.weights_gib, f.avail_after_load_gib, f.util, f.max_model_len) == \
-        (438_913, 15.09, 63.49, 0.88, 131072)
+    assert (f.max_total_num_tokens, f.weights_gib, f.avail_after_load_gib, f.util, f.max_model_len) == (
+        438_913,
+        15.09,
+        63.49,
+        0.88,
+        131072,
+    )
     assert (f.k_size_gib, f.v_size_gib) == (26.79, 26.79)
 
 

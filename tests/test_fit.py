@@ -3,7 +3,6 @@
 import pytest
 
 from conftest import make_model
-
 from kvcalc.engine.alloc import Allocation
 from kvcalc.engine.engines import ENGINES
 from kvcalc.engine.kv import kv_size, pp_partition, request_bytes
@@ -17,8 +16,11 @@ A100 = resolve_gpu("a100-80gb")
 
 def test_vllm_budget_line_by_line():
     m = resolve_model("llama2-7b")
-    f = fit(m, A100, FitInputs(seq=4096, engine="vllm", gpu_memory=80 * GiB, weights=13_476_831_232,
-                               activation=1 * GiB, non_torch=256 * MiB))
+    f = fit(
+        m,
+        A100,
+        FitInputs(seq=4096, engine="vllm", gpu_memory=80 * GiB, weights=13_476_831_232, activation=1 * GiB, non_torch=256 * MiB),
+    )
     usable = 80 * GiB * 9 // 10
     assert usable == 77_309_411_328
     pool = usable - 13_476_831_232 - 1 * GiB - 256 * MiB
@@ -187,8 +189,13 @@ def test_vllm_pads_hybrid_groups():
 def test_vllm_group_size_is_the_larger_count_when_close():
     """12 sliding + 13 full: 13 < 1.5 x 12, so the group size is 13 and one sliding layer pads."""
     geo = {"num_attention_heads": 8, "num_key_value_heads": 8, "head_dim": 64}
-    m = make_model({"sw": {"kind": "sliding", **geo, "sliding_window": 128}, "full": {"kind": "full", **geo}},
-                   [{"repeat": 12, "pattern": ["sw", "full"]}, {"repeat": 1, "pattern": ["full"]}],
-                   hidden_size=512, vocab_size=100, max_position_embeddings=8192, params_total=10**8)
+    m = make_model(
+        {"sw": {"kind": "sliding", **geo, "sliding_window": 128}, "full": {"kind": "full", **geo}},
+        [{"repeat": 12, "pattern": ["sw", "full"]}, {"repeat": 1, "pattern": ["full"]}],
+        hidden_size=512,
+        vocab_size=100,
+        max_position_embeddings=8192,
+        params_total=10**8,
+    )
     r = kv_size(m, 4096, alloc=ENGINES["vllm"].allocation(16, 0))
     assert {row.name: row.layers for row in r.layers} == {"sw": 13, "full": 13}

@@ -16,13 +16,73 @@ from kvcalc.cli.app import main
 # KVCALC_FUZZ=10 runs ten times the cases (for a deeper run by hand; CI runs the default).
 SCALE = int(os.environ.get("KVCALC_FUZZ", "1"))
 COMMANDS = ["size", "fit", "roofline", "paging", "tiers", "models", "gpus", "show", "import", "schema", "check", "explain-log"]
-OPTIONS = ["--model", "--gpu", "--seq", "--batch", "--tp", "--pp", "--kv-dtype", "--engine", "--block-size",
-           "--weights", "--gpu-memory", "--activation", "--non-torch", "--util", "--concurrency", "--json",
-           "--max-num-batched-tokens", "--weight-dtype", "--compute-dtype", "--plot", "--prefill", "--allreduce", "-h",
-           "--lengths", "--trace", "--requests", "--max-len", "--shared-prefix", "--block-sizes", "--pool", "--rate",
-           "--link", "--dram", "--ssd-bw", "--seed"]
-VALUES = ["llama2-7b", "h100", "4k", "0", "-1", "1e400", "9" * 80, "1.5", "fp8", "vllm", "nan", "", "\u00e9\u00df\u2603",
-          "1k..1M", "8..1", "80GiB", "1,2,3", "uniform:1..100", "lognormal:median=5,sigma=9", "fixed:1", "50GB/s", "deepseek-v3", "gemma3-27b", "jamba", "qwen3-next", "512", "3", "x" * 300]
+OPTIONS = [
+    "--model",
+    "--gpu",
+    "--seq",
+    "--batch",
+    "--tp",
+    "--pp",
+    "--kv-dtype",
+    "--engine",
+    "--block-size",
+    "--weights",
+    "--gpu-memory",
+    "--activation",
+    "--non-torch",
+    "--util",
+    "--concurrency",
+    "--json",
+    "--max-num-batched-tokens",
+    "--weight-dtype",
+    "--compute-dtype",
+    "--plot",
+    "--prefill",
+    "--allreduce",
+    "-h",
+    "--lengths",
+    "--trace",
+    "--requests",
+    "--max-len",
+    "--shared-prefix",
+    "--block-sizes",
+    "--pool",
+    "--rate",
+    "--link",
+    "--dram",
+    "--ssd-bw",
+    "--seed",
+]
+VALUES = [
+    "llama2-7b",
+    "h100",
+    "4k",
+    "0",
+    "-1",
+    "1e400",
+    "9" * 80,
+    "1.5",
+    "fp8",
+    "vllm",
+    "nan",
+    "",
+    "\u00e9\u00df\u2603",
+    "1k..1M",
+    "8..1",
+    "80GiB",
+    "1,2,3",
+    "uniform:1..100",
+    "lognormal:median=5,sigma=9",
+    "fixed:1",
+    "50GB/s",
+    "deepseek-v3",
+    "gemma3-27b",
+    "jamba",
+    "qwen3-next",
+    "512",
+    "3",
+    "x" * 300,
+]
 SAFE_TEXT = st.text(alphabet=string.printable + "\u00e9\u2603\u00a0", max_size=20)
 
 
@@ -40,7 +100,9 @@ def outcome(capsys, argv):
     return code
 
 
-@settings(max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.sampled_from(COMMANDS), st.lists(st.one_of(st.sampled_from(OPTIONS), st.sampled_from(VALUES), SAFE_TEXT), max_size=8))
 def test_random_arguments(capsys, monkeypatch_env, cmd, args):
     outcome(capsys, [cmd, *args])
@@ -48,29 +110,81 @@ def test_random_arguments(capsys, monkeypatch_env, cmd, args):
 
 @st.composite
 def junk(draw, depth=0):
-    leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**30, 10**30), st.floats(allow_nan=True),
-                     st.text(max_size=12), st.sampled_from(["full", "sliding", "mla", "state", "attn", "bf16", "80GB"]))
+    leaf = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**30), 10**30),
+        st.floats(allow_nan=True),
+        st.text(max_size=12),
+        st.sampled_from(["full", "sliding", "mla", "state", "attn", "bf16", "80GB"]),
+    )
     if depth > 2:
         return draw(leaf)
-    return draw(st.one_of(leaf, st.lists(junk(depth=depth + 1), max_size=4),
-                          st.dictionaries(st.sampled_from(KEYS), junk(depth=depth + 1), max_size=6)))
+    return draw(
+        st.one_of(
+            leaf,
+            st.lists(junk(depth=depth + 1), max_size=4),
+            st.dictionaries(st.sampled_from(KEYS), junk(depth=depth + 1), max_size=6),
+        )
+    )
 
 
-KEYS = ["name", "source", "url", "hidden_size", "vocab_size", "max_position_embeddings", "params_total", "layer_kinds",
-        "layers", "repeat", "pattern", "kind", "num_attention_heads", "num_key_value_heads", "head_dim",
-        "sliding_window", "moe", "weight_dtype", "state_bytes", "kv_lora_rank", "model_type", "num_hidden_layers",
-        "intermediate_size", "text_config", "layer_types", "torch_dtype", "memory_bytes", "flops_bf16", "extra"]
+KEYS = [
+    "name",
+    "source",
+    "url",
+    "hidden_size",
+    "vocab_size",
+    "max_position_embeddings",
+    "params_total",
+    "layer_kinds",
+    "layers",
+    "repeat",
+    "pattern",
+    "kind",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "sliding_window",
+    "moe",
+    "weight_dtype",
+    "state_bytes",
+    "kv_lora_rank",
+    "model_type",
+    "num_hidden_layers",
+    "intermediate_size",
+    "text_config",
+    "layer_types",
+    "torch_dtype",
+    "memory_bytes",
+    "flops_bf16",
+    "extra",
+]
 
-GOOD = {"name": "fz", "source": {"url": "u"}, "hidden_size": 4096, "vocab_size": 32000, "max_position_embeddings": 4096,
-        "params_total": 7 * 10**9, "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 32,
-                                                            "num_key_value_heads": 8, "head_dim": 128}},
-        "layers": [{"repeat": 32, "pattern": ["attn"]}]}
+GOOD = {
+    "name": "fz",
+    "source": {"url": "u"},
+    "hidden_size": 4096,
+    "vocab_size": 32000,
+    "max_position_embeddings": 4096,
+    "params_total": 7 * 10**9,
+    "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128}},
+    "layers": [{"repeat": 32, "pattern": ["attn"]}],
+}
 
 
-@settings(max_examples=300 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(st.one_of(junk(), st.builds(lambda k, v: {**GOOD, k: v}, st.sampled_from(KEYS), junk()),
-                 st.builds(lambda k, v: {**GOOD, "layer_kinds": {"attn": {**GOOD["layer_kinds"]["attn"], k: v}}},
-                           st.sampled_from(KEYS), junk())))
+@settings(
+    max_examples=300 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    st.one_of(
+        junk(),
+        st.builds(lambda k, v: {**GOOD, k: v}, st.sampled_from(KEYS), junk()),
+        st.builds(
+            lambda k, v: {**GOOD, "layer_kinds": {"attn": {**GOOD["layer_kinds"]["attn"], k: v}}}, st.sampled_from(KEYS), junk()
+        ),
+    )
+)
 def test_random_spec_documents(capsys, tmp_path_factory, monkeypatch_env, doc):
     d = tmp_path_factory.mktemp("spec")
     y = d / "spec.yaml"
@@ -85,12 +199,37 @@ def test_random_spec_documents(capsys, tmp_path_factory, monkeypatch_env, doc):
     outcome(capsys, ["fit", "--model", "llama2-7b", "--gpu", str(g), "--seq", "4k", "--json"])
 
 
-@settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(st.sampled_from(["llama2-7b.json", "gemma3-27b.json", "deepseek-v3.json", "jamba-v0.1.json", "gpt-oss-20b.json",
-                        "qwen3-next-80b-a3b.json", "llama4-scout.json", "falcon-7b.json"]),
-       st.sampled_from(KEYS + ["n_routed_experts", "sliding_window_pattern", "no_rope_layers", "full_attention_interval",
-                               "attn_layer_period", "multi_query", "num_local_experts", "quantization_config"]),
-       junk())
+@settings(
+    max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    st.sampled_from(
+        [
+            "llama2-7b.json",
+            "gemma3-27b.json",
+            "deepseek-v3.json",
+            "jamba-v0.1.json",
+            "gpt-oss-20b.json",
+            "qwen3-next-80b-a3b.json",
+            "llama4-scout.json",
+            "falcon-7b.json",
+        ]
+    ),
+    st.sampled_from(
+        KEYS
+        + [
+            "n_routed_experts",
+            "sliding_window_pattern",
+            "no_rope_layers",
+            "full_attention_interval",
+            "attn_layer_period",
+            "multi_query",
+            "num_local_experts",
+            "quantization_config",
+        ]
+    ),
+    junk(),
+)
 def test_random_config_fields(capsys, tmp_path_factory, monkeypatch_env, base, key, value):
     from pathlib import Path
 

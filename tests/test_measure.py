@@ -145,14 +145,29 @@ def test_cli_measure_quick_json(cli):
     r = cli("measure", "--model", "llama3.1-8b", "--quick", "--runs", "3", "--json")
     assert r.code == 0, r.err
     d = r.json()
-    for k in ("t_measured_s", "t_bound_s", "measured_over_bound", "achieved_bytes_per_s", "read_ceiling_bytes_per_s",
-              "rel_error", "device", "kernel"):
+    for k in (
+        "t_measured_s",
+        "t_bound_s",
+        "measured_over_bound",
+        "achieved_bytes_per_s",
+        "read_ceiling_bytes_per_s",
+        "rel_error",
+        "device",
+        "kernel",
+    ):
         assert k in d
     assert d["kernel"] == "cpu-paged" and d["rel_error"] <= 1e-5
 
 
-@pytest.mark.parametrize("args,needle", [(["--device", "cuda"], "CUDA"), (["--dtype", "fp8"], "--dtype"),
-                                         (["--kernels", "magic"], "--kernels"), (["--device", "tpu"], "--device")])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--device", "cuda"], "CUDA"),
+        (["--dtype", "fp8"], "--dtype"),
+        (["--kernels", "magic"], "--kernels"),
+        (["--device", "tpu"], "--device"),
+    ],
+)
 def test_cli_measure_bad_input(cli, args, needle):
     if needle == "CUDA" and torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
@@ -177,12 +192,22 @@ def test_layers_and_weights_are_measured_not_multiplied():
     from kvcalc.measure.run import measure, weight_shapes
     from kvcalc.specs.loader import validate
 
-    m = validate("model", {
-        "name": "tiny", "source": {"url": "t"}, "hidden_size": 256, "vocab_size": 1000, "intermediate_size": 512,
-        "max_position_embeddings": 4096, "params_total": 10**7,
-        "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64}},
-        "layers": [{"repeat": 4, "pattern": ["attn"]}],
-    }, "t", None)
+    m = validate(
+        "model",
+        {
+            "name": "tiny",
+            "source": {"url": "t"},
+            "hidden_size": 256,
+            "vocab_size": 1000,
+            "intermediate_size": 512,
+            "max_position_embeddings": 4096,
+            "params_total": 10**7,
+            "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64}},
+            "layers": [{"repeat": 4, "pattern": ["attn"]}],
+        },
+        "t",
+        None,
+    )
     # One layer's matrices: q (256 x 256), k+v (256 x 2 x 2 x 64), o (256 x 256), gate+up (256 x 1024), down (512 x 256).
     assert weight_shapes(m) == [(256, 256), (256, 256), (256, 256), (256, 1024), (512, 256)]
     geo = Geometry("gqa", 4, 2, 64, 0, 64, 16)

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = ["size", "fit", "roofline", "paging", "tiers", "models", "gpus", "show", "import", "schema", "check",
-            "explain-log"]
+COMMANDS = ["size", "fit", "roofline", "paging", "tiers", "models", "gpus", "show", "import", "schema", "check", "explain-log"]
 
 
 def test_cli_reference_is_current():
@@ -27,13 +26,44 @@ TABLES = [
     ["size", "--model", "gemma3-27b", "--seq", "128k", "--engine", "vllm", "--tp", "2"],
     ["size", "--model", "jamba", "--seq", "256k", "--batch", "4"],
     ["fit", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "8k", "--concurrency", "64"],
-    ["roofline", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--batch", "1,64", "--seq", "1k..16k", "--plot",
-     "--prefill", "4k", "--allreduce"],
+    [
+        "roofline",
+        "--model",
+        "deepseek-v3",
+        "--gpu",
+        "h200",
+        "--tp",
+        "8",
+        "--batch",
+        "1,64",
+        "--seq",
+        "1k..16k",
+        "--plot",
+        "--prefill",
+        "4k",
+        "--allreduce",
+    ],
     ["roofline", "--model", "llama2-7b", "--gpu", "a100", "--seq", "4096", "--allreduce"],
-    ["paging", "--model", "llama3.1-8b", "--gpu", "h100", "--lengths", "lognormal:median=600,sigma=1.0", "-n", "3000",
-     "--shared-prefix", "100", "--max-len", "8k"],
+    [
+        "paging",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100",
+        "--lengths",
+        "lognormal:median=600,sigma=1.0",
+        "-n",
+        "3000",
+        "--shared-prefix",
+        "100",
+        "--max-len",
+        "8k",
+    ],
     ["tiers", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--seq", "128k", "--rate", "1"],
-    ["models"], ["gpus"], ["show", "qwen3-next"], ["show", "mi355x"],
+    ["models"],
+    ["gpus"],
+    ["show", "qwen3-next"],
+    ["show", "mi355x"],
     ["check", str(ROOT / "docs" / "worked-examples.yaml")],
     ["explain-log", str(ROOT / "tests" / "logs" / "vllm-0.8-llama3.1-8b.log")],
 ]

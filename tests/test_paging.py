@@ -12,6 +12,7 @@ from kvcalc.specs.dtypes import BF16
 def simulate(*args, **kw):
     return run(*args, kv=BF16, **kw)
 
+
 P = 2 * 32 * 8 * 128 * 2  # bytes per token of llama3.1-8b (32 layers, 8 KV heads, d=128, bf16)
 
 
@@ -67,14 +68,42 @@ def test_sliding_window_requests_are_sized_by_their_layers():
 
 
 def test_cli_paging_json(cli, tmp_path):
-    d = cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--lengths", "uniform:100..4000", "--max-len", "4k",
-            "-n", "5000", "--seed", "7", "--json").json()
+    d = cli(
+        "paging",
+        "-m",
+        "llama3.1-8b",
+        "-g",
+        "h100",
+        "--lengths",
+        "uniform:100..4000",
+        "--max-len",
+        "4k",
+        "-n",
+        "5000",
+        "--seed",
+        "7",
+        "--json",
+    ).json()
     for name in ("prealloc", "contiguous", "paged-1", "paged-16", "paged-128"):
         for k in ("utilization", "wasted_bytes", "max_concurrency"):
             assert k in d["policies"][name]
     assert d["paged_over_contiguous"] > 1
-    again = cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--lengths", "uniform:100..4000", "--max-len", "4k",
-                "-n", "5000", "--seed", "7", "--json").json()
+    again = cli(
+        "paging",
+        "-m",
+        "llama3.1-8b",
+        "-g",
+        "h100",
+        "--lengths",
+        "uniform:100..4000",
+        "--max-len",
+        "4k",
+        "-n",
+        "5000",
+        "--seed",
+        "7",
+        "--json",
+    ).json()
     assert again == d
 
 
@@ -88,31 +117,37 @@ def test_cli_traces(cli, tmp_path):
     assert cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--trace", c, "--max-len", "1k", "--json").json()["requests"] == 2
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--lengths", "normal:5"], "uniform:"),
-    (["--lengths", "uniform:4000..100"], "backwards"),
-    (["--lengths", "uniform:0..100"], "--lengths"),
-    (["--lengths", "fixed:9000", "--max-len", "8k"], "--max-len"),
-    (["--lengths", "lognormal:median=600"], "sigma"),
-    (["--lengths", "lognormal:median=600,sigma=abc"], "sigma"),
-    (["--lengths", "fixed:100", "--trace", "x.jsonl"], "exactly one"),
-    ([], "exactly one"),
-    (["--lengths", "fixed:100", "-n", "0"], "--requests"),
-    (["--lengths", "fixed:100", "--shared-prefix", "9000", "--max-len", "8k"], "prefix"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--lengths", "normal:5"], "uniform:"),
+        (["--lengths", "uniform:4000..100"], "backwards"),
+        (["--lengths", "uniform:0..100"], "--lengths"),
+        (["--lengths", "fixed:9000", "--max-len", "8k"], "--max-len"),
+        (["--lengths", "lognormal:median=600"], "sigma"),
+        (["--lengths", "lognormal:median=600,sigma=abc"], "sigma"),
+        (["--lengths", "fixed:100", "--trace", "x.jsonl"], "exactly one"),
+        ([], "exactly one"),
+        (["--lengths", "fixed:100", "-n", "0"], "--requests"),
+        (["--lengths", "fixed:100", "--shared-prefix", "9000", "--max-len", "8k"], "prefix"),
+    ],
+)
 def test_bad_workloads(cli, args, needle):
     r = cli("paging", "-m", "llama3.1-8b", "-g", "h100", *args)
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
 
 
-@pytest.mark.parametrize("text,needle", [
-    ('{"prompt_tokens": 5}\n', "line 1"),
-    ('{"prompt_tokens": 5, "output_tokens": 1}\nnot json\n', "line 2"),
-    ('{"prompt_tokens": -5, "output_tokens": 1}\n', "positive"),
-    ('{"prompt_tokens": 5000, "output_tokens": 1}\n', "--max-len"),
-    ("", "no requests"),
-    ('[1, 2]\n', "line 1"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ('{"prompt_tokens": 5}\n', "line 1"),
+        ('{"prompt_tokens": 5, "output_tokens": 1}\nnot json\n', "line 2"),
+        ('{"prompt_tokens": -5, "output_tokens": 1}\n', "positive"),
+        ('{"prompt_tokens": 5000, "output_tokens": 1}\n', "--max-len"),
+        ("", "no requests"),
+        ("[1, 2]\n", "line 1"),
+    ],
+)
 def test_bad_traces(cli, tmp_path, text, needle):
     p = tmp_path / "bad.jsonl"
     p.write_text(text)

@@ -5,7 +5,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import dense
-
 from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.engines import ENGINES
 from kvcalc.engine.kv import KVFootprint, kv_size, request_bytes
@@ -34,20 +33,32 @@ def specs(draw):
         "full": {"kind": "full", **geo},
         "sliding": {"kind": "sliding", **geo, "sliding_window": draw(st.integers(1, 10_000))},
         "chunked": {"kind": "chunked", **geo, "attention_chunk_size": draw(st.integers(1, 10_000))},
-        "mla": {"kind": "mla", "num_attention_heads": heads, "kv_lora_rank": draw(st.sampled_from([256, 512])),
-                "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128},
+        "mla": {
+            "kind": "mla",
+            "num_attention_heads": heads,
+            "kv_lora_rank": draw(st.sampled_from([256, 512])),
+            "qk_rope_head_dim": 64,
+            "qk_nope_head_dim": 128,
+            "v_head_dim": 128,
+        },
         "state": {"kind": "state", "state_bytes": draw(st.integers(1, 10**7))},
         "none": {"kind": "none"},
     }
     names = draw(st.lists(st.sampled_from(sorted(pool)), min_size=1, max_size=4, unique=True))
     pattern = draw(st.lists(st.sampled_from(names), min_size=1, max_size=8))
     used = sorted(set(pattern))
-    return validate_model({
-        "name": "random", "source": {"url": "hypothesis"}, "hidden_size": heads * d, "vocab_size": 1000,
-        "max_position_embeddings": draw(st.integers(1, 1 << 20)), "params_total": 10**12,
-        "layer_kinds": {n: pool[n] for n in used},
-        "layers": [{"repeat": draw(st.integers(1, 20)), "pattern": pattern}],
-    })
+    return validate_model(
+        {
+            "name": "random",
+            "source": {"url": "hypothesis"},
+            "hidden_size": heads * d,
+            "vocab_size": 1000,
+            "max_position_embeddings": draw(st.integers(1, 1 << 20)),
+            "params_total": 10**12,
+            "layer_kinds": {n: pool[n] for n in used},
+            "layers": [{"repeat": draw(st.integers(1, 20)), "pattern": pattern}],
+        }
+    )
 
 
 seqs = st.integers(1, 1 << 21)
@@ -74,8 +85,14 @@ def test_kv_is_monotone_in_seq(m, s, ds, dt, a):
     assert request_bytes(m, s + ds, dt, alloc=al) >= request_bytes(m, s, dt, alloc=al)
 
 
-@given(st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([64, 128]),
-       st.integers(1, 100), seqs, st.sampled_from(DTYPES))
+@given(
+    st.sampled_from([1, 2, 4, 8]),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.sampled_from([64, 128]),
+    st.integers(1, 100),
+    seqs,
+    st.sampled_from(DTYPES),
+)
 def test_gqa_is_mha_over_group_size(group, kv, d, layers, s, dt):
     mha = kv_size(dense(layers, kv * group, kv * group, d), s, kv=dt).kv_bytes_per_request
     gqa = kv_size(dense(layers, kv * group, kv, d), s, kv=dt).kv_bytes_per_request
@@ -104,8 +121,12 @@ def test_longest_request_is_the_boundary(m, pool, a):
 
 
 @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
-@given(specs(), seqs, st.sampled_from(["vllm", "sglang", "trtllm", "hf", "hf4", "plain"]),
-       st.sampled_from(["h100-sxm", "l4", "mi300x", "tpu-v5e"]))
+@given(
+    specs(),
+    seqs,
+    st.sampled_from(["vllm", "sglang", "trtllm", "hf", "hf4", "plain"]),
+    st.sampled_from(["h100-sxm", "l4", "mi300x", "tpu-v5e"]),
+)
 def test_fit_never_crashes_and_is_consistent(m, s, eng, gpu):
     f = fit(m, resolve_gpu(gpu), FitInputs(seq=s, engine=eng))
     assert f.max_concurrency >= 0

@@ -3,7 +3,6 @@
 import pytest
 
 from conftest import make_model, one_line_error
-
 from kvcalc.engine.roofline import Decode, decode_bound, decode_grid, prefill_bound
 from kvcalc.engine.weights import expected_experts
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
@@ -17,9 +16,15 @@ H100 = resolve_gpu("h100-sxm")
 def seventy_b():
     """The article's 70B: L=80, GQA 8, d=128, fp16, weights taken as 2 B x 70e9 = 140 GB (tied, so
     every parameter is streamed)."""
-    return make_model({"attn": {"kind": "full", "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128}},
-                      [{"repeat": 80, "pattern": ["attn"]}], name="70b", hidden_size=8192, tie_word_embeddings=True,
-                      params_total=70 * 10**9, weight_dtype="fp16")
+    return make_model(
+        {"attn": {"kind": "full", "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128}},
+        [{"repeat": 80, "pattern": ["attn"]}],
+        name="70b",
+        hidden_size=8192,
+        tie_word_embeddings=True,
+        params_total=70 * 10**9,
+        weight_dtype="fp16",
+    )
 
 
 def test_70b_worked_example():
@@ -126,10 +131,22 @@ def test_lists_and_ranges():
 
 # ---- CLI -----------------------------------------------------------------------------------
 
+
 def test_roofline_json(cli):
-    d = cli("roofline", "--model", "llama2-7b", "--gpu", "a100", "--batch", "1", "--seq", "4096", "--kv-dtype", "fp16", "--json").json()
-    for k in ("t_memory_s", "t_compute_s", "t_bound_s", "bound_by", "weight_bytes_read", "kv_bytes_read", "kv_share",
-              "tokens_per_s", "kv_equals_weights_at_seq"):
+    d = cli(
+        "roofline", "--model", "llama2-7b", "--gpu", "a100", "--batch", "1", "--seq", "4096", "--kv-dtype", "fp16", "--json"
+    ).json()
+    for k in (
+        "t_memory_s",
+        "t_compute_s",
+        "t_bound_s",
+        "bound_by",
+        "weight_bytes_read",
+        "kv_bytes_read",
+        "kv_share",
+        "tokens_per_s",
+        "kv_equals_weights_at_seq",
+    ):
         assert k in d
     assert d["bound_by"] == "memory" and d["kv_bytes_read"] == 2 * 32 * 32 * 128 * 4096 * 2
 
@@ -175,14 +192,17 @@ def test_roofline_plot_file(cli, tmp_path):
         assert r.code == 0 and out.read_text().startswith("<?xml")
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--seq", "8k..1k"], "backwards"),
-    (["--batch", "0"], "--batch"),
-    (["--seq", "1..100000000:1"], "1,000,000"),
-    (["--batch", "1k"], "not a token length"),
-    (["--batch", "1..8", "--seq", "1..300000:1"], "grid points"),
-    (["--compute-dtype", "fp8", "--gpu", "a100"], "fp8"),
-    (["--plot-file", "x.bmp"], ".png"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--seq", "8k..1k"], "backwards"),
+        (["--batch", "0"], "--batch"),
+        (["--seq", "1..100000000:1"], "1,000,000"),
+        (["--batch", "1k"], "not a token length"),
+        (["--batch", "1..8", "--seq", "1..300000:1"], "grid points"),
+        (["--compute-dtype", "fp8", "--gpu", "a100"], "fp8"),
+        (["--plot-file", "x.bmp"], ".png"),
+    ],
+)
 def test_roofline_bad_input(cli, args, needle):
     one_line_error(cli("roofline", *args), needle)

@@ -73,10 +73,16 @@ def test_cli_tiers(cli):
     assert r.code == 0 and "keeps up" in r.out
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--rate", "-1"], "--rate"), (["--rate", "fast"], "--rate"), (["--link", "0GB/s"], "--link"),
-    (["--ssd-bw", "warp"], "--ssd-bw"), (["--dram", "lots"], "--dram"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--rate", "-1"], "--rate"),
+        (["--rate", "fast"], "--rate"),
+        (["--link", "0GB/s"], "--link"),
+        (["--ssd-bw", "warp"], "--ssd-bw"),
+        (["--dram", "lots"], "--dram"),
+    ],
+)
 def test_cli_tiers_bad_input(cli, args, needle):
     r = cli("tiers", "-m", "llama3.1-8b", "-g", "h100", *args)
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err

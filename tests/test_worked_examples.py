@@ -1,7 +1,6 @@
 """The worked examples of docs/worked-examples.md, with the arithmetic written out."""
 
 from conftest import dense
-
 from kvcalc.engine.kv import kv_size
 from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.specs.catalog import resolve_gpu, resolve_model

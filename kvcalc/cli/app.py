@@ -22,28 +22,56 @@ from kvcalc import __version__
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "size": ("kvcalc.cli.size", "size", "KV-cache bytes per token, per request and per batch, by layer kind."),
     "fit": ("kvcalc.cli.fit", "fit", "The memory budget line by line, the KV pool, max concurrency and the longest request."),
-    "roofline": ("kvcalc.cli.roofline", "roofline", "Decode-step lower bound: (weights read + KV read) / bandwidth against FLOPs / peak."),
-    "paging": ("kvcalc.cli.paging", "paging", "Steady state of allocation policies on a workload: utilisation, waste, requests that fit."),
-    "tiers": ("kvcalc.cli.tiers", "tiers", "KV tiers (HBM, DRAM, SSD, remote): capacity, reload against recompute, and P/D transfer."),
-    "measure": ("kvcalc.cli.measure", "measure", "Build a real paged KV cache, run and check decode attention, time it, and compare with the bound."),
-    "check": ("kvcalc.cli.check", "check", "Run worked examples and compare their JSON keys with expected values; exit 1 if any fails."),
-    "explain-log": ("kvcalc.cli.explain", "explain_log", "Read vLLM or SGLang start-up logs and recompute their KV figures side by side."),
+    "roofline": (
+        "kvcalc.cli.roofline",
+        "roofline",
+        "Decode-step lower bound: (weights read + KV read) / bandwidth against FLOPs / peak.",
+    ),
+    "paging": (
+        "kvcalc.cli.paging",
+        "paging",
+        "Steady state of allocation policies on a workload: utilisation, waste, requests that fit.",
+    ),
+    "tiers": (
+        "kvcalc.cli.tiers",
+        "tiers",
+        "KV tiers (HBM, DRAM, SSD, remote): capacity, reload against recompute, and P/D transfer.",
+    ),
+    "measure": (
+        "kvcalc.cli.measure",
+        "measure",
+        "Build a real paged KV cache, run and check decode attention, time it, and compare with the bound.",
+    ),
+    "check": (
+        "kvcalc.cli.check",
+        "check",
+        "Run worked examples and compare their JSON keys with expected values; exit 1 if any fails.",
+    ),
+    "explain-log": (
+        "kvcalc.cli.explain",
+        "explain_log",
+        "Read vLLM or SGLang start-up logs and recompute their KV figures side by side.",
+    ),
     "models": ("kvcalc.cli.catalog", "models", "List the models in the catalog."),
     "gpus": ("kvcalc.cli.catalog", "gpus", "List the GPUs and accelerators in the catalog."),
     "show": ("kvcalc.cli.catalog", "show", "Show one model or GPU spec and its derived figures."),
     "import": ("kvcalc.cli.catalog", "import_", "Print the YAML model spec for a Hugging Face config.json (offline)."),
-    "schema": ("kvcalc.cli.catalog", "schema", "Print the JSON Schema of a model or GPU spec, for editors to validate YAML files."),
+    "schema": (
+        "kvcalc.cli.catalog",
+        "schema",
+        "Print the JSON Schema of a model or GPU spec, for editors to validate YAML files.",
+    ),
 }
-HELP = ("KV-cache capacity planning and decode roofline for LLM serving.\n\n"
-        "Example: kvcalc size --model llama2-7b --seq 4096")
+HELP = "KV-cache capacity planning and decode roofline for LLM serving.\n\nExample: kvcalc size --model llama2-7b --seq 4096"
 
 
 def build_command(name: str) -> Any:
     """The click command of one kvcalc command, built from its function."""
     module, fn, _ = COMMANDS[name]
     func = getattr(importlib.import_module(module), fn)
-    t = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
-                    context_settings={"help_option_names": ["-h", "--help"]})
+    t = typer.Typer(
+        add_completion=False, pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
+    )
     t.command(name=name)(func)
     cmd = typer.main.get_command(t)
     cmd.name = name
@@ -88,14 +116,20 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-root_app = typer.Typer(name="kvcalc", cls=LazyGroup, help=HELP, no_args_is_help=True, add_completion=False,
-                       pretty_exceptions_enable=False, rich_markup_mode=None,
-                       context_settings={"help_option_names": ["-h", "--help"]})
+root_app = typer.Typer(
+    name="kvcalc",
+    cls=LazyGroup,
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 
 
 @root_app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version.")) -> None:
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version.")) -> None:
     """KV-cache capacity planning and decode roofline for LLM serving."""
 
 
@@ -141,6 +175,7 @@ class Collect:
 
 # ---- errors -----------------------------------------------------------------------------------
 
+
 def fail(line: str) -> int:
     sys.stderr.write(f"kvcalc: error: {' '.join(str(line).split())}\n")
     return 2
@@ -156,12 +191,15 @@ def _usage_line(e: Any) -> str:
     if kind == "NoSuchOption":
         opts = sorted({o for p in (ctx.command.params if ctx else []) for o in getattr(p, "opts", []) if o.startswith("--")})
         near = difflib.get_close_matches(e.option_name, opts, n=3, cutoff=0.5)
-        accepted = (f"did you mean {', '.join(near)}?" if near else f"see '{cmd} --help' for its options")
+        accepted = f"did you mean {', '.join(near)}?" if near else f"see '{cmd} --help' for its options"
         return KvcalcError(f"no such option {e.option_name}", cmd, accepted).line()
     if kind == "MissingParameter":
         p = e.param
-        name = ("/".join(o for o in getattr(p, "opts", []) if o.startswith("--")) or getattr(p, "name", "?")).upper() \
-            if getattr(p, "param_type_name", "") == "argument" else "/".join(o for o in p.opts if o.startswith("--"))
+        name = (
+            ("/".join(o for o in getattr(p, "opts", []) if o.startswith("--")) or getattr(p, "name", "?")).upper()
+            if getattr(p, "param_type_name", "") == "argument"
+            else "/".join(o for o in p.opts if o.startswith("--"))
+        )
         what = "argument" if getattr(p, "param_type_name", "") == "argument" else "option"
         return KvcalcError(f"missing {what} {name}", cmd, getattr(p, "help", None) or f"see '{cmd} --help'").line()
     msg = e.format_message()
@@ -205,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail("input nested too deeply")
     except MemoryError:
         return fail("out of memory: the input asks for more than this machine has (try a smaller grid, batch or run)")
-    except Exception as e:  # noqa: BLE001 - the last line of defence: a bug, said in one line
+    except Exception as e:
         return fail(f"internal error: {type(e).__name__}: {e} (a kvcalc bug: please report it with the command)")
     return int(rv) if isinstance(rv, int) and not isinstance(rv, bool) else 0
 

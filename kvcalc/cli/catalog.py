@@ -51,8 +51,12 @@ def show(
 
 def import_(
     config: Annotated[str, typer.Argument(metavar="CONFIG", help="A Hugging Face config.json, or a folder holding one.")],
-    name: Annotated[Optional[str], typer.Option("--name", metavar="<name>", help="Name for the spec (default: from the config or folder).")] = None,
-    url: Annotated[Optional[str], typer.Option("--url", metavar="<url>", help="Source to cite (default: the file's path).")] = None,
+    name: Annotated[
+        Optional[str], typer.Option("--name", metavar="<name>", help="Name for the spec (default: from the config or folder).")
+    ] = None,
+    url: Annotated[
+        Optional[str], typer.Option("--url", metavar="<url>", help="Source to cite (default: the file's path).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the spec and the warnings as one JSON object.")] = False,
 ) -> Any:
     """Print the YAML model spec for a Hugging Face config.json (offline).

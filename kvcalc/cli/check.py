@@ -30,22 +30,32 @@ def run_examples(path: str, safe: bool = False) -> Any:
     results = []
     for ex in examples:
         if safe and (ex.args[0] in UNSAFE_COMMANDS or UNSAFE_OPTIONS & {a.split("=")[0] for a in ex.args}):
-            raise KvcalcError(f"example {ex.name!r} runs {ex.args[0]} or writes a file, which --safe forbids", path,
-                              "commands that only compute (size, fit, roofline, ...) without --plot-file or --measure")
+            raise KvcalcError(
+                f"example {ex.name!r} runs {ex.args[0]} or writes a file, which --safe forbids",
+                path,
+                "commands that only compute (size, fit, roofline, ...) without --plot-file or --measure",
+            )
         with Collect() as got:
             try:
-                cmd.main(args=[*ex.args, "--json"] if "--json" not in ex.args else ex.args, prog_name="kvcalc",
-                         standalone_mode=False)
+                cmd.main(
+                    args=[*ex.args, "--json"] if "--json" not in ex.args else ex.args, prog_name="kvcalc", standalone_mode=False
+                )
             except KvcalcError as e:
-                raise KvcalcError(f"example {ex.name!r}: the command failed: {e.line()}", path,
-                                  "a command that runs (try it by hand)") from None
-            except Exception as e:  # noqa: BLE001 - a usage error in the example, said as the example's
-                msg = getattr(e, "format_message", lambda: str(e))()
-                raise KvcalcError(f"example {ex.name!r}: the command failed: {msg}", path,
-                                  "a kvcalc command line that runs (try it by hand)") from None
+                raise KvcalcError(
+                    f"example {ex.name!r}: the command failed: {e.line()}", path, "a command that runs (try it by hand)"
+                ) from None
+            except Exception as e:  # a usage error in the example, said as the example's
+                fmt = getattr(e, "format_message", None)
+                msg = fmt() if fmt is not None else str(e)
+                raise KvcalcError(
+                    f"example {ex.name!r}: the command failed: {msg}", path, "a kvcalc command line that runs (try it by hand)"
+                ) from None
         if not got:
-            raise KvcalcError(f"example {ex.name!r}: the command printed no report (did it ask for --help?)", path,
-                              "a command that computes something")
+            raise KvcalcError(
+                f"example {ex.name!r}: the command printed no report (did it ask for --help?)",
+                path,
+                "a command that computes something",
+            )
         rep, origin = got[-1]
         doc_out = to_json(rep, origin)
         try:
@@ -54,8 +64,9 @@ def run_examples(path: str, safe: bool = False) -> Any:
             key = next(e.key for e in ex.expect if _missing(doc_out, e.key))
             near = nearest_key(doc_out, key)
             hint = f"did you mean {near!r}?" if near else "see the command's --json output"
-            raise KvcalcError(f"example {ex.name!r}: key {key[:80]!r} is not in the output of '{ex.args[0]}'", path,
-                              hint) from None
+            raise KvcalcError(
+                f"example {ex.name!r}: key {key[:80]!r} is not in the output of '{ex.args[0]}'", path, hint
+            ) from None
     return report(results)
 
 
@@ -70,7 +81,9 @@ def _missing(doc: Any, key: str) -> bool:
 
 
 def check(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="A YAML file of worked examples: commands and the JSON values they must give.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="A YAML file of worked examples: commands and the JSON values they must give.")
+    ],
     safe: Annotated[bool, typer.Option("--safe", help="Refuse examples that run measure or write files (--plot-file).")] = False,
     as_json: opt.Json = False,
 ) -> Any:

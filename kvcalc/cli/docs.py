@@ -8,6 +8,7 @@ from __future__ import annotations
 
 def generate() -> str:
     from kvcalc.cli.app import COMMANDS, build_command
+
     out = [
         "# Command reference",
         "",

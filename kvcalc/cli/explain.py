@@ -21,8 +21,9 @@ def _facts(path: str | None) -> tuple[Any, str]:
 
     if path in (None, "-"):
         if path is None and sys.stdin.isatty():
-            raise KvcalcError("no log given", "LOG", "a log file, '-' for standard input, or a pipe: "
-                              "vllm serve ... 2>&1 | kvcalc explain-log")
+            raise KvcalcError(
+                "no log given", "LOG", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log"
+            )
         try:
             return parse_log(files.iter_lines(sys.stdin.buffer)), "standard input"
         except (OSError, ValueError) as e:
@@ -38,9 +39,15 @@ def _facts(path: str | None) -> tuple[Any, str]:
 def explain_log(
     log: Annotated[Optional[str], typer.Argument(metavar="[LOG]", help="The log file; '-' or a pipe for standard input.")] = None,
     model: opt.ModelOpt = None,
-    gpu: Annotated[Optional[str], typer.Option(
-        "--gpu", "-g", metavar="<name|file>",
-        help="The GPU (default: $KVCALC_GPU, kvcalc.toml, h100-sxm); the log's total memory wins.")] = None,
+    gpu: Annotated[
+        Optional[str],
+        typer.Option(
+            "--gpu",
+            "-g",
+            metavar="<name|file>",
+            help="The GPU (default: $KVCALC_GPU, kvcalc.toml, h100-sxm); the log's total memory wins.",
+        ),
+    ] = None,
     as_json: opt.Json = False,
 ) -> Any:
     """Read vLLM or SGLang start-up logs and recompute their KV figures side by side.
@@ -66,7 +73,10 @@ def explain_log(
             try:
                 m = resolve_model(tail, "the log's model", files_allowed=False)
             except KvcalcError:
-                raise KvcalcError(f"the log's model {name[:80]!r} is not in the catalog", where,
-                                  "pass --model with a catalog name, a spec YAML or its config.json") from None
+                raise KvcalcError(
+                    f"the log's model {name[:80]!r} is not in the catalog",
+                    where,
+                    "pass --model with a catalog name, a spec YAML or its config.json",
+                ) from None
         _, g, origin = opt.model_and_gpu(m.name, gpu)
     return emit(explain(facts, m, g, source=where), origin, as_json)

@@ -19,24 +19,43 @@ def fit(
     engine: opt.EngineOpt = "vllm",
     kv_dtype: opt.KVDtypeOpt = "bf16",
     weight_dtype: opt.WeightDtypeOpt = None,
-    gpu_memory: Annotated[Optional[str], typer.Option(
-        "--gpu-memory", metavar="<size>", help="The runtime's total device memory, e.g. 79.19GiB or 85031714816.")] = None,
-    weights: Annotated[Optional[str], typer.Option(
-        "--weights", metavar="<size>", help="Measured weight memory per GPU (vLLM: 'Model loading took X GiB').")] = None,
-    activation: Annotated[Optional[str], typer.Option(
-        "--activation", metavar="<size>", help="Measured activation peak per GPU.")] = None,
-    non_torch: Annotated[Optional[str], typer.Option(
-        "--non-torch", metavar="<size>", help="Measured non-torch memory per GPU.")] = None,
-    cudagraph: Annotated[Optional[str], typer.Option(
-        "--cudagraph", metavar="<size>", help="CUDA-graph memory to subtract per GPU.")] = None,
-    util: Annotated[Optional[str], typer.Option(
-        "--util", metavar="<fraction>", help="gpu_memory_utilization (vLLM), mem_fraction_static (SGLang), "
-        "free_gpu_memory_fraction (TensorRT-LLM), in (0, 1].")] = None,
+    gpu_memory: Annotated[
+        Optional[str],
+        typer.Option("--gpu-memory", metavar="<size>", help="The runtime's total device memory, e.g. 79.19GiB or 85031714816."),
+    ] = None,
+    weights: Annotated[
+        Optional[str],
+        typer.Option("--weights", metavar="<size>", help="Measured weight memory per GPU (vLLM: 'Model loading took X GiB')."),
+    ] = None,
+    activation: Annotated[
+        Optional[str], typer.Option("--activation", metavar="<size>", help="Measured activation peak per GPU.")
+    ] = None,
+    non_torch: Annotated[
+        Optional[str], typer.Option("--non-torch", metavar="<size>", help="Measured non-torch memory per GPU.")
+    ] = None,
+    cudagraph: Annotated[
+        Optional[str], typer.Option("--cudagraph", metavar="<size>", help="CUDA-graph memory to subtract per GPU.")
+    ] = None,
+    util: Annotated[
+        Optional[str],
+        typer.Option(
+            "--util",
+            metavar="<fraction>",
+            help="gpu_memory_utilization (vLLM), mem_fraction_static (SGLang), "
+            "free_gpu_memory_fraction (TensorRT-LLM), in (0, 1].",
+        ),
+    ] = None,
     block_size: opt.BlockSize = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
-    concurrency: Annotated[Optional[str], typer.Option(
-        "--concurrency", "-n", metavar="<n>",
-        help="The reverse question: what do N requests of --seq tokens need? (1 to 16,777,216)")] = None,
+    concurrency: Annotated[
+        Optional[str],
+        typer.Option(
+            "--concurrency",
+            "-n",
+            metavar="<n>",
+            help="The reverse question: what do N requests of --seq tokens need? (1 to 16,777,216)",
+        ),
+    ] = None,
     as_json: opt.Json = False,
 ) -> Any:
     """The memory budget line by line, the KV pool, max concurrency and the longest request.
@@ -45,16 +64,25 @@ def fit(
     """
     import dataclasses
 
-    from kvcalc.engine.memory import FitInputs, fit as run_fit, reverse
+    from kvcalc.engine.memory import FitInputs, reverse
+    from kvcalc.engine.memory import fit as run_fit
 
     m, g, origin = opt.model_and_gpu(model, gpu)
     inp = FitInputs(
-        seq=opt.tokens(seq, "--seq"), engine=opt.engine(engine), tp=opt.parallel(tp, "--tp"),
-        pp=opt.parallel(pp, "--pp"), kv_dtype=opt.kv(kv_dtype), weight_dtype=opt.weight_dtype(weight_dtype),
-        gpu_memory=opt.size(gpu_memory, "--gpu-memory", positive=True), weights=opt.size(weights, "--weights"),
-        activation=opt.size(activation, "--activation"), non_torch=opt.size(non_torch, "--non-torch"),
-        cudagraph=opt.size(cudagraph, "--cudagraph"), util=opt.fraction(util, "--util"),
-        block_size=opt.block(block_size), max_num_batched_tokens=opt.batched_tokens(max_num_batched_tokens),
+        seq=opt.tokens(seq, "--seq"),
+        engine=opt.engine(engine),
+        tp=opt.parallel(tp, "--tp"),
+        pp=opt.parallel(pp, "--pp"),
+        kv_dtype=opt.kv(kv_dtype),
+        weight_dtype=opt.weight_dtype(weight_dtype),
+        gpu_memory=opt.size(gpu_memory, "--gpu-memory", positive=True),
+        weights=opt.size(weights, "--weights"),
+        activation=opt.size(activation, "--activation"),
+        non_torch=opt.size(non_torch, "--non-torch"),
+        cudagraph=opt.size(cudagraph, "--cudagraph"),
+        util=opt.fraction(util, "--util"),
+        block_size=opt.block(block_size),
+        max_num_batched_tokens=opt.batched_tokens(max_num_batched_tokens),
     )
     n = opt.count(concurrency, "--concurrency", noun="a number of requests")
     r = run_fit(m, g, inp)

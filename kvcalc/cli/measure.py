@@ -12,23 +12,39 @@ from kvcalc.cli.app import emit
 
 def measure(
     model: opt.ModelOpt = None,
-    gpu: Annotated[Optional[str], typer.Option(
-        "--gpu", "-g", metavar="<name|file>", help="GPU spec for the datasheet bound (default: matched by device name).")] = None,
+    gpu: Annotated[
+        Optional[str],
+        typer.Option(
+            "--gpu", "-g", metavar="<name|file>", help="GPU spec for the datasheet bound (default: matched by device name)."
+        ),
+    ] = None,
     batch: Annotated[str, typer.Option("--batch", "-b", metavar="<n>", help="Sequences in the decode step.")] = "8",
     seq: Annotated[str, typer.Option("--seq", "-s", metavar="<tokens>", help="Context of every sequence.")] = "4k",
-    seq_dist: Annotated[Optional[str], typer.Option(
-        "--seq-dist", metavar="<dist>", help="Mixed lengths instead: uniform:1k..16k, lognormal:...")] = None,
+    seq_dist: Annotated[
+        Optional[str], typer.Option("--seq-dist", metavar="<dist>", help="Mixed lengths instead: uniform:1k..16k, lognormal:...")
+    ] = None,
     block_size: Annotated[str, typer.Option("--block-size", metavar="<tokens>", help="Tokens per page.")] = "16",
-    dtype: Annotated[Optional[str], typer.Option(
-        "--dtype", metavar="<dtype>", help="bf16 or fp16 on a GPU (default bf16); fp32 on a CPU (default).")] = None,
-    layers: Annotated[str, typer.Option(
-        "--layers", metavar="<n>", help="Layers per step, each with its own cache (L layers are measured, not multiplied).")] = "1",
-    kernels: Annotated[Optional[str], typer.Option(
-        "--kernels", metavar="<list>", help="Comma list: triton-paged, cpu-paged, sdpa-dense, gather-sdpa.")] = None,
-    weights: Annotated[bool, typer.Option("--weights", help="Also time the weight-streaming matrix-vector products of the layers.")] = False,
+    dtype: Annotated[
+        Optional[str],
+        typer.Option("--dtype", metavar="<dtype>", help="bf16 or fp16 on a GPU (default bf16); fp32 on a CPU (default)."),
+    ] = None,
+    layers: Annotated[
+        str,
+        typer.Option(
+            "--layers", metavar="<n>", help="Layers per step, each with its own cache (L layers are measured, not multiplied)."
+        ),
+    ] = "1",
+    kernels: Annotated[
+        Optional[str],
+        typer.Option("--kernels", metavar="<list>", help="Comma list: triton-paged, cpu-paged, sdpa-dense, gather-sdpa."),
+    ] = None,
+    weights: Annotated[
+        bool, typer.Option("--weights", help="Also time the weight-streaming matrix-vector products of the layers.")
+    ] = False,
     device: Annotated[str, typer.Option("--device", metavar="<device>", help="auto, cpu or cuda.")] = "auto",
-    runs: Annotated[Optional[str], typer.Option(
-        "--runs", metavar="<n>", help="Timed runs, 1 to 10,000 (default 100 on a GPU, 50 on a CPU).")] = None,
+    runs: Annotated[
+        Optional[str], typer.Option("--runs", metavar="<n>", help="Timed runs, 1 to 10,000 (default 100 on a GPU, 50 on a CPU).")
+    ] = None,
     quick: Annotated[bool, typer.Option("--quick", help="A small shape: batch 4 x 512 tokens.")] = False,
     seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed for the cache contents and --seq-dist.")] = "0",
     as_json: opt.Json = False,
@@ -50,10 +66,20 @@ def measure(
     if quick:
         b, s, seq_dist, n_runs = 4, 512, None, n_runs or 10
     ks = [k.strip() for k in kernels.split(",") if k.strip()] if kernels else None
-    r = run_measure(m, gpu, b, s, seq_dist=seq_dist,
-                    block_size=opt.need_count(block_size, "--block-size", maximum=1024, noun="a number of tokens per page"),
-                    dtype=dtype, layers=opt.need_count(layers, "--layers", maximum=1024, noun="a number of layers"),
-                    kernels=ks, weights=weights, device=device, runs=n_runs,
-                    seed=opt.need_count(seed, "--seed", minimum=0, maximum=2**32 - 1, noun="a seed"),
-                    show_progress=not as_json)
+    r = run_measure(
+        m,
+        gpu,
+        b,
+        s,
+        seq_dist=seq_dist,
+        block_size=opt.need_count(block_size, "--block-size", maximum=1024, noun="a number of tokens per page"),
+        dtype=dtype,
+        layers=opt.need_count(layers, "--layers", maximum=1024, noun="a number of layers"),
+        kernels=ks,
+        weights=weights,
+        device=device,
+        runs=n_runs,
+        seed=opt.need_count(seed, "--seed", minimum=0, maximum=2**32 - 1, noun="a seed"),
+        show_progress=not as_json,
+    )
     return emit(r, origin, as_json)

@@ -14,30 +14,64 @@ import typer
 from kvcalc.errors import KvcalcError
 from kvcalc.units import MAX_COUNT, parse_count, parse_float, parse_size, parse_tokens
 
-ModelOpt = Annotated[Optional[str], typer.Option(
-    "--model", "-m", metavar="<name|file>",
-    help="Catalog name or alias, spec YAML, config.json or a folder holding one "
-    "(default: $KVCALC_MODEL, kvcalc.toml, llama3.1-8b).")]
-GPUOpt = Annotated[Optional[str], typer.Option(
-    "--gpu", "-g", metavar="<name|file>",
-    help="Catalog name or alias, or a GPU spec YAML (default: $KVCALC_GPU, kvcalc.toml, h100-sxm).")]
-Seq = Annotated[str, typer.Option(
-    "--seq", "-s", metavar="<tokens>", help="Tokens per request: 4096, 4k, 32K, 1M (1 to 16,777,216k).")]
-Batch = Annotated[str, typer.Option(
-    "--batch", "-b", metavar="<n>", help="Requests in the batch: a whole number, 1 to 16,777,216 (1000, not 1k).")]
-KVDtypeOpt = Annotated[str, typer.Option(
-    "--kv-dtype", metavar="<dtype>", help="KV cache format: bf16, fp16, fp8, int8, int4, fp4, fp32.")]
-WeightDtypeOpt = Annotated[Optional[str], typer.Option(
-    "--weight-dtype", metavar="<dtype>", help="Override the spec's weight format: bf16, fp8, int8, int4, mxfp4, fp4.")]
+ModelOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--model",
+        "-m",
+        metavar="<name|file>",
+        help="Catalog name or alias, spec YAML, config.json or a folder holding one "
+        "(default: $KVCALC_MODEL, kvcalc.toml, llama3.1-8b).",
+    ),
+]
+GPUOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--gpu",
+        "-g",
+        metavar="<name|file>",
+        help="Catalog name or alias, or a GPU spec YAML (default: $KVCALC_GPU, kvcalc.toml, h100-sxm).",
+    ),
+]
+Seq = Annotated[
+    str, typer.Option("--seq", "-s", metavar="<tokens>", help="Tokens per request: 4096, 4k, 32K, 1M (1 to 16,777,216k).")
+]
+Batch = Annotated[
+    str,
+    typer.Option("--batch", "-b", metavar="<n>", help="Requests in the batch: a whole number, 1 to 16,777,216 (1000, not 1k)."),
+]
+KVDtypeOpt = Annotated[
+    str, typer.Option("--kv-dtype", metavar="<dtype>", help="KV cache format: bf16, fp16, fp8, int8, int4, fp4, fp32.")
+]
+WeightDtypeOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--weight-dtype", metavar="<dtype>", help="Override the spec's weight format: bf16, fp8, int8, int4, mxfp4, fp4."
+    ),
+]
 TP = Annotated[str, typer.Option("--tp", metavar="<n>", help="Tensor-parallel size, 1 to 4,096.")]
 PP = Annotated[str, typer.Option("--pp", metavar="<n>", help="Pipeline-parallel size, 1 to the layer count.")]
-EngineOpt = Annotated[str, typer.Option(
-    "--engine", "-e", metavar="<engine>", help="Serving engine whose accounting applies: vllm, sglang, trtllm, hf, hf4, plain.")]
-BlockSize = Annotated[Optional[str], typer.Option(
-    "--block-size", metavar="<tokens>", help="Tokens per KV block (vLLM 16, TensorRT-LLM 32), 1 to 65,536.")]
-MaxBatchedTokens = Annotated[Optional[str], typer.Option(
-    "--max-num-batched-tokens", metavar="<tokens>",
-    help="Tokens per forward pass (vLLM's default: 8192 on GPUs of 70 GiB or more, else 2048).")]
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        "-e",
+        metavar="<engine>",
+        help="Serving engine whose accounting applies: vllm, sglang, trtllm, hf, hf4, plain.",
+    ),
+]
+BlockSize = Annotated[
+    Optional[str],
+    typer.Option("--block-size", metavar="<tokens>", help="Tokens per KV block (vLLM 16, TensorRT-LLM 32), 1 to 65,536."),
+]
+MaxBatchedTokens = Annotated[
+    Optional[str],
+    typer.Option(
+        "--max-num-batched-tokens",
+        metavar="<tokens>",
+        help="Tokens per forward pass (vLLM's default: 8192 on GPUs of 70 GiB or more, else 2048).",
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
@@ -45,8 +79,9 @@ def tokens(v: str, where: str) -> int:
     return parse_tokens(v, where)
 
 
-def count(v: str | int | None, where: str, minimum: int = 1, maximum: int = MAX_COUNT,
-          noun: str = "a whole number") -> int | None:
+def count(
+    v: str | int | None, where: str, minimum: int = 1, maximum: int = MAX_COUNT, noun: str = "a whole number"
+) -> int | None:
     return None if v is None else parse_count(v, where, minimum, maximum, noun)
 
 

@@ -15,28 +15,49 @@ MAX_REQUESTS = 2_000_000
 def paging(
     model: opt.ModelOpt = None,
     gpu: opt.GPUOpt = None,
-    lengths: Annotated[Optional[str], typer.Option(
-        "--lengths", "-l", metavar="<dist>",
-        help="uniform:100..4000, lognormal:median=600,sigma=1.0 or fixed:2048 (prompt + output tokens).")] = None,
-    trace: Annotated[Optional[str], typer.Option(
-        "--trace", metavar="<file>", help="JSON Lines or CSV of prompt and output token counts per request.")] = None,
-    requests: Annotated[str, typer.Option(
-        "--requests", "-n", metavar="<n>", help="Requests to sample from --lengths, 1 to 2,000,000.")] = "20000",
+    lengths: Annotated[
+        Optional[str],
+        typer.Option(
+            "--lengths",
+            "-l",
+            metavar="<dist>",
+            help="uniform:100..4000, lognormal:median=600,sigma=1.0 or fixed:2048 (prompt + output tokens).",
+        ),
+    ] = None,
+    trace: Annotated[
+        Optional[str],
+        typer.Option("--trace", metavar="<file>", help="JSON Lines or CSV of prompt and output token counts per request."),
+    ] = None,
+    requests: Annotated[
+        str, typer.Option("--requests", "-n", metavar="<n>", help="Requests to sample from --lengths, 1 to 2,000,000.")
+    ] = "20000",
     seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed, for reproducible samples.")] = "0",
-    max_len: Annotated[Optional[str], typer.Option(
-        "--max-len", metavar="<tokens>",
-        help="The length preallocation reserves (default: the model's context, at most 8k).")] = None,
-    shared_prefix: Annotated[str, typer.Option(
-        "--shared-prefix", metavar="<tokens>",
-        help="Tokens every request starts with, stored once by paging (added to each length).")] = "0",
-    block_sizes: Annotated[str, typer.Option(
-        "--block-sizes", metavar="<list>", help="Paged block sizes to compare (up to 16 sizes, each 1 to 65,536).")] = "1,8,16,32,64,128",
+    max_len: Annotated[
+        Optional[str],
+        typer.Option(
+            "--max-len", metavar="<tokens>", help="The length preallocation reserves (default: the model's context, at most 8k)."
+        ),
+    ] = None,
+    shared_prefix: Annotated[
+        str,
+        typer.Option(
+            "--shared-prefix",
+            metavar="<tokens>",
+            help="Tokens every request starts with, stored once by paging (added to each length).",
+        ),
+    ] = "0",
+    block_sizes: Annotated[
+        str,
+        typer.Option("--block-sizes", metavar="<list>", help="Paged block sizes to compare (up to 16 sizes, each 1 to 65,536)."),
+    ] = "1,8,16,32,64,128",
     tp: opt.TP = "1",
     kv_dtype: opt.KVDtypeOpt = "bf16",
-    engine: Annotated[str, typer.Option(
-        "--engine", "-e", metavar="<engine>", help="Engine whose budget gives the KV pool (kvcalc fit).")] = "vllm",
-    pool: Annotated[Optional[str], typer.Option(
-        "--pool", metavar="<size>", help="The KV pool per GPU, instead of fit's (e.g. 40GiB).")] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose budget gives the KV pool (kvcalc fit).")
+    ] = "vllm",
+    pool: Annotated[
+        Optional[str], typer.Option("--pool", metavar="<size>", help="The KV pool per GPU, instead of fit's (e.g. 40GiB).")
+    ] = None,
     as_json: opt.Json = False,
 ) -> Any:
     """Steady state of allocation policies on a workload: utilisation, waste, and requests that fit.
@@ -66,8 +87,11 @@ def paging(
     n = opt.need_count(requests, "--requests", maximum=MAX_REQUESTS, noun="a number of requests")
     seed_n = opt.need_count(seed, "--seed", minimum=0, maximum=2**63 - 1, noun="a seed")
     if prefix >= ml:
-        raise KvcalcError(f"--shared-prefix {prefix:,} leaves no room under --max-len {ml:,}", "--shared-prefix",
-                          "a prefix shorter than --max-len")
+        raise KvcalcError(
+            f"--shared-prefix {prefix:,} leaves no room under --max-len {ml:,}",
+            "--shared-prefix",
+            "a prefix shorter than --max-len",
+        )
     if (lengths is None) == (trace is None):
         raise KvcalcError("give exactly one workload", "--lengths/--trace", "--lengths DIST or --trace FILE")
     if trace:
@@ -88,9 +112,24 @@ def paging(
         pool_b = fit(m, g, FitInputs(seq=ml, engine=eng, tp=t, kv_dtype=kv)).kv_pool_bytes
     progress, done = _progress(not as_json, len(L) * (len(bss) + 2 + (2 if prefix else 0)))
     try:
-        r = simulate(m, L, life, pool_b, ml, kv, t, prefix, bss, progress, workload=desc,
-                     pool_source="--pool" if pool else f"{eng.name}'s budget from kvcalc fit", gpu=g.name, notes=notes,
-                     seed=None if trace else seed_n, engine=eng.name)
+        r = simulate(
+            m,
+            L,
+            life,
+            pool_b,
+            ml,
+            kv,
+            t,
+            prefix,
+            bss,
+            progress,
+            workload=desc,
+            pool_source="--pool" if pool else f"{eng.name}'s budget from kvcalc fit",
+            gpu=g.name,
+            notes=notes,
+            seed=None if trace else seed_n,
+            engine=eng.name,
+        )
     finally:
         done()
     return emit(r, origin, as_json)

@@ -13,29 +13,50 @@ from kvcalc.cli.app import emit
 def roofline(
     model: opt.ModelOpt = None,
     gpu: opt.GPUOpt = None,
-    batch: Annotated[str, typer.Option(
-        "--batch", "-b", metavar="<n|list|range>",
-        help="Requests decoding together: 32, a list 1,8,32, a doubling range 1..256 or a stepped one 8..256:8 "
-        "(whole numbers; 1000, not 1k).")] = "1",
-    seq: Annotated[str, typer.Option(
-        "--seq", "-s", metavar="<tokens|list|range>",
-        help="Context per request: 4096, 4k, a list, a doubling range 1k..128k or a stepped one 1k..32k:1k.")] = "4k",
+    batch: Annotated[
+        str,
+        typer.Option(
+            "--batch",
+            "-b",
+            metavar="<n|list|range>",
+            help="Requests decoding together: 32, a list 1,8,32, a doubling range 1..256 or a stepped one 8..256:8 "
+            "(whole numbers; 1000, not 1k).",
+        ),
+    ] = "1",
+    seq: Annotated[
+        str,
+        typer.Option(
+            "--seq",
+            "-s",
+            metavar="<tokens|list|range>",
+            help="Context per request: 4096, 4k, a list, a doubling range 1k..128k or a stepped one 1k..32k:1k.",
+        ),
+    ] = "4k",
     kv_dtype: opt.KVDtypeOpt = "bf16",
     weight_dtype: opt.WeightDtypeOpt = None,
-    compute_dtype: Annotated[str, typer.Option(
-        "--compute-dtype", metavar="<dtype>", help="Peak FLOP/s to use: bf16 (or fp16) or fp8.")] = "bf16",
+    compute_dtype: Annotated[
+        str, typer.Option("--compute-dtype", metavar="<dtype>", help="Peak FLOP/s to use: bf16 (or fp16) or fp8.")
+    ] = "bf16",
     tp: opt.TP = "1",
-    engine: Annotated[str, typer.Option(
-        "--engine", "-e", metavar="<engine>", help="Engine whose KV pool decides which batches fit.")] = "vllm",
-    allreduce: Annotated[bool, typer.Option(
-        "--allreduce", help="Add the tensor-parallel all-reduce time as a separate line.")] = False,
-    prefill: Annotated[Optional[str], typer.Option(
-        "--prefill", metavar="<tokens>", help="Also bound the prefill (TTFT) of a prompt of this many tokens.")] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose KV pool decides which batches fit.")
+    ] = "vllm",
+    allreduce: Annotated[
+        bool, typer.Option("--allreduce", help="Add the tensor-parallel all-reduce time as a separate line.")
+    ] = False,
+    prefill: Annotated[
+        Optional[str],
+        typer.Option("--prefill", metavar="<tokens>", help="Also bound the prefill (TTFT) of a prompt of this many tokens."),
+    ] = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw the roofline and time-vs-context charts in the terminal.")] = False,
-    plot_file: Annotated[Optional[str], typer.Option(
-        "--plot-file", metavar="<file>", help="Write the charts to a .png/.svg/.pdf file (needs matplotlib).")] = None,
-    measure: Annotated[bool, typer.Option(
-        "--measure", help="Also time a real paged decode step (one layer's attention) at the first batch and seq.")] = False,
+    plot_file: Annotated[
+        Optional[str],
+        typer.Option("--plot-file", metavar="<file>", help="Write the charts to a .png/.svg/.pdf file (needs matplotlib)."),
+    ] = None,
+    measure: Annotated[
+        bool,
+        typer.Option("--measure", help="Also time a real paged decode step (one layer's attention) at the first batch and seq."),
+    ] = False,
     as_json: opt.Json = False,
 ) -> Any:
     """Decode-step lower bound: (weights read + KV read) / bandwidth against FLOPs / peak.
@@ -53,9 +74,19 @@ def roofline(
     m, g, origin = opt.model_and_gpu(model, gpu)
     batches = parse_count_list(batch, "--batch")
     seqs = parse_token_list(seq, "--seq")
-    r = run_roofline(m, g, batches, seqs, opt.kv(kv_dtype), opt.parallel(tp, "--tp"), opt.weight_dtype(weight_dtype),
-                     compute_dtype, opt.engine(engine), allreduce,
-                     opt.tokens(prefill, "--prefill") if prefill else None)
+    r = run_roofline(
+        m,
+        g,
+        batches,
+        seqs,
+        opt.kv(kv_dtype),
+        opt.parallel(tp, "--tp"),
+        opt.weight_dtype(weight_dtype),
+        compute_dtype,
+        opt.engine(engine),
+        allreduce,
+        opt.tokens(prefill, "--prefill") if prefill else None,
+    )
     if plot_file:
         from kvcalc.render.plot import write_plot_file
         from kvcalc.render.roofline import charts

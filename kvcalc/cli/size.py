@@ -32,6 +32,14 @@ def size(
     bs = opt.block(block_size)
     eng = opt.engine(engine) if engine else None
     alloc = eng.allocation(bs, opt.batched_tokens(max_num_batched_tokens) or 8192) if eng else Allocation(block_size=bs)
-    r = kv_size(m, opt.tokens(seq, "--seq"), opt.batch(batch), opt.kv(kv_dtype), opt.parallel(tp, "--tp"),
-                opt.parallel(pp, "--pp"), alloc, eng)
+    r = kv_size(
+        m,
+        opt.tokens(seq, "--seq"),
+        opt.batch(batch),
+        opt.kv(kv_dtype),
+        opt.parallel(tp, "--tp"),
+        opt.parallel(pp, "--pp"),
+        alloc,
+        eng,
+    )
     return emit(r, origin, as_json)

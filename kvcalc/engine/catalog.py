@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.weights import resident_bytes
@@ -101,17 +102,23 @@ def models(specs: list[ModelSpec]) -> ModelsReport:
     out = []
     for m in specs:
         counts = m.layer_counts()
-        out.append(ModelEntry(
-            name=m.name, aliases=m.aliases, params_total=m.params_total, params_active=m.params_active,
-            num_layers=m.num_layers,
-            layer_counts={m.layer_kinds[k].kind_name + ":" + k: n for k, n in counts.items()},
-            kv_bytes_per_token_bf16=KVFootprint(m, BF16).per_token, max_position_embeddings=m.max_position_embeddings,
-            source=m.source.url, is_moe=m.is_moe,
-            kinds_text=", ".join(f"{n} {m.layer_kinds[k].kind_name}" for k, n in counts.items()),
-        ))
+        out.append(
+            ModelEntry(
+                name=m.name,
+                aliases=m.aliases,
+                params_total=m.params_total,
+                params_active=m.params_active,
+                num_layers=m.num_layers,
+                layer_counts={m.layer_kinds[k].kind_name + ":" + k: n for k, n in counts.items()},
+                kv_bytes_per_token_bf16=KVFootprint(m, BF16).per_token,
+                max_position_embeddings=m.max_position_embeddings,
+                source=m.source.url,
+                is_moe=m.is_moe,
+                kinds_text=", ".join(f"{n} {m.layer_kinds[k].kind_name}" for k, n in counts.items()),
+            )
+        )
     return ModelsReport(out)
 
 
 def gpus(specs: list[GPUSpec]) -> GPUsReport:
     return GPUsReport(list(specs))
-

@@ -83,21 +83,33 @@ def _figures(r: FitReport, with_weights: bool = False) -> PoolFigures:
     return PoolFigures(r.kv_pool_bytes, r.kv_pool_tokens, r.concurrency, r.weight_bytes if with_weights else None)
 
 
-def explain(facts: LogFacts, model: ModelSpec, gpu: GPUSpec, engine_override: str | None = None,
-            source: str = "") -> ExplainReport:
+def explain(
+    facts: LogFacts, model: ModelSpec, gpu: GPUSpec, engine_override: str | None = None, source: str = ""
+) -> ExplainReport:
     """Recompute the log's figures from its own measured inputs and from kvcalc's estimates."""
     eng = engine_override or facts.engine or "vllm"
     seq = facts.max_model_len or model.max_position_embeddings
-    kv_name = facts.kv_cache_dtype if facts.kv_cache_dtype and facts.kv_cache_dtype.lower() not in ("auto", "none") else \
-        ("fp16" if facts.dtype == "float16" else "bf16")
+    kv_name = (
+        facts.kv_cache_dtype
+        if facts.kv_cache_dtype and facts.kv_cache_dtype.lower() not in ("auto", "none")
+        else ("fp16" if facts.dtype == "float16" else "bf16")
+    )
     kv = kv_dtype(kv_name, "kv_cache_dtype in the log")
     tp, pp = facts.tp or 1, facts.pp or 1
     total = round(facts.total_gib * GiB) if facts.total_gib else None
     rows: list[Comparison] = []
     notes: list[Note] = []
-    common = FitInputs(seq=seq, engine=eng, tp=tp, pp=pp, kv_dtype=kv, gpu_memory=total, util=facts.util,
-                       block_size=facts.block_size if eng == "vllm" else None,
-                       max_num_batched_tokens=facts.max_num_batched_tokens)
+    common = FitInputs(
+        seq=seq,
+        engine=eng,
+        tp=tp,
+        pp=pp,
+        kv_dtype=kv,
+        gpu_memory=total,
+        util=facts.util,
+        block_size=facts.block_size if eng == "vllm" else None,
+        max_num_batched_tokens=facts.max_num_batched_tokens,
+    )
     est = fit(model, gpu, common)
     fp = footprint(model, gpu, common)
     per_tok = fp.per_token
@@ -115,15 +127,20 @@ def explain(facts: LogFacts, model: ModelSpec, gpu: GPUSpec, engine_override: st
             weights=round(facts.weights_gib * GiB) if facts.weights_gib is not None else None,
             activation=round(facts.activation_gib * GiB) if facts.activation_gib is not None else None,
             non_torch=round(facts.non_torch_gib * GiB) if facts.non_torch_gib is not None else None,
-            cudagraph=0)
+            cudagraph=0,
+        )
         if facts.available_kv_gib is not None and facts.weights_gib is not None and facts.activation_gib is None:
             # Current vLLM logs only the result: everything else vLLM measured is util x total - weights - KV.
             tot = total if total is not None else gpu.memory_runtime_bytes
             other = util * tot - facts.weights_gib * GiB - facts.available_kv_gib * GiB
             measured["activation"] = max(round(other), 0)
             measured["non_torch"] = 0
-            notes.append(Note("other_memory", {"util": util, "total_bytes": tot, "other_bytes": other,
-                                               "total_from_spec": total is None, "gpu": gpu.name}))
+            notes.append(
+                Note(
+                    "other_memory",
+                    {"util": util, "total_bytes": tot, "other_bytes": other, "total_from_spec": total is None, "gpu": gpu.name},
+                )
+            )
         meas = fit(model, gpu, common.replace(**{k: v for k, v in measured.items() if v is not None}))
         if facts.activation_gib is not None:
             act = next((b.bytes for b in est.budget if b.key == "activation"), 0)
@@ -133,20 +150,40 @@ def explain(facts: LogFacts, model: ModelSpec, gpu: GPUSpec, engine_override: st
             rows.append(Comparison("non_torch", "bytes", facts.non_torch_gib * GiB, None, nt, None, True))
         if facts.available_kv_gib is not None:
             log_b = facts.available_kv_gib * GiB
-            rows.append(Comparison("available_kv", "bytes", log_b, meas.kv_pool_bytes, est.kv_pool_bytes,
-                                   _rel(est.kv_pool_bytes, log_b)))
-        log_tokens = facts.kv_tokens if facts.kv_tokens is not None else (
-            facts.gpu_blocks * (facts.block_size or 16) if facts.gpu_blocks is not None else None)
+            rows.append(
+                Comparison("available_kv", "bytes", log_b, meas.kv_pool_bytes, est.kv_pool_bytes, _rel(est.kv_pool_bytes, log_b))
+            )
+        log_tokens = (
+            facts.kv_tokens
+            if facts.kv_tokens is not None
+            else (facts.gpu_blocks * (facts.block_size or 16) if facts.gpu_blocks is not None else None)
+        )
         if log_tokens is not None:
             if facts.available_kv_gib is not None and per_tok:
                 bs = est.block_size or 16
                 from_log = int(facts.available_kv_gib * GiB) // (bs * per_tok) * bs
-            rows.append(Comparison("kv_tokens", "tokens", log_tokens,
-                                   from_log if from_log is not None else meas.kv_pool_tokens,
-                                   est.kv_pool_tokens, _rel(est.kv_pool_tokens or 0, log_tokens)))
+            rows.append(
+                Comparison(
+                    "kv_tokens",
+                    "tokens",
+                    log_tokens,
+                    from_log if from_log is not None else meas.kv_pool_tokens,
+                    est.kv_pool_tokens,
+                    _rel(est.kv_pool_tokens or 0, log_tokens),
+                )
+            )
         if facts.concurrency is not None:
-            rows.append(Comparison("concurrency", "ratio", facts.concurrency, meas.concurrency, est.concurrency,
-                                   _rel(est.concurrency, facts.concurrency), length=facts.concurrency_len or seq))
+            rows.append(
+                Comparison(
+                    "concurrency",
+                    "ratio",
+                    facts.concurrency,
+                    meas.concurrency,
+                    est.concurrency,
+                    _rel(est.concurrency, facts.concurrency),
+                    length=facts.concurrency_len or seq,
+                )
+            )
         if facts.cudagraph_gib is not None:
             notes.append(Note("cudagraph_after_sizing", {"bytes": facts.cudagraph_gib * GiB}))
         if model.has_state:
@@ -164,24 +201,46 @@ def explain(facts: LogFacts, model: ModelSpec, gpu: GPUSpec, engine_override: st
                 assert frac is not None
                 rest = facts.avail_after_load_gib * GiB - tot * (1 - frac)
                 meas_tokens = int(rest // per_tok) if per_tok else None
-                notes.append(Note("sglang_pool", {"available_bytes": facts.avail_after_load_gib * GiB, "fraction": frac,
-                                                  "total_bytes": tot}))
-            rows.append(Comparison("max_total_num_tokens", "tokens", facts.max_total_num_tokens, meas_tokens, tok_est,
-                                   _rel(tok_est or 0, facts.max_total_num_tokens)))
+                notes.append(
+                    Note(
+                        "sglang_pool", {"available_bytes": facts.avail_after_load_gib * GiB, "fraction": frac, "total_bytes": tot}
+                    )
+                )
+            rows.append(
+                Comparison(
+                    "max_total_num_tokens",
+                    "tokens",
+                    facts.max_total_num_tokens,
+                    meas_tokens,
+                    tok_est,
+                    _rel(tok_est or 0, facts.max_total_num_tokens),
+                )
+            )
             if seq:
-                notes.append(Note("sglang_requests", {"tokens": facts.max_total_num_tokens, "seq": seq,
-                                                      "requests": facts.max_total_num_tokens // seq}))
+                notes.append(
+                    Note(
+                        "sglang_requests",
+                        {"tokens": facts.max_total_num_tokens, "seq": seq, "requests": facts.max_total_num_tokens // seq},
+                    )
+                )
         notes.append(Note("sglang_gb_is_gib"))
     if eng == "vllm" and facts.concurrency is not None:
-        notes.append(Note("concurrency_meaning", {"concurrency": facts.concurrency,
-                                                  "length": facts.concurrency_len or seq}))
+        notes.append(Note("concurrency_meaning", {"concurrency": facts.concurrency, "length": facts.concurrency_len or seq}))
     if "Loading model weights took" in facts.lines.get("weights_gib", ""):
         notes.append(Note("vllm_gb_is_gib"))
     log = {k: v for k, v in vars(facts).items() if k != "lines" and v is not None}
     return ExplainReport(
-        engine=eng, model=model.name, gpu=gpu.name, max_model_len=seq, log=log,
+        engine=eng,
+        model=model.name,
+        gpu=gpu.name,
+        max_model_len=seq,
+        log=log,
         kvcalc_from_log_inputs=_figures(meas) if meas is not None else None,
-        kvcalc_estimate=_figures(est, with_weights=True), tokens_from_log_memory=from_log,
-        kv_bytes_per_token=per_tok, block_size=est.block_size, rows=rows, notes=notes,
+        kvcalc_estimate=_figures(est, with_weights=True),
+        tokens_from_log_memory=from_log,
+        kv_bytes_per_token=per_tok,
+        block_size=est.block_size,
+        rows=rows,
+        notes=notes,
         inputs={"model": model.name, "gpu": gpu.name, "log": source},
     )

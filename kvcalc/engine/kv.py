@@ -119,8 +119,11 @@ class KVFootprint:
         kinds = self.model.layer_kinds
         best = (0, 0)
         for counts in self.stage_counts:
-            tok = sum(n * kinds[k].kv_bytes_per_token(self.dtype, self.tp, self.alloc) for k, n in counts.items()
-                      if kinds[k].holds_tokens)
+            tok = sum(
+                n * kinds[k].kv_bytes_per_token(self.dtype, self.tp, self.alloc)
+                for k, n in counts.items()
+                if kinds[k].holds_tokens
+            )
             st = sum(n * kinds[k].state_bytes_per_request(self.tp) for k, n in counts.items())
             best = max(best, (tok, st))
         return best
@@ -149,8 +152,9 @@ class KVFootprint:
         return None if first_over is None else first_over - 1
 
 
-def request_bytes(model: ModelSpec, seq: Tokens, kv: str | KVDtype = "bf16", tp: int = 1, pp: int = 1,
-                  alloc: Allocation = LOGICAL) -> Tokens:
+def request_bytes(
+    model: ModelSpec, seq: Tokens, kv: str | KVDtype = "bf16", tp: int = 1, pp: int = 1, alloc: Allocation = LOGICAL
+) -> Tokens:
     """Bytes one request of length ``seq`` holds on the most loaded GPU (numpy-friendly)."""
     return KVFootprint(model, kv_dtype(kv), tp, pp, alloc).request_bytes(seq)
 
@@ -200,12 +204,22 @@ class SizeReport:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-LOGICAL_NOTE = ("logical bytes: full layers hold every token, sliding layers min(seq, window), chunked layers at "
-                "most one chunk; --engine E for what an engine allocates")
+LOGICAL_NOTE = (
+    "logical bytes: full layers hold every token, sliding layers min(seq, window), chunked layers at "
+    "most one chunk; --engine E for what an engine allocates"
+)
 
 
-def kv_size(model: ModelSpec, seq: int, batch: int = 1, kv: str | KVDtype = "bf16", tp: int = 1, pp: int = 1,
-            alloc: Allocation = LOGICAL, engine: Engine | None = None) -> SizeReport:
+def kv_size(
+    model: ModelSpec,
+    seq: int,
+    batch: int = 1,
+    kv: str | KVDtype = "bf16",
+    tp: int = 1,
+    pp: int = 1,
+    alloc: Allocation = LOGICAL,
+    engine: Engine | None = None,
+) -> SizeReport:
     """Exact KV bytes for ``batch`` requests of ``seq`` tokens each. ``engine`` (when the allocation
     is an engine's) adds its rules to the assumptions."""
     if seq < 1 or batch < 1:
@@ -224,20 +238,28 @@ def kv_size(model: ModelSpec, seq: int, batch: int = 1, kv: str | KVDtype = "bf1
         if not n:
             continue
         tokens = k.holds_tokens
-        rows.append(LayerRow(
-            name=name, kind=k.kind_name, description=k.describe(), layers=n,
-            bytes_per_token_per_layer=k.kv_bytes_per_token(dt, tp, alloc) if tokens else 0,
-            tokens_held=int(k.tokens_held(seq, alloc)) if tokens else 0,
-            bytes_per_request=n * k.bytes_for(seq, dt, tp, alloc), holds_tokens=tokens,
-        ))
+        rows.append(
+            LayerRow(
+                name=name,
+                kind=k.kind_name,
+                description=k.describe(),
+                layers=n,
+                bytes_per_token_per_layer=k.kv_bytes_per_token(dt, tp, alloc) if tokens else 0,
+                tokens_held=int(k.tokens_held(seq, alloc)) if tokens else 0,
+                bytes_per_request=n * k.bytes_for(seq, dt, tp, alloc),
+                holds_tokens=tokens,
+            )
+        )
     tok_all = tp * sum(p[0] for p in per_stage)
     req_all = tp * sum(p[1] for p in per_stage)
     kinds = model.kinds()
     warnings = []
     if padding:
-        warnings.append("vLLM groups the layers of each attention type into equal groups sharing one block pool: "
-                        + ", ".join(f"{n} padding layer{'s' if n > 1 else ''} of kind {k!r}" for k, n in padding.items())
-                        + " (counted in the layers column)")
+        warnings.append(
+            "vLLM groups the layers of each attention type into equal groups sharing one block pool: "
+            + ", ".join(f"{n} padding layer{'s' if n > 1 else ''} of kind {k!r}" for k, n in padding.items())
+            + " (counted in the layers column)"
+        )
     if seq > model.max_position_embeddings:
         warnings.append(
             f"seq {seq:,} exceeds the model's max context of {model.max_position_embeddings:,} tokens (max_position_embeddings)"
@@ -256,12 +278,30 @@ def kv_size(model: ModelSpec, seq: int, batch: int = 1, kv: str | KVDtype = "bf1
     if pp > 1:
         assumptions.append("pipeline parallel: layers split as vLLM splits them; per-GPU figures are for the most loaded stage")
     return SizeReport(
-        model=model.name, seq=seq, batch=batch, kv_dtype=dt.name, tp=tp, pp=pp, allocation=alloc.name,
+        model=model.name,
+        seq=seq,
+        batch=batch,
+        kv_dtype=dt.name,
+        tp=tp,
+        pp=pp,
+        allocation=alloc.name,
         block_size=alloc.block_size,
-        kv_bytes_per_token=tok_all, kv_bytes_per_request=req_all, kv_bytes_total=req_all * batch,
+        kv_bytes_per_token=tok_all,
+        kv_bytes_per_request=req_all,
+        kv_bytes_total=req_all * batch,
         per_gpu=GPUShare(per_stage[top][0], per_stage[top][1], per_stage[top][1] * batch),
         exceeds_max_context=seq > model.max_position_embeddings,
-        layers=rows, warnings=warnings, assumptions=assumptions,
-        inputs={"model": model.name, "seq": seq, "batch": batch, "kv_dtype": dt.name, "tp": tp, "pp": pp,
-                "block_size": alloc.block_size, "engine": engine.name if engine else None},
+        layers=rows,
+        warnings=warnings,
+        assumptions=assumptions,
+        inputs={
+            "model": model.name,
+            "seq": seq,
+            "batch": batch,
+            "kv_dtype": dt.name,
+            "tp": tp,
+            "pp": pp,
+            "block_size": alloc.block_size,
+            "engine": engine.name if engine else None,
+        },
     )

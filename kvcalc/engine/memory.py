@@ -12,7 +12,8 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from kvcalc.engine.engines import Engine, engine as parse_engine
+from kvcalc.engine.engines import Engine
+from kvcalc.engine.engines import engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, check_parallel
 from kvcalc.engine.weights import weights
 from kvcalc.errors import KvcalcError
@@ -25,6 +26,7 @@ MiB = 2**20
 
 
 # ---- estimates of engine-measured quantities -------------------------------------------------
+
 
 def default_max_num_batched_tokens(gpu: GPUSpec) -> int:
     """vLLM's default for its OpenAI server: 8192 tokens on GPUs of >= 70 GiB, else 2048."""
@@ -50,6 +52,7 @@ def non_torch_estimate(tp: int, pp: int) -> int:
 
 
 # ---- fit ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class BudgetLine:
@@ -167,19 +170,25 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
         assumptions.append(f"device memory: {gpu.name}'s runtime total ({src}); pass --gpu-memory to use yours")
     w = inp.weights if inp.weights is not None else weights(model, inp.weight_dtype, tp, inp.pp).per_gpu_bytes
     if inp.weights is None:
-        assumptions.append("weights: parameters x weight dtype, split evenly over tp x pp GPUs; pass --weights to use the measured figure")
+        assumptions.append(
+            "weights: parameters x weight dtype, split evenly over tp x pp GPUs; pass --weights to use the measured figure"
+        )
     mnbt = inp.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
     act = 0
     if eng.subtracts_activation:
         act = inp.activation if inp.activation is not None else activation_estimate(model, mnbt, tp)
         if inp.activation is None:
-            assumptions.append(f"activation peak: estimated for a {mnbt:,}-token forward pass; pass --activation to use the measured figure")
+            assumptions.append(
+                f"activation peak: estimated for a {mnbt:,}-token forward pass; pass --activation to use the measured figure"
+            )
     if inp.non_torch is not None:
         nt = inp.non_torch
     else:
         nt = non_torch_estimate(tp, inp.pp) if eng.subtracts_non_torch else 0
     if inp.non_torch is None and nt:
-        assumptions.append("non-torch memory: estimated (CUDA context, cuBLAS, NCCL); pass --non-torch to use the measured figure")
+        assumptions.append(
+            "non-torch memory: estimated (CUDA context, cuBLAS, NCCL); pass --non-torch to use the measured figure"
+        )
     cg = inp.cudagraph or 0
     if eng.cudagraph_line and inp.cudagraph is None and eng.cudagraph_note:
         assumptions.append(eng.cudagraph_note)
@@ -239,7 +248,9 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     else:
         tokens = None
     if state:
-        assumptions.append("recurrent-state layers hold a fixed state per request; the pool's token count leaves room for one request's state")
+        assumptions.append(
+            "recurrent-state layers hold a fixed state per request; the pool's token count leaves room for one request's state"
+        )
 
     req = fp.request_bytes(inp.seq)
     conc = usable / req if req else float("inf")
@@ -258,12 +269,34 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     if inp.seq > ctx:
         warnings.append(f"seq {inp.seq:,} exceeds the model's max context of {ctx:,} tokens (max_position_embeddings)")
     return FitReport(
-        model=model.name, gpu=gpu.name, engine=eng.name, engine_label=eng.label, util_flag=eng.util_flag,
-        seq=inp.seq, tp=inp.tp, pp=inp.pp, gpus=inp.tp * inp.pp, kv_dtype=dt.name, block_size=bs, util=b.util,
-        budget=b.lines, gpu_memory_bytes=b.lines[0].bytes, weight_bytes=b.weights, kv_pool_bytes=pool,
-        kv_pool_usable_bytes=usable, kv_bytes_per_token=per_tok, kv_pool_tokens=tokens, request_bytes=req,
-        max_concurrency=int(maxc), concurrency=float(conc), max_seq_len=max_len, max_seq_len_memory=mem_len,
-        max_seq_len_limited_by=limited, fits=pool > 0 and maxc > 0, assumptions=assumptions, warnings=warnings,
+        model=model.name,
+        gpu=gpu.name,
+        engine=eng.name,
+        engine_label=eng.label,
+        util_flag=eng.util_flag,
+        seq=inp.seq,
+        tp=inp.tp,
+        pp=inp.pp,
+        gpus=inp.tp * inp.pp,
+        kv_dtype=dt.name,
+        block_size=bs,
+        util=b.util,
+        budget=b.lines,
+        gpu_memory_bytes=b.lines[0].bytes,
+        weight_bytes=b.weights,
+        kv_pool_bytes=pool,
+        kv_pool_usable_bytes=usable,
+        kv_bytes_per_token=per_tok,
+        kv_pool_tokens=tokens,
+        request_bytes=req,
+        max_concurrency=int(maxc),
+        concurrency=float(conc),
+        max_seq_len=max_len,
+        max_seq_len_memory=mem_len,
+        max_seq_len_limited_by=limited,
+        fits=pool > 0 and maxc > 0,
+        assumptions=assumptions,
+        warnings=warnings,
         inputs={"model": model.name, "gpu": gpu.name, **inp.echo()},
     )
 
@@ -302,9 +335,13 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
             break
         tp *= 2
     return ReverseReport(
-        concurrency=concurrency, kv_bytes_needed_per_gpu=need, util_needed=util_needed,
-        util_possible=util_needed is not None and util_needed <= 1.0, tp_needed=tp_needed,
-        gpus_needed=tp_needed * inp.pp if tp_needed else None, tried=tried,
+        concurrency=concurrency,
+        kv_bytes_needed_per_gpu=need,
+        util_needed=util_needed,
+        util_possible=util_needed is not None and util_needed <= 1.0,
+        tp_needed=tp_needed,
+        gpus_needed=tp_needed * inp.pp if tp_needed else None,
+        tried=tried,
     )
 
 

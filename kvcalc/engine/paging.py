@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-
 from typing import Any
 
 from kvcalc.engine.alloc import LOGICAL, Allocation
@@ -189,11 +188,17 @@ def _summarise(policy: str, bs, sums, pool: int) -> PolicyResult:
         return PolicyResult(policy, bs, 0.0, 0.0, 0, 0, 0, pool, 0, 0.0, 0)
     live, res, conc = s_live / k, s_res / k, s_conc / k
     return PolicyResult(
-        policy=policy, block_size=bs,
+        policy=policy,
+        block_size=bs,
         utilization=live / res if res else 0.0,
         pool_utilization=live / pool,
-        reserved_bytes=round(res), live_bytes=round(live), wasted_bytes=round(res - live),
-        external_bytes=round(pool - res), max_concurrency=round(conc), mean_concurrency=conc, samples=k,
+        reserved_bytes=round(res),
+        live_bytes=round(live),
+        wasted_bytes=round(res - live),
+        external_bytes=round(pool - res),
+        max_concurrency=round(conc),
+        mean_concurrency=conc,
+        samples=k,
     )
 
 
@@ -206,10 +211,24 @@ ASSUMPTIONS = [
 ]
 
 
-def simulate(model: ModelSpec, lengths: Any, lifetimes: Any, pool_bytes: int, max_len: int, kv: KVDtype,
-             tp: int = 1, shared_prefix: int = 0, block_sizes: Any = BLOCK_SIZES, progress: Any = None,
-             workload: str = "", pool_source: str = "", gpu: str | None = None,
-             notes: list[str] | None = None, seed: int | None = None, engine: str | None = None) -> PagingReport:
+def simulate(
+    model: ModelSpec,
+    lengths: Any,
+    lifetimes: Any,
+    pool_bytes: int,
+    max_len: int,
+    kv: KVDtype,
+    tp: int = 1,
+    shared_prefix: int = 0,
+    block_sizes: Any = BLOCK_SIZES,
+    progress: Any = None,
+    workload: str = "",
+    pool_source: str = "",
+    gpu: str | None = None,
+    notes: list[str] | None = None,
+    seed: int | None = None,
+    engine: str | None = None,
+) -> PagingReport:
     """Compare the policies on one workload. ``lengths`` and ``lifetimes`` are numpy arrays."""
     import numpy as np
 
@@ -219,8 +238,11 @@ def simulate(model: ModelSpec, lengths: Any, lifetimes: Any, pool_bytes: int, ma
     if pool_bytes <= 0:
         raise KvcalcError("the KV pool is empty: the weights do not leave room", "--model/--gpu", "a GPU with memory to spare")
     if int(lengths.max()) > max_len:
-        raise KvcalcError(f"a request of {int(lengths.max()):,} tokens exceeds --max-len {max_len:,}", "--max-len",
-                          "a max length at least the longest request")
+        raise KvcalcError(
+            f"a request of {int(lengths.max()):,} tokens exceeds --max-len {max_len:,}",
+            "--max-len",
+            "a max length at least the longest request",
+        )
     life = np.asarray(lifetimes, dtype=np.float64).tolist()
     logical = KVFootprint(model, kv, tp, 1, LOGICAL)
     live = np.asarray(logical.request_bytes(lengths), dtype=np.int64).tolist()
@@ -229,8 +251,9 @@ def simulate(model: ModelSpec, lengths: Any, lifetimes: Any, pool_bytes: int, ma
     for b in block_sizes:
         paged = KVFootprint(model, kv, tp, 1, Allocation(f"paged-{b}", block_size=b))
         plans.append((f"paged-{b}", b, np.asarray(paged.request_bytes(lengths), dtype=np.int64).tolist()))
-    results = [_summarise(name, bs, _simulate(need, live, life, _Counter(pool_bytes), progress), pool_bytes)
-               for name, bs, need in plans]
+    results = [
+        _summarise(name, bs, _simulate(need, live, life, _Counter(pool_bytes), progress), pool_bytes) for name, bs, need in plans
+    ]
     ff = _summarise("contiguous", None, _simulate(live, live, life, _FirstFit(pool_bytes), progress), pool_bytes)
     results.insert(1, ff)
     by = {p.policy: p for p in results}
@@ -240,26 +263,57 @@ def simulate(model: ModelSpec, lengths: Any, lifetimes: Any, pool_bytes: int, ma
     if shared_prefix:
         sharing = prefix_sharing(model, lengths, life, pool_bytes, shared_prefix, kv, tp, progress)
     return PagingReport(
-        model=model.name, gpu=gpu, workload=workload, pool_bytes=pool_bytes, requests=int(lengths.size),
-        max_len=max_len, mean_len=float(lengths.mean()), shared_prefix=shared_prefix, policies=by,
-        paged_over_contiguous=gain, prefix_sharing=sharing, notes=list(notes or []),
+        model=model.name,
+        gpu=gpu,
+        workload=workload,
+        pool_bytes=pool_bytes,
+        requests=int(lengths.size),
+        max_len=max_len,
+        mean_len=float(lengths.mean()),
+        shared_prefix=shared_prefix,
+        policies=by,
+        paged_over_contiguous=gain,
+        prefix_sharing=sharing,
+        notes=list(notes or []),
         assumptions=ASSUMPTIONS + [f"KV pool: {pool_source}"] if pool_source else list(ASSUMPTIONS),
-        inputs={"model": model.name, "gpu": gpu, "workload": workload, "requests": int(lengths.size), "seed": seed,
-                "max_len": max_len, "shared_prefix": shared_prefix, "tp": tp, "kv_dtype": kv.name, "engine": engine,
-                "pool_bytes": pool_bytes},
+        inputs={
+            "model": model.name,
+            "gpu": gpu,
+            "workload": workload,
+            "requests": int(lengths.size),
+            "seed": seed,
+            "max_len": max_len,
+            "shared_prefix": shared_prefix,
+            "tp": tp,
+            "kv_dtype": kv.name,
+            "engine": engine,
+            "pool_bytes": pool_bytes,
+        },
     )
 
 
-def prefix_sharing(model: ModelSpec, lengths: Any, life: list[float], pool_bytes: int, prefix: int, kv: KVDtype,
-                   tp: int, progress: Any = None, block_size: int = 16) -> PrefixSharing:
+def prefix_sharing(
+    model: ModelSpec,
+    lengths: Any,
+    life: list[float],
+    pool_bytes: int,
+    prefix: int,
+    kv: KVDtype,
+    tp: int,
+    progress: Any = None,
+    block_size: int = 16,
+) -> PrefixSharing:
     """Paged (block 16) with ``prefix`` tokens common to every request stored once: the prefix's
     whole blocks are shared, its partial last block is copied into each request (copy-on-write)."""
     import numpy as np
 
     b = block_size
     if not all(k.prefix_shareable for k in model.kinds()):
-        raise KvcalcError("prefix sharing is modelled for layers that keep every token (full attention, MLA)",
-                          "--shared-prefix", "a model without sliding, chunked or state layers")
+        raise KvcalcError(
+            "prefix sharing is modelled for layers that keep every token (full attention, MLA)",
+            "--shared-prefix",
+            "a model without sliding, chunked or state layers",
+        )
     shared_blocks = prefix // b
     shared_tokens = shared_blocks * b
     logical = KVFootprint(model, kv, tp, 1, LOGICAL)
@@ -273,8 +327,11 @@ def prefix_sharing(model: ModelSpec, lengths: Any, life: list[float], pool_bytes
     s_with = _summarise("paged-16+prefix", b, _simulate(own, live, life, _Counter(pool), progress), pool)
     s_without = _summarise("paged-16", b, _simulate(without, live, life, _Counter(pool_bytes), progress), pool_bytes)
     return PrefixSharing(
-        shared_prefix_tokens=prefix, shared_blocks=shared_blocks, shared_bytes=shared,
+        shared_prefix_tokens=prefix,
+        shared_blocks=shared_blocks,
+        shared_bytes=shared,
         copied_tokens_per_request=prefix - shared_tokens,
-        max_concurrency_without=s_without.max_concurrency, max_concurrency_with=s_with.max_concurrency,
+        max_concurrency_without=s_without.max_concurrency,
+        max_concurrency_with=s_with.max_concurrency,
         gain=(s_with.mean_concurrency / s_without.mean_concurrency) if s_without.mean_concurrency else float("inf"),
     )

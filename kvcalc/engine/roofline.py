@@ -110,8 +110,9 @@ class Decode:
         if self.tp == 1:
             return 0, 0.0
         if not self.gpu.interconnect_bytes_per_s:
-            raise KvcalcError(f"{self.gpu.name} has no GPU interconnect in its spec", "--allreduce",
-                              "a GPU spec with interconnect_bytes_per_s")
+            raise KvcalcError(
+                f"{self.gpu.name} has no GPU interconnect in its spec", "--allreduce", "a GPU spec with interconnect_bytes_per_s"
+            )
         payload = 2 * self.model.num_layers * batch * self.model.hidden_size * ACT_BYTES
         moved = payload * 2 * (self.tp - 1) / self.tp
         return payload, moved / (self.gpu.interconnect_bytes_per_s / 2)
@@ -204,8 +205,9 @@ class RooflineReport:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-def decode_points(d: Decode, batches: list[int], seqs: list[int], with_allreduce: bool = False,
-                  max_batch: dict[int, int] | None = None) -> PointTable:
+def decode_points(
+    d: Decode, batches: list[int], seqs: list[int], with_allreduce: bool = False, max_batch: dict[int, int] | None = None
+) -> PointTable:
     """The bound at every (batch, seq) of a grid, context-major (all batches at the first context, then
     the next)."""
     model = d.model
@@ -236,23 +238,49 @@ def decode_points(d: Decode, batches: list[int], seqs: list[int], with_allreduce
             if fits is False:
                 warn.append(f"batch {b} at {s:,} tokens does not fit in memory: at most {mb} requests")
             a = ar.get(b)
-            for k, v in (("batch", b), ("seq", s), ("tp", d.tp), ("kv_dtype", d.kv.name),
-                         ("compute_dtype", d.compute_dtype), ("weight_bytes_resident", resident),
-                         ("weight_bytes_read", int(wb)), ("kv_bytes_read", int(kvb)), ("bytes_read", int(total)),
-                         ("flops", flops), ("t_memory_s", tm), ("t_compute_s", tc), ("t_bound_s", tb),
-                         ("bound_by", "memory" if tm >= tc else "compute"), ("kv_share", kvb / total),
-                         ("tokens_per_s", b / tb), ("arithmetic_intensity", flops / total),
-                         ("ridge_intensity", ridge), ("kv_equals_weights_at_seq", kv_eq[b]),
-                         ("compute_bound_at_batch", cb[s]), ("max_batch_in_memory", mb), ("fits_in_memory", fits),
-                         ("t_allreduce_s", a[1] if a else None), ("allreduce_bytes", a[0] if a else None),
-                         ("warnings", warn)):
+            for k, v in (
+                ("batch", b),
+                ("seq", s),
+                ("tp", d.tp),
+                ("kv_dtype", d.kv.name),
+                ("compute_dtype", d.compute_dtype),
+                ("weight_bytes_resident", resident),
+                ("weight_bytes_read", int(wb)),
+                ("kv_bytes_read", int(kvb)),
+                ("bytes_read", int(total)),
+                ("flops", flops),
+                ("t_memory_s", tm),
+                ("t_compute_s", tc),
+                ("t_bound_s", tb),
+                ("bound_by", "memory" if tm >= tc else "compute"),
+                ("kv_share", kvb / total),
+                ("tokens_per_s", b / tb),
+                ("arithmetic_intensity", flops / total),
+                ("ridge_intensity", ridge),
+                ("kv_equals_weights_at_seq", kv_eq[b]),
+                ("compute_bound_at_batch", cb[s]),
+                ("max_batch_in_memory", mb),
+                ("fits_in_memory", fits),
+                ("t_allreduce_s", a[1] if a else None),
+                ("allreduce_bytes", a[0] if a else None),
+                ("warnings", warn),
+            ):
                 cols[k].append(v)
     return PointTable(cols)
 
 
-def decode_bound(model: ModelSpec, gpu: GPUSpec, batch: int, seq: int, kv: str | KVDtype = "bf16", tp: int = 1,
-                 weight_dtype: str | None = None, compute_dtype: str = "bf16", with_allreduce: bool = False,
-                 max_batch_in_memory: int | None = None) -> DecodePoint:
+def decode_bound(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    batch: int,
+    seq: int,
+    kv: str | KVDtype = "bf16",
+    tp: int = 1,
+    weight_dtype: str | None = None,
+    compute_dtype: str = "bf16",
+    with_allreduce: bool = False,
+    max_batch_in_memory: int | None = None,
+) -> DecodePoint:
     """The bound of one decode step."""
     if batch < 1 or seq < 1:
         raise KvcalcError("batch and seq must be >= 1", f"batch={batch} seq={seq}", "positive integers")
@@ -261,8 +289,16 @@ def decode_bound(model: ModelSpec, gpu: GPUSpec, batch: int, seq: int, kv: str |
     return decode_points(d, [batch], [seq], with_allreduce, mb)[0]
 
 
-def decode_grid(model: ModelSpec, gpu: GPUSpec, batches: Any, seqs: Any, kv: str | KVDtype = "bf16", tp: int = 1,
-                weight_dtype: str | None = None, compute_dtype: str = "bf16") -> dict[str, Any]:
+def decode_grid(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    batches: Any,
+    seqs: Any,
+    kv: str | KVDtype = "bf16",
+    tp: int = 1,
+    weight_dtype: str | None = None,
+    compute_dtype: str = "bf16",
+) -> dict[str, Any]:
     """The bound over a grid as numpy arrays of shape (len(batches), len(seqs)), in one vectorised
     pass (floats: for sweeps of millions of points through the Python API)."""
     import numpy as np
@@ -279,14 +315,22 @@ def decode_grid(model: ModelSpec, gpu: GPUSpec, batches: Any, seqs: Any, kv: str
     tc = np.broadcast_to(flops / d.peak, shape)
     tb = np.maximum(tm, tc)
     return {
-        "batch": np.broadcast_to(b, shape), "seq": np.broadcast_to(s, shape),
-        "weight_bytes_read": w, "kv_bytes_read": kvb, "t_memory_s": tm, "t_compute_s": tc,
-        "t_bound_s": tb, "compute_bound": tc > tm, "kv_share": kvb / (w + kvb), "tokens_per_s": bf / tb,
+        "batch": np.broadcast_to(b, shape),
+        "seq": np.broadcast_to(s, shape),
+        "weight_bytes_read": w,
+        "kv_bytes_read": kvb,
+        "t_memory_s": tm,
+        "t_compute_s": tc,
+        "t_bound_s": tb,
+        "compute_bound": tc > tm,
+        "kv_share": kvb / (w + kvb),
+        "tokens_per_s": bf / tb,
     }
 
 
-def prefill_bound(model: ModelSpec, gpu: GPUSpec, prompt: int, tp: int = 1, weight_dtype: str | None = None,
-                  compute_dtype: str = "bf16") -> PrefillBound:
+def prefill_bound(
+    model: ModelSpec, gpu: GPUSpec, prompt: int, tp: int = 1, weight_dtype: str | None = None, compute_dtype: str = "bf16"
+) -> PrefillBound:
     """TTFT lower bound for one prompt of p tokens: max(compute, weights / bandwidth)."""
     sw = streamed_weights(model, weight_dtype)
     w = sw.bytes_read(prompt, tp)
@@ -309,14 +353,27 @@ ASSUMPTIONS = [
 MAX_POINTS = 1_000_000
 
 
-def roofline(model: ModelSpec, gpu: GPUSpec, batches: list[int], seqs: list[int], kv: str | KVDtype = "bf16",
-             tp: int = 1, weight_dtype: str | None = None, compute_dtype: str = "bf16", engine: Any = "vllm",
-             with_allreduce: bool = False, prefill: int | None = None) -> RooflineReport:
+def roofline(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    batches: list[int],
+    seqs: list[int],
+    kv: str | KVDtype = "bf16",
+    tp: int = 1,
+    weight_dtype: str | None = None,
+    compute_dtype: str = "bf16",
+    engine: Any = "vllm",
+    with_allreduce: bool = False,
+    prefill: int | None = None,
+) -> RooflineReport:
     """The decode bound over every batch x context, which batches fit in the engine's pool, and
     optionally the prefill bound of a prompt."""
     if len(batches) * len(seqs) > MAX_POINTS:
-        raise KvcalcError(f"{len(batches) * len(seqs):,} grid points", "--batch x --seq",
-                          f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)")
+        raise KvcalcError(
+            f"{len(batches) * len(seqs):,} grid points",
+            "--batch x --seq",
+            f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)",
+        )
     dt = kv_dtype(kv)
     d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype)
     inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, kv_dtype=dt, weight_dtype=weight_dtype)
@@ -326,17 +383,34 @@ def roofline(model: ModelSpec, gpu: GPUSpec, batches: list[int], seqs: list[int]
     rows = decode_points(d, batches, seqs, with_allreduce, max_batch)
     pre = prefill_bound(model, gpu, prefill, tp, weight_dtype, compute_dtype) if prefill else None
     assumptions = ASSUMPTIONS + [
-        f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit)"]
+        f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit)"
+    ]
     if model.is_moe:
-        assumptions.append("MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on "
-                           "average (uniform routing)")
+        assumptions.append(
+            "MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on average (uniform routing)"
+        )
     assumptions += list(dict.fromkeys(n for k in model.kinds() if (n := k.roofline_note())))
     return RooflineReport(
-        model=model.name, gpu=gpu.name, bandwidth_bytes_per_s=d.bw, peak_flops_per_s=d.peak,
-        compute_dtype=compute_dtype, kv_dtype=dt.name, tp=tp, rows=rows,
+        model=model.name,
+        gpu=gpu.name,
+        bandwidth_bytes_per_s=d.bw,
+        peak_flops_per_s=d.peak,
+        compute_dtype=compute_dtype,
+        kv_dtype=dt.name,
+        tp=tp,
+        rows=rows,
         kv_equals_weights={b: rows.columns["kv_equals_weights_at_seq"][i] for i, b in enumerate(batches)},
-        prefill=pre, assumptions=assumptions,
-        inputs={"model": model.name, "gpu": gpu.name, "batch": batches, "seq": seqs, "kv_dtype": dt.name,
-                "weight_dtype": weight_dtype or model.weight_dtype, "compute_dtype": compute_dtype, "tp": tp,
-                "engine": inp.engine.name},
+        prefill=pre,
+        assumptions=assumptions,
+        inputs={
+            "model": model.name,
+            "gpu": gpu.name,
+            "batch": batches,
+            "seq": seqs,
+            "kv_dtype": dt.name,
+            "weight_dtype": weight_dtype or model.weight_dtype,
+            "compute_dtype": compute_dtype,
+            "tp": tp,
+            "engine": inp.engine.name,
+        },
     )

@@ -32,20 +32,38 @@ class Tier:
     source: str
 
 
-def default_tiers(gpu: GPUSpec, pool_bytes: int, dram: int | None = None, dram_bw: float | None = None,
-                  ssd: int | None = None, ssd_bw: float | None = None, remote: int | None = None,
-                  remote_bw: float | None = None) -> list[Tier]:
+def default_tiers(
+    gpu: GPUSpec,
+    pool_bytes: int,
+    dram: int | None = None,
+    dram_bw: float | None = None,
+    ssd: int | None = None,
+    ssd_bw: float | None = None,
+    remote: int | None = None,
+    remote_bw: float | None = None,
+) -> list[Tier]:
     host = gpu.host_link_bytes_per_s / 2 if gpu.host_link_bytes_per_s else 32 * GB
     return [
         Tier("HBM", max(pool_bytes, 0), None, "the KV pool from kvcalc fit"),
-        Tier("DRAM", dram if dram is not None else 3 * gpu.memory_bytes,
-             dram_bw if dram_bw is not None else host,
-             "default: 3 x the GPU's memory per GPU, over one direction of its host link"
-             + ("" if gpu.host_link_bytes_per_s else " (32 GB/s assumed: the spec has none)")),
-        Tier("SSD", ssd if ssd is not None else 3840 * GB, ssd_bw if ssd_bw is not None else 7 * GB,
-             "default: one 3.84 TB PCIe 4 NVMe drive per GPU at 7 GB/s read"),
-        Tier("remote (RDMA)", remote if remote is not None else 1000 * GB, remote_bw if remote_bw is not None else 50 * GB,
-             "default: 1 TB per GPU behind a 400 Gb/s NIC (50 GB/s)"),
+        Tier(
+            "DRAM",
+            dram if dram is not None else 3 * gpu.memory_bytes,
+            dram_bw if dram_bw is not None else host,
+            "default: 3 x the GPU's memory per GPU, over one direction of its host link"
+            + ("" if gpu.host_link_bytes_per_s else " (32 GB/s assumed: the spec has none)"),
+        ),
+        Tier(
+            "SSD",
+            ssd if ssd is not None else 3840 * GB,
+            ssd_bw if ssd_bw is not None else 7 * GB,
+            "default: one 3.84 TB PCIe 4 NVMe drive per GPU at 7 GB/s read",
+        ),
+        Tier(
+            "remote (RDMA)",
+            remote if remote is not None else 1000 * GB,
+            remote_bw if remote_bw is not None else 50 * GB,
+            "default: 1 TB per GPU behind a 400 Gb/s NIC (50 GB/s)",
+        ),
     ]
 
 
@@ -86,16 +104,22 @@ def tier_rows(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], k
     rows = []
     for t in tier_list:
         reload = None if t.bandwidth_bytes_per_s is None else req / t.bandwidth_bytes_per_s
-        rows.append(TierRow(
-            tier=t.name, capacity_bytes=t.capacity_bytes, bandwidth_bytes_per_s=t.bandwidth_bytes_per_s,
-            tokens=t.capacity_bytes // per_tok if per_tok else None,
-            requests=t.capacity_bytes // req if req else 0,
-            reload_s=reload, recompute_s=rec,
-            reload_beats_recompute=None if reload is None else reload < rec,
-            break_even_seq=None if t.bandwidth_bytes_per_s is None else
-            break_even(model, gpu, t.bandwidth_bytes_per_s, fp, tp, model.max_position_embeddings),
-            source=t.source,
-        ))
+        rows.append(
+            TierRow(
+                tier=t.name,
+                capacity_bytes=t.capacity_bytes,
+                bandwidth_bytes_per_s=t.bandwidth_bytes_per_s,
+                tokens=t.capacity_bytes // per_tok if per_tok else None,
+                requests=t.capacity_bytes // req if req else 0,
+                reload_s=reload,
+                recompute_s=rec,
+                reload_beats_recompute=None if reload is None else reload < rec,
+                break_even_seq=None
+                if t.bandwidth_bytes_per_s is None
+                else break_even(model, gpu, t.bandwidth_bytes_per_s, fp, tp, model.max_position_embeddings),
+                source=t.source,
+            )
+        )
     return rows
 
 
@@ -114,16 +138,34 @@ class Disaggregation:
     keeps_up: bool | None
 
 
-def disaggregation(model: ModelSpec, gpu: GPUSpec, prompt: int, link_bytes_per_s: float, kv: KVDtype, tp: int = 1,
-                   batch: int = 1, rate: float | None = None) -> Disaggregation:
+def disaggregation(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    prompt: int,
+    link_bytes_per_s: float,
+    kv: KVDtype,
+    tp: int = 1,
+    batch: int = 1,
+    rate: float | None = None,
+) -> Disaggregation:
     if link_bytes_per_s <= 0:
         raise KvcalcError("link bandwidth must be positive", "--link", "e.g. 50GB/s")
     shipped = KVFootprint(model, kv, 1, 1, LOGICAL).request_bytes(prompt)
     t = shipped / link_bytes_per_s
     step = decode_bound(model, gpu, batch, prompt, kv, tp).t_bound_s
     util = None if rate is None else rate * shipped / link_bytes_per_s
-    return Disaggregation(prompt, shipped, link_bytes_per_s, t, step, t / step, link_bytes_per_s / shipped,
-                          rate, util, None if util is None else util < 1)
+    return Disaggregation(
+        prompt,
+        shipped,
+        link_bytes_per_s,
+        t,
+        step,
+        t / step,
+        link_bytes_per_s / shipped,
+        rate,
+        util,
+        None if util is None else util < 1,
+    )
 
 
 @dataclass(frozen=True)
@@ -137,8 +179,18 @@ class TiersReport:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-def tiers(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv: KVDtype, tp: int, link_bytes_per_s: float,
-          batch: int = 1, rate: float | None = None, engine: str = "vllm") -> TiersReport:
+def tiers(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    seq: int,
+    tier_list: list[Tier],
+    kv: KVDtype,
+    tp: int,
+    link_bytes_per_s: float,
+    batch: int = 1,
+    rate: float | None = None,
+    engine: str = "vllm",
+) -> TiersReport:
     """Capacity and reload cost of each tier, and the prefill-to-decode transfer of one request."""
     rows = tier_rows(model, gpu, seq, tier_list, kv, tp)
     d = disaggregation(model, gpu, seq, link_bytes_per_s, kv, tp, batch, rate)
@@ -147,6 +199,21 @@ def tiers(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv: K
         "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
         "disaggregation ships the prompt's KV once per layer and KV head (tp 1 bytes), over --link",
     ] + [f"{t.name}: {t.source}" for t in tier_list]
-    return TiersReport(model.name, gpu.name, seq, rows, d, assumptions,
-                       {"model": model.name, "gpu": gpu.name, "seq": seq, "tp": tp, "kv_dtype": kv.name,
-                        "engine": engine, "link_bytes_per_s": link_bytes_per_s, "rate": rate})
+    return TiersReport(
+        model.name,
+        gpu.name,
+        seq,
+        rows,
+        d,
+        assumptions,
+        {
+            "model": model.name,
+            "gpu": gpu.name,
+            "seq": seq,
+            "tp": tp,
+            "kv_dtype": kv.name,
+            "engine": engine,
+            "link_bytes_per_s": link_bytes_per_s,
+            "rate": rate,
+        },
+    )

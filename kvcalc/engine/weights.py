@@ -51,8 +51,9 @@ def weights(model: ModelSpec, dtype: str | None = None, tp: int = 1, pp: int = 1
     """Resident weight bytes in total and per GPU (an even split over tp x pp)."""
     total = resident_bytes(model, dtype)
     expert_dtype = None if dtype else (model.moe.expert_weight_dtype if model.moe else None)
-    return Weights(total, ceil(Fraction(total, tp * pp)), dtype or model.weight_dtype, expert_dtype,
-                   "total / (tp x pp): an even split")
+    return Weights(
+        total, ceil(Fraction(total, tp * pp)), dtype or model.weight_dtype, expert_dtype, "total / (tp x pp): an even split"
+    )
 
 
 def expected_experts(E: int, k: int, b: Any) -> Any:
@@ -88,8 +89,11 @@ class StreamedWeights:
             return ceil((Fraction(self.dense_params) * self.dense_bits / 8 + self.embed_row_bytes * batch) / tp)
         experts: Any = 0.0
         if self.moe_layers:
-            experts = self.moe_layers * expected_experts(self.num_experts, self.experts_per_tok, batch) \
+            experts = (
+                self.moe_layers
+                * expected_experts(self.num_experts, self.experts_per_tok, batch)
                 * (self.expert_params_each * float(self.expert_bits) / 8)
+            )
         total = float(Fraction(self.dense_params) * self.dense_bits / 8) + self.embed_row_bytes * batch + experts
         if isinstance(total, float):
             return int(round(total / tp))

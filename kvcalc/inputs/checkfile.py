@@ -14,8 +14,10 @@ from typing import Any
 
 from kvcalc.errors import KvcalcError
 
-ACCEPTED = ("a mapping with 'examples': a list of {name, run, expect}; run is a kvcalc command (a string or a list), "
-            "expect maps JSON keys (dotted paths) to a value or {value, abs|rel} or {min, max}")
+ACCEPTED = (
+    "a mapping with 'examples': a list of {name, run, expect}; run is a kvcalc command (a string or a list), "
+    "expect maps JSON keys (dotted paths) to a value or {value, abs|rel} or {min, max}"
+)
 NUMBER_LIMIT = 10**30
 """Expected values and tolerances beyond this are not figures any command prints."""
 
@@ -31,7 +33,9 @@ class Expectation:
 
     def describe(self) -> str:
         if self.value is None:
-            parts = ([f">= {self.min:,}"] if self.min is not None else []) + ([f"<= {self.max:,}"] if self.max is not None else [])
+            parts = ([f">= {self.min:,}"] if self.min is not None else []) + (
+                [f"<= {self.max:,}"] if self.max is not None else []
+            )
             return " and ".join(parts)
         if isinstance(self.value, bool) or not isinstance(self.value, (int, float)):
             return str(self.value)
@@ -49,8 +53,12 @@ class Expectation:
                 return False, "not a number"
             ok = (self.min is None or got >= self.min) and (self.max is None or got <= self.max)
             return ok, ""
-        if isinstance(self.value, (int, float)) and not isinstance(self.value, bool) and isinstance(got, (int, float)) \
-                and not isinstance(got, bool):
+        if (
+            isinstance(self.value, (int, float))
+            and not isinstance(self.value, bool)
+            and isinstance(got, (int, float))
+            and not isinstance(got, bool)
+        ):
             delta = got - self.value
             tol = self.abs if self.abs is not None else (abs(self.value) * self.rel if self.rel is not None else None)
             if tol is None:
@@ -67,7 +75,6 @@ class Example:
     expect: list[Expectation]
 
 
-
 def _number_ok(v: Any) -> bool:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return False
@@ -78,15 +85,23 @@ def _expectation(entry: str, key: str, spec: Any, where: str) -> Expectation:
     if isinstance(spec, dict):
         unknown = set(spec) - {"value", "abs", "rel", "min", "max"}
         if unknown:
-            raise KvcalcError(f"example {entry!r}, key {key!r}: unknown tolerance field {str(sorted(map(str, unknown))[0])[:40]!r}",
-                              where, "value, abs, rel, min, max")
+            raise KvcalcError(
+                f"example {entry!r}, key {key!r}: unknown tolerance field {str(sorted(map(str, unknown))[0])[:40]!r}",
+                where,
+                "value, abs, rel, min, max",
+            )
         if "value" not in spec and "min" not in spec and "max" not in spec:
-            raise KvcalcError(f"example {entry!r}, key {key!r}: no value, min or max", where, "{value: 123, rel: 0.01} or {min: 64}")
+            raise KvcalcError(
+                f"example {entry!r}, key {key!r}: no value, min or max", where, "{value: 123, rel: 0.01} or {min: 64}"
+            )
         for f in ("abs", "rel", "min", "max"):
             v = spec.get(f)
             if v is not None and (not _number_ok(v) or (f in ("abs", "rel") and v < 0)):
-                raise KvcalcError(f"example {entry!r}, key {key!r}: {f} is {str(v)[:40]!r}", where,
-                                  "a non-negative number" if f in ("abs", "rel") else f"a number up to {NUMBER_LIMIT:.0e}")
+                raise KvcalcError(
+                    f"example {entry!r}, key {key!r}: {f} is {str(v)[:40]!r}",
+                    where,
+                    "a non-negative number" if f in ("abs", "rel") else f"a number up to {NUMBER_LIMIT:.0e}",
+                )
         value = spec.get("value")
         _check_value(entry, key, value, where)
         return Expectation(key, value, spec.get("abs"), spec.get("rel"), spec.get("min"), spec.get("max"))
@@ -98,8 +113,9 @@ def _expectation(entry: str, key: str, spec: Any, where: str) -> Expectation:
 
 def _check_value(entry: str, key: str, value: Any, where: str) -> None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and not _number_ok(value):
-        raise KvcalcError(f"example {entry!r}, key {key!r}: the value is out of range", where,
-                          f"a number up to {NUMBER_LIMIT:.0e}")
+        raise KvcalcError(
+            f"example {entry!r}, key {key!r}: the value is out of range", where, f"a number up to {NUMBER_LIMIT:.0e}"
+        )
 
 
 def parse_examples(doc: Any, where: str, commands: set[str]) -> list[Example]:
@@ -117,8 +133,9 @@ def parse_examples(doc: Any, where: str, commands: set[str]) -> list[Example]:
             raise KvcalcError(f"example {label} is not a mapping", where, ACCEPTED)
         extra = set(ex) - {"name", "run", "expect", "note"}
         if extra:
-            raise KvcalcError(f"example {label!r}: unknown field {str(sorted(map(str, extra))[0])[:40]!r}", where,
-                              "name, run, expect, note")
+            raise KvcalcError(
+                f"example {label!r}: unknown field {str(sorted(map(str, extra))[0])[:40]!r}", where, "name, run, expect, note"
+            )
         run = ex.get("run")
         if isinstance(run, str):
             try:
@@ -132,8 +149,11 @@ def parse_examples(doc: Any, where: str, commands: set[str]) -> list[Example]:
         if args and args[0] == "kvcalc":
             args = args[1:]
         if not args or args[0] not in commands or args[0] == "check":
-            raise KvcalcError(f"example {label!r}: 'run' must be a kvcalc command other than check", where,
-                              "one of " + ", ".join(sorted(commands - {"check"})))
+            raise KvcalcError(
+                f"example {label!r}: 'run' must be a kvcalc command other than check",
+                where,
+                "one of " + ", ".join(sorted(commands - {"check"})),
+            )
         exp = ex.get("expect")
         if not isinstance(exp, dict) or not exp:
             raise KvcalcError(f"example {label!r}: missing 'expect'", where, "a mapping of JSON keys to expected values")

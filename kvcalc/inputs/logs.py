@@ -56,7 +56,11 @@ class LogFacts:
 
 _PATTERNS: list[tuple[str, re.Pattern, str]] = [
     # (fact, pattern, how to read group 1)
-    ("version", re.compile(r"(?:LLM engine|vLLM API server version|vllm version)\s*\(?v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),]*)", re.I), "str"),
+    (
+        "version",
+        re.compile(r"(?:LLM engine|vLLM API server version|vllm version)\s*\(?v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),]*)", re.I),
+        "str",
+    ),
     ("model", re.compile(r"\bmodel='([^']+)'"), "str"),
     ("model", re.compile(r"'model':\s*'([^']+)'"), "str"),
     ("model", re.compile(r"\bmodel_path='?([^',\s)]+)"), "str"),
@@ -88,7 +92,11 @@ _PATTERNS: list[tuple[str, re.Pattern, str]] = [
     ("concurrency", re.compile(r"Maximum concurrency for " + NUM + r" tokens per request: " + NUM + r"x"), "conc"),
     ("cudagraph_gib", re.compile(r"Graph capturing finished in [0-9.]+ secs?, took " + NUM + r"\s*GiB"), "float"),
     ("max_total_num_tokens", re.compile(r"max_total_num_tokens=" + NUM), "int"),
-    ("kv_sizes", re.compile(r"KV Cache is allocated\. #tokens: " + NUM + r", K size: " + NUM + r" GB, V size: " + NUM + r" GB"), "kv"),
+    (
+        "kv_sizes",
+        re.compile(r"KV Cache is allocated\. #tokens: " + NUM + r", K size: " + NUM + r" GB, V size: " + NUM + r" GB"),
+        "kv",
+    ),
 ]
 
 
@@ -97,7 +105,7 @@ def parse_log(text: str | Iterable[str]) -> LogFacts:
     match of each fact wins, except that later figures of the same kind (a log of several restarts)
     replace earlier ones."""
     f = LogFacts()
-    for line in (text.splitlines() if isinstance(text, str) else text):
+    for line in text.splitlines() if isinstance(text, str) else text:
         if len(line) > 100_000:
             line = line[:100_000]
         for fact, pat, kind in _PATTERNS:
@@ -134,7 +142,10 @@ def parse_log(text: str | Iterable[str]) -> LogFacts:
     if f.max_model_len is None and f.concurrency_len:
         f.max_model_len = f.concurrency_len
     if f.engine is None:
-        raise KvcalcError("nothing recognisable in this log", "LOG",
-                          "a vLLM (0.6 or later) or SGLang start-up log with lines such as 'Model loading took X GiB', "
-                          "'Available KV cache memory', 'GPU KV cache size' or SGLang's 'max_total_num_tokens'")
+        raise KvcalcError(
+            "nothing recognisable in this log",
+            "LOG",
+            "a vLLM (0.6 or later) or SGLang start-up log with lines such as 'Model loading took X GiB', "
+            "'Available KV cache memory', 'GPU KV cache size' or SGLang's 'max_total_num_tokens'",
+        )
     return f

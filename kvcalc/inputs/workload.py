@@ -12,10 +12,11 @@ from typing import Any
 
 from kvcalc.errors import KvcalcError
 
-ACCEPTED = ("uniform:MIN..MAX, lognormal:median=M,sigma=S, fixed:N (token counts such as 600 or 4k), "
-            "or --trace FILE")
-TRACE_ACCEPTED = ("JSON Lines or CSV with a prompt and an output token count per request "
-                  "(prompt_tokens/output_tokens, input_tokens/output_tokens, prompt_len/output_len or prompt/output)")
+ACCEPTED = "uniform:MIN..MAX, lognormal:median=M,sigma=S, fixed:N (token counts such as 600 or 4k), or --trace FILE"
+TRACE_ACCEPTED = (
+    "JSON Lines or CSV with a prompt and an output token count per request "
+    "(prompt_tokens/output_tokens, input_tokens/output_tokens, prompt_len/output_len or prompt/output)"
+)
 PROMPT_KEYS = ("prompt_tokens", "input_tokens", "prompt_len", "input_len", "prompt")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "output_len", "generated_tokens", "output")
 
@@ -71,7 +72,9 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int):
         capped = int((raw > max_len).sum())
         lengths = np.clip(raw, 1, max_len).astype(np.int64)
         if capped:
-            notes.append(f"{capped:,} of {n:,} sampled lengths ({capped / n:.1%}) exceeded --max-len and were capped at {max_len:,}")
+            notes.append(
+                f"{capped:,} of {n:,} sampled lengths ({capped / n:.1%}) exceeded --max-len and were capped at {max_len:,}"
+            )
     else:
         raise KvcalcError(f"cannot read the workload {spec!r}", where, ACCEPTED)
     # Without a prompt/output split, a request holds its cache for a time proportional to its length.
@@ -98,13 +101,17 @@ def read_trace(text: str, where: str, max_len: int, is_csv: bool):
         try:
             p_i, o_i = int(str(p).strip()), int(str(o).strip())
         except (TypeError, ValueError):
-            raise KvcalcError(f"token counts must be whole numbers, got {p!r} and {o!r}", f"{where}, line {line_no}",
-                              TRACE_ACCEPTED) from None
+            raise KvcalcError(
+                f"token counts must be whole numbers, got {p!r} and {o!r}", f"{where}, line {line_no}", TRACE_ACCEPTED
+            ) from None
         if p_i < 0 or o_i < 0 or p_i + o_i == 0:
             raise KvcalcError(f"token counts must be positive, got {p_i} and {o_i}", f"{where}, line {line_no}", TRACE_ACCEPTED)
         if p_i + o_i > max_len:
-            raise KvcalcError(f"request of {p_i + o_i:,} tokens exceeds --max-len {max_len:,}", f"{where}, line {line_no}",
-                              "a --max-len at least the longest request")
+            raise KvcalcError(
+                f"request of {p_i + o_i:,} tokens exceeds --max-len {max_len:,}",
+                f"{where}, line {line_no}",
+                "a --max-len at least the longest request",
+            )
         rows.append((p_i, o_i))
 
     if is_csv:

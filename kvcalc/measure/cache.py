@@ -82,7 +82,7 @@ def build(geo: Geometry, lens: list[int], dtype, device: str, seed: int = 0, spa
     table = torch.zeros((len(lens), max(need)), dtype=torch.int32)
     i = 0
     for b, n in enumerate(need):
-        table[b, :n] = perm[i:i + n].to(torch.int32)
+        table[b, :n] = perm[i : i + n].to(torch.int32)
         i += n
 
     def rand(*shape):
@@ -91,8 +91,9 @@ def build(geo: Geometry, lens: list[int], dtype, device: str, seed: int = 0, spa
     k = rand(geo.n_kv, pages, bs, geo.d_k)
     v = k if geo.v_from_k else rand(geo.n_kv, pages, bs, geo.dv)
     q = rand(len(lens), geo.n_q, geo.d_k)
-    return PagedCache(geo, q, k, v, table.to(device), torch.tensor(lens, dtype=torch.int32, device=device), list(lens),
-                      1.0 / (geo.d_k ** 0.5))
+    return PagedCache(
+        geo, q, k, v, table.to(device), torch.tensor(lens, dtype=torch.int32, device=device), list(lens), 1.0 / (geo.d_k**0.5)
+    )
 
 
 def gather(c: PagedCache, b: int, dtype=None):

@@ -16,8 +16,9 @@ def cpu_paged(c: PagedCache):
     need = [-(-n // bs) for n in c.lens]
     flat = torch.cat([c.block_table[b, :n] for b, n in enumerate(need)]).long()
     kbuf = torch.empty((geo.n_kv, flat.numel(), bs, geo.d_k), dtype=c.k_pool.dtype, device=c.k_pool.device)
-    vbuf = None if geo.v_from_k else torch.empty((geo.n_kv, flat.numel(), bs, geo.dv), dtype=c.v_pool.dtype,
-                                                 device=c.v_pool.device)
+    vbuf = (
+        None if geo.v_from_k else torch.empty((geo.n_kv, flat.numel(), bs, geo.dv), dtype=c.v_pool.dtype, device=c.v_pool.device)
+    )
     out = torch.empty((len(c.lens), geo.n_q, geo.dv), dtype=c.q.dtype, device=c.q.device)
     offs = [0]
     for n in need:
@@ -29,8 +30,8 @@ def cpu_paged(c: PagedCache):
         if vbuf is not None:
             torch.index_select(c.v_pool, 1, flat, out=vbuf)
         for b, n in enumerate(c.lens):
-            k = kbuf[:, offs[b]:offs[b + 1]].reshape(geo.n_kv, -1, geo.d_k)[:, :n]
-            v = k[..., : geo.dv] if vbuf is None else vbuf[:, offs[b]:offs[b + 1]].reshape(geo.n_kv, -1, geo.dv)[:, :n]
+            k = kbuf[:, offs[b] : offs[b + 1]].reshape(geo.n_kv, -1, geo.d_k)[:, :n]
+            v = k[..., : geo.dv] if vbuf is None else vbuf[:, offs[b] : offs[b + 1]].reshape(geo.n_kv, -1, geo.dv)[:, :n]
             s = torch.matmul(qg[b], k.transpose(1, 2)).mul_(c.sm_scale)
             p = torch.softmax(s, dim=-1)
             out[b] = torch.matmul(p, v).reshape(geo.n_q, geo.dv)
@@ -76,7 +77,7 @@ def gather_sdpa(c: PagedCache):
 
     def step():
         outs = []
-        for b, n in enumerate(c.lens):
+        for b in range(len(c.lens)):
             k, v = gather(c, b)
             if geo.n_kv != geo.n_q:
                 k = k.repeat_interleave(geo.group, dim=0)
@@ -101,8 +102,21 @@ def triton_paged(c: PagedCache, sms: int = 132, splits: int | None = None):
     ws = make_workspace(c.q, geo.n_kv, sp, g_tile * n_tiles, geo.dv)
 
     def step():
-        return paged_decode(c.q, c.k_pool, c.v_pool, c.block_table, c.seq_lens, group=geo.group, d_a=geo.d_a,
-                            d_b=geo.d_b, dv=geo.dv, v_from_k=geo.v_from_k, sm_scale=c.sm_scale, splits=sp, sms=sms,
-                            workspace=ws)
+        return paged_decode(
+            c.q,
+            c.k_pool,
+            c.v_pool,
+            c.block_table,
+            c.seq_lens,
+            group=geo.group,
+            d_a=geo.d_a,
+            d_b=geo.d_b,
+            dv=geo.dv,
+            v_from_k=geo.v_from_k,
+            sm_scale=c.sm_scale,
+            splits=sp,
+            sms=sms,
+            workspace=ws,
+        )
 
     return step

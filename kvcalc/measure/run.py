@@ -65,8 +65,12 @@ class MeasureResult:
 def _kernel(name: str, cache, sms: int):
     from kvcalc.measure import kernels as K
 
-    return {"cpu-paged": K.cpu_paged, "sdpa-dense": K.dense_sdpa, "gather-sdpa": K.gather_sdpa,
-            "triton-paged": lambda c: K.triton_paged(c, sms=sms)}[name](cache)
+    return {
+        "cpu-paged": K.cpu_paged,
+        "sdpa-dense": K.dense_sdpa,
+        "gather-sdpa": K.gather_sdpa,
+        "triton-paged": lambda c: K.triton_paged(c, sms=sms),
+    }[name](cache)
 
 
 def _device_info(device: str) -> tuple[str, dict, int, int]:
@@ -84,9 +88,11 @@ def _device_info(device: str) -> tuple[str, dict, int, int]:
 
         pynvml.nvmlInit()
         h = pynvml.nvmlDeviceGetHandleByIndex(0)
-        clocks = {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
-                  "mem_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM)}
-    except Exception:  # noqa: BLE001 - clocks are informative only
+        clocks = {
+            "sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "mem_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+        }
+    except Exception:
         pass
     return p.name, clocks, p.multi_processor_count, getattr(p, "L2_cache_size", 50 * 2**20)
 
@@ -104,9 +110,21 @@ def _free_bytes(device: str) -> int:
         return 8 * 2**30
 
 
-def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, layers: int = 1, kernels=None,
-            gpu_spec=None, model=None, seed: int = 0, runs: int | None = None, weights: bool = False,
-            progress=None) -> MeasureResult:
+def measure(
+    geo: Geometry,
+    lens: list[int],
+    *,
+    device: str,
+    dtype_name: str,
+    layers: int = 1,
+    kernels=None,
+    gpu_spec=None,
+    model=None,
+    seed: int = 0,
+    runs: int | None = None,
+    weights: bool = False,
+    progress=None,
+) -> MeasureResult:
     import torch
 
     from kvcalc.specs.dtypes import kv_dtype
@@ -124,8 +142,11 @@ def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, lay
     need = n_caches * cache_bytes + 3 * one + (2 * 2**30 if device == "cuda" else 256 * 2**20)
     free = _free_bytes(device)
     if need > 0.9 * free:
-        raise KvcalcError(f"the measurement needs {need:,} B and the {device} has {free:,} B free", "--batch/--seq",
-                          "a smaller batch, context or --layers (or --quick)")
+        raise KvcalcError(
+            f"the measurement needs {need:,} B and the {device} has {free:,} B free",
+            "--batch/--seq",
+            "a smaller batch, context or --layers (or --quick)",
+        )
     tick = progress or (lambda label: None)
     tick("building caches")
     caches = [build(geo, lens, dtype, device, seed=seed + i) for i in range(n_caches)]
@@ -139,12 +160,19 @@ def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, lay
     bytes_ = one * layers
     flops = step_flops(geo, lens) * layers
     # The engine's bound for the same step: KV bytes from the layer kind, plus q and out.
-    kv_bytes = sum(lens) * layers * (model_kv_per_token(model, geo, kv_dtype(_kvname(dtype_name))) if model else
-                                     geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * elt)
+    kv_bytes = (
+        sum(lens)
+        * layers
+        * (
+            model_kv_per_token(model, geo, kv_dtype(_kvname(dtype_name)))
+            if model
+            else geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * elt
+        )
+    )
     ds = gpu_spec.memory_bandwidth_bytes_per_s if (gpu_spec is not None and device == "cuda") else None
     if device == "cuda":
         bw = ds or ceil["read_bytes_per_s"]
-        peak = (gpu_spec.flops_bf16 if gpu_spec is not None else ceil["matmul_flops_per_s"])
+        peak = gpu_spec.flops_bf16 if gpu_spec is not None else ceil["matmul_flops_per_s"]
         label = f"HBM of {name}: the datasheet bound" + ("" if ds else " (no GPU spec matched: the measured read ceiling)")
     else:
         bw, peak = ceil["read_bytes_per_s"], ceil["matmul_flops_per_s"]
@@ -156,7 +184,7 @@ def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, lay
         tick(f"checking {kname}")
         try:
             steps = [_kernel(kname, c, sms) for c in caches]
-        except Exception as e:  # noqa: BLE001 - a kernel that cannot be built is reported, not fatal
+        except Exception as e:
             results.append(KernelResult(kname, float("nan"), False, note=f"could not build: {type(e).__name__}: {e}"))
             continue
         c0 = caches[0]
@@ -172,7 +200,7 @@ def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, lay
         tick(f"timing {kname}")
         state = {"i": 0}
 
-        def step():
+        def step(state=state, steps=steps):
             i = state["i"]
             for j in range(layers):
                 steps[(i * layers + j) % n_caches]()
@@ -191,18 +219,40 @@ def measure(geo: Geometry, lens: list[int], *, device: str, dtype_name: str, lay
         r.measured_over_bound = med / t_bound
         results.append(r)
     primary = next((r for r in results if r.kernel in ("triton-paged", "cpu-paged")), results[0])
-    wres = time_weights(model, len(lens), layers, device, dtype, bw, time_cuda if device == "cuda" else time_cpu) \
-        if (weights and model is not None) else None
+    wres = (
+        time_weights(model, len(lens), layers, device, dtype, bw, time_cuda if device == "cuda" else time_cpu)
+        if (weights and model is not None)
+        else None
+    )
     return MeasureResult(
-        model=model.name if model is not None else "", device=device, device_name=name, label=label, kernel=primary.kernel, t_measured_s=primary.t_measured_s,
-        t_bound_s=t_bound, measured_over_bound=primary.measured_over_bound,
-        achieved_bytes_per_s=primary.achieved_bytes_per_s, read_ceiling_bytes_per_s=ceil["read_bytes_per_s"],
-        copy_ceiling_bytes_per_s=ceil["copy_bytes_per_s"], datasheet_bytes_per_s=ds, peak_flops_per_s=peak,
-        rel_error=primary.rel_error, bytes=bytes_, kv_bytes=kv_bytes, flops=flops,
+        model=model.name if model is not None else "",
+        device=device,
+        device_name=name,
+        label=label,
+        kernel=primary.kernel,
+        t_measured_s=primary.t_measured_s,
+        t_bound_s=t_bound,
+        measured_over_bound=primary.measured_over_bound,
+        achieved_bytes_per_s=primary.achieved_bytes_per_s,
+        read_ceiling_bytes_per_s=ceil["read_bytes_per_s"],
+        copy_ceiling_bytes_per_s=ceil["copy_bytes_per_s"],
+        datasheet_bytes_per_s=ds,
+        peak_flops_per_s=peak,
+        rel_error=primary.rel_error,
+        bytes=bytes_,
+        kv_bytes=kv_bytes,
+        flops=flops,
         bound_by="memory" if t_mem >= t_comp else "compute",
         geometry={"kind": geo.kind, "n_q": geo.n_q, "n_kv": geo.n_kv, "d_k": geo.d_k, "dv": geo.dv, "block_size": geo.block_size},
-        batch=len(lens), seq_lens={"min": min(lens), "max": max(lens), "mean": sum(lens) / len(lens), "total": sum(lens)},
-        dtype=dtype_name, layers=layers, caches=n_caches, clocks=clocks, kernels=results, weights=wres, notes=notes,
+        batch=len(lens),
+        seq_lens={"min": min(lens), "max": max(lens), "mean": sum(lens) / len(lens), "total": sum(lens)},
+        dtype=dtype_name,
+        layers=layers,
+        caches=n_caches,
+        clocks=clocks,
+        kernels=results,
+        weights=wres,
+        notes=notes,
     )
 
 
@@ -244,5 +294,11 @@ def time_weights(model, batch: int, layers: int, device: str, dtype, bw: float, 
 
     med = timer(step)[0]
     nbytes = sum(w.numel() * w.element_size() for w in mats)
-    return {"weight_bytes": nbytes, "t_measured_s": med, "t_bound_s": nbytes / bw, "measured_over_bound": med / (nbytes / bw),
-            "achieved_bytes_per_s": nbytes / med, "layers": layers}
+    return {
+        "weight_bytes": nbytes,
+        "t_measured_s": med,
+        "t_bound_s": nbytes / bw,
+        "measured_over_bound": med / (nbytes / bw),
+        "achieved_bytes_per_s": nbytes / med,
+        "layers": layers,
+    }

@@ -8,9 +8,23 @@ from typing import Any
 from kvcalc.errors import KvcalcError
 
 
-def run_measure(model: Any, gpu: str | None, batch: int, seq: int, *, seq_dist: str | None = None, block_size: int = 16,
-                dtype: str | None = None, layers: int = 1, kernels: list[str] | None = None, weights: bool = False,
-                device: str = "auto", runs: int | None = None, seed: int = 0, show_progress: bool = True) -> Any:
+def run_measure(
+    model: Any,
+    gpu: str | None,
+    batch: int,
+    seq: int,
+    *,
+    seq_dist: str | None = None,
+    block_size: int = 16,
+    dtype: str | None = None,
+    layers: int = 1,
+    kernels: list[str] | None = None,
+    weights: bool = False,
+    device: str = "auto",
+    runs: int | None = None,
+    seed: int = 0,
+    show_progress: bool = True,
+) -> Any:
     """Resolve the device and geometry, then measure."""
     try:
         import torch
@@ -59,9 +73,20 @@ def run_measure(model: Any, gpu: str | None, batch: int, seq: int, *, seq_dist: 
             status = Console(stderr=True).status("starting")
             status.start()
     try:
-        return measure(geo, lens, device=device, dtype_name=dtype, layers=layers, kernels=kernels, gpu_spec=gspec,
-                       model=model, seed=seed, runs=runs, weights=weights,
-                       progress=(lambda label: status.update(f"{label}...")) if status else None)
+        return measure(
+            geo,
+            lens,
+            device=device,
+            dtype_name=dtype,
+            layers=layers,
+            kernels=kernels,
+            gpu_spec=gspec,
+            model=model,
+            seed=seed,
+            runs=runs,
+            weights=weights,
+            progress=(lambda label: status.update(f"{label}...")) if status else None,
+        )
     finally:
         if status:
             status.stop()

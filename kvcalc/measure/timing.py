@@ -8,7 +8,7 @@ import time
 
 def _stats(samples: list[float]) -> tuple[float, float, float]:
     s = sorted(samples)
-    q = lambda f: s[min(len(s) - 1, int(f * len(s)))]  # noqa: E731
+    q = lambda f: s[min(len(s) - 1, int(f * len(s)))]
     return statistics.median(s), q(0.1), q(0.9)
 
 
@@ -50,7 +50,7 @@ def time_cuda(fn, runs: int = 100, warmup: int = 10, graph: bool = False):
             used_graph = True
             for _ in range(3):
                 call()
-        except Exception:  # noqa: BLE001 - graphs are an optimisation; fall back to launches
+        except Exception:
             call = fn
     torch.cuda.synchronize()
     out = []
@@ -84,5 +84,9 @@ def ceilings(device: str, nbytes: int) -> dict:
         a = torch.randn(1024, 1024)
         mm = time_cpu(lambda: a @ a, runs=10, warmup=2)[0]
         flops = 2 * 1024**3 / mm
-    return {"copy_bytes_per_s": 2 * n * 4 / copy, "read_bytes_per_s": n * 4 / read, "matmul_flops_per_s": flops,
-            "ceiling_buffer_bytes": n * 4}
+    return {
+        "copy_bytes_per_s": 2 * n * 4 / copy,
+        "read_bytes_per_s": n * 4 / read,
+        "matmul_flops_per_s": flops,
+        "ceiling_buffer_bytes": n * 4,
+    }

@@ -20,17 +20,43 @@ import triton.language as tl
 
 @triton.jit
 def _paged_partial(
-    Q, K, V, BT, LENS, M_OUT, L_OUT, ACC_OUT,
+    Q,
+    K,
+    V,
+    BT,
+    LENS,
+    M_OUT,
+    L_OUT,
+    ACC_OUT,
     sm_scale,
-    stride_qb, stride_qh,
-    stride_kh, stride_kb, stride_kt,
-    stride_vh, stride_vb, stride_vt,
+    stride_qb,
+    stride_qh,
+    stride_kh,
+    stride_kb,
+    stride_kt,
+    stride_vh,
+    stride_vb,
+    stride_vt,
     stride_btb,
-    stride_mb, stride_mh, stride_ms,
-    stride_ab, stride_ah, stride_as, stride_ag,
-    GROUP: tl.constexpr, G_TILE: tl.constexpr, BLOCK: tl.constexpr, TILE: tl.constexpr,
-    D_A: tl.constexpr, BLOCK_DA: tl.constexpr, D_B: tl.constexpr, BLOCK_DB: tl.constexpr,
-    DV: tl.constexpr, BLOCK_DV: tl.constexpr, V_FROM_K: tl.constexpr, TILES_PER_SPLIT,
+    stride_mb,
+    stride_mh,
+    stride_ms,
+    stride_ab,
+    stride_ah,
+    stride_as,
+    stride_ag,
+    GROUP: tl.constexpr,
+    G_TILE: tl.constexpr,
+    BLOCK: tl.constexpr,
+    TILE: tl.constexpr,
+    D_A: tl.constexpr,
+    BLOCK_DA: tl.constexpr,
+    D_B: tl.constexpr,
+    BLOCK_DB: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    V_FROM_K: tl.constexpr,
+    TILES_PER_SPLIT,
 ):
     b = tl.program_id(0)
     hk_tile = tl.program_id(1)
@@ -48,12 +74,12 @@ def _paged_partial(
     g_ok = g < GROUP
     qh = hk * GROUP + g
     da = tl.arange(0, BLOCK_DA)
-    q_a = tl.load(Q + b * stride_qb + qh[:, None] * stride_qh + da[None, :],
-                  mask=g_ok[:, None] & (da[None, :] < D_A), other=0.0)
+    q_a = tl.load(Q + b * stride_qb + qh[:, None] * stride_qh + da[None, :], mask=g_ok[:, None] & (da[None, :] < D_A), other=0.0)
     if D_B > 0:
         db = tl.arange(0, BLOCK_DB)
-        q_b = tl.load(Q + b * stride_qb + qh[:, None] * stride_qh + D_A + db[None, :],
-                      mask=g_ok[:, None] & (db[None, :] < D_B), other=0.0)
+        q_b = tl.load(
+            Q + b * stride_qb + qh[:, None] * stride_qh + D_A + db[None, :], mask=g_ok[:, None] & (db[None, :] < D_B), other=0.0
+        )
     dv = tl.arange(0, BLOCK_DV)
     t = tl.arange(0, TILE)
 
@@ -96,11 +122,24 @@ def _paged_partial(
 
 @triton.jit
 def _paged_merge(
-    M_IN, L_IN, ACC_IN, OUT,
-    stride_mb, stride_mh, stride_ms,
-    stride_ab, stride_ah, stride_as, stride_ag,
-    stride_ob, stride_oh,
-    GROUP: tl.constexpr, G_TILE: tl.constexpr, DV: tl.constexpr, BLOCK_DV: tl.constexpr, SPLITS,
+    M_IN,
+    L_IN,
+    ACC_IN,
+    OUT,
+    stride_mb,
+    stride_mh,
+    stride_ms,
+    stride_ab,
+    stride_ah,
+    stride_as,
+    stride_ag,
+    stride_ob,
+    stride_oh,
+    GROUP: tl.constexpr,
+    G_TILE: tl.constexpr,
+    DV: tl.constexpr,
+    BLOCK_DV: tl.constexpr,
+    SPLITS,
 ):
     b = tl.program_id(0)
     hk_tile = tl.program_id(1)
@@ -122,14 +161,20 @@ def _paged_merge(
         m_s = tl.load(M_IN + off, mask=g_ok, other=float("-inf"))
         l_s = tl.load(L_IN + off, mask=g_ok, other=0.0)
         w = tl.where(l_s > 0, tl.exp(m_s - m_safe), 0.0)
-        a = tl.load(ACC_IN + b * stride_ab + hk * stride_ah + s * stride_as + g[:, None] * stride_ag + dv[None, :],
-                    mask=g_ok[:, None] & (dv[None, :] < DV), other=0.0)
+        a = tl.load(
+            ACC_IN + b * stride_ab + hk * stride_ah + s * stride_as + g[:, None] * stride_ag + dv[None, :],
+            mask=g_ok[:, None] & (dv[None, :] < DV),
+            other=0.0,
+        )
         l_all += l_s * w
         acc += a * w[:, None]
     out = acc / tl.where(l_all > 0, l_all, 1.0)[:, None]
     qh = hk * GROUP + g
-    tl.store(OUT + b * stride_ob + qh[:, None] * stride_oh + dv[None, :], out.to(OUT.dtype.element_ty),
-             mask=g_ok[:, None] & (dv[None, :] < DV))
+    tl.store(
+        OUT + b * stride_ob + qh[:, None] * stride_oh + dv[None, :],
+        out.to(OUT.dtype.element_ty),
+        mask=g_ok[:, None] & (dv[None, :] < DV),
+    )
 
 
 def _pow2(n: int) -> int:
@@ -151,8 +196,23 @@ def plan_splits(batch: int, n_kv_tiles: int, max_tiles: int, sms: int) -> int:
     return max(1, min(-(-2 * sms // programs), -(-max_tiles // 4)))
 
 
-def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: int, d_b: int, dv: int,
-                 v_from_k: bool, sm_scale: float, splits: int | None = None, sms: int = 132, workspace=None):
+def paged_decode(
+    q,
+    k_pool,
+    v_pool,
+    block_table,
+    seq_lens,
+    *,
+    group: int,
+    d_a: int,
+    d_b: int,
+    dv: int,
+    v_from_k: bool,
+    sm_scale: float,
+    splits: int | None = None,
+    sms: int = 132,
+    workspace=None,
+):
     """out[b, h] = softmax(q[b, h] . K_b^T * scale) V_b over each sequence's pages.
 
     q: [B, n_q, d_a + d_b]; k_pool: [n_kv, pages, BLOCK, d_a + d_b]; v_pool: [n_kv, pages, BLOCK, dv]
@@ -174,24 +234,64 @@ def paged_decode(q, k_pool, v_pool, block_table, seq_lens, *, group: int, d_a: i
     v = k_pool if v_from_k else v_pool
     grid = (B, n_kv * n_tiles, splits)
     _paged_partial[grid](
-        q, k_pool, v, block_table, seq_lens, m, lse, acc, sm_scale,
-        q.stride(0), q.stride(1),
-        k_pool.stride(0), k_pool.stride(1), k_pool.stride(2),
-        v.stride(0), v.stride(1), v.stride(2),
+        q,
+        k_pool,
+        v,
+        block_table,
+        seq_lens,
+        m,
+        lse,
+        acc,
+        sm_scale,
+        q.stride(0),
+        q.stride(1),
+        k_pool.stride(0),
+        k_pool.stride(1),
+        k_pool.stride(2),
+        v.stride(0),
+        v.stride(1),
+        v.stride(2),
         block_table.stride(0),
-        m.stride(0), m.stride(1), m.stride(2),
-        acc.stride(0), acc.stride(1), acc.stride(2), acc.stride(3),
-        GROUP=group, G_TILE=g_tile, BLOCK=block, TILE=tile, D_A=d_a, BLOCK_DA=_pow2(d_a), D_B=d_b,
-        BLOCK_DB=_pow2(d_b) if d_b else 16, DV=dv, BLOCK_DV=_pow2(dv), V_FROM_K=v_from_k,
+        m.stride(0),
+        m.stride(1),
+        m.stride(2),
+        acc.stride(0),
+        acc.stride(1),
+        acc.stride(2),
+        acc.stride(3),
+        GROUP=group,
+        G_TILE=g_tile,
+        BLOCK=block,
+        TILE=tile,
+        D_A=d_a,
+        BLOCK_DA=_pow2(d_a),
+        D_B=d_b,
+        BLOCK_DB=_pow2(d_b) if d_b else 16,
+        DV=dv,
+        BLOCK_DV=_pow2(dv),
+        V_FROM_K=v_from_k,
         TILES_PER_SPLIT=per_split,
         num_warps=8 if dv > 256 else 4,
     )
     _paged_merge[(B, n_kv * n_tiles)](
-        m, lse, acc, out,
-        m.stride(0), m.stride(1), m.stride(2),
-        acc.stride(0), acc.stride(1), acc.stride(2), acc.stride(3),
-        out.stride(0), out.stride(1),
-        GROUP=group, G_TILE=g_tile, DV=dv, BLOCK_DV=_pow2(dv), SPLITS=splits,
+        m,
+        lse,
+        acc,
+        out,
+        m.stride(0),
+        m.stride(1),
+        m.stride(2),
+        acc.stride(0),
+        acc.stride(1),
+        acc.stride(2),
+        acc.stride(3),
+        out.stride(0),
+        out.stride(1),
+        GROUP=group,
+        G_TILE=g_tile,
+        DV=dv,
+        BLOCK_DV=_pow2(dv),
+        SPLITS=splits,
     )
     return out
 

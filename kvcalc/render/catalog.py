@@ -8,32 +8,62 @@ from typing import Any
 from kvcalc.render.console import console, kv_lines, notes, table
 from kvcalc.units import fmt_bytes, fmt_flops, fmt_iec, fmt_rate, fmt_si
 
-GB_IS_GIB = ("the vendor's \"GB\" of memory is binary in practice (80 GB H100: 80 GiB of HBM); kvcalc keeps the figure "
-             "as stated, in decimal bytes, and budgets against the runtime figure")
+GB_IS_GIB = (
+    'the vendor\'s "GB" of memory is binary in practice (80 GB H100: 80 GiB of HBM); kvcalc keeps the figure '
+    "as stated, in decimal bytes, and budgets against the runtime figure"
+)
 
 
 def render_models(r: Any) -> None:
     c = console()
-    t = table(None, ("name", "left"), ("params", "right"), ("active", "right"), ("layers", "left"),
-              ("KV/token bf16", "right"), ("context", "right"))
+    t = table(
+        None,
+        ("name", "left"),
+        ("params", "right"),
+        ("active", "right"),
+        ("layers", "left"),
+        ("KV/token bf16", "right"),
+        ("context", "right"),
+    )
     for m in r.models:
-        t.add_row(m.name, f"{m.params_total / 1e9:,.1f}B", f"{m.params_active / 1e9:,.1f}B" if m.is_moe else "",
-                  m.kinds_text, fmt_iec(m.kv_bytes_per_token_bf16), f"{m.max_position_embeddings:,}")
+        t.add_row(
+            m.name,
+            f"{m.params_total / 1e9:,.1f}B",
+            f"{m.params_active / 1e9:,.1f}B" if m.is_moe else "",
+            m.kinds_text,
+            fmt_iec(m.kv_bytes_per_token_bf16),
+            f"{m.max_position_embeddings:,}",
+        )
     c.print(t)
     c.print("[dim]params in billions (10^9); KV/token: bytes one token adds across all attention layers, in KiB/MiB.[/dim]")
 
 
 def render_gpus(r: Any) -> None:
     c = console()
-    t = table(None, ("name", "left"), ("memory", "right"), ("runtime", "right"), ("bandwidth", "right"),
-              ("bf16 dense", "right"), ("fp8 dense", "right"))
+    t = table(
+        None,
+        ("name", "left"),
+        ("memory", "right"),
+        ("runtime", "right"),
+        ("bandwidth", "right"),
+        ("bf16 dense", "right"),
+        ("fp8 dense", "right"),
+    )
     for g in r.gpus:
-        t.add_row(g.name, fmt_si(g.memory_bytes, 0), fmt_iec(g.memory_runtime_bytes, 1), fmt_rate(g.memory_bandwidth_bytes_per_s),
-                  fmt_flops(g.flops_bf16), fmt_flops(g.flops_fp8) if g.flops_fp8 else "-")
+        t.add_row(
+            g.name,
+            fmt_si(g.memory_bytes, 0),
+            fmt_iec(g.memory_runtime_bytes, 1),
+            fmt_rate(g.memory_bandwidth_bytes_per_s),
+            fmt_flops(g.flops_bf16),
+            fmt_flops(g.flops_fp8) if g.flops_fp8 else "-",
+        )
     c.print(t)
-    c.print("[dim]memory: as the vendor states it, read as GB = 10^9 B; runtime: what the runtime reports (GiB = 2^30 B), "
-            "estimated unless measured. Memory vendors' \"GB\" is binary in practice: an \"80 GB\" H100 has 80 GiB of HBM, "
-            "so its runtime figure exceeds 80 x 10^9 B.[/dim]")
+    c.print(
+        "[dim]memory: as the vendor states it, read as GB = 10^9 B; runtime: what the runtime reports (GiB = 2^30 B), "
+        'estimated unless measured. Memory vendors\' "GB" is binary in practice: an "80 GB" H100 has 80 GiB of HBM, '
+        "so its runtime figure exceeds 80 x 10^9 B.[/dim]"
+    )
 
 
 def render_show_model(r: Any) -> None:
@@ -57,10 +87,13 @@ def render_show_model(r: Any) -> None:
     for k in r.kinds:
         t.add_row(k.name, str(k.layers), k.description, fmt_bytes(d.per_kind_bytes_per_token[k.name]))
     c.print(t)
-    kv_lines(c, [
-        ("KV per token (bf16, all layers)", fmt_bytes(d.kv_bytes_per_token)),
-        ("KV per request at max context (bf16)", fmt_bytes(d.kv_bytes_at_max_context)),
-    ])
+    kv_lines(
+        c,
+        [
+            ("KV per token (bf16, all layers)", fmt_bytes(d.kv_bytes_per_token)),
+            ("KV per request at max context (bf16)", fmt_bytes(d.kv_bytes_at_max_context)),
+        ],
+    )
     if m.source.notes:
         notes(c, "Notes", [m.source.notes])
 

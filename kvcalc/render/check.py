@@ -18,7 +18,11 @@ def render(r: Any) -> None:
             t.add_row(f"[bold]{x.example}[/bold]", "", "", "", "")
             last = x.example
         got = x.got
-        got_s = f"{got:,}" if isinstance(got, int) and not isinstance(got, bool) else (f"{got:.6g}" if isinstance(got, float) else str(got))
+        got_s = (
+            f"{got:,}"
+            if isinstance(got, int) and not isinstance(got, bool)
+            else (f"{got:.6g}" if isinstance(got, float) else str(got))
+        )
         got_s = got_s if len(got_s) <= 16 else f"{got:.6g}" if isinstance(got, (int, float)) else got_s[:16]
         t.add_row("  " + x.key, x.expected, got_s, x.delta, "[green]pass[/green]" if x.passed else "[bold red]FAIL[/bold red]")
     c.print(t)

@@ -23,8 +23,7 @@ def table(title: str | None = None, *cols: tuple[str, str]) -> Any:
     from rich import box
     from rich.table import Table
 
-    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False,
-              collapse_padding=True)
+    t = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False, collapse_padding=True)
     for name, justify in cols:
         t.add_column(name, justify=justify, overflow="fold")
     return t

@@ -32,8 +32,12 @@ def render(r: Any) -> None:
         rr = [("KV they need, per GPU", fmt_bytes(rev.kv_bytes_needed_per_gpu))]
         if rev.util_needed is not None:
             u = rev.util_needed
-            rr.append((f"{r.util_flag or 'utilisation'} needed at tp {r.tp}",
-                       f"{u:.3f}" + ("" if rev.util_possible else " (over 1: impossible)")))
+            rr.append(
+                (
+                    f"{r.util_flag or 'utilisation'} needed at tp {r.tp}",
+                    f"{u:.3f}" + ("" if rev.util_possible else " (over 1: impossible)"),
+                )
+            )
         if rev.gpus_needed:
             rr.append(("GPUs needed", f"{rev.gpus_needed} (tp {rev.tp_needed} x pp {r.pp})"))
         else:

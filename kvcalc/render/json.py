@@ -49,8 +49,10 @@ def to_json(report: Any, origin: dict[str, str] | None = None) -> dict[str, Any]
     """The JSON object a command prints for its report; ``origin`` says where defaults came from."""
     name = type(report).__name__
     if name == "RooflineReport":
-        doc = {f.name: (_fast_rows(report.rows) if f.name == "rows" else to_plain(getattr(report, f.name)))
-               for f in dataclasses.fields(report)}
+        doc = {
+            f.name: (_fast_rows(report.rows) if f.name == "rows" else to_plain(getattr(report, f.name)))
+            for f in dataclasses.fields(report)
+        }
         if len(report.rows) == 1:
             point = doc["rows"][0]
             doc = {**doc, **point, "warnings": doc["warnings"] + point["warnings"]}

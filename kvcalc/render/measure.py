@@ -11,38 +11,62 @@ from kvcalc.units import fmt_bytes, fmt_rate
 def render(r: Any) -> None:
     c = console()
     g = r.geometry
-    shape = (f"MLA latent {g['d_k']} ({g['n_q']} heads)" if g["kind"] == "mla" else
-             f"{g['n_q']}q/{g['n_kv']}kv x {g['d_k']}")
-    c.print(f"[bold]{r.model}[/bold] decode attention on [bold]{r.device_name}[/bold] ({r.device}): {shape}, "
-            f"batch {r.batch}, {r.seq_lens['min']:,}..{r.seq_lens['max']:,} tokens, {r.dtype}, {r.layers} layer(s), "
-            f"block {g['block_size']}")
+    shape = f"MLA latent {g['d_k']} ({g['n_q']} heads)" if g["kind"] == "mla" else f"{g['n_q']}q/{g['n_kv']}kv x {g['d_k']}"
+    c.print(
+        f"[bold]{r.model}[/bold] decode attention on [bold]{r.device_name}[/bold] ({r.device}): {shape}, "
+        f"batch {r.batch}, {r.seq_lens['min']:,}..{r.seq_lens['max']:,} tokens, {r.dtype}, {r.layers} layer(s), "
+        f"block {g['block_size']}"
+    )
     c.print(f"validates: {r.label}")
-    kv_lines(c, [
-        ("bytes moved (KV once, q, out)", fmt_bytes(r.bytes)),
-        ("FLOPs", f"{r.flops:,}"),
-        ("read ceiling, measured", fmt_rate(r.read_ceiling_bytes_per_s)),
-        ("copy ceiling, measured (read + write)", fmt_rate(r.copy_ceiling_bytes_per_s)),
-        ("datasheet bandwidth", fmt_rate(r.datasheet_bytes_per_s) if r.datasheet_bytes_per_s else "-"),
-        ("bound for this step", f"{us(r.t_bound_s)} ({r.bound_by}-bound)"),
-    ])
-    t = table(None, ("kernel", "left"), ("error", "right"), ("median", "right"), ("achieved", "right"),
-              ("% read", "right"), ("% sheet", "right"), ("x bound", "right"))
+    kv_lines(
+        c,
+        [
+            ("bytes moved (KV once, q, out)", fmt_bytes(r.bytes)),
+            ("FLOPs", f"{r.flops:,}"),
+            ("read ceiling, measured", fmt_rate(r.read_ceiling_bytes_per_s)),
+            ("copy ceiling, measured (read + write)", fmt_rate(r.copy_ceiling_bytes_per_s)),
+            ("datasheet bandwidth", fmt_rate(r.datasheet_bytes_per_s) if r.datasheet_bytes_per_s else "-"),
+            ("bound for this step", f"{us(r.t_bound_s)} ({r.bound_by}-bound)"),
+        ],
+    )
+    t = table(
+        None,
+        ("kernel", "left"),
+        ("error", "right"),
+        ("median", "right"),
+        ("achieved", "right"),
+        ("% read", "right"),
+        ("% sheet", "right"),
+        ("x bound", "right"),
+    )
     for col in t.columns:
         col.no_wrap = True
     for k in r.kernels:
         if k.t_measured_s is None:
             t.add_row(k.kernel, f"{k.rel_error:.1e}", "[red]not timed[/red]", "-", "-", "-", "-")
             continue
-        t.add_row(k.kernel + (" (graph)" if k.cuda_graph else ""), f"{k.rel_error:.1e}", us(k.t_measured_s),
-                  fmt_rate(k.achieved_bytes_per_s), f"{k.pct_read_ceiling:.0%}",
-                  f"{k.pct_datasheet:.0%}" if k.pct_datasheet is not None else "-", f"{k.measured_over_bound:.2f}")
+        t.add_row(
+            k.kernel + (" (graph)" if k.cuda_graph else ""),
+            f"{k.rel_error:.1e}",
+            us(k.t_measured_s),
+            fmt_rate(k.achieved_bytes_per_s),
+            f"{k.pct_read_ceiling:.0%}",
+            f"{k.pct_datasheet:.0%}" if k.pct_datasheet is not None else "-",
+            f"{k.measured_over_bound:.2f}",
+        )
     c.print(t)
-    c.print(f"[dim]median of {max((k.runs for k in r.kernels), default=0)} runs; p10 and p90 in --json. "
-            "% read: of the measured read ceiling; % sheet: of the datasheet bandwidth.[/dim]")
+    c.print(
+        f"[dim]median of {max((k.runs for k in r.kernels), default=0)} runs; p10 and p90 in --json. "
+        "% read: of the measured read ceiling; % sheet: of the datasheet bandwidth.[/dim]"
+    )
     if r.weights:
         w = r.weights
-        c.print(f"weights: {fmt_bytes(w['weight_bytes'])} streamed in {us(w['t_measured_s'])} "
-                f"({fmt_rate(w['achieved_bytes_per_s'])}, {w['measured_over_bound']:.2f}x the bound)")
+        c.print(
+            f"weights: {fmt_bytes(w['weight_bytes'])} streamed in {us(w['t_measured_s'])} "
+            f"({fmt_rate(w['achieved_bytes_per_s'])}, {w['measured_over_bound']:.2f}x the bound)"
+        )
     notes(c, "Notes", [f"{k.kernel}: {k.note}" for k in r.kernels if k.note] + r.notes, "yellow")
-    c.print("[dim]error: ||out - ref|| / ||ref|| against a float64 (CPU) or float32 (GPU) reference on the timed shape; "
-            "x bound: measured / the bound.[/dim]")
+    c.print(
+        "[dim]error: ||out - ref|| / ||ref|| against a float64 (CPU) or float32 (GPU) reference on the timed shape; "
+        "x bound: measured / the bound.[/dim]"
+    )

@@ -10,24 +10,44 @@ from kvcalc.units import fmt_iec, fmt_si
 
 def render(r: Any) -> None:
     c = console()
-    c.print(f"[bold]{r.model}[/bold]" + (f" on [bold]{r.gpu}[/bold]" if r.gpu else "")
-            + f": {r.workload}, {r.requests:,} requests (mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, "
-            f"KV pool {fmt_si(r.pool_bytes)} ({fmt_iec(r.pool_bytes)})")
-    t = table(None, ("policy", "left"), ("utilisation", "right"), ("pool used", "right"), ("wasted", "right"),
-              ("free, unusable", "right"), ("requests", "right"))
+    c.print(
+        f"[bold]{r.model}[/bold]"
+        + (f" on [bold]{r.gpu}[/bold]" if r.gpu else "")
+        + f": {r.workload}, {r.requests:,} requests (mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, "
+        f"KV pool {fmt_si(r.pool_bytes)} ({fmt_iec(r.pool_bytes)})"
+    )
+    t = table(
+        None,
+        ("policy", "left"),
+        ("utilisation", "right"),
+        ("pool used", "right"),
+        ("wasted", "right"),
+        ("free, unusable", "right"),
+        ("requests", "right"),
+    )
     for col in t.columns:
         col.no_wrap = True
     for p in r.policies.values():
-        t.add_row(p.policy, f"{p.utilization:.1%}", f"{p.pool_utilization:.1%}", fmt_si(p.wasted_bytes),
-                  fmt_si(p.external_bytes), f"{p.mean_concurrency:,.1f}")
+        t.add_row(
+            p.policy,
+            f"{p.utilization:.1%}",
+            f"{p.pool_utilization:.1%}",
+            fmt_si(p.wasted_bytes),
+            fmt_si(p.external_bytes),
+            f"{p.mean_concurrency:,.1f}",
+        )
     c.print(t)
     c.print(f"paged-16 over prealloc: [bold]{r.paged_over_contiguous:.2f}x[/bold] the requests")
     if r.prefix_sharing:
         s = r.prefix_sharing
-        c.print(f"shared prefix of {s.shared_prefix_tokens:,} tokens ({s.shared_blocks} blocks stored once, "
-                f"{s.copied_tokens_per_request} tokens copied per request): {s.max_concurrency_without:,} -> "
-                f"{s.max_concurrency_with:,} requests ({s.gain:.2f}x)")
+        c.print(
+            f"shared prefix of {s.shared_prefix_tokens:,} tokens ({s.shared_blocks} blocks stored once, "
+            f"{s.copied_tokens_per_request} tokens copied per request): {s.max_concurrency_without:,} -> "
+            f"{s.max_concurrency_with:,} requests ({s.gain:.2f}x)"
+        )
     notes(c, "Notes", r.notes, "yellow")
     notes(c, "Assumptions", r.assumptions)
-    c.print("[dim]utilisation: live bytes / reserved; pool used: live / pool; wasted: reserved, not live (reservation "
-            "or last-block); free, unusable: holes and the tail too small for the next request. GB = 10^9 B.[/dim]")
+    c.print(
+        "[dim]utilisation: live bytes / reserved; pool used: live / pool; wasted: reserved, not live (reservation "
+        "or last-block); free, unusable: holes and the tail too small for the next request. GB = 10^9 B.[/dim]"
+    )

@@ -108,8 +108,13 @@ def write_plot_file(path: str, charts: list[dict]) -> None:
     axes = axes if len(charts) > 1 else [axes]
     for ax, ch in zip(axes, charts):
         for s in ch["series"]:
-            ax.plot(s.xs, s.ys, ("-" if s.line else "") + ("o" if s.marker not in "-." else ""), label=s.label,
-                    color="black" if s.color is None else f"C{s.color % 10}")
+            ax.plot(
+                s.xs,
+                s.ys,
+                ("-" if s.line else "") + ("o" if s.marker not in "-." else ""),
+                label=s.label,
+                color="black" if s.color is None else f"C{s.color % 10}",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(ch["title"])

@@ -30,10 +30,17 @@ def _one(c: Any, r: Any, p: Any) -> None:
         ("KV share of bytes read", f"{p.kv_share:.1%}"),
         ("tokens/s upper bound, per replica", f"{p.tokens_per_s:,.1f} tokens/s"),
         ("arithmetic intensity", f"{p.arithmetic_intensity:,.2f} FLOP/B (ridge {p.ridge_intensity:,.0f} FLOP/B)"),
-        ("KV term = weights term at", f"{p.kv_equals_weights_at_seq:,} tokens" if p.kv_equals_weights_at_seq is not None
-         else "never (KV stops growing: windowed or state layers)"),
+        (
+            "KV term = weights term at",
+            f"{p.kv_equals_weights_at_seq:,} tokens"
+            if p.kv_equals_weights_at_seq is not None
+            else "never (KV stops growing: windowed or state layers)",
+        ),
         ("compute-bound from batch", f"{p.compute_bound_at_batch:,}" if p.compute_bound_at_batch else "never at this context"),
-        ("batches that fit in memory", f"up to {p.max_batch_in_memory:,}" + ("" if p.fits_in_memory else "  [this batch does NOT fit]")),
+        (
+            "batches that fit in memory",
+            f"up to {p.max_batch_in_memory:,}" + ("" if p.fits_in_memory else "  [this batch does NOT fit]"),
+        ),
     ]
     if p.t_allreduce_s is not None:
         lines.append(("+ all-reduce (separate)", f"{ms(p.t_allreduce_s)} ({fmt_bytes(p.allreduce_bytes)} of activations, ring)"))
@@ -41,14 +48,32 @@ def _one(c: Any, r: Any, p: Any) -> None:
 
 
 def _grid(c: Any, r: Any) -> None:
-    t = table(None, ("batch", "right"), ("seq", "right"), ("mem ms", "right"), ("comp ms", "right"),
-              ("bound ms", "right"), ("by", "left"), ("KV %", "right"), ("tokens/s", "right"), ("fits", "left"))
+    t = table(
+        None,
+        ("batch", "right"),
+        ("seq", "right"),
+        ("mem ms", "right"),
+        ("comp ms", "right"),
+        ("bound ms", "right"),
+        ("by", "left"),
+        ("KV %", "right"),
+        ("tokens/s", "right"),
+        ("fits", "left"),
+    )
     for col in t.columns:
         col.no_wrap = True
     for p in r.rows:
-        t.add_row(str(p.batch), f"{p.seq:,}", f"{p.t_memory_s * 1e3:,.3f}", f"{p.t_compute_s * 1e3:,.3f}",
-                  f"{p.t_bound_s * 1e3:,.3f}", p.bound_by, f"{p.kv_share * 100:.1f}", f"{p.tokens_per_s:,.0f}",
-                  "yes" if p.fits_in_memory else "[bold red]NO[/bold red]")
+        t.add_row(
+            str(p.batch),
+            f"{p.seq:,}",
+            f"{p.t_memory_s * 1e3:,.3f}",
+            f"{p.t_compute_s * 1e3:,.3f}",
+            f"{p.t_bound_s * 1e3:,.3f}",
+            p.bound_by,
+            f"{p.kv_share * 100:.1f}",
+            f"{p.tokens_per_s:,.0f}",
+            "yes" if p.fits_in_memory else "[bold red]NO[/bold red]",
+        )
     c.print(t)
     c.print("[dim]fits: whether the batch's KV fits in the engine's pool (kvcalc fit); bytes per row in --json.[/dim]")
 
@@ -58,10 +83,19 @@ def _summary(c: Any, r: Any) -> None:
     compute-bound, and up to which context it fits."""
     cols = r.rows.columns
     n_seq = len(r.inputs["seq"])
-    c.print(f"{len(r.rows):,} points ({len(r.kv_equals_weights):,} batches x {n_seq:,} contexts): a summary per batch; "
-            "every point is in --json")
-    t = table(None, ("batch", "right"), ("seq from..to", "right"), ("bound ms", "right"), ("KV = weights", "right"),
-              ("compute-bound", "right"), ("fits up to", "right"))
+    c.print(
+        f"{len(r.rows):,} points ({len(r.kv_equals_weights):,} batches x {n_seq:,} contexts): a summary per batch; "
+        "every point is in --json"
+    )
+    t = table(
+        None,
+        ("batch", "right"),
+        ("seq from..to", "right"),
+        ("bound ms", "right"),
+        ("KV = weights", "right"),
+        ("compute-bound", "right"),
+        ("fits up to", "right"),
+    )
     for col in t.columns:
         col.no_wrap = True
     shown = list(r.kv_equals_weights)
@@ -76,13 +110,19 @@ def _summary(c: Any, r: Any) -> None:
         comp = [cols["seq"][j] for j in idx if cols["bound_by"][j] == "compute"]
         fits = [cols["seq"][j] for j in idx if cols["fits_in_memory"][j]]
         kv_eq = r.kv_equals_weights[b]
-        t.add_row(f"{b:,}", f"{cols['seq'][lo]:,}..{cols['seq'][hi]:,}",
-                  f"{cols['t_bound_s'][lo] * 1e3:,.3f}..{cols['t_bound_s'][hi] * 1e3:,.3f}",
-                  f"{kv_eq:,} tok" if kv_eq is not None else "never",
-                  f"{min(comp):,}.." if comp else "never", f"{max(fits):,}" if fits else "none")
+        t.add_row(
+            f"{b:,}",
+            f"{cols['seq'][lo]:,}..{cols['seq'][hi]:,}",
+            f"{cols['t_bound_s'][lo] * 1e3:,.3f}..{cols['t_bound_s'][hi] * 1e3:,.3f}",
+            f"{kv_eq:,} tok" if kv_eq is not None else "never",
+            f"{min(comp):,}.." if comp else "never",
+            f"{max(fits):,}" if fits else "none",
+        )
     c.print(t)
-    c.print("[dim]KV = weights: the context where the KV term reaches the weights term; compute-bound: contexts where "
-            "FLOPs bind; fits up to: the longest context at which the batch fits in the pool.[/dim]")
+    c.print(
+        "[dim]KV = weights: the context where the KV term reaches the weights term; compute-bound: contexts where "
+        "FLOPs bind; fits up to: the longest context at which the batch fits in the pool.[/dim]"
+    )
 
 
 def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> None:
@@ -92,15 +132,21 @@ def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> 
         _one(c, r, r.rows[0])
     elif len(r.rows) <= TABLE_ROWS:
         _grid(c, r)
-        c.print("KV term = weights term at: " + ", ".join(
-            f"batch {b}: {s:,} tokens" if s is not None else f"batch {b}: never" for b, s in r.kv_equals_weights.items()))
+        c.print(
+            "KV term = weights term at: "
+            + ", ".join(
+                f"batch {b}: {s:,} tokens" if s is not None else f"batch {b}: never" for b, s in r.kv_equals_weights.items()
+            )
+        )
     else:
         _summary(c, r)
     if r.prefill:
         pre = r.prefill
-        c.print(f"prefill of {pre.prompt:,} tokens: >= {ms(pre.t_bound_s)} ({pre.bound_by}-bound; "
-                f"compute {ms(pre.t_compute_s)}, weights {ms(pre.t_memory_s)})")
-    for p in (r.rows if len(r.rows) <= TABLE_ROWS else []):
+        c.print(
+            f"prefill of {pre.prompt:,} tokens: >= {ms(pre.t_bound_s)} ({pre.bound_by}-bound; "
+            f"compute {ms(pre.t_compute_s)}, weights {ms(pre.t_memory_s)})"
+        )
+    for p in r.rows if len(r.rows) <= TABLE_ROWS else []:
         for w in p.warnings:
             if "does not fit" not in w or len(r.rows) == 1:
                 c.print(f"[yellow]warning:[/yellow] {w}", markup=True)
@@ -135,13 +181,28 @@ def charts(r: Any) -> list[dict[str, Any]]:
     points, times = [], []
     for n, (b, idx) in enumerate(by_batch.items()):
         m = marks[n % len(marks)]
-        points.append(Series(f"batch {b}", [cols["arithmetic_intensity"][i] for i in idx],
-                             [cols["flops"][i] / cols["t_bound_s"][i] for i in idx], m, line=False, color=n))
-        times.append(Series(f"batch {b}", [float(cols["seq"][i]) for i in idx], [cols["t_bound_s"][i] for i in idx], m,
-                            color=n))
+        points.append(
+            Series(
+                f"batch {b}",
+                [cols["arithmetic_intensity"][i] for i in idx],
+                [cols["flops"][i] / cols["t_bound_s"][i] for i in idx],
+                m,
+                line=False,
+                color=n,
+            )
+        )
+        times.append(Series(f"batch {b}", [float(cols["seq"][i]) for i in idx], [cols["t_bound_s"][i] for i in idx], m, color=n))
     return [
-        {"title": f"Roofline: {r.gpu}, {r.compute_dtype}", "xlabel": "arithmetic intensity, FLOP/B",
-         "ylabel": "attainable FLOP/s", "series": [roof] + points},
-        {"title": "Decode step lower bound against context", "xlabel": "context, tokens", "ylabel": "seconds per step",
-         "series": times},
+        {
+            "title": f"Roofline: {r.gpu}, {r.compute_dtype}",
+            "xlabel": "arithmetic intensity, FLOP/B",
+            "ylabel": "attainable FLOP/s",
+            "series": [roof] + points,
+        },
+        {
+            "title": "Decode step lower bound against context",
+            "xlabel": "context, tokens",
+            "ylabel": "seconds per step",
+            "series": times,
+        },
     ]

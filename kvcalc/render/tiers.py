@@ -11,22 +11,46 @@ from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 def render(r: Any) -> None:
     c = console()
     rows, d = r.tiers, r.disaggregation
-    c.print(f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]: one request of {r.seq:,} tokens; recomputing "
-            f"its KV (prefill) takes {ms(rows[0].recompute_s)}")
-    t = table(None, ("tier", "left"), ("capacity", "right"), ("bandwidth", "right"), ("requests", "right"),
-              ("reload", "right"), ("reload wins from", "right"))
+    c.print(
+        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]: one request of {r.seq:,} tokens; recomputing "
+        f"its KV (prefill) takes {ms(rows[0].recompute_s)}"
+    )
+    t = table(
+        None,
+        ("tier", "left"),
+        ("capacity", "right"),
+        ("bandwidth", "right"),
+        ("requests", "right"),
+        ("reload", "right"),
+        ("reload wins from", "right"),
+    )
     for col in t.columns:
         col.no_wrap = True
     for x in rows:
-        be = "-" if x.bandwidth_bytes_per_s is None else ("never" if x.break_even_seq is None else
-                                                          ("always" if x.break_even_seq == 1 else f"{x.break_even_seq:,} tok"))
-        t.add_row(x.tier, fmt_si(x.capacity_bytes), fmt_rate(x.bandwidth_bytes_per_s) if x.bandwidth_bytes_per_s else "-",
-                  f"{x.requests:,}", ms(x.reload_s) if x.reload_s is not None else "-", be)
+        be = (
+            "-"
+            if x.bandwidth_bytes_per_s is None
+            else ("never" if x.break_even_seq is None else ("always" if x.break_even_seq == 1 else f"{x.break_even_seq:,} tok"))
+        )
+        t.add_row(
+            x.tier,
+            fmt_si(x.capacity_bytes),
+            fmt_rate(x.bandwidth_bytes_per_s) if x.bandwidth_bytes_per_s else "-",
+            f"{x.requests:,}",
+            ms(x.reload_s) if x.reload_s is not None else "-",
+            be,
+        )
     c.print(t)
-    c.print(f"[bold]Prefill -> decode transfer[/bold] over {fmt_rate(d.link_bytes_per_s)}: {fmt_bytes(d.bytes_per_request)} "
-            f"per request, {ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps of {ms(d.decode_step_s)}); "
-            f"the link carries at most {d.max_requests_per_s:,.2f} requests/s"
-            + (f"; at {d.rate:g}/s it is {d.link_utilization:.0%} busy: "
-               + ("[green]keeps up[/green]" if d.keeps_up else "[bold red]does not keep up[/bold red]") if d.rate else ""))
+    c.print(
+        f"[bold]Prefill -> decode transfer[/bold] over {fmt_rate(d.link_bytes_per_s)}: {fmt_bytes(d.bytes_per_request)} "
+        f"per request, {ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps of {ms(d.decode_step_s)}); "
+        f"the link carries at most {d.max_requests_per_s:,.2f} requests/s"
+        + (
+            f"; at {d.rate:g}/s it is {d.link_utilization:.0%} busy: "
+            + ("[green]keeps up[/green]" if d.keeps_up else "[bold red]does not keep up[/bold red]")
+            if d.rate
+            else ""
+        )
+    )
     notes(c, "Assumptions", r.assumptions)
     c.print("[dim]GB = 10^9 B; bandwidths in decimal units per second; ms = 10^-3 s.[/dim]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -29,7 +29,7 @@ def spec_dir(kind: Kind) -> Path:
     raise KvcalcError(f"the {kind} catalog is missing", str(_PKG / sub), "a kvcalc installation with its spec files")
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalog_files(kind: Kind) -> dict[str, Path]:
     return {p.stem: p for p in sorted(spec_dir(kind).glob("*.yaml"))}
 
@@ -42,7 +42,7 @@ def _squash(name: str) -> str:
 INDEX = Path(__file__).resolve().parent / "catalog.json"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _index() -> dict:
     """Every catalog YAML file, parsed, in one JSON file: reading it costs a few milliseconds where
     importing a YAML parser costs forty. Rebuilt by ``python -m kvcalc.specs.catalog``; a test fails
@@ -65,7 +65,7 @@ def catalog_doc(kind: Kind, name: str) -> dict:
     return docs[name] if name in docs else build_index()[kind][name]
 
 
-@lru_cache(maxsize=None)
+@cache
 def alias_index(kind: Kind) -> dict[str, str]:
     """Lowercased alias (and squashed spelling) -> canonical name."""
     idx: dict[str, str] = {}
@@ -113,7 +113,9 @@ def load_spec_file(kind: Kind, path: Path, trusted: bool = False):
     if kind == "model" and "layer_kinds" not in doc and "model_type" in doc:
         from kvcalc.specs.hf import spec_dict_from_config
 
-        doc, _warnings = spec_dict_from_config(doc, where, name=path.parent.name.lower() if path.name == "config.json" else path.stem.lower())
+        doc, _warnings = spec_dict_from_config(
+            doc, where, name=path.parent.name.lower() if path.name == "config.json" else path.stem.lower()
+        )
         text = None
     return validate(kind, doc, where, text, trusted=trusted)
 
@@ -135,7 +137,9 @@ def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool 
     if files_allowed and probe(p):
         return load_spec_file(kind, p)
     if files_allowed and (ref.endswith((".yaml", ".yml", ".json")) or "/" in ref and not ref.count("/") == 1):
-        raise KvcalcError("no such file", ref, f"a {kind} name, or the path of a YAML spec" + (" or config.json" if kind == "model" else ""))
+        raise KvcalcError(
+            "no such file", ref, f"a {kind} name, or the path of a YAML spec" + (" or config.json" if kind == "model" else "")
+        )
     near = suggest(kind, ref)
     accepted = ("did you mean " + ", ".join(near) + "?") if near else f"see 'kvcalc {kind}s' for the catalog"
     raise KvcalcError(f"unknown {kind} {ref!r}", where, accepted + (" (or give a spec file's path)"))

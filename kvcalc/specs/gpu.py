@@ -13,9 +13,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Annotated, ClassVar, Union
 
 from kvcalc._compat import MinLen
-
-from kvcalc.specs.layers import FORBID
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.layers import FORBID
 from kvcalc.units import parse_rate, parse_size
 
 Size = Union[int, str]

@@ -209,12 +209,16 @@ def _layer_types(c: _Cfg, L: int) -> list[str] | None:
         elif t in ("chunked_attention",):
             out.append("chunked")
         else:
-            raise KvcalcError(f"unknown layer type {t!r} in layer_types", c.where,
-                              "full_attention, sliding_attention, linear_attention, chunked_attention")
+            raise KvcalcError(
+                f"unknown layer type {t!r} in layer_types",
+                c.where,
+                "full_attention, sliding_attention, linear_attention, chunked_attention",
+            )
     return out
 
 
 # ---- model_type handlers ---------------------------------------------------------------
+
 
 def _llama(c: _Cfg, b: _Build) -> None:
     L = c.int("num_hidden_layers")
@@ -340,8 +344,7 @@ def _gpt_oss(c: _Cfg, b: _Build) -> None:
     b.params = _embed(c, H, V) + L * (attn + H * E + E + E * per_expert + 2 * H)
     b.intermediate = I
     q = c.get("quantization_config") or {}
-    _moe_block(b, E=E, k=k, n_layers=L, per_expert=per_expert,
-               dtype="mxfp4" if q.get("quant_method") == "mxfp4" else None)
+    _moe_block(b, E=E, k=k, n_layers=L, per_expert=per_expert, dtype="mxfp4" if q.get("quant_method") == "mxfp4" else None)
 
 
 def _falcon(c: _Cfg, b: _Build) -> None:
@@ -461,12 +464,17 @@ def _jamba(c: _Cfg, b: _Build) -> None:
     n_attn = b.order.count("attn")
     mamba = (
         H * 2 * di  # in_proj
-        + di * d_conv + (di if c.get("mamba_conv_bias", True) else 0)  # conv1d
+        + di * d_conv
+        + (di if c.get("mamba_conv_bias", True) else 0)  # conv1d
         + di * (dt_rank + 2 * d_state)  # x_proj
-        + dt_rank * di + di  # dt_proj
-        + di * d_state + di  # A_log, D
-        + di * H + (H if c.get("mamba_proj_bias", False) else 0)  # out_proj
-        + dt_rank + 2 * d_state  # dt, B, C layernorms
+        + dt_rank * di
+        + di  # dt_proj
+        + di * d_state
+        + di  # A_log, D
+        + di * H
+        + (H if c.get("mamba_proj_bias", False) else 0)  # out_proj
+        + dt_rank
+        + 2 * d_state  # dt, B, C layernorms
     )
     b.params = _embed(c, H, V) + n_attn * _attn_params(H, nq, nkv, d) + (L - n_attn) * mamba + L * 2 * H
     b.params += len(moe_layers) * (H * E + E * _gated_mlp(H, I)) + (L - len(moe_layers)) * _gated_mlp(H, I)
@@ -513,11 +521,15 @@ def _unknown(c: _Cfg, b: _Build, warnings: list[str]) -> None:
         warnings.append(f"sliding_window {c.get('sliding_window')} assumed to apply to every layer")
         win = ["sliding"] * L
     if win and any(w not in ("full", "sliding") for w in win):
-        raise KvcalcError("layer_types other than full and sliding attention need a known model_type", c.where,
-                          ", ".join(SUPPORTED))
+        raise KvcalcError(
+            "layer_types other than full and sliding attention need a known model_type", c.where, ", ".join(SUPPORTED)
+        )
     _dense_decoder(c, b, qkv_bias=bool(c.get("attention_bias", False)), windows=win)
-    warnings.append("parameters counted as a Llama-style decoder: gated MLP of intermediate_size, 2 norms per layer, "
-                    + ("tied" if c.get("tie_word_embeddings", False) else "untied") + " embeddings")
+    warnings.append(
+        "parameters counted as a Llama-style decoder: gated MLP of intermediate_size, 2 norms per layer, "
+        + ("tied" if c.get("tie_word_embeddings", False) else "untied")
+        + " embeddings"
+    )
     if not c.has("torch_dtype") and not c.has("dtype"):
         warnings.append("torch_dtype missing: weights assumed bf16")
     if not c.has("max_position_embeddings"):
@@ -558,8 +570,10 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     wd = _dtype_of(c)
     if isinstance(q, dict) and q.get("quant_method") == "fp8":
         wd = "fp8"
-        b.notes.append("fp8 weights: the checkpoint keeps the embeddings, norms and LM head in bf16 and stores "
-                       "128x128-block scales; all parameters are counted at fp8 (under 0.5% of the bytes)")
+        b.notes.append(
+            "fp8 weights: the checkpoint keeps the embeddings, norms and LM head in bf16 and stores "
+            "128x128-block scales; all parameters are counted at fp8 (under 0.5% of the bytes)"
+        )
     max_pos = c.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
         max_pos = c.get("max_seq_len") or c.get("seq_length") or 2048

@@ -350,7 +350,12 @@ class MLA(LayerKindBase):
     v_head_dim: Pos
 
     _positive: ClassVar[tuple[str, ...]] = (
-        "num_attention_heads", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+        "num_attention_heads",
+        "kv_lora_rank",
+        "qk_rope_head_dim",
+        "qk_nope_head_dim",
+        "v_head_dim",
+    )
 
     @property
     def latent_dim(self) -> int:
@@ -400,13 +405,17 @@ class MLA(LayerKindBase):
         return engine.mla_note or None
 
     def decode_geometry(self) -> DecodeGeometry:
-        return DecodeGeometry("mla", self.num_attention_heads, 1, self.kv_lora_rank, self.qk_rope_head_dim,
-                              self.kv_lora_rank, True)
+        return DecodeGeometry(
+            "mla", self.num_attention_heads, 1, self.kv_lora_rank, self.qk_rope_head_dim, self.kv_lora_rank, True
+        )
 
     def projection_shapes(self, hidden: int) -> list[tuple[int, int]]:
         h = self.num_attention_heads
-        return [(hidden, self.latent_dim), (self.kv_lora_rank, h * (self.qk_nope_head_dim + self.v_head_dim)),
-                (h * self.v_head_dim, hidden)]
+        return [
+            (hidden, self.latent_dim),
+            (self.kv_lora_rank, h * (self.qk_nope_head_dim + self.v_head_dim)),
+            (h * self.v_head_dim, hidden),
+        ]
 
     def describe(self) -> str:
         return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q"

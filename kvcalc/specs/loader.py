@@ -9,6 +9,7 @@ from typing import Any
 from kvcalc import files
 from kvcalc.errors import KvcalcError
 
+
 def read_text(path: Path) -> str:
     """A spec, config or check file: a regular UTF-8 file of at most 4 MiB."""
     return files.read_text(path, files.SPEC_LIMIT, "a YAML or JSON text file")
@@ -30,9 +31,12 @@ def parse_yaml(text: str, where: str) -> Any:
                 if isinstance(event, yaml.AliasEvent):
                     mark = event.start_mark
                     line = f", line {mark.line + 1}" if mark is not None else ""
-                    raise KvcalcError("malformed YAML: aliases (*name) are not accepted", f"{where}{line}",
-                                      "a YAML mapping without anchors and aliases")
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+                    raise KvcalcError(
+                        "malformed YAML: aliases (*name) are not accepted",
+                        f"{where}{line}",
+                        "a YAML mapping without anchors and aliases",
+                    )
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = f", line {mark.line + 1}" if mark is not None else ""
@@ -57,7 +61,7 @@ def yaml_line(text: str, loc: tuple) -> int | None:
         import yaml
 
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except Exception:  # noqa: BLE001 - best effort; the caller still names the field
+    except Exception:
         return None
     line = node.start_mark.line + 1 if node is not None else None
     for part in loc:
@@ -107,8 +111,13 @@ def validation_error(e, where: str, text: str | None, what: str) -> KvcalcError:
     place = f"{where}, line {line}, field {field}" if line else f"{where}, field {field}"
     msg = err.get("msg", "invalid").replace("Value error, ", "")
     inp = err.get("input")
-    extra = f" (got {inp!r})" if err["type"] not in ("missing", "unexpected_keyword_argument", "extra_forbidden", "value_error") \
-        and not isinstance(inp, (dict, list)) and len(repr(inp)) < 80 else ""
+    extra = (
+        f" (got {inp!r})"
+        if err["type"] not in ("missing", "unexpected_keyword_argument", "extra_forbidden", "value_error")
+        and not isinstance(inp, (dict, list))
+        and len(repr(inp)) < 80
+        else ""
+    )
     if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         msg = "unknown field"
     elif missing:

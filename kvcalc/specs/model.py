@@ -13,7 +13,6 @@ from functools import cached_property
 from typing import Annotated, Any, ClassVar
 
 from kvcalc._compat import Ge, MinLen
-
 from kvcalc.specs.dtypes import normalize_weight_dtype
 from kvcalc.specs.layers import FORBID, LayerKind, LayerKindBase, Pos, check_positive, layer_from_dict
 
@@ -66,9 +65,7 @@ class MoE:
         if self.expert_weight_dtype is not None:
             self.expert_weight_dtype = normalize_weight_dtype(self.expert_weight_dtype, "moe.expert_weight_dtype")
         if self.num_experts_per_tok > self.num_experts:
-            raise ValueError(
-                f"num_experts_per_tok ({self.num_experts_per_tok}) exceeds num_experts ({self.num_experts})"
-            )
+            raise ValueError(f"num_experts_per_tok ({self.num_experts_per_tok}) exceeds num_experts ({self.num_experts})")
 
 
 @dataclass(**SPEC)
@@ -107,8 +104,7 @@ class ModelSpec:
             for name in g.pattern:
                 if name not in self.layer_kinds:
                     raise ValueError(
-                        f"layers[{gi}].pattern names {name!r}, which is not in layer_kinds "
-                        f"({', '.join(self.layer_kinds)})"
+                        f"layers[{gi}].pattern names {name!r}, which is not in layer_kinds ({', '.join(self.layer_kinds)})"
                     )
         if self.moe:
             if self.moe.num_moe_layers > self.num_layers:
@@ -146,7 +142,7 @@ class ModelSpec:
         return sum(g.repeat * len(g.pattern) for g in self.layers)
 
     def layer_counts(self) -> dict[str, int]:
-        counts = {k: 0 for k in self.layer_kinds}
+        counts = dict.fromkeys(self.layer_kinds, 0)
         for g in self.layers:
             for name in g.pattern:
                 counts[name] += g.repeat
