@@ -7,11 +7,13 @@ import json
 import os
 import string
 
+import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kvcalc.cli.app import main
+
+pytestmark = pytest.mark.slow
 
 # KVCALC_FUZZ=10 runs ten times the cases (for a deeper run by hand; CI runs the default).
 SCALE = int(os.environ.get("KVCALC_FUZZ", "1"))

@@ -86,6 +86,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_triton_kernel_under_the_interpreter():
     pytest.importorskip("triton")
     cases = {name: ([*g.__dict__.values()], lens, None) for name, (g, lens) in CASES.items()}
@@ -102,6 +103,7 @@ def test_triton_kernel_under_the_interpreter():
     assert not bad, bad
 
 
+@pytest.mark.slow
 def test_measure_on_cpu_end_to_end():
     from kvcalc.measure.run import measure
     from kvcalc.specs.catalog import resolve_model

@@ -1,8 +1,7 @@
 """Invariants over random valid specs (hypothesis)."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import dense
 from kvcalc.engine.alloc import LOGICAL

@@ -1,6 +1,5 @@
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from kvcalc.errors import KvcalcError
 from kvcalc.units import fmt_bytes, fmt_iec, fmt_si, parse_rate, parse_size, parse_tokens

@@ -64,8 +64,7 @@ def fit(
     """
     import dataclasses
 
-    from kvcalc.engine.memory import FitInputs, reverse
-    from kvcalc.engine.memory import fit as run_fit
+    from kvcalc.engine.memory import FitInputs, fit as run_fit, reverse
 
     m, g, origin = opt.model_and_gpu(model, gpu)
     inp = FitInputs(

@@ -50,8 +50,7 @@ def tiers(
     Example: kvcalc tiers --model llama3.1-70b --gpu h100 --tp 4 --seq 32k --rate 2
     """
     from kvcalc.engine.memory import FitInputs, fit
-    from kvcalc.engine.tiers import default_tiers
-    from kvcalc.engine.tiers import tiers as run_tiers
+    from kvcalc.engine.tiers import default_tiers, tiers as run_tiers
     from kvcalc.units import parse_float, parse_rate
 
     m, g, origin = opt.model_and_gpu(model, gpu)

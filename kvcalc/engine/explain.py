@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvcalc.engine.engines import ENGINES
+from kvcalc.engine.engines import ENGINES, engine as parse_engine
 from kvcalc.engine.memory import FitInputs, FitReport, fit, footprint
 from kvcalc.inputs.logs import LogFacts
 from kvcalc.specs.dtypes import kv_dtype
@@ -101,7 +101,7 @@ def explain(
     notes: list[Note] = []
     common = FitInputs(
         seq=seq,
-        engine=eng,
+        engine=parse_engine(eng),
         tp=tp,
         pp=pp,
         kv_dtype=kv,

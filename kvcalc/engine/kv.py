@@ -269,7 +269,7 @@ def kv_size(
     assumptions = []
     if engine is not None:
         assumptions.append(f"{engine.label}: {engine.note}")
-        assumptions += list(dict.fromkeys(n for k in kinds if (n := k.engine_note(engine))))
+        assumptions += list(dict.fromkeys(note for k in kinds if (note := k.engine_note(engine))))
     else:
         assumptions.append(LOGICAL_NOTE)
     assumptions.append(f"KV dtype {dt.name}: {dt.note}")

@@ -12,8 +12,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Any
 
-from kvcalc.engine.engines import Engine
-from kvcalc.engine.engines import engine as parse_engine
+from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, check_parallel
 from kvcalc.engine.weights import weights
 from kvcalc.errors import KvcalcError

@@ -141,7 +141,10 @@ class _FirstFit:
             sizes.insert(k, n)
 
 
-def _simulate(need: list, live: list, life: list, allocator, progress=None):
+Sums = tuple[int, int, int, int]
+
+
+def _simulate(need: list[int], live: list[int], life: list[float], allocator: Any, progress: Any = None) -> Sums:
     """Admit requests in order while the allocator can place them; when the head of the queue is
     refused, sample the pool and let the earliest request finish.
 
@@ -152,7 +155,7 @@ def _simulate(need: list, live: list, life: list, allocator, progress=None):
     push, pop = heapq.heappush, heapq.heappop
     alloc, release = allocator.alloc, allocator.release
     t = 0.0
-    heap: list = []
+    heap: list[tuple[float, int]] = []
     live_now = res_now = 0
     k = s_live = s_res = s_conc = 0
     warm = int(n * WARMUP)
@@ -182,7 +185,7 @@ def _simulate(need: list, live: list, life: list, allocator, progress=None):
     return k, s_live, s_res, s_conc
 
 
-def _summarise(policy: str, bs, sums, pool: int) -> PolicyResult:
+def _summarise(policy: str, bs: int | None, sums: Sums, pool: int) -> PolicyResult:
     k, s_live, s_res, s_conc = sums
     if not k:
         return PolicyResult(policy, bs, 0.0, 0.0, 0, 0, 0, pool, 0, 0.0, 0)

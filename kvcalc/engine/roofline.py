@@ -286,7 +286,8 @@ def decode_bound(
         raise KvcalcError("batch and seq must be >= 1", f"batch={batch} seq={seq}", "positive integers")
     d = Decode(model, gpu, kv_dtype(kv), tp, weight_dtype, compute_dtype)
     mb = None if max_batch_in_memory is None else {seq: max_batch_in_memory}
-    return decode_points(d, [batch], [seq], with_allreduce, mb)[0]
+    point: DecodePoint = decode_points(d, [batch], [seq], with_allreduce, mb)[0]
+    return point
 
 
 def decode_grid(

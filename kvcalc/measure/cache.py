@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kvcalc.errors import KvcalcError
 
@@ -60,11 +61,11 @@ def step_flops(geo: Geometry, seq_lens: list[int]) -> int:
 @dataclass
 class PagedCache:
     geo: Geometry
-    q: object
-    k_pool: object
-    v_pool: object
-    block_table: object
-    seq_lens: object
+    q: Any
+    k_pool: Any
+    v_pool: Any
+    block_table: Any
+    seq_lens: Any
     lens: list[int]
     sm_scale: float
 

@@ -274,7 +274,7 @@ def model_kv_per_token(model, geo: Geometry, dt) -> int:
 def weight_shapes(model) -> list[tuple[int, int]]:
     """(in, out) of one layer's matrices: attention projections and the MLP (k experts' worth for a MoE)."""
     H = model.hidden_size
-    shapes = next((s for k in model.kinds() if (s := k.projection_shapes(H))), [])
+    shapes: list[tuple[int, int]] = next((s for k in model.kinds() if (s := k.projection_shapes(H))), [])
     inter = model.intermediate_size or 4 * H
     experts = model.moe.num_experts_per_tok if model.moe else 1
     shapes += [(H, 2 * inter)] * experts + [(inter, H)] * experts

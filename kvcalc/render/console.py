@@ -15,11 +15,12 @@ def console() -> Any:
     from rich.console import Console
 
     # NO_COLOR (no-color.org): no escape codes at all, bold included.
-    plain = bool(os.environ.get("NO_COLOR"))
-    return Console(highlight=False, soft_wrap=False, **({"color_system": None} if plain else {}))
+    if os.environ.get("NO_COLOR"):
+        return Console(highlight=False, soft_wrap=False, color_system=None)
+    return Console(highlight=False, soft_wrap=False)
 
 
-def table(title: str | None = None, *cols: tuple[str, str]) -> Any:
+def table(title: str | None = None, *cols: tuple[str, Any]) -> Any:
     from rich import box
     from rich.table import Table
 

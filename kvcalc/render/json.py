@@ -48,13 +48,14 @@ def _fast_rows(rows: Any) -> list[dict[str, Any]]:
 def to_json(report: Any, origin: dict[str, str] | None = None) -> dict[str, Any]:
     """The JSON object a command prints for its report; ``origin`` says where defaults came from."""
     name = type(report).__name__
+    doc: dict[str, Any]
     if name == "RooflineReport":
         doc = {
             f.name: (_fast_rows(report.rows) if f.name == "rows" else to_plain(getattr(report, f.name)))
             for f in dataclasses.fields(report)
         }
         if len(report.rows) == 1:
-            point = doc["rows"][0]
+            point: dict[str, Any] = doc["rows"][0]
             doc = {**doc, **point, "warnings": doc["warnings"] + point["warnings"]}
     else:
         doc = to_plain(report)

@@ -11,10 +11,14 @@ import json
 import re
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.loader import parse_json, parse_yaml, probe, read_text, validate
+
+if TYPE_CHECKING:
+    from kvcalc.specs.gpu import GPUSpec
+    from kvcalc.specs.model import ModelSpec
 
 Kind = Literal["model", "gpu"]
 _PKG = Path(__file__).resolve().parent.parent
@@ -43,26 +47,28 @@ INDEX = Path(__file__).resolve().parent / "catalog.json"
 
 
 @cache
-def _index() -> dict:
+def _index() -> dict[str, Any]:
     """Every catalog YAML file, parsed, in one JSON file: reading it costs a few milliseconds where
     importing a YAML parser costs forty. Rebuilt by ``python -m kvcalc.specs.catalog``; a test fails
     when it no longer matches the YAML files."""
     try:
-        return json.loads(INDEX.read_text(encoding="utf-8"))
+        doc: dict[str, Any] = json.loads(INDEX.read_text(encoding="utf-8"))
+        return doc
     except (OSError, ValueError):
         return build_index()
 
 
-def build_index() -> dict:
+def build_index() -> dict[str, Any]:
     return {
         kind: {name: parse_yaml(read_text(path), str(path)) for name, path in catalog_files(kind).items()}
         for kind in ("model", "gpu")
     }
 
 
-def catalog_doc(kind: Kind, name: str) -> dict:
+def catalog_doc(kind: Kind, name: str) -> dict[str, Any]:
     docs = _index()[kind]
-    return docs[name] if name in docs else build_index()[kind][name]
+    doc: dict[str, Any] = docs[name] if name in docs else build_index()[kind][name]
+    return doc
 
 
 @cache
@@ -94,7 +100,7 @@ def canonical_name(kind: Kind, ref: str) -> str | None:
     return idx.get(low) or idx.get(_squash(low))
 
 
-def load_spec_file(kind: Kind, path: Path, trusted: bool = False):
+def load_spec_file(kind: Kind, path: Path, trusted: bool = False) -> Any:
     """A YAML (or JSON) spec file, or for models a Hugging Face config.json or a folder holding one."""
     if probe(path) == "dir":
         cfg = path / "config.json"
@@ -103,9 +109,9 @@ def load_spec_file(kind: Kind, path: Path, trusted: bool = False):
         else:
             want = "a folder holding config.json" if kind == "model" else "a GPU spec YAML file"
             raise KvcalcError("folder has no config.json", str(path), want)
-    text = read_text(path)
+    text: str | None = read_text(path)
     where = str(path)
-    doc = parse_json(text, where) if path.suffix == ".json" else parse_yaml(text, where)
+    doc = parse_json(text or "", where) if path.suffix == ".json" else parse_yaml(text or "", where)
     if doc is None:
         raise KvcalcError("file is empty", where, f"a {kind} spec")
     if not isinstance(doc, dict):
@@ -121,11 +127,11 @@ def load_spec_file(kind: Kind, path: Path, trusted: bool = False):
 
 
 @lru_cache(maxsize=64)
-def _load_catalog(kind: Kind, name: str):
+def _load_catalog(kind: Kind, name: str) -> Any:
     return validate(kind, catalog_doc(kind, name), str(catalog_files(kind)[name]), None, trusted=True)
 
 
-def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool = True):
+def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool = True) -> Any:
     """A catalog name, an alias, or (when ``files_allowed``) a path -> spec."""
     where = where or f"--{kind}"
     if not isinstance(ref, str) or not ref.strip():
@@ -180,15 +186,17 @@ def spec_kind(name: str, where: str = "NAME") -> Kind:
     raise KvcalcError(f"unknown model or GPU {name[:60]!r}", where, accepted)
 
 
-def resolve_model(ref: str, where: str = "--model", files_allowed: bool = True):
-    return resolve("model", ref, where, files_allowed)
+def resolve_model(ref: str, where: str = "--model", files_allowed: bool = True) -> ModelSpec:
+    m: ModelSpec = resolve("model", ref, where, files_allowed)
+    return m
 
 
-def resolve_gpu(ref: str, where: str = "--gpu"):
-    return resolve("gpu", ref, where)
+def resolve_gpu(ref: str, where: str = "--gpu") -> GPUSpec:
+    g: GPUSpec = resolve("gpu", ref, where)
+    return g
 
 
-def all_specs(kind: Kind) -> list:
+def all_specs(kind: Kind) -> list[Any]:
     return [_load_catalog(kind, n) for n in catalog_files(kind)]
 
 

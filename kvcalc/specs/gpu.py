@@ -8,24 +8,31 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from kvcalc._compat import MinLen
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.layers import FORBID
 from kvcalc.units import parse_rate, parse_size
 
-Size = Union[int, str]
-"""Bytes, or a size with its unit (80GB, 79.19GiB)."""
-Rate = Union[int, str]
-"""Bytes per second, or a rate with its unit (3.35TB/s)."""
-Flops = Union[float, str]
-"""FLOP/s, or a figure with its unit (989.5TFLOPS)."""
+if TYPE_CHECKING:
+    Text = str  # an Annotated constraint for pydantic, bound by kvcalc.specs.constraints.install()
+    # After __post_init__ every figure is a number; only a spec file may write units.
+    Size = int
+    Rate = int
+    Flops = float
+else:
+    Size = Union[int, str]
+    """Bytes, or a size with its unit (80GB, 79.19GiB)."""
+    Rate = Union[int, str]
+    """Bytes per second, or a rate with its unit (3.35TB/s)."""
+    Flops = Union[float, str]
+    """FLOP/s, or a figure with its unit (989.5TFLOPS)."""
 
 
-def parse_flops(v, field: str) -> float:
+def parse_flops(v: float | str, field: str) -> float:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         if not v > 0 or v == float("inf"):
             raise ValueError(f"{field} must be a positive number, got {v!r}")
@@ -44,16 +51,16 @@ def parse_flops(v, field: str) -> float:
 
 @dataclass(kw_only=True)
 class GPUSource:
-    __pydantic_config__: ClassVar[dict] = FORBID
-    url: Annotated[str, MinLen(1)]
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    url: Text
     notes: str = ""
 
 
 @dataclass(kw_only=True)
 class GPUSpec:
-    __pydantic_config__: ClassVar[dict] = FORBID
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
-    name: Annotated[str, MinLen(1)]
+    name: Text
     aliases: list[str] = dataclasses.field(default_factory=list)
     vendor: str
     description: str = ""
@@ -75,8 +82,8 @@ class GPUSpec:
     host_link_bytes_per_s: Rate | None = None
     """Host link (PCIe or C2C) bandwidth, both directions together as datasheets state it."""
 
-    def __post_init__(self):
-        def conv(name, fn):
+    def __post_init__(self) -> None:
+        def conv(name: str, fn: Callable[[Any, str], float]) -> None:
             v = getattr(self, name)
             if v is None:
                 return
@@ -96,10 +103,10 @@ class GPUSpec:
         conv("flops_fp8", parse_flops)
 
     @classmethod
-    def from_dict(cls, d: dict) -> GPUSpec:
+    def from_dict(cls, d: dict[str, Any]) -> GPUSpec:
         d = dict(d)
         d["source"] = GPUSource(**d["source"])
         return cls(**d)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

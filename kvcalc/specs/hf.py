@@ -56,7 +56,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 class _Cfg:
     """A config dict that records which fields were read (to cite them in the spec)."""
 
-    def __init__(self, data: dict, where: str, model_type: str):
+    def __init__(self, data: dict[str, Any], where: str, model_type: str):
         self.data = data
         self.where = where
         self.read: dict[str, Any] = {}
@@ -97,10 +97,10 @@ class _Cfg:
 class _Build:
     """What a model_type handler fills in."""
 
-    kinds: dict[str, dict] = field(default_factory=dict)
+    kinds: dict[str, dict[str, Any]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # one kind name per layer
     params: int = 0
-    moe: dict | None = None
+    moe: dict[str, Any] | None = None
     intermediate: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -110,9 +110,9 @@ def _dtype_of(c: _Cfg) -> str:
     return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}.get(t, "bf16")
 
 
-def _compress(order: list[str]) -> list[dict]:
+def _compress(order: list[str]) -> list[dict[str, Any]]:
     """Layer order -> [{repeat, pattern}] using the shortest period that tiles each run."""
-    groups: list[dict] = []
+    groups: list[dict[str, Any]] = []
     i = 0
     n = len(order)
     while i < n:
@@ -138,7 +138,17 @@ def _attn_geometry(c: _Cfg, H: int) -> tuple[int, int, int]:
     return nq, nkv, d
 
 
-def _attn_params(H, nq, nkv, d, *, qkv_bias=False, o_bias=False, qk_norm=False, q_gate=False) -> int:
+def _attn_params(
+    H: int,
+    nq: int,
+    nkv: int,
+    d: int,
+    *,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    qk_norm: bool = False,
+    q_gate: bool = False,
+) -> int:
     p = H * nq * d * (2 if q_gate else 1) + 2 * H * nkv * d + nq * d * H
     if qkv_bias:
         p += nq * d + 2 * nkv * d
@@ -158,7 +168,9 @@ def _embed(c: _Cfg, H: int, V: int) -> int:
     return V * H * (1 if tie else 2) + H  # + final norm
 
 
-def _dense_decoder(c: _Cfg, b: _Build, *, qkv_bias=False, qk_norm=False, norms=2, windows=None) -> None:
+def _dense_decoder(
+    c: _Cfg, b: _Build, *, qkv_bias: bool = False, qk_norm: bool = False, norms: int = 2, windows: list[str] | None = None
+) -> None:
     """Llama-shaped decoders: mistral, qwen2/3, phi3, gemma2/3."""
     H = c.int("hidden_size")
     V = c.int("vocab_size")
@@ -536,7 +548,7 @@ def _unknown(c: _Cfg, b: _Build, warnings: list[str]) -> None:
         warnings.append("max_position_embeddings missing")
 
 
-def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None = None) -> tuple[dict, list[str]]:
+def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """A config.json document -> (model spec as a plain dict, warnings)."""
     if not isinstance(cfg, dict):
         raise KvcalcError("a config.json must hold a JSON object", where, "a Hugging Face model config")
@@ -606,7 +618,7 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     return spec, warnings
 
 
-def _guess_name(cfg: dict) -> str:
+def _guess_name(cfg: dict[str, Any]) -> str:
     n = cfg.get("_name_or_path")
     if isinstance(n, str) and n.strip():
         return n.strip().split("/")[-1].lower()

@@ -18,21 +18,22 @@ anywhere else. Sequence lengths may be ints (exact answers) or numpy integer arr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Union
 
-from kvcalc._compat import Gt
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.constraints import MAX_FIELD
 from kvcalc.specs.dtypes import KVDtype
 
-Pos = Annotated[int, Gt(0)]
-"""A positive integer. (annotated_types carries the constraint into the JSON Schema.)"""
+if TYPE_CHECKING:
+    # For pydantic these names are Annotated constraints, bound by kvcalc.specs.constraints.install().
+    Pos = int
+    """A positive integer up to 2^50."""
 
 Tokens = Any
 """A token count: an int for an exact answer, or a numpy integer array for a sweep."""
 
-# Spec dataclasses are validated by pydantic (TypeAdapter) when they come from a user's file,
+# Spec dataclasses (frozen, keyword-only) are validated by pydantic (TypeAdapter) when they come from a user's file,
 # built directly when they come from the tested catalog; this keeps pydantic off start-up.
-SPEC: dict[str, bool] = dict(frozen=True, kw_only=True)
 FORBID: dict[str, str] = {"extra": "forbid"}
 
 
@@ -42,7 +43,9 @@ def check_positive(obj: object, *names: str) -> None:
         if v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise ValueError(f"{n} must be a positive integer, got {v!r}")
+            raise ValueError(f"{n} must be a positive integer, got {str(v)[:40]!r}")
+        if v > MAX_FIELD:
+            raise ValueError(f"{n} is {str(v)[:20]}..., more than kvcalc accepts (2^50)")
 
 
 def tmin(a: Tokens, b: Tokens) -> Tokens:
@@ -57,7 +60,8 @@ def tmin(a: Tokens, b: Tokens) -> Tokens:
 class TokenRule(Protocol):
     """What a kind asks of an allocation: how many tokens each kind of layer reserves."""
 
-    mla_expanded: bool
+    @property
+    def mla_expanded(self) -> bool: ...
 
     def full_tokens(self, seq: Tokens) -> Tokens: ...
 
@@ -81,7 +85,8 @@ class DecodeGeometry:
 
 
 class HasEngineNote(Protocol):
-    mla_note: str
+    @property
+    def mla_note(self) -> str: ...
 
 
 KIND_CLASSES: dict[str, type[LayerKindBase]] = {}
@@ -93,7 +98,7 @@ def register(cls: type[LayerKindBase]) -> type[LayerKindBase]:
     return cls
 
 
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class LayerKindBase:
     """What every kind answers; the defaults describe a layer that keeps nothing."""
 
@@ -166,7 +171,7 @@ class LayerKindBase:
         return self.KIND
 
 
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class _Attention(LayerKindBase):
     num_attention_heads: Pos
     num_key_value_heads: Pos
@@ -259,7 +264,7 @@ def divisors(n: int) -> list[int]:
 
 
 @register
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class FullAttention(_Attention):
     """Causal attention over the whole history: holds every token."""
 
@@ -275,7 +280,7 @@ class FullAttention(_Attention):
 
 
 @register
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class SlidingWindow(_Attention):
     """Attention over the last ``sliding_window`` tokens: holds min(seq, window)."""
 
@@ -303,7 +308,7 @@ class SlidingWindow(_Attention):
 
 
 @register
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class ChunkedLocal(_Attention):
     """Chunked local attention (Llama 4): a token sees only its own chunk; holds at most one chunk."""
 
@@ -331,7 +336,7 @@ class ChunkedLocal(_Attention):
 
 
 @register
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class MLA(LayerKindBase):
     """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): one latent vector per token.
 
@@ -422,7 +427,7 @@ class MLA(LayerKindBase):
 
 
 @register
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class RecurrentState(LayerKindBase):
     """Linear-attention or state-space (Mamba, Gated DeltaNet) layer: a fixed state per request."""
 
@@ -450,7 +455,7 @@ class RecurrentState(LayerKindBase):
 
 
 @register
-@dataclass(**SPEC)  # type: ignore[call-overload]
+@dataclass(frozen=True, kw_only=True)
 class NoCache(LayerKindBase):
     """A layer that keeps nothing per request (e.g. one that reuses another layer's KV)."""
 

@@ -10,7 +10,7 @@ from kvcalc import files
 from kvcalc.errors import KvcalcError
 
 
-def read_text(path: Path) -> str:
+def read_text(path: str | Path) -> str:
     """A spec, config or check file: a regular UTF-8 file of at most 4 MiB."""
     return files.read_text(path, files.SPEC_LIMIT, "a YAML or JSON text file")
 
@@ -55,7 +55,7 @@ def parse_json(text: str, where: str) -> Any:
         raise KvcalcError("JSON nested too deeply", where, "a config of ordinary depth") from None
 
 
-def yaml_line(text: str, loc: tuple) -> int | None:
+def yaml_line(text: str, loc: tuple[Any, ...]) -> int | None:
     """The 1-based line of the node at ``loc`` (a pydantic error location) in a YAML text."""
     try:
         import yaml
@@ -90,15 +90,15 @@ def _class_names() -> set[str]:
     return {c.__name__ for c in KIND_CLASSES.values()} | {"MoE", "Source", "LayerGroup", "GPUSource"}
 
 
-def _errors(e) -> list[dict]:
+def _errors(e: Any) -> list[dict[str, Any]]:
     """pydantic errors, with union branches whose ``kind`` tag did not match dropped."""
-    errs = e.errors()
+    errs: list[dict[str, Any]] = e.errors()
     wrong = {tuple(x["loc"][:-1]) for x in errs if x["type"] == "literal_error" and x["loc"][-1:] == ("kind",)}
     kept = [x for x in errs if not any(tuple(x["loc"][: len(w)]) == w for w in wrong)]
     return kept or errs
 
 
-def validation_error(e, where: str, text: str | None, what: str) -> KvcalcError:
+def validation_error(e: Any, where: str, text: str | None, what: str) -> KvcalcError:
     """The first pydantic error as one line: file, line, field, problem."""
     errs = _errors(e)
     err = errs[0]
@@ -127,16 +127,23 @@ def validation_error(e, where: str, text: str | None, what: str) -> KvcalcError:
     return KvcalcError(f"invalid {what}: {msg}{extra}{suffix}", place, f"see 'kvcalc schema {what.split()[0]}'")
 
 
-def validate(kind: str, doc: dict, where: str, text: str | None, trusted: bool = False):
+def _spec_class(kind: str) -> Any:
+    if kind == "model":
+        from kvcalc.specs.model import ModelSpec
+
+        return ModelSpec
+    from kvcalc.specs.gpu import GPUSpec
+
+    return GPUSpec
+
+
+def validate(kind: str, doc: dict[str, Any], where: str, text: str | None, trusted: bool = False) -> Any:
     """A spec dict -> ModelSpec or GPUSpec.
 
     ``trusted`` (the catalog, tested against pydantic in the test suite) builds the dataclasses
     directly; anything else is validated by pydantic, with errors naming file, line and field.
     """
-    if kind == "model":
-        from kvcalc.specs.model import ModelSpec as cls
-    else:
-        from kvcalc.specs.gpu import GPUSpec as cls
+    cls = _spec_class(kind)
     if trusted:
         try:
             return cls.from_dict(doc)
@@ -152,33 +159,33 @@ def validate(kind: str, doc: dict, where: str, text: str | None, trusted: bool =
         raise KvcalcError("spec nested too deeply", where, f"a {kind} spec") from None
 
 
-_ADAPTERS: dict = {}
+_ADAPTERS: dict[Any, Any] = {}
 
 
-def _adapter(cls):
+def _adapter(cls: Any) -> Any:
     from pydantic import TypeAdapter
 
+    from kvcalc.specs.constraints import install
+
+    install()
     if cls not in _ADAPTERS:
         _ADAPTERS[cls] = TypeAdapter(cls)
     return _ADAPTERS[cls]
 
 
-def json_schema(kind: str) -> dict:
-    if kind == "model":
-        from kvcalc.specs.model import ModelSpec as cls
-    else:
-        from kvcalc.specs.gpu import GPUSpec as cls
-    return _adapter(cls).json_schema()
+def json_schema(kind: str) -> dict[str, Any]:
+    schema: dict[str, Any] = _adapter(_spec_class(kind)).json_schema()
+    return schema
 
 
-def to_yaml(doc: dict) -> str:
+def to_yaml(doc: dict[str, Any]) -> str:
     """A spec dict as YAML: keys in their given order, short lists of names on one line."""
     import yaml
 
     class Dumper(yaml.SafeDumper):
         pass
 
-    def _list(dumper, data):
+    def _list(dumper: Any, data: list[Any]) -> Any:
         flow = all(isinstance(x, (str, int, float)) for x in data) and (len(data) <= 16 or all(isinstance(x, int) for x in data))
         return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
 

@@ -10,48 +10,53 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from kvcalc._compat import Ge, MinLen
 from kvcalc.specs.dtypes import normalize_weight_dtype
-from kvcalc.specs.layers import FORBID, LayerKind, LayerKindBase, Pos, check_positive, layer_from_dict
+from kvcalc.specs.layers import FORBID, LayerKind, LayerKindBase, check_positive, layer_from_dict
 
-NonNeg = Annotated[int, Ge(0)]
+if TYPE_CHECKING:
+    # Annotated constraints for pydantic, bound by kvcalc.specs.constraints.install().
+    Pos = int
+    NonNeg = int
+    Text = str
+    Names = list[str]
+    KindMap = dict[str, LayerKind]
+    Groups = list["LayerGroup"]
 MAX_LAYERS = 100_000
-SPEC = dict(kw_only=True)
 
 
-@dataclass(**SPEC)
+@dataclass(kw_only=True)
 class Source:
     """Where the figures came from."""
 
-    __pydantic_config__: ClassVar[dict] = FORBID
-    url: Annotated[str, MinLen(1)]
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    url: Text
     """The official config.json (or datasheet) the spec was read from."""
     config: dict[str, Any] = field(default_factory=dict)
     """The field values of that file that the spec uses, copied so they can be checked by eye."""
     notes: str = ""
 
 
-@dataclass(**SPEC)
+@dataclass(kw_only=True)
 class LayerGroup:
     """``pattern`` (names of ``layer_kinds``) repeated ``repeat`` times, in layer order."""
 
-    __pydantic_config__: ClassVar[dict] = FORBID
-    pattern: Annotated[list[str], MinLen(1)]
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    pattern: Names
     repeat: Pos = 1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self, "repeat")
         if not self.pattern:
             raise ValueError("pattern must name at least one layer kind")
 
 
-@dataclass(**SPEC)
+@dataclass(kw_only=True)
 class MoE:
     """Routed experts: enough to count resident, active and expected-read parameters."""
 
-    __pydantic_config__: ClassVar[dict] = FORBID
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
     num_experts: Pos
     num_experts_per_tok: Pos
     num_moe_layers: Pos
@@ -60,7 +65,7 @@ class MoE:
     expert_weight_dtype: str | None = None
     """When experts are stored differently from the rest (gpt-oss: mxfp4)."""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self, "num_experts", "num_experts_per_tok", "num_moe_layers", "params_per_expert")
         if self.expert_weight_dtype is not None:
             self.expert_weight_dtype = normalize_weight_dtype(self.expert_weight_dtype, "moe.expert_weight_dtype")
@@ -68,11 +73,11 @@ class MoE:
             raise ValueError(f"num_experts_per_tok ({self.num_experts_per_tok}) exceeds num_experts ({self.num_experts})")
 
 
-@dataclass(**SPEC)
+@dataclass(kw_only=True)
 class ModelSpec:
-    __pydantic_config__: ClassVar[dict] = FORBID
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
-    name: Annotated[str, MinLen(1)]
+    name: Text
     aliases: list[str] = field(default_factory=list)
     description: str = ""
     architecture: str = ""
@@ -88,13 +93,17 @@ class ModelSpec:
     params_total: Pos
     """All parameters of the language model, embeddings included (computed from the config)."""
     moe: MoE | None = None
-    layer_kinds: Annotated[dict[str, LayerKind], MinLen(1)]
-    layers: Annotated[list[LayerGroup], MinLen(1)]
+    layer_kinds: KindMap
+    layers: Groups
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_positive(self, "hidden_size", "vocab_size", "max_position_embeddings", "params_total")
-        if not isinstance(self.intermediate_size, int) or self.intermediate_size < 0:
-            raise ValueError(f"intermediate_size must be a non-negative integer, got {self.intermediate_size!r}")
+        if (
+            isinstance(self.intermediate_size, bool)
+            or not isinstance(self.intermediate_size, int)
+            or not 0 <= self.intermediate_size <= 2**50
+        ):
+            raise ValueError(f"intermediate_size must be a whole number from 0 to 2^50, got {str(self.intermediate_size)[:40]!r}")
         self.weight_dtype = normalize_weight_dtype(self.weight_dtype, "weight_dtype")
         if not self.layer_kinds or not self.layers:
             raise ValueError("a model needs at least one layer kind and one layer group")
@@ -115,7 +124,7 @@ class ModelSpec:
             raise ValueError("vocab_size * hidden_size exceeds params_total")
 
     @classmethod
-    def from_dict(cls, d: dict) -> ModelSpec:
+    def from_dict(cls, d: dict[str, Any]) -> ModelSpec:
         """Build from a trusted dict (the catalog). User files go through pydantic instead."""
         d = dict(d)
         d["source"] = Source(**d["source"])
@@ -125,7 +134,7 @@ class ModelSpec:
         d["layers"] = [LayerGroup(**g) for g in d["layers"]]
         return cls(**d)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     # ---- derived figures -------------------------------------------------------------
