@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from kvcalc.engine.paging import simulate as run
 from kvcalc.inputs.workload import sample_lengths
@@ -153,3 +154,54 @@ def test_bad_traces(cli, tmp_path, text, needle):
     p.write_text(text)
     r = cli("paging", "-m", "llama3.1-8b", "-g", "h100", "--trace", p, "--max-len", "4k")
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
+
+
+class NaiveFirstFit:
+    """An independent first-fit: a sorted list of (start, size) holes, scanned from the lowest address."""
+
+    def __init__(self, pool):
+        self.holes, self.where = [(0, pool)], {}
+
+    def alloc(self, i, n):
+        for k, (s, z) in enumerate(self.holes):
+            if z >= n:
+                self.where[i] = s
+                self.holes[k : k + 1] = [] if z == n else [(s + n, z - n)]
+                return True
+        return False
+
+    def release(self, i, n):
+        s = self.where.pop(i)
+        holes = sorted(self.holes + [(s, n)])
+        merged = []
+        for a, z in holes:
+            if merged and merged[-1][0] + merged[-1][1] == a:
+                merged[-1] = (merged[-1][0], merged[-1][1] + z)
+            else:
+                merged.append((a, z))
+        self.holes = merged
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 60)), min_size=1, max_size=400), st.sampled_from([2, 3, 64]))
+def test_bucketed_first_fit_places_as_first_fit_does(ops, split):
+    from kvcalc.engine.paging import _FirstFit
+
+    fast, naive = _FirstFit(1000), NaiveFirstFit(1000)
+    fast.SPLIT = split  # small buckets exercise splits and merges across bucket ends
+    live, nxt = [], 0
+    for release, n in ops:
+        if release and live:
+            i, size = live.pop(n % len(live))
+            fast.release(i, size)
+            naive.release(i, size)
+        else:
+            a, b = fast.alloc(nxt, n), naive.alloc(nxt, n)
+            assert a == b
+            if a:
+                assert fast.where[nxt] == naive.where[nxt]
+                live.append((nxt, n))
+            nxt += 1
+        flat = [(s, z) for ss, zz in zip(fast.starts, fast.sizes) for s, z in zip(ss, zz)]
+        assert flat == naive.holes
+        assert fast.maxes == [max(z) for z in fast.sizes]

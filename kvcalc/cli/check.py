@@ -85,6 +85,9 @@ def check(
         str, typer.Argument(metavar="FILE", help="A YAML file of worked examples: commands and the JSON values they must give.")
     ],
     safe: Annotated[bool, typer.Option("--safe", help="Refuse examples that run measure or write files (--plot-file).")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print every check, not only the failures, in long files.")
+    ] = False,
     as_json: opt.Json = False,
 ) -> Any:
     """Run worked examples and compare their JSON keys with expected values; exit 1 if any fails.
@@ -95,7 +98,7 @@ def check(
     Example: kvcalc check docs/worked-examples.yaml
     """
     r = run_examples(file, safe)
-    emit(r, None, as_json)
+    emit(r, None, as_json, verbose=verbose)
     if r.failed:
         raise typer.Exit(1)
     return r

@@ -17,7 +17,7 @@ def _facts(path: str | None) -> tuple[Any, str]:
     """Parse the log, streaming it line by line (any size; lines cut at 64 KiB)."""
     from kvcalc import files
     from kvcalc.errors import KvcalcError
-    from kvcalc.inputs.logs import parse_log
+    from kvcalc.inputs.logs import candidate_lines, parse_log
 
     if path in (None, "-"):
         if path is None and sys.stdin.isatty():
@@ -25,13 +25,13 @@ def _facts(path: str | None) -> tuple[Any, str]:
                 "no log given", "LOG", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log"
             )
         try:
-            return parse_log(files.iter_lines(sys.stdin.buffer)), "standard input"
+            return parse_log(candidate_lines(sys.stdin.buffer)), "standard input"
         except (OSError, ValueError) as e:
             raise KvcalcError(f"cannot read standard input: {e}", "LOG", LOG_ACCEPTED) from None
     assert path is not None
     with files.open_regular(path, LOG_ACCEPTED) as f:
         try:
-            return parse_log(files.iter_lines(f)), path
+            return parse_log(candidate_lines(f)), path
         except OSError as e:
             raise KvcalcError(f"cannot read file: {e.strerror or e}", path, LOG_ACCEPTED) from None
 

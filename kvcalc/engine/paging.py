@@ -17,6 +17,7 @@ MLA are sized as they really are.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,48 +98,89 @@ class _Counter:
 
 
 class _FirstFit:
-    """One address space, each request a contiguous range placed in the first hole that fits.
+    """One address space, each request a contiguous range placed in the lowest-addressed hole that
+    fits. The holes, sorted by address, are kept in buckets of at most 64 with each bucket's largest
+    hole, so a placement skips whole buckets that cannot hold it instead of scanning every hole."""
 
-    The holes are kept sorted by address in two plain lists: a few hundred entries at most, where a
-    linear scan beats any structure in Python."""
+    SPLIT = 64
 
     def __init__(self, pool: int):
-        self.starts, self.sizes = [0], [pool]
+        self.starts: list[list[int]] = [[0]]
+        self.sizes: list[list[int]] = [[pool]]
+        self.maxes: list[int] = [pool]
+        self.firsts: list[int] = [0]
         self.where: dict[int, int] = {}
 
     def alloc(self, i: int, n: int) -> bool:
-        starts, sizes = self.starts, self.sizes
-        for k, z in enumerate(sizes):
-            if z >= n:
-                self.where[i] = starts[k]
-                if z == n:
-                    del starts[k], sizes[k]
-                else:
-                    starts[k] += n
-                    sizes[k] = z - n
-                return True
-        return False
+        maxes = self.maxes
+        for bi in range(len(maxes)):
+            if maxes[bi] >= n:
+                break
+        else:
+            return False
+        starts, sizes = self.starts[bi], self.sizes[bi]
+        k = 0
+        while sizes[k] < n:
+            k += 1
+        z = sizes[k]
+        self.where[i] = starts[k]
+        if z == n:
+            del starts[k], sizes[k]
+        else:
+            starts[k] += n
+            sizes[k] = z - n
+        self._fix(bi, z == maxes[bi])
+        return True
+
+    def _fix(self, bi: int, remax: bool = True) -> None:
+        """Bucket bi changed: drop it if empty, refresh its first address and (if asked) its maximum,
+        split it if it grew past SPLIT holes."""
+        starts, sizes = self.starts[bi], self.sizes[bi]
+        if not starts:
+            del self.starts[bi], self.sizes[bi], self.maxes[bi], self.firsts[bi]
+            return
+        self.firsts[bi] = starts[0]
+        if remax:
+            self.maxes[bi] = max(sizes)
+        if len(starts) > self.SPLIT:
+            h = len(starts) // 2
+            self.starts[bi : bi + 1] = [starts[:h], starts[h:]]
+            self.sizes[bi : bi + 1] = [sizes[:h], sizes[h:]]
+            self.maxes[bi : bi + 1] = [max(sizes[:h]), max(sizes[h:])]
+            self.firsts[bi : bi + 1] = [starts[0], starts[h]]
 
     def release(self, i: int, n: int) -> None:
-        from bisect import bisect_left
-
-        starts, sizes = self.starts, self.sizes
         s = self.where.pop(i)
+        if not self.starts:  # the pool was full: this range becomes the only hole
+            self.starts, self.sizes, self.maxes, self.firsts = [[s]], [[n]], [n], [s]
+            return
+        bi = max(bisect_right(self.firsts, s) - 1, 0)
+        starts, sizes = self.starts[bi], self.sizes[bi]
         k = bisect_left(starts, s)
-        # Coalesce with the hole before and the hole after.
-        merge_prev = k > 0 and starts[k - 1] + sizes[k - 1] == s
-        merge_next = k < len(starts) and s + n == starts[k]
+        # The hole just before (in this bucket or at the end of the previous one) and just after.
+        pb, pk = (bi, k - 1) if k > 0 else (bi - 1, len(self.starts[bi - 1]) - 1) if bi > 0 else (-1, -1)
+        nb, nk = (bi, k) if k < len(starts) else (bi + 1, 0) if bi + 1 < len(self.starts) else (-1, -1)
+        merge_prev = pb >= 0 and self.starts[pb][pk] + self.sizes[pb][pk] == s
+        merge_next = nb >= 0 and s + n == self.starts[nb][nk]
         if merge_prev and merge_next:
-            sizes[k - 1] += n + sizes[k]
-            del starts[k], sizes[k]
+            self.sizes[pb][pk] += n + self.sizes[nb][nk]
+            del self.starts[nb][nk], self.sizes[nb][nk]
+            self.maxes[pb] = max(self.maxes[pb], self.sizes[pb][pk])
+            if nb != pb:
+                self._fix(nb)
         elif merge_prev:
-            sizes[k - 1] += n
+            self.sizes[pb][pk] += n
+            self.maxes[pb] = max(self.maxes[pb], self.sizes[pb][pk])
         elif merge_next:
-            starts[k] = s
-            sizes[k] += n
+            self.starts[nb][nk] = s
+            self.sizes[nb][nk] += n
+            self.maxes[nb] = max(self.maxes[nb], self.sizes[nb][nk])
+            self.firsts[nb] = self.starts[nb][0]
         else:
             starts.insert(k, s)
             sizes.insert(k, n)
+            self.maxes[bi] = max(self.maxes[bi], n)
+            self._fix(bi, remax=False)
 
 
 Sums = tuple[int, int, int, int]

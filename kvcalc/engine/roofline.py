@@ -25,7 +25,7 @@ from typing import Any
 from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.kv import KVFootprint, check_parallel
 from kvcalc.engine.memory import FitInputs, fit, footprint
-from kvcalc.engine.search import first_true
+from kvcalc.engine.search import first_true_each
 from kvcalc.engine.weights import StreamedWeights, active_matmul_params, streamed_weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype, kv_dtype
@@ -58,11 +58,17 @@ class Decode:
     weight_dtype: str | None = None
     compute_dtype: str = "bf16"
 
+    peak: float = field(init=False)
+    bw: int = field(init=False)
+    sw: StreamedWeights = field(init=False)
+    kvfp: KVFootprint = field(init=False)
+    matmul_flops_per_token: int = field(init=False)
+
     def __post_init__(self) -> None:
         check_parallel(self.model, self.tp, 1)
         self.peak = peak_flops(self.gpu, self.compute_dtype)
         self.bw = int(self.gpu.memory_bandwidth_bytes_per_s)
-        self.sw: StreamedWeights = streamed_weights(self.model, self.weight_dtype)
+        self.sw = streamed_weights(self.model, self.weight_dtype)
         self.kvfp = KVFootprint(self.model, self.kv, self.tp, 1, LOGICAL)
         self.matmul_flops_per_token = 2 * active_matmul_params(self.model)
 
@@ -87,22 +93,60 @@ class Decode:
     def resident_per_gpu(self) -> int:
         return ceil(Fraction(self.sw.resident_bytes, self.tp))
 
+    def _exact_int64(self, longest: int) -> bool:
+        """Whether a request's bytes and a token's FLOPs up to ``longest`` tokens fit numpy's int64."""
+        return self.kv_request(longest) < 2**62 and self.attn_flops(longest) < 2**62
+
+    def per_context(self, seqs: list[int]) -> tuple[list[int], list[int]]:
+        """(KV bytes of one request, attention FLOPs of one token) at each context, exact."""
+        if len(seqs) > 16 and self._exact_int64(max(seqs)):
+            import numpy as np
+
+            arr = np.asarray(seqs, dtype=np.int64)
+            kv = np.broadcast_to(self.kv_request(arr), arr.shape)
+            attn = np.broadcast_to(self.attn_flops(arr), arr.shape)
+            return [int(x) for x in kv.tolist()], [int(x) for x in attn.tolist()]
+        return [int(self.kv_request(x)) for x in seqs], [int(self.attn_flops(x)) for x in seqs]
+
+    def kv_equals_weights(self, batches: list[int], cap: int = KV_CROSSOVER_CAP) -> list[int | None]:
+        """For each batch, the context at which the KV bytes a step reads reach the weight bytes it
+        reads, rounded down to a whole token (the last s with b x KV(s) <= weights). None if KV never
+        reaches them (windowed or state layers, or not before ``cap`` tokens)."""
+        import numpy as np
+
+        per_token, state = self.kvfp.per_token, self.kvfp.state_bytes
+        if per_token:
+            cap = min(cap, (2**62 - state) // per_token)  # keep a request's bytes inside int64
+        # b x KV(s) > W  <=>  KV(s) > W // b, all in integers.
+        threshold = np.asarray([int(self.weight_read(b)) // b for b in batches], dtype=np.int64)
+        first_over = first_true_each(lambda s: self.kv_request(s) > threshold, np.ones(len(batches)), np.full(len(batches), cap))
+        return [None if x < 0 else int(x) - 1 for x in first_over.tolist()]
+
+    def compute_bound_from(
+        self, seqs: list[int], kv: list[int] | None = None, attn: list[int] | None = None, cap: int = BATCH_CAP
+    ) -> list[int | None]:
+        """For each context, the smallest batch at which the compute term reaches the memory term
+        (None: not up to ``cap``). Floats, as the two terms are."""
+        import numpy as np
+
+        if kv is None or attn is None:
+            kv, attn = self.per_context(seqs)
+        kv_f = np.asarray(kv, dtype=np.float64)
+        attn_f = np.asarray(attn, dtype=np.float64)
+
+        def binds(b: Any) -> Any:
+            bf = b.astype(np.float64)
+            w = np.asarray(self.weight_read(b if not self.sw.moe_layers else bf), dtype=np.float64)
+            return self.flops(bf, attn_f) / self.peak >= (w + kv_f * bf) / self.bw
+
+        first = first_true_each(binds, np.ones(len(seqs)), np.full(len(seqs), cap))
+        return [None if x < 0 else int(x) for x in first.tolist()]
+
     def kv_equals_weights_at_seq(self, batch: int, cap: int = KV_CROSSOVER_CAP) -> int | None:
-        """The context at which the KV bytes a step reads reach the weight bytes it reads, rounded
-        down to a whole token (the last s with KV <= weights). None if KV never reaches them."""
-        w = self.weight_read(batch)
-        first_over = first_true(lambda s: self.kv_request(s) * batch > w, 1, cap)
-        return None if first_over is None else first_over - 1
+        return self.kv_equals_weights([batch], cap)[0]
 
     def compute_bound_at_batch(self, seq: int, cap: int = BATCH_CAP) -> int | None:
-        """The smallest batch at which the compute term reaches the memory term at this context."""
-        kv = self.kv_request(seq)
-        attn = self.attn_flops(seq)
-
-        def binds(b: int) -> bool:
-            return bool(self.flops(b, attn) / self.peak >= (self.weight_read(b) + kv * b) / self.bw)
-
-        return first_true(binds, 1, cap)
+        return self.compute_bound_from([seq], cap=cap)[0]
 
     def allreduce(self, batch: int) -> tuple[int, float]:
         """Two all-reduces of b x hidden activations per layer, ring cost 2(tp-1)/tp of the bytes,
@@ -209,63 +253,62 @@ def decode_points(
     d: Decode, batches: list[int], seqs: list[int], with_allreduce: bool = False, max_batch: dict[int, int] | None = None
 ) -> PointTable:
     """The bound at every (batch, seq) of a grid, context-major (all batches at the first context, then
-    the next)."""
-    model = d.model
-    w = {b: d.weight_read(b) for b in batches}
-    kv_eq = {b: d.kv_equals_weights_at_seq(b) for b in batches}
-    kvr = {s: d.kv_request(s) for s in seqs}
-    attn = {s: d.attn_flops(s) for s in seqs}
-    cb = {s: d.compute_bound_at_batch(s) for s in seqs}
-    ar = {b: d.allreduce(b) for b in batches} if with_allreduce else {}
-    ridge = d.peak / d.bw
-    resident = d.resident_per_gpu
-    cols: dict[str, list[Any]] = {k: [] for k in _FIELDS}
-    ctx = model.max_position_embeddings
-    for s in seqs:
-        for b in batches:
-            wb = w[b]
-            kvb = kvr[s] * b
-            total = wb + kvb
-            flops = d.flops(b, attn[s])
-            tm = total / d.bw
-            tc = flops / d.peak
-            tb = tm if tm >= tc else tc
-            mb = None if max_batch is None else max_batch[s]
-            fits = None if mb is None else b <= mb
-            warn = []
-            if s > ctx:
-                warn.append(f"seq {s:,} exceeds the model's max context of {ctx:,} tokens")
-            if fits is False:
-                warn.append(f"batch {b} at {s:,} tokens does not fit in memory: at most {mb} requests")
-            a = ar.get(b)
-            for k, v in (
-                ("batch", b),
-                ("seq", s),
-                ("tp", d.tp),
-                ("kv_dtype", d.kv.name),
-                ("compute_dtype", d.compute_dtype),
-                ("weight_bytes_resident", resident),
-                ("weight_bytes_read", int(wb)),
-                ("kv_bytes_read", int(kvb)),
-                ("bytes_read", int(total)),
-                ("flops", flops),
-                ("t_memory_s", tm),
-                ("t_compute_s", tc),
-                ("t_bound_s", tb),
-                ("bound_by", "memory" if tm >= tc else "compute"),
-                ("kv_share", kvb / total),
-                ("tokens_per_s", b / tb),
-                ("arithmetic_intensity", flops / total),
-                ("ridge_intensity", ridge),
-                ("kv_equals_weights_at_seq", kv_eq[b]),
-                ("compute_bound_at_batch", cb[s]),
-                ("max_batch_in_memory", mb),
-                ("fits_in_memory", fits),
-                ("t_allreduce_s", a[1] if a else None),
-                ("allreduce_bytes", a[0] if a else None),
-                ("warnings", warn),
-            ):
-                cols[k].append(v)
+    the next). Each per-batch and per-context piece is computed once; the points are column lists."""
+    nb, ns = len(batches), len(seqs)
+    w = [int(d.weight_read(b)) for b in batches]
+    kv_eq = d.kv_equals_weights(batches)
+    kvr, attn = d.per_context(seqs)
+    cb = d.compute_bound_from(seqs, kvr, attn)
+    ar = [d.allreduce(b) for b in batches] if with_allreduce else None
+    bw, peak, tp, mm = d.bw, d.peak, d.tp, d.matmul_flops_per_token
+    B = batches * ns
+    S = [s for s in seqs for _ in range(nb)]
+    W = w * ns
+    KV = [kvr[j] * b for j in range(ns) for b in batches]
+    total = [a + b for a, b in zip(W, KV)]
+    flops = [mm * b / tp + attn[j] * b for j in range(ns) for b in batches]
+    tm = [t / bw for t in total]
+    tc = [f / peak for f in flops]
+    tb = [a if a >= c else c for a, c in zip(tm, tc)]
+    mb = [None] * len(B) if max_batch is None else [max_batch[s] for s in S]
+    fits = [None if m is None else b <= m for b, m in zip(B, mb)]
+    ctx = d.model.max_position_embeddings
+    warnings: list[list[str]] = []
+    for b, s, m, f in zip(B, S, mb, fits):
+        warn = []
+        if s > ctx:
+            warn.append(f"seq {s:,} exceeds the model's max context of {ctx:,} tokens")
+        if f is False:
+            warn.append(f"batch {b} at {s:,} tokens does not fit in memory: at most {m} requests")
+        warnings.append(warn)
+    n = len(B)
+    cols: dict[str, list[Any]] = {
+        "batch": B,
+        "seq": S,
+        "tp": [tp] * n,
+        "kv_dtype": [d.kv.name] * n,
+        "compute_dtype": [d.compute_dtype] * n,
+        "weight_bytes_resident": [d.resident_per_gpu] * n,
+        "weight_bytes_read": W,
+        "kv_bytes_read": KV,
+        "bytes_read": total,
+        "flops": flops,
+        "t_memory_s": tm,
+        "t_compute_s": tc,
+        "t_bound_s": tb,
+        "bound_by": ["memory" if a >= c else "compute" for a, c in zip(tm, tc)],
+        "kv_share": [k / t for k, t in zip(KV, total)],
+        "tokens_per_s": [b / t for b, t in zip(B, tb)],
+        "arithmetic_intensity": [f / t for f, t in zip(flops, total)],
+        "ridge_intensity": [peak / bw] * n,
+        "kv_equals_weights_at_seq": kv_eq * ns,
+        "compute_bound_at_batch": [c for c in cb for _ in range(nb)],
+        "max_batch_in_memory": mb,
+        "fits_in_memory": fits,
+        "t_allreduce_s": [a[1] for a in ar] * ns if ar else [None] * n,
+        "allreduce_bytes": [a[0] for a in ar] * ns if ar else [None] * n,
+        "warnings": warnings,
+    }
     return PointTable(cols)
 
 
@@ -380,7 +423,14 @@ def roofline(
     inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, kv_dtype=dt, weight_dtype=weight_dtype)
     pool = max(fit(model, gpu, inp).kv_pool_usable_bytes, 0)
     fp = footprint(model, gpu, inp)
-    max_batch = {s: int(pool // fp.request_bytes(s)) for s in seqs}
+    if len(seqs) > 16 and fp.request_bytes(max(seqs)) < 2**62:
+        import numpy as np
+
+        arr = np.asarray(seqs, dtype=np.int64)
+        per = np.broadcast_to(fp.request_bytes(arr), arr.shape).tolist()
+    else:
+        per = [fp.request_bytes(x) for x in seqs]
+    max_batch = {x: int(pool // r) for x, r in zip(seqs, per)}
     rows = decode_points(d, batches, seqs, with_allreduce, max_batch)
     pre = prefill_bound(model, gpu, prefill, tp, weight_dtype, compute_dtype) if prefill else None
     assumptions = ASSUMPTIONS + [

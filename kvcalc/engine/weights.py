@@ -82,19 +82,25 @@ class StreamedWeights:
     embed_row_bytes: int
     resident_bytes: int
 
+    @property
+    def dense_bytes(self) -> Fraction:
+        return Fraction(self.dense_params) * self.dense_bits / 8
+
     def bytes_read(self, batch: Any, tp: int = 1) -> Any:
-        """Bytes of weights one decode step reads on one rank (MoE: the expected distinct experts,
-        rounded to whole bytes). Exact for dense models at an int batch."""
-        if isinstance(batch, int) and not self.moe_layers:
-            return ceil((Fraction(self.dense_params) * self.dense_bits / 8 + self.embed_row_bytes * batch) / tp)
-        experts: Any = 0.0
-        if self.moe_layers:
-            experts = (
-                self.moe_layers
-                * expected_experts(self.num_experts, self.experts_per_tok, batch)
-                * (self.expert_params_each * float(self.expert_bits) / 8)
-            )
-        total = float(Fraction(self.dense_params) * self.dense_bits / 8) + self.embed_row_bytes * batch + experts
+        """Bytes of weights one decode step reads on one rank, for an int batch or a numpy array of
+        them. Dense models: exact, ceil((dense bytes + b embedding rows) / tp). MoE: the expected
+        distinct experts, rounded to whole bytes (half to even)."""
+        if not self.moe_layers:
+            d = self.dense_bytes
+            num, den = d.numerator, d.denominator
+            # ceil((num / den + e b) / tp) in integers; numpy int64 holds it for any batch up to 2^24.
+            return -(-(num + self.embed_row_bytes * batch * den) // (den * tp))
+        experts = (
+            self.moe_layers
+            * expected_experts(self.num_experts, self.experts_per_tok, batch)
+            * (self.expert_params_each * float(self.expert_bits) / 8)
+        )
+        total = float(self.dense_bytes) + self.embed_row_bytes * batch + experts
         if isinstance(total, float):
             return int(round(total / tp))
         import numpy as np

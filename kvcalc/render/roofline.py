@@ -79,49 +79,47 @@ def _grid(c: Any, r: Any) -> None:
 
 
 def _summary(c: Any, r: Any) -> None:
-    """One line per batch: the range of contexts, the bound at both ends, where it turns KV-bound and
-    compute-bound, and up to which context it fits."""
+    """One line per batch (up to 64 batches, evenly spaced): the bound at the shortest and longest
+    context, where the KV term reaches the weights, where compute binds, and up to which context the
+    batch fits."""
     cols = r.rows.columns
-    n_seq = len(r.inputs["seq"])
+    seqs = r.inputs["seq"]
+    n_batch = len(r.kv_equals_weights)
     c.print(
-        f"{len(r.rows):,} points ({len(r.kv_equals_weights):,} batches x {n_seq:,} contexts): a summary per batch; "
-        "every point is in --json"
+        f"{len(r.rows):,} points: {n_batch:,} batches x {len(seqs):,} contexts from {seqs[0]:,} to "
+        f"{seqs[-1]:,} tokens. A summary per batch; every point is in --json."
     )
     t = table(
         None,
         ("batch", "right"),
-        ("seq from..to", "right"),
-        ("bound ms", "right"),
+        ("bound, ms", "right"),
         ("KV = weights", "right"),
         ("compute-bound", "right"),
         ("fits up to", "right"),
     )
-    for col in t.columns:
-        col.no_wrap = True
     shown = list(r.kv_equals_weights)
     if len(shown) > TABLE_ROWS:
         step = -(-len(shown) // TABLE_ROWS)
         shown = shown[::step] + ([shown[-1]] if shown[-1] not in shown[::step] else [])
-    n_batch = len(r.kv_equals_weights)
     index = {b: i for i, b in enumerate(r.kv_equals_weights)}
     for b in shown:
-        idx = range(index[b], n_batch * n_seq, n_batch)  # this batch's point at every context
+        idx = range(index[b], n_batch * len(seqs), n_batch)  # this batch's point at every context
         lo, hi = idx[0], idx[-1]
         comp = [cols["seq"][j] for j in idx if cols["bound_by"][j] == "compute"]
         fits = [cols["seq"][j] for j in idx if cols["fits_in_memory"][j]]
         kv_eq = r.kv_equals_weights[b]
         t.add_row(
             f"{b:,}",
-            f"{cols['seq'][lo]:,}..{cols['seq'][hi]:,}",
             f"{cols['t_bound_s'][lo] * 1e3:,.3f}..{cols['t_bound_s'][hi] * 1e3:,.3f}",
-            f"{kv_eq:,} tok" if kv_eq is not None else "never",
-            f"{min(comp):,}.." if comp else "never",
+            f"{kv_eq:,} tokens" if kv_eq is not None else "never",
+            f"from {min(comp):,}" if comp else "never",
             f"{max(fits):,}" if fits else "none",
         )
     c.print(t)
     c.print(
-        "[dim]KV = weights: the context where the KV term reaches the weights term; compute-bound: contexts where "
-        "FLOPs bind; fits up to: the longest context at which the batch fits in the pool.[/dim]"
+        "[dim]bound: at the shortest..longest context; KV = weights: the context where the KV term reaches the "
+        "weights term; compute-bound: from which context FLOPs bind; fits up to: the longest context at which "
+        "the batch fits in the pool.[/dim]"
     )
 
 
