@@ -95,7 +95,7 @@ class Decode:
 
     def _exact_int64(self, longest: int) -> bool:
         """Whether a request's bytes and a token's FLOPs up to ``longest`` tokens fit numpy's int64."""
-        return self.kv_request(longest) < 2**62 and self.attn_flops(longest) < 2**62
+        return bool(self.kv_request(longest) < 2**62 and self.attn_flops(longest) < 2**62)
 
     def per_context(self, seqs: list[int]) -> tuple[list[int], list[int]]:
         """(KV bytes of one request, attention FLOPs of one token) at each context, exact."""
