@@ -102,3 +102,19 @@ def test_every_subpackage_ships_in_the_wheel():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.relative_to(ROOT).parent.parts) for p in (ROOT / "kvcalc").rglob("__init__.py")}
     assert found <= listed, found - listed
+
+
+def test_names_keys_and_urls_stay_whole_at_80_columns(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli("models").out
+    for name in ("qwen3-next-80b-a3b", "deepseek-v2-lite", "mistral-7b-v0.1", "qwen3-235b-a22b"):
+        assert name in out, name
+    out = cli("gpus").out
+    assert "a100-80gb" in out and "h100-pcie" in out
+    out = cli("check", ROOT / "docs" / "worked-examples.yaml", "--verbose").out
+    # A dotted key is split only after a dot, its pieces on consecutive lines.
+    assert "per_gpu.kv_bytes_per_token" in out
+    assert "policies.contiguous." in out and "max_concurrency" in out
+    assert "per_gpu.kv_bytes_per_t\n" not in out
+    out = cli("show", "qwen3-next").out
+    assert "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json" in out

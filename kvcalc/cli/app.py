@@ -75,7 +75,39 @@ def build_command(name: str) -> Any:
     t.command(name=name)(func)
     cmd = typer.main.get_command(t)
     cmd.name = name
+    parse = cmd.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> Any:
+        refuse_repeats(cmd, name, args)
+        return parse(ctx, args)
+
+    cmd.parse_args = parse_args
     return cmd
+
+
+def refuse_repeats(cmd: Any, name: str, args: list[str]) -> None:
+    """An option given twice is an error: click would silently keep the last value."""
+    from kvcalc.errors import KvcalcError
+
+    options = {o: p for p in cmd.params if getattr(p, "param_type_name", "") == "option" for o in p.opts}
+    seen: dict[str, str] = {}
+    skip = False
+    for token in args:
+        if skip:
+            skip = False
+            continue
+        if token == "--":
+            break
+        opt = token.split("=", 1)[0]
+        p = options.get(opt)
+        if p is None:
+            continue
+        if p.name in seen and not getattr(p, "multiple", False):
+            raise KvcalcError(
+                f"option {opt} given more than once (also as {seen[p.name]})", f"kvcalc {name}", "give each option once"
+            )
+        seen[p.name] = opt
+        skip = not p.is_flag and "=" not in token
 
 
 class LazyGroup(TyperGroup):

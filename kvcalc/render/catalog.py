@@ -14,6 +14,15 @@ GB_IS_GIB = (
 )
 
 
+def _source(c: Any, url: str) -> None:
+    """The source URL whole (never folded mid-address): on the label's line when it fits, else below it."""
+    if len("source: " + url) <= c.width:
+        c.print(f"source: {url}", markup=False, soft_wrap=True)
+    else:
+        c.print("source:", markup=False)
+        c.print(url, markup=False, soft_wrap=True)
+
+
 def render_models(r: Any) -> None:
     c = console()
     t = table(
@@ -25,6 +34,7 @@ def render_models(r: Any) -> None:
         ("KV/token bf16", "right"),
         ("context", "right"),
     )
+    t.columns[0].no_wrap = True  # names stay whole; the layers column wraps instead
     for m in r.models:
         t.add_row(
             m.name,
@@ -49,6 +59,7 @@ def render_gpus(r: Any) -> None:
         ("bf16 dense", "right"),
         ("fp8 dense", "right"),
     )
+    t.columns[0].no_wrap = True  # names stay whole; the layers column wraps instead
     for g in r.gpus:
         t.add_row(
             g.name,
@@ -70,8 +81,8 @@ def render_show_model(r: Any) -> None:
     c = console()
     m, d = r.spec, r.derived
     c.print(f"[bold]{m.name}[/bold]: {m.description}")
+    _source(c, m.source.url)
     rows = [
-        ("source", m.source.url),
         ("architecture", m.architecture or "-"),
         ("aliases", ", ".join(m.aliases) or "-"),
         ("parameters", f"{m.params_total:,}" + (f" (active {m.params_active:,})" if m.moe else "")),
@@ -102,8 +113,8 @@ def render_show_gpu(r: Any) -> None:
     c = console()
     g = r.spec
     c.print(f"[bold]{g.name}[/bold]: {g.description}")
+    _source(c, g.source.url)
     rows = [
-        ("source", g.source.url),
         ("memory (vendor, as stated)", fmt_bytes(g.memory_bytes)),
         ("memory (runtime)", fmt_bytes(g.memory_runtime_bytes) + ("" if g.memory_runtime_measured else " (estimate)")),
         ("memory bandwidth", fmt_rate(g.memory_bandwidth_bytes_per_s)),

@@ -17,21 +17,40 @@ def _got(got: Any) -> str:
     return s if len(s) <= 16 else f"{got:.6g}"
 
 
+def _key_lines(key: str, width: int = 26) -> str:
+    """A dotted key on lines of at most ``width`` characters, broken only after a dot."""
+    lines, cur = [], ""
+    for part in key.split("."):
+        piece = part if not cur else "." + part
+        if cur and len(cur) + len(piece) > width:
+            lines.append(cur + ".")
+            cur = part
+        else:
+            cur += piece
+    return "\n".join(lines + [cur])
+
+
 def render(r: Any, verbose: bool = False) -> None:
     c = console()
     rows = r.results if verbose or len(r.results) <= ALL_ROWS else [x for x in r.results if not x.passed]
     if rows:
-        t = table(None, ("example / key", "left"), ("expected", "right"), ("got", "right"), ("delta", "right"), ("", "left"))
+        # The delta says by how much a check missed: a column only when one did.
+        with_delta = any(not x.passed for x in rows)
+        cols = [("example / key", "left"), ("expected", "right"), ("got", "right")]
+        cols += [("delta", "right")] if with_delta else []
+        t = table(None, *cols, ("", "left"))
         for col in t.columns[1:]:
             col.no_wrap = True
+        # Keys break only at their dots (long dotted paths go on two lines); names wrap at spaces.
+        t.columns[0].min_width = max(len(part) for x in rows for part in _key_lines(x.key).split("\n")) + 4
         last = None
         for x in rows:
             if x.example != last:
-                t.add_row(f"[bold]{x.example}[/bold]", "", "", "", "")
+                t.add_row(f"[bold]{x.example}[/bold]", *[""] * (len(cols)))
                 last = x.example
-            t.add_row(
-                "  " + x.key, x.expected, _got(x.got), x.delta, "[green]pass[/green]" if x.passed else "[bold red]FAIL[/bold red]"
-            )
+            key = "  " + _key_lines(x.key).replace("\n", "\n    ")
+            status = "[green]pass[/green]" if x.passed else "[bold red]FAIL[/bold red]"
+            t.add_row(key, x.expected, _got(x.got), *([x.delta] if with_delta else []), status)
         c.print(t)
     examples = len({x.example for x in r.results})
     shown = "" if len(rows) == len(r.results) else " (failures shown; --verbose for every check)"

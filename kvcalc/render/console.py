@@ -40,11 +40,19 @@ def kv_lines(c: Any, rows: list[tuple[str, str]]) -> None:
 
 
 def notes(c: Any, title: str, items: list[str], style: str = "dim") -> None:
+    """A titled list whose wrapped lines stay indented under their item."""
     if not items:
         return
+    from rich.table import Table
+    from rich.text import Text
+
     c.print(f"[bold]{title}[/bold]")
+    t = Table.grid(padding=(0, 1))
+    t.add_column(no_wrap=True)
+    t.add_column(overflow="fold")
     for i in items:
-        c.print(f"  - {i}", style=style, markup=False)
+        t.add_row(" -", Text(i, style=style))
+    c.print(t)
 
 
 def origin_line(c: Any, origin: dict[str, str] | None) -> None:

@@ -147,8 +147,15 @@ def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool 
             "no such file", ref, f"a {kind} name, or the path of a YAML spec" + (" or config.json" if kind == "model" else "")
         )
     near = suggest(kind, ref)
+    if kind == "model" and ref.count("/") == 1 and not ref.startswith((".", "/", "~")):
+        # A Hugging Face id kvcalc does not know: it works offline, so it needs the config.json.
+        accepted = (
+            f"kvcalc works offline: download its config.json (huggingface-cli download {ref[:80]} config.json "
+            "--local-dir DIR) and pass --model DIR/config.json" + ("; or did you mean " + ", ".join(near) + "?" if near else "")
+        )
+        raise KvcalcError(f"{ref[:80]!r} is not in kvcalc's catalog", where, accepted)
     accepted = ("did you mean " + ", ".join(near) + "?") if near else f"see 'kvcalc {kind}s' for the catalog"
-    raise KvcalcError(f"unknown {kind} {ref!r}", where, accepted + (" (or give a spec file's path)"))
+    raise KvcalcError(f"unknown {kind} {ref[:80]!r}", where, accepted + (" (or give a spec file's path)"))
 
 
 def suggest(kind: Kind, ref: str, n: int = 3) -> list[str]:
