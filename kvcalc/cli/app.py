@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from kvcalc import __version__
 
@@ -72,17 +72,18 @@ def build_command(name: str) -> Any:
     t = typer.Typer(
         add_completion=False, pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
     )
-    t.command(name=name)(func)
+    t.command(name=name, cls=KvcalcCommand)(func)
     cmd = typer.main.get_command(t)
     cmd.name = name
-    parse = cmd.parse_args
-
-    def parse_args(ctx: Any, args: list[str]) -> Any:
-        refuse_repeats(cmd, name, args)
-        return parse(ctx, args)
-
-    cmd.parse_args = parse_args
     return cmd
+
+
+class KvcalcCommand(TyperCommand):
+    """A command that refuses an option given twice (click would silently keep the last value)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> Any:
+        refuse_repeats(self, self.name or "", args)
+        return super().parse_args(ctx, args)
 
 
 def refuse_repeats(cmd: Any, name: str, args: list[str]) -> None:
