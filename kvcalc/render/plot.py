@@ -26,14 +26,15 @@ def _ticks(lo: float, hi: float) -> list[float]:
 
 
 def _fmt(v: float) -> str:
+    """A tick label of at most three significant digits: 1.37k, 10k, 5m (milli), 20u (micro)."""
     for unit, m in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if v >= m:
-            return f"{v / m:g}{unit}"
+            return f"{v / m:.3g}{unit}"
     if v < 1e-3:
-        return f"{v * 1e6:g}u"
+        return f"{v * 1e6:.3g}u"
     if v < 1:
-        return f"{v * 1e3:g}m"
-    return f"{v:g}"
+        return f"{v * 1e3:.3g}m"
+    return f"{v:.3g}"
 
 
 def ascii_loglog(series: list[Series], title: str, xlabel: str, ylabel: str, width: int = 64, height: int = 16) -> str:
@@ -76,15 +77,24 @@ def ascii_loglog(series: list[Series], title: str, xlabel: str, ylabel: str, wid
         lines.append(f"{ylabels.get(r, ''):>{lw}} |" + "".join(grid[r]))
     lines.append(" " * lw + " +" + "-" * width)
     axis = [" "] * width
-    ends = [xlo, xhi] if not [t for t in _ticks(xlo, xhi) if xlo <= t <= xhi][1:] else []
-    for t in ends + _ticks(xlo, xhi):
-        if xlo <= t <= xhi:
-            c = cell(t, ylo)[1]
-            lab = _fmt(t)
-            c = min(c, width - len(lab))
-            for i, ch in enumerate(lab):
-                if c + i < width:
-                    axis[c + i] = ch
+    decades = [t for t in _ticks(xlo, xhi) if xlo <= t <= xhi]
+    # Decade ticks first; with fewer than two, the data's own ends too. A label that would touch
+    # one already placed is left out rather than printed over it.
+    marks = decades + ([xlo, xhi] if len(decades) < 2 else [])
+    if len(decades) < 2:
+        xs_data = sorted({x for x, _ in pts})
+        marks += [xs_data[0], xs_data[-1]]
+    taken = [False] * width
+    for t in marks:
+        c = cell(t, ylo)[1]
+        lab = _fmt(t)
+        c = max(0, min(c - len(lab) // 2, width - len(lab)))
+        span = range(max(0, c - 1), min(width, c + len(lab) + 1))
+        if any(taken[i] for i in span):
+            continue
+        for i, ch in enumerate(lab):
+            axis[c + i] = ch
+            taken[c + i] = True
     lines.append(" " * (lw + 2) + "".join(axis))
     lines.append(" " * (lw + 2) + f"x: {xlabel}   y: {ylabel}")
     lines.append(" " * (lw + 2) + "   ".join(f"{s.marker} {s.label}" for s in series))

@@ -170,7 +170,7 @@ def charts(r: Any) -> list[dict[str, Any]]:
     cols = r.rows.columns
     ai = list(cols["arithmetic_intensity"])
     lo, hi = min(ai + [1.0]) / 4, max(ai + [peak / bw]) * 4
-    xs = [lo * (hi / lo) ** (i / 40) for i in range(41)]
+    xs = sorted([lo * (hi / lo) ** (i / 40) for i in range(41)] + [peak / bw])  # the ridge: a sharp corner
     roof = Series(f"roof: min({fmt_flops(peak)}, {fmt_rate(bw)} x I)", xs, [min(peak, bw * x) for x in xs], "-")
     marks = "ox+*#@%&"
     by_batch: dict[int, list[int]] = {}
@@ -190,17 +190,39 @@ def charts(r: Any) -> list[dict[str, Any]]:
             )
         )
         times.append(Series(f"batch {b}", [float(cols["seq"][i]) for i in idx], [cols["t_bound_s"][i] for i in idx], m, color=n))
-    return [
-        {
-            "title": f"Roofline: {r.gpu}, {r.compute_dtype}",
-            "xlabel": "arithmetic intensity, FLOP/B",
-            "ylabel": "attainable FLOP/s",
-            "series": [roof] + points,
-        },
-        {
-            "title": "Decode step lower bound against context",
-            "xlabel": "context, tokens",
-            "ylabel": "seconds per step",
-            "series": times,
-        },
-    ]
+    roofline_chart = {
+        "title": f"Roofline: {r.gpu}, {r.compute_dtype}",
+        "xlabel": "arithmetic intensity, FLOP/B",
+        "ylabel": "attainable FLOP/s",
+        "series": [roof] + points,
+    }
+    if len(r.inputs["seq"]) > 1:
+        return [
+            roofline_chart,
+            {
+                "title": "Decode step lower bound against context",
+                "xlabel": "context, tokens",
+                "ylabel": "seconds per step",
+                "series": times,
+            },
+        ]
+    if len(by_batch) > 1:
+        # One context: the step time against the batch instead (a chart of single points says nothing).
+        s0 = cols["seq"][0]
+        step = Series(
+            f"context {s0:,} tokens",
+            [float(b) for b in by_batch],
+            [cols["t_bound_s"][idx[0]] for idx in by_batch.values()],
+            "o",
+            color=0,
+        )
+        return [
+            roofline_chart,
+            {
+                "title": f"Decode step lower bound against batch, context {s0:,}",
+                "xlabel": "batch, requests",
+                "ylabel": "seconds per step",
+                "series": [step],
+            },
+        ]
+    return [roofline_chart]
