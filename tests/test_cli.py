@@ -65,13 +65,18 @@ def test_fit_json_contract(cli):
         "1GiB",
         "--non-torch",
         "256MiB",
+        "--cudagraph",
+        "512MiB",
     )
     assert r.code == 0, r.err
     d = r.json()
-    pool = int(80 * 2**30 * 0.9) - 16060522496 - 2**30 - 2**28
+    usable = 79_027_398_247  # ceil(0.92 x 80 GiB)
+    pool = usable - 16060522496 - 2**30 - 2**28 - 2**29
     assert d["kv_pool_bytes"] == pool
-    assert d["kv_pool_tokens"] == pool // (16 * 131072) * 16
-    assert d["max_concurrency"] == (pool // (16 * 131072)) // 512
+    blocks = pool // (16 * 131072)
+    assert d["kv_pool_blocks"] == blocks
+    assert d["kv_pool_tokens"] == blocks * 8192 // 512  # int(blocks / 512 per request x 8,192)
+    assert d["max_concurrency"] == (blocks - 1) // 512
     assert d["weight_bytes"] == 16060522496
     assert d["max_seq_len"] > 0 and d["inputs"]["gpu_memory"] == 80 * 2**30
     for k in ("max_concurrency", "kv_pool_bytes", "kv_pool_tokens", "max_seq_len", "weight_bytes"):

@@ -14,22 +14,63 @@ GiB, MiB = 2**30, 2**20
 A100 = resolve_gpu("a100-80gb")
 
 
-def test_vllm_budget_line_by_line():
+def test_vllm_011_budget_line_by_line():
     m = resolve_model("llama2-7b")
     f = fit(
         m,
         A100,
-        FitInputs(seq=4096, engine="vllm", gpu_memory=80 * GiB, weights=13_476_831_232, activation=1 * GiB, non_torch=256 * MiB),
+        FitInputs(
+            seq=4096, engine="vllm@0.11", gpu_memory=80 * GiB, weights=13_476_831_232, activation=1 * GiB, non_torch=256 * MiB
+        ),
     )
     usable = 80 * GiB * 9 // 10
     assert usable == 77_309_411_328
     pool = usable - 13_476_831_232 - 1 * GiB - 256 * MiB
     assert f.kv_pool_bytes == pool == 62_490_402_816
     block = 16 * 2 * 32 * 32 * 128 * 2  # 16 tokens x 524,288 B
-    assert f.kv_pool_tokens == pool // block * 16 == 7449 * 16
-    assert f.max_concurrency == 7449 // (4096 // 16) == 29
+    assert f.kv_pool_blocks == pool // block == 7449
+    assert f.kv_pool_tokens == 7449 * 16  # 0.11 logs num_blocks // groups x block size
+    assert f.max_concurrency == (7449 - 1) // (4096 // 16) == 29  # one block is the null block
     assert f.concurrency == 7449 / 256  # vLLM: blocks / blocks per request
     assert f.weight_bytes == 13_476_831_232
+    assert f.max_concurrency_range.low == f.max_concurrency_range.high == 29  # everything measured: no band
+
+
+def test_current_vllm_budget_rounds_up_and_subtracts_cuda_graphs():
+    m = resolve_model("llama2-7b")
+    f = fit(
+        m,
+        A100,
+        FitInputs(
+            seq=4096, gpu_memory=80 * GiB, weights=13_476_831_232, activation=1 * GiB, non_torch=256 * MiB, cudagraph=512 * MiB
+        ),
+    )
+    usable = 79_027_398_247  # ceil(0.92 x 85,899,345,920 = 79,027,398,246.4)
+    assert [b.bytes for b in f.budget if b.key == "usable"] == [usable]
+    pool = usable - 13_476_831_232 - 1 * GiB - 256 * MiB - 512 * MiB
+    assert f.kv_pool_bytes == pool == 63_671_518_823
+    assert f.kv_pool_blocks == pool // (16 * 524_288) == 7590
+    assert f.kv_pool_tokens == 7590 * 4096 // 256 == 121_440  # int(max concurrency x max_model_len)
+    assert f.max_concurrency == (7590 - 1) // 256 == 29
+
+
+def test_estimates_carry_ranges_that_measured_flags_collapse():
+    m = resolve_model("llama3.1-8b")
+    h = resolve_gpu("h100")
+    f = fit(m, h, FitInputs(seq=8192))
+    keys = {e.key: e for e in f.estimates}
+    assert {"activation", "non_torch", "cudagraph", "total"} <= set(keys)
+    for k in ("activation", "non_torch", "cudagraph"):
+        assert keys[k].low < keys[k].best < keys[k].high and keys[k].reason
+    r = f.max_concurrency_range
+    assert r.low < f.max_concurrency < r.high
+    g = fit(
+        m,
+        h,
+        FitInputs(seq=8192, gpu_memory=85 * 10**9, activation=GiB, non_torch=GiB, cudagraph=GiB, weights=16 * 10**9),
+    )
+    assert g.max_concurrency_range.low == g.max_concurrency == g.max_concurrency_range.high
+    assert all(e.exact for e in g.estimates)
 
 
 def test_default_weights_are_params_times_dtype():
@@ -42,13 +83,42 @@ def test_sglang_and_trtllm_budgets():
     m = resolve_model("llama3.1-8b")
     common = dict(seq=8192, gpu_memory=80 * GiB, weights=16 * GiB, activation=2 * GiB, non_torch=1 * GiB)
     s = fit(m, A100, FitInputs(engine="sglang", **common))
-    # SGLang: mem_fraction_static x total - weights - non-torch; activations live in the headroom.
-    assert s.kv_pool_bytes == int(80 * GiB * 0.88) - 16 * GiB - 1 * GiB
+    # SGLang 0.5 derives mem_fraction_static from the GPU's 81,920 MiB at tp 1: chunked prefill 8,192,
+    # CUDA-graph batch 256, reserved 512 + 1.5 x 8,192 + 1 x 1 / 8 x 1,024 + 2 x 256 MiB.
+    frac = round((81920 - (512 + 1.5 * 8192 + 1024 / 8 + 2 * 256)) / 81920, 3)
+    assert frac == 0.836 and s.util == frac
+    # The pool: mem_fraction_static x total - weights - non-torch; activations live in the headroom.
+    assert s.kv_pool_bytes == 80 * GiB * 836 // 1000 - 16 * GiB - 1 * GiB
     assert s.kv_pool_tokens == s.kv_pool_bytes // (2 * 32 * 8 * 128 * 2)
     t = fit(m, A100, FitInputs(engine="trtllm", **common))
-    # TensorRT-LLM: free_gpu_memory_fraction of what is free after weights, activations, non-torch.
-    assert t.kv_pool_bytes == int((80 * GiB - 16 * GiB - 2 * GiB - 1 * GiB) * 0.9)
-    assert t.kv_pool_tokens == t.kv_pool_bytes // (32 * 131_072) * 32
+    # TensorRT-LLM: free_gpu_memory_fraction of what is free after weights, activations, non-torch;
+    # tokens floor(pool / bytes per token), then whole blocks of 32 rounded up (calculateMaxNumBlocks).
+    assert t.kv_pool_bytes == (80 * GiB - 16 * GiB - 2 * GiB - 1 * GiB) * 9 // 10
+    assert t.kv_pool_tokens == -(-(t.kv_pool_bytes // 131_072) // 32) * 32
+
+
+def test_sglang_mem_fraction_matches_its_release():
+    """0.835 on an H100 (nvidia-smi 81,559 MiB) at tp 1, 0.818 at tp 8, 0.907 on an H200 (143,771 MiB)."""
+    from kvcalc.engine.memory import sglang_mem_fraction
+
+    assert sglang_mem_fraction(81559, 1, 1, "sglang-0.5") == round((81559 - (512 + 12288 + 128 + 512)) / 81559, 3) == 0.835
+    assert sglang_mem_fraction(81559, 8, 1, "sglang-0.5") == round((81559 - (512 + 12288 + 1024 + 1024)) / 81559, 3) == 0.818
+    assert sglang_mem_fraction(143771, 1, 1, "sglang-0.5") == round((143771 - 13440) / 143771, 3) == 0.907
+    assert sglang_mem_fraction(81559, 8, 1, "sglang-tp-table") == 0.81
+
+
+def test_sglang_holds_every_token_of_sliding_layers_unless_allowlisted():
+    """SGLang keeps a sliding pool only for allowlisted architectures: Gemma-3 holds all 62 layers."""
+    g = resolve_model("gemma3-27b")
+    s = fit(g, resolve_gpu("h100"), FitInputs(seq=32768, engine="sglang"))
+    assert s.request_bytes == 62 * 32768 * 2 * 16 * 128 * 2 == 16_642_998_272
+    o = resolve_model("gpt-oss-120b")  # on the allowlist: a full pool plus a sliding pool of 0.8 its tokens
+    r = fit(o, resolve_gpu("h100"), FitInputs(seq=32768, engine="sglang", tp=2))
+    per_layer = 2 * 8 // 2 * 64 * 2  # 8 KV heads of 64 split over 2 ranks
+    cell = 18 * per_layer + 0.8 * 18 * per_layer
+    full = int(r.kv_pool_bytes // cell)
+    assert r.kv_pool_tokens == full
+    assert r.max_concurrency == min(full // 32768, int(full * 0.8) // 128)
 
 
 def test_vllm_sliding_window_reservation():
@@ -151,23 +221,22 @@ def test_reverse_question():
     """64 requests of 8k on Llama-3.1-70B at tp 4, H100 (runtime total 85,030,076,416 B, the spec's estimate)."""
     m = resolve_model("llama3.1-70b")
     h = resolve_gpu("h100")
-    p = reverse(m, h, FitInputs(seq=8192, tp=4), 64)
+    p = reverse(m, h, FitInputs(seq=8192, tp=4, activation=2 * GiB, non_torch=GiB, cudagraph=GiB // 2), 64)
     # KV: 64 x 8192 tokens x 2 (K, V) x 80 layers x 2 KV heads per rank x 128 x 2 B.
     need = 64 * 8192 * 2 * 80 * 2 * 128 * 2
     assert p.kv_bytes_needed_per_gpu == need == 42_949_672_960
-    # Reserves: weights 70,553,706,496 params x 2 B / 4; activation for 8,192 tokens of hidden 8192 and
-    # MLP 28,672 split 4 ways, plus 256 rows of fp32 logits over 128,256 tokens; non-torch 1 GiB (tp > 1).
     weights = 70_553_706_496 * 2 // 4
-    activation = 8192 * (4 * 8192 + 2 * 28672 // 4) * 2 + 256 * 128256 * 4
-    fixed = weights + activation + GiB
+    fixed = weights + 2 * GiB + GiB + GiB // 2
     assert p.util_needed == pytest.approx((fixed + need) / 85_030_076_416)
-    # At tp 4 the pool holds (0.9 x total - fixed) // (16 x 81,920 B) blocks, 512 blocks a request.
-    blocks4 = (int(85_030_076_416 * 0.9) - fixed) // (16 * 2 * 80 * 2 * 128 * 2)
-    assert p.tried[0] == {"tp": 4, "gpus": 4, "max_concurrency": blocks4 // 512} and blocks4 // 512 < 64
+    # At tp 4 the pool holds (ceil(0.92 x total) - fixed) // (16 x 81,920 B) blocks, 512 blocks a request,
+    # one of them the null block.
+    usable = -(-85_030_076_416 * 92 // 100)
+    blocks4 = (usable - fixed) // (16 * 2 * 80 * 2 * 128 * 2)
+    assert p.tried[0] == {"tp": 4, "gpus": 4, "max_concurrency": (blocks4 - 1) // 512} and (blocks4 - 1) // 512 < 64
     # At tp 8 each rank holds 1 KV head and an eighth of the weights: enough.
-    w8, a8 = 70_553_706_496 * 2 // 8, 8192 * (4 * 8192 + 2 * 28672 // 8) * 2 + 256 * 128256 * 4
-    blocks8 = (int(85_030_076_416 * 0.9) - w8 - a8 - GiB) // (16 * 2 * 80 * 1 * 128 * 2)
-    assert p.tried[1] == {"tp": 8, "gpus": 8, "max_concurrency": blocks8 // 512} and blocks8 // 512 >= 64
+    w8 = 70_553_706_496 * 2 // 8
+    blocks8 = (usable - w8 - 2 * GiB - GiB - GiB // 2) // (16 * 2 * 80 * 1 * 128 * 2)
+    assert p.tried[1] == {"tp": 8, "gpus": 8, "max_concurrency": (blocks8 - 1) // 512} and (blocks8 - 1) // 512 >= 64
     assert (p.tp_needed, p.gpus_needed) == (8, 8)
 
 

@@ -26,19 +26,20 @@ def size(
     Example: kvcalc size --model llama3.1-70b --seq 32k --batch 8 --kv-dtype fp8 --tp 4
     """
     from kvcalc.engine.alloc import Allocation
-    from kvcalc.engine.kv import kv_size
+    from kvcalc.engine.kv import engine_allocation, kv_size
 
     m, _, origin = opt.model_and_gpu(model, None, need_gpu=False)
     bs = opt.block(block_size)
     eng = opt.engine(engine) if engine else None
-    alloc = eng.allocation(bs, opt.batched_tokens(max_num_batched_tokens) or 8192) if eng else Allocation(block_size=bs)
+    pp_n = opt.parallel(pp, "--pp")
+    alloc = engine_allocation(eng, m, bs, opt.batched_tokens(max_num_batched_tokens), pp_n) if eng else Allocation(block_size=bs)
     r = kv_size(
         m,
         opt.tokens(seq, "--seq"),
         opt.batch(batch),
         opt.kv(kv_dtype),
         opt.parallel(tp, "--tp"),
-        opt.parallel(pp, "--pp"),
+        pp_n,
         alloc,
         eng,
     )

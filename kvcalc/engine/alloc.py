@@ -27,14 +27,24 @@ class Allocation:
     """Tokens per block; None rounds nothing."""
     window_slack: int = 0
     """vLLM: tokens in flight added to window and chunk reservations."""
-    window_style: Literal["window", "vllm", "window-1"] = "window"
+    window_style: Literal["window", "vllm", "window-1", "full"] = "window"
     """``window``: min(seq, w). ``vllm``: cdiv(min(w - 1 + slack, seq), block) + 1 blocks.
-    ``window-1``: min(seq, w - 1) (transformers' DynamicCache sliding layers)."""
+    ``window-1``: min(seq, w - 1) (transformers' DynamicCache sliding layers). ``full``: every token
+    (engines that keep a sliding layer's whole history)."""
     mla_expanded: bool = False
     """transformers 4.x cached MLA as decompressed per-head K and V instead of the latent."""
+    mla_padded_heads: bool = False
+    """vLLM before 0.7 cached DeepSeek-V2's MLA as per-head K and V, head size padded to 256."""
     pad_groups: bool = False
     """vLLM's hybrid KV-cache manager: layers of each attention type are grouped in equal-sized groups
     (padding the last group of a type with empty layers) so that all groups share one block pool."""
+    chunked_as_full: bool = False
+    """Chunked local attention stored as full attention (vLLM 0.8-0.14: hybrid manager off for it)."""
+    state_pages: Literal["sum", "padded", "align"] = "sum"
+    """Recurrent state as it is, or in pages padded to the attention page (vLLM), one per request
+    ('padded') or two under prefix caching ('align')."""
+    state_page_bytes: int | None = None
+    """Set by the footprint for 'padded' and 'align': the attention page one state page is padded to."""
 
     def round(self, tokens: Tokens) -> Tokens:
         """Tokens rounded up to whole blocks."""
@@ -46,6 +56,8 @@ class Allocation:
         return self.round(seq)
 
     def window_tokens(self, seq: Tokens, window: int) -> Tokens:
+        if self.window_style == "full":
+            return self.round(seq)
         if self.window_style == "vllm":
             b = self.block_size or 1
             return (cdiv(tmin(seq, window - 1 + self.window_slack), b) + 1) * b
@@ -54,9 +66,21 @@ class Allocation:
         return self.round(tmin(seq, window))
 
     def chunk_tokens(self, seq: Tokens, chunk: int) -> Tokens:
+        if self.window_style == "full" or self.chunked_as_full:
+            return self.round(seq)
         if self.window_style == "vllm":
             return self.round(tmin(seq, chunk + self.window_slack))
         return self.round(tmin(seq, chunk))
+
+    @property
+    def state_blocks(self) -> int:
+        return 2 if self.state_pages == "align" else 1
+
+    def state_bytes(self, raw: int) -> int:
+        """Bytes a request's recurrent state takes in one layer: as it is, or in padded pages."""
+        if self.state_page_bytes is None:
+            return raw
+        return self.state_blocks * self.state_page_bytes
 
     def describe(self) -> str:
         if self.name == "logical":

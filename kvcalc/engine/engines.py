@@ -1,22 +1,32 @@
-"""Serving engines as data: one record per engine, each field a rule of its memory accounting.
+"""Serving engines as data: one record per (engine, range of releases), each field a rule of its
+memory accounting, read from that engine's released code (docs/engines.md cites file and release).
 
-``fit`` is one function over these records, so engines differ only where a field says they do,
-and no code elsewhere asks an engine its name. Each rule cites the engine's source in
-docs/engines.md.
+``fit`` is one function over these records, so engines and their releases differ only where a field
+says they do, and no code elsewhere asks an engine its name. ``engine("vllm")`` is the current
+release's accounting; ``engine("vllm@0.11")`` (or ``vllm==0.11.2``, ``vllm-0.11``) an older one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Literal
 
 from kvcalc.engine.alloc import Allocation
-from kvcalc.errors import unknown_name
+from kvcalc.errors import KvcalcError, unknown_name
+from kvcalc.specs.model import ModelSpec
+
+GiB = 2**30
 
 
 @dataclass(frozen=True)
 class Engine:
     name: str
+    """The engine's family: vllm, sglang, trtllm, hf, hf4, plain."""
+    version: str
+    """The release the rules were read from ("" for engines without releases that matter)."""
+    releases: str
+    """The releases these rules hold for, in words."""
     label: str
     budget: Literal["util_of_total", "fraction_of_free", "all"]
     """util_of_total: util x device total, then subtract (vLLM, SGLang).
@@ -24,114 +34,376 @@ class Engine:
     all: everything left (transformers, plain)."""
     default_util: float | None
     block_size: int | None
-    window_style: Literal["window", "vllm", "window-1"] = "window"
-    mla_expanded: bool = False
+    window_style: Literal["window", "vllm", "window-1", "full"] = "window"
+    """How a sliding or chunked layer is sized: its window (min(S, w)); vLLM's reservation (window
+    plus the tokens in flight, in blocks, plus one); transformers' w - 1; or every token (engines
+    that do not save memory on windows)."""
+    mla_storage: Literal["latent", "expanded", "padded-heads"] = "latent"
+    """MLA: the latent; decompressed per-head K and V (transformers 4.x); per-head K and V padded
+    to a head size of 256 (vLLM before MLA support, 0.5-0.6)."""
     pad_groups: bool = False
     """Hybrid models: each attention type's layers grouped into equal groups sharing one block pool."""
+    chunked_as_full: bool = False
+    """Chunked local attention (Llama 4) stored as full attention (hybrid manager off for it)."""
+    swa_pool_ratio: float | None = None
+    """SGLang: allowlisted hybrid-SWA models get a separate sliding pool of this size relative to the
+    full pool; other models store every layer's every token."""
+    swa_architectures: frozenset[str] = frozenset()
+    per_window_pools: bool = False
+    """TensorRT-LLM: one pool per window size, memory split in proportion to window x bytes per token."""
+    state_pages: Literal["sum", "padded", "align"] = "sum"
+    """Recurrent state: summed as it is; or padded to the attention page (one block per request);
+    or 'align' (prefix caching): two padded blocks per request."""
+    in_flight: Literal["none", "batched_tokens", "concurrent_batches"] = "none"
+    """Tokens in flight added to window reservations: none; max_num_batched_tokens; or
+    max_concurrent_batches x max_num_batched_tokens (2 at PP 1 with async scheduling, PP + 1 with
+    the V2 model runner)."""
+    batched_tokens_default: Literal["none", "v0", "v1", "v1-160"] = "none"
+    """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or 512 with chunked prefill
+    above 32k); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048); and 16,384 on GPUs of
+    >= 160 GiB in current releases."""
+    util_rounding: Literal["fraction", "float", "ceil"] = "fraction"
+    """util x total: as an exact fraction floored, as a float (vLLM 0.11), or its ceiling (vLLM 0.33)."""
+    cudagraph: Literal["none", "after", "estimate"] = "none"
+    """CUDA graphs: not used; captured after the KV cache is sized (out of the headroom); or their
+    estimated memory subtracted before sizing (vLLM >= 0.21)."""
+    tokens_report: Literal["pool", "blocks", "blocks-per-group", "concurrency-x-length"] = "pool"
+    """What the engine logs as its KV cache size in tokens."""
+    concurrency_report: Literal["bytes", "blocks"] = "bytes"
+    """'blocks': blocks / blocks per request of max_model_len (vLLM's log); 'bytes': pool / request."""
+    null_block: bool = False
+    """One block is reserved (vLLM V1's null block): the pool holds one block less than it logs."""
     subtracts_activation: bool = True
     subtracts_non_torch: bool = True
-    cudagraph_line: bool = False
-    """The budget shows a CUDA-graph line (0 B unless given), with ``cudagraph_note`` as the assumption."""
-    cudagraph_note: str = ""
+    mem_fraction_rule: Literal["none", "sglang-0.5", "sglang-tp-table"] = "none"
+    """SGLang's default mem_fraction_static: derived from GPU memory, TP and PP (0.5.x), or a table by TP."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
     """What this engine caches for an MLA layer, when that is the point of choosing it."""
+    aliases: tuple[str, ...] = field(default_factory=tuple)
 
-    def allocation(self, block_size: int | None = None, in_flight: int = 0) -> Allocation:
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}" if self.version else self.name
+
+    @property
+    def title(self) -> str:
+        """The label with the releases the rules hold for, where the label does not already say them."""
+        return f"{self.label} ({self.releases})" if self.releases and self.releases not in self.label else self.label
+
+    @property
+    def cudagraph_line(self) -> bool:
+        return self.cudagraph != "none"
+
+    @property
+    def mla_expanded(self) -> bool:
+        return self.mla_storage == "expanded"
+
+    def in_flight_tokens(self, batched_tokens: int, pp: int) -> int:
+        """Tokens scheduled but not settled, which window reservations add."""
+        if self.in_flight == "none":
+            return 0
+        if self.in_flight == "batched_tokens":
+            return batched_tokens
+        # vllm/config/vllm.py max_concurrent_batches (0.33): async scheduling on by default; with the
+        # V2 model runner (the default) pp + 1 batches, i.e. 2 at PP 1.
+        return (pp + 1) * batched_tokens
+
+    def in_flight_words(self, pp: int) -> str:
+        if self.in_flight == "concurrent_batches":
+            return f"{pp + 1} concurrent batches (async scheduling, PP {pp} + 1) x max_num_batched_tokens"
+        return "one batch of max_num_batched_tokens"
+
+    def window_style_for(self, model: ModelSpec | None) -> str:
+        """SGLang keeps a separate sliding pool only for the architectures on its allowlist."""
+        if self.swa_pool_ratio is not None:
+            return "window" if model is not None and model.architecture in self.swa_architectures else "full"
+        return self.window_style
+
+    def allocation(self, block_size: int | None = None, in_flight: int = 0, model: ModelSpec | None = None) -> Allocation:
         bs = block_size if block_size is not None else self.block_size
+        style = self.window_style_for(model)
         return Allocation(
-            name=self.name,
+            name=self.key,
             block_size=bs,
-            window_slack=in_flight if self.window_style == "vllm" else 0,
-            window_style=self.window_style,
+            window_slack=in_flight if style == "vllm" else 0,
+            window_style=style,  # type: ignore[arg-type]
             mla_expanded=self.mla_expanded,
+            mla_padded_heads=self.mla_storage == "padded-heads",
             pad_groups=self.pad_groups,
+            chunked_as_full=self.chunked_as_full,
+            state_pages=self.state_pages,
         )
 
+    def default_num_seqs(self, runtime_total: int, gpu_name: str) -> int:
+        """max_num_seqs as vLLM defaults it (engine/arg_utils.py get_batch_defaults): 1024 on GPUs of
+        >= 70 GiB that are not A100 (V1), else 256."""
+        if self.batched_tokens_default in ("v1", "v1-160") and (
+            runtime_total >= 160 * GiB or (runtime_total >= 70 * GiB and "a100" not in gpu_name.lower())
+        ):
+            return 1024
+        return 256
 
-ENGINES: dict[str, Engine] = {
-    e.name: e
-    for e in (
-        Engine(
-            "vllm",
-            "vLLM (V1 engine)",
-            "util_of_total",
-            0.9,
-            16,
-            "vllm",
-            pad_groups=True,
-            cudagraph_line=True,
-            util_flag="gpu_memory_utilization",
-            cudagraph_note="CUDA graphs: 0 B, as vLLM captures them after sizing the KV cache (they come out of the "
-            "1 - gpu_memory_utilization headroom); pass --cudagraph if your vLLM profiles them first",
-            note="KV pool = gpu_memory_utilization x runtime total - weights - activation peak - non-torch - CUDA graphs; "
-            "blocks of 16 tokens; sliding layers reserve cdiv(min(window - 1 + max_num_batched_tokens, S), 16) + 1 blocks",
-        ),
-        Engine(
-            "sglang",
-            "SGLang",
-            "util_of_total",
-            0.88,
-            None,
-            "window",
-            subtracts_activation=False,
-            util_flag="mem_fraction_static",
-            note="KV pool = mem_fraction_static x runtime total - weights - non-torch; activations live in the "
-            "1 - mem_fraction_static headroom; token-granular pool (page size 1)",
-        ),
-        Engine(
-            "trtllm",
-            "TensorRT-LLM",
-            "fraction_of_free",
-            0.9,
-            32,
-            "window",
-            util_flag="free_gpu_memory_fraction",
-            note="KV pool = free_gpu_memory_fraction x (runtime total - weights - activations - non-torch); 32 tokens per block",
-        ),
-        Engine(
-            "hf",
-            "transformers 5.x (DynamicCache)",
-            "all",
-            None,
-            None,
-            "window-1",
-            note="no pool: every request's cache is allocated as it grows; sliding layers keep window - 1 tokens; "
-            "MLA caches the latent",
-            mla_note="MLA cached as the latent (transformers 5.x); --engine hf4 gives the other",
-        ),
-        Engine(
-            "hf4",
-            "transformers 4.x (DynamicCache)",
-            "all",
-            None,
-            None,
-            "window-1",
-            mla_expanded=True,
-            note="as hf, but MLA layers cache decompressed per-head K (nope + rope dims) and V instead of the latent",
-            mla_note="MLA cached as decompressed per-head K and V (transformers 4.x); --engine hf gives the other",
-        ),
-        Engine(
-            "plain",
-            "no engine (logical bytes)",
-            "all",
-            None,
-            None,
-            "window",
-            subtracts_activation=False,
-            subtracts_non_torch=False,
-            note="device memory minus weights; every byte left holds KV; no blocks",
-        ),
-    )
-}
+    def default_batched_tokens(
+        self, runtime_total: int, gpu_name: str, max_model_len: int, chunked_prefill: bool | None = None
+    ) -> int:
+        """max_num_batched_tokens as the engine defaults it for its OpenAI server."""
+        if self.batched_tokens_default == "v0":
+            # vllm/config.py SchedulerConfig (0.6.3): chunked prefill is on by default above 32k tokens.
+            chunked = max_model_len > 32768 if chunked_prefill is None else chunked_prefill
+            return 512 if chunked else max(max_model_len, 2048)
+        # vllm/engine/arg_utils.py get_batch_defaults: by the device's total memory and name.
+        if self.batched_tokens_default == "v1-160" and runtime_total >= 160 * GiB:
+            return 16384
+        if runtime_total >= 70 * GiB and "a100" not in gpu_name.lower():
+            return 8192
+        return 2048
+
+
+_VLLM_V1_NOTE = (
+    "KV pool = gpu_memory_utilization x runtime total - weights - activation peak - non-torch{cg}; blocks of "
+    "16 tokens; sliding layers reserve cdiv(min(window - 1 + {slack}, S), 16) + 1 blocks"
+)
+
+ENGINE_LIST: list[Engine] = [
+    Engine(
+        "vllm",
+        "0.33",
+        "0.27 and later; rules read from 0.33.0",
+        "vLLM 0.33",
+        "util_of_total",
+        0.92,
+        16,
+        "vllm",
+        pad_groups=True,
+        state_pages="align",
+        in_flight="concurrent_batches",
+        batched_tokens_default="v1-160",
+        util_rounding="ceil",
+        cudagraph="estimate",
+        tokens_report="concurrency-x-length",
+        concurrency_report="blocks",
+        null_block=True,
+        util_flag="gpu_memory_utilization",
+        note=_VLLM_V1_NOTE.format(cg=" - CUDA graphs (estimated, since 0.21)", slack="2 x max_num_batched_tokens in flight"),
+        aliases=("vllm", "vllm@current", "vllm@latest"),
+    ),
+    Engine(
+        "vllm",
+        "0.21",
+        "0.21 to 0.26; rules read from 0.21.0",
+        "vLLM 0.21",
+        "util_of_total",
+        0.92,
+        16,
+        "vllm",
+        pad_groups=True,
+        state_pages="align",
+        in_flight="batched_tokens",
+        batched_tokens_default="v1",
+        util_rounding="ceil",
+        cudagraph="estimate",
+        tokens_report="concurrency-x-length",
+        concurrency_report="blocks",
+        null_block=True,
+        util_flag="gpu_memory_utilization",
+        note=_VLLM_V1_NOTE.format(cg=" - CUDA graphs (estimated)", slack="max_num_batched_tokens"),
+    ),
+    Engine(
+        "vllm",
+        "0.15",
+        "0.15 to 0.20; rules read from 0.15.0",
+        "vLLM 0.15",
+        "util_of_total",
+        0.9,
+        16,
+        "vllm",
+        pad_groups=True,
+        state_pages="align",
+        in_flight="batched_tokens",
+        batched_tokens_default="v1",
+        util_rounding="float",
+        cudagraph="after",
+        tokens_report="blocks-per-group",
+        concurrency_report="blocks",
+        null_block=True,
+        util_flag="gpu_memory_utilization",
+        note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens"),
+    ),
+    Engine(
+        "vllm",
+        "0.11",
+        "0.8 to 0.14, the V1 engine; rules read from 0.11.0",
+        "vLLM 0.11",
+        "util_of_total",
+        0.9,
+        16,
+        "vllm",
+        pad_groups=True,
+        chunked_as_full=True,
+        state_pages="padded",
+        in_flight="batched_tokens",
+        batched_tokens_default="v1",
+        util_rounding="float",
+        cudagraph="after",
+        tokens_report="blocks-per-group",
+        concurrency_report="blocks",
+        null_block=True,
+        util_flag="gpu_memory_utilization",
+        note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens")
+        + "; chunked local attention stored as full attention (hybrid manager off for it)",
+    ),
+    Engine(
+        "vllm",
+        "0.6",
+        "0.2 to 0.7, the V0 engine; rules read from 0.6.3 and 0.5.5",
+        "vLLM 0.6 (V0)",
+        "util_of_total",
+        0.9,
+        16,
+        "full",
+        mla_storage="padded-heads",
+        batched_tokens_default="v0",
+        util_rounding="float",
+        cudagraph="after",
+        tokens_report="blocks",
+        concurrency_report="blocks",
+        util_flag="gpu_memory_utilization",
+        note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
+        "(16 tokens x every attention layer); every layer holds every token; DeepSeek-V2 cached as per-head K and V "
+        "padded to 256 (before MLA support in 0.7)",
+        aliases=("vllm@v0", "vllm-v0"),
+    ),
+    Engine(
+        "sglang",
+        "0.5",
+        "0.5.x; rules read from 0.5.23",
+        "SGLang 0.5",
+        "util_of_total",
+        None,
+        None,
+        "full",
+        subtracts_activation=False,
+        swa_pool_ratio=0.8,
+        swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
+        mem_fraction_rule="sglang-0.5",
+        util_flag="mem_fraction_static",
+        note="KV pool = mem_fraction_static x runtime total - weights - non-torch (activations and CUDA graphs live in "
+        "the rest); mem_fraction_static derived from GPU memory, TP and PP; token-granular pool; sliding layers hold "
+        "every token unless the architecture is on SGLang's hybrid-SWA allowlist (then a full pool plus a sliding "
+        "pool of 0.8 its size)",
+        aliases=("sglang", "sglang@current", "sglang@latest"),
+    ),
+    Engine(
+        "trtllm",
+        "1.2",
+        "1.x; rules read from its C++ KV cache manager",
+        "TensorRT-LLM 1.x",
+        "fraction_of_free",
+        0.9,
+        32,
+        "window",
+        per_window_pools=True,
+        util_flag="free_gpu_memory_fraction",
+        note="KV pool = free_gpu_memory_fraction x (runtime total - weights - activations - non-torch); 32 tokens per "
+        "block; one pool per window size, memory split in proportion to window x bytes per token",
+        aliases=("trtllm", "tensorrt-llm", "tensorrt_llm"),
+    ),
+    Engine(
+        "hf",
+        "",
+        "5.x",
+        "transformers 5.x (DynamicCache)",
+        "all",
+        None,
+        None,
+        "window-1",
+        note="no pool: every request's cache is allocated as it grows; sliding layers keep window - 1 tokens; MLA "
+        "caches the latent",
+        mla_note="MLA cached as the latent (transformers 5.x); --engine hf4 gives the other",
+        aliases=("hf", "transformers", "hf5"),
+    ),
+    Engine(
+        "hf4",
+        "",
+        "4.x",
+        "transformers 4.x (DynamicCache)",
+        "all",
+        None,
+        None,
+        "window-1",
+        mla_storage="expanded",
+        note="as hf, but MLA layers cache decompressed per-head K (nope + rope dims) and V instead of the latent",
+        mla_note="MLA cached as decompressed per-head K and V (transformers 4.x); --engine hf gives the other",
+        aliases=("hf4", "transformers4"),
+    ),
+    Engine(
+        "plain",
+        "",
+        "",
+        "no engine (logical bytes)",
+        "all",
+        None,
+        None,
+        "window",
+        subtracts_activation=False,
+        subtracts_non_torch=False,
+        note="device memory minus weights; every byte left holds KV; no blocks",
+        aliases=("plain", "none", "logical"),
+    ),
+]
+
+# The default record of each family is the first listed (the current release).
+_CURRENT = {e.name: e for e in reversed(ENGINE_LIST)}
+ENGINES: dict[str, Engine] = {**_CURRENT, **{e.key: e for e in ENGINE_LIST}}
+"""Every record by its key (vllm@0.11), and each family's current record by the family's name (vllm)."""
+_VERSION_RE = re.compile(r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,2}(?:\.post[0-9]+)?)$")
+ACCEPTED = (
+    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.6 (V0; any release as vllm@0.9.2 or vllm==0.9.2), "
+    "sglang, trtllm, hf, hf4, plain"
+)
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"[0-9]+", v.split(".post")[0])[:3])
+
+
+def _vllm_record(version: tuple[int, ...]) -> str | None:
+    if version < (0, 2):
+        return None
+    if version < (0, 8):
+        return "vllm@0.6"
+    if version < (0, 15):
+        return "vllm@0.11"
+    if version < (0, 21):
+        return "vllm@0.15"
+    if version < (0, 27):
+        return "vllm@0.21"
+    return "vllm@0.33"
 
 
 def engine(name: str | Engine, where: str = "--engine") -> Engine:
-    """Parse an engine name (or pass a parsed one through)."""
+    """Parse an engine name, with an optional release (or pass a parsed one through)."""
     if isinstance(name, Engine):
         return name
-    key = str(name).strip().lower().replace("tensorrt-llm", "trtllm").replace("transformers", "hf")
-    if key not in ENGINES:
-        raise unknown_name("engine", str(name)[:60], ENGINES, where)
-    return ENGINES[key]
+    key = str(name).strip().lower()
+    for e in ENGINE_LIST:
+        if key in e.aliases or key == e.key:
+            return e
+    m = _VERSION_RE.match(key)
+    if m:
+        family, version = m.group(1).replace("tensorrt-llm", "trtllm").replace("tensorrt_llm", "trtllm"), m.group(2)
+        v = _version_tuple(version)
+        if family == "vllm":
+            rec = _vllm_record(v)
+            if rec:
+                return ENGINES[rec]
+        elif family == "sglang" and v >= (0, 5):
+            return ENGINES["sglang@0.5"]
+        elif family == "trtllm" and v >= (1, 0):
+            return ENGINES["trtllm@1.2"]
+        raise KvcalcError(f"no rules for {family} {version[:20]}", where, ACCEPTED)
+    if key in _CURRENT:
+        return _CURRENT[key]
+    raise unknown_name("engine", str(name)[:60], sorted({a for e in ENGINE_LIST for a in e.aliases}), where)

@@ -8,6 +8,7 @@ ints for single answers; ``seq`` may also be a numpy integer array for sweeps.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -55,25 +56,70 @@ def stages(model: ModelSpec, pp: int) -> list[list[str]]:
     return out
 
 
-def stage_counts(model: ModelSpec, names: list[str], alloc: Allocation = LOGICAL) -> dict[str, int]:
+@dataclass(frozen=True)
+class StageLayout:
+    """One pipeline stage's layers as an allocation lays them out."""
+
+    counts: dict[str, int]
+    """Layers of each kind, padding included."""
+    group_size: int
+    """Layers per KV cache group (vLLM's hybrid manager); all cache layers when there is one group."""
+    groups: int
+    """KV cache groups sharing the block pool."""
+
+
+def _type_key(model: ModelSpec, name: str, alloc: Allocation) -> str:
+    """Which layers the engine treats as one type: chunked layers stored as full join the full ones."""
+    k = model.layer_kinds[name]
+    if alloc.chunked_as_full and k.kind_name == "chunked":
+        return "full"
+    if alloc.window_style == "full" and k.kind_name in ("sliding", "chunked"):
+        return "full"
+    return k.kind_name + ":" + (name if k.kind_name in ("sliding", "chunked", "state") else "")
+
+
+def stage_layout(model: ModelSpec, names: list[str], alloc: Allocation = LOGICAL) -> StageLayout:
     """Layers of each kind on one pipeline stage, as the allocation counts them.
 
     With ``alloc.pad_groups`` (vLLM's hybrid KV-cache manager), each attention type's layers are
     split into groups of one size, the last group of a type padded with empty layers: the group
     size is the smallest type's layer count, or the largest's when it is under 1.5 times the
-    smallest (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size). It needs
-    every attention layer to have the same page size; otherwise nothing is padded.
+    smallest (vllm/v1/core/kv_cache_planning.py, _get_kv_cache_groups_uniform_page_size, 0.33;
+    kv_cache_utils.py in 0.11). It needs one page size for every layer: attention layers of one
+    per-token size, and recurrent state padded to it (``alloc.state_page_bytes``); otherwise every
+    layer is one group.
     """
     counts = {k: names.count(k) for k in dict.fromkeys(names)}
-    if not alloc.pad_groups:
-        return counts
-    attn = {k: n for k, n in counts.items() if model.layer_kinds[k].holds_tokens}
-    pages = {model.layer_kinds[k].kv_bytes_per_token(BF16, 1, LOGICAL) for k in attn}
-    if len(attn) < 2 or len(pages) != 1:
-        return counts
-    lo, hi = min(attn.values()), max(attn.values())
+    kinds = model.layer_kinds
+    cache = {
+        k: n
+        for k, n in counts.items()
+        if kinds[k].holds_tokens or (alloc.state_page_bytes is not None and kinds[k].state_bytes_per_request(1))
+    }
+    if not cache:
+        return StageLayout(counts, 0, 0)
+    types: dict[str, int] = {}
+    for k, n in cache.items():
+        key = _type_key(model, k, alloc)
+        types[key] = types.get(key, 0) + n
+    pages = {kinds[k].kv_bytes_per_token(BF16, 1, LOGICAL) for k in cache if kinds[k].holds_tokens}
+    if not alloc.pad_groups or len(types) < 2 or len(pages) != 1:
+        return StageLayout(counts, sum(cache.values()), 1)
+    lo, hi = min(types.values()), max(types.values())
     size = hi if hi < 1.5 * lo else lo
-    return {**counts, **{k: -(-n // size) * size for k, n in attn.items()}}
+    padded = dict(counts)
+    groups = 0
+    for key, n in types.items():
+        members = [k for k in cache if _type_key(model, k, alloc) == key]
+        target = -(-n // size) * size
+        groups += target // size
+        # The padding goes to the type's last kind (one kind per type in every catalog model).
+        padded[members[-1]] = counts[members[-1]] + target - n
+    return StageLayout(padded, size, groups)
+
+
+def stage_counts(model: ModelSpec, names: list[str], alloc: Allocation = LOGICAL) -> dict[str, int]:
+    return stage_layout(model, names, alloc).counts
 
 
 def tmax(a: Tokens, b: Tokens) -> Tokens:
@@ -95,9 +141,27 @@ class KVFootprint:
     pp: int = 1
     alloc: Allocation = LOGICAL
 
+    def __post_init__(self) -> None:
+        # vLLM pads a recurrent state's page to the attention page, raising the block size until one
+        # attention page holds a state (vllm/platforms/interface.py _align_hybrid_block_size, 0.33;
+        # model_executor/models/config.py HybridAttentionMambaModelConfig, 0.11).
+        a = self.alloc
+        if a.state_pages != "sum" and a.state_page_bytes is None and a.block_size:
+            kinds = self.model.kinds()
+            state = max((k.state_bytes_per_request(self.tp) for k in kinds), default=0)
+            attn = max((k.kv_bytes_per_token(self.dtype, self.tp, a) for k in kinds if k.holds_tokens), default=0)
+            if state and attn:
+                align = 16  # the attention backend's kernel block (FlashAttention: multiples of 16)
+                bs = max(a.block_size, align * -(-state // (align * attn)))
+                self.alloc = dataclasses.replace(a, block_size=bs, state_page_bytes=bs * attn)
+
     @cached_property
+    def layouts(self) -> list[StageLayout]:
+        return [stage_layout(self.model, names, self.alloc) for names in stages(self.model, self.pp)]
+
+    @property
     def stage_counts(self) -> list[dict[str, int]]:
-        return [stage_counts(self.model, names, self.alloc) for names in stages(self.model, self.pp)]
+        return [lay.counts for lay in self.layouts]
 
     def _stage(self, counts: dict[str, int], seq: Tokens) -> tuple[int, Tokens]:
         kinds = self.model.layer_kinds
@@ -109,6 +173,30 @@ class KVFootprint:
                 per_token += n * k.kv_bytes_per_token(self.dtype, self.tp, self.alloc)
             per_request = per_request + n * k.bytes_for(seq, self.dtype, self.tp, self.alloc)
         return per_token, per_request
+
+    def bytes_per_block(self, stage: int) -> int:
+        """vLLM: the bytes one block id stands for across a group's layers (its page times the
+        group's layers), the unit the pool is divided into (get_kv_cache_config_from_groups)."""
+        lay = self.layouts[stage]
+        bs = self.alloc.block_size or 1
+        kinds = self.model.layer_kinds
+        if lay.groups > 1:
+            page = self.alloc.state_page_bytes or bs * next(
+                kinds[k].kv_bytes_per_token(self.dtype, self.tp, self.alloc) for k in lay.counts if kinds[k].holds_tokens
+            )
+            return lay.group_size * page
+        # One group: every cache layer's page side by side.
+        per_token = sum(
+            n * kinds[k].kv_bytes_per_token(self.dtype, self.tp, self.alloc)
+            for k, n in lay.counts.items()
+            if kinds[k].holds_tokens
+        )
+        state = sum(
+            n * self.alloc.state_bytes(kinds[k].state_bytes_per_request(self.tp))
+            for k, n in lay.counts.items()
+            if not kinds[k].holds_tokens
+        )
+        return bs * per_token + (state if self.alloc.state_page_bytes is None else 0)
 
     def stage_bytes(self, seq: Tokens) -> list[tuple[int, Tokens]]:
         """(bytes per token, bytes per request of ``seq`` tokens) on one rank of each stage."""
@@ -150,6 +238,19 @@ class KVFootprint:
         """Largest S with request_bytes(S) <= pool (0 if none); None if it never runs out below ``cap``."""
         first_over = first_true(lambda s: bool(self.request_bytes(s) > pool), 1, cap)
         return None if first_over is None else first_over - 1
+
+
+DEFAULT_BATCHED_TOKENS = 8192
+"""max_num_batched_tokens where no GPU says otherwise (vLLM's default for its server on H100-class GPUs)."""
+
+
+def engine_allocation(
+    engine: Engine, model: ModelSpec, block_size: int | None = None, batched_tokens: int | None = None, pp: int = 1
+) -> Allocation:
+    """What ``engine`` allocates for ``model``: its blocks, its window reservation for the tokens in
+    flight (vLLM), and its sliding-pool rule (SGLang keeps one only for allowlisted architectures)."""
+    mnbt = batched_tokens or DEFAULT_BATCHED_TOKENS
+    return engine.allocation(block_size, engine.in_flight_tokens(mnbt, pp), model)
 
 
 def request_bytes(
@@ -227,6 +328,7 @@ def kv_size(
     check_parallel(model, tp, pp)
     dt = kv_dtype(kv)
     fp = KVFootprint(model, dt, tp, pp, alloc)
+    alloc = fp.alloc  # the footprint may raise the block size so that a page holds a recurrent state
     per_stage = fp.stage_bytes(seq)
     top = max(range(len(per_stage)), key=lambda i: (per_stage[i][1], per_stage[i][0]))
     top_counts = fp.stage_counts[top]
@@ -268,7 +370,18 @@ def kv_size(
         warnings.append(w)
     assumptions = []
     if engine is not None:
-        assumptions.append(f"{engine.label}: {engine.note}")
+        assumptions.append(f"{engine.title}: {engine.note}")
+        if alloc.window_slack and model.has_windows:
+            assumptions.append(
+                f"sliding and chunked layers reserve for {alloc.window_slack:,} tokens in flight "
+                f"({engine.in_flight_words(pp)}); pass --max-num-batched-tokens to change it"
+            )
+        if engine.swa_pool_ratio is not None and model.has_windows:
+            assumptions.append(
+                "a separate sliding pool (architecture on SGLang's hybrid-SWA allowlist)"
+                if alloc.window_style != "full"
+                else f"every layer holds every token: {model.architecture or 'this architecture'} is not on SGLang's hybrid-SWA allowlist"
+            )
         assumptions += list(dict.fromkeys(note for k in kinds if (note := k.engine_note(engine))))
     else:
         assumptions.append(LOGICAL_NOTE)
@@ -302,6 +415,6 @@ def kv_size(
             "tp": tp,
             "pp": pp,
             "block_size": alloc.block_size,
-            "engine": engine.name if engine else None,
+            "engine": engine.key if engine else None,
         },
     )

@@ -1,7 +1,10 @@
 """The memory budget, the KV pool, concurrency and the longest request that fits.
 
 ``fit`` is one function over the engine records of :mod:`kvcalc.engine.engines`: the budget line by
-line, the pool carved into blocks, how many requests of a length it holds, and the longest one.
+line (each estimated line with a low and a high and its reason), the pool carved as the engine
+carves it (vLLM's block pool shared by its KV cache groups, SGLang's token pool with its sliding
+pool, TensorRT-LLM's pools per window size), how many requests of a length it holds, and the
+longest one. docs/engines.md cites the released code behind every rule.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import ceil
-from typing import Any
+from typing import Any, Literal
 
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, check_parallel
@@ -23,31 +26,174 @@ from kvcalc.specs.model import ModelSpec
 GiB = 2**30
 MiB = 2**20
 
+# ---- estimates of what an engine measures at start-up ----------------------------------------
 
-# ---- estimates of engine-measured quantities -------------------------------------------------
-
-
-def default_max_num_batched_tokens(gpu: GPUSpec) -> int:
-    """vLLM's default for its OpenAI server: 8192 tokens on GPUs of >= 70 GiB, else 2048."""
-    return 8192 if gpu.memory_runtime_bytes >= 70 * GiB else 2048
+Basis = Literal["given", "estimated", "computed", "none"]
 
 
-def activation_estimate(model: ModelSpec, tokens: int, tp: int = 1, act_bytes: int = 2) -> int:
-    """Peak activation memory of a forward pass over ``tokens`` tokens, per GPU (an estimate).
+@dataclass(frozen=True)
+class Estimate:
+    """One term of the budget: kvcalc's best figure, the range it may really take and why.
 
-    The largest live tensors are the MLP's gate+up output (2 x intermediate per token per routed
-    copy) beside a few hidden-size buffers (residual, norm output, attention output, QKV):
-    ``tokens x (4 x hidden + 2 x intermediate / tp x k) x act_bytes``, plus the sampler's fp32
-    logits for up to 256 sequences (``min(tokens, 256) x vocab x 4``).
+    ``given``: passed by you (exact). ``computed``: exact from the spec. ``estimated``: an engine
+    measures it at start-up and kvcalc can only bound it. ``none``: the engine does not take it."""
+
+    key: str
+    best: int
+    low: int
+    high: int
+    basis: Basis
+    reason: str = ""
+
+    @property
+    def exact(self) -> bool:
+        return self.low == self.high
+
+
+def _given(key: str, value: int) -> Estimate:
+    return Estimate(key, value, value, value, "given", "passed by you")
+
+
+def moe_width(model: ModelSpec) -> int:
+    """One routed expert's intermediate width (moe_intermediate_size): the spec's figure, or the
+    expert's parameters over its three gated projections."""
+    m = model.moe
+    if m is None:
+        return 0
+    return m.intermediate_size or max(1, m.params_per_expert // (3 * model.hidden_size))
+
+
+def activation_bytes_per_token(model: ModelSpec, tp: int = 1, act_bytes: int = 2) -> int:
+    """The largest live tensors of one token's forward pass on one GPU, in bytes.
+
+    Dense MLP: gate and up (2 x intermediate / tp) and the activated product (intermediate / tp)
+    beside three hidden-size buffers (residual, normed input, layer output). MoE layers (vLLM's
+    fused MoE): per routed copy, gate+up, the product and the down projection's output
+    (k x (3 x moe_intermediate / tp + hidden)), beside the same hidden buffers. Fitted to vLLM
+    0.6's profile of Llama-3.1-8B on an RTX 3090 (vllm#10517: 2.07 GiB at 20,000 tokens, 2.99 GiB
+    at 29,000; this gives 2.06 and 2.99)."""
+    h = model.hidden_size
+    dense = 3 * -(-model.intermediate_size // tp)
+    mlp = dense
+    m = model.moe
+    if m is not None:
+        routed = m.num_experts_per_tok * (3 * -(-moe_width(model) // tp) + h)
+        mlp = routed if m.num_moe_layers >= model.num_layers else max(dense, routed)
+    return (mlp + 3 * h) * act_bytes
+
+
+def sampler_bytes(model: ModelSpec, rows: int) -> int:
+    """The sampler's warm-up: logits for ``rows`` requests in the model's dtype, their fp32 copy
+    and fp32 probabilities (10 bytes per vocabulary entry per row)."""
+    return rows * model.vocab_size * 10
+
+
+def activation_estimate(model: ModelSpec, tokens: int, tp: int = 1, rows: int = 256, act_bytes: int = 2) -> Estimate:
+    """vLLM's profile run: one forward pass over ``tokens`` tokens (max_num_batched_tokens), then
+    the sampler over ``rows`` requests (max_num_seqs); the peak is the larger of the two."""
+    forward = tokens * activation_bytes_per_token(model, tp, act_bytes)
+    sampler = sampler_bytes(model, min(rows, tokens)) + tokens * model.hidden_size * act_bytes
+    best = max(forward, sampler)
+    return Estimate(
+        "activation",
+        best,
+        best * 6 // 10,
+        best * 8 // 5,
+        "estimated",
+        f"a forward pass over {tokens:,} tokens (max_num_batched_tokens) and the sampler over {min(rows, tokens):,} "
+        "requests; the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, "
+        "so the range is 0.6x to 1.6x",
+    )
+
+
+def non_torch_estimate(tp: int, pp: int) -> Estimate:
+    """Memory outside PyTorch's allocator that the engine counts: cuBLAS and cuDNN workspaces, and
+    with more than one GPU NCCL's and the custom all-reduce's buffers."""
+    if tp * pp == 1:
+        return Estimate(
+            "non_torch",
+            256 * MiB,
+            64 * MiB,
+            512 * MiB,
+            "estimated",
+            "cuBLAS/cuDNN workspaces; public logs of one GPU show 0.07 to 0.35 GiB",
+        )
+    return Estimate(
+        "non_torch",
+        768 * MiB,
+        256 * MiB,
+        2 * GiB,
+        "estimated",
+        "cuBLAS workspaces plus NCCL and custom all-reduce buffers; public logs of 2 to 8 GPUs show 0.25 to 1.8 GiB",
+    )
+
+
+def cudagraph_estimate(model: ModelSpec) -> Estimate:
+    """vLLM (>= 0.21) captures a few CUDA graphs at start-up and extrapolates their memory."""
+    return Estimate(
+        "cudagraph",
+        512 * MiB,
+        128 * MiB,
+        2 * GiB,
+        "estimated",
+        "vLLM's own estimate of its CUDA graphs ('Estimated CUDA graph memory'); public logs show 0.17 to "
+        "0.65 GiB, and up to 2.4 GiB on hybrid linear-attention models",
+    )
+
+
+def runtime_total(gpu: GPUSpec) -> Estimate:
+    """The device memory the runtime reports (torch.cuda.mem_get_info()[1])."""
+    t = gpu.memory_runtime_bytes
+    if gpu.memory_runtime_measured:
+        return Estimate("total", t, t, t, "computed", f"{gpu.name}'s runtime total, read off a real device")
+    return Estimate(
+        "total",
+        t,
+        t - t // 200,
+        t + t // 1000,
+        "estimated",
+        f"{gpu.name}'s runtime total is an estimate (the driver's reserve varies with driver, ECC and MIG): -0.5% to +0.1%",
+    )
+
+
+# ---- SGLang's default memory fraction ----------------------------------------------------------
+
+
+def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str) -> float:
+    """SGLang's default mem_fraction_static.
+
+    0.5.x (srt/arg_groups/memory_hook.py, handle_gpu_memory_settings; 0.5.23): by the GPU's memory
+    in MiB as nvidia-smi reports it, reserve 512 MiB + 1.5 x max(chunked_prefill_size, 2048) +
+    tp x pp / 8 x 1024 + 2 x cuda_graph_max_bs MiB (at least 10 GiB on GPUs over 60 GiB), and keep
+    round((memory - reserved) / memory, 3). Before 0.5 (server_args.py): a table by TP size.
     """
-    k = model.moe.num_experts_per_tok if model.moe else 1
-    inter = ceil(Fraction(model.intermediate_size * 2 * k, tp))
-    return tokens * (4 * model.hidden_size + inter) * act_bytes + min(tokens, 256) * model.vocab_size * 4
-
-
-def non_torch_estimate(tp: int, pp: int) -> int:
-    """CUDA context leftovers, cuBLAS workspaces; NCCL buffers when there is more than one GPU."""
-    return 256 * MiB + (768 * MiB if tp * pp > 1 else 0)
+    if rule == "sglang-tp-table":
+        if tp >= 16:
+            return 0.79
+        if tp >= 8:
+            return 0.81
+        if tp >= 4:
+            return 0.85
+        if tp >= 2:
+            return 0.87
+        return 0.88
+    gib = 1024
+    if gpu_mib < 20 * gib:
+        cps, bs = 2048, 8
+    elif gpu_mib < 35 * gib:
+        cps, bs = 2048, (24 if tp < 4 else 80)
+    elif gpu_mib < 60 * gib:
+        cps, bs = 4096, (32 if tp < 4 else 160)
+    elif gpu_mib < 90 * gib:
+        cps, bs = 8192, (256 if tp < 4 else 512)
+    elif gpu_mib < 160 * gib:
+        cps, bs = 8192, (256 if tp < 4 else 512)
+    else:
+        cps, bs = 16384, 512
+    reserved = 512 + max(cps, 2048) * 1.5 + tp * pp / 8 * 1024 + bs * 2
+    if gpu_mib > 60 * gib:
+        reserved = max(reserved, 10 * gib)
+    return round((gpu_mib - reserved) / gpu_mib, 3)
 
 
 # ---- fit ----------------------------------------------------------------------------------
@@ -59,6 +205,10 @@ class BudgetLine:
     """What the line is, for code: total, usable, weights, activation, non_torch, cudagraph, free_fraction, pool."""
     label: str
     bytes: int
+    low: int | None = None
+    """The line's smallest and largest plausible values, where it is estimated (None: exact)."""
+    high: int | None = None
+    basis: Basis = "computed"
 
     @property
     def is_reserve(self) -> bool:
@@ -84,6 +234,9 @@ class FitInputs:
     util: float | None = None
     block_size: int | None = None
     max_num_batched_tokens: int | None = None
+    max_model_len: int | None = None
+    """The engine's max_model_len (what it reports concurrency and tokens for); default: seq."""
+    max_num_seqs: int | None = None
 
     def __post_init__(self) -> None:
         # The Python API may pass names; parse them once, here.
@@ -93,10 +246,14 @@ class FitInputs:
     def replace(self, **changes: Any) -> FitInputs:
         return dataclasses.replace(self, **changes)
 
+    @property
+    def model_len(self) -> int:
+        return self.max_model_len or self.seq
+
     def echo(self) -> dict[str, Any]:
         """The inputs as plain values, names for the parsed objects."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["engine"] = self.engine.name
+        d["engine"] = self.engine.key
         d["kv_dtype"] = self.kv_dtype.name
         return d
 
@@ -115,13 +272,22 @@ class ReverseReport:
 
 
 @dataclass(frozen=True)
+class Range:
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
 class FitReport:
     model: str
     gpu: str
     engine: str
+    """The engine record's key (vllm@0.33, sglang@0.5, ...)."""
     engine_label: str
+    engine_releases: str
     util_flag: str
     seq: int
+    max_model_len: int
     tp: int
     pp: int
     gpus: int
@@ -133,16 +299,24 @@ class FitReport:
     weight_bytes: int
     kv_pool_bytes: int
     kv_pool_usable_bytes: int
-    """The pool as the engine carves it: whole blocks (plus one request's recurrent state)."""
+    """The pool as the engine carves it: whole blocks, less the null block."""
     kv_bytes_per_token: int
+    kv_pool_blocks: int | None
     kv_pool_tokens: int | None
+    """The KV cache size in tokens as the engine logs it (vLLM: 'GPU KV cache size')."""
     request_bytes: int
     max_concurrency: int
+    """Whole requests of seq tokens the pool holds at once."""
     concurrency: float
+    """The engine's own concurrency figure (vLLM: 'Maximum concurrency for max_model_len tokens')."""
+    concurrency_label: str
+    max_concurrency_range: Range
+    """max_concurrency when every estimated term sits at the end of its range that helps (high) or hurts (low)."""
     max_seq_len: int
     max_seq_len_memory: int | None
     max_seq_len_limited_by: str
     fits: bool
+    estimates: list[Estimate] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     reverse: ReverseReport | None = None
@@ -155,72 +329,274 @@ class Budget:
     pool: int
     util: float | None
     weights: int
+    estimates: list[Estimate]
     assumptions: list[str]
+    pool_low: int
+    pool_high: int
+
+
+def batched_tokens(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> int:
+    """max_num_batched_tokens: given, or as the engine defaults it on this GPU."""
+    if inp.max_num_batched_tokens:
+        return inp.max_num_batched_tokens
+    total = inp.gpu_memory or gpu.memory_runtime_bytes
+    return inp.engine.default_batched_tokens(total, gpu.name, inp.model_len)
+
+
+def num_seqs(gpu: GPUSpec, inp: FitInputs) -> int:
+    if inp.max_num_seqs:
+        return inp.max_num_seqs
+    return inp.engine.default_num_seqs(inp.gpu_memory or gpu.memory_runtime_bytes, gpu.name)
+
+
+def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Estimate]:
+    eng = inp.engine
+    out: dict[str, Estimate] = {}
+    out["total"] = _given("total", inp.gpu_memory) if inp.gpu_memory is not None else runtime_total(gpu)
+    if inp.weights is not None:
+        out["weights"] = _given("weights", inp.weights)
+    else:
+        w = weights(model, inp.weight_dtype, inp.tp, inp.pp).per_gpu_bytes
+        out["weights"] = Estimate("weights", w, w, w, "computed", "parameters x weight dtype, split evenly over tp x pp")
+    # An engine that does not take activations out of its pool (SGLang keeps them in the headroom
+    # that mem_fraction_static leaves) ignores a measured figure too.
+    if not eng.subtracts_activation:
+        out["activation"] = Estimate("activation", 0, 0, 0, "none")
+    elif inp.activation is not None:
+        out["activation"] = _given("activation", inp.activation)
+    else:
+        out["activation"] = activation_estimate(model, batched_tokens(model, gpu, inp), inp.tp, num_seqs(gpu, inp))
+    if inp.non_torch is not None:
+        out["non_torch"] = _given("non_torch", inp.non_torch)
+    elif eng.subtracts_non_torch:
+        out["non_torch"] = non_torch_estimate(inp.tp, inp.pp)
+    else:
+        out["non_torch"] = Estimate("non_torch", 0, 0, 0, "none")
+    if inp.cudagraph is not None:
+        out["cudagraph"] = _given("cudagraph", inp.cudagraph)
+    elif eng.cudagraph == "estimate":
+        out["cudagraph"] = cudagraph_estimate(model)
+    else:
+        out["cudagraph"] = Estimate("cudagraph", 0, 0, 0, "none")
+    return out
+
+
+def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) -> tuple[float | None, str]:
+    eng = inp.engine
+    if inp.util is not None:
+        return inp.util, "given"
+    if eng.mem_fraction_rule != "none":
+        mib = gpu.memory_smi_mib if gpu.memory_smi_mib and inp.gpu_memory is None else total // MiB
+        return sglang_mem_fraction(mib, inp.tp, inp.pp, eng.mem_fraction_rule), "derived"
+    return eng.default_util, "default"
+
+
+def _pool(eng: Engine, util: float | None, total: int, w: int, act: int, nt: int, cg: int) -> int:
+    """The KV pool on one GPU from the budget's terms, rounded as the engine rounds."""
+    if eng.budget == "util_of_total":
+        assert util is not None
+        if eng.util_rounding == "ceil":
+            usable: float = ceil(total * util)
+        elif eng.util_rounding == "float":
+            usable = total * util
+        else:
+            usable = int(Fraction(str(util)) * total)
+        return int(usable - w - act - nt - cg)
+    free = total - w - act - nt - cg
+    if eng.budget == "fraction_of_free":
+        assert util is not None
+        return int(Fraction(str(util)) * free) if free > 0 else free
+    return free
+
+
+def _usable(eng: Engine, util: float | None, total: int) -> int:
+    assert util is not None
+    if eng.util_rounding == "ceil":
+        return ceil(total * util)
+    if eng.util_rounding == "float":
+        return int(total * util)
+    return int(Fraction(str(util)) * total)
 
 
 def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
-    """The engine's budget on one GPU, line by line, down to the KV pool."""
+    """The engine's budget on one GPU, line by line, down to the KV pool, with the pool's range."""
     eng = inp.engine
-    tp = inp.tp
-    total = inp.gpu_memory if inp.gpu_memory is not None else gpu.memory_runtime_bytes
+    est = _estimates(model, gpu, inp)
+    total, w, act, nt, cg = (est[k] for k in ("total", "weights", "activation", "non_torch", "cudagraph"))
+    util, util_basis = _default_util(model, gpu, inp, total.best)
     assumptions = []
-    if inp.gpu_memory is None:
-        src = "measured" if gpu.memory_runtime_measured else "estimated"
-        assumptions.append(f"device memory: {gpu.name}'s runtime total ({src}); pass --gpu-memory to use yours")
-    w = inp.weights if inp.weights is not None else weights(model, inp.weight_dtype, tp, inp.pp).per_gpu_bytes
-    if inp.weights is None:
+    if total.basis != "given":
+        assumptions.append(
+            f"device memory: {gpu.name}'s runtime total ({'measured' if gpu.memory_runtime_measured else 'estimated'}); pass --gpu-memory to use yours"
+        )
+    if w.basis != "given":
         assumptions.append(
             "weights: parameters x weight dtype, split evenly over tp x pp GPUs; pass --weights to use the measured figure"
         )
-    mnbt = inp.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
-    act = 0
-    if eng.subtracts_activation:
-        act = inp.activation if inp.activation is not None else activation_estimate(model, mnbt, tp)
-        if inp.activation is None:
-            assumptions.append(
-                f"activation peak: estimated for a {mnbt:,}-token forward pass; pass --activation to use the measured figure"
-            )
-    if inp.non_torch is not None:
-        nt = inp.non_torch
-    else:
-        nt = non_torch_estimate(tp, inp.pp) if eng.subtracts_non_torch else 0
-    if inp.non_torch is None and nt:
-        assumptions.append(
-            "non-torch memory: estimated (CUDA context, cuBLAS, NCCL); pass --non-torch to use the measured figure"
-        )
-    cg = inp.cudagraph or 0
-    if eng.cudagraph_line and inp.cudagraph is None and eng.cudagraph_note:
-        assumptions.append(eng.cudagraph_note)
-    util = inp.util if inp.util is not None else eng.default_util
-    lines = [BudgetLine("total", "device memory (runtime total)", total)]
+    for e in (act, nt, cg):
+        if e.basis == "estimated":
+            flag = {"activation": "--activation", "non_torch": "--non-torch", "cudagraph": "--cudagraph"}[e.key]
+            assumptions.append(f"{e.key.replace('_', '-')}: {e.reason}; pass {flag} to use the measured figure")
+    if util_basis == "derived":
+        assumptions.append(f"{eng.util_flag} {util:g}: SGLang's default for this GPU's memory at tp {inp.tp}, pp {inp.pp}")
+
+    def line(e: Estimate, key: str, label: str) -> BudgetLine:
+        if e.exact:
+            return BudgetLine(key, label, e.best, basis=e.basis)
+        return BudgetLine(key, label, e.best, e.low, e.high, e.basis)
+
+    lines = [line(total, "total", "device memory")]
     if eng.budget == "util_of_total":
-        assert util is not None
-        usable = int(Fraction(str(util)) * total)
-        lines.append(BudgetLine("usable", f"usable at {eng.util_flag} {util:g}", usable))
-        pool = usable - w - act - nt - cg
-    elif eng.budget == "fraction_of_free":
-        assert util is not None
-        free = total - w - act - nt - cg
-        pool = int(Fraction(str(util)) * free) if free > 0 else free
-    else:
-        pool = total - w - act - nt - cg
-    lines.append(BudgetLine("weights", "- weights", w))
-    if eng.subtracts_activation:
-        lines.append(BudgetLine("activation", "- activation peak", act))
-    if nt:
-        lines.append(BudgetLine("non_torch", "- non-torch", nt))
-    if eng.cudagraph_line or cg:
-        lines.append(BudgetLine("cudagraph", "- CUDA graphs", cg))
+        usable = _usable(eng, util, total.best)
+        lo_u, hi_u = _usable(eng, util, total.low), _usable(eng, util, total.high)
+        lines.append(
+            BudgetLine(
+                "usable", f"x util {util:g}", usable, None if lo_u == hi_u else lo_u, None if lo_u == hi_u else hi_u, total.basis
+            )
+        )
+    lines.append(line(w, "weights", "- weights"))
+    if act.basis != "none":
+        lines.append(line(act, "activation", "- activation peak"))
+    if nt.basis != "none":
+        lines.append(line(nt, "non_torch", "- non-torch"))
+    if cg.basis != "none":
+        lines.append(line(cg, "cudagraph", "- CUDA graphs"))
+    pool = _pool(eng, util, total.best, w.best, act.best, nt.best, cg.best)
+    pool_low = _pool(eng, util, total.low, w.high, act.high, nt.high, cg.high)
+    pool_high = _pool(eng, util, total.high, w.low, act.low, nt.low, cg.low)
+    rng = (None, None) if pool_low == pool_high else (pool_low, pool_high)
     if eng.budget == "fraction_of_free":
-        lines.append(BudgetLine("free_fraction", f"x {eng.util_flag} {util:g} of what is free", pool))
-    lines.append(BudgetLine("pool", "= KV pool", pool))
-    return Budget(lines, pool, util, w, assumptions)
+        lines.append(BudgetLine("free_fraction", f"x util {util:g} of the rest", pool, rng[0], rng[1]))
+    lines.append(BudgetLine("pool", "= KV pool", pool, rng[0], rng[1], "estimated" if rng[0] is not None else "computed"))
+    return Budget(lines, pool, util, w.best, [e for e in est.values() if e.basis != "none"], assumptions, pool_low, pool_high)
 
 
 def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
     """The KV footprint under the engine's allocation (its blocks and window reservations)."""
-    mnbt = inp.max_num_batched_tokens or default_max_num_batched_tokens(gpu)
-    return KVFootprint(model, inp.kv_dtype, inp.tp, inp.pp, inp.engine.allocation(inp.block_size, mnbt))
+    eng = inp.engine
+    in_flight = eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp)
+    return KVFootprint(model, inp.kv_dtype, inp.tp, inp.pp, eng.allocation(inp.block_size, in_flight, model))
+
+
+# ---- the pool carved as each engine carves it ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Capacity:
+    usable: int
+    blocks: int | None
+    tokens: int | None
+    concurrency: float
+    max_concurrency: int
+
+
+def _window_split(fp: KVFootprint, stage: int = 0) -> dict[int | None, int]:
+    """Bytes per token of each window size on one stage (None: full attention)."""
+    model = fp.model
+    out: dict[int | None, int] = {}
+    for name, n in fp.stage_counts[stage].items():
+        k = model.layer_kinds[name]
+        if not k.holds_tokens:
+            continue
+        w = k.window if fp.alloc.window_style != "full" else None
+        out[w] = out.get(w, 0) + n * k.kv_bytes_per_token(fp.dtype, fp.tp, fp.alloc)
+    return out
+
+
+def capacity(eng: Engine, fp: KVFootprint, pool: int, seq: int, model_len: int) -> Capacity:
+    """The pool as the engine carves it: what it logs (blocks, tokens, concurrency at model_len)
+    and the whole requests of ``seq`` tokens it holds."""
+    if pool <= 0:
+        return Capacity(0, 0 if fp.alloc.block_size else None, 0, 0.0, 0)
+    if eng.concurrency_report == "blocks":
+        return _block_pool(eng, fp, pool, seq, model_len)
+    if eng.swa_pool_ratio is not None and fp.alloc.window_style != "full":
+        return _sglang_swa(eng.swa_pool_ratio, fp, pool, seq)
+    if eng.per_window_pools:
+        return _window_pools(fp, pool, seq, model_len)
+    return _token_pool(fp, pool, seq)
+
+
+def _block_pool(eng: Engine, fp: KVFootprint, pool: int, seq: int, model_len: int) -> Capacity:
+    """vLLM: num_blocks = pool // the bytes one block id stands for (the least over the stages'
+    workers); a request of max_model_len takes its whole blocks in every KV cache group
+    (v1/core/kv_cache_utils.py get_max_concurrency_for_kv_cache_config, 0.33)."""
+    stages = range(len(fp.layouts))
+    bpb = [fp.bytes_per_block(s) for s in stages]
+    if min(bpb) <= 0:
+        return Capacity(0, None, None, 0.0, 0)
+    nb = min(pool // b for b in bpb)
+    at_len = fp.stage_bytes(model_len)
+    per_req = max(Fraction(int(at_len[s][1]), bpb[s]) for s in stages)
+    bs = fp.alloc.block_size or 1
+    if eng.tokens_report == "blocks":
+        # V0 (executor/gpu_executor.py, 0.6.3): num_gpu_blocks x block_size / max_model_len.
+        conc = nb * bs / model_len
+    else:
+        conc = float(nb / per_req) if per_req else float("inf")
+    tokens: int | None
+    if eng.tokens_report == "concurrency-x-length":
+        # 0.21 and later: int(max concurrency x max_model_len) (get_kv_cache_capacity).
+        tokens = int(nb / per_req * model_len) if per_req else None
+    elif eng.tokens_report == "blocks-per-group":
+        # 0.11: num_blocks // number of groups x block size.
+        tokens = nb // max(fp.layouts[0].groups, 1) * bs
+    else:
+        tokens = nb * bs
+    live = max(nb - (1 if eng.null_block else 0), 0)
+    at_seq = [int(r) for _, r in fp.stage_bytes(seq)]
+    maxc = min(live * bpb[s] // at_seq[s] for s in stages) if all(at_seq) else 0
+    return Capacity(live * min(bpb), nb, tokens, conc, maxc)
+
+
+def _sglang_swa(ratio: float, fp: KVFootprint, pool: int, seq: int) -> Capacity:
+    """SGLang hybrid SWA: a full pool and a sliding pool of ``ratio`` x its tokens sharing the bytes
+    (srt/model_executor/pool_configurator.py, HybridSWAPoolConfigurator; 0.5.23)."""
+    split = _window_split(fp)
+    full = sum(b for w, b in split.items() if w is None)
+    swa = {w: b for w, b in split.items() if w is not None}
+    cell = full + ratio * sum(swa.values())
+    full_tokens = int(pool // cell) if cell else 0
+    swa_tokens = int(full_tokens * ratio)
+    limits = [Fraction(full_tokens, seq)] if full else []
+    limits += [Fraction(swa_tokens, min(seq, w)) for w in swa]
+    conc = min(limits) if limits else Fraction(0)
+    return Capacity(pool, None, full_tokens, float(conc), int(conc))
+
+
+def _window_pools(fp: KVFootprint, pool: int, seq: int, model_len: int) -> Capacity:
+    """TensorRT-LLM: one pool per window size; window w gets pool x (c_w x w) / sum(c_v x v) of the
+    bytes, floor(share / c_w) tokens in whole blocks of 32 rounded up; a request needs
+    cdiv(min(seq, w), 32) blocks of each (kvCacheManager.cpp: calculateWindowSizeToShare,
+    calculateMaxNumBlocks, getMaxCapacityBatchSize)."""
+    bs = fp.alloc.block_size or 32
+    split: dict[int, int] = {}
+    for w, b in _window_split(fp).items():
+        key = model_len if w is None else min(w, model_len)
+        split[key] = split.get(key, 0) + b
+    weight = sum(b * w for w, b in split.items())
+    if not weight:
+        return Capacity(0, None, None, 0.0, 0)
+    blocks = {w: -(-int(Fraction(pool * w, weight)) // bs) for w in split}
+    conc = min(Fraction(blocks[w], -(-min(seq, w) // bs)) for w in split)
+    longest = max(split)
+    return Capacity(pool, blocks[longest], blocks[longest] * bs, float(conc), int(conc))
+
+
+def _token_pool(fp: KVFootprint, pool: int, seq: int) -> Capacity:
+    """One pool of tokens (whole blocks where the allocation has them), less one request's state."""
+    req = int(fp.request_bytes(seq))
+    per_tok, state, bs = fp.per_token, fp.state_bytes, fp.alloc.block_size
+    nb: int | None = None
+    tokens: int | None = None
+    usable = pool
+    if per_tok and bs:
+        nb = (pool - state) // (bs * per_tok) if pool > state else 0
+        tokens = nb * bs
+        usable = nb * bs * per_tok + state
+    elif per_tok:
+        tokens = (pool - state) // per_tok if pool > state else 0
+    return Capacity(usable, nb, tokens, usable / req if req else float("inf"), usable // req if req else 0)
 
 
 def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
@@ -231,30 +607,29 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     bs = fp.alloc.block_size
     b = budget(model, gpu, inp)
     pool = b.pool
-    assumptions = [f"engine: {eng.label}: {eng.note}", *b.assumptions, f"KV dtype {dt.name}: {dt.note}"]
-
-    per_tok, state = fp.per_token, fp.state_bytes
-    usable = max(pool, 0)
-    tokens: int | None
-    if bs and per_tok:
-        # Engines carve the pool into whole blocks across all layers (vLLM: pool // page // layers).
-        block_bytes = bs * per_tok
-        usable_blocks = (usable - state) // block_bytes if usable > state else 0
-        tokens = usable_blocks * bs
-        usable = usable_blocks * block_bytes + state
-    elif per_tok:
-        tokens = (usable - state) // per_tok if usable > state else 0
-    else:
-        tokens = None
-    if state:
+    mml = inp.model_len
+    cap = capacity(eng, fp, pool, inp.seq, mml)
+    lo = capacity(eng, fp, b.pool_low, inp.seq, mml).max_concurrency
+    hi = capacity(eng, fp, b.pool_high, inp.seq, mml).max_concurrency
+    assumptions = [f"engine: {eng.title}: {eng.note}", *b.assumptions, f"KV dtype {dt.name}: {dt.note}"]
+    if eng.in_flight != "none" and model.has_windows:
+        assumptions.append(
+            f"sliding and chunked layers reserve for {eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp):,} "
+            f"tokens in flight ({eng.in_flight_words(inp.pp)}, max_num_batched_tokens {batched_tokens(model, gpu, inp):,})"
+        )
+    for note in dict.fromkeys(n for k in model.kinds() if (n := k.engine_note(eng))):
+        assumptions.append(note)
+    if fp.alloc.block_size and fp.alloc.state_page_bytes and eng.block_size and fp.alloc.block_size != eng.block_size:
+        assumptions.append(
+            f"block size raised to {fp.alloc.block_size} tokens so that one attention page holds a recurrent state "
+            f"({fp.alloc.state_page_bytes:,} B per layer page)"
+        )
+    if fp.state_bytes and not fp.alloc.state_page_bytes:
         assumptions.append(
             "recurrent-state layers hold a fixed state per request; the pool's token count leaves room for one request's state"
         )
-
-    req = fp.request_bytes(inp.seq)
-    conc = usable / req if req else float("inf")
-    maxc = usable // req if req else 0
-    mem_len = fp.longest_request(usable)
+    req = int(fp.request_bytes(inp.seq))
+    mem_len = fp.longest_request(cap.usable)
     ctx = model.max_position_embeddings
     if mem_len is None or mem_len > ctx:
         max_len, limited = ctx, "max context"
@@ -263,17 +638,21 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     warnings = []
     if pool <= 0:
         warnings.append(f"does not fit: nothing is left for the KV cache ({pool:,} B after weights and reserves)")
-    elif maxc == 0:
+    elif cap.max_concurrency == 0:
         warnings.append(f"not even one request of {inp.seq:,} tokens fits in the KV pool")
     if inp.seq > ctx:
         warnings.append(f"seq {inp.seq:,} exceeds the model's max context of {ctx:,} tokens (max_position_embeddings)")
+    if lo != hi and lo == 0 < cap.max_concurrency:
+        warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
     return FitReport(
         model=model.name,
         gpu=gpu.name,
-        engine=eng.name,
+        engine=eng.key,
         engine_label=eng.label,
+        engine_releases=eng.releases,
         util_flag=eng.util_flag,
         seq=inp.seq,
+        max_model_len=mml,
         tp=inp.tp,
         pp=inp.pp,
         gpus=inp.tp * inp.pp,
@@ -284,16 +663,22 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         gpu_memory_bytes=b.lines[0].bytes,
         weight_bytes=b.weights,
         kv_pool_bytes=pool,
-        kv_pool_usable_bytes=usable,
-        kv_bytes_per_token=per_tok,
-        kv_pool_tokens=tokens,
+        kv_pool_usable_bytes=cap.usable,
+        kv_bytes_per_token=fp.per_token,
+        kv_pool_blocks=cap.blocks,
+        kv_pool_tokens=cap.tokens,
         request_bytes=req,
-        max_concurrency=int(maxc),
-        concurrency=float(conc),
+        max_concurrency=cap.max_concurrency,
+        concurrency=cap.concurrency,
+        concurrency_label=(
+            f"as vLLM logs it ({mml:,} tokens)" if eng.concurrency_report == "blocks" else "the pool over one request"
+        ),
+        max_concurrency_range=Range(min(lo, cap.max_concurrency), max(hi, cap.max_concurrency)),
         max_seq_len=max_len,
         max_seq_len_memory=mem_len,
         max_seq_len_limited_by=limited,
-        fits=pool > 0 and maxc > 0,
+        fits=pool > 0 and cap.max_concurrency > 0,
+        estimates=b.estimates,
         assumptions=assumptions,
         warnings=warnings,
         inputs={"model": model.name, "gpu": gpu.name, **inp.echo()},

@@ -7,6 +7,8 @@ from typing import Any
 from kvcalc.render.console import console, kv_lines, nb, notes, table
 from kvcalc.units import fmt_bytes, fmt_iec, fmt_si
 
+GIB = 2**30
+
 
 def render(r: Any) -> None:
     c = console()
@@ -14,17 +16,32 @@ def render(r: Any) -> None:
         f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold] (tp {r.tp}, pp {r.pp}), "
         f"{r.engine_label}, seq {r.seq:,} tokens, KV {r.kv_dtype}"
     )
-    t = table("Memory budget per GPU", ("", "left"), ("bytes", "right"), ("GB", "right"), ("GiB", "right"))
+    ranged = any(line.low is not None for line in r.budget)
+    cols = [("", "left"), ("bytes", "right"), ("GB", "right"), ("GiB", "right")]
+    if ranged:
+        cols.append(("GiB range", "right"))
+    title = "Memory budget per GPU" + (f" (util: {r.util_flag})" if r.util_flag and r.util is not None else "")
+    t = table(title, *cols)
     for line in r.budget:
-        t.add_row(line.label, f"{line.bytes:,}", nb(fmt_si(line.bytes)), nb(fmt_iec(line.bytes)))
+        row = [nb(line.label), f"{line.bytes:,}", nb(fmt_si(line.bytes)), nb(fmt_iec(line.bytes))]
+        if ranged:
+            row.append(nb(f"{line.low / GIB:.2f}-{line.high / GIB:.2f}") if line.low is not None else line.basis)
+        t.add_row(*row)
     c.print(t)
+    tokens = "unbounded in tokens" if r.kv_pool_tokens is None else f"{r.kv_pool_tokens:,} tokens"
+    if r.kv_pool_blocks is not None and r.block_size:
+        tokens += f" ({r.kv_pool_blocks:,} blocks of {r.block_size})"
+    rng = r.max_concurrency_range
+    band = "" if rng.low == rng.high else f" (range {rng.low:,}-{rng.high:,})"
     rows = [
         ("KV per token, all layers on this GPU", fmt_bytes(r.kv_bytes_per_token)),
-        ("KV pool", f"{r.kv_pool_tokens:,} tokens" if r.kv_pool_tokens is not None else "unbounded in tokens"),
+        ("KV pool", tokens),
         (f"one request of {r.seq:,} tokens", fmt_bytes(r.request_bytes)),
-        (f"max concurrency at {r.seq:,} tokens", f"{r.max_concurrency:,} requests ({r.concurrency:.2f}x)"),
-        ("longest single request", f"{r.max_seq_len:,} tokens (limited by {r.max_seq_len_limited_by})"),
+        (f"max concurrency at {r.seq:,} tokens", f"{r.max_concurrency:,} requests{band}"),
     ]
+    if r.concurrency_label:
+        rows.append((r.concurrency_label, f"{r.concurrency:.2f}x"))
+    rows.append(("longest single request", f"{r.max_seq_len:,} tokens (limited by {r.max_seq_len_limited_by})"))
     kv_lines(c, rows)
     rev = r.reverse
     if rev:

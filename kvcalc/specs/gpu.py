@@ -71,6 +71,8 @@ class GPUSpec:
     """Memory as the runtime reports it (torch.cuda.mem_get_info()[1]); what engines budget against."""
     memory_runtime_measured: bool = False
     """True when memory_runtime_bytes was read off a real device, False for an estimate."""
+    memory_smi_mib: int | None = None
+    """memory.total as nvidia-smi reports it, in MiB (SGLang derives its memory fraction from it)."""
     memory_bandwidth_bytes_per_s: Rate
     flops_bf16: Flops
     """Dense bf16/fp16 tensor FLOP/s (never the 2:4 sparse figure)."""
@@ -95,6 +97,12 @@ class GPUSpec:
                 raise ValueError(f"{name} must be positive, got {v!r}")
             setattr(self, name, out)
 
+        if self.memory_smi_mib is not None and (
+            isinstance(self.memory_smi_mib, bool)
+            or not isinstance(self.memory_smi_mib, int)
+            or not 0 < self.memory_smi_mib < 2**40
+        ):
+            raise ValueError(f"memory_smi_mib must be a positive whole number of MiB, got {str(self.memory_smi_mib)[:40]!r}")
         conv("memory_bytes", parse_size)
         conv("memory_runtime_bytes", parse_size)
         for n in ("memory_bandwidth_bytes_per_s", "interconnect_bytes_per_s", "host_link_bytes_per_s"):

@@ -63,6 +63,11 @@ class TokenRule(Protocol):
     @property
     def mla_expanded(self) -> bool: ...
 
+    @property
+    def mla_padded_heads(self) -> bool: ...
+
+    def state_bytes(self, raw: int) -> int: ...
+
     def full_tokens(self, seq: Tokens) -> Tokens: ...
 
     def window_tokens(self, seq: Tokens, window: int) -> Tokens: ...
@@ -123,6 +128,11 @@ class LayerKindBase:
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return 0 * seq
+
+    @property
+    def window(self) -> int | None:
+        """The most tokens this kind attends to (sliding window, chunk), None when unbounded."""
+        return None
 
     def state_bytes_per_request(self, tp: int = 1) -> int:
         return 0
@@ -292,6 +302,10 @@ class SlidingWindow(_Attention):
         super().__post_init__()
         check_positive(self, "sliding_window")
 
+    @property
+    def window(self) -> int:
+        return self.sliding_window
+
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.window_tokens(seq, self.sliding_window)
 
@@ -319,6 +333,10 @@ class ChunkedLocal(_Attention):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive(self, "attention_chunk_size")
+
+    @property
+    def window(self) -> int:
+        return self.attention_chunk_size
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.chunk_tokens(seq, self.attention_chunk_size)
@@ -367,10 +385,13 @@ class MLA(LayerKindBase):
         return self.kv_lora_rank + self.qk_rope_head_dim
 
     def kv_bytes_per_token(self, dtype: KVDtype, tp: int, alloc: TokenRule) -> int:
+        heads = max(1, self.num_attention_heads // tp)
         if alloc.mla_expanded:
-            heads = max(1, self.num_attention_heads // tp)
             k = dtype.vector_bytes(self.qk_nope_head_dim + self.qk_rope_head_dim)
             return heads * (k + dtype.vector_bytes(self.v_head_dim))
+        if alloc.mla_padded_heads:
+            # vLLM <= 0.6 (config.py get_head_size): per-head K and V, head size padded to 256 for FlashAttention.
+            return heads * 2 * dtype.vector_bytes(256)
         return dtype.vector_bytes(self.latent_dim)
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
@@ -443,6 +464,9 @@ class RecurrentState(LayerKindBase):
     def state_bytes_per_request(self, tp: int = 1) -> int:
         # The state is split across ranks with its heads / channels.
         return -(-self.state_bytes // tp)
+
+    def bytes_for(self, seq: Tokens, dtype: KVDtype, tp: int, alloc: TokenRule) -> Tokens:
+        return 0 * seq + alloc.state_bytes(self.state_bytes_per_request(tp))
 
     def tp_assumption(self) -> str:
         return "recurrent state is split across ranks"

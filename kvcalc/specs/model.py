@@ -64,6 +64,8 @@ class MoE:
     """Parameters of one routed expert in one layer."""
     expert_weight_dtype: str | None = None
     """When experts are stored differently from the rest (gpt-oss: mxfp4)."""
+    intermediate_size: NonNeg = 0
+    """One routed expert's intermediate width (moe_intermediate_size); 0: params_per_expert / (3 x hidden)."""
 
     def __post_init__(self) -> None:
         check_positive(self, "num_experts", "num_experts_per_tok", "num_moe_layers", "params_per_expert")
@@ -182,6 +184,11 @@ class ModelSpec:
         """The layer kinds that some layer uses."""
         counts = self.layer_counts()
         return [k for name, k in self.layer_kinds.items() if counts[name]]
+
+    @property
+    def has_windows(self) -> bool:
+        """Some layer attends to a bounded window (sliding window, chunked local attention)."""
+        return any(k.window is not None for k in self.kinds())
 
     @property
     def has_state(self) -> bool:
