@@ -104,7 +104,10 @@ def test_sglang_mem_fraction_matches_its_release():
     assert sglang_mem_fraction(81559, 1, 1, "sglang-0.5") == round((81559 - (512 + 12288 + 128 + 512)) / 81559, 3) == 0.835
     assert sglang_mem_fraction(81559, 8, 1, "sglang-0.5") == round((81559 - (512 + 12288 + 1024 + 1024)) / 81559, 3) == 0.818
     assert sglang_mem_fraction(143771, 1, 1, "sglang-0.5") == round((143771 - 13440) / 143771, 3) == 0.907
-    assert sglang_mem_fraction(81559, 8, 1, "sglang-tp-table") == 0.81
+    # 0.4: a table by TP x PP on GPUs of <= 80 GiB; on an H200 min(0.88 + 48 GiB x 0.12 / memory, (memory - 18 GiB) / memory).
+    assert sglang_mem_fraction(81559, 8, 1, "sglang-0.4") == 0.81
+    assert sglang_mem_fraction(81559, 2, 2, "sglang-0.4") == 0.85
+    assert sglang_mem_fraction(143771, 1, 1, "sglang-0.4") == min(0.88 + 49152 * 0.12 / 143771, (143771 - 18432) / 143771)
 
 
 def test_sglang_holds_every_token_of_sliding_layers_unless_allowlisted():

@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "explain_log",
         "Read vLLM or SGLang start-up logs and recompute their KV figures side by side.",
     ),
+    "engines": ("kvcalc.cli.catalog", "engines", "List the serving engines and releases kvcalc models, rule by rule."),
     "models": ("kvcalc.cli.catalog", "models", "List the models in the catalog."),
     "gpus": ("kvcalc.cli.catalog", "gpus", "List the GPUs and accelerators in the catalog."),
     "show": ("kvcalc.cli.catalog", "show", "Show one model or GPU spec and its derived figures."),

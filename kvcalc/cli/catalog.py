@@ -22,6 +22,16 @@ def models(as_json: opt.Json = False) -> Any:
     return emit(summarise(all_specs("model")), None, as_json)
 
 
+def engines(as_json: opt.Json = False) -> Any:
+    """List the serving engines and releases kvcalc models, rule by rule.
+
+    Example: kvcalc engines
+    """
+    from kvcalc.engine.engines import engines_report
+
+    return emit(engines_report(), None, as_json)
+
+
 def gpus(as_json: opt.Json = False) -> Any:
     """List the GPUs and accelerators in the catalog.
 

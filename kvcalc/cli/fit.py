@@ -47,6 +47,8 @@ def fit(
     ] = None,
     block_size: opt.BlockSize = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
+    max_model_len: opt.MaxModelLen = None,
+    max_num_seqs: opt.MaxNumSeqs = None,
     concurrency: Annotated[
         Optional[str],
         typer.Option(
@@ -82,6 +84,8 @@ def fit(
         util=opt.fraction(util, "--util"),
         block_size=opt.block(block_size),
         max_num_batched_tokens=opt.batched_tokens(max_num_batched_tokens),
+        max_model_len=None if max_model_len is None else opt.tokens(max_model_len, "--max-model-len"),
+        max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs", noun="a number of requests"),
     )
     n = opt.count(concurrency, "--concurrency", noun="a number of requests")
     r = run_fit(m, g, inp)

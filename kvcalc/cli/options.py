@@ -57,7 +57,8 @@ EngineOpt = Annotated[
         "--engine",
         "-e",
         metavar="<engine>",
-        help="Serving engine whose accounting applies: vllm, sglang, trtllm, hf, hf4, plain.",
+        help="Serving engine whose accounting applies: vllm, sglang, trtllm, hf, hf4, plain; a release as vllm@0.11 "
+        "(kvcalc engines lists them).",
     ),
 ]
 BlockSize = Annotated[
@@ -69,7 +70,22 @@ MaxBatchedTokens = Annotated[
     typer.Option(
         "--max-num-batched-tokens",
         metavar="<tokens>",
-        help="Tokens per forward pass (vLLM's default: 8192 on GPUs of 70 GiB or more, else 2048).",
+        help="Tokens per forward pass (vLLM's default: 16,384 on GPUs of 160 GiB or more, 8,192 on GPUs of 70 GiB or "
+        "more that are not A100s, else 2,048).",
+    ),
+]
+MaxModelLen = Annotated[
+    Optional[str],
+    typer.Option(
+        "--max-model-len",
+        metavar="<tokens>",
+        help="The engine's max_model_len, which its logged tokens and concurrency are for (default: --seq).",
+    ),
+]
+MaxNumSeqs = Annotated[
+    Optional[str],
+    typer.Option(
+        "--max-num-seqs", metavar="<n>", help="Requests per batch (vLLM's default: 1,024 on H100-class GPUs, else 256)."
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]

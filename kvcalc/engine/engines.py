@@ -75,8 +75,8 @@ class Engine:
     """One block is reserved (vLLM V1's null block): the pool holds one block less than it logs."""
     subtracts_activation: bool = True
     subtracts_non_torch: bool = True
-    mem_fraction_rule: Literal["none", "sglang-0.5", "sglang-tp-table"] = "none"
-    """SGLang's default mem_fraction_static: derived from GPU memory, TP and PP (0.5.x), or a table by TP."""
+    mem_fraction_rule: Literal["none", "sglang-0.5", "sglang-0.4"] = "none"
+    """SGLang's default mem_fraction_static: derived from GPU memory, TP and PP (0.5.x), or a table by TP x PP (0.4)."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -296,6 +296,22 @@ ENGINE_LIST: list[Engine] = [
         aliases=("sglang", "sglang@current", "sglang@latest"),
     ),
     Engine(
+        "sglang",
+        "0.4",
+        "0.3 and 0.4; rules read from 0.4.6.post5",
+        "SGLang 0.4",
+        "util_of_total",
+        None,
+        None,
+        "full",
+        subtracts_activation=False,
+        mem_fraction_rule="sglang-0.4",
+        util_flag="mem_fraction_static",
+        note="KV pool = mem_fraction_static x runtime total - weights - non-torch; mem_fraction_static from a table by "
+        "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
+        "96 GiB; every layer holds every token (no sliding pool)",
+    ),
+    Engine(
         "trtllm",
         "1.2",
         "1.x; rules read from its C++ KV cache manager",
@@ -361,7 +377,7 @@ ENGINES: dict[str, Engine] = {**_CURRENT, **{e.key: e for e in ENGINE_LIST}}
 _VERSION_RE = re.compile(r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,2}(?:\.post[0-9]+)?)$")
 ACCEPTED = (
     "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.6 (V0; any release as vllm@0.9.2 or vllm==0.9.2), "
-    "sglang, trtllm, hf, hf4, plain"
+    "sglang (0.5), sglang@0.4, trtllm, hf, hf4, plain"
 )
 
 
@@ -401,9 +417,126 @@ def engine(name: str | Engine, where: str = "--engine") -> Engine:
                 return ENGINES[rec]
         elif family == "sglang" and v >= (0, 5):
             return ENGINES["sglang@0.5"]
+        elif family == "sglang" and v >= (0, 3):
+            return ENGINES["sglang@0.4"]
         elif family == "trtllm" and v >= (1, 0):
             return ENGINES["trtllm@1.2"]
         raise KvcalcError(f"no rules for {family} {version[:20]}", where, ACCEPTED)
     if key in _CURRENT:
         return _CURRENT[key]
     raise unknown_name("engine", str(name)[:60], sorted({a for e in ENGINE_LIST for a in e.aliases}), where)
+
+
+# ---- kvcalc engines: what each record does, in words ----------------------------------------
+
+_RULE_WORDS: dict[str, dict[str, str]] = {
+    "budget": {
+        "util_of_total": "util x device total, less the measured reserves",
+        "fraction_of_free": "util x what is free after weights and reserves",
+        "all": "everything left after the weights",
+    },
+    "util_rounding": {"ceil": "rounded up", "float": "as a float, truncated", "fraction": "exact, floored"},
+    "cudagraph": {
+        "estimate": "estimated and subtracted before sizing",
+        "after": "captured after sizing, out of the headroom",
+        "none": "not counted",
+    },
+    "window_style": {
+        "vllm": "cdiv(min(w - 1 + in flight, S), block) + 1 blocks",
+        "window": "min(S, w)",
+        "window-1": "min(S, w - 1)",
+        "full": "every token (no saving)",
+    },
+    "in_flight": {
+        "concurrent_batches": "(PP + 1) x max_num_batched_tokens",
+        "batched_tokens": "max_num_batched_tokens",
+        "none": "none",
+    },
+    "tokens_report": {
+        "concurrency-x-length": "int(concurrency x max_model_len)",
+        "blocks-per-group": "blocks // groups x block size",
+        "blocks": "blocks x block size",
+        "pool": "pool // bytes per token",
+    },
+    "mla_storage": {"latent": "the latent", "expanded": "per-head K and V", "padded-heads": "per-head K and V, head size 256"},
+    "state_pages": {
+        "align": "two pages padded to the attention page (prefix caching)",
+        "padded": "one page padded to the attention page",
+        "sum": "as it is",
+    },
+    "batched_tokens_default": {
+        "v1-160": "16,384 (>= 160 GiB), 8,192 (>= 70 GiB, not A100), else 2,048",
+        "v1": "8,192 (>= 70 GiB, not A100), else 2,048",
+        "v0": "max(max_model_len, 2,048); 512 with chunked prefill (> 32k)",
+        "none": "-",
+    },
+}
+_RULE_LABELS = {
+    "budget": "budget",
+    "default_util": "default util",
+    "util_rounding": "util x total",
+    "cudagraph": "CUDA graphs",
+    "block_size": "block size",
+    "window_style": "sliding layer holds",
+    "in_flight": "tokens in flight",
+    "batched_tokens_default": "max_num_batched_tokens",
+    "pad_groups": "hybrid groups padded",
+    "chunked_as_full": "chunked layers as full",
+    "null_block": "null block",
+    "tokens_report": "tokens logged",
+    "mla_storage": "MLA cached as",
+    "state_pages": "recurrent state",
+}
+
+
+@dataclass(frozen=True)
+class EngineRow:
+    key: str
+    label: str
+    releases: str
+    aliases: list[str]
+    util_flag: str
+    rules: dict[str, str]
+    """Each rule in words, keyed by the record's field name."""
+    differs_from_next_newer: list[str]
+    """Fields whose rule differs from the next newer record of the same engine."""
+    note: str
+
+
+@dataclass(frozen=True)
+class EnginesReport:
+    engines: list[EngineRow]
+    labels: dict[str, str]
+
+
+def _rule_words(e: Engine) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in _RULE_LABELS:
+        v = getattr(e, f)
+        if f == "default_util":
+            out[f] = "-" if v is None else f"{v:g}"
+            if e.mem_fraction_rule == "sglang-0.5":
+                out[f] = "from GPU memory, TP, PP"
+            elif e.mem_fraction_rule == "sglang-0.4":
+                out[f] = "a table by TP x PP"
+        elif f == "block_size":
+            out[f] = "-" if v is None else str(v)
+        elif isinstance(v, bool):
+            out[f] = "yes" if v else "no"
+        else:
+            out[f] = _RULE_WORDS[f].get(str(v), str(v))
+    if e.swa_pool_ratio is not None:
+        out["window_style"] = f"every token, or a sliding pool of {e.swa_pool_ratio:g} x the full pool (allowlist)"
+    if e.per_window_pools:
+        out["window_style"] = "min(S, w), one pool per window size"
+    return out
+
+
+def engines_report() -> EnginesReport:
+    rows = []
+    for i, e in enumerate(ENGINE_LIST):
+        newer = next((n for n in reversed(ENGINE_LIST[:i]) if n.name == e.name), None)
+        words = _rule_words(e)
+        diff = [] if newer is None else [f for f, w in words.items() if _rule_words(newer)[f] != w]
+        rows.append(EngineRow(e.key, e.label, e.releases, list(e.aliases), e.util_flag, words, diff, e.note))
+    return EnginesReport(rows, dict(_RULE_LABELS))

@@ -151,7 +151,9 @@ class KVFootprint:
             state = max((k.state_bytes_per_request(self.tp) for k in kinds), default=0)
             attn = max((k.kv_bytes_per_token(self.dtype, self.tp, a) for k in kinds if k.holds_tokens), default=0)
             if state and attn:
-                align = 16  # the attention backend's kernel block (FlashAttention: multiples of 16)
+                # The attention backend's kernel block: multiples of 16 (FlashAttention), of 128
+                # for MLA (its decode kernels need 128-token alignment).
+                align = 128 if any(k.kind_name == "mla" for k in kinds) else 16
                 bs = max(a.block_size, align * -(-state // (align * attn)))
                 self.alloc = dataclasses.replace(a, block_size=bs, state_page_bytes=bs * attn)
 

@@ -165,18 +165,17 @@ def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str) -> float:
     0.5.x (srt/arg_groups/memory_hook.py, handle_gpu_memory_settings; 0.5.23): by the GPU's memory
     in MiB as nvidia-smi reports it, reserve 512 MiB + 1.5 x max(chunked_prefill_size, 2048) +
     tp x pp / 8 x 1024 + 2 x cuda_graph_max_bs MiB (at least 10 GiB on GPUs over 60 GiB), and keep
-    round((memory - reserved) / memory, 3). Before 0.5 (server_args.py): a table by TP size.
+    round((memory - reserved) / memory, 3). 0.4 (server_args.py, 0.4.6.post5): a table by TP x PP on GPUs
+    of <= 80 GiB, raised towards (memory - 18 GiB) / memory on GPUs over 96 GiB.
     """
-    if rule == "sglang-tp-table":
-        if tp >= 16:
-            return 0.79
-        if tp >= 8:
-            return 0.81
-        if tp >= 4:
-            return 0.85
-        if tp >= 2:
-            return 0.87
-        return 0.88
+    if rule == "sglang-0.4":
+        p = tp * pp
+        m = 0.88
+        if gpu_mib <= 81920:
+            m = 0.79 if p >= 16 else 0.81 if p >= 8 else 0.85 if p >= 4 else 0.87 if p >= 2 else 0.88
+        if gpu_mib > 96 * 1024:
+            m = min(m + 48 * 1024 * (1 - m) / gpu_mib, (gpu_mib - 18 * 1024) / gpu_mib)
+        return m
     gib = 1024
     if gpu_mib < 20 * gib:
         cps, bs = 2048, 8

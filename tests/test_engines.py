@@ -1,0 +1,90 @@
+"""Engine records: version parsing, the rules that differ between releases, and kvcalc engines."""
+
+import pytest
+
+from conftest import one_line_error
+from kvcalc.engine.engines import ENGINES, engine
+from kvcalc.engine.kv import engine_allocation, request_bytes
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.catalog import resolve_model
+
+
+@pytest.mark.parametrize(
+    "spelling, key",
+    [
+        ("vllm", "vllm@0.33"),
+        ("vLLM", "vllm@0.33"),
+        ("vllm@0.11", "vllm@0.11"),
+        ("vllm==0.9.2", "vllm@0.11"),
+        ("vllm-0.6", "vllm@0.6"),
+        ("vllm@0.5.5", "vllm@0.6"),
+        ("vllm@0.18.1", "vllm@0.15"),
+        ("vllm@0.24", "vllm@0.21"),
+        ("vllm@0.30.2", "vllm@0.33"),
+        ("vllm v0.10.1.post1", "vllm@0.11"),
+        ("sglang", "sglang@0.5"),
+        ("sglang==0.4.9", "sglang@0.4"),
+        ("trtllm", "trtllm@1.2"),
+        ("tensorrt-llm==1.0.0", "trtllm@1.2"),
+        ("transformers", "hf"),
+    ],
+)
+def test_engine_spellings(spelling, key):
+    assert engine(spelling).key == key
+
+
+def test_unknown_releases_and_names_are_refused():
+    with pytest.raises(KvcalcError, match="no rules for vllm 0.1"):
+        engine("vllm@0.1")
+    with pytest.raises(KvcalcError, match="did you mean"):
+        engine("vlm")
+
+
+def test_family_name_is_the_current_record():
+    assert ENGINES["vllm"] is ENGINES["vllm@0.33"] and ENGINES["sglang"] is ENGINES["sglang@0.5"]
+
+
+def test_current_vllm_reserves_two_batches_in_flight_for_sliding_layers():
+    """0.33: min(w - 1 + 2 x 8,192, S) tokens in blocks, + 1; 0.11: one batch of 8,192."""
+    m = resolve_model("mistral-7b-v0.1")  # 32 sliding layers of 4,096, 8 KV heads x 128
+    per_layer_token = 2 * 8 * 128 * 2
+    now = engine_allocation(engine("vllm"), m, batched_tokens=8192)
+    old = engine_allocation(engine("vllm@0.11"), m, batched_tokens=8192)
+    assert request_bytes(m, 32768, alloc=now) == 32 * (-(-(4095 + 16384) // 16) + 1) * 16 * per_layer_token
+    assert request_bytes(m, 32768, alloc=old) == 32 * (-(-(4095 + 8192) // 16) + 1) * 16 * per_layer_token
+    # With pipeline parallelism the V2 runner keeps PP + 1 batches in flight.
+    assert engine_allocation(engine("vllm"), m, batched_tokens=8192, pp=2).window_slack == 3 * 8192
+
+
+def test_vllm_011_stores_llama4_chunked_layers_as_full_attention():
+    m = resolve_model("llama4-scout")  # 36 chunked (8,192) + 12 full layers, 8 KV heads x 128
+    old = engine_allocation(engine("vllm@0.11"), m, batched_tokens=8192)
+    assert request_bytes(m, 65536, alloc=old) == 48 * 65536 * 2 * 8 * 128 * 2
+    now = engine_allocation(engine("vllm"), m, batched_tokens=8192)
+    assert request_bytes(m, 65536, alloc=now) == (36 * (8192 + 16384) + 12 * 65536) * 2 * 8 * 128 * 2
+
+
+def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
+    g = resolve_model("gemma2-9b")  # 42 layers, half sliding (4,096), 8 KV heads x 256
+    v0 = engine_allocation(engine("vllm@0.6"), g)
+    assert request_bytes(g, 8192, alloc=v0) == 42 * 8192 * 2 * 8 * 256 * 2
+    d = resolve_model("deepseek-v2-lite")  # 27 MLA layers, 16 heads: cached as per-head K and V padded to 256
+    assert request_bytes(d, 1, alloc=engine_allocation(engine("vllm@0.6"), d)) == 27 * 16 * 2 * 256 * 2 * 16
+    assert request_bytes(d, 16, alloc=engine_allocation(engine("vllm"), d)) == 27 * (512 + 64) * 2 * 16
+
+
+def test_engines_command_lists_records_and_differences(cli):
+    d = cli("engines", "--json").json()
+    keys = [e["key"] for e in d["engines"]]
+    assert keys[:5] == ["vllm@0.33", "vllm@0.21", "vllm@0.15", "vllm@0.11", "vllm@0.6"]
+    by = {e["key"]: e for e in d["engines"]}
+    assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
+    assert "chunked_as_full" in by["vllm@0.11"]["differs_from_next_newer"]
+    assert by["vllm@0.33"]["differs_from_next_newer"] == []
+    out = cli("engines").out
+    assert "vllm@0.33" in out and "sglang@0.5" in out and "trtllm@1.2" in out
+
+
+def test_bad_engine_on_the_command_line_is_one_line(cli):
+    r = cli("fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--engine", "vllm@0.1")
+    one_line_error(r, "no rules for vllm 0.1")
