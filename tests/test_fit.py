@@ -76,7 +76,7 @@ def test_estimates_carry_ranges_that_measured_flags_collapse():
 def test_default_weights_are_params_times_dtype():
     m = resolve_model("llama2-7b")  # fp16 weights
     f = fit(m, A100, FitInputs(seq=4096))
-    assert f.weight_bytes == 6_738_415_616 * 2
+    assert f.weight_bytes == 6_738_415_616 * 2 + 4096 * 128 * 2  # plus vLLM's rotary cos/sin cache
 
 
 def test_sglang_and_trtllm_budgets():
@@ -228,7 +228,10 @@ def test_reverse_question():
     # KV: 64 x 8192 tokens x 2 (K, V) x 80 layers x 2 KV heads per rank x 128 x 2 B.
     need = 64 * 8192 * 2 * 80 * 2 * 128 * 2
     assert p.kv_bytes_needed_per_gpu == need == 42_949_672_960
-    weights = 70_553_706_496 * 2 // 4
+    # Weights: every matrix split 4 ways, the 80 x 2 + 1 norms of 8,192 held whole by each rank.
+    norms = (80 * 2 + 1) * 8192
+    rope = 131072 * 128 * 2  # vLLM's rotary cos/sin cache, whole on each rank
+    weights = (70_553_706_496 - norms) * 2 // 4 + norms * 2 + rope
     fixed = weights + 2 * GiB + GiB + GiB // 2
     assert p.util_needed == pytest.approx((fixed + need) / 85_030_076_416)
     # At tp 4 the pool holds (ceil(0.92 x total) - fixed) // (16 x 81,920 B) blocks, 512 blocks a request,
@@ -237,7 +240,7 @@ def test_reverse_question():
     blocks4 = (usable - fixed) // (16 * 2 * 80 * 2 * 128 * 2)
     assert p.tried[0] == {"tp": 4, "gpus": 4, "max_concurrency": (blocks4 - 1) // 512} and (blocks4 - 1) // 512 < 64
     # At tp 8 each rank holds 1 KV head and an eighth of the weights: enough.
-    w8 = 70_553_706_496 * 2 // 8
+    w8 = (70_553_706_496 - norms) * 2 // 8 + norms * 2 + rope
     blocks8 = (usable - w8 - 2 * GiB - GiB - GiB // 2) // (16 * 2 * 80 * 1 * 128 * 2)
     assert p.tried[1] == {"tp": 8, "gpus": 8, "max_concurrency": (blocks8 - 1) // 512} and (blocks8 - 1) // 512 >= 64
     assert (p.tp_needed, p.gpus_needed) == (8, 8)

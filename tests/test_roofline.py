@@ -64,13 +64,23 @@ def test_compute_term():
 def test_moe_reads_the_experts_it_routes_to():
     assert expected_experts(256, 8, 1) == pytest.approx(8)
     assert expected_experts(256, 8, 10_000) == pytest.approx(256)
-    m = resolve_model("deepseek-v3")  # fp8 weights, 58 MoE layers of 256 experts, top-8
+    m = resolve_model("deepseek-v3")  # 61 MLA layers, 58 MoE layers of 256 experts, top-8; fp8 128x128 blocks
+
+    def fp8(n):  # 1 byte per weight and an fp32 scale per 128 x 128 block
+        return n + -(-n // 16384) * 4
+
     per_expert = 3 * 7168 * 2048
-    dense = m.params_total - 58 * 256 * per_expert - 129280 * 7168
+    attn = 61 * (1536 * 128 * 192 + 512 * 128 * 256 + 128 * 128 * 7168)  # q_b, kv_b, o projections
+    replicated = 61 * 7168 * (1536 + 512 + 64)  # q_a and kv_a down-projections, whole on every rank
+    mlp, shared = 3 * 3 * 7168 * 18432, 58 * per_expert  # 3 dense layers; one shared expert per MoE layer
+    router, norms = 58 * (7168 * 256 + 256), 61 * (1536 + 512 + 2 * 7168) + 7168
+    # Read every step: the fp8 matrices, the bf16 LM head, routers and norms, one bf16 embedding row per token.
+    dense = fp8(attn) + fp8(mlp) + fp8(shared) + fp8(replicated) + 2 * (129280 * 7168 + router + norms)
+    expert = fp8(58 * 256 * per_expert) / (58 * 256)
     r1 = decode_bound(m, resolve_gpu("h200"), batch=1, seq=1)
-    assert r1.weight_bytes_read == dense + 58 * 8 * per_expert + 7168
+    assert r1.weight_bytes_read == round(dense + 58 * 8 * expert + 7168 * 2)
     r64 = decode_bound(m, resolve_gpu("h200"), batch=64, seq=1)
-    expected = dense + 58 * 256 * (1 - (1 - 8 / 256) ** 64) * per_expert + 64 * 7168
+    expected = dense + 58 * 256 * (1 - (1 - 8 / 256) ** 64) * expert + 64 * 7168 * 2
     assert r64.weight_bytes_read == round(expected)
 
 
@@ -94,10 +104,11 @@ def test_grid_is_the_arithmetic():
     m = resolve_model("llama2-7b")
     bs, ss = [1, 7, 64], [100, 4096, 32768]
     g = decode_grid(m, A100, bs, ss, kv="fp16", tp=2)
-    streamed = (6_738_415_616 - 32000 * 4096) * 2  # fp16, no input embedding table
+    norms = (32 * 2 + 1) * 4096  # whole on each rank
+    streamed = (6_738_415_616 - 32000 * 4096 - norms) * 2  # fp16, no input embedding table
     for i, b in enumerate(bs):
         for j, s in enumerate(ss):
-            w = (streamed + b * 4096 * 2) / 2  # plus b embedding rows, split over 2 ranks
+            w = (streamed + b * 4096 * 2) / 2 + norms * 2  # plus b embedding rows, split over 2 ranks
             kv = 2 * 32 * 16 * 128 * s * 2 * b  # 16 of the 32 KV heads per rank
             flops = 2 * (6_738_415_616 - 32000 * 4096) * b / 2 + 32 * 2 * 16 * (128 + 128) * s * b
             assert g["weight_bytes_read"][i, j] == pytest.approx(w, abs=1)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, check_parallel
-from kvcalc.engine.weights import weights
+from kvcalc.engine.weights import WeightFormats, rope_cache_bytes, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -104,6 +104,30 @@ def activation_estimate(model: ModelSpec, tokens: int, tp: int = 1, rows: int = 
         "requests; the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, "
         "so the range is 0.6x to 1.6x",
     )
+
+
+def weights_estimate(model: ModelSpec, dtype: str | None, tp: int, pp: int, engine_buffers: bool) -> Estimate:
+    """Weight memory on the most loaded GPU: the checkpoint's bytes by role (kvcalc.engine.weights),
+    plus, for serving engines, the rotary cos/sin cache. Exact for 16-bit checkpoints; a range where
+    an engine pads quantized matrices for its kernels or where a vision tower is estimated."""
+    w = weights(model, dtype, tp, pp)
+    best = w.per_gpu_bytes + (rope_cache_bytes(model) if engine_buffers else 0)
+    high = best
+    why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
+    if engine_buffers:
+        why.append("plus the rotary cos/sin cache (max_position_embeddings x rotary dims x 2 B)")
+    q = model.quantization
+    if q is not None and not dtype and q.method == "mxfp4":
+        # vllm/model_executor/layers/quantization/mxfp4.py (0.11): Marlin rounds the intermediate size to
+        # 128 and the hidden size to 256 (gpt-oss: 2,880 -> 2,944 and 3,072, +9%); other backends less.
+        high += w.roles.get("experts", 0) // 10
+        why.append("vLLM pads mxfp4 expert matrices to its kernels' tiles (up to +10% of their bytes)")
+    if w.vision_bytes:
+        high += w.vision_bytes * 15 // 100
+        why.append("the vision tower is estimated from vision_config (+-15%)")
+    low = best - w.vision_bytes * 15 // 100
+    basis: Basis = "computed" if low == high else "estimated"
+    return Estimate("weights", best, low, high, basis, "; ".join(why))
 
 
 def non_torch_estimate(tp: int, pp: int) -> Estimate:
@@ -355,8 +379,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     if inp.weights is not None:
         out["weights"] = _given("weights", inp.weights)
     else:
-        w = weights(model, inp.weight_dtype, inp.tp, inp.pp).per_gpu_bytes
-        out["weights"] = Estimate("weights", w, w, w, "computed", "parameters x weight dtype, split evenly over tp x pp")
+        out["weights"] = weights_estimate(model, inp.weight_dtype, inp.tp, inp.pp, eng.name in ("vllm", "sglang", "trtllm"))
     # An engine that does not take activations out of its pool (SGLang keeps them in the headroom
     # that mem_fraction_static leaves) ignores a measured figure too.
     if not eng.subtracts_activation:

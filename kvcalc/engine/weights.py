@@ -1,18 +1,51 @@
 """Weights: the bytes a GPU holds (resident) and the bytes a decode step reads (streamed).
 
-The dtype rules live here once: the spec's weight format for dense parameters, the experts' own
-format where the spec gives one (gpt-oss: mxfp4), and a ``--weight-dtype`` override for both.
+The bytes of each parameter role (embeddings, attention, MLP, experts, routers, norms, ...) follow
+the checkpoint's format: its quantization_config for the roles it quantizes, 16 bits for the rest
+(float32 checkpoints load at 16 bits), and a ``--weight-dtype`` override for all of them. Under
+tensor parallelism the projections and the vocabulary split over the ranks; routers, norms and the
+matrices an engine replicates (DeepSeek's q and kv down-projections) sit whole on every rank.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from math import ceil
 from typing import Any
 
 from kvcalc.specs.dtypes import weight_bits, weight_bytes
-from kvcalc.specs.model import ModelSpec
+from kvcalc.specs.model import SPLIT_ROLES, ModelSpec, ParamRoles, Quantization
+
+LAYER_ROLES = ("attn", "mlp", "shared_experts", "experts", "router", "norms", "replicated")
+
+
+def roles_of(model: ModelSpec) -> ParamRoles:
+    """The model's parameter roles; a spec without them has every non-expert parameter split over ranks."""
+    if model.params is not None:
+        return model.params
+    embed = model.embedding_params
+    lm = 0 if model.tie_word_embeddings else embed
+    rest = max(model.params_total - model.expert_params - embed - lm, 0)
+    return ParamRoles(embed=embed, lm_head=lm, attn=rest)
+
+
+def quantized_bytes(q: Quantization, n: int, hidden: int) -> int:
+    """Bytes of ``n`` parameters stored as ``q.method``, scales included."""
+    g = q.group_size
+    if q.method == "fp8-block":
+        return n + ceil(Fraction(n, g * g)) * 4  # an fp32 scale per g x g block
+    if q.method in ("fp8-channel", "int8-channel"):
+        return n + ceil(Fraction(n, hidden)) * 4  # an fp32 scale per output row
+    if q.method == "fp8-tensor":
+        return n
+    if q.method in ("awq", "gptq"):
+        return ceil(Fraction(n, 2)) + ceil(Fraction(n, g)) * 5 // 2  # 4-bit weights; fp16 scale + 4-bit zero per group
+    if q.method == "mxfp4":
+        return ceil(Fraction(n * 17, 32))  # 4-bit elements + an 8-bit exponent per 32
+    if q.method == "nvfp4":
+        return ceil(Fraction(n * 9, 16))  # 4-bit elements + an fp8 scale per 16
+    raise ValueError(q.method)
 
 
 @dataclass(frozen=True)
@@ -22,20 +55,57 @@ class WeightFormats:
     dense: str
     experts: str
     overridden: bool
+    quantization: Quantization | None = None
 
     @classmethod
     def of(cls, model: ModelSpec, override: str | None = None) -> WeightFormats:
         if override:
             return cls(override, override, True)
         experts = (model.moe.expert_weight_dtype if model.moe else None) or model.weight_dtype
-        return cls(model.weight_dtype, experts, False)
+        return cls(model.weight_dtype, experts, False, model.quantization)
+
+    def describe(self) -> str:
+        if self.overridden:
+            return f"every parameter as {self.dense} (--weight-dtype)"
+        if self.quantization:
+            q = self.quantization
+            return f"{', '.join(q.roles)} as {q.method}, the rest {self.dense}"
+        return self.dense if self.experts == self.dense else f"{self.dense}, experts {self.experts}"
+
+
+def role_bytes(model: ModelSpec, override: str | None = None) -> dict[str, int]:
+    """Bytes of each role, the routed experts included, for the whole model."""
+    f = WeightFormats.of(model, override)
+    roles = roles_of(model)
+    counts = {r: getattr(roles, r) for r in (*SPLIT_ROLES, "router", "norms", "replicated")}
+    counts["experts"] = model.expert_params
+    out: dict[str, int] = {}
+    q = f.quantization
+    for r, n in counts.items():
+        if q is not None and r in q.roles and n:
+            kept = n * q.unquantized_layers // model.num_layers if q.unquantized_layers else 0
+            out[r] = quantized_bytes(q, n - kept, model.hidden_size) + weight_bytes(kept, f.dense)
+        elif r == "experts":
+            out[r] = weight_bytes(n, f.experts)
+        else:
+            out[r] = weight_bytes(n, f.dense)
+    return out
 
 
 def resident_bytes(model: ModelSpec, dtype: str | None = None) -> int:
-    """Bytes of all parameters as loaded: experts in their own format where the spec says so."""
-    f = WeightFormats.of(model, dtype)
-    experts = model.expert_params
-    return weight_bytes(model.params_total - experts, f.dense) + (weight_bytes(experts, f.experts) if experts else 0)
+    """Bytes of all the language model's parameters as loaded."""
+    return sum(role_bytes(model, dtype).values())
+
+
+def vision_bytes(model: ModelSpec, dtype: str | None = None) -> int:
+    return weight_bytes(model.vision_params, dtype or model.weight_dtype)
+
+
+def rope_cache_bytes(model: ModelSpec) -> int:
+    """vLLM's rotary cos/sin cache: max_position_embeddings x rotary dims x 2 bytes, once per GPU
+    (Llama-3.1-8B: 131,072 x 128 x 2 = 33.5 MB, the gap between its 14.96 GiB of parameters and the
+    14.99 GiB vLLM logs)."""
+    return model.max_position_embeddings * max((k.rope_dims for k in model.kinds()), default=0) * 2
 
 
 @dataclass(frozen=True)
@@ -45,14 +115,53 @@ class Weights:
     dtype: str
     expert_dtype: str | None
     note: str
+    roles: dict[str, int] = field(default_factory=dict)
+    """Bytes of each role on the most loaded GPU."""
+    vision_bytes: int = 0
+    """Of per_gpu_bytes, the vision tower's share."""
+
+
+def _stage_layers(num_layers: int, pp: int) -> list[int]:
+    from kvcalc.engine.kv import pp_partition
+
+    return pp_partition(num_layers, pp)
 
 
 def weights(model: ModelSpec, dtype: str | None = None, tp: int = 1, pp: int = 1) -> Weights:
-    """Resident weight bytes in total and per GPU (an even split over tp x pp)."""
-    total = resident_bytes(model, dtype)
-    expert_dtype = None if dtype else (model.moe.expert_weight_dtype if model.moe else None)
+    """Resident weight bytes in total and on the most loaded GPU: split roles over tp ranks, routers,
+    norms and replicated matrices whole on each; layers split over pp stages as vLLM splits them, the
+    embedding on the first stage and the LM head on the last (a tied LM head is a copy there)."""
+    rb = role_bytes(model, dtype)
+    vis = vision_bytes(model, dtype)
+    total = sum(rb.values())
+    tied = model.tie_word_embeddings
+
+    def per_rank(r: str) -> Fraction:
+        return Fraction(rb[r], tp) if r in (*SPLIT_ROLES, "experts") else Fraction(rb[r])
+
+    parts = _stage_layers(model.num_layers, pp)
+    best: Fraction = Fraction(-1)
+    best_roles: dict[str, Fraction] = {}
+    for i, n in enumerate(parts):
+        share = Fraction(n, model.num_layers)
+        roles: dict[str, Fraction] = {r: per_rank(r) * share for r in LAYER_ROLES}
+        if i == 0:
+            roles["embed"] = per_rank("embed")
+            roles["vision"] = Fraction(vis, tp)
+        if i == len(parts) - 1:
+            roles["lm_head"] = per_rank("embed") if tied and pp > 1 else per_rank("lm_head")
+        s = sum(roles.values(), Fraction(0))
+        if s > best:
+            best, best_roles = s, roles
+    note = "split over tp ranks (routers, norms and replicated matrices whole on each), layers over pp stages"
     return Weights(
-        total, ceil(Fraction(total, tp * pp)), dtype or model.weight_dtype, expert_dtype, "total / (tp x pp): an even split"
+        total + vis,
+        ceil(best),
+        dtype or model.weight_dtype,
+        None if dtype else (model.moe.expert_weight_dtype if model.moe else None),
+        note,
+        {r: ceil(v) for r, v in best_roles.items() if v},
+        ceil(best_roles.get("vision", 0)),
     )
 
 
@@ -68,61 +177,57 @@ def expected_experts(E: int, k: int, b: Any) -> Any:
 
 @dataclass(frozen=True)
 class StreamedWeights:
-    """Parameters a decode step reads: every layer's matrices and the LM head, not the input
+    """Bytes a decode step reads on one rank: every layer's matrices and the LM head, not the input
     embedding table (a step touches only b of its rows)."""
 
-    dense_params: int
-    """Non-expert parameters streamed every step (LM head included, input embedding excluded)."""
-    dense_bits: Fraction
-    expert_params_each: int
-    expert_bits: Fraction
+    split_bytes: int
+    """Streamed bytes split over tp ranks (attention, MLPs, shared experts, the LM head)."""
+    full_bytes: int
+    """Streamed bytes every rank reads whole (routers, norms, replicated matrices)."""
+    expert_bytes_each: Fraction
+    """One routed expert of one layer."""
     moe_layers: int
     num_experts: int
     experts_per_tok: int
     embed_row_bytes: int
     resident_bytes: int
 
-    @property
-    def dense_bytes(self) -> Fraction:
-        return Fraction(self.dense_params) * self.dense_bits / 8
-
     def bytes_read(self, batch: Any, tp: int = 1) -> Any:
         """Bytes of weights one decode step reads on one rank, for an int batch or a numpy array of
-        them. Dense models: exact, ceil((dense bytes + b embedding rows) / tp). MoE: the expected
-        distinct experts, rounded to whole bytes (half to even)."""
+        them. Dense models: exact, ceil((split bytes + b embedding rows) / tp) + whole bytes. MoE: the
+        expected distinct experts, rounded to whole bytes (half to even)."""
         if not self.moe_layers:
-            d = self.dense_bytes
-            num, den = d.numerator, d.denominator
-            # ceil((num / den + e b) / tp) in integers; numpy int64 holds it for any batch up to 2^24.
-            return -(-(num + self.embed_row_bytes * batch * den) // (den * tp))
+            # numpy int64 holds it for any batch up to 2^24.
+            return -(-(self.split_bytes + self.embed_row_bytes * batch) // tp) + self.full_bytes
         experts = (
-            self.moe_layers
-            * expected_experts(self.num_experts, self.experts_per_tok, batch)
-            * (self.expert_params_each * float(self.expert_bits) / 8)
+            self.moe_layers * expected_experts(self.num_experts, self.experts_per_tok, batch) * float(self.expert_bytes_each)
         )
-        total = float(self.dense_bytes) + self.embed_row_bytes * batch + experts
+        total = (self.split_bytes + self.embed_row_bytes * batch + experts) / tp + self.full_bytes
         if isinstance(total, float):
-            return int(round(total / tp))
+            return int(round(total))
         import numpy as np
 
-        return np.rint(total / tp)
+        return np.rint(total)
 
 
 def streamed_weights(model: ModelSpec, dtype: str | None = None) -> StreamedWeights:
-    f = WeightFormats.of(model, dtype)
+    rb = role_bytes(model, dtype)
+    roles = roles_of(model)
     # Tied embeddings are read as the LM head every step; untied, the input table is not streamed.
-    input_table = 0 if model.tie_word_embeddings else model.embedding_params
+    head = rb["embed"] if model.tie_word_embeddings else rb["lm_head"]
+    split = head + rb["attn"] + rb["mlp"] + rb["shared_experts"]
     m = model.moe
+    f = WeightFormats.of(model, dtype)
+    row = ceil(model.hidden_size * weight_bits(f.dense) / 8) if roles.embed else 0
     return StreamedWeights(
-        dense_params=model.params_total - model.expert_params - input_table,
-        dense_bits=weight_bits(f.dense),
-        expert_params_each=m.params_per_expert if m else 0,
-        expert_bits=weight_bits(f.experts),
+        split_bytes=split,
+        full_bytes=rb["router"] + rb["norms"] + rb["replicated"],
+        expert_bytes_each=Fraction(rb["experts"], m.num_moe_layers * m.num_experts) if m else Fraction(0),
         moe_layers=m.num_moe_layers if m else 0,
         num_experts=m.num_experts if m else 0,
         experts_per_tok=m.num_experts_per_tok if m else 0,
-        embed_row_bytes=ceil(model.hidden_size * weight_bits(f.dense) / 8),
-        resident_bytes=resident_bytes(model, dtype),
+        embed_row_bytes=row,
+        resident_bytes=sum(rb.values()),
     )
 
 

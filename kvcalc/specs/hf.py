@@ -8,10 +8,12 @@ standard fields, and every assumption made is returned as a warning.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.model import ROLES
 
 SUPPORTED = (
     "llama",
@@ -100,6 +102,8 @@ class _Build:
     kinds: dict[str, dict[str, Any]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # one kind name per layer
     params: int = 0
+    roles: dict[str, int] = field(default_factory=dict)
+    """Parameters by role (kvcalc.specs.model.ROLES); params is their sum plus the routed experts."""
     moe: dict[str, Any] | None = None
     intermediate: int = 0
     notes: list[str] = field(default_factory=list)
@@ -138,6 +142,31 @@ def _attn_geometry(c: _Cfg, H: int) -> tuple[int, int, int]:
     return nq, nkv, d
 
 
+def _add(b: _Build, **roles: int) -> None:
+    for k, v in roles.items():
+        b.roles[k] = b.roles.get(k, 0) + v
+
+
+def _attn_roles(
+    H: int,
+    nq: int,
+    nkv: int,
+    d: int,
+    *,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    qk_norm: bool = False,
+    q_gate: bool = False,
+) -> tuple[int, int]:
+    """(split over TP ranks, held in full) parameters of one attention layer: the projections and
+    their column-parallel biases split; the o_proj bias and q/k norms in full."""
+    split = H * nq * d * (2 if q_gate else 1) + 2 * H * nkv * d + nq * d * H
+    if qkv_bias:
+        split += nq * d + 2 * nkv * d
+    full = (H if o_bias else 0) + (2 * d if qk_norm else 0)
+    return split, full
+
+
 def _attn_params(
     H: int,
     nq: int,
@@ -163,9 +192,11 @@ def _gated_mlp(H: int, I: int) -> int:
     return 3 * H * I
 
 
-def _embed(c: _Cfg, H: int, V: int) -> int:
+def _embed(c: _Cfg, H: int, V: int, b: _Build | None = None) -> int:
     tie = bool(c.get("tie_word_embeddings", False))
-    return V * H * (1 if tie else 2) + H  # + final norm
+    if b is not None:
+        _add(b, embed=V * H, lm_head=0 if tie else V * H, norms=H)  # + the final norm
+    return V * H * (1 if tie else 2) + H
 
 
 def _dense_decoder(
@@ -190,8 +221,9 @@ def _dense_decoder(
             }
     names = {v["kind"]: k for k, v in b.kinds.items()}
     b.order = [names["full" if w == "full" else "sliding"] for w in windows]
-    layer = _attn_params(H, nq, nkv, d, qkv_bias=qkv_bias, qk_norm=qk_norm) + _gated_mlp(H, I) + norms * H
-    b.params = _embed(c, H, V) + L * layer
+    a_split, a_full = _attn_roles(H, nq, nkv, d, qkv_bias=qkv_bias, qk_norm=qk_norm)
+    _add(b, attn=L * a_split, mlp=L * _gated_mlp(H, I), norms=L * (a_full + norms * H))
+    b.params = _embed(c, H, V, b) + L * (a_split + a_full + _gated_mlp(H, I) + norms * H)
     b.intermediate = I
 
 
@@ -276,7 +308,8 @@ def _mixtral(c: _Cfg, b: _Build) -> None:
     b.kinds["attn"] = kind
     b.order = ["attn"] * L
     layer = _attn_params(H, nq, nkv, d) + H * E + E * _gated_mlp(H, I) + 2 * H
-    b.params = _embed(c, H, V) + L * layer
+    _add(b, attn=L * _attn_params(H, nq, nkv, d), router=L * H * E, norms=L * 2 * H)
+    b.params = _embed(c, H, V, b) + L * layer
     b.intermediate = I
     _moe_block(b, E=E, k=k, n_layers=L, per_expert=_gated_mlp(H, I))
 
@@ -295,8 +328,11 @@ def _qwen3_moe(c: _Cfg, b: _Build) -> None:
         raise KvcalcError("sliding windows in qwen3_moe are not supported", c.where, "use_sliding_window: false")
     b.order = ["attn"] * L
     I = c.int("intermediate_size") if len(moe_layers) < L else 0
-    attn = _attn_params(H, nq, nkv, d, qk_norm=True) + 2 * H
-    b.params = _embed(c, H, V) + L * attn + len(moe_layers) * (H * E + E * _gated_mlp(H, Im))
+    a_split, a_full = _attn_roles(H, nq, nkv, d, qk_norm=True)
+    attn = a_split + a_full + 2 * H
+    _add(b, attn=L * a_split, norms=L * (a_full + 2 * H), router=len(moe_layers) * H * E)
+    _add(b, mlp=(L - len(moe_layers)) * _gated_mlp(H, I))
+    b.params = _embed(c, H, V, b) + L * attn + len(moe_layers) * (H * E + E * _gated_mlp(H, Im))
     b.params += (L - len(moe_layers)) * _gated_mlp(H, I)
     b.intermediate = I or Im
     _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, Im))
@@ -319,11 +355,15 @@ def _deepseek(c: _Cfg, b: _Build) -> None:
         "v_head_dim": vd,
     }
     b.order = ["mla"] * L
+    # vLLM keeps the q and kv down-projections whole on every rank (a replicated fused_qkv_a_proj)
+    # and splits the up-projections and o_proj by heads.
     if qr:
         qr = c.int("q_lora_rank")
         q = H * qr + qr + qr * nq * (nope + rope)
+        q_split, q_full, q_norm = qr * nq * (nope + rope), H * qr, qr
     else:
         q = H * nq * (nope + rope)
+        q_split, q_full, q_norm = q, 0, 0
     attn = q + H * (r + rope) + r + r * nq * (nope + vd) + nq * vd * H
     I, Im = c.int("intermediate_size"), c.int("moe_intermediate_size")
     E, k = c.int("n_routed_experts"), c.int("num_experts_per_tok")
@@ -332,7 +372,16 @@ def _deepseek(c: _Cfg, b: _Build) -> None:
     freq = c.int("moe_layer_freq", 1)
     moe_layers = [i for i in range(L) if i >= first_dense and i % freq == 0]
     router = H * E + (E if c.get("topk_method") == "noaux_tc" else 0)  # V3's e_score_correction_bias
-    b.params = _embed(c, H, V) + L * (attn + 2 * H)
+    _add(
+        b,
+        attn=L * (q_split + r * nq * (nope + vd) + nq * vd * H),
+        replicated=L * (q_full + H * (r + rope)),
+        norms=L * (q_norm + r + 2 * H),
+        router=len(moe_layers) * router,
+        shared_experts=len(moe_layers) * shared * _gated_mlp(H, Im),
+        mlp=(L - len(moe_layers)) * _gated_mlp(H, I),
+    )
+    b.params = _embed(c, H, V, b) + L * (attn + 2 * H)
     b.params += len(moe_layers) * (router + (E + shared) * _gated_mlp(H, Im))
     b.params += (L - len(moe_layers)) * _gated_mlp(H, I)
     b.intermediate = I
@@ -353,7 +402,9 @@ def _gpt_oss(c: _Cfg, b: _Build) -> None:
     b.order = ["local" if w == "sliding" else "global" for w in win]
     per_expert = 3 * H * I + 2 * I + H  # gate_up and down projections with biases
     attn = _attn_params(H, nq, nkv, d, qkv_bias=True, o_bias=True) + nq  # + attention sinks
-    b.params = _embed(c, H, V) + L * (attn + H * E + E + E * per_expert + 2 * H)
+    a_split, a_full = _attn_roles(H, nq, nkv, d, qkv_bias=True, o_bias=True)
+    _add(b, attn=L * a_split, norms=L * (a_full + nq + 2 * H), router=L * (H * E + E))
+    b.params = _embed(c, H, V, b) + L * (attn + H * E + E + E * per_expert + 2 * H)
     b.intermediate = I
     q = c.get("quantization_config") or {}
     _moe_block(b, E=E, k=k, n_layers=L, per_expert=per_expert, dtype="mxfp4" if q.get("quant_method") == "mxfp4" else None)
@@ -376,7 +427,11 @@ def _falcon(c: _Cfg, b: _Build) -> None:
     attn = H * (nq + 2 * nkv) * d + H * H + ((nq + 2 * nkv) * d + H if bias else 0)
     mlp = 2 * H * I + ((I + H) if bias else 0)
     n_ln = 1 if c.get("parallel_attn", True) and not c.get("new_decoder_architecture") else 2
-    b.params = V * H * (1 if c.get("tie_word_embeddings", True) else 2) + 2 * H + L * (attn + mlp + n_ln * 2 * H)
+    tie = c.get("tie_word_embeddings", True)
+    o_b = H if bias else 0
+    _add(b, embed=V * H, lm_head=0 if tie else V * H, norms=2 * H + L * (n_ln * 2 * H + o_b + (H if bias else 0)))
+    _add(b, attn=L * (attn - o_b), mlp=L * (mlp - (H if bias else 0)))
+    b.params = V * H * (1 if tie else 2) + 2 * H + L * (attn + mlp + n_ln * 2 * H)
     b.intermediate = I
 
 
@@ -407,7 +462,9 @@ def _llama4(c: _Cfg, b: _Build) -> None:
     step = c.int("interleave_moe_layer_step")
     moe_layers = [i for i in range(L) if (i + 1) % step == 0]
     attn = _attn_params(H, nq, nkv, d) + 2 * H
-    b.params = _embed(c, H, V) + L * attn
+    _add(b, attn=L * _attn_params(H, nq, nkv, d), norms=L * 2 * H, router=len(moe_layers) * H * E)
+    _add(b, shared_experts=len(moe_layers) * _gated_mlp(H, I), mlp=(L - len(moe_layers)) * _gated_mlp(H, Imlp))
+    b.params = _embed(c, H, V, b) + L * attn
     b.params += len(moe_layers) * (H * E + E * _gated_mlp(H, I) + _gated_mlp(H, I))  # routed + shared
     b.params += (L - len(moe_layers)) * _gated_mlp(H, Imlp)
     b.intermediate = I
@@ -447,7 +504,12 @@ def _qwen3_next(c: _Cfg, b: _Build) -> None:
     attn = _attn_params(H, nq, nkv, d, qk_norm=True, q_gate=True)
     gdn = H * (2 * key_dim + 2 * value_dim) + H * 2 * nv + conv_ch * kern + 2 * nv + dv + value_dim * H
     moe = H * E + E * _gated_mlp(H, Im) + _gated_mlp(H, Ish) + H
-    b.params = _embed(c, H, V) + n_full * attn + (L - n_full) * gdn + L * (moe + 2 * H)
+    a_split, a_full = _attn_roles(H, nq, nkv, d, qk_norm=True, q_gate=True)
+    gdn_split = H * (2 * key_dim + 2 * value_dim) + H * 2 * nv + conv_ch * kern + value_dim * H
+    _add(b, attn=n_full * a_split + (L - n_full) * gdn_split)
+    _add(b, norms=n_full * a_full + (L - n_full) * (2 * nv + dv) + L * 2 * H)
+    _add(b, router=L * (H * E + H), shared_experts=L * _gated_mlp(H, Ish))  # the router and the shared expert's gate
+    b.params = _embed(c, H, V, b) + n_full * attn + (L - n_full) * gdn + L * (moe + 2 * H)
     b.intermediate = Im
     _moe_block(b, E=E, k=k, n_layers=L, per_expert=_gated_mlp(H, Im))
     b.notes.append("the multi-token-prediction (MTP) layer is not counted")
@@ -488,7 +550,12 @@ def _jamba(c: _Cfg, b: _Build) -> None:
         + dt_rank
         + 2 * d_state  # dt, B, C layernorms
     )
-    b.params = _embed(c, H, V) + n_attn * _attn_params(H, nq, nkv, d) + (L - n_attn) * mamba + L * 2 * H
+    mamba_small = (di if c.get("mamba_conv_bias", True) else 0) + di + di * d_state + di
+    mamba_small += (H if c.get("mamba_proj_bias", False) else 0) + dt_rank + 2 * d_state
+    _add(b, attn=n_attn * _attn_params(H, nq, nkv, d) + (L - n_attn) * (mamba - mamba_small))
+    _add(b, norms=(L - n_attn) * mamba_small + L * 2 * H, router=len(moe_layers) * H * E)
+    _add(b, mlp=(L - len(moe_layers)) * _gated_mlp(H, I))
+    b.params = _embed(c, H, V, b) + n_attn * _attn_params(H, nq, nkv, d) + (L - n_attn) * mamba + L * 2 * H
     b.params += len(moe_layers) * (H * E + E * _gated_mlp(H, I)) + (L - len(moe_layers)) * _gated_mlp(H, I)
     b.intermediate = I
     _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, I))
@@ -578,14 +645,16 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
             raise
         raise KvcalcError(f"cannot read this {mt} config: {e}", where, "the fields of the official config.json") from None
 
-    q = c.get("quantization_config") or {}
     wd = _dtype_of(c)
-    if isinstance(q, dict) and q.get("quant_method") == "fp8":
-        wd = "fp8"
-        b.notes.append(
-            "fp8 weights: the checkpoint keeps the embeddings, norms and LM head in bf16 and stores "
-            "128x128-block scales; all parameters are counted at fp8 (under 0.5% of the bytes)"
-        )
+    checkpoint_dtype = None
+    if wd == "fp32":
+        # vLLM and SGLang load a float32 checkpoint at 16 bits under their default dtype=auto.
+        checkpoint_dtype, wd = "fp32", "bf16"
+        b.notes.append("the checkpoint is float32; engines load it at 16 bits (dtype=auto), which the spec counts")
+    quant = _quantization(c.get("quantization_config"), b, where, mt)
+    if quant is not None and quant["method"] == "mxfp4" and b.moe is not None:
+        b.moe.pop("expert_weight_dtype", None)
+    vision = _vision_params(cfg.get("vision_config"), c.int("hidden_size"), b)
     max_pos = c.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
         max_pos = c.get("max_seq_len") or c.get("seq_length") or 2048
@@ -611,11 +680,130 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     }
     if b.moe:
         spec["moe"] = b.moe
+    experts = b.moe["num_experts"] * b.moe["num_moe_layers"] * b.moe["params_per_expert"] if b.moe else 0
+    if sum(b.roles.values()) + experts != b.params:
+        raise KvcalcError(
+            f"internal: the {mt} roles add up to {sum(b.roles.values()) + experts:,}, not {b.params:,}", where, "a fix in hf.py"
+        )
+    spec["params"] = {r: b.roles.get(r, 0) for r in ROLES}
+    if quant is not None:
+        spec["quantization"] = quant
+    if checkpoint_dtype:
+        spec["checkpoint_dtype"] = checkpoint_dtype
+    if vision:
+        spec["vision_params"] = vision
     spec["layer_kinds"] = b.kinds
     spec["layers"] = _compress(b.order)
     # Drop the config fields that only name things.
     spec["source"]["config"].pop("_name_or_path", None)
     return spec, warnings
+
+
+_LINEAR_ROLES = ["attn", "mlp", "shared_experts", "experts", "replicated"]
+
+
+def _not_converted(q: dict[str, Any]) -> list[str]:
+    keep = q.get("modules_to_not_convert") or q.get("ignore") or q.get("ignored_layers") or q.get("exclude_modules") or []
+    return [str(x) for x in keep] if isinstance(keep, list) else []
+
+
+def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | None:
+    """The checkpoint's quantization_config, as the roles it stores quantized and how."""
+    if not isinstance(q, dict) or not q.get("quant_method"):
+        return None
+    qm = str(q["quant_method"]).lower()
+    roles = list(_LINEAR_ROLES)
+    keep = _not_converted(q)
+    if any("self_attn" in k or "attn" == k.split(".")[-1] for k in keep):
+        roles.remove("attn")
+    out: dict[str, Any] = {}
+    if qm == "fp8":
+        blk = q.get("weight_block_size")
+        if isinstance(blk, list) and blk:
+            out = {"method": "fp8-block", "group_size": int(blk[0])}
+        else:
+            out = {"method": "fp8-tensor"}
+    elif qm == "fbgemm_fp8":
+        out = {"method": "fp8-channel"}
+        layers = {int(p) for k in keep for p in re.findall(r"layers\.(\d+)\.mlp", k)}
+        if layers:
+            out["unquantized_layers"] = len(layers)
+    elif qm in ("awq", "gptq"):
+        bits = int(q.get("bits") or q.get("w_bit") or 4)
+        if bits != 4:
+            raise KvcalcError(f"{qm} with {bits}-bit weights is not modelled", where, f"4-bit {qm}")
+        g = int(q.get("group_size") or q.get("q_group_size") or 128)
+        out = {"method": qm, "group_size": g if g > 0 else 2**20}
+    elif qm == "mxfp4":
+        out = {"method": "mxfp4", "group_size": 32}
+        roles = ["experts"] if b.moe else roles
+    elif qm == "compressed-tensors":
+        groups = q.get("config_groups") or {}
+        w = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None)
+        if not isinstance(w, dict):
+            raise KvcalcError("compressed-tensors config without weights", where, "a config_groups entry with weights")
+        bits, typ, strat = int(w.get("num_bits", 8)), str(w.get("type", "int")), str(w.get("strategy", "channel"))
+        if bits == 8 and typ == "float":
+            out = {"method": {"block": "fp8-block", "tensor": "fp8-tensor"}.get(strat, "fp8-channel")}
+            if strat == "block":
+                out["group_size"] = int((w.get("block_structure") or [128])[0])
+        elif bits == 8:
+            out = {"method": "int8-channel"}
+        elif bits == 4 and typ == "float":
+            out = {"method": "nvfp4", "group_size": int(w.get("group_size") or 16)}
+        elif bits == 4:
+            out = {"method": "gptq", "group_size": int(w.get("group_size") or 128)}
+        else:
+            raise KvcalcError(f"compressed-tensors {bits}-bit {typ} weights are not modelled", where, "8-bit or 4-bit")
+    elif qm == "modelopt":
+        algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").upper()
+        if "FP4" in algo:
+            out = {"method": "nvfp4", "group_size": int(q.get("group_size") or 16)}
+        elif "FP8" in algo:
+            out = {"method": "fp8-tensor"}
+        else:
+            raise KvcalcError(f"modelopt {algo or 'algorithm'} is not modelled", where, "NVFP4 or FP8")
+    else:
+        raise KvcalcError(
+            f"quantization {qm!r} is not modelled",
+            where,
+            "fp8, fbgemm_fp8, compressed-tensors, awq, gptq, mxfp4, modelopt (or pass --weights with the measured size)",
+        )
+    if not b.moe:
+        roles = [r for r in roles if r not in ("experts", "shared_experts")]
+    if not b.roles.get("replicated"):
+        roles = [r for r in roles if r != "replicated"]
+    out["roles"] = roles
+    b.notes.append(
+        f"{qm} checkpoint: {', '.join(roles)} stored as {out['method']}; embeddings, LM head, norms and routers in 16 bits"
+    )
+    return out
+
+
+def _vision_params(v: Any, text_hidden: int, b: _Build) -> int:
+    """A vision tower's parameters (a ViT and its projector), estimated from vision_config."""
+    if not isinstance(v, dict):
+        return 0
+    h = v.get("hidden_size") or v.get("embed_dim") or v.get("width")
+    depth = v.get("num_hidden_layers") or v.get("depth") or v.get("num_layers")
+    if not isinstance(h, int) or not isinstance(depth, int) or h <= 0 or depth <= 0:
+        b.notes.append("a vision_config kvcalc cannot read: the vision tower is not counted")
+        return 0
+    depth += int(v.get("num_global_layers") or 0)
+    inter = v.get("intermediate_size")
+    inter = inter if isinstance(inter, int) and inter > 0 else int(h * float(v.get("mlp_ratio") or 4))
+    patch = int(v.get("patch_size") or 14)
+    img = v.get("image_size") or 224
+    img = img if isinstance(img, int) else 224
+    layers = depth * (4 * h * h + 2 * h * inter + 9 * h + inter)
+    embed = int(v.get("num_channels") or 3) * patch * patch * h + (img // patch) ** 2 * h
+    proj = h * text_hidden * (4 if v.get("spatial_merge_size") else 1) + text_hidden * text_hidden
+    n = layers + embed + proj
+    b.notes.append(
+        f"vision tower estimated at {n / 1e9:.2f}B parameters from vision_config ({depth} layers of {h}); "
+        "engines load it beside the language model"
+    )
+    return n
 
 
 def _guess_name(cfg: dict[str, Any]) -> str:

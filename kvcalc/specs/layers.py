@@ -134,6 +134,11 @@ class LayerKindBase:
         """The most tokens this kind attends to (sliding window, chunk), None when unbounded."""
         return None
 
+    @property
+    def rope_dims(self) -> int:
+        """Dimensions a rotary embedding turns (what an engine's cos/sin cache is sized by); 0 for none."""
+        return 0
+
     def state_bytes_per_request(self, tp: int = 1) -> int:
         return 0
 
@@ -253,6 +258,10 @@ class _Attention(LayerKindBase):
         if tp > n:
             return f"tp {tp} > {n} KV heads: each KV head is replicated on {tp // n} ranks"
         return None
+
+    @property
+    def rope_dims(self) -> int:
+        return self.head_dim
 
     def decode_geometry(self) -> DecodeGeometry:
         return DecodeGeometry("gqa", self.num_attention_heads, self.num_key_value_heads, self.head_dim, 0, self.dv, False)
@@ -429,6 +438,10 @@ class MLA(LayerKindBase):
 
     def engine_note(self, engine: HasEngineNote) -> str | None:
         return engine.mla_note or None
+
+    @property
+    def rope_dims(self) -> int:
+        return self.qk_rope_head_dim
 
     def decode_geometry(self) -> DecodeGeometry:
         return DecodeGeometry(

@@ -75,6 +75,66 @@ class MoE:
             raise ValueError(f"num_experts_per_tok ({self.num_experts_per_tok}) exceeds num_experts ({self.num_experts})")
 
 
+ROLES = ("embed", "lm_head", "attn", "mlp", "shared_experts", "router", "norms", "replicated")
+"""Parameter roles besides the routed experts (counted from ``moe``). Split over tensor-parallel ranks:
+embed and lm_head (vocabulary-parallel), attn, mlp, shared_experts. Held in full by every rank:
+router, norms (norms, biases and other vectors), replicated (matrices an engine does not split,
+such as DeepSeek's q and kv down-projections)."""
+SPLIT_ROLES = ("embed", "lm_head", "attn", "mlp", "shared_experts")
+QUANT_METHODS = ("fp8-block", "fp8-channel", "fp8-tensor", "int8-channel", "awq", "gptq", "mxfp4", "nvfp4")
+
+
+@dataclass(kw_only=True)
+class ParamRoles:
+    """Parameters by role, counted from the config (their sum, with the routed experts, is params_total)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    embed: NonNeg = 0
+    lm_head: NonNeg = 0
+    attn: NonNeg = 0
+    mlp: NonNeg = 0
+    shared_experts: NonNeg = 0
+    router: NonNeg = 0
+    norms: NonNeg = 0
+    replicated: NonNeg = 0
+
+    def __post_init__(self) -> None:
+        for r in ROLES:
+            v = getattr(self, r)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 2**50:
+                raise ValueError(f"params.{r} must be a whole number from 0 to 2^50, got {str(v)[:40]!r}")
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, r) for r in ROLES)
+
+
+@dataclass(kw_only=True)
+class Quantization:
+    """How the checkpoint stores its quantized weights (from its quantization_config)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    method: str
+    """fp8-block (128x128 blocks, fp32 scales), fp8-channel (a scale per output row), fp8-tensor,
+    int8-channel, awq / gptq (4-bit, fp16 scale and 4-bit zero per group), mxfp4 (an 8-bit exponent
+    per 32), nvfp4 (an fp8 scale per 16)."""
+    roles: Names
+    """The roles stored quantized (attn, mlp, shared_experts, experts, replicated); others stay 16-bit."""
+    group_size: Pos = 128
+    """Weights per scale (awq, gptq) or the block edge (fp8-block)."""
+    unquantized_layers: NonNeg = 0
+    """Layers whose quantized roles the checkpoint keeps in 16-bit (Meta's fp8: the first and last MLPs)."""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.method not in QUANT_METHODS:
+            raise ValueError(f"quantization.method {self.method!r} is not one of {', '.join(QUANT_METHODS)}")
+        for r in self.roles:
+            if r not in (*ROLES, "experts"):
+                raise ValueError(f"quantization.roles names {r!r}, not a role ({', '.join((*ROLES, 'experts'))})")
+        check_positive(self, "group_size")
+
+
 @dataclass(kw_only=True)
 class ModelSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
@@ -95,6 +155,13 @@ class ModelSpec:
     params_total: Pos
     """All parameters of the language model, embeddings included (computed from the config)."""
     moe: MoE | None = None
+    params: ParamRoles | None = None
+    """Parameters by role; without it every parameter but the experts is split over TP ranks."""
+    quantization: Quantization | None = None
+    checkpoint_dtype: str | None = None
+    """The checkpoint's own dtype where the engines serve another (float32 checkpoints load at 16 bits)."""
+    vision_params: NonNeg = 0
+    """Parameters of a vision tower and projector the engines load beside the language model (estimated)."""
     layer_kinds: KindMap
     layers: Groups
 
@@ -124,6 +191,19 @@ class ModelSpec:
                 raise ValueError("the routed experts hold more parameters than params_total")
         if self.embedding_params > self.params_total:
             raise ValueError("vocab_size * hidden_size exceeds params_total")
+        if self.params is not None and self.params.total + self.expert_params != self.params_total:
+            raise ValueError(
+                f"params roles add up to {self.params.total + self.expert_params:,} with the experts, not params_total "
+                f"{self.params_total:,}"
+            )
+        if self.checkpoint_dtype is not None:
+            self.checkpoint_dtype = normalize_weight_dtype(self.checkpoint_dtype, "checkpoint_dtype")
+        if (
+            isinstance(self.vision_params, bool)
+            or not isinstance(self.vision_params, int)
+            or not 0 <= self.vision_params <= 2**50
+        ):
+            raise ValueError(f"vision_params must be a whole number from 0 to 2^50, got {str(self.vision_params)[:40]!r}")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelSpec:
@@ -132,6 +212,10 @@ class ModelSpec:
         d["source"] = Source(**d["source"])
         if d.get("moe"):
             d["moe"] = MoE(**d["moe"])
+        if d.get("params"):
+            d["params"] = ParamRoles(**d["params"])
+        if d.get("quantization"):
+            d["quantization"] = Quantization(**d["quantization"])
         d["layer_kinds"] = {k: layer_from_dict(v) for k, v in d["layer_kinds"].items()}
         d["layers"] = [LayerGroup(**g) for g in d["layers"]]
         return cls(**d)

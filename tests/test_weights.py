@@ -1,0 +1,171 @@
+"""Weights as the checkpoint holds them: roles, quantization formats, float32 checkpoints, TP and PP."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import make_model
+from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.weights import quantized_bytes, resident_bytes, rope_cache_bytes, weights
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.hf import spec_dict_from_config
+from kvcalc.specs.loader import validate
+from kvcalc.specs.model import Quantization
+
+CONFIGS = Path(__file__).parent / "configs"
+GiB = 2**30
+
+
+def _import(cfg, name="m"):
+    d, w = spec_dict_from_config(cfg, "config.json", name=name)
+    return validate("model", d, name, None), w
+
+
+def test_float32_checkpoint_loads_at_16_bits():
+    """gemma-2-9b ships float32 weights; vLLM and SGLang load them at 16 bits under dtype=auto."""
+    m = resolve_model("gemma2-9b")
+    assert m.checkpoint_dtype == "fp32" and m.weight_dtype == "bf16"
+    assert resident_bytes(m) == 9_241_705_984 * 2  # not x 4
+    assert resident_bytes(m, "fp32") == 9_241_705_984 * 4  # --weight-dtype still overrides
+
+
+def test_roles_add_up_and_norms_are_whole_on_every_rank():
+    m = resolve_model("llama3.1-8b")
+    r = m.params
+    assert r.embed == r.lm_head == 128256 * 4096
+    assert r.attn == 32 * (4096 * 4096 * 2 + 2 * 4096 * 1024)
+    assert r.mlp == 32 * 3 * 4096 * 14336
+    assert r.norms == (32 * 2 + 1) * 4096
+    assert r.total == m.params_total
+    w = weights(m, None, tp=4)
+    split = (r.embed + r.lm_head + r.attn + r.mlp) * 2
+    assert w.per_gpu_bytes == -(-split // 4) + r.norms * 2
+
+
+def test_deepseek_down_projections_are_replicated():
+    """vLLM keeps DeepSeek's fused q/kv down-projection (ReplicatedLinear) whole on every rank."""
+    m = resolve_model("deepseek-v3")
+    assert m.params.replicated == 61 * 7168 * (1536 + 512 + 64)
+    w8 = weights(m, None, tp=8)
+    rep = m.params.replicated + -(-m.params.replicated // 16384) * 4  # fp8 with 128x128-block fp32 scales
+    assert w8.roles["replicated"] == rep
+    # Eight ranks hold eight copies: the per-GPU figure is more than an eighth of the total.
+    assert w8.per_gpu_bytes > resident_bytes(m) / 8 + 7 / 8 * rep * 0.99
+
+
+def test_pipeline_stages_hold_the_embedding_first_and_the_head_last():
+    m = resolve_model("llama3.1-8b")
+    w = weights(m, None, tp=1, pp=2)
+    layers = (m.params.attn + m.params.mlp + (m.params.norms - 4096)) * 2 // 2  # half the 32 layers each
+    assert w.per_gpu_bytes == pytest.approx(layers + 128256 * 4096 * 2, abs=4096 * 2)
+
+
+@pytest.mark.parametrize(
+    "method, n, expected",
+    [
+        ("fp8-block", 128 * 128 * 3, 128 * 128 * 3 + 3 * 4),
+        ("fp8-channel", 4096 * 10, 4096 * 10 + 10 * 4),
+        ("awq", 4096 * 128, 4096 * 128 // 2 + 4096 * 5 // 2),
+        ("gptq", 4096 * 128, 4096 * 128 // 2 + 4096 * 5 // 2),
+        ("mxfp4", 32 * 1000, 17 * 1000),
+        ("nvfp4", 16 * 1000, 9 * 1000),
+        ("fp8-tensor", 12345, 12345),
+    ],
+)
+def test_quantized_bytes(method, n, expected):
+    q = Quantization(method=method, roles=["mlp"], group_size=128 if method != "mxfp4" else 32)
+    assert quantized_bytes(q, n, 4096) == expected
+
+
+def _cfg(name):
+    return json.loads((CONFIGS / f"{name}.json").read_text())
+
+
+def test_meta_fp8_keeps_attention_and_the_end_layers_in_16_bits():
+    """Meta's Llama-3.1-405B FP8 (fbgemm_fp8): only the MLPs of layers 1-124 are fp8, row-wise scales."""
+    cfg = _cfg("llama3.1-405b")
+    keep = [f"model.layers.{i}.self_attn.{p}_proj" for i in range(126) for p in "qkvo"]
+    keep += [f"model.layers.{i}.mlp.{p}_proj" for i in (0, 125) for p in ("gate", "up", "down")] + ["lm_head"]
+    cfg["quantization_config"] = {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0, "modules_to_not_convert": keep}
+    m, _ = _import(cfg)
+    assert m.quantization.method == "fp8-channel" and m.quantization.unquantized_layers == 2
+    assert "attn" not in m.quantization.roles
+    mlp = m.params.mlp
+    kept = mlp * 2 // 126
+    expected_mlp = (mlp - kept) + -(-(mlp - kept) // 16384) * 4 + kept * 2
+    w = weights(m, None, tp=8)
+    total = (m.params.total - mlp) * 2 + expected_mlp
+    assert resident_bytes(m) == total
+    # About 56.7 GiB per H100 at TP 8 (vLLM 0.5.3 logged 57.75 GiB, vllm#6746), not the 47 of "all fp8".
+    assert 56.5 * GiB < w.per_gpu_bytes < 57 * GiB
+
+
+@pytest.mark.parametrize(
+    "qc, method, g",
+    [
+        ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}, "awq", 128),
+        ({"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": False}, "gptq", 32),
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "int", "strategy": "channel"}}},
+                "ignore": ["lm_head"],
+            },
+            "int8-channel",
+            128,
+        ),
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
+            },
+            "fp8-channel",
+            128,
+        ),
+        ({"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}, "fp8-block", 128),
+    ],
+)
+def test_quantization_configs(qc, method, g):
+    cfg = {**_cfg("qwen2.5-7b"), "quantization_config": qc}
+    m, _ = _import(cfg)
+    assert (m.quantization.method, m.quantization.group_size) == (method, g)
+    assert m.quantization.roles == ["attn", "mlp"]
+    # Embeddings, LM head and norms stay 16-bit.
+    assert resident_bytes(m) > (m.params.embed + m.params.lm_head) * 2
+
+
+def test_unknown_quantization_is_refused():
+    cfg = {**_cfg("qwen2.5-7b"), "quantization_config": {"quant_method": "bitsandbytes"}}
+    with pytest.raises(KvcalcError, match="not modelled"):
+        _import(cfg)
+
+
+def test_rope_cache_is_in_the_engines_weights():
+    m = resolve_model("llama3.1-8b")
+    assert rope_cache_bytes(m) == 131072 * 128 * 2
+    f = fit(m, resolve_gpu("h100"), FitInputs(seq=8192))
+    assert f.weight_bytes == 16_060_522_496 + 131072 * 128 * 2  # vLLM logs 14.9888 GiB for 14.9575 + 0.0312
+    p = fit(m, resolve_gpu("h100"), FitInputs(seq=8192, engine="plain"))
+    assert p.weight_bytes == 16_060_522_496
+
+
+def test_mxfp4_padding_is_in_the_range():
+    m = resolve_model("gpt-oss-120b")
+    f = fit(m, resolve_gpu("h100"), FitInputs(seq=8192))
+    w = next(b for b in f.budget if b.key == "weights")
+    assert w.low == w.bytes < w.high and w.high - w.bytes == weights(m).roles["experts"] // 10
+
+
+def test_user_spec_without_roles_splits_everything_but_experts():
+    m = make_model(
+        {"attn": {"kind": "full", "num_attention_heads": 8, "num_key_value_heads": 8, "head_dim": 64}},
+        [{"repeat": 4, "pattern": ["attn"]}],
+        hidden_size=512,
+        vocab_size=1000,
+        max_position_embeddings=1024,
+        params_total=10**7,
+    )
+    assert m.params is None
+    assert weights(m, None, tp=2).per_gpu_bytes == 10**7  # 2 x 10^7 bytes over 2 ranks
