@@ -17,9 +17,12 @@ CONFIGS = Path(__file__).parent / "configs"
 MODELS = """llama2-7b llama2-13b llama2-70b llama3.1-8b llama3.1-70b llama3.1-405b mistral-7b-v0.1
 mixtral-8x7b qwen2.5-7b qwen2.5-32b qwen2.5-72b qwen3-32b qwen3-235b-a22b deepseek-v2
 deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-27b gpt-oss-20b gpt-oss-120b
-falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout""".split()
+falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-70b llama3.3-70b
+llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
+phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
-rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e""".split()
+rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
+rtx-pro-6000""".split()
 
 
 def test_catalog_is_complete():
@@ -193,11 +196,64 @@ def test_hybrid_state_models():
         ("falcon-7b", 6.92e9, 0.005),
         ("jamba-v0.1", 51.6e9, 0.01),  # AI21: 52B total
         ("gemma2-9b", 9.24e9, 0.005),
+        ("llama3-8b", 8_030_261_248, 0),  # the Llama 3.1 8B geometry with an 8k rope
+        ("qwen3-30b-a3b", 30.5e9, 0.005),  # Qwen3 model card: 30.5B total
+        ("qwen3-8b", 8.2e9, 0.005),  # Qwen3 model card: 8.2B
+        ("qwen3-14b", 14.8e9, 0.005),  # Qwen3 model card: 14.8B
+        ("qwen2.5-14b", 14.7e9, 0.005),  # Qwen2.5 model card: 14.7B
+        ("phi-4", 14.66e9, 0.005),
+        ("mistral-small-24b", 23.57e9, 0.005),
+        ("glm-4.5-air", 106e9, 0.01),  # Z.ai: 106B total
+        ("glm-4.6", 355e9, 0.01),  # Z.ai: 355B total (its MTP layer included there)
+        ("minimax-m2", 230e9, 0.01),  # MiniMax: 230B total (MTP modules included there)
+        ("deepseek-v3.2", 671e9 + 0.9e9, 0.005),  # V3's 671B plus the indexer
     ],
 )
 def test_parameter_counts(name, published, rel):
     got = resolve_model(name).params_total
     assert abs(got - published) <= rel * published
+
+
+def test_vision_language_models_count_their_towers():
+    """Llama 3.2 11B Vision is 10.6B parameters with its ViT (Meta's model card); Qwen2.5-VL-7B 8.29B."""
+    v = resolve_model("llama3.2-11b-vision")
+    assert abs(v.params_total + v.vision_params - 10.6e9) <= 0.02 * 10.6e9
+    q = resolve_model("qwen2.5-vl-7b")
+    assert abs(q.params_total + q.vision_params - 8.29e9) <= 0.03 * 8.29e9
+
+
+def test_deepseek_v32_caches_the_indexer_keys():
+    """V3.2: the 576-element latent plus the indexer's 128-dim key in fp8 with one fp32 scale."""
+    m = resolve_model("deepseek-v3.2")
+    assert kv_size(m, 1).kv_bytes_per_token == 61 * ((512 + 64) * 2 + 128 + 4)
+    # vLLM's fp8 sparse-MLA layout: 512 fp8 + 4 fp32 scales + 64 bf16 rope dims = 656 B.
+    assert kv_size(m, 1, kv="fp8_ds_mla").kv_bytes_per_token == 61 * (656 + 132)
+
+
+def test_mllama_cross_layers_hold_the_image_tokens():
+    m = resolve_model("llama3.2-11b-vision")
+    r = kv_size(m, 1000)
+    rows = {row.kind: row for row in r.layers}
+    assert rows["cross"].layers == 8 and rows["cross"].tokens_held == 4 * (40 * 40 + 1)
+    assert r.kv_bytes_per_request == (32 * 1000 + 8 * 6404) * 2 * 8 * 128 * 2
+
+
+def test_unknown_model_type_with_cache_fields_is_refused(tmp_path, cli):
+    cfg = json.loads((CONFIGS / "deepseek-v3.json").read_text())
+    cfg["model_type"] = "deepseek_v4_experimental"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    r = cli("size", "--model", str(tmp_path / "config.json"), "--seq", "1")
+    assert r.code == 2 and "kv_lora_rank" in r.err and "cannot interpret" in r.err
+
+
+def test_unknown_standard_model_type_proceeds_with_warnings(tmp_path, cli):
+    cfg = json.loads((CONFIGS / "llama3.1-8b.json").read_text())
+    cfg["model_type"] = "llama_next"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    d = cli("size", "--model", str(tmp_path / "config.json"), "--seq", "1", "--json").json()
+    assert d["kv_bytes_per_token"] == 2 * 32 * 8 * 128 * 2
+    assert any("unknown model_type 'llama_next'" in w for w in d["warnings"])
+    assert "unknown model_type" in cli("size", "--model", str(tmp_path / "config.json"), "--seq", "1").out
 
 
 def test_active_parameters_of_moe():

@@ -183,7 +183,16 @@ _collector: list[Any] | None = None
 
 
 def emit(report: Any, origin: dict[str, str] | None = None, as_json: bool = False, **options: Any) -> Any:
-    """Hand a report to the renderer (or, inside ``kvcalc check``, to the collector)."""
+    """Hand a report to the renderer (or, inside ``kvcalc check``, to the collector). What kvcalc
+    assumed importing the model's config.json joins the report's warnings."""
+    if origin and "model_warnings" in origin:
+        import dataclasses
+
+        origin = dict(origin)
+        notes = origin.pop("model_warnings").split("\n")
+        old = getattr(report, "warnings", None)
+        if dataclasses.is_dataclass(report) and not isinstance(report, type) and isinstance(old, list):
+            report = dataclasses.replace(report, warnings=[*notes, *old])
     if _collector is not None:
         _collector.append((report, origin))
         return report

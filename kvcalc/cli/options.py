@@ -169,6 +169,8 @@ def model_and_gpu(model: str | None, gpu: str | None, need_gpu: bool = True) -> 
     m = resolve_model(model, origin.get("model_from", "--model"))
     if "model_from" in origin:
         origin["model"] = m.name
+    if m.import_warnings:
+        origin["model_warnings"] = "\n".join(m.import_warnings)
     g = None
     if need_gpu:
         if gpu is None:

@@ -72,6 +72,13 @@ class Allocation:
             return self.round(tmin(seq, chunk + self.window_slack))
         return self.round(tmin(seq, chunk))
 
+    def cross_tokens(self, seq: Tokens, encoder: int) -> Tokens:
+        """A cross-attention layer holds the encoder's tokens; vLLM V0 sized its blocks across every
+        layer, so there it is counted like a full layer per decoder token."""
+        if self.window_style == "full" and self.name.startswith("vllm"):
+            return self.round(seq)
+        return 0 * seq + self.round(encoder)
+
     @property
     def state_blocks(self) -> int:
         return 2 if self.state_pages == "align" else 1

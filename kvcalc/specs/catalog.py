@@ -119,10 +119,12 @@ def load_spec_file(kind: Kind, path: Path, trusted: bool = False) -> Any:
     if kind == "model" and "layer_kinds" not in doc and "model_type" in doc:
         from kvcalc.specs.hf import spec_dict_from_config
 
-        doc, _warnings = spec_dict_from_config(
+        doc, warnings = spec_dict_from_config(
             doc, where, name=path.parent.name.lower() if path.name == "config.json" else path.stem.lower()
         )
-        text = None
+        spec = validate(kind, doc, where, None, trusted=trusted)
+        spec.import_warnings = [f"{path.name}: {w}" for w in warnings]
+        return spec
     return validate(kind, doc, where, text, trusted=trusted)
 
 

@@ -49,6 +49,12 @@ KV_DTYPES: dict[str, KVDtype] = {
         KVDtype("fp16", 16, note="2 bytes per element"),
         KVDtype("fp8", 8, note="1 byte per element; per-tensor scale (vLLM/SGLang/TensorRT-LLM fp8), no per-token storage"),
         KVDtype(
+            "fp8_ds_mla",
+            8,
+            note="vLLM's fp8 layout for DeepSeek sparse MLA: the latent in fp8 with an fp32 scale per 128 elements, "
+            "the rope dims in bf16 (656 B per token per layer for DeepSeek-V3.2); other layers fp8",
+        ),
+        KVDtype(
             "int8",
             8,
             scale_bytes_per_vector=4,

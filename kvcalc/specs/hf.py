@@ -35,6 +35,11 @@ SUPPORTED = (
     "llama4_text",
     "qwen3_next",
     "jamba",
+    "deepseek_v32",
+    "glm4_moe",
+    "minimax_m2",
+    "mllama",
+    "qwen2_5_vl",
 )
 
 # transformers' config-class defaults for fields the official files omit.
@@ -354,6 +359,9 @@ def _deepseek(c: _Cfg, b: _Build) -> None:
         "qk_nope_head_dim": nope,
         "v_head_dim": vd,
     }
+    idx_dim = c.int("index_head_dim", 0, positive=False) if c.has("index_head_dim") else 0
+    if idx_dim:
+        b.kinds["mla"]["indexer_head_dim"] = idx_dim
     b.order = ["mla"] * L
     # vLLM keeps the q and kv down-projections whole on every rank (a replicated fused_qkv_a_proj)
     # and splits the up-projections and o_proj by heads.
@@ -382,6 +390,14 @@ def _deepseek(c: _Cfg, b: _Build) -> None:
         mlp=(L - len(moe_layers)) * _gated_mlp(H, I),
     )
     b.params = _embed(c, H, V, b) + L * (attn + 2 * H)
+    if idx_dim:
+        # DeepSeek-V3.2's indexer per layer (vLLM keeps it whole on every rank): wq_b from the q latent,
+        # wk from the hidden state with its LayerNorm, and the per-head weights projection.
+        n_idx = c.int("index_n_heads")
+        indexer = (qr or H) * n_idx * idx_dim + H * idx_dim + H * n_idx
+        _add(b, replicated=L * indexer, norms=L * 2 * idx_dim)
+        b.params += L * (indexer + 2 * idx_dim)
+        b.notes.append(f"sparse-attention indexer: {n_idx} heads of {idx_dim}, top-{c.int('index_topk')}; its keys cached in fp8")
     b.params += len(moe_layers) * (router + (E + shared) * _gated_mlp(H, Im))
     b.params += (L - len(moe_layers)) * _gated_mlp(H, I)
     b.intermediate = I
@@ -561,6 +577,72 @@ def _jamba(c: _Cfg, b: _Build) -> None:
     _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, I))
 
 
+def _glm4_moe(c: _Cfg, b: _Build) -> None:
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq, nkv, d = _attn_geometry(c, H)
+    Im, I = c.int("moe_intermediate_size"), c.int("intermediate_size")
+    E, k = c.int("n_routed_experts"), c.int("num_experts_per_tok")
+    shared = c.int("n_shared_experts", 0, positive=False)
+    first_dense = c.int("first_k_dense_replace", 0, positive=False)
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn"] * L
+    n_moe = L - first_dense
+    a_split, a_full = _attn_roles(
+        H, nq, nkv, d, qkv_bias=bool(c.get("attention_bias", False)), qk_norm=bool(c.get("use_qk_norm"))
+    )
+    router = H * E + E  # gate and e_score_correction_bias
+    _add(b, attn=L * a_split, norms=L * (a_full + 2 * H), router=n_moe * router)
+    _add(b, shared_experts=n_moe * shared * _gated_mlp(H, Im), mlp=first_dense * _gated_mlp(H, I))
+    b.params = _embed(c, H, V, b) + L * (a_split + a_full + 2 * H) + n_moe * (router + (E + shared) * _gated_mlp(H, Im))
+    b.params += first_dense * _gated_mlp(H, I)
+    b.intermediate = I
+    _moe_block(b, E=E, k=k, n_layers=n_moe, per_expert=_gated_mlp(H, Im))
+    if c.get("num_nextn_predict_layers"):
+        b.notes.append("the multi-token-prediction (MTP) layer is not counted: it is not used in plain decoding")
+
+
+def _minimax_m2(c: _Cfg, b: _Build) -> None:
+    H, V, L, I = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers", "intermediate_size"))
+    nq, nkv, d = _attn_geometry(c, H)
+    E, k = c.int("num_local_experts"), c.int("num_experts_per_tok")
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn"] * L
+    a_split, _ = _attn_roles(H, nq, nkv, d)
+    qk_norm = (nq + nkv) * d if c.get("use_qk_norm") else 0  # per-layer norms over the whole q and k projections
+    router = H * E + (E if c.get("use_routing_bias") else 0)
+    _add(b, attn=L * a_split, norms=L * (qk_norm + 2 * H), router=L * router)
+    b.params = _embed(c, H, V, b) + L * (a_split + qk_norm + 2 * H + router + E * _gated_mlp(H, I))
+    b.intermediate = I
+    _moe_block(b, E=E, k=k, n_layers=L, per_expert=_gated_mlp(H, I))
+    if c.get("use_mtp"):
+        b.notes.append("the multi-token-prediction (MTP) modules are not counted: they are not used in plain decoding")
+
+
+def _mllama(c: _Cfg, b: _Build) -> None:
+    H, V, L, I = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers", "intermediate_size"))
+    nq, nkv, d = _attn_geometry(c, H)
+    cross = c.get("cross_attention_layers") or []
+    if not isinstance(cross, list) or any(not isinstance(i, int) or not 0 <= i < L for i in cross):
+        raise KvcalcError("cross_attention_layers must list layer indices", c.where, f"integers from 0 to {L - 1}")
+    v = c.get("vision_config") or {}
+    tiles, img, patch = (int(v.get(key) or dflt) for key, dflt in (("max_num_tiles", 4), ("image_size", 560), ("patch_size", 14)))
+    enc = tiles * ((img // patch) ** 2 + 1)
+    geo = {"num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.kinds["attn"] = {"kind": "full", **geo}
+    b.kinds["cross"] = {"kind": "cross", **geo, "encoder_tokens": enc}
+    b.order = ["cross" if i in cross else "attn" for i in range(L)]
+    a_split, _ = _attn_roles(H, nq, nkv, d)
+    n_cross = len(set(cross))
+    # Cross layers: q/k/v/o, q and k norms, two tanh gates; every layer has a gated MLP and two norms.
+    _add(b, attn=L * a_split, mlp=L * _gated_mlp(H, I), norms=L * 2 * H + n_cross * (2 * d + 2))
+    # MllamaTextModel's embedding holds 8 extra rows for the image tokens.
+    tie = bool(c.get("tie_word_embeddings", False))
+    _add(b, embed=(V + 8) * H, lm_head=0 if tie else V * H, norms=H)
+    b.params = (V + 8) * H + (0 if tie else V * H) + H + L * (a_split + _gated_mlp(H, I) + 2 * H) + n_cross * (2 * d + 2)
+    b.intermediate = I
+    b.notes.append(f"cross-attention layers hold {enc:,} image tokens per request (one image of {tiles} tiles)")
+
+
 HANDLERS = {
     "llama": _llama,
     "mistral": _llama,
@@ -581,11 +663,78 @@ HANDLERS = {
     "llama4_text": _llama4,
     "qwen3_next": _qwen3_next,
     "jamba": _jamba,
+    "deepseek_v32": _deepseek,
+    "glm4_moe": _glm4_moe,
+    "minimax_m2": _minimax_m2,
+    "mllama_text_model": _mllama,
+    "qwen2_5_vl": _qwen2,
+    "qwen2_5_vl_text": _qwen2,
 }
+
+
+# Config fields that mean the cache is not one K and one V per KV head per layer: an unknown
+# model_type holding any of them is refused rather than sized as a Llama.
+_CACHE_FIELD_HINTS = (
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "index_",
+    "linear_",
+    "mamba",
+    "ssm",
+    "conv_kernel",
+    "attention_chunk_size",
+    "cross_attention",
+    "sliding_window_pattern",
+    "swa_",
+    "global_attn",
+    "local_attn",
+    "attn_type",
+    "full_attention_interval",
+    "layer_types",
+    "kv_shared",
+    "shared_kv",
+    "num_kv_shared",
+    "rwkv",
+    "hybrid",
+    "kda_",
+    "lightning",
+    "block_types",
+    "attention_layers",
+    "window_size",
+    "compress_ratio",
+    "nsa_",
+    "dsa_",
+)
+
+
+def _cache_fields_not_understood(cfg: dict[str, Any]) -> list[str]:
+    out = []
+    for k, v in cfg.items():
+        if v in (None, False, [], {}, 0):
+            continue
+        if (
+            k == "layer_types"
+            and isinstance(v, list)
+            and all(t in ("full_attention", "sliding_attention", "attention") for t in v)
+        ):
+            continue
+        if any(h in k for h in _CACHE_FIELD_HINTS):
+            out.append(k)
+    return sorted(out)
 
 
 def _unknown(c: _Cfg, b: _Build, warnings: list[str]) -> None:
     """Read the standard fields of an unknown model_type, saying every assumption."""
+    strange = _cache_fields_not_understood(c.data)
+    if strange:
+        raise KvcalcError(
+            f"unknown model_type {c.data.get('model_type')!r} has fields that change the KV cache and that kvcalc cannot "
+            f"interpret: {', '.join(strange[:8])}" + (" ..." if len(strange) > 8 else ""),
+            c.where,
+            "a supported model_type (" + ", ".join(SUPPORTED) + "), or a model spec YAML written for it (kvcalc schema model)",
+        )
     H = c.int("hidden_size")
     nq = c.int("num_attention_heads")
     if not c.has("num_key_value_heads"):
@@ -638,7 +787,10 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
         if mt in HANDLERS:
             HANDLERS[mt](c, b)
         else:
-            warnings.append(f"unknown model_type {mt!r}: read from the standard fields (supported: {', '.join(SUPPORTED)})")
+            warnings.append(
+                f"unknown model_type {mt!r}: every cache field is a standard one, so it is sized as a Llama-style decoder "
+                f"(supported: {', '.join(SUPPORTED)})"
+            )
             _unknown(c, b, warnings)
     except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, IndexError, OverflowError) as e:
         if isinstance(e, KvcalcError):
@@ -795,7 +947,8 @@ def _vision_params(v: Any, text_hidden: int, b: _Build) -> int:
     patch = int(v.get("patch_size") or 14)
     img = v.get("image_size") or 224
     img = img if isinstance(img, int) else 224
-    layers = depth * (4 * h * h + 2 * h * inter + 9 * h + inter)
+    gated = str(v.get("hidden_act", "")).lower() in ("silu", "swiglu")  # Qwen2.5-VL's ViT: a gated MLP
+    layers = depth * (4 * h * h + (3 if gated else 2) * h * inter + 9 * h + inter)
     embed = int(v.get("num_channels") or 3) * patch * patch * h + (img // patch) ** 2 * h
     proj = h * text_hidden * (4 if v.get("spatial_merge_size") else 1) + text_hidden * text_hidden
     n = layers + embed + proj

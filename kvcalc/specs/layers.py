@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     # For pydantic these names are Annotated constraints, bound by kvcalc.specs.constraints.install().
     Pos = int
     """A positive integer up to 2^50."""
+    NonNeg = int
 
 Tokens = Any
 """A token count: an int for an exact answer, or a numpy integer array for a sweep."""
@@ -73,6 +74,8 @@ class TokenRule(Protocol):
     def window_tokens(self, seq: Tokens, window: int) -> Tokens: ...
 
     def chunk_tokens(self, seq: Tokens, chunk: int) -> Tokens: ...
+
+    def cross_tokens(self, seq: Tokens, encoder: int) -> Tokens: ...
 
 
 @dataclass(frozen=True)
@@ -364,6 +367,36 @@ class ChunkedLocal(_Attention):
 
 @register
 @dataclass(frozen=True, kw_only=True)
+class CrossAttention(_Attention):
+    """Cross-attention over an encoder's tokens (Llama-3.2-Vision's image tiles): keys and values of
+    ``encoder_tokens`` tokens per request, whatever its length."""
+
+    KIND: ClassVar[str] = "cross"
+    kind: Literal["cross"] = "cross"
+    encoder_tokens: Pos
+    """Encoder tokens a request attends to (mllama: 4 tiles x (40 x 40 patches + 1) = 6,404 per image)."""
+
+    _positive: ClassVar[tuple[str, ...]] = ("num_attention_heads", "num_key_value_heads", "head_dim", "encoder_tokens")
+
+    def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
+        return alloc.cross_tokens(seq, self.encoder_tokens)
+
+    def _logical_tokens(self, seq: Tokens) -> Tokens:
+        return 0 * seq + self.encoder_tokens
+
+    def _pairs(self, p: Tokens) -> Tokens:
+        return p * self.encoder_tokens
+
+    @property
+    def rope_dims(self) -> int:
+        return 0
+
+    def describe(self) -> str:
+        return f"cross-attention to {self.encoder_tokens:,} encoder tokens, {self._geometry()}"
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
 class MLA(LayerKindBase):
     """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): one latent vector per token.
 
@@ -380,6 +413,9 @@ class MLA(LayerKindBase):
     qk_rope_head_dim: Pos
     qk_nope_head_dim: Pos
     v_head_dim: Pos
+    indexer_head_dim: NonNeg = 0
+    """DeepSeek-V3.2's sparse-attention indexer: one key of this size per token per layer, stored in
+    fp8 with an fp32 scale per 128 elements whatever the KV dtype (vLLM's DeepseekV32IndexerCache)."""
 
     _positive: ClassVar[tuple[str, ...]] = (
         "num_attention_heads",
@@ -388,6 +424,17 @@ class MLA(LayerKindBase):
         "qk_nope_head_dim",
         "v_head_dim",
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        d = self.indexer_head_dim
+        if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_FIELD:
+            raise ValueError(f"indexer_head_dim must be a whole number from 0 to 2^50, got {str(d)[:40]!r}")
+
+    @property
+    def indexer_bytes(self) -> int:
+        d = self.indexer_head_dim
+        return d + -(-d // 128) * 4 if d else 0
 
     @property
     def latent_dim(self) -> int:
@@ -401,7 +448,12 @@ class MLA(LayerKindBase):
         if alloc.mla_padded_heads:
             # vLLM <= 0.6 (config.py get_head_size): per-head K and V, head size padded to 256 for FlashAttention.
             return heads * 2 * dtype.vector_bytes(256)
-        return dtype.vector_bytes(self.latent_dim)
+        if dtype.name == "fp8_ds_mla":
+            # vLLM's fp8 layout for DeepSeek sparse MLA: the latent in fp8 with an fp32 scale per 128, the
+            # rope dims in bf16 (512 + 16 + 128 = 656 B for DeepSeek-V3.2).
+            lat = self.kv_lora_rank + -(-self.kv_lora_rank // 128) * 4 + 2 * self.qk_rope_head_dim
+            return lat + self.indexer_bytes
+        return dtype.vector_bytes(self.latent_dim) + self.indexer_bytes
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.full_tokens(seq)
@@ -457,7 +509,8 @@ class MLA(LayerKindBase):
         ]
 
     def describe(self) -> str:
-        return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q"
+        idx = f", indexer {self.indexer_head_dim}" if self.indexer_head_dim else ""
+        return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q{idx}"
 
 
 @register

@@ -164,6 +164,8 @@ class ModelSpec:
     """Parameters of a vision tower and projector the engines load beside the language model (estimated)."""
     layer_kinds: KindMap
     layers: Groups
+    import_warnings: list[str] = field(default_factory=list)
+    """What kvcalc assumed reading the spec from a config.json (shown with every report on it)."""
 
     def __post_init__(self) -> None:
         check_positive(self, "hidden_size", "vocab_size", "max_position_embeddings", "params_total")
