@@ -1,12 +1,17 @@
-"""explain-log: reading vLLM and SGLang start-up logs and recomputing their figures."""
+"""explain-log: reading vLLM, SGLang and TensorRT-LLM start-up logs and recomputing their figures.
+
+The logs under tests/logs/ are written in the engines' line formats (README there); the real
+excerpts under tests/logs/real/ are tested in test_real_logs.py.
+"""
 
 import io
 from pathlib import Path
 
 import pytest
 
+from kvcalc.engine.explain import choose_engine
 from kvcalc.errors import KvcalcError
-from kvcalc.inputs.logs import parse_log
+from kvcalc.inputs.logs import parse_log, parse_startups
 
 LOGS = Path(__file__).parent / "logs"
 GiB = 2**30
@@ -62,24 +67,118 @@ def test_nothing_recognisable():
         parse_log("hello\nworld\n")
 
 
-def test_recomputed_from_the_logs_inputs_agrees(cli):
+# ---- the formats people paste -----------------------------------------------------------------
+
+V064 = (
+    "INFO 11-21 worker.py:232] Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
+    "peak_torch_memory=17.06GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB kv_cache_size=3.81GiB "
+    "gpu_memory_utilization=0.90\n"
+)
+
+
+def test_one_line_profile_of_0_6_4():
+    f = parse_log(V064 + "INFO # GPU blocks: 1952, # CPU blocks: 2048\n")
+    assert (f.total_gib, f.peak_torch_gib, f.non_torch_gib, f.available_kv_gib, f.util) == (23.58, 17.06, 0.35, 3.81, 0.90)
+    assert choose_engine(f)[0].key == "vllm@0.6"
+
+
+def test_v0_error_line_and_max_len():
+    f = parse_log(
+        "ValueError: The model's max seq len (29000) is larger than the maximum number of tokens that can be stored "
+        "in KV cache (23648). Try increasing `gpu_memory_utilization`\n"
+    )
+    assert (f.error_kv_tokens, f.max_model_len, f.engine) == (23648, 29000, "vllm")
+    assert choose_engine(f)[0].key == "vllm@0.6"
+
+
+def test_v1_needed_line_and_negative_available():
+    f = parse_log(
+        "(EngineCore_DP0 pid=1) INFO [gpu_worker.py:276] Available KV cache memory: -2.14 GiB\n"
+        "ValueError: To serve at least one request with the models's max seq len (221000), (10.12 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (5.59 GiB). Based on the available memory, the "
+        "estimated maximum model length is 122080.\n"
+    )
+    assert (f.needed_kv_gib, f.available_kv_gib, f.estimated_max_len, f.max_model_len) == (10.12, 5.59, 122080, 221000)
+    g = parse_log("(EngineCore_DP0 pid=1) INFO [gpu_worker.py:276] Available KV cache memory: -2.14 GiB\n")
+    assert g.available_kv_gib == -2.14
+    assert choose_engine(g)[0].key == "vllm@0.11"
+
+
+def test_cuda_graph_estimate_and_utilisation_lines_mark_0_21():
+    f = parse_log(
+        "INFO Model loading took 14.99 GiB\n"
+        "INFO Estimated CUDA graph memory: 0.62 GiB total\n"
+        "INFO --gpu-memory-utilization=0.92 is equivalent to --gpu-memory-utilization=0.9122 without CUDA graphs\n"
+        "INFO Available KV cache memory: 55.31 GiB\n"
+    )
+    assert (f.cudagraph_estimate_gib, f.util, f.util_without_cudagraph) == (0.62, 0.92, 0.9122)
+    assert choose_engine(f)[0].key == "vllm@0.33"
+
+
+def test_current_one_line_capacity():
+    f = parse_log("INFO GPU KV cache size: 452,640 tokens, Maximum concurrency for 8,192 tokens per request: 55.25x\n")
+    assert (f.kv_tokens, f.concurrency, f.concurrency_len) == (452_640, 55.25, 8192)
+    assert choose_engine(f)[0].key == "vllm@0.33"
+
+
+def test_sglang_0_5_lines_with_dtype_and_mla():
+    f = parse_log(
+        "[TP0] Load weight begin. avail mem=78.58 GB\n"
+        "[TP0] Load weight end. elapsed=20.1 s, type=DeepseekV3ForCausalLM, avail mem=4.10 GB, mem usage=74.48 GB.\n"
+        "[TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 53171, KV size: 3.49 GB\n"
+    )
+    assert (f.engine, f.avail_before_load_gib, f.avail_after_load_gib, f.weights_gib) == ("sglang", 78.58, 4.10, 74.48)
+    assert (f.max_total_num_tokens, f.kv_size_gib, f.kv_cache_dtype) == (53171, 3.49, "bfloat16")
+
+
+def test_tensorrt_llm_lines():
+    f = parse_log(
+        "[TensorRT-LLM][INFO] Allocate 69524783104 bytes for k/v cache.\n"
+        "[TensorRT-LLM][INFO] Using 132608 tokens in paged KV cache.\n"
+    )
+    assert (f.engine, f.trt_kv_bytes, f.trt_tokens) == ("trtllm", 69_524_783_104, 132_608)
+
+
+def test_several_start_ups_are_split_and_carry_their_settings():
+    one = (LOGS / "vllm-0.11-qwen3-32b-tp2.log").read_text()
+    two = one.replace("330,048", "331,000")
+    found = parse_startups(one + two)
+    assert len(found) == 2
+    assert [f.kv_tokens for f in found] == [330_048, 331_000]
+    assert found[1].model == "Qwen/Qwen3-32B" and found[1].tp == 2
+
+
+# ---- the recomputation -----------------------------------------------------------------------
+
+
+def test_recomputed_from_the_logs_figures_agrees(cli):
     d = cli("explain-log", LOGS / "vllm-0.8-llama3.1-8b.log", "--json").json()
+    s = d["startups"][0]
     # KV pool = 0.9 x 79.19 GiB - 14.9889 - 1.23 - 0.13 GiB, which the log rounds to 54.92 GiB.
-    pool = d["kvcalc_from_log_inputs"]["kv_pool_bytes"]
+    pool = s["from_log"]["kv_pool_bytes"]
+    assert s["from_log"]["basis"] == "components"
     assert abs(pool - (0.9 * 79.19 - 14.9889 - 1.23 - 0.13) * GiB) < 2
     assert abs(pool / GiB - 54.92) < 0.005
-    # Tokens from the log's own 54.92 GiB: whole 16-token blocks of 32 x 2 x 8 x 128 x 2 B per token.
-    assert d["tokens_from_log_memory"] == int(54.92 * GiB) // (16 * 131072) * 16 == 449_904
-    assert d["kv_bytes_per_token"] == 2 * 32 * 8 * 128 * 2
+    # Tokens from that same pool: whole 16-token blocks of 32 x 2 x 8 x 128 x 2 B per token, and
+    # the concurrency from the same blocks: blocks / (32,768 / 16).
+    blocks = pool // (16 * 131072)
+    assert s["from_log"]["kv_pool_tokens"] == blocks * 16
+    assert s["from_log"]["concurrency"] == pytest.approx(blocks / (32768 / 16))
+    assert abs(blocks * 16 - 449_904) <= 16
+    assert s["kv_bytes_per_token"] == 2 * 32 * 8 * 128 * 2
 
 
 def test_sglang_per_token_bytes_match(cli):
     d = cli("explain-log", LOGS / "sglang-llama3.1-8b.log", "--json").json()
-    row = [r for r in d["rows"] if r["key"] == "kv_bytes_per_token"][0]
+    s = d["startups"][0]
+    row = [r for r in s["rows"] if r["key"] == "kv_bytes_per_token"][0]
     # (26.79 + 26.79) GiB / 438,913 tokens ~ 131,076 B against 2 x 32 x 8 x 128 x 2 = 131,072 B.
     assert row["log"] == pytest.approx((26.79 + 26.79) * GiB / 438_913)
-    assert row["from_log_inputs"] == row["estimate"] == 2 * 32 * 8 * 128 * 2
-    assert any(n["key"] == "sglang_gb_is_gib" for n in d["notes"])
+    assert row["from_log"] == row["estimate"] == 2 * 32 * 8 * 128 * 2
+    # SGLang's pool: 63.49 GiB free after loading - (1 - 0.88) x 78.58 GiB free before.
+    tokens = [r for r in s["rows"] if r["key"] == "max_total_num_tokens"][0]
+    assert tokens["from_log"] == round((63.49 - 0.12 * 78.58) * GiB) // 131072
+    assert any(n["key"] == "sglang_gb_is_gib" for n in s["notes"])
     assert "divides by 2^30" in cli("explain-log", LOGS / "sglang-llama3.1-8b.log").out
 
 
@@ -88,13 +187,78 @@ def test_table_and_concurrency_in_words(cli):
     assert r.code == 0
     text = " ".join(r.out.split())
     assert "29 could be in flight" in text and "GiB" in text
+    # The GPU is not in the log: said, with the flag that sets it.
+    assert "gpu h100-sxm (assumed" in text and "--gpu" in text
+
+
+def test_options_fill_what_the_log_does_not_say(cli, tmp_path):
+    p = tmp_path / "blocks.log"
+    p.write_text("INFO # GPU blocks: 507, # CPU blocks: 1024\n")
+    d = cli(
+        "explain-log",
+        p,
+        "--model",
+        "deepseek-coder-6.7b",
+        "--gpu",
+        "t4",
+        "--tp",
+        "2",
+        "--seq",
+        "16k",
+        "--engine",
+        "vllm@0.4.3",
+        "--kv-dtype",
+        "fp16",
+        "--json",
+    ).json()
+    s = d["startups"][0]
+    settings = {x["key"]: (x["value"], x["source"]) for x in s["settings"]}
+    assert settings["tp"] == (2, "option") and settings["gpu"] == ("t4", "option")
+    assert settings["engine"] == ("vllm@0.6", "option") and settings["max_model_len"] == (16384, "option")
+    # 507 blocks of 16 tokens x 32 layers x 2 x (32 / 2) heads x 128 x 2 B.
+    assert s["from_log"]["kv_pool_bytes"] == 507 * 16 * 32 * 2 * 16 * 128 * 2
+    # The log's own figure wins over an option, with a warning.
+    q = tmp_path / "tp.log"
+    q.write_text("model='meta-llama/Llama-3.1-8B', tensor_parallel_size=1\nINFO GPU KV cache size: 449,904 tokens\n")
+    d = cli("explain-log", q, "--tp", "2", "--json").json()
+    assert d["startups"][0]["tp"] == 1
+    assert any("--tp 2 not used" in w for w in d["warnings"])
+
+
+def test_gpu_guessed_from_the_logs_total(cli):
+    d = cli(
+        "explain-log",
+        LOGS.parent / "logs" / "real" / "vllm-10517-rtx3090-llama3.1-8b-20k.log",
+        "--model",
+        "llama3.1-8b",
+        "--json",
+    ).json()
+    g = [x for x in d["startups"][0]["settings"] if x["key"] == "gpu"][0]
+    assert (g["value"], g["source"]) == ("rtx3090", "guess")
+
+
+def test_a_figure_impossible_on_the_gpu_is_flagged(cli, tmp_path):
+    p = tmp_path / "x.log"
+    p.write_text("INFO # GPU blocks: 8348, # CPU blocks: 512\n")
+    d = cli("explain-log", p, "--model", "llama2-7b", "--gpu", "a10", "--json").json()
+    assert any("more than the" in w for w in d["warnings"])
+
+
+def test_each_start_up_explained(cli, tmp_path):
+    one = (LOGS / "vllm-0.11-qwen3-32b-tp2.log").read_text()
+    p = tmp_path / "two.log"
+    p.write_text(one + one.replace("330,048", "331,000"))
+    r = cli("explain-log", p)
+    assert r.code == 0 and "Start-up 1 of 2" in r.out and "Start-up 2 of 2" in r.out
+    d = cli("explain-log", p, "--json").json()
+    assert [s["index"] for s in d["startups"]] == [1, 2]
 
 
 def test_stdin(cli, monkeypatch):
     stdin = io.TextIOWrapper(io.BytesIO((LOGS / "vllm-0.11-qwen3-32b-tp2.log").read_bytes()))
     monkeypatch.setattr("sys.stdin", stdin)
     r = cli("explain-log", "-", "--json")
-    assert r.code == 0 and r.json()["model"] == "qwen3-32b"
+    assert r.code == 0 and r.json()["startups"][0]["model"] == "qwen3-32b"
 
 
 def test_model_override_and_errors(cli, tmp_path):
@@ -108,3 +272,13 @@ def test_model_override_and_errors(cli, tmp_path):
     r = cli("explain-log", empty)
     assert r.code == 2 and "nothing recognisable" in r.err
     assert cli("explain-log", tmp_path / "missing.log").code == 2
+
+
+def test_a_model_named_in_a_log_is_never_opened(cli, tmp_path):
+    # A log naming a path to a spec file must not make kvcalc read that file.
+    spec = tmp_path / "evil.yaml"
+    spec.write_text("name: evil\n")
+    p = tmp_path / "x.log"
+    p.write_text(f"model='{spec}'\nINFO GPU KV cache size: 1,000 tokens\n")
+    r = cli("explain-log", p)
+    assert r.code == 2 and "not in the catalog" in r.err

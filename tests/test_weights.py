@@ -152,10 +152,16 @@ def test_rope_cache_is_in_the_engines_weights():
 
 
 def test_mxfp4_padding_is_in_the_range():
+    # vLLM's Marlin mxfp4 path pads gpt-oss's 2,880 x 2,880 expert matrices to 2,944 x 3,072 (the best
+    # estimate: vllm#23278 logs 65.9651 GiB on an H100); Triton's kernels do not pad (the low end);
+    # Blackwell's FlashInfer tiles pad both to 3,072 (the high end).
     m = resolve_model("gpt-oss-120b")
     f = fit(m, resolve_gpu("h100"), FitInputs(seq=8192))
     w = next(b for b in f.budget if b.key == "weights")
-    assert w.low == w.bytes < w.high and w.high - w.bytes == weights(m).roles["experts"] // 10
+    experts = weights(m).roles["experts"]
+    assert w.bytes - w.low == int(experts * (2944 * 3072 - 2880 * 2880) / (2880 * 2880))
+    assert w.high - w.bytes == int(experts * (3072 * 3072 - 2944 * 3072) / (2880 * 2880))
+    assert abs(w.bytes / 2**30 - 65.9651) / 65.9651 < 0.005
 
 
 def test_user_spec_without_roles_splits_everything_but_experts():

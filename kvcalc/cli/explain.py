@@ -10,14 +10,14 @@ import typer
 from kvcalc.cli import options as opt
 from kvcalc.cli.app import emit
 
-LOG_ACCEPTED = "a vLLM or SGLang start-up log (a regular file, '-' for standard input, or a pipe)"
+LOG_ACCEPTED = "a vLLM, SGLang or TensorRT-LLM start-up log (a regular file, '-' for standard input, or a pipe)"
 
 
-def _facts(path: str | None) -> tuple[Any, str]:
+def _startups(path: str | None) -> tuple[list[Any], str]:
     """Parse the log, streaming it line by line (any size; lines cut at 64 KiB)."""
     from kvcalc import files
     from kvcalc.errors import KvcalcError
-    from kvcalc.inputs.logs import candidate_lines, parse_log
+    from kvcalc.inputs.logs import candidate_lines, parse_startups
 
     if path in (None, "-"):
         if path is None and sys.stdin.isatty():
@@ -25,58 +25,179 @@ def _facts(path: str | None) -> tuple[Any, str]:
                 "no log given", "LOG", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log"
             )
         try:
-            return parse_log(candidate_lines(sys.stdin.buffer)), "standard input"
+            return parse_startups(candidate_lines(sys.stdin.buffer)), "standard input"
         except (OSError, ValueError) as e:
             raise KvcalcError(f"cannot read standard input: {e}", "LOG", LOG_ACCEPTED) from None
     assert path is not None
     with files.open_regular(path, LOG_ACCEPTED) as f:
         try:
-            return parse_log(candidate_lines(f)), path
+            return parse_startups(candidate_lines(f)), path
         except OSError as e:
             raise KvcalcError(f"cannot read file: {e.strerror or e}", path, LOG_ACCEPTED) from None
 
 
+def _log_model(name: str, where: str) -> Any:
+    """A model named in a log is a name to look up (its last path part too), never a path to open."""
+    from kvcalc.errors import KvcalcError
+    from kvcalc.specs.catalog import resolve_model
+
+    for ref in dict.fromkeys([name, name.rstrip("/").split("/")[-1]]):
+        try:
+            return resolve_model(ref, "the log's model", files_allowed=False)
+        except KvcalcError:
+            continue
+    raise KvcalcError(
+        f"the log's model {name[:80]!r} is not in the catalog",
+        where,
+        "pass --model with a catalog name, a spec YAML or its config.json",
+    )
+
+
+def _gpu_guess(total_gib: float) -> tuple[Any, str] | None:
+    """The catalog GPU whose runtime total is nearest the log's total_gpu_memory (within 1%); among
+    GPUs as near (an H100 SXM and PCIe report the same total), the default GPU, else a measured one."""
+    from kvcalc.cli.defaults import default
+    from kvcalc.specs.catalog import all_specs, canonical_name
+
+    gpus = all_specs("gpu")
+    gap = {g.name: abs(g.memory_runtime_bytes / 2**30 - total_gib) for g in gpus}
+    near = min(gap.values())
+    if near > 0.01 * total_gib:
+        return None
+    ties = [g for g in gpus if gap[g.name] <= near + 0.002 * total_gib]
+    preferred = canonical_name("gpu", default("gpu")[0])
+    best = next((g for g in ties if g.name == preferred), None) or min(
+        ties, key=lambda g: (gap[g.name], not g.memory_runtime_measured, g.name)
+    )
+    others = [g.name for g in ties if g is not best]
+    also = f" (as near: {', '.join(others[:4])})" if others else ""
+    return best, (
+        f"the log's total_gpu_memory {total_gib:g} GiB is nearest {best.name}'s runtime total "
+        f"({best.memory_runtime_bytes / 2**30:.2f} GiB){also}; pass --gpu"
+    )
+
+
 def explain_log(
     log: Annotated[Optional[str], typer.Argument(metavar="[LOG]", help="The log file; '-' or a pipe for standard input.")] = None,
-    model: opt.ModelOpt = None,
+    model: Annotated[
+        Optional[str],
+        typer.Option(
+            "--model",
+            "-m",
+            metavar="<name|file>",
+            help="The model, where the log does not name one kvcalc knows (a catalog name, spec YAML or config.json).",
+        ),
+    ] = None,
     gpu: Annotated[
         Optional[str],
         typer.Option(
             "--gpu",
             "-g",
             metavar="<name|file>",
-            help="The GPU (default: $KVCALC_GPU, kvcalc.toml, h100-sxm); the log's total memory wins.",
+            help="The GPU (default: guessed from the log's total_gpu_memory, else $KVCALC_GPU, kvcalc.toml, h100-sxm).",
         ),
     ] = None,
+    tp: Annotated[
+        Optional[str], typer.Option("--tp", metavar="<n>", help="Tensor-parallel size, where the log does not say.")
+    ] = None,
+    pp: Annotated[
+        Optional[str], typer.Option("--pp", metavar="<n>", help="Pipeline-parallel size, where the log does not say.")
+    ] = None,
+    util: Annotated[
+        Optional[str],
+        typer.Option(
+            "--util",
+            metavar="<fraction>",
+            help="gpu_memory_utilization / mem_fraction_static / free_gpu_memory_fraction, where the log does not say.",
+        ),
+    ] = None,
+    seq: Annotated[
+        Optional[str],
+        typer.Option("--seq", "--max-model-len", "-s", metavar="<tokens>", help="max_model_len, where the log does not say."),
+    ] = None,
+    kv_dtype: Annotated[
+        Optional[str], typer.Option("--kv-dtype", metavar="<dtype>", help="KV cache dtype, where the log does not say.")
+    ] = None,
+    engine: Annotated[
+        Optional[str],
+        typer.Option(
+            "--engine",
+            "-e",
+            metavar="<engine>",
+            help="The engine and release whose rules apply (vllm@0.11, sglang, ...); default: read from the log.",
+        ),
+    ] = None,
+    weight_dtype: opt.WeightDtypeOpt = None,
+    block_size: opt.BlockSize = None,
+    max_num_batched_tokens: opt.MaxBatchedTokens = None,
+    max_num_seqs: opt.MaxNumSeqs = None,
     as_json: opt.Json = False,
 ) -> Any:
-    """Read vLLM or SGLang start-up logs and recompute their KV figures side by side.
+    """Read vLLM, SGLang or TensorRT-LLM start-up logs and recompute their KV figures side by side.
+
+    Each start-up in the file is explained separately. Options fill in what the log does not say;
+    every setting the log did not state is listed as assumed.
 
     Example: vllm serve meta-llama/Llama-3.1-8B 2>&1 | tee vllm.log; kvcalc explain-log vllm.log
     """
-    from kvcalc.engine.explain import explain
+    from kvcalc.engine.explain import ExplainLogReport, Given, Setting, explain
     from kvcalc.errors import KvcalcError
-    from kvcalc.specs.catalog import resolve_model
+    from kvcalc.specs.catalog import resolve_gpu
 
-    facts, where = _facts(log)
+    given = Given(
+        engine=opt.engine(engine).key if engine else None,
+        tp=opt.parallel(tp, "--tp") if tp else None,
+        pp=opt.parallel(pp, "--pp") if pp else None,
+        util=opt.fraction(util, "--util"),
+        max_model_len=opt.tokens(seq, "--seq") if seq else None,
+        kv_dtype=opt.kv(kv_dtype).name if kv_dtype else None,
+        max_num_batched_tokens=opt.batched_tokens(max_num_batched_tokens),
+        max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs"),
+        block_size=opt.block(block_size),
+        weight_dtype=opt.weight_dtype(weight_dtype),
+    )
+    startups, where = _startups(log)
+    m_given = g_given = None
+    origin: dict[str, str] = {}
     if model:
-        m, g, origin = opt.model_and_gpu(model, gpu)
-    else:
-        name = facts.model
-        if not name:
-            raise KvcalcError("the log does not name the model", where, "pass --model NAME")
-        # A model named in a log is a name to look up, never a path to open.
+        m_given, _, origin = opt.model_and_gpu(model, None, need_gpu=False)
+    if gpu:
+        g_given = resolve_gpu(gpu, "--gpu")
+    reports = []
+    skipped: list[str] = []
+    first_error: KvcalcError | None = None
+    for i, facts in enumerate(startups, 1):
         try:
-            m = resolve_model(name, "the log's model", files_allowed=False)
-        except KvcalcError:
-            tail = name.rstrip("/").split("/")[-1]
-            try:
-                m = resolve_model(tail, "the log's model", files_allowed=False)
-            except KvcalcError:
-                raise KvcalcError(
-                    f"the log's model {name[:80]!r} is not in the catalog",
-                    where,
-                    "pass --model with a catalog name, a spec YAML or its config.json",
-                ) from None
-        _, g, origin = opt.model_and_gpu(m.name, gpu)
-    return emit(explain(facts, m, g, source=where), origin, as_json)
+            if m_given is not None:
+                m, m_set = m_given, Setting("model", m_given.name, "option", "--model")
+            elif facts.model:
+                m = _log_model(facts.model, where)
+                m_set = Setting("model", m.name, "log", facts.model[:160])
+            else:
+                raise KvcalcError("the log does not name the model", where, "pass --model NAME")
+            if g_given is not None:
+                g, g_set = g_given, Setting("gpu", g_given.name, "option", "--gpu")
+            else:
+                guess = _gpu_guess(facts.total_gib) if facts.total_gib else None
+                if guess is not None:
+                    g, g_set = guess[0], Setting("gpu", guess[0].name, "guess", guess[1])
+                else:
+                    _, g, o = opt.model_and_gpu(m.name, None)
+                    g_set = Setting("gpu", g.name, "default", f"not in the log ({o.get('gpu_from', 'default')}); pass --gpu")
+            reports.append(explain(facts, m, g, given, g_set, m_set, index=i))
+        except KvcalcError as e:
+            if len(startups) == 1:
+                raise
+            first_error = first_error or e
+            skipped.append(f"start-up {i}: {e.line()}")
+    if not reports:
+        assert first_error is not None
+        raise first_error
+    report = ExplainLogReport(
+        source=where,
+        startups=reports,
+        skipped=skipped,
+        warnings=[f"start-up {r.index}: {w}" if len(startups) > 1 else w for r in reports for w in r.warnings],
+        inputs={"log": where, **{k: v for k, v in vars(given).items() if v is not None}},
+    )
+    return emit(report, origin, as_json)

@@ -77,6 +77,13 @@ class Engine:
     subtracts_non_torch: bool = True
     mem_fraction_rule: Literal["none", "sglang-0.5", "sglang-0.4"] = "none"
     """SGLang's default mem_fraction_static: derived from GPU memory, TP and PP (0.5.x), or a table by TP x PP (0.4)."""
+    sampler_bytes_per_logit: int = 14
+    """The profile run's sampler peak, in bytes per vocabulary entry per request (max_num_seqs rows):
+    with FlashInfer's top-k/top-p sampler the model-dtype logits, their fp32 copy, the masked logits
+    and the probabilities (2 + 4 + 4 + 4 = 14); where PyTorch sorts them (v1/sample/ops/
+    topk_topp_sampler.py apply_top_k_top_p, 0.11) also the sorted values, int64 indices, two masks
+    and the re-scattered logits (2 + 4 + 4 + 8 + 1 + 4 + 1 + 4 = 28); V0's sampler (model_executor/
+    layers/sampler.py, 0.6.3) keeps the cumulative sum apart (32)."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -243,6 +250,7 @@ ENGINE_LIST: list[Engine] = [
         pad_groups=True,
         chunked_as_full=True,
         state_pages="padded",
+        sampler_bytes_per_logit=28,
         in_flight="batched_tokens",
         batched_tokens_default="v1",
         util_rounding="float",
@@ -265,6 +273,7 @@ ENGINE_LIST: list[Engine] = [
         "full",
         mla_storage="padded-heads",
         batched_tokens_default="v0",
+        sampler_bytes_per_logit=32,
         util_rounding="float",
         cudagraph="after",
         tokens_report="blocks",

@@ -1,8 +1,14 @@
-"""A serving engine's start-up figures, recomputed: once from the log's own measured inputs (what
-must agree up to the log's rounding), once from kvcalc's estimates (what kvcalc predicts without a
-log). Numbers only; the sentences that explain them are the renderer's.
+"""A serving engine's start-up figures, recomputed: once from the log's own figures (what must
+agree up to the log's rounding), once from kvcalc's estimates with the settings the log states
+(what kvcalc predicts without a log). Numbers only; the sentences that explain them are the
+renderer's.
 
-Units, as the engines print them: vLLM's "GiB" is 2^30 B; vLLM 0.5/0.6 printed "Loading model
+"From the log's figures" means one budget throughout: the KV pool the log's own memory figures
+give (util x total less the measured weights, activation peak and non-torch memory where the log
+breaks them down; else its "Available KV cache memory"; else its block or token count), and the
+tokens, blocks and concurrency that pool gives under the engine's rules.
+
+Units, as the engines print them: vLLM's "GiB" is 2^30 B; vLLM 0.2 to 0.7 printed "Loading model
 weights took X GB" but computed X in GiB; SGLang prints "GB" for values it divides by 2^30.
 kvcalc reads all of them as GiB and says so.
 """
@@ -12,29 +18,64 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvcalc.engine.engines import ENGINES, engine as parse_engine
-from kvcalc.engine.memory import FitInputs, FitReport, fit, footprint
+from kvcalc.engine.engines import ENGINES, Engine, engine as parse_engine
+from kvcalc.engine.kv import KVFootprint
+from kvcalc.engine.memory import Capacity, FitInputs, capacity, fit, footprint
+from kvcalc.errors import KvcalcError
 from kvcalc.inputs.logs import LogFacts
 from kvcalc.specs.dtypes import kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
 GiB = 2**30
+MiB = 2**20
+
+
+@dataclass(frozen=True)
+class Given:
+    """What the user passed to fill what the log does not say (None: not passed)."""
+
+    engine: str | None = None
+    tp: int | None = None
+    pp: int | None = None
+    util: float | None = None
+    max_model_len: int | None = None
+    kv_dtype: str | None = None
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    block_size: int | None = None
+    weight_dtype: str | None = None
+    """A checkpoint format the catalog's spec does not hold (an AWQ or SmoothQuant variant)."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting the recomputation used, and where it came from: ``log`` (the log says it),
+    ``option`` (passed), ``guess`` (inferred from the log's figures), ``default`` (the engine's or
+    kvcalc's default, which the log may not have used)."""
+
+    key: str
+    value: Any
+    source: str
+    detail: str = ""
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One figure of the log beside kvcalc's: ``from_log_inputs`` recomputed with what the engine
-    measured (None where the log's figure is itself one of those inputs), ``estimate`` with kvcalc's
-    own estimates. ``unit``: bytes, tokens, ratio or bytes_per_token."""
+    """One figure of the log beside kvcalc's. ``from_log``: recomputed from the log's own figures
+    (None where there is nothing to recompute it from; ``taken_from_log`` where the figure is itself
+    the one the pool was taken from). ``estimate``: kvcalc's prediction with the log's settings and
+    its own estimates. ``unit``: bytes, tokens, blocks, ratio or bytes_per_token."""
 
     key: str
     unit: str
     log: float | int
-    from_log_inputs: float | int | None
+    from_log: float | int | None
     estimate: float | int | None
-    relative_difference: float | None
-    """(estimate - log) / log, where comparing them means something."""
+    from_log_error: float | None
+    """(from_log - log) / log."""
+    estimate_error: float | None
+    """(estimate - log) / log."""
     taken_from_log: bool = False
     length: int | None = None
     """For concurrency: the request length it is for."""
@@ -51,196 +92,476 @@ class Note:
 @dataclass(frozen=True)
 class PoolFigures:
     kv_pool_bytes: int
+    kv_pool_blocks: int | None
     kv_pool_tokens: int | None
     concurrency: float
-    weight_bytes: int | None = None
+    basis: str
+    """Where the pool came from: components, available, blocks, tokens, kv_sizes, trt_bytes, estimate."""
 
 
 @dataclass(frozen=True)
 class ExplainReport:
+    """One start-up of a log, recomputed."""
+
+    index: int
     engine: str
+    engine_label: str
     model: str
     gpu: str
+    tp: int
+    pp: int
     max_model_len: int
-    log: dict[str, Any]
-    kvcalc_from_log_inputs: PoolFigures | None
-    kvcalc_estimate: PoolFigures
-    tokens_from_log_memory: int | None
-    kv_bytes_per_token: int
+    kv_dtype: str
     block_size: int | None
+    util: float | None
+    kv_bytes_per_token: int
+    settings: list[Setting]
+    log: dict[str, Any]
+    from_log: PoolFigures | None
+    estimate: PoolFigures
+    weight_bytes_estimate: int
     rows: list[Comparison]
     notes: list[Note]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def assumed(self) -> list[Setting]:
+        """The settings the log did not state."""
+        return [s for s in self.settings if s.source not in ("log", "option")]
+
+
+@dataclass(frozen=True)
+class ExplainLogReport:
+    """Every start-up found in one log file, each recomputed separately."""
+
+    source: str
+    startups: list[ExplainReport]
+    skipped: list[str] = field(default_factory=list)
+    """Start-ups that could not be explained, each with the reason."""
+    warnings: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
 def _rel(a: float | int | None, b: float | int | None) -> float | None:
-    if a is None or not b:
+    if a is None or b is None or not b:
         return None
     return (a - b) / b
 
 
-def _figures(r: FitReport, with_weights: bool = False) -> PoolFigures:
-    return PoolFigures(r.kv_pool_bytes, r.kv_pool_tokens, r.concurrency, r.weight_bytes if with_weights else None)
+def _row(
+    key: str,
+    unit: str,
+    log: float | int,
+    from_log: float | int | None,
+    estimate: float | int | None,
+    taken: bool = False,
+    length: int | None = None,
+) -> Comparison:
+    return Comparison(key, unit, log, from_log, estimate, _rel(from_log, log), _rel(estimate, log), taken, length)
+
+
+# ---- which engine wrote the log -----------------------------------------------------------------
+
+
+def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine, Setting]:
+    """The engine record for a log: --engine; else the release its version line names; else what
+    its line formats say; else the family's current rules."""
+    if override:
+        e = parse_engine(override)
+        return e, Setting("engine", e.key, "option", "--engine")
+    if facts.engine == "trtllm":
+        e = ENGINES["trtllm"]
+        return e, Setting("engine", e.key, "log", "TensorRT-LLM's lines; read with the 1.x rules")
+    if facts.engine == "sglang":
+        e = ENGINES["sglang"]
+        return e, Setting("engine", e.key, "log", "SGLang's lines; read with the current (0.5) rules")
+    if facts.version:
+        try:
+            e = parse_engine(f"vllm=={facts.version}", "the log's version line")
+            return e, Setting("engine", e.key, "log", f"version {facts.version}")
+        except KvcalcError:
+            pass
+    fm = facts.formats
+    v1 = any(f.startswith("V1") or f.startswith("0.") and "or later" in f for f in fm)
+    if "0.27 or later" in fm:
+        key, why = "vllm@0.33", "one line of KV cache size and concurrency (0.27 or later)"
+    elif "0.21 or later" in fm:
+        key, why = ("vllm@0.21", "0.21 to 0.26") if facts.kv_tokens is not None else ("vllm@0.33", "0.21 or later")
+        why = f"CUDA-graph utilisation lines ({why})"
+    elif v1:
+        key, why = "vllm@0.11", "V1 lines (0.8 or later; read with 0.11's rules)"
+    elif any("V0" in f for f in fm):
+        key, why = "vllm@0.6", "V0 lines (0.2 to 0.7)"
+    else:
+        e = ENGINES["vllm"]
+        return e, Setting("engine", e.key, "default", "nothing in the log names the release: the current rules")
+    return ENGINES[key], Setting("engine", key, "guess", f"the line formats: {why}")
+
+
+# ---- the pool the log's own figures give --------------------------------------------------------
+
+
+def _components_pool(facts: LogFacts, util: float) -> tuple[int, dict[str, float]] | None:
+    """vLLM's budget from the figures the log breaks it down into: util x total less the measured
+    peak (0.6.4's one line: peak_torch_memory + non_torch_memory; 0.6.5 to 0.8: weights +
+    activation peak + non-torch) and, from 0.21, the CUDA-graph estimate. None if the log lacks one."""
+    if facts.total_gib is None:
+        return None
+    usable = facts.total_gib * util
+    if facts.peak_torch_gib is not None and facts.non_torch_gib is not None:
+        terms = {"peak_torch": facts.peak_torch_gib, "non_torch": facts.non_torch_gib}
+    elif None not in (facts.weights_gib, facts.activation_gib, facts.non_torch_gib):
+        assert facts.weights_gib is not None and facts.activation_gib is not None and facts.non_torch_gib is not None
+        terms = {"weights": facts.weights_gib, "activation": facts.activation_gib, "non_torch": facts.non_torch_gib}
+    else:
+        return None
+    if facts.cudagraph_estimate_gib is not None:
+        terms["cudagraph"] = facts.cudagraph_estimate_gib
+    pool = usable - sum(terms.values())
+    return round(pool * GiB), {"total": facts.total_gib, "util": util, "usable": usable, **terms}
+
+
+def _pool_for_tokens(eng: Engine, fp: KVFootprint, tokens: int, seq: int, mml: int) -> int:
+    """The smallest pool, in whole blocks, whose logged token count reaches ``tokens`` under the
+    engine's rule (bisection: the count grows with the pool)."""
+    unit = min(fp.bytes_per_block(s) for s in range(len(fp.layouts))) if fp.alloc.block_size else max(fp.per_token, 1)
+    lo, hi = 0, 1
+    while (capacity(eng, fp, hi * unit, seq, mml).tokens or 0) < tokens:
+        hi *= 2
+        if hi > 2**50:
+            break
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (capacity(eng, fp, mid * unit, seq, mml).tokens or 0) >= tokens:
+            hi = mid
+        else:
+            lo = mid + 1
+    return hi * unit
+
+
+def _vllm_pool(
+    facts: LogFacts, eng: Engine, fp: KVFootprint, util: float, seq: int, mml: int
+) -> tuple[int, str, dict[str, float] | None] | None:
+    comp = _components_pool(facts, util)
+    if comp is not None:
+        return comp[0], "components", comp[1]
+    if facts.available_kv_gib is not None:
+        return round(facts.available_kv_gib * GiB), "available", None
+    bs = fp.alloc.block_size or 16
+    bpb = min(fp.bytes_per_block(s) for s in range(len(fp.layouts)))
+    if facts.gpu_blocks is not None:
+        return facts.gpu_blocks * bpb, "blocks", None
+    if facts.error_kv_tokens is not None:
+        return facts.error_kv_tokens // bs * bpb, "error_tokens", None
+    if facts.kv_tokens is not None:
+        return _pool_for_tokens(eng, fp, facts.kv_tokens, seq, mml), "tokens", None
+    return None
+
+
+def _sglang_pool(facts: LogFacts, util: float, per_token: int) -> tuple[int, str, dict[str, float] | None] | None:
+    """SGLang: pool = memory free after loading - (1 - mem_fraction_static) x memory free before
+    (srt/mem_cache/kv_cache_configurator.py _profile_available_bytes, 0.5.23; model_runner.py
+    profile_max_num_token, 0.4.6); else the K and V sizes it allocated."""
+    if facts.avail_after_load_gib is not None and facts.avail_before_load_gib is not None:
+        rest = facts.avail_after_load_gib - facts.avail_before_load_gib * (1 - util)
+        return (
+            round(rest * GiB),
+            "components",
+            {
+                "before": facts.avail_before_load_gib,
+                "after": facts.avail_after_load_gib,
+                "util": util,
+            },
+        )
+    if facts.k_size_gib is not None and facts.v_size_gib is not None:
+        return round((facts.k_size_gib + facts.v_size_gib) * GiB), "kv_sizes", None
+    if facts.kv_size_gib is not None:
+        return round(facts.kv_size_gib * GiB), "kv_sizes", None
+    if facts.max_total_num_tokens is not None:
+        return facts.max_total_num_tokens * per_token, "tokens", None
+    return None
+
+
+def _trt_pool(facts: LogFacts, fp: KVFootprint) -> tuple[int, str, dict[str, float] | None] | None:
+    if facts.trt_kv_bytes is not None:
+        return facts.trt_kv_bytes, "trt_bytes", None
+    if facts.trt_tokens is not None:
+        return facts.trt_tokens * fp.per_token, "tokens", None
+    return None
+
+
+# ---- the recomputation ------------------------------------------------------------------------
+
+
+def _settings(
+    facts: LogFacts, model: ModelSpec, eng: Engine, eng_setting: Setting, given: Given
+) -> tuple[list[Setting], list[str]]:
+    out = [eng_setting]
+    warnings: list[str] = []
+
+    def pick(key: str, log_value: Any, option: Any, flag: str, default: Any, default_detail: str) -> None:
+        if log_value is not None:
+            out.append(Setting(key, log_value, "log", facts.lines.get(key, "")[:160]))
+            if option is not None and option != log_value:
+                warnings.append(f"the log says {key} {log_value}; {flag} {option} not used")
+        elif option is not None:
+            out.append(Setting(key, option, "option", flag))
+        else:
+            out.append(Setting(key, default, "default", default_detail))
+
+    mml_log = facts.max_model_len
+    pick("tp", facts.tp, given.tp, "--tp", 1, "not in the log; pass --tp")
+    pick("pp", facts.pp, given.pp, "--pp", 1, "not in the log; pass --pp")
+    pick(
+        "max_model_len",
+        mml_log,
+        given.max_model_len,
+        "--seq",
+        model.max_position_embeddings,
+        "not in the log: the model's max_position_embeddings, vLLM's default; pass --seq",
+    )
+    kv_log = facts.kv_cache_dtype if facts.kv_cache_dtype and facts.kv_cache_dtype.lower() not in ("auto", "none") else None
+    auto = "fp16" if facts.dtype in ("float16", "half") else "bf16"
+    if kv_log is None and facts.kv_cache_dtype is not None:
+        out.append(Setting("kv_dtype", auto, "log", f"kv_cache_dtype auto: the model dtype ({facts.dtype or 'bfloat16'})"))
+        if given.kv_dtype is not None and given.kv_dtype != auto:
+            warnings.append(f"the log says kv_cache_dtype auto ({auto}); --kv-dtype {given.kv_dtype} not used")
+    else:
+        pick("kv_dtype", kv_log, given.kv_dtype, "--kv-dtype", auto, "not in the log: the model dtype (auto); pass --kv-dtype")
+    if eng.mem_fraction_rule != "none":
+        util_default: Any = None
+        util_detail = "not in the log: SGLang's default for this GPU, TP and PP"
+    else:
+        util_default = eng.default_util
+        util_detail = f"not in the log: {eng.label}'s default; pass --util"
+    pick("util", facts.util, given.util, "--util", util_default, util_detail)
+    for key, flag in (
+        ("block_size", "--block-size"),
+        ("max_num_batched_tokens", "--max-num-batched-tokens"),
+        ("max_num_seqs", "--max-num-seqs"),
+    ):
+        log_value, option = getattr(facts, key, None), getattr(given, key)
+        if log_value is not None or option is not None:
+            pick(key, log_value, option, flag, None, "")
+    if given.weight_dtype:
+        out.append(Setting("weight_dtype", given.weight_dtype, "option", "--weight-dtype"))
+    return out, warnings
 
 
 def explain(
-    facts: LogFacts, model: ModelSpec, gpu: GPUSpec, engine_override: str | None = None, source: str = ""
+    facts: LogFacts,
+    model: ModelSpec,
+    gpu: GPUSpec,
+    given: Given | None = None,
+    gpu_setting: Setting | None = None,
+    model_setting: Setting | None = None,
+    index: int = 1,
 ) -> ExplainReport:
-    """Recompute the log's figures from its own measured inputs and from kvcalc's estimates."""
-    eng = engine_override or facts.engine or "vllm"
-    seq = facts.max_model_len or model.max_position_embeddings
-    kv_name = (
-        facts.kv_cache_dtype
-        if facts.kv_cache_dtype and facts.kv_cache_dtype.lower() not in ("auto", "none")
-        else ("fp16" if facts.dtype == "float16" else "bf16")
-    )
-    kv = kv_dtype(kv_name, "kv_cache_dtype in the log")
-    tp, pp = facts.tp or 1, facts.pp or 1
+    """Recompute one start-up's figures from the log's own figures and from kvcalc's estimates."""
+    given = given or Given()
+    eng, eng_setting = choose_engine(facts, given.engine)
+    settings, warnings = _settings(facts, model, eng, eng_setting, given)
+    settings.insert(1, model_setting or Setting("model", model.name, "option", "--model"))
+    settings.insert(2, gpu_setting or Setting("gpu", gpu.name, "option", "--gpu"))
+    s = {x.key: x.value for x in settings}
+    tp, pp, mml = int(s["tp"]), int(s["pp"]), int(s["max_model_len"])
+    kv = kv_dtype(str(s["kv_dtype"]), "kv_cache_dtype")
     total = round(facts.total_gib * GiB) if facts.total_gib else None
-    rows: list[Comparison] = []
-    notes: list[Note] = []
-    common = FitInputs(
-        seq=seq,
-        engine=parse_engine(eng),
+    inp = FitInputs(
+        seq=mml,
+        engine=eng,
         tp=tp,
         pp=pp,
         kv_dtype=kv,
+        weight_dtype=given.weight_dtype,
         gpu_memory=total,
-        util=facts.util,
-        block_size=facts.block_size if eng == "vllm" else None,
-        max_num_batched_tokens=facts.max_num_batched_tokens,
+        util=s["util"],
+        block_size=s.get("block_size") if eng.block_size else None,
+        max_num_batched_tokens=s.get("max_num_batched_tokens"),
+        max_model_len=mml,
+        max_num_seqs=s.get("max_num_seqs"),
     )
-    est = fit(model, gpu, common)
-    fp = footprint(model, gpu, common)
+    est = fit(model, gpu, inp)
+    fp = footprint(model, gpu, inp)
     per_tok = fp.per_token
-    meas: FitReport | None = None
-    from_log: int | None = None
+    util = est.util if est.util is not None else (eng.default_util or 0.9)
+    if s["util"] is None:
+        settings = [Setting("util", util, "default", x.detail) if x.key == "util" else x for x in settings]
 
+    notes: list[Note] = []
+    rows: list[Comparison] = []
+    if eng.name == "trtllm":
+        got = _trt_pool(facts, fp)
+    elif eng.name == "sglang":
+        got = _sglang_pool(facts, util, per_tok)
+    else:
+        got = _vllm_pool(facts, eng, fp, util, mml, mml)
+    cap: Capacity | None = None
+    from_log: PoolFigures | None = None
+    if got is not None:
+        pool, basis, parts = got
+        cap = capacity(eng, fp, pool, mml, mml)
+        from_log = PoolFigures(pool, cap.blocks, cap.tokens, cap.concurrency, basis)
+        if parts is not None and basis == "components":
+            notes.append(Note("components_" + eng.name, parts))
+    estimate = PoolFigures(est.kv_pool_bytes, est.kv_pool_blocks, est.kv_pool_tokens, est.concurrency, "estimate")
+    basis = from_log.basis if from_log else ""
+
+    def est_line(key: str) -> int | None:
+        return next((b.bytes for b in est.budget if b.key == key), None)
+
+    # Memory terms the log measured: beside kvcalc's estimate of each.
     if facts.weights_gib is not None:
-        w_log = facts.weights_gib * GiB
-        rows.append(Comparison("weights", "bytes", w_log, None, est.weight_bytes, _rel(est.weight_bytes, w_log), True))
-
-    if eng == "vllm":
-        util = facts.util if facts.util is not None else ENGINES["vllm"].default_util
-        assert util is not None
-        measured: dict[str, int | None] = dict(
-            weights=round(facts.weights_gib * GiB) if facts.weights_gib is not None else None,
-            activation=round(facts.activation_gib * GiB) if facts.activation_gib is not None else None,
-            non_torch=round(facts.non_torch_gib * GiB) if facts.non_torch_gib is not None else None,
-            cudagraph=0,
+        rows.append(_row("weights", "bytes", facts.weights_gib * GiB, None, est.weight_bytes, taken=True))
+    if facts.peak_torch_gib is not None:
+        w_act = est.weight_bytes + (est_line("activation") or 0)
+        rows.append(_row("peak_torch", "bytes", facts.peak_torch_gib * GiB, None, w_act, taken=True))
+    if facts.activation_gib is not None:
+        rows.append(_row("activation", "bytes", facts.activation_gib * GiB, None, est_line("activation") or 0, taken=True))
+    if facts.non_torch_gib is not None:
+        rows.append(_row("non_torch", "bytes", facts.non_torch_gib * GiB, None, est_line("non_torch") or 0, taken=True))
+    if facts.cudagraph_estimate_gib is not None:
+        rows.append(
+            _row("cudagraph_estimate", "bytes", facts.cudagraph_estimate_gib * GiB, None, est_line("cudagraph") or 0, taken=True)
         )
-        if facts.available_kv_gib is not None and facts.weights_gib is not None and facts.activation_gib is None:
-            # Current vLLM logs only the result: everything else vLLM measured is util x total - weights - KV.
+
+    if eng.name == "vllm":
+        if facts.available_kv_gib is not None:
+            log_b = facts.available_kv_gib * GiB
+            recomputed = from_log.kv_pool_bytes if from_log and basis == "components" else None
+            rows.append(_row("available_kv", "bytes", log_b, recomputed, est.kv_pool_bytes, taken=basis == "available"))
+        if facts.gpu_blocks is not None and cap is not None:
+            rows.append(_row("gpu_blocks", "blocks", facts.gpu_blocks, cap.blocks, est.kv_pool_blocks, taken=basis == "blocks"))
+        if facts.kv_tokens is not None and cap is not None:
+            rows.append(_row("kv_tokens", "tokens", facts.kv_tokens, cap.tokens, est.kv_pool_tokens, taken=basis == "tokens"))
+        if facts.error_kv_tokens is not None and cap is not None:
+            bs = fp.alloc.block_size or 16
+            rows.append(
+                _row(
+                    "max_kv_tokens",
+                    "tokens",
+                    facts.error_kv_tokens,
+                    (cap.blocks or 0) * bs,
+                    (est.kv_pool_blocks or 0) * bs,
+                    taken=basis == "error_tokens",
+                )
+            )
+            notes.append(Note("v0_refused", {"tokens": facts.error_kv_tokens, "max_model_len": mml}))
+        if facts.needed_kv_gib is not None:
+            need = int(fp.request_bytes(mml))
+            rows.append(_row("needed_kv", "bytes", facts.needed_kv_gib * GiB, need, need))
+            notes.append(
+                Note("v1_refused", {"needed": facts.needed_kv_gib * GiB, "available": (facts.available_kv_gib or 0) * GiB})
+            )
+        if facts.estimated_max_len is not None and from_log is not None:
+            longest = fp.longest_request(max(from_log.kv_pool_bytes, 0))
+            rows.append(_row("estimated_max_len", "tokens", facts.estimated_max_len, longest, est.max_seq_len_memory))
+        if facts.concurrency is not None and cap is not None:
+            rows.append(
+                _row(
+                    "concurrency",
+                    "ratio",
+                    facts.concurrency,
+                    cap.concurrency,
+                    est.concurrency,
+                    length=facts.concurrency_len or mml,
+                )
+            )
+            notes.append(Note("concurrency_meaning", {"concurrency": facts.concurrency, "length": facts.concurrency_len or mml}))
+        if basis == "available" and facts.weights_gib is not None and facts.activation_gib is None:
+            # Current vLLM logs only the result: what else it measured is util x total - weights - KV.
             tot = total if total is not None else gpu.memory_runtime_bytes
-            other = util * tot - facts.weights_gib * GiB - facts.available_kv_gib * GiB
-            measured["activation"] = max(round(other), 0)
-            measured["non_torch"] = 0
+            other = util * tot - facts.weights_gib * GiB - (facts.available_kv_gib or 0) * GiB
             notes.append(
                 Note(
                     "other_memory",
                     {"util": util, "total_bytes": tot, "other_bytes": other, "total_from_spec": total is None, "gpu": gpu.name},
                 )
             )
-        meas = fit(model, gpu, common.replace(**{k: v for k, v in measured.items() if v is not None}))
-        if facts.activation_gib is not None:
-            act = next((b.bytes for b in est.budget if b.key == "activation"), 0)
-            rows.append(Comparison("activation", "bytes", facts.activation_gib * GiB, None, act, None, True))
-        if facts.non_torch_gib is not None:
-            nt = next((b.bytes for b in est.budget if b.key == "non_torch"), 0)
-            rows.append(Comparison("non_torch", "bytes", facts.non_torch_gib * GiB, None, nt, None, True))
-        if facts.available_kv_gib is not None:
-            log_b = facts.available_kv_gib * GiB
-            rows.append(
-                Comparison("available_kv", "bytes", log_b, meas.kv_pool_bytes, est.kv_pool_bytes, _rel(est.kv_pool_bytes, log_b))
-            )
-        log_tokens = (
-            facts.kv_tokens
-            if facts.kv_tokens is not None
-            else (facts.gpu_blocks * (facts.block_size or 16) if facts.gpu_blocks is not None else None)
-        )
-        if log_tokens is not None:
-            if facts.available_kv_gib is not None and per_tok:
-                bs = est.block_size or 16
-                from_log = int(facts.available_kv_gib * GiB) // (bs * per_tok) * bs
-            rows.append(
-                Comparison(
-                    "kv_tokens",
-                    "tokens",
-                    log_tokens,
-                    from_log if from_log is not None else meas.kv_pool_tokens,
-                    est.kv_pool_tokens,
-                    _rel(est.kv_pool_tokens or 0, log_tokens),
-                )
-            )
-        if facts.concurrency is not None:
-            rows.append(
-                Comparison(
-                    "concurrency",
-                    "ratio",
-                    facts.concurrency,
-                    meas.concurrency,
-                    est.concurrency,
-                    _rel(est.concurrency, facts.concurrency),
-                    length=facts.concurrency_len or seq,
-                )
-            )
+        if facts.available_kv_gib is not None and facts.available_kv_gib <= 0:
+            notes.append(Note("no_kv_memory", {"available": facts.available_kv_gib * GiB}))
         if facts.cudagraph_gib is not None:
             notes.append(Note("cudagraph_after_sizing", {"bytes": facts.cudagraph_gib * GiB}))
-        if model.has_state:
-            notes.append(Note("state_padding"))
-    else:  # sglang
+        if tp * pp > 1 and from_log is not None:
+            notes.append(Note("min_over_ranks", {"ranks": tp * pp}))
+        if "Loading model weights took" in facts.lines.get("weights_gib", ""):
+            notes.append(Note("vllm_gb_is_gib"))
+    elif eng.name == "sglang":
+        kv_gib = (
+            facts.k_size_gib + facts.v_size_gib
+            if facts.k_size_gib is not None and facts.v_size_gib is not None
+            else facts.kv_size_gib
+        )
+        if kv_gib is not None and facts.max_total_num_tokens:
+            cell = kv_gib * GiB / facts.max_total_num_tokens
+            rows.append(_row("kv_bytes_per_token", "bytes_per_token", cell, per_tok, per_tok))
         if facts.max_total_num_tokens is not None:
-            tok_est = est.kv_pool_tokens
-            if facts.k_size_gib is not None and facts.v_size_gib is not None and facts.max_total_num_tokens:
-                cell = (facts.k_size_gib + facts.v_size_gib) * GiB / facts.max_total_num_tokens
-                rows.append(Comparison("kv_bytes_per_token", "bytes_per_token", cell, per_tok, per_tok, _rel(per_tok, cell)))
-            meas_tokens = None
-            if facts.avail_after_load_gib is not None:
-                tot = total if total is not None else gpu.memory_runtime_bytes
-                frac = facts.util if facts.util is not None else ENGINES["sglang"].default_util
-                assert frac is not None
-                rest = facts.avail_after_load_gib * GiB - tot * (1 - frac)
-                meas_tokens = int(rest // per_tok) if per_tok else None
-                notes.append(
-                    Note(
-                        "sglang_pool", {"available_bytes": facts.avail_after_load_gib * GiB, "fraction": frac, "total_bytes": tot}
-                    )
-                )
             rows.append(
-                Comparison(
+                _row(
                     "max_total_num_tokens",
                     "tokens",
                     facts.max_total_num_tokens,
-                    meas_tokens,
-                    tok_est,
-                    _rel(tok_est or 0, facts.max_total_num_tokens),
+                    cap.tokens if cap is not None else None,
+                    est.kv_pool_tokens,
+                    taken=basis == "tokens",
                 )
             )
-            if seq:
-                notes.append(
-                    Note(
-                        "sglang_requests",
-                        {"tokens": facts.max_total_num_tokens, "seq": seq, "requests": facts.max_total_num_tokens // seq},
-                    )
+            notes.append(
+                Note(
+                    "sglang_requests",
+                    {"tokens": facts.max_total_num_tokens, "seq": mml, "requests": facts.max_total_num_tokens // mml},
                 )
+            )
         notes.append(Note("sglang_gb_is_gib"))
-    if eng == "vllm" and facts.concurrency is not None:
-        notes.append(Note("concurrency_meaning", {"concurrency": facts.concurrency, "length": facts.concurrency_len or seq}))
-    if "Loading model weights took" in facts.lines.get("weights_gib", ""):
-        notes.append(Note("vllm_gb_is_gib"))
-    log = {k: v for k, v in vars(facts).items() if k != "lines" and v is not None}
+    else:
+        if facts.trt_kv_bytes is not None:
+            rows.append(_row("trt_kv_bytes", "bytes", facts.trt_kv_bytes, None, est.kv_pool_bytes, taken=True))
+        if facts.trt_tokens is not None:
+            rows.append(
+                _row(
+                    "trt_tokens",
+                    "tokens",
+                    facts.trt_tokens,
+                    cap.tokens if cap else None,
+                    est.kv_pool_tokens,
+                    taken=basis == "tokens",
+                )
+            )
+        notes.append(Note("trt_pool", {"block_size": fp.alloc.block_size, "per_token": per_tok}))
+    device = total if total is not None else gpu.memory_runtime_bytes
+    if from_log is not None and from_log.kv_pool_bytes > device:
+        warnings.append(
+            f"the log's figures put {from_log.kv_pool_bytes / GiB:,.2f} GiB of KV on each GPU, more than the "
+            f"{device / GiB:,.2f} GiB of the {gpu.name} assumed: the log was not {model.name} at TP {tp} on that GPU"
+        )
+    if model.vision_params:
+        notes.append(Note("multimodal", {"vision_params": model.vision_params}))
+    if eng_setting.source in ("guess", "default"):
+        notes.append(Note("engine_basis", {"engine": eng.title, "detail": eng_setting.detail}))
+    if facts.engine == "vllm" and given.engine is None and facts.version is None and eng_setting.source == "default":
+        warnings.append(
+            "the log names no vLLM release and its lines do not tell one: read with the current rules; pass --engine vllm@X"
+        )
+    log = {k: v for k, v in vars(facts).items() if k != "lines" and v not in (None, [])}
     return ExplainReport(
-        engine=eng,
+        index=index,
+        engine=eng.key,
+        engine_label=eng.title,
         model=model.name,
         gpu=gpu.name,
-        max_model_len=seq,
-        log=log,
-        kvcalc_from_log_inputs=_figures(meas) if meas is not None else None,
-        kvcalc_estimate=_figures(est, with_weights=True),
-        tokens_from_log_memory=from_log,
+        tp=tp,
+        pp=pp,
+        max_model_len=mml,
+        kv_dtype=kv.name,
+        block_size=fp.alloc.block_size,
+        util=util,
         kv_bytes_per_token=per_tok,
-        block_size=est.block_size,
+        settings=settings,
+        log=log,
+        from_log=from_log,
+        estimate=estimate,
+        weight_bytes_estimate=est.weight_bytes,
         rows=rows,
         notes=notes,
-        inputs={"model": model.name, "gpu": gpu.name, "log": source},
+        warnings=warnings + [w for w in est.warnings if "exceeds the model's max context" not in w],
     )

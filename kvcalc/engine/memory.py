@@ -82,17 +82,20 @@ def activation_bytes_per_token(model: ModelSpec, tp: int = 1, act_bytes: int = 2
     return (mlp + 3 * h) * act_bytes
 
 
-def sampler_bytes(model: ModelSpec, rows: int) -> int:
-    """The sampler's warm-up: logits for ``rows`` requests in the model's dtype, their fp32 copy
-    and fp32 probabilities (10 bytes per vocabulary entry per row)."""
-    return rows * model.vocab_size * 10
+def sampler_bytes(model: ModelSpec, rows: int, per_logit: int = 14) -> int:
+    """The sampler's warm-up over ``rows`` requests: ``per_logit`` bytes per vocabulary entry per
+    row at its peak (the engine record's figure: 14 with FlashInfer's sampler, 28 to 32 where
+    PyTorch sorts the logits for top-k/top-p)."""
+    return rows * model.vocab_size * per_logit
 
 
-def activation_estimate(model: ModelSpec, tokens: int, tp: int = 1, rows: int = 256, act_bytes: int = 2) -> Estimate:
+def activation_estimate(
+    model: ModelSpec, tokens: int, tp: int = 1, rows: int = 256, act_bytes: int = 2, sampler_per_logit: int = 14
+) -> Estimate:
     """vLLM's profile run: one forward pass over ``tokens`` tokens (max_num_batched_tokens), then
     the sampler over ``rows`` requests (max_num_seqs); the peak is the larger of the two."""
     forward = tokens * activation_bytes_per_token(model, tp, act_bytes)
-    sampler = sampler_bytes(model, min(rows, tokens)) + tokens * model.hidden_size * act_bytes
+    sampler = sampler_bytes(model, min(rows, tokens), sampler_per_logit) + tokens * model.hidden_size * act_bytes
     best = max(forward, sampler)
     return Estimate(
         "activation",
@@ -106,26 +109,43 @@ def activation_estimate(model: ModelSpec, tokens: int, tp: int = 1, rows: int = 
     )
 
 
-def weights_estimate(model: ModelSpec, dtype: str | None, tp: int, pp: int, engine_buffers: bool) -> Estimate:
+def _mxfp4_padding(model: ModelSpec, tp: int, n_round: int, h_round: int) -> Fraction:
+    """How much an engine's mxfp4 MoE kernels grow the expert matrices by padding the intermediate
+    size per partition to a multiple of ``n_round`` and the hidden size to ``h_round``."""
+    inter = max(1, -(-moe_width(model) // tp))
+    h = model.hidden_size
+    return Fraction(-(-inter // n_round) * n_round * (-(-h // h_round) * h_round), inter * h)
+
+
+def weights_estimate(
+    model: ModelSpec, dtype: str | None, tp: int, pp: int, engine_buffers: bool, pads_mxfp4: bool = False
+) -> Estimate:
     """Weight memory on the most loaded GPU: the checkpoint's bytes by role (kvcalc.engine.weights),
     plus, for serving engines, the rotary cos/sin cache. Exact for 16-bit checkpoints; a range where
     an engine pads quantized matrices for its kernels or where a vision tower is estimated."""
     w = weights(model, dtype, tp, pp)
     best = w.per_gpu_bytes + (rope_cache_bytes(model) if engine_buffers else 0)
-    high = best
+    low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
     if engine_buffers:
         why.append("plus the rotary cos/sin cache (max_position_embeddings x rotary dims x 2 B)")
     q = model.quantization
-    if q is not None and not dtype and q.method == "mxfp4":
-        # vllm/model_executor/layers/quantization/mxfp4.py (0.11): Marlin rounds the intermediate size to
-        # 128 and the hidden size to 256 (gpt-oss: 2,880 -> 2,944 and 3,072, +9%); other backends less.
-        high += w.roles.get("experts", 0) // 10
-        why.append("vLLM pads mxfp4 expert matrices to its kernels' tiles (up to +10% of their bytes)")
+    if q is not None and not dtype and q.method == "mxfp4" and pads_mxfp4:
+        # vllm/model_executor/layers/quantization/mxfp4.py (0.11) Mxfp4MoEMethod.create_weights: the Marlin
+        # backend (GPUs before Blackwell; vllm#23278 logs it on an H100) rounds the intermediate size per
+        # partition up to 128 and the hidden size to 256 (gpt-oss: 2,880 -> 2,944 and 3,072, +9.0%);
+        # Triton's kernels round to 64 (no padding for gpt-oss); Blackwell's FlashInfer backends to 256 and 256.
+        experts = w.roles.get("experts", 0)
+        best += int(experts * (_mxfp4_padding(model, tp, 128, 256) - 1))
+        high = best + int(experts * (_mxfp4_padding(model, tp, 256, 256) - _mxfp4_padding(model, tp, 128, 256)))
+        why.append(
+            "vLLM pads mxfp4 expert matrices to its kernels' tiles (Marlin's, as on an H100; from none with Triton's "
+            "kernels to Blackwell's FlashInfer tiles)"
+        )
     if w.vision_bytes:
         high += w.vision_bytes * 15 // 100
+        low -= w.vision_bytes * 15 // 100
         why.append("the vision tower is estimated from vision_config (+-15%)")
-    low = best - w.vision_bytes * 15 // 100
     basis: Basis = "computed" if low == high else "estimated"
     return Estimate("weights", best, low, high, basis, "; ".join(why))
 
@@ -379,7 +399,9 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     if inp.weights is not None:
         out["weights"] = _given("weights", inp.weights)
     else:
-        out["weights"] = weights_estimate(model, inp.weight_dtype, inp.tp, inp.pp, eng.name in ("vllm", "sglang", "trtllm"))
+        out["weights"] = weights_estimate(
+            model, inp.weight_dtype, inp.tp, inp.pp, eng.name in ("vllm", "sglang", "trtllm"), pads_mxfp4=eng.name == "vllm"
+        )
     # An engine that does not take activations out of its pool (SGLang keeps them in the headroom
     # that mem_fraction_static leaves) ignores a measured figure too.
     if not eng.subtracts_activation:
@@ -387,7 +409,9 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     elif inp.activation is not None:
         out["activation"] = _given("activation", inp.activation)
     else:
-        out["activation"] = activation_estimate(model, batched_tokens(model, gpu, inp), inp.tp, num_seqs(gpu, inp))
+        out["activation"] = activation_estimate(
+            model, batched_tokens(model, gpu, inp), inp.tp, num_seqs(gpu, inp), sampler_per_logit=eng.sampler_bytes_per_logit
+        )
     if inp.non_torch is not None:
         out["non_torch"] = _given("non_torch", inp.non_torch)
     elif eng.subtracts_non_torch:

@@ -1,9 +1,13 @@
-"""Reading serving-engine start-up logs (vLLM 0.6 to current, SGLang): text in, facts out.
-The recomputation is kvcalc.engine.explain's.
+"""Reading serving-engine start-up logs (vLLM 0.2 to current, SGLang, TensorRT-LLM): text in, facts
+out, one set of facts per start-up in the file. The recomputation is kvcalc.engine.explain's.
 
-Units, as the engines print them: vLLM's "GiB" is 2^30 B; vLLM 0.5/0.6 printed "Loading model
+Units, as the engines print them: vLLM's "GiB" is 2^30 B; vLLM 0.2 to 0.7 printed "Loading model
 weights took X GB" but computed X in GiB; SGLang prints "GB" for values it divides by 2^30.
 kvcalc reads all of them as GiB and says so.
+
+A file may hold several start-ups (logs appended run after run, or an issue quoting a few): a
+start-up marker ("vLLM API server version", "Initializing ... LLM engine", SGLang's server_args,
+a quoted ``vllm serve`` command) after a start-up's results opens the next one.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import BinaryIO
 from kvcalc.errors import KvcalcError
 
 GiB = 2**30
-NUM = r"([0-9][0-9,]{0,30}(?:\.[0-9]{1,12})?)"
+NUM = r"(-?[0-9][0-9,]{0,30}(?:\.[0-9]{1,12})?)"
 
 
 def _num(s: str) -> float:
@@ -34,6 +38,9 @@ def _num(s: str) -> float:
 class LogFacts:
     engine: str | None = None
     version: str | None = None
+    """The release the log names (a version line)."""
+    formats: list[str] = field(default_factory=list)
+    """What the line formats say about the release, in words ('V0 (0.2 to 0.7)', '0.21 or later', ...)."""
     model: str | None = None
     max_model_len: int | None = None
     tp: int | None = None
@@ -43,90 +50,250 @@ class LogFacts:
     block_size: int | None = None
     util: float | None = None
     max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
     total_gib: float | None = None
     weights_gib: float | None = None
     non_torch_gib: float | None = None
     activation_gib: float | None = None
+    peak_torch_gib: float | None = None
+    """vLLM 0.6.4: weights and activation peak together (peak_torch_memory)."""
     available_kv_gib: float | None = None
     kv_tokens: int | None = None
     gpu_blocks: int | None = None
     concurrency: float | None = None
     concurrency_len: int | None = None
     cudagraph_gib: float | None = None
+    """CUDA graphs captured after the KV cache was sized ("Graph capturing finished ... took X GiB")."""
+    cudagraph_estimate_gib: float | None = None
+    """vLLM >= 0.21: the CUDA-graph estimate subtracted before sizing."""
+    util_without_cudagraph: float | None = None
+    error_kv_tokens: int | None = None
+    """V0's error: the maximum number of tokens the KV cache can store."""
+    needed_kv_gib: float | None = None
+    estimated_max_len: int | None = None
     # SGLang
     max_total_num_tokens: int | None = None
+    avail_before_load_gib: float | None = None
+    """SGLang: memory free before loading ("Load weight begin. avail mem=X GB")."""
     avail_after_load_gib: float | None = None
     k_size_gib: float | None = None
     v_size_gib: float | None = None
+    kv_size_gib: float | None = None
+    """SGLang's MLA line: one KV size for the latent."""
+    # TensorRT-LLM
+    trt_tokens: int | None = None
+    trt_kv_bytes: int | None = None
+    trt_engine_mib: float | None = None
     lines: dict[str, str] = field(default_factory=dict)
     """The line each fact was read from (fact name -> line)."""
 
+    @property
+    def has_result(self) -> bool:
+        return any(
+            getattr(self, k) is not None
+            for k in (
+                "kv_tokens",
+                "gpu_blocks",
+                "available_kv_gib",
+                "error_kv_tokens",
+                "max_total_num_tokens",
+                "k_size_gib",
+                "kv_size_gib",
+                "trt_tokens",
+                "needed_kv_gib",
+            )
+        )
 
-# (fact, a literal the line must hold, pattern, how to read the groups). The literal is the cheap
-# filter: a line holding none of them (almost every line of a long log) costs one regex search.
-_PATTERNS: list[tuple[str, str, re.Pattern[str], str]] = [
-    ("version", "LLM engine", re.compile(r"LLM engine\s*\(?v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),]*)", re.I), "str"),
+
+# SGLang 0.4: "KV Cache is allocated. #tokens: N, K size: ..."; 0.5: "... allocated. dtype: torch.bfloat16, #tokens: ...".
+_SGL_KV = r"KV Cache (?:is allocated|VA upper bound)\.(?: dtype: (?:torch\.)?([a-z0-9_]{1,30}),)? #tokens: " + NUM
+_V = r"v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),']*)"
+_INT = r"([0-9]{1,20})"
+
+# (fact, a literal the line must hold, pattern, how to read the groups, what the format says about
+# the release). The literal is the cheap filter: a line holding none of them (almost every line of
+# a long log) costs one regex search.
+_PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
+    ("version", "LLM engine", re.compile(r"LLM engine\s*\(" + _V, re.I), "str", ""),
+    ("version", "vLLM API server version", re.compile(r"vLLM API server version\s*" + _V), "str", ""),
+    ("version", "vllm version", re.compile(r"vllm version\s*[=:]?\s*" + _V, re.I), "str", ""),
+    ("version", "vLLM Version", re.compile(r"vLLM Version\s*:\s*" + _V), "str", ""),
+    ("version", "  version ", re.compile(r"█\s+version\s+" + _V), "str", ""),
+    ("model", "model='", re.compile(r"\bmodel='([^']{1,500})'"), "str", ""),
+    ("model", "'model':", re.compile(r"'model':\s*'([^']{1,500})'"), "str", ""),
+    ("model", "model_path=", re.compile(r"\bmodel_path='?([^',\s)]{1,500})"), "str", ""),
+    ("model", "vllm serve ", re.compile(r"vllm serve\s+(?!-)([^\s\\]{1,500})"), "str", ""),
+    ("model", "--model", re.compile(r"--model[= ]\s*[\"']?([^\s\"'\\]{1,500})"), "str", ""),
+    ("max_model_len", "max_seq_len=", re.compile(r"\bmax_seq_len=" + _INT), "int", ""),
+    ("max_model_len", "max_model_len", re.compile(r"\bmax_model_len['\"]?[=:]\s*" + _INT), "int", ""),
+    ("max_model_len", "max-model-len", re.compile(r"--max[-_]model[-_]len[= ]\s*" + _INT), "int", ""),
+    ("max_model_len", "context_len=", re.compile(r"\bcontext_len=" + _INT), "int", ""),
+    ("max_model_len", "max seq len (", re.compile(r"max seq len \(" + _INT + r"\)"), "int", ""),
+    ("tp", "tensor_parallel_size", re.compile(r"\btensor_parallel_size['\"]?\s*[=:]\s*" + _INT), "int", ""),
+    ("tp", "tensor-parallel-size", re.compile(r"--tensor[-_]parallel[-_]size[= ]\s*" + _INT), "int", ""),
+    ("tp", "tp_size=", re.compile(r"\btp_size=" + _INT), "int", ""),
+    ("tp", "--tp", re.compile(r"(?:--tp|--tp-size|-tp)[= ]\s*" + _INT + r"\b"), "int", ""),
+    ("pp", "pipeline_parallel_size", re.compile(r"\bpipeline_parallel_size['\"]?\s*[=:]\s*" + _INT), "int", ""),
+    ("pp", "pipeline-parallel-size", re.compile(r"--pipeline[-_]parallel[-_]size[= ]\s*" + _INT), "int", ""),
+    ("dtype", "dtype=torch.", re.compile(r"\bdtype=torch\.([a-z0-9]{1,20})"), "str", ""),
+    ("dtype", "--dtype", re.compile(r"--dtype[= ]\s*[\"']?([a-z0-9]{1,20})"), "str", ""),
+    ("kv_cache_dtype", "kv_cache_dtype", re.compile(r"\bkv_cache_dtype['\"]?\s*[=:]\s*'?([A-Za-z0-9_]{1,20})"), "str", ""),
+    ("kv_cache_dtype", "kv-cache-dtype", re.compile(r"--kv-cache-dtype[= ]\s*([A-Za-z0-9_]{1,20})"), "str", ""),
+    ("block_size", "block_size", re.compile(r"\bblock_size['\"]?\s*[=:]\s*" + _INT), "int", ""),
+    ("block_size", "block-size", re.compile(r"--block-size[= ]\s*" + _INT), "int", ""),
+    ("block_size", "page_size=", re.compile(r"\bpage_size=" + _INT), "int", ""),
     (
-        "version",
-        "vLLM API server version",
-        re.compile(r"vLLM API server version\s*v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),]*)"),
-        "str",
+        "util",
+        "is equivalent to --gpu-memory-utilization=",
+        re.compile(r"--gpu-memory-utilization=([0-9.]{1,12}) is equivalent to --gpu-memory-utilization=([0-9.]{1,12})"),
+        "util_equiv",
+        "0.21 or later",
     ),
-    ("version", "vllm version", re.compile(r"vllm version\s*v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),]*)", re.I), "str"),
-    ("model", "model='", re.compile(r"\bmodel='([^']{1,500})'"), "str"),
-    ("model", "'model':", re.compile(r"'model':\s*'([^']{1,500})'"), "str"),
-    ("model", "model_path=", re.compile(r"\bmodel_path='?([^',\s)]{1,500})"), "str"),
-    ("max_model_len", "max_seq_len=", re.compile(r"\bmax_seq_len=([0-9]{1,20})"), "int"),
-    ("max_model_len", "max_model_len", re.compile(r"\bmax_model_len['\"]?[=:]\s*([0-9]{1,20})"), "int"),
-    ("max_model_len", "context_len=", re.compile(r"\bcontext_len=([0-9]{1,20})"), "int"),
-    ("tp", "tensor_parallel_size", re.compile(r"\btensor_parallel_size['\"]?[=:]\s*([0-9]{1,6})"), "int"),
-    ("tp", "tp_size=", re.compile(r"\btp_size=([0-9]{1,6})"), "int"),
-    ("pp", "pipeline_parallel_size", re.compile(r"\bpipeline_parallel_size['\"]?[=:]\s*([0-9]{1,6})"), "int"),
-    ("dtype", "dtype=torch.", re.compile(r"\bdtype=torch\.([a-z0-9]{1,20})"), "str"),
-    ("kv_cache_dtype", "kv_cache_dtype", re.compile(r"\bkv_cache_dtype['\"]?[=:]\s*'?([A-Za-z0-9_]{1,20})"), "str"),
-    ("block_size", "block_size", re.compile(r"\bblock_size['\"]?[=:]\s*([0-9]{1,6})"), "int"),
-    ("block_size", "page_size=", re.compile(r"\bpage_size=([0-9]{1,6})"), "int"),
-    ("util", "gpu_memory_utilization", re.compile(r"gpu_memory_utilization['\"]?\s*(?:[=:]|\()\s*([0-9.]{1,20})"), "float"),
-    ("util", "mem_fraction_static=", re.compile(r"\bmem_fraction_static=([0-9.]{1,20})"), "float"),
+    (
+        "util",
+        "gpu_memory_utilization",
+        re.compile(r"gpu_memory_utilization['\"]?\s*(?:[=:(]\s*|\s+)([0-9.]{1,20})"),
+        "float",
+        "",
+    ),
+    ("util", "gpu-memory-utilization", re.compile(r"--gpu[-_]memory[-_]utilization[= ]\s*([0-9.]{1,20})"), "float", ""),
+    ("util", "mem_fraction_static=", re.compile(r"\bmem_fraction_static=([0-9.]{1,20})"), "float", ""),
+    ("util", "mem-fraction-static", re.compile(r"--mem-fraction-static[= ]\s*([0-9.]{1,20})"), "float", ""),
     (
         "max_num_batched_tokens",
         "max_num_batched_tokens",
-        re.compile(r"\bmax_num_batched_tokens['\"]?[=:]\s*([0-9]{1,20})"),
+        re.compile(r"\bmax_num_batched_tokens['\"]?\s*[=:]\s*" + _INT),
         "int",
+        "",
     ),
-    ("total_gib", "total_gpu_memory (", re.compile(r"total_gpu_memory \(" + NUM + r"\s*GiB\)"), "float"),
-    ("weights_gib", "Model loading took", re.compile(r"Model loading took " + NUM + r"\s*GiB"), "float"),
-    ("weights_gib", "Loading model weights took", re.compile(r"Loading model weights took " + NUM + r"\s*GB"), "float"),
-    ("weights_gib", "model weights take", re.compile(r"model weights take " + NUM + r"\s*GiB"), "float"),
-    ("weights_gib", "Load weight end.", re.compile(r"mem usage=" + NUM + r"\s*GB"), "float"),
-    ("avail_after_load_gib", "Load weight end.", re.compile(r"avail mem=" + NUM + r"\s*GB"), "float"),
-    ("non_torch_gib", "non_torch_memory takes", re.compile(r"non_torch_memory takes " + NUM + r"\s*GiB"), "float"),
-    ("activation_gib", "activation peak memory takes", re.compile(r"activation peak memory takes " + NUM + r"\s*GiB"), "float"),
-    ("available_kv_gib", "Available KV cache memory:", re.compile(r"Available KV cache memory: " + NUM + r"\s*GiB"), "float"),
-    ("available_kv_gib", "reserved for KV Cache is", re.compile(r"reserved for KV Cache is " + NUM + r"\s*GiB"), "float"),
-    ("kv_tokens", "GPU KV cache size:", re.compile(r"GPU KV cache size: " + NUM + r" tokens"), "int"),
-    ("gpu_blocks", " blocks: ", re.compile(r"# (?:GPU|cuda|CUDA) blocks: " + NUM), "int"),
+    ("max_num_batched_tokens", "max-num-batched-tokens", re.compile(r"--max-num-batched-tokens[= ]\s*" + _INT), "int", ""),
+    ("max_num_seqs", "max_num_seqs", re.compile(r"\bmax_num_seqs['\"]?\s*[=:]\s*" + _INT), "int", ""),
+    ("max_num_seqs", "max-num-seqs", re.compile(r"--max-num-seqs[= ]\s*" + _INT), "int", ""),
+    ("total_gib", "total_gpu_memory (", re.compile(r"total_gpu_memory \(" + NUM + r"\s*GiB\)"), "float", ""),
+    ("total_gib", "total_gpu_memory=", re.compile(r"total_gpu_memory=" + NUM + r"\s*GiB"), "float", "0.6.4 (V0)"),
+    ("total_gib", "total_gpu_memory ", re.compile(r"total_gpu_memory\s{2,}" + NUM + r"\s*GiB"), "float", "0.6.5 (V0)"),
+    ("weights_gib", "Model loading took", re.compile(r"Model loading took " + NUM + r"\s*GiB"), "float", "V1 (0.8 or later)"),
+    ("weights_gib", "Loading model weights took", re.compile(r"Loading model weights took " + NUM + r"\s*GB"), "float", "V0"),
+    ("weights_gib", "model weights take", re.compile(r"model weights take\s+" + NUM + r"\s*GiB"), "float", ""),
+    ("weights_gib", "Load weight end.", re.compile(r"mem usage=" + NUM + r"\s*GB"), "float", ""),
+    ("avail_before_load_gib", "Load weight begin.", re.compile(r"avail mem=" + NUM + r"\s*GB"), "float", "SGLang"),
+    ("avail_after_load_gib", "Load weight end.", re.compile(r"avail mem=" + NUM + r"\s*GB"), "float", ""),
+    ("non_torch_gib", "non_torch_memory", re.compile(r"non_torch_memory(?: takes\s+|=|\s{2,})" + NUM + r"\s*GiB"), "float", ""),
+    (
+        "activation_gib",
+        "activation peak memory",
+        re.compile(r"activation peak memory(?: takes)?\s+" + NUM + r"\s*GiB"),
+        "float",
+        "",
+    ),
+    ("peak_torch_gib", "peak_torch_memory=", re.compile(r"peak_torch_memory=" + NUM + r"\s*GiB"), "float", "0.6.4 (V0)"),
+    (
+        "available_kv_gib",
+        "Available KV cache memory:",
+        re.compile(r"Available KV cache memory: " + NUM + r"\s*GiB"),
+        "float",
+        "V1 (0.8 or later)",
+    ),
+    ("available_kv_gib", "reserved for KV Cache is", re.compile(r"reserved for KV Cache is " + NUM + r"\s*GiB"), "float", ""),
+    ("available_kv_gib", "kv_cache_size=", re.compile(r"kv_cache_size=" + NUM + r"\s*GiB"), "float", "0.6.4 (V0)"),
+    (
+        "available_kv_gib",
+        "available_kv_cache_memory",
+        re.compile(r"available_kv_cache_memory\s+" + NUM + r"\s*GiB"),
+        "float",
+        "0.6.5 (V0)",
+    ),
+    (
+        "kv_tokens",
+        "KV cache size: ",
+        re.compile(r"(?:GPU|[A-Z]+) KV cache size: " + NUM + r" tokens"),
+        "int",
+        "V1 (0.8 or later)",
+    ),
+    ("gpu_blocks", "blocks: ", re.compile(r"(?:# )?(?:GPU|cuda|CUDA) blocks: " + NUM), "int", "V0"),
     (
         "concurrency",
         "Maximum concurrency for",
         re.compile(r"Maximum concurrency for " + NUM + r" tokens per request: " + NUM + r"x"),
         "conc",
+        "",
+    ),
+    (
+        "error_kv_tokens",
+        "maximum number of tokens that can be stored in KV cache",
+        re.compile(r"maximum number of tokens that can be stored in KV cache \(" + NUM + r"\)"),
+        "int",
+        "V0",
+    ),
+    (
+        "needed_kv_gib",
+        "KV cache is needed",
+        re.compile(
+            r"\(" + NUM + r" GiB KV cache is needed, which is larger than the available KV cache memory \(" + NUM + r" GiB\)"
+        ),
+        "needed",
+        "V1 (0.8 or later)",
+    ),
+    (
+        "estimated_max_len",
+        "estimated maximum model length is",
+        re.compile(r"estimated maximum model length is " + NUM),
+        "int",
+        "",
     ),
     (
         "cudagraph_gib",
         "Graph capturing finished",
         re.compile(r"Graph capturing finished in [0-9.]{1,20} secs?, took " + NUM + r"\s*GiB"),
         "float",
+        "",
     ),
-    ("max_total_num_tokens", "max_total_num_tokens=", re.compile(r"max_total_num_tokens=" + NUM), "int"),
+    (
+        "cudagraph_estimate_gib",
+        "Estimated CUDA graph memory",
+        re.compile(r"Estimated CUDA graph memory: " + NUM + r"\s*GiB"),
+        "float",
+        "0.21 or later",
+    ),
+    ("max_total_num_tokens", "max_total_num_tokens=", re.compile(r"max_total_num_tokens=" + NUM), "int", "SGLang"),
     (
         "kv_sizes",
-        "KV Cache is allocated.",
-        re.compile(r"KV Cache is allocated\. #tokens: " + NUM + r", K size: " + NUM + r" GB, V size: " + NUM + r" GB"),
+        "#tokens: ",
+        re.compile(_SGL_KV + r", K size: " + NUM + r" GB, V size: " + NUM + r" GB"),
         "kv",
+        "SGLang",
+    ),
+    ("kv_size_mla", "#tokens: ", re.compile(_SGL_KV + r", KV size: " + NUM + r" GB"), "kv_mla", "SGLang"),
+    ("trt_tokens", "tokens in paged KV cache", re.compile(r"Using " + NUM + r" tokens in paged KV cache"), "int", "TensorRT-LLM"),
+    (
+        "trt_tokens",
+        "for max tokens in paged KV cache",
+        re.compile(r"for max tokens in paged KV cache \(" + NUM + r"\)"),
+        "int",
+        "TensorRT-LLM",
+    ),
+    ("trt_kv_bytes", "bytes for k/v cache", re.compile(r"Allocate " + NUM + r" bytes for k/v cache"), "int", "TensorRT-LLM"),
+    (
+        "trt_engine_mib",
+        "TensorRT-managed allocation",
+        re.compile(r"TensorRT-managed allocation.*GPU " + NUM + r" \(MiB\)"),
+        "float",
+        "TensorRT-LLM",
     ),
 ]
-_KEYS = list(dict.fromkeys(k for _, k, _, _ in _PATTERNS))
+# Lines that open a start-up: after a start-up's results, one of them opens the next.
+_STARTS = (
+    "vLLM API server version",
+    "Initializing an LLM engine",
+    "Initializing a V1 LLM engine",
+    "Initializing a V0 LLM engine",
+    "server_args=ServerArgs(",
+    "vllm serve ",
+    "non-default args:",
+    "vllm.entrypoints",
+    "sglang.launch_server",
+)
+_KEYS = list(dict.fromkeys([k for _, k, _, _, _ in _PATTERNS] + list(_STARTS) + ["EngineCore_DP0", "[TensorRT-LLM]"]))
 _ANY = re.compile("|".join(re.escape(k) for k in _KEYS))
 _KEYS_BYTES = [k.encode() for k in _KEYS]
 CHUNK = 4 * 2**20
@@ -174,56 +341,100 @@ def _scan(data: bytes, end: int) -> Iterator[str]:
         yield data[lo : min(stop, lo + LINE_LIMIT)].decode("utf-8", errors="replace")
 
 
-def parse_log(text: str | Iterable[str]) -> LogFacts:
-    """Facts from a start-up log (its text, or its lines); lines not recognised are ignored. The first
-    match of each fact wins, except that later figures of the same kind (a log of several restarts)
-    replace earlier ones."""
-    f = LogFacts()
-    for line in text.splitlines() if isinstance(text, str) else text:
-        if len(line) > 65536:
-            line = line[:65536]
-        if not _ANY.search(line):
+# Facts kept from their first line (a model named twice, the version printed by every worker).
+_FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp")
+
+
+def _read(f: LogFacts, line: str) -> None:
+    for fact, key, pat, kind, fmt in _PATTERNS:
+        if key not in line:
             continue
-        for fact, key, pat, kind in _PATTERNS:
-            if key not in line:
-                continue
-            m = pat.search(line)
-            if not m:
-                continue
-            try:
-                if kind == "str":
-                    val = m.group(1)
-                elif kind == "int":
-                    val = int(_num(m.group(1)))
-                elif kind == "float":
-                    val = _num(m.group(1))
-                elif kind == "conc":
-                    f.concurrency_len = int(_num(m.group(1)))
-                    f.concurrency = _num(m.group(2))
-                    f.lines["concurrency"] = line.strip()
+        m = pat.search(line)
+        if not m:
+            continue
+        try:
+            if kind == "conc":
+                f.concurrency_len = int(_num(m.group(1)))
+                f.concurrency = _num(m.group(2))
+                f.lines["concurrency"] = line.strip()
+            elif kind in ("kv", "kv_mla"):
+                if m.group(1) and f.kv_cache_dtype is None:
+                    f.kv_cache_dtype = m.group(1)
+                f.max_total_num_tokens = f.max_total_num_tokens or int(_num(m.group(2)))
+                if kind == "kv":
+                    f.k_size_gib, f.v_size_gib = _num(m.group(3)), _num(m.group(4))
+                else:
+                    f.kv_size_gib = _num(m.group(3))
+                f.lines["kv_sizes"] = line.strip()
+            elif kind == "needed":
+                f.needed_kv_gib, f.available_kv_gib = _num(m.group(1)), _num(m.group(2))
+                f.lines["needed_kv_gib"] = line.strip()
+            elif kind == "util_equiv":
+                f.util, f.util_without_cudagraph = _num(m.group(1)), _num(m.group(2))
+                f.lines["util"] = line.strip()
+            else:
+                if fact in _FIRST_WINS and getattr(f, fact) is not None:
                     continue
-                else:  # kv sizes
-                    f.max_total_num_tokens = f.max_total_num_tokens or int(_num(m.group(1)))
-                    f.k_size_gib, f.v_size_gib = _num(m.group(2)), _num(m.group(3))
-                    f.lines["kv_sizes"] = line.strip()
+                raw = m.group(1)
+                val: object = raw if kind == "str" else int(_num(raw)) if kind == "int" else _num(raw)
+                if kind == "int" and isinstance(val, int) and val < 0:
                     continue
-            except (ValueError, OverflowError):
-                continue
-            if fact in ("model", "version", "max_model_len", "weights_gib") and getattr(f, fact) is not None:
-                continue
-            setattr(f, fact, val)
-            f.lines[fact] = line.strip()
-    if f.max_total_num_tokens is not None or f.avail_after_load_gib is not None or f.k_size_gib is not None:
+                setattr(f, fact, val)
+                f.lines[fact] = line.strip()
+        except (ValueError, OverflowError):
+            continue
+        if fmt and fmt not in f.formats:
+            f.formats.append(fmt)
+    if "KV cache size: " in line and "Maximum concurrency for" in line and "0.27 or later" not in f.formats:
+        f.formats.append("0.27 or later")
+    if "(EngineCore_DP0" in line and "0.10 or later" not in f.formats:
+        f.formats.append("0.10 or later")
+
+
+def _finish(f: LogFacts) -> LogFacts:
+    if f.trt_tokens is not None or f.trt_kv_bytes is not None:
+        f.engine = "trtllm"
+    elif any(x is not None for x in (f.max_total_num_tokens, f.avail_after_load_gib, f.k_size_gib, f.kv_size_gib)):
         f.engine = "sglang"
-    elif any(getattr(f, k) is not None for k in ("available_kv_gib", "kv_tokens", "gpu_blocks", "concurrency", "weights_gib")):
+    elif f.has_result or f.weights_gib is not None or f.concurrency is not None:
         f.engine = "vllm"
     if f.max_model_len is None and f.concurrency_len:
         f.max_model_len = f.concurrency_len
-    if f.engine is None:
+    return f
+
+
+def parse_startups(text: str | Iterable[str]) -> list[LogFacts]:
+    """Facts from a log (its text, or its lines), one per start-up; lines not recognised are ignored."""
+    out: list[LogFacts] = []
+    f = LogFacts()
+    for line in text.splitlines() if isinstance(text, str) else text:
+        if len(line) > LINE_LIMIT:
+            line = line[:LINE_LIMIT]
+        if not _ANY.search(line):
+            continue
+        if f.has_result and any(s in line for s in _STARTS):
+            out.append(_finish(f))
+            f = LogFacts()
+        _read(f, line)
+    out.append(_finish(f))
+    found = [x for x in out if x.engine is not None]
+    if not found:
         raise KvcalcError(
             "nothing recognisable in this log",
             "LOG",
-            "a vLLM (0.6 or later) or SGLang start-up log with lines such as 'Model loading took X GiB', "
-            "'Available KV cache memory', 'GPU KV cache size' or SGLang's 'max_total_num_tokens'",
+            "a vLLM, SGLang or TensorRT-LLM start-up log with lines such as 'Model loading took X GiB', "
+            "'Available KV cache memory', 'GPU KV cache size', '# GPU blocks', SGLang's 'max_total_num_tokens' or "
+            "TensorRT-LLM's 'tokens in paged KV cache'",
         )
-    return f
+    # Settings printed once (a quoted command, a version line) hold for the start-ups that follow
+    # when those do not say otherwise.
+    for prev, cur in zip(found, found[1:]):
+        for k in ("model", "version", "tp", "pp", "util", "dtype", "kv_cache_dtype", "block_size"):
+            if getattr(cur, k) is None and getattr(prev, k) is not None:
+                setattr(cur, k, getattr(prev, k))
+    return found
+
+
+def parse_log(text: str | Iterable[str]) -> LogFacts:
+    """The facts of a log's first start-up (see :func:`parse_startups` for all of them)."""
+    return parse_startups(text)[0]

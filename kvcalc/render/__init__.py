@@ -16,7 +16,7 @@ RENDERERS = {
     "RooflineReport": ("kvcalc.render.roofline", "render"),
     "PagingReport": ("kvcalc.render.paging", "render"),
     "TiersReport": ("kvcalc.render.tiers", "render"),
-    "ExplainReport": ("kvcalc.render.explain", "render"),
+    "ExplainLogReport": ("kvcalc.render.explain", "render"),
     "CheckReport": ("kvcalc.render.check", "render"),
     "ModelsReport": ("kvcalc.render.catalog", "render_models"),
     "GPUsReport": ("kvcalc.render.catalog", "render_gpus"),

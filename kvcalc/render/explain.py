@@ -1,4 +1,4 @@
-"""kvcalc explain-log: the log's figures beside kvcalc's, and why they differ, in words."""
+"""kvcalc explain-log: each start-up's figures beside kvcalc's, what was assumed, and why they differ."""
 
 from __future__ import annotations
 
@@ -10,30 +10,55 @@ GiB = 2**30
 
 LABELS = {
     "weights": "weights per GPU",
+    "peak_torch": "weights + activation peak",
     "activation": "activation peak",
     "non_torch": "non-torch memory",
+    "cudagraph_estimate": "CUDA graphs (estimated)",
     "available_kv": "available KV cache memory",
+    "gpu_blocks": "GPU blocks",
     "kv_tokens": "KV cache size, tokens",
+    "max_kv_tokens": "tokens the KV cache holds",
+    "needed_kv": "KV one request needs",
+    "estimated_max_len": "longest request that fits",
     "concurrency": "max concurrency at {length:,} tokens",
     "kv_bytes_per_token": "KV bytes per token (all layers)",
     "max_total_num_tokens": "max_total_num_tokens",
+    "trt_kv_bytes": "KV cache allocated",
+    "trt_tokens": "tokens in paged KV cache",
+}
+
+BASIS = {
+    "components": "the log's breakdown of its budget",
+    "available": "the log's available KV cache memory",
+    "blocks": "the log's block count",
+    "error_tokens": "the token count in the log's error",
+    "tokens": "the log's token count",
+    "kv_sizes": "the K and V sizes the log allocated",
+    "trt_bytes": "the bytes the log allocated",
 }
 
 
 def _reason(row: Any, r: Any) -> str:
-    engine = "SGLang" if r.engine == "sglang" else "vLLM"
+    engine = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}.get(r.engine.split("@")[0], r.engine)
+    bs = r.block_size
+    per = f"{r.kv_bytes_per_token:,} B per token over all layers"
     return {
-        "weights": f"{engine} measured the loaded checkpoint; kvcalc counts parameters x dtype from the config "
-        "(extra tensors such as vision towers or unquantized layers make the difference)",
-        "activation": f"{engine} ran a profiling forward pass; kvcalc estimates the largest MLP and logits buffers",
-        "non_torch": f"CUDA context, cuBLAS and NCCL buffers: measured by {engine}, a fixed estimate in kvcalc",
-        "available_kv": "the same budget (util x total - weights - activation - non-torch); with the log's inputs it "
-        f"agrees to the log's rounding, the estimate differs by what {engine} measured",
-        "kv_tokens": f"pool / ({r.block_size} x {r.kv_bytes_per_token:,} B per token over all layers), in whole blocks; "
-        "the log's GiB has two decimals (+/- 5.4 MB)",
-        "concurrency": "blocks / blocks per request of max_model_len tokens",
+        "weights": f"{engine} measured the loaded checkpoint; kvcalc counts parameters x their stored dtype from the config",
+        "peak_torch": "the profile run's peak of weights and activations, against kvcalc's weights + activation estimate",
+        "activation": f"{engine} ran a profiling forward pass; kvcalc estimates the largest MLP, attention and logits buffers",
+        "non_torch": f"CUDA context, cuBLAS and NCCL buffers: measured by {engine}, a range in kvcalc",
+        "cudagraph_estimate": "vLLM's own estimate, subtracted before sizing; kvcalc's is a fixed range",
+        "available_kv": "util x total - weights - activation - non-torch: from the log's own terms it agrees to their rounding",
+        "gpu_blocks": f"pool // ({bs} tokens x {per}), per block of every layer",
+        "kv_tokens": f"from the pool in whole blocks of {bs} tokens x {per}; the log's GiB has two decimals (+/- 5.4 MB)",
+        "max_kv_tokens": f"blocks x {bs}: the most tokens the cache holds, which V0 compared with max_model_len",
+        "needed_kv": f"one request of max_model_len tokens: {per} x {r.max_model_len:,}",
+        "estimated_max_len": "the longest request whose KV fits the available memory",
+        "concurrency": "blocks / blocks one request of max_model_len needs",
         "kv_bytes_per_token": "(K size + V size) / #tokens from the log, against kvcalc's per-token bytes",
         "max_total_num_tokens": "KV pool / bytes per token (SGLang pages are single tokens)",
+        "trt_kv_bytes": "free_gpu_memory_fraction x memory free after loading",
+        "trt_tokens": f"bytes / ({bs}-token blocks x {per})",
     }.get(row.key, "")
 
 
@@ -42,7 +67,7 @@ def _cell(unit: str, v: Any) -> str:
         return "-"
     if unit == "bytes":
         return f"{v / GiB:,.2f} GiB"
-    if unit == "tokens":
+    if unit in ("tokens", "blocks"):
         return f"{int(v):,}"
     if unit == "ratio":
         return f"{v:.2f}x"
@@ -51,71 +76,139 @@ def _cell(unit: str, v: Any) -> str:
     return str(v)
 
 
+def _pct(v: float | None) -> str:
+    return "" if v is None else f"{v:+.1%}"
+
+
 def _note(n: Any) -> str:
     v = n.values
-    if n.key == "other_memory":
-        src = (
-            ""
-            if not v["total_from_spec"]
-            else f" (taking the runtime total of {v['gpu']}'s spec, {v['total_bytes'] / GiB:,.2f} GiB)"
+    k = n.key
+    if k == "components_vllm":
+        terms = " - ".join(
+            f"{v[t]:g} ({t.replace('_', '-')})"
+            for t in ("peak_torch", "weights", "activation", "non_torch", "cudagraph")
+            if t in v
         )
+        return f"pool from the log's own figures: {v['total']:g} GiB x {v['util']:g} - {terms} = {v['usable'] - sum(v[t] for t in ('peak_torch', 'weights', 'activation', 'non_torch', 'cudagraph') if t in v):.3f} GiB"
+    if k == "components_sglang":
+        return (
+            f"SGLang's pool: memory free after loading ({v['after']:g} GiB) - (1 - mem_fraction_static {v['util']:g}) x "
+            f"memory free before ({v['before']:g} GiB)"
+        )
+    if k == "other_memory":
+        src = "" if not v["total_from_spec"] else f" (taking {v['gpu']}'s runtime total, {v['total_bytes'] / GiB:,.2f} GiB)"
         return (
             f"this log does not break down activation and non-torch memory; together they are {v['util']:g} x "
             f"{v['total_bytes'] / GiB:,.2f} GiB - weights - KV = {v['other_bytes'] / GiB:,.2f} GiB{src}"
         )
-    if n.key == "cudagraph_after_sizing":
+    if k == "no_kv_memory":
+        return (
+            f"available KV cache memory is {v['available'] / GiB:.2f} GiB: the weights and the profile run took more than "
+            "util x total. Raise gpu_memory_utilization, lower max_num_seqs or max_num_batched_tokens, or add GPUs (--tp)"
+        )
+    if k == "v0_refused":
+        return (
+            f"V0 refuses to start when max_model_len ({v['max_model_len']:,}) exceeds the tokens its cache holds "
+            f"({v['tokens']:,}): pass --max-model-len {v['tokens']:,} or less, or raise gpu_memory_utilization"
+        )
+    if k == "v1_refused":
+        return (
+            f"vLLM refused to start: one request of max_model_len needs {v['needed'] / GiB:.2f} GiB of KV and "
+            f"{v['available'] / GiB:.2f} GiB are available"
+        )
+    if k == "cudagraph_after_sizing":
         return (
             f"CUDA graphs took {v['bytes'] / GiB:.2f} GiB after the KV cache was sized: they came out of the "
             "1 - gpu_memory_utilization headroom, not the KV pool"
         )
-    if n.key == "state_padding":
+    if k == "min_over_ranks":
         return (
-            "hybrid model with state layers: vLLM pads their state pages to the attention page size, which kvcalc "
-            "does not model: its token count can differ by that padding"
+            f"{v['ranks']} ranks: vLLM sizes every rank's cache to the smallest rank's; a breakdown printed by one rank "
+            "can give more tokens than the engine used"
         )
-    if n.key == "sglang_pool":
-        return (
-            f"SGLang: pool = memory free after loading ({v['available_bytes'] / GiB:.2f} GiB) - "
-            f"(1 - mem_fraction_static {v['fraction']:g}) x total ({v['total_bytes'] / GiB:,.2f} GiB)"
-        )
-    if n.key == "sglang_requests":
+    if k == "sglang_requests":
         return f"{v['tokens']:,} tokens hold {v['requests']:,} requests of the full {v['seq']:,}-token context at once"
-    if n.key == "sglang_gb_is_gib":
+    if k == "sglang_gb_is_gib":
         return "SGLang prints 'GB' for figures it divides by 2^30: kvcalc reads them as GiB"
-    if n.key == "concurrency_meaning":
+    if k == "trt_pool":
+        return (
+            f"TensorRT-LLM: tokens = blocks x {v['block_size']} where blocks = bytes / ({v['block_size']} x "
+            f"{v['per_token']:,} B per token); its token count is the block pool, not a per-request limit"
+        )
+    if k == "concurrency_meaning":
         return (
             f"'Maximum concurrency {v['concurrency']:.2f}x' means: if every request ran to the full {v['length']:,} "
             f"tokens, {int(v['concurrency'])} could be in flight at once. Real requests are shorter, and vLLM admits "
             "requests while blocks are free, so more usually run together."
         )
-    if n.key == "vllm_gb_is_gib":
+    if k == "vllm_gb_is_gib":
         return "vLLM before 0.7 printed 'Loading model weights took X GB' but computed X in GiB: read as GiB"
-    return n.key
+    if k == "multimodal":
+        return (
+            f"multimodal model: the vision tower's {v['vision_params'] / 1e9:.2f} B parameters are counted in the weights, "
+            "but the engine's profile run also encodes dummy images at their largest size, which kvcalc's activation "
+            "estimate does not model: the estimate can be GiB high (Llama 3.2 Vision at 64k: 36.6 GiB of activations)"
+        )
+    if k == "engine_basis":
+        return f"read with {v['engine']}'s rules: {v['detail']}; pass --engine to choose another"
+    return k
 
 
-def render(r: Any) -> None:
-    c = console()
-    where = r.inputs.get("log", "log")
-    c.print(f"[bold]{where}[/bold]: {r.engine} log, model {r.model}, max_model_len {r.max_model_len:,}, GPU {r.gpu}")
+def _setting(s: Any) -> str:
+    val = f"{s.value:,}" if isinstance(s.value, int) and not isinstance(s.value, bool) else f"{s.value}"
+    if s.source == "log":
+        return f"{s.key} {val}"
+    where = {"option": "given", "guess": "guessed", "default": "assumed"}[s.source]
+    return f"{s.key} {val} ({where}: {s.detail})" if s.detail else f"{s.key} {val} ({where})"
+
+
+def _startup(c: Any, r: Any, n: int) -> None:
+    head = f"Start-up {r.index} of {n}: " if n > 1 else ""
+    c.print(
+        f"[bold]{head}{r.engine_label}[/bold]: {r.model} on {r.gpu}, TP {r.tp}, PP {r.pp}, "
+        f"max_model_len {r.max_model_len:,}, KV {r.kv_dtype}"
+    )
     t = table(
         None,
         ("", "left"),
         ("log", "right"),
-        ("kvcalc, log's inputs", "right"),
-        ("kvcalc estimate", "right"),
-        ("est. vs log", "right"),
+        ("from log", "right"),
+        ("err", "right"),
+        ("estimate", "right"),
+        ("err", "right"),
     )
     for col in t.columns[1:]:
         col.no_wrap = True
     for x in r.rows:
         label = LABELS.get(x.key, x.key).format(length=x.length or 0)
-        measured = "(taken from the log)" if x.taken_from_log else _cell(x.unit, x.from_log_inputs)
-        diff = "" if x.relative_difference is None else f"{x.relative_difference:+.1%}"
-        t.add_row(label, _cell(x.unit, x.log), measured, _cell(x.unit, x.estimate), diff)
+        if x.taken_from_log:
+            mid, err = "(the log's)", ""
+        else:
+            mid, err = _cell(x.unit, x.from_log), _pct(x.from_log_error)
+        t.add_row(label, _cell(x.unit, x.log), mid, err, _cell(x.unit, x.estimate), _pct(x.estimate_error))
     c.print(t)
+    if r.from_log is not None:
+        c.print(f"[dim]'from log': one KV pool, {BASIS.get(r.from_log.basis, r.from_log.basis)}, and what it gives.[/dim]")
+    notes(
+        c,
+        "Settings",
+        [_setting(s) for s in r.settings if s.source != "log"]
+        + ["from the log: " + ", ".join(_setting(s) for s in r.settings if s.source == "log")],
+        "",
+    )
     notes(c, "Why they differ", [f"{LABELS.get(x.key, x.key).format(length=x.length or 0)}: {_reason(x, r)}" for x in r.rows], "")
-    notes(c, "Notes", [_note(n) for n in r.notes], "")
+    notes(c, "Notes", [_note(x) for x in r.notes], "")
+
+
+def render(rep: Any) -> None:
+    c = console()
+    c.print(f"[bold]{rep.source}[/bold]: {len(rep.startups)} start-up{'s' if len(rep.startups) != 1 else ''} explained")
+    for r in rep.startups:
+        c.print()
+        _startup(c, r, len(rep.startups) + len(rep.skipped))
+    notes(c, "Not explained", rep.skipped, "")
+    notes(c, "Warnings", rep.warnings, "yellow")
     c.print(
-        "[dim]GiB = 2^30 B. 'kvcalc, log's inputs' recomputes with what the engine measured; "
-        "'kvcalc estimate' is what kvcalc predicts with no log.[/dim]"
+        "[dim]GiB = 2^30 B. err = (figure - log) / log. 'estimate' is what kvcalc predicts from the log's "
+        "settings alone, with its own estimates of weights, activations and reserves.[/dim]"
     )

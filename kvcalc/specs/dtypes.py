@@ -84,6 +84,9 @@ KV_DTYPE_ALIASES = {
     "fp8_e4m3": "fp8",
     "fp8_e5m2": "fp8",
     "float8": "fp8",
+    "float8_e4m3fn": "fp8",
+    "float8_e5m2": "fp8",
+    "fp8_e4m3fn": "fp8",
     "nvfp4": "fp4",
 }
 BF16 = KV_DTYPES["bf16"]

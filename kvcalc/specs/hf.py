@@ -297,8 +297,13 @@ def _gemma3(c: _Cfg, b: _Build) -> None:
     b.notes.append("language model only: the vision tower's parameters are not counted")
 
 
-def _moe_block(b: _Build, *, E: int, k: int, n_layers: int, per_expert: int, dtype: str | None = None) -> None:
+def _moe_block(
+    b: _Build, *, E: int, k: int, n_layers: int, per_expert: int, dtype: str | None = None, inter: int | None = None
+) -> None:
     b.moe = {"num_experts": E, "num_experts_per_tok": k, "num_moe_layers": n_layers, "params_per_expert": per_expert}
+    if inter:
+        # Where biases make params_per_expert / (3 x hidden) miss the expert's width.
+        b.moe["intermediate_size"] = inter
     if dtype:
         b.moe["expert_weight_dtype"] = dtype
 
@@ -423,7 +428,9 @@ def _gpt_oss(c: _Cfg, b: _Build) -> None:
     b.params = _embed(c, H, V, b) + L * (attn + H * E + E + E * per_expert + 2 * H)
     b.intermediate = I
     q = c.get("quantization_config") or {}
-    _moe_block(b, E=E, k=k, n_layers=L, per_expert=per_expert, dtype="mxfp4" if q.get("quant_method") == "mxfp4" else None)
+    _moe_block(
+        b, E=E, k=k, n_layers=L, per_expert=per_expert, dtype="mxfp4" if q.get("quant_method") == "mxfp4" else None, inter=I
+    )
 
 
 def _falcon(c: _Cfg, b: _Build) -> None:

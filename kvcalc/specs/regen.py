@@ -41,4 +41,10 @@ def regen(names: list[str] | None = None) -> list[str]:
 
 
 if __name__ == "__main__":
+    import json
+
+    from kvcalc.specs.catalog import INDEX, build_index
+
     print("regenerated:", ", ".join(regen(sys.argv[1:] or None)))
+    # The catalog index (kvcalc/specs/catalog.json) mirrors the YAML files: rebuild it with them.
+    INDEX.write_text(json.dumps(build_index(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
