@@ -142,7 +142,9 @@ def weights_estimate(
             "vLLM pads mxfp4 expert matrices to its kernels' tiles (Marlin's, as on an H100; from none with Triton's "
             "kernels to Blackwell's FlashInfer tiles)"
         )
-    if w.vision_bytes:
+    if model.checkpoint is not None and not dtype:
+        why.append(f"read from {model.checkpoint.source}")
+    if w.vision_bytes and not (model.checkpoint and model.checkpoint.role_bytes and not dtype):
         high += w.vision_bytes * 15 // 100
         low -= w.vision_bytes * 15 // 100
         why.append("the vision tower is estimated from vision_config (+-15%)")

@@ -74,7 +74,24 @@ class WeightFormats:
 
 
 def role_bytes(model: ModelSpec, override: str | None = None) -> dict[str, int]:
-    """Bytes of each role, the routed experts included, for the whole model."""
+    """Bytes of each role, the routed experts included, for the whole model: as the checkpoint's
+    safetensors headers give them where kvcalc read them (tensors it cannot place count with the
+    attention, split over ranks), else counted from the config."""
+    ck = model.checkpoint
+    if override is None and ck is not None and ck.role_bytes:
+        out = {r: ck.role_bytes.get(r, 0) for r in (*SPLIT_ROLES, "router", "norms", "replicated", "experts")}
+        out["attn"] += ck.role_bytes.get("other", 0)
+        return out
+    out = _counted_role_bytes(model, override)
+    if override is None and ck is not None and ck.total_bytes:
+        # Only the index's total: the difference from the count goes with the attention (split).
+        stored = ck.total_bytes // 2 if model.checkpoint_dtype == "fp32" else ck.total_bytes
+        diff = stored - sum(out.values()) - vision_bytes(model)
+        out["attn"] = max(out["attn"] + diff, 0)
+    return out
+
+
+def _counted_role_bytes(model: ModelSpec, override: str | None = None) -> dict[str, int]:
     f = WeightFormats.of(model, override)
     roles = roles_of(model)
     counts = {r: getattr(roles, r) for r in (*SPLIT_ROLES, "router", "norms", "replicated")}
@@ -98,6 +115,9 @@ def resident_bytes(model: ModelSpec, dtype: str | None = None) -> int:
 
 
 def vision_bytes(model: ModelSpec, dtype: str | None = None) -> int:
+    ck = model.checkpoint
+    if dtype is None and ck is not None and ck.role_bytes:
+        return ck.role_bytes.get("vision", 0)
     return weight_bytes(model.vision_params, dtype or model.weight_dtype)
 
 

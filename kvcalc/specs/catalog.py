@@ -117,11 +117,13 @@ def load_spec_file(kind: Kind, path: Path, trusted: bool = False) -> Any:
     if not isinstance(doc, dict):
         raise KvcalcError(f"top level is a {type(doc).__name__}", where, f"a mapping of {kind} spec fields")
     if kind == "model" and "layer_kinds" not in doc and "model_type" in doc:
+        from kvcalc.specs.checkpoint import attach_checkpoint
         from kvcalc.specs.hf import spec_dict_from_config
 
         doc, warnings = spec_dict_from_config(
             doc, where, name=path.parent.name.lower() if path.name == "config.json" else path.stem.lower()
         )
+        warnings += attach_checkpoint(doc, path.parent)
         spec = validate(kind, doc, where, None, trusted=trusted)
         spec.import_warnings = [f"{path.name}: {w}" for w in warnings]
         return spec

@@ -994,5 +994,8 @@ def import_config(path: str, name: str | None = None, url: str | None = None) ->
     doc = parse_json(read_text(p), str(p))
     default_name = (p.parent.name if p.name == "config.json" and p.parent.name else p.stem).lower()
     spec, warnings = spec_dict_from_config(doc, url or str(p), name=name or default_name)
+    from kvcalc.specs.checkpoint import attach_checkpoint
+
+    warnings += attach_checkpoint(spec, p.parent)
     validate("model", spec, str(p), None)
     return ImportReport(spec, warnings, url or str(p))

@@ -136,6 +136,24 @@ class Quantization:
 
 
 @dataclass(kw_only=True)
+class Checkpoint:
+    """The checkpoint's bytes as its files hold them, where kvcalc read them (a model folder's
+    safetensors headers, or its index's metadata.total_size)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    total_bytes: NonNeg
+    """All tensors as stored."""
+    role_bytes: dict[str, int] = field(default_factory=dict)
+    """Bytes of each role as loaded (float32 weights at 16 bits), from the headers; empty from an index."""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for k, v in self.role_bytes.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 2**60:
+                raise ValueError(f"checkpoint.role_bytes.{str(k)[:40]} must be a whole number of bytes")
+
+
+@dataclass(kw_only=True)
 class ModelSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
@@ -162,6 +180,8 @@ class ModelSpec:
     """The checkpoint's own dtype where the engines serve another (float32 checkpoints load at 16 bits)."""
     vision_params: NonNeg = 0
     """Parameters of a vision tower and projector the engines load beside the language model (estimated)."""
+    checkpoint: Checkpoint | None = None
+    """The checkpoint's own bytes, where its files were read; the weights then come from them."""
     layer_kinds: KindMap
     layers: Groups
     import_warnings: list[str] = field(default_factory=list)
