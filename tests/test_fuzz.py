@@ -5,6 +5,7 @@ Cases run per test are set below; the totals are recorded in the closing note of
 
 import json
 import os
+import signal
 import string
 
 import pytest
@@ -88,8 +89,19 @@ VALUES = [
 SAFE_TEXT = st.text(alphabet=string.printable + "\u00e9\u2603\u00a0", max_size=20)
 
 
+def _hung(signum, frame):
+    raise TimeoutError("the case ran past 20 s")
+
+
 def outcome(capsys, argv):
-    code = main(argv)
+    # Every case must end within 20 s (SIGALRM; a hang reports as a failure, not a stuck run).
+    old = signal.signal(signal.SIGALRM, _hung)
+    signal.alarm(20)
+    try:
+        code = main(argv)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     cap = capsys.readouterr()
     assert code in (0, 1, 2), (argv, code, cap.err)
     if code == 2:
@@ -274,3 +286,150 @@ def test_huge_numbers_stay_exact(capsys, monkeypatch_env):
     main(["roofline", "--model", "kimi-k2", "--gpu", "b200", "--tp", "8", "--seq", "1M", "--batch", "4096", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert d["kv_bytes_read"] == 61 * 576 * 2 * 1048576 * 4096 and d["fits_in_memory"] is False
+
+
+# ---- the classes of issue 11, each as a named case, and generated cases that reach them ---------
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """A folder of hostile inputs: special files, a folder named like a spec, a cache-free model,
+    configs whose context field is wrong, logs with huge figures and long lines, check files that
+    ask for help or name keys that cannot exist."""
+    d = tmp_path_factory.mktemp("hostile")
+    os.mkfifo(d / "fifo")
+    (d / "folder.yaml").mkdir()
+    (d / "nocache.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "nocache",
+                "source": {"url": "u"},
+                "hidden_size": 256,
+                "vocab_size": 1000,
+                "max_position_embeddings": 4096,
+                "params_total": 10**6,
+                "layer_kinds": {"mlp": {"kind": "none"}},
+                "layers": [{"repeat": 4, "pattern": ["mlp"]}],
+            }
+        )
+    )
+    base = {
+        "model_type": "llama",
+        "hidden_size": 256,
+        "intermediate_size": 512,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+    }
+    for name, v in {"abc": '"abc"', "list": "[1, 2]", "nan": "NaN", "inf": "Infinity", "big": "9" * 400, "ok": "4096"}.items():
+        (d / f"seqlen-{name}.json").write_text(json.dumps(base)[:-1] + f', "seq_length": {v}}}')
+    big = "9" * 400
+    (d / "huge.log").write_text(
+        f"model='llama2-7b'\nAvailable KV cache memory: {big} GiB\nGPU KV cache size: {big} tokens\n"
+        f"# GPU blocks: {big}\nKV Cache is allocated. #tokens: {big}, K size: {big} GB, V size: 1 GB\n"
+    )
+    (d / "long.log").write_text("Load weight end. " + "x" * 300_000 + " mem usage=3 GB\nmax_total_num_tokens=1000\n")
+    (d / "help.yaml").write_text("examples:\n  - name: h\n    run: size --help\n    expect: {a: 1}\n")
+    (d / "key.yaml").write_text("examples:\n  - name: k\n    run: size --model llama2-7b --seq 4k\n    expect: {rows.--1: 1}\n")
+    (d / "bigexpect.yaml").write_text(
+        f"examples:\n  - name: b\n    run: size --model llama2-7b --seq 4k\n    expect: {{kv_bytes_per_token: {big}}}\n"
+    )
+    (d / "full.png").symlink_to("/dev/full")
+    return d
+
+
+REGRESSIONS = {
+    # 1. special files, on every path input
+    "fifo as --model": ["size", "--model", "{d}/fifo", "--seq", "4k"],
+    "/dev/zero as --gpu": ["fit", "--gpu", "/dev/zero", "--seq", "4k"],
+    "/dev/urandom to show": ["show", "/dev/urandom"],
+    "fifo to import": ["import", "{d}/fifo"],
+    "fifo to check": ["check", "{d}/fifo"],
+    "fifo to explain-log": ["explain-log", "{d}/fifo"],
+    "/dev/zero to explain-log": ["explain-log", "/dev/zero"],
+    "fifo as a trace": ["paging", "--trace", "{d}/fifo"],
+    # 2. a log names the file to open
+    "a log naming a path": ["explain-log", "{d}/long.log"],
+    # 3. a 300 KB line
+    "a long log line": ["explain-log", "{d}/long.log", "--model", "llama3.1-8b"],
+    # 4. inputs with unbounded cost
+    "a block-size grid of 100,000": ["paging", "--block-sizes", "1..100000:1", "--lengths", "fixed:100"],
+    "measure --runs of 400 digits": ["measure", "--runs", "9" * 400],
+    "measure --batch 1e9": ["measure", "--batch", "1e9"],
+    # 5. show of a folder named like a spec
+    "show a folder named x.yaml": ["show", "{d}/folder.yaml"],
+    # 6. huge integers
+    "fit --concurrency of 400 digits": ["fit", "--seq", "4k", "--concurrency", "9" * 400],
+    "size --batch 1e320": ["size", "--seq", "4k", "--batch", "1e320"],
+    "roofline at 1e160 x 1e160": ["roofline", "--seq", "1e160", "--batch", "1e160"],
+    # 7. 400-digit log figures
+    "log figures of 400 digits": ["explain-log", "{d}/huge.log"],
+    # 8. seq_length fallbacks
+    "seq_length 'abc'": ["size", "--model", "{d}/seqlen-abc.json", "--seq", "4k"],
+    "seq_length a list": ["size", "--model", "{d}/seqlen-list.json", "--seq", "4k"],
+    "seq_length NaN": ["size", "--model", "{d}/seqlen-nan.json", "--seq", "4k"],
+    "seq_length Infinity": ["size", "--model", "{d}/seqlen-inf.json", "--seq", "4k"],
+    "seq_length 400 digits": ["size", "--model", "{d}/seqlen-big.json", "--seq", "4k"],
+    # 9. a model that caches nothing
+    "cache-free roofline": ["roofline", "--model", "{d}/nocache.yaml", "--seq", "4k", "--batch", "8"],
+    "cache-free tiers": ["tiers", "--model", "{d}/nocache.yaml"],
+    "cache-free fit": ["fit", "--model", "{d}/nocache.yaml", "--seq", "4k"],
+    # 10. check files
+    "check running --help": ["check", "{d}/help.yaml"],
+    "check key rows.--1": ["check", "{d}/key.yaml"],
+    "check expecting 400 digits": ["check", "{d}/bigexpect.yaml"],
+    # 11. low
+    "paging --max-len 1e100": ["paging", "--lengths", "fixed:100", "--max-len", "1e100"],
+    "measure --seed 2**64": ["measure", "--seed", str(2**64)],
+    "a full disk under --plot-file": ["roofline", "--plot-file", "{d}/full.png"],
+    "--plot with nan": ["roofline", "--plot", "--seq", "nan"],
+    # 12. format
+    "an unknown option": ["size", "--foo"],
+    "a 120,000-character value": ["size", "--seq", "x" * 120_000],
+    "a repeated option": ["size", "--seq", "4k", "--seq", "8k"],
+    "measure --quick with a bad batch": ["measure", "--quick", "--batch", "abc"],
+}
+
+
+@pytest.mark.parametrize("name", list(REGRESSIONS))
+def test_named_regressions(capsys, monkeypatch_env, hostile, name):
+    argv = [a.replace("{d}", str(hostile)) for a in REGRESSIONS[name]]
+    code = outcome(capsys, argv)
+    if name.startswith(("cache-free", "a long log line")):
+        assert code == 0, name
+    if name == "seq_length 'abc'":
+        assert code == 2
+
+
+def test_error_lines_are_cut(capsys, monkeypatch_env):
+    main(["size", "--seq", "x" * 120_000])
+    assert len(capsys.readouterr().err) < 2000
+
+
+@settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.sampled_from(["size", "fit", "roofline", "tiers", "paging", "show", "import", "check", "explain-log"]),
+    st.sampled_from(
+        [
+            "fifo",
+            "folder.yaml",
+            "nocache.yaml",
+            "seqlen-abc.json",
+            "seqlen-nan.json",
+            "seqlen-big.json",
+            "huge.log",
+            "long.log",
+            "help.yaml",
+            "key.yaml",
+            "bigexpect.yaml",
+            "/dev/zero",
+            "/dev/null",
+        ]
+    ),
+    st.sampled_from(["--model", "--gpu", "--trace", ""]),
+    st.lists(st.sampled_from(VALUES + OPTIONS), max_size=4),
+)
+def test_generated_hostile_paths(capsys, monkeypatch_env, hostile, cmd, path, flag, rest):
+    p = path if path.startswith("/") else str(hostile / path)
+    outcome(capsys, [cmd, *([flag] if flag else []), p, *rest])

@@ -17,6 +17,9 @@ UNSAFE_OPTIONS = {"--plot-file", "--measure"}
 def run_examples(path: str, safe: bool = False) -> Any:
     """Each example's command run in this process (the CLI built once per command, reports taken
     before rendering), its expectations compared with the report's JSON."""
+    import contextlib
+    import io
+
     from kvcalc.cli.app import COMMANDS, Collect, root
     from kvcalc.engine.check import compare, nearest_key, report
     from kvcalc.errors import KvcalcError
@@ -35,7 +38,8 @@ def run_examples(path: str, safe: bool = False) -> Any:
                 path,
                 "commands that only compute (size, fit, roofline, ...) without --plot-file or --measure",
             )
-        with Collect() as got:
+        # An example's own output (help text, a usage message) is not the check's: keep it off stdout.
+        with Collect() as got, contextlib.redirect_stdout(io.StringIO()):
             try:
                 cmd.main(
                     args=[*ex.args, "--json"] if "--json" not in ex.args else ex.args, prog_name="kvcalc", standalone_mode=False

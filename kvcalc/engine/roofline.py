@@ -250,7 +250,11 @@ class RooflineReport:
 
 
 def decode_points(
-    d: Decode, batches: list[int], seqs: list[int], with_allreduce: bool = False, max_batch: dict[int, int] | None = None
+    d: Decode,
+    batches: list[int],
+    seqs: list[int],
+    with_allreduce: bool = False,
+    max_batch: dict[int, int | None] | None = None,
 ) -> PointTable:
     """The bound at every (batch, seq) of a grid, context-major (all batches at the first context, then
     the next). Each per-batch and per-context piece is computed once; the points are column lists."""
@@ -430,7 +434,8 @@ def roofline(
         per = np.broadcast_to(fp.request_bytes(arr), arr.shape).tolist()
     else:
         per = [fp.request_bytes(x) for x in seqs]
-    max_batch = {x: int(pool // r) for x, r in zip(seqs, per)}
+    # A model that caches nothing per request (every layer cache-free) is not limited by its KV pool.
+    max_batch: dict[int, int | None] = {x: int(pool // r) if r else None for x, r in zip(seqs, per)}
     rows = decode_points(d, batches, seqs, with_allreduce, max_batch)
     pre = prefill_bound(model, gpu, prefill, tp, weight_dtype, compute_dtype) if prefill else None
     assumptions = ASSUMPTIONS + [

@@ -132,7 +132,8 @@ class Disaggregation:
     transfer_s: float
     decode_step_s: float
     transfer_over_step: float
-    max_requests_per_s: float
+    max_requests_per_s: float | None
+    """None when a request ships no KV (a model that caches nothing)."""
     rate: float | None
     link_utilization: float | None
     keeps_up: bool | None
@@ -161,7 +162,7 @@ def disaggregation(
         t,
         step,
         t / step,
-        link_bytes_per_s / shipped,
+        link_bytes_per_s / shipped if shipped else None,
         rate,
         util,
         None if util is None else util < 1,

@@ -39,7 +39,11 @@ def _one(c: Any, r: Any, p: Any) -> None:
         ("compute-bound from batch", f"{p.compute_bound_at_batch:,}" if p.compute_bound_at_batch else "never at this context"),
         (
             "batches that fit in memory",
-            f"up to {p.max_batch_in_memory:,}" + ("" if p.fits_in_memory else "  [this batch does NOT fit]"),
+            (
+                f"up to {p.max_batch_in_memory:,}" + ("" if p.fits_in_memory else "  [this batch does NOT fit]")
+                if p.max_batch_in_memory is not None
+                else "any (the model caches nothing per request)"
+            ),
         ),
     ]
     if p.t_allreduce_s is not None:

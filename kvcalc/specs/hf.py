@@ -816,7 +816,10 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     vision = _vision_params(cfg.get("vision_config"), c.int("hidden_size"), b)
     max_pos = c.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
-        max_pos = c.get("max_seq_len") or c.get("seq_length") or 2048
+        # Older configs (ChatGLM, Qwen-1, MPT) name the context seq_length or max_seq_len: read it
+        # with the same checks as any field.
+        fallback = next((k for k in ("max_seq_len", "seq_length") if c.get(k) is not None), None)
+        max_pos = c.int(fallback) if fallback else 2048
         if mt == "falcon":
             b.notes.append("falcon's config has no max_position_embeddings: 2048 (its training context) assumed")
         elif "max_position_embeddings missing" not in warnings:
