@@ -332,7 +332,7 @@ def decode_bound(
     if batch < 1 or seq < 1:
         raise KvcalcError("batch and seq must be >= 1", f"batch={batch} seq={seq}", "positive integers")
     d = Decode(model, gpu, kv_dtype(kv), tp, weight_dtype, compute_dtype)
-    mb = None if max_batch_in_memory is None else {seq: max_batch_in_memory}
+    mb: dict[int, int | None] | None = None if max_batch_in_memory is None else {seq: max_batch_in_memory}
     point: DecodePoint = decode_points(d, [batch], [seq], with_allreduce, mb)[0]
     return point
 
