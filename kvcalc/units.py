@@ -12,6 +12,7 @@ with thousands of digits.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from decimal import Context, Decimal, DecimalException, localcontext
@@ -280,3 +281,21 @@ def parse_count_list(
 ) -> list[int]:
     """A list or range of plain whole numbers (``1,8,32``, ``1..256``): ``1k`` is not a count."""
     return parse_list(text, where, lambda v, w: parse_count(v, w, minimum, maximum), limit)
+
+
+def parse_seconds(text: str | float, where: str) -> float:
+    """A duration: 2s, 500ms, 50 ms, 1.5 (seconds); positive and at most a day."""
+    s = str(text).strip().lower().replace(" ", "")
+    scale = 1.0
+    for suffix, mult in (("ms", 1e-3), ("us", 1e-6), ("s", 1.0)):
+        if s.endswith(suffix):
+            s, scale = s[: -len(suffix)], mult
+            break
+    accepted = "a duration such as 2s, 500ms or 0.05 (seconds), above 0 and at most a day"
+    try:
+        v = float(s) * scale if len(s) <= 64 else math.nan
+    except ValueError:
+        raise KvcalcError(f"cannot read {show(text)} as a duration", where, accepted) from None
+    if not math.isfinite(v) or v <= 0 or v > 86400:
+        raise KvcalcError(f"{show(text)} is out of range", where, accepted)
+    return v

@@ -85,7 +85,9 @@ def test_fit_json_contract(cli):
 
 def test_fit_reverse(cli):
     d = cli("fit", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "8k", "-n", "64", "--json").json()
-    assert d["reverse"]["gpus_needed"] == 8
+    rev = d["reverse"]
+    # Fewer than the 8 GPUs more TP alone needs: pipeline stages split the layers (and their KV).
+    assert rev["gpus_needed"] < 8 and rev["tp_needed"] * rev["pp_needed"] * rev["replicas_needed"] == rev["gpus_needed"]
 
 
 def test_catalog_commands(cli):

@@ -29,7 +29,7 @@ def test_fixed_lengths_are_exact():
     assert by["paged-16"].utilization == pytest.approx(1000 / 1008)
     assert by["paged-16"].wasted_bytes == 158 * 8 * P
     assert by["paged-128"].max_concurrency == 160000 // 1024
-    assert r.paged_over_contiguous == pytest.approx(158 / 40)
+    assert r.paged_over_prealloc == pytest.approx(158 / 40)
 
 
 def test_realistic_workload_shows_why_paging_pays():
@@ -41,7 +41,7 @@ def test_realistic_workload_shows_why_paging_pays():
     by = r.policies
     assert by["prealloc"].utilization < 0.40
     assert 1 - by["paged-16"].utilization < 0.04
-    assert r.paged_over_contiguous > 2
+    assert r.paged_over_prealloc > 2
     # External fragmentation: exact-length contiguous allocation leaves holes paging does not.
     assert by["contiguous"].pool_utilization < by["paged-1"].pool_utilization
     # Smaller blocks waste less.
@@ -88,7 +88,7 @@ def test_cli_paging_json(cli, tmp_path):
     for name in ("prealloc", "contiguous", "paged-1", "paged-16", "paged-128"):
         for k in ("utilization", "wasted_bytes", "max_concurrency"):
             assert k in d["policies"][name]
-    assert d["paged_over_contiguous"] > 1
+    assert d["paged_over_prealloc"] > 1
     again = cli(
         "paging",
         "-m",

@@ -32,6 +32,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "paging",
         "Steady state of allocation policies on a workload: utilisation, waste, requests that fit.",
     ),
+    "simulate": (
+        "kvcalc.cli.simulate",
+        "simulate",
+        "Serve an arrival stream under each allocation policy: KV utilisation over time, throughput, latency.",
+    ),
+    "plan": (
+        "kvcalc.cli.plan",
+        "plan",
+        "The fewest GPUs (then the lowest cost) that carry a load within TTFT and TPOT targets.",
+    ),
     "tiers": (
         "kvcalc.cli.tiers",
         "tiers",

@@ -312,8 +312,11 @@ class ReverseReport:
     util_needed: float | None
     util_possible: bool
     tp_needed: int | None
+    pp_needed: int | None
+    replicas_needed: int | None
     gpus_needed: int | None
     tried: list[dict[str, int]]
+    """The deployments with the fewest GPUs that hold them (kvcalc plan's search on this GPU)."""
 
 
 @dataclass(frozen=True)
@@ -733,12 +736,15 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     )
 
 
-def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_tp: int = 64) -> ReverseReport:
+def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_gpus: int = 64) -> ReverseReport:
     """The reverse question: what do ``concurrency`` requests of ``inp.seq`` tokens need?
 
-    The smallest tensor-parallel size (at the given pipeline size) whose pool holds them, and the
-    memory fraction that would hold them at the given tp.
+    The memory fraction that would hold them at the given tp and pp, and the deployment of fewest
+    GPUs that holds them: kvcalc plan's search over TP x PP x replicas on this GPU, with this
+    fit's engine, dtype and measured figures.
     """
+    from kvcalc.engine.plan import SLO, Traffic, plan
+
     if concurrency < 1:
         raise KvcalcError("--concurrency must be >= 1", "--concurrency", "a positive number of requests")
     eng = inp.engine
@@ -752,27 +758,31 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
     elif eng.budget == "fraction_of_free":
         free = here.gpu_memory_bytes - fixed
         util_needed = need / free if free > 0 else None
-    tp_needed = None
-    tp = inp.tp
-    tried = []
-    while tp <= max_tp:
-        try:
-            r = fit(model, gpu, inp.replace(tp=tp))
-        except KvcalcError:
-            tp *= 2
-            continue
-        tried.append({"tp": tp, "gpus": tp * inp.pp, "max_concurrency": r.max_concurrency})
-        if r.max_concurrency >= concurrency:
-            tp_needed = tp
-            break
-        tp *= 2
+    p = plan(
+        model,
+        [gpu],
+        Traffic(prompt=inp.seq, output=0, users=concurrency),
+        SLO(),
+        inp.kv_dtype,
+        eng,
+        max_gpus=max_gpus,
+        latency=False,
+        base=inp,
+    )
+    best = p.best
+    tried = [
+        {"tp": d.tp, "pp": d.pp, "replicas": d.replicas, "gpus": d.gpus, "max_concurrency": d.capacity_per_replica * d.replicas}
+        for d in p.ranked[:6]
+    ]
     return ReverseReport(
         concurrency=concurrency,
         kv_bytes_needed_per_gpu=need,
         util_needed=util_needed,
         util_possible=util_needed is not None and util_needed <= 1.0,
-        tp_needed=tp_needed,
-        gpus_needed=tp_needed * inp.pp if tp_needed else None,
+        tp_needed=best.tp if best else None,
+        pp_needed=best.pp if best else None,
+        replicas_needed=best.replicas if best else None,
+        gpus_needed=best.gpus if best else None,
         tried=tried,
     )
 

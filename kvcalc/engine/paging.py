@@ -73,8 +73,8 @@ class PagingReport:
     mean_len: float
     shared_prefix: int
     policies: dict[str, PolicyResult]
-    paged_over_contiguous: float
-    """Concurrency of paged (block 16) over contiguous preallocation."""
+    paged_over_prealloc: float
+    """Requests resident at once under paged-16 over prealloc (contiguous, --max-len reserved per request)."""
     prefix_sharing: PrefixSharing | None = None
     notes: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
@@ -317,7 +317,7 @@ def simulate(
         mean_len=float(lengths.mean()),
         shared_prefix=shared_prefix,
         policies=by,
-        paged_over_contiguous=gain,
+        paged_over_prealloc=gain,
         prefix_sharing=sharing,
         notes=list(notes or []),
         assumptions=ASSUMPTIONS + [f"KV pool: {pool_source}"] if pool_source else list(ASSUMPTIONS),

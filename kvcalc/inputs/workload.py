@@ -27,11 +27,10 @@ def _tokens(v: str, where: str) -> int:
     return parse_tokens(v, where)
 
 
-def sample_lengths(spec: str, n: int, seed: int, max_len: int):
+def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "--lengths"):
     """(lengths, lifetimes, description, notes) for ``n`` requests of a typed distribution."""
     import numpy as np
 
-    where = "--lengths"
     s = str(spec).strip()
     kind, _, arg = s.partition(":")
     kind = kind.strip().lower()
@@ -83,13 +82,24 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int):
 
 def read_trace(text: str, where: str, max_len: int, is_csv: bool):
     """(lengths, lifetimes, description, notes) from a trace of prompt and output token counts."""
+    import numpy as np
+
+    rows = trace_rows(text, where, max_len, is_csv)
+    arr = np.array([(p, o) for p, o, _ in rows], dtype=np.int64)
+    lengths = arr[:, 0] + arr[:, 1]
+    return lengths, (arr[:, 1] + 1).astype(np.float64), f"trace {where} ({len(rows):,} requests)", []
+
+
+ARRIVAL_KEYS = ("arrival_time", "arrival", "timestamp", "time")
+
+
+def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[int, int, float | None]]:
+    """(prompt, output, arrival seconds or None) per request of a JSON Lines or CSV trace."""
     import csv
     import io
     import json
 
-    import numpy as np
-
-    rows: list[tuple[int, int]] = []
+    rows: list[tuple[int, int, float | None]] = []
 
     def take(rec, line_no):
         if not isinstance(rec, dict):
@@ -112,7 +122,18 @@ def read_trace(text: str, where: str, max_len: int, is_csv: bool):
                 f"{where}, line {line_no}",
                 "a --max-len at least the longest request",
             )
-        rows.append((p_i, o_i))
+        t = next((rec[k] for k in ARRIVAL_KEYS if k in rec and rec[k] not in (None, "")), None)
+        t_f: float | None = None
+        if t is not None:
+            try:
+                t_f = float(str(t).strip())
+            except ValueError:
+                t_f = math.nan
+            if not math.isfinite(t_f) or t_f < 0 or t_f > 1e9:
+                raise KvcalcError(
+                    f"arrival time {str(t)[:40]!r} is not a time in seconds", f"{where}, line {line_no}", "seconds from 0 to 1e9"
+                )
+        rows.append((p_i, o_i, t_f))
 
     if is_csv:
         reader = csv.DictReader(io.StringIO(text))
@@ -134,9 +155,9 @@ def read_trace(text: str, where: str, max_len: int, is_csv: bool):
             take(rec, no)
     if not rows:
         raise KvcalcError("the trace has no requests", where, TRACE_ACCEPTED)
-    arr = np.array(rows, dtype=np.int64)
-    lengths = arr[:, 0] + arr[:, 1]
-    return lengths, (arr[:, 1] + 1).astype(np.float64), f"trace {where} ({len(rows):,} requests)", []
+    if len({t is None for _, _, t in rows}) > 1:
+        raise KvcalcError("some requests have an arrival time and some do not", where, "arrival times on every request or none")
+    return rows
 
 
 def is_csv_name(name: str) -> bool:
@@ -149,3 +170,37 @@ def read_trace_file(path: str, max_len: int) -> tuple[Any, Any, str, list[str]]:
 
     text = files.read_text(path, files.TRACE_LIMIT, TRACE_ACCEPTED)
     return read_trace(text, path, max_len, is_csv_name(path))
+
+
+# Named workloads: lognormal lengths with the means of a published sample, not the dataset itself.
+PRESETS = {
+    "sharegpt": (
+        "lognormal:median=98,sigma=1.0",
+        "lognormal:median=205,sigma=1.0",
+        "ShareGPT-like: lognormal prompts and outputs with the means of the vLLM paper's ShareGPT sample "
+        "(161 and 338 tokens; Kwon et al., SOSP 2023, section 6.1)",
+    ),
+    "alpaca": (
+        "lognormal:median=12,sigma=1.0",
+        "lognormal:median=35,sigma=1.0",
+        "Alpaca-like: lognormal prompts and outputs with the means of the vLLM paper's Alpaca sample (19 and 58 tokens)",
+    ),
+}
+
+
+def read_request_trace(path: str, max_len: int) -> tuple[Any, Any, Any, str]:
+    """(prompts, outputs, arrivals or None, description) from a trace file."""
+    import numpy as np
+
+    from kvcalc import files
+
+    text = files.read_text(path, files.TRACE_LIMIT, TRACE_ACCEPTED)
+    rows = trace_rows(text, path, max_len, is_csv_name(path))
+    prompts = np.array([p for p, _, _ in rows], dtype=np.int64)
+    outputs = np.array([max(o, 1) for _, o, _ in rows], dtype=np.int64)
+    arrivals = None
+    if rows[0][2] is not None:
+        t = np.array([a for _, _, a in rows], dtype=np.float64)
+        order = np.argsort(t, kind="stable")
+        prompts, outputs, arrivals = prompts[order], outputs[order], t[order] - t.min()
+    return prompts, outputs, arrivals, f"trace {path} ({len(rows):,} requests)"

@@ -56,9 +56,12 @@ def render(r: Any) -> None:
                 )
             )
         if rev.gpus_needed:
-            rr.append(("GPUs needed", f"{rev.gpus_needed} (tp {rev.tp_needed} x pp {r.pp})"))
+            shape = f"tp {rev.tp_needed} x pp {rev.pp_needed}" + (
+                f" x {rev.replicas_needed} replicas" if rev.replicas_needed and rev.replicas_needed > 1 else ""
+            )
+            rr.append(("fewest GPUs that hold them", f"{rev.gpus_needed} ({shape})"))
         else:
-            rr.append(("GPUs needed", "more than tensor parallelism up to 64 provides"))
+            rr.append(("GPUs needed", "more than 64 GPUs of this type (tp up to 8 x pp up to 16 x replicas)"))
         kv_lines(c, rr)
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Assumptions", r.assumptions)

@@ -1,0 +1,142 @@
+"""kvcalc plan: the fewest GPUs (or the cheapest) that carry a load within latency targets."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from kvcalc.cli import options as opt
+from kvcalc.cli.app import emit
+
+# The parts a deployment search tries by default: data-centre GPUs and accelerators in the catalog.
+DATACENTRE = (
+    "h100-sxm",
+    "h100-pcie",
+    "h100-nvl",
+    "h200",
+    "b200",
+    "gb200",
+    "a100-80gb",
+    "a100-40gb",
+    "l40s",
+    "l4",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+)
+
+
+def plan(
+    model: opt.ModelOpt = None,
+    gpus: Annotated[
+        Optional[str],
+        typer.Option(
+            "--gpus", metavar="<list>", help="GPU types to consider, comma-separated (default: the catalog's data-centre parts)."
+        ),
+    ] = None,
+    users: Annotated[
+        Optional[str], typer.Option("--users", "-u", metavar="<n>", help="Concurrent users, each with one request in flight.")
+    ] = None,
+    rate: Annotated[Optional[str], typer.Option("--rate", metavar="<req/s>", help="Arrival rate in requests per second.")] = None,
+    prompt: Annotated[
+        Optional[str],
+        typer.Option(
+            "--prompt", metavar="<tokens|dist>", help="Prompt tokens: 1000, 4k, or a distribution (uniform:.., lognormal:..)."
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[str], typer.Option("--output", metavar="<tokens|dist>", help="Output tokens, as --prompt.")
+    ] = None,
+    workload: Annotated[
+        Optional[str], typer.Option("--workload", "-w", metavar="<name>", help="sharegpt or alpaca instead of --prompt/--output.")
+    ] = None,
+    ttft: Annotated[
+        Optional[str], typer.Option("--ttft", metavar="<time>", help="Time-to-first-token target: 2s, 500ms.")
+    ] = None,
+    tpot: Annotated[Optional[str], typer.Option("--tpot", metavar="<time>", help="Time-per-output-token target: 50ms.")] = None,
+    percentile: Annotated[
+        str, typer.Option("--percentile", metavar="<p>", help="The prompt percentile TTFT is judged on, for a distribution (90).")
+    ] = "90",
+    kv_dtype: opt.KVDtypeOpt = "bf16",
+    engine: opt.EngineOpt = "vllm",
+    max_gpus: Annotated[
+        str, typer.Option("--max-gpus", metavar="<n>", help="Largest deployment to try, 1 to 4,096 GPUs.")
+    ] = "64",
+    price: Annotated[
+        Optional[str],
+        typer.Option("--price", metavar="<list>", help="GPU=$/hour pairs, e.g. h100=2.5,h200=3.6 (none are shipped as facts)."),
+    ] = None,
+    efficiency: Annotated[
+        str, typer.Option("--efficiency", metavar="<fraction>", help="Share of the roofline bound a step reaches (0.7).")
+    ] = "0.7",
+    as_json: opt.Json = False,
+) -> Any:
+    """The fewest GPUs (then the lowest cost) that carry a load within TTFT and TPOT targets.
+
+    Searches GPU type x TP x PP x replicas; checks memory (kvcalc fit), each decode step's bound
+    at the batch the load implies, and the targets; names what binds each deployment.
+
+    Example: kvcalc plan --model llama3.1-70b --rate 10 --prompt 1000 --output 200 --tpot 50ms --ttft 2s
+    """
+    import numpy as np
+
+    from kvcalc.engine.plan import SLO, Traffic, plan as run_plan
+    from kvcalc.errors import KvcalcError, unknown_name
+    from kvcalc.inputs.workload import PRESETS, sample_lengths
+    from kvcalc.specs.catalog import resolve_gpu
+    from kvcalc.units import parse_float, parse_seconds
+
+    m, _, origin = opt.model_and_gpu(model, None, need_gpu=False)
+    if (users is None) == (rate is None):
+        raise KvcalcError("give the load as users or as a rate", "--users/--rate", "--users N or --rate R (requests/s)")
+    n_users = opt.count(users, "--users", noun="a number of users")
+    r = parse_float(rate, "--rate", 0.0, 1e7, "requests per second, e.g. 10") if rate else None
+    pct = parse_float(percentile, "--percentile", 0.0, 100.0, "a percentile from 0 to 100", open_low=False)
+
+    def tokens(spec: str | None, preset: str, where: str) -> tuple[int, int]:
+        s = spec or preset
+        if ":" not in s:
+            v = opt.tokens(s, where)
+            return v, v
+        sample = sample_lengths(s, 20_000, 0, m.max_position_embeddings, where)[0]
+        return max(int(round(float(np.mean(sample)))), 1), int(np.percentile(sample, pct))
+
+    if workload:
+        key = workload.strip().lower()
+        if key not in PRESETS:
+            raise unknown_name("workload", workload[:40], PRESETS, "--workload")
+        p_def, o_def = PRESETS[key][0], PRESETS[key][1]
+    else:
+        p_def, o_def = "1000", "200"
+    p_mean, p_tail = tokens(prompt, p_def, "--prompt")
+    o_mean, _ = tokens(output, o_def, "--output")
+    names = [x.strip() for x in gpus.split(",") if x.strip()] if gpus else list(DATACENTRE)
+    if not names or len(names) > 64:
+        raise KvcalcError("give one to 64 GPU types", "--gpus", "a comma-separated list such as h100,h200")
+    specs = [resolve_gpu(x, "--gpus") for x in names]
+    prices: dict[str, float] = {}
+    for part in (price or "").split(","):
+        if not part.strip():
+            continue
+        name, eq, val = part.partition("=")
+        if not eq:
+            raise KvcalcError(f"cannot read {part.strip()[:40]!r}", "--price", "GPU=$/hour pairs, e.g. h100=2.5")
+        prices[resolve_gpu(name.strip(), "--price").name] = parse_float(
+            val, "--price", 0.0, 1e6, "dollars per GPU-hour, e.g. 2.5"
+        )
+    traffic = Traffic(prompt=p_mean, output=o_mean, users=n_users, rate=r, prompt_tail=p_tail)
+    slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
+    eff = parse_float(efficiency, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
+    report = run_plan(
+        m,
+        specs,
+        traffic,
+        slo,
+        opt.kv(kv_dtype),
+        opt.engine(engine),
+        max_gpus=opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs"),
+        prices=prices,
+        efficiency=eff,
+    )
+    return emit(report, origin, as_json)

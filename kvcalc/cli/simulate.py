@@ -1,0 +1,198 @@
+"""kvcalc simulate: allocation policies serving the same arrival stream over time."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from kvcalc.cli import options as opt
+from kvcalc.cli.app import emit
+
+MAX_REQUESTS = 2_000_000
+
+
+def simulate(
+    model: opt.ModelOpt = None,
+    gpu: opt.GPUOpt = None,
+    workload: Annotated[
+        str,
+        typer.Option("--workload", "-w", metavar="<name>", help="Length mix: sharegpt or alpaca (lognormal, the paper's means)."),
+    ] = "sharegpt",
+    prompt: Annotated[
+        Optional[str],
+        typer.Option(
+            "--prompt", metavar="<dist>", help="Prompt tokens: uniform:100..4000, lognormal:median=600,sigma=1.0, fixed:N."
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[str], typer.Option("--output", metavar="<dist>", help="Output tokens, as --prompt (at least 1 each).")
+    ] = None,
+    trace: Annotated[
+        Optional[str],
+        typer.Option(
+            "--trace",
+            metavar="<file>",
+            help="JSON Lines or CSV: prompt and output tokens per request, optional arrival_time (s).",
+        ),
+    ] = None,
+    requests: Annotated[
+        str, typer.Option("--requests", "-n", metavar="<n>", help="Requests to sample, 1 to 2,000,000.")
+    ] = "2000",
+    rate: Annotated[
+        Optional[str],
+        typer.Option("--rate", metavar="<req/s>", help="Poisson arrivals at this rate (default: all arrive at once, a burst)."),
+    ] = None,
+    seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed, for reproducible runs.")] = "0",
+    max_len: Annotated[
+        Optional[str],
+        typer.Option(
+            "--max-len", metavar="<tokens>", help="What prealloc reserves per request, and the longest request (2,048)."
+        ),
+    ] = None,
+    policies: Annotated[
+        str, typer.Option("--policies", metavar="<list>", help="prealloc, oracle, paged-B (e.g. paged-16), comma-separated.")
+    ] = "prealloc,oracle,paged-16",
+    preempt: Annotated[
+        str, typer.Option("--preempt", metavar="<mode>", help="When paged blocks run out: recompute (vLLM's default) or swap.")
+    ] = "recompute",
+    swap_space: Annotated[
+        str, typer.Option("--swap-space", metavar="<size>", help="Host memory for swapped KV per GPU (vLLM's default 4 GiB).")
+    ] = "4GiB",
+    shared_prefix: Annotated[
+        str, typer.Option("--shared-prefix", metavar="<tokens>", help="Tokens every prompt starts with (counted in the prompt).")
+    ] = "0",
+    efficiency: Annotated[
+        str,
+        typer.Option(
+            "--efficiency",
+            metavar="<fraction>",
+            help="Share of the roofline bound a step reaches (0.7; kvcalc measure gives yours).",
+        ),
+    ] = "0.7",
+    tp: opt.TP = "1",
+    kv_dtype: opt.KVDtypeOpt = "bf16",
+    engine: Annotated[
+        str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose budget gives the KV pool (kvcalc fit).")
+    ] = "vllm",
+    max_num_seqs: opt.MaxNumSeqs = None,
+    max_num_batched_tokens: opt.MaxBatchedTokens = None,
+    pool: Annotated[
+        Optional[str], typer.Option("--pool", metavar="<size>", help="The KV pool per GPU, instead of fit's (e.g. 12GiB).")
+    ] = None,
+    plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
+    plot_file: Annotated[
+        Optional[str], typer.Option("--plot-file", metavar="<path>", help="Write the memory-over-time chart (.png, .svg, .pdf).")
+    ] = None,
+    as_json: opt.Json = False,
+) -> Any:
+    """Serve an arrival stream under each allocation policy: KV utilisation over time, throughput, latency.
+
+    A continuous-batching engine (token budget per step, chunked prefill, max_num_seqs) on the same
+    requests for each policy: prealloc reserves --max-len up front, oracle the exact length,
+    paged-B allocates blocks as tokens arrive and preempts when they run out.
+
+    Example: kvcalc simulate --model llama2-13b --gpu a100-40gb --workload sharegpt --requests 2000
+    """
+    import math
+
+    import numpy as np
+
+    from kvcalc.engine.simulate import SimSettings, Workload, parse_policies, simulate as run_sim
+    from kvcalc.errors import KvcalcError
+    from kvcalc.inputs.workload import PRESETS, read_request_trace, sample_lengths
+    from kvcalc.units import parse_float
+
+    m, g, origin = opt.model_and_gpu(model, gpu)
+    t = opt.parallel(tp, "--tp")
+    kv = opt.kv(kv_dtype)
+    eng = opt.engine(engine)
+    ml = opt.tokens(max_len, "--max-len") if max_len else 2048
+    if ml > 2**31:
+        raise KvcalcError(f"--max-len {ml:,} is longer than a simulation handles", "--max-len", "at most 2,147,483,648 tokens")
+    pols = parse_policies(policies)
+    if preempt not in ("recompute", "swap"):
+        raise KvcalcError(f"unknown preemption mode {preempt[:40]!r}", "--preempt", "recompute or swap")
+    swap_b = opt.size(swap_space, "--swap-space")
+    assert swap_b is not None
+    eff = parse_float(efficiency, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
+    if eff <= 0:
+        raise KvcalcError("--efficiency must be above 0", "--efficiency", "a fraction in (0, 1], e.g. 0.7")
+    n = opt.need_count(requests, "--requests", maximum=MAX_REQUESTS, noun="a number of requests")
+    seed_n = opt.need_count(seed, "--seed", minimum=0, maximum=2**32 - 1, noun="a seed")
+    prefix = opt.need_count(shared_prefix, "--shared-prefix", minimum=0, maximum=ml - 2, noun="a number of tokens")
+    rng = np.random.default_rng(seed_n)
+    arrivals = None
+    if trace:
+        if prompt or output:
+            raise KvcalcError("give a trace or distributions, not both", "--trace", "--trace FILE, or --prompt/--output")
+        P, O, arrivals, desc = read_request_trace(trace, ml)
+        n = len(P)
+    else:
+        key = workload.strip().lower()
+        if key not in PRESETS:
+            from kvcalc.errors import unknown_name
+
+            raise unknown_name("workload", workload[:40], PRESETS, "--workload")
+        p_spec, o_spec, desc = PRESETS[key]
+        if prompt or output:
+            desc = f"prompts {prompt or p_spec}, outputs {output or o_spec}"
+        P = sample_lengths(prompt or p_spec, n, seed_n, ml - 1, "--prompt")[0]
+        O = sample_lengths(output or o_spec, n, seed_n + 1, ml - 1, "--output")[0]
+        # A request longer than --max-len is cut at it (its output shortened), as a server's limit would.
+        O = np.maximum(np.minimum(O, ml - P), 1)
+    if prefix:
+        P = np.maximum(P, prefix + 1)
+        O = np.maximum(np.minimum(O, ml - P), 1)
+        if (P + O > ml).any():
+            raise KvcalcError(
+                f"--shared-prefix {prefix:,} leaves no room under --max-len {ml:,}", "--shared-prefix", "a shorter prefix"
+            )
+    if arrivals is None:
+        if rate:
+            r = parse_float(rate, "--rate", 0.0, 1e9, "requests per second, e.g. 20")
+            if r <= 0 or math.isnan(r):
+                raise KvcalcError("--rate must be above 0", "--rate", "requests per second, e.g. 20")
+            arrivals = np.cumsum(rng.exponential(1.0 / r, size=n))
+            arrival = f"Poisson, {r:g} requests/s"
+        else:
+            arrivals = np.zeros(n)
+            arrival = "a burst: every request arrives at time 0"
+    else:
+        arrival = "the trace's arrival times"
+    total_mem = g.memory_runtime_bytes
+    mnbt = opt.batched_tokens(max_num_batched_tokens) or eng.default_batched_tokens(total_mem, g.name, ml)
+    mns = opt.count(max_num_seqs, "--max-num-seqs") or eng.default_num_seqs(total_mem, g.name)
+    wl = Workload(arrivals, P, O, desc, arrival, prefix)
+    st = SimSettings(ml, mns, mnbt, preempt, swap_b, eff)
+    progress, done = _progress(not as_json, n * len(pols))
+    try:
+        rep = run_sim(m, g, wl, st, pols, eng, kv, t, opt.size(pool, "--pool") if pool else None, progress)
+    finally:
+        done()
+    if plot_file:
+        from kvcalc.render.simulate import write_chart
+
+        write_chart(rep, plot_file)
+    return emit(rep, origin, as_json, plot=plot)
+
+
+def _progress(enabled: bool, total: int) -> tuple[Any, Any]:
+    """A progress bar on stderr for long runs (a terminal only)."""
+    import sys
+
+    if not enabled or total < 200_000 or not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import Progress
+
+    p = Progress(console=Console(stderr=True), transient=True)
+    tasks: dict[str, Any] = {}
+
+    def step(name: str, k: int, of: int) -> None:
+        if name not in tasks:
+            tasks[name] = p.add_task(f"simulating {name}", total=of)
+        p.update(tasks[name], completed=k)
+
+    p.start()
+    return step, p.stop

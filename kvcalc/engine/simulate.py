@@ -1,0 +1,793 @@
+"""Capacity over time: a continuous-batching engine serving an arrival stream, one KV allocation
+policy at a time, on the same requests.
+
+The engine (vLLM's scheduler, simplified): requests wait first-come first-served; a waiting
+request is admitted when fewer than ``max_num_seqs`` run and its allocation fits; each step
+decodes one token for every running request and spends what is left of the token budget
+(``max_num_batched_tokens``) on prompt chunks (chunked prefill); a request's first token comes
+with the step that finishes its prompt. KV grows as tokens are made: the prompt at prefill, one
+token per decode step.
+
+Policies (``prealloc``, ``oracle``, ``paged-B``):
+- ``prealloc`` reserves ``max_len`` tokens at admission (the output length is unknown);
+- ``oracle`` reserves exactly prompt + output tokens, contiguously, first-fit (holes appear);
+- ``paged-B`` takes blocks of B tokens as tokens arrive; when a running request needs a block
+  and none is free, the most recently admitted request is preempted (its blocks freed; its
+  tokens recomputed later, or swapped to host memory and back), as vLLM does.
+A shared prompt prefix (``shared_prefix``) is stored once under paging (prefix caching: its full
+blocks are shared and not recomputed); the contiguous policies copy it into every request.
+
+Step time: kvcalc's roofline bound for the batch as it stands at that step (the weights one step
+reads, the KV the batch reads, the FLOPs of its tokens), divided by ``efficiency``.
+
+Event-driven: nothing is done per token. Between two events (a completion, an arrival that can be
+admitted, a step with prompt work, the step at which paged blocks run out) the batch is fixed and
+its lengths grow by one per step, so the steps in between are summed in closed form and the step
+at which blocks run out is found by bisection over a count kept per block offset.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvcalc.engine.engines import Engine
+from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.paging import _Counter, _FirstFit
+from kvcalc.engine.roofline import Decode
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.dtypes import KVDtype
+from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.model import ModelSpec
+
+GiB = 2**30
+POLICY_ACCEPTED = "prealloc, oracle or paged-B (B a block size in tokens, e.g. paged-16), comma-separated"
+MAX_EVENTS = 50_000_000
+"""A run whose estimated events exceed this is refused up front (a few minutes of work)."""
+TIMELINE_POINTS = 2000
+DEFAULT_EFFICIENCY = 0.7
+"""Fraction of the roofline bound a real step reaches: decode kernels reach 60-80% of peak
+bandwidth in practice (kvcalc measure reports the figure for a real GPU)."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Requests in arrival order: arrival times (s), prompt and output token counts."""
+
+    arrivals: Any
+    prompts: Any
+    outputs: Any
+    description: str
+    arrival: str
+    shared_prefix: int = 0
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    max_len: int
+    """The reservation of prealloc, and the longest request admitted."""
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    preempt: str = "recompute"
+    swap_bytes: int = 4 * GiB
+    efficiency: float = DEFAULT_EFFICIENCY
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    p50: float
+    p90: float
+    p99: float
+    mean: float
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    policy: str
+    block_size: int | None
+    completed: int
+    rejected: int
+    """Requests no allocation of this policy can ever hold (longer than the pool): never admitted."""
+    duration_s: float
+    requests_per_s: float
+    output_tokens_per_s: float
+    kv_utilization: float
+    """Bytes of tokens held / bytes reserved for them, time-weighted over the measured window."""
+    pool_occupancy: float
+    """Bytes reserved / the KV pool, time-weighted over the measured window."""
+    mean_running: float
+    max_running: int
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    queue_s: Percentiles
+    preemptions: int
+    recomputed_tokens: int
+    swapped_bytes: int
+    steps: int
+    events: int
+    window_s: tuple[float, float]
+    """The measured window: from the 10th to the 90th percentile completion."""
+    timeline: list[tuple[float, int, int]] = field(default_factory=list)
+    """(time s, bytes of tokens held, bytes reserved), at most 2,000 points."""
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    model: str
+    gpu: str
+    tp: int
+    engine: str
+    kv_dtype: str
+    pool_bytes: int
+    kv_bytes_per_token: int
+    requests: int
+    workload: str
+    arrival: str
+    mean_prompt: float
+    mean_output: float
+    shared_prefix: int
+    max_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    efficiency: float
+    preempt: str
+    runs: list[PolicyRun]
+    paged_over_prealloc: float | None
+    """Throughput (requests/s) of the first paged policy over prealloc's, when both ran."""
+    assumptions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_policies(text: str) -> list[tuple[str, int | None]]:
+    out: list[tuple[str, int | None]] = []
+    for part in str(text).split(","):
+        p = part.strip().lower()
+        if p in ("prealloc", "oracle"):
+            out.append((p, None))
+            continue
+        m = re.fullmatch(r"paged-([0-9]{1,6})", p)
+        if m and 1 <= int(m.group(1)) <= 65536:
+            out.append((p, int(m.group(1))))
+            continue
+        raise KvcalcError(f"unknown policy {part.strip()[:40]!r}", "--policies", POLICY_ACCEPTED)
+    if not out or len(out) > 8 or len(set(out)) != len(out):
+        raise KvcalcError("give one to eight different policies", "--policies", POLICY_ACCEPTED)
+    return out
+
+
+# ---- step time ------------------------------------------------------------------------------
+
+
+class _Cost:
+    """Step time as two lines in the step index (memory and compute), their max over a span."""
+
+    def __init__(self, d: Decode, efficiency: float):
+        self.d = d
+        self.inv_bw = 1.0 / (d.bw * efficiency)
+        self.inv_peak = 1.0 / (d.peak * efficiency)
+        self.mm = d.matmul_flops_per_token / d.tp
+        self._w: dict[int, float] = {}
+        self._kv: dict[int, float] = {}
+        self._at: dict[int, float] = {}
+        # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
+        pts = (1, 2, 1000, 1001, 100_000, 100_001)
+        kvs = [float(d.kv_request(x)) for x in pts]
+        ats = [float(d.attn_flops(x)) for x in pts]
+        self.linear = all(kvs[i + 1] - kvs[i] == kvs[1] - kvs[0] for i in (2, 4)) and all(
+            ats[i + 1] - ats[i] == ats[1] - ats[0] for i in (2, 4)
+        )
+        self.k1, self.k0 = kvs[1] - kvs[0], 2 * kvs[0] - kvs[1]
+        self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
+
+    def weights(self, tokens: int) -> float:
+        w = self._w.get(tokens)
+        if w is None:
+            w = self._w[tokens] = float(self.d.weight_read(tokens))
+        return w
+
+    def kv(self, length: int) -> float:
+        v = self._kv.get(length)
+        if v is None:
+            v = self._kv[length] = float(self.d.kv_request(length))
+        return v
+
+    def attn(self, length: int) -> float:
+        v = self._at.get(length)
+        if v is None:
+            v = self._at[length] = float(self.d.attn_flops(length))
+        return v
+
+    def lines(
+        self, n: int, mean_len: float, extra_tokens: int = 0, extra_bytes: float = 0.0, extra_flops: float = 0.0
+    ) -> tuple[float, float, float, float]:
+        """(m0, m1, c0, c1): step k of a span takes max(m0 + m1 k, c0 + c1 k) s, for n decoding
+        requests of mean length mean_len (growing by one per step) plus a fixed extra load."""
+        if self.linear:
+            g, ga = self.k1, self.a1
+            kv0, a0 = self.k0 + g * mean_len, self.a0 + ga * mean_len
+        else:
+            L = max(int(mean_len), 1)
+            frac = mean_len - L
+            g = self.kv(L + 1) - self.kv(L)
+            ga = self.attn(L + 1) - self.attn(L)
+            kv0 = self.kv(L) + frac * g
+            a0 = self.attn(L) + frac * ga
+        tokens = n + extra_tokens
+        m0 = (self.weights(tokens) + n * kv0 + extra_bytes) * self.inv_bw
+        c0 = (self.mm * tokens + n * a0 + extra_flops) * self.inv_peak
+        return m0, n * g * self.inv_bw, c0, n * ga * self.inv_peak
+
+    @staticmethod
+    def tau(ln: tuple[float, float, float, float], K: int) -> float:
+        """Seconds of steps 0..K-1."""
+        m0, m1, c0, c1 = ln
+
+        def span(a: int, b: int, l0: float, l1: float) -> float:
+            return (b - a) * l0 + l1 * (a + b - 1) * (b - a) / 2 if b > a else 0.0
+
+        mem, comp = (m0, m1), (c0, c1)
+        if m1 != c1:
+            k = (c0 - m0) / (m1 - c1)  # the lines cross at step k
+            if 0 < k < K - 1:
+                cut = math.ceil(k)
+                first, second = (mem, comp) if m0 >= c0 else (comp, mem)
+                return span(0, cut, *first) + span(cut, K, *second)
+        mid = (K - 1) / 2
+        return span(0, K, *mem) if m0 + m1 * mid >= c0 + c1 * mid else span(0, K, *comp)
+
+    def steps_until(self, ln: tuple[float, float, float, float], dt: float, limit: int) -> int:
+        """The fewest steps (1..limit) whose time reaches dt."""
+        if self.tau(ln, limit) < dt:
+            return limit
+        lo, hi = 1, limit
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.tau(ln, mid) >= dt:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+class _Blocks:
+    """Blocks held by decoding requests whose lengths are base_i + S at step S: the sum of
+    ceil((base_i + S) / B) in O(B), from each request's quotient and residue of (base_i - 1) / B."""
+
+    def __init__(self, B: int):
+        self.B = B
+        self.cnt = [0] * B
+        self.sumk = 0
+        self.n = 0
+        self._suffix: list[int] | None = None
+        self._memo = (-1, 0)
+
+    def add(self, base: int, sign: int = 1) -> None:
+        k, r = divmod(base - 1, self.B)
+        self.sumk += sign * k
+        self.cnt[r] += sign
+        self.n += sign
+        self._suffix = None
+        self._memo = (-1, 0)
+
+    def total(self, S: int) -> int:
+        if self._memo[0] == S:
+            return self._memo[1]
+        if not self.n:
+            return 0
+        if self._suffix is None:
+            suf = [0] * (self.B + 1)
+            for r in range(self.B - 1, -1, -1):
+                suf[r] = suf[r + 1] + self.cnt[r]
+            self._suffix = suf
+        a, s = divmod(S, self.B)
+        v = self.sumk + self.n * (a + 1) + (self._suffix[self.B - s] if s else 0)
+        self._memo = (S, v)
+        return v
+
+
+class _State:
+    """The mutable counters of one run (attributes, so the closures below can change them)."""
+
+    def __init__(self) -> None:
+        self.S = 0
+        self.now = 0.0
+        self.stall = 0.0
+        self.nxt = 0
+        self.shared = 0
+        self.swap_used = 0
+        self.sum_base = 0
+        self.pref_sum = 0
+        self.done = 0
+        self.rejected = 0
+        self.preemptions = 0
+        self.recomputed = 0
+        self.swapped_bytes = 0
+
+
+def _pct(x: Any) -> Percentiles:
+    import numpy as np
+
+    if len(x) == 0:
+        return Percentiles(0.0, 0.0, 0.0, 0.0)
+    p = np.percentile(x, [50, 90, 99])
+    return Percentiles(float(p[0]), float(p[1]), float(p[2]), float(np.mean(x)))
+
+
+# ---- one policy ----------------------------------------------------------------------------------
+
+
+def _run(
+    policy: str,
+    B: int | None,
+    wl: Workload,
+    st: SimSettings,
+    cost: _Cost,
+    pool: int,
+    req_bytes: Callable[[int], int],
+    per_token: int,
+    host_bw: float,
+    progress: Callable[[int, int], None] | None,
+) -> PolicyRun:
+    import numpy as np
+
+    A = wl.arrivals.tolist()
+    P = wl.prompts.tolist()
+    O = wl.outputs.tolist()
+    n = len(A)
+    paged = B is not None
+    bs = B or 1
+    prefix = wl.shared_prefix if paged else 0
+    sp_full = prefix // bs if paged else 0
+    cap = pool // (bs * per_token) if paged else 0
+    alloc: Any = _FirstFit(pool) if policy == "oracle" else _Counter(pool)
+    fixed = req_bytes(st.max_len) if policy == "prealloc" else 0
+
+    gen = [0] * n  # tokens sampled so far
+    first_tok = [math.nan] * n
+    admitted = [math.nan] * n
+    finish = [math.nan] * n
+    held: dict[int, int] = {}  # contiguous reservations
+    swapped: dict[int, int] = {}  # request -> tokens held in host memory
+    fin: dict[int, int] = {}  # decoding request -> the step it samples its last token
+    dec_base: dict[int, int] = {}  # decoding request -> base (its length at step S is base + S)
+    prefilling: deque[list[int]] = deque()  # [request, prompt tokens left, tokens done, length after]
+    pref_blocks: dict[int, int] = {}
+    heap: list[tuple[int, int]] = []
+    front: deque[int] = deque()  # preempted requests, served before new arrivals
+    order: list[int] = []  # admission order, for LIFO preemption
+    blocks = _Blocks(bs)
+    z = _State()
+    q10 = max(int(0.1 * n), 1)
+    q90 = max(int(0.9 * n), q10 + 1)
+    win: list[float | None] = [None, None]
+    acc = [0.0, 0.0, 0.0, 0.0]  # integrals of live bytes, reserved bytes, running requests; time (measured window)
+    whole = [0.0, 0.0, 0.0, 0.0]  # the same over the whole run (when the window is too short to hold a step)
+    tl: list[tuple[float, int, int]] = []
+    tl_gap = [0.0]
+    report_every = max(n // 100, 1)
+
+    def running() -> int:
+        return len(dec_base) + len(prefilling)
+
+    def live_bytes() -> int:
+        tokens = z.sum_base + len(dec_base) * z.S + sum(x[2] for x in prefilling)
+        r = running()
+        if prefix and r > 1:
+            tokens -= (r - 1) * prefix  # the shared prefix is held once
+        return tokens * per_token
+
+    def used_blocks(at: int) -> int:
+        return z.shared + blocks.total(at) - sp_full * len(dec_base) + z.pref_sum
+
+    def reserved_bytes() -> int:
+        if paged:
+            return used_blocks(z.S) * bs * per_token
+        return pool - alloc.free if isinstance(alloc, _Counter) else sum(held.values())
+
+    def own_blocks(length: int) -> int:
+        return -(-length // bs) - sp_full
+
+    def can_ever(i: int) -> bool:
+        total = P[i] + O[i]
+        if policy == "prealloc":
+            return fixed <= pool and total <= st.max_len
+        if policy == "oracle":
+            return req_bytes(total) <= pool
+        return own_blocks(total) + sp_full <= cap
+
+    def fits(i: int) -> bool:
+        length = P[i] + gen[i]
+        if paged:
+            extra = sp_full if sp_full and not z.shared else 0
+            return own_blocks(length) + extra <= cap - used_blocks(z.S)
+        if policy == "prealloc":
+            return bool(alloc.free >= fixed)
+        return True  # first-fit: only trying tells
+
+    def try_admit(i: int) -> bool:
+        length = P[i] + gen[i]
+        if paged:
+            if not fits(i):
+                return False
+            if sp_full and not z.shared:
+                z.shared = sp_full
+            if i in swapped:
+                # Resume from host memory: its blocks come back over the host link; it decodes on.
+                z.swap_used -= swapped.pop(i) * per_token
+                z.stall += length * per_token / host_bw
+                add_decoder(i, length)
+                return True
+            nb = own_blocks(length)
+            pref_blocks[i] = nb
+            z.pref_sum += nb
+            cached = min(sp_full * bs, length - 1) if sp_full and gen[i] == 0 else 0
+            prefilling.append([i, length - cached, cached, length])
+            return True
+        need = fixed if policy == "prealloc" else req_bytes(P[i] + O[i])
+        if not alloc.alloc(i, need):
+            return False
+        held[i] = need
+        prefilling.append([i, length, 0, length])
+        return True
+
+    def add_decoder(i: int, length: int) -> None:
+        base = length - z.S
+        dec_base[i] = base
+        z.sum_base += base
+        if paged:
+            blocks.add(base)
+        f = z.S + (O[i] - gen[i])
+        fin[i] = f
+        heapq.heappush(heap, (f, i))
+
+    def drop_decoder(i: int) -> int:
+        base = dec_base.pop(i)
+        fin.pop(i, None)
+        z.sum_base -= base
+        if paged:
+            blocks.add(base, -1)
+        return base + z.S
+
+    def finished(i: int) -> None:
+        if not paged:
+            alloc.release(i, held.pop(i))
+        finish[i] = z.now
+        gen[i] = O[i]
+        z.done += 1
+        d = z.done
+        if d == q10:
+            win[0] = z.now
+        if d == q90:
+            win[1] = z.now
+        if progress and d % report_every == 0:
+            progress(d, n)
+
+    def admit() -> None:
+        while running() < st.max_num_seqs:
+            if front:
+                i = front[0]
+            elif z.nxt < n and A[z.nxt] <= z.now:
+                i = z.nxt
+                if not can_ever(i):
+                    z.rejected += 1
+                    z.nxt += 1
+                    continue
+            else:
+                return
+            if not try_admit(i):
+                return
+            if front and front[0] == i:
+                front.popleft()
+            else:
+                z.nxt += 1
+            if math.isnan(admitted[i]):
+                admitted[i] = z.now
+            order.append(i)
+
+    def preempt_until_fits() -> None:
+        """Paged: free blocks by preempting the most recently admitted running requests."""
+        S = z.S
+        while used_blocks(S) > cap and order:
+            i = order.pop()
+            if i in dec_base:
+                length = drop_decoder(i)
+            elif i in pref_blocks:
+                for k, x in enumerate(prefilling):
+                    if x[0] == i:
+                        del prefilling[k]
+                        break
+                z.pref_sum -= pref_blocks.pop(i)
+                length = 0
+            else:
+                continue
+            z.preemptions += 1
+            if length:
+                gen[i] = length - P[i] + 1
+            nbytes = length * per_token
+            if st.preempt == "swap" and length and z.swap_used + nbytes <= st.swap_bytes:
+                swapped[i] = length
+                z.swap_used += nbytes
+                z.swapped_bytes += nbytes
+                z.stall += nbytes / host_bw
+            else:
+                z.recomputed += length
+            front.appendleft(i)
+
+    def complete_due() -> None:
+        S = z.S
+        while heap and heap[0][0] <= S:
+            f, i = heapq.heappop(heap)
+            if fin.get(i) != f:
+                continue  # stale: the request was preempted since
+            drop_decoder(i)
+            finished(i)
+
+    def wanted() -> bool:
+        """Whether this event's memory figures are needed: inside the measured window, while no window
+        has begun (the whole-run fallback), or for a timeline point."""
+        return win[1] is None or not tl or z.now - tl[-1][0] >= tl_gap[0]
+
+    def record(dt: float, live0: int, res0: int, run: int) -> None:
+        if live0 < 0:
+            if not wanted():
+                return
+            live0, res0 = live_bytes(), reserved_bytes()
+        live1, res1 = live_bytes(), reserved_bytes()
+        if dt > 0 and win[1] is None:
+            for a in (acc, whole) if win[0] is not None else (whole,):
+                a[0] += (live0 + live1) * 0.5 * dt
+                a[1] += (res0 + res1) * 0.5 * dt
+                a[2] += run * dt
+                a[3] += dt
+        now = z.now
+        if not tl or now - tl[-1][0] >= tl_gap[0]:
+            tl.append((now, live1, res1))
+            if len(tl) > TIMELINE_POINTS:
+                del tl[1::2]
+                tl_gap[0] = (tl[-1][0] - tl[0][0]) / (TIMELINE_POINTS / 2)
+
+    steps = events = max_running = 0
+    while z.done + z.rejected < n:
+        events += 1
+        if events > MAX_EVENTS:
+            raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "--requests", "a smaller run (fewer requests)")
+        admit()
+        max_running = max(max_running, running())
+        nd = len(dec_base)
+        S = z.S
+        mean = (z.sum_base + nd * S) / nd if nd else 0.0
+        budget = st.max_num_batched_tokens - nd
+        if prefilling and budget > 0:
+            # One step with prompt work: every running request decodes a token, prompts fill the rest.
+            chunks = []
+            extra_b = extra_f = 0.0
+            for x in prefilling:
+                if budget <= 0:
+                    break
+                c = min(x[1], budget)
+                budget -= c
+                chunks.append((x, c))
+                extra_b += cost.kv(x[2] + c)
+                extra_f += c * cost.attn(max(x[2] + c // 2, 1))
+            ln = cost.lines(nd, mean, sum(c for _, c in chunks), extra_b, extra_f)
+            dt = cost.tau(ln, 1) + z.stall
+            z.stall = 0.0
+            live0, res0, run0 = (live_bytes(), reserved_bytes(), running()) if wanted() else (-1, -1, running())
+            z.now += dt
+            z.S += 1
+            steps += 1
+            complete_due()
+            for x, c in chunks:
+                x[1] -= c
+                x[2] += c
+            if any(x[1] == 0 for x, _ in chunks):
+                left: deque[list[int]] = deque()
+                for x in prefilling:
+                    if x[1]:
+                        left.append(x)
+                        continue
+                    i = x[0]
+                    if paged:
+                        z.pref_sum -= pref_blocks.pop(i)
+                    if math.isnan(first_tok[i]):
+                        first_tok[i] = z.now
+                    gen[i] += 1
+                    if gen[i] >= O[i]:
+                        finished(i)
+                    else:
+                        add_decoder(i, x[3])
+                prefilling.clear()
+                prefilling.extend(left)
+            if paged:
+                preempt_until_fits()
+            record(dt, live0, res0, run0)
+            continue
+        if nd == 0:
+            if prefilling:
+                continue
+            if front:
+                # Nothing runs and the first preempted request still does not fit: it never will.
+                i = front.popleft()
+                z.rejected += 1
+                continue
+            if z.nxt < n:
+                z.now = max(z.now, A[z.nxt])
+            continue
+        # A span of decode-only steps up to the next event.
+        ln = cost.lines(nd, mean)
+        K = max(heap[0][0] - S, 1) if heap else 1
+        nxt = z.nxt
+        if not front and nxt < n and running() < st.max_num_seqs and fits(nxt) and A[nxt] > z.now:
+            K = min(K, cost.steps_until(ln, A[nxt] - z.now, K))
+        if paged:
+            lim = cap - z.shared - z.pref_sum + sp_full * nd
+            if blocks.total(S + K) > lim:
+                lo, hi = 1, K
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    if blocks.total(S + mid) > lim:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                K = lo
+        dt = cost.tau(ln, K) + z.stall
+        z.stall = 0.0
+        live0, res0, run0 = (live_bytes(), reserved_bytes(), running()) if wanted() else (-1, -1, running())
+        z.now += dt
+        z.S += K
+        steps += K
+        complete_due()
+        if paged:
+            preempt_until_fits()
+        record(dt, live0, res0, run0)
+
+    arr = np.asarray(A)
+    ft, fn, ad = np.asarray(first_tok), np.asarray(finish), np.asarray(admitted)
+    ok = ~np.isnan(fn)
+    outs = np.asarray(O)
+    multi = ok & (outs > 1)
+    w0, w1 = win
+    if w0 is None or w1 is None or w1 <= w0:
+        w0, w1 = 0.0, float(np.nanmax(fn)) if ok.any() else 0.0
+    span = max(w1 - w0, 1e-12)
+    in_win = ok & (fn > w0) & (fn <= w1)
+    if not acc[3]:
+        acc[:] = whole
+    return PolicyRun(
+        policy=policy,
+        block_size=B,
+        completed=int(ok.sum()),
+        rejected=z.rejected,
+        duration_s=float(np.nanmax(fn)) if ok.any() else 0.0,
+        requests_per_s=float(in_win.sum()) / span,
+        output_tokens_per_s=float(outs[in_win].sum()) / span,
+        kv_utilization=acc[0] / acc[1] if acc[1] else 0.0,
+        pool_occupancy=acc[1] / (pool * acc[3]) if acc[3] and pool else 0.0,
+        mean_running=acc[2] / acc[3] if acc[3] else 0.0,
+        max_running=max_running,
+        ttft_s=_pct((ft - arr)[ok]),
+        tpot_s=_pct((fn - ft)[multi] / (outs[multi] - 1)),
+        queue_s=_pct((ad - arr)[ok]),
+        preemptions=z.preemptions,
+        recomputed_tokens=z.recomputed,
+        swapped_bytes=z.swapped_bytes,
+        steps=steps,
+        events=events,
+        window_s=(float(w0), float(w1)),
+        timeline=[(round(t, 6), int(a), int(b)) for t, a, b in tl],
+    )
+
+
+def estimate_events(wl: Workload, st: SimSettings, policies: int) -> int:
+    """An upper estimate of a run's events: a few per request, plus its prompt chunks."""
+    import numpy as np
+
+    chunks = int(np.ceil(wl.prompts / max(st.max_num_batched_tokens, 1)).sum())
+    return policies * (4 * len(wl.prompts) + chunks)
+
+
+def simulate(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    wl: Workload,
+    st: SimSettings,
+    policies: list[tuple[str, int | None]],
+    engine: Engine,
+    kv: KVDtype,
+    tp: int = 1,
+    pool_bytes: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SimulationReport:
+    """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget)."""
+    import numpy as np
+
+    n = len(wl.prompts)
+    if n < 1:
+        raise KvcalcError("no requests", "--requests", "at least one request")
+    if not 0 < st.efficiency <= 1 or math.isnan(st.efficiency):
+        raise KvcalcError(f"efficiency {st.efficiency} is out of range", "--efficiency", "a fraction in (0, 1]")
+    est = estimate_events(wl, st, len(policies))
+    if est > MAX_EVENTS:
+        raise KvcalcError(
+            f"this run needs about {est:,} events, over the bound of {MAX_EVENTS:,}",
+            "--requests",
+            "fewer requests or policies, or a larger --max-num-batched-tokens",
+        )
+    inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, kv_dtype=kv, max_num_seqs=st.max_num_seqs)
+    f = fit(model, gpu, inp)
+    pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
+    d = Decode(model, gpu, kv, tp)
+    per_token = d.kvfp.per_token
+    if per_token <= 0:
+        raise KvcalcError(f"{model.name} caches no tokens", "--model", "a model with attention layers")
+    if pool < per_token:
+        raise KvcalcError(
+            f"the KV pool ({pool:,} B) does not hold one token of {model.name} on {gpu.name}",
+            "--gpu",
+            "a larger GPU, more --tp, or a smaller model",
+        )
+    cost = _Cost(d, st.efficiency)
+    host = (gpu.host_link_bytes_per_s or 64e9) / 2
+
+    def req_bytes(length: int) -> int:
+        return int(d.kvfp.request_bytes(length))
+
+    runs = []
+    for name, B in policies:
+        cb = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
+        runs.append(_run(name, B, wl, st, cost, pool, req_bytes, per_token, host, cb))
+    pre = next((r for r in runs if r.policy == "prealloc"), None)
+    pg = next((r for r in runs if r.block_size), None)
+    ratio = pg.requests_per_s / pre.requests_per_s if pre and pg and pre.requests_per_s else None
+    assumptions = [
+        f"KV pool {pool / GiB:,.2f} GiB per GPU: {f.engine_label}'s budget on {gpu.name} (kvcalc fit)",
+        f"step time = the roofline bound of the batch at that step / efficiency {st.efficiency:g} "
+        "(weights read, the KV the batch reads, the FLOPs of its tokens)",
+        f"continuous batching: up to {st.max_num_seqs:,} requests, {st.max_num_batched_tokens:,} tokens per step, "
+        "decodes first, then prompt chunks (chunked prefill); first-come first-served",
+        f"prealloc reserves {st.max_len:,} tokens per request; oracle reserves its exact length, contiguous, first-fit; "
+        "paged-B takes B-token blocks as tokens arrive",
+        "paged: a request that needs a block when none is free preempts the most recently admitted request "
+        + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)"),
+        "KV bytes per token are the model's logical bytes (sliding windows and states as kvcalc size counts them); "
+        "figures are the measured window between the 10th and 90th percentile completions",
+    ]
+    if wl.shared_prefix:
+        assumptions.append(
+            f"shared prefix of {wl.shared_prefix:,} tokens: stored once and not recomputed under paging (prefix caching); "
+            "copied into every request under prealloc and oracle"
+        )
+    warnings = []
+    for r in runs:
+        if r.rejected:
+            warnings.append(f"{r.policy}: {r.rejected:,} requests can never fit this policy's pool and were not served")
+    return SimulationReport(
+        model=model.name,
+        gpu=gpu.name,
+        tp=tp,
+        engine=engine.key,
+        kv_dtype=kv.name,
+        pool_bytes=pool,
+        kv_bytes_per_token=per_token,
+        requests=n,
+        workload=wl.description,
+        arrival=wl.arrival,
+        mean_prompt=float(np.mean(wl.prompts)),
+        mean_output=float(np.mean(wl.outputs)),
+        shared_prefix=wl.shared_prefix,
+        max_len=st.max_len,
+        max_num_seqs=st.max_num_seqs,
+        max_num_batched_tokens=st.max_num_batched_tokens,
+        efficiency=st.efficiency,
+        preempt=st.preempt,
+        runs=runs,
+        paged_over_prealloc=ratio,
+        assumptions=assumptions,
+        warnings=warnings,
+    )

@@ -1,0 +1,88 @@
+"""kvcalc plan: the deployments that carry the load, fewest GPUs first, and what binds each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcalc.render.console import console, notes, table
+
+
+def _ms(t: float) -> str:
+    return f"{t * 1e3:,.1f}" if t < 1 else f"{t * 1e3:,.0f}"
+
+
+def _shape(d: Any) -> str:
+    parts = [f"TP {d.tp}"] + ([f"PP {d.pp}"] if d.pp > 1 else []) + ([f"x{d.replicas}"] if d.replicas > 1 else [])
+    return " ".join(parts)
+
+
+def _binding(d: Any) -> str:
+    share = d.use.get(d.binding)
+    return d.binding + (f" {share:.0%}" if share is not None and share <= 1 else "")
+
+
+def render(r: Any) -> None:
+    c = console()
+    targets = ", ".join(
+        x
+        for x in (
+            f"TTFT <= {_ms(r.slo.ttft_s)} ms" if r.slo.ttft_s else "",
+            f"TPOT <= {_ms(r.slo.tpot_s)} ms" if r.slo.tpot_s else "",
+        )
+        if x
+    )
+    c.print(
+        f"[bold]{r.model}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}"
+        + (f"; targets {targets}" if targets else "; no latency targets")
+        + f" ({r.considered:,} configurations)"
+    )
+    if r.ranked:
+        priced = any(d.cost_per_hour is not None for d in r.ranked)
+        cols = (
+            [
+                ("GPUs", "right"),
+                ("GPU", "left"),
+                ("shape", "left"),
+                ("in flight", "right"),
+                ("holds", "right"),
+                ("TPOT ms", "right"),
+                ("TTFT ms", "right"),
+            ]
+            + ([("$/h", "right")] if priced else [])
+            + [("binding", "left")]
+        )
+        t = table(None, *cols)
+        for col in t.columns:
+            col.no_wrap = True
+        for d in r.ranked:
+            row = [
+                f"{d.gpus:,}",
+                d.gpu,
+                _shape(d),
+                f"{d.in_flight_per_replica:,.0f}",
+                f"{d.capacity_per_replica:,}",
+                _ms(d.tpot_s),
+                _ms(d.ttft_s),
+            ]
+            if priced:
+                row.append(f"{d.cost_per_hour:,.2f}" if d.cost_per_hour is not None else "-")
+            t.add_row(*row, _binding(d))
+        c.print(t)
+        b = r.best
+        c.print(
+            f"Fewest: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
+            f"replica of the {b.capacity_per_replica:,} its KV pool holds; the decode step is {b.step_bound_by}-bound"
+        )
+        others = [d for d in r.per_gpu_type if d.gpu != b.gpu]
+        if others:
+            c.print("Best of each other GPU: " + "; ".join(f"{d.gpus} x {d.gpu} ({_shape(d)})" for d in others))
+    elif r.nearest:
+        d = r.nearest
+        c.print(f"[bold red]No deployment carries this load.[/bold red] Nearest: {d.gpus} x {d.gpu} ({_shape(d)}): {d.shortfall}")
+    notes(c, "Warnings", r.warnings, "yellow")
+    notes(c, "Not considered", [f"{k}: {v}" for k, v in r.skipped.items()], "")
+    notes(c, "Assumptions", r.assumptions)
+    c.print(
+        "[dim]in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
+        "the replica count, or with one replica the constraint nearest its limit (share of it). ms = 10^-3 s.[/dim]"
+    )

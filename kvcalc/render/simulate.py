@@ -1,0 +1,129 @@
+"""kvcalc simulate: each policy's KV utilisation, throughput and latency, and memory over time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvcalc.render.console import console, notes, table
+from kvcalc.units import fmt_iec, fmt_si
+
+
+def _ms(t: float) -> str:
+    return f"{t * 1e3:,.0f}" if t >= 0.1 else f"{t * 1e3:,.1f}"
+
+
+def _s(t: float) -> str:
+    return f"{t:,.0f}" if t >= 100 else f"{t:,.1f}" if t >= 1 else f"{t:.2f}"
+
+
+def render(r: Any, plot: bool = False) -> None:
+    c = console()
+    c.print(
+        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {r.tp}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
+        f"{fmt_iec(r.pool_bytes)} per GPU, {r.kv_bytes_per_token:,} B per token): {r.requests:,} requests, "
+        f"mean prompt {r.mean_prompt:,.0f} and output {r.mean_output:,.0f} tokens, max {r.max_len:,}; {r.arrival}"
+    )
+    t = table(
+        None,
+        ("policy", "left"),
+        ("KV util", "right"),
+        ("batch", "right"),
+        ("req/s", "right"),
+        ("tok/s", "right"),
+        ("TTFT s\np50/p99", "right"),
+        ("TPOT ms\np50/p99", "right"),
+        ("preempt", "right"),
+    )
+    for col in t.columns:
+        col.no_wrap = True
+    for p in r.runs:
+        t.add_row(
+            p.policy,
+            f"{p.kv_utilization:.1%}",
+            f"{p.mean_running:,.1f}",
+            f"{p.requests_per_s:,.2f}",
+            f"{p.output_tokens_per_s:,.0f}",
+            f"{_s(p.ttft_s.p50)}/{_s(p.ttft_s.p99)}",
+            f"{_ms(p.tpot_s.p50)}/{_ms(p.tpot_s.p99)}",
+            f"{p.preemptions:,}",
+        )
+    c.print(t)
+    if r.paged_over_prealloc is not None:
+        pg = next(p for p in r.runs if p.block_size)
+        c.print(f"{pg.policy} serves [bold]{r.paged_over_prealloc:.2f}x[/bold] the requests per second of prealloc")
+    c.print("pool reserved: " + ", ".join(f"{p.policy} {p.pool_occupancy:.0%}" for p in r.runs) + " of the KV pool")
+    pre = [p for p in r.runs if p.preemptions]
+    for p in pre:
+        c.print(
+            f"{p.policy}: {p.preemptions:,} preemptions, {p.recomputed_tokens:,} tokens recomputed"
+            + (f", {fmt_si(p.swapped_bytes)} swapped" if p.swapped_bytes else "")
+        )
+    if plot:
+        c.print(ascii_timeline(r), markup=False, highlight=False)
+    notes(c, "Warnings", r.warnings, "yellow")
+    notes(c, "Assumptions", [f"workload: {r.workload}", *r.assumptions])
+    c.print(
+        "[dim]KV util: bytes of tokens held / bytes reserved; batch: requests running; "
+        "all time-weighted between the 10th and 90th percentile completions, where req/s and tok/s (output) "
+        "are measured too. TTFT from arrival to first token; TPOT per output token after the first. GB = 10^9 B, "
+        "GiB = 2^30 B.[/dim]"
+    )
+
+
+def ascii_timeline(r: Any, width: int = 64, height: int = 12) -> str:
+    """Reserved KV memory over time, one row of marks per policy's share of the pool."""
+    marks = "PO123456789"
+    end = max((p.timeline[-1][0] for p in r.runs if p.timeline), default=0.0)
+    if end <= 0:
+        return "(nothing to plot)"
+    grid = [[" "] * width for _ in range(height)]
+    legend = []
+    for k, p in enumerate(r.runs):
+        m = "P" if p.policy == "prealloc" else "O" if p.policy == "oracle" else marks[2 + k % 9]
+        legend.append(f"{m} {p.policy} reserved ({p.kv_utilization:.0%} of it holds tokens)")
+        for t, _live, res in p.timeline:
+            col = min(int(t / end * (width - 1)), width - 1)
+            y = height - 1 - min(int(res / r.pool_bytes * (height - 1) + 0.5), height - 1) if r.pool_bytes else height - 1
+            grid[y][col] = m
+    lines = ["KV memory reserved over time (share of the pool)"]
+    for i, cells in enumerate(grid):
+        label = f"{(height - 1 - i) / (height - 1):>4.0%}" if i in (0, height // 2, height - 1) else "    "
+        lines.append(f"{label} |" + "".join(cells))
+    lines.append("     +" + "-" * width)
+    lines.append(f"      0 s{'':>{width - 12}}{end:,.1f} s")
+    lines += ["      " + x for x in legend]
+    return "\n".join(lines)
+
+
+def write_chart(r: Any, path: str) -> None:
+    """Memory over time for every policy (reserved, solid; holding tokens, dashed) to a file."""
+    from kvcalc.errors import KvcalcError
+
+    if not str(path).lower().endswith((".png", ".svg", ".pdf")):
+        raise KvcalcError(f"cannot tell the format of {path!r}", "--plot-file", "a path ending in .png, .svg or .pdf")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise KvcalcError("matplotlib is not installed", "--plot-file", "pip install 'kvcalc[plot]'") from None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    gib = 2**30
+    for k, p in enumerate(r.runs):
+        ts = [x[0] for x in p.timeline]
+        ax.plot(ts, [x[2] / gib for x in p.timeline], "-", color=f"C{k}", label=f"{p.policy} reserved")
+        ax.plot(ts, [x[1] / gib for x in p.timeline], "--", color=f"C{k}", label=f"{p.policy} holding tokens")
+    ax.axhline(r.pool_bytes / gib, color="black", linewidth=0.8, label="KV pool")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("KV memory per GPU (GiB)")
+    ax.set_title(f"{r.model} on {r.gpu}: {r.requests:,} requests")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    except OSError as e:
+        raise KvcalcError(f"cannot write the plot: {e.strerror or e}", str(path), "a writable path") from None
+    finally:
+        plt.close(fig)

@@ -1,0 +1,210 @@
+"""kvcalc simulate: continuous batching over time under each allocation policy."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import one_line_error
+from kvcalc.engine.engines import engine
+from kvcalc.engine.roofline import decode_bound
+from kvcalc.engine.simulate import SimSettings, Workload, _Blocks, _Cost, parse_policies, simulate
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import kv_dtype
+
+BF16 = kv_dtype("bf16")
+
+
+def run(model, gpu, prompts, outputs, arrivals=None, policies="prealloc,oracle,paged-16", pool=None, **kw):
+    prompts, outputs = np.asarray(prompts), np.asarray(outputs)
+    arr = np.zeros(len(prompts)) if arrivals is None else np.asarray(arrivals, dtype=float)
+    wl = Workload(arr, prompts, outputs, "test", "test", kw.pop("prefix", 0))
+    st_ = SimSettings(kw.pop("max_len", 2048), kw.pop("max_num_seqs", 256), kw.pop("mnbt", 2048), **kw)
+    return simulate(
+        resolve_model(model), resolve_gpu(gpu), wl, st_, parse_policies(policies), engine("vllm"), BF16, pool_bytes=pool
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(0, 1),
+    st.floats(-1e-3, 1e-3),
+    st.floats(0, 1),
+    st.floats(-1e-3, 1e-3),
+    st.integers(1, 400),
+)
+def test_span_time_is_the_sum_of_its_steps(m0, m1, c0, c1, K):
+    brute = sum(max(max(m0 + m1 * k, 0), max(c0 + c1 * k, 0)) for k in range(K))
+    # Lines that stay positive over the span (step times are positive).
+    if min(m0 + m1 * (K - 1), c0 + c1 * (K - 1)) < 0:
+        return
+    assert _Cost.tau((m0, m1, c0, c1), K) == pytest.approx(brute, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-5000, 5000), min_size=0, max_size=30), st.integers(0, 10_000), st.sampled_from([1, 3, 16, 128]))
+def test_block_count_is_the_sum_of_ceilings(bases, S, B):
+    b = _Blocks(B)
+    for x in bases:
+        b.add(x)
+    lengths = [x + S for x in bases]
+    if any(v < 1 for v in lengths):
+        return
+    assert b.total(S) == sum(-(-v // B) for v in lengths)
+    if bases:
+        b.add(bases[0], -1)
+        assert b.total(S) == sum(-(-v // B) for v in lengths[1:])
+
+
+def test_one_request_decodes_at_the_roofline_bound():
+    # One request, no contention: each decode step takes the roofline bound of batch 1 at its
+    # length, over the efficiency; TPOT is their mean over the 99 steps after the first token.
+    r = run("llama2-7b", "h100", [100], [100], policies="paged-16")
+    p = r.runs[0]
+    steps = [decode_bound(resolve_model("llama2-7b"), resolve_gpu("h100"), 1, 100 + k, BF16).t_bound_s for k in range(99)]
+    assert p.tpot_s.p50 == pytest.approx(sum(steps) / 99 / 0.7, rel=1e-6)
+    assert p.completed == 1 and p.preemptions == 0
+
+
+def test_the_papers_shape_on_a_sharegpt_like_mix():
+    # vLLM paper (Kwon et al., SOSP 2023), Figure 2 and section 6: preallocating systems use 20-40%
+    # of their KV memory for tokens, vLLM above 96%; paging serves 2-4x the throughput. A 13B model
+    # on an A100 40GB, prompts and outputs with ShareGPT's means (161, 338 tokens), 2,048 max.
+    rng = np.random.default_rng(0)
+    n = 1500
+    P = np.clip(np.rint(rng.lognormal(np.log(98), 1.0, n)), 1, 2047).astype(int)
+    O = np.clip(np.rint(rng.lognormal(np.log(205), 1.0, n)), 1, 2047).astype(int)
+    O = np.maximum(np.minimum(O, 2048 - P), 1)
+    r = run("llama2-13b", "a100-40gb", P, O)
+    by = {p.policy: p for p in r.runs}
+    assert 0.20 <= by["prealloc"].kv_utilization <= 0.40
+    assert by["paged-16"].kv_utilization > 0.90
+    assert by["prealloc"].kv_utilization < by["oracle"].kv_utilization < by["paged-16"].kv_utilization
+    assert by["prealloc"].requests_per_s < by["oracle"].requests_per_s < by["paged-16"].requests_per_s
+    assert r.paged_over_prealloc >= 2
+    assert all(p.completed == n for p in r.runs)
+
+
+def test_without_memory_pressure_the_policies_agree():
+    # A pool that holds every request at max length: memory never binds, so the same requests run
+    # at the same times under every policy.
+    r = run("llama2-7b", "h100", [50] * 20, [30] * 20, max_len=128, pool=10**12)
+    tputs = {round(p.requests_per_s, 9) for p in r.runs}
+    assert len(tputs) == 1
+    assert all(p.preemptions == 0 for p in r.runs)
+
+
+def test_swapping_recomputes_nothing_and_recompute_does():
+    P, O = [200] * 60, [600] * 60
+    pool = 30 * 16 * 524288 * 40  # 40 requests' worth of 30 blocks each
+    rec = run("llama2-7b", "h100", P, O, policies="paged-16", pool=pool, preempt="recompute").runs[0]
+    swp = run("llama2-7b", "h100", P, O, policies="paged-16", pool=pool, preempt="swap", swap_bytes=2**40).runs[0]
+    assert rec.preemptions > 0 and rec.recomputed_tokens > 0
+    assert swp.preemptions > 0 and swp.recomputed_tokens == 0 and swp.swapped_bytes > 0
+    assert rec.completed == swp.completed == 60
+
+
+def test_a_shared_prefix_is_held_once_under_paging():
+    P, O = [1000] * 40, [50] * 40
+    without = run("llama2-7b", "h100", P, O, policies="paged-16", pool=40 * 2**30).runs[0]
+    shared = run("llama2-7b", "h100", P, O, policies="paged-16", pool=40 * 2**30, prefix=960).runs[0]
+    # Stored once and not recomputed, the prefix lets more requests run together and finish sooner.
+    assert shared.max_running >= without.max_running and shared.duration_s < without.duration_s
+    assert shared.mean_running > without.mean_running
+
+
+def test_poisson_arrivals_below_capacity_do_not_queue(cli):
+    d = cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--requests", "300", "--rate", "0.5", "--json").json()
+    for p in d["runs"]:
+        # A request waits only for the step in progress to end (an 8B decode step on an H100 is ~6 ms).
+        assert p["queue_s"]["p99"] < 0.02 and p["completed"] == 300
+        assert abs(p["requests_per_s"] - 0.5) < 0.15
+
+
+def test_trace_with_arrival_times(cli, tmp_path):
+    f = tmp_path / "t.jsonl"
+    f.write_text("\n".join(json.dumps({"prompt_tokens": 100, "output_tokens": 20, "arrival_time": 5 + i}) for i in range(10)))
+    d = cli("simulate", "--model", "llama2-7b", "--trace", f, "--json").json()
+    assert d["requests"] == 10 and d["arrival"] == "the trace's arrival times"
+    assert all(p["completed"] == 10 for p in d["runs"])
+
+
+def test_text_and_plot(cli, tmp_path):
+    r = cli("simulate", "--model", "llama2-13b", "--gpu", "a100-40gb", "--requests", "300", "--plot")
+    assert r.code == 0 and "KV util" in r.out and "serves" in r.out and "reserved over time" in r.out
+    png = tmp_path / "m.png"
+    assert cli("simulate", "--model", "llama2-7b", "--requests", "50", "--plot-file", png).code == 0 and png.stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--rate", "0"], "--rate"),
+        (["--rate", "-1"], "--rate"),
+        (["--rate", "nan"], "--rate"),
+        (["--efficiency", "0"], "--efficiency"),
+        (["--efficiency", "2"], "--efficiency"),
+        (["--policies", "magic"], "--policies"),
+        (["--policies", "paged-0"], "--policies"),
+        (["--preempt", "maybe"], "--preempt"),
+        (["--requests", "0"], "--requests"),
+        (["--requests", "3000000"], "--requests"),
+        (["--workload", "sharegtp"], "sharegpt"),
+        (["--prompt", "lognormal:median=5"], "--prompt"),
+        (["--shared-prefix", "5000"], "--shared-prefix"),
+    ],
+)
+def test_bad_input_is_one_line(cli, args, needle):
+    one_line_error(cli("simulate", "--model", "llama2-7b", *args), needle)
+
+
+def test_event_bound_is_checked_up_front():
+    n = 20_000
+    wl = Workload(np.zeros(n), np.full(n, 1000), np.full(n, 10), "x", "burst")
+    st_ = SimSettings(2048, 256, 1)  # one prompt token per step: 20 million prompt steps per policy
+    from kvcalc.errors import KvcalcError
+
+    with pytest.raises(KvcalcError, match="events"):
+        simulate(
+            resolve_model("llama2-7b"),
+            resolve_gpu("h100"),
+            wl,
+            st_,
+            parse_policies("paged-16,prealloc,oracle"),
+            engine("vllm"),
+            BF16,
+        )
+
+
+SIM_BEGIN, SIM_END = "<!-- sim-table:begin -->", "<!-- sim-table:end -->"
+PAPER = {"prealloc": "Orca (Max): 20.4%", "oracle": "Orca (Oracle): 38.2%", "paged-16": "vLLM: 96.3%"}
+
+
+def test_simulation_doc_is_what_the_command_prints(cli):
+    import os
+    from pathlib import Path
+
+    d = cli(
+        "simulate", "--model", "llama2-13b", "--gpu", "a100-40gb", "--workload", "sharegpt", "--requests", "2000", "--json"
+    ).json()
+    pre = next(r for r in d["runs"] if r["policy"] == "prealloc")["requests_per_s"]
+    lines = [
+        SIM_BEGIN,
+        "| policy | KV memory holding tokens, kvcalc | the paper (Figure 2) | requests/s | over prealloc | preemptions |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for r in d["runs"]:
+        lines.append(
+            f"| {r['policy']} | {r['kv_utilization']:.1%} | {PAPER[r['policy']]} | {r['requests_per_s']:.2f} | "
+            f"{r['requests_per_s'] / pre:.2f}x | {r['preemptions']:,} |"
+        )
+    lines.append(SIM_END)
+    new = "\n".join(lines)
+    doc = Path(__file__).resolve().parent.parent / "docs" / "simulation.md"
+    text = doc.read_text()
+    start, end = text.index(SIM_BEGIN), text.index(SIM_END) + len(SIM_END)
+    if os.environ.get("KVCALC_ACCURACY") == "write":
+        doc.write_text(text[:start] + new + text[end:])
+        return
+    assert text[start:end] == new, "docs/simulation.md is stale: KVCALC_ACCURACY=write pytest tests/test_simulate.py"
