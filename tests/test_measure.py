@@ -177,9 +177,19 @@ def test_cli_measure_bad_input(cli, args, needle):
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and needle in r.err, r.err
 
 
-def test_roofline_measure_flag(cli):
-    d = cli("roofline", "-m", "llama3.1-8b", "-g", "h100", "--batch", "2", "--seq", "256", "--measure", "--json").json()
-    assert d["measure"]["kernel"] == "cpu-paged" and d["measure"]["rel_error"] <= 1e-5
+def test_roofline_measure_flag(cli, tmp_path):
+    # The whole step on this device, not one attention layer: a small model keeps it quick on a CPU.
+    p = tmp_path / "small.yaml"
+    p.write_text(
+        "name: small\nsource: {url: t}\nhidden_size: 512\nvocab_size: 2000\nintermediate_size: 1024\n"
+        "max_position_embeddings: 4096\nparams_total: 20000000\n"
+        "layer_kinds: {attn: {kind: full, num_attention_heads: 8, num_key_value_heads: 2, head_dim: 64}}\n"
+        "layers: [{repeat: 6, pattern: [attn]}]\n"
+    )
+    d = cli("roofline", "-m", p, "-g", "h100", "--batch", "2", "--seq", "256", "--measure", "--json").json()
+    m = d["measure"]
+    assert m["kernel"] == "cpu-paged" and m["rel_error"] <= 1e-5
+    assert m["full_step"]["layers"] == 6 and m["full_step"]["t_measured_s"] > 0
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -219,3 +229,150 @@ def test_layers_and_weights_are_measured_not_multiplied():
     w = r.weights
     assert w["weight_bytes"] == 3 * 4 * (3 * 256 * 256 + 256 * 1024 + 512 * 256)
     assert w["t_measured_s"] > 0 and w["measured_over_bound"] == pytest.approx(w["t_measured_s"] / w["t_bound_s"])
+
+
+# Kernel variants the catalog's models need (head dim, group, page size, dtype, cache dtype).
+STATIC = {
+    "llama 128 x group 4, bf16": (128, 0, 128, 4, 16, "bfloat16", None),
+    "llama 128 x group 8, 128-token pages": (128, 0, 128, 8, 128, "bfloat16", None),
+    "qwen3 128 x group 16": (128, 0, 128, 16, 16, "bfloat16", None),
+    "MHA 64 x group 1": (64, 0, 64, 1, 16, "bfloat16", None),
+    "gemma 256 x group 2": (256, 0, 256, 2, 16, "bfloat16", None),
+    "80 x group 4, fp16": (80, 0, 80, 4, 16, "float16", None),
+    "fp8 KV, 128 x group 8": (128, 0, 128, 8, 16, "bfloat16", "fp8"),
+    "MLA 512 + 64, 64-token pages": (512, 64, 512, 128, 64, "bfloat16", None),
+    "MLA 512 + 64, 128-token pages": (512, 64, 512, 128, 128, "bfloat16", None),
+    "MLA fp8": (512, 64, 512, 128, 64, "bfloat16", "fp8"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(STATIC))
+def test_kernel_compiles_for_sm90_within_its_resources(name, capsys):
+    """Compiled for sm_90a here (no GPU needed): at most 227 KB of shared memory, no register
+    spills, and 64-bit offsets into the pools (a pool of more than 2^31 elements, 4 GiB of bf16,
+    would wrap in 32 bits)."""
+    pytest.importorskip("triton")
+    from kvcalc.measure.triton_paged import SHARED_LIMIT, static_check
+
+    r = static_check(*STATIC[name])
+    with capsys.disabled():
+        print(f"\n{name}: {r}")
+    assert r["ptxas_ok"], r
+    assert r["shared_bytes"] <= SHARED_LIMIT
+    assert r["spill_bytes"] == 0
+    assert r["i64_pool_offsets"]
+
+
+FP8_CASES = {
+    "GQA group 4, fp8": (Geometry("gqa", 16, 4, 64, 0, 64, 16), [70, 2, 33]),
+    "MLA, fp8": (Geometry("mla", 16, 1, 64, 16, 64, 16), [50, 7]),
+}
+
+
+@pytest.mark.parametrize("name", list(FP8_CASES))
+@pytest.mark.parametrize("kernel", [cpu_paged, dense_sdpa, gather_sdpa], ids=["cpu-paged", "sdpa-dense", "gather-sdpa"])
+def test_fp8_cache_against_its_dequantized_reference(name, kernel):
+    geo, lens = FP8_CASES[name]
+    c = build(geo, lens, torch.float32, "cpu", seed=3, kv_fp8=True)
+    assert c.k_pool.dtype == torch.float8_e4m3fn and c.k_pool.element_size() == 1
+    # The scale maps the largest magnitude to e4m3's largest finite value, 448.
+    assert float(c.k_pool.float().abs().max()) == 448.0
+    assert rel_error(kernel(c)(), reference(c)) <= 1e-5
+    # Quantization itself moves the answer by a few percent against the unquantized cache.
+    full = build(geo, lens, torch.float32, "cpu", seed=3)
+    assert 1e-3 < rel_error(reference(c), reference(full)) < 0.1
+
+
+@pytest.mark.slow
+def test_triton_fp8_and_long_pages_under_the_interpreter():
+    pytest.importorskip("triton")
+    script = r"""
+import json, torch
+from kvcalc.measure.cache import Geometry, build, reference, rel_error
+from kvcalc.measure.kernels import triton_paged
+out = {}
+for name, g, lens, fp8 in [
+    ("gqa fp8", ("gqa", 16, 4, 64, 0, 64, 16), [70, 2, 33], True),
+    ("mla fp8", ("mla", 16, 1, 64, 16, 64, 16), [50, 7], True),
+    ("tokens per tile under a 128-token page", ("gqa", 8, 2, 64, 0, 64, 128), [300, 5], False),
+    ("MLA 512 + 64", ("mla", 32, 1, 512, 64, 512, 64), [70, 3], False),
+]:
+    c = build(Geometry(*g), lens, torch.float32, "cpu", seed=11, kv_fp8=fp8)
+    out[name] = rel_error(triton_paged(c)(), reference(c))
+print(json.dumps(out))
+"""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    errors = json.loads(r.stdout.strip().splitlines()[-1])
+    assert all(v <= 1e-5 for v in errors.values()), errors
+
+
+def test_memory_check_counts_baselines_ceilings_and_weights():
+    # DeepSeek-V3's latent at batch 2 x 2,048, fp32: sdpa-dense builds a padded copy with all 128 query
+    # heads, 2 x 2,048 x 128 x (576 + 512) x 4 B, twice (K and V repeated) = 4.56 GB alone.
+    from kvcalc.measure.run import memory_needed
+
+    geo = Geometry("mla", 128, 1, 512, 64, 512, 64)
+    need = memory_needed(geo, [2048, 2048], 4, 4, 1, ["cpu-paged", "sdpa-dense", "gather-sdpa"], 256 * 2**20, "cpu")
+    assert need >= 2 * 2048 * 128 * (576 + 512) * 4 * 2 + 2 * 256 * 2**20
+
+
+def test_a_kernel_that_fails_costs_its_row_only(monkeypatch):
+    from kvcalc.measure import run
+
+    real = run._kernel
+
+    def broken(name, cache, sms):
+        if name == "gather-sdpa":
+            raise RuntimeError("0 active drivers")
+        return real(name, cache, sms)
+
+    monkeypatch.setattr(run, "_kernel", broken)
+    r = run.measure(Geometry("gqa", 8, 2, 64, 0, 64, 16), [20], device="cpu", dtype_name="float32", runs=3)
+    k = {x.kernel: x for x in r.kernels}
+    assert "failed to build or run" in k["gather-sdpa"].note and k["gather-sdpa"].t_measured_s is None
+    assert k["cpu-paged"].t_measured_s and k["sdpa-dense"].t_measured_s
+
+
+def test_ceilings_are_measured_once_per_run():
+    from kvcalc.measure import timing
+
+    a = timing.ceilings("cpu", 2**20)
+    b = timing.ceilings("cpu", 2**20)
+    assert a is b
+
+
+def test_triton_on_a_cpu_without_the_interpreter_is_one_line(cli, monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    r = cli("measure", "--quick", "--kernels", "triton-paged")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and "TRITON_INTERPRET" in r.err
+
+
+def test_full_step_on_a_tiny_model(cli, tmp_path):
+    import yaml
+
+    spec = {
+        "name": "tiny",
+        "source": {"url": "t"},
+        "hidden_size": 256,
+        "vocab_size": 1000,
+        "intermediate_size": 512,
+        "max_position_embeddings": 4096,
+        "params_total": 10**7,
+        "layer_kinds": {"attn": {"kind": "full", "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64}},
+        "layers": [{"repeat": 4, "pattern": ["attn"]}],
+    }
+    p = tmp_path / "tiny.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    d = cli("measure", "--model", p, "--batch", "2", "--seq", "256", "--runs", "3", "--full-step", "--json").json()
+    f = d["full_step"]
+    assert f["layers"] == f["layers_timed"] == 4 and not f["scaled"]
+    # Weights read: 4 layers x (q, k+v, o, gate+up, down) + the head, fp32.
+    assert f["weights"]["bytes"] == 4 * 4 * (256 * 256 + 256 * 256 + 256 * 256 + 256 * 1024 + 512 * 256) + 4 * 256 * 1000
+    # KV read: 4 layers x 2 sequences x 256 tokens x 2 KV heads x (64 + 64) x 4 B, plus q and out.
+    assert f["kv"]["bytes"] == 4 * (2 * 256 * 2 * 128 * 4 + 2 * 4 * 128 * 4)
+    assert f["t_measured_s"] > 0 and f["measured_over_bound"] == pytest.approx(f["t_measured_s"] / f["t_bound_s"])

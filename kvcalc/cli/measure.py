@@ -46,6 +46,16 @@ def measure(
         Optional[str], typer.Option("--runs", metavar="<n>", help="Timed runs, 1 to 10,000 (default 100 on a GPU, 50 on a CPU).")
     ] = None,
     quick: Annotated[bool, typer.Option("--quick", help="A small shape: batch 4 x 512 tokens.")] = False,
+    kv_dtype: Annotated[
+        Optional[str], typer.Option("--kv-dtype", metavar="<dtype>", help="fp8: an e4m3 cache with per-tensor scales.")
+    ] = None,
+    full_step: Annotated[
+        bool,
+        typer.Option("--full-step", help="Also time a whole decode step: every layer's weights and attention and the LM head."),
+    ] = False,
+    threads: Annotated[
+        Optional[str], typer.Option("--threads", metavar="<n>", help="torch threads on a CPU (default 1: stable timings).")
+    ] = None,
     seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed for the cache contents and --seq-dist.")] = "0",
     as_json: opt.Json = False,
 ) -> Any:
@@ -53,6 +63,7 @@ def measure(
 
     Example: kvcalc measure --model llama3.1-8b --batch 32 --seq 8k
     """
+    from kvcalc.errors import KvcalcError
     from kvcalc.measure.setup import run_measure
 
     m, _, origin = opt.model_and_gpu(model, None, need_gpu=False)
@@ -64,6 +75,8 @@ def measure(
         sample_lengths(seq_dist, 1, 0, 1 << 30)  # checked before any allocation
     n_runs = opt.count(runs, "--runs", maximum=10_000, noun="a number of runs")
     if quick:
+        if batch != "8" or seq != "4k" or seq_dist:
+            raise KvcalcError("--quick sets its own shape", "--quick", "--quick alone, or --batch and --seq without it")
         b, s, seq_dist, n_runs = 4, 512, None, n_runs or 10
     ks = [k.strip() for k in kernels.split(",") if k.strip()] if kernels else None
     r = run_measure(
@@ -81,5 +94,8 @@ def measure(
         runs=n_runs,
         seed=opt.need_count(seed, "--seed", minimum=0, maximum=2**32 - 1, noun="a seed"),
         show_progress=not as_json,
+        kv=kv_dtype,
+        full_step=full_step,
+        threads=opt.count(threads, "--threads", maximum=256, noun="a number of threads"),
     )
     return emit(r, origin, as_json)

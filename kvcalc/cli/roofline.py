@@ -55,7 +55,10 @@ def roofline(
     ] = None,
     measure: Annotated[
         bool,
-        typer.Option("--measure", help="Also time a real paged decode step (one layer's attention) at the first batch and seq."),
+        typer.Option(
+            "--measure",
+            help="Also time a real decode step (every layer and the head, on this device) at the first batch and seq.",
+        ),
     ] = False,
     as_json: opt.Json = False,
 ) -> Any:
@@ -95,7 +98,9 @@ def roofline(
     if measure:
         from kvcalc.measure.setup import run_measure
 
-        r = dataclasses.replace(r, measure=run_measure(m, gpu, batches[0], seqs[0], show_progress=not as_json))
+        # The whole step (every layer's weights and attention, the head), held against the bound of
+        # the same step on the device that ran it.
+        r = dataclasses.replace(r, measure=run_measure(m, gpu, batches[0], seqs[0], show_progress=not as_json, full_step=True))
     emit(r, origin, as_json, plot=plot)
     if plot_file and not as_json:
         print(f"wrote {plot_file}")

@@ -45,11 +45,11 @@ def geometry_from_model(model, block_size: int) -> Geometry:
     return Geometry(g.kind, g.n_q, g.n_kv, g.d_a, g.d_b, g.dv, block_size)
 
 
-def step_bytes(geo: Geometry, seq_lens: list[int], elt: int) -> int:
-    """Bytes a decode step must move: K and V (or the latent) of the valid tokens, read once,
-    plus the query read and the output written."""
+def step_bytes(geo: Geometry, seq_lens: list[int], elt: int, kv_elt: int | None = None) -> int:
+    """Bytes a decode step must move: K and V (or the latent) of the valid tokens, read once
+    (``kv_elt`` bytes per element: 1 for fp8), plus the query read and the output written."""
     tokens = sum(seq_lens)
-    kv = tokens * geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * elt
+    kv = tokens * geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * (kv_elt or elt)
     return kv + len(seq_lens) * geo.n_q * (geo.d_k + geo.dv) * elt
 
 
@@ -68,11 +68,25 @@ class PagedCache:
     seq_lens: Any
     lens: list[int]
     sm_scale: float
+    k_scale: float = 1.0
+    v_scale: float = 1.0
+    """An fp8 cache's per-tensor scales: stored value x scale = the value it stands for."""
+
+    @property
+    def fp8(self) -> bool:
+        return "float8" in str(self.k_pool.dtype)
 
 
-def build(geo: Geometry, lens: list[int], dtype, device: str, seed: int = 0, spare_pages: int = 0) -> PagedCache:
+FP8_MAX = 448.0
+"""The largest finite e4m3 value."""
+
+
+def build(
+    geo: Geometry, lens: list[int], dtype, device: str, seed: int = 0, spare_pages: int = 0, kv_fp8: bool = False
+) -> PagedCache:
     """Random K/V pages (never zeros) in a head-major pool [n_kv, pages, block, d], handed out in a
-    shuffled order, a block table per sequence, and a query per sequence."""
+    shuffled order, a block table per sequence, and a query per sequence. ``kv_fp8``: K and V
+    stored as float8 e4m3 with a per-tensor scale (amax / 448), the query in ``dtype``."""
     import torch
 
     g = torch.Generator(device="cpu").manual_seed(seed)
@@ -92,13 +106,32 @@ def build(geo: Geometry, lens: list[int], dtype, device: str, seed: int = 0, spa
     k = rand(geo.n_kv, pages, bs, geo.d_k)
     v = k if geo.v_from_k else rand(geo.n_kv, pages, bs, geo.dv)
     q = rand(len(lens), geo.n_q, geo.d_k)
+    ks = vs = 1.0
+    if kv_fp8:
+
+        def quant(x):
+            scale = float(x.float().abs().max()) / FP8_MAX
+            return (x.float() / scale).to(torch.float8_e4m3fn), scale
+
+        k, ks = quant(k)
+        v, vs = (k, ks) if geo.v_from_k else quant(v)
     return PagedCache(
-        geo, q, k, v, table.to(device), torch.tensor(lens, dtype=torch.int32, device=device), list(lens), 1.0 / (geo.d_k**0.5)
+        geo,
+        q,
+        k,
+        v,
+        table.to(device),
+        torch.tensor(lens, dtype=torch.int32, device=device),
+        list(lens),
+        1.0 / (geo.d_k**0.5),
+        ks,
+        vs,
     )
 
 
 def gather(c: PagedCache, b: int, dtype=None):
-    """Sequence b's K [n_kv, len, d_k] and V [n_kv, len, dv], gathered through its block table."""
+    """Sequence b's K [n_kv, len, d_k] and V [n_kv, len, dv], gathered through its block table
+    (an fp8 cache dequantized to ``dtype``, or to the query's dtype)."""
     n = c.lens[b]
     nb = -(-n // c.geo.block_size)
     pages = c.block_table[b, :nb].long()
@@ -107,6 +140,9 @@ def gather(c: PagedCache, b: int, dtype=None):
         v = k[..., : c.geo.dv]
     else:
         v = c.v_pool.index_select(1, pages).reshape(c.geo.n_kv, nb * c.geo.block_size, c.geo.dv)[:, :n]
+    if c.fp8:
+        to = dtype or c.q.dtype
+        return k.to(to) * c.k_scale, v.to(to) * c.v_scale
     return (k, v) if dtype is None else (k.to(dtype), v.to(dtype))
 
 

@@ -24,14 +24,32 @@ def cpu_paged(c: PagedCache):
     for n in need:
         offs.append(offs[-1] + n)
     qg = c.q.view(len(c.lens), geo.n_kv, geo.group, geo.d_k)
+    if c.fp8:
+        # fp8 pages are gathered as bytes, then dequantized into the query's dtype.
+        kbuf = kbuf.view(torch.uint8)
+        vbuf = None if vbuf is None else vbuf.view(torch.uint8)
+        kq = torch.empty(kbuf.shape, dtype=c.q.dtype, device=c.q.device)
+        vq = None if vbuf is None else torch.empty(vbuf.shape, dtype=c.q.dtype, device=c.q.device)
+        kpool8, vpool8 = c.k_pool.view(torch.uint8), (None if geo.v_from_k else c.v_pool.view(torch.uint8))
+
+    def gathered():
+        if not c.fp8:
+            torch.index_select(c.k_pool, 1, flat, out=kbuf)
+            if vbuf is not None:
+                torch.index_select(c.v_pool, 1, flat, out=vbuf)
+            return kbuf, vbuf
+        torch.index_select(kpool8, 1, flat, out=kbuf)
+        kq.copy_(kbuf.view(torch.float8_e4m3fn)).mul_(c.k_scale)
+        if vbuf is not None:
+            torch.index_select(vpool8, 1, flat, out=vbuf)
+            vq.copy_(vbuf.view(torch.float8_e4m3fn)).mul_(c.v_scale)
+        return kq, vq
 
     def step():
-        torch.index_select(c.k_pool, 1, flat, out=kbuf)
-        if vbuf is not None:
-            torch.index_select(c.v_pool, 1, flat, out=vbuf)
+        kb, vb = gathered()
         for b, n in enumerate(c.lens):
-            k = kbuf[:, offs[b] : offs[b + 1]].reshape(geo.n_kv, -1, geo.d_k)[:, :n]
-            v = k[..., : geo.dv] if vbuf is None else vbuf[:, offs[b] : offs[b + 1]].reshape(geo.n_kv, -1, geo.dv)[:, :n]
+            k = kb[:, offs[b] : offs[b + 1]].reshape(geo.n_kv, -1, geo.d_k)[:, :n]
+            v = k[..., : geo.dv] if vb is None else vb[:, offs[b] : offs[b + 1]].reshape(geo.n_kv, -1, geo.dv)[:, :n]
             s = torch.matmul(qg[b], k.transpose(1, 2)).mul_(c.sm_scale)
             p = torch.softmax(s, dim=-1)
             out[b] = torch.matmul(p, v).reshape(geo.n_q, geo.dv)
@@ -48,8 +66,8 @@ def dense_sdpa(c: PagedCache):
 
     geo = c.geo
     B, S = len(c.lens), max(c.lens)
-    k = torch.zeros((B, geo.n_kv, S, geo.d_k), dtype=c.k_pool.dtype, device=c.k_pool.device)
-    v = torch.zeros((B, geo.n_kv, S, geo.dv), dtype=c.k_pool.dtype, device=c.k_pool.device)
+    k = torch.zeros((B, geo.n_kv, S, geo.d_k), dtype=c.q.dtype, device=c.k_pool.device)
+    v = torch.zeros((B, geo.n_kv, S, geo.dv), dtype=c.q.dtype, device=c.k_pool.device)
     for b, n in enumerate(c.lens):
         kb, vb = gather(c, b)
         k[b, :, :n], v[b, :, :n] = kb, vb
@@ -91,12 +109,11 @@ def gather_sdpa(c: PagedCache):
 
 def triton_paged(c: PagedCache, sms: int = 132, splits: int | None = None):
     """The project's Triton kernel (kvcalc.measure.triton_paged)."""
-    from kvcalc.measure.triton_paged import _pow2, make_workspace, paged_decode, plan_splits, token_tile
+    from kvcalc.measure.triton_paged import kernel_config, make_workspace, paged_decode, plan_splits
 
     geo = c.geo
-    g_tile = min(max(16, _pow2(geo.group)), 64)
+    g_tile, tile, _, _ = kernel_config(geo.d_k, geo.group)
     n_tiles = -(-geo.group // g_tile)
-    tile = token_tile(geo.block_size, geo.d_k)
     max_tiles = -(-c.block_table.shape[1] * geo.block_size // tile)
     sp = splits or plan_splits(len(c.lens), geo.n_kv * n_tiles, max_tiles, sms)
     ws = make_workspace(c.q, geo.n_kv, sp, g_tile * n_tiles, geo.dv)
@@ -117,6 +134,8 @@ def triton_paged(c: PagedCache, sms: int = 132, splits: int | None = None):
             splits=sp,
             sms=sms,
             workspace=ws,
+            k_scale=c.k_scale,
+            v_scale=c.v_scale,
         )
 
     return step

@@ -8,6 +8,9 @@ from kvcalc.errors import KvcalcError
 from kvcalc.measure.cache import Geometry, build, reference, rel_error, step_bytes, step_flops
 
 TOLERANCE = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2}
+# On a GPU, Triton's fp32 dots (and cuBLAS's, where tf32 is on) round their inputs to tf32: 10 bits
+# of mantissa, so errors near 1e-3.
+GPU_FP32_TOLERANCE = 2e-3
 CPU_KERNELS = ("cpu-paged", "sdpa-dense", "gather-sdpa")
 GPU_KERNELS = ("triton-paged", "sdpa-dense", "gather-sdpa")
 
@@ -26,6 +29,8 @@ class KernelResult:
     pct_datasheet: float | None = None
     measured_over_bound: float | None = None
     cuda_graph: bool = False
+    stable: bool = True
+    """False when repeats disagree beyond the stated spread: the median is not a precise figure."""
     note: str = ""
 
 
@@ -59,6 +64,9 @@ class MeasureResult:
     clocks: dict = field(default_factory=dict)
     kernels: list[KernelResult] = field(default_factory=list)
     weights: dict | None = None
+    full_step: dict | None = None
+    kv_dtype: str = ""
+    threads: int | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -124,6 +132,9 @@ def measure(
     runs: int | None = None,
     weights: bool = False,
     progress=None,
+    kv_fp8: bool = False,
+    full_step: bool = False,
+    threads: int | None = None,
 ) -> MeasureResult:
     import torch
 
@@ -131,31 +142,43 @@ def measure(
 
     dtype = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[dtype_name]
     elt = torch.tensor([], dtype=dtype).element_size()
+    kv_elt = 1 if kv_fp8 else elt
     name, clocks, sms, l2 = _device_info(device)
     notes = []
-    one = step_bytes(geo, lens, elt)
+    one = step_bytes(geo, lens, elt, kv_elt)
     # Working set at least 4x L2 on a GPU: rotate among enough caches.
     rotate = max(1, -(-4 * l2 // one)) if device == "cuda" else 1
     n_caches = max(layers, rotate)
-    pages = sum(-(-n // geo.block_size) for n in lens)
-    cache_bytes = pages * geo.block_size * geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * elt
-    need = n_caches * cache_bytes + 3 * one + (2 * 2**30 if device == "cuda" else 256 * 2**20)
+    names = list(kernels or (GPU_KERNELS if device == "cuda" else CPU_KERNELS))
+    ceiling_bytes = 2 * 2**30 if device == "cuda" else 256 * 2**20
+    need = memory_needed(geo, lens, elt, kv_elt, n_caches, names, ceiling_bytes, device, model if weights else None, layers)
     free = _free_bytes(device)
     if need > 0.9 * free:
         raise KvcalcError(
-            f"the measurement needs {need:,} B and the {device} has {free:,} B free",
+            f"the measurement needs {need:,} B (caches, baselines, ceiling buffers and weights) and the {device} has "
+            f"{free:,} B free",
             "--batch/--seq",
             "a smaller batch, context or --layers (or --quick)",
         )
     tick = progress or (lambda label: None)
     tick("building caches")
-    caches = [build(geo, lens, dtype, device, seed=seed + i) for i in range(n_caches)]
+    caches = [build(geo, lens, dtype, device, seed=seed + i, kv_fp8=kv_fp8) for i in range(n_caches)]
     if rotate > 1:
         notes.append(f"{n_caches} caches rotated so the working set ({n_caches * one:,} B) is at least 4x L2")
-    tick("measuring ceilings")
-    from kvcalc.measure.timing import ceilings, time_cpu, time_cuda
+    if kv_fp8:
+        from kvcalc.measure.cache import reference as ref_fn
 
-    ceil = ceilings(device, 2 * 2**30 if device == "cuda" else 256 * 2**20)
+        unq = build(geo, lens, dtype, device, seed=seed)
+        notes.append(
+            f"fp8 (e4m3) KV with per-tensor scales: its quantization alone moves the answer by "
+            f"{rel_error(ref_fn(caches[0]), ref_fn(unq)):.1e} (relative) from the unquantized cache; kernels are "
+            "checked against the dequantized cache"
+        )
+        del unq
+    tick("measuring ceilings")
+    from kvcalc.measure.timing import SPREAD, ceilings, time_cpu, time_cuda_rotating
+
+    ceil = ceilings(device, ceiling_bytes)
 
     bytes_ = one * layers
     flops = step_flops(geo, lens) * layers
@@ -164,9 +187,9 @@ def measure(
         sum(lens)
         * layers
         * (
-            model_kv_per_token(model, geo, kv_dtype(_kvname(dtype_name)))
+            model_kv_per_token(model, geo, kv_dtype("fp8" if kv_fp8 else _kvname(dtype_name)))
             if model
-            else geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * elt
+            else geo.n_kv * (geo.d_k + (0 if geo.v_from_k else geo.dv)) * kv_elt
         )
     )
     ds = gpu_spec.memory_bandwidth_bytes_per_s if (gpu_spec is not None and device == "cuda") else None
@@ -179,51 +202,83 @@ def measure(
         label = "this CPU's roofline (measured read ceiling and matmul FLOP/s), not HBM"
     t_mem, t_comp = bytes_ / bw, flops / peak
     t_bound = max(t_mem, t_comp)
+    tol = GPU_FP32_TOLERANCE if (device == "cuda" and dtype_name == "float32") else TOLERANCE[dtype_name]
+    if tol != TOLERANCE[dtype_name]:
+        notes.append(f"float32 on a GPU: dots round inputs to tf32, so the check allows {tol:g}")
     results = []
-    for kname in kernels or (GPU_KERNELS if device == "cuda" else CPU_KERNELS):
+    for kname in names:
         tick(f"checking {kname}")
         try:
             steps = [_kernel(kname, c, sms) for c in caches]
+            out = steps[0]()
         except Exception as e:
-            results.append(KernelResult(kname, float("nan"), False, note=f"could not build: {type(e).__name__}: {e}"))
+            # A kernel that fails to compile or launch costs its own row, not the run.
+            msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+            results.append(KernelResult(kname, float("nan"), False, note=f"failed to build or run: {msg}"))
             continue
         c0 = caches[0]
-        out = steps[0]()
         ref = reference(c0)
         err = rel_error(out, ref)
-        ok = err <= TOLERANCE[dtype_name]
+        ok = err <= tol
         r = KernelResult(kname, err, ok)
         if not ok:
-            r.note = f"relative error {err:.2e} over the {dtype_name} tolerance {TOLERANCE[dtype_name]:g}: not timed"
+            r.note = f"relative error {err:.2e} over the {dtype_name} tolerance {tol:g}: not timed"
             results.append(r)
             continue
         tick(f"timing {kname}")
-        state = {"i": 0}
+        try:
+            if device == "cuda":
+                # One step = layers attention calls, each over its own cache; rotating over n_caches.
+                per_step = [
+                    (lambda i=i, steps=steps: [steps[(i * layers + j) % n_caches]() for j in range(layers)])
+                    for i in range(max(n_caches // layers, 1))
+                ]
+                med, p10, p90, n, graph = time_cuda_rotating(per_step, runs=runs or 100)
+                r.cuda_graph = graph
+                if not graph:
+                    r.note = "CUDA graph capture failed: timed with events per step (launch overhead included)"
+            else:
+                state = {"i": 0}
 
-        def step(state=state, steps=steps):
-            i = state["i"]
-            for j in range(layers):
-                steps[(i * layers + j) % n_caches]()
-            state["i"] = i + 1
+                def step(state=state, steps=steps):
+                    i = state["i"]
+                    for j in range(layers):
+                        steps[(i * layers + j) % n_caches]()
+                    state["i"] = i + 1
 
-        if device == "cuda":
-            med0 = time_cuda(step, runs=5, warmup=3)[0]
-            med, p10, p90, n, graph = time_cuda(step, runs=runs or 100, warmup=10, graph=med0 < 50e-6 and n_caches == layers)
-            r.cuda_graph = graph
-        else:
-            med, p10, p90, n = time_cpu(step, runs=runs or 50, warmup=3)
+                med, p10, p90, n = time_cpu(step, runs=runs or 50, warmup=3)
+        except Exception as e:
+            msg = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+            r.correct, r.note = False, f"failed while timing: {msg}"
+            results.append(r)
+            continue
         r.t_measured_s, r.t_p10_s, r.t_p90_s, r.runs = med, p10, p90, n
+        r.stable = (p90 - p10) <= SPREAD * med
+        if not r.stable:
+            r.note = (r.note + "; " if r.note else "") + (
+                f"repeats disagree: p10 {p10 * 1e6:,.1f} us, p90 {p90 * 1e6:,.1f} us (more than {SPREAD:.0%} of the median)"
+            )
         r.achieved_bytes_per_s = bytes_ / med
         r.pct_read_ceiling = r.achieved_bytes_per_s / ceil["read_bytes_per_s"]
         r.pct_datasheet = r.achieved_bytes_per_s / ds if ds else None
         r.measured_over_bound = med / t_bound
         results.append(r)
-    primary = next((r for r in results if r.kernel in ("triton-paged", "cpu-paged")), results[0])
+    primary = next((r for r in results if r.kernel in ("triton-paged", "cpu-paged") and r.t_measured_s), None) or next(
+        (r for r in results if r.t_measured_s), results[0]
+    )
+    from kvcalc.measure.timing import time_cuda
+
     wres = (
         time_weights(model, len(lens), layers, device, dtype, bw, time_cuda if device == "cuda" else time_cpu)
         if (weights and model is not None)
         else None
     )
+    full = None
+    if full_step and model is not None:
+        tick("timing a full decode step")
+        from kvcalc.measure.full import full_step as run_full
+
+        full = run_full(model, lens, device, dtype, kv_fp8, geo.block_size, bw, peak, sms, l2, runs, seed)
     return MeasureResult(
         model=model.name if model is not None else "",
         device=device,
@@ -252,8 +307,45 @@ def measure(
         clocks=clocks,
         kernels=results,
         weights=wres,
+        full_step=full,
+        kv_dtype="fp8" if kv_fp8 else dtype_name,
+        threads=threads,
         notes=notes,
     )
+
+
+def memory_needed(
+    geo: Geometry,
+    lens: list[int],
+    elt: int,
+    kv_elt: int,
+    n_caches: int,
+    kernels: list[str],
+    ceiling_bytes: int,
+    device: str,
+    model=None,
+    layers: int = 1,
+) -> int:
+    """Everything a measurement allocates at once: the caches, the float64 reference of one
+    sequence, what each baseline builds (sdpa-dense: a contiguous copy with the query heads
+    repeated; gather-sdpa and cpu-paged: one gathered copy), the two ceiling buffers and the
+    matmul operands, and --weights' matrices."""
+    pages = sum(-(-n // geo.block_size) for n in lens)
+    kv_width = geo.d_k + (0 if geo.v_from_k else geo.dv)
+    cache = pages * geo.block_size * geo.n_kv * kv_width * kv_elt
+    total = n_caches * cache
+    longest = max(lens)
+    total += longest * geo.n_kv * (geo.d_k + geo.dv) * 8  # reference: one sequence in float64
+    gathered = pages * geo.block_size * geo.n_kv * (geo.d_k + geo.dv) * elt
+    for k in kernels:
+        if k == "sdpa-dense":
+            total += len(lens) * longest * geo.n_q * (geo.d_k + geo.dv) * elt * 2  # padded copy + repeated heads
+        elif k in ("gather-sdpa", "cpu-paged"):
+            total += gathered * (2 if kv_elt != elt else 1)
+    total += 2 * ceiling_bytes + (3 * 8192 * 8192 * 2 if device == "cuda" else 3 * 1024 * 1024 * 4)
+    if model is not None:
+        total += sum(i * o for i, o in weight_shapes(model)) * elt * layers
+    return total + (2 * 2**30 if device == "cuda" else 256 * 2**20)
 
 
 def _kvname(dtype_name: str) -> str:

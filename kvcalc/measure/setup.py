@@ -24,8 +24,14 @@ def run_measure(
     runs: int | None = None,
     seed: int = 0,
     show_progress: bool = True,
+    kv: str | None = None,
+    full_step: bool = False,
+    threads: int | None = None,
 ) -> Any:
     """Resolve the device and geometry, then measure."""
+    import os
+    import sys
+
     try:
         import torch
     except ImportError:
@@ -33,7 +39,8 @@ def run_measure(
     from kvcalc.measure.cache import geometry_from_model
     from kvcalc.measure.run import CPU_KERNELS, GPU_KERNELS, measure
 
-    if device == "auto":
+    auto = device == "auto"
+    if auto:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise KvcalcError("no CUDA device is available", "--device", "cpu, or run on a machine with a GPU")
@@ -47,6 +54,23 @@ def run_measure(
     for k in kernels or []:
         if k not in allowed:
             raise KvcalcError(f"unknown kernel {k[:40]!r} on {device}", "--kernels", ", ".join(allowed))
+    if device == "cpu" and "triton-paged" in (kernels or []) and os.environ.get("TRITON_INTERPRET") != "1":
+        raise KvcalcError(
+            "triton-paged needs a GPU, or Triton's interpreter on a CPU",
+            "--kernels",
+            "run on a GPU, or set TRITON_INTERPRET=1 (slow: for checking, not timing)",
+        )
+    kv_fp8 = False
+    if kv:
+        if kv.lower() not in ("fp8", "fp8_e4m3", "auto"):
+            raise KvcalcError(f"unknown KV dtype {kv[:20]!r}", "--kv-dtype", "fp8 (e4m3 with a per-tensor scale), or auto")
+        kv_fp8 = kv.lower() != "auto"
+    notes: list[str] = []
+    if device == "cpu":
+        # One thread: two threads on a shared two-core machine flipped between 6 and 160 ms.
+        n_threads = threads or 1
+        torch.set_num_threads(n_threads)
+        notes.append(f"CPU run with {n_threads} torch thread{'s' if n_threads > 1 else ''} (--threads)")
     geo = geometry_from_model(model, block_size)
     if seq_dist:
         from kvcalc.inputs.workload import sample_lengths
@@ -58,22 +82,27 @@ def run_measure(
     if device == "cuda":
         from kvcalc.specs.catalog import canonical_name, resolve_gpu
 
+        local = canonical_name("gpu", torch.cuda.get_device_name(0))
         if gpu:
             gspec = resolve_gpu(gpu)
+            if local and gspec.name != local:
+                notes.append(
+                    f"--gpu {gspec.name}'s datasheet bound, but this device is {local}: the % sheet column compares "
+                    "with another GPU's bandwidth"
+                )
         else:
-            name = canonical_name("gpu", torch.cuda.get_device_name(0))
-            gspec = resolve_gpu(name) if name else None
+            gspec = resolve_gpu(local) if local else None
+    if device == "cpu" and auto and show_progress:
+        sys.stderr.write("kvcalc measure: no GPU found; timing this CPU against its own read ceiling and matmul FLOP/s\n")
     status = None
     if show_progress:
-        import sys
-
         if sys.stderr.isatty():
             from rich.console import Console
 
             status = Console(stderr=True).status("starting")
             status.start()
     try:
-        return measure(
+        r = measure(
             geo,
             lens,
             device=device,
@@ -85,8 +114,29 @@ def run_measure(
             seed=seed,
             runs=runs,
             weights=weights,
-            progress=(lambda label: status.update(f"{label}...")) if status else None,
+            progress=(lambda label: status.update(f"{label}...")) if status else _plain_progress(show_progress),
+            kv_fp8=kv_fp8,
+            full_step=full_step,
+            threads=(threads or 1) if device == "cpu" else None,
         )
+        r.notes = notes + r.notes
+        return r
     finally:
         if status:
             status.stop()
+
+
+def _plain_progress(enabled: bool) -> Any:
+    """Progress as plain lines on stderr when it is not a terminal (a log, CI)."""
+    import sys
+    import time
+
+    if not enabled:
+        return None
+    t0 = time.time()
+
+    def tick(label: str) -> None:
+        sys.stderr.write(f"[{time.time() - t0:6.1f} s] {label}\n")
+        sys.stderr.flush()
+
+    return tick

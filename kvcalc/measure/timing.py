@@ -1,9 +1,20 @@
-"""Timers and in-process ceilings: what this device can read, copy and multiply."""
+"""Timers and in-process ceilings: what this device can read, copy and multiply.
+
+On a GPU, a step is timed inside a CUDA graph that runs it over several cache copies in turn
+(so L2 does not hold the working set and launch overhead is not timed); the figure is the graph's
+time over the steps in it. Where capture fails, each step is timed with CUDA events instead, and
+the result says so. Every timer returns the median with p10 and p90; a spread wider than
+``SPREAD`` marks the figure as imprecise.
+"""
 
 from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
+
+SPREAD = 0.10
+"""(p90 - p10) / median beyond which repeats disagree too much for a precise figure."""
 
 
 def _stats(samples: list[float]) -> tuple[float, float, float]:
@@ -38,18 +49,8 @@ def time_cuda(fn, runs: int = 100, warmup: int = 10, graph: bool = False):
     used_graph = False
     if graph:
         try:
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                fn()
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                fn()
-            call = g.replay
+            call = _capture([fn])
             used_graph = True
-            for _ in range(3):
-                call()
         except Exception:
             call = fn
     torch.cuda.synchronize()
@@ -64,8 +65,64 @@ def time_cuda(fn, runs: int = 100, warmup: int = 10, graph: bool = False):
     return (*_stats(out), len(out), used_graph)
 
 
+def _capture(steps: list[Any]) -> Any:
+    """One CUDA graph running every step in turn (after a warm-up on a side stream); returns its replay."""
+    import torch
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for f in steps:
+            f()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for f in steps:
+            f()
+    for _ in range(3):
+        g.replay()
+    return g.replay
+
+
+def time_cuda_rotating(steps: list[Any], runs: int = 100, warmup: int = 5) -> tuple[float, float, float, int, bool]:
+    """(median, p10, p90, runs, used_graph) of one step, each step over a different cache copy: a
+    graph of all of them is replayed and timed whole, divided by their number. Without a graph,
+    CUDA events around each step, rotating."""
+    import torch
+
+    for _ in range(warmup):
+        for f in steps:
+            f()
+    torch.cuda.synchronize()
+    n = len(steps)
+    try:
+        replay = _capture(steps)
+        used = True
+    except Exception:
+        replay, used = None, False
+    out = []
+    for i in range(runs):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        if replay is not None:
+            replay()
+        else:
+            steps[i % n]()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b) / 1e3 / (n if replay is not None else 1))
+    return (*_stats(out), len(out), used)
+
+
+_CEILINGS: dict[tuple[str, int], dict] = {}
+
+
 def ceilings(device: str, nbytes: int) -> dict:
-    """Copy (read + write) and read-only bandwidth over ``nbytes``, and matmul FLOP/s, measured here."""
+    """Copy (read + write) and read-only bandwidth over ``nbytes``, and matmul FLOP/s, measured
+    once per process and device (every row of a sweep shares them)."""
+    key = (device, nbytes)
+    if key in _CEILINGS:
+        return _CEILINGS[key]
     import torch
 
     n = nbytes // 4
@@ -84,9 +141,10 @@ def ceilings(device: str, nbytes: int) -> dict:
         a = torch.randn(1024, 1024)
         mm = time_cpu(lambda: a @ a, runs=10, warmup=2)[0]
         flops = 2 * 1024**3 / mm
-    return {
+    _CEILINGS[key] = {
         "copy_bytes_per_s": 2 * n * 4 / copy,
         "read_bytes_per_s": n * 4 / read,
         "matmul_flops_per_s": flops,
         "ceiling_buffer_bytes": n * 4,
     }
+    return _CEILINGS[key]

@@ -9,7 +9,10 @@ cover only padding leave (max = -inf, sum = 0), which merge to nothing.
 MLA uses the same kernel: one "KV head" whose key is the latent (D_A = kv_lora_rank) plus the
 decoupled RoPE part (D_B = qk_rope_head_dim), and whose value is the latent itself (V_FROM_K).
 
-Triton 3.6 API only (the GPU machine's image). Under TRITON_INTERPRET=1 the caller passes fp32.
+Triton 3.6 API only (the GPU machine's image; also compiled with 3.9 here). Under
+TRITON_INTERPRET=1 the caller passes fp32. An fp8 (e4m3) cache is read as bytes and converted to
+the query's dtype; its K scale rides on the softmax scale and its V scale on the partial result.
+Offsets into the K and V pools are 64-bit: pools of more than 2^31 elements are addressed right.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ def _paged_partial(
     L_OUT,
     ACC_OUT,
     sm_scale,
+    v_scale,
     stride_qb,
     stride_qh,
     stride_kh,
@@ -58,6 +62,8 @@ def _paged_partial(
     V_FROM_K: tl.constexpr,
     TILES_PER_SPLIT,
 ):
+    # sm_scale carries the K scale of an fp8 cache (sm_scale x k_scale); v_scale multiplies the
+    # partial result. K and V are converted to the query's dtype as they are loaded.
     b = tl.program_id(0)
     hk_tile = tl.program_id(1)
     split = tl.program_id(2)
@@ -92,11 +98,16 @@ def _paged_partial(
         tok = it * TILE + t
         tok_ok = tok < seq_len
         pb = tl.load(BT + b * stride_btb + tok // BLOCK, mask=tok_ok, other=0)
-        rows = hk * stride_kh + pb * stride_kb + (tok % BLOCK) * stride_kt
-        k_a = tl.load(K + rows[:, None] + da[None, :], mask=tok_ok[:, None] & (da[None, :] < D_A), other=0.0)
+        # Offsets into the pools in 64 bits: a pool of more than 2^31 elements (4 GiB of bf16, e.g. an
+        # 8B model at batch 128 x 16k) would wrap in 32-bit arithmetic.
+        # The 64-bit row offset goes into a pointer per token; the column offsets stay 32-bit.
+        k_rows = K + (hk.to(tl.int64) * stride_kh + pb.to(tl.int64) * stride_kb + (tok % BLOCK) * stride_kt)
+        k_a = tl.load(k_rows[:, None] + da[None, :], mask=tok_ok[:, None] & (da[None, :] < D_A), other=0.0).to(q_a.dtype)
         s = tl.dot(q_a, tl.trans(k_a))
         if D_B > 0:
-            k_b = tl.load(K + rows[:, None] + D_A + db[None, :], mask=tok_ok[:, None] & (db[None, :] < D_B), other=0.0)
+            k_b = tl.load(k_rows[:, None] + (D_A + db)[None, :], mask=tok_ok[:, None] & (db[None, :] < D_B), other=0.0).to(
+                q_a.dtype
+            )
             s += tl.dot(q_b, tl.trans(k_b))
         s = s * sm_scale
         s = tl.where(g_ok[:, None] & tok_ok[None, :], s, float("-inf"))
@@ -106,10 +117,10 @@ def _paged_partial(
         p = tl.exp(s - m_safe[:, None])
         l_i = l_i * alpha + tl.sum(p, axis=1)
         if V_FROM_K:
-            v = tl.load(K + rows[:, None] + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
+            v = tl.load(k_rows[:, None] + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0).to(q_a.dtype)
         else:
-            v_rows = hk * stride_vh + pb * stride_vb + (tok % BLOCK) * stride_vt
-            v = tl.load(V + v_rows[:, None] + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0)
+            v_rows = V + (hk.to(tl.int64) * stride_vh + pb.to(tl.int64) * stride_vb + (tok % BLOCK) * stride_vt)
+            v = tl.load(v_rows[:, None] + dv[None, :], mask=tok_ok[:, None] & (dv[None, :] < DV), other=0.0).to(q_a.dtype)
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m_i = m_new
 
@@ -117,7 +128,7 @@ def _paged_partial(
     tl.store(M_OUT + mo, m_i, mask=g_ok)
     tl.store(L_OUT + mo, l_i, mask=g_ok)
     ao = b * stride_ab + hk * stride_ah + split * stride_as + g[:, None] * stride_ag + dv[None, :]
-    tl.store(ACC_OUT + ao, acc, mask=g_ok[:, None] & (dv[None, :] < DV))
+    tl.store(ACC_OUT + ao, acc * v_scale, mask=g_ok[:, None] & (dv[None, :] < DV))
 
 
 @triton.jit
@@ -181,10 +192,28 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
 
+SHARED_LIMIT = 227 * 1024
+"""Shared memory one block may use on an H100 or H200 (sm_90)."""
+
+
+def kernel_config(d_k: int, group: int) -> tuple[int, int, int, int]:
+    """(query heads per program, tokens per iteration, warps, pipeline stages), chosen by compiling
+    every variant for sm_90a (tests/test_measure.py prints registers, spills and shared memory):
+    head dims up to 128 read 64 tokens per iteration with 8 warps (4 warps spill), up to 256 read 32
+    (64 spill); the 576-wide MLA latent reads 32 tokens for 32 query heads with 8 warps and 2
+    stages (86 KB of shared memory; 64 heads or 64 tokens spill). The page size does not enter: a tile looks each
+    token's page up, so 128-token pages need no more shared memory than 16-token ones."""
+    g_tile = min(max(16, _pow2(group)), 32)
+    if d_k <= 128:
+        return g_tile, 64, 8, 3
+    if d_k <= 256:
+        return g_tile, 32, 8, 3
+    return g_tile, 32, 8, 2
+
+
 def token_tile(block: int, dk: int) -> int:
-    """Tokens per loop iteration: several pages at once keep more bytes in flight (64 tokens for
-    head_dim <= 256, 32 for the wide MLA latent), never less than one page."""
-    return _pow2(max(block, 64 if dk <= 256 else 32))
+    """Tokens per loop iteration (see :func:`kernel_config`)."""
+    return kernel_config(dk, 1)[1]
 
 
 def plan_splits(batch: int, n_kv_tiles: int, max_tiles: int, sms: int) -> int:
@@ -212,6 +241,8 @@ def paged_decode(
     splits: int | None = None,
     sms: int = 132,
     workspace=None,
+    k_scale: float = 1.0,
+    v_scale: float = 1.0,
 ):
     """out[b, h] = softmax(q[b, h] . K_b^T * scale) V_b over each sequence's pages.
 
@@ -222,9 +253,8 @@ def paged_decode(
     B, n_q, _ = q.shape
     n_kv = k_pool.shape[0]
     block = k_pool.shape[2]
-    tile = token_tile(block, d_a + d_b)
+    g_tile, tile, warps, stages = kernel_config(d_a + d_b, group)
     max_tiles = -(-block_table.shape[1] * block // tile)
-    g_tile = min(max(16, _pow2(group)), 64)
     n_tiles = -(-group // g_tile)
     if splits is None:
         splits = plan_splits(B, n_kv * n_tiles, max_tiles, sms)
@@ -242,7 +272,8 @@ def paged_decode(
         m,
         lse,
         acc,
-        sm_scale,
+        sm_scale * k_scale,
+        v_scale,
         q.stride(0),
         q.stride(1),
         k_pool.stride(0),
@@ -271,7 +302,8 @@ def paged_decode(
         BLOCK_DV=_pow2(dv),
         V_FROM_K=v_from_k,
         TILES_PER_SPLIT=per_split,
-        num_warps=8 if dv > 256 else 4,
+        num_warps=warps,
+        num_stages=stages,
     )
     _paged_merge[(B, n_kv * n_tiles)](
         m,
@@ -305,3 +337,74 @@ def make_workspace(q, n_kv: int, splits: int, g_rows: int, dv: int):
     acc = torch.empty((B, n_kv, splits, g_rows, dv), dtype=torch.float32, device=q.device)
     out = torch.empty((B, n_q, dv), dtype=q.dtype, device=q.device)
     return m, lse, acc, out
+
+
+# ---- compiling for a GPU without one ------------------------------------------------------------
+
+_STRIDES = (
+    "stride_qb stride_qh stride_kh stride_kb stride_kt stride_vh stride_vb stride_vt stride_btb "
+    "stride_mb stride_mh stride_ms stride_ab stride_ah stride_as stride_ag TILES_PER_SPLIT"
+).split()
+_TRITON_TYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "fp8": "fp8e4nv"}
+
+
+def static_check(
+    d_a: int, d_b: int, dv: int, group: int, block: int, dtype: str = "bfloat16", kv: str | None = None, arch: int = 90
+) -> dict:
+    """Compile the partial kernel for sm_<arch> (no GPU needed: Triton compiles for a target) and
+    read what it uses: shared memory (Triton's metadata), registers and spills (ptxas -v on its
+    PTX, with the ptxas Triton ships). ``kv``: the cache's dtype when it differs (fp8)."""
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    q_t, kv_t = _TRITON_TYPES[dtype], _TRITON_TYPES[kv or dtype]
+    g_tile, tile, warps, stages = kernel_config(d_a + d_b, group)
+    sig = {"Q": f"*{q_t}", "K": f"*{kv_t}", "V": f"*{kv_t}", "BT": "*i32", "LENS": "*i32"}
+    sig.update({"M_OUT": "*fp32", "L_OUT": "*fp32", "ACC_OUT": "*fp32", "sm_scale": "fp32", "v_scale": "fp32"})
+    sig.update(dict.fromkeys(_STRIDES, "i32"))
+    consts = dict(
+        GROUP=group,
+        G_TILE=g_tile,
+        BLOCK=block,
+        TILE=tile,
+        D_A=d_a,
+        BLOCK_DA=_pow2(d_a),
+        D_B=d_b,
+        BLOCK_DB=_pow2(d_b) if d_b else 16,
+        DV=dv,
+        BLOCK_DV=_pow2(dv),
+        V_FROM_K=d_b > 0,
+    )
+    sig.update(dict.fromkeys(consts, "constexpr"))
+    compiled = triton.compile(
+        ASTSource(fn=_paged_partial, signature=sig, constexprs=consts),
+        target=GPUTarget("cuda", arch, 32),
+        options={"num_warps": warps, "num_stages": stages},
+    )
+    bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    ptxas = next(
+        (os.path.join(bindir, n) for n in ("ptxas-blackwell", "ptxas") if os.path.exists(os.path.join(bindir, n))), "ptxas"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(compiled.asm["ptx"])
+        r = subprocess.run(
+            [ptxas, f"-arch=sm_{arch}a", "-v", src, "-o", os.path.join(d, "k.cubin")], capture_output=True, text=True, timeout=300
+        )
+    regs = re.search(r"Used (\d+) registers", r.stderr)
+    spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+    ttir = compiled.asm["ttir"]
+    return {
+        "shared_bytes": compiled.metadata.shared,
+        "registers": int(regs.group(1)) if regs else None,
+        "spill_bytes": int(spill.group(1)) if spill else None,
+        "ptxas_ok": r.returncode == 0,
+        "i64_pool_offsets": bool(re.search(r"arith.muli .* : tensor<\d+xi64>", ttir)),
+        "config": {"g_tile": g_tile, "tile": tile, "warps": warps, "stages": stages},
+    }

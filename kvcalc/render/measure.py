@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcalc.render.console import console, kv_lines, notes, table, us
-from kvcalc.units import fmt_bytes, fmt_rate
+from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 
 
 def render(r: Any) -> None:
@@ -14,8 +14,9 @@ def render(r: Any) -> None:
     shape = f"MLA latent {g['d_k']} ({g['n_q']} heads)" if g["kind"] == "mla" else f"{g['n_q']}q/{g['n_kv']}kv x {g['d_k']}"
     c.print(
         f"[bold]{r.model}[/bold] decode attention on [bold]{r.device_name}[/bold] ({r.device}): {shape}, "
-        f"batch {r.batch}, {r.seq_lens['min']:,}..{r.seq_lens['max']:,} tokens, {r.dtype}, {r.layers} layer(s), "
-        f"block {g['block_size']}"
+        f"batch {r.batch}, {r.seq_lens['min']:,}..{r.seq_lens['max']:,} tokens, {r.dtype}"
+        + (f", KV {r.kv_dtype}" if r.kv_dtype and r.kv_dtype != r.dtype else "")
+        + f", {r.layers} layer(s), block {g['block_size']}"
     )
     c.print(f"validates: {r.label}")
     kv_lines(
@@ -43,12 +44,14 @@ def render(r: Any) -> None:
         col.no_wrap = True
     for k in r.kernels:
         if k.t_measured_s is None:
-            t.add_row(k.kernel, f"{k.rel_error:.1e}", "[red]not timed[/red]", "-", "-", "-", "-")
+            err = "-" if k.rel_error != k.rel_error else f"{k.rel_error:.1e}"
+            t.add_row(k.kernel, err, "[red]failed[/red]" if "failed" in k.note else "[red]not timed[/red]", "-", "-", "-", "-")
             continue
+        # A median whose repeats disagree beyond the stated spread is printed as approximate.
         t.add_row(
             k.kernel + (" (graph)" if k.cuda_graph else ""),
             f"{k.rel_error:.1e}",
-            us(k.t_measured_s),
+            ("~" if not k.stable else "") + us(k.t_measured_s),
             fmt_rate(k.achieved_bytes_per_s),
             f"{k.pct_read_ceiling:.0%}",
             f"{k.pct_datasheet:.0%}" if k.pct_datasheet is not None else "-",
@@ -56,8 +59,9 @@ def render(r: Any) -> None:
         )
     c.print(t)
     c.print(
-        f"[dim]median of {max((k.runs for k in r.kernels), default=0)} runs; p10 and p90 in --json. "
-        "% read: of the measured read ceiling; % sheet: of the datasheet bandwidth.[/dim]"
+        f"[dim]median of {max((k.runs for k in r.kernels), default=0)} runs; p10 and p90 in --json; ~: repeats "
+        "spread over 10% of the median. % read: of the measured read ceiling; % sheet: of the datasheet "
+        "bandwidth.[/dim]"
     )
     if r.weights:
         w = r.weights
@@ -65,6 +69,36 @@ def render(r: Any) -> None:
             f"weights: {fmt_bytes(w['weight_bytes'])} streamed in {us(w['t_measured_s'])} "
             f"({fmt_rate(w['achieved_bytes_per_s'])}, {w['measured_over_bound']:.2f}x the bound)"
         )
+    if r.full_step:
+        f = r.full_step
+        c.print(f"[bold]Full decode step[/bold] ({f['note']}):")
+        t2 = table(None, ("term", "left"), ("moves", "right"), ("measured", "right"), ("bound", "right"), ("x bound", "right"))
+        for col in t2.columns:
+            col.no_wrap = True
+        w, kv, cp = f["weights"], f["kv"], f["compute"]
+        t2.add_row(
+            "weights + head",
+            fmt_si(w["bytes"]),
+            us(w["t_measured_s"]),
+            us(w["t_bound_s"]),
+            f"{w['t_measured_s'] / w['t_bound_s']:.2f}",
+        )
+        t2.add_row(
+            "KV (attention)",
+            fmt_si(kv["bytes"]),
+            us(kv["t_measured_s"]),
+            us(kv["t_bound_s"]),
+            f"{kv['t_measured_s'] / kv['t_bound_s']:.2f}",
+        )
+        t2.add_row("compute", f"{cp['flops'] / 1e9:,.1f} GFLOP", "-", us(cp["t_bound_s"]), "-")
+        t2.add_row(
+            "[bold]the step[/bold]",
+            f["bound_by"] + "-bound",
+            us(f["t_measured_s"]),
+            us(f["t_bound_s"]),
+            f"{f['measured_over_bound']:.2f}",
+        )
+        c.print(t2)
     notes(c, "Notes", [f"{k.kernel}: {k.note}" for k in r.kernels if k.note] + r.notes, "yellow")
     c.print(
         "[dim]error: ||out - ref|| / ||ref|| against a float64 (CPU) or float32 (GPU) reference on the timed shape; "

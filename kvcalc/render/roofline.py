@@ -162,6 +162,11 @@ def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> 
     if r.measure is not None:
         from kvcalc.render.measure import render as render_measure
 
+        m = r.measure
+        c.print(
+            f"[bold]Measured on {m.device_name}[/bold] ({m.device}): the rows above are {r.gpu}'s bound; the measurement "
+            "below is held against the bound of the same step on the device that ran it"
+        )
         render_measure(r.measure)
 
 
