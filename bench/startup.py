@@ -2,6 +2,8 @@
 
 Usage: python bench/startup.py [runs]   (run it with the Python that has kvcalc installed)
 Commands are run from a temporary folder, as a user would, with the console script on PATH.
+Peers, where installed (on PATH, or in $PEERS_BIN): ridgepoint and servcalc answering the same kind
+of question (`pip install ridgepoint servcalc` into a separate environment).
 """
 
 from __future__ import annotations
@@ -25,6 +27,26 @@ CASES = [
     ("kvcalc size --model Llama-2-7b-hf (alias scan)", [KV, "size", "--model", "Llama-2-7b-hf", "--seq", "4096"]),
     ("kvcalc roofline --batch 32", [KV, "roofline", "--batch", "32"]),
 ]
+CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "configs", "llama3.1-8b.json")
+
+
+def peer(name: str) -> str | None:
+    d = os.environ.get("PEERS_BIN")
+    path = os.path.join(d, name) if d else shutil.which(name)
+    return path if path and os.path.exists(path) else None
+
+
+if rp := peer("ridgepoint"):
+    CASES.append(
+        ("peer: ridgepoint fit llama-3-70b --gpu h100-80gb", [rp, "fit", "llama-3-70b", "--gpu", "h100-80gb", "--ctx", "4096"])
+    )
+if sc := peer("servcalc"):
+    CASES.append(
+        (
+            'peer: servcalc estimate llama3.1-8b config --gpu "H100 80GB"',
+            [sc, "estimate", CONFIG, "--gpu", "H100 80GB", "--prompt", "4096", "--gen", "2"],
+        )
+    )
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ The library API (no I/O in the engine; spec loading in ``kvcalc.specs``)::
 
 from typing import Any
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _LAZY = {
     "load_model": ("kvcalc.specs.catalog", "resolve_model"),

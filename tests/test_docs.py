@@ -25,3 +25,12 @@ def test_every_command_named_in_the_docs_exists():
     for path in DOCS:
         for cmd in re.findall(r"`kvcalc ([a-z][a-z-]+)", path.read_text()):
             assert cmd in COMMANDS, f"{path.name} names kvcalc {cmd}"
+
+
+def test_the_check_file_example_passes(cli, tmp_path):
+    text = (ROOT / "docs" / "checks.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
+    p = tmp_path / "plan.yaml"
+    p.write_text(block)
+    r = cli("check", p)
+    assert r.code == 0, r.out + r.err
