@@ -290,3 +290,19 @@ def test_vllm_group_size_is_the_larger_count_when_close():
     )
     r = kv_size(m, 4096, alloc=ENGINES["vllm"].allocation(16, 0))
     assert {row.name: row.layers for row in r.layers} == {"sw": 13, "full": 13}
+
+
+def test_largest_max_model_len_vllm_starts_with():
+    # vLLM 0.11 starts when one request of max_model_len fits the available memory, in whole blocks:
+    # pool = 0.9 x 24 GiB - 16 GiB - 1 GiB; a block of 16 tokens is 16 x 32 x 2 x 8 x 128 x 2 B = 2 MiB.
+    m, h = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    inp = FitInputs(
+        seq=8192, engine="vllm@0.11", gpu_memory=24 * GiB, weights=16 * GiB, activation=GiB, non_torch=0, cudagraph=0, util=0.9
+    )
+    pool = int(0.9 * 24 * GiB) - 17 * GiB
+    f = fit(m, h, inp)
+    assert f.kv_pool_bytes == pool
+    assert f.max_model_len_accepted == pool // (16 * 32 * 2 * 8 * 128 * 2) * 16
+    # Never past the model's context, and None for engines without the check.
+    assert fit(m, h, FitInputs(seq=8192)).max_model_len_accepted == 131072
+    assert fit(m, h, FitInputs(seq=8192, engine="sglang")).max_model_len_accepted is None

@@ -363,6 +363,10 @@ class FitReport:
     max_seq_len: int
     max_seq_len_memory: int | None
     max_seq_len_limited_by: str
+    max_model_len_accepted: int | None
+    """The largest max_model_len the engine starts with (vLLM: one request of it must fit the
+    available KV memory, v1/core/kv_cache_utils.py check_enough_kv_cache_memory; at most the
+    model's context); None for engines without such a check."""
     fits: bool
     estimates: list[Estimate] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
@@ -686,6 +690,13 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         max_len, limited = ctx, "max context"
     else:
         max_len, limited = mem_len, "memory"
+    accepted: int | None = None
+    if eng.concurrency_report == "blocks":
+        # vLLM compares one request of max_model_len (its blocks in every layer) with the whole
+        # available memory, before the null block is taken (0.11 and 0.33 alike; V0 compares
+        # max_model_len with num_gpu_blocks x block_size, the same figure for full attention).
+        fits_len = fp.longest_request(max(pool, 0), cap=ctx + 1) if pool > 0 else 0
+        accepted = min(fits_len if fits_len is not None else ctx, ctx)
     warnings = []
     if pool <= 0:
         warnings.append(f"does not fit: nothing is left for the KV cache ({pool:,} B after weights and reserves)")
@@ -728,6 +739,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         max_seq_len=max_len,
         max_seq_len_memory=mem_len,
         max_seq_len_limited_by=limited,
+        max_model_len_accepted=accepted,
         fits=pool > 0 and cap.max_concurrency > 0,
         estimates=b.estimates,
         assumptions=assumptions,

@@ -42,6 +42,8 @@ def render(r: Any) -> None:
     if r.concurrency_label:
         rows.append((r.concurrency_label, f"{r.concurrency:.2f}x"))
     rows.append(("longest single request", f"{r.max_seq_len:,} tokens (limited by {r.max_seq_len_limited_by})"))
+    if r.max_model_len_accepted is not None:
+        rows.append(("largest --max-model-len it starts with", f"{r.max_model_len_accepted:,} tokens"))
     kv_lines(c, rows)
     rev = r.reverse
     if rev:
