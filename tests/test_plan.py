@@ -38,12 +38,16 @@ def test_llama_70b_on_h100_at_a_fixed_rate():
     b = r.best
     assert b is not None and (b.tp, b.pp) == (4, 1)
     n = b.in_flight_per_replica
+    # Prompts keep the replica busy for rate / replicas x the 1,000-token prefill bound / 0.7 of its time.
+    prefill = prefill_bound(m, h, 1000, 4).t_bound_s / 0.7
+    busy = 4.0 / b.replicas * prefill
+    assert b.use["prefill"] == pytest.approx(busy, rel=1e-5) and busy < 1
     # TPOT: the roofline bound of ceil(n) requests at the mid-output context (1,000 + 100), plus the
-    # all-reduce, over the efficiency 0.7.
+    # all-reduce, over the efficiency 0.7, over the time prefill leaves.
     p = decode_bound(m, h, math.ceil(n), 1100, bf16, 4, with_allreduce=True)
-    assert b.tpot_s == pytest.approx((p.t_bound_s + p.t_allreduce_s) / 0.7, rel=1e-9)
-    # TTFT: the 1,000-token prefill bound over 0.7, plus one step.
-    assert b.ttft_s == pytest.approx(prefill_bound(m, h, 1000, 4).t_bound_s / 0.7 + b.tpot_s, rel=1e-9)
+    assert b.tpot_s == pytest.approx((p.t_bound_s + p.t_allreduce_s) / 0.7 / (1 - busy), rel=1e-9)
+    # TTFT: the 1,000-token prefill bound, plus one step.
+    assert b.ttft_s == pytest.approx(prefill + b.tpot_s, rel=1e-9)
     # Little's law: requests in flight = rate per replica x (TTFT + 200 x TPOT).
     assert n == pytest.approx(4.0 / b.replicas * (b.ttft_s + 200 * b.tpot_s), rel=1e-4)
     assert b.tpot_s <= 0.030
@@ -94,3 +98,36 @@ def test_text(cli):
 )
 def test_bad_input_is_one_line(cli, args, needle):
     one_line_error(cli("plan", "--model", "llama3.1-8b", *args), needle)
+
+
+def test_prefill_share_limits_a_replica():
+    # 1,000-token prompts at 10 requests/s on 2 H200s at TP 2: the prefills alone need more than the
+    # replica's time (10 x 2 x 70.6e9 x 1000 / 2 GPUs / (989.5e12 x 0.7) > 1), so one replica fails.
+    m, h = resolve_model("llama3.1-70b"), resolve_gpu("h200")
+    t = Traffic(prompt=1000, output=200, rate=10.0)
+    rep = _Replica(m, h, 2, 1, t, kv_dtype("bf16"), engine("vllm"), 0.7)
+    ok, _, fail, use = _check(rep, t, SLO(), 1)
+    assert not ok and fail == "prefill" and use["prefill"] > 1
+
+
+def test_the_closed_form_agrees_with_the_simulation(cli):
+    d = cli(
+        "plan",
+        "--model",
+        "llama3.1-70b",
+        "--rate",
+        "10",
+        "--prompt",
+        "1000",
+        "--output",
+        "200",
+        "--tpot",
+        "50ms",
+        "--gpus",
+        "h200",
+        "--json",
+    ).json()
+    best, checked = d["best"], d["verified"][0]
+    assert (checked["gpu"], checked["tp"], checked["replicas"]) == (best["gpu"], best["tp"], best["replicas"])
+    assert checked["ok"]
+    assert abs(checked["tpot_s"] - best["tpot_s"]) / best["tpot_s"] < 0.15

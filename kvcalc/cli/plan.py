@@ -70,6 +70,12 @@ def plan(
     efficiency: Annotated[
         str, typer.Option("--efficiency", metavar="<fraction>", help="Share of the roofline bound a step reaches (0.7).")
     ] = "0.7",
+    closed_form: Annotated[
+        bool,
+        typer.Option(
+            "--closed-form", help="Skip checking the best deployments by simulation (a rate load is simulated by default)."
+        ),
+    ] = False,
     as_json: opt.Json = False,
 ) -> Any:
     """The fewest GPUs (then the lowest cost) that carry a load within TTFT and TPOT targets.
@@ -94,12 +100,16 @@ def plan(
     r = parse_float(rate, "--rate", 0.0, 1e7, "requests per second, e.g. 10") if rate else None
     pct = parse_float(percentile, "--percentile", 0.0, 100.0, "a percentile from 0 to 100", open_low=False)
 
+    samples: dict[str, Any] = {}
+
     def tokens(spec: str | None, preset: str, where: str) -> tuple[int, int]:
         s = spec or preset
         if ":" not in s:
             v = opt.tokens(s, where)
+            samples[where] = np.full(2000, v, dtype=np.int64)
             return v, v
         sample = sample_lengths(s, 20_000, 0, m.max_position_embeddings, where)[0]
+        samples[where] = sample[:2000]
         return max(int(round(float(np.mean(sample)))), 1), int(np.percentile(sample, pct))
 
     if workload:
@@ -139,4 +149,13 @@ def plan(
         prices=prices,
         efficiency=eff,
     )
+    if r is not None and not closed_form and report.ranked:
+        import dataclasses
+
+        from kvcalc.engine.plan import verify
+
+        P = samples["--prompt"]
+        O = np.maximum(samples["--output"], 2)
+        checks = verify(m, specs, report, P, O, r, slo, opt.kv(kv_dtype), opt.engine(engine), int(pct), efficiency=eff)
+        report = dataclasses.replace(report, verified=checks)
     return emit(report, origin, as_json)

@@ -10,8 +10,10 @@ data-parallel replicas. Each candidate is checked for:
   bound (weights read, KV read, FLOPs; plus the TP all-reduce over the GPU's interconnect),
   divided by an efficiency; with PP the replica keeps PP micro-batches in flight, each taking
   the whole model's step time to cross the stages;
-- latency targets: TPOT is that step time; TTFT is the prefill bound of the prompt plus the step
-  the request waits to join (queueing is not in this closed form; ``kvcalc simulate`` has it).
+- prefill: the prompts take (requests per second) x (a prompt's prefill bound) of the replica's
+  time, which must stay under 1; decode steps share the rest;
+- latency targets: TPOT is the step time over the share prefill leaves; TTFT is the prefill bound
+  of the prompt plus one such step (queueing is not in this closed form: ``verify`` simulates).
 
 The load is either concurrent users (a closed loop: each always has one request in flight) or an
 arrival rate; for a rate, the requests in flight per replica follow Little's law, n = lambda x
@@ -111,6 +113,8 @@ class PlanReport:
     """GPU types with no candidate at all, and why (weights do not fit at any size tried)."""
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    verified: list[Any] = field(default_factory=list)
+    """The best deployments checked by simulation (Verification), in the order tried."""
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -139,6 +143,9 @@ class _Replica:
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
         self.allreduce = tp > 1 and bool(gpu.interconnect_bytes_per_s)
         self.prefill = prefill_bound(model, gpu, traffic.prompt_tail or traffic.prompt, tp).t_bound_s / eff
+        # Prompts take their share of the replica's time: the mean prompt's prefill per request,
+        # divided over the PP stages that work on different requests at once.
+        self.prefill_share = prefill_bound(model, gpu, traffic.prompt, tp).t_bound_s / eff / pp
         self._kv = float(self.d.kv_request(self.ctx))
         self._attn = float(self.d.attn_flops(self.ctx))
 
@@ -153,33 +160,49 @@ class _Replica:
         bound = "all-reduce" if ta > max(tm, tc) else "compute" if tc > tm else "memory"
         return t / self.eff, bound
 
-    def ttft(self, in_flight: float) -> float:
-        return self.prefill + self.step(in_flight)[0]
+    def ttft(self, in_flight: float, busy: float = 0.0) -> float:
+        return self.prefill + self.step(in_flight)[0] / (1 - busy)
 
 
 def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bool, float, str, dict[str, float]]:
     """Whether ``replicas`` of this configuration carry the traffic: (ok, requests in flight per
-    replica, the reason it fails or '', each constraint's use of its limit)."""
+    replica, the reason it fails or '', each constraint's use of its limit).
+
+    Prefill takes ``busy`` = (requests per second) x (a prompt's prefill time) of the replica's
+    time; decode steps share the rest, so a token takes step / (1 - busy)."""
     n: float
+    out = traffic.output
     if traffic.users:
         n = math.ceil(traffic.users / replicas)
+        s = rep.step(n)[0]
+        x = 0.0  # throughput of a closed loop: n = x (prefill + (output + 1) x step / (1 - x p))
+        for _ in range(200):
+            nxt = n / (rep.prefill + (out + 1) * s / max(1 - x * rep.prefill_share, 1e-9))
+            if abs(nxt - x) <= 1e-9 * max(x, 1):
+                x = nxt
+                break
+            x = nxt
+        busy = min(x * rep.prefill_share, 0.999)
     else:
         assert traffic.rate is not None
         lam = traffic.rate / replicas
-        n = lam * (rep.ttft(1) + traffic.output * rep.step(1)[0])
+        busy = lam * rep.prefill_share
+        if busy >= 1:
+            return False, math.inf, "prefill", {"prefill": busy, "memory": math.inf}
+        n = lam * (rep.ttft(1, busy) + out * rep.step(1)[0] / (1 - busy))
         for _ in range(200):
-            nxt = lam * (rep.ttft(n) + traffic.output * rep.step(n)[0])
+            nxt = lam * (rep.ttft(n, busy) + out * rep.step(n)[0] / (1 - busy))
             if nxt > 4 * max(rep.capacity, 1) + 1:
-                return False, nxt, "throughput", {"memory": nxt / max(rep.capacity, 1)}
+                return False, nxt, "throughput", {"prefill": busy, "memory": nxt / max(rep.capacity, 1)}
             if abs(nxt - n) <= 1e-6 * max(n, 1):
                 n = nxt
                 break
             n = nxt
         else:
-            return False, n, "throughput", {"memory": n / max(rep.capacity, 1)}
-    tpot, _ = rep.step(n)
-    ttft = rep.ttft(n)
-    use = {"memory": n / rep.capacity if rep.capacity else math.inf}
+            return False, n, "throughput", {"prefill": busy, "memory": n / max(rep.capacity, 1)}
+    tpot = rep.step(n)[0] / (1 - busy)
+    ttft = rep.ttft(n, busy)
+    use = {"memory": n / rep.capacity if rep.capacity else math.inf, "prefill": busy}
     if slo.tpot_s:
         use["TPOT"] = tpot / slo.tpot_s
     if slo.ttft_s:
@@ -190,7 +213,9 @@ def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bo
 
 def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price: float | None, why: str = "") -> Deployment:
     ok, n, fail, use = _check(rep, traffic, slo, replicas)
-    tpot, bound = rep.step(n)
+    busy = min(use.get("prefill", 0.0), 0.999)
+    step, bound = rep.step(n) if math.isfinite(n) else (math.inf, "compute")
+    tpot = step / (1 - busy)
     gpus = rep.tp * rep.pp * replicas
     binding = why or max(use, key=lambda k: use[k])
     short = ""
@@ -206,7 +231,7 @@ def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price:
         in_flight_per_replica=float(n),
         capacity_per_replica=rep.capacity,
         tpot_s=tpot,
-        ttft_s=rep.ttft(n),
+        ttft_s=rep.ttft(n, busy) if math.isfinite(n) else math.inf,
         step_bound_by=bound,
         memory_share=n / rep.capacity if rep.capacity else math.inf,
         binding=binding,
@@ -333,3 +358,98 @@ def plan(
         assumptions=assumptions,
         warnings=warnings,
     )
+
+
+# ---- checking the closed form by simulation --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A deployment run through kvcalc simulate: one replica at rate / replicas, Poisson."""
+
+    gpu: str
+    tp: int
+    pp: int
+    replicas: int
+    gpus: int
+    ttft_s: float
+    tpot_s: float
+    percentile: int
+    offered_per_s: float
+    served_per_s: float
+    preemptions: int
+    ok: bool
+    note: str = ""
+
+
+def verify(
+    model: ModelSpec,
+    gpus: list[GPUSpec],
+    report: PlanReport,
+    prompts: Any,
+    outputs: Any,
+    rate: float,
+    slo: SLO,
+    kv: KVDtype,
+    engine: Engine,
+    percentile: int = 90,
+    top: int = 3,
+    extra_replicas: int = 4,
+    seed: int = 0,
+    efficiency: float = DEFAULT_EFFICIENCY,
+) -> list[Verification]:
+    """The closed form's best deployments (up to ``top``, PP 1: the simulator runs TP only), each
+    simulated at rate / replicas on one replica with the traffic's own lengths, adding replicas
+    (up to ``extra_replicas`` more) until the targets hold at the ``percentile`` (50, 90 or 99) and
+    the replica keeps up with what it is offered."""
+    import numpy as np
+
+    from kvcalc.engine.simulate import SimSettings, Workload, simulate
+
+    by_name = {g.name: g for g in gpus}
+    key = "p99" if percentile > 90 else "p90" if percentile > 50 else "p50"
+    out: list[Verification] = []
+    n = len(prompts)
+    max_len = int(np.max(prompts + outputs))
+    for d in [x for x in report.ranked if x.pp == 1][:top]:
+        gpu = by_name[d.gpu]
+        for r in range(d.replicas, d.replicas + extra_replicas + 1):
+            lam = rate / r
+            arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
+            wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s")
+            mnbt = engine.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, max_len)
+            mns = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
+            st = SimSettings(max_len, mns, mnbt, efficiency=efficiency)
+            try:
+                sim = simulate(model, gpu, wl, st, [("paged-16", 16)], engine, kv, d.tp)
+            except KvcalcError as e:
+                out.append(Verification(d.gpu, d.tp, d.pp, r, d.tp * r, 0.0, 0.0, percentile, lam, 0.0, 0, False, e.what))
+                break
+            run = sim.runs[0]
+            ttft, tpot = getattr(run.ttft_s, key), getattr(run.tpot_s, key)
+            keeps_up = run.requests_per_s >= 0.95 * lam
+            ok = keeps_up and (slo.ttft_s is None or ttft <= slo.ttft_s) and (slo.tpot_s is None or tpot <= slo.tpot_s)
+            why = [] if keeps_up else [f"serves {run.requests_per_s:.2f} of {lam:.2f} requests/s"]
+            if slo.ttft_s is not None and ttft > slo.ttft_s:
+                why.append(f"TTFT {key} {ttft * 1e3:,.0f} ms")
+            if slo.tpot_s is not None and tpot > slo.tpot_s:
+                why.append(f"TPOT {key} {tpot * 1e3:,.1f} ms")
+            v = Verification(
+                d.gpu,
+                d.tp,
+                d.pp,
+                r,
+                d.tp * r,
+                ttft,
+                tpot,
+                percentile,
+                lam,
+                run.requests_per_s,
+                run.preemptions,
+                ok,
+                "; ".join(why),
+            )
+            out.append(v)
+            if ok:
+                break
+    return out

@@ -79,6 +79,39 @@ def render(r: Any) -> None:
     elif r.nearest:
         d = r.nearest
         c.print(f"[bold red]No deployment carries this load.[/bold red] Nearest: {d.gpus} x {d.gpu} ({_shape(d)}): {d.shortfall}")
+    if r.verified:
+        c.print(
+            f"[bold]Checked by simulation[/bold] (kvcalc simulate, one replica at the rate it is offered, p{r.verified[0].percentile}):"
+        )
+        t3 = table(
+            None,
+            ("GPUs", "right"),
+            ("GPU", "left"),
+            ("shape", "left"),
+            ("TTFT ms", "right"),
+            ("TPOT ms", "right"),
+            ("req/s", "right"),
+            ("", "left"),
+        )
+        for col in t3.columns:
+            col.no_wrap = True
+        for v in r.verified:
+            t3.add_row(
+                f"{v.gpus:,}",
+                v.gpu,
+                f"TP {v.tp}" + (f" x{v.replicas}" if v.replicas > 1 else ""),
+                f"{v.ttft_s * 1e3:,.0f}",
+                f"{v.tpot_s * 1e3:,.1f}",
+                f"{v.served_per_s:,.2f}/{v.offered_per_s:,.2f}",
+                "[green]meets[/green]" if v.ok else f"[red]misses[/red]: {v.note}",
+            )
+        c.print(t3)
+        ok = [v for v in r.verified if v.ok]
+        if ok:
+            b = min(ok, key=lambda v: v.gpus)
+            c.print(
+                f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {b.gpu}[/bold] (TP {b.tp}, {b.replicas} replica{'s' if b.replicas > 1 else ''})"
+            )
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Not considered", [f"{k}: {v}" for k, v in r.skipped.items()], "")
     notes(c, "Assumptions", r.assumptions)
