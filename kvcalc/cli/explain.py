@@ -103,14 +103,7 @@ def explain_log(
     pp: Annotated[
         Optional[str], typer.Option("--pp", metavar="<n>", help="Pipeline-parallel size, where the log does not say.")
     ] = None,
-    util: Annotated[
-        Optional[str],
-        typer.Option(
-            "--util",
-            metavar="<fraction>",
-            help="gpu_memory_utilization / mem_fraction_static / free_gpu_memory_fraction, where the log does not say.",
-        ),
-    ] = None,
+    util: opt.Util = None,
     seq: Annotated[
         Optional[str],
         typer.Option("--seq", "--max-model-len", "-s", metavar="<tokens>", help="max_model_len, where the log does not say."),

@@ -36,15 +36,7 @@ def fit(
     cudagraph: Annotated[
         Optional[str], typer.Option("--cudagraph", metavar="<size>", help="CUDA-graph memory to subtract per GPU.")
     ] = None,
-    util: Annotated[
-        Optional[str],
-        typer.Option(
-            "--util",
-            metavar="<fraction>",
-            help="gpu_memory_utilization (vLLM), mem_fraction_static (SGLang), "
-            "free_gpu_memory_fraction (TensorRT-LLM), in (0, 1].",
-        ),
-    ] = None,
+    util: opt.Util = None,
     block_size: opt.BlockSize = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     max_model_len: opt.MaxModelLen = None,

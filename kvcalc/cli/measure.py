@@ -56,7 +56,7 @@ def measure(
     threads: Annotated[
         Optional[str], typer.Option("--threads", metavar="<n>", help="torch threads on a CPU (default 1: stable timings).")
     ] = None,
-    seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed for the cache contents and --seq-dist.")] = "0",
+    seed: opt.Seed = "0",
     as_json: opt.Json = False,
 ) -> Any:
     """Build a real paged KV cache, run and check decode attention, time it, and compare with the bound.
@@ -92,7 +92,7 @@ def measure(
         weights=weights,
         device=device,
         runs=n_runs,
-        seed=opt.need_count(seed, "--seed", minimum=0, maximum=2**32 - 1, noun="a seed"),
+        seed=opt.seed(seed),
         show_progress=not as_json,
         kv=kv_dtype,
         full_step=full_step,

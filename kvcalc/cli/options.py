@@ -89,6 +89,63 @@ MaxNumSeqs = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+Util = Annotated[
+    Optional[str],
+    typer.Option(
+        "--util",
+        metavar="<fraction>",
+        help="gpu_memory_utilization (vLLM), mem_fraction_static (SGLang), free_gpu_memory_fraction (TensorRT-LLM), in (0, 1].",
+    ),
+]
+Seed = Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed, for reproducible samples (0 to 4,294,967,295).")]
+PoolEngine = Annotated[
+    str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose budget gives the KV pool (kvcalc fit).")
+]
+Pool = Annotated[
+    Optional[str], typer.Option("--pool", metavar="<size>", help="The KV pool per GPU, instead of fit's (e.g. 40GiB).")
+]
+WorkloadName = Annotated[
+    Optional[str],
+    typer.Option("--workload", "-w", metavar="<name>", help="sharegpt or alpaca: lognormal lengths with the vLLM paper's means."),
+]
+Prompt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--prompt", metavar="<tokens|dist>", help="Prompt tokens: 1000, 4k, uniform:100..4000, lognormal:median=600,sigma=1.0."
+    ),
+]
+Output = Annotated[
+    Optional[str], typer.Option("--output", metavar="<tokens|dist>", help="Output tokens, as --prompt (at least 1).")
+]
+Efficiency = Annotated[
+    str,
+    typer.Option(
+        "--efficiency",
+        metavar="<fraction>",
+        help="Share of the roofline bound a step reaches, in (0, 1] (0.7; kvcalc measure gives yours).",
+    ),
+]
+
+
+def efficiency(v: str) -> float:
+    return parse_float(v, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
+
+
+def seed(v: str) -> int:
+    return parse_count(v, "--seed", 0, 2**32 - 1, "a seed")
+
+
+def workload_preset(name: str | None) -> tuple[str, str, str] | None:
+    """(prompt dist, output dist, description) of a named length mix, or None."""
+    if name is None:
+        return None
+    from kvcalc.errors import unknown_name
+    from kvcalc.inputs.workload import PRESETS
+
+    key = name.strip().lower()
+    if key not in PRESETS:
+        raise unknown_name("workload", name[:40], PRESETS, "--workload")
+    return PRESETS[key]
 
 
 def tokens(v: str, where: str) -> int:

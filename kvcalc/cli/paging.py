@@ -31,7 +31,7 @@ def paging(
     requests: Annotated[
         str, typer.Option("--requests", "-n", metavar="<n>", help="Requests to sample from --lengths, 1 to 2,000,000.")
     ] = "20000",
-    seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed, for reproducible samples.")] = "0",
+    seed: opt.Seed = "0",
     max_len: Annotated[
         Optional[str],
         typer.Option(
@@ -52,12 +52,8 @@ def paging(
     ] = "1,8,16,32,64,128",
     tp: opt.TP = "1",
     kv_dtype: opt.KVDtypeOpt = "bf16",
-    engine: Annotated[
-        str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose budget gives the KV pool (kvcalc fit).")
-    ] = "vllm",
-    pool: Annotated[
-        Optional[str], typer.Option("--pool", metavar="<size>", help="The KV pool per GPU, instead of fit's (e.g. 40GiB).")
-    ] = None,
+    engine: opt.PoolEngine = "vllm",
+    pool: opt.Pool = None,
     as_json: opt.Json = False,
 ) -> Any:
     """Steady state of allocation policies on a workload: utilisation, waste, and requests that fit.
@@ -85,7 +81,7 @@ def paging(
     if 16 not in bss:
         bss = sorted(set(bss) | {16})
     n = opt.need_count(requests, "--requests", maximum=MAX_REQUESTS, noun="a number of requests")
-    seed_n = opt.need_count(seed, "--seed", minimum=0, maximum=2**63 - 1, noun="a seed")
+    seed_n = opt.seed(seed)
     if prefix >= ml:
         raise KvcalcError(
             f"--shared-prefix {prefix:,} leaves no room under --max-len {ml:,}",

@@ -40,18 +40,11 @@ def plan(
         Optional[str], typer.Option("--users", "-u", metavar="<n>", help="Concurrent users, each with one request in flight.")
     ] = None,
     rate: Annotated[Optional[str], typer.Option("--rate", metavar="<req/s>", help="Arrival rate in requests per second.")] = None,
-    prompt: Annotated[
-        Optional[str],
-        typer.Option(
-            "--prompt", metavar="<tokens|dist>", help="Prompt tokens: 1000, 4k, or a distribution (uniform:.., lognormal:..)."
-        ),
-    ] = None,
+    prompt: opt.Prompt = None,
     output: Annotated[
         Optional[str], typer.Option("--output", metavar="<tokens|dist>", help="Output tokens, as --prompt.")
     ] = None,
-    workload: Annotated[
-        Optional[str], typer.Option("--workload", "-w", metavar="<name>", help="sharegpt or alpaca instead of --prompt/--output.")
-    ] = None,
+    workload: opt.WorkloadName = None,
     ttft: Annotated[
         Optional[str], typer.Option("--ttft", metavar="<time>", help="Time-to-first-token target: 2s, 500ms.")
     ] = None,
@@ -68,9 +61,7 @@ def plan(
         Optional[str],
         typer.Option("--price", metavar="<list>", help="GPU=$/hour pairs, e.g. h100=2.5,h200=3.6 (none are shipped as facts)."),
     ] = None,
-    efficiency: Annotated[
-        str, typer.Option("--efficiency", metavar="<fraction>", help="Share of the roofline bound a step reaches (0.7).")
-    ] = "0.7",
+    efficiency: opt.Efficiency = "0.7",
     closed_form: Annotated[
         bool,
         typer.Option(
@@ -89,8 +80,8 @@ def plan(
     import numpy as np
 
     from kvcalc.engine.plan import SLO, Traffic, plan as run_plan
-    from kvcalc.errors import KvcalcError, unknown_name
-    from kvcalc.inputs.workload import PRESETS, sample_lengths
+    from kvcalc.errors import KvcalcError
+    from kvcalc.inputs.workload import sample_lengths
     from kvcalc.specs.catalog import resolve_gpu
     from kvcalc.units import parse_float, parse_seconds
 
@@ -113,13 +104,8 @@ def plan(
         samples[where] = sample[:2000]
         return max(int(round(float(np.mean(sample)))), 1), int(np.percentile(sample, pct))
 
-    if workload:
-        key = workload.strip().lower()
-        if key not in PRESETS:
-            raise unknown_name("workload", workload[:40], PRESETS, "--workload")
-        p_def, o_def = PRESETS[key][0], PRESETS[key][1]
-    else:
-        p_def, o_def = "1000", "200"
+    preset = opt.workload_preset(workload)
+    p_def, o_def = (preset[0], preset[1]) if preset else ("1000", "200")
     p_mean, p_tail = tokens(prompt, p_def, "--prompt")
     o_mean, _ = tokens(output, o_def, "--output")
     names = [x.strip() for x in gpus.split(",") if x.strip()] if gpus else list(DATACENTRE)
@@ -138,7 +124,7 @@ def plan(
         )
     traffic = Traffic(prompt=p_mean, output=o_mean, users=n_users, rate=r, prompt_tail=p_tail)
     slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
-    eff = parse_float(efficiency, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
+    eff = opt.efficiency(efficiency)
     report = run_plan(
         m,
         specs,

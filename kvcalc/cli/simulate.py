@@ -15,19 +15,9 @@ MAX_REQUESTS = 2_000_000
 def simulate(
     model: opt.ModelOpt = None,
     gpu: opt.GPUOpt = None,
-    workload: Annotated[
-        str,
-        typer.Option("--workload", "-w", metavar="<name>", help="Length mix: sharegpt or alpaca (lognormal, the paper's means)."),
-    ] = "sharegpt",
-    prompt: Annotated[
-        Optional[str],
-        typer.Option(
-            "--prompt", metavar="<dist>", help="Prompt tokens: uniform:100..4000, lognormal:median=600,sigma=1.0, fixed:N."
-        ),
-    ] = None,
-    output: Annotated[
-        Optional[str], typer.Option("--output", metavar="<dist>", help="Output tokens, as --prompt (at least 1 each).")
-    ] = None,
+    workload: opt.WorkloadName = None,
+    prompt: opt.Prompt = None,
+    output: opt.Output = None,
     trace: Annotated[
         Optional[str],
         typer.Option(
@@ -43,7 +33,7 @@ def simulate(
         Optional[str],
         typer.Option("--rate", metavar="<req/s>", help="Poisson arrivals at this rate (default: all arrive at once, a burst)."),
     ] = None,
-    seed: Annotated[str, typer.Option("--seed", metavar="<n>", help="Random seed, for reproducible runs.")] = "0",
+    seed: opt.Seed = "0",
     max_len: Annotated[
         Optional[str],
         typer.Option(
@@ -62,24 +52,13 @@ def simulate(
     shared_prefix: Annotated[
         str, typer.Option("--shared-prefix", metavar="<tokens>", help="Tokens every prompt starts with (counted in the prompt).")
     ] = "0",
-    efficiency: Annotated[
-        str,
-        typer.Option(
-            "--efficiency",
-            metavar="<fraction>",
-            help="Share of the roofline bound a step reaches (0.7; kvcalc measure gives yours).",
-        ),
-    ] = "0.7",
+    efficiency: opt.Efficiency = "0.7",
     tp: opt.TP = "1",
     kv_dtype: opt.KVDtypeOpt = "bf16",
-    engine: Annotated[
-        str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose budget gives the KV pool (kvcalc fit).")
-    ] = "vllm",
+    engine: opt.PoolEngine = "vllm",
     max_num_seqs: opt.MaxNumSeqs = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
-    pool: Annotated[
-        Optional[str], typer.Option("--pool", metavar="<size>", help="The KV pool per GPU, instead of fit's (e.g. 12GiB).")
-    ] = None,
+    pool: opt.Pool = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
     plot_file: Annotated[
         Optional[str], typer.Option("--plot-file", metavar="<path>", help="Write the memory-over-time chart (.png, .svg, .pdf).")
@@ -100,7 +79,7 @@ def simulate(
 
     from kvcalc.engine.simulate import SimSettings, Workload, parse_policies, simulate as run_sim
     from kvcalc.errors import KvcalcError
-    from kvcalc.inputs.workload import PRESETS, read_request_trace, sample_lengths
+    from kvcalc.inputs.workload import read_request_trace, sample_lengths
     from kvcalc.units import parse_float
 
     m, g, origin = opt.model_and_gpu(model, gpu)
@@ -115,11 +94,9 @@ def simulate(
         raise KvcalcError(f"unknown preemption mode {preempt[:40]!r}", "--preempt", "recompute or swap")
     swap_b = opt.size(swap_space, "--swap-space")
     assert swap_b is not None
-    eff = parse_float(efficiency, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
-    if eff <= 0:
-        raise KvcalcError("--efficiency must be above 0", "--efficiency", "a fraction in (0, 1], e.g. 0.7")
+    eff = opt.efficiency(efficiency)
     n = opt.need_count(requests, "--requests", maximum=MAX_REQUESTS, noun="a number of requests")
-    seed_n = opt.need_count(seed, "--seed", minimum=0, maximum=2**32 - 1, noun="a seed")
+    seed_n = opt.seed(seed)
     prefix = opt.need_count(shared_prefix, "--shared-prefix", minimum=0, maximum=ml - 2, noun="a number of tokens")
     rng = np.random.default_rng(seed_n)
     arrivals = None
@@ -129,12 +106,9 @@ def simulate(
         P, O, arrivals, desc = read_request_trace(trace, ml)
         n = len(P)
     else:
-        key = workload.strip().lower()
-        if key not in PRESETS:
-            from kvcalc.errors import unknown_name
-
-            raise unknown_name("workload", workload[:40], PRESETS, "--workload")
-        p_spec, o_spec, desc = PRESETS[key]
+        preset = opt.workload_preset(workload or "sharegpt")
+        assert preset is not None
+        p_spec, o_spec, desc = preset
         if prompt or output:
             desc = f"prompts {prompt or p_spec}, outputs {output or o_spec}"
         P = sample_lengths(prompt or p_spec, n, seed_n, ml - 1, "--prompt")[0]

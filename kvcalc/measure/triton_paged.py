@@ -290,17 +290,7 @@ def paged_decode(
         acc.stride(1),
         acc.stride(2),
         acc.stride(3),
-        GROUP=group,
-        G_TILE=g_tile,
-        BLOCK=block,
-        TILE=tile,
-        D_A=d_a,
-        BLOCK_DA=_pow2(d_a),
-        D_B=d_b,
-        BLOCK_DB=_pow2(d_b) if d_b else 16,
-        DV=dv,
-        BLOCK_DV=_pow2(dv),
-        V_FROM_K=v_from_k,
+        **_constexprs(group, g_tile, block, tile, d_a, d_b, dv, v_from_k),
         TILES_PER_SPLIT=per_split,
         num_warps=warps,
         num_stages=stages,
@@ -326,6 +316,23 @@ def paged_decode(
         SPLITS=splits,
     )
     return out
+
+
+def _constexprs(group: int, g_tile: int, block: int, tile: int, d_a: int, d_b: int, dv: int, v_from_k: bool) -> dict:
+    """The partial kernel's compile-time constants for one geometry and tiling."""
+    return dict(
+        GROUP=group,
+        G_TILE=g_tile,
+        BLOCK=block,
+        TILE=tile,
+        D_A=d_a,
+        BLOCK_DA=_pow2(d_a),
+        D_B=d_b,
+        BLOCK_DB=_pow2(d_b) if d_b else 16,
+        DV=dv,
+        BLOCK_DV=_pow2(dv),
+        V_FROM_K=v_from_k,
+    )
 
 
 def make_workspace(q, n_kv: int, splits: int, g_rows: int, dv: int):
@@ -367,19 +374,7 @@ def static_check(
     sig = {"Q": f"*{q_t}", "K": f"*{kv_t}", "V": f"*{kv_t}", "BT": "*i32", "LENS": "*i32"}
     sig.update({"M_OUT": "*fp32", "L_OUT": "*fp32", "ACC_OUT": "*fp32", "sm_scale": "fp32", "v_scale": "fp32"})
     sig.update(dict.fromkeys(_STRIDES, "i32"))
-    consts = dict(
-        GROUP=group,
-        G_TILE=g_tile,
-        BLOCK=block,
-        TILE=tile,
-        D_A=d_a,
-        BLOCK_DA=_pow2(d_a),
-        D_B=d_b,
-        BLOCK_DB=_pow2(d_b) if d_b else 16,
-        DV=dv,
-        BLOCK_DV=_pow2(dv),
-        V_FROM_K=d_b > 0,
-    )
+    consts = _constexprs(group, g_tile, block, tile, d_a, d_b, dv, d_b > 0)
     sig.update(dict.fromkeys(consts, "constexpr"))
     compiled = triton.compile(
         ASTSource(fn=_paged_partial, signature=sig, constexprs=consts),

@@ -6,7 +6,10 @@ Pure drawing: the numbers come from the engine, already computed.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -101,8 +104,10 @@ def ascii_loglog(series: list[Series], title: str, xlabel: str, ylabel: str, wid
     return "\n".join(lines)
 
 
-def write_plot_file(path: str, charts: list[dict]) -> None:
-    """charts: [{title, xlabel, ylabel, series: [Series]}] side by side, log-log, to PNG or SVG."""
+@contextmanager
+def figure_file(path: str) -> Iterator[Any]:
+    """matplotlib's pyplot for a chart written to ``path`` (.png, .svg or .pdf): the format checked
+    first, the figure saved and closed after the block, a write that fails said in one line."""
     from kvcalc.errors import KvcalcError
 
     if not str(path).lower().endswith((".png", ".svg", ".pdf")):
@@ -114,28 +119,34 @@ def write_plot_file(path: str, charts: list[dict]) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise KvcalcError("matplotlib is not installed", "--plot-file", "pip install 'kvcalc[plot]'") from None
-    fig, axes = plt.subplots(1, len(charts), figsize=(6.5 * len(charts), 5))
-    axes = axes if len(charts) > 1 else [axes]
-    for ax, ch in zip(axes, charts):
-        for s in ch["series"]:
-            ax.plot(
-                s.xs,
-                s.ys,
-                ("-" if s.line else "") + ("o" if s.marker not in "-." else ""),
-                label=s.label,
-                color="black" if s.color is None else f"C{s.color % 10}",
-            )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(ch["title"])
-        ax.set_xlabel(ch["xlabel"])
-        ax.set_ylabel(ch["ylabel"])
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
     try:
-        fig.savefig(path)
+        yield plt
+        plt.gcf().tight_layout()
+        plt.gcf().savefig(path)
     except OSError as e:
         raise KvcalcError(f"cannot write the plot: {e.strerror or e}", str(path), "a writable path") from None
     finally:
-        plt.close(fig)
+        plt.close("all")
+
+
+def write_plot_file(path: str, charts: list[dict]) -> None:
+    """charts: [{title, xlabel, ylabel, series: [Series]}] side by side, log-log, to PNG or SVG."""
+    with figure_file(path) as plt:
+        _, axes = plt.subplots(1, len(charts), figsize=(6.5 * len(charts), 5))
+        axes = axes if len(charts) > 1 else [axes]
+        for ax, ch in zip(axes, charts):
+            for s in ch["series"]:
+                ax.plot(
+                    s.xs,
+                    s.ys,
+                    ("-" if s.line else "") + ("o" if s.marker not in "-." else ""),
+                    label=s.label,
+                    color="black" if s.color is None else f"C{s.color % 10}",
+                )
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(ch["title"])
+            ax.set_xlabel(ch["xlabel"])
+            ax.set_ylabel(ch["ylabel"])
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)

@@ -97,33 +97,18 @@ def ascii_timeline(r: Any, width: int = 64, height: int = 12) -> str:
 
 def write_chart(r: Any, path: str) -> None:
     """Memory over time for every policy (reserved, solid; holding tokens, dashed) to a file."""
-    from kvcalc.errors import KvcalcError
+    from kvcalc.render.plot import figure_file
 
-    if not str(path).lower().endswith((".png", ".svg", ".pdf")):
-        raise KvcalcError(f"cannot tell the format of {path!r}", "--plot-file", "a path ending in .png, .svg or .pdf")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise KvcalcError("matplotlib is not installed", "--plot-file", "pip install 'kvcalc[plot]'") from None
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    gib = 2**30
-    for k, p in enumerate(r.runs):
-        ts = [x[0] for x in p.timeline]
-        ax.plot(ts, [x[2] / gib for x in p.timeline], "-", color=f"C{k}", label=f"{p.policy} reserved")
-        ax.plot(ts, [x[1] / gib for x in p.timeline], "--", color=f"C{k}", label=f"{p.policy} holding tokens")
-    ax.axhline(r.pool_bytes / gib, color="black", linewidth=0.8, label="KV pool")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("KV memory per GPU (GiB)")
-    ax.set_title(f"{r.model} on {r.gpu}: {r.requests:,} requests")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    try:
-        fig.savefig(path)
-    except OSError as e:
-        raise KvcalcError(f"cannot write the plot: {e.strerror or e}", str(path), "a writable path") from None
-    finally:
-        plt.close(fig)
+    with figure_file(path) as plt:
+        _, ax = plt.subplots(figsize=(8, 4.5))
+        gib = 2**30
+        for k, p in enumerate(r.runs):
+            ts = [x[0] for x in p.timeline]
+            ax.plot(ts, [x[2] / gib for x in p.timeline], "-", color=f"C{k}", label=f"{p.policy} reserved")
+            ax.plot(ts, [x[1] / gib for x in p.timeline], "--", color=f"C{k}", label=f"{p.policy} holding tokens")
+        ax.axhline(r.pool_bytes / gib, color="black", linewidth=0.8, label="KV pool")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("KV memory per GPU (GiB)")
+        ax.set_title(f"{r.model} on {r.gpu}: {r.requests:,} requests")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)

@@ -172,25 +172,9 @@ def _attn_roles(
     return split, full
 
 
-def _attn_params(
-    H: int,
-    nq: int,
-    nkv: int,
-    d: int,
-    *,
-    qkv_bias: bool = False,
-    o_bias: bool = False,
-    qk_norm: bool = False,
-    q_gate: bool = False,
-) -> int:
-    p = H * nq * d * (2 if q_gate else 1) + 2 * H * nkv * d + nq * d * H
-    if qkv_bias:
-        p += nq * d + 2 * nkv * d
-    if o_bias:
-        p += H
-    if qk_norm:
-        p += 2 * d
-    return p
+def _attn_params(H: int, nq: int, nkv: int, d: int, **opts: bool) -> int:
+    """All parameters of one attention layer (what :func:`_attn_roles` splits by role)."""
+    return sum(_attn_roles(H, nq, nkv, d, **opts))
 
 
 def _gated_mlp(H: int, I: int) -> int:
