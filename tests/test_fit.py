@@ -306,3 +306,13 @@ def test_largest_max_model_len_vllm_starts_with():
     # Never past the model's context, and None for engines without the check.
     assert fit(m, h, FitInputs(seq=8192)).max_model_len_accepted == 131072
     assert fit(m, h, FitInputs(seq=8192, engine="sglang")).max_model_len_accepted is None
+
+
+def test_a_multimodal_model_says_what_is_not_modelled():
+    m, h = resolve_model("qwen2.5-vl-7b"), resolve_gpu("h100")
+    f = fit(m, h, FitInputs(seq=8192))
+    assert any("dummy images" in w and "--activation" in w for w in f.warnings)
+    # With the measured activation the warning still names the method, and the pool uses the figure.
+    g = fit(m, h, FitInputs(seq=8192, activation=36 * GiB))
+    assert g.kv_pool_bytes < f.kv_pool_bytes
+    assert not any("dummy images" in w for w in fit(resolve_model("llama3.1-8b"), h, FitInputs(seq=8192)).warnings)

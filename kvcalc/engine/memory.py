@@ -706,6 +706,12 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         warnings.append(f"seq {inp.seq:,} exceeds the model's max context of {ctx:,} tokens (max_position_embeddings)")
     if lo != hi and lo == 0 < cap.max_concurrency:
         warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
+    if model.vision_params and eng.subtracts_activation:
+        warnings.append(
+            "multimodal model: the vision tower's weights are counted, but the engine's profile run also encodes dummy "
+            "images at their largest, which the activation estimate does not model; it can take GiB (Llama 3.2 Vision "
+            "at 64k tokens and 128 sequences: 36.6 GiB, vllm#12126): pass --activation with the logged figure"
+        )
     return FitReport(
         model=model.name,
         gpu=gpu.name,
