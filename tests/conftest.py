@@ -4,6 +4,9 @@ Tests import the helpers with ``from conftest import dense, make_model, one_line
 """
 
 import json
+import os
+
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9 warns when it is unset
 
 import pytest
 from hypothesis import settings
