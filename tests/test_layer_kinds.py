@@ -4,6 +4,8 @@ engine know every registered kind without a list of kinds anywhere else."""
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+import pytest
+
 from conftest import make_model
 from kvcalc.engine.alloc import LOGICAL, Allocation
 from kvcalc.engine.kv import KVFootprint
@@ -79,3 +81,20 @@ def test_adding_a_kind_is_one_class():
         assert m.layer_kinds["enc"].bytes_for(7, BF16, 1, LOGICAL) == 16010
     finally:
         KIND_CLASSES.pop("fixed-test")
+
+
+@pytest.mark.parametrize(
+    "kind, field",
+    [("sliding", "sliding_window"), ("chunked", "attention_chunk_size"), ("cross", "encoder_tokens"), ("cross", "v_head_dim")],
+)
+def test_every_size_field_of_a_kind_must_be_positive(kind, field):
+    """A window, chunk or encoder length of 0 (and a cross-attention V of 0) is refused by name."""
+    from kvcalc.specs.layers import ChunkedLocal, CrossAttention, SlidingWindow
+
+    cls = {"sliding": SlidingWindow, "chunked": ChunkedLocal, "cross": CrossAttention}[kind]
+    good = {"sliding_window": 128, "attention_chunk_size": 8192, "encoder_tokens": 6404}
+    args = {"num_attention_heads": 8, "num_key_value_heads": 8, "head_dim": 64}
+    args |= {k: v for k, v in good.items() if k in cls.__dataclass_fields__}
+    cls(**args)  # the control: accepted as given
+    with pytest.raises(ValueError, match=f"{field} must be a positive integer"):
+        cls(**{**args, field: 0})

@@ -225,7 +225,9 @@ class _Attention(LayerKindBase):
         return 2 * heads * (self.head_dim + self.dv)
 
     def _logical_tokens(self, seq: Tokens) -> Tokens:
-        return seq
+        """Keys one query sees at position ``seq``: every one, or at most the window."""
+        w = self.window
+        return seq if w is None else tmin(seq, w)
 
     def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
         return self._pair_flops(tp) * self._logical_tokens(seq)
@@ -310,9 +312,7 @@ class SlidingWindow(_Attention):
     kind: Literal["sliding"] = "sliding"
     sliding_window: Pos
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_positive(self, "sliding_window")
+    _positive: ClassVar[tuple[str, ...]] = (*_Attention._positive, "sliding_window")
 
     @property
     def window(self) -> int:
@@ -320,9 +320,6 @@ class SlidingWindow(_Attention):
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.window_tokens(seq, self.sliding_window)
-
-    def _logical_tokens(self, seq: Tokens) -> Tokens:
-        return tmin(seq, self.sliding_window)
 
     def _pairs(self, p: Tokens) -> Tokens:
         w = self.sliding_window
@@ -342,9 +339,7 @@ class ChunkedLocal(_Attention):
     kind: Literal["chunked"] = "chunked"
     attention_chunk_size: Pos
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_positive(self, "attention_chunk_size")
+    _positive: ClassVar[tuple[str, ...]] = (*_Attention._positive, "attention_chunk_size")
 
     @property
     def window(self) -> int:
@@ -352,9 +347,6 @@ class ChunkedLocal(_Attention):
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.chunk_tokens(seq, self.attention_chunk_size)
-
-    def _logical_tokens(self, seq: Tokens) -> Tokens:
-        return tmin(seq, self.attention_chunk_size)
 
     def _pairs(self, p: Tokens) -> Tokens:
         c = self.attention_chunk_size
@@ -376,7 +368,7 @@ class CrossAttention(_Attention):
     encoder_tokens: Pos
     """Encoder tokens a request attends to (mllama: 4 tiles x (40 x 40 patches + 1) = 6,404 per image)."""
 
-    _positive: ClassVar[tuple[str, ...]] = ("num_attention_heads", "num_key_value_heads", "head_dim", "encoder_tokens")
+    _positive: ClassVar[tuple[str, ...]] = (*_Attention._positive, "encoder_tokens")
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.cross_tokens(seq, self.encoder_tokens)
