@@ -69,42 +69,14 @@ def test_sliding_window_requests_are_sized_by_their_layers():
 
 
 def test_cli_paging_json(cli, tmp_path):
-    d = cli(
-        "paging",
-        "-m",
-        "llama3.1-8b",
-        "-g",
-        "h100",
-        "--lengths",
-        "uniform:100..4000",
-        "--max-len",
-        "4k",
-        "-n",
-        "5000",
-        "--seed",
-        "7",
-        "--json",
-    ).json()
+    args = ("paging", "-m", "llama3.1-8b", "-g", "h100", "--lengths", "uniform:100..4000", "--max-len", "4k")
+    args += ("-n", "5000", "--seed", "7", "--json")
+    d = cli(*args).json()
     for name in ("prealloc", "contiguous", "paged-1", "paged-16", "paged-128"):
         for k in ("utilization", "wasted_bytes", "max_concurrency"):
             assert k in d["policies"][name]
     assert d["paged_over_prealloc"] > 1
-    again = cli(
-        "paging",
-        "-m",
-        "llama3.1-8b",
-        "-g",
-        "h100",
-        "--lengths",
-        "uniform:100..4000",
-        "--max-len",
-        "4k",
-        "-n",
-        "5000",
-        "--seed",
-        "7",
-        "--json",
-    ).json()
+    again = cli(*args).json()
     assert again == d
 
 
