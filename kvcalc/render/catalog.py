@@ -59,7 +59,7 @@ def render_gpus(r: Any) -> None:
         ("bf16 dense", "right"),
         ("fp8 dense", "right"),
     )
-    t.columns[0].no_wrap = True  # names stay whole; the layers column wraps instead
+    t.columns[0].no_wrap = True  # names stay whole
     for g in r.gpus:
         t.add_row(
             g.name,
