@@ -283,19 +283,23 @@ def parse_count_list(
     return parse_list(text, where, lambda v, w: parse_count(v, w, minimum, maximum), limit)
 
 
-def parse_seconds(text: str | float, where: str) -> float:
-    """A duration: 2s, 500ms, 50 ms, 1.5 (seconds); positive and at most a day."""
+def parse_seconds(text: str | float, where: str, allow_zero: bool = False) -> float:
+    """A duration with its unit: 2s, 500ms, 50 ms, 800us; positive (or 0 where allowed) and at most
+    a day. A bare number is refused: 50 could be seconds or milliseconds."""
     s = str(text).strip().lower().replace(" ", "")
-    scale = 1.0
+    scale = 0.0
     for suffix, mult in (("ms", 1e-3), ("us", 1e-6), ("s", 1.0)):
         if s.endswith(suffix):
             s, scale = s[: -len(suffix)], mult
             break
-    accepted = "a duration such as 2s, 500ms or 0.05 (seconds), above 0 and at most a day"
+    lo = "0" if allow_zero else "above 0"
+    accepted = f"a duration with its unit, such as 2s, 500ms or 800us, {lo} and at most a day"
+    if not scale:
+        raise KvcalcError(f"{show(text)} has no unit", where, accepted)
     try:
         v = float(s) * scale if len(s) <= 64 else math.nan
     except ValueError:
         raise KvcalcError(f"cannot read {show(text)} as a duration", where, accepted) from None
-    if not math.isfinite(v) or v <= 0 or v > 86400:
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero) or v > 86400:
         raise KvcalcError(f"{show(text)} is out of range", where, accepted)
     return v

@@ -38,22 +38,18 @@ def test_llama_70b_on_h100_at_a_fixed_rate():
     b = r.best
     assert b is not None and (b.tp, b.pp) == (4, 1)
     n = b.in_flight_per_replica
-    # Prompts keep the replica busy for rate / replicas x the 1,000-token prefill bound / 0.7 of its time.
-    prefill = prefill_bound(m, h, 1000, 4).t_bound_s / 0.7
-    busy = 4.0 / b.replicas * prefill
-    assert b.use["prefill"] == pytest.approx(busy, rel=1e-5) and busy < 1
-    # TPOT: the roofline bound of ceil(n) requests at the mid-output context (1,000 + 100), plus the
-    # all-reduce, over the efficiency 0.7, over the time prefill leaves.
-    p = decode_bound(m, h, math.ceil(n), 1100, bf16, 4, with_allreduce=True)
-    assert b.tpot_s == pytest.approx((p.t_bound_s + p.t_allreduce_s) / 0.7 / (1 - busy), rel=1e-9)
-    # TTFT: the 1,000-token prefill bound, plus one step.
-    assert b.ttft_s == pytest.approx(prefill + b.tpot_s, rel=1e-9)
-    # Little's law: requests in flight = rate per replica x (TTFT + 200 x TPOT).
-    assert n == pytest.approx(4.0 / b.replicas * (b.ttft_s + 200 * b.tpot_s), rel=1e-4)
+    lam = 4.0 / b.replicas
+    # Little's law: requests in flight = rate per replica x (TTFT + 199 x TPOT).
+    assert n == pytest.approx(lam * (b.ttft_s + 199 * b.tpot_s), rel=1e-4)
+    # TPOT is at least the bound of a decode-only step of the requests decoding, lam x 199 x TPOT of them,
+    # at the mid-output context: (weights / 4 + batch x KV(1,100)) / 3.35 TB/s.
+    dec = math.ceil(lam * 199 * b.tpot_s)
+    p = decode_bound(m, h, dec, 1100, bf16, 4)
+    assert b.tpot_s > p.t_bound_s
     assert b.tpot_s <= 0.030
     # One replica fewer misses a target.
     if b.replicas > 1:
-        rep = _Replica(m, h, 4, 1, t, bf16, engine("vllm"), 0.7)
+        rep = _Replica(m, h, 4, 1, t, bf16, engine("vllm"))
         assert not _check(rep, t, slo, b.replicas - 1)[0]
 
 
@@ -105,29 +101,73 @@ def test_prefill_share_limits_a_replica():
     # replica's time (10 x 2 x 70.6e9 x 1000 / 2 GPUs / (989.5e12 x 0.7) > 1), so one replica fails.
     m, h = resolve_model("llama3.1-70b"), resolve_gpu("h200")
     t = Traffic(prompt=1000, output=200, rate=10.0)
-    rep = _Replica(m, h, 2, 1, t, kv_dtype("bf16"), engine("vllm"), 0.7)
+    rep = _Replica(m, h, 2, 1, t, kv_dtype("bf16"), engine("vllm"))
     ok, _, fail, use = _check(rep, t, SLO(), 1)
     assert not ok and fail == "prefill" and use["prefill"] > 1
 
 
-def test_the_closed_form_agrees_with_the_simulation(cli):
+@pytest.mark.parametrize(
+    "model,gpu,tp,rate,prompt,output",
+    [
+        ("llama3.1-70b", "h100", 4, 8.0, 1000, 200),
+        ("llama3.1-70b", "h100", 8, 13.2, 1000, 200),
+        ("llama3.1-8b", "h100", 1, 10.0, 1000, 200),
+        ("llama3.1-8b", "h100", 1, 30.0, 1000, 200),
+        ("llama3.1-70b", "h100", 4, 2.0, 4000, 300),
+    ],
+)
+def test_the_closed_form_agrees_with_the_simulation(model, gpu, tp, rate, prompt, output):
+    # The issue's aim: closed form and simulation within 10% on TPOT and on whether a replica keeps up,
+    # on the same step model. The simulation is the independent implementation: event by event, with
+    # whole prompts in steps, where the closed form averages over a steady state.
+    import numpy as np
+
+    from kvcalc.engine.plan import _steady
+    from kvcalc.engine.simulate import SimSettings, Workload, simulate
+
+    m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine("vllm")
+    t = Traffic(prompt=prompt, output=output, rate=rate)
+    st = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
+    assert st is not None
+    n = 3000
+    arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
+    wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
+    mem = g.memory_runtime_bytes
+    settings_ = SimSettings(prompt + output, eng.default_num_seqs(mem, g.name), eng.default_batched_tokens(mem, g.name, 4096))
+    run_ = simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
+    assert not run_.overloaded
+    assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)
+    assert run_.ttft_s.mean == pytest.approx(st[3], rel=0.25)
+
+
+def test_the_issues_example_agrees_with_itself(cli):
+    # Llama-3.1-70B on H100s, 1,000 + 200 tokens at 26.4 requests/s, TTFT 1 s, TPOT 50 ms, at most 8
+    # GPUs: whatever the closed form passes, the simulation must find keeping up; nothing past 8 GPUs.
     d = cli(
         "plan",
         "--model",
         "llama3.1-70b",
+        "--gpus",
+        "h100",
         "--rate",
-        "10",
+        "26.4",
         "--prompt",
         "1000",
         "--output",
         "200",
+        "--ttft",
+        "1s",
         "--tpot",
         "50ms",
-        "--gpus",
-        "h200",
+        "--max-gpus",
+        "8",
         "--json",
     ).json()
-    best, checked = d["best"], d["verified"][0]
-    assert (checked["gpu"], checked["tp"], checked["replicas"]) == (best["gpu"], best["tp"], best["replicas"])
-    assert checked["ok"]
-    assert abs(checked["tpot_s"] - best["tpot_s"]) / best["tpot_s"] < 0.15
+    assert all(v["gpus"] <= 8 for v in d["verified"])
+    for v in d["verified"]:
+        if v["closed_form_tpot_s"]:
+            assert v["tpot_mean_s"] == pytest.approx(v["closed_form_tpot_s"], rel=0.10)
+
+
+def test_a_bare_number_is_not_a_duration(cli):
+    one_line_error(cli("plan", "--model", "llama3.1-8b", "--users", "4", "--tpot", "50"), "--tpot")

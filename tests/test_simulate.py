@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 from conftest import one_line_error
 from kvcalc.engine.engines import engine
 from kvcalc.engine.roofline import decode_bound
-from kvcalc.engine.simulate import SimSettings, Workload, _Blocks, _Cost, parse_policies, simulate
+from kvcalc.engine.simulate import SimSettings, Workload, _Blocks, parse_policies, simulate
+from kvcalc.engine.steptime import StepModel
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 from kvcalc.specs.dtypes import kv_dtype
 
@@ -39,7 +40,7 @@ def test_span_time_is_the_sum_of_its_steps(m0, m1, c0, c1, K):
     # Lines that stay positive over the span (step times are positive).
     if min(m0 + m1 * (K - 1), c0 + c1 * (K - 1)) < 0:
         return
-    assert _Cost.tau((m0, m1, c0, c1), K) == pytest.approx(brute, rel=1e-9, abs=1e-12)
+    assert StepModel.span_s((m0, m1, c0, c1, 0.0), K) == pytest.approx(brute, rel=1e-9, abs=1e-12)
 
 
 @settings(max_examples=200, deadline=None)
@@ -57,14 +58,60 @@ def test_block_count_is_the_sum_of_ceilings(bases, S, B):
         assert b.total(S) == sum(-(-v // B) for v in lengths[1:])
 
 
-def test_one_request_decodes_at_the_roofline_bound():
-    # One request, no contention: each decode step takes the roofline bound of batch 1 at its
-    # length, over the efficiency; TPOT is their mean over the 99 steps after the first token.
+def test_one_request_decodes_at_the_step_model():
+    # One request, no contention: each decode step of Llama-2-7B on an H100 reads its streamed weights
+    # (6,738,415,616 parameters less the 131,072,000 of the input embedding, at 2 bytes, plus one
+    # 8,192-byte embedding row) and its KV (2 x 32 layers x 4,096 x 2 B = 524,288 B per token), over
+    # 3.35 TB/s x 0.80; the compute term (2 x 6.6e9 FLOPs over 989.5 TFLOPS x 0.7) is 400x smaller.
+    # Each step adds 0.5 ms, 1 us for its one request and 32 layers x 10 kernels x 1.3 us of gaps.
+    # TPOT is the mean of the 99 steps after the first token (contexts 100 to 198).
     r = run("llama2-7b", "h100", [100], [100], policies="paged-16")
     p = r.runs[0]
-    steps = [decode_bound(resolve_model("llama2-7b"), resolve_gpu("h100"), 1, 100 + k, BF16).t_bound_s for k in range(99)]
-    assert p.tpot_s.p50 == pytest.approx(sum(steps) / 99 / 0.7, rel=1e-6)
+    weights = (6_738_415_616 - 131_072_000) * 2 + 8_192
+    steps = [(weights + 524_288 * (100 + k)) / (3.35e12 * 0.80) + 0.5e-3 + 1e-6 + 32 * 10 * 1.3e-6 for k in range(99)]
+    assert p.tpot_s.p50 == pytest.approx(sum(steps) / 99, rel=1e-6)
     assert p.completed == 1 and p.preemptions == 0
+    # TTFT: the request path (4 ms + 15 us x 100 prompt tokens, jittered by 0.5 to 1.5) and the prefill step.
+    assert 0.5 * 5.5e-3 < p.ttft_s.p50 - steps[0] < 1.5 * 5.5e-3 + 1e-3
+
+
+def test_a_concurrency_limit_keeps_that_many_in_flight():
+    # A closed loop of 8 users over 200 equal requests: never more than 8 run at once, and the
+    # next request goes out only when one ends, so the run lasts about 200 / 8 request lifetimes.
+    r = run("llama3.1-8b", "h100", [500] * 200, [100] * 200, policies="paged-16", concurrency=8)
+    p = r.runs[0]
+    assert p.max_running <= 8 and p.completed == 200 and not p.overloaded
+    life = p.bench.e2el_s.mean
+    assert p.bench.duration_s == pytest.approx(200 / 8 * life, rel=0.1)
+    # Requests per second by Little's law: 8 in flight over the mean lifetime.
+    assert p.requests_per_s == pytest.approx(8 / life, rel=0.1)
+    assert r.verdict.startswith("8 requests in flight")
+
+
+def test_equal_requests_do_not_lock_step():
+    # The request path is drawn per request (x 0.5 to 1.5), so a closed loop of equal requests
+    # spreads out: their first tokens do not all land on the same step.
+    r = run("llama3.1-8b", "h100", [200] * 64, [50] * 64, policies="paged-16", concurrency=16)
+    assert r.runs[0].bench.ttft_s.p99 > r.runs[0].bench.ttft_s.p50
+
+
+def test_an_offered_load_above_capacity_is_called_overloaded():
+    # 40 requests/s of 2,000 + 500 tokens on one A100 80GB: far more than an 8B model serves there.
+    rng = np.random.default_rng(0)
+    arr = np.cumsum(rng.exponential(1 / 40, size=2000))
+    r = run("llama3.1-8b", "a100-80gb", [2000] * 2000, [500] * 2000, arrivals=arr, policies="paged-16", max_len=4096)
+    p = r.runs[0]
+    assert p.overloaded and p.requests_per_s < 0.95 * p.offered_per_s
+    # The offered rate is the sampled arrivals': 1,999 gaps over their span, about 40 a second.
+    assert p.offered_per_s == pytest.approx(1999 / (arr[-1] - arr[0])) == pytest.approx(40, rel=0.05)
+    assert r.verdict.startswith(f"OVERLOADED: offered {p.offered_per_s:,.3g} requests/s")
+
+
+def test_a_closed_loop_with_more_users_than_requests_is_refused(cli):
+    one_line_error(
+        cli("simulate", "--model", "llama3.1-8b", "--requests", "10", "--concurrency", "11", "--policies", "paged-16"),
+        "--concurrency",
+    )
 
 
 def test_the_papers_shape_on_a_sharegpt_like_mix():
@@ -153,10 +200,27 @@ def test_text_and_plot(cli, tmp_path):
         (["--workload", "sharegtp"], "sharegpt"),
         (["--prompt", "lognormal:median=5"], "--prompt"),
         (["--shared-prefix", "5000"], "--shared-prefix"),
+        (["--concurrency", "0"], "--concurrency"),
+        (["--concurrency", "nan"], "--concurrency"),
+        (["--request-overhead", "25"], "--request-overhead"),
+        (["--calibration", "/nonexistent/cal.json"], "cal.json"),
     ],
 )
 def test_bad_input_is_one_line(cli, args, needle):
     one_line_error(cli("simulate", "--model", "llama2-7b", *args), needle)
+
+
+def test_a_plain_token_count_is_a_fixed_length(cli):
+    # --prompt 1000 as plan takes it (and as the help shows), the same as fixed:1000.
+    a = cli("simulate", "--model", "llama2-7b", "--prompt", "1000", "--output", "50", "-n", "50", "--json").json()
+    b = cli("simulate", "--model", "llama2-7b", "--prompt", "fixed:1000", "--output", "fixed:50", "-n", "50", "--json").json()
+    assert a["mean_prompt"] == b["mean_prompt"] == 1000 and a["runs"] == b["runs"]
+
+
+def test_rate_inf_sends_everything_at_once(cli):
+    a = cli("simulate", "--model", "llama2-7b", "--rate", "inf", "-n", "100", "--policies", "paged-16", "--json").json()
+    b = cli("simulate", "--model", "llama2-7b", "-n", "100", "--policies", "paged-16", "--json").json()
+    assert a["runs"] == b["runs"] and a["verdict"].startswith("every request at once")
 
 
 def test_event_bound_is_checked_up_front():

@@ -62,3 +62,26 @@ def default(kind: str) -> tuple[str, str]:
                 raise KvcalcError(f"{kind} must be a name or a path", where, f"{kind} = 'name'")
             return v, where
     return BUILTIN[kind], "built-in default"
+
+
+def default_path(key: str) -> str | None:
+    """A path set in kvcalc.toml (or [tool.kvcalc]), resolved from that file's folder; None if unset.
+    $KVCALC_<KEY> wins, as for the model and GPU."""
+    env = os.environ.get(f"KVCALC_{key.upper()}")
+    if env:
+        return env
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return None
+    found = _from_files(cwd)
+    if not found:
+        return None
+    doc, where = found
+    v = doc.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v or len(v) > 4096:
+        raise KvcalcError(f"{key} must be a path", where, f"{key} = 'path/to/file'")
+    base = Path(where.split(" [", 1)[0]).parent
+    return str(base / v) if not Path(v).is_absolute() else v

@@ -118,17 +118,56 @@ Output = Annotated[
     Optional[str], typer.Option("--output", metavar="<tokens|dist>", help="Output tokens, as --prompt (at least 1).")
 ]
 Efficiency = Annotated[
-    str,
+    Optional[str],
     typer.Option(
         "--efficiency",
         metavar="<fraction>",
-        help="Share of the roofline bound a step reaches, in (0, 1] (0.7; kvcalc measure gives yours).",
+        help="One share of peak bandwidth and FLOP/s for every step, in (0, 1], in place of the step model's "
+        "(0.80 bandwidth, 0.70 compute; kvcalc calibrate fits yours).",
+    ),
+]
+Calibration = Annotated[
+    Optional[str],
+    typer.Option(
+        "--calibration",
+        metavar="<file>",
+        help="Step-time constants fitted by kvcalc calibrate (default: calibration in kvcalc.toml, else the cited defaults).",
+    ),
+]
+RequestOverhead = Annotated[
+    Optional[str],
+    typer.Option(
+        "--request-overhead",
+        metavar="<time>",
+        help="Time a request spends before the engine sees it (HTTP, API server, tokenisation), added to TTFT: 25ms.",
     ),
 ]
 
 
 def efficiency(v: str) -> float:
     return parse_float(v, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
+
+
+def step_constants(eff: str | None, calibration: str | None, overhead: str | None = None) -> Any:
+    """The step-time model's constants: a calibration file (the option, else kvcalc.toml's), then
+    --efficiency and --request-overhead over them, else the cited defaults."""
+    import dataclasses
+
+    from kvcalc.cli.defaults import default_path
+    from kvcalc.engine.steptime import DEFAULTS, StepConstants
+    from kvcalc.inputs.calibration import read_calibration
+    from kvcalc.units import parse_seconds
+
+    c: StepConstants = DEFAULTS
+    path = calibration or default_path("calibration")
+    if path:
+        cal = read_calibration(path)
+        c = dataclasses.replace(DEFAULTS, origin=f"calibration {path}", **cal.constants)  # type: ignore[arg-type]
+    if eff is not None:
+        c = c.with_efficiency(efficiency(eff))
+    if overhead is not None:
+        c = dataclasses.replace(c, request_overhead_s=parse_seconds(overhead, "--request-overhead", allow_zero=True))
+    return c.check()
 
 
 def seed(v: str) -> int:

@@ -61,7 +61,9 @@ def plan(
         Optional[str],
         typer.Option("--price", metavar="<list>", help="GPU=$/hour pairs, e.g. h100=2.5,h200=3.6 (none are shipped as facts)."),
     ] = None,
-    efficiency: opt.Efficiency = "0.7",
+    efficiency: opt.Efficiency = None,
+    calibration: opt.Calibration = None,
+    request_overhead: opt.RequestOverhead = None,
     closed_form: Annotated[
         bool,
         typer.Option(
@@ -124,7 +126,8 @@ def plan(
         )
     traffic = Traffic(prompt=p_mean, output=o_mean, users=n_users, rate=r, prompt_tail=p_tail)
     slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
-    eff = opt.efficiency(efficiency)
+    consts = opt.step_constants(efficiency, calibration, request_overhead)
+    n_max = opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs")
     report = run_plan(
         m,
         specs,
@@ -132,9 +135,9 @@ def plan(
         slo,
         opt.kv(kv_dtype),
         opt.engine(engine),
-        max_gpus=opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs"),
+        max_gpus=n_max,
         prices=prices,
-        efficiency=eff,
+        constants=consts,
     )
     if r is not None and not closed_form and report.ranked:
         import dataclasses
@@ -143,6 +146,20 @@ def plan(
 
         P = samples["--prompt"]
         O = np.maximum(samples["--output"], 2)
-        checks = verify(m, specs, report, P, O, r, slo, opt.kv(kv_dtype), opt.engine(engine), int(pct), efficiency=eff)
+        checks = verify(
+            m,
+            specs,
+            report,
+            P,
+            O,
+            r,
+            slo,
+            opt.kv(kv_dtype),
+            opt.engine(engine),
+            int(pct),
+            constants=consts,
+            max_gpus=n_max,
+            traffic=traffic,
+        )
         report = dataclasses.replace(report, verified=checks)
     return emit(report, origin, as_json)

@@ -31,7 +31,21 @@ def simulate(
     ] = "2000",
     rate: Annotated[
         Optional[str],
-        typer.Option("--rate", metavar="<req/s>", help="Poisson arrivals at this rate (default: all arrive at once, a burst)."),
+        typer.Option(
+            "--rate",
+            metavar="<req/s>",
+            help="Poisson arrivals at this rate; inf sends every request at once (the default without --concurrency).",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        Optional[str],
+        typer.Option(
+            "--concurrency",
+            "--max-concurrency",
+            metavar="<n>",
+            help="At most N requests in flight, as vllm bench serve --max-concurrency: alone, N users each sending "
+            "their next request when the last one ends.",
+        ),
     ] = None,
     seed: opt.Seed = "0",
     max_len: Annotated[
@@ -52,7 +66,9 @@ def simulate(
     shared_prefix: Annotated[
         str, typer.Option("--shared-prefix", metavar="<tokens>", help="Tokens every prompt starts with (counted in the prompt).")
     ] = "0",
-    efficiency: opt.Efficiency = "0.7",
+    efficiency: opt.Efficiency = None,
+    calibration: opt.Calibration = None,
+    request_overhead: opt.RequestOverhead = None,
     tp: opt.TP = "1",
     kv_dtype: opt.KVDtypeOpt = "bf16",
     engine: opt.PoolEngine = "vllm",
@@ -94,8 +110,11 @@ def simulate(
         raise KvcalcError(f"unknown preemption mode {preempt[:40]!r}", "--preempt", "recompute or swap")
     swap_b = opt.size(swap_space, "--swap-space")
     assert swap_b is not None
-    eff = opt.efficiency(efficiency)
+    consts = opt.step_constants(efficiency, calibration, request_overhead)
     n = opt.need_count(requests, "--requests", maximum=MAX_REQUESTS, noun="a number of requests")
+    conc = (
+        opt.need_count(concurrency, "--concurrency", maximum=MAX_REQUESTS, noun="a number of requests") if concurrency else None
+    )
     seed_n = opt.seed(seed)
     prefix = opt.need_count(shared_prefix, "--shared-prefix", minimum=0, maximum=ml - 2, noun="a number of tokens")
     rng = np.random.default_rng(seed_n)
@@ -123,22 +142,30 @@ def simulate(
                 f"--shared-prefix {prefix:,} leaves no room under --max-len {ml:,}", "--shared-prefix", "a shorter prefix"
             )
     if arrivals is None:
-        if rate:
-            r = parse_float(rate, "--rate", 0.0, 1e9, "requests per second, e.g. 20")
+        if rate and rate.strip().lower() not in ("inf", "infinity"):
+            r = parse_float(rate, "--rate", 0.0, 1e9, "requests per second, e.g. 20, or inf")
             if r <= 0 or math.isnan(r):
-                raise KvcalcError("--rate must be above 0", "--rate", "requests per second, e.g. 20")
+                raise KvcalcError("--rate must be above 0", "--rate", "requests per second, e.g. 20, or inf")
             arrivals = np.cumsum(rng.exponential(1.0 / r, size=n))
             arrival = f"Poisson, {r:g} requests/s"
         else:
             arrivals = np.zeros(n)
-            arrival = "a burst: every request arrives at time 0"
+            arrival = "rate inf: every request is ready at time 0"
+    if conc:
+        arrival += f", at most {conc:,} in flight"
     else:
         arrival = "the trace's arrival times"
     total_mem = g.memory_runtime_bytes
     mnbt = opt.batched_tokens(max_num_batched_tokens) or eng.default_batched_tokens(total_mem, g.name, ml)
     mns = opt.count(max_num_seqs, "--max-num-seqs") or eng.default_num_seqs(total_mem, g.name)
     wl = Workload(arrivals, P, O, desc, arrival, prefix)
-    st = SimSettings(ml, mns, mnbt, preempt, swap_b, eff)
+    if conc is not None and conc > n:
+        raise KvcalcError(
+            f"--concurrency {conc:,} is more than the {n:,} requests of the run",
+            "--concurrency",
+            f"at most {n:,} (or more --requests)",
+        )
+    st = SimSettings(ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n)
     progress, done = _progress(not as_json, n * len(pols))
     try:
         rep = run_sim(m, g, wl, st, pols, eng, kv, t, opt.size(pool, "--pool") if pool else None, progress)

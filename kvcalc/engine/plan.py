@@ -31,7 +31,7 @@ from typing import Any
 
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.memory import FitInputs, fit
-from kvcalc.engine.roofline import Decode, prefill_bound
+from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -39,7 +39,6 @@ from kvcalc.specs.model import ModelSpec
 
 TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = tuple(range(1, 17))
-DEFAULT_EFFICIENCY = 0.7
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ class PlanReport:
     slo: SLO
     kv_dtype: str
     engine: str
-    efficiency: float
+    constants: StepConstants
     best: Deployment | None
     ranked: list[Deployment]
     """Feasible deployments, fewest GPUs first (then cost, then TPOT); at most 12."""
@@ -119,7 +118,8 @@ class PlanReport:
 
 
 class _Replica:
-    """One (GPU, TP, PP) configuration: its memory capacity and its step time at any batch."""
+    """One (GPU, TP, PP) configuration: its memory capacity and its steady state at any load, on
+    the step-time model (the same one the simulator steps with)."""
 
     def __init__(
         self,
@@ -130,97 +130,151 @@ class _Replica:
         traffic: Traffic,
         kv: KVDtype,
         engine: Engine,
-        eff: float,
+        constants: StepConstants = DEFAULTS,
         base: FitInputs | None = None,
     ):
-        self.gpu, self.tp, self.pp, self.eff = gpu, tp, pp, eff
+        self.gpu, self.tp, self.pp = gpu, tp, pp
         inp = (base or FitInputs(seq=traffic.length)).replace(
             seq=traffic.length, engine=engine, tp=tp, pp=pp, kv_dtype=kv, max_model_len=None
         )
         f = fit(model, gpu, inp)
         self.capacity = f.max_concurrency
-        self.d = Decode(model, gpu, kv, tp)
+        self.sm = StepModel(model, gpu, kv, tp, pp, constants)
+        self.c = constants
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
-        self.allreduce = tp > 1 and bool(gpu.interconnect_bytes_per_s)
-        self.prefill = prefill_bound(model, gpu, traffic.prompt_tail or traffic.prompt, tp).t_bound_s / eff
-        # Prompts take their share of the replica's time: the mean prompt's prefill per request,
-        # divided over the PP stages that work on different requests at once.
-        self.prefill_share = prefill_bound(model, gpu, traffic.prompt, tp).t_bound_s / eff / pp
-        self._kv = float(self.d.kv_request(self.ctx))
-        self._attn = float(self.d.attn_flops(self.ctx))
+        self.P, self.O = traffic.prompt, max(traffic.output, 1)
+        self.P_tail = traffic.prompt_tail or traffic.prompt
+        self.budget = engine.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, traffic.length)
+        self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
 
-    def step(self, in_flight: float) -> tuple[float, str]:
-        """(seconds, bound) of one decode step when ``in_flight`` requests run (in PP micro-batches)."""
-        b = max(math.ceil(in_flight / self.pp), 1)
-        d = self.d
-        tm = (float(d.weight_read(b)) + b * self._kv) / d.bw
-        tc = float(d.flops(b, self._attn)) / d.peak
-        ta = d.allreduce(b)[1] if self.allreduce else 0.0
-        t = max(tm, tc) + ta
-        bound = "all-reduce" if ta > max(tm, tc) else "compute" if tc > tm else "memory"
-        return t / self.eff, bound
+    def step(self, decodes: float, rate: float) -> tuple[float, str, float] | None:
+        """(mean step seconds, what bounds a step, the share of time in steps that carry prompt work)
+        in steady state, with ``decodes`` requests decoding (in PP micro-batches) and ``rate``
+        prompts arriving per second; None when the prompts alone outrun the replica.
 
-    def ttft(self, in_flight: float, busy: float = 0.0) -> float:
-        return self.prefill + self.step(in_flight)[0] / (1 - busy)
+        Prompts come whole, as the simulator and vLLM take them: a step carries every prompt waiting,
+        up to the token budget left beside the decodes (chunked beyond it). With mu = rate x step
+        prompts arriving per step (Poisson), a step with prompt work carries q = min(room, P x mu /
+        (1 - e^-mu)) tokens (P / ceil(P / room) when a prompt needs several chunks). Prefill steps
+        then number rate x P / q a second and take the share u = rate x P / q x T(q) of the time;
+        decode-only steps fill the rest, (1 - u) / T(0) a second, and the mean step is one over the
+        two counts together."""
+        b = max(math.ceil(decodes / self.pp - 1e-9), 0)
+        room = self.budget - b
+        sm, mid = self.sm, max(self.P // 2, 1)
+        t0 = sm.step(b, self.ctx).t_step_s if b else sm.overhead_s(0, 0)
+        if rate <= 0:
+            return t0, sm.step(max(b, 1), self.ctx).bound_by, 0.0
+        if room <= 0:
+            return None
+        per_pp = rate / self.pp  # each micro-batch's steps see its share of the prompts
+        t = t0
+        for _ in range(100):
+            mu = per_pp * t
+            if self.P > room:
+                q = self.P / math.ceil(self.P / room)
+            else:
+                lump = mu / -math.expm1(-mu) if mu > 1e-9 else 1.0
+                q = min(float(room), self.P * lump)
+            tq = sm.step(b, self.ctx, max(math.ceil(q), 1), mid).t_step_s
+            n_p = per_pp * self.P / q
+            u = n_p * tq
+            if u >= 1:
+                return None
+            new = 1.0 / (n_p + (1 - u) / t0)
+            if abs(new - t) <= 1e-10 * t:
+                t = new
+                break
+            t = 0.5 * (t + new)
+        bound = (
+            sm.step(max(b, 1), self.ctx, max(math.ceil(q), 1), mid).bound_by if u > 0.5 else sm.step(max(b, 1), self.ctx).bound_by
+        )
+        return t, bound, u
+
+    def ttft(self, decodes: float, t_step: float) -> float:
+        """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
+        then the steps that carry the prompt in chunks of the token budget left beside the decodes."""
+        b = max(math.ceil(decodes / self.pp - 1e-9), 0)
+        room = max(self.budget - b, 1)
+        return float(self.c.request_path_s(self.P_tail)) + t_step / 2 + self.sm.prefill_s(self.P_tail, room, b, self.ctx)
 
 
 def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bool, float, str, dict[str, float]]:
     """Whether ``replicas`` of this configuration carry the traffic: (ok, requests in flight per
-    replica, the reason it fails or '', each constraint's use of its limit).
-
-    Prefill takes ``busy`` = (requests per second) x (a prompt's prefill time) of the replica's
-    time; decode steps share the rest, so a token takes step / (1 - busy)."""
-    n: float
-    out = traffic.output
-    if traffic.users:
-        n = math.ceil(traffic.users / replicas)
-        s = rep.step(n)[0]
-        x = 0.0  # throughput of a closed loop: n = x (prefill + (output + 1) x step / (1 - x p))
-        for _ in range(200):
-            nxt = n / (rep.prefill + (out + 1) * s / max(1 - x * rep.prefill_share, 1e-9))
-            if abs(nxt - x) <= 1e-9 * max(x, 1):
-                x = nxt
-                break
-            x = nxt
-        busy = min(x * rep.prefill_share, 0.999)
-    else:
-        assert traffic.rate is not None
-        lam = traffic.rate / replicas
-        busy = lam * rep.prefill_share
-        if busy >= 1:
-            return False, math.inf, "prefill", {"prefill": busy, "memory": math.inf}
-        n = lam * (rep.ttft(1, busy) + out * rep.step(1)[0] / (1 - busy))
-        for _ in range(200):
-            nxt = lam * (rep.ttft(n, busy) + out * rep.step(n)[0] / (1 - busy))
-            if nxt > 4 * max(rep.capacity, 1) + 1:
-                return False, nxt, "throughput", {"prefill": busy, "memory": nxt / max(rep.capacity, 1)}
-            if abs(nxt - n) <= 1e-6 * max(n, 1):
-                n = nxt
-                break
-            n = nxt
-        else:
-            return False, n, "throughput", {"prefill": busy, "memory": n / max(rep.capacity, 1)}
-    tpot = rep.step(n)[0] / (1 - busy)
-    ttft = rep.ttft(n, busy)
-    use = {"memory": n / rep.capacity if rep.capacity else math.inf, "prefill": busy}
+    replica, the reason it fails or '', each constraint's use of its limit)."""
+    st = _steady(rep, traffic, replicas)
+    if st is None:
+        return False, math.inf, "prefill", {"prefill": math.inf, "memory": math.inf}
+    n, x, t, ttft, bound, u = st
+    use = {
+        "memory": n / rep.capacity if rep.capacity else math.inf,
+        "prefill": u,
+        "max_num_seqs": n / (rep.max_seqs * rep.pp),
+    }
     if slo.tpot_s:
-        use["TPOT"] = tpot / slo.tpot_s
+        use["TPOT"] = t / slo.tpot_s
     if slo.ttft_s:
         use["TTFT"] = ttft / slo.ttft_s
     over = [k for k, v in use.items() if v > 1]
     return not over, n, over[0] if over else "", use
 
 
+def _prefill_wait(u: float, x: float) -> float:
+    """Mean wait for the prefill capacity, as in an M/D/1 queue: prompts arrive at x a second and
+    each holds the replica's prompt work for u / x seconds, so the wait is u / (1 - u) x (u / x) / 2."""
+    if x <= 0 or u <= 0:
+        return 0.0
+    return u / (1 - u) * (u / x) / 2
+
+
+def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float, float, float, str, float] | None:
+    """(requests in flight, requests/s, mean step s, TTFT s, step bound, prefill share) per replica in
+    steady state, or None when none exists (the prompts or the decodes outrun the replica).
+
+    Rate: throughput x is the rate per replica. Users (a closed loop of N per replica): x = N / (TTFT +
+    (output - 1) x step), at most what keeps prefill under 99% of the time. Either way the decoding
+    count is x (output - 1) step (Little's law)."""
+    out = max(traffic.output, 1)
+    users = math.ceil(traffic.users / replicas) if traffic.users else None
+    x = traffic.rate / replicas if traffic.rate is not None else 0.0
+    nd = float(users) if users else 0.0
+    limit = 4 * max(rep.capacity, rep.max_seqs * rep.pp) + 1
+    res: tuple[float, str, float] | None = None
+    for k in range(400):
+        res = rep.step(nd, x)
+        if users:
+            while res is None or res[2] > 0.99:
+                x *= 0.9  # a closed loop cannot outrun its prompts: they queue
+                res = rep.step(nd, x)
+        if res is None:
+            return None
+        t = res[0]
+        if users:
+            x_new = users / (rep.ttft(nd, t) + (out - 1) * t)
+            x = x_new if k < 20 else 0.5 * (x + x_new)
+        new = min(x * (out - 1) * t, float(users)) if users else x * (out - 1) * t
+        if new > limit:
+            return None
+        if abs(new - nd) <= 1e-7 * max(nd, 1) and k > 1:
+            nd = new
+            break
+        nd = new if k < 20 else 0.5 * (nd + new)
+    assert res is not None
+    t, bound, u = res
+    ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
+    n = float(users) if users else x * (ttft + (out - 1) * t)
+    return n, x, t, ttft, bound, u
+
+
 def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price: float | None, why: str = "") -> Deployment:
     ok, n, fail, use = _check(rep, traffic, slo, replicas)
-    busy = min(use.get("prefill", 0.0), 0.999)
-    step, bound = rep.step(n) if math.isfinite(n) else (math.inf, "compute")
-    tpot = step / (1 - busy)
+    st = _steady(rep, traffic, replicas)
     gpus = rep.tp * rep.pp * replicas
     binding = why or max(use, key=lambda k: use[k])
     short = ""
     if not ok:
         short = ", ".join(f"{k} at {v:.0%} of its limit" for k, v in use.items() if v > 1) or "carries no steady state"
+    tpot, ttft, bound = (st[2], st[3], st[4]) if st else (math.inf, math.inf, "compute")
     return Deployment(
         gpu=rep.gpu.name,
         tp=rep.tp,
@@ -231,7 +285,7 @@ def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price:
         in_flight_per_replica=float(n),
         capacity_per_replica=rep.capacity,
         tpot_s=tpot,
-        ttft_s=rep.ttft(n, busy) if math.isfinite(n) else math.inf,
+        ttft_s=ttft,
         step_bound_by=bound,
         memory_share=n / rep.capacity if rep.capacity else math.inf,
         binding=binding,
@@ -250,7 +304,7 @@ def plan(
     engine: Engine,
     max_gpus: int = 64,
     prices: dict[str, float] | None = None,
-    efficiency: float = DEFAULT_EFFICIENCY,
+    constants: StepConstants = DEFAULTS,
     latency: bool = True,
     tp_sizes: tuple[int, ...] = TP_SIZES,
     pp_sizes: tuple[int, ...] = PP_SIZES,
@@ -274,7 +328,7 @@ def plan(
                 if tp * pp > max_gpus or pp > model.num_layers:
                     continue
                 try:
-                    rep = _Replica(model, gpu, tp, pp, traffic, kv, engine, efficiency, base)
+                    rep = _Replica(model, gpu, tp, pp, traffic, kv, engine, constants, base)
                 except KvcalcError as e:
                     reason = reason or e.what
                     continue
@@ -322,14 +376,19 @@ def plan(
     assumptions = [
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
-        f"decode step: the roofline bound at the requests in flight (context {traffic.prompt + max(traffic.output // 2, 1):,} "
-        f"tokens, mid-output) plus the TP all-reduce over the GPU's interconnect, / efficiency {efficiency:g}; with PP, "
-        "PP micro-batches are in flight and a token crosses every stage",
-        "TTFT: the prompt's prefill bound / efficiency plus one decode step; queueing is not included (kvcalc simulate)",
+        f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): max(bytes / (bandwidth x "
+        f"{constants.eta_bw:g}), FLOPs / (peak x {constants.eta_c:g})) + {constants.fixed_s * 1e3:g} ms per step + the "
+        "TP all-reduces and PP hand-offs over the GPU's link, at the requests decoding (context "
+        f"{traffic.prompt + max(traffic.output // 2, 1):,} tokens, mid-output) and the prompt tokens each step "
+        "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage",
+        f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
+        f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
+        "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
+        "token budget left beside the decodes",
         f"searched: TP {', '.join(map(str, tp_sizes))} x PP 1 to {max(pp_sizes)} x replicas, up to {max_gpus} GPUs",
     ]
     if traffic.rate is not None:
-        assumptions.append("requests in flight per replica by Little's law: rate / replicas x (TTFT + output x TPOT)")
+        assumptions.append("requests in flight per replica by Little's law: rate / replicas x (TTFT + (output - 1) x TPOT)")
     warnings = []
     if not feasible:
         warnings.append(
@@ -348,7 +407,7 @@ def plan(
         slo=slo,
         kv_dtype=kv.name,
         engine=engine.key,
-        efficiency=efficiency,
+        constants=constants,
         best=feasible[0] if feasible else None,
         ranked=feasible[:12],
         per_gpu_type=sorted(per_type.values(), key=key),
@@ -380,6 +439,17 @@ class Verification:
     preemptions: int
     ok: bool
     note: str = ""
+    tpot_mean_s: float = 0.0
+    """The simulation's mean TPOT, what the closed form predicts."""
+    closed_form_tpot_s: float | None = None
+    """The closed form's TPOT for this many replicas (None: it found no steady state)."""
+
+    @property
+    def agreement(self) -> float | None:
+        """Simulated mean TPOT over the closed form's."""
+        if not self.closed_form_tpot_s or not math.isfinite(self.closed_form_tpot_s) or not self.tpot_mean_s:
+            return None
+        return self.tpot_mean_s / self.closed_form_tpot_s
 
 
 def verify(
@@ -396,12 +466,15 @@ def verify(
     top: int = 3,
     extra_replicas: int = 4,
     seed: int = 0,
-    efficiency: float = DEFAULT_EFFICIENCY,
+    constants: StepConstants = DEFAULTS,
+    max_gpus: int = 64,
+    traffic: Traffic | None = None,
 ) -> list[Verification]:
     """The closed form's best deployments (up to ``top``, PP 1: the simulator runs TP only), each
     simulated at rate / replicas on one replica with the traffic's own lengths, adding replicas
     (up to ``extra_replicas`` more) until the targets hold at the ``percentile`` (50, 90 or 99) and
-    the replica keeps up with what it is offered."""
+    the replica keeps up with what it is offered, never past ``max_gpus``. The simulation steps
+    with the same step-time model as the closed form, so the two are compared on mean TPOT."""
     import numpy as np
 
     from kvcalc.engine.simulate import SimSettings, Workload, simulate
@@ -413,13 +486,16 @@ def verify(
     max_len = int(np.max(prompts + outputs))
     for d in [x for x in report.ranked if x.pp == 1][:top]:
         gpu = by_name[d.gpu]
+        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv, engine, constants) if traffic else None
         for r in range(d.replicas, d.replicas + extra_replicas + 1):
+            if d.tp * r > max_gpus:
+                break
             lam = rate / r
             arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
             wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s")
             mnbt = engine.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, max_len)
             mns = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
-            st = SimSettings(max_len, mns, mnbt, efficiency=efficiency)
+            st = SimSettings(max_len, mns, mnbt, constants=constants, seed=seed)
             try:
                 sim = simulate(model, gpu, wl, st, [("paged-16", 16)], engine, kv, d.tp)
             except KvcalcError as e:
@@ -448,8 +524,17 @@ def verify(
                 run.preemptions,
                 ok,
                 "; ".join(why),
+                tpot_mean_s=run.tpot_s.mean,
+                closed_form_tpot_s=_closed_form_tpot(rep, traffic, r),
             )
             out.append(v)
             if ok:
                 break
     return out
+
+
+def _closed_form_tpot(rep: _Replica | None, traffic: Traffic | None, replicas: int) -> float | None:
+    if rep is None or traffic is None:
+        return None
+    st = _steady(rep, traffic, replicas)
+    return st[2] if st else None

@@ -12,7 +12,9 @@ from typing import Any
 
 from kvcalc.errors import KvcalcError
 
-ACCEPTED = "uniform:MIN..MAX, lognormal:median=M,sigma=S, fixed:N (token counts such as 600 or 4k), or --trace FILE"
+ACCEPTED = (
+    "N (a fixed length), fixed:N, uniform:MIN..MAX, lognormal:median=M,sigma=S (token counts such as 600 or 4k), or --trace FILE"
+)
 TRACE_ACCEPTED = (
     "JSON Lines or CSV with a prompt and an output token count per request "
     "(prompt_tokens/output_tokens, input_tokens/output_tokens, prompt_len/output_len or prompt/output)"
@@ -34,6 +36,8 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "--l
     s = str(spec).strip()
     kind, _, arg = s.partition(":")
     kind = kind.strip().lower()
+    if ":" not in s and s and s[0].isdigit():
+        kind, arg = "fixed", s  # a plain token count is a fixed length, as plan takes it
     rng = np.random.default_rng(seed)
     notes = []
     if kind == "fixed" and arg:

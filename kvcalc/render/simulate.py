@@ -18,6 +18,9 @@ def _s(t: float) -> str:
 
 def render(r: Any, plot: bool = False) -> None:
     c = console()
+    if r.verdict:
+        style = "bold red" if r.verdict.startswith("OVERLOADED") else "bold"
+        c.print(f"[{style}]{r.verdict}[/{style}]")
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {r.tp}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
         f"{fmt_iec(r.pool_bytes)} per GPU, {r.kv_bytes_per_token:,} B per token): {r.requests:,} requests, "
@@ -48,6 +51,33 @@ def render(r: Any, plot: bool = False) -> None:
             f"{p.preemptions:,}",
         )
     c.print(t)
+    bench = [p for p in r.runs if p.bench is not None]
+    if bench:
+        c.print("The whole run as vllm bench serve reports it (first send to last completion):")
+        tb = table(
+            None,
+            ("policy", "left"),
+            ("req/s", "right"),
+            ("out tok/s", "right"),
+            ("TTFT ms\nmean/p50/p99", "right"),
+            ("TPOT ms\nmean/p50/p99", "right"),
+            ("ITL ms\nmean/p99", "right"),
+            ("E2EL s\nmean", "right"),
+        )
+        for col in tb.columns:
+            col.no_wrap = True
+        for p in bench:
+            m = p.bench
+            tb.add_row(
+                p.policy,
+                f"{m.request_throughput_per_s:,.2f}",
+                f"{m.output_throughput_tok_per_s:,.0f}",
+                f"{_ms(m.ttft_s.mean)}/{_ms(m.ttft_s.p50)}/{_ms(m.ttft_s.p99)}",
+                f"{_ms(m.tpot_s.mean)}/{_ms(m.tpot_s.p50)}/{_ms(m.tpot_s.p99)}",
+                f"{_ms(m.itl_s.mean)}/{_ms(m.itl_s.p99)}",
+                _s(m.e2el_s.mean),
+            )
+        c.print(tb)
     if r.paged_over_prealloc is not None:
         pg = next(p for p in r.runs if p.block_size)
         c.print(f"{pg.policy} serves [bold]{r.paged_over_prealloc:.2f}x[/bold] the requests per second of prealloc")
@@ -65,8 +95,8 @@ def render(r: Any, plot: bool = False) -> None:
     c.print(
         "[dim]KV util: bytes of tokens held / bytes reserved; batch: requests running; "
         "all time-weighted between the 10th and 90th percentile completions, where req/s and tok/s (output) "
-        "are measured too. TTFT from arrival to first token; TPOT per output token after the first. GB = 10^9 B, "
-        "GiB = 2^30 B.[/dim]"
+        "are measured too (steady state). TTFT from the send to the first token; TPOT (end-to-end - TTFT) / (output - 1); "
+        "ITL the gaps between tokens; E2EL send to last token. ms = 10^-3 s. GB = 10^9 B, GiB = 2^30 B.[/dim]"
     )
 
 

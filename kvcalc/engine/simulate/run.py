@@ -17,8 +17,10 @@ Policies (``prealloc``, ``oracle``, ``paged-B``):
 A shared prompt prefix (``shared_prefix``) is stored once under paging (prefix caching: its full
 blocks are shared and not recomputed); the contiguous policies copy it into every request.
 
-Step time: kvcalc's roofline bound for the batch as it stands at that step (the weights one step
-reads, the KV the batch reads, the FLOPs of its tokens), divided by ``efficiency``.
+Step time: kvcalc's one step-time model (kvcalc.engine.steptime) for the batch as it stands at that
+step: the weights it reads, the KV the batch reads and the FLOPs of its tokens at the calibrated
+efficiencies, plus the fixed per-step cost and the TP all-reduces. Requests come from a client
+(kvcalc.engine.simulate.client: open loop or a concurrency limit, with the request-path overhead).
 
 Event-driven: nothing is done per token. Between two events (a completion, an arrival that can be
 admitted, a step with prompt work, the step at which paged blocks run out) the batch is fixed and
@@ -39,7 +41,9 @@ from typing import Any
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.engine.paging import _Counter, _FirstFit
-from kvcalc.engine.roofline import Decode
+from kvcalc.engine.simulate.client import Client
+from kvcalc.engine.simulate.metrics import BenchMetrics, Percentiles, bench_metrics, pct
+from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -50,9 +54,9 @@ POLICY_ACCEPTED = "prealloc, oracle or paged-B (B a block size in tokens, e.g. p
 MAX_EVENTS = 50_000_000
 """A run whose estimated events exceed this is refused up front (a few minutes of work)."""
 TIMELINE_POINTS = 2000
-DEFAULT_EFFICIENCY = 0.7
-"""Fraction of the roofline bound a real step reaches: decode kernels reach 60-80% of peak
-bandwidth in practice (kvcalc measure reports the figure for a real GPU)."""
+OVERLOAD_SHARE = 0.95
+"""An open-loop run is overloaded when its steady window completes under this share of the rate
+offered to it."""
 
 
 @dataclass(frozen=True)
@@ -75,15 +79,12 @@ class SimSettings:
     max_num_batched_tokens: int = 8192
     preempt: str = "recompute"
     swap_bytes: int = 4 * GiB
-    efficiency: float = DEFAULT_EFFICIENCY
-
-
-@dataclass(frozen=True)
-class Percentiles:
-    p50: float
-    p90: float
-    p99: float
-    mean: float
+    constants: StepConstants = DEFAULTS
+    """The step-time model's constants (defaults, --efficiency, or a calibration)."""
+    concurrency: int | None = None
+    """At most this many requests in flight (a benchmark client's --max-concurrency); None: open loop."""
+    seed: int = 0
+    """Seeds the request-path overhead's jitter."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,12 @@ class PolicyRun:
     events: int
     window_s: tuple[float, float]
     """The measured window: from the 10th to the 90th percentile completion."""
+    bench: BenchMetrics | None = None
+    """The whole run as a benchmark client reports it (first send to last completion)."""
+    offered_per_s: float | None = None
+    """The open-loop arrival rate offered; None for a burst or a concurrency limit."""
+    overloaded: bool = False
+    """Offered load above what this deployment serves: the steady window completes under 95% of it."""
     timeline: list[tuple[float, int, int]] = field(default_factory=list)
     """(time s, bytes of tokens held, bytes reserved), at most 2,000 points."""
 
@@ -134,11 +141,14 @@ class SimulationReport:
     max_len: int
     max_num_seqs: int
     max_num_batched_tokens: int
-    efficiency: float
+    constants: StepConstants
     preempt: str
     runs: list[PolicyRun]
     paged_over_prealloc: float | None
     """Throughput (requests/s) of the first paged policy over prealloc's, when both ran."""
+    concurrency: int | None = None
+    verdict: str = ""
+    """The first line: whether the deployment keeps up with the load, and at what rate it saturates."""
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -159,100 +169,6 @@ def parse_policies(text: str) -> list[tuple[str, int | None]]:
     if not out or len(out) > 8 or len(set(out)) != len(out):
         raise KvcalcError("give one to eight different policies", "--policies", POLICY_ACCEPTED)
     return out
-
-
-# ---- step time ------------------------------------------------------------------------------
-
-
-class _Cost:
-    """Step time as two lines in the step index (memory and compute), their max over a span."""
-
-    def __init__(self, d: Decode, efficiency: float):
-        self.d = d
-        self.inv_bw = 1.0 / (d.bw * efficiency)
-        self.inv_peak = 1.0 / (d.peak * efficiency)
-        self.mm = d.matmul_flops_per_token / d.tp
-        self._w: dict[int, float] = {}
-        self._kv: dict[int, float] = {}
-        self._at: dict[int, float] = {}
-        # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
-        pts = (1, 2, 1000, 1001, 100_000, 100_001)
-        kvs = [float(d.kv_request(x)) for x in pts]
-        ats = [float(d.attn_flops(x)) for x in pts]
-        self.linear = all(kvs[i + 1] - kvs[i] == kvs[1] - kvs[0] for i in (2, 4)) and all(
-            ats[i + 1] - ats[i] == ats[1] - ats[0] for i in (2, 4)
-        )
-        self.k1, self.k0 = kvs[1] - kvs[0], 2 * kvs[0] - kvs[1]
-        self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
-
-    def weights(self, tokens: int) -> float:
-        w = self._w.get(tokens)
-        if w is None:
-            w = self._w[tokens] = float(self.d.weight_read(tokens))
-        return w
-
-    def kv(self, length: int) -> float:
-        v = self._kv.get(length)
-        if v is None:
-            v = self._kv[length] = float(self.d.kv_request(length))
-        return v
-
-    def attn(self, length: int) -> float:
-        v = self._at.get(length)
-        if v is None:
-            v = self._at[length] = float(self.d.attn_flops(length))
-        return v
-
-    def lines(
-        self, n: int, mean_len: float, extra_tokens: int = 0, extra_bytes: float = 0.0, extra_flops: float = 0.0
-    ) -> tuple[float, float, float, float]:
-        """(m0, m1, c0, c1): step k of a span takes max(m0 + m1 k, c0 + c1 k) s, for n decoding
-        requests of mean length mean_len (growing by one per step) plus a fixed extra load."""
-        if self.linear:
-            g, ga = self.k1, self.a1
-            kv0, a0 = self.k0 + g * mean_len, self.a0 + ga * mean_len
-        else:
-            L = max(int(mean_len), 1)
-            frac = mean_len - L
-            g = self.kv(L + 1) - self.kv(L)
-            ga = self.attn(L + 1) - self.attn(L)
-            kv0 = self.kv(L) + frac * g
-            a0 = self.attn(L) + frac * ga
-        tokens = n + extra_tokens
-        m0 = (self.weights(tokens) + n * kv0 + extra_bytes) * self.inv_bw
-        c0 = (self.mm * tokens + n * a0 + extra_flops) * self.inv_peak
-        return m0, n * g * self.inv_bw, c0, n * ga * self.inv_peak
-
-    @staticmethod
-    def tau(ln: tuple[float, float, float, float], K: int) -> float:
-        """Seconds of steps 0..K-1."""
-        m0, m1, c0, c1 = ln
-
-        def span(a: int, b: int, l0: float, l1: float) -> float:
-            return (b - a) * l0 + l1 * (a + b - 1) * (b - a) / 2 if b > a else 0.0
-
-        mem, comp = (m0, m1), (c0, c1)
-        if m1 != c1:
-            k = (c0 - m0) / (m1 - c1)  # the lines cross at step k
-            if 0 < k < K - 1:
-                cut = math.ceil(k)
-                first, second = (mem, comp) if m0 >= c0 else (comp, mem)
-                return span(0, cut, *first) + span(cut, K, *second)
-        mid = (K - 1) / 2
-        return span(0, K, *mem) if m0 + m1 * mid >= c0 + c1 * mid else span(0, K, *comp)
-
-    def steps_until(self, ln: tuple[float, float, float, float], dt: float, limit: int) -> int:
-        """The fewest steps (1..limit) whose time reaches dt."""
-        if self.tau(ln, limit) < dt:
-            return limit
-        lo, hi = 1, limit
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.tau(ln, mid) >= dt:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
 
 
 class _Blocks:
@@ -298,7 +214,6 @@ class _State:
         self.S = 0
         self.now = 0.0
         self.stall = 0.0
-        self.nxt = 0
         self.shared = 0
         self.swap_used = 0
         self.sum_base = 0
@@ -310,15 +225,6 @@ class _State:
         self.swapped_bytes = 0
 
 
-def _pct(x: Any) -> Percentiles:
-    import numpy as np
-
-    if len(x) == 0:
-        return Percentiles(0.0, 0.0, 0.0, 0.0)
-    p = np.percentile(x, [50, 90, 99])
-    return Percentiles(float(p[0]), float(p[1]), float(p[2]), float(np.mean(x)))
-
-
 # ---- one policy ----------------------------------------------------------------------------------
 
 
@@ -327,19 +233,22 @@ def _run(
     B: int | None,
     wl: Workload,
     st: SimSettings,
-    cost: _Cost,
+    cost: StepModel,
     pool: int,
     req_bytes: Callable[[int], int],
     per_token: int,
     host_bw: float,
     progress: Callable[[int, int], None] | None,
 ) -> PolicyRun:
+    from array import array
+
     import numpy as np
 
-    A = wl.arrivals.tolist()
+    client = Client(wl.arrivals, st.constants.request_path_s(wl.prompts), st.concurrency, st.seed)
     P = wl.prompts.tolist()
     O = wl.outputs.tolist()
-    n = len(A)
+    n = len(P)
+    itl, itl_w = array("d"), array("d")  # inter-token gaps and the tokens that waited each
     paged = B is not None
     bs = B or 1
     prefix = wl.shared_prefix if paged else 0
@@ -460,6 +369,7 @@ def _run(
         finish[i] = z.now
         gen[i] = O[i]
         z.done += 1
+        client.finished(z.now)
         d = z.done
         if d == q10:
             win[0] = z.now
@@ -470,13 +380,15 @@ def _run(
 
     def admit() -> None:
         while running() < st.max_num_seqs:
+            nxt = client.peek()
             if front:
                 i = front[0]
-            elif z.nxt < n and A[z.nxt] <= z.now:
-                i = z.nxt
+            elif nxt is not None and nxt[0] <= z.now:
+                i = nxt[1]
                 if not can_ever(i):
                     z.rejected += 1
-                    z.nxt += 1
+                    client.take()
+                    client.finished(z.now)
                     continue
             else:
                 return
@@ -485,7 +397,7 @@ def _run(
             if front and front[0] == i:
                 front.popleft()
             else:
-                z.nxt += 1
+                client.take()
             if math.isnan(admitted[i]):
                 admitted[i] = z.now
             order.append(i)
@@ -576,7 +488,10 @@ def _run(
                 extra_b += cost.kv(x[2] + c)
                 extra_f += c * cost.attn(max(x[2] + c // 2, 1))
             ln = cost.lines(nd, mean, sum(c for _, c in chunks), extra_b, extra_f)
-            dt = cost.tau(ln, 1) + z.stall
+            dt = cost.span_s(ln, 1) + z.stall
+            if nd:
+                itl.append(dt)
+                itl_w.append(nd)
             z.stall = 0.0
             live0, res0, run0 = (live_bytes(), reserved_bytes(), running()) if wanted() else (-1, -1, running())
             z.now += dt
@@ -615,16 +530,18 @@ def _run(
                 # Nothing runs and the first preempted request still does not fit: it never will.
                 i = front.popleft()
                 z.rejected += 1
+                client.finished(z.now)
                 continue
-            if z.nxt < n:
-                z.now = max(z.now, A[z.nxt])
+            nxt = client.peek()
+            if nxt is not None:
+                z.now = max(z.now, nxt[0])
             continue
         # A span of decode-only steps up to the next event.
         ln = cost.lines(nd, mean)
         K = max(heap[0][0] - S, 1) if heap else 1
-        nxt = z.nxt
-        if not front and nxt < n and running() < st.max_num_seqs and fits(nxt) and A[nxt] > z.now:
-            K = min(K, cost.steps_until(ln, A[nxt] - z.now, K))
+        pk = client.peek()
+        if not front and pk is not None and running() < st.max_num_seqs and fits(pk[1]) and pk[0] > z.now:
+            K = min(K, cost.steps_until(ln, pk[0] - z.now, K))
         if paged:
             lim = cap - z.shared - z.pref_sum + sp_full * nd
             if blocks.total(S + K) > lim:
@@ -636,7 +553,9 @@ def _run(
                     else:
                         lo = mid + 1
                 K = lo
-        dt = cost.tau(ln, K) + z.stall
+        dt = cost.span_s(ln, K) + z.stall
+        itl.append(dt / K)
+        itl_w.append(nd * K)
         z.stall = 0.0
         live0, res0, run0 = (live_bytes(), reserved_bytes(), running()) if wanted() else (-1, -1, running())
         z.now += dt
@@ -647,39 +566,46 @@ def _run(
             preempt_until_fits()
         record(dt, live0, res0, run0)
 
-    arr = np.asarray(A)
+    sent = np.asarray(client.sent)
+    reach = sent + np.asarray(client.over)
     ft, fn, ad = np.asarray(first_tok), np.asarray(finish), np.asarray(admitted)
     ok = ~np.isnan(fn)
     outs = np.asarray(O)
-    multi = ok & (outs > 1)
     w0, w1 = win
     if w0 is None or w1 is None or w1 <= w0:
         w0, w1 = 0.0, float(np.nanmax(fn)) if ok.any() else 0.0
     span = max(w1 - w0, 1e-12)
     in_win = ok & (fn > w0) & (fn <= w1)
+    multi = in_win & (outs > 1)
     if not acc[3]:
         acc[:] = whole
+    bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w)
+    offered = client.offered_per_s()
+    rps = float(in_win.sum()) / span
     return PolicyRun(
         policy=policy,
         block_size=B,
         completed=int(ok.sum()),
         rejected=z.rejected,
         duration_s=float(np.nanmax(fn)) if ok.any() else 0.0,
-        requests_per_s=float(in_win.sum()) / span,
+        requests_per_s=rps,
         output_tokens_per_s=float(outs[in_win].sum()) / span,
         kv_utilization=acc[0] / acc[1] if acc[1] else 0.0,
         pool_occupancy=acc[1] / (pool * acc[3]) if acc[3] and pool else 0.0,
         mean_running=acc[2] / acc[3] if acc[3] else 0.0,
         max_running=max_running,
-        ttft_s=_pct((ft - arr)[ok]),
-        tpot_s=_pct((fn - ft)[multi] / (outs[multi] - 1)),
-        queue_s=_pct((ad - arr)[ok]),
+        ttft_s=pct((ft - sent)[in_win]),
+        tpot_s=pct((fn - ft)[multi] / (outs[multi] - 1)),
+        queue_s=pct((ad - reach)[in_win]),
         preemptions=z.preemptions,
         recomputed_tokens=z.recomputed,
         swapped_bytes=z.swapped_bytes,
         steps=steps,
         events=events,
         window_s=(float(w0), float(w1)),
+        bench=bench,
+        offered_per_s=offered,
+        overloaded=offered is not None and rps < OVERLOAD_SHARE * offered,
         timeline=[(round(t, 6), int(a), int(b)) for t, a, b in tl],
     )
 
@@ -710,8 +636,13 @@ def simulate(
     n = len(wl.prompts)
     if n < 1:
         raise KvcalcError("no requests", "--requests", "at least one request")
-    if not 0 < st.efficiency <= 1 or math.isnan(st.efficiency):
-        raise KvcalcError(f"efficiency {st.efficiency} is out of range", "--efficiency", "a fraction in (0, 1]")
+    st.constants.check()
+    if st.concurrency is not None and not 1 <= st.concurrency <= n:
+        raise KvcalcError(
+            f"a concurrency of {st.concurrency:,} with {n:,} requests",
+            "--concurrency",
+            f"1 to the number of requests ({n:,}): each user needs a request to send",
+        )
     est = estimate_events(wl, st, len(policies))
     if est > MAX_EVENTS:
         raise KvcalcError(
@@ -722,7 +653,8 @@ def simulate(
     inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, kv_dtype=kv, max_num_seqs=st.max_num_seqs)
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
-    d = Decode(model, gpu, kv, tp)
+    cost = StepModel(model, gpu, kv, tp, constants=st.constants)
+    d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
         raise KvcalcError(f"{model.name} caches no tokens", "--model", "a model with attention layers")
@@ -732,7 +664,6 @@ def simulate(
             "--gpu",
             "a larger GPU, more --tp, or a smaller model",
         )
-    cost = _Cost(d, st.efficiency)
     host = (gpu.host_link_bytes_per_s or 64e9) / 2
 
     def req_bytes(length: int) -> int:
@@ -747,8 +678,8 @@ def simulate(
     ratio = pg.requests_per_s / pre.requests_per_s if pre and pg and pre.requests_per_s else None
     assumptions = [
         f"KV pool {pool / GiB:,.2f} GiB per GPU: {f.engine_label}'s budget on {gpu.name} (kvcalc fit)",
-        f"step time = the roofline bound of the batch at that step / efficiency {st.efficiency:g} "
-        "(weights read, the KV the batch reads, the FLOPs of its tokens)",
+        cost.describe() + ": the batch as it stands at each step (weights read, the KV the batch reads, the FLOPs of its tokens)",
+        _client_line(wl, st),
         f"continuous batching: up to {st.max_num_seqs:,} requests, {st.max_num_batched_tokens:,} tokens per step, "
         "decodes first, then prompt chunks (chunked prefill); first-come first-served",
         f"prealloc reserves {st.max_len:,} tokens per request; oracle reserves its exact length, contiguous, first-fit; "
@@ -756,7 +687,8 @@ def simulate(
         "paged: a request that needs a block when none is free preempts the most recently admitted request "
         + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)"),
         "KV bytes per token are the model's logical bytes (sliding windows and states as kvcalc size counts them); "
-        "figures are the measured window between the 10th and 90th percentile completions",
+        "steady-state figures are the window between the 10th and 90th percentile completions; the benchmark "
+        "figures (vllm bench serve's definitions) span the whole run, first send to last completion",
     ]
     if wl.shared_prefix:
         assumptions.append(
@@ -784,10 +716,50 @@ def simulate(
         max_len=st.max_len,
         max_num_seqs=st.max_num_seqs,
         max_num_batched_tokens=st.max_num_batched_tokens,
-        efficiency=st.efficiency,
+        constants=st.constants,
         preempt=st.preempt,
         runs=runs,
         paged_over_prealloc=ratio,
+        concurrency=st.concurrency,
+        verdict=_verdict(runs, st),
         assumptions=assumptions,
         warnings=warnings,
     )
+
+
+def _client_line(wl: Workload, st: SimSettings) -> str:
+    c = st.constants
+    load = (
+        f"at most {st.concurrency:,} requests in flight (each slot sends the next request when its last one ends)"
+        if st.concurrency
+        else "open loop: each request is sent at its arrival time"
+    )
+    return (
+        f"client: {load}; a request reaches the engine {c.request_overhead_s * 1e3:g} ms + "
+        f"{c.tokenize_s_per_token * 1e6:g} us per prompt token (x 0.5 to 1.5, drawn per request) after it is sent, "
+        "and TTFT counts from the send"
+    )
+
+
+def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
+    """The first line a reader needs: does the deployment keep up with what it is offered?"""
+    over = [r for r in runs if r.overloaded]
+    if over:
+        r = over[-1]
+        assert r.offered_per_s is not None
+        return (
+            f"OVERLOADED: offered {r.offered_per_s:,.3g} requests/s, {r.policy} serves {r.requests_per_s:,.3g} requests/s "
+            "in steady state; queues grow for as long as the load lasts, so latencies depend on the run's length"
+        )
+    r = runs[-1]
+    if st.concurrency:
+        return (
+            f"{st.concurrency:,} requests in flight: {r.policy} serves {r.requests_per_s:,.3g} requests/s "
+            f"({r.output_tokens_per_s:,.4g} output tokens/s) in steady state"
+        )
+    if r.offered_per_s is None:
+        return (
+            f"every request at once (rate inf): {r.policy} serves {r.requests_per_s:,.3g} requests/s at saturation "
+            "in steady state"
+        )
+    return f"keeps up: offered {r.offered_per_s:,.3g} requests/s, {r.policy} serves {r.requests_per_s:,.3g} requests/s"

@@ -1,0 +1,397 @@
+"""The one step-time model: what a real engine step costs, beside the bound it cannot beat.
+
+A step runs ``n`` decoding requests (one token each, at their own contexts) and ``p`` prompt
+tokens (chunked prefill). On one tensor-parallel rank it takes
+
+    t_step = max(bytes read / (bandwidth x eta_bw),
+                 matmul FLOPs / (matmul peak x eta_c) + attention FLOPs / (16-bit peak x eta_c))
+             + t_fixed                                   (scheduling, sampling, launches)
+             + 2 L x (alpha + a x 2(tp-1)/tp / link)     (two all-reduces per layer at TP > 1)
+             + (pp - 1) x (alpha_p2p + a / link)         (PP hand-offs between stages)
+
+with ``a`` = tokens x hidden x 2 bytes of activations. The bound (``t_bound``) is the first line
+at eta = 1 with nothing added: no engine step is faster, and roofline prints it beside the
+estimate. Matmuls run at the checkpoint's precision where the GPU has units for it (fp8 weights
+at the fp8 peak: W8A8); attention at the 16-bit peak.
+
+Every other module asks this one for a step's time: roofline's estimate, plan's closed form and
+simulate's spans (``lines`` and ``span_s``: between two events the batch is fixed and its
+contexts grow by one token a step, so a span of K steps is summed in closed form).
+
+The defaults are microbenchmark and engine-code figures, each cited in :data:`DEFAULT_SOURCES`;
+none was fitted to a serving benchmark. A calibration (kvcalc calibrate) replaces them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.dtypes import KVDtype
+from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.model import ModelSpec
+
+FP8_CHECKPOINTS = ("fp8", "fp8_e4m3", "fp8_e5m2")
+
+
+@dataclass(frozen=True)
+class StepConstants:
+    """The figures that separate a real step from the bound. ``alpha_s`` and ``link_bytes_per_s``
+    of None take the link's own (by kind: NVLink-class or PCIe). Each default's source is in
+    :data:`DEFAULT_SOURCES` (and docs/simulation.md)."""
+
+    eta_bw: float = 0.80
+    """Share of the datasheet memory bandwidth a decode step's reads reach."""
+    eta_c: float = 0.70
+    """Share of the dense peak FLOP/s the matmuls and attention reach."""
+    fixed_s: float = 0.0005
+    """Per-step engine cost outside the kernels (scheduling, input preparation, output
+    processing), seconds."""
+    per_request_s: float = 1e-6
+    """Per-step engine cost per running request (output processing), seconds."""
+    kernel_gap_s: float = 1.3e-6
+    """The gap between two kernels of a layer captured in a CUDA graph, seconds; a layer runs
+    KERNELS_PER_LAYER of them."""
+    alpha_s: float | None = None
+    """Latency of one small all-reduce, seconds (None: the link's default)."""
+    link_bytes_per_s: float | None = None
+    """Bus bandwidth of an all-reduce, one direction per GPU (None: the link's default)."""
+    request_overhead_s: float = 0.004
+    """What a request spends outside the engine's steps before its first token (HTTP, the API
+    server, the hand-off to the engine), added to TTFT."""
+    tokenize_s_per_token: float = 15e-6
+    """Tokenisation per prompt token, added to TTFT with the request overhead."""
+    origin: str = "defaults"
+    """'defaults', or the calibration file these came from."""
+
+    def check(self) -> StepConstants:
+        for name in ("eta_bw", "eta_c"):
+            v = getattr(self, name)
+            if not (0.0 < v <= 1.0):
+                raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction in (0, 1]")
+        for name in ("fixed_s", "per_request_s", "kernel_gap_s", "alpha_s", "request_overhead_s", "tokenize_s_per_token"):
+            v = getattr(self, name)
+            if v is not None and not (0.0 <= v < 10.0):
+                raise KvcalcError(f"{name} {v!r} is out of range", name, "seconds from 0 to 10")
+        if self.link_bytes_per_s is not None and not (0 < self.link_bytes_per_s < 1e15):
+            raise KvcalcError(f"link_bytes_per_s {self.link_bytes_per_s!r} is out of range", "link_bytes_per_s", "bytes/s")
+        return self
+
+    def with_efficiency(self, eta: float) -> StepConstants:
+        """The constants with one efficiency for bandwidth and compute (--efficiency)."""
+        return replace(self, eta_bw=eta, eta_c=eta)
+
+    def request_path_s(self, prompt: Any) -> Any:
+        """Seconds before the engine sees a request of ``prompt`` tokens."""
+        return self.request_overhead_s + self.tokenize_s_per_token * prompt
+
+
+DEFAULTS = StepConstants()
+
+KERNELS_PER_LAYER = 10
+"""A decoder layer's kernels besides its all-reduces: two norms, the QKV projection, rotary, the KV
+cache write, attention, the output projection, gate-up, the activation, down (vLLM's LlamaDecoderLayer,
+vllm/model_executor/models/llama.py)."""
+NVLINK_ALPHA_S = 5e-6
+NVLINK_SHARE = 0.7
+PCIE_BASE_S, PCIE_HOP_S = 6.6e-6, 1.0e-6
+PCIE_SHARE = 0.63
+P2P_ALPHA_S = 6e-6
+PCIE_FALLBACK_BYTES_PER_S = 32e9  # PCIe 4.0 x16, one direction, for a GPU whose spec states no host link
+
+DEFAULT_SOURCES: dict[str, str] = {
+    "eta_bw": "decode-shaped bf16 GEMMs (weights >= 128 MiB, 1-64 tokens, CUDA graph) reach a median 0.85-0.88 of "
+    "peak bandwidth on H100, 0.80-0.82 on H200, 0.71-0.74 on A100, 0.75-0.85 on L40S (NVIDIA AIConfigurator's "
+    "measured vLLM 0.24 gemm_perf tables, ai-dynamo/aiconfigurator 095f58a); 0.80 is their middle, and "
+    "AIConfigurator's own default",
+    "eta_c": "torch.matmul reaches 0.80 of dense bf16 peak on H100 and 0.87 on A100 at its best shape "
+    "(stas00/ml-engineering, compute/accelerator, 'Maximum Achievable Matmul FLOPS'); the median over vLLM's shapes "
+    "in AIConfigurator's tables is 0.70-0.73",
+    "fixed_s": "vLLM V1's schedule() 0.2 ms, _update_states 0.18 ms, _prepare_inputs 0.05 ms per step "
+    "(vllm-project/vllm#42131): about 0.4-0.5 ms",
+    "per_request_s": "vLLM V1's update_from_output: 0.142 ms at 128 requests, 0.287 ms at 256 "
+    "(vllm-project/vllm#46112): about 1.1 us per request",
+    "kernel_gap_s": "10,000 dependent kernels in a CUDA graph: 1.3 us each on H200, 1.4 on A100 "
+    "(te42kyfo/gpu-benches, gpu-small-kernels)",
+    "alpha_s": "NVLink: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
+    "(AIConfigurator's custom_allreduce_perf); PCIe: NCCL's ring latency model, 6.6 us + 1.0 us per hop over 2(N-1) "
+    "hops (NVIDIA/nccl src/graph/tuning.cc), 8.6/12.6/20.6 us at 2/4/8 GPUs against 6.0/12.0/22.4 measured on L40S",
+    "link_bytes_per_s": "NVLink: 0.7 of one direction of the datasheet figure (custom all-reduce bus bandwidth about "
+    "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
+    "pp_alpha_s": "NCCL send/recv inside an H100 DGX in a CUDA graph: 5-8 us up to 64 KB "
+    "(microsoft/vidur data/profiling/network/h100_dgx/send_recv.csv)",
+    "request_overhead_s": "vLLM's OpenAI server over its offline engine: +4 ms TTFT, HTTP and ZMQ "
+    "(tenstorrent/tt-inference-server#190)",
+    "tokenize_s_per_token": "Hugging Face tokenizer: 10-21 us per token (tenstorrent/tt-inference-server#2173)",
+}
+
+
+@dataclass(frozen=True)
+class Link:
+    kind: str
+    """'nvlink' (NVLink, NVSwitch, Infinity Fabric, ICI: the spec's interconnect) or 'pcie'."""
+    bytes_per_s: float
+    """One direction, per GPU."""
+    alpha_s: float
+
+
+def tp_link(gpu: GPUSpec, tp: int, c: StepConstants = DEFAULTS) -> Link:
+    """The link a tensor-parallel all-reduce crosses inside one node: the GPU interconnect where
+    the spec has one (vLLM's custom all-reduce), else PCIe through the host (NCCL)."""
+    if gpu.interconnect_bytes_per_s:
+        kind, bw, alpha = "nvlink", float(gpu.interconnect_bytes_per_s) / 2 * NVLINK_SHARE, NVLINK_ALPHA_S
+    else:
+        host = float(gpu.host_link_bytes_per_s) / 2 if gpu.host_link_bytes_per_s else PCIE_FALLBACK_BYTES_PER_S
+        kind, bw, alpha = "pcie", host * PCIE_SHARE, PCIE_BASE_S + 2 * (max(tp, 2) - 1) * PCIE_HOP_S
+    return Link(kind, c.link_bytes_per_s or bw, alpha if c.alpha_s is None else c.alpha_s)
+
+
+def matmul_dtype(model: ModelSpec, gpu: GPUSpec, weight_dtype: str | None = None) -> str:
+    """The precision a checkpoint's matmuls run in: fp8 for fp8 weights on a GPU with fp8 units
+    (vLLM and SGLang run fp8 checkpoints W8A8 there), 16-bit otherwise."""
+    wd = weight_dtype or model.weight_dtype
+    q = model.quantization.method if model.quantization and not weight_dtype else ""
+    if (wd in FP8_CHECKPOINTS or q.startswith("fp8")) and gpu.flops_fp8:
+        return "fp8"
+    return "bf16"
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One step's time, by term (seconds, on one rank)."""
+
+    t_memory_s: float
+    """Bytes read / (bandwidth x eta_bw)."""
+    t_compute_s: float
+    """FLOPs / (peak x eta_c)."""
+    t_fixed_s: float
+    """The engine's per-step and per-request cost and the layers' kernel gaps."""
+    t_collective_s: float
+    """TP all-reduces and PP hand-offs."""
+    t_step_s: float
+    t_bound_s: float
+    """The roofline bound of the same step: eta 1, no fixed cost, no collectives."""
+    bound_by: str
+    """The largest term: memory, compute, collective or fixed."""
+
+
+class StepModel:
+    """A model's steps on one deployment shape (GPU, TP, PP), under one set of constants."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        gpu: GPUSpec,
+        kv: KVDtype,
+        tp: int = 1,
+        pp: int = 1,
+        constants: StepConstants = DEFAULTS,
+        weight_dtype: str | None = None,
+        compute_dtype: str | None = None,
+    ):
+        self.c = constants.check()
+        self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
+        self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
+        self.d = d = Decode(model, gpu, kv, tp, weight_dtype, self.compute_dtype)
+        self.link = tp_link(gpu, tp, self.c)
+        self.layer_gaps_s = model.num_layers * KERNELS_PER_LAYER * self.c.kernel_gap_s
+        self.mm = d.matmul_flops_per_token / tp
+        self.peak_mm = d.peak
+        self.peak_attn = peak_flops(gpu, "bf16")
+        self.inv_bw = 1.0 / (d.bw * self.c.eta_bw)
+        self.inv_mm = 1.0 / (self.peak_mm * self.c.eta_c)
+        self.inv_attn = 1.0 / (self.peak_attn * self.c.eta_c)
+        self._act = model.hidden_size * ACT_BYTES
+        self._w: dict[int, float] = {}
+        self._kv: dict[int, float] = {}
+        self._at: dict[int, float] = {}
+        self._coll: dict[int, float] = {}
+        # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
+        pts = (1, 2, 1000, 1001, 100_000, 100_001)
+        kvs = [float(d.kv_request(x)) for x in pts]
+        ats = [float(d.attn_flops(x)) for x in pts]
+        self.linear = all(kvs[i + 1] - kvs[i] == kvs[1] - kvs[0] for i in (2, 4)) and all(
+            ats[i + 1] - ats[i] == ats[1] - ats[0] for i in (2, 4)
+        )
+        self.k1, self.k0 = kvs[1] - kvs[0], 2 * kvs[0] - kvs[1]
+        self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
+
+    # ---- pieces, cached by their integer argument ------------------------------------------------
+
+    def weights(self, tokens: int) -> float:
+        w = self._w.get(tokens)
+        if w is None:
+            w = self._w[tokens] = float(self.d.weight_read(tokens))
+        return w
+
+    def kv(self, length: int) -> float:
+        v = self._kv.get(length)
+        if v is None:
+            v = self._kv[length] = float(self.d.kv_request(length))
+        return v
+
+    def attn(self, length: int) -> float:
+        v = self._at.get(length)
+        if v is None:
+            v = self._at[length] = float(self.d.attn_flops(length))
+        return v
+
+    def collective_s(self, tokens: int) -> float:
+        """TP all-reduces and PP hand-offs of one step carrying ``tokens`` tokens (whole model)."""
+        v = self._coll.get(tokens)
+        if v is None:
+            a = tokens * self._act
+            t = 0.0
+            if self.tp > 1:
+                per = self.link.alpha_s + a * 2 * (self.tp - 1) / self.tp / self.link.bytes_per_s
+                t += 2 * self.model.num_layers * per
+            if self.pp > 1:
+                t += (self.pp - 1) * (P2P_ALPHA_S + a / self.link.bytes_per_s)
+            v = self._coll[tokens] = t
+        return v
+
+    def overhead_s(self, tokens: int, requests: int) -> float:
+        """What a step costs beyond its memory and compute terms: the engine's per-step and
+        per-request cost, the kernel gaps of every layer, the collectives."""
+        return self.c.fixed_s + self.c.per_request_s * requests + self.layer_gaps_s + self.collective_s(tokens)
+
+    # ---- one step ------------------------------------------------------------------------------------
+
+    def step(self, decodes: int, ctx: float, prefill_tokens: int = 0, prefill_ctx: int = 0) -> StepTime:
+        """One step: ``decodes`` requests at mean context ``ctx`` plus ``prefill_tokens`` prompt
+        tokens of one chunk ending at context ``prefill_ctx`` (0: the chunk is the prompt's start)."""
+        tokens = decodes + prefill_tokens
+        if tokens < 1:
+            raise KvcalcError("a step needs at least one token", "batch", "a positive batch")
+        kvb, at = self._interp(ctx)
+        extra_b = extra_f = 0.0
+        if prefill_tokens:
+            end = max(prefill_ctx, prefill_tokens)
+            extra_b = self.kv(end)
+            extra_f = prefill_tokens * self.attn(max(end - prefill_tokens // 2, 1))
+        mem_bytes = self.weights(tokens) + decodes * kvb + extra_b
+        mm = self.mm * tokens
+        attn = decodes * at + extra_f
+        tm = mem_bytes * self.inv_bw
+        tc = mm * self.inv_mm + attn * self.inv_attn
+        coll = self.collective_s(tokens)
+        fixed = self.overhead_s(tokens, decodes + (1 if prefill_tokens else 0)) - coll
+        t = max(tm, tc) + fixed + coll
+        bound = max(mem_bytes / self.d.bw, mm / self.peak_mm + attn / self.peak_attn)
+        terms = {"memory": tm, "compute": tc, "collective": coll, "fixed": fixed}
+        return StepTime(tm, tc, fixed, coll, t, bound, max(terms, key=lambda k: terms[k]))
+
+    def decode_s(self, batch: int, ctx: float) -> float:
+        return self.step(batch, ctx).t_step_s
+
+    def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:
+        """Seconds of the steps that carry a ``prompt`` in chunks of at most ``chunk`` tokens,
+        beside ``decodes`` running requests at context ``ctx`` (the last chunk's step samples the
+        first token)."""
+        chunk = max(chunk, 1)
+        t, done = 0.0, 0
+        full, rest = divmod(prompt, chunk)
+        if full:
+            # Chunks of one size differ only in their attention context: time the middle one.
+            mid = chunk * (full // 2 + 1)
+            t += full * self.step(decodes, ctx, chunk, mid).t_step_s
+            done = full * chunk
+        if rest:
+            t += self.step(decodes, ctx, rest, done + rest).t_step_s
+        return t
+
+    def _interp(self, ctx: float) -> tuple[float, float]:
+        """(KV bytes read, attention FLOPs) of one decoding request at mean context ``ctx``."""
+        if self.linear:
+            return self.k0 + self.k1 * ctx, self.a0 + self.a1 * ctx
+        L = max(int(ctx), 1)
+        frac = ctx - L
+        return (
+            self.kv(L) + frac * (self.kv(L + 1) - self.kv(L)),
+            self.attn(L) + frac * (self.attn(L + 1) - self.attn(L)),
+        )
+
+    # ---- spans, for the simulator -----------------------------------------------------------------------
+
+    def lines(
+        self, n: int, mean_len: float, extra_tokens: int = 0, extra_bytes: float = 0.0, extra_flops: float = 0.0
+    ) -> tuple[float, float, float, float, float]:
+        """(m0, m1, c0, c1, o): step k of a span takes max(m0 + m1 k, c0 + c1 k) + o seconds, for n
+        decoding requests of mean length mean_len (growing by one per step) plus a fixed extra load
+        (prompt tokens, their KV bytes and attention FLOPs)."""
+        if self.linear:
+            g, ga = self.k1, self.a1
+            kv0, a0 = self.k0 + g * mean_len, self.a0 + ga * mean_len
+        else:
+            L = max(int(mean_len), 1)
+            frac = mean_len - L
+            g = self.kv(L + 1) - self.kv(L)
+            ga = self.attn(L + 1) - self.attn(L)
+            kv0 = self.kv(L) + frac * g
+            a0 = self.attn(L) + frac * ga
+        tokens = n + extra_tokens
+        m0 = (self.weights(tokens) + n * kv0 + extra_bytes) * self.inv_bw
+        c0 = self.mm * tokens * self.inv_mm + (n * a0 + extra_flops) * self.inv_attn
+        return m0, n * g * self.inv_bw, c0, n * ga * self.inv_attn, self.overhead_s(tokens, n + (1 if extra_tokens else 0))
+
+    @staticmethod
+    def span_s(ln: tuple[float, float, float, float, float], K: int) -> float:
+        """Seconds of steps 0..K-1 of a span."""
+        m0, m1, c0, c1, o = ln
+
+        def span(a: int, b: int, l0: float, l1: float) -> float:
+            return (b - a) * l0 + l1 * (a + b - 1) * (b - a) / 2 if b > a else 0.0
+
+        mem, comp = (m0, m1), (c0, c1)
+        if m1 != c1:
+            k = (c0 - m0) / (m1 - c1)  # the lines cross at step k
+            if 0 < k < K - 1:
+                cut = math.ceil(k)
+                first, second = (mem, comp) if m0 >= c0 else (comp, mem)
+                return span(0, cut, *first) + span(cut, K, *second) + K * o
+        mid = (K - 1) / 2
+        return (span(0, K, *mem) if m0 + m1 * mid >= c0 + c1 * mid else span(0, K, *comp)) + K * o
+
+    def steps_until(self, ln: tuple[float, float, float, float, float], dt: float, limit: int) -> int:
+        """The fewest steps (1..limit) whose time reaches dt."""
+        if self.span_s(ln, limit) < dt:
+            return limit
+        lo, hi = 1, limit
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.span_s(ln, mid) >= dt:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def describe(self) -> str:
+        c = self.c
+        parts = [
+            f"step time = max(bytes / (bandwidth x {c.eta_bw:g}), FLOPs / ({self.compute_dtype} matmul peak x {c.eta_c:g}))",
+            f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
+            "of kernel gaps per step",
+        ]
+        if self.tp > 1:
+            parts.append(
+                f"+ 2 all-reduces per layer over {self.link.kind} ({self.link.alpha_s * 1e6:g} us + bytes / "
+                f"{self.link.bytes_per_s / 1e9:g} GB/s)"
+            )
+        if self.pp > 1:
+            parts.append(f"+ {self.pp - 1} PP hand-offs")
+        return " ".join(parts) + f" (constants: {c.origin})"
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """A calibration's constants with what they were fitted on (kvcalc calibrate writes it)."""
+
+    constants: StepConstants
+    model: str
+    gpu: str
+    tp: int
+    fitted: list[str] = field(default_factory=list)
+    residuals: list[dict[str, Any]] = field(default_factory=list)

@@ -1,0 +1,80 @@
+"""A calibration file: the step-time constants ``kvcalc calibrate`` fitted, as JSON.
+
+The file is calibrate's own ``--json`` report (or what ``--write`` saved); this module reads back
+its ``constants`` and what they were fitted on, and refuses anything else in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from kvcalc import files
+from kvcalc.errors import KvcalcError
+
+KEYS = ("eta_bw", "eta_c", "fixed_s", "alpha_s", "link_bytes_per_s", "request_overhead_s")
+ACCEPTED = "a JSON file written by kvcalc calibrate (--write FILE, or its --json output)"
+LIMIT = 16 * 2**20
+RANGES = {
+    "eta_bw": (0.0, 1.0, False),
+    "eta_c": (0.0, 1.0, False),
+    "fixed_s": (0.0, 10.0, True),
+    "alpha_s": (0.0, 10.0, True),
+    "link_bytes_per_s": (0.0, 1e15, False),
+    "request_overhead_s": (0.0, 10.0, True),
+}
+
+
+@dataclass(frozen=True)
+class CalibrationFile:
+    constants: dict[str, float | None]
+    model: str
+    gpu: str
+    tp: list[int]
+
+
+def read_calibration(path: str) -> CalibrationFile:
+    text = files.read_text(path, LIMIT, ACCEPTED)
+    return parse_calibration(text, path)
+
+
+def parse_calibration(text: str, where: str) -> CalibrationFile:
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError) as e:
+        raise KvcalcError(f"not JSON ({str(e)[:60]})", where, ACCEPTED) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("constants"), dict):
+        raise KvcalcError("no 'constants' object", where, ACCEPTED)
+    raw: dict[str, Any] = doc["constants"]
+    unknown = sorted(k for k in raw if k not in KEYS)
+    if unknown:
+        raise KvcalcError(f"unknown constant {unknown[0][:40]!r}", f"{where}: constants", ", ".join(KEYS))
+    out: dict[str, float | None] = {}
+    for k in KEYS:
+        if k not in raw:
+            continue
+        v = raw[k]
+        if v is None and k in ("alpha_s", "link_bytes_per_s"):
+            out[k] = None
+            continue
+        lo, hi, zero_ok = RANGES[k]
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or not math.isfinite(v)
+            or not ((lo < v or (zero_ok and v == lo)) and v <= hi)
+        ):
+            raise KvcalcError(
+                f"{k} is {str(v)[:40]!r}", f"{where}: constants.{k}", f"a number in {'[' if zero_ok else '('}{lo:g}, {hi:g}]"
+            )
+        out[k] = float(v)
+    model, gpu, tp = doc.get("model", ""), doc.get("gpu", ""), doc.get("tp", [])
+    if not isinstance(model, str) or not isinstance(gpu, str):
+        raise KvcalcError("model and gpu must be names", where, ACCEPTED)
+    if isinstance(tp, int):
+        tp = [tp]
+    if not isinstance(tp, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in tp):
+        raise KvcalcError("tp must be a list of whole numbers", f"{where}: tp", ACCEPTED)
+    return CalibrationFile(out, model, gpu, tp)
