@@ -8,7 +8,7 @@ from conftest import one_line_error
 from kvcalc.engine.engines import engine
 from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.engine.plan import SLO, Traffic, _check, _Replica, plan
-from kvcalc.engine.roofline import decode_bound, prefill_bound
+from kvcalc.engine.roofline import decode_bound
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 from kvcalc.specs.dtypes import kv_dtype
 

@@ -8,7 +8,6 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import one_line_error
 from kvcalc.engine.engines import engine
-from kvcalc.engine.roofline import decode_bound
 from kvcalc.engine.simulate import SimSettings, Workload, _Blocks, parse_policies, simulate
 from kvcalc.engine.steptime import StepModel
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
