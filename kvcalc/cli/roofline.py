@@ -35,8 +35,13 @@ def roofline(
     kv_dtype: opt.KVDtypeOpt = "bf16",
     weight_dtype: opt.WeightDtypeOpt = None,
     compute_dtype: Annotated[
-        str, typer.Option("--compute-dtype", metavar="<dtype>", help="Peak FLOP/s to use: bf16 (or fp16) or fp8.")
-    ] = "bf16",
+        Optional[str],
+        typer.Option(
+            "--compute-dtype",
+            metavar="<dtype>",
+            help="Peak FLOP/s to use: bf16 (or fp16) or fp8 (default: fp8 for an fp8 checkpoint on a GPU with fp8 units).",
+        ),
+    ] = None,
     tp: opt.TP = "1",
     engine: Annotated[
         str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose KV pool decides which batches fit.")
@@ -60,6 +65,8 @@ def roofline(
             help="Also time a real decode step (every layer and the head, on this device) at the first batch and seq.",
         ),
     ] = False,
+    efficiency: opt.Efficiency = None,
+    calibration: opt.Calibration = None,
     as_json: opt.Json = False,
 ) -> Any:
     """Decode-step lower bound: (weights read + KV read) / bandwidth against FLOPs / peak.
@@ -89,6 +96,7 @@ def roofline(
         opt.engine(engine),
         allreduce,
         opt.tokens(prefill, "--prefill") if prefill else None,
+        opt.step_constants(efficiency, calibration),
     )
     if plot_file:
         from kvcalc.render.plot import write_plot_file

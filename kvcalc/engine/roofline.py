@@ -21,6 +21,7 @@ from typing import Any
 
 from kvcalc.engine.bound import Decode as Decode, PrefillBound as PrefillBound, prefill_bound as prefill_bound
 from kvcalc.engine.memory import FitInputs, fit, footprint
+from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -53,6 +54,14 @@ class DecodePoint:
     fits_in_memory: bool | None
     t_allreduce_s: float | None = None
     allreduce_bytes: int | None = None
+    t_step_s: float | None = None
+    """kvcalc's step-time model for this step (kvcalc.engine.steptime): what an engine's step takes."""
+    t_fixed_s: float | None = None
+    """Of t_step_s: the engine's per-step and per-request cost and the layers' kernel gaps."""
+    t_collective_s: float | None = None
+    """Of t_step_s: the TP all-reduces."""
+    tokens_per_s_step: float | None = None
+    """batch / t_step_s."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -109,6 +118,7 @@ def decode_points(
     seqs: list[int],
     with_allreduce: bool = False,
     max_batch: dict[int, int | None] | None = None,
+    sm: StepModel | None = None,
 ) -> PointTable:
     """The bound at every (batch, seq) of a grid, context-major (all batches at the first context, then
     the next). Each per-batch and per-context piece is computed once; the points are column lists."""
@@ -167,6 +177,13 @@ def decode_points(
         "allreduce_bytes": [a[0] for a in ar] * ns if ar else [None] * n,
         "warnings": warnings,
     }
+    est: list[Any] = [None] * n
+    if sm is not None:
+        est = [sm.time(total[i], mm * B[i] / tp, attn[i // nb] * B[i], B[i], B[i]) for i in range(n)]
+    cols["t_step_s"] = [e.t_step_s if e else None for e in est]
+    cols["t_fixed_s"] = [e.t_fixed_s if e else None for e in est]
+    cols["t_collective_s"] = [e.t_collective_s if e else None for e in est]
+    cols["tokens_per_s_step"] = [b / e.t_step_s if e else None for b, e in zip(B, est)]
     return PointTable(cols)
 
 
@@ -234,7 +251,8 @@ ASSUMPTIONS = [
     "memory term: streamed weights (every layer's matrices and the LM head; not the input embedding table, of which a "
     "step reads b rows) plus each request's KV, read once, over the datasheet bandwidth in bytes/s (10^9 B per GB)",
     "compute term: 2 x active parameters x batch + attention (2 FLOPs per multiply-add over each key and value a token "
-    "reads; MLA in its absorbed form), over dense peak FLOP/s",
+    "reads; MLA in its absorbed form), over dense peak FLOP/s at the precision the matmuls run in (fp8 for an fp8 "
+    "checkpoint on a GPU with fp8 units, else 16-bit; --compute-dtype to choose)",
     "per GPU: weights and KV split over tp ranks, KV heads replicated when tp > KV heads",
 ]
 MAX_POINTS = 1_000_000
@@ -248,10 +266,11 @@ def roofline(
     kv: str | KVDtype = "bf16",
     tp: int = 1,
     weight_dtype: str | None = None,
-    compute_dtype: str = "bf16",
+    compute_dtype: str | None = None,
     engine: Any = "vllm",
     with_allreduce: bool = False,
     prefill: int | None = None,
+    constants: StepConstants | None = DEFAULTS,
 ) -> RooflineReport:
     """The decode bound over every batch x context, which batches fit in the engine's pool, and
     optionally the prefill bound of a prompt."""
@@ -262,7 +281,9 @@ def roofline(
             f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)",
         )
     dt = kv_dtype(kv)
+    compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
     d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype)
+    sm = StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype) if constants is not None else None
     inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, kv_dtype=dt, weight_dtype=weight_dtype)
     pool = max(fit(model, gpu, inp).kv_pool_usable_bytes, 0)
     fp = footprint(model, gpu, inp)
@@ -275,11 +296,13 @@ def roofline(
         per = [fp.request_bytes(x) for x in seqs]
     # A model that caches nothing per request (every layer cache-free) is not limited by its KV pool.
     max_batch: dict[int, int | None] = {x: int(pool // r) if r else None for x, r in zip(seqs, per)}
-    rows = decode_points(d, batches, seqs, with_allreduce, max_batch)
+    rows = decode_points(d, batches, seqs, with_allreduce, max_batch, sm)
     pre = prefill_bound(model, gpu, prefill, tp, weight_dtype, compute_dtype) if prefill else None
-    assumptions = ASSUMPTIONS + [
-        f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit)"
-    ]
+    assumptions = (
+        ASSUMPTIONS
+        + ([f"realistic step (t_step_s): {sm.describe()}"] if sm else [])
+        + [f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit)"]
+    )
     if model.is_moe:
         assumptions.append(
             "MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on average (uniform routing)"

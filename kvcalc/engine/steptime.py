@@ -272,15 +272,23 @@ class StepModel:
             end = max(prefill_ctx, prefill_tokens)
             extra_b = self.kv(end)
             extra_f = prefill_tokens * self.attn(max(end - prefill_tokens // 2, 1))
-        mem_bytes = self.weights(tokens) + decodes * kvb + extra_b
-        mm = self.mm * tokens
-        attn = decodes * at + extra_f
+        return self.time(
+            self.weights(tokens) + decodes * kvb + extra_b,
+            self.mm * tokens,
+            decodes * at + extra_f,
+            tokens,
+            decodes + (1 if prefill_tokens else 0),
+        )
+
+    def time(self, mem_bytes: float, mm_flops: float, attn_flops: float, tokens: int, requests: int) -> StepTime:
+        """The step formula, once: bytes read, matmul and attention FLOPs, and the tokens and
+        requests the step carries (for its all-reduces and per-request cost)."""
         tm = mem_bytes * self.inv_bw
-        tc = mm * self.inv_mm + attn * self.inv_attn
+        tc = mm_flops * self.inv_mm + attn_flops * self.inv_attn
         coll = self.collective_s(tokens)
-        fixed = self.overhead_s(tokens, decodes + (1 if prefill_tokens else 0)) - coll
+        fixed = self.overhead_s(tokens, requests) - coll
         t = max(tm, tc) + fixed + coll
-        bound = max(mem_bytes / self.d.bw, mm / self.peak_mm + attn / self.peak_attn)
+        bound = max(mem_bytes / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
         terms = {"memory": tm, "compute": tc, "collective": coll, "fixed": fixed}
         return StepTime(tm, tc, fixed, coll, t, bound, max(terms, key=lambda k: terms[k]))
 

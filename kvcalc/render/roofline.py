@@ -27,6 +27,18 @@ def _one(c: Any, r: Any, p: Any) -> None:
         ("memory term", f"{ms(p.t_memory_s)} ({fmt_si(p.bytes_read)} / {fmt_rate(r.bandwidth_bytes_per_s)})"),
         ("compute term", f"{ms(p.t_compute_s)}  ({p.flops:,.4g} FLOP)"),
         ("decode step lower bound", f"{ms(p.t_bound_s)}, {p.bound_by}-bound"),
+        *(
+            [
+                (
+                    "realistic step (step model)",
+                    f"{ms(p.t_step_s)} = terms at the efficiencies + {ms(p.t_fixed_s)} fixed"
+                    + (f" + {ms(p.t_collective_s)} all-reduces" if p.t_collective_s else ""),
+                ),
+                ("tokens/s at the realistic step", f"{p.tokens_per_s_step:,.1f} tokens/s"),
+            ]
+            if p.t_step_s is not None
+            else []
+        ),
         ("KV share of bytes read", f"{p.kv_share:.1%}"),
         ("tokens/s upper bound, per replica", f"{p.tokens_per_s:,.1f} tokens/s"),
         ("arithmetic intensity", f"{p.arithmetic_intensity:,.2f} FLOP/B (ridge {p.ridge_intensity:,.0f} FLOP/B)"),
@@ -59,6 +71,7 @@ def _grid(c: Any, r: Any) -> None:
         ("mem ms", "right"),
         ("comp ms", "right"),
         ("bound ms", "right"),
+        ("step ms", "right"),
         ("by", "left"),
         ("KV %", "right"),
         ("tokens/s", "right"),
@@ -73,13 +86,18 @@ def _grid(c: Any, r: Any) -> None:
             f"{p.t_memory_s * 1e3:,.3f}",
             f"{p.t_compute_s * 1e3:,.3f}",
             f"{p.t_bound_s * 1e3:,.3f}",
+            f"{p.t_step_s * 1e3:,.3f}" if p.t_step_s is not None else "-",
             p.bound_by,
             f"{p.kv_share * 100:.1f}",
             f"{p.tokens_per_s:,.0f}",
             "yes" if p.fits_in_memory else "[bold red]NO[/bold red]",
         )
     c.print(t)
-    c.print("[dim]fits: whether the batch's KV fits in the engine's pool (kvcalc fit); bytes per row in --json.[/dim]")
+    c.print(
+        "[dim]bound: no step can be faster; step: kvcalc's step model (efficiencies, per-step cost, all-reduces), "
+        "what an engine's step takes; tokens/s at the bound. fits: whether the batch's KV fits in the engine's pool "
+        "(kvcalc fit); bytes per row in --json.[/dim]"
+    )
 
 
 def _summary(c: Any, r: Any) -> None:

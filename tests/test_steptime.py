@@ -1,0 +1,93 @@
+"""The one step-time model: each term against arithmetic written out here."""
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import one_line_error
+from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype, tp_link
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import kv_dtype
+
+BF16 = kv_dtype("bf16")
+
+
+def test_a_tp8_decode_step_term_by_term():
+    # Llama-3.1-70B (80 layers, hidden 8,192) at TP 8 on H100 SXM, 32 requests at 4,096 tokens.
+    m, h = resolve_model("llama3.1-70b"), resolve_gpu("h100")
+    sm = StepModel(m, h, BF16, tp=8)
+    s = sm.step(32, 4096)
+    # Bytes: the weights one rank reads (17,378,131,968 B, as roofline prints them) and 32 requests'
+    # KV at 4,096 tokens: 2 x 80 layers x 8 KV heads / 8 ranks x 128 x 2 B = 40,960 B a token.
+    kv = 32 * 4096 * 2 * 80 * 1 * 128 * 2
+    assert kv == 5_368_709_120
+    bytes_read = 17_378_131_968 + kv
+    assert s.t_memory_s == pytest.approx(bytes_read / (3.35e12 * 0.80), rel=1e-12)
+    # All-reduces: 2 per layer, each 5 us + 32 x 8,192 x 2 B x 2 x 7/8 over 0.7 x 450 GB/s.
+    a = 32 * 8192 * 2
+    per = 5e-6 + a * 2 * 7 / 8 / (0.7 * 450e9)
+    assert s.t_collective_s == pytest.approx(2 * 80 * per, rel=1e-12)
+    # Fixed: 0.5 ms + 32 x 1 us + 80 layers x 10 kernels x 1.3 us.
+    assert s.t_fixed_s == pytest.approx(0.5e-3 + 32e-6 + 80 * 10 * 1.3e-6, rel=1e-12)
+    assert s.t_step_s == pytest.approx(max(s.t_memory_s, s.t_compute_s) + s.t_fixed_s + s.t_collective_s, rel=1e-12)
+    # The bound: the same bytes at the datasheet bandwidth, nothing added.
+    assert s.t_bound_s == pytest.approx(bytes_read / 3.35e12, rel=1e-12)
+    assert s.bound_by == "memory"
+
+
+def test_pcie_all_reduce_follows_nccls_ring_model():
+    # L40S has no NVLink: NCCL's ring latency 6.6 us + 1.0 us per hop over 2(N-1) hops, 20.6 us at 8
+    # GPUs (NVIDIA/nccl tuning.cc), over 0.63 of one direction of its PCIe 4.0 x16 host link.
+    g = resolve_gpu("l40s")
+    link = tp_link(g, 8)
+    assert link.kind == "pcie" and link.alpha_s == pytest.approx(20.6e-6)
+    assert link.bytes_per_s == pytest.approx(float(g.host_link_bytes_per_s) / 2 * 0.63)
+
+
+def test_fp8_checkpoints_compute_at_the_fp8_peak():
+    # DeepSeek-V3 ships fp8-block weights: on an H100 its matmuls run at 1,979 TFLOP/s, on an A100
+    # (no fp8 units) at the bf16 peak.
+    m = resolve_model("deepseek-v3")
+    assert matmul_dtype(m, resolve_gpu("h100")) == "fp8"
+    assert matmul_dtype(m, resolve_gpu("a100-80gb")) == "bf16"
+    assert matmul_dtype(resolve_model("llama3.1-8b"), resolve_gpu("h100")) == "bf16"
+    assert StepModel(m, resolve_gpu("h100"), kv_dtype("fp8"), tp=8).peak_mm == pytest.approx(1979e12)
+
+
+def test_a_span_is_the_sum_of_its_steps():
+    # The simulator sums K decode steps in closed form; stepping them one by one must agree.
+    m, h = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    sm = StepModel(m, h, BF16, tp=2)
+    n, mean, K = 48, 1500.0, 37
+    ln = sm.lines(n, mean)
+    one_by_one = sum(sm.step(n, mean + k).t_step_s for k in range(K))
+    assert sm.span_s(ln, K) == pytest.approx(one_by_one, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 512), st.integers(1, 64_000), st.sampled_from([1, 2, 4, 8]))
+def test_a_real_step_is_never_faster_than_the_bound(batch, ctx, tp):
+    sm = StepModel(resolve_model("llama3.1-70b"), resolve_gpu("h200"), BF16, tp=tp)
+    s = sm.step(batch, ctx)
+    assert s.t_step_s >= s.t_bound_s > 0
+
+
+def test_roofline_prints_the_estimate_beside_the_bound(cli):
+    d = cli("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1,64", "--seq", "2k", "--json").json()
+    for row in d["rows"]:
+        assert row["t_step_s"] > row["t_bound_s"]
+        assert row["tokens_per_s_step"] == pytest.approx(row["batch"] / row["t_step_s"])
+    # --efficiency 1 leaves only the per-step cost between them.
+    e = cli(
+        "roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1", "--seq", "2k", "--efficiency", "1", "--json"
+    ).json()["rows"][0]
+    assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(0.5e-3 + 1e-6 + 32 * 10 * 1.3e-6, rel=1e-9)
+
+
+def test_constants_out_of_range_are_refused():
+    with pytest.raises(Exception, match="eta_bw"):
+        StepConstants(eta_bw=1.5).check()
+    assert DEFAULTS.check() is DEFAULTS
+
+
+def test_bad_efficiency_is_one_line(cli):
+    one_line_error(cli("roofline", "--model", "llama3.1-8b", "--efficiency", "0"), "--efficiency")
