@@ -111,3 +111,12 @@ def iter_lines(stream: BinaryIO, max_line: int = LINE_LIMIT) -> Iterator[str]:
                 if not rest or rest.endswith(b"\n"):
                     break
         yield line.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write a file kvcalc was asked to write (a calibration); a failure is one line."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise KvcalcError(f"cannot write it: {e.strerror or e}", str(path), "a writable path") from None

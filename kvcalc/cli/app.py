@@ -52,6 +52,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "measure",
         "Build a real paged KV cache, run and check decode attention, time it, and compare with the bound.",
     ),
+    "calibrate": (
+        "kvcalc.cli.calibrate",
+        "calibrate",
+        "Fit kvcalc's step-time constants to measured benchmark runs, and print the fit and its residuals.",
+    ),
     "check": (
         "kvcalc.cli.check",
         "check",

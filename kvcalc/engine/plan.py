@@ -147,6 +147,13 @@ class _Replica:
         self.budget = engine.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, traffic.length)
         self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
 
+    def with_constants(self, c: StepConstants) -> _Replica:
+        import copy
+
+        new = copy.copy(self)
+        new.sm, new.c = self.sm.with_constants(c), c
+        return new
+
     def step(self, decodes: float, rate: float) -> tuple[float, str, float] | None:
         """(mean step seconds, what bounds a step, the share of time in steps that carry prompt work)
         in steady state, with ``decodes`` requests decoding (in PP micro-batches) and ``rate``

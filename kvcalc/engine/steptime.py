@@ -52,9 +52,12 @@ class StepConstants:
     processing), seconds."""
     per_request_s: float = 1e-6
     """Per-step engine cost per running request (output processing), seconds."""
+    gemm_latency_s: float = 3e-6
+    """Latency of one matrix-multiply kernel beyond its bytes over the bandwidth, seconds."""
+    attn_latency_s: float = 11e-6
+    """Latency of one decode attention call (with its KV-cache write) beyond its bytes, seconds."""
     kernel_gap_s: float = 1.3e-6
-    """The gap between two kernels of a layer captured in a CUDA graph, seconds; a layer runs
-    KERNELS_PER_LAYER of them."""
+    """Cost of one small kernel (a norm, rotary, an activation, routing) in a CUDA graph, seconds."""
     alpha_s: float | None = None
     """Latency of one small all-reduce, seconds (None: the link's default)."""
     link_bytes_per_s: float | None = None
@@ -72,7 +75,16 @@ class StepConstants:
             v = getattr(self, name)
             if not (0.0 < v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction in (0, 1]")
-        for name in ("fixed_s", "per_request_s", "kernel_gap_s", "alpha_s", "request_overhead_s", "tokenize_s_per_token"):
+        for name in (
+            "fixed_s",
+            "per_request_s",
+            "gemm_latency_s",
+            "attn_latency_s",
+            "kernel_gap_s",
+            "alpha_s",
+            "request_overhead_s",
+            "tokenize_s_per_token",
+        ):
             v = getattr(self, name)
             if v is not None and not (0.0 <= v < 10.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "seconds from 0 to 10")
@@ -91,10 +103,6 @@ class StepConstants:
 
 DEFAULTS = StepConstants()
 
-KERNELS_PER_LAYER = 10
-"""A decoder layer's kernels besides its all-reduces: two norms, the QKV projection, rotary, the KV
-cache write, attention, the output projection, gate-up, the activation, down (vLLM's LlamaDecoderLayer,
-vllm/model_executor/models/llama.py)."""
 NVLINK_ALPHA_S = 5e-6
 NVLINK_SHARE = 0.7
 PCIE_BASE_S, PCIE_HOP_S = 6.6e-6, 1.0e-6
@@ -114,6 +122,12 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(vllm-project/vllm#42131): about 0.4-0.5 ms",
     "per_request_s": "vLLM V1's update_from_output: 0.142 ms at 128 requests, 0.287 ms at 256 "
     "(vllm-project/vllm#46112): about 1.1 us per request",
+    "gemm_latency_s": "decode-shaped GEMMs have a fixed floor of about 3-5 us (a 1024 x 8192 bf16 GEMM takes 10.3 us "
+    "on H100 where its 17 MB need 5.1 us; AIConfigurator's measured vLLM 0.24 gemm_perf tables); AIConfigurator's own "
+    "system files charge 3 us a kernel (mem_empirical_constant_latency)",
+    "attn_latency_s": "vLLM's FlashAttention-3 decode with its KV-cache write takes 11.5 us at batch 1 and 128 tokens "
+    "on H100 and H200 (12.8 on A100, 9.0 on L40S), where its bytes need well under 1 us (AIConfigurator's "
+    "generation_attention_perf tables)",
     "kernel_gap_s": "10,000 dependent kernels in a CUDA graph: 1.3 us each on H200, 1.4 on A100 "
     "(te42kyfo/gpu-benches, gpu-small-kernels)",
     "alpha_s": "NVLink: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
@@ -127,6 +141,29 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(tenstorrent/tt-inference-server#190)",
     "tokenize_s_per_token": "Hugging Face tokenizer: 10-21 us per token (tenstorrent/tt-inference-server#2173)",
 }
+
+
+def layer_kernels(model: ModelSpec) -> tuple[int, int, int]:
+    """(matrix multiplies, attention calls, small kernels) of one decode step through every layer:
+    each kind's mixer as it says (LayerKind.decode_kernels), two norms a layer, and the MLP: gate-up,
+    down and the activation for a dense layer; the router, the two fused expert multiplies, the
+    shared experts' two where the model has them, top-k, alignment and the combine for an MoE layer
+    (vllm/model_executor/layers/fused_moe)."""
+    g = a = k = 0
+    for name, n in model.layer_counts().items():
+        kg, ka, kk = model.layer_kinds[name].decode_kernels
+        g, a, k = g + n * kg, a + n * ka, k + n * kk
+    layers = model.num_layers
+    moe = model.moe.num_moe_layers if model.moe else 0
+    shared = 2 if model.params is not None and model.params.shared_experts else 0
+    g += (layers - moe) * 2 + moe * (3 + shared)
+    k += layers * 2 + (layers - moe) + moe * 3
+    return g, a, k
+
+
+def layer_latency_s(model: ModelSpec, c: StepConstants) -> float:
+    g, a, k = layer_kernels(model)
+    return g * c.gemm_latency_s + a * c.attn_latency_s + k * c.kernel_gap_s
 
 
 @dataclass(frozen=True)
@@ -197,7 +234,7 @@ class StepModel:
         self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
         self.d = d = Decode(model, gpu, kv, tp, weight_dtype, self.compute_dtype)
         self.link = tp_link(gpu, tp, self.c)
-        self.layer_gaps_s = model.num_layers * KERNELS_PER_LAYER * self.c.kernel_gap_s
+        self.layer_gaps_s = layer_latency_s(model, self.c)
         self.mm = d.matmul_flops_per_token / tp
         self.peak_mm = d.peak
         self.peak_attn = peak_flops(gpu, "bf16")
@@ -218,6 +255,20 @@ class StepModel:
         )
         self.k1, self.k0 = kvs[1] - kvs[0], 2 * kvs[0] - kvs[1]
         self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
+
+    def with_constants(self, c: StepConstants) -> StepModel:
+        """The same model and shape under other constants (the byte and FLOP caches are kept)."""
+        import copy
+
+        new = copy.copy(self)
+        new.c = c.check()
+        new.link = tp_link(self.gpu, self.tp, new.c)
+        new.layer_gaps_s = layer_latency_s(self.model, new.c)
+        new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
+        new.inv_mm = 1.0 / (self.peak_mm * new.c.eta_c)
+        new.inv_attn = 1.0 / (self.peak_attn * new.c.eta_c)
+        new._coll = {}
+        return new
 
     # ---- pieces, cached by their integer argument ------------------------------------------------
 
@@ -381,7 +432,8 @@ class StepModel:
         parts = [
             f"step time = max(bytes / (bandwidth x {c.eta_bw:g}), FLOPs / ({self.compute_dtype} matmul peak x {c.eta_c:g}))",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
-            "of kernel gaps per step",
+            f"of kernel latencies per step ({c.gemm_latency_s * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
+            f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel)",
         ]
         if self.tp > 1:
             parts.append(

@@ -14,13 +14,31 @@ from typing import Any
 from kvcalc import files
 from kvcalc.errors import KvcalcError
 
-KEYS = ("eta_bw", "eta_c", "fixed_s", "alpha_s", "link_bytes_per_s", "request_overhead_s")
+KEYS = (
+    "eta_bw",
+    "eta_c",
+    "fixed_s",
+    "per_request_s",
+    "gemm_latency_s",
+    "attn_latency_s",
+    "kernel_gap_s",
+    "alpha_s",
+    "link_bytes_per_s",
+    "request_overhead_s",
+    "tokenize_s_per_token",
+)
+IGNORED = ("origin",)
 ACCEPTED = "a JSON file written by kvcalc calibrate (--write FILE, or its --json output)"
 LIMIT = 16 * 2**20
 RANGES = {
     "eta_bw": (0.0, 1.0, False),
     "eta_c": (0.0, 1.0, False),
     "fixed_s": (0.0, 10.0, True),
+    "per_request_s": (0.0, 10.0, True),
+    "kernel_gap_s": (0.0, 10.0, True),
+    "gemm_latency_s": (0.0, 10.0, True),
+    "attn_latency_s": (0.0, 10.0, True),
+    "tokenize_s_per_token": (0.0, 10.0, True),
     "alpha_s": (0.0, 10.0, True),
     "link_bytes_per_s": (0.0, 1e15, False),
     "request_overhead_s": (0.0, 10.0, True),
@@ -48,7 +66,7 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
     if not isinstance(doc, dict) or not isinstance(doc.get("constants"), dict):
         raise KvcalcError("no 'constants' object", where, ACCEPTED)
     raw: dict[str, Any] = doc["constants"]
-    unknown = sorted(k for k in raw if k not in KEYS)
+    unknown = sorted(k for k in raw if k not in KEYS and k not in IGNORED)
     if unknown:
         raise KvcalcError(f"unknown constant {unknown[0][:40]!r}", f"{where}: constants", ", ".join(KEYS))
     out: dict[str, float | None] = {}

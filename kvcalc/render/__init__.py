@@ -27,6 +27,7 @@ RENDERERS = {
     "SimulationReport": ("kvcalc.render.simulate", "render"),
     "PlanReport": ("kvcalc.render.plan", "render"),
     "EnginesReport": ("kvcalc.render.engines", "render"),
+    "CalibrationReport": ("kvcalc.render.calibrate", "render"),
 }
 # Renderers that say where defaults came from themselves (in their header line).
 OWN_ORIGIN = {"RooflineReport"}

@@ -117,6 +117,10 @@ class LayerKindBase:
     prefix_shareable: ClassVar[bool] = False
     """Whether a prefix common to many requests can be stored once (every token kept, none dropped)."""
     _positive: ClassVar[tuple[str, ...]] = ()
+    decode_kernels: ClassVar[tuple[int, int, int]] = (0, 0, 0)
+    """Kernels one decode step runs in this kind's mixer (attention or state), besides the norms and
+    the MLP: (matrix multiplies, attention kernels, other small kernels), as vLLM's model code
+    launches them (the step-time model charges each kind of kernel its latency)."""
 
     def __post_init__(self) -> None:
         check_positive(self, *self._positive)
@@ -198,6 +202,9 @@ class _Attention(LayerKindBase):
     """Only when V vectors differ in size from K vectors."""
 
     holds_tokens: ClassVar[bool] = True
+    decode_kernels: ClassVar[tuple[int, int, int]] = (2, 1, 2)
+    """The fused QKV and output projections; attention; rotary and the KV-cache write
+    (vllm/model_executor/models/llama.py, LlamaAttention)."""
     _positive: ClassVar[tuple[str, ...]] = ("num_attention_heads", "num_key_value_heads", "head_dim", "v_head_dim")
 
     def __post_init__(self) -> None:
@@ -398,6 +405,10 @@ class MLA(LayerKindBase):
 
     KIND: ClassVar[str] = "mla"
     holds_tokens: ClassVar[bool] = True
+    decode_kernels: ClassVar[tuple[int, int, int]] = (6, 1, 4)
+    """The q down and up projections, the kv down projection, the absorbed k and v batched
+    multiplies, the output projection; attention; the q and kv norms, rotary, the latent write
+    (vllm/model_executor/models/deepseek_v2.py, DeepseekV2MLAAttention and the MLA backend)."""
     prefix_shareable: ClassVar[bool] = True
     kind: Literal["mla"] = "mla"
     num_attention_heads: Pos
@@ -512,6 +523,9 @@ class RecurrentState(LayerKindBase):
 
     KIND: ClassVar[str] = "state"
     kind: Literal["state"] = "state"
+    decode_kernels: ClassVar[tuple[int, int, int]] = (2, 0, 4)
+    """The input and output projections; the convolution, the state update, gating and the norm
+    (vllm/model_executor/layers/mamba/mamba_mixer2.py)."""
     state_bytes: Pos
     """Bytes of state one request holds in this layer on one GPU (tp=1), independent of length."""
     note: str = ""

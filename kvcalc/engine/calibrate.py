@@ -1,0 +1,308 @@
+"""Calibration: the step-time constants that make kvcalc's steps match what a user measured.
+
+Each measured run (a benchmark's request throughput X, mean prompt P and output O tokens, mean
+TPOT and TTFT) fixes how many requests were decoding on average, by Little's law:
+n = X x (O - 1) x TPOT. kvcalc's steady-state step at that load (plan's closed form: n decodes per
+step plus the prompts arriving at X a second, whole, in chunks of the token budget) predicts the
+TPOT; the fit chooses the constants that minimise the squared log-ratios of predicted to measured
+TPOT over the runs, each constant inside its physical range, by coordinate descent (golden-section
+search on one constant at a time, four sweeps).
+
+Which constants are free depends on what the runs can tell apart:
+- eta_bw always (memory-bound decode is what every run measures);
+- fixed_s when the decoding batch varies at least 2x across runs (a per-step cost and a bandwidth
+  share are otherwise the same thing to the data);
+- eta_c when some run's compute term is at least half its memory term;
+- alpha_s when the runs span two or more TP sizes above 1 (else it is one more per-step cost);
+- request_overhead_s from the least TTFT left over at light prefill load (prefill under half the
+  time), where queueing is least.
+A fit needs one run more than it has free constants (and at least two); a run faster than the
+bound, runs the best fit misses by more than 30%, or a run naming another model is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvcalc.engine.engines import Engine
+from kvcalc.engine.plan import Traffic, _prefill_wait, _Replica
+from kvcalc.engine.steptime import DEFAULTS, StepConstants
+from kvcalc.errors import KvcalcError
+from kvcalc.inputs.bench import BenchRun
+from kvcalc.specs.dtypes import KVDtype
+from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.model import ModelSpec
+
+RANGES = {"eta_bw": (0.2, 1.0), "eta_c": (0.1, 1.0), "fixed_s": (0.0, 0.02), "alpha_s": (0.0, 100e-6)}
+CONTRADICTION = 0.30
+"""A fitted run missed by more than this (ratio) means the runs cannot all be the same deployment."""
+
+
+@dataclass(frozen=True)
+class CalibrationRun:
+    where: str
+    tool: str
+    tp: int
+    mean_input: float
+    mean_output: float
+    request_throughput_per_s: float
+    decoding: float
+    """Requests decoding on average: throughput x (output - 1) x TPOT."""
+    measured_tpot_s: float
+    bound_tpot_s: float
+    """The roofline bound of a decode step at that batch: no step is faster."""
+    default_tpot_s: float
+    fitted_tpot_s: float
+    measured_ttft_s: float | None
+    fitted_ttft_s: float | None
+
+    @property
+    def residual(self) -> float:
+        return self.fitted_tpot_s / self.measured_tpot_s - 1
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    model: str
+    gpu: str
+    tp: list[int]
+    engine: str
+    kv_dtype: str
+    constants: StepConstants
+    fitted: list[str]
+    held: dict[str, str]
+    """Constants kept at their defaults, and why."""
+    runs: list[CalibrationRun]
+    rms_default: float
+    """Root-mean-square of log(predicted / measured TPOT) with the default constants."""
+    rms_fitted: float
+    assumptions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def _names(model: ModelSpec) -> set[str]:
+    out = {model.name.lower(), *(a.lower() for a in model.aliases)}
+    return out | {x.rsplit("/", 1)[-1] for x in out}
+
+
+def calibrate(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    runs: list[BenchRun],
+    tps: list[int],
+    kv: KVDtype,
+    engine: Engine,
+    base: StepConstants = DEFAULTS,
+) -> CalibrationReport:
+    """Fit the step-time constants to measured runs (``tps``: each run's TP size)."""
+    if not runs:
+        raise KvcalcError("no runs", "calibrate", "one or more benchmark results")
+    if len(tps) != len(runs):
+        raise KvcalcError(f"{len(tps)} TP sizes for {len(runs)} runs", "--tp", "one TP size, or one per run")
+    known = _names(model)
+    pts: list[tuple[BenchRun, int, _Replica, float, float]] = []
+    for r, tp in zip(runs, tps):
+        if r.model and r.model.lower() not in known and r.model.lower().rsplit("/", 1)[-1] not in known:
+            raise KvcalcError(
+                f"this run is of {r.model[:80]!r}, not {model.name}",
+                r.where,
+                f"results of {model.name}, or --model {r.model[:80]}",
+            )
+        tpot = r.mean_tpot_s or r.median_tpot_s or r.mean_itl_s
+        missing = [
+            k
+            for k, v in (
+                ("mean input tokens", r.mean_input),
+                ("mean output tokens", r.mean_output),
+                ("request throughput", r.request_throughput_per_s),
+                ("TPOT", tpot),
+            )
+            if not v
+        ]
+        if missing:
+            raise KvcalcError(f"the run does not say its {', '.join(missing)}", r.where, "a complete benchmark result")
+        assert tpot and r.mean_input and r.mean_output and r.request_throughput_per_s
+        if r.mean_output < 2:
+            raise KvcalcError("one output token a request has no TPOT", r.where, "runs of two or more output tokens")
+        X, P, O = r.request_throughput_per_s, r.mean_input, r.mean_output
+        traffic = Traffic(prompt=max(int(round(P)), 1), output=max(int(round(O)), 2), rate=X)
+        rep = _Replica(model, gpu, tp, 1, traffic, kv, engine, base)
+        n_d = X * (O - 1) * tpot
+        pts.append((r, tp, rep, n_d, tpot))
+
+    def predict(c: StepConstants, rep: _Replica, n_d: float, X: float) -> tuple[float, float, float] | None:
+        got = rep.with_constants(c).step(n_d, X)
+        return None if got is None else (got[0], got[2], 0.0)
+
+    # Physically impossible: faster than the bound of the decode step at the measured batch.
+    bounds = []
+    for r, _tp, rep, n_d, tpot in pts:
+        b = max(math.ceil(n_d), 1)
+        bound = rep.sm.step(b, rep.ctx).t_bound_s
+        bounds.append(bound)
+        if tpot < 0.98 * bound:
+            raise KvcalcError(
+                f"TPOT {tpot * 1e3:,.2f} ms is below the roofline bound of {bound * 1e3:,.2f} ms for {b:,} requests of "
+                f"{model.name} on {gpu.name} (throughput above the roofline)",
+                r.where,
+                "a run of this model on this GPU (check --model, --gpu and --tp)",
+            )
+    free, held = _free(pts, base)
+    if len(pts) < max(2, len(free) + 1):
+        raise KvcalcError(
+            f"{len(pts)} run{'s' if len(pts) != 1 else ''} cannot fit {len(free)} constant{'s' if len(free) != 1 else ''}",
+            "calibrate",
+            f"at least {max(2, len(free) + 1)} runs at different loads (concurrencies or rates)",
+        )
+
+    def loss(c: StepConstants) -> float:
+        tot = 0.0
+        for r, _tp, rep, n_d, tpot in pts:
+            got = predict(c, rep, n_d, r.request_throughput_per_s or 0.0)
+            tot += 25.0 if got is None else math.log(got[0] / tpot) ** 2
+        return tot
+
+    c = base
+    for _sweep in range(4):
+        for name in free:
+            lo, hi = RANGES[name]
+            c = _golden(lambda v, n=name: loss(_set(c, n, v)), lo, hi, c, name)
+    c = _fit_overhead(c, pts, held)
+    c = replace(c, origin="calibration")
+    out: list[CalibrationRun] = []
+    for (r, tp, rep, n_d, tpot), bound in zip(pts, bounds):
+        X = r.request_throughput_per_s or 0.0
+        d0 = predict(base, rep, n_d, X)
+        f1 = predict(c, rep, n_d, X)
+        ttft = _ttft(c, rep, n_d, X)
+        out.append(
+            CalibrationRun(
+                r.where,
+                r.tool,
+                tp,
+                r.mean_input or 0.0,
+                r.mean_output or 0.0,
+                X,
+                n_d,
+                tpot,
+                bound,
+                d0[0] if d0 else math.inf,
+                f1[0] if f1 else math.inf,
+                r.mean_ttft_s,
+                ttft,
+            )
+        )
+    worst = max(out, key=lambda x: abs(x.residual))
+    if abs(worst.residual) > CONTRADICTION:
+        raise KvcalcError(
+            f"the runs contradict each other: the best fit gives {worst.fitted_tpot_s * 1e3:,.2f} ms TPOT where "
+            f"{worst.measured_tpot_s * 1e3:,.2f} ms was measured",
+            worst.where,
+            "runs of one deployment (same model, GPU, TP, engine and settings)",
+        )
+
+    def rms(key: str) -> float:
+        vals = [math.log(getattr(x, key) / x.measured_tpot_s) for x in out if math.isfinite(getattr(x, key))]
+        return math.sqrt(sum(v * v for v in vals) / len(vals)) if vals else math.inf
+
+    return CalibrationReport(
+        model=model.name,
+        gpu=gpu.name,
+        tp=sorted(set(tps)),
+        engine=engine.key,
+        kv_dtype=kv.name,
+        constants=c,
+        fitted=free + (["request_overhead_s"] if "request_overhead_s" not in held else []),
+        held=held,
+        runs=out,
+        rms_default=rms("default_tpot_s"),
+        rms_fitted=rms("fitted_tpot_s"),
+        assumptions=[
+            "requests decoding per run by Little's law: request throughput x (mean output - 1) x mean TPOT",
+            "predicted TPOT: kvcalc plan's steady-state step at that load (the decodes, and the prompts arriving at the "
+            "run's request rate, whole, in chunks of the engine's token budget), on the step-time model",
+            "fit: least squares on log(predicted / measured TPOT), one constant at a time in its range "
+            + ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in RANGES.items()),
+        ],
+        inputs={"model": model.name, "gpu": gpu.name, "tp": tps, "engine": engine.key, "kv_dtype": kv.name, "runs": len(out)},
+    )
+
+
+def _free(pts: list[tuple[BenchRun, int, _Replica, float, float]], base: StepConstants) -> tuple[list[str], dict[str, str]]:
+    free, held = ["eta_bw"], {}
+    batches = [p[3] for p in pts]
+    if max(batches) >= 2 * max(min(batches), 1e-9) and len(pts) >= 3:
+        free.append("fixed_s")
+    else:
+        held["fixed_s"] = "the runs' decoding batches differ by less than 2x (or fewer than 3 runs)"
+    ratios = []
+    for _r, _tp, rep, n_d, _t in pts:
+        s = rep.sm.step(max(math.ceil(n_d), 1), rep.ctx)
+        ratios.append(s.t_compute_s / s.t_memory_s)
+    if max(ratios) >= 0.5 and len(pts) >= 4:
+        free.append("eta_c")
+    else:
+        held["eta_c"] = f"no run is compute-heavy (compute at most {max(ratios):.0%} of the memory term) or fewer than 4 runs"
+    tps = {p[1] for p in pts if p[1] > 1}
+    if len(tps) >= 2 and len(pts) >= 5:
+        free.append("alpha_s")
+    else:
+        held["alpha_s"] = "the runs do not span two TP sizes above 1 (or fewer than 5 runs)"
+    return free, held
+
+
+def _golden(f: Any, lo: float, hi: float, c: StepConstants, name: str) -> StepConstants:
+    g = (math.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(30):
+        if f1 <= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - g * (b - a)
+            f1 = f(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + g * (b - a)
+            f2 = f(x2)
+    best = (a + b) / 2
+    return _set(c, name, best) if f(best) <= f(getattr(c, name)) else c
+
+
+def _ttft(c: StepConstants, rep: _Replica, n_d: float, X: float) -> float | None:
+    r = rep.with_constants(c)
+    got = r.step(n_d, X)
+    if got is None:
+        return None
+    return r.ttft(n_d, got[0]) + _prefill_wait(got[2], X)
+
+
+def _fit_overhead(
+    c: StepConstants, pts: list[tuple[BenchRun, int, _Replica, float, float]], held: dict[str, str]
+) -> StepConstants:
+    """The request path: the least TTFT left over, among runs at light prefill load, once the
+    predicted prefill steps (and the tokenisation) are taken away."""
+    zero = replace(c, request_overhead_s=0.0)
+    left = []
+    for r, _tp, rep, n_d, _t in pts:
+        if r.mean_ttft_s is None:
+            continue
+        got = rep.with_constants(zero).step(n_d, r.request_throughput_per_s or 0.0)
+        if got is None or got[2] >= 0.5:
+            continue
+        pred = _ttft(zero, rep, n_d, r.request_throughput_per_s or 0.0)
+        if pred is not None:
+            left.append(r.mean_ttft_s - pred)
+    if not left:
+        held["request_overhead_s"] = "no run with a TTFT at light prefill load (prefill under half the time)"
+        return c
+    # The run with the least left over queued least: what remains there is the request path.
+    return replace(c, request_overhead_s=min(max(min(left), 0.0), 9.0))
+
+
+def _set(c: StepConstants, name: str, v: float) -> StepConstants:
+    change: dict[str, Any] = {name: v}
+    return replace(c, **change)

@@ -1,0 +1,177 @@
+"""Public measured serving runs (tests/serving/cases.yaml): kvcalc simulate's prediction with the
+default step-time constants against what each benchmark measured, per metric.
+
+Each case is run as the benchmark ran it: the same number of requests, the same client (every
+request at once for rate inf, a Poisson stream at a finite rate, at most max_concurrency in
+flight), the run's own mean prompt and output lengths (fixed for a random dataset, lognormal with
+sigma 1.0 around those means for ShareGPT, as kvcalc's sharegpt workload), the engine release's
+default max_num_seqs and max_num_batched_tokens on that GPU. docs/accuracy.md's serving section is
+this file's output (KVCALC_ACCURACY=write pytest tests/test_serving_accuracy.py rewrites it).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from kvcalc.engine.engines import engine
+from kvcalc.engine.simulate import SimSettings, Workload, simulate
+from kvcalc.engine.steptime import DEFAULTS
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import kv_dtype
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVING = ROOT / "tests" / "serving"
+DOC = ROOT / "docs" / "accuracy.md"
+CASES: list[dict[str, Any]] = yaml.safe_load((SERVING / "cases.yaml").read_text())["cases"]
+BEGIN, END = "<!-- serving:begin -->", "<!-- serving:end -->"
+METRICS = (
+    ("request_throughput_per_s", "request throughput"),
+    ("output_throughput_tok_per_s", "output throughput"),
+    ("mean_ttft_ms", "mean TTFT"),
+    ("mean_tpot_ms", "mean TPOT"),
+)
+SHAREGPT_SIGMA = 1.0
+
+
+def _lengths(mean: float, n: int, seed: int, lognormal: bool, cap: int) -> Any:
+    if not lognormal:
+        return np.full(n, max(int(round(mean)), 1), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    x = rng.lognormal(0.0, SHAREGPT_SIGMA, size=n)
+    x = x * (mean / x.mean())  # the run's own mean
+    return np.clip(np.rint(x), 1, cap).astype(np.int64)
+
+
+@cache
+def predict(case_id: str) -> dict[str, float]:
+    case = next(c for c in CASES if c["id"] == case_id)
+    m, g, eng = resolve_model(case["model"]), resolve_gpu(case["gpu"]), engine(case["engine"])
+    n = int(case["measured"]["completed"])
+    share = case["dataset"] == "sharegpt"
+    ctx = m.max_position_embeddings
+    P = _lengths(case["mean_input"], n, 1, share, ctx // 2)
+    O = np.maximum(_lengths(case["mean_output"], n, 2, share, ctx // 2), 2)
+    rate = case.get("request_rate")
+    if rate in (None, "inf"):
+        arrivals = np.zeros(n)
+    else:
+        arrivals = np.cumsum(np.random.default_rng(0).exponential(1.0 / float(rate), size=n))
+    conc = case.get("max_concurrency")
+    max_len = int(max(int((P + O).max()), 4096))
+    mem = g.memory_runtime_bytes
+    st = SimSettings(
+        max_len,
+        eng.default_num_seqs(mem, g.name),
+        eng.default_batched_tokens(mem, g.name, max_len),
+        constants=DEFAULTS,
+        concurrency=int(conc) if conc else None,
+    )
+    wl = Workload(arrivals, P, O, case["id"], "as the benchmark sent them")
+    try:
+        run = simulate(m, g, wl, st, [("paged-16", 16)], eng, kv_dtype("bf16"), int(case["tp"])).runs[0]
+    except KvcalcError as e:
+        if "does not hold one token" in e.what:
+            return {}
+        raise
+    b = run.bench
+    assert b is not None
+    if not b.completed:
+        return {}  # kvcalc's KV pool for this engine holds none of the run's requests
+    return {
+        "request_throughput_per_s": b.request_throughput_per_s,
+        "output_throughput_tok_per_s": b.output_throughput_tok_per_s,
+        "mean_ttft_ms": b.ttft_s.mean * 1e3,
+        "mean_tpot_ms": b.tpot_s.mean * 1e3,
+    }
+
+
+def errors(case: dict[str, Any]) -> dict[str, float]:
+    got = predict(case["id"])
+    out: dict[str, float] = {}
+    if not got:
+        return out
+    for k, _ in METRICS:
+        want = case["measured"].get(k)
+        if want:
+            out[k] = got[k] / float(want) - 1
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_each_case_is_predicted(case):
+    # Every case runs to completion and yields every metric, except where kvcalc's KV pool holds none
+    # of its requests (said in docs/accuracy.md; the memory issue's over-reserve at long prompts).
+    got = predict(case["id"])
+    if case.get("expect") == "no-fit":
+        assert not got
+        return
+    assert got and all(math.isfinite(v) and v > 0 for v in got.values())
+
+
+def test_the_corpus_is_as_the_issue_asks():
+    # At least 15 public measured results, each with its source and the settings kvcalc reads.
+    assert len(CASES) >= 15
+    for c in CASES:
+        assert c["url"].startswith("https://") and c["model"] and c["gpu"] and c["tp"] and c["measured"]
+
+
+def section() -> str:
+    rows = []
+    per: dict[str, list[float]] = {k: [] for k, _ in METRICS}
+    tp8: list[float] = []
+    for c in CASES:
+        e = errors(c)
+        got = predict(c["id"])
+        for k, v in e.items():
+            per[k].append(abs(v))
+        if int(c["tp"]) == 8 and "mean_tpot_ms" in e:
+            tp8.append(e["mean_tpot_ms"])
+        load = f"c={c['max_concurrency']}" if c.get("max_concurrency") else f"rate {c.get('request_rate')}"
+        cells = []
+        for k, _ in METRICS:
+            want = c["measured"].get(k)
+            if not got:
+                cells.append(f"{float(want):,.4g} / no request fits kvcalc's pool" if want else "-")
+                continue
+            cells.append(f"{float(want):,.4g} / {got[k]:,.4g} ({e[k]:+.0%})" if want else "-")
+        rows.append(
+            f"| [{c['id']}]({c['url']}) | {c['model']} | {c['gpu']} x{c['tp']} | {c['engine_as_run']} | "
+            f"{c['dataset']} {c['mean_input']:,.0f}/{c['mean_output']:,.0f}, {load} | " + " | ".join(cells) + " |"
+        )
+    mae = {k: sum(v) / len(v) for k, v in per.items() if v}
+    lines = [
+        BEGIN,
+        f"{len(CASES)} public measured runs; each cell is measured / kvcalc (error). Mean absolute error with the "
+        "default constants: "
+        + ", ".join(f"{name} {mae[k]:.0%} ({len(per[k])} runs)" for k, name in METRICS if k in mae)
+        + (f"; TP 8 TPOT bias {sum(tp8) / len(tp8):+.0%} ({len(tp8)} runs)" if tp8 else "")
+        + ".",
+        "",
+        "| run | model | GPU x TP | engine | workload (in/out tokens), load | req/s | output tok/s | mean TTFT ms | "
+        "mean TPOT ms |",
+        "|---|---|---|---|---|---:|---:|---:|---:|",
+        *rows,
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def test_accuracy_doc_serving_section_is_current():
+    new = section()
+    text = DOC.read_text()
+    if BEGIN not in text:
+        text = text.rstrip("\n") + "\n\n## Serving time\n\n" + BEGIN + "\n" + END + "\n"
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    if os.environ.get("KVCALC_ACCURACY") == "write":
+        DOC.write_text(text[:start] + new + text[end:])
+        return
+    assert text[start:end] == new, "docs/accuracy.md is stale: KVCALC_ACCURACY=write pytest tests/test_serving_accuracy.py"
