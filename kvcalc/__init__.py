@@ -23,7 +23,7 @@ _LAZY = {
     "request_bytes": ("kvcalc.engine.kv", "request_bytes"),
     "SizeReport": ("kvcalc.engine.kv", "SizeReport"),
     "fit": ("kvcalc.engine.memory", "fit"),
-    "reverse": ("kvcalc.engine.memory", "reverse"),
+    "reverse": ("kvcalc.engine.plan", "reverse"),
     "FitInputs": ("kvcalc.engine.memory", "FitInputs"),
     "FitReport": ("kvcalc.engine.memory", "FitReport"),
     "weights": ("kvcalc.engine.weights", "weights"),

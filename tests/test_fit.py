@@ -6,7 +6,8 @@ from conftest import make_model
 from kvcalc.engine.alloc import Allocation
 from kvcalc.engine.engines import ENGINES
 from kvcalc.engine.kv import kv_size, pp_partition, request_bytes
-from kvcalc.engine.memory import FitInputs, fit, reverse
+from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.plan import reverse
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 

@@ -72,7 +72,16 @@ def test_prices_rank_by_cost(cli):
 
 def test_text(cli):
     r = cli("plan", "--model", "llama3.1-70b", "--rate", "10", "--tpot", "50ms", "--ttft", "2s", "--gpus", "h100,h200")
-    assert r.code == 0 and "Fewest:" in r.out and "binding" in r.out
+    assert r.code == 0 and "Fewest GPUs:" in r.out and "binding" in r.out
+
+
+def test_the_winner_says_what_it_won(cli):
+    # With a price for every GPU the ranking is by cost, and the first row is called the lowest cost,
+    # not the fewest GPUs (a smaller, dearer deployment may be listed below it).
+    args = ("plan", "--model", "llama3.1-8b", "--users", "32", "--gpus", "h100,l40s", "--price", "h100=10,l40s=1")
+    r = cli(*args)
+    assert r.code == 0 and "Lowest cost:" in r.out and "Fewest GPUs:" not in r.out
+    assert cli(*args, "--json").json()["ranked_by"] == "cost"
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,8 @@ def fit(
     """
     import dataclasses
 
-    from kvcalc.engine.memory import FitInputs, fit as run_fit, reverse
+    from kvcalc.engine.memory import FitInputs, fit as run_fit
+    from kvcalc.engine.plan import reverse
 
     m, g, origin = opt.model_and_gpu(model, gpu)
     inp = FitInputs(

@@ -148,9 +148,12 @@ def efficiency(v: str) -> float:
     return parse_float(v, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
 
 
-def step_constants(eff: str | None, calibration: str | None, overhead: str | None = None) -> Any:
+def step_constants(
+    eff: str | None, calibration: str | None, overhead: str | None = None, model: Any = None, gpus: Any = None
+) -> Any:
     """The step-time model's constants: a calibration file (the option, else kvcalc.toml's), then
-    --efficiency and --request-overhead over them, else the cited defaults."""
+    --efficiency and --request-overhead over them, else the cited defaults. A calibration fitted on
+    another model or GPU than ``model`` and ``gpus`` (specs) is refused."""
     import dataclasses
 
     from kvcalc.cli.defaults import default_path
@@ -162,6 +165,18 @@ def step_constants(eff: str | None, calibration: str | None, overhead: str | Non
     path = calibration or default_path("calibration")
     if path:
         cal = read_calibration(path)
+        names = [g.name for g in (gpus or [])]
+        if cal.gpu and names and any(n != cal.gpu for n in names):
+            other = next(n for n in names if n != cal.gpu)
+            raise KvcalcError(
+                f"this calibration was fitted on {cal.gpu}, not {other}", path, f"--gpu {cal.gpu}, or a calibration of {other}"
+            )
+        if cal.model and model is not None and cal.model != model.name:
+            raise KvcalcError(
+                f"this calibration was fitted on {cal.model}, not {model.name}",
+                path,
+                f"--model {cal.model}, or a calibration of {model.name}",
+            )
         c = dataclasses.replace(DEFAULTS, origin=f"calibration {path}", **cal.constants)  # type: ignore[arg-type]
     if eff is not None:
         c = c.with_efficiency(efficiency(eff))

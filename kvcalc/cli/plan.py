@@ -110,6 +110,14 @@ def plan(
     p_def, o_def = (preset[0], preset[1]) if preset else ("1000", "200")
     p_mean, p_tail = tokens(prompt, p_def, "--prompt")
     o_mean, _ = tokens(output, o_def, "--output")
+    if gpus is None:
+        # A calibration holds for the GPU it was fitted on: the search is over that GPU alone.
+        from kvcalc.cli.defaults import default_path
+        from kvcalc.inputs.calibration import read_calibration
+
+        cal_path = calibration or default_path("calibration")
+        cal_gpu = read_calibration(cal_path).gpu if cal_path else ""
+        gpus = cal_gpu or None
     names = [x.strip() for x in gpus.split(",") if x.strip()] if gpus else list(DATACENTRE)
     if not names or len(names) > 64:
         raise KvcalcError("give one to 64 GPU types", "--gpus", "a comma-separated list such as h100,h200")
@@ -126,7 +134,7 @@ def plan(
         )
     traffic = Traffic(prompt=p_mean, output=o_mean, users=n_users, rate=r, prompt_tail=p_tail)
     slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
-    consts = opt.step_constants(efficiency, calibration, request_overhead)
+    consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=specs)
     n_max = opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs")
     report = run_plan(
         m,

@@ -96,7 +96,7 @@ def roofline(
         opt.engine(engine),
         allreduce,
         opt.tokens(prefill, "--prefill") if prefill else None,
-        opt.step_constants(efficiency, calibration),
+        opt.step_constants(efficiency, calibration, model=m, gpus=[g]),
     )
     if plot_file:
         from kvcalc.render.plot import write_plot_file

@@ -18,7 +18,6 @@ from typing import Any, Literal
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, check_parallel
 from kvcalc.engine.weights import WeightFormats, rope_cache_bytes, weights
-from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
@@ -751,57 +750,6 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         assumptions=assumptions,
         warnings=warnings,
         inputs={"model": model.name, "gpu": gpu.name, **inp.echo()},
-    )
-
-
-def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_gpus: int = 64) -> ReverseReport:
-    """The reverse question: what do ``concurrency`` requests of ``inp.seq`` tokens need?
-
-    The memory fraction that would hold them at the given tp and pp, and the deployment of fewest
-    GPUs that holds them: kvcalc plan's search over TP x PP x replicas on this GPU, with this
-    fit's engine, dtype and measured figures.
-    """
-    from kvcalc.engine.plan import SLO, Traffic, plan
-
-    if concurrency < 1:
-        raise KvcalcError("--concurrency must be >= 1", "--concurrency", "a positive number of requests")
-    eng = inp.engine
-    here = fit(model, gpu, inp)
-    need = concurrency * here.request_bytes
-    # Memory the budget must reach at this tp: fixed costs plus the requests.
-    fixed = sum(line.bytes for line in here.budget if line.is_reserve)
-    util_needed = None
-    if eng.budget == "util_of_total":
-        util_needed = (fixed + need) / here.gpu_memory_bytes
-    elif eng.budget == "fraction_of_free":
-        free = here.gpu_memory_bytes - fixed
-        util_needed = need / free if free > 0 else None
-    p = plan(
-        model,
-        [gpu],
-        Traffic(prompt=inp.seq, output=0, users=concurrency),
-        SLO(),
-        inp.kv_dtype,
-        eng,
-        max_gpus=max_gpus,
-        latency=False,
-        base=inp,
-    )
-    best = p.best
-    tried = [
-        {"tp": d.tp, "pp": d.pp, "replicas": d.replicas, "gpus": d.gpus, "max_concurrency": d.capacity_per_replica * d.replicas}
-        for d in p.ranked[:6]
-    ]
-    return ReverseReport(
-        concurrency=concurrency,
-        kv_bytes_needed_per_gpu=need,
-        util_needed=util_needed,
-        util_possible=util_needed is not None and util_needed <= 1.0,
-        tp_needed=best.tp if best else None,
-        pp_needed=best.pp if best else None,
-        replicas_needed=best.replicas if best else None,
-        gpus_needed=best.gpus if best else None,
-        tried=tried,
     )
 
 

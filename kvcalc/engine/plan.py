@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvcalc.engine.engines import Engine
-from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -112,6 +112,8 @@ class PlanReport:
     """GPU types with no candidate at all, and why (weights do not fit at any size tried)."""
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ranked_by: str = "gpus"
+    """'gpus' (fewest GPUs, then cost) or 'cost' (lowest cost, when every deployment has a price)."""
     verified: list[Any] = field(default_factory=list)
     """The best deployments checked by simulation (Verification), in the order tried."""
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -377,8 +379,10 @@ def plan(
     per_type: dict[str, Deployment] = {}
     for d in feasible:
         per_type.setdefault(d.gpu, d)
-    if prices and all(d.cost_per_hour is not None for d in feasible):
+    ranked_by = "gpus"
+    if prices and feasible and all(d.cost_per_hour is not None for d in feasible):
         feasible.sort(key=lambda d: (d.cost_per_hour or 0.0, d.gpus, d.tpot_s))
+        ranked_by = "cost"
     nearest = min(near, key=lambda x: x[0])[1] if near and not feasible else None
     assumptions = [
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
@@ -423,6 +427,59 @@ def plan(
         skipped=skipped,
         assumptions=assumptions,
         warnings=warnings,
+        ranked_by=ranked_by,
+    )
+
+
+# ---- the reverse question of kvcalc fit --concurrency ------------------------------------------------
+
+
+def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, max_gpus: int = 64) -> ReverseReport:
+    """The reverse question: what do ``concurrency`` requests of ``inp.seq`` tokens need?
+
+    The memory fraction that would hold them at the given tp and pp, and the deployment of fewest
+    GPUs that holds them: kvcalc plan's search over TP x PP x replicas on this GPU, with this
+    fit's engine, dtype and measured figures.
+    """
+    if concurrency < 1:
+        raise KvcalcError("--concurrency must be >= 1", "--concurrency", "a positive number of requests")
+    eng = inp.engine
+    here = fit(model, gpu, inp)
+    need = concurrency * here.request_bytes
+    # Memory the budget must reach at this tp: fixed costs plus the requests.
+    fixed = sum(line.bytes for line in here.budget if line.is_reserve)
+    util_needed = None
+    if eng.budget == "util_of_total":
+        util_needed = (fixed + need) / here.gpu_memory_bytes
+    elif eng.budget == "fraction_of_free":
+        free = here.gpu_memory_bytes - fixed
+        util_needed = need / free if free > 0 else None
+    p = plan(
+        model,
+        [gpu],
+        Traffic(prompt=inp.seq, output=0, users=concurrency),
+        SLO(),
+        inp.kv_dtype,
+        eng,
+        max_gpus=max_gpus,
+        latency=False,
+        base=inp,
+    )
+    best = p.best
+    tried = [
+        {"tp": d.tp, "pp": d.pp, "replicas": d.replicas, "gpus": d.gpus, "max_concurrency": d.capacity_per_replica * d.replicas}
+        for d in p.ranked[:6]
+    ]
+    return ReverseReport(
+        concurrency=concurrency,
+        kv_bytes_needed_per_gpu=need,
+        util_needed=util_needed,
+        util_possible=util_needed is not None and util_needed <= 1.0,
+        tp_needed=best.tp if best else None,
+        pp_needed=best.pp if best else None,
+        replicas_needed=best.replicas if best else None,
+        gpus_needed=best.gpus if best else None,
+        tried=tried,
     )
 
 

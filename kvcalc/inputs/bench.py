@@ -226,7 +226,7 @@ def _parse_json(text: str, where: str) -> list[BenchRun]:
         at = f"{where}, run {k + 1}"
         if not isinstance(d, dict):
             raise KvcalcError("a result is not an object", at, ACCEPTED)
-        if any(key in d for key in GENAI_JSON):
+        if any(isinstance(d.get(key), dict) for key in GENAI_JSON):
             vals = {}
             for key, (name, scale) in GENAI_JSON.items():
                 v = d.get(key)

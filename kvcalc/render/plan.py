@@ -69,8 +69,9 @@ def render(r: Any) -> None:
             t.add_row(*row, _binding(d))
         c.print(t)
         b = r.best
+        won = "Lowest cost" if priced and b.cost_per_hour is not None and r.ranked_by == "cost" else "Fewest GPUs"
         c.print(
-            f"Fewest: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
+            f"{won}: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
             f"replica of the {b.capacity_per_replica:,} its KV pool holds; the decode step is {b.step_bound_by}-bound"
         )
         others = [d for d in r.per_gpu_type if d.gpu != b.gpu]
@@ -91,6 +92,7 @@ def render(r: Any) -> None:
             ("TTFT ms", "right"),
             ("TPOT ms", "right"),
             ("req/s", "right"),
+            ("vs closed", "right"),
             ("", "left"),
         )
         for col in t3.columns:
@@ -103,6 +105,7 @@ def render(r: Any) -> None:
                 f"{v.ttft_s * 1e3:,.0f}",
                 f"{v.tpot_s * 1e3:,.1f}",
                 f"{v.served_per_s:,.2f}/{v.offered_per_s:,.2f}",
+                f"{v.tpot_mean_s / v.closed_form_tpot_s - 1:+.0%}" if v.closed_form_tpot_s else "-",
                 "[green]meets[/green]" if v.ok else f"[red]misses[/red]: {v.note}",
             )
         c.print(t3)
@@ -117,5 +120,6 @@ def render(r: Any) -> None:
     notes(c, "Assumptions", r.assumptions)
     c.print(
         "[dim]in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
-        "the replica count, or with one replica the constraint nearest its limit (share of it). ms = 10^-3 s.[/dim]"
+        "the replica count, or with one replica the constraint nearest its limit (share of it); vs closed: the "
+        "simulation's mean TPOT against the closed form's. ms = 10^-3 s.[/dim]"
     )

@@ -1,0 +1,263 @@
+"""kvcalc calibrate and the benchmark results it reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import one_line_error
+from kvcalc.engine.calibrate import calibrate
+from kvcalc.engine.engines import engine
+from kvcalc.engine.simulate import SimSettings, Workload, simulate
+from kvcalc.engine.steptime import DEFAULTS
+from kvcalc.errors import KvcalcError
+from kvcalc.inputs.bench import BenchRun, parse_bench
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import kv_dtype
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVING = ROOT / "tests" / "serving"
+CASES = yaml.safe_load((SERVING / "cases.yaml").read_text())["cases"]
+BF16 = kv_dtype("bf16")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.get("raw")], ids=lambda c: c["id"])
+def test_every_public_block_parses_to_its_recorded_figures(case):
+    # The figures in cases.yaml were copied out of the sources by a separate script; the parser must
+    # read the same ones from the verbatim blocks.
+    runs = parse_bench((SERVING / case["raw"]).read_text(), case["raw"])
+    assert len(runs) == 1
+    r, want = runs[0], case["measured"]
+    assert r.completed == want["completed"]
+    assert r.request_throughput_per_s == pytest.approx(want["request_throughput_per_s"])
+    if "mean_tpot_ms" in want:
+        assert r.mean_tpot_s == pytest.approx(want["mean_tpot_ms"] / 1e3)
+    if "mean_ttft_ms" in want:
+        assert r.mean_ttft_s == pytest.approx(want["mean_ttft_ms"] / 1e3)
+    assert r.mean_input == pytest.approx(want["total_input_tokens"] / want["completed"])
+    assert r.mean_output == pytest.approx(want["total_output_tokens"] / want["completed"])
+    if case.get("max_concurrency"):
+        assert r.max_concurrency in (None, case["max_concurrency"])
+
+
+SGLANG = """
+============ Serving Benchmark Result ============
+Backend: sglang
+Traffic request rate: inf
+Max request concurrency: 1
+Successful requests: 10
+Benchmark duration (s): 4.45
+Total input tokens: 1972
+Total generated tokens: 2784
+Request throughput (req/s): 2.25
+Output token throughput (tok/s): 625.26
+Concurrency: 1.00
+Mean E2E Latency (ms): 443.32
+Mean TTFT (ms): 21.59
+Median TTFT (ms): 20.89
+Mean TPOT (ms): 1.47
+Mean ITL (ms): 1.52
+==================================================
+"""
+
+GENAI = """
+                              NVIDIA GenAI-Perf | LLM Metrics
+┃                         Statistic ┃    avg ┃    min ┃    max ┃
+│          Time to first token (ms) │  16.26 │  12.39 │  17.25 │
+│          Inter token latency (ms) │   1.85 │   1.55 │   2.04 │
+│            Output sequence length │ 261.90 │ 256.00 │ 298.00 │
+│             Input sequence length │ 550.06 │ 550.00 │ 553.00 │
+│ Output token throughput (per sec) │ 520.87 │    N/A │    N/A │
+│      Request throughput (per sec) │   1.99 │    N/A │    N/A │
+"""
+
+
+def test_sglang_and_genai_perf_read_by_their_labels():
+    s = parse_bench(SGLANG, "s.txt")[0]
+    assert (s.tool, s.completed, s.max_concurrency, s.request_rate_per_s) == ("sglang", 10, 1, float("inf"))
+    assert s.mean_input == pytest.approx(197.2) and s.mean_tpot_s == pytest.approx(1.47e-3)
+    g = parse_bench(GENAI, "g.txt")[0]
+    # genai-perf's inter-token latency is (latency - TTFT) / (output - 1): what vLLM calls TPOT.
+    assert g.tool == "genai-perf" and g.mean_tpot_s == pytest.approx(1.85e-3) and g.mean_input == pytest.approx(550.06)
+
+
+def test_json_results_one_a_line_and_infinity():
+    a = {"model_id": "Qwen/Qwen3-8B", "completed": 100, "request_rate": "inf", "max_concurrency": 4, "mean_tpot_ms": 7.4}
+    b = dict(a, completed=50, request_rate=float("inf"))
+    text = json.dumps(a) + "\n" + json.dumps(b).replace("Infinity", "Infinity")
+    runs = parse_bench(text, "r.jsonl")
+    assert [r.completed for r in runs] == [100, 50] and runs[0].model == "Qwen/Qwen3-8B"
+    assert runs[1].request_rate_per_s == float("inf")
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("", "empty"),
+        ("hello world", "no 'Serving Benchmark Result' block"),
+        ("============ Serving Benchmark Result ============\n====\n", "no figures"),
+        ('{"completed": 10, "mean_tpot_ms": "fast"}', "not a number"),
+        ('{"completed": 10, "mean_tpot_ms": NaN}', "nan"),
+        ('{"completed": -3}', "at least 0"),
+        ('{"completed": 2.5}', "whole number"),
+        ("[1, 2]", "not an object"),
+        ('{"completed": 1', "not JSON"),
+        ('{"foo": 1}', "no benchmark figures"),
+    ],
+)
+def test_malformed_results_are_one_line(text, needle):
+    with pytest.raises(KvcalcError) as e:
+        parse_bench(text, "bench.txt")
+    assert needle in e.value.line() and "bench.txt" in e.value.line()
+
+
+def synthetic(truth, concurrencies=(1, 4, 16, 64), model="llama3.1-8b", gpu="h100"):
+    """Runs of kvcalc's own simulator under known constants: what a benchmark would measure if the
+    engine behaved exactly as the step model with those constants."""
+    m, g, eng = resolve_model(model), resolve_gpu(gpu), engine("vllm")
+    out = []
+    for c in concurrencies:
+        n = max(4 * c, 40)
+        wl = Workload(np.zeros(n), np.full(n, 1000), np.full(n, 200), "t", "b")
+        b = simulate(m, g, wl, SimSettings(1200, 1024, 8192, constants=truth, concurrency=c), [("paged-16", 16)], eng, BF16)
+        b = b.runs[0].bench
+        out.append(
+            BenchRun(
+                f"c{c}",
+                "vllm",
+                b.completed,
+                b.duration_s,
+                1000.0,
+                200.0,
+                b.request_throughput_per_s,
+                b.output_throughput_tok_per_s,
+                b.ttft_s.mean,
+                b.ttft_s.p50,
+                b.tpot_s.mean,
+                b.tpot_s.p50,
+                b.itl_s.mean,
+                c,
+            )
+        )
+    return out
+
+
+def test_a_fit_recovers_the_bandwidth_share_it_was_made_with():
+    truth = dataclasses.replace(DEFAULTS, eta_bw=0.62, request_overhead_s=0.02)
+    r = calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), synthetic(truth), [1] * 4, BF16, engine("vllm"))
+    assert r.constants.eta_bw == pytest.approx(0.62, abs=0.02)
+    assert "eta_bw" in r.fitted and "eta_c" in r.held and "alpha_s" in r.held
+    assert r.rms_fitted < 0.05 < r.rms_default
+    # The request path: what TTFT leaves at the lightest load, 20 ms jittered x 0.5 to 1.5.
+    assert 0.005 < r.constants.request_overhead_s < 0.035
+
+
+def test_too_few_runs_are_refused():
+    runs = synthetic(DEFAULTS, (4,))
+    with pytest.raises(KvcalcError, match="cannot fit"):
+        calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), runs, [1], BF16, engine("vllm"))
+
+
+def test_a_run_faster_than_the_roofline_is_impossible():
+    runs = synthetic(DEFAULTS, (1, 8))
+    fast = dataclasses.replace(runs[0], mean_tpot_s=runs[0].mean_tpot_s / 3)
+    with pytest.raises(KvcalcError, match="below the roofline bound") as e:
+        calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), [fast, runs[1]], [1, 1], BF16, engine("vllm"))
+    assert e.value.where == "c1"
+
+
+def test_contradictory_runs_are_refused():
+    runs = synthetic(DEFAULTS, (1, 4, 16))
+    # The same load twice, one measured 2x slower: no one set of constants gives both.
+    slow = dataclasses.replace(runs[1], where="c4-again", mean_tpot_s=runs[1].mean_tpot_s * 2)
+    with pytest.raises(KvcalcError, match="contradict"):
+        calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), [*runs, slow], [1] * 4, BF16, engine("vllm"))
+
+
+def test_a_run_of_another_model_is_refused():
+    runs = [dataclasses.replace(r, model="meta-llama/Llama-3.1-70B-Instruct") for r in synthetic(DEFAULTS, (1, 4))]
+    with pytest.raises(KvcalcError, match="not llama3.1-8b"):
+        calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), runs, [1, 1], BF16, engine("vllm"))
+
+
+def test_the_cli_writes_a_calibration_the_other_commands_take(cli, tmp_path, monkeypatch):
+    truth = dataclasses.replace(DEFAULTS, eta_bw=0.62)
+    files = []
+    for r in synthetic(truth):
+        p = tmp_path / f"{r.where}.json"
+        p.write_text(
+            json.dumps(
+                {
+                    "completed": r.completed,
+                    "total_input_tokens": 1000 * r.completed,
+                    "total_output_tokens": 200 * r.completed,
+                    "request_throughput": r.request_throughput_per_s,
+                    "mean_tpot_ms": r.mean_tpot_s * 1e3,
+                    "mean_ttft_ms": r.mean_ttft_s * 1e3,
+                    "max_concurrency": r.max_concurrency,
+                }
+            )
+        )
+        files.append(str(p))
+    cal = tmp_path / "cal.json"
+    res = cli("calibrate", *files, "--model", "llama3.1-8b", "--gpu", "h100", "--write", str(cal))
+    assert res.code == 0 and "eta_bw" in res.out, res.err
+    doc = json.loads(cal.read_text())
+    assert doc["constants"]["eta_bw"] == pytest.approx(0.62, abs=0.02)
+    # roofline, simulate and plan take it, and say so.
+    a = cli("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--calibration", str(cal), "--json").json()
+    b = cli("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--json").json()
+    assert a["t_step_s"] > b["t_step_s"] and any("calibration" in x for x in a["assumptions"])
+    s = cli("simulate", "--model", "llama3.1-8b", "-n", "50", "--policies", "paged-16", "--calibration", str(cal), "--json")
+    assert s.code == 0 and s.json()["constants"]["eta_bw"] == pytest.approx(0.62, abs=0.02)
+    p = cli("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--users", "8", "--calibration", str(cal), "--json")
+    assert p.code == 0 and p.json()["constants"]["origin"].startswith("calibration")
+    # kvcalc.toml's calibration, resolved from the file's own folder.
+    (tmp_path / "kvcalc.toml").write_text('calibration = "cal.json"\n')
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    t = cli("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--json").json()
+    assert t["t_step_s"] == pytest.approx(a["t_step_s"])
+
+
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        ("not json", "not JSON"),
+        ('{"constants": {"eta_bw": 3}}', "constants.eta_bw"),
+        ('{"constants": {"eta_bw": "fast"}}', "constants.eta_bw"),
+        ('{"constants": {"speed": 1}}', "unknown constant"),
+        ('{"gpu": "h100"}', "no 'constants'"),
+        ("", "not JSON"),
+    ],
+)
+def test_a_bad_calibration_file_is_one_line(cli, tmp_path, content, needle):
+    f = tmp_path / "cal.json"
+    f.write_text(content)
+    one_line_error(cli("roofline", "--model", "llama3.1-8b", "--calibration", str(f)), needle)
+
+
+def test_a_calibration_of_another_gpu_is_refused(cli, tmp_path):
+    f = tmp_path / "cal.json"
+    f.write_text(json.dumps({"model": "llama3.1-8b", "gpu": "a100-80gb", "tp": [1], "constants": {"eta_bw": 0.7}}))
+    one_line_error(cli("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--calibration", str(f)), "a100-80gb")
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["/nonexistent.txt"], "nonexistent"),
+        (["--tp", "1,2,3"], "--tp"),
+    ],
+)
+def test_bad_calibrate_input_is_one_line(cli, tmp_path, args, needle):
+    f = tmp_path / "a.txt"
+    f.write_text(SGLANG)
+    extra = [] if args[0].startswith("/") else [str(f)]
+    one_line_error(cli("calibrate", *extra, *args, "--model", "qwen3-8b"), needle)
