@@ -169,7 +169,7 @@ def calibrate(
     for _sweep in range(4):
         for name in free:
             lo, hi = RANGES[name]
-            c = _golden(lambda v, n=name: loss(_set(c, n, v)), lo, hi, c, name)
+            c = _golden(lambda v, n=name, base_c=c: loss(_set(base_c, n, v)), lo, hi, c, name)
     c = _fit_overhead(c, pts, held)
     c = replace(c, origin="calibration")
     out: list[CalibrationRun] = []
