@@ -415,17 +415,43 @@ class StepModel:
         return (span(0, K, *mem) if m0 + m1 * mid >= c0 + c1 * mid else span(0, K, *comp)) + K * o
 
     def steps_until(self, ln: tuple[float, float, float, float, float], dt: float, limit: int) -> int:
-        """The fewest steps (1..limit) whose time reaches dt."""
-        if self.span_s(ln, limit) < dt:
+        """The fewest steps (1..limit) whose time reaches dt: the span's time is quadratic in its length
+        on each side of the step where the lines cross, so the count is solved for, then checked."""
+        span_s = self.span_s
+        if span_s(ln, limit) < dt:
             return limit
-        lo, hi = 1, limit
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.span_s(ln, mid) >= dt:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        m0, m1, c0, c1, o = ln
+        cut = 0
+        if m1 != c1:
+            k = (c0 - m0) / (m1 - c1)
+            if 0 < k < limit - 1:
+                cut = math.ceil(k)
+        first = (m0, m1) if m0 >= c0 else (c0, c1)
+        if cut and span_s(ln, cut) < dt:
+            # Past the crossing: the second line from step ``cut`` on.
+            l0, l1 = (c0, c1) if first == (m0, m1) else (m0, m1)
+            rest, base = dt - span_s(ln, cut), cut
+        else:
+            if not cut:
+                mid = (limit - 1) / 2
+                first = (m0, m1) if m0 + m1 * mid >= c0 + c1 * mid else (c0, c1)
+            l0, l1 = first
+            rest, base = dt, 0
+        # K steps from ``base``: K (l0 + l1 base + o) + l1 K (K - 1) / 2 >= rest.
+        a = l1 / 2
+        bq = l0 + l1 * base + o - l1 / 2
+        if abs(a) < 1e-30:
+            K = rest / bq if bq > 0 else limit
+        else:
+            disc = bq * bq + 4 * a * rest
+            K = (-bq + math.sqrt(disc)) / (2 * a) if disc >= 0 else limit
+        guess = min(max(base + math.ceil(K - 1e-9), 1), limit)
+        # The solved count is exact up to rounding: step to the fewest that reach dt.
+        while guess > 1 and span_s(ln, guess - 1) >= dt:
+            guess -= 1
+        while guess < limit and span_s(ln, guess) < dt:
+            guess += 1
+        return guess
 
     def describe(self) -> str:
         c = self.c

@@ -223,6 +223,7 @@ class _State:
         self.preemptions = 0
         self.recomputed = 0
         self.swapped_bytes = 0
+        self.held_sum = 0
 
 
 # ---- one policy ----------------------------------------------------------------------------------
@@ -255,6 +256,7 @@ def _run(
     sp_full = prefix // bs if paged else 0
     cap = pool // (bs * per_token) if paged else 0
     alloc: Any = _FirstFit(pool) if policy == "oracle" else _Counter(pool)
+    counter = isinstance(alloc, _Counter)
     fixed = req_bytes(st.max_len) if policy == "prealloc" else 0
 
     gen = [0] * n  # tokens sampled so far
@@ -297,7 +299,7 @@ def _run(
     def reserved_bytes() -> int:
         if paged:
             return used_blocks(z.S) * bs * per_token
-        return pool - alloc.free if isinstance(alloc, _Counter) else sum(held.values())
+        return pool - alloc.free if counter else z.held_sum
 
     def own_blocks(length: int) -> int:
         return -(-length // bs) - sp_full
@@ -342,6 +344,7 @@ def _run(
         if not alloc.alloc(i, need):
             return False
         held[i] = need
+        z.held_sum += need
         prefilling.append([i, length, 0, length])
         return True
 
@@ -365,7 +368,9 @@ def _run(
 
     def finished(i: int) -> None:
         if not paged:
-            alloc.release(i, held.pop(i))
+            h = held.pop(i)
+            z.held_sum -= h
+            alloc.release(i, h)
         finish[i] = z.now
         gen[i] = O[i]
         z.done += 1
@@ -379,7 +384,8 @@ def _run(
             progress(d, n)
 
     def admit() -> None:
-        while running() < st.max_num_seqs:
+        mns = st.max_num_seqs
+        while len(dec_base) + len(prefilling) < mns:
             nxt = client.peek()
             if front:
                 i = front[0]
@@ -470,7 +476,9 @@ def _run(
         if events > MAX_EVENTS:
             raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "--requests", "a smaller run (fewer requests)")
         admit()
-        max_running = max(max_running, running())
+        r_now = len(dec_base) + len(prefilling)
+        if r_now > max_running:
+            max_running = r_now
         nd = len(dec_base)
         S = z.S
         mean = (z.sum_base + nd * S) / nd if nd else 0.0
@@ -540,7 +548,7 @@ def _run(
         ln = cost.lines(nd, mean)
         K = max(heap[0][0] - S, 1) if heap else 1
         pk = client.peek()
-        if not front and pk is not None and running() < st.max_num_seqs and fits(pk[1]) and pk[0] > z.now:
+        if not front and pk is not None and pk[0] > z.now and r_now < st.max_num_seqs and fits(pk[1]):
             K = min(K, cost.steps_until(ln, pk[0] - z.now, K))
         if paged:
             lim = cap - z.shared - z.pref_sum + sp_full * nd
@@ -557,7 +565,7 @@ def _run(
         itl.append(dt / K)
         itl_w.append(nd * K)
         z.stall = 0.0
-        live0, res0, run0 = (live_bytes(), reserved_bytes(), running()) if wanted() else (-1, -1, running())
+        live0, res0, run0 = (live_bytes(), reserved_bytes(), r_now) if wanted() else (-1, -1, r_now)
         z.now += dt
         z.S += K
         steps += K
@@ -666,8 +674,13 @@ def simulate(
         )
     host = (gpu.host_link_bytes_per_s or 64e9) / 2
 
+    memo: dict[int, int] = {}
+
     def req_bytes(length: int) -> int:
-        return int(d.kvfp.request_bytes(length))
+        v = memo.get(length)
+        if v is None:
+            v = memo[length] = int(d.kvfp.request_bytes(length))
+        return v
 
     runs = []
     for name, B in policies:
