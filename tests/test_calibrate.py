@@ -261,3 +261,17 @@ def test_bad_calibrate_input_is_one_line(cli, tmp_path, args, needle):
     f.write_text(SGLANG)
     extra = [] if args[0].startswith("/") else [str(f)]
     one_line_error(cli("calibrate", *extra, *args, "--model", "qwen3-8b"), needle)
+
+
+def test_kvcalc_measure_results_give_the_bandwidth_share(cli, tmp_path):
+    # A measured decode step on an H100 that read 1,000,000,000 B in 0.4 ms: 2.5 TB/s of 3.35, 0.746.
+    m = {"model": "llama3.1-8b", "device": "cuda", "device_name": "NVIDIA H100 80GB HBM3", "kernel": "triton-paged"}
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps({**m, "t_measured_s": 0.4e-3, "bytes": 1_000_000_000, "datasheet_bytes_per_s": 3.35e12}))
+    d = cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "h100", "--json").json()
+    assert d["constants"]["eta_bw"] == pytest.approx(1e9 / 0.4e-3 / 3.35e12) and d["fitted"] == ["eta_bw"]
+    assert cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "h100").code == 0
+    # Measured on another device, or on a CPU: refused.
+    one_line_error(cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "a100-80gb"), "NVIDIA H100 80GB HBM3")
+    f.write_text(json.dumps({**m, "device": "cpu", "t_measured_s": 0.4e-3, "bytes": 10**9}))
+    one_line_error(cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "h100"), "CPU")

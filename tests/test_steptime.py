@@ -102,3 +102,50 @@ def test_constants_out_of_range_are_refused():
 
 def test_bad_efficiency_is_one_line(cli):
     one_line_error(cli("roofline", "--model", "llama3.1-8b", "--efficiency", "0"), "--efficiency")
+
+
+def test_the_docs_worked_example_is_what_roofline_prints(cli):
+    # docs/simulation.md's Llama-3.1-70B TP 8 example, figure by figure.
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text()
+    d = cli("roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--batch", "32", "--seq", "4k", "--json").json()
+    for figure in (
+        f"{d['weight_bytes_read']:,} B",
+        f"{d['kv_bytes_read']:,} B",
+        f"{d['t_bound_s'] * 1e3:.3f} ms",
+        f"{d['t_fixed_s'] * 1e3:.3f} ms",
+        f"{d['t_collective_s'] * 1e3:.3f} ms",
+        f"{d['t_step_s'] * 1e3:.3f} ms",
+        f"{d['tokens_per_s_step']:,.0f} tokens/s",
+        f"{d['tokens_per_s']:,.0f}:",
+    ):
+        assert figure in text, figure
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.floats(0, 0.05),
+    st.floats(0, 1e-4),
+    st.floats(0, 0.05),
+    st.floats(0, 1e-4),
+    st.floats(0, 2e-3),
+    st.floats(1e-6, 60),
+    st.integers(1, 5000),
+)
+def test_the_solved_arrival_step_is_the_bisected_one(m0, m1, c0, c1, o, dt, limit):
+    # steps_until solves the span's quadratic; bisection over span_s is the independent answer.
+    ln = (m0, m1, c0, c1, o)
+    if StepModel.span_s(ln, limit) < dt:
+        want = limit
+    else:
+        lo, hi = 1, limit
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if StepModel.span_s(ln, mid) >= dt:
+                hi = mid
+            else:
+                lo = mid + 1
+        want = lo
+    sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16)
+    assert sm.steps_until(ln, dt, limit) == want

@@ -103,6 +103,13 @@ def calibrate(
     if len(tps) != len(runs):
         raise KvcalcError(f"{len(tps)} TP sizes for {len(runs)} runs", "--tp", "one TP size, or one per run")
     known = _names(model)
+    kernels = [r for r in runs if r.kernel_s is not None]
+    if kernels:
+        base = _from_measure(kernels, gpu, base)
+        tps = [tp for r, tp in zip(runs, tps) if r.kernel_s is None]
+        runs = [r for r in runs if r.kernel_s is None]
+        if not runs:
+            return _measure_report(model, gpu, kernels, kv, engine, base)
     pts: list[tuple[BenchRun, int, _Replica, float, float]] = []
     for r, tp in zip(runs, tps):
         if r.model and r.model.lower() not in known and r.model.lower().rsplit("/", 1)[-1] not in known:
@@ -306,3 +313,59 @@ def _fit_overhead(
 def _set(c: StepConstants, name: str, v: float) -> StepConstants:
     change: dict[str, Any] = {name: v}
     return replace(c, **change)
+
+
+def _from_measure(kernels: list[BenchRun], gpu: GPUSpec, base: StepConstants) -> StepConstants:
+    """eta_bw from kvcalc measure's timed decode steps: bytes read / time / the datasheet bandwidth,
+    the median over the results (each must have run on this GPU)."""
+    shares = []
+    for k in kernels:
+        if k.device == "cpu":
+            raise KvcalcError(
+                "a CPU measurement cannot calibrate a GPU's steps", k.where, f"kvcalc measure --json run on {gpu.name}"
+            )
+        dev = (k.device or "").lower().replace(" ", "-")
+        names = {gpu.name.lower(), *(a.lower() for a in gpu.aliases)}
+        if dev and not any(n in dev or dev in n for n in names):
+            raise KvcalcError(
+                f"this measurement ran on {k.device!r}, not {gpu.name}", k.where, f"--gpu for {k.device}, or a run on {gpu.name}"
+            )
+        assert k.kernel_bytes and k.kernel_s
+        shares.append(k.kernel_bytes / k.kernel_s / float(gpu.memory_bandwidth_bytes_per_s))
+    shares.sort()
+    mid = shares[len(shares) // 2] if len(shares) % 2 else (shares[len(shares) // 2 - 1] + shares[len(shares) // 2]) / 2
+    if not 0 < mid <= 1.05:
+        raise KvcalcError(
+            f"the measured steps read {mid:.0%} of {gpu.name}'s datasheet bandwidth",
+            kernels[0].where,
+            "a measurement of this GPU",
+        )
+    return replace(base, eta_bw=min(mid, 1.0))
+
+
+def _measure_report(
+    model: ModelSpec, gpu: GPUSpec, kernels: list[BenchRun], kv: KVDtype, engine: Engine, c: StepConstants
+) -> CalibrationReport:
+    return CalibrationReport(
+        model=model.name,
+        gpu=gpu.name,
+        tp=[1],
+        engine=engine.key,
+        kv_dtype=kv.name,
+        constants=replace(c, origin="calibration"),
+        fitted=["eta_bw"],
+        held={
+            "fixed_s": "kvcalc measure times kernels, not an engine's steps: give benchmark runs to fit the rest",
+            "eta_c": "as fixed_s",
+            "alpha_s": "as fixed_s",
+            "request_overhead_s": "as fixed_s",
+        },
+        runs=[],
+        rms_default=0.0,
+        rms_fitted=0.0,
+        assumptions=[
+            f"eta_bw = bytes read / measured time / {gpu.name}'s datasheet bandwidth, the median of {len(kernels)} "
+            "kvcalc measure result(s)"
+        ],
+        inputs={"model": model.name, "gpu": gpu.name, "engine": engine.key, "kv_dtype": kv.name, "runs": len(kernels)},
+    )

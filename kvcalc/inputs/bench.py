@@ -7,7 +7,8 @@ Read, by their labels (case and spacing ignored):
 - SGLang's ``bench_serving``: the same block with its own rows (E2E latency, concurrency) or its
   JSON Lines (bare ``Infinity`` accepted);
 - NVIDIA genai-perf: its console table (the avg column; its "Inter token latency" is what vLLM
-  calls TPOT, (latency - TTFT) / (output - 1)) or profile_export_genai_perf.json.
+  calls TPOT, (latency - TTFT) / (output - 1)) or profile_export_genai_perf.json;
+- ``kvcalc measure --json``: one timed paged decode step on a GPU and the bytes it read.
 
 A text may hold several runs; each is located by file and line. Times are stored in seconds.
 """
@@ -52,6 +53,13 @@ class BenchRun:
     """inf for every request at once."""
     model: str | None = None
     extra: dict[str, float] = field(default_factory=dict)
+    kernel_bytes: int | None = None
+    """For a kvcalc measure result: the bytes its timed decode step read."""
+    kernel_s: float | None = None
+    """For a kvcalc measure result: the measured time of that step."""
+    datasheet_bytes_per_s: float | None = None
+    device: str | None = None
+    """The device a kvcalc measure result ran on (its device_name; 'cpu' for a CPU)."""
 
 
 # label (lower case, single spaces, no trailing colon) -> (field, scale)
@@ -226,6 +234,9 @@ def _parse_json(text: str, where: str) -> list[BenchRun]:
         at = f"{where}, run {k + 1}"
         if not isinstance(d, dict):
             raise KvcalcError("a result is not an object", at, ACCEPTED)
+        if "t_measured_s" in d and "bytes" in d and "kernel" in d:
+            runs.append(_measure(d, at))
+            continue
         if any(isinstance(d.get(key), dict) for key in GENAI_JSON):
             vals = {}
             for key, (name, scale) in GENAI_JSON.items():
@@ -247,6 +258,28 @@ def _parse_json(text: str, where: str) -> list[BenchRun]:
     if not runs:
         raise KvcalcError("no runs", where, ACCEPTED)
     return runs
+
+
+def _measure(d: dict[str, Any], at: str) -> BenchRun:
+    """A ``kvcalc measure --json`` result: one timed decode step and the bytes it read."""
+    t, b = d.get("t_measured_s"), d.get("bytes")
+    if t is None:
+        raise KvcalcError("this measure result has no measured time (its kernel failed)", at, "a measure run that timed")
+    secs = _number(t, at, "t_measured_s")
+    nbytes = _number(b, at, "bytes")
+    if not secs or not nbytes:
+        raise KvcalcError("a measured time or byte count of 0", at, "a measure run that timed")
+    ds = d.get("datasheet_bytes_per_s")
+    device = d.get("device_name") if d.get("device") != "cpu" else "cpu"
+    return BenchRun(
+        where=at,
+        tool="kvcalc-measure",
+        model=str(d.get("model"))[:200] if d.get("model") else None,
+        kernel_bytes=int(nbytes),
+        kernel_s=secs,
+        datasheet_bytes_per_s=_number(ds, at, "datasheet_bytes_per_s") if ds is not None else None,
+        device=str(device)[:200] if device else None,
+    )
 
 
 def _parse_genai_table(text: str, where: str) -> list[BenchRun]:

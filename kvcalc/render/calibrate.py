@@ -16,10 +16,13 @@ def _ms(t: float | None) -> str:
 def render(r: Any) -> None:
     c = console()
     k = r.constants
-    c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {', '.join(map(str, r.tp))}), {len(r.runs)} runs: "
-        f"TPOT off by {r.rms_default:.1%} (rms of log ratios) with the defaults, {r.rms_fitted:.1%} fitted"
-    )
+    if r.runs:
+        c.print(
+            f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {', '.join(map(str, r.tp))}), {len(r.runs)} runs: "
+            f"TPOT off by {r.rms_default:.1%} (rms of log ratios) with the defaults, {r.rms_fitted:.1%} fitted"
+        )
+    else:
+        c.print(f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]: the bandwidth share from kvcalc measure")
     t = table(None, ("constant", "left"), ("value", "right"), ("", "left"))
     rows = [
         ("eta_bw", f"{k.eta_bw:.3f}", "share of peak memory bandwidth"),
@@ -61,7 +64,8 @@ def render(r: Any) -> None:
             _ms(x.measured_ttft_s),
             _ms(x.fitted_ttft_s),
         )
-    c.print(t2)
+    if r.runs:
+        c.print(t2)
     notes(c, "Held at their defaults", [f"{n}: {why}" for n, why in r.held.items()], "")
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Assumptions", r.assumptions)
