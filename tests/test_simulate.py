@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import one_line_error
 from kvcalc.engine.engines import engine
-from kvcalc.engine.simulate import SimSettings, Workload, _Blocks, parse_policies, simulate
+from kvcalc.engine.simulate import Blocks, SimSettings, Workload, parse_policies, simulate
 from kvcalc.engine.steptime import StepModel
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 from kvcalc.specs.dtypes import kv_dtype
@@ -45,7 +45,7 @@ def test_span_time_is_the_sum_of_its_steps(m0, m1, c0, c1, K):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-5000, 5000), min_size=0, max_size=30), st.integers(0, 10_000), st.sampled_from([1, 3, 16, 128]))
 def test_block_count_is_the_sum_of_ceilings(bases, S, B):
-    b = _Blocks(B)
+    b = Blocks(B)
     for x in bases:
         b.add(x)
     lengths = [x + S for x in bases]

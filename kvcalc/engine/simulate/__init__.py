@@ -1,11 +1,12 @@
 """Capacity over time: a continuous-batching engine serving a client's requests (kvcalc simulate).
 
 The parts, each with one job: ``client`` (open loop or a concurrency limit, the request path),
-``run`` (the scheduler: admission, chunked prefill, preemption, over the allocation policies),
-``metrics`` (the figures a benchmark client prints); the step time comes from
-:mod:`kvcalc.engine.steptime` only.
+``allocator`` (where a request's KV lives: prealloc, oracle, paged-B), ``run`` (the scheduler:
+admission, chunked prefill, preemption, the event loop), ``metrics`` (the figures a benchmark
+client prints); the step time comes from :mod:`kvcalc.engine.steptime` only.
 """
 
+from kvcalc.engine.simulate.allocator import Blocks, Contiguous, Paged
 from kvcalc.engine.simulate.client import Client
 from kvcalc.engine.simulate.metrics import BenchMetrics, Percentiles
 from kvcalc.engine.simulate.run import (
@@ -15,7 +16,6 @@ from kvcalc.engine.simulate.run import (
     SimSettings,
     SimulationReport,
     Workload,
-    _Blocks,
     estimate_events,
     parse_policies,
     simulate,
@@ -25,13 +25,15 @@ __all__ = [
     "MAX_EVENTS",
     "POLICY_ACCEPTED",
     "BenchMetrics",
+    "Blocks",
+    "Contiguous",
+    "Paged",
     "Client",
     "Percentiles",
     "PolicyRun",
     "SimSettings",
     "SimulationReport",
     "Workload",
-    "_Blocks",
     "estimate_events",
     "parse_policies",
     "simulate",

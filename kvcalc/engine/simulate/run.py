@@ -40,7 +40,7 @@ from typing import Any
 
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.memory import FitInputs, fit
-from kvcalc.engine.paging import _Counter, _FirstFit
+from kvcalc.engine.simulate.allocator import Allocator, Contiguous, Paged
 from kvcalc.engine.simulate.client import Client
 from kvcalc.engine.simulate.metrics import BenchMetrics, Percentiles, bench_metrics, pct
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel
@@ -171,42 +171,6 @@ def parse_policies(text: str) -> list[tuple[str, int | None]]:
     return out
 
 
-class _Blocks:
-    """Blocks held by decoding requests whose lengths are base_i + S at step S: the sum of
-    ceil((base_i + S) / B) in O(B), from each request's quotient and residue of (base_i - 1) / B."""
-
-    def __init__(self, B: int):
-        self.B = B
-        self.cnt = [0] * B
-        self.sumk = 0
-        self.n = 0
-        self._suffix: list[int] | None = None
-        self._memo = (-1, 0)
-
-    def add(self, base: int, sign: int = 1) -> None:
-        k, r = divmod(base - 1, self.B)
-        self.sumk += sign * k
-        self.cnt[r] += sign
-        self.n += sign
-        self._suffix = None
-        self._memo = (-1, 0)
-
-    def total(self, S: int) -> int:
-        if self._memo[0] == S:
-            return self._memo[1]
-        if not self.n:
-            return 0
-        if self._suffix is None:
-            suf = [0] * (self.B + 1)
-            for r in range(self.B - 1, -1, -1):
-                suf[r] = suf[r + 1] + self.cnt[r]
-            self._suffix = suf
-        a, s = divmod(S, self.B)
-        v = self.sumk + self.n * (a + 1) + (self._suffix[self.B - s] if s else 0)
-        self._memo = (S, v)
-        return v
-
-
 class _State:
     """The mutable counters of one run (attributes, so the closures below can change them)."""
 
@@ -214,16 +178,13 @@ class _State:
         self.S = 0
         self.now = 0.0
         self.stall = 0.0
-        self.shared = 0
         self.swap_used = 0
         self.sum_base = 0
-        self.pref_sum = 0
         self.done = 0
         self.rejected = 0
         self.preemptions = 0
         self.recomputed = 0
         self.swapped_bytes = 0
-        self.held_sum = 0
 
 
 # ---- one policy ----------------------------------------------------------------------------------
@@ -250,29 +211,23 @@ def _run(
     O = wl.outputs.tolist()
     n = len(P)
     itl, itl_w = array("d"), array("d")  # inter-token gaps and the tokens that waited each
-    paged = B is not None
-    bs = B or 1
-    prefix = wl.shared_prefix if paged else 0
-    sp_full = prefix // bs if paged else 0
-    cap = pool // (bs * per_token) if paged else 0
-    alloc: Any = _FirstFit(pool) if policy == "oracle" else _Counter(pool)
-    counter = isinstance(alloc, _Counter)
-    fixed = req_bytes(st.max_len) if policy == "prealloc" else 0
+    alloc: Allocator = (
+        Paged(B, pool, per_token, wl.shared_prefix) if B is not None else Contiguous(policy, pool, req_bytes, st.max_len)
+    )
+    paged = alloc.paged
+    prefix = alloc.prefix_tokens
 
     gen = [0] * n  # tokens sampled so far
     first_tok = [math.nan] * n
     admitted = [math.nan] * n
     finish = [math.nan] * n
-    held: dict[int, int] = {}  # contiguous reservations
     swapped: dict[int, int] = {}  # request -> tokens held in host memory
     fin: dict[int, int] = {}  # decoding request -> the step it samples its last token
     dec_base: dict[int, int] = {}  # decoding request -> base (its length at step S is base + S)
     prefilling: deque[list[int]] = deque()  # [request, prompt tokens left, tokens done, length after]
-    pref_blocks: dict[int, int] = {}
     heap: list[tuple[int, int]] = []
     front: deque[int] = deque()  # preempted requests, served before new arrivals
     order: list[int] = []  # admission order, for LIFO preemption
-    blocks = _Blocks(bs)
     z = _State()
     q10 = max(int(0.1 * n), 1)
     q90 = max(int(0.9 * n), q10 + 1)
@@ -293,67 +248,35 @@ def _run(
             tokens -= (r - 1) * prefix  # the shared prefix is held once
         return tokens * per_token
 
-    def used_blocks(at: int) -> int:
-        return z.shared + blocks.total(at) - sp_full * len(dec_base) + z.pref_sum
-
     def reserved_bytes() -> int:
-        if paged:
-            return used_blocks(z.S) * bs * per_token
-        return pool - alloc.free if counter else z.held_sum
-
-    def own_blocks(length: int) -> int:
-        return -(-length // bs) - sp_full
-
-    def can_ever(i: int) -> bool:
-        total = P[i] + O[i]
-        if policy == "prealloc":
-            return fixed <= pool and total <= st.max_len
-        if policy == "oracle":
-            return req_bytes(total) <= pool
-        return own_blocks(total) + sp_full <= cap
+        return alloc.reserved_bytes(z.S, len(dec_base), per_token)
 
     def fits(i: int) -> bool:
-        length = P[i] + gen[i]
-        if paged:
-            extra = sp_full if sp_full and not z.shared else 0
-            return own_blocks(length) + extra <= cap - used_blocks(z.S)
-        if policy == "prealloc":
-            return bool(alloc.free >= fixed)
-        return True  # first-fit: only trying tells
+        return alloc.fits(P[i] + gen[i], z.S, len(dec_base))
 
     def try_admit(i: int) -> bool:
         length = P[i] + gen[i]
-        if paged:
-            if not fits(i):
+        if i in swapped:
+            # Resume from host memory: its blocks come back over the host link; it decodes on.
+            assert isinstance(alloc, Paged)
+            if not alloc.fits(length, z.S, len(dec_base)):
                 return False
-            if sp_full and not z.shared:
-                z.shared = sp_full
-            if i in swapped:
-                # Resume from host memory: its blocks come back over the host link; it decodes on.
-                z.swap_used -= swapped.pop(i) * per_token
-                z.stall += length * per_token / host_bw
-                add_decoder(i, length)
-                return True
-            nb = own_blocks(length)
-            pref_blocks[i] = nb
-            z.pref_sum += nb
-            cached = min(sp_full * bs, length - 1) if sp_full and gen[i] == 0 else 0
-            prefilling.append([i, length - cached, cached, length])
+            alloc.take_prefix()
+            z.swap_used -= swapped.pop(i) * per_token
+            z.stall += length * per_token / host_bw
+            add_decoder(i, length)
             return True
-        need = fixed if policy == "prealloc" else req_bytes(P[i] + O[i])
-        if not alloc.alloc(i, need):
+        if not alloc.reserve(i, length, P[i] + O[i], z.S, len(dec_base)):
             return False
-        held[i] = need
-        z.held_sum += need
-        prefilling.append([i, length, 0, length])
+        cached = min(alloc.cached_prefix, length - 1) if alloc.cached_prefix and gen[i] == 0 else 0
+        prefilling.append([i, length - cached, cached, length])
         return True
 
     def add_decoder(i: int, length: int) -> None:
         base = length - z.S
         dec_base[i] = base
         z.sum_base += base
-        if paged:
-            blocks.add(base)
+        alloc.start_decode(base)
         f = z.S + (O[i] - gen[i])
         fin[i] = f
         heapq.heappush(heap, (f, i))
@@ -362,15 +285,11 @@ def _run(
         base = dec_base.pop(i)
         fin.pop(i, None)
         z.sum_base -= base
-        if paged:
-            blocks.add(base, -1)
+        alloc.stop_decode(base)
         return base + z.S
 
     def finished(i: int) -> None:
-        if not paged:
-            h = held.pop(i)
-            z.held_sum -= h
-            alloc.release(i, h)
+        alloc.release(i)
         finish[i] = z.now
         gen[i] = O[i]
         z.done += 1
@@ -391,7 +310,7 @@ def _run(
                 i = front[0]
             elif nxt is not None and nxt[0] <= z.now:
                 i = nxt[1]
-                if not can_ever(i):
+                if not alloc.can_ever(P[i] + O[i]):
                     z.rejected += 1
                     client.take()
                     client.finished(z.now)
@@ -411,16 +330,17 @@ def _run(
     def preempt_until_fits() -> None:
         """Paged: free blocks by preempting the most recently admitted running requests."""
         S = z.S
-        while used_blocks(S) > cap and order:
+        assert isinstance(alloc, Paged)
+        while alloc.over(S, len(dec_base)) and order:
             i = order.pop()
             if i in dec_base:
                 length = drop_decoder(i)
-            elif i in pref_blocks:
+            elif i in alloc.pref_blocks:
                 for k, x in enumerate(prefilling):
                     if x[0] == i:
                         del prefilling[k]
                         break
-                z.pref_sum -= pref_blocks.pop(i)
+                alloc.prompt_done(i)
                 length = 0
             else:
                 continue
@@ -516,8 +436,7 @@ def _run(
                         left.append(x)
                         continue
                     i = x[0]
-                    if paged:
-                        z.pref_sum -= pref_blocks.pop(i)
+                    alloc.prompt_done(i)
                     if math.isnan(first_tok[i]):
                         first_tok[i] = z.now
                     gen[i] += 1
@@ -550,17 +469,7 @@ def _run(
         pk = client.peek()
         if not front and pk is not None and pk[0] > z.now and r_now < st.max_num_seqs and fits(pk[1]):
             K = min(K, cost.steps_until(ln, pk[0] - z.now, K))
-        if paged:
-            lim = cap - z.shared - z.pref_sum + sp_full * nd
-            if blocks.total(S + K) > lim:
-                lo, hi = 1, K
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if blocks.total(S + mid) > lim:
-                        hi = mid
-                    else:
-                        lo = mid + 1
-                K = lo
+        K = alloc.steps_before_full(S, K, nd)
         dt = cost.span_s(ln, K) + z.stall
         itl.append(dt / K)
         itl_w.append(nd * K)
