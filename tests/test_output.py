@@ -62,6 +62,15 @@ TABLES = [
     ],
     ["tiers", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--seq", "128k", "--rate", "1"],
     ["simulate", "--model", "llama2-7b", "--gpu", "a100", "-n", "300", "--rate", "5"],
+    ["simulate", "--model", "llama3.1-8b", "-n", "200", "--concurrency", "16", "--policies", "paged-16"],
+    [
+        "calibrate",
+        *(str(ROOT / "tests" / "serving" / "raw" / f"gpustack-h100-qwen3-8b-vllm0110-sharegpt-c{c}.txt") for c in (1, 2, 4, 8)),
+        "--model",
+        "qwen3-8b",
+        "--gpu",
+        "h100",
+    ],
     ["plan", "--model", "llama3.1-70b", "--rate", "10", "--prompt", "1000", "--output", "200", "--tpot", "50ms", "--closed-form"],
     ["engines"],
     ["models"],
@@ -122,3 +131,16 @@ def test_names_keys_and_urls_stay_whole_at_80_columns(cli, monkeypatch):
     assert "per_gpu.kv_bytes_per_t\n" not in out
     out = cli("show", "qwen3-next").out
     assert "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json" in out
+
+
+def test_calibrate_figures_stay_whole_at_80_columns(cli, monkeypatch):
+    # Every run's measured and fitted TPOT of the JSON appears whole in the 80-column text.
+    monkeypatch.setenv("COLUMNS", "80")
+    raw = ROOT / "tests" / "serving" / "raw"
+    files = [str(raw / f"gpustack-h100-qwen3-8b-vllm0110-sharegpt-c{c}.txt") for c in (1, 2, 4, 8)]
+    args = ("calibrate", *files, "--model", "qwen3-8b", "--gpu", "h100")
+    text = cli(*args).out
+    d = cli(*args, "--json").json()
+    for run in d["runs"]:
+        assert f"{run['measured_tpot_s'] * 1e3:,.2f}" in text and f"{run['fitted_tpot_s'] * 1e3:,.2f}" in text
+        assert run["where"].rsplit("/", 1)[-1].split(",")[0] in text.replace("\n", "").replace(" ", "")

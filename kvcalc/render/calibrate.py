@@ -49,11 +49,11 @@ def render(r: Any) -> None:
         ("TTFT ms\nmeasured", "right"),
         ("fitted", "right"),
     )
-    for col in t2.columns[1:]:
+    for col in t2.columns:
         col.no_wrap = True
     for i, x in enumerate(r.runs, 1):
         t2.add_row(
-            f"{i}. {x.where}",
+            str(i),
             str(x.tp),
             f"{x.request_throughput_per_s:,.2f}",
             f"{x.decoding:,.1f}",
@@ -66,6 +66,7 @@ def render(r: Any) -> None:
         )
     if r.runs:
         c.print(t2)
+        notes(c, "Runs", [f"{i}. {x.where} ({x.tool})" for i, x in enumerate(r.runs, 1)], "")
     notes(c, "Held at their defaults", [f"{n}: {why}" for n, why in r.held.items()], "")
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Assumptions", r.assumptions)
