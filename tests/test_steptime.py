@@ -26,10 +26,10 @@ def test_a_tp8_decode_step_term_by_term():
     a = 32 * 8192 * 2
     per = 5e-6 + a * 2 * 7 / 8 / (0.7 * 450e9)
     assert s.t_collective_s == pytest.approx(2 * 80 * per, rel=1e-12)
-    # Fixed: 0.5 ms + 32 x 1 us, and each of the 80 layers' kernels: 4 matmuls (QKV, output, gate-up, down)
-    # at 3 us, one attention call at 11 us, 5 small kernels (two norms, rotary, the cache write, the
-    # activation) at 1.3 us.
-    assert s.t_fixed_s == pytest.approx(0.5e-3 + 32e-6 + 80 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6), rel=1e-12)
+    # Fixed: 0.5 ms + 32 requests x 4 us, and each of the 80 layers' kernels: 4 matmuls (QKV, output,
+    # gate-up, down) at 3 us, one attention call at 11 us, 5 small kernels (two norms, rotary, the cache
+    # write, the activation) at 1.3 us.
+    assert s.t_fixed_s == pytest.approx(0.5e-3 + 32 * 4e-6 + 80 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6), rel=1e-12)
     assert s.t_step_s == pytest.approx(max(s.t_memory_s, s.t_compute_s) + s.t_fixed_s + s.t_collective_s, rel=1e-12)
     # The bound: the same bytes at the datasheet bandwidth, nothing added.
     assert s.t_bound_s == pytest.approx(bytes_read / 3.35e12, rel=1e-12)
@@ -82,16 +82,23 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
     e = cli(
         "roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1", "--seq", "2k", "--efficiency", "1", "--json"
     ).json()["rows"][0]
-    assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(0.5e-3 + 1e-6 + 32 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6), rel=1e-9)
+    assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(0.5e-3 + 4e-6 + 32 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6), rel=1e-9)
 
 
 def test_an_mla_moe_layer_counts_its_kernels():
-    # DeepSeek-V3: 61 MLA layers (6 matmuls, attention, 4 small kernels each), 3 dense MLP layers
-    # (2 matmuls, the activation) and 58 MoE layers with shared experts (router, 2 expert matmuls, 2
-    # shared: 5; top-k, alignment, combine: 3), two norms a layer.
-    from kvcalc.engine.steptime import layer_kernels
+    # DeepSeek-V3: 61 MLA layers (6 matmuls, an MLA attention call, 4 small kernels each), 3 dense MLP
+    # layers (2 matmuls, the activation) and 58 MoE layers with shared experts (router and 2 shared
+    # matmuls: 3; one fused routed-expert call; top-k, alignment, combine: 3), two norms a layer.
+    from kvcalc.engine.steptime import Kernels, layer_kernels
 
-    assert layer_kernels(resolve_model("deepseek-v3")) == (61 * 6 + 3 * 2 + 58 * 5, 61, 61 * 4 + 61 * 2 + 3 + 58 * 3)
+    assert layer_kernels(resolve_model("deepseek-v3")) == Kernels(
+        gemm=61 * 6 + 3 * 2 + 58 * 3, attention=0, mla_attention=61, moe=58, small=61 * 4 + 61 * 2 + 3 + 58 * 3
+    )
+    # Past 512 tokens a step runs without CUDA graphs: every kernel's launch adds 1.2 us.
+    sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16)
+    k = layer_kernels(resolve_model("llama3.1-8b"))
+    n = k.gemm + k.attention + k.small
+    assert sm.overhead_s(513, 513) - sm.overhead_s(512, 513) == pytest.approx(n * 1.2e-6)
 
 
 def test_constants_out_of_range_are_refused():

@@ -50,12 +50,17 @@ class StepConstants:
     fixed_s: float = 0.0005
     """Per-step engine cost outside the kernels (scheduling, input preparation, output
     processing), seconds."""
-    per_request_s: float = 1e-6
-    """Per-step engine cost per running request (output processing), seconds."""
+    per_request_s: float = 4e-6
+    """Per-step engine cost per running request (the scheduler's schedule() and
+    update_from_output()), seconds."""
     gemm_latency_s: float = 3e-6
     """Latency of one matrix-multiply kernel beyond its bytes over the bandwidth, seconds."""
     attn_latency_s: float = 11e-6
     """Latency of one decode attention call (with its KV-cache write) beyond its bytes, seconds."""
+    mla_attn_latency_s: float = 68e-6
+    """Latency of one MLA decode attention call beyond its bytes, seconds."""
+    moe_latency_s: float = 28e-6
+    """Latency of one fused routed-expert call (both multiplies) beyond its bytes, seconds."""
     kernel_gap_s: float = 1.3e-6
     """Cost of one small kernel (a norm, rotary, an activation, routing) in a CUDA graph, seconds."""
     alpha_s: float | None = None
@@ -80,6 +85,8 @@ class StepConstants:
             "per_request_s",
             "gemm_latency_s",
             "attn_latency_s",
+            "mla_attn_latency_s",
+            "moe_latency_s",
             "kernel_gap_s",
             "alpha_s",
             "request_overhead_s",
@@ -103,6 +110,10 @@ class StepConstants:
 
 DEFAULTS = StepConstants()
 
+EAGER_LAUNCH_S = 1.2e-6
+"""What launching a kernel outside a CUDA graph adds to it (2.5 us eager against 1.3 in a graph)."""
+GRAPH_MAX_TOKENS = 512
+"""The largest step vLLM captures in a CUDA graph by default (0.8.5 and later)."""
 NVLINK_ALPHA_S = 5e-6
 NVLINK_SHARE = 0.7
 PCIE_BASE_S, PCIE_HOP_S = 6.6e-6, 1.0e-6
@@ -120,16 +131,28 @@ DEFAULT_SOURCES: dict[str, str] = {
     "in AIConfigurator's tables is 0.70-0.73",
     "fixed_s": "vLLM V1's schedule() 0.2 ms, _update_states 0.18 ms, _prepare_inputs 0.05 ms per step "
     "(vllm-project/vllm#42131): about 0.4-0.5 ms",
-    "per_request_s": "vLLM V1's update_from_output: 0.142 ms at 128 requests, 0.287 ms at 256 "
-    "(vllm-project/vllm#46112): about 1.1 us per request",
+    "per_request_s": "vLLM 0.11's Scheduler.schedule() + update_from_output() in steady decode take 8.0-13.8 us a "
+    "running request a step on a 2-vCPU VM (bench/vllm_scheduler.py), of which update_from_output is 2.5-3.7 us; "
+    "vllm-project/vllm#46112 measured update_from_output at 1.1 us a request (0.142 ms at 128) on its machine, so "
+    "about 4 us a request on a server core; synchronous with the GPU, async scheduling being off by default in "
+    "0.11 and 0.12 (vllm/config/scheduler.py)",
     "gemm_latency_s": "decode-shaped GEMMs have a fixed floor of about 3-5 us (a 1024 x 8192 bf16 GEMM takes 10.3 us "
     "on H100 where its 17 MB need 5.1 us; AIConfigurator's measured vLLM 0.24 gemm_perf tables); AIConfigurator's own "
     "system files charge 3 us a kernel (mem_empirical_constant_latency)",
     "attn_latency_s": "vLLM's FlashAttention-3 decode with its KV-cache write takes 11.5 us at batch 1 and 128 tokens "
     "on H100 and H200 (12.8 on A100, 9.0 on L40S), where its bytes need well under 1 us (AIConfigurator's "
     "generation_attention_perf tables)",
+    "mla_attn_latency_s": "vLLM 0.24's whole MLA attention module at TP 8 (16 heads a GPU) takes 89-93 us a layer "
+    "at batch 1 on H200 with FlashAttention-MLA (about 94 on H100; AIConfigurator's measured mla tables); less its "
+    "six projections and four small kernels as this model charges them (23.2 us), 68 us for the attention call",
+    "moe_latency_s": "vLLM's fused-MoE Triton kernel (both expert multiplies, CUDA graph): a fixed floor of 22-35 us "
+    "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
+    "read at 0.85-0.97 of peak (AIConfigurator's measured moe tables, straight-line fits)",
     "kernel_gap_s": "10,000 dependent kernels in a CUDA graph: 1.3 us each on H200, 1.4 on A100 "
     "(te42kyfo/gpu-benches, gpu-small-kernels)",
+    "eager_launch_s": "the same kernels launched eagerly: 2.5 us each on H200, 2.7 on A100 (te42kyfo/gpu-benches), "
+    "1.2 us more than in a graph; vLLM captures decode graphs up to 512 tokens by default from 0.8.5 "
+    "(vllm/config: min(2 x max_num_seqs, 512)), and larger steps run without them",
     "alpha_s": "NVLink: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
     "(AIConfigurator's custom_allreduce_perf); PCIe: NCCL's ring latency model, 6.6 us + 1.0 us per hop over 2(N-1) "
     "hops (NVIDIA/nccl src/graph/tuning.cc), 8.6/12.6/20.6 us at 2/4/8 GPUs against 6.0/12.0/22.4 measured on L40S",
@@ -143,27 +166,55 @@ DEFAULT_SOURCES: dict[str, str] = {
 }
 
 
-def layer_kernels(model: ModelSpec) -> tuple[int, int, int]:
-    """(matrix multiplies, attention calls, small kernels) of one decode step through every layer:
-    each kind's mixer as it says (LayerKind.decode_kernels), two norms a layer, and the MLP: gate-up,
-    down and the activation for a dense layer; the router, the two fused expert multiplies, the
-    shared experts' two where the model has them, top-k, alignment and the combine for an MoE layer
-    (vllm/model_executor/layers/fused_moe)."""
-    g = a = k = 0
+@dataclass(frozen=True)
+class Kernels:
+    """The kernels one decode step runs through every layer, by the latency each is charged."""
+
+    gemm: int
+    attention: int
+    mla_attention: int
+    moe: int
+    """Fused routed-expert calls (one an MoE layer: both expert multiplies)."""
+    small: int
+
+
+def layer_kernels(model: ModelSpec) -> Kernels:
+    """Each kind's mixer as it says (LayerKind.decode_kernels, an MLA kind's attention charged as
+    MLA), two norms a layer, and the MLP: gate-up, down and the activation for a dense layer; the
+    router, one fused call for the routed experts, the shared experts' two multiplies where the
+    model has them, top-k, alignment and the combine for an MoE layer (vllm/model_executor/layers/
+    fused_moe)."""
+    g = a = am = k = 0
     for name, n in model.layer_counts().items():
-        kg, ka, kk = model.layer_kinds[name].decode_kernels
-        g, a, k = g + n * kg, a + n * ka, k + n * kk
+        kind = model.layer_kinds[name]
+        kg, ka, kk = kind.decode_kernels
+        g, k = g + n * kg, k + n * kk
+        if kind.mla_attention:
+            am += n * ka
+        else:
+            a += n * ka
     layers = model.num_layers
     moe = model.moe.num_moe_layers if model.moe else 0
     shared = 2 if model.params is not None and model.params.shared_experts else 0
-    g += (layers - moe) * 2 + moe * (3 + shared)
+    g += (layers - moe) * 2 + moe * (1 + shared)
     k += layers * 2 + (layers - moe) + moe * 3
-    return g, a, k
+    return Kernels(g, a, am, moe, k)
 
 
-def layer_latency_s(model: ModelSpec, c: StepConstants) -> float:
-    g, a, k = layer_kernels(model)
-    return g * c.gemm_latency_s + a * c.attn_latency_s + k * c.kernel_gap_s
+def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> float:
+    """The kernels' latencies of one step; ``eager`` (a batch past the largest captured CUDA graph)
+    adds each kernel's launch, EAGER_LAUNCH_S over the graph's."""
+    n = layer_kernels(model)
+    t = (
+        n.gemm * c.gemm_latency_s
+        + n.attention * c.attn_latency_s
+        + n.mla_attention * c.mla_attn_latency_s
+        + n.moe * c.moe_latency_s
+        + n.small * c.kernel_gap_s
+    )
+    if eager:
+        t += (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * EAGER_LAUNCH_S
+    return t
 
 
 @dataclass(frozen=True)
@@ -235,6 +286,7 @@ class StepModel:
         self.d = d = Decode(model, gpu, kv, tp, weight_dtype, self.compute_dtype)
         self.link = tp_link(gpu, tp, self.c)
         self.layer_gaps_s = layer_latency_s(model, self.c)
+        self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)
         self.mm = d.matmul_flops_per_token / tp
         self.peak_mm = d.peak
         self.peak_attn = peak_flops(gpu, "bf16")
@@ -264,6 +316,7 @@ class StepModel:
         new.c = c.check()
         new.link = tp_link(self.gpu, self.tp, new.c)
         new.layer_gaps_s = layer_latency_s(self.model, new.c)
+        new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_mm = 1.0 / (self.peak_mm * new.c.eta_c)
         new.inv_attn = 1.0 / (self.peak_attn * new.c.eta_c)
@@ -307,7 +360,8 @@ class StepModel:
     def overhead_s(self, tokens: int, requests: int) -> float:
         """What a step costs beyond its memory and compute terms: the engine's per-step and
         per-request cost, the kernel gaps of every layer, the collectives."""
-        return self.c.fixed_s + self.c.per_request_s * requests + self.layer_gaps_s + self.collective_s(tokens)
+        gaps = self.layer_gaps_s if tokens <= GRAPH_MAX_TOKENS else self.layer_gaps_eager_s
+        return self.c.fixed_s + self.c.per_request_s * requests + gaps + self.collective_s(tokens)
 
     # ---- one step ------------------------------------------------------------------------------------
 

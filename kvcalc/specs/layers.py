@@ -117,6 +117,7 @@ class LayerKindBase:
     prefix_shareable: ClassVar[bool] = False
     """Whether a prefix common to many requests can be stored once (every token kept, none dropped)."""
     _positive: ClassVar[tuple[str, ...]] = ()
+    mla_attention: ClassVar[bool] = False
     decode_kernels: ClassVar[tuple[int, int, int]] = (0, 0, 0)
     """Kernels one decode step runs in this kind's mixer (attention or state), besides the norms and
     the MLP: (matrix multiplies, attention kernels, other small kernels), as vLLM's model code
@@ -409,6 +410,9 @@ class MLA(LayerKindBase):
     """The q down and up projections, the kv down projection, the absorbed k and v batched
     multiplies, the output projection; attention; the q and kv norms, rotary, the latent write
     (vllm/model_executor/models/deepseek_v2.py, DeepseekV2MLAAttention and the MLA backend)."""
+    mla_attention: ClassVar[bool] = True
+    """Its attention call is an MLA decode kernel (FlashMLA, FlashAttention-MLA), with a latency of
+    its own."""
     prefix_shareable: ClassVar[bool] = True
     kind: Literal["mla"] = "mla"
     num_attention_heads: Pos
