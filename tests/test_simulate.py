@@ -20,9 +20,18 @@ def run(model, gpu, prompts, outputs, arrivals=None, policies="prealloc,oracle,p
     prompts, outputs = np.asarray(prompts), np.asarray(outputs)
     arr = np.zeros(len(prompts)) if arrivals is None else np.asarray(arrivals, dtype=float)
     wl = Workload(arr, prompts, outputs, "test", "test", kw.pop("prefix", 0))
+    workers = kw.pop("workers", 1)
     st_ = SimSettings(kw.pop("max_len", 2048), kw.pop("max_num_seqs", 256), kw.pop("mnbt", 2048), **kw)
     return simulate(
-        resolve_model(model), resolve_gpu(gpu), wl, st_, parse_policies(policies), engine("vllm"), BF16, pool_bytes=pool
+        resolve_model(model),
+        resolve_gpu(gpu),
+        wl,
+        st_,
+        parse_policies(policies),
+        engine("vllm"),
+        BF16,
+        pool_bytes=pool,
+        workers=workers,
     )
 
 
@@ -275,3 +284,14 @@ def test_simulation_doc_is_what_the_command_prints(cli):
         doc.write_text(text[:start] + new + text[end:])
         return
     assert text[start:end] == new, "docs/simulation.md is stale: KVCALC_ACCURACY=write pytest tests/test_simulate.py"
+
+
+def test_policies_in_forked_processes_give_the_same_runs():
+    # workers=2 forks a process a policy; each run must be exactly the in-process one.
+    rng = np.random.default_rng(3)
+    n = 400
+    P, O = rng.integers(50, 1500, n), rng.integers(2, 400, n)
+    arr = np.cumsum(rng.exponential(0.2, n))
+    a = run("llama2-7b", "a100-40gb", P, O, arrivals=arr)
+    b = run("llama2-7b", "a100-40gb", P, O, arrivals=arr, workers=2)
+    assert a.runs == b.runs

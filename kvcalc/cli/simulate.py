@@ -168,7 +168,7 @@ def simulate(
     st = SimSettings(ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n)
     progress, done = _progress(not as_json, n * len(pols))
     try:
-        rep = run_sim(m, g, wl, st, pols, eng, kv, t, opt.size(pool, "--pool") if pool else None, progress)
+        rep = run_sim(m, g, wl, st, pols, eng, kv, t, opt.size(pool, "--pool") if pool else None, progress, workers=None)
     finally:
         done()
     if plot_file:

@@ -28,7 +28,6 @@ class Blocks:
         self.cnt = [0] * B
         self.sumk = 0
         self.n = 0
-        self._suffix: list[int] | None = None
         self._memo = (-1, 0)
 
     def add(self, base: int, sign: int = 1) -> None:
@@ -36,21 +35,16 @@ class Blocks:
         self.sumk += sign * k
         self.cnt[r] += sign
         self.n += sign
-        self._suffix = None
         self._memo = (-1, 0)
 
     def total(self, S: int) -> int:
-        if self._memo[0] == S:
-            return self._memo[1]
+        m = self._memo
+        if m[0] == S:
+            return m[1]
         if not self.n:
             return 0
-        if self._suffix is None:
-            suf = [0] * (self.B + 1)
-            for r in range(self.B - 1, -1, -1):
-                suf[r] = suf[r + 1] + self.cnt[r]
-            self._suffix = suf
         a, s = divmod(S, self.B)
-        v = self.sumk + self.n * (a + 1) + (self._suffix[self.B - s] if s else 0)
+        v = self.sumk + self.n * (a + 1) + (sum(self.cnt[self.B - s :]) if s else 0)
         self._memo = (S, v)
         return v
 

@@ -527,6 +527,53 @@ def _run(
     )
 
 
+PARALLEL_FROM = 200_000
+"""Requests x policies from which simulate(workers=None) forks a process a policy."""
+_JOB: Any = None
+
+
+def _workers(asked: int | None, policies: int, n: int) -> int:
+    import os
+    import sys
+
+    if policies < 2 or asked == 1 or sys.platform == "win32":
+        return 1
+    if asked is None:
+        if n * policies < PARALLEL_FROM:
+            return 1
+        asked = os.cpu_count() or 1
+    return max(1, min(asked, policies))
+
+
+def _run_job(name: str, B: int | None) -> PolicyRun:
+    wl, st, cost, pool, req_bytes, per_token, host = _JOB
+    return _run(name, B, wl, st, cost, pool, req_bytes, per_token, host, None)
+
+
+def _run_parallel(
+    job: tuple[Any, ...], policies: list[tuple[str, int | None]], procs: int, progress: Callable[[str, int, int], None] | None
+) -> list[PolicyRun]:
+    """Each policy in a forked process (the workload and settings are inherited, not copied); the
+    runs come back in the policies' order. Progress is reported a policy at a time."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _JOB
+    _JOB = job
+    n = len(job[0].prompts)
+    try:
+        with ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("fork")) as ex:
+            futs = [ex.submit(_run_job, name, B) for name, B in policies]
+            out = []
+            for (name, _B), f in zip(policies, futs):
+                out.append(f.result())
+                if progress:
+                    progress(name, n, n)
+            return out
+    finally:
+        _JOB = None
+
+
 def estimate_events(wl: Workload, st: SimSettings, policies: int) -> int:
     """An upper estimate of a run's events: a few per request, plus its prompt chunks."""
     import numpy as np
@@ -546,8 +593,13 @@ def simulate(
     tp: int = 1,
     pool_bytes: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    workers: int | None = 1,
 ) -> SimulationReport:
-    """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget)."""
+    """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget).
+
+    ``workers``: policies run in that many forked processes at once (None: one a CPU for runs of
+    PARALLEL_FROM requests x policies or more, where the fork pays for itself; 1: in this process).
+    Each policy's run is the same either way."""
     import numpy as np
 
     n = len(wl.prompts)
@@ -591,10 +643,15 @@ def simulate(
             v = memo[length] = int(d.kvfp.request_bytes(length))
         return v
 
-    runs = []
-    for name, B in policies:
-        cb = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
-        runs.append(_run(name, B, wl, st, cost, pool, req_bytes, per_token, host, cb))
+    job = (wl, st, cost, pool, req_bytes, per_token, host)
+    procs = _workers(workers, len(policies), n)
+    if procs > 1:
+        runs = _run_parallel(job, policies, procs, progress)
+    else:
+        runs = []
+        for name, B in policies:
+            cb = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
+            runs.append(_run(name, B, *job, cb))
     pre = next((r for r in runs if r.policy == "prealloc"), None)
     pg = next((r for r in runs if r.block_size), None)
     ratio = pg.requests_per_s / pre.requests_per_s if pre and pg and pre.requests_per_s else None
