@@ -6,20 +6,20 @@ data-parallel replicas. Each candidate is checked for:
 - memory: ``fit`` with the engine's budget gives the requests of the traffic's full length one
   replica holds (its pool; tensor parallelism splits KV heads, pipeline parallelism splits
   layers, so for MLA models, whose latent every TP rank keeps whole, PP is what adds room);
-- bandwidth and compute: a decode step at the batch the traffic implies is kvcalc's roofline
-  bound (weights read, KV read, FLOPs; plus the TP all-reduce over the GPU's interconnect),
-  divided by an efficiency; with PP the replica keeps PP micro-batches in flight, each taking
-  the whole model's step time to cross the stages;
-- prefill: the prompts take (requests per second) x (a prompt's prefill bound) of the replica's
-  time, which must stay under 1; decode steps share the rest;
-- latency targets: TPOT is the step time over the share prefill leaves; TTFT is the prefill bound
-  of the prompt plus one such step (queueing is not in this closed form: ``verify`` simulates).
+- the steady state, on the step-time model (kvcalc.engine.steptime) the simulator steps with:
+  with n requests decoding and prompts arriving at x a second, whole prompts ride in steps up to
+  the token budget (Poisson lumps), prefill steps take the share u of the time and decode-only
+  steps the rest; the mean step is the TPOT, and u >= 1 means the prompts outrun the replica;
+  with PP the replica keeps PP micro-batches in flight, each crossing every stage;
+- latency targets: TPOT as above; TTFT the request path, half a step, the M/D/1 wait for prefill
+  capacity and the prompt's own steps (``verify`` checks both by simulation);
+- max_num_seqs: requests in flight per micro-batch within the engine's default.
 
 The load is either concurrent users (a closed loop: each always has one request in flight) or an
 arrival rate; for a rate, the requests in flight per replica follow Little's law, n = lambda x
-(TTFT + output x TPOT(n)), solved by fixed-point iteration (TPOT grows with n).
+(TTFT + (output - 1) x TPOT(n)), solved by fixed-point iteration (TPOT grows with n).
 
-Deployments are ranked by GPU count, then cost where prices are given; each names its binding
+Deployments are ranked by GPU count, or by cost where every GPU has a price; each names its binding
 constraint. When none meets the targets, the nearest one says by how much it falls short.
 """
 
