@@ -391,11 +391,21 @@ def _run(
                 tl_gap[0] = (tl[-1][0] - tl[0][0]) / (TIMELINE_POINTS / 2)
 
     steps = events = max_running = 0
+    # Bound methods looked up once: the loop below runs millions of times.
+    peek, lines, span_s, steps_until = client.peek, cost.lines, cost.span_s, cost.steps_until
+    before_full, alloc_reserved, alloc_over = alloc.steps_before_full, alloc.reserved_bytes, alloc.over
+    itl_add, itl_w_add = itl.append, itl_w.append
+    mns = st.max_num_seqs
     while z.done + z.rejected < n:
         events += 1
         if events > MAX_EVENTS:
             raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "--requests", "a smaller run (fewer requests)")
-        admit()
+        if front:
+            admit()
+        else:
+            pk = peek()
+            if pk is not None and pk[0] <= z.now:
+                admit()
         r_now = len(dec_base) + len(prefilling)
         if r_now > max_running:
             max_running = r_now
@@ -464,24 +474,35 @@ def _run(
                 z.now = max(z.now, nxt[0])
             continue
         # A span of decode-only steps up to the next event.
-        ln = cost.lines(nd, mean)
+        ln = lines(nd, mean)
         K = max(heap[0][0] - S, 1) if heap else 1
-        pk = client.peek()
-        if not front and pk is not None and pk[0] > z.now and r_now < st.max_num_seqs and fits(pk[1]):
-            K = min(K, cost.steps_until(ln, pk[0] - z.now, K))
-        K = alloc.steps_before_full(S, K, nd)
-        dt = cost.span_s(ln, K) + z.stall
-        itl.append(dt / K)
-        itl_w.append(nd * K)
-        z.stall = 0.0
-        live0, res0, run0 = (live_bytes(), reserved_bytes(), r_now) if wanted() else (-1, -1, r_now)
-        z.now += dt
-        z.S += K
-        steps += K
-        complete_due()
+        now = z.now
+        pk = peek()
+        if not front and pk is not None and pk[0] > now and r_now < mns and fits(pk[1]):
+            K = min(K, steps_until(ln, pk[0] - now, K))
         if paged:
+            K = before_full(S, K, nd)
+        dt = span_s(ln, K) + z.stall
+        itl_add(dt / K)
+        itl_w_add(nd * K)
+        z.stall = 0.0
+        if win[1] is None or not tl or now - tl[-1][0] >= tl_gap[0]:
+            # Inline live_bytes and reserved_bytes: decode-only, so no prompt is being filled.
+            tokens = z.sum_base + nd * S + (sum(x[2] for x in prefilling) if prefilling else 0)
+            if prefix and r_now > 1:
+                tokens -= (r_now - 1) * prefix
+            live0, res0 = tokens * per_token, alloc_reserved(S, nd, per_token)
+        else:
+            live0 = res0 = -1
+        z.now = now + dt
+        S += K
+        z.S = S
+        steps += K
+        if heap and heap[0][0] <= S:
+            complete_due()
+        if paged and alloc_over(S, len(dec_base)):
             preempt_until_fits()
-        record(dt, live0, res0, run0)
+        record(dt, live0, res0, r_now)
 
     sent = np.asarray(client.sent)
     reach = sent + np.asarray(client.over)
