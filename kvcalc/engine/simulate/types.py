@@ -1,0 +1,133 @@
+"""What a simulation is given and what it reports: the workload, the settings, each policy's run
+and the report (plain frozen dataclasses; kvcalc.render draws them, to_json prints them)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvcalc.engine.simulate.metrics import BenchMetrics, Percentiles
+from kvcalc.engine.steptime import DEFAULTS, StepConstants
+from kvcalc.errors import KvcalcError
+
+GiB = 2**30
+POLICY_ACCEPTED = "prealloc, oracle or paged-B (B a block size in tokens, e.g. paged-16), comma-separated"
+MAX_EVENTS = 50_000_000
+"""A run whose estimated events exceed this is refused up front (a few minutes of work)."""
+TIMELINE_POINTS = 2000
+OVERLOAD_SHARE = 0.95
+"""An open-loop run is overloaded when its steady window completes under this share of the rate
+offered to it."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Requests in arrival order: arrival times (s), prompt and output token counts."""
+
+    arrivals: Any
+    prompts: Any
+    outputs: Any
+    description: str
+    arrival: str
+    shared_prefix: int = 0
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    max_len: int
+    """The reservation of prealloc, and the longest request admitted."""
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    preempt: str = "recompute"
+    swap_bytes: int = 4 * GiB
+    constants: StepConstants = DEFAULTS
+    """The step-time model's constants (defaults, --efficiency, or a calibration)."""
+    concurrency: int | None = None
+    """At most this many requests in flight (a benchmark client's --max-concurrency); None: open loop."""
+    seed: int = 0
+    """Seeds the request-path overhead's jitter."""
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    policy: str
+    block_size: int | None
+    completed: int
+    rejected: int
+    """Requests no allocation of this policy can ever hold (longer than the pool): never admitted."""
+    duration_s: float
+    requests_per_s: float
+    output_tokens_per_s: float
+    kv_utilization: float
+    """Bytes of tokens held / bytes reserved for them, time-weighted over the measured window."""
+    pool_occupancy: float
+    """Bytes reserved / the KV pool, time-weighted over the measured window."""
+    mean_running: float
+    max_running: int
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    queue_s: Percentiles
+    preemptions: int
+    recomputed_tokens: int
+    swapped_bytes: int
+    steps: int
+    events: int
+    window_s: tuple[float, float]
+    """The measured window: from the 10th to the 90th percentile completion."""
+    bench: BenchMetrics | None = None
+    """The whole run as a benchmark client reports it (first send to last completion)."""
+    offered_per_s: float | None = None
+    """The open-loop arrival rate offered; None for a burst or a concurrency limit."""
+    overloaded: bool = False
+    """Offered load above what this deployment serves: the steady window completes under 95% of it."""
+    timeline: list[tuple[float, int, int]] = field(default_factory=list)
+    """(time s, bytes of tokens held, bytes reserved), at most 2,000 points."""
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    model: str
+    gpu: str
+    tp: int
+    engine: str
+    kv_dtype: str
+    pool_bytes: int
+    kv_bytes_per_token: int
+    requests: int
+    workload: str
+    arrival: str
+    mean_prompt: float
+    mean_output: float
+    shared_prefix: int
+    max_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    constants: StepConstants
+    preempt: str
+    runs: list[PolicyRun]
+    paged_over_prealloc: float | None
+    """Throughput (requests/s) of the first paged policy over prealloc's, when both ran."""
+    concurrency: int | None = None
+    verdict: str = ""
+    """The first line: whether the deployment keeps up with the load, and at what rate it saturates."""
+    assumptions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_policies(text: str) -> list[tuple[str, int | None]]:
+    out: list[tuple[str, int | None]] = []
+    for part in str(text).split(","):
+        p = part.strip().lower()
+        if p in ("prealloc", "oracle"):
+            out.append((p, None))
+            continue
+        m = re.fullmatch(r"paged-([0-9]{1,6})", p)
+        if m and 1 <= int(m.group(1)) <= 65536:
+            out.append((p, int(m.group(1))))
+            continue
+        raise KvcalcError(f"unknown policy {part.strip()[:40]!r}", "--policies", POLICY_ACCEPTED)
+    if not out or len(out) > 8 or len(set(out)) != len(out):
+        raise KvcalcError("give one to eight different policies", "--policies", POLICY_ACCEPTED)
+    return out
