@@ -176,6 +176,34 @@ def test_the_issues_example_agrees_with_itself(cli):
     for v in d["verified"]:
         if v["closed_form_tpot_s"]:
             assert v["tpot_mean_s"] == pytest.approx(v["closed_form_tpot_s"], rel=0.10)
+    # With room for 16 GPUs: whatever the closed form passes, the simulation finds keeping up (it
+    # serves at least 95% of what it is offered) at the closed form's TPOT within 10%.
+    d = cli(
+        "plan",
+        "--model",
+        "llama3.1-70b",
+        "--gpus",
+        "h100",
+        "--rate",
+        "26.4",
+        "--prompt",
+        "1000",
+        "--output",
+        "200",
+        "--ttft",
+        "1s",
+        "--tpot",
+        "50ms",
+        "--max-gpus",
+        "16",
+        "--json",
+    ).json()
+    assert d["best"] is not None and d["verified"]
+    for v in d["verified"]:
+        assert v["gpus"] <= 16
+        if v["closed_form_tpot_s"]:
+            assert v["served_per_s"] >= 0.95 * v["offered_per_s"]
+            assert v["tpot_mean_s"] == pytest.approx(v["closed_form_tpot_s"], rel=0.10)
 
 
 def test_a_bare_number_is_not_a_duration(cli):

@@ -156,3 +156,14 @@ def test_the_solved_arrival_step_is_the_bisected_one(m0, m1, c0, c1, o, dt, limi
         want = lo
     sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16)
     assert sm.steps_until(ln, dt, limit) == want
+
+
+def test_expert_parallel_adds_two_all_to_alls_a_moe_layer():
+    # Qwen3-30B-A3B (48 MoE layers, 8 of 128 experts a token, hidden 2,048) at EP 4 on H100s, 64
+    # tokens: each MoE layer sends and gathers 64 x 8 x 2,048 x 2 B x 3/4 over NVLink (0.7 x 450 GB/s)
+    # at 5 us each; without EP nothing.
+    m, h = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100")
+    assert StepModel(m, h, BF16).all_to_all_s(64) == 0
+    sm = StepModel(m, h, BF16, ep=4)
+    assert sm.all_to_all_s(64) == pytest.approx(2 * 48 * (5e-6 + 64 * 8 * 2048 * 2 * 3 / 4 / (0.7 * 450e9)))
+    assert sm.collective_s(64) == pytest.approx(sm.all_to_all_s(64))

@@ -279,9 +279,13 @@ class StepModel:
         constants: StepConstants = DEFAULTS,
         weight_dtype: str | None = None,
         compute_dtype: str | None = None,
+        ep: int = 1,
     ):
         self.c = constants.check()
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
+        self.ep = ep
+        """Expert-parallel ranks: routed experts split over them, tokens dispatched and combined by
+        all-to-all (the deployments issue lays the ranks on nodes and reads the memory side)."""
         self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
         self.d = d = Decode(model, gpu, kv, tp, weight_dtype, self.compute_dtype)
         self.link = tp_link(gpu, tp, self.c)
@@ -344,7 +348,10 @@ class StepModel:
         return v
 
     def collective_s(self, tokens: int) -> float:
-        """TP all-reduces and PP hand-offs of one step carrying ``tokens`` tokens (whole model)."""
+        """TP all-reduces, PP hand-offs and EP all-to-alls of one step carrying ``tokens`` tokens
+        (whole model). PP has no bubble term of its own: a token crosses every stage in one step of
+        the whole model, and stages idle only when fewer micro-batches than stages are in flight,
+        which the caller's batch per micro-batch already says."""
         v = self._coll.get(tokens)
         if v is None:
             a = tokens * self._act
@@ -354,8 +361,19 @@ class StepModel:
                 t += 2 * self.model.num_layers * per
             if self.pp > 1:
                 t += (self.pp - 1) * (P2P_ALPHA_S + a / self.link.bytes_per_s)
+            t += self.all_to_all_s(tokens)
             v = self._coll[tokens] = t
         return v
+
+    def all_to_all_s(self, tokens: int) -> float:
+        """Expert parallelism: each MoE layer dispatches its tokens' activations to the ranks
+        holding their experts and combines the results, two all-to-alls moving (ep - 1) / ep of
+        tokens x top-k x hidden x 2 bytes, each at the link's latency (0 without EP)."""
+        if self.ep <= 1 or not self.model.moe:
+            return 0.0
+        moe = self.model.moe
+        a = tokens * moe.num_experts_per_tok * self._act * (self.ep - 1) / self.ep
+        return 2 * moe.num_moe_layers * (self.link.alpha_s + a / self.link.bytes_per_s)
 
     def overhead_s(self, tokens: int, requests: int) -> float:
         """What a step costs beyond its memory and compute terms: the engine's per-step and
