@@ -232,8 +232,7 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
             f"({r.output_tokens_per_s:,.4g} output tokens/s) in steady state"
         )
     if r.offered_per_s is None:
-        return (
-            f"every request at once (rate inf): {r.policy} serves {r.requests_per_s:,.3g} requests/s at saturation "
-            "in steady state"
-        )
+        # A burst has no steady state to speak of: its whole run (first send to last completion) is the figure.
+        rps = r.bench.request_throughput_per_s if r.bench else r.requests_per_s
+        return f"every request at once (rate inf): {r.policy} serves {rps:,.3g} requests/s over the whole run"
     return f"keeps up: offered {r.offered_per_s:,.3g} requests/s, {r.policy} serves {r.requests_per_s:,.3g} requests/s"
