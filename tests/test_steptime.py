@@ -167,3 +167,13 @@ def test_expert_parallel_adds_two_all_to_alls_a_moe_layer():
     sm = StepModel(m, h, BF16, ep=4)
     assert sm.all_to_all_s(64) == pytest.approx(2 * 48 * (5e-6 + 64 * 8 * 2048 * 2 * 3 / 4 / (0.7 * 450e9)))
     assert sm.collective_s(64) == pytest.approx(sm.all_to_all_s(64))
+
+
+def test_an_mla_prompt_attends_decompressed():
+    # DeepSeek-V3 (128 heads; 128 nope + 64 rope dims of K, 128 of V; a 512 + 64 latent): a decode
+    # token attends in the absorbed form, 2 x 128 x (576 + 512) = 278,528 FLOPs a key a layer; a
+    # prompt chunk decompressed, 2 x 128 x (128 + 64 + 128) = 81,920. At TP 8, an eighth of the heads.
+    m = resolve_model("deepseek-v3")
+    sm = StepModel(m, resolve_gpu("h200"), kv_dtype("fp8"), tp=8)
+    assert sm.attn(1000) == pytest.approx(61 * 278_528 / 8 * 1000)
+    assert sm.prefill_attn(1000) == pytest.approx(61 * 81_920 / 8 * 1000)

@@ -75,6 +75,13 @@ class Decode:
             total = total + n * self.model.layer_kinds[name].attn_flops_per_token(seq, self.tp)
         return total
 
+    def prefill_attn_flops(self, seq: Any) -> Any:
+        """Attention FLOPs of one prompt token at context ``seq`` in a prefill chunk, on one rank."""
+        total: Any = 0 * seq
+        for name, n in self.model.layer_counts().items():
+            total = total + n * self.model.layer_kinds[name].prefill_attn_flops_per_token(seq, self.tp)
+        return total
+
     def flops(self, batch: Any, attn: Any) -> Any:
         # Each token multiplies through the dense matrices and its own k experts; attention reads its context.
         return self.matmul_flops_per_token * batch / self.tp + attn * batch

@@ -301,6 +301,7 @@ class StepModel:
         self._w: dict[int, float] = {}
         self._kv: dict[int, float] = {}
         self._at: dict[int, float] = {}
+        self._pat: dict[int, float] = {}
         self._coll: dict[int, float] = {}
         # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
         pts = (1, 2, 1000, 1001, 100_000, 100_001)
@@ -345,6 +346,13 @@ class StepModel:
         v = self._at.get(length)
         if v is None:
             v = self._at[length] = float(self.d.attn_flops(length))
+        return v
+
+    def prefill_attn(self, length: int) -> float:
+        """Attention FLOPs of one prompt token at context ``length`` (MLA decompressed)."""
+        v = self._pat.get(length)
+        if v is None:
+            v = self._pat[length] = float(self.d.prefill_attn_flops(length))
         return v
 
     def collective_s(self, tokens: int) -> float:
@@ -394,7 +402,7 @@ class StepModel:
         if prefill_tokens:
             end = max(prefill_ctx, prefill_tokens)
             extra_b = self.kv(end)
-            extra_f = prefill_tokens * self.attn(max(end - prefill_tokens // 2, 1))
+            extra_f = prefill_tokens * self.prefill_attn(max(end - prefill_tokens // 2, 1))
         return self.time(
             self.weights(tokens) + decodes * kvb + extra_b,
             self.mm * tokens,

@@ -163,6 +163,11 @@ class LayerKindBase:
         """FLOPs of attention over a whole prompt of ``p`` tokens (causal)."""
         return 0 * p
 
+    def prefill_attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
+        """FLOPs of one prompt token's attention at context ``seq`` in a prefill chunk: as a decode
+        token's, unless the kind computes prefill another way."""
+        return self.attn_flops_per_token(seq, tp)
+
     # ---- tensor parallelism --------------------------------------------------------------
     def check_tp(self, tp: int, name: str) -> None:
         """Raise unless this layer can be split ``tp`` ways."""
@@ -475,8 +480,15 @@ class MLA(LayerKindBase):
 
     def prefill_attn_flops(self, p: Tokens, tp: int = 1) -> Tokens:
         # Prefill runs MLA decompressed (K of nope + rope dims, V of v_head_dim per head).
+        return self._prefill_pair_flops(tp) * (p * (p + 1) // 2)
+
+    def prefill_attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
+        # A prompt chunk attends decompressed too, not in the absorbed form a decode token uses.
+        return self._prefill_pair_flops(tp) * seq
+
+    def _prefill_pair_flops(self, tp: int) -> int:
         heads = max(1, self.num_attention_heads // tp)
-        return 2 * heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim) * (p * (p + 1) // 2)
+        return 2 * heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
 
     def check_tp(self, tp: int, name: str) -> None:
         heads = self.num_attention_heads

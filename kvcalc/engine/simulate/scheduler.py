@@ -296,7 +296,7 @@ def serve(
                 budget -= c
                 chunks.append((x, c))
                 extra_b += cost.kv(x[2] + c)
-                extra_f += c * cost.attn(max(x[2] + c // 2, 1))
+                extra_f += c * cost.prefill_attn(max(x[2] + c // 2, 1))
             ln = cost.lines(nd, mean, sum(c for _, c in chunks), extra_b, extra_f)
             dt = cost.span_s(ln, 1) + z.stall
             if nd:
