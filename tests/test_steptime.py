@@ -177,3 +177,34 @@ def test_an_mla_prompt_attends_decompressed():
     sm = StepModel(m, resolve_gpu("h200"), kv_dtype("fp8"), tp=8)
     assert sm.attn(1000) == pytest.approx(61 * 278_528 / 8 * 1000)
     assert sm.prefill_attn(1000) == pytest.approx(61 * 81_920 / 8 * 1000)
+
+
+def test_the_documented_json_keys_are_printed(cli, tmp_path):
+    from pathlib import Path
+
+    # docs/simulation.md's "JSON keys", command by command.
+    s = cli("simulate", "--model", "llama3.1-8b", "-n", "60", "--policies", "paged-16", "--rate", "5", "--json").json()
+    assert {"verdict", "concurrency", "constants"} <= s.keys()
+    run = s["runs"][0]
+    assert {"overloaded", "offered_per_s", "requests_per_s", "output_tokens_per_s", "ttft_s", "tpot_s", "queue_s"} <= run.keys()
+    bench = run["bench"]
+    assert {
+        "completed",
+        "duration_s",
+        "request_throughput_per_s",
+        "output_throughput_tok_per_s",
+        "total_token_throughput_tok_per_s",
+    } <= bench.keys()
+    for k in ("ttft_s", "tpot_s", "itl_s", "e2el_s"):
+        assert set(bench[k]) == {"mean", "p50", "p90", "p99"}
+    r = cli("roofline", "--model", "llama3.1-8b", "--batch", "1,2", "--json").json()
+    assert {"t_bound_s", "t_step_s", "t_fixed_s", "t_collective_s", "tokens_per_s_step"} <= r["rows"][0].keys()
+    p = cli("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--rate", "5", "--prompt", "500", "--output", "100", "--json")
+    d = p.json()
+    assert {"constants", "ranked_by"} <= d.keys() and {"tpot_mean_s", "closed_form_tpot_s"} <= d["verified"][0].keys()
+    raw = Path(__file__).resolve().parent / "serving" / "raw"
+    files = [str(raw / f"gpustack-h100-qwen3-8b-vllm0110-sharegpt-c{c}.txt") for c in (1, 2, 4, 8)]
+    c = cli("calibrate", *files, "--model", "qwen3-8b", "--gpu", "h100", "--json").json()
+    assert {"model", "gpu", "tp", "constants", "fitted", "held", "rms_default", "rms_fitted"} <= c.keys()
+    keys = {"where", "decoding", "measured_tpot_s", "bound_tpot_s", "default_tpot_s", "fitted_tpot_s"}
+    assert keys | {"measured_ttft_s", "fitted_ttft_s"} <= c["runs"][0].keys()
