@@ -85,7 +85,8 @@ def simulate(
 
     A continuous-batching engine (token budget per step, chunked prefill, max_num_seqs) on the same
     requests for each policy: prealloc reserves --max-len up front, oracle the exact length,
-    paged-B allocates blocks as tokens arrive and preempts when they run out.
+    paged-B allocates blocks as tokens arrive and preempts when they run out. Requests come as a
+    benchmark client sends them (--rate, --concurrency); the figures are vllm bench serve's.
 
     Example: kvcalc simulate --model llama2-13b --gpu a100-40gb --workload sharegpt --requests 2000
     """
