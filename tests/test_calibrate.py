@@ -108,6 +108,11 @@ def test_json_results_one_a_line_and_infinity():
         ("[1, 2]", "not an object"),
         ('{"completed": 1', "not JSON"),
         ('{"foo": 1}', "no benchmark figures"),
+        ('{"completed": 10, "mean_tpot_ms": 1e400}', "mean_tpot_ms is infinite"),
+        ('{"completed": 10, "request_throughput": 1e400}', "request_throughput is infinite"),
+        ('{"completed": 10, "total_input_tokens": 1e300}', "mean prompt of at most"),
+        ('{"completed": 1e15}', "count of requests"),
+        ("============ Serving Benchmark Result ============\nMean TPOT (ms): inf\n", "Mean TPOT (ms) is infinite"),
     ],
 )
 def test_malformed_results_are_one_line(text, needle):

@@ -112,6 +112,21 @@ GENAI_JSON: dict[str, tuple[str, float]] = {
     "output_token_throughput": ("output_throughput_tok_per_s", 1),
     "request_throughput": ("request_throughput_per_s", 1),
 }
+BOUNDS = (
+    ("completed", 2**40, "a count of requests up to 2^40"),
+    ("max_concurrency", 2**40, "a count of requests up to 2^40"),
+    ("mean_input", 2**34, "a mean prompt of at most 2^34 tokens"),
+    ("mean_output", 2**34, "a mean output of at most 2^34 tokens"),
+    ("duration_s", 1e9, "a duration of at most 10^9 s"),
+    ("request_throughput_per_s", 1e9, "a request throughput of at most 10^9 a second"),
+    ("output_throughput_tok_per_s", 1e12, "an output throughput of at most 10^12 tokens a second"),
+    ("mean_ttft_s", 1e6, "a TTFT of at most 10^6 s"),
+    ("median_ttft_s", 1e6, "a TTFT of at most 10^6 s"),
+    ("mean_tpot_s", 1e6, "a TPOT of at most 10^6 s"),
+    ("median_tpot_s", 1e6, "a TPOT of at most 10^6 s"),
+    ("mean_itl_s", 1e6, "an ITL of at most 10^6 s"),
+)
+"""What a measured run can say: past these it is a corrupt file, not a benchmark."""
 HEADER = re.compile(r"=+\s*serving benchmark result\s*=+", re.I)
 ROW = re.compile(r"^\s*([A-Za-z][^:]{2,80}?)\s*:\s*(\S+)\s*$")
 
@@ -127,16 +142,18 @@ def _number(v: Any, where: str, label: str) -> float:
         x = float(v)
     else:
         s = str(v).strip().lower().replace(",", "")
-        if s in ("inf", "infinity"):
-            return math.inf
         if s in ("none", "not set", "null", "n/a"):
             return math.nan
         try:
-            x = float(s) if len(s) < 40 else math.nan
+            x = math.inf if s in ("inf", "infinity") else float(s) if len(s) < 40 else math.nan
         except ValueError:
             raise KvcalcError(f"{label} is {str(v)[:40]!r}, not a number", where, "a number") from None
+        if math.isnan(x):
+            raise KvcalcError(f"{label} is {str(v)[:40]!r}, not a number", where, "a number")
     if x < 0 or (math.isnan(x) and not isinstance(v, str)):
         raise KvcalcError(f"{label} is {x!r}", where, "a number at least 0")
+    if math.isinf(x) and "rate" not in label.lower():
+        raise KvcalcError(f"{label} is infinite", where, "a finite number")
     return x
 
 
@@ -159,6 +176,10 @@ def _build(vals: dict[str, float], where: str, tool: str, model: str | None = No
             kw["mean_output"] = vals["total_output"] / done
     if kw.get("max_concurrency") == 0:
         kw["max_concurrency"] = None
+    for k, hi, what in BOUNDS:
+        got = kw.get(k)
+        if got is not None and got > hi:
+            raise KvcalcError(f"{k} is {got:.4g}", where, what)
     return BenchRun(where=where, tool=tool, model=model, **kw)
 
 
