@@ -145,7 +145,8 @@ RequestOverhead = Annotated[
 
 
 def efficiency(v: str) -> float:
-    return parse_float(v, "--efficiency", 0.0, 1.0, "a fraction in (0, 1], e.g. 0.7")
+    # Under 1% of a GPU's peak is no deployment: a step would take hours.
+    return parse_float(v, "--efficiency", 0.01, 1.0, "a fraction from 0.01 to 1, e.g. 0.7", open_low=False)
 
 
 def step_constants(

@@ -78,8 +78,8 @@ class StepConstants:
     def check(self) -> StepConstants:
         for name in ("eta_bw", "eta_c"):
             v = getattr(self, name)
-            if not (0.0 < v <= 1.0):
-                raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction in (0, 1]")
+            if not (0.01 <= v <= 1.0):
+                raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
         for name in (
             "fixed_s",
             "per_request_s",

@@ -33,8 +33,8 @@ IGNORED = ("origin",)
 ACCEPTED = "a JSON file written by kvcalc calibrate (--write FILE, or its --json output)"
 LIMIT = 16 * 2**20
 RANGES = {
-    "eta_bw": (0.0, 1.0, False),
-    "eta_c": (0.0, 1.0, False),
+    "eta_bw": (0.01, 1.0, True),
+    "eta_c": (0.01, 1.0, True),
     "fixed_s": (0.0, 10.0, True),
     "per_request_s": (0.0, 10.0, True),
     "kernel_gap_s": (0.0, 10.0, True),
