@@ -388,7 +388,9 @@ def plan(
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
         f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): max(bytes / (bandwidth x "
-        f"{constants.eta_bw:g}), FLOPs / (peak x {constants.eta_c:g})) + {constants.fixed_s * 1e3:g} ms per step + the "
+        f"{constants.eta_bw:g}), FLOPs / (peak x {constants.eta_c:g})) + {constants.fixed_s * 1e3:g} ms a step + "
+        f"{constants.per_request_s * 1e6:g} us a running request + each layer's kernel latencies "
+        f"({constants.gemm_latency_s * 1e6:g} us a matmul, {constants.attn_latency_s * 1e6:g} us an attention call) + the "
         "TP all-reduces and PP hand-offs over the GPU's link, at the requests decoding (context "
         f"{traffic.prompt + max(traffic.output // 2, 1):,} tokens, mid-output) and the prompt tokens each step "
         "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage",
