@@ -295,3 +295,15 @@ def test_policies_in_forked_processes_give_the_same_runs():
     a = run("llama2-7b", "a100-40gb", P, O, arrivals=arr)
     b = run("llama2-7b", "a100-40gb", P, O, arrivals=arr, workers=2)
     assert a.runs == b.runs
+
+
+def test_the_arrival_and_verdict_name_each_policy(cli):
+    # --rate says Poisson (not a trace), and an overload names every policy that cannot keep up and
+    # those that can: the vLLM paper's case, prealloc and oracle drowning where paging keeps up.
+    d = cli("simulate", "--model", "llama2-13b", "--gpu", "a100-40gb", "--workload", "sharegpt", "--rate", "2", "--json").json()
+    assert d["arrival"] == "Poisson, 2 requests/s"
+    over = [r["policy"] for r in d["runs"] if r["overloaded"]]
+    assert over == ["prealloc", "oracle"]
+    assert d["verdict"].startswith("OVERLOADED: offered") and "(paged-16 keeps up)" in d["verdict"]
+    c = cli("simulate", "--model", "llama2-7b", "-n", "50", "--concurrency", "4", "--policies", "paged-16", "--json").json()
+    assert c["arrival"] == "rate inf: every request is ready at time 0, at most 4 in flight"

@@ -152,10 +152,10 @@ def simulate(
         else:
             arrivals = np.zeros(n)
             arrival = "rate inf: every request is ready at time 0"
-    if conc:
-        arrival += f", at most {conc:,} in flight"
     else:
         arrival = "the trace's arrival times"
+    if conc:
+        arrival += f", at most {conc:,} in flight"
     total_mem = g.memory_runtime_bytes
     mnbt = opt.batched_tokens(max_num_batched_tokens) or eng.default_batched_tokens(total_mem, g.name, ml)
     mns = opt.count(max_num_seqs, "--max-num-seqs") or eng.default_num_seqs(total_mem, g.name)

@@ -219,11 +219,14 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
     """The first line a reader needs: does the deployment keep up with what it is offered?"""
     over = [r for r in runs if r.overloaded]
     if over:
-        r = over[-1]
-        assert r.offered_per_s is not None
+        offered = over[0].offered_per_s
+        assert offered is not None
+        served = ", ".join(f"{r.policy} serves {r.requests_per_s:,.3g}" for r in over)
+        keep = [r.policy for r in runs if not r.overloaded]
         return (
-            f"OVERLOADED: offered {r.offered_per_s:,.3g} requests/s, {r.policy} serves {r.requests_per_s:,.3g} requests/s "
-            "in steady state; queues grow for as long as the load lasts, so latencies depend on the run's length"
+            f"OVERLOADED: offered {offered:,.3g} requests/s, {served} requests/s in steady state"
+            + (f" ({', '.join(keep)} keep{'s' if len(keep) == 1 else ''} up)" if keep else "")
+            + "; queues grow for as long as the load lasts, so latencies depend on the run's length"
         )
     r = runs[-1]
     if st.concurrency:
