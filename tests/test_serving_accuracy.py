@@ -11,6 +11,7 @@ this file's output (KVCALC_ACCURACY=write pytest tests/test_serving_accuracy.py 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from functools import cache
@@ -51,8 +52,29 @@ def _lengths(mean: float, n: int, seed: int, lognormal: bool, cap: int) -> Any:
     return np.clip(np.rint(x), 1, cap).astype(np.int64)
 
 
+# The model before the step-time one, for comparison: the roofline bound over 0.7, nothing added.
+BOUND_OVER_07 = dataclasses.replace(
+    DEFAULTS,
+    eta_bw=0.7,
+    eta_c=0.7,
+    fixed_s=0.0,
+    per_request_s=0.0,
+    gemm_latency_s=0.0,
+    attn_latency_s=0.0,
+    mla_attn_latency_s=0.0,
+    moe_latency_s=0.0,
+    kernel_gap_s=0.0,
+    eager_launch_s=0.0,
+    alpha_s=0.0,
+    link_bytes_per_s=1e14,
+    request_overhead_s=0.0,
+    tokenize_s_per_token=0.0,
+    origin="the bound over 0.7",
+)
+
+
 @cache
-def predict(case_id: str) -> dict[str, float]:
+def predict(case_id: str, previous: bool = False) -> dict[str, float]:
     case = next(c for c in CASES if c["id"] == case_id)
     m, g, eng = resolve_model(case["model"]), resolve_gpu(case["gpu"]), engine(case["engine"])
     n = int(case["measured"]["completed"])
@@ -72,7 +94,7 @@ def predict(case_id: str) -> dict[str, float]:
         max_len,
         eng.default_num_seqs(mem, g.name),
         eng.default_batched_tokens(mem, g.name, max_len),
-        constants=DEFAULTS,
+        constants=BOUND_OVER_07 if previous else DEFAULTS,
         concurrency=int(conc) if conc else None,
     )
     wl = Workload(arrivals, P, O, case["id"], "as the benchmark sent them")
@@ -94,8 +116,8 @@ def predict(case_id: str) -> dict[str, float]:
     }
 
 
-def errors(case: dict[str, Any]) -> dict[str, float]:
-    got = predict(case["id"])
+def errors(case: dict[str, Any], previous: bool = False) -> dict[str, float]:
+    got = predict(case["id"], previous)
     out: dict[str, float] = {}
     if not got:
         return out
@@ -148,12 +170,23 @@ def section() -> str:
             f"{c['dataset']} {c['mean_input']:,.0f}/{c['mean_output']:,.0f}, {load} | " + " | ".join(cells) + " |"
         )
     mae = {k: sum(v) / len(v) for k, v in per.items() if v}
+    old: dict[str, list[float]] = {k: [] for k, _ in METRICS}
+    old_tp8: list[float] = []
+    for c in CASES:
+        e = errors(c, previous=True)
+        for k, v in e.items():
+            old[k].append(abs(v))
+        if int(c["tp"]) == 8 and "mean_tpot_ms" in e:
+            old_tp8.append(e["mean_tpot_ms"])
     lines = [
         BEGIN,
         f"{len(CASES)} public measured runs; each cell is measured / kvcalc (error). Mean absolute error with the "
         "default constants: "
         + ", ".join(f"{name} {mae[k]:.0%} ({len(per[k])} runs)" for k, name in METRICS if k in mae)
         + (f"; TP 8 TPOT bias {sum(tp8) / len(tp8):+.0%} ({len(tp8)} runs)" if tp8 else "")
+        + ". The model before it (the roofline bound over 0.7, nothing added) on the same runs: "
+        + ", ".join(f"{name} {sum(old[k]) / len(old[k]):.0%}" for k, name in METRICS if old[k])
+        + (f"; TP 8 TPOT bias {sum(old_tp8) / len(old_tp8):+.0%}" if old_tp8 else "")
         + ".",
         "",
         "| run | model | GPU x TP | engine | workload (in/out tokens), load | req/s | output tok/s | mean TTFT ms | "

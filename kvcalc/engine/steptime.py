@@ -63,6 +63,8 @@ class StepConstants:
     """Latency of one fused routed-expert call (both multiplies) beyond its bytes, seconds."""
     kernel_gap_s: float = 1.3e-6
     """Cost of one small kernel (a norm, rotary, an activation, routing) in a CUDA graph, seconds."""
+    eager_launch_s: float = 1.2e-6
+    """What launching a kernel outside a CUDA graph adds to it, for steps past GRAPH_MAX_TOKENS."""
     alpha_s: float | None = None
     """Latency of one small all-reduce, seconds (None: the link's default)."""
     link_bytes_per_s: float | None = None
@@ -88,6 +90,7 @@ class StepConstants:
             "mla_attn_latency_s",
             "moe_latency_s",
             "kernel_gap_s",
+            "eager_launch_s",
             "alpha_s",
             "request_overhead_s",
             "tokenize_s_per_token",
@@ -110,8 +113,6 @@ class StepConstants:
 
 DEFAULTS = StepConstants()
 
-EAGER_LAUNCH_S = 1.2e-6
-"""What launching a kernel outside a CUDA graph adds to it (2.5 us eager against 1.3 in a graph)."""
 GRAPH_MAX_TOKENS = 512
 """The largest step vLLM captures in a CUDA graph by default (0.8.5 and later)."""
 NVLINK_ALPHA_S = 5e-6
@@ -203,7 +204,7 @@ def layer_kernels(model: ModelSpec) -> Kernels:
 
 def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> float:
     """The kernels' latencies of one step; ``eager`` (a batch past the largest captured CUDA graph)
-    adds each kernel's launch, EAGER_LAUNCH_S over the graph's."""
+    adds each kernel's launch outside a graph (eager_launch_s)."""
     n = layer_kernels(model)
     t = (
         n.gemm * c.gemm_latency_s
@@ -213,7 +214,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> 
         + n.small * c.kernel_gap_s
     )
     if eager:
-        t += (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * EAGER_LAUNCH_S
+        t += (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * c.eager_launch_s
     return t
 
 
