@@ -307,3 +307,23 @@ def test_the_arrival_and_verdict_name_each_policy(cli):
     assert d["verdict"].startswith("OVERLOADED: offered") and "(paged-16 keeps up)" in d["verdict"]
     c = cli("simulate", "--model", "llama2-7b", "-n", "50", "--concurrency", "4", "--policies", "paged-16", "--json").json()
     assert c["arrival"] == "rate inf: every request is ready at time 0, at most 4 in flight"
+
+
+def test_the_client_sends_as_vllm_bench_serves_semaphore_does():
+    # Arrivals at 0, 0.1 and 0.2 s, one slot (--max-concurrency 1), no request path: request 0 goes
+    # at 0; request 1 arrives at 0.1 but waits for the slot, which frees when request 0 ends at 0.5;
+    # request 2 arrived at 0.2 and goes when request 1 ends at 0.9. The clock of TTFT starts at the send.
+    from kvcalc.engine.simulate import Client
+
+    c = Client([0.0, 0.1, 0.2], 0.0, concurrency=1)
+    assert c.peek() == (0.0, 0) and c.sent[1] != c.sent[1]  # not sent yet (NaN)
+    c.take()
+    c.finished(0.5)
+    assert c.peek() == (0.5, 1) and c.sent[1] == 0.5
+    c.take()
+    c.finished(0.9)
+    assert c.peek() == (0.9, 2) and c.sent == [0.0, 0.5, 0.9]
+    # Open loop: sent at arrival, seen by the engine a request path later (x 0.5 to 1.5, seeded).
+    o = Client([0.0, 1.0], [0.01, 0.01], concurrency=None, seed=1)
+    t, i = o.peek()
+    assert i == 0 and 0.005 <= t <= 0.015 and o.sent == [0.0, 1.0]
