@@ -25,7 +25,7 @@ none was fitted to a serving benchmark. A calibration (kvcalc calibrate) replace
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
@@ -424,9 +424,6 @@ class StepModel:
         terms = {"memory": tm, "compute": tc, "collective": coll, "fixed": fixed}
         return StepTime(tm, tc, fixed, coll, t, bound, max(terms, key=lambda k: terms[k]))
 
-    def decode_s(self, batch: int, ctx: float) -> float:
-        return self.step(batch, ctx).t_step_s
-
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:
         """Seconds of the steps that carry a ``prompt`` in chunks of at most ``chunk`` tokens,
         beside ``decodes`` running requests at context ``ctx`` (the last chunk's step samples the
@@ -550,15 +547,3 @@ class StepModel:
         if self.pp > 1:
             parts.append(f"+ {self.pp - 1} PP hand-offs")
         return " ".join(parts) + f" (constants: {c.origin})"
-
-
-@dataclass(frozen=True)
-class Calibrated:
-    """A calibration's constants with what they were fitted on (kvcalc calibrate writes it)."""
-
-    constants: StepConstants
-    model: str
-    gpu: str
-    tp: int
-    fitted: list[str] = field(default_factory=list)
-    residuals: list[dict[str, Any]] = field(default_factory=list)
