@@ -88,3 +88,16 @@ def test_engines_command_lists_records_and_differences(cli):
 def test_bad_engine_on_the_command_line_is_one_line(cli):
     r = cli("fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--engine", "vllm@0.1")
     one_line_error(r, "no rules for vllm 0.1")
+
+
+@pytest.mark.parametrize(
+    "name,needle", [("vllm@9.9", "0.33"), ("vllm@0.34", "0.33"), ("sglang@0.6", "0.5"), ("trtllm@2.0", "1.x")]
+)
+def test_a_release_newer_than_any_read_is_refused(cli, name, needle):
+    # Rules kvcalc has not read are not assumed: the line names the newest release read and the records.
+    line = one_line_error(cli("fit", "--seq", "4k", "--engine", name), "--engine", needle)
+    assert "for the newest rules" in line
+
+
+def test_a_patch_release_of_a_known_one_takes_its_rules():
+    assert engine("vllm@0.33.1").key == "vllm@0.33" and engine("sglang@0.5.23").key == "sglang@0.5"

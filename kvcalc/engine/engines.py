@@ -392,6 +392,15 @@ def engine(name: str | Engine, where: str = "--engine") -> Engine:
     if m:
         family, version = m.group(1).replace("tensorrt-llm", "trtllm").replace("tensorrt_llm", "trtllm"), m.group(2)
         v = _version_tuple(version)
+        newest = {"vllm": (0, 33), "sglang": (0, 5), "trtllm": (1,)}.get(family)
+        if newest is not None and v[: len(newest)] > newest:
+            # A release newer than any kvcalc has read: its rules are not known, not assumed.
+            raise KvcalcError(
+                f"no rules for {family} {version[:20]}: the newest release kvcalc has read is "
+                f"{'.'.join(map(str, newest))}{'.x' if family == 'trtllm' else ''}",
+                where,
+                f"one of {', '.join(e.key for e in ENGINE_LIST if e.name == family)}, or {family} for the newest rules",
+            )
         if family == "vllm":
             rec = _vllm_record(v)
             if rec:
