@@ -48,11 +48,20 @@ def closest(name: str, choices: Iterable[str], n: int = 3) -> list[str]:
     return hits[:n]
 
 
+LISTED = {"model": "models", "gpu": "gpus", "engine": "engines"}
+"""The kinds of name a kvcalc command lists (kvcalc models, gpus, engines)."""
+
+
 def unknown_name(kind: str, name: str, choices: Iterable[str], where: str) -> KvcalcError:
     choices = list(choices)
     near = closest(name, choices)
+    names = sorted(set(choices))
     if near:
         accepted = "did you mean " + ", ".join(near) + "?"
+    elif kind in LISTED:
+        accepted = f"see 'kvcalc {LISTED[kind]}' for the {len(names)} known names"
+    elif len(names) <= 12:
+        accepted = "one of " + ", ".join(names)
     else:
-        accepted = f"see 'kvcalc {kind}s' for the {len(set(choices))} known names"
+        accepted = f"one of {len(names)} names, such as " + ", ".join(names[:6])
     return KvcalcError(f"unknown {kind} {name!r}", where, accepted)

@@ -213,6 +213,7 @@ def test_text_and_plot(cli, tmp_path):
         (["--prompt", "lognormal:median=5"], "--prompt"),
         (["--shared-prefix", "5000"], "--shared-prefix"),
         (["--concurrency", "0"], "--concurrency"),
+        (["--workload", "foo"], "one of alpaca, sharegpt"),
         (["--concurrency", "nan"], "--concurrency"),
         (["--request-overhead", "25"], "--request-overhead"),
         (["--calibration", "/nonexistent/cal.json"], "cal.json"),
