@@ -303,3 +303,8 @@ def parse_seconds(text: str | float, where: str, allow_zero: bool = False) -> fl
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero) or v > 86400:
         raise KvcalcError(f"{show(text)} is out of range", where, accepted)
     return v
+
+
+def count_of(n: int | float, noun: str) -> str:
+    """A whole count with its noun, singular for one: '1 request', '2,048 requests'."""
+    return f"{n:,.0f} {noun}" + ("" if n == 1 else "s")

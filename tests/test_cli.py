@@ -235,3 +235,13 @@ def test_commands_that_do_not_measure_import_neither_torch_nor_numpy(tmp_path):
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}
     )
     assert r.returncode == 0, r.stderr
+
+
+def test_one_request_is_singular(cli):
+    # Llama-3.1-8B on an L4 at 24k tokens holds one request: "1 request", not "1 requests".
+    d = cli("fit", "--model", "llama3.1-8b", "--gpu", "l4", "--seq", "24k", "--json").json()
+    assert d["max_concurrency"] == 1
+    out = cli("fit", "--model", "llama3.1-8b", "--gpu", "l4", "--seq", "24k").out
+    assert "1 request" in out and " 1 requests" not in out
+    s = cli("simulate", "--model", "llama2-7b", "-n", "1", "--policies", "paged-16").out
+    assert "1 request," in s

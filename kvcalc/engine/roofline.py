@@ -26,6 +26,7 @@ from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
+from kvcalc.units import count_of
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def decode_points(
         if s > ctx:
             warn.append(f"seq {s:,} exceeds the model's max context of {ctx:,} tokens")
         if f is False:
-            warn.append(f"batch {b} at {s:,} tokens does not fit in memory: at most {m} requests")
+            warn.append(f"batch {b} at {s:,} tokens does not fit in memory: at most {count_of(m or 0, 'request')}")
         warnings.append(warn)
     n = len(B)
     cols: dict[str, list[Any]] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcalc.render.console import console, notes, table
+from kvcalc.units import count_of
 
 GiB = 2**30
 
@@ -127,7 +128,7 @@ def _note(n: Any) -> str:
             "can give more tokens than the engine used"
         )
     if k == "sglang_requests":
-        return f"{v['tokens']:,} tokens hold {v['requests']:,} requests of the full {v['seq']:,}-token context at once"
+        return f"{v['tokens']:,} tokens hold {count_of(v['requests'], 'request')} of the full {v['seq']:,}-token context at once"
     if k == "sglang_gb_is_gib":
         return "SGLang prints 'GB' for figures it divides by 2^30: kvcalc reads them as GiB"
     if k == "trt_pool":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcalc.render.console import console, kv_lines, nb, notes, table
-from kvcalc.units import fmt_bytes, fmt_iec, fmt_si
+from kvcalc.units import count_of, fmt_bytes, fmt_iec, fmt_si
 
 GIB = 2**30
 
@@ -37,7 +37,7 @@ def render(r: Any) -> None:
         ("KV per token, all layers on this GPU", fmt_bytes(r.kv_bytes_per_token)),
         ("KV pool", tokens),
         (f"one request of {r.seq:,} tokens", fmt_bytes(r.request_bytes)),
-        (f"max concurrency at {r.seq:,} tokens", f"{r.max_concurrency:,} requests{band}"),
+        (f"max concurrency at {r.seq:,} tokens", f"{count_of(r.max_concurrency, 'request')}{band}"),
     ]
     if r.concurrency_label:
         rows.append((r.concurrency_label, f"{r.concurrency:.2f}x"))
@@ -47,7 +47,7 @@ def render(r: Any) -> None:
     kv_lines(c, rows)
     rev = r.reverse
     if rev:
-        c.print(f"[bold]{rev.concurrency:,} requests of {r.seq:,} tokens[/bold]")
+        c.print(f"[bold]{count_of(rev.concurrency, 'request')} of {r.seq:,} tokens[/bold]")
         rr = [("KV they need, per GPU", fmt_bytes(rev.kv_bytes_needed_per_gpu))]
         if rev.util_needed is not None:
             u = rev.util_needed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcalc.render.console import console, notes, table
-from kvcalc.units import fmt_iec, fmt_si
+from kvcalc.units import count_of, fmt_iec, fmt_si
 
 
 def render(r: Any) -> None:
@@ -13,7 +13,7 @@ def render(r: Any) -> None:
     c.print(
         f"[bold]{r.model}[/bold]"
         + (f" on [bold]{r.gpu}[/bold]" if r.gpu else "")
-        + f": {r.workload}, {r.requests:,} requests (mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, "
+        + f": {r.workload}, {count_of(r.requests, 'request')} (mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, "
         f"KV pool {fmt_si(r.pool_bytes)} ({fmt_iec(r.pool_bytes)})"
     )
     t = table(
@@ -43,7 +43,7 @@ def render(r: Any) -> None:
         c.print(
             f"shared prefix of {s.shared_prefix_tokens:,} tokens ({s.shared_blocks} blocks stored once, "
             f"{s.copied_tokens_per_request} tokens copied per request): {s.max_concurrency_without:,} -> "
-            f"{s.max_concurrency_with:,} requests ({s.gain:.2f}x)"
+            f"{count_of(s.max_concurrency_with, 'request')} ({s.gain:.2f}x)"
         )
     notes(c, "Notes", r.notes, "yellow")
     notes(c, "Assumptions", r.assumptions)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcalc.render.console import console, notes, table
-from kvcalc.units import fmt_iec, fmt_si
+from kvcalc.units import count_of, fmt_iec, fmt_si
 
 
 def _ms(t: float) -> str:
@@ -23,7 +23,7 @@ def render(r: Any, plot: bool = False) -> None:
         c.print(f"[{style}]{r.verdict}[/{style}]")
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {r.tp}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
-        f"{fmt_iec(r.pool_bytes)} per GPU, {r.kv_bytes_per_token:,} B per token): {r.requests:,} requests, "
+        f"{fmt_iec(r.pool_bytes)} per GPU, {r.kv_bytes_per_token:,} B per token): {count_of(r.requests, 'request')}, "
         f"mean prompt {r.mean_prompt:,.0f} and output {r.mean_output:,.0f} tokens, max {r.max_len:,}; {r.arrival}"
     )
     t = table(
@@ -139,6 +139,6 @@ def write_chart(r: Any, path: str) -> None:
         ax.axhline(r.pool_bytes / gib, color="black", linewidth=0.8, label="KV pool")
         ax.set_xlabel("time (s)")
         ax.set_ylabel("KV memory per GPU (GiB)")
-        ax.set_title(f"{r.model} on {r.gpu}: {r.requests:,} requests")
+        ax.set_title(f"{r.model} on {r.gpu}: {count_of(r.requests, 'request')}")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)

@@ -21,6 +21,7 @@ from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
+from kvcalc.units import count_of
 
 PARALLEL_FROM = 200_000
 """Requests x policies from which simulate(workers=None) forks a process a policy."""
@@ -172,7 +173,7 @@ def simulate(
     warnings = []
     for r in runs:
         if r.rejected:
-            warnings.append(f"{r.policy}: {r.rejected:,} requests can never fit this policy's pool and were not served")
+            warnings.append(f"{r.policy}: {count_of(r.rejected, 'request')} can never fit this policy's pool and were not served")
     return SimulationReport(
         model=model.name,
         gpu=gpu.name,
