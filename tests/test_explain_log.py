@@ -282,3 +282,9 @@ def test_a_model_named_in_a_log_is_never_opened(cli, tmp_path):
     p.write_text(f"model='{spec}'\nINFO GPU KV cache size: 1,000 tokens\n")
     r = cli("explain-log", p)
     assert r.code == 2 and "not in the catalog" in r.err
+
+
+def test_an_unreadable_log_is_named_by_its_file(cli, tmp_path):
+    f = tmp_path / "server.log"
+    f.write_text("nothing that a start-up prints\n")
+    one_line_error(cli("explain-log", str(f)), "nothing recognisable", str(f))

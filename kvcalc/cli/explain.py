@@ -22,16 +22,16 @@ def _startups(path: str | None) -> tuple[list[Any], str]:
     if path in (None, "-"):
         if path is None and sys.stdin.isatty():
             raise KvcalcError(
-                "no log given", "LOG", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log"
+                "no log given", "kvcalc explain-log", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log"
             )
         try:
-            return parse_startups(candidate_lines(sys.stdin.buffer)), "standard input"
+            return parse_startups(candidate_lines(sys.stdin.buffer), "standard input"), "standard input"
         except (OSError, ValueError) as e:
-            raise KvcalcError(f"cannot read standard input: {e}", "LOG", LOG_ACCEPTED) from None
+            raise KvcalcError(f"cannot read standard input: {e}", "standard input", LOG_ACCEPTED) from None
     assert path is not None
     with files.open_regular(path, LOG_ACCEPTED) as f:
         try:
-            return parse_startups(candidate_lines(f)), path
+            return parse_startups(candidate_lines(f), path), path
         except OSError as e:
             raise KvcalcError(f"cannot read file: {e.strerror or e}", path, LOG_ACCEPTED) from None
 

@@ -403,8 +403,9 @@ def _finish(f: LogFacts) -> LogFacts:
     return f
 
 
-def parse_startups(text: str | Iterable[str]) -> list[LogFacts]:
-    """Facts from a log (its text, or its lines), one per start-up; lines not recognised are ignored."""
+def parse_startups(text: str | Iterable[str], where: str = "the log") -> list[LogFacts]:
+    """Facts from a log (its text, or its lines), one per start-up; lines not recognised are ignored.
+    ``where`` names the log in an error (its file)."""
     out: list[LogFacts] = []
     f = LogFacts()
     for line in text.splitlines() if isinstance(text, str) else text:
@@ -421,7 +422,7 @@ def parse_startups(text: str | Iterable[str]) -> list[LogFacts]:
     if not found:
         raise KvcalcError(
             "nothing recognisable in this log",
-            "LOG",
+            where,
             "a vLLM, SGLang or TensorRT-LLM start-up log with lines such as 'Model loading took X GiB', "
             "'Available KV cache memory', 'GPU KV cache size', '# GPU blocks', SGLang's 'max_total_num_tokens' or "
             "TensorRT-LLM's 'tokens in paged KV cache'",
