@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_line_error
 from kvcalc.engine.explain import choose_engine
 from kvcalc.errors import KvcalcError
 from kvcalc.inputs.logs import parse_log, parse_startups
