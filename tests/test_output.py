@@ -144,3 +144,15 @@ def test_calibrate_figures_stay_whole_at_80_columns(cli, monkeypatch):
     for run in d["runs"]:
         assert f"{run['measured_tpot_s'] * 1e3:,.2f}" in text and f"{run['fitted_tpot_s'] * 1e3:,.2f}" in text
         assert run["where"].rsplit("/", 1)[-1].split(",")[0] in text.replace("\n", "").replace(" ", "")
+
+
+@pytest.mark.parametrize("args", [a for a in TABLES if a[0] not in ("check",)], ids=lambda a: " ".join(a[:3]))
+def test_every_json_names_its_version_and_schema(cli, args):
+    # docs/api.md: every --json object opens with kvcalc_version and schema_version.
+    import kvcalc
+
+    r = cli(*args, "--json")
+    assert r.code == 0, r.err
+    d = r.json()
+    assert list(d)[:2] == ["kvcalc_version", "schema_version"]
+    assert d["kvcalc_version"] == kvcalc.__version__ and d["schema_version"] == 1

@@ -178,7 +178,9 @@ root_app = typer.Typer(
 
 
 @root_app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version.")) -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
     """KV-cache capacity planning and decode roofline for LLM serving."""
 
 

@@ -22,7 +22,9 @@ def _startups(path: str | None) -> tuple[list[Any], str]:
     if path in (None, "-"):
         if path is None and sys.stdin.isatty():
             raise KvcalcError(
-                "no log given", "kvcalc explain-log", "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log"
+                "no log given",
+                "kvcalc explain-log",
+                "a log file, '-' for standard input, or a pipe: vllm serve ... 2>&1 | kvcalc explain-log",
             )
         try:
             return parse_startups(candidate_lines(sys.stdin.buffer), "standard input"), "standard input"

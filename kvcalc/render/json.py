@@ -15,7 +15,11 @@ import math
 import sys
 from typing import Any
 
+from kvcalc import __version__
+
 BIG_DOCUMENT = 2000
+SCHEMA_VERSION = 1
+"""The --json documents' schema: raised when a key is renamed or removed (an added key keeps it)."""
 """Reports with more rows than this print compact JSON (the indenting encoder is pure Python)."""
 
 
@@ -61,7 +65,7 @@ def to_json(report: Any, origin: dict[str, str] | None = None) -> dict[str, Any]
         doc = to_plain(report)
     if origin and isinstance(doc.get("inputs"), dict):
         doc["inputs"] = {**doc["inputs"], **origin}
-    return doc
+    return {"kvcalc_version": __version__, "schema_version": SCHEMA_VERSION, **doc}
 
 
 def dumps(doc: dict[str, Any]) -> str:
