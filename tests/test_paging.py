@@ -177,3 +177,12 @@ def test_bucketed_first_fit_places_as_first_fit_does(ops, split):
         flat = [(s, z) for ss, zz in zip(fast.starts, fast.sizes) for s, z in zip(ss, zz)]
         assert flat == naive.holes
         assert fast.maxes == [max(z) for z in fast.sizes]
+
+
+def test_a_trace_is_held_to_the_models_context_not_8k(cli, tmp_path):
+    # A served request of 20,000 + 500 tokens on Llama-3.1-8B (131,072 tokens of context): the trace's
+    # default max length is the model's context, so it is taken as it is.
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"prompt_tokens": 20000, "output_tokens": 500}\n{"prompt_tokens": 300, "output_tokens": 200}\n')
+    d = cli("paging", "--model", "llama3.1-8b", "--gpu", "h100", "--trace", str(f), "--json").json()
+    assert d["max_len"] == 131072

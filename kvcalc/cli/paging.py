@@ -35,7 +35,7 @@ def paging(
     max_len: Annotated[
         Optional[str],
         typer.Option(
-            "--max-len", metavar="<tokens>", help="The length preallocation reserves (default: the model's context, at most 8k)."
+            "--max-len", metavar="<tokens>", help="The length preallocation reserves (default: the model's context; at most 8k for --lengths)."
         ),
     ] = None,
     shared_prefix: Annotated[
@@ -73,7 +73,12 @@ def paging(
     t = opt.parallel(tp, "--tp")
     kv = opt.kv(kv_dtype)
     eng = opt.engine(engine)
-    ml = opt.tokens(max_len, "--max-len") if max_len else min(m.max_position_embeddings, 8192)
+    # A trace's lengths are what was served: by default it is held to the model's context, not to
+    # the 8k a sampled distribution defaults to.
+    if max_len:
+        ml = opt.tokens(max_len, "--max-len")
+    else:
+        ml = m.max_position_embeddings if trace else min(m.max_position_embeddings, 8192)
     if ml > 2**31:
         raise KvcalcError(f"--max-len {ml:,} is longer than a simulation handles", "--max-len", "at most 2,147,483,648 tokens")
     prefix = opt.need_count(shared_prefix, "--shared-prefix", minimum=0, maximum=2**31, noun="a number of tokens")
