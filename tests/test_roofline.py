@@ -217,3 +217,22 @@ def test_roofline_plot_file(cli, tmp_path):
 )
 def test_roofline_bad_input(cli, args, needle):
     one_line_error(cli("roofline", *args), needle)
+
+
+def test_kvcalc_toml_paths_are_from_its_folder_and_unknown_keys_refused(cli, tmp_path, monkeypatch):
+    # A spec path in kvcalc.toml is read from the toml's folder wherever kvcalc runs below it.
+    import shutil
+    from pathlib import Path
+
+    spec = Path(__file__).resolve().parent.parent / "model_specs" / "llama2-7b.yaml"
+    (tmp_path / "specs").mkdir()
+    shutil.copy(spec, tmp_path / "specs" / "mine.yaml")
+    (tmp_path / "kvcalc.toml").write_text('model = "specs/mine.yaml"\ngpu = "h100"\n')
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    d = cli("roofline", "--json").json()
+    assert d["model"] == "llama2-7b"
+    # A key kvcalc does not read is refused, with the closest one.
+    (tmp_path / "kvcalc.toml").write_text('modle = "llama2-7b"\n')
+    one_line_error(cli("roofline"), "unknown key 'modle'", "did you mean model?")

@@ -12,7 +12,7 @@ from kvcalc import files
 from kvcalc.errors import KvcalcError
 
 BUILTIN = {"model": "llama3.1-8b", "gpu": "h100-sxm"}
-ACCEPTED = "UTF-8 TOML with model = '...' and gpu = '...' (kvcalc.toml, or [tool.kvcalc] in pyproject.toml)"
+ACCEPTED = "UTF-8 TOML with model, gpu and calibration keys (kvcalc.toml, or [tool.kvcalc] in pyproject.toml)"
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -27,11 +27,38 @@ def _toml(path: Path) -> dict[str, Any]:
         raise KvcalcError(f"cannot read defaults: {e}", str(path), ACCEPTED) from None
 
 
+KEYS = ("model", "gpu", "calibration")
+"""What kvcalc.toml (or [tool.kvcalc]) may set."""
+
+
+def _checked(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    """The defaults file's keys, each one kvcalc reads: an unknown key is refused, never ignored."""
+    from kvcalc.errors import closest
+
+    for k in doc:
+        if k not in KEYS:
+            near = closest(str(k), KEYS)
+            raise KvcalcError(
+                f"unknown key {str(k)[:40]!r}",
+                where,
+                (f"did you mean {', '.join(near)}? " if near else "") + "the keys are " + ", ".join(KEYS),
+            )
+    return doc
+
+
+def _resolve(v: str, where: str) -> str:
+    """A relative path in a defaults file is from that file's folder; a name stays a name."""
+    p = Path(v)
+    if p.is_absolute() or not ("/" in v or p.suffix.lower() in (".yaml", ".yml", ".json")):
+        return v
+    return str(Path(where.split(" [", 1)[0]).parent / p)
+
+
 def _from_files(start: Path) -> tuple[dict[str, Any], str] | None:
     for d in (start, *start.parents):
         f = d / "kvcalc.toml"
         if files.probe(f) in ("file", "special"):
-            return _toml(f), str(f)
+            return _checked(_toml(f), str(f)), str(f)
         p = d / "pyproject.toml"
         if files.probe(p) == "file":
             try:
@@ -40,7 +67,7 @@ def _from_files(start: Path) -> tuple[dict[str, Any], str] | None:
                 continue  # a project file that is not kvcalc's to judge: it holds no readable [tool.kvcalc]
             doc = doc.get("kvcalc") if isinstance(doc, dict) else None
             if isinstance(doc, dict):
-                return doc, f"{p} [tool.kvcalc]"
+                return _checked(doc, f"{p} [tool.kvcalc]"), f"{p} [tool.kvcalc]"
     return None
 
 
@@ -60,7 +87,7 @@ def default(kind: str) -> tuple[str, str]:
         if v is not None:
             if not isinstance(v, str) or not v or len(v) > 4096:
                 raise KvcalcError(f"{kind} must be a name or a path", where, f"{kind} = 'name'")
-            return v, where
+            return _resolve(v, where), where
     return BUILTIN[kind], "built-in default"
 
 

@@ -35,7 +35,9 @@ def paging(
     max_len: Annotated[
         Optional[str],
         typer.Option(
-            "--max-len", metavar="<tokens>", help="The length preallocation reserves (default: the model's context; at most 8k for --lengths)."
+            "--max-len",
+            metavar="<tokens>",
+            help="The length preallocation reserves (default: the model's context; at most 8k for --lengths).",
         ),
     ] = None,
     shared_prefix: Annotated[
