@@ -317,3 +317,24 @@ def test_a_multimodal_model_says_what_is_not_modelled():
     g = fit(m, h, FitInputs(seq=8192, activation=36 * GiB))
     assert g.kv_pool_bytes < f.kv_pool_bytes
     assert not any("dummy images" in w for w in fit(resolve_model("llama3.1-8b"), h, FitInputs(seq=8192)).warnings)
+
+
+def test_a_model_that_cannot_fit_says_so_first_and_names_the_fewest_gpus(cli):
+    # Llama-3.1-405B on one L4: the first line says it does not fit, and how many L4s hold one request
+    # of the length (the plan search over TP x PP on L4s); the JSON carries both.
+    r = cli("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k")
+    assert r.code == 0
+    first = r.out.splitlines()[0]
+    assert first.startswith("DOES NOT FIT") and "the fewest l4 GPUs that hold one" in " ".join(r.out.split())
+    d = cli("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k", "--json").json()
+    assert not d["fits"] and d["verdict"].startswith("DOES NOT FIT")
+    n, tp, pp = d["fewest"]["gpus_needed"], d["fewest"]["tp_needed"], d["fewest"]["pp_needed"]
+    assert f"hold one: {n} (TP {tp}, PP {pp})" in d["verdict"]
+    # That deployment holds a request; one GPU fewer in the same shape family would not be the fewest.
+    from kvcalc.engine.memory import FitInputs, fit
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    held = fit(resolve_model("llama3.1-405b"), resolve_gpu("l4"), FitInputs(seq=4096, tp=tp, pp=pp)).max_concurrency
+    assert held >= 1 and n == tp * pp * d["fewest"]["replicas_needed"]
+    ok = cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--json").json()
+    assert ok["verdict"] == f"fits: {ok['max_concurrency']:,} requests of 8,192 tokens at once"

@@ -84,4 +84,13 @@ def fit(
     r = run_fit(m, g, inp)
     if n is not None:
         r = dataclasses.replace(r, reverse=reverse(m, g, inp, n))
+    if not r.fits:
+        # Say at once what would hold one request: the fewest GPUs of this type.
+        one = reverse(m, g, inp, 1, max_gpus=512)
+        verdict = r.verdict
+        if one.gpus_needed:
+            verdict += f"; the fewest {g.name} GPUs that hold one: {one.gpus_needed} (TP {one.tp_needed}, PP {one.pp_needed})"
+        else:
+            verdict += f"; no deployment of up to 512 {g.name} GPUs holds one"
+        r = dataclasses.replace(r, fewest=one, verdict=verdict)
     return emit(r, origin, as_json)

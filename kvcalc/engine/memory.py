@@ -21,6 +21,7 @@ from kvcalc.engine.weights import WeightFormats, rope_cache_bytes, weights
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
+from kvcalc.units import count_of
 
 GiB = 2**30
 MiB = 2**20
@@ -371,6 +372,10 @@ class FitReport:
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     reverse: ReverseReport | None = None
+    verdict: str = ""
+    """The first line: whether a request of the length fits, and how many do."""
+    fewest: ReverseReport | None = None
+    """When nothing fits: the fewest GPUs that hold one request (kvcalc.engine.plan.reverse)."""
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -746,6 +751,16 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         max_seq_len_limited_by=limited,
         max_model_len_accepted=accepted,
         fits=pool > 0 and cap.max_concurrency > 0,
+        verdict=(
+            f"fits: {count_of(cap.max_concurrency, 'request')} of {inp.seq:,} tokens at once"
+            if pool > 0 and cap.max_concurrency > 0
+            else "DOES NOT FIT: "
+            + (
+                f"nothing is left for the KV cache ({pool:,} B after weights and reserves)"
+                if pool <= 0
+                else f"not even one request of {inp.seq:,} tokens fits in the KV pool"
+            )
+        ),
         estimates=b.estimates,
         assumptions=assumptions,
         warnings=warnings,

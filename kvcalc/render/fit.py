@@ -12,6 +12,9 @@ GIB = 2**30
 
 def render(r: Any) -> None:
     c = console()
+    if r.verdict:
+        style = "bold" if r.fits else "bold red"
+        c.print(f"[{style}]{r.verdict}[/{style}]")
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold] (tp {r.tp}, pp {r.pp}), "
         f"{r.engine_label}, seq {r.seq:,} tokens, KV {r.kv_dtype}"
