@@ -278,3 +278,11 @@ def test_every_spec_sizes():
     for m in all_specs("model"):
         r = kv_size(m, 4096)
         assert r.kv_bytes_per_request > 0
+
+
+def test_show_names_the_checkpoints_own_formats(cli):
+    # DeepSeek-V3 stores fp8 blocks and gpt-oss-120b mxfp4 experts: show says so, not "bf16".
+    d = cli("show", "deepseek-v3", "--json").json()
+    assert d["derived"]["weight_dtype"] == "attn, mlp, shared_experts, experts, replicated as fp8-block, the rest bf16"
+    out = " ".join(cli("show", "gpt-oss-120b").out.split())
+    assert "experts as mxfp4, the rest bf16" in out

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.kv import KVFootprint
-from kvcalc.engine.weights import resident_bytes
+from kvcalc.engine.weights import WeightFormats, resident_bytes
 from kvcalc.specs.dtypes import BF16
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
@@ -80,7 +80,8 @@ def derive(m: ModelSpec) -> ModelDerived:
     return ModelDerived(
         params_total=m.params_total,
         params_active=m.params_active,
-        weight_dtype=m.weight_dtype + (f" (experts {m.moe.expert_weight_dtype})" if m.moe and m.moe.expert_weight_dtype else ""),
+        # As the checkpoint stores them: quantized roles by their method, the rest in the dense dtype.
+        weight_dtype=WeightFormats.of(m).describe(),
         weight_bytes=resident_bytes(m),
         num_layers=m.num_layers,
         per_kind_bytes_per_token={k: v.kv_bytes_per_token(BF16, 1, LOGICAL) for k, v in m.layer_kinds.items()},
