@@ -338,3 +338,11 @@ def test_a_model_that_cannot_fit_says_so_first_and_names_the_fewest_gpus(cli):
     assert held >= 1 and n == tp * pp * d["fewest"]["replicas_needed"]
     ok = cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--json").json()
     assert ok["verdict"] == f"fits: {ok['max_concurrency']:,} requests of 8,192 tokens at once"
+
+
+def test_fit_warns_of_what_tp_replicates_as_size_does(cli):
+    # DeepSeek-V3 at TP 8: every rank keeps each token's whole latent; size and fit both say so.
+    w = "every tensor-parallel rank holds a full copy"
+    assert any(w in x for x in cli("size", "--model", "deepseek-v3", "--tp", "8", "--seq", "4k", "--json").json()["warnings"])
+    d = cli("fit", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--seq", "4k", "--json").json()
+    assert any(w in x for x in d["warnings"])

@@ -708,6 +708,10 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         warnings.append(f"not even one request of {inp.seq:,} tokens fits in the KV pool")
     if inp.seq > ctx:
         warnings.append(f"seq {inp.seq:,} exceeds the model's max context of {ctx:,} tokens (max_position_embeddings)")
+    # What tensor parallelism costs each kind (an MLA latent whole on every rank, replicated KV heads),
+    # as kvcalc size says it.
+    for w in dict.fromkeys(w for k in model.kinds() if (w := k.tp_warning(inp.tp, fp.alloc))):
+        warnings.append(w)
     if lo != hi and lo == 0 < cap.max_concurrency:
         warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
     if model.vision_params and eng.subtracts_activation:
