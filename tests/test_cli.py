@@ -245,3 +245,46 @@ def test_one_request_is_singular(cli):
     assert "1 request" in out and " 1 requests" not in out
     s = cli("simulate", "--model", "llama2-7b", "-n", "1", "--policies", "paged-16").out
     assert "1 request," in s
+
+
+def _kvcalc():
+    """The installed kvcalc command, beside this Python (the test extra installs it)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("kvcalc", path=str(Path(sys.executable).parent)) or shutil.which("kvcalc")
+    assert exe, "kvcalc is not installed"
+    return exe
+
+
+def test_output_claims_of_docs_security_md():
+    # docs/security.md, "Output", claim by claim, through the installed command.
+    import os
+    import subprocess
+
+    exe = _kvcalc()
+    # A reader gone away: exit 0, nothing on stderr.
+    p = subprocess.Popen([exe, "models"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.read(10)
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait() == 0 and err == b""
+    # Standard output closed from the start: exit 0.
+    r = subprocess.run(f"{exe} tiers >&-", shell=True, capture_output=True, timeout=60)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr
+    # A full disk: one line, exit 2.
+    if os.path.exists("/dev/full"):
+        for args in ("models", "models --json"):
+            r = subprocess.run(f"{exe} {args} > /dev/full", shell=True, capture_output=True, timeout=60)
+            lines = r.stderr.decode().strip().splitlines()
+            assert r.returncode == 2 and len(lines) == 1
+            assert lines[0].startswith("kvcalc: error: cannot write the output") and "standard output" in lines[0]
+
+
+def test_measure_on_a_machine_without_a_gpu(cli):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    one_line_error(cli("measure", "--device", "cuda", "--batch", "1", "--seq", "128"), "no CUDA device", "--device")

@@ -299,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _closed_pipe()
+    except OSError as e:
+        if _writing_failed(e):
+            return fail(f"cannot write the output: {e.strerror or e} (standard output)")
+        return fail(f"internal error: {type(e).__name__}: {e} (a kvcalc bug: please report it with the command)")
     except RecursionError:
         return fail("input nested too deeply")
     except MemoryError:
@@ -306,6 +310,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         return fail(f"internal error: {type(e).__name__}: {e} (a kvcalc bug: please report it with the command)")
     return int(rv) if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+
+def _writing_failed(e: OSError) -> bool:
+    """Whether an OSError is standard output refusing the output (a full disk, a device gone)."""
+    import errno
+
+    return e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EBADF)
 
 
 def _closed_pipe() -> int:
@@ -322,9 +333,19 @@ def _closed_pipe() -> int:
 
 
 def run() -> None:
+    import os
+
+    if sys.stdout is None:
+        # Standard output closed before kvcalc started (kvcalc tiers >&-): nothing can be read from
+        # it, so the answer goes nowhere and kvcalc ends as it does for a reader gone away.
+        sys.stdout = open(os.devnull, "w")
     code = main()
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         code = _closed_pipe()
+    except OSError as e:
+        if not _writing_failed(e):
+            raise
+        code = fail(f"cannot write the output: {e.strerror or e} (standard output)")
     sys.exit(code)

@@ -14,10 +14,17 @@ from kvcalc.units import fmt_bytes
 def console() -> Any:
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 when the reader goes away; kvcalc's entry point stops quietly with 0
+            # (docs/security.md), so hand it the error instead.
+            self.quiet = True
+            raise BrokenPipeError
+
     # NO_COLOR (no-color.org): no escape codes at all, bold included.
     if os.environ.get("NO_COLOR"):
-        return Console(highlight=False, soft_wrap=False, color_system=None)
-    return Console(highlight=False, soft_wrap=False)
+        return _Console(highlight=False, soft_wrap=False, color_system=None)
+    return _Console(highlight=False, soft_wrap=False)
 
 
 def table(title: str | None = None, *cols: tuple[str, Any]) -> Any:
