@@ -288,3 +288,23 @@ def test_measure_on_a_machine_without_a_gpu(cli):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     one_line_error(cli("measure", "--device", "cuda", "--batch", "1", "--seq", "128"), "no CUDA device", "--device")
+
+
+def test_integers_of_thousands_of_digits_are_one_line(cli, tmp_path):
+    # Python reads no integer of over 4,300 digits; a spec, a config or a trace holding one is one line.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    big = "9" * 5000
+    spec = tmp_path / "i5000.yaml"
+    text = (root / "model_specs" / "llama2-7b.yaml").read_text()
+    spec.write_text("\n".join(f"hidden_size: {big}" if ln.startswith("hidden_size:") else ln for ln in text.splitlines()))
+    one_line_error(cli("show", str(spec)), "thousands of digits", "i5000.yaml")
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        (root / "tests" / "configs" / "llama3.1-8b.json").read_text().replace('"hidden_size": 4096', f'"hidden_size": {big}')
+    )
+    one_line_error(cli("size", "--model", str(cfg), "--seq", "4k"), "thousands of digits")
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(f'{{"prompt_tokens": {big}, "output_tokens": 5}}\n')
+    one_line_error(cli("simulate", "--trace", str(trace)), "t.jsonl, line 1")

@@ -305,6 +305,11 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f"internal error: {type(e).__name__}: {e} (a kvcalc bug: please report it with the command)")
     except RecursionError:
         return fail("input nested too deeply")
+    except ValueError as e:
+        if "integer string conversion" in str(e):
+            # Python reads no integer of over 4,300 digits: an input holds one.
+            return fail("a number with thousands of digits in the input (figures of ordinary size: at most 2^50)")
+        return fail(f"internal error: {type(e).__name__}: {e} (a kvcalc bug: please report it with the command)")
     except MemoryError:
         return fail("out of memory: the input asks for more than this machine has (try a smaller grid, batch or run)")
     except Exception as e:

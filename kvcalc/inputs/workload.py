@@ -154,7 +154,8 @@ def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[
                 continue
             try:
                 rec = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as e:
+            except (ValueError, RecursionError) as e:
+                # ValueError: malformed, or an integer of more than 4,300 digits.
                 raise KvcalcError(f"malformed JSON: {getattr(e, 'msg', e)}", f"{where}, line {no}", TRACE_ACCEPTED) from None
             take(rec, no)
     if not rows:

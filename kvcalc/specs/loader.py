@@ -44,6 +44,11 @@ def parse_yaml(text: str, where: str) -> Any:
         raise KvcalcError(f"malformed YAML: {problem}", f"{where}{line}", "a YAML mapping of spec fields") from None
     except RecursionError:
         raise KvcalcError("YAML nested too deeply", where, "a spec of ordinary depth") from None
+    except ValueError as e:
+        # Python refuses to read integers of more than 4,300 digits (sys.get_int_max_str_digits).
+        if "digits" in str(e):
+            raise KvcalcError("a number with thousands of digits", where, "figures of ordinary size (at most 2^50)") from None
+        raise
 
 
 def parse_json(text: str, where: str) -> Any:
@@ -53,6 +58,10 @@ def parse_json(text: str, where: str) -> Any:
         raise KvcalcError(f"malformed JSON: {e.msg}", f"{where}, line {e.lineno}", "a JSON object") from None
     except RecursionError:
         raise KvcalcError("JSON nested too deeply", where, "a config of ordinary depth") from None
+    except ValueError as e:
+        if "digits" in str(e):
+            raise KvcalcError("a number with thousands of digits", where, "figures of ordinary size (at most 2^50)") from None
+        raise
 
 
 def yaml_line(text: str, loc: tuple[Any, ...]) -> int | None:
