@@ -308,3 +308,20 @@ def test_integers_of_thousands_of_digits_are_one_line(cli, tmp_path):
     trace = tmp_path / "t.jsonl"
     trace.write_text(f'{{"prompt_tokens": {big}, "output_tokens": 5}}\n')
     one_line_error(cli("simulate", "--trace", str(trace)), "t.jsonl, line 1")
+
+
+def test_a_gpu_spec_no_accelerator_has_is_refused(cli, tmp_path):
+    # FLOP/s of 1e-320 made every time infinite and the plot convert NaN; such a figure is a typo.
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
+    lines = []
+    for ln in text.splitlines():
+        if ln.startswith("flops_bf16:"):
+            ln = "flops_bf16: 1e-320"
+        elif ln.startswith(("name:", "aliases:")):
+            ln = "name: tiny" if ln.startswith("name:") else "aliases: []"
+        lines.append(ln)
+    f = tmp_path / "tiny.yaml"
+    f.write_text("\n".join(lines))
+    one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f), "--plot"), "flops_bf16 is 1e-320", "tiny.yaml")

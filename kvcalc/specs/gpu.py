@@ -109,6 +109,17 @@ class GPUSpec:
             conv(n, parse_rate)
         conv("flops_bf16", parse_flops)
         conv("flops_fp8", parse_flops)
+        # Figures no accelerator has are a typo, and would make every time in a report inf or 0.
+        for name, lo, hi, words in (
+            ("flops_bf16", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
+            ("flops_fp8", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
+            ("memory_bandwidth_bytes_per_s", 1e8, 1e16, "100 MB/s to 10 PB/s"),
+            ("interconnect_bytes_per_s", 1e6, 1e16, "1 MB/s to 10 PB/s"),
+            ("host_link_bytes_per_s", 1e6, 1e16, "1 MB/s to 10 PB/s"),
+        ):
+            v = getattr(self, name)
+            if v is not None and not lo <= float(v) <= hi:
+                raise ValueError(f"{name} is {float(v):.3g}, outside {words}")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GPUSpec:
