@@ -325,3 +325,20 @@ def test_a_gpu_spec_no_accelerator_has_is_refused(cli, tmp_path):
     f = tmp_path / "tiny.yaml"
     f.write_text("\n".join(lines))
     one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f), "--plot"), "flops_bf16 is 1e-320", "tiny.yaml")
+
+
+def test_shell_completion_is_installable_and_completes():
+    # kvcalc --install-completion / --show-completion (typer's); the completion script answers with
+    # kvcalc's own commands and options.
+    import os
+    import subprocess
+
+    exe = _kvcalc()
+    r = subprocess.run([exe, "--show-completion", "bash"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "_kvcalc_completion" in r.stdout
+    env = {**os.environ, "COMP_WORDS": "kvcalc ro", "COMP_CWORD": "1", "_KVCALC_COMPLETE": "complete_bash"}
+    r = subprocess.run([exe], capture_output=True, text=True, env=env, timeout=60)
+    assert "roofline" in r.stdout.split()
+    env.update(COMP_WORDS="kvcalc roofline --ba", COMP_CWORD="2")
+    r = subprocess.run([exe], capture_output=True, text=True, env=env, timeout=60)
+    assert "--batch" in r.stdout.split()

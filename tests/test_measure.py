@@ -192,6 +192,7 @@ def test_roofline_measure_flag(cli, tmp_path):
     assert m["full_step"]["layers"] == 6 and m["full_step"]["t_measured_s"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_triton_kernel_on_the_gpu():
     from kvcalc.measure.run import measure
