@@ -83,11 +83,11 @@ def schema(kind: Annotated[str, typer.Argument(metavar="KIND", help="model or gp
 
     Example: kvcalc schema model > model-spec.schema.json
     """
-    import json
-
     from kvcalc.errors import KvcalcError
+    from kvcalc.render.json import dumps
     from kvcalc.specs.loader import json_schema
 
     if kind not in ("model", "gpu"):
         raise KvcalcError(f"unknown schema {kind[:40]!r}", "KIND", "model or gpu")
-    sys.stdout.write(json.dumps(json_schema(kind), indent=2) + "\n")
+    # A JSON Schema document as it is (no report fields): the one JSON writer prints it.
+    sys.stdout.write(dumps(json_schema(kind)))
