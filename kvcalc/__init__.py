@@ -7,7 +7,7 @@ The library API (no I/O in the engine; spec loading in ``kvcalc.specs``)::
     kvcalc.kv_size(m, seq=4096).kv_bytes_per_request   # 2147483648
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.3.0"
 
@@ -51,7 +51,82 @@ _LAZY = {
     "parse_tokens": ("kvcalc.units", "parse_tokens"),
     "to_json": ("kvcalc.render.json", "to_json"),
 }
-__all__ = sorted(_LAZY) + ["__version__"]
+# Written out (not sorted(_LAZY)) so that linters and type checkers see the names; a test holds the two equal.
+__all__ = [
+    "Allocation",
+    "ENGINES",
+    "FitInputs",
+    "FitReport",
+    "GPUSpec",
+    "KVFootprint",
+    "KvcalcError",
+    "ModelSpec",
+    "SLO",
+    "SimSettings",
+    "SizeReport",
+    "StepConstants",
+    "StepModel",
+    "Traffic",
+    "Workload",
+    "calibrate",
+    "decode_bound",
+    "decode_grid",
+    "explain",
+    "fit",
+    "kv_dtype",
+    "kv_size",
+    "load_engine",
+    "load_gpu",
+    "load_model",
+    "parse_bench",
+    "parse_log",
+    "parse_policies",
+    "parse_size",
+    "parse_tokens",
+    "plan",
+    "request_bytes",
+    "reverse",
+    "roofline",
+    "simulate",
+    "spec_from_config",
+    "to_json",
+    "weights",
+    "__version__",
+]
+
+if TYPE_CHECKING:
+    # What the lazy names below are, for type checkers (mypy, pyright): the real types, not Any.
+    from kvcalc.engine.alloc import Allocation as Allocation
+    from kvcalc.engine.calibrate import calibrate as calibrate
+    from kvcalc.engine.engines import ENGINES as ENGINES, engine as load_engine
+    from kvcalc.engine.explain import explain as explain
+    from kvcalc.engine.kv import (
+        KVFootprint as KVFootprint,
+        SizeReport as SizeReport,
+        kv_size as kv_size,
+        request_bytes as request_bytes,
+    )
+    from kvcalc.engine.memory import FitInputs as FitInputs, FitReport as FitReport, fit as fit
+    from kvcalc.engine.plan import SLO as SLO, Traffic as Traffic, plan as plan, reverse as reverse
+    from kvcalc.engine.roofline import decode_bound as decode_bound, decode_grid as decode_grid, roofline as roofline
+    from kvcalc.engine.simulate import (
+        SimSettings as SimSettings,
+        Workload as Workload,
+        parse_policies as parse_policies,
+        simulate as simulate,
+    )
+    from kvcalc.engine.steptime import StepConstants as StepConstants, StepModel as StepModel
+    from kvcalc.engine.weights import weights as weights
+    from kvcalc.errors import KvcalcError as KvcalcError
+    from kvcalc.inputs.bench import parse_bench as parse_bench
+    from kvcalc.inputs.logs import parse_startups as parse_log
+    from kvcalc.render.json import to_json as to_json
+    from kvcalc.specs.catalog import resolve_gpu as load_gpu, resolve_model as load_model
+    from kvcalc.specs.dtypes import kv_dtype as kv_dtype
+    from kvcalc.specs.gpu import GPUSpec as GPUSpec
+    from kvcalc.specs.hf import spec_dict_from_config as spec_from_config
+    from kvcalc.specs.model import ModelSpec as ModelSpec
+    from kvcalc.units import parse_size as parse_size, parse_tokens as parse_tokens
 
 
 def __getattr__(name: str) -> Any:

@@ -37,3 +37,16 @@ def test_mypy():
 def test_import_contracts():
     r = run("lint-imports")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_public_api_has_real_types():
+    # tests/typed_api.py uses kvcalc's exports without annotations; under --strict an export typed Any
+    # fails it (the lazy module __getattr__ alone types every name Any).
+    r = run("mypy", "--strict", "tests/typed_api.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_all_names_every_lazy_export():
+    import kvcalc
+
+    assert kvcalc.__all__ == sorted(kvcalc._LAZY) + ["__version__"]
