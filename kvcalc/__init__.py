@@ -9,7 +9,7 @@ The library API (no I/O in the engine; spec loading in ``kvcalc.specs``)::
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.0"
+from kvcalc._version import __version__
 
 _LAZY = {
     "load_model": ("kvcalc.specs.catalog", "resolve_model"),

@@ -15,7 +15,7 @@ import math
 import sys
 from typing import Any
 
-from kvcalc import __version__
+from kvcalc._version import __version__
 
 BIG_DOCUMENT = 2000
 SCHEMA_VERSION = 1
