@@ -286,3 +286,23 @@ def test_show_names_the_checkpoints_own_formats(cli):
     assert d["derived"]["weight_dtype"] == "attn, mlp, shared_experts, experts, replicated as fp8-block, the rest bf16"
     out = " ".join(cli("show", "gpt-oss-120b").out.split())
     assert "experts as mxfp4, the rest bf16" in out
+
+
+def test_what_import_assumed_stays_with_the_spec(cli, tmp_path):
+    # An unknown model_type read as Llama-style, head_dim derived: kvcalc import writes it into the
+    # spec (source.assumed), and every later run on that YAML shows it among its warnings.
+    import json
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).resolve().parent / "configs" / "llama3.1-8b.json").read_text())
+    cfg["model_type"] = "weirdlm"
+    cfg.pop("head_dim", None)
+    src = tmp_path / "config.json"
+    src.write_text(json.dumps(cfg))
+    r = cli("import", str(src))
+    assert r.code == 0
+    spec = tmp_path / "weird.yaml"
+    spec.write_text(r.out)
+    d = cli("size", "--model", str(spec), "--seq", "4k", "--json").json()
+    joined = " ".join(d["warnings"])
+    assert "unknown model_type 'weirdlm'" in joined and "head_dim missing" in joined

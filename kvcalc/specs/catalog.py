@@ -127,7 +127,10 @@ def load_spec_file(kind: Kind, path: Path, trusted: bool = False) -> Any:
         spec = validate(kind, doc, where, None, trusted=trusted)
         spec.import_warnings = [f"{path.name}: {w}" for w in warnings]
         return spec
-    return validate(kind, doc, where, text, trusted=trusted)
+    spec = validate(kind, doc, where, text, trusted=trusted)
+    if kind == "model" and spec.source.assumed:
+        spec.import_warnings = [f"{path.name}: {w}" for w in spec.source.assumed]
+    return spec
 
 
 @lru_cache(maxsize=64)

@@ -984,5 +984,8 @@ def import_config(path: str, name: str | None = None, url: str | None = None) ->
     from kvcalc.specs.checkpoint import attach_checkpoint
 
     warnings += attach_checkpoint(spec, p.parent)
+    if warnings:
+        # Kept in the spec, so that every later run on it says what was assumed.
+        spec["source"]["assumed"] = list(warnings)
     validate("model", spec, str(p), None)
     return ImportReport(spec, warnings, url or str(p))

@@ -36,6 +36,9 @@ class Source:
     config: dict[str, Any] = field(default_factory=dict)
     """The field values of that file that the spec uses, copied so they can be checked by eye."""
     notes: str = ""
+    assumed: list[str] = field(default_factory=list)
+    """What kvcalc import assumed reading the config (an unknown model_type read as Llama-style, a
+    head_dim derived): shown as warnings with every report on the spec."""
 
 
 @dataclass(kw_only=True)
