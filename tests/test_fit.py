@@ -346,3 +346,10 @@ def test_fit_warns_of_what_tp_replicates_as_size_does(cli):
     assert any(w in x for x in cli("size", "--model", "deepseek-v3", "--tp", "8", "--seq", "4k", "--json").json()["warnings"])
     d = cli("fit", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--seq", "4k", "--json").json()
     assert any(w in x for x in d["warnings"])
+
+
+def test_fit_says_what_its_weights_figure_holds(cli):
+    # Not "parameters x weight dtype": the rotary cache and vLLM's mxfp4 padding are in the figure.
+    d = cli("fit", "--model", "gpt-oss-120b", "--gpu", "h100", "--seq", "4k", "--json").json()
+    w = next(a for a in d["assumptions"] if a.startswith("weights:"))
+    assert "rotary cos/sin cache" in w and "pads mxfp4" in w and "parameters x weight dtype" not in w

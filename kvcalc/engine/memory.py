@@ -489,9 +489,9 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
             f"device memory: {gpu.name}'s runtime total ({'measured' if gpu.memory_runtime_measured else 'estimated'}); pass --gpu-memory to use yours"
         )
     if w.basis != "given":
-        assumptions.append(
-            "weights: parameters x weight dtype, split evenly over tp x pp GPUs; pass --weights to use the measured figure"
-        )
+        # What the figure holds, as the estimate itself says (roles and formats, the rotary cache,
+        # an engine's padding), not a shorthand that leaves those out.
+        assumptions.append(f"weights: {w.reason}; pass --weights to use the measured figure")
     for e in (act, nt, cg):
         if e.basis == "estimated":
             flag = {"activation": "--activation", "non_torch": "--non-torch", "cudagraph": "--cudagraph"}[e.key]
