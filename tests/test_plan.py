@@ -152,52 +152,16 @@ def test_the_closed_form_agrees_with_the_simulation(model, gpu, tp, rate, prompt
 def test_the_issues_example_agrees_with_itself(cli):
     # Llama-3.1-70B on H100s, 1,000 + 200 tokens at 26.4 requests/s, TTFT 1 s, TPOT 50 ms, at most 8
     # GPUs: whatever the closed form passes, the simulation must find keeping up; nothing past 8 GPUs.
-    d = cli(
-        "plan",
-        "--model",
-        "llama3.1-70b",
-        "--gpus",
-        "h100",
-        "--rate",
-        "26.4",
-        "--prompt",
-        "1000",
-        "--output",
-        "200",
-        "--ttft",
-        "1s",
-        "--tpot",
-        "50ms",
-        "--max-gpus",
-        "8",
-        "--json",
-    ).json()
+    ask = ("plan", "--model", "llama3.1-70b", "--gpus", "h100", "--rate", "26.4", "--prompt", "1000", "--output", "200")
+    ask += ("--ttft", "1s", "--tpot", "50ms", "--json")
+    d = cli(*ask, "--max-gpus", "8").json()
     assert all(v["gpus"] <= 8 for v in d["verified"])
     for v in d["verified"]:
         if v["closed_form_tpot_s"]:
             assert v["tpot_mean_s"] == pytest.approx(v["closed_form_tpot_s"], rel=0.10)
     # With room for 16 GPUs: whatever the closed form passes, the simulation finds keeping up (it
     # serves at least 95% of what it is offered) at the closed form's TPOT within 10%.
-    d = cli(
-        "plan",
-        "--model",
-        "llama3.1-70b",
-        "--gpus",
-        "h100",
-        "--rate",
-        "26.4",
-        "--prompt",
-        "1000",
-        "--output",
-        "200",
-        "--ttft",
-        "1s",
-        "--tpot",
-        "50ms",
-        "--max-gpus",
-        "16",
-        "--json",
-    ).json()
+    d = cli(*ask, "--max-gpus", "16").json()
     assert d["best"] is not None and d["verified"]
     for v in d["verified"]:
         assert v["gpus"] <= 16

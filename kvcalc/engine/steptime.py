@@ -25,7 +25,7 @@ none was fitted to a serving benchmark. A calibration (kvcalc calibrate) replace
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
@@ -82,19 +82,9 @@ class StepConstants:
             v = getattr(self, name)
             if not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
-        for name in (
-            "fixed_s",
-            "per_request_s",
-            "gemm_latency_s",
-            "attn_latency_s",
-            "mla_attn_latency_s",
-            "moe_latency_s",
-            "kernel_gap_s",
-            "eager_launch_s",
-            "alpha_s",
-            "request_overhead_s",
-            "tokenize_s_per_token",
-        ):
+        # Every constant in seconds: its name ends in _s (not a rate's _per_s), or tokenisation's per token.
+        seconds = [f.name for f in fields(self) if f.name.endswith("_s") and not f.name.endswith("_per_s")]
+        for name in [*seconds, "tokenize_s_per_token"]:
             v = getattr(self, name)
             if v is not None and not (0.0 <= v < 10.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "seconds from 0 to 10")
