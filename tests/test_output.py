@@ -156,3 +156,26 @@ def test_every_json_names_its_version_and_schema(cli, args):
     d = r.json()
     assert list(d)[:2] == ["kvcalc_version", "schema_version"]
     assert d["kvcalc_version"] == kvcalc.__version__ and d["schema_version"] == 1
+
+
+def test_check_keeps_every_key_and_figure_whole_at_80_columns(cli, monkeypatch, tmp_path):
+    # With {min, max} and {value, abs} expectations the key column used to vanish and "got" to crop.
+    monkeypatch.setenv("COLUMNS", "80")
+    f = tmp_path / "plan.yaml"
+    f.write_text(
+        "examples:\n"
+        "  - name: 8B at 32k on one H100 holds 13 requests\n"
+        "    run: fit --model llama3.1-8b --gpu h100 --seq 32k\n"
+        "    expect:\n"
+        "      max_concurrency: {min: 14, max: 20}\n"
+        "      kv_pool_bytes: {value: 59.0e+9, abs: 1.0e+9}\n"
+        "      weight_bytes: {min: 16.0e+9, max: 16.2e+9}\n"
+    )
+    text = cli("check", str(f)).out
+    assert all(len(line) <= 80 for line in text.splitlines())
+    d = cli("check", str(f), "--json").json()
+    for row in d["results"]:
+        assert row["key"] in text
+        got = row["got"]
+        assert (f"{got:,}" if isinstance(got, int) else str(got)) in text
+    assert "FAIL" in text

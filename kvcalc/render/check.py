@@ -39,8 +39,11 @@ def render(r: Any, verbose: bool = False) -> None:
         cols = [("example / key", "left"), ("expected", "right"), ("got", "right")]
         cols += [("delta", "right")] if with_delta else []
         t = table(None, *cols, ("", "left"))
-        for col in t.columns[1:]:
+        # Figures never break; an expectation may wrap at its spaces (">= a and" / "<= b") so that a
+        # narrow screen keeps every key whole rather than squeezing their column away.
+        for col in t.columns[2:]:
             col.no_wrap = True
+        t.columns[1].overflow = "fold"
         # Keys break only at their dots (long dotted paths go on two lines); names wrap at spaces.
         t.columns[0].min_width = max(len(part) for x in rows for part in _key_lines(x.key).split("\n")) + 4
         last = None
