@@ -280,3 +280,13 @@ def test_kvcalc_measure_results_give_the_bandwidth_share(cli, tmp_path):
     one_line_error(cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "a100-80gb"), "NVIDIA H100 80GB HBM3")
     f.write_text(json.dumps({**m, "device": "cpu", "t_measured_s": 0.4e-3, "bytes": 10**9}))
     one_line_error(cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "h100"), "CPU")
+
+
+def test_the_calibration_file_reads_every_constant_and_only_those():
+    # kvcalc.inputs cannot import the engine, so the reader keeps its own list of constants: it must be
+    # StepConstants' own numeric fields, each with a range.
+    from kvcalc.engine.steptime import StepConstants
+    from kvcalc.inputs.calibration import KEYS, RANGES
+
+    names = [f.name for f in dataclasses.fields(StepConstants) if f.name != "origin"]
+    assert list(KEYS) == names and set(RANGES) == set(names)

@@ -179,3 +179,21 @@ def test_check_keeps_every_key_and_figure_whole_at_80_columns(cli, monkeypatch, 
         got = row["got"]
         assert (f"{got:,}" if isinstance(got, int) else str(got)) in text
     assert "FAIL" in text
+
+
+def test_simulate_figures_stay_whole_at_80_columns(cli, monkeypatch):
+    # Each policy's steady and whole-run throughput and TPOT of the JSON appear whole in the text.
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ("simulate", "--model", "llama2-13b", "--gpu", "a100-40gb", "--workload", "sharegpt", "--rate", "2")
+    text = cli(*args).out
+    d = cli(*args, "--json").json()
+    for run in d["runs"]:
+        b = run["bench"]
+        for figure in (
+            f"{run['requests_per_s']:,.2f}",
+            f"{b['request_throughput_per_s']:,.2f}",
+            f"{b['output_throughput_tok_per_s']:,.0f}",
+            f"{b['tpot_s']['mean'] * 1e3:,.1f}",
+        ):
+            assert figure in text, (run["policy"], figure)
+        assert sum(line.split()[0] == run["policy"] for line in text.splitlines() if line.split()) >= 2

@@ -388,7 +388,7 @@ class StepModel:
         tokens = decodes + prefill_tokens
         if tokens < 1:
             raise KvcalcError("a step needs at least one token", "batch", "a positive batch")
-        kvb, at = self._interp(ctx)
+        kvb, at, _, _ = self._interp(ctx)
         extra_b = extra_f = 0.0
         if prefill_tokens:
             end = max(prefill_ctx, prefill_tokens)
@@ -430,16 +430,17 @@ class StepModel:
             t += self.step(decodes, ctx, rest, done + rest).t_step_s
         return t
 
-    def _interp(self, ctx: float) -> tuple[float, float]:
-        """(KV bytes read, attention FLOPs) of one decoding request at mean context ``ctx``."""
+    def _interp(self, ctx: float) -> tuple[float, float, float, float]:
+        """(KV bytes read, attention FLOPs) of one decoding request at mean context ``ctx``, and how
+        much each grows a token: exact lines for full attention, else between the whole contexts
+        either side (windows and states stop growing)."""
         if self.linear:
-            return self.k0 + self.k1 * ctx, self.a0 + self.a1 * ctx
+            return self.k0 + self.k1 * ctx, self.a0 + self.a1 * ctx, self.k1, self.a1
         L = max(int(ctx), 1)
         frac = ctx - L
-        return (
-            self.kv(L) + frac * (self.kv(L + 1) - self.kv(L)),
-            self.attn(L) + frac * (self.attn(L + 1) - self.attn(L)),
-        )
+        g = self.kv(L + 1) - self.kv(L)
+        ga = self.attn(L + 1) - self.attn(L)
+        return self.kv(L) + frac * g, self.attn(L) + frac * ga, g, ga
 
     # ---- spans, for the simulator -----------------------------------------------------------------------
 
@@ -449,16 +450,7 @@ class StepModel:
         """(m0, m1, c0, c1, o): step k of a span takes max(m0 + m1 k, c0 + c1 k) + o seconds, for n
         decoding requests of mean length mean_len (growing by one per step) plus a fixed extra load
         (prompt tokens, their KV bytes and attention FLOPs)."""
-        if self.linear:
-            g, ga = self.k1, self.a1
-            kv0, a0 = self.k0 + g * mean_len, self.a0 + ga * mean_len
-        else:
-            L = max(int(mean_len), 1)
-            frac = mean_len - L
-            g = self.kv(L + 1) - self.kv(L)
-            ga = self.attn(L + 1) - self.attn(L)
-            kv0 = self.kv(L) + frac * g
-            a0 = self.attn(L) + frac * ga
+        kv0, a0, g, ga = self._interp(mean_len)
         tokens = n + extra_tokens
         m0 = (self.weights(tokens) + n * kv0 + extra_bytes) * self.inv_bw
         c0 = self.mm * tokens * self.inv_mm + (n * a0 + extra_flops) * self.inv_attn
