@@ -377,3 +377,13 @@ def test_full_step_on_a_tiny_model(cli, tmp_path):
     # KV read: 4 layers x 2 sequences x 256 tokens x 2 KV heads x (64 + 64) x 4 B, plus q and out.
     assert f["kv"]["bytes"] == 4 * (2 * 256 * 2 * 128 * 4 + 2 * 4 * 128 * 4)
     assert f["t_measured_s"] > 0 and f["measured_over_bound"] == pytest.approx(f["t_measured_s"] / f["t_bound_s"])
+
+
+def test_free_memory_counts_what_the_kernel_gives_back():
+    # MemAvailable (page cache included) in kB, not MemFree: a machine that has read many files keeps
+    # little free memory but much available.
+    from kvcalc.measure.run import available_from_meminfo
+
+    text = "MemTotal:       24000000 kB\nMemFree:         1000000 kB\nMemAvailable:   22000000 kB\n"
+    assert available_from_meminfo(text) == 22_000_000 * 1024
+    assert available_from_meminfo("MemTotal: 5 kB\n") is None
