@@ -57,6 +57,38 @@ class GPUSource:
 
 
 @dataclass(kw_only=True)
+class NodeSpec:
+    """The server a GPU comes in, and the links between servers: what decides which collectives
+    cross a node (kvcalc.engine.deployment)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    gpus_per_node: int
+    """GPUs in the standard server (HGX/DGX: 8; a GB200 NVL72 compute tray: 4)."""
+    nvlink_domain: int
+    """GPUs sharing the scale-up fabric (NVLink/NVSwitch, Infinity Fabric, ICI): 8 on HGX, 72 on
+    GB200 NVL72, 2 for an NVLink-bridged pair, 1 where GPUs talk over PCIe only."""
+    scale_out_bytes_per_s: Rate
+    """Network bandwidth between nodes per GPU, one direction (DGX H100: one 400 Gb/s NIC a GPU,
+    50 GB/s)."""
+    url: Text
+    """Where the node shape and network figures come from."""
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("gpus_per_node", "nvlink_domain"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 100_000:
+                raise ValueError(f"{name} must be a whole number of GPUs from 1 to 100,000, got {str(v)[:40]!r}")
+        try:
+            bw = parse_rate(self.scale_out_bytes_per_s, "scale_out_bytes_per_s")
+        except KvcalcError as e:
+            raise ValueError(e.line()) from None
+        if not 1e6 <= float(bw) <= 1e16:
+            raise ValueError(f"scale_out_bytes_per_s is {float(bw):.3g}, outside 1 MB/s to 10 PB/s")
+        self.scale_out_bytes_per_s = bw
+
+
+@dataclass(kw_only=True)
 class GPUSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
@@ -83,6 +115,9 @@ class GPUSpec:
     Infinity Fabric, ICI). One direction is half."""
     host_link_bytes_per_s: Rate | None = None
     """Host link (PCIe or C2C) bandwidth, both directions together as datasheets state it."""
+    node: NodeSpec | None = None
+    """The server it comes in and the network between servers; None: one 8-GPU node is assumed
+    (kvcalc.engine.deployment.DEFAULT_NODE)."""
 
     def __post_init__(self) -> None:
         def conv(name: str, fn: Callable[[Any, str], float]) -> None:
@@ -125,6 +160,8 @@ class GPUSpec:
     def from_dict(cls, d: dict[str, Any]) -> GPUSpec:
         d = dict(d)
         d["source"] = GPUSource(**d["source"])
+        if isinstance(d.get("node"), dict):
+            d["node"] = NodeSpec(**d["node"])
         return cls(**d)
 
     def to_dict(self) -> dict[str, Any]:
