@@ -158,15 +158,17 @@ def test_the_solved_arrival_step_is_the_bisected_one(m0, m1, c0, c1, o, dt, limi
     assert sm.steps_until(ln, dt, limit) == want
 
 
-def test_expert_parallel_adds_two_all_to_alls_a_moe_layer():
-    # Qwen3-30B-A3B (48 MoE layers, 8 of 128 experts a token, hidden 2,048) at EP 4 on H100s, 64
-    # tokens: each MoE layer sends and gathers 64 x 8 x 2,048 x 2 B x 3/4 over NVLink (0.7 x 450 GB/s)
-    # at 5 us each; without EP nothing.
+def test_dp_attention_gathers_and_scatters_every_moe_layer():
+    # Qwen3-30B-A3B (48 MoE layers, hidden 2,048) at DP 4 x TP 1 x EP 4 on H100s, 64 tokens on each DP
+    # rank: each MoE layer all-gathers the other 3 ranks' 64 tokens x 2,048 x 2 B and reduce-scatters
+    # them back (vLLM's allgather_reducescatter), over NVLink (0.7 x 450 GB/s) at 5 us each. With one DP
+    # rank (EP 4 = TP 4) the TP ranks hold every token already: nothing beyond the all-reduces.
     m, h = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100")
-    assert StepModel(m, h, BF16).all_to_all_s(64) == 0
-    sm = StepModel(m, h, BF16, ep=4)
-    assert sm.all_to_all_s(64) == pytest.approx(2 * 48 * (5e-6 + 64 * 8 * 2048 * 2 * 3 / 4 / (0.7 * 450e9)))
-    assert sm.collective_s(64) == pytest.approx(sm.all_to_all_s(64))
+    assert StepModel(m, h, BF16).moe_exchange_s(64) == 0
+    sm = StepModel(m, h, BF16, ep=4, dp=4)
+    assert sm.moe_exchange_s(64) == pytest.approx(2 * 48 * (5e-6 + 3 * 64 * 2048 * 2 / (0.7 * 450e9)))
+    assert sm.collective_s(64) == pytest.approx(sm.moe_exchange_s(64))
+    assert StepModel(m, h, BF16, tp=4, ep=4).moe_exchange_s(64) == 0
 
 
 def test_an_mla_prompt_attends_decompressed():

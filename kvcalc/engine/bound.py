@@ -47,6 +47,8 @@ class Decode:
     tp: int = 1
     weight_dtype: str | None = None
     compute_dtype: str = "bf16"
+    dp: int = 1
+    """Data-parallel attention ranks stepping together: the experts see all their tokens."""
 
     peak: float = field(init=False)
     bw: int = field(init=False)
@@ -61,9 +63,15 @@ class Decode:
         self.sw = streamed_weights(self.model, self.weight_dtype)
         self.kvfp = KVFootprint(self.model, self.kv, self.tp, 1, LOGICAL)
         self.matmul_flops_per_token = 2 * active_matmul_params(self.model)
+        m = self.model.moe
+        self.expert_flops_per_token = 2 * m.num_moe_layers * m.num_experts_per_tok * m.params_per_expert if m else 0
+        """Of matmul_flops_per_token, the routed experts' share."""
 
     def weight_read(self, batch: Any) -> Any:
-        return self.sw.bytes_read(batch, self.tp)
+        """Weight bytes one rank reads in a step of ``batch`` tokens on each DP rank."""
+        if self.dp == 1:
+            return self.sw.bytes_read(batch, self.tp)
+        return self.sw.bytes_read(batch, self.tp, self.tp * self.dp, batch * self.dp)
 
     def kv_request(self, seq: Any) -> Any:
         return self.kvfp.request_bytes(seq)
@@ -88,7 +96,11 @@ class Decode:
 
     @cached_property
     def resident_per_gpu(self) -> int:
-        return ceil(Fraction(self.sw.resident_bytes, self.tp))
+        """Weights one GPU holds: a tp-th of them, the routed experts a (dp x tp)-th."""
+        if self.dp == 1:
+            return ceil(Fraction(self.sw.resident_bytes, self.tp))
+        experts = self.sw.expert_bytes_each * self.sw.moe_layers * self.sw.num_experts
+        return ceil((self.sw.resident_bytes - experts) / self.tp + experts / (self.tp * self.dp))
 
     def _exact_int64(self, longest: int) -> bool:
         """Whether a request's bytes and a token's FLOPs up to ``longest`` tokens fit numpy's int64."""

@@ -305,6 +305,8 @@ class SizeReport:
     warnings: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
+    dp: int = 1
+    """Data-parallel attention ranks: the per-GPU batch figure is the busiest rank's share."""
 
 
 LOGICAL_NOTE = (
@@ -322,11 +324,16 @@ def kv_size(
     pp: int = 1,
     alloc: Allocation = LOGICAL,
     engine: Engine | None = None,
+    dp: int = 1,
 ) -> SizeReport:
     """Exact KV bytes for ``batch`` requests of ``seq`` tokens each. ``engine`` (when the allocation
-    is an engine's) adds its rules to the assumptions."""
+    is an engine's) adds its rules to the assumptions. With ``dp`` data-parallel attention ranks
+    each request lives on one rank: the deployment's totals are unchanged, and the busiest GPU holds
+    ceil(batch / dp) requests (kvcalc.engine.deployment checks the shape)."""
     if seq < 1 or batch < 1:
         raise KvcalcError("seq and batch must be >= 1", f"seq={seq} batch={batch}", "positive integers")
+    if dp < 1:
+        raise KvcalcError("--dp must be >= 1", f"--dp {dp}", "a positive number of DP ranks")
     check_parallel(model, tp, pp)
     dt = kv_dtype(kv)
     fp = KVFootprint(model, dt, tp, pp, alloc)
@@ -392,6 +399,13 @@ def kv_size(
         assumptions.append("tensor parallel: " + "; ".join(dict.fromkeys(a for k in kinds if (a := k.tp_assumption()))))
     if pp > 1:
         assumptions.append("pipeline parallel: layers split as vLLM splits them; per-GPU figures are for the most loaded stage")
+    on_rank = -(-batch // dp)
+    if dp > 1:
+        assumptions.append(
+            f"data-parallel attention: each of the {dp} DP ranks keeps only its own requests' KV; the {batch:,} requests "
+            f"spread evenly, so the busiest rank's GPUs hold {on_rank:,} of them (the per-GPU batch figure); a token's KV "
+            "lives on one rank, so the deployment's totals are as without DP"
+        )
     return SizeReport(
         model=model.name,
         seq=seq,
@@ -404,7 +418,8 @@ def kv_size(
         kv_bytes_per_token=tok_all,
         kv_bytes_per_request=req_all,
         kv_bytes_total=req_all * batch,
-        per_gpu=GPUShare(per_stage[top][0], per_stage[top][1], per_stage[top][1] * batch),
+        per_gpu=GPUShare(per_stage[top][0], per_stage[top][1], per_stage[top][1] * on_rank),
+        dp=dp,
         exceeds_max_context=seq > model.max_position_embeddings,
         layers=rows,
         warnings=warnings,
@@ -416,6 +431,7 @@ def kv_size(
             "kv_dtype": dt.name,
             "tp": tp,
             "pp": pp,
+            "dp": dp,
             "block_size": alloc.block_size,
             "engine": engine.key if engine else None,
         },

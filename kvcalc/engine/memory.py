@@ -15,8 +15,9 @@ from fractions import Fraction
 from math import ceil
 from typing import Any, Literal
 
+from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place
 from kvcalc.engine.engines import Engine, engine as parse_engine
-from kvcalc.engine.kv import KVFootprint, check_parallel
+from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.weights import WeightFormats, rope_cache_bytes, weights
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -118,12 +119,19 @@ def _mxfp4_padding(model: ModelSpec, tp: int, n_round: int, h_round: int) -> Fra
 
 
 def weights_estimate(
-    model: ModelSpec, dtype: str | None, tp: int, pp: int, engine_buffers: bool, pads_mxfp4: bool = False
+    model: ModelSpec,
+    dtype: str | None,
+    tp: int,
+    pp: int,
+    engine_buffers: bool,
+    pads_mxfp4: bool = False,
+    dp: int = 1,
+    ep: int = 1,
 ) -> Estimate:
     """Weight memory on the most loaded GPU: the checkpoint's bytes by role (kvcalc.engine.weights),
     plus, for serving engines, the rotary cos/sin cache. Exact for 16-bit checkpoints; a range where
     an engine pads quantized matrices for its kernels or where a vision tower is estimated."""
-    w = weights(model, dtype, tp, pp)
+    w = weights(model, dtype, tp, pp, dp, ep)
     best = w.per_gpu_bytes + (rope_cache_bytes(model) if engine_buffers else 0)
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
@@ -136,8 +144,9 @@ def weights_estimate(
         # partition up to 128 and the hidden size to 256 (gpt-oss: 2,880 -> 2,944 and 3,072, +9.0%);
         # Triton's kernels round to 64 (no padding for gpt-oss); Blackwell's FlashInfer backends to 256 and 256.
         experts = w.roles.get("experts", 0)
-        best += int(experts * (_mxfp4_padding(model, tp, 128, 256) - 1))
-        high = best + int(experts * (_mxfp4_padding(model, tp, 256, 256) - _mxfp4_padding(model, tp, 128, 256)))
+        width = 1 if ep > 1 else tp * dp  # EP keeps each expert whole
+        best += int(experts * (_mxfp4_padding(model, width, 128, 256) - 1))
+        high = best + int(experts * (_mxfp4_padding(model, width, 256, 256) - _mxfp4_padding(model, width, 128, 256)))
         why.append(
             "vLLM pads mxfp4 expert matrices to its kernels' tiles (Marlin's, as on an H100; from none with Triton's "
             "kernels to Blackwell's FlashInfer tiles)"
@@ -269,6 +278,10 @@ class FitInputs:
     engine: Engine = dataclasses.field(default_factory=lambda: parse_engine("vllm"))
     tp: int = 1
     pp: int = 1
+    dp: int = 1
+    """Data-parallel attention ranks (kvcalc.engine.deployment): each keeps its own requests' KV."""
+    ep: int = 1
+    """Expert-parallel ranks: 1 or dp x tp."""
     kv_dtype: KVDtype = BF16
     weight_dtype: str | None = None
     gpu_memory: int | None = None
@@ -354,7 +367,7 @@ class FitReport:
     """The KV cache size in tokens as the engine logs it (vLLM: 'GPU KV cache size')."""
     request_bytes: int
     max_concurrency: int
-    """Whole requests of seq tokens the pool holds at once."""
+    """Whole requests of seq tokens the pool holds at once (one DP rank's pool)."""
     concurrency: float
     """The engine's own concurrency figure (vLLM: 'Maximum concurrency for max_model_len tokens')."""
     concurrency_label: str
@@ -372,6 +385,11 @@ class FitReport:
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     reverse: ReverseReport | None = None
+    dp: int = 1
+    """Data-parallel attention ranks, each with its own pool (the pool figures are one rank's)."""
+    ep: int = 1
+    max_concurrency_total: int = 0
+    """max_concurrency over all DP ranks."""
     verdict: str = ""
     """The first line: whether a request of the length fits, and how many do."""
     fewest: ReverseReport | None = None
@@ -413,7 +431,14 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         out["weights"] = _given("weights", inp.weights)
     else:
         out["weights"] = weights_estimate(
-            model, inp.weight_dtype, inp.tp, inp.pp, eng.name in ("vllm", "sglang", "trtllm"), pads_mxfp4=eng.name == "vllm"
+            model,
+            inp.weight_dtype,
+            inp.tp,
+            inp.pp,
+            eng.name in ("vllm", "sglang", "trtllm"),
+            pads_mxfp4=eng.name == "vllm",
+            dp=inp.dp,
+            ep=inp.ep,
         )
     # An engine that does not take activations out of its pool (SGLang keeps them in the headroom
     # that mem_fraction_static leaves) ignores a measured figure too.
@@ -428,7 +453,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     if inp.non_torch is not None:
         out["non_torch"] = _given("non_torch", inp.non_torch)
     elif eng.subtracts_non_torch:
-        out["non_torch"] = non_torch_estimate(inp.tp, inp.pp)
+        out["non_torch"] = non_torch_estimate(inp.tp * inp.dp, inp.pp)
     else:
         out["non_torch"] = Estimate("non_torch", 0, 0, 0, "none")
     if inp.cudagraph is not None:
@@ -660,7 +685,8 @@ def _token_pool(fp: KVFootprint, pool: int, seq: int) -> Capacity:
 
 def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     eng = inp.engine
-    check_parallel(model, inp.tp, inp.pp)
+    shape = Shape(inp.tp, inp.pp, inp.dp, inp.ep)
+    check_shape(model, shape, eng)
     dt = inp.kv_dtype
     fp = footprint(model, gpu, inp)
     bs = fp.alloc.block_size
@@ -712,6 +738,13 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     # as kvcalc size says it.
     for w in dict.fromkeys(w for k in model.kinds() if (w := k.tp_warning(inp.tp, fp.alloc))):
         warnings.append(w)
+    if shape.dp > 1 or shape.ep > 1:
+        assumptions.append(
+            f"{shape.describe()} ({engine_flags(shape, eng)}): each of the {shape.dp} DP rank{'s' if shape.dp > 1 else ''} "
+            f"has its own KV pool and scheduler and keeps only its own requests' KV; the pool, the blocks and the "
+            "concurrency above are one DP rank's, as each engine core logs them; requests spread evenly over the ranks"
+        )
+        assumptions.append(f"placement: {place(gpu, shape).describe()}")
     if lo != hi and lo == 0 < cap.max_concurrency:
         warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
     if model.vision_params and eng.subtracts_activation:
@@ -731,7 +764,9 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         max_model_len=mml,
         tp=inp.tp,
         pp=inp.pp,
-        gpus=inp.tp * inp.pp,
+        dp=inp.dp,
+        ep=inp.ep,
+        gpus=shape.gpus,
         kv_dtype=dt.name,
         block_size=bs,
         util=b.util,
@@ -745,6 +780,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         kv_pool_tokens=cap.tokens,
         request_bytes=req,
         max_concurrency=cap.max_concurrency,
+        max_concurrency_total=cap.max_concurrency * inp.dp,
         concurrency=cap.concurrency,
         concurrency_label=(
             f"as vLLM logs it ({mml:,} tokens)" if eng.concurrency_report == "blocks" else "the pool over one request"
@@ -757,6 +793,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         fits=pool > 0 and cap.max_concurrency > 0,
         verdict=(
             f"fits: {count_of(cap.max_concurrency, 'request')} of {inp.seq:,} tokens at once"
+            + (f" on each DP rank, {cap.max_concurrency * inp.dp:,} over {inp.dp} DP ranks" if inp.dp > 1 else "")
             if pool > 0 and cap.max_concurrency > 0
             else "DOES NOT FIT: "
             + (

@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
+from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -69,6 +70,11 @@ class StepConstants:
     """Latency of one small all-reduce, seconds (None: the link's default)."""
     link_bytes_per_s: float | None = None
     """Bus bandwidth of an all-reduce, one direction per GPU (None: the link's default)."""
+    moe_imbalance: float = 1.2
+    """With expert parallelism, the busiest rank's routed-expert work over the mean (1: balanced;
+    1.2 by default, 1.0 to 2.6 seen: DEFAULT_SOURCES)."""
+    net_alpha_s: float | None = None
+    """Latency of one small collective across nodes, seconds (None: NET_ALPHA_S)."""
     request_overhead_s: float = 0.004
     """What a request spends outside the engine's steps before its first token (HTTP, the API
     server, the hand-off to the engine), added to TTFT."""
@@ -82,6 +88,8 @@ class StepConstants:
             v = getattr(self, name)
             if not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
+        if not (1.0 <= self.moe_imbalance <= 16.0):
+            raise KvcalcError(f"moe_imbalance {self.moe_imbalance!r} is out of range", "moe_imbalance", "a ratio from 1 to 16")
         # Every constant in seconds: its name ends in _s (not a rate's _per_s), or tokenisation's per token.
         seconds = [f.name for f in fields(self) if f.name.endswith("_s") and not f.name.endswith("_per_s")]
         for name in [*seconds, "tokenize_s_per_token"]:
@@ -110,6 +118,10 @@ NVLINK_SHARE = 0.7
 PCIE_BASE_S, PCIE_HOP_S = 6.6e-6, 1.0e-6
 PCIE_SHARE = 0.63
 P2P_ALPHA_S = 6e-6
+NET_ALPHA_S = 47e-6
+NET_SHARE = 0.94
+NET_P2P_ALPHA_S = 17e-6
+NET_P2P_SHARE = 0.7
 PCIE_FALLBACK_BYTES_PER_S = 32e9  # PCIe 4.0 x16, one direction, for a GPU whose spec states no host link
 
 DEFAULT_SOURCES: dict[str, str] = {
@@ -151,6 +163,14 @@ DEFAULT_SOURCES: dict[str, str] = {
     "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
     "pp_alpha_s": "NCCL send/recv inside an H100 DGX in a CUDA graph: 5-8 us up to 64 KB "
     "(microsoft/vidur data/profiling/network/h100_dgx/send_recv.csv)",
+    "moe_imbalance": "the busiest expert-parallel rank's tokens over the mean: 1.18 for DeepSeek-V3 prefill on 96 "
+    "H100s with the default expert layout against simulated perfect balance (LMSYS large-scale EP blog, "
+    "lmsys.org/blog/2025-05-05-large-scale-ep: 50,302 against 59,337 tokens/s a node); 2.56 at EP 32 without "
+    "balancing and 1.12 with EPLB (TensorRT-LLM's EP load balancer README); vLLM and SGLang ship EPLB off",
+    "net_alpha_s": "all-reduce across 2 x 8 Hopper GPUs over 400 Gb/s InfiniBand, 46.3-47.6 us for 4-512 B "
+    "(NVIDIA/nccl#1244, nccl-tests, no CUDA graph); bandwidth 0.94 of the node's NICs (46-48 GB/s a 400 Gb/s NIC, "
+    "NVIDIA/nccl-tests#290); PP send/recv between nodes 17 us and 0.7 of one NIC (microsoft/vidur "
+    "data/profiling/network/h100_dgx/send_recv.csv, 1 GPU a node)",
     "request_overhead_s": "vLLM's OpenAI server over its offline engine: +4 ms TTFT, HTTP and ZMQ "
     "(tenstorrent/tt-inference-server#190)",
     "tokenize_s_per_token": "Hugging Face tokenizer: 10-21 us per token (tenstorrent/tt-inference-server#2173)",
@@ -218,13 +238,30 @@ class Link:
 
 
 def tp_link(gpu: GPUSpec, tp: int, c: StepConstants = DEFAULTS) -> Link:
-    """The link a tensor-parallel all-reduce crosses inside one node: the GPU interconnect where
-    the spec has one (vLLM's custom all-reduce), else PCIe through the host (NCCL)."""
-    if gpu.interconnect_bytes_per_s:
-        kind, bw, alpha = "nvlink", float(gpu.interconnect_bytes_per_s) / 2 * NVLINK_SHARE, NVLINK_ALPHA_S
+    """The link a collective among ``tp`` GPUs placed together crosses
+    (kvcalc.engine.deployment.group_link_kind): the GPU interconnect inside its domain (vLLM's
+    custom all-reduce), PCIe through the host inside a node without one (NCCL), the network
+    between nodes (NCCL over the NICs, one a GPU)."""
+    return link_of(gpu, group_link_kind(gpu, tp), tp, c)
+
+
+def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> Link:
+    """One kind of link ('nvlink', 'pcie' or 'network') for a collective among ``size`` GPUs."""
+    tp = size
+    if kind == "network":
+        # A collective spanning nodes runs one NCCL ring through each GPU's NIC: its bus bandwidth is
+        # the node's NICs together (each ring carries 1/n of the bytes across), at 0.94 of their rate,
+        # never above the link inside the node.
+        node = node_of(gpu)
+        per = min(size, node.gpus_per_node)
+        bw = float(node.scale_out_bytes_per_s) * per * NET_SHARE
+        inner = link_of(gpu, group_link_kind(gpu, per), per, c).bytes_per_s if per > 1 else bw
+        return Link(kind, min(bw, inner), c.net_alpha_s if c.net_alpha_s is not None else NET_ALPHA_S)
+    if kind == "nvlink":
+        bw, alpha = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE, NVLINK_ALPHA_S
     else:
         host = float(gpu.host_link_bytes_per_s) / 2 if gpu.host_link_bytes_per_s else PCIE_FALLBACK_BYTES_PER_S
-        kind, bw, alpha = "pcie", host * PCIE_SHARE, PCIE_BASE_S + 2 * (max(tp, 2) - 1) * PCIE_HOP_S
+        bw, alpha = host * PCIE_SHARE, PCIE_BASE_S + 2 * (max(tp, 2) - 1) * PCIE_HOP_S
     return Link(kind, c.link_bytes_per_s or bw, alpha if c.alpha_s is None else c.alpha_s)
 
 
@@ -271,18 +308,26 @@ class StepModel:
         weight_dtype: str | None = None,
         compute_dtype: str | None = None,
         ep: int = 1,
+        dp: int = 1,
     ):
         self.c = constants.check()
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
-        self.ep = ep
-        """Expert-parallel ranks: routed experts split over them, tokens dispatched and combined by
-        all-to-all (the deployments issue lays the ranks on nodes and reads the memory side)."""
+        self.dp, self.ep = dp, ep
+        """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``
+        and ``tokens`` below are one DP rank's), and expert-parallel ranks (1 or dp x tp)."""
+        self.shape = Shape(tp, pp, dp, ep)
+        if dp > 1 or ep > 1:
+            check_shape(model, self.shape)
+        self.placement = place(gpu, self.shape)
         self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
-        self.d = d = Decode(model, gpu, kv, tp, weight_dtype, self.compute_dtype)
-        self.link = tp_link(gpu, tp, self.c)
+        self.d = d = Decode(model, gpu, kv, tp, weight_dtype, self.compute_dtype, dp)
+        self._links()
         self.layer_gaps_s = layer_latency_s(model, self.c)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)
-        self.mm = d.matmul_flops_per_token / tp
+        # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
+        # tokens split over dp x tp GPUs, the busiest with expert parallelism carrying moe_imbalance.
+        imb = self.c.moe_imbalance if ep > 1 else 1.0
+        self.mm = (d.matmul_flops_per_token + (imb - 1) * d.expert_flops_per_token) / tp
         self.peak_mm = d.peak
         self.peak_attn = peak_flops(gpu, "bf16")
         self.inv_bw = 1.0 / (d.bw * self.c.eta_bw)
@@ -310,7 +355,9 @@ class StepModel:
 
         new = copy.copy(self)
         new.c = c.check()
-        new.link = tp_link(self.gpu, self.tp, new.c)
+        new._links()
+        imb = new.c.moe_imbalance if self.ep > 1 else 1.0
+        new.mm = (self.d.matmul_flops_per_token + (imb - 1) * self.d.expert_flops_per_token) / self.tp
         new.layer_gaps_s = layer_latency_s(self.model, new.c)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
@@ -318,6 +365,13 @@ class StepModel:
         new.inv_attn = 1.0 / (self.peak_attn * new.c.eta_c)
         new._coll = {}
         return new
+
+    def _links(self) -> None:
+        """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
+        ranks), and between PP stages inside and across nodes."""
+        self.link = tp_link(self.gpu, self.tp, self.c)
+        self.stage_link = tp_link(self.gpu, self.shape.stage_gpus, self.c)
+        self.near_link = tp_link(self.gpu, 2, self.c)
 
     # ---- pieces, cached by their integer argument ------------------------------------------------
 
@@ -359,20 +413,27 @@ class StepModel:
                 per = self.link.alpha_s + a * 2 * (self.tp - 1) / self.tp / self.link.bytes_per_s
                 t += 2 * self.model.num_layers * per
             if self.pp > 1:
-                t += (self.pp - 1) * (P2P_ALPHA_S + a / self.link.bytes_per_s)
-            t += self.all_to_all_s(tokens)
+                net = self.placement.pp_network_handoffs
+                t += (self.pp - 1 - net) * (P2P_ALPHA_S + a / self.near_link.bytes_per_s)
+                # Between nodes one GPU's NIC carries the hand-off (NCCL send/recv).
+                t += net * (NET_P2P_ALPHA_S + a / (float(node_of(self.gpu).scale_out_bytes_per_s) * NET_P2P_SHARE))
+            t += self.moe_exchange_s(tokens)
             v = self._coll[tokens] = t
         return v
 
-    def all_to_all_s(self, tokens: int) -> float:
-        """Expert parallelism: each MoE layer dispatches its tokens' activations to the ranks
-        holding their experts and combines the results, two all-to-alls moving (ep - 1) / ep of
-        tokens x top-k x hidden x 2 bytes, each at the link's latency (0 without EP)."""
-        if self.ep <= 1 or not self.model.moe:
+    def moe_exchange_s(self, tokens: int) -> float:
+        """Data-parallel attention: each MoE layer gathers every DP rank's tokens to the GPUs holding
+        the experts and scatters the results back (vLLM's default allgather_reducescatter
+        all2all backend, SGLang's DP-attention gather): two collectives a layer over the stage's
+        link, each bringing in (dp - 1) x tokens x hidden x 2 bytes (vllm/distributed/device_communicators/
+        all2all.py, 0.33.0; sglang/srt/layers/dp_attention.py, 0.5.23). 0 with one DP rank: TP ranks already hold every token, and the MLP's
+        all-reduce combines the experts' outputs."""
+        if self.dp <= 1 or not self.model.moe:
             return 0.0
         moe = self.model.moe
-        a = tokens * moe.num_experts_per_tok * self._act * (self.ep - 1) / self.ep
-        return 2 * moe.num_moe_layers * (self.link.alpha_s + a / self.link.bytes_per_s)
+        link = self.stage_link
+        a = (self.dp - 1) * tokens * self._act
+        return 2 * moe.num_moe_layers * (link.alpha_s + a / link.bytes_per_s)
 
     def overhead_s(self, tokens: int, requests: int) -> float:
         """What a step costs beyond its memory and compute terms: the engine's per-step and
@@ -526,6 +587,14 @@ class StepModel:
                 f"+ 2 all-reduces per layer over {self.link.kind} ({self.link.alpha_s * 1e6:g} us + bytes / "
                 f"{self.link.bytes_per_s / 1e9:g} GB/s)"
             )
+        if self.dp > 1 and self.model.moe:
+            parts.append(
+                f"+ a gather and a scatter of every DP rank's tokens per MoE layer over {self.stage_link.kind} "
+                f"({self.stage_link.alpha_s * 1e6:g} us + bytes / {self.stage_link.bytes_per_s / 1e9:g} GB/s)"
+            )
+        if self.ep > 1:
+            parts.append(f"; the busiest EP rank carries {c.moe_imbalance:g}x the mean expert work (moe_imbalance)")
         if self.pp > 1:
-            parts.append(f"+ {self.pp - 1} PP hand-offs")
+            net = self.placement.pp_network_handoffs
+            parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))
         return " ".join(parts) + f" (constants: {c.origin})"

@@ -147,17 +147,32 @@ def _stage_layers(num_layers: int, pp: int) -> list[int]:
     return pp_partition(num_layers, pp)
 
 
-def weights(model: ModelSpec, dtype: str | None = None, tp: int = 1, pp: int = 1) -> Weights:
+def expert_share(model: ModelSpec, tp: int, dp: int = 1, ep: int = 1) -> Fraction:
+    """The share of the routed experts the most loaded GPU of a stage holds: with expert
+    parallelism ceil(E / ep) whole experts of E (vLLM's determine_expert_map gives the remainder to
+    the first ranks, vllm/model_executor/layers/fused_moe/layer.py, 0.33.0), else 1 / (dp x tp) of
+    every expert (split by width over the flattened DP x TP group)."""
+    if ep > 1 and model.moe:
+        return Fraction(-(-model.moe.num_experts // ep), model.moe.num_experts)
+    return Fraction(1, tp * dp)
+
+
+def weights(model: ModelSpec, dtype: str | None = None, tp: int = 1, pp: int = 1, dp: int = 1, ep: int = 1) -> Weights:
     """Resident weight bytes in total and on the most loaded GPU: split roles over tp ranks, routers,
     norms and replicated matrices whole on each; layers split over pp stages as vLLM splits them, the
-    embedding on the first stage and the LM head on the last (a tied LM head is a copy there)."""
+    embedding on the first stage and the LM head on the last (a tied LM head is a copy there). With
+    data-parallel attention (dp > 1) every DP rank holds the attention and dense parts at its own
+    tp, and the routed experts spread over all dp x tp GPUs of a stage (:func:`expert_share`)."""
     rb = role_bytes(model, dtype)
     vis = vision_bytes(model, dtype)
     total = sum(rb.values())
     tied = model.tie_word_embeddings
+    experts = expert_share(model, tp, dp, ep)
 
     def per_rank(r: str) -> Fraction:
-        return Fraction(rb[r], tp) if r in (*SPLIT_ROLES, "experts") else Fraction(rb[r])
+        if r == "experts":
+            return rb[r] * experts
+        return Fraction(rb[r], tp) if r in SPLIT_ROLES else Fraction(rb[r])
 
     parts = _stage_layers(model.num_layers, pp)
     best: Fraction = Fraction(-1)
@@ -174,6 +189,10 @@ def weights(model: ModelSpec, dtype: str | None = None, tp: int = 1, pp: int = 1
         if s > best:
             best, best_roles = s, roles
     note = "split over tp ranks (routers, norms and replicated matrices whole on each), layers over pp stages"
+    if dp > 1 or ep > 1:
+        note += f"; the routed experts {'by expert' if ep > 1 else 'by width'} over the {tp * dp} GPUs of a stage" + (
+            f" (DP {dp}: attention and dense parts whole on every DP rank)" if dp > 1 else ""
+        )
     return Weights(
         total + vis,
         ceil(best),
@@ -212,17 +231,21 @@ class StreamedWeights:
     embed_row_bytes: int
     resident_bytes: int
 
-    def bytes_read(self, batch: Any, tp: int = 1) -> Any:
+    def bytes_read(self, batch: Any, tp: int = 1, expert_split: int | None = None, expert_batch: Any = None) -> Any:
         """Bytes of weights one decode step reads on one rank, for an int batch or a numpy array of
         them. Dense models: exact, ceil((split bytes + b embedding rows) / tp) + whole bytes. MoE: the
-        expected distinct experts, rounded to whole bytes (half to even)."""
+        expected distinct experts, rounded to whole bytes (half to even). With data-parallel
+        attention the experts see every DP rank's tokens (``expert_batch``) and spread over
+        ``expert_split`` GPUs (default: the batch and tp)."""
         if not self.moe_layers:
             # numpy int64 holds it for any batch up to 2^24.
             return -(-(self.split_bytes + self.embed_row_bytes * batch) // tp) + self.full_bytes
-        experts = (
-            self.moe_layers * expected_experts(self.num_experts, self.experts_per_tok, batch) * float(self.expert_bytes_each)
-        )
-        total = (self.split_bytes + self.embed_row_bytes * batch + experts) / tp + self.full_bytes
+        eb = batch if expert_batch is None else expert_batch
+        experts = self.moe_layers * expected_experts(self.num_experts, self.experts_per_tok, eb) * float(self.expert_bytes_each)
+        if expert_split in (None, tp):
+            total = (self.split_bytes + self.embed_row_bytes * batch + experts) / tp + self.full_bytes
+        else:
+            total = (self.split_bytes + self.embed_row_bytes * batch) / tp + experts / expert_split + self.full_bytes
         if isinstance(total, float):
             return int(round(total))
         import numpy as np

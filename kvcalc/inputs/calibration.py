@@ -27,6 +27,8 @@ KEYS = (
     "eager_launch_s",
     "alpha_s",
     "link_bytes_per_s",
+    "moe_imbalance",
+    "net_alpha_s",
     "request_overhead_s",
     "tokenize_s_per_token",
 )
@@ -48,6 +50,8 @@ RANGES = {
     "alpha_s": (0.0, 10.0, True),
     "link_bytes_per_s": (0.0, 1e15, False),
     "request_overhead_s": (0.0, 10.0, True),
+    "moe_imbalance": (1.0, 16.0, True),
+    "net_alpha_s": (0.0, 10.0, True),
 }
 
 
@@ -80,7 +84,7 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
         if k not in raw:
             continue
         v = raw[k]
-        if v is None and k in ("alpha_s", "link_bytes_per_s"):
+        if v is None and k in ("alpha_s", "link_bytes_per_s", "net_alpha_s"):
             out[k] = None
             continue
         lo, hi, zero_ok = RANGES[k]

@@ -1,0 +1,294 @@
+"""A deployment's shape, laid on nodes: what each GPU holds and which link each collective crosses.
+
+A shape is ``TP x PP x DP-attention x EP`` on one GPU type (kvcalc plan adds replicas and
+prefill/decode pools around it):
+
+- ``tp``: tensor parallelism of the attention (and of the dense layers) inside one DP rank;
+- ``dp``: data-parallel attention ranks. Each has its own scheduler and KV pool and keeps only its
+  own requests' KV; the attention and dense weights are replicated on every DP rank;
+- ``ep``: expert parallelism: 1, or every GPU of a stage (``dp x tp``), each holding
+  ``ceil(E / ep)`` whole routed experts;
+- ``pp``: pipeline stages, each of ``dp x tp`` GPUs.
+
+So a stage has ``dp x tp`` GPUs and the shape ``dp x tp x pp``. The routed experts split over all
+``dp x tp`` GPUs of a stage whether EP is on or not (without it every expert is split ``dp x tp``
+ways by its intermediate size): vLLM flattens DP x TP into one MoE group
+(vllm/model_executor/layers/fused_moe/config.py, FusedMoEParallelConfig.make, 0.33.0), SGLang's
+MoE runs over its whole --tp-size with --ep-size equal to it (sglang/srt/server_args.py, 0.5.23).
+
+In SGLang's words the same shape is ``--tp-size dp*tp --dp-size dp --enable-dp-attention``
+(attention TP = tp-size / dp-size) with ``--ep-size dp*tp``; in vLLM's, ``--tensor-parallel-size tp
+--data-parallel-size dp --enable-expert-parallel``. :func:`engine_flags` says which.
+
+Nodes: a GPU spec's ``node`` gives the GPUs per server, the NVLink (scale-up) domain and the
+network per GPU. A group of GPUs talks over NVLink when it fits the domain, over PCIe when it fits
+a node without one, and over the network otherwise (:func:`group_link_kind`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kvcalc.engine.engines import Engine
+from kvcalc.engine.kv import check_parallel
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.gpu import GPUSpec, NodeSpec
+from kvcalc.specs.model import ModelSpec
+
+DEFAULT_NODE_URL = "kvcalc default: an 8-GPU server with a 200 Gb/s NIC a GPU (no node block in the GPU spec)"
+
+
+def node_of(gpu: GPUSpec) -> NodeSpec:
+    """The GPU's node as its spec states it; a spec without one gets an 8-GPU server, NVLink across
+    it where the spec has an interconnect, and 25 GB/s (200 Gb/s) of network a GPU, said as assumed."""
+    if gpu.node is not None:
+        return gpu.node
+    return NodeSpec(
+        gpus_per_node=8,
+        nvlink_domain=8 if gpu.interconnect_bytes_per_s else 1,
+        scale_out_bytes_per_s=25_000_000_000,
+        url=DEFAULT_NODE_URL,
+    )
+
+
+@dataclass(frozen=True)
+class Shape:
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+
+    @property
+    def stage_gpus(self) -> int:
+        """GPUs of one pipeline stage: the DP ranks' TP groups together."""
+        return self.dp * self.tp
+
+    @property
+    def gpus(self) -> int:
+        return self.dp * self.tp * self.pp
+
+    @property
+    def expert_split(self) -> int:
+        """The GPUs a stage's routed experts are spread over (by expert with EP, else by width)."""
+        return self.dp * self.tp
+
+    def describe(self) -> str:
+        parts = []
+        if self.dp > 1:
+            parts.append(f"DP {self.dp}")
+        parts.append(f"TP {self.tp}")
+        if self.ep > 1:
+            parts.append(f"EP {self.ep}")
+        if self.pp > 1:
+            parts.append(f"PP {self.pp}")
+        return " x ".join(parts)
+
+
+def engine_flags(shape: Shape, engine: Engine) -> str:
+    """The shape in the engine's own flags."""
+    if engine.name == "sglang":
+        s = f"--tp-size {shape.dp * shape.tp}"
+        if shape.dp > 1:
+            s += f" --dp-size {shape.dp} --enable-dp-attention"
+        if shape.ep > 1:
+            s += f" --ep-size {shape.ep}"
+    else:
+        s = f"--tensor-parallel-size {shape.tp}"
+        if shape.dp > 1:
+            s += f" --data-parallel-size {shape.dp}"
+        if shape.ep > 1:
+            s += " --enable-expert-parallel"
+    if shape.pp > 1:
+        s += f" --pipeline-parallel-size {shape.pp}" if engine.name != "sglang" else f" --pp-size {shape.pp}"
+    return s
+
+
+def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) -> None:
+    """Refuse, in one line, the shapes no engine runs."""
+    for flag, v in (("--dp", shape.dp), ("--ep", shape.ep)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4096:
+            raise KvcalcError(f"{flag} {str(v)[:20]} is not a size kvcalc sizes", flag, "a whole number from 1 to 4096")
+    check_parallel(model, shape.tp, shape.pp)
+    if shape.ep > 1:
+        if not model.moe:
+            raise KvcalcError(
+                f"--ep {shape.ep}: {model.name} is a dense model; expert parallelism needs routed experts",
+                "--ep",
+                "--ep 1 for a dense model (use --dp or --tp to spread it)",
+            )
+        if shape.ep != shape.stage_gpus:
+            raise KvcalcError(
+                f"--ep {shape.ep} must equal DP x TP = {shape.stage_gpus}: vLLM's --enable-expert-parallel and "
+                "SGLang's --ep-size spread the experts over every GPU of a stage",
+                "--ep",
+                f"--ep 1 or --ep {shape.stage_gpus}",
+            )
+        if shape.ep > model.moe.num_experts:
+            raise KvcalcError(
+                f"--ep {shape.ep} is more ranks than {model.name}'s {model.moe.num_experts} routed experts",
+                "--ep",
+                f"at most {model.moe.num_experts}",
+            )
+    if engine is not None and (shape.dp > 1 or shape.ep > 1):
+        if engine.name not in ("vllm", "sglang"):
+            raise KvcalcError(
+                f"{engine.title} has no data-parallel attention or expert parallelism in kvcalc's rules",
+                "--dp/--ep",
+                "--engine vllm (0.9 and later) or sglang",
+            )
+        if engine.name == "vllm" and _too_old(engine.version, (0, 9)):
+            raise KvcalcError(
+                f"{engine.title} predates --data-parallel-size with expert parallelism (vLLM 0.9)",
+                "--engine",
+                "vllm@0.9 or later",
+            )
+        if engine.name == "sglang" and shape.dp > 1 and _too_old(engine.version, (0, 4)):
+            raise KvcalcError(f"{engine.title} predates --enable-dp-attention (SGLang 0.4)", "--engine", "sglang@0.4 or later")
+
+
+def _too_old(version: str, need: tuple[int, ...]) -> bool:
+    try:
+        v = tuple(int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return False
+    return bool(version) and v < need
+
+
+LinkKind = str  # 'nvlink', 'pcie' or 'network'
+
+
+def group_link_kind(gpu: GPUSpec, size: int) -> LinkKind:
+    """The link a collective among ``size`` GPUs placed together crosses: NVLink when they fit the
+    scale-up domain, PCIe when they fit a node without one, the network otherwise."""
+    node = node_of(gpu)
+    if size <= 1:
+        return "nvlink" if gpu.interconnect_bytes_per_s else "pcie"
+    if gpu.interconnect_bytes_per_s and size <= node.nvlink_domain:
+        return "nvlink"
+    if size <= node.gpus_per_node:
+        return "pcie"
+    return "network"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A shape laid on nodes, stage after stage, each stage's DP ranks side by side."""
+
+    shape: Shape
+    node: NodeSpec
+    nodes: int
+    """Servers the shape occupies (a partial last one counts)."""
+    partial_node: bool
+    """The shape leaves part of a server unused (fewer GPUs than a server, or not a multiple)."""
+    tp_link: LinkKind
+    """What a TP all-reduce crosses."""
+    stage_link: LinkKind
+    """What a collective over a whole stage (the MoE gather / all-to-all across DP ranks) crosses."""
+    pp_network_handoffs: int
+    """PP hand-offs between stages on different servers (over the network)."""
+
+    def describe(self) -> str:
+        n = self.shape.gpus
+        per = self.node.gpus_per_node
+        where = (
+            f"{n} of one {per}-GPU node"
+            if n < per
+            else f"{self.nodes} whole {per}-GPU node{'s' if self.nodes > 1 else ''}"
+            if not self.partial_node
+            else f"{n} GPUs on {self.nodes} {per}-GPU nodes (the last one partial)"
+        )
+        bits = [where]
+        if self.shape.tp > 1:
+            bits.append(f"TP over {self.tp_link}")
+        if self.shape.dp > 1 or self.shape.ep > 1:
+            bits.append(f"DP/EP over {self.stage_link}")
+        if self.shape.pp > 1:
+            bits.append(f"{self.pp_network_handoffs} of {self.shape.pp - 1} PP hand-offs over the network")
+        return "; ".join(bits)
+
+
+def place(gpu: GPUSpec, shape: Shape) -> Placement:
+    node = node_of(gpu)
+    per = node.gpus_per_node
+    n = shape.gpus
+    nodes = math.ceil(n / per)
+    stage = shape.stage_gpus
+    # Stage i occupies GPUs [i*stage, (i+1)*stage): a hand-off crosses when the two stages start on
+    # different servers' domains.
+    domain = node.nvlink_domain if gpu.interconnect_bytes_per_s else 1
+    span = max(per, domain)
+    net = sum(1 for i in range(1, shape.pp) if (i * stage) // span != ((i - 1) * stage) // span or stage > span)
+    return Placement(
+        shape=shape,
+        node=node,
+        nodes=nodes,
+        partial_node=n % per != 0,
+        tp_link=group_link_kind(gpu, shape.tp),
+        stage_link=group_link_kind(gpu, stage),
+        pp_network_handoffs=net,
+    )
+
+
+TP_SIZES = (1, 2, 4, 8)
+PP_SIZES = tuple(range(1, 17))
+DP_SIZES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def fits_nodes(gpu: GPUSpec, gpus: int) -> bool:
+    """Whether a deployment of ``gpus`` GPUs takes whole servers, or a share of one that divides it
+    (1, 2 or 4 of 8), as servers are rented and filled."""
+    per = node_of(gpu).gpus_per_node
+    return gpus % per == 0 if gpus >= per else per % gpus == 0
+
+
+def candidate_shapes(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    engine: Engine,
+    max_gpus: int,
+    tp_sizes: tuple[int, ...] = TP_SIZES,
+    pp_sizes: tuple[int, ...] = PP_SIZES,
+    dp_sizes: tuple[int, ...] | None = None,
+    cross_node_tp: bool = False,
+) -> list[Shape]:
+    """The shapes people deploy on this GPU, each laid on whole servers (or a share of one):
+
+    - TP inside the NVLink domain, or inside a server where GPUs talk over PCIe (``cross_node_tp``
+      lifts it);
+    - PP only across servers: a stage fills at least one server's TP (or the widest TP the model
+      takes there), since inside one TP is the cheaper split;
+    - for mixture-of-experts models on engines with it, data-parallel attention with expert
+      parallelism over every GPU of a stage (DP x TP = EP), inside or across servers.
+    """
+    node = node_of(gpu)
+    inner = max(node.nvlink_domain if gpu.interconnect_bytes_per_s else 1, node.gpus_per_node)
+    moe_dp = model.moe is not None and engine.name in ("vllm", "sglang")
+    dps = dp_sizes if dp_sizes is not None else (DP_SIZES if moe_dp else (1,))
+    valid_tp = []
+    for tp in tp_sizes:
+        try:
+            check_parallel(model, tp, 1)
+        except KvcalcError:
+            continue
+        if tp <= inner or cross_node_tp:
+            valid_tp.append(tp)
+    widest = max((t for t in valid_tp if t <= node.gpus_per_node), default=1)
+    out: list[Shape] = []
+    for tp in valid_tp:
+        for dp in dps:
+            if dp > 1 and not moe_dp:
+                continue
+            ep = dp * tp if dp > 1 else 1
+            if model.moe and ep > model.moe.num_experts:
+                continue
+            for pp in pp_sizes:
+                s = Shape(tp, pp, dp, ep)
+                if s.gpus > max_gpus or pp > model.num_layers:
+                    continue
+                if pp > 1 and s.stage_gpus < node.gpus_per_node and not (dp == 1 and tp == widest):
+                    continue  # PP inside a server: TP there is the cheaper split
+                if not fits_nodes(gpu, s.gpus):
+                    continue
+                out.append(s)
+    return out
