@@ -244,7 +244,7 @@ def test_reverse_question():
         fit(m, h, FitInputs(seq=8192, tp=4, activation=2 * GiB, non_torch=GiB, cudagraph=GiB // 2)).max_concurrency
         == (blocks4 - 1) // 512
     )
-    # The fewest GPUs that hold 64: more TP is one answer (tp 8, 8 GPUs), pipeline stages a cheaper one.
+    # The fewest GPUs that hold 64 on whole servers.
     # Brute force over every shape of fewer GPUs: none holds 64 requests; the answer does.
     base = FitInputs(seq=8192, activation=2 * GiB, non_torch=GiB, cudagraph=GiB // 2)
 
@@ -256,11 +256,20 @@ def test_reverse_question():
 
     assert p.gpus_needed is not None and p.gpus_needed <= 8
     assert holds(p.tp_needed, p.pp_needed) * p.replicas_needed >= 64
+
+    # The shapes deployed on 8-GPU servers: a replica takes 1, 2, 4 or 8 GPUs of one server or whole
+    # servers, and PP splits only across servers (a stage fills a server's TP 8).
+    def on_nodes(tp, pp):
+        n = tp * pp
+        return (8 % n == 0 if n < 8 else n % 8 == 0) and (pp == 1 or tp == 8)
+
+    # Brute force over every such shape of fewer GPUs: none holds 64 requests; the answer does.
     for tp in (1, 2, 4, 8):
         for pp in range(1, 17):
             for reps in range(1, 9):
-                if tp * pp * reps < p.gpus_needed:
+                if on_nodes(tp, pp) and tp * pp * reps < p.gpus_needed:
                     assert holds(tp, pp) * reps < 64, (tp, pp, reps)
+    assert on_nodes(p.tp_needed, p.pp_needed)
 
 
 def test_vllm_pads_hybrid_groups():

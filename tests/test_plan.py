@@ -22,8 +22,10 @@ def test_deepseek_v3_at_32k_for_64_users_needs_at_most_16_h100s():
     r = plan(m, [h], Traffic(prompt=32768, output=0, users=64), SLO(), fp8, engine("vllm"), latency=False)
     b = r.best
     assert b is not None and b.gpus <= 16
-    held = fit(m, h, FitInputs(seq=32768, tp=b.tp, pp=b.pp, kv_dtype=fp8)).max_concurrency
-    assert held * b.replicas >= 64
+    held = fit(m, h, FitInputs(seq=32768, tp=b.tp, pp=b.pp, dp=b.dp, ep=b.ep, kv_dtype=fp8)).max_concurrency
+    assert held * b.dp * b.replicas >= 64
+    # On whole servers: 16 GPUs is two 8-GPU nodes (issue 18).
+    assert b.gpus % 8 == 0
     # TP 4 x PP 4 (16 GPUs) holds about 100 requests, the issue's reckoning (~104).
     assert 90 <= fit(m, h, FitInputs(seq=32768, tp=4, pp=4, kv_dtype=fp8)).max_concurrency <= 110
 

@@ -16,6 +16,8 @@ def fit(
     gpu: opt.GPUOpt = None,
     tp: opt.TP = "1",
     pp: opt.PP = "1",
+    dp: opt.DP = "1",
+    ep: opt.EP = "1",
     engine: opt.EngineOpt = "vllm",
     kv_dtype: opt.KVDtypeOpt = "bf16",
     weight_dtype: opt.WeightDtypeOpt = None,
@@ -55,6 +57,9 @@ def fit(
     """The memory budget line by line, the KV pool, max concurrency and the longest request.
 
     Example: kvcalc fit --model llama3.1-70b --gpu h100 --tp 4 --seq 8k --concurrency 64
+
+    Data-parallel attention and expert parallelism: kvcalc fit --model deepseek-v3 --gpu h100 --dp 16 --ep 16
+    --kv-dtype fp8 --seq 8k (the pool and concurrency are each DP rank's, with the total over the ranks).
     """
     import dataclasses
 
@@ -67,6 +72,8 @@ def fit(
         engine=opt.engine(engine),
         tp=opt.parallel(tp, "--tp"),
         pp=opt.parallel(pp, "--pp"),
+        dp=opt.parallel(dp, "--dp"),
+        ep=opt.parallel(ep, "--ep"),
         kv_dtype=opt.kv(kv_dtype),
         weight_dtype=opt.weight_dtype(weight_dtype),
         gpu_memory=opt.size(gpu_memory, "--gpu-memory", positive=True),

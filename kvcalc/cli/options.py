@@ -51,6 +51,18 @@ WeightDtypeOpt = Annotated[
 ]
 TP = Annotated[str, typer.Option("--tp", metavar="<n>", help="Tensor-parallel size, 1 to 4,096.")]
 PP = Annotated[str, typer.Option("--pp", metavar="<n>", help="Pipeline-parallel size, 1 to the layer count.")]
+DP = Annotated[
+    str,
+    typer.Option(
+        "--dp",
+        metavar="<n>",
+        help="Data-parallel attention ranks, each with its own KV pool and requests (GPUs = DP x TP x PP).",
+    ),
+]
+EP = Annotated[
+    str,
+    typer.Option("--ep", metavar="<n>", help="Expert-parallel size: 1, or DP x TP (every GPU of a stage holds whole experts)."),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(

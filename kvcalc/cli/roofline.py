@@ -43,6 +43,8 @@ def roofline(
         ),
     ] = None,
     tp: opt.TP = "1",
+    dp: opt.DP = "1",
+    ep: opt.EP = "1",
     engine: Annotated[
         str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose KV pool decides which batches fit.")
     ] = "vllm",
@@ -97,6 +99,8 @@ def roofline(
         allreduce,
         opt.tokens(prefill, "--prefill") if prefill else None,
         opt.step_constants(efficiency, calibration, model=m, gpus=[g]),
+        dp=opt.parallel(dp, "--dp"),
+        ep=opt.parallel(ep, "--ep"),
     )
     if plot_file:
         from kvcalc.render.plot import write_plot_file

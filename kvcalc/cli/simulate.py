@@ -70,6 +70,8 @@ def simulate(
     calibration: opt.Calibration = None,
     request_overhead: opt.RequestOverhead = None,
     tp: opt.TP = "1",
+    dp: opt.DP = "1",
+    ep: opt.EP = "1",
     kv_dtype: opt.KVDtypeOpt = "bf16",
     engine: opt.PoolEngine = "vllm",
     max_num_seqs: opt.MaxNumSeqs = None,
@@ -169,7 +171,21 @@ def simulate(
     st = SimSettings(ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n)
     progress, done = _progress(not as_json, n * len(pols))
     try:
-        rep = run_sim(m, g, wl, st, pols, eng, kv, t, opt.size(pool, "--pool") if pool else None, progress, workers=None)
+        rep = run_sim(
+            m,
+            g,
+            wl,
+            st,
+            pols,
+            eng,
+            kv,
+            t,
+            opt.size(pool, "--pool") if pool else None,
+            progress,
+            workers=None,
+            dp=opt.parallel(dp, "--dp"),
+            ep=opt.parallel(ep, "--ep"),
+        )
     finally:
         done()
     if plot_file:

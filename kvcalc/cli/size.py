@@ -15,6 +15,8 @@ def size(
     kv_dtype: opt.KVDtypeOpt = "bf16",
     tp: opt.TP = "1",
     pp: opt.PP = "1",
+    dp: opt.DP = "1",
+    ep: opt.EP = "1",
     block_size: opt.BlockSize = None,
     engine: opt.EngineOpt = "",
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
@@ -26,21 +28,25 @@ def size(
     Example: kvcalc size --model llama3.1-70b --seq 32k --batch 8 --kv-dtype fp8 --tp 4
     """
     from kvcalc.engine.alloc import Allocation
+    from kvcalc.engine.deployment import Shape, check_shape
     from kvcalc.engine.kv import engine_allocation, kv_size
 
     m, _, origin = opt.model_and_gpu(model, None, need_gpu=False)
     bs = opt.block(block_size)
     eng = opt.engine(engine) if engine else None
     pp_n = opt.parallel(pp, "--pp")
+    tp_n, dp_n = opt.parallel(tp, "--tp"), opt.parallel(dp, "--dp")
+    check_shape(m, Shape(tp_n, pp_n, dp_n, opt.parallel(ep, "--ep")), eng)
     alloc = engine_allocation(eng, m, bs, opt.batched_tokens(max_num_batched_tokens), pp_n) if eng else Allocation(block_size=bs)
     r = kv_size(
         m,
         opt.tokens(seq, "--seq"),
         opt.batch(batch),
         opt.kv(kv_dtype),
-        opt.parallel(tp, "--tp"),
+        tp_n,
         pp_n,
         alloc,
         eng,
+        dp_n,
     )
     return emit(r, origin, as_json)

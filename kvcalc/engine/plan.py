@@ -29,6 +29,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvcalc.engine.deployment import (
+    PP_SIZES as PP_SIZES,
+    TP_SIZES as TP_SIZES,
+    Shape,
+    candidate_shapes,
+    engine_flags,
+    node_of,
+    place,
+)
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel
@@ -36,9 +45,6 @@ from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
-
-TP_SIZES = (1, 2, 4, 8)
-PP_SIZES = tuple(range(1, 17))
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,24 @@ class Deployment:
     """Each constraint's share of its limit (memory: requests in flight / the pool's capacity)."""
     feasible: bool
     shortfall: str = ""
+    dp: int = 1
+    """Data-parallel attention ranks of a replica (each with its own KV pool)."""
+    ep: int = 1
+    shape: str = ""
+    """The replica's shape, e.g. 'DP 16 x TP 1 x EP 16'."""
+    engine_flags: str = ""
+    """The shape in the engine's own flags."""
+    placement: str = ""
+    """How the replica lies on servers and which link each collective crosses."""
+    mode: str = "aggregated"
+    """'aggregated' (prefill and decode on the same GPUs) or 'disaggregated' (separate pools)."""
+    prefill_pool: str = ""
+    """Disaggregated: the prefill instances, e.g. '2 x TP 4'."""
+    decode_pool: str = ""
+    kv_transfer_s: float = 0.0
+    """Disaggregated: a prompt's KV from its prefill to its decode instance, part of the TTFT."""
+    why: str = ""
+    """Why this shape: PP across servers, DP attention for an MLA latent, disaggregation."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +141,8 @@ class PlanReport:
     verified: list[Any] = field(default_factory=list)
     """The best deployments checked by simulation (Verification), in the order tried."""
     inputs: dict[str, Any] = field(default_factory=dict)
+    disaggregation: str = ""
+    """Whether disaggregated prefill/decode wins over the best aggregated deployment, and why."""
 
 
 class _Replica:
@@ -134,14 +160,22 @@ class _Replica:
         engine: Engine,
         constants: StepConstants = DEFAULTS,
         base: FitInputs | None = None,
+        dp: int = 1,
+        ep: int = 1,
+        seq: int | None = None,
     ):
-        self.gpu, self.tp, self.pp = gpu, tp, pp
+        self.gpu, self.tp, self.pp, self.dp, self.ep = gpu, tp, pp, dp, ep
+        self.shape = Shape(tp, pp, dp, ep)
+        self.engine = engine
         inp = (base or FitInputs(seq=traffic.length)).replace(
-            seq=traffic.length, engine=engine, tp=tp, pp=pp, kv_dtype=kv, max_model_len=None
+            seq=seq or traffic.length, engine=engine, tp=tp, pp=pp, dp=dp, ep=ep, kv_dtype=kv, max_model_len=None
         )
         f = fit(model, gpu, inp)
-        self.capacity = f.max_concurrency
-        self.sm = StepModel(model, gpu, kv, tp, pp, constants)
+        self.capacity = f.max_concurrency * dp
+        self.kv_request = f.request_bytes
+        self.sm = StepModel(model, gpu, kv, tp, pp, constants, ep=ep, dp=dp)
+        self.lanes = pp * dp
+        """Batches stepping side by side: PP micro-batches on each of the DP ranks."""
         self.c = constants
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
         self.P, self.O = traffic.prompt, max(traffic.output, 1)
@@ -168,7 +202,7 @@ class _Replica:
         then number rate x P / q a second and take the share u = rate x P / q x T(q) of the time;
         decode-only steps fill the rest, (1 - u) / T(0) a second, and the mean step is one over the
         two counts together."""
-        b = max(math.ceil(decodes / self.pp - 1e-9), 0)
+        b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
         room = self.budget - b
         sm, mid = self.sm, max(self.P // 2, 1)
         t0 = sm.step(b, self.ctx).t_step_s if b else sm.overhead_s(0, 0)
@@ -176,7 +210,7 @@ class _Replica:
             return t0, sm.step(max(b, 1), self.ctx).bound_by, 0.0
         if room <= 0:
             return None
-        per_pp = rate / self.pp  # each micro-batch's steps see its share of the prompts
+        per_pp = rate / self.lanes  # each micro-batch's steps see its share of the prompts
         t = t0
         for _ in range(100):
             mu = per_pp * t
@@ -203,7 +237,7 @@ class _Replica:
     def ttft(self, decodes: float, t_step: float) -> float:
         """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
         then the steps that carry the prompt in chunks of the token budget left beside the decodes."""
-        b = max(math.ceil(decodes / self.pp - 1e-9), 0)
+        b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
         room = max(self.budget - b, 1)
         return float(self.c.request_path_s(self.P_tail)) + t_step / 2 + self.sm.prefill_s(self.P_tail, room, b, self.ctx)
 
@@ -218,7 +252,7 @@ def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bo
     use = {
         "memory": n / rep.capacity if rep.capacity else math.inf,
         "prefill": u,
-        "max_num_seqs": n / (rep.max_seqs * rep.pp),
+        "max_num_seqs": n / (rep.max_seqs * rep.lanes),
     }
     if slo.tpot_s:
         use["TPOT"] = t / slo.tpot_s
@@ -247,7 +281,7 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
     users = math.ceil(traffic.users / replicas) if traffic.users else None
     x = traffic.rate / replicas if traffic.rate is not None else 0.0
     nd = float(users) if users else 0.0
-    limit = 4 * max(rep.capacity, rep.max_seqs * rep.pp) + 1
+    limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
     res: tuple[float, str, float] | None = None
     for k in range(400):
         res = rep.step(nd, x)
@@ -278,12 +312,12 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
 def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price: float | None, why: str = "") -> Deployment:
     ok, n, fail, use = _check(rep, traffic, slo, replicas)
     st = _steady(rep, traffic, replicas)
-    gpus = rep.tp * rep.pp * replicas
     binding = why or max(use, key=lambda k: use[k])
     short = ""
     if not ok:
         short = ", ".join(f"{k} at {v:.0%} of its limit" for k, v in use.items() if v > 1) or "carries no steady state"
     tpot, ttft, bound = (st[2], st[3], st[4]) if st else (math.inf, math.inf, "compute")
+    gpus = rep.shape.gpus * replicas
     return Deployment(
         gpu=rep.gpu.name,
         tp=rep.tp,
@@ -301,7 +335,39 @@ def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price:
         use={k: round(v, 6) for k, v in use.items()},
         feasible=ok,
         shortfall=short,
+        dp=rep.dp,
+        ep=rep.ep,
+        shape=rep.shape.describe(),
+        engine_flags=engine_flags(rep.shape, rep.engine),
+        placement=_placement(rep.gpu, rep.shape, replicas),
+        why=_why(rep),
     )
+
+
+def _placement(gpu: GPUSpec, shape: Shape, replicas: int) -> str:
+    per = node_of(gpu).gpus_per_node
+    total = shape.gpus * replicas
+    nodes = math.ceil(total / per)
+    where = place(gpu, shape).describe()
+    if replicas > 1:
+        where = f"{replicas} replicas of {where}"
+    if total < per:
+        return f"{where}; {total} of one {per}-GPU node"
+    return where + (f"; {nodes} nodes in all" if replicas > 1 else "")
+
+
+def _why(rep: _Replica) -> str:
+    bits = []
+    if rep.pp > 1:
+        bits.append(f"PP {rep.pp}: the stages span servers while TP stays inside the NVLink domain")
+    if rep.dp > 1:
+        latent = any(k.mla_attention for k in rep.sm.model.kinds())
+        bits.append(
+            f"DP attention {rep.dp}: each rank keeps only its own requests' KV"
+            + (" (an MLA latent would be whole on every TP rank)" if latent else "")
+            + f", the experts spread over all {rep.dp * rep.tp} GPUs"
+        )
+    return "; ".join(bits)
 
 
 def plan(
@@ -318,8 +384,14 @@ def plan(
     tp_sizes: tuple[int, ...] = TP_SIZES,
     pp_sizes: tuple[int, ...] = PP_SIZES,
     base: FitInputs | None = None,
+    dp_sizes: tuple[int, ...] | None = None,
+    cross_node_tp: bool = False,
+    disaggregate: bool = True,
 ) -> PlanReport:
-    """Every (GPU, TP, PP) up to ``max_gpus`` GPUs, each with the fewest replicas that carry the traffic."""
+    """Every shape people deploy on each GPU (kvcalc.engine.deployment.candidate_shapes: TP inside the
+    NVLink domain, PP across servers, DP attention with EP for MoE models, on whole servers) up to
+    ``max_gpus`` GPUs, each with the fewest replicas that carry the traffic; and, with
+    ``disaggregate``, prefill and decode pools of those shapes side by side."""
     if (traffic.users is None) == (traffic.rate is None):
         raise KvcalcError("give the load as users or as a rate", "--users/--rate", "--users N or --rate R (requests/s)")
     if traffic.prompt < 1 or traffic.output < 0:
@@ -327,53 +399,72 @@ def plan(
     prices = prices or {}
     feasible: list[Deployment] = []
     near: list[tuple[float, Deployment]] = []
+    near_disagg: list[Deployment] = []
     skipped: dict[str, str] = {}
     considered = 0
+    shapes_by_gpu: dict[str, list[_Replica]] = {}
     for gpu in gpus:
         any_fit = False
         reason = ""
-        for tp in tp_sizes:
-            for pp in pp_sizes:
-                if tp * pp > max_gpus or pp > model.num_layers:
-                    continue
-                try:
-                    rep = _Replica(model, gpu, tp, pp, traffic, kv, engine, constants, base)
-                except KvcalcError as e:
-                    reason = reason or e.what
-                    continue
-                if rep.capacity < 1:
-                    reason = reason or f"no request of {traffic.length:,} tokens fits beside the weights"
-                    continue
-                any_fit = True
-                considered += 1
-                price = prices.get(gpu.name)
-                s = slo if latency else SLO()
-                best_miss: tuple[float, Deployment] | None = None
-                found = False
-                prev: tuple[bool, float, str, dict[str, float]] | None = None
-                for r in range(1, max_gpus // (tp * pp) + 1):
-                    got = _check(rep, traffic, s, r)
-                    ok, _, fail, use = got
-                    if ok:
-                        feasible.append(_deployment(rep, traffic, s, r, price, prev[2] if prev else ""))
-                        found = True
+        fitting: list[_Replica] = []
+        for shape in candidate_shapes(model, gpu, engine, max_gpus, tp_sizes, pp_sizes, dp_sizes, cross_node_tp):
+            try:
+                rep = _Replica(model, gpu, shape.tp, shape.pp, traffic, kv, engine, constants, base, shape.dp, shape.ep)
+            except KvcalcError as e:
+                reason = reason or e.what
+                continue
+            if rep.capacity < 1:
+                reason = reason or f"no request of {traffic.length:,} tokens fits beside the weights"
+                continue
+            any_fit = True
+            fitting.append(rep)
+            considered += 1
+            price = prices.get(gpu.name)
+            s = slo if latency else SLO()
+            best_miss: tuple[float, Deployment] | None = None
+            found = False
+            prev: tuple[bool, float, str, dict[str, float]] | None = None
+            for r in range(1, max_gpus // shape.gpus + 1):
+                got = _check(rep, traffic, s, r)
+                ok, _, fail, use = got
+                if ok:
+                    feasible.append(_deployment(rep, traffic, s, r, price, prev[2] if prev else ""))
+                    found = True
+                    break
+                worst = max(use.values()) if use else math.inf
+                if best_miss is None or worst < best_miss[0]:
+                    best_miss = (worst, _deployment(rep, traffic, s, r, price))
+                # More replicas cannot lower a latency floor: stop once a latency target alone fails and
+                # adding a replica no longer helps it.
+                if prev is not None and fail in ("TPOT", "TTFT") and use.get("memory", 0) <= 1:
+                    if prev[3].get(fail, 0) <= use.get(fail, 0) * 1.0001:
                         break
-                    worst = max(use.values()) if use else math.inf
-                    if best_miss is None or worst < best_miss[0]:
-                        best_miss = (worst, _deployment(rep, traffic, s, r, price))
-                    # More replicas cannot lower a latency floor: stop once a latency target alone fails and
-                    # adding a replica no longer helps it.
-                    if prev is not None and fail in ("TPOT", "TTFT") and use.get("memory", 0) <= 1:
-                        if prev[3].get(fail, 0) <= use.get(fail, 0) * 1.0001:
-                            break
-                    prev = got
-                if not found and best_miss is not None:
-                    near.append(best_miss)
+                prev = got
+            if not found and best_miss is not None:
+                near.append(best_miss)
         if not any_fit:
             skipped[gpu.name] = reason or "nothing fits"
+        shapes_by_gpu[gpu.name] = fitting
+    if disaggregate and latency:
+        for gpu in gpus:
+            for d in _disaggregated(
+                model,
+                gpu,
+                shapes_by_gpu.get(gpu.name, []),
+                traffic,
+                slo,
+                kv,
+                engine,
+                constants,
+                base,
+                max_gpus,
+                prices.get(gpu.name),
+            ):
+                (feasible if d.feasible else near_disagg).append(d)
 
     def key(d: Deployment) -> tuple[float, float, float, float]:
-        return (d.gpus, d.cost_per_hour if d.cost_per_hour is not None else 0.0, d.tp * d.pp, d.tpot_s)
+        # Fewest GPUs, then cost, then the shallower pipeline, then the faster TPOT.
+        return (d.gpus, d.cost_per_hour if d.cost_per_hour is not None else 0.0, d.pp, d.tpot_s)
 
     feasible.sort(key=key)
     per_type: dict[str, Deployment] = {}
@@ -398,8 +489,27 @@ def plan(
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
         "token budget left beside the decodes",
-        f"searched: TP {', '.join(map(str, tp_sizes))} x PP 1 to {max(pp_sizes)} x replicas, up to {max_gpus} GPUs",
+        f"searched: TP {', '.join(map(str, tp_sizes))} x PP 1 to {max(pp_sizes)} x replicas, up to {max_gpus} GPUs"
+        + (
+            ", and for mixture-of-experts models DP attention with EP over every GPU of a stage"
+            if model.moe and engine.name in ("vllm", "sglang")
+            else ""
+        )
+        + "; TP inside the NVLink domain (or a PCIe server), PP only across servers, every deployment on whole "
+        "servers or a share of one (the GPU spec's node)",
     ]
+    if any(d.dp > 1 for d in feasible):
+        assumptions.append(
+            "DP attention: requests spread evenly over the DP ranks, which step in lockstep (the MoE layers gather "
+            "every rank's tokens); the busiest EP rank carries moe_imbalance "
+            f"{constants.moe_imbalance:g}x the mean expert work (1.0 balanced to 2.6 unbalanced at EP 32)"
+        )
+    if disaggregate and latency:
+        assumptions.append(
+            "disaggregated: x prefill instances and y decode instances, the fewest of each; a prompt's KV (every layer, "
+            "each KV head once) crosses NVLink inside one domain, else the prefill GPUs' NICs at 0.7 of their rate; TTFT "
+            "= request path + M/D/1 wait + the prompt's steps + the transfer + 1.5 decode steps"
+        )
     if traffic.rate is not None:
         assumptions.append("requests in flight per replica by Little's law: rate / replicas x (TTFT + (output - 1) x TPOT)")
     warnings = []
@@ -414,7 +524,35 @@ def plan(
                 else ""
             )
         )
+    agg = next((d for d in feasible if d.mode == "aggregated"), None)
+    dis = next((d for d in feasible if d.mode == "disaggregated"), None)
+    disagg_note = ""
+    if dis and agg:
+        head_d, head_a = max(dis.use.values(), default=0.0), max(agg.use.values(), default=0.0)
+        if (dis.gpus, dis.cost_per_hour or 0) == (agg.gpus, agg.cost_per_hour or 0):
+            winner, loser, hw, hl = (dis, agg, head_d, head_a) if head_d < head_a else (agg, dis, head_a, head_d)
+            disagg_note = (
+                f"both need {dis.gpus} x {dis.gpu}; {winner.mode} ({winner.shape}) has more headroom: its tightest "
+                f"constraint ({winner.binding}) at {hw:.0%} of its limit against {hl:.0%} ({loser.binding}) for "
+                f"{loser.mode} ({loser.shape})"
+            )
+        elif (dis.gpus, dis.cost_per_hour or 0) < (agg.gpus, agg.cost_per_hour or 0):
+            disagg_note = (
+                f"disaggregated wins: {dis.shape} on {dis.gpus} x {dis.gpu} against {agg.gpus} aggregated "
+                f"({agg.shape}); {agg.binding} binds the aggregated deployment, and on separate pools decode steps carry "
+                "no prompt chunks"
+            )
+        else:
+            disagg_note = (
+                f"aggregated wins: {agg.gpus} x {agg.gpu} ({agg.shape}) against {dis.gpus} disaggregated ({dis.shape}): "
+                "the prefill pool idles between prompts while an aggregated replica fills those steps with decodes"
+            )
+    elif dis and not agg:
+        disagg_note = f"only disaggregated deployments meet the targets: {dis.shape} on {dis.gpus} x {dis.gpu}"
+    elif disaggregate and latency and agg:
+        disagg_note = f"no disaggregated deployment of at most {max_gpus} GPUs meets the targets"
     return PlanReport(
+        disaggregation=disagg_note,
         model=model.name,
         traffic=traffic.describe(),
         slo=slo,
@@ -509,6 +647,9 @@ class Verification:
     """The simulation's mean TPOT, what the closed form predicts."""
     closed_form_tpot_s: float | None = None
     """The closed form's TPOT for this many replicas (None: it found no steady state)."""
+    dp: int = 1
+    ep: int = 1
+    shape: str = ""
 
     @property
     def agreement(self) -> float | None:
@@ -550,11 +691,12 @@ def verify(
     out: list[Verification] = []
     n = len(prompts)
     max_len = int(np.max(prompts + outputs))
-    for d in [x for x in report.ranked if x.pp == 1][:top]:
+    for d in [x for x in report.ranked if x.pp == 1 and x.mode == "aggregated"][:top]:
         gpu = by_name[d.gpu]
-        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv, engine, constants) if traffic else None
+        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv, engine, constants, dp=d.dp, ep=d.ep) if traffic else None
+        size = d.tp * d.dp
         for r in range(d.replicas, d.replicas + extra_replicas + 1):
-            if d.tp * r > max_gpus:
+            if size * r > max_gpus:
                 break
             lam = rate / r
             arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
@@ -563,15 +705,35 @@ def verify(
             mns = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
             st = SimSettings(max_len, mns, mnbt, constants=constants, seed=seed)
             try:
-                sim = simulate(model, gpu, wl, st, [("paged-16", 16)], engine, kv, d.tp)
+                sim = simulate(model, gpu, wl, st, [("paged-16", 16)], engine, kv, d.tp, dp=d.dp, ep=d.ep)
             except KvcalcError as e:
-                out.append(Verification(d.gpu, d.tp, d.pp, r, d.tp * r, 0.0, 0.0, percentile, lam, 0.0, 0, False, e.what))
+                out.append(
+                    Verification(
+                        d.gpu,
+                        d.tp,
+                        d.pp,
+                        r,
+                        size * r,
+                        0.0,
+                        0.0,
+                        percentile,
+                        lam,
+                        0.0,
+                        0,
+                        False,
+                        e.what,
+                        dp=d.dp,
+                        ep=d.ep,
+                        shape=d.shape,
+                    )
+                )
                 break
             run = sim.runs[0]
             ttft, tpot = getattr(run.ttft_s, key), getattr(run.tpot_s, key)
-            keeps_up = run.requests_per_s >= 0.95 * lam
+            served = run.requests_per_s * d.dp  # the simulation is one DP rank's
+            keeps_up = served >= 0.95 * lam
             ok = keeps_up and (slo.ttft_s is None or ttft <= slo.ttft_s) and (slo.tpot_s is None or tpot <= slo.tpot_s)
-            why = [] if keeps_up else [f"serves {run.requests_per_s:.2f} of {lam:.2f} requests/s"]
+            why = [] if keeps_up else [f"serves {served:.2f} of {lam:.2f} requests/s"]
             if slo.ttft_s is not None and ttft > slo.ttft_s:
                 why.append(f"TTFT {key} {ttft * 1e3:,.0f} ms")
             if slo.tpot_s is not None and tpot > slo.tpot_s:
@@ -581,17 +743,20 @@ def verify(
                 d.tp,
                 d.pp,
                 r,
-                d.tp * r,
+                size * r,
                 ttft,
                 tpot,
                 percentile,
                 lam,
-                run.requests_per_s,
+                served,
                 run.preemptions,
                 ok,
                 "; ".join(why),
                 tpot_mean_s=run.tpot_s.mean,
                 closed_form_tpot_s=_closed_form_tpot(rep, traffic, r),
+                dp=d.dp,
+                ep=d.ep,
+                shape=d.shape,
             )
             out.append(v)
             if ok:
@@ -604,3 +769,204 @@ def _closed_form_tpot(rep: _Replica | None, traffic: Traffic | None, replicas: i
         return None
     st = _steady(rep, traffic, replicas)
     return st[2] if st else None
+
+
+# ---- disaggregated prefill and decode ------------------------------------------------------------------
+
+
+def _kv_link(gpu: GPUSpec, pre: _Replica, gpus_total: int) -> tuple[float, float, str]:
+    """(bytes/s, latency s, what) of a prompt's KV from a prefill instance to a decode instance: every
+    GPU of the prefill instance sends its share at once, over NVLink when both pools share the
+    domain (NVL72, or a small deployment on one HGX board), else over each GPU's NIC (NCCL/NIXL
+    send, 0.7 of the NIC: NET_P2P_SHARE)."""
+    from kvcalc.engine.steptime import NET_P2P_ALPHA_S, NET_P2P_SHARE, NVLINK_SHARE, P2P_ALPHA_S
+
+    node = node_of(gpu)
+    senders = pre.shape.stage_gpus
+    if gpu.interconnect_bytes_per_s and gpus_total <= node.nvlink_domain:
+        return senders * float(gpu.interconnect_bytes_per_s) / 2 * NVLINK_SHARE, P2P_ALPHA_S, "NVLink"
+    return senders * float(node.scale_out_bytes_per_s) * NET_P2P_SHARE, NET_P2P_ALPHA_S, "the network"
+
+
+class _Prefill:
+    """A prefill instance's prompts: each DP rank takes whole prompts up to the token budget a step
+    (Poisson lumps, as the aggregated closed form), nothing decoding beside them."""
+
+    def __init__(self, rep: _Replica):
+        self.rep = rep
+        self.P = rep.P
+        self.budget = rep.budget
+
+    def load(self, rate: float) -> tuple[float, float] | None:
+        """(share of time busy, mean seconds of a step) at ``rate`` prompts/s on one instance."""
+        lane = rate / self.rep.dp
+        room, P = self.budget, self.P
+        mid = max(P // 2, 1)
+        t = self.rep.sm.step(0, 0.0, min(P, room), mid).t_step_s
+        u = 0.0
+        for _ in range(60):
+            mu = lane * t
+            if P > room:
+                q = P / math.ceil(P / room)
+            else:
+                lump = mu / -math.expm1(-mu) if mu > 1e-9 else 1.0
+                q = min(float(room), P * lump)
+            t_new = self.rep.sm.step(0, 0.0, max(math.ceil(q), 1), mid).t_step_s
+            u = lane * P / q * t_new
+            if abs(t_new - t) <= 1e-9 * t:
+                t = t_new
+                break
+            t = 0.5 * (t + t_new)
+        return None if u >= 1 else (u, t)
+
+    def ttft_s(self, rate: float, prompt: int) -> float | None:
+        got = self.load(rate)
+        if got is None:
+            return None
+        u, _ = got
+        lane = rate / self.rep.dp
+        c = self.rep.c
+        return float(c.request_path_s(prompt)) + _prefill_wait(u, lane) + self.rep.sm.prefill_s(prompt, self.budget)
+
+
+def _decode_tpot(rep: _Replica, rate: float, out: int) -> tuple[float, float] | None:
+    """(TPOT s, requests decoding) on one decode instance at ``rate`` requests/s: decode-only steps,
+    Little's law n = rate x (output - 1) x TPOT(n), solved by iteration."""
+    n = 0.0
+    t = rep.sm.overhead_s(0, 0)
+    limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
+    for k in range(300):
+        res = rep.step(max(n, 1.0), 0.0)
+        if res is None:
+            return None
+        t = res[0]
+        new = rate * (out - 1) * t
+        if new > limit:
+            return None
+        if abs(new - n) <= 1e-7 * max(n, 1) and k > 1:
+            n = new
+            break
+        n = new if k < 20 else 0.5 * (n + new)
+    return t, n
+
+
+def _disaggregated(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    reps: list[_Replica],
+    traffic: Traffic,
+    slo: SLO,
+    kv: KVDtype,
+    engine: Engine,
+    constants: StepConstants,
+    base: FitInputs | None,
+    max_gpus: int,
+    price: float | None,
+    keep: int = 3,
+) -> list[Deployment]:
+    """x prefill instances of one shape beside y decode instances of another (PP 1 for prefill), the
+    fewest of each that meet the targets: prefill capacity and TTFT on the prefill side, with the
+    prompt's KV shipped to the decode side (kvcalc tiers' bytes: every layer, each KV head once) and
+    one decode step before the first token; TPOT, memory and max_num_seqs on the decode side. A
+    closed loop of users sets the rate by iteration: rate = users / (TTFT + (output - 1) x TPOT)."""
+    from kvcalc.engine.tiers import disaggregation
+
+    if not reps or engine.name not in ("vllm", "sglang", "trtllm"):
+        return []
+    out_tokens = max(traffic.output, 1)
+    prompt = traffic.prompt_tail or traffic.prompt
+    # The shapes that prefill and decode best for their GPUs (at most four of each: the search is a product).
+    pre_reps = sorted(
+        (r for r in reps if r.pp == 1),
+        key=lambda r: r.sm.prefill_s(traffic.prompt, r.budget) * r.shape.gpus / max(r.shape.dp, 1),
+    )[:4]
+    dec_reps = sorted(reps, key=lambda r: r.sm.step(min(r.capacity, r.max_seqs * r.lanes), r.ctx).t_step_s * r.shape.gpus)[:4]
+    shipped = disaggregation(model, gpu, prompt, 1.0, kv).bytes_per_request
+    found: list[Deployment] = []
+    for pr in pre_reps:
+        pf = _Prefill(pr)
+        for dr in dec_reps:
+            rate = traffic.rate if traffic.rate is not None else float(traffic.users or 1) / max(out_tokens * 0.02, 1e-3)
+            best: tuple[int, int, float, float, float, float] | None = None
+            for _ in range(12 if traffic.users else 1):
+                # Fewest decode instances meeting TPOT and memory at this rate.
+                y, dec = 0, None
+                for yy in range(1, max_gpus // dr.shape.gpus + 1):
+                    got = _decode_tpot(dr, rate / yy, out_tokens)
+                    if got is None:
+                        continue
+                    tp_s, n = got
+                    if n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or tp_s <= slo.tpot_s):
+                        y, dec = yy, got
+                        break
+                if not y or dec is None:
+                    best = None
+                    break
+                left = max_gpus - y * dr.shape.gpus
+                x, ttft = 0, math.inf
+                link_bw, link_alpha, _ = _kv_link(gpu, pr, y * dr.shape.gpus + pr.shape.gpus)
+                transfer = shipped / link_bw + link_alpha
+                for xx in range(1, left // pr.shape.gpus + 1):
+                    base_ttft = pf.ttft_s(rate / xx, prompt)
+                    if base_ttft is None:
+                        continue
+                    link_bw, link_alpha, _ = _kv_link(gpu, pr, y * dr.shape.gpus + xx * pr.shape.gpus)
+                    transfer = shipped / link_bw + link_alpha
+                    t_all = base_ttft + transfer + 1.5 * dec[0]
+                    if slo.ttft_s is None or t_all <= slo.ttft_s:
+                        x, ttft = xx, t_all
+                        break
+                if not x:
+                    best = None
+                    break
+                best = (x, y, ttft, dec[0], dec[1], transfer)
+                if traffic.users:
+                    new = float(traffic.users) / (ttft + (out_tokens - 1) * dec[0])
+                    if abs(new - rate) <= 1e-4 * rate:
+                        rate = new
+                        break
+                    rate = 0.5 * (rate + new)
+            if best is None:
+                continue
+            x, y, ttft, tpot, n, transfer = best
+            gpus = x * pr.shape.gpus + y * dr.shape.gpus
+            if gpus > max_gpus:
+                continue
+            use = {"memory": n / dr.capacity, "TTFT": ttft / slo.ttft_s if slo.ttft_s else 0.0}
+            if slo.tpot_s:
+                use["TPOT"] = tpot / slo.tpot_s
+            _, _, what = _kv_link(gpu, pr, gpus)
+            found.append(
+                Deployment(
+                    gpu=gpu.name,
+                    tp=dr.tp,
+                    pp=dr.pp,
+                    replicas=y,
+                    gpus=gpus,
+                    cost_per_hour=price * gpus if price is not None else None,
+                    in_flight_per_replica=n,
+                    capacity_per_replica=dr.capacity,
+                    tpot_s=tpot,
+                    ttft_s=ttft,
+                    step_bound_by=dr.sm.step(max(math.ceil(n / dr.lanes), 1), dr.ctx).bound_by,
+                    memory_share=n / dr.capacity,
+                    binding=max(use, key=lambda k: use[k]),
+                    use={k: round(v, 6) for k, v in use.items()},
+                    feasible=True,
+                    dp=dr.dp,
+                    ep=dr.ep,
+                    shape=f"{x} x ({pr.shape.describe()}) prefill + {y} x ({dr.shape.describe()}) decode",
+                    engine_flags=f"prefill: {engine_flags(pr.shape, engine)}; decode: {engine_flags(dr.shape, engine)}",
+                    placement=f"prefill {x} x {pr.shape.gpus} GPUs, decode {y} x {dr.shape.gpus} GPUs; KV over {what}",
+                    mode="disaggregated",
+                    prefill_pool=f"{x} x {pr.shape.describe()}",
+                    decode_pool=f"{y} x {dr.shape.describe()}",
+                    kv_transfer_s=transfer,
+                    why=(
+                        f"prefill on its own GPUs: decode steps carry no prompt chunks, and the prompt's "
+                        f"{shipped:,} B of KV cross {what} in {transfer * 1e3:,.1f} ms"
+                    ),
+                )
+            )
+    found.sort(key=lambda d: (d.gpus, d.tpot_s))
+    return found[:keep]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from kvcalc.engine.bound import Decode as Decode, PrefillBound as PrefillBound, prefill_bound as prefill_bound
+from kvcalc.engine.deployment import Shape, check_shape, place
 from kvcalc.engine.memory import FitInputs, fit, footprint
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype
 from kvcalc.errors import KvcalcError
@@ -111,6 +112,9 @@ class RooflineReport:
     warnings: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
+    dp: int = 1
+    """Data-parallel attention ranks: a batch is one rank's; throughputs count them all."""
+    ep: int = 1
 
 
 def decode_points(
@@ -167,7 +171,7 @@ def decode_points(
         "t_bound_s": tb,
         "bound_by": ["memory" if a >= c else "compute" for a, c in zip(tm, tc)],
         "kv_share": [k / t for k, t in zip(KV, total)],
-        "tokens_per_s": [b / t for b, t in zip(B, tb)],
+        "tokens_per_s": [b * d.dp / t for b, t in zip(B, tb)],
         "arithmetic_intensity": [f / t for f, t in zip(flops, total)],
         "ridge_intensity": [peak / bw] * n,
         "kv_equals_weights_at_seq": kv_eq * ns,
@@ -184,7 +188,7 @@ def decode_points(
     cols["t_step_s"] = [e.t_step_s if e else None for e in est]
     cols["t_fixed_s"] = [e.t_fixed_s if e else None for e in est]
     cols["t_collective_s"] = [e.t_collective_s if e else None for e in est]
-    cols["tokens_per_s_step"] = [b / e.t_step_s if e else None for b, e in zip(B, est)]
+    cols["tokens_per_s_step"] = [b * d.dp / e.t_step_s if e else None for b, e in zip(B, est)]
     return PointTable(cols)
 
 
@@ -272,9 +276,13 @@ def roofline(
     with_allreduce: bool = False,
     prefill: int | None = None,
     constants: StepConstants | None = DEFAULTS,
+    dp: int = 1,
+    ep: int = 1,
 ) -> RooflineReport:
     """The decode bound over every batch x context, which batches fit in the engine's pool, and
-    optionally the prefill bound of a prompt."""
+    optionally the prefill bound of a prompt. With data-parallel attention (``dp`` > 1) a batch is
+    one DP rank's requests, every rank stepping together with a batch alike; the throughputs count
+    all ``dp`` ranks."""
     if len(batches) * len(seqs) > MAX_POINTS:
         raise KvcalcError(
             f"{len(batches) * len(seqs):,} grid points",
@@ -283,9 +291,10 @@ def roofline(
         )
     dt = kv_dtype(kv)
     compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
-    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype)
-    sm = StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype) if constants is not None else None
-    inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, kv_dtype=dt, weight_dtype=weight_dtype)
+    inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=dt, weight_dtype=weight_dtype)
+    check_shape(model, Shape(tp, 1, dp, ep), inp.engine)
+    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp)
+    sm = StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype, ep=ep, dp=dp) if constants is not None else None
     pool = max(fit(model, gpu, inp).kv_pool_usable_bytes, 0)
     fp = footprint(model, gpu, inp)
     if len(seqs) > 16 and fp.request_bytes(max(seqs)) < 2**62:
@@ -304,6 +313,12 @@ def roofline(
         + ([f"realistic step (t_step_s): {sm.describe()}"] if sm else [])
         + [f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit)"]
     )
+    if dp > 1 or ep > 1:
+        assumptions.append(
+            f"{Shape(tp, 1, dp, ep).describe()}: a batch is one DP rank's requests, every rank stepping together "
+            f"with one alike (engines keep DP ranks in lockstep for the MoE layers); the experts see all {dp} ranks' "
+            f"tokens; tokens_per_s and tokens_per_s_step count all {dp} ranks; " + place(gpu, Shape(tp, 1, dp, ep)).describe()
+        )
     if model.is_moe:
         assumptions.append(
             "MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on average (uniform routing)"
@@ -317,6 +332,8 @@ def roofline(
         compute_dtype=compute_dtype,
         kv_dtype=dt.name,
         tp=tp,
+        dp=dp,
+        ep=ep,
         rows=rows,
         kv_equals_weights={b: rows.columns["kv_equals_weights_at_seq"][i] for i, b in enumerate(batches)},
         prefill=pre,
@@ -330,6 +347,8 @@ def roofline(
             "weight_dtype": weight_dtype or model.weight_dtype,
             "compute_dtype": compute_dtype,
             "tp": tp,
+            "dp": dp,
+            "ep": ep,
             "engine": inp.engine.name,
         },
     )

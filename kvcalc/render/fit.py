@@ -16,7 +16,10 @@ def render(r: Any) -> None:
         style = "bold" if r.fits else "bold red"
         c.print(f"[{style}]{r.verdict}[/{style}]")
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold] (tp {r.tp}, pp {r.pp}), "
+        f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold] (tp {r.tp}, pp {r.pp}"
+        + (f", dp {r.dp}" if r.dp > 1 else "")
+        + (f", ep {r.ep}" if r.ep > 1 else "")
+        + "), "
         f"{r.engine_label}, seq {r.seq:,} tokens, KV {r.kv_dtype}"
     )
     ranged = any(line.low is not None for line in r.budget)
@@ -40,8 +43,13 @@ def render(r: Any) -> None:
         ("KV per token, all layers on this GPU", fmt_bytes(r.kv_bytes_per_token)),
         ("KV pool", tokens),
         (f"one request of {r.seq:,} tokens", fmt_bytes(r.request_bytes)),
-        (f"max concurrency at {r.seq:,} tokens", f"{count_of(r.max_concurrency, 'request')}{band}"),
+        (
+            "max concurrency, each DP rank" if r.dp > 1 else f"max concurrency at {r.seq:,} tokens",
+            f"{count_of(r.max_concurrency, 'request')}{band}",
+        ),
     ]
+    if r.dp > 1:
+        rows.append((f"max concurrency, all {r.dp} DP ranks", count_of(r.max_concurrency_total, "request")))
     if r.concurrency_label:
         rows.append((r.concurrency_label, f"{r.concurrency:.2f}x"))
     rows.append(("longest single request", f"{r.max_seq_len:,} tokens (limited by {r.max_seq_len_limited_by})"))

@@ -11,9 +11,24 @@ def _ms(t: float) -> str:
     return f"{t * 1e3:,.1f}" if t < 1 else f"{t * 1e3:,.0f}"
 
 
-def _shape(d: Any) -> str:
-    parts = [f"TP {d.tp}"] + ([f"PP {d.pp}"] if d.pp > 1 else []) + ([f"x{d.replicas}"] if d.replicas > 1 else [])
+def _compact(shape: str) -> str:
+    """'DP 16 x TP 1 x EP 16' -> 'DP16 EP16' (TP 1 said only alone)."""
+    parts = [p.replace(" ", "") for p in shape.split(" x ")]
+    if len(parts) > 1:
+        parts = [p for p in parts if p != "TP1"]
     return " ".join(parts)
+
+
+def _pools(d: Any) -> str:
+    (xp, _, sp), (yd, _, sd) = (d.prefill_pool.partition(" x "), d.decode_pool.partition(" x "))
+    return f"{xp} x {_compact(sp)} prefill + {yd} x {_compact(sd)} decode"
+
+
+def _shape(d: Any) -> str:
+    if getattr(d, "mode", "aggregated") == "disaggregated":
+        return _pools(d)
+    base = _compact(d.shape) if getattr(d, "shape", "") else f"TP{d.tp}" + (f" PP{d.pp}" if d.pp > 1 else "")
+    return base + (f" x{d.replicas}" if d.replicas > 1 else "")
 
 
 def _binding(d: Any) -> str:
@@ -51,29 +66,42 @@ def render(r: Any) -> None:
             + ([("$/h", "right")] if priced else [])
             + [("binding", "left")]
         )
-        t = table(None, *cols)
+        one_type = len({d.gpu for d in r.ranked}) == 1
+        if one_type:
+            cols = [c_ for c_ in cols if c_[0] != "GPU"]
+        t = table(f"on {r.ranked[0].gpu}" if one_type else None, *cols)
         for col in t.columns:
             col.no_wrap = True
+        split = [d for d in r.ranked if d.mode == "disaggregated"]
         for d in r.ranked:
-            row = [
-                f"{d.gpus:,}",
-                d.gpu,
-                _shape(d),
-                f"{d.in_flight_per_replica:,.0f}",
-                f"{d.capacity_per_replica:,}",
-                _ms(d.tpot_s),
-                _ms(d.ttft_s),
-            ]
+            row = (
+                [f"{d.gpus:,}"]
+                + ([] if one_type else [d.gpu])
+                + [
+                    f"P/D #{split.index(d) + 1}" if d in split else _shape(d),
+                    f"{d.in_flight_per_replica:,.0f}",
+                    f"{d.capacity_per_replica:,}",
+                    _ms(d.tpot_s),
+                    _ms(d.ttft_s),
+                ]
+            )
             if priced:
                 row.append(f"{d.cost_per_hour:,.2f}" if d.cost_per_hour is not None else "-")
             t.add_row(*row, _binding(d))
         c.print(t)
+        for i, d in enumerate(split, 1):
+            c.print(f"P/D #{i}: {_pools(d)}; KV {d.kv_transfer_s * 1e3:,.1f} ms a prompt ({d.placement})")
         b = r.best
         won = "Lowest cost" if priced and b.cost_per_hour is not None and r.ranked_by == "cost" else "Fewest GPUs"
         c.print(
             f"{won}: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
             f"replica of the {b.capacity_per_replica:,} its KV pool holds; the decode step is {b.step_bound_by}-bound"
         )
+        for line in (b.engine_flags, b.placement, b.why):
+            if line:
+                c.print(f"  {line}")
+        if r.disaggregation:
+            c.print(r.disaggregation[0].upper() + r.disaggregation[1:])
         others = [d for d in r.per_gpu_type if d.gpu != b.gpu]
         if others:
             c.print("Best of each other GPU: " + "; ".join(f"{d.gpus} x {d.gpu} ({_shape(d)})" for d in others))
@@ -101,7 +129,7 @@ def render(r: Any) -> None:
             t3.add_row(
                 f"{v.gpus:,}",
                 v.gpu,
-                f"TP {v.tp}" + (f" x{v.replicas}" if v.replicas > 1 else ""),
+                _shape(v),
                 f"{v.ttft_s * 1e3:,.0f}",
                 f"{v.tpot_s * 1e3:,.1f}",
                 f"{v.served_per_s:,.2f}/{v.offered_per_s:,.2f}",
@@ -113,13 +141,14 @@ def render(r: Any) -> None:
         if ok:
             b = min(ok, key=lambda v: v.gpus)
             c.print(
-                f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {b.gpu}[/bold] (TP {b.tp}, {b.replicas} replica{'s' if b.replicas > 1 else ''})"
+                f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}, "
+                f"{b.replicas} replica{'s' if b.replicas > 1 else ''})"
             )
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Not considered", [f"{k}: {v}" for k, v in r.skipped.items()], "")
     notes(c, "Assumptions", r.assumptions)
     c.print(
-        "[dim]in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
+        "[dim]shape: DP attention ranks, TP, EP, PP and replicas (x2); P/D: prefill and decode pools; in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
         "the replica count, or with one replica the constraint nearest its limit (share of it); vs closed: the "
         "simulation's mean TPOT against the closed form's. ms = 10^-3 s.[/dim]"
     )

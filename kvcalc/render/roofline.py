@@ -14,7 +14,10 @@ TABLE_ROWS = 64
 def _header(c: Any, r: Any, origin: dict[str, str] | None) -> None:
     src = "".join(f" ({k.split('_')[0]} from {v})" for k, v in (origin or {}).items() if k.endswith("_from"))
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]{src}: tp {r.tp}, KV {r.kv_dtype}, "
+        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]{src}: tp {r.tp}"
+        + (f", dp {r.dp}" if r.dp > 1 else "")
+        + (f", ep {r.ep}" if r.ep > 1 else "")
+        + f", KV {r.kv_dtype}, "
         f"{fmt_rate(r.bandwidth_bytes_per_s)}, {fmt_flops(r.peak_flops_per_s)} {r.compute_dtype} dense"
     )
 
@@ -32,7 +35,7 @@ def _one(c: Any, r: Any, p: Any) -> None:
                 (
                     "realistic step (step model)",
                     f"{ms(p.t_step_s)} = terms at the efficiencies + {ms(p.t_fixed_s)} fixed"
-                    + (f" + {ms(p.t_collective_s)} all-reduces" if p.t_collective_s else ""),
+                    + (f" + {ms(p.t_collective_s)} {'all-reduces' if r.dp == 1 else 'collectives'}" if p.t_collective_s else ""),
                 ),
                 ("tokens/s at the realistic step", f"{p.tokens_per_s_step:,.1f} tokens/s"),
             ]
@@ -40,7 +43,10 @@ def _one(c: Any, r: Any, p: Any) -> None:
             else []
         ),
         ("KV share of bytes read", f"{p.kv_share:.1%}"),
-        ("tokens/s upper bound, per replica", f"{p.tokens_per_s:,.1f} tokens/s"),
+        (
+            "tokens/s upper bound, per replica" if r.dp == 1 else f"tokens/s upper bound, {r.dp} DP ranks",
+            f"{p.tokens_per_s:,.1f} tokens/s",
+        ),
         ("arithmetic intensity", f"{p.arithmetic_intensity:,.2f} FLOP/B (ridge {p.ridge_intensity:,.0f} FLOP/B)"),
         (
             "KV term = weights term at",

@@ -21,8 +21,9 @@ def render(r: Any, plot: bool = False) -> None:
     if r.verdict:
         style = "bold red" if r.verdict.startswith("OVERLOADED") else "bold"
         c.print(f"[{style}]{r.verdict}[/{style}]")
+    dpw = f", DP {r.dp}" + (f", EP {r.ep}" if r.ep > 1 else "") + ": one DP rank shown" if r.dp > 1 else ""
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {r.tp}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
+        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {r.tp}{dpw}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
         f"{fmt_iec(r.pool_bytes)} per GPU, {r.kv_bytes_per_token:,} B per token): {count_of(r.requests, 'request')}, "
         f"mean prompt {r.mean_prompt:,.0f} and output {r.mean_output:,.0f} tokens, max {r.max_len:,}; {r.arrival}"
     )

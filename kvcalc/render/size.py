@@ -13,9 +13,12 @@ def render(r: Any) -> None:
     alloc = "logical bytes" if r.allocation == "logical" else f"what {r.allocation} allocates"
     c.print(
         f"[bold]{r.model}[/bold]  seq {r.seq:,} tokens, batch {r.batch}, KV {r.kv_dtype}, "
-        f"tp {r.tp}, pp {r.pp}: {alloc}" + (f", blocks of {r.block_size} tokens" if r.block_size else "")
+        f"tp {r.tp}, pp {r.pp}"
+        + (f", dp {r.dp}" if r.dp > 1 else "")
+        + f": {alloc}"
+        + (f", blocks of {r.block_size} tokens" if r.block_size else "")
     )
-    per_gpu = r.tp * r.pp > 1
+    per_gpu = r.tp * r.pp * r.dp > 1
     t = table(
         "Per layer kind" + (" (on the most loaded GPU)" if per_gpu else ""),
         ("layer kind", "left"),
@@ -42,9 +45,14 @@ def render(r: Any) -> None:
         rows += [
             ("KV per token, per GPU", fmt_bytes(r.per_gpu.kv_bytes_per_token)),
             ("KV per request, per GPU", fmt_bytes(r.per_gpu.kv_bytes_per_request)),
-            (f"KV for the batch of {r.batch}, per GPU", fmt_bytes(r.per_gpu.kv_bytes_total)),
+            (
+                f"KV for the batch of {r.batch}, per GPU"
+                if r.dp == 1
+                else f"KV for {-(-r.batch // r.dp)} requests (a DP rank), per GPU",
+                fmt_bytes(r.per_gpu.kv_bytes_total),
+            ),
         ]
-    label = f", all {r.tp * r.pp} GPUs" if per_gpu else ""
+    label = f", all {r.tp * r.pp} GPUs" if per_gpu and r.dp == 1 else f", all {r.tp * r.pp * r.dp} GPUs" if per_gpu else ""
     rows += [
         (f"KV per token{label}", fmt_bytes(r.kv_bytes_per_token)),
         (f"KV per request{label}", fmt_bytes(r.kv_bytes_per_request)),

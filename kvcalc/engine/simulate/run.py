@@ -9,6 +9,7 @@ whether the load was carried.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -90,6 +91,8 @@ def simulate(
     pool_bytes: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     workers: int | None = 1,
+    dp: int = 1,
+    ep: int = 1,
 ) -> SimulationReport:
     """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget).
 
@@ -98,6 +101,18 @@ def simulate(
     Each policy's run is the same either way."""
     import numpy as np
 
+    from kvcalc.engine.deployment import Shape, check_shape
+
+    check_shape(model, Shape(tp, 1, dp, ep), engine)
+    whole = len(wl.prompts)
+    if dp > 1:
+        # One DP rank's share: every dp-th request, as round-robin routing deals them (SGLang's default;
+        # vLLM's balancer with equal loads), and its share of a closed loop's users.
+        if whole < dp:
+            raise KvcalcError(f"{whole:,} requests over {dp} DP ranks", "--requests", f"at least {dp} (one a rank)")
+        wl = dataclasses.replace(wl, arrivals=wl.arrivals[::dp], prompts=wl.prompts[::dp], outputs=wl.outputs[::dp])
+        if st.concurrency is not None:
+            st = dataclasses.replace(st, concurrency=max(1, st.concurrency // dp))
     n = len(wl.prompts)
     if n < 1:
         raise KvcalcError("no requests", "--requests", "at least one request")
@@ -115,10 +130,10 @@ def simulate(
             "--requests",
             "fewer requests or policies, or a larger --max-num-batched-tokens",
         )
-    inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, kv_dtype=kv, max_num_seqs=st.max_num_seqs)
+    inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv, max_num_seqs=st.max_num_seqs)
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
-    cost = StepModel(model, gpu, kv, tp, constants=st.constants)
+    cost = StepModel(model, gpu, kv, tp, constants=st.constants, ep=ep, dp=dp)
     d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
@@ -165,6 +180,13 @@ def simulate(
         "steady-state figures are the window between the 10th and 90th percentile completions; the benchmark "
         "figures (vllm bench serve's definitions) span the whole run, first send to last completion",
     ]
+    if dp > 1:
+        assumptions.insert(
+            0,
+            f"{Shape(tp, 1, dp, ep).describe()}: the runs are one DP rank's, serving every {dp}th request of the "
+            f"{whole:,} (round robin){' and ' + str(st.concurrency) + ' of the users' if st.concurrency else ''}; the other "
+            f"ranks step in lockstep with batches alike, so the deployment serves {dp} x each throughput figure",
+        )
     if wl.shared_prefix:
         assumptions.append(
             f"shared prefix of {wl.shared_prefix:,} tokens: stored once and not recomputed under paging (prefix caching); "
@@ -178,6 +200,8 @@ def simulate(
         model=model.name,
         gpu=gpu.name,
         tp=tp,
+        dp=dp,
+        ep=ep,
         engine=engine.key,
         kv_dtype=kv.name,
         pool_bytes=pool,

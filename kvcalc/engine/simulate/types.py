@@ -114,6 +114,9 @@ class SimulationReport:
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
+    dp: int = 1
+    """Data-parallel attention ranks: the runs are one rank's (every dp-th request)."""
+    ep: int = 1
 
 
 def parse_policies(text: str) -> list[tuple[str, int | None]]:
