@@ -70,6 +70,18 @@ def plan(
             "--closed-form", help="Skip checking the best deployments by simulation (a rate load is simulated by default)."
         ),
     ] = False,
+    throughput: Annotated[
+        bool,
+        typer.Option(
+            "--throughput",
+            help="The reverse question: the most --max-gpus GPUs of one --gpus type carry within the targets, "
+            "aggregated and disaggregated (Poisson arrivals).",
+        ),
+    ] = False,
+    dp: Annotated[
+        Optional[str],
+        typer.Option("--dp", metavar="<list>", help="DP attention sizes to try, e.g. 1,8 (default: 1 to 64 for MoE models)."),
+    ] = None,
     as_json: opt.Json = False,
 ) -> Any:
     """The fewest GPUs (then the lowest cost) that carry a load within TTFT and TPOT targets.
@@ -78,6 +90,9 @@ def plan(
     at the batch the load implies, and the targets; names what binds each deployment.
 
     Example: kvcalc plan --model llama3.1-70b --rate 10 --prompt 1000 --output 200 --tpot 50ms --ttft 2s
+
+    The most 8 GPUs carry: kvcalc plan --model qwen3-32b --gpus h200 --max-gpus 8 --throughput --prompt 4000
+    --output 1000 --ttft 2s --tpot 30ms
     """
     import numpy as np
 
@@ -88,6 +103,32 @@ def plan(
     from kvcalc.units import parse_float, parse_seconds
 
     m, _, origin = opt.model_and_gpu(model, None, need_gpu=False)
+    dp_sizes = tuple(opt.parallel(x.strip(), "--dp") for x in dp.split(",") if x.strip()) if dp else None
+    if dp is not None and not dp_sizes:
+        raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
+    if throughput:
+        from kvcalc.engine.plan import SLO, max_throughput
+        from kvcalc.specs.catalog import resolve_gpu
+        from kvcalc.units import parse_seconds
+
+        if users is not None or rate is not None:
+            raise KvcalcError("--throughput finds the rate itself", "--users/--rate", "leave out --users and --rate")
+        if not gpus or "," in gpus:
+            raise KvcalcError("--throughput needs one GPU type", "--gpus", "one GPU, e.g. --gpus h200")
+        g = resolve_gpu(gpus.strip(), "--gpus")
+        rep = max_throughput(
+            m,
+            g,
+            opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs"),
+            opt.tokens(prompt or "1000", "--prompt"),
+            opt.tokens(output or "200", "--output"),
+            SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None),
+            opt.kv(kv_dtype),
+            opt.engine(engine),
+            opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g]),
+            dp_sizes=dp_sizes,
+        )
+        return emit(rep, origin, as_json)
     if (users is None) == (rate is None):
         raise KvcalcError("give the load as users or as a rate", "--users/--rate", "--users N or --rate R (requests/s)")
     n_users = opt.count(users, "--users", noun="a number of users")
@@ -146,6 +187,7 @@ def plan(
         max_gpus=n_max,
         prices=prices,
         constants=consts,
+        dp_sizes=dp_sizes,
     )
     if r is not None and not closed_form and report.ranked:
         import dataclasses

@@ -85,12 +85,35 @@ class Shape:
         return " x ".join(parts)
 
 
+def role_splits(shape: Shape, engine: Engine | None) -> dict[str, int]:
+    """How many ways each weight role splits under data-parallel attention, where the engines differ
+    from 'a tp-th of the split roles on every DP rank' (kvcalc.engine.weights.weights):
+
+    - SGLang 0.5.23 with DP attention: the dense MLP layers shard over the whole TP group
+      (--moe-dense-tp-size unset; sglang/srt/models/deepseek_v2.py), the LM head too unless
+      --enable-dp-lm-head (layers/vocab_parallel_embedding.py), and the shared experts under its
+      default all-to-all backend 'none' (deepseek_v2.py): dp x tp ways;
+    - vLLM 0.33 with DP, EP and TP > 1: the shared experts sit whole on every GPU under the default
+      allgather_reducescatter backend (vllm/model_executor/models/deepseek_v2.py, DeepseekV2MoE).
+    """
+    if shape.dp <= 1 or engine is None:
+        return {}
+    wide = shape.dp * shape.tp
+    if engine.name == "sglang":
+        return {"mlp": wide, "lm_head": wide, "shared_experts": wide}
+    if engine.name == "vllm" and shape.ep > 1 and shape.tp > 1:
+        return {"shared_experts": 1}
+    return {}
+
+
 def engine_flags(shape: Shape, engine: Engine) -> str:
     """The shape in the engine's own flags."""
     if engine.name == "sglang":
+        # 0.5.22 renamed attention DP --attn-dp-size (--dp-size now counts whole replicas);
+        # sglang/srt/server_args.py, 0.5.23. The older spelling is --dp-size N --enable-dp-attention.
         s = f"--tp-size {shape.dp * shape.tp}"
         if shape.dp > 1:
-            s += f" --dp-size {shape.dp} --enable-dp-attention"
+            s += f" --attn-dp-size {shape.dp}"
         if shape.ep > 1:
             s += f" --ep-size {shape.ep}"
     else:
@@ -123,6 +146,13 @@ def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) ->
                 "SGLang's --ep-size spread the experts over every GPU of a stage",
                 "--ep",
                 f"--ep 1 or --ep {shape.stage_gpus}",
+            )
+        if engine is not None and engine.name == "sglang" and model.moe.num_experts % shape.ep:
+            raise KvcalcError(
+                f"--ep {shape.ep} does not divide {model.name}'s {model.moe.num_experts} routed experts, which SGLang "
+                "requires (sglang/srt/layers/moe/fused_moe_triton/layer.py, 0.5.23)",
+                "--ep",
+                "an EP size that divides the expert count",
             )
         if shape.ep > model.moe.num_experts:
             raise KvcalcError(

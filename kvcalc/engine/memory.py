@@ -15,7 +15,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Any, Literal
 
-from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place
+from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.weights import WeightFormats, rope_cache_bytes, weights
@@ -127,11 +127,12 @@ def weights_estimate(
     pads_mxfp4: bool = False,
     dp: int = 1,
     ep: int = 1,
+    splits: dict[str, int] | None = None,
 ) -> Estimate:
     """Weight memory on the most loaded GPU: the checkpoint's bytes by role (kvcalc.engine.weights),
     plus, for serving engines, the rotary cos/sin cache. Exact for 16-bit checkpoints; a range where
     an engine pads quantized matrices for its kernels or where a vision tower is estimated."""
-    w = weights(model, dtype, tp, pp, dp, ep)
+    w = weights(model, dtype, tp, pp, dp, ep, splits)
     best = w.per_gpu_bytes + (rope_cache_bytes(model) if engine_buffers else 0)
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
@@ -439,6 +440,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             pads_mxfp4=eng.name == "vllm",
             dp=inp.dp,
             ep=inp.ep,
+            splits=role_splits(Shape(inp.tp, inp.pp, inp.dp, inp.ep), eng),
         )
     # An engine that does not take activations out of its pool (SGLang keeps them in the headroom
     # that mem_fraction_static leaves) ignores a measured figure too.

@@ -970,3 +970,228 @@ def _disaggregated(
             )
     found.sort(key=lambda d: (d.gpus, d.tpot_s))
     return found[:keep]
+
+
+# ---- the reverse of plan: the most a fixed set of GPUs carries within the targets ----------------------
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The most one mode (aggregated or disaggregated) carries on the GPUs: its best deployment at the
+    highest rate that meets the targets."""
+
+    mode: str
+    deployment: Deployment | None
+    rate_per_s: float
+    """Requests per second."""
+    output_tokens_per_s_per_gpu: float
+    """rate x output tokens / the GPUs the deployment uses (AIConfigurator's tokens/s/gpu)."""
+
+
+@dataclass(frozen=True)
+class ThroughputReport:
+    model: str
+    gpu: str
+    gpus: int
+    traffic: str
+    slo: SLO
+    kv_dtype: str
+    engine: str
+    aggregated: Carried
+    disaggregated: Carried
+    winner: str
+    """'aggregated', 'disaggregated' or '' (neither meets the targets)."""
+    why: str
+    assumptions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def _bisect_rate(ok: Any, hi: float) -> float:
+    """The largest rate in (0, hi] for which ok(rate) holds (true below some rate, false above), to
+    0.5%; 0 when not even a millionth of hi is carried."""
+    r = hi
+    while r > hi * 1e-6 and not ok(r):
+        r /= 2
+    if not ok(r):
+        return 0.0
+    if r == hi:
+        return hi
+    lo, up = r, r * 2
+    while up - lo > 0.005 * lo:
+        mid = (lo + up) / 2
+        lo, up = (mid, up) if ok(mid) else (lo, mid)
+    return lo
+
+
+def max_throughput(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    gpus: int,
+    prompt: int,
+    output: int,
+    slo: SLO,
+    kv: KVDtype,
+    engine: Engine,
+    constants: StepConstants = DEFAULTS,
+    dp_sizes: tuple[int, ...] | None = None,
+) -> ThroughputReport:
+    """The highest arrival rate ``gpus`` GPUs carry within the targets, aggregated (every shape, as many
+    replicas as fit) and disaggregated (x prefill + y decode instances of the best shapes), each by
+    bisection on plan's closed form; and which carries more, and why."""
+    probe = Traffic(prompt=prompt, output=output, rate=1.0)
+    reps: list[_Replica] = []
+    for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):
+        try:
+            rep = _Replica(model, gpu, shape.tp, shape.pp, probe, kv, engine, constants, None, shape.dp, shape.ep)
+        except KvcalcError:
+            continue
+        if rep.capacity >= 1:
+            reps.append(rep)
+    out_t = max(output, 1)
+    # Aggregated: each shape with as many replicas as the GPUs take.
+    best_agg: tuple[float, Deployment] | None = None
+    for rep in reps:
+        r = gpus // rep.shape.gpus
+        if r < 1:
+            continue
+        hi = r * max(rep.capacity, 1) / max(out_t * 1e-3, 1e-3)  # far above what any replica decodes
+
+        def ok(rate: float, rep: _Replica = rep, r: int = r) -> bool:
+            return _check(rep, Traffic(prompt=prompt, output=output, rate=rate), slo, r)[0]
+
+        rate = _bisect_rate(ok, hi)
+        if rate > 0 and (best_agg is None or rate * out_t / (rep.shape.gpus * r) > best_agg[0]):
+            d = _deployment(rep, Traffic(prompt=prompt, output=output, rate=rate), slo, r, None)
+            best_agg = (rate * out_t / d.gpus, d)
+    # Disaggregated: the best pair of shapes, split over the GPUs.
+    best_dis: tuple[float, Deployment] | None = None
+    pre_reps = sorted((r for r in reps if r.pp == 1), key=lambda r: r.sm.prefill_s(prompt, r.budget) * r.shape.gpus / r.dp)[:4]
+    dec_reps = sorted(reps, key=lambda r: r.sm.step(min(r.capacity, r.max_seqs * r.lanes), r.ctx).t_step_s * r.shape.gpus)[:4]
+    from kvcalc.engine.tiers import disaggregation
+
+    shipped = disaggregation(model, gpu, prompt, 1.0, kv).bytes_per_request
+    for pr in pre_reps:
+        pf = _Prefill(pr)
+        for dr in dec_reps:
+            for x in range(1, (gpus - dr.shape.gpus) // pr.shape.gpus + 1):
+                y = (gpus - x * pr.shape.gpus) // dr.shape.gpus
+                if y < 1:
+                    continue
+                bw, alpha, _ = _kv_link(gpu, pr, x * pr.shape.gpus + y * dr.shape.gpus)
+                transfer = shipped / bw + alpha
+
+                def dec_ok(rate: float, dr: _Replica = dr, y: int = y) -> bool:
+                    got = _decode_tpot(dr, rate / y, out_t)
+                    if got is None:
+                        return False
+                    t, n = got
+                    return n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or t <= slo.tpot_s)
+
+                hi = y * max(dr.capacity, 1) / max(out_t * 1e-3, 1e-3)
+                r_dec = _bisect_rate(dec_ok, hi)
+                if r_dec <= 0:
+                    continue
+                tpot = _decode_tpot(dr, r_dec / y, out_t)
+                assert tpot is not None
+
+                def pre_ok(rate: float, pf: _Prefill = pf, x: int = x, transfer: float = transfer, step: float = tpot[0]) -> bool:
+                    t = pf.ttft_s(rate / x, prompt)
+                    return t is not None and (slo.ttft_s is None or t + transfer + 1.5 * step <= slo.ttft_s)
+
+                r_pre = _bisect_rate(pre_ok, x * pr.dp * 1e3)
+                rate = min(r_dec, r_pre)
+                if rate <= 0:
+                    continue
+                used = x * pr.shape.gpus + y * dr.shape.gpus
+                if best_dis is not None and rate * out_t / used <= best_dis[0]:
+                    continue
+                got = _decode_tpot(dr, rate / y, out_t)
+                base_ttft = pf.ttft_s(rate / x, prompt)
+                assert got is not None and base_ttft is not None
+                ttft = base_ttft + transfer + 1.5 * got[0]
+                use = {"TPOT": got[0] / slo.tpot_s if slo.tpot_s else 0.0, "TTFT": ttft / slo.ttft_s if slo.ttft_s else 0.0}
+                use["memory"] = got[1] / dr.capacity
+                best_dis = (
+                    rate * out_t / used,
+                    Deployment(
+                        gpu=gpu.name,
+                        tp=dr.tp,
+                        pp=dr.pp,
+                        replicas=y,
+                        gpus=used,
+                        cost_per_hour=None,
+                        in_flight_per_replica=got[1],
+                        capacity_per_replica=dr.capacity,
+                        tpot_s=got[0],
+                        ttft_s=ttft,
+                        step_bound_by=dr.sm.step(max(math.ceil(got[1] / dr.lanes), 1), dr.ctx).bound_by,
+                        memory_share=got[1] / dr.capacity,
+                        binding="prefill" if r_pre < r_dec else "decode",
+                        use={k: round(v, 6) for k, v in use.items()},
+                        feasible=True,
+                        dp=dr.dp,
+                        ep=dr.ep,
+                        shape=f"{x} x ({pr.shape.describe()}) prefill + {y} x ({dr.shape.describe()}) decode",
+                        engine_flags=f"prefill: {engine_flags(pr.shape, engine)}; decode: {engine_flags(dr.shape, engine)}",
+                        placement=f"prefill {x} x {pr.shape.gpus} GPUs, decode {y} x {dr.shape.gpus} GPUs",
+                        mode="disaggregated",
+                        prefill_pool=f"{x} x {pr.shape.describe()}",
+                        decode_pool=f"{y} x {dr.shape.describe()}",
+                        kv_transfer_s=transfer,
+                        why=f"the {'prefill' if r_pre < r_dec else 'decode'} pool sets the rate",
+                    ),
+                )
+    agg = Carried(
+        "aggregated",
+        best_agg[1] if best_agg else None,
+        best_agg[0] * best_agg[1].gpus / out_t if best_agg else 0.0,
+        best_agg[0] if best_agg else 0.0,
+    )
+    dis = Carried(
+        "disaggregated",
+        best_dis[1] if best_dis else None,
+        best_dis[0] * best_dis[1].gpus / out_t if best_dis else 0.0,
+        best_dis[0] if best_dis else 0.0,
+    )
+    if not best_agg and not best_dis:
+        winner, why = "", "no deployment on these GPUs meets the targets"
+    else:
+        a, b = agg.output_tokens_per_s_per_gpu, dis.output_tokens_per_s_per_gpu
+        winner = "disaggregated" if b > a else "aggregated"
+        w, l_ = (dis, agg) if b > a else (agg, dis)
+        ratio = (max(a, b) / min(a, b)) if min(a, b) > 0 else math.inf
+        if winner == "disaggregated" and agg.deployment:
+            why = (
+                f"disaggregated carries {ratio:.2f}x the output tokens per GPU: the aggregated best ({agg.deployment.shape}) "
+                f"is held by {agg.deployment.binding}, its decode steps also carrying prompt chunks, while the separate pools "
+                "each run at their own best batch"
+            )
+        elif winner == "aggregated" and dis.deployment:
+            why = (
+                f"aggregated carries {ratio:.2f}x the output tokens per GPU: the {dis.deployment.why.replace('the ', '', 1)} "
+                "while the other pool idles part of the time; an aggregated replica fills prefill gaps with decodes"
+            )
+        else:
+            why = f"only {w.mode} meets the targets on {gpus} GPUs"
+        del l_
+    return ThroughputReport(
+        model=model.name,
+        gpu=gpu.name,
+        gpus=gpus,
+        traffic=f"{prompt:,} prompt + {output:,} output tokens, Poisson arrivals",
+        slo=slo,
+        kv_dtype=kv.name,
+        engine=engine.key,
+        aggregated=agg,
+        disaggregated=dis,
+        winner=winner,
+        why=why,
+        assumptions=[
+            "each mode's highest rate that meets the targets, by bisection on kvcalc plan's closed form (the step-time "
+            f"model, constants: {constants.origin}); output tokens per second per GPU = rate x output / the GPUs used",
+            "aggregated: every shape kvcalc plan searches, with as many replicas as the GPUs take; disaggregated: x prefill "
+            "+ y decode instances of the four best prefill and decode shapes, every split of the GPUs",
+        ],
+        inputs={"model": model.name, "gpu": gpu.name, "gpus": gpus, "prompt": prompt, "output": output},
+    )

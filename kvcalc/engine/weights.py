@@ -157,21 +157,35 @@ def expert_share(model: ModelSpec, tp: int, dp: int = 1, ep: int = 1) -> Fractio
     return Fraction(1, tp * dp)
 
 
-def weights(model: ModelSpec, dtype: str | None = None, tp: int = 1, pp: int = 1, dp: int = 1, ep: int = 1) -> Weights:
+def weights(
+    model: ModelSpec,
+    dtype: str | None = None,
+    tp: int = 1,
+    pp: int = 1,
+    dp: int = 1,
+    ep: int = 1,
+    splits: dict[str, int] | None = None,
+) -> Weights:
     """Resident weight bytes in total and on the most loaded GPU: split roles over tp ranks, routers,
     norms and replicated matrices whole on each; layers split over pp stages as vLLM splits them, the
     embedding on the first stage and the LM head on the last (a tied LM head is a copy there). With
     data-parallel attention (dp > 1) every DP rank holds the attention and dense parts at its own
-    tp, and the routed experts spread over all dp x tp GPUs of a stage (:func:`expert_share`)."""
+    tp, and the routed experts spread over all dp x tp GPUs of a stage (:func:`expert_share`);
+    ``splits`` overrides the ways a role splits where an engine differs
+    (kvcalc.engine.deployment.role_splits)."""
     rb = role_bytes(model, dtype)
     vis = vision_bytes(model, dtype)
     total = sum(rb.values())
     tied = model.tie_word_embeddings
     experts = expert_share(model, tp, dp, ep)
 
+    ways = splits or {}
+
     def per_rank(r: str) -> Fraction:
         if r == "experts":
             return rb[r] * experts
+        if r in ways:
+            return Fraction(rb[r], ways[r])
         return Fraction(rb[r], tp) if r in SPLIT_ROLES else Fraction(rb[r])
 
     parts = _stage_layers(model.num_layers, pp)

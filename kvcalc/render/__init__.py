@@ -26,6 +26,7 @@ RENDERERS = {
     "MeasureResult": ("kvcalc.render.measure", "render"),
     "SimulationReport": ("kvcalc.render.simulate", "render"),
     "PlanReport": ("kvcalc.render.plan", "render"),
+    "ThroughputReport": ("kvcalc.render.plan", "render_throughput"),
     "EnginesReport": ("kvcalc.render.engines", "render"),
     "CalibrationReport": ("kvcalc.render.calibrate", "render"),
 }

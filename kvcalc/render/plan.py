@@ -152,3 +152,59 @@ def render(r: Any) -> None:
         "the replica count, or with one replica the constraint nearest its limit (share of it); vs closed: the "
         "simulation's mean TPOT against the closed form's. ms = 10^-3 s.[/dim]"
     )
+
+
+def render_throughput(r: Any) -> None:
+    c = console()
+    targets = ", ".join(
+        x
+        for x in (
+            f"TTFT <= {_ms(r.slo.ttft_s)} ms" if r.slo.ttft_s else "",
+            f"TPOT <= {_ms(r.slo.tpot_s)} ms" if r.slo.tpot_s else "",
+        )
+        if x
+    )
+    c.print(
+        f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}; {targets or 'no targets'}"
+    )
+    t = table(
+        None,
+        ("mode", "left"),
+        ("shape", "left"),
+        ("GPUs", "right"),
+        ("req/s", "right"),
+        ("out tok/s/GPU", "right"),
+        ("TTFT ms", "right"),
+        ("TPOT ms", "right"),
+    )
+    for col in t.columns:
+        col.no_wrap = True
+    rows = []
+    for carried in (r.aggregated, r.disaggregated):
+        d = carried.deployment
+        if d is None:
+            t.add_row("agg" if carried.mode == "aggregated" else "disagg", "none meets the targets", "-", "-", "-", "-", "-")
+            continue
+        t.add_row(
+            "agg" if carried.mode == "aggregated" else "disagg",
+            "P/D, below" if d.mode == "disaggregated" else _shape(d),
+            f"{d.gpus:,}",
+            f"{carried.rate_per_s:,.2f}",
+            f"{carried.output_tokens_per_s_per_gpu:,.1f}",
+            _ms(d.ttft_s),
+            _ms(d.tpot_s),
+        )
+        rows.append(d)
+    c.print(t)
+    for d in rows:
+        if d.mode == "disaggregated":
+            c.print(f"disagg: {_pools(d)}; KV {d.kv_transfer_s * 1e3:,.1f} ms a prompt; {d.engine_flags}")
+        else:
+            c.print(f"agg: {d.engine_flags}")
+    if r.why:
+        c.print(r.why[0].upper() + r.why[1:])
+    notes(c, "Warnings", r.warnings, "yellow")
+    notes(c, "Assumptions", r.assumptions)
+    c.print(
+        "[dim]agg: prefill and decode on the same GPUs; disagg: separate prefill and decode pools. out tok/s/GPU: output tokens a second per GPU used (AIConfigurator's tokens/s/gpu). ms = 10^-3 s.[/dim]"
+    )
