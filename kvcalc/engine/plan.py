@@ -35,6 +35,7 @@ from kvcalc.engine.deployment import (
     Shape,
     candidate_shapes,
     engine_flags,
+    fits_nodes,
     node_of,
     place,
 )
@@ -353,7 +354,8 @@ def _placement(gpu: GPUSpec, shape: Shape, replicas: int) -> str:
         where = f"{replicas} replicas of {where}"
     if total < per:
         return f"{where}; {total} of one {per}-GPU node"
-    return where + (f"; {nodes} nodes in all" if replicas > 1 else "")
+    spare = nodes * per - total
+    return where + (f"; {nodes} nodes in all" + (f" ({spare} GPUs spare)" if spare else "") if replicas > 1 else "")
 
 
 def _why(rep: _Replica) -> str:
@@ -930,6 +932,8 @@ def _disaggregated(
                 continue
             x, y, ttft, tpot, n, transfer = best
             gpus = x * pr.shape.gpus + y * dr.shape.gpus
+            while not fits_nodes(gpu, gpus) and gpus <= max_gpus:
+                gpus += 1  # the pools together take whole servers (or a share of one); the rest idles
             if gpus > max_gpus:
                 continue
             use = {"memory": n / dr.capacity, "TTFT": ttft / slo.ttft_s if slo.ttft_s else 0.0}

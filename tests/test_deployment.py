@@ -1,0 +1,236 @@
+"""Data-parallel attention, expert parallelism, nodes and disaggregation (issue 18), against
+arithmetic written out here."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from kvcalc.engine.deployment import Shape, candidate_shapes, check_shape, place
+from kvcalc.engine.engines import engine
+from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.plan import SLO, Traffic, max_throughput, plan
+from kvcalc.engine.steptime import StepModel, tp_link
+from kvcalc.errors import KvcalcError
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import BF16, kv_dtype
+
+GiB = 2**30
+
+
+def fp8_block(n: int) -> int:
+    """An fp8-block role: a byte a parameter and an fp32 scale per 128 x 128 block."""
+    return n + -(-n // (128 * 128)) * 4
+
+
+# DeepSeek-V3's parameter roles (model_specs/deepseek-v3.yaml, from its config.json).
+DSV3 = dict(
+    embed=926_679_040,
+    lm_head=926_679_040,
+    attn=10_489_954_304,
+    mlp=1_189_085_184,
+    shared_experts=2_554_331_136,
+    router=106_445_312,
+    norms=1_006_592,
+    replicated=923_467_776,
+)
+DSV3_EXPERTS = 58 * 256 * 44_040_192  # 58 MoE layers x 256 routed experts x params each
+
+
+def test_deepseek_v3_dp16_ep16_on_16_h100s_pool_and_concurrency():
+    m, h = resolve_model("deepseek-v3"), resolve_gpu("h100")
+    measured = dict(activation=2 * GiB, non_torch=GiB, cudagraph=GiB // 2)
+    r = fit(m, h, FitInputs(seq=8192, dp=16, ep=16, kv_dtype=kv_dtype("fp8"), **measured))
+    # Weights on one GPU: attention, dense and shared parts whole (TP 1 within each DP rank), in the
+    # checkpoint's fp8 blocks; embeddings, LM head, routers and norms in 16 bits; the routed experts by
+    # expert over the 16 GPUs (16 of 256 each); vLLM's rotary cache (163,840 positions x 64 x 2 B).
+    dense = sum(fp8_block(DSV3[k]) for k in ("attn", "mlp", "shared_experts", "replicated"))
+    wide16 = 2 * (DSV3["embed"] + DSV3["lm_head"] + DSV3["router"] + DSV3["norms"])
+    experts = Fraction(fp8_block(DSV3_EXPERTS) * 16, 256)
+    weights = math.ceil(dense + wide16 + experts) + 163_840 * 64 * 2
+    assert r.weight_bytes == weights
+    # The pool: 0.92 of the runtime total (85,030,076,416 B) less weights and the measured reserves.
+    pool = -(-85_030_076_416 * 92 // 100) - weights - 2 * GiB - GiB - GiB // 2
+    assert r.kv_pool_bytes == pool
+    # KV: the 576-value latent (512 + 64) a token a layer, 1 byte in fp8, 61 layers, only this rank's
+    # requests: 35,136 B a token; blocks of 16; a request of 8,192 tokens takes 512 blocks, and one
+    # block is vLLM's null block.
+    per_token = 61 * 576
+    assert r.kv_bytes_per_token == per_token == 35_136
+    blocks = pool // (16 * per_token)
+    assert r.max_concurrency == (blocks - 1) // 512
+    assert r.max_concurrency_total == 16 * ((blocks - 1) // 512)
+    assert r.gpus == 16 and r.dp == 16 and r.ep == 16
+
+
+def test_sglang_shards_dense_mlp_lm_head_and_shared_experts_over_the_whole_group():
+    # SGLang 0.5.23 with DP attention 8 x TP 1: the dense MLP, the LM head and the shared experts split
+    # 8 ways (moe_dense_tp_size unset, no --enable-dp-lm-head, a2a backend 'none'); vLLM keeps them whole
+    # on each DP rank at TP 1. The difference is 7/8 of them.
+    m, g = resolve_model("deepseek-v3"), resolve_gpu("h200")
+    common = dict(seq=8192, dp=8, ep=8, kv_dtype=kv_dtype("fp8"))
+    v = fit(m, g, FitInputs(engine=engine("vllm"), **common)).weight_bytes
+    s = fit(m, g, FitInputs(engine=engine("sglang"), **common)).weight_bytes
+    parts = fp8_block(DSV3["mlp"]) + 2 * DSV3["lm_head"] + fp8_block(DSV3["shared_experts"])
+    assert v - s == pytest.approx(parts * 7 / 8, abs=2)
+
+
+@pytest.mark.parametrize(
+    "model, shape, eng, words",
+    [
+        ("llama3.1-8b", Shape(tp=2, ep=2), "vllm", "dense model"),
+        ("qwen3-30b-a3b", Shape(tp=2, dp=2, ep=2), "vllm", "must equal DP x TP = 4"),
+        ("qwen3-30b-a3b", Shape(tp=1, dp=2, ep=2), "trtllm", "no data-parallel attention"),
+        ("qwen3-30b-a3b", Shape(tp=1, dp=2, ep=2), "vllm@0.6", "predates"),
+        ("mixtral-8x7b", Shape(tp=1, dp=16, ep=16), "vllm", "more ranks than"),
+        ("qwen3-30b-a3b", Shape(tp=1, dp=3, ep=3), "sglang", "does not divide"),
+    ],
+)
+def test_bad_combinations_are_refused(model, shape, eng, words):
+    with pytest.raises(KvcalcError) as e:
+        check_shape(resolve_model(model), shape, engine(eng))
+    assert words in e.value.line()
+
+
+def test_bad_combinations_give_one_line_and_exit_2(cli):
+    for args in (
+        ["fit", "--model", "llama3.1-8b", "--gpu", "h100", "--tp", "2", "--ep", "2", "--seq", "4k"],
+        ["fit", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--dp", "2", "--ep", "4", "--seq", "4k"],
+        ["size", "--model", "qwen3-30b-a3b", "--seq", "4k", "--dp", "2", "--ep", "2", "-e", "trtllm"],
+        ["roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--ep", "2"],
+        ["fit", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--dp", "0", "--seq", "4k"],
+    ):
+        res = cli(*args)
+        assert res.code == 2 and "Traceback" not in res.err and len(res.err.strip().splitlines()) == 1, (args, res.err)
+
+
+def test_placement_on_nodes():
+    h, gb = resolve_gpu("h100"), resolve_gpu("gb200")
+    # 16 H100s are two 8-GPU HGX nodes: a stage of 16 crosses the network; TP 8 stays on NVLink.
+    p = place(h, Shape(tp=1, dp=16, ep=16))
+    assert (p.nodes, p.partial_node, p.stage_link) == (2, False, "network")
+    assert place(h, Shape(tp=8)).tp_link == "nvlink"
+    # TP 8 x PP 2: one stage a node, one hand-off over the network.
+    assert place(h, Shape(tp=8, pp=2)).pp_network_handoffs == 1
+    # GB200 NVL72: 4 GPUs a tray, one NVLink domain of 72, so EP 16 stays on NVLink across trays.
+    assert place(gb, Shape(tp=1, dp=16, ep=16)).stage_link == "nvlink"
+    # PCIe cards (L40S): TP 4 over PCIe inside the server.
+    assert place(resolve_gpu("l40s"), Shape(tp=4)).tp_link == "pcie"
+
+
+def test_collectives_that_cross_nodes_take_the_network_figures():
+    m, h = resolve_model("deepseek-v3"), resolve_gpu("h100")
+    fp8 = kv_dtype("fp8")
+    # DP 16 x EP 16 on two H100 nodes, 32 tokens a rank: each of the 58 MoE layers gathers the other 15
+    # ranks' 32 tokens x 7,168 x 2 B and scatters them back, over the network: 47 us (2 x 8 Hopper GPUs
+    # over 400 Gb/s InfiniBand, nccl#1244) + bytes / the node's 8 NICs at 0.94 of 50 GB/s (376 GB/s),
+    # capped by NVLink inside the node (0.7 x 450 GB/s = 315 GB/s).
+    sm = StepModel(m, h, fp8, dp=16, ep=16)
+    want = 2 * 58 * (47e-6 + 15 * 32 * 7168 * 2 / min(0.94 * 8 * 50e9, 0.7 * 450e9))
+    assert sm.moe_exchange_s(32) == pytest.approx(want)
+    # TP 16 crosses the two nodes: 47 us and the NICs (376 GB/s) capped by the NVLink figure inside a
+    # node (0.7 x 450 GB/s = 315 GB/s).
+    link = tp_link(h, 16)
+    assert (link.kind, link.alpha_s, link.bytes_per_s) == ("network", 47e-6, pytest.approx(0.7 * 450e9))
+    # TP 8 x PP 2: one PP hand-off over the network, 17 us + 64 tokens x 7,168 x 2 B / (0.7 x 50 GB/s),
+    # beside 2 all-reduces a layer on NVLink.
+    sm2 = StepModel(m, h, fp8, tp=8, pp=2)
+    a = 64 * 7168 * 2
+    ar = 2 * 61 * (5e-6 + a * 2 * 7 / 8 / (0.7 * 450e9))
+    assert sm2.collective_s(64) == pytest.approx(ar + 17e-6 + a / (0.7 * 50e9))
+
+
+def test_expert_imbalance_weighs_on_the_busiest_ranks_expert_flops():
+    m, h = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100")
+    # Qwen3-30B-A3B: 48 MoE layers, 8 experts a token of 3 x 2,048 x 768 parameters each.
+    expert_flops = 2 * 48 * 8 * 3 * 2048 * 768
+    ep = StepModel(m, h, BF16, dp=4, ep=4)
+    no_ep = StepModel(m, h, BF16, dp=4)
+    assert ep.mm - no_ep.mm == pytest.approx(0.2 * expert_flops)
+
+
+def test_roofline_counts_every_dp_rank(cli):
+    d = cli("roofline", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--dp", "4", "--ep", "4", "--batch", "16", "--json").json()
+    row = d["rows"][0]
+    assert row["tokens_per_s"] == pytest.approx(4 * 16 / row["t_bound_s"])
+    assert d["inputs"]["dp"] == 4
+
+
+def test_size_puts_a_dp_ranks_share_on_each_gpu(cli):
+    d = cli("size", "--model", "deepseek-v3", "--seq", "8k", "--batch", "100", "--dp", "16", "--kv-dtype", "fp8", "--json").json()
+    # 100 requests over 16 ranks: the busiest holds ceil(100 / 16) = 7, at 8,192 x 35,136 B each.
+    assert d["per_gpu"]["kv_bytes_total"] == 7 * 8192 * 35_136
+    assert d["kv_bytes_total"] == 100 * 8192 * 35_136
+
+
+def test_plans_for_70b_and_deepseek_keep_tp_inside_a_node_and_pp_across_nodes():
+    h = resolve_gpu("h100")
+    for name, kv, users in (("llama3.1-70b", BF16, 64), ("deepseek-v3", kv_dtype("fp8"), 64)):
+        m = resolve_model(name)
+        r = plan(m, [h], Traffic(prompt=8192, output=512, users=users), SLO(), kv, engine("vllm"))
+        assert r.ranked
+        for d in r.ranked:
+            assert d.tp <= 8, d  # TP inside the 8-GPU NVLink domain
+            if d.mode == "aggregated":
+                stage = d.tp * d.dp
+                assert d.pp == 1 or stage >= 8, d  # PP only across servers
+                assert d.pp == 1 or "PP" in d.why, d  # and said why
+            # A replica (or a disaggregated pair of pools) takes whole servers or a share of one that
+            # divides it; replicas of a share pack into servers, their count stated.
+            n = d.gpus // d.replicas if d.mode == "aggregated" else d.gpus
+            assert (8 % n == 0) if n < 8 else (n % 8 == 0), d
+            if d.mode == "aggregated" and d.gpus > 8:
+                assert f"{math.ceil(d.gpus / 8)} nodes in all" in d.placement or d.replicas == 1, d
+
+
+def test_candidate_shapes_leave_out_pp_inside_a_node():
+    shapes = candidate_shapes(resolve_model("llama3.1-70b"), resolve_gpu("h100"), engine("vllm"), 64)
+    assert Shape(tp=2, pp=3) not in shapes and Shape(tp=4, pp=2) not in shapes
+    assert Shape(tp=8, pp=2) in shapes and Shape(tp=8) in shapes
+
+
+def test_a_disaggregated_ttft_includes_the_kv_transfer():
+    # Llama-3.1-70B on 8 H100s, 2,000-token prompts: the prompt's KV is 2,000 x 80 layers x 8 KV heads
+    # x 128 x 2 (K, V) x 2 B = 655,360,000 B, shipped from a prefill instance's GPUs to the decode
+    # instance on the same HGX board: over NVLink, each prefill GPU its share at 0.7 x 450 GB/s, 6 us.
+    m, h = resolve_model("llama3.1-70b"), resolve_gpu("h100")
+    r = max_throughput(m, h, 8, 2000, 500, SLO(1.0, 0.030), BF16, engine("vllm"))
+    d = r.disaggregated.deployment
+    assert d is not None and d.mode == "disaggregated"
+    senders = int(d.prefill_pool.split(" x ")[1].split("TP ")[1].split()[0])
+    shipped = 2000 * 80 * 8 * 128 * 2 * 2
+    assert shipped == 655_360_000
+    assert d.kv_transfer_s == pytest.approx(shipped / (senders * 0.7 * 450e9) + 6e-6)
+    assert d.ttft_s > d.kv_transfer_s
+    # Both modes meet the targets they were asked for.
+    for c in (r.aggregated, r.disaggregated):
+        assert c.deployment is not None and c.deployment.ttft_s <= 1.0 and c.deployment.tpot_s <= 0.030 + 1e-9
+
+
+def test_simulate_serves_one_dp_ranks_share(cli):
+    d = cli(
+        "simulate",
+        "--model",
+        "qwen3-30b-a3b",
+        "--gpu",
+        "h100",
+        "--dp",
+        "4",
+        "--ep",
+        "4",
+        "--requests",
+        "400",
+        "--rate",
+        "8",
+        "--prompt",
+        "1000",
+        "--output",
+        "100",
+        "--policies",
+        "paged-16",
+        "--json",
+    ).json()
+    # Every 4th of 400 requests: 100 on the simulated rank.
+    assert d["requests"] == 100 and d["dp"] == 4
