@@ -234,3 +234,21 @@ def test_simulate_serves_one_dp_ranks_share(cli):
     ).json()
     # Every 4th of 400 requests: 100 on the simulated rank.
     assert d["requests"] == 100 and d["dp"] == 4
+
+
+def test_the_docs_worked_example_is_what_fit_and_plan_say():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text()
+    m, h, fp8 = resolve_model("deepseek-v3"), resolve_gpu("h100"), kv_dtype("fp8")
+    measured = dict(activation=2 * GiB, non_torch=GiB, cudagraph=GiB // 2)
+    r = fit(m, h, FitInputs(seq=8192, dp=16, ep=16, kv_dtype=fp8, **measured))
+    tp16 = fit(m, h, FitInputs(seq=8192, tp=16, kv_dtype=fp8, **measured))
+    for figure in (r.weight_bytes, r.kv_pool_bytes, r.kv_pool_blocks):
+        assert f"{figure:,}" in text
+    assert f"{r.max_concurrency} requests per rank, {r.max_concurrency_total} over the 16 ranks" in text
+    assert f"TP 16 on the same GPUs holds {tp16.max_concurrency}" in text
+    assert f"{58 * 256 * 44_040_192:,} parameters" in text
+    p = plan(m, [h], Traffic(prompt=31 * 1024, output=1024, users=64), SLO(), fp8, engine("vllm"))
+    assert p.best is not None and (p.best.dp, p.best.ep, p.best.tp, p.best.gpus) == (16, 16, 1, 16)
+    assert "answers `DP16 EP16` on 16 GPUs" in text
