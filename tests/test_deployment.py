@@ -125,10 +125,11 @@ def test_collectives_that_cross_nodes_take_the_network_figures():
     fp8 = kv_dtype("fp8")
     # DP 16 x EP 16 on two H100 nodes, 32 tokens a rank: each of the 58 MoE layers gathers the other 15
     # ranks' 32 tokens x 7,168 x 2 B and scatters them back, over the network: 47 us (2 x 8 Hopper GPUs
-    # over 400 Gb/s InfiniBand, nccl#1244) + bytes / the node's 8 NICs at 0.94 of 50 GB/s (376 GB/s),
-    # capped by NVLink inside the node (0.7 x 450 GB/s = 315 GB/s).
+    # over 400 Gb/s InfiniBand, nccl#1244); the 7 ranks in the GPU's own node over NVLink (0.7 x 450 GB/s),
+    # the 8 in the other node through the GPU's own NIC at 0.9 of 50 GB/s (NCCL cannot pool NICs for it).
     sm = StepModel(m, h, fp8, dp=16, ep=16)
-    want = 2 * 58 * (47e-6 + 15 * 32 * 7168 * 2 / min(0.94 * 8 * 50e9, 0.7 * 450e9))
+    a = 32 * 7168 * 2
+    want = 2 * 58 * (47e-6 + 7 * a / (0.7 * 450e9) + 8 * a / (0.9 * 50e9))
     assert sm.moe_exchange_s(32) == pytest.approx(want)
     # TP 16 crosses the two nodes: 47 us and the NICs (376 GB/s) capped by the NVLink figure inside a
     # node (0.7 x 450 GB/s = 315 GB/s).
@@ -142,13 +143,22 @@ def test_collectives_that_cross_nodes_take_the_network_figures():
     assert sm2.collective_s(64) == pytest.approx(ar + 17e-6 + a / (0.7 * 50e9))
 
 
-def test_expert_imbalance_weighs_on_the_busiest_ranks_expert_flops():
+def test_expert_flops_run_at_the_fused_moe_kernels_efficiency():
+    import dataclasses
+
+    from kvcalc.engine.steptime import DEFAULTS
+
     m, h = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100")
-    # Qwen3-30B-A3B: 48 MoE layers, 8 experts a token of 3 x 2,048 x 768 parameters each.
-    expert_flops = 2 * 48 * 8 * 3 * 2048 * 768
-    ep = StepModel(m, h, BF16, dp=4, ep=4)
-    no_ep = StepModel(m, h, BF16, dp=4)
-    assert ep.mm - no_ep.mm == pytest.approx(0.2 * expert_flops)
+    # Qwen3-30B-A3B: 48 MoE layers, 8 experts a token of 3 x 2,048 x 768 parameters each; of a token's
+    # matmul FLOPs the rest (attention projections, the LM head) runs at eta_c 0.70, the experts at
+    # moe_eta_c 0.15 of the 989.5 TFLOP/s bf16 peak, the busiest EP rank's at moe_imbalance times that.
+    expert = 2 * 48 * 8 * 3 * 2048 * 768
+    sm = StepModel(m, h, BF16, dp=4, ep=4)
+    total = sm.d.matmul_flops_per_token
+    want = ((total - expert) / 0.70 + expert / 0.15) / 989.5e12
+    assert sm.inv_mm * total == pytest.approx(want)
+    skew = StepModel(m, h, BF16, dp=4, ep=4, constants=dataclasses.replace(DEFAULTS, moe_imbalance=2.0))
+    assert skew.inv_mm * total == pytest.approx(((total - expert) / 0.70 + 2 * expert / 0.15) / 989.5e12)
 
 
 def test_roofline_counts_every_dp_rank(cli):

@@ -338,7 +338,7 @@ def test_a_model_that_cannot_fit_says_so_first_and_names_the_fewest_gpus(cli):
     d = cli("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k", "--json").json()
     assert not d["fits"] and d["verdict"].startswith("DOES NOT FIT")
     n, tp, pp = d["fewest"]["gpus_needed"], d["fewest"]["tp_needed"], d["fewest"]["pp_needed"]
-    assert f"hold one: {n} (TP {tp}, PP {pp})" in d["verdict"]
+    assert f"hold one: {n} (TP {tp}" + (f" x PP {pp})" if pp > 1 else ")") in d["verdict"]
     # That deployment holds a request; one GPU fewer in the same shape family would not be the fewest.
     from kvcalc.engine.memory import FitInputs, fit
     from kvcalc.specs.catalog import resolve_gpu, resolve_model

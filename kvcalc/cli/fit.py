@@ -96,7 +96,7 @@ def fit(
         one = reverse(m, g, inp, 1, max_gpus=512)
         verdict = r.verdict
         if one.gpus_needed:
-            verdict += f"; the fewest {g.name} GPUs that hold one: {one.gpus_needed} (TP {one.tp_needed}, PP {one.pp_needed})"
+            verdict += f"; the fewest {g.name} GPUs that hold one: {one.gpus_needed} ({one.shape_needed})"
         else:
             verdict += f"; no deployment of up to 512 {g.name} GPUs holds one"
         r = dataclasses.replace(r, fewest=one, verdict=verdict)

@@ -331,6 +331,10 @@ class ReverseReport:
     gpus_needed: int | None
     tried: list[dict[str, int]]
     """The deployments with the fewest GPUs that hold them (kvcalc plan's search on this GPU)."""
+    dp_needed: int | None = None
+    ep_needed: int | None = None
+    shape_needed: str | None = None
+    """The answer's shape, e.g. 'DP 16 x TP 1 x EP 16'."""
 
 
 @dataclass(frozen=True)

@@ -404,6 +404,24 @@ def plan(
     near_disagg: list[Deployment] = []
     skipped: dict[str, str] = {}
     considered = 0
+    if dp_sizes and any(x > 1 for x in dp_sizes) and not (model.moe and engine.name in ("vllm", "sglang")):
+        raise KvcalcError(
+            f"--dp {','.join(map(str, dp_sizes))}: data-parallel attention needs a mixture-of-experts model on vLLM or "
+            f"SGLang; {model.name}'s DP ranks would be plain replicas, which plan counts itself",
+            "--dp",
+            "--dp 1, or leave it out",
+        )
+    for gpu in gpus:
+        for x in dp_sizes or ():
+            if not any(
+                sh.dp == x for sh in candidate_shapes(model, gpu, engine, max_gpus, tp_sizes, pp_sizes, (x,), cross_node_tp)
+            ):
+                per = node_of(gpu).gpus_per_node
+                raise KvcalcError(
+                    f"--dp {x}: no DP x TP of {gpu.name} fills whole {per}-GPU servers or divides one within {max_gpus} GPUs",
+                    "--dp",
+                    f"a DP size whose DP x TP divides {per} or is a multiple of it",
+                )
     shapes_by_gpu: dict[str, list[_Replica]] = {}
     for gpu in gpus:
         any_fit = False
@@ -609,8 +627,17 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
     )
     best = p.best
     tried = [
-        {"tp": d.tp, "pp": d.pp, "replicas": d.replicas, "gpus": d.gpus, "max_concurrency": d.capacity_per_replica * d.replicas}
+        {
+            "tp": d.tp,
+            "pp": d.pp,
+            "dp": d.dp,
+            "ep": d.ep,
+            "replicas": d.replicas,
+            "gpus": d.gpus,
+            "max_concurrency": d.capacity_per_replica * d.replicas,
+        }
         for d in p.ranked[:6]
+        if d.mode == "aggregated"
     ]
     return ReverseReport(
         concurrency=concurrency,
@@ -621,6 +648,9 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
         pp_needed=best.pp if best else None,
         replicas_needed=best.replicas if best else None,
         gpus_needed=best.gpus if best else None,
+        dp_needed=best.dp if best else None,
+        ep_needed=best.ep if best else None,
+        shape_needed=best.shape if best else None,
         tried=tried,
     )
 

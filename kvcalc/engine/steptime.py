@@ -70,9 +70,12 @@ class StepConstants:
     """Latency of one small all-reduce, seconds (None: the link's default)."""
     link_bytes_per_s: float | None = None
     """Bus bandwidth of an all-reduce, one direction per GPU (None: the link's default)."""
-    moe_imbalance: float = 1.2
-    """With expert parallelism, the busiest rank's routed-expert work over the mean (1: balanced;
-    1.2 by default, 1.0 to 2.6 seen: DEFAULT_SOURCES)."""
+    moe_eta_c: float = 0.15
+    """Share of the dense peak FLOP/s vLLM's fused routed-expert kernels reach on prompt-sized
+    batches (their measured tables carry skewed routing)."""
+    moe_imbalance: float = 1.0
+    """With expert parallelism, the busiest rank's routed-expert work over the mean beyond what
+    moe_eta_c's measurements carry (1: as measured; up to 2.6 seen without EPLB: DEFAULT_SOURCES)."""
     net_alpha_s: float | None = None
     """Latency of one small collective across nodes, seconds (None: NET_ALPHA_S)."""
     request_overhead_s: float = 0.004
@@ -84,7 +87,7 @@ class StepConstants:
     """'defaults', or the calibration file these came from."""
 
     def check(self) -> StepConstants:
-        for name in ("eta_bw", "eta_c"):
+        for name in ("eta_bw", "eta_c", "moe_eta_c"):
             v = getattr(self, name)
             if not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
@@ -120,6 +123,7 @@ PCIE_SHARE = 0.63
 P2P_ALPHA_S = 6e-6
 NET_ALPHA_S = 47e-6
 NET_SHARE = 0.94
+NET_A2A_SHARE = 0.9
 NET_P2P_ALPHA_S = 17e-6
 NET_P2P_SHARE = 0.7
 PCIE_FALLBACK_BYTES_PER_S = 32e9  # PCIe 4.0 x16, one direction, for a GPU whose spec states no host link
@@ -163,10 +167,15 @@ DEFAULT_SOURCES: dict[str, str] = {
     "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
     "pp_alpha_s": "NCCL send/recv inside an H100 DGX in a CUDA graph: 5-8 us up to 64 KB "
     "(microsoft/vidur data/profiling/network/h100_dgx/send_recv.csv)",
-    "moe_imbalance": "the busiest expert-parallel rank's tokens over the mean: 1.18 for DeepSeek-V3 prefill on 96 "
-    "H100s with the default expert layout against simulated perfect balance (LMSYS large-scale EP blog, "
-    "lmsys.org/blog/2025-05-05-large-scale-ep: 50,302 against 59,337 tokens/s a node); 2.56 at EP 32 without "
-    "balancing and 1.12 with EPLB (TensorRT-LLM's EP load balancer README); vLLM and SGLang ship EPLB off",
+    "moe_eta_c": "vLLM 0.24's fused-MoE kernels at 16,384 tokens reach 5.6-15.2% of the fp8 peak for DeepSeek-V3's "
+    "fp8-block experts (EP 8 and TP 8 on H200, EP 16 on H100) and 11.9-23.5% of the bf16 peak for Qwen3-30B-A3B and "
+    "Qwen3-235B-A22B (EP 8, TP 4): AIConfigurator 0.12.0's measured moe/vllm/0.24.0/moe_perf tables, routed with "
+    "its power-law (1.01) token skew; 0.15 is their middle",
+    "moe_imbalance": "beyond the skew moe_eta_c's tables carry, none by default; the busiest expert-parallel rank's "
+    "tokens over the mean reach 1.18 for DeepSeek-V3 prefill on 96 H100s with the default expert layout "
+    "(LMSYS large-scale EP blog, lmsys.org/blog/2025-05-05-large-scale-ep: 50,302 against 59,337 tokens/s a node "
+    "with perfect balance), 2.56 at EP 32 without balancing and 1.12 with EPLB (TensorRT-LLM's EP load balancer "
+    "README); vLLM and SGLang ship EPLB off",
     "net_alpha_s": "all-reduce across 2 x 8 Hopper GPUs over 400 Gb/s InfiniBand, 46.3-47.6 us for 4-512 B "
     "(NVIDIA/nccl#1244, nccl-tests, no CUDA graph); bandwidth 0.94 of the node's NICs (46-48 GB/s a 400 Gb/s NIC, "
     "NVIDIA/nccl-tests#290); PP send/recv between nodes 17 us and 0.7 of one NIC (microsoft/vidur "
@@ -325,13 +334,13 @@ class StepModel:
         self.layer_gaps_s = layer_latency_s(model, self.c)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
-        # tokens split over dp x tp GPUs, the busiest with expert parallelism carrying moe_imbalance.
-        imb = self.c.moe_imbalance if ep > 1 else 1.0
-        self.mm = (d.matmul_flops_per_token + (imb - 1) * d.expert_flops_per_token) / tp
+        # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
+        self.mm = d.matmul_flops_per_token / tp
+        self.expert_share = d.expert_flops_per_token / d.matmul_flops_per_token if d.matmul_flops_per_token else 0.0
         self.peak_mm = d.peak
         self.peak_attn = peak_flops(gpu, "bf16")
         self.inv_bw = 1.0 / (d.bw * self.c.eta_bw)
-        self.inv_mm = 1.0 / (self.peak_mm * self.c.eta_c)
+        self.inv_mm = self._inv_mm(self.c)
         self.inv_attn = 1.0 / (self.peak_attn * self.c.eta_c)
         self._act = model.hidden_size * ACT_BYTES
         self._w: dict[int, float] = {}
@@ -356,15 +365,21 @@ class StepModel:
         new = copy.copy(self)
         new.c = c.check()
         new._links()
-        imb = new.c.moe_imbalance if self.ep > 1 else 1.0
-        new.mm = (self.d.matmul_flops_per_token + (imb - 1) * self.d.expert_flops_per_token) / self.tp
         new.layer_gaps_s = layer_latency_s(self.model, new.c)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
-        new.inv_mm = 1.0 / (self.peak_mm * new.c.eta_c)
+        new.inv_mm = new._inv_mm(new.c)
         new.inv_attn = 1.0 / (self.peak_attn * new.c.eta_c)
         new._coll = {}
         return new
+
+    def _inv_mm(self, c: StepConstants) -> float:
+        """Seconds a matmul FLOP costs, on average over the model's mix: the dense matrices at eta_c of
+        the peak, the routed experts at moe_eta_c (vLLM's fused-MoE kernels), the busiest EP rank's
+        experts moe_imbalance times the mean."""
+        imb = c.moe_imbalance if self.ep > 1 else 1.0
+        f = self.expert_share
+        return ((1.0 - f) / c.eta_c + f * imb / c.moe_eta_c) / self.peak_mm
 
     def _links(self) -> None:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
@@ -432,8 +447,19 @@ class StepModel:
             return 0.0
         moe = self.model.moe
         link = self.stage_link
-        a = (self.dp - 1) * tokens * self._act
-        return 2 * moe.num_moe_layers * (link.alpha_s + a / link.bytes_per_s)
+        if link.kind != "network":
+            a = (self.dp - 1) * tokens * self._act
+            return 2 * moe.num_moe_layers * (link.alpha_s + a / link.bytes_per_s)
+        # Across nodes: the ranks in this GPU's node send over NVLink, the others through this GPU's
+        # own NIC: NCCL's all-to-all-like patterns cannot pool a node's NICs (NVIDIA's sjeaugey,
+        # NVIDIA/nccl-tests#130 and #267), and DeepEP's internode kernels reach 43-58 GB/s of a 50 GB/s
+        # NIC (deepseek-ai/DeepEP docs/legacy.md): 0.9 of it.
+        node = node_of(self.gpu)
+        near = max(min(node.gpus_per_node // max(self.tp, 1), self.dp), 1)
+        inner = tp_link(self.gpu, min(node.gpus_per_node, self.shape.stage_gpus), self.c)
+        t = (near - 1) * tokens * self._act / inner.bytes_per_s
+        t += (self.dp - near) * tokens * self._act / (float(node.scale_out_bytes_per_s) * NET_A2A_SHARE)
+        return 2 * moe.num_moe_layers * (link.alpha_s + t)
 
     def overhead_s(self, tokens: int, requests: int) -> float:
         """What a step costs beyond its memory and compute terms: the engine's per-step and
@@ -594,6 +620,8 @@ class StepModel:
             )
         if self.ep > 1:
             parts.append(f"; the busiest EP rank carries {c.moe_imbalance:g}x the mean expert work (moe_imbalance)")
+        if self.model.moe:
+            parts.append(f"; routed experts at {c.moe_eta_c:g} of the peak (moe_eta_c)")
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
             parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))

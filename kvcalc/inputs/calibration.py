@@ -27,6 +27,7 @@ KEYS = (
     "eager_launch_s",
     "alpha_s",
     "link_bytes_per_s",
+    "moe_eta_c",
     "moe_imbalance",
     "net_alpha_s",
     "request_overhead_s",
@@ -50,6 +51,7 @@ RANGES = {
     "alpha_s": (0.0, 10.0, True),
     "link_bytes_per_s": (0.0, 1e15, False),
     "request_overhead_s": (0.0, 10.0, True),
+    "moe_eta_c": (0.01, 1.0, True),
     "moe_imbalance": (1.0, 16.0, True),
     "net_alpha_s": (0.0, 10.0, True),
 }

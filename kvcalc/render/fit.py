@@ -69,12 +69,12 @@ def render(r: Any) -> None:
                 )
             )
         if rev.gpus_needed:
-            shape = f"tp {rev.tp_needed} x pp {rev.pp_needed}" + (
+            shape = (rev.shape_needed or f"tp {rev.tp_needed} x pp {rev.pp_needed}") + (
                 f" x {rev.replicas_needed} replicas" if rev.replicas_needed and rev.replicas_needed > 1 else ""
             )
             rr.append(("fewest GPUs that hold them", f"{rev.gpus_needed} ({shape})"))
         else:
-            rr.append(("GPUs needed", "more than 64 GPUs of this type (tp up to 8 x pp up to 16 x replicas)"))
+            rr.append(("GPUs needed", "more than 64 GPUs of this type (the shapes kvcalc plan searches, on whole servers)"))
         kv_lines(c, rr)
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Assumptions", r.assumptions)
