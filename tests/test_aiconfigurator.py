@@ -159,3 +159,29 @@ def test_the_questions_the_issue_names_are_there():
     assert any(q["model"] == "deepseek-v3" and q["gpus"] == 16 for q in QUESTIONS)
     assert any(kvcalc_answer(i).aggregated.deployment and kvcalc_answer(i).aggregated.deployment.ep > 1 for i in ids)
     assert any(kvcalc_answer(i).winner == "disaggregated" and q["aic"]["vllm"]["disagg"] for i, q in ids.items())
+
+
+def test_the_reasons_quote_kvcalc_as_it_computes():
+    """The kvcalc step times docs/simulation.md's reasons quote, recomputed; AIConfigurator's are
+    the recorded ones (tests/serving/aiconfigurator.yaml, terms)."""
+    from kvcalc.engine.steptime import StepModel
+
+    text = DOC.read_text()
+    fp8, bf16 = kv_dtype("fp8"), kv_dtype("bf16")
+    ds, h200, h100 = resolve_model("deepseek-v3"), resolve_gpu("h200"), resolve_gpu("h100")
+    ms = lambda t: f"{t * 1e3:.1f}"
+    q1 = StepModel(ds, h200, fp8, tp=1, dp=8, ep=8).step(30, 4500).t_step_s
+    assert f"kvcalc {ms(q1)}" in text
+    q1d = StepModel(ds, h200, fp8, tp=2, dp=4, ep=8).step(150, 4500).t_step_s
+    assert f"against kvcalc's {ms(q1d)}" in text
+    q2 = StepModel(ds, h100, fp8, tp=2, dp=8, ep=16)
+    assert f"kvcalc's {ms(q2.moe_exchange_s(41))} (each GPU's own NIC" in text
+    assert f"against kvcalc's {q2.step(41, 4500, 4000, 4000).t_step_s:.2f}" in text
+    q235 = StepModel(resolve_model("qwen3-235b-a22b"), h200, bf16, tp=4)
+    assert f"({ms(q235.step(60, 4500).t_step_s)} ms at 60, {ms(q235.step(150, 4500).t_step_s)} at 150)" in text
+    q30 = resolve_model("qwen3-30b-a3b")
+    assert f"TP 2 decode at 72 is {ms(StepModel(q30, h100, bf16, tp=2).step(72, 4500).t_step_s)} ms" in text
+    assert f"at {ms(StepModel(q30, h100, bf16, tp=4).step(225, 4500).t_step_s)} ms on the TP 4 instance" in text
+    terms = yaml.safe_load((ROOT / "tests" / "serving" / "aiconfigurator.yaml").read_text())["terms"]
+    for v in terms.values():
+        assert f"{v:g}" in text, v
