@@ -262,3 +262,14 @@ def test_the_docs_worked_example_is_what_fit_and_plan_say():
     p = plan(m, [h], Traffic(prompt=31 * 1024, output=1024, users=64), SLO(), fp8, engine("vllm"))
     assert p.best is not None and (p.best.dp, p.best.ep, p.best.tp, p.best.gpus) == (16, 16, 1, 16)
     assert "answers `DP16 EP16` on 16 GPUs" in text
+
+
+def test_a_pinned_dp_that_fits_no_server_or_a_dense_model_is_refused(cli):
+    # DP 3 of Qwen3-30B-A3B within 8 H100s: DP x TP is 3, 6 or 12, none dividing an 8-GPU server or a
+    # multiple of it within 8 GPUs.
+    r = cli("plan", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--users", "8", "--dp", "3", "--max-gpus", "8")
+    assert r.code == 2 and "--dp 3" in r.err and len(r.err.strip().splitlines()) == 1
+    r = cli("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--users", "8", "--dp", "2")
+    assert r.code == 2 and "mixture-of-experts" in r.err
+    r = cli("plan", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--users", "8", "--ep", "sideways")
+    assert r.code == 2 and "on, off or both" in r.err

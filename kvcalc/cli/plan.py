@@ -82,6 +82,17 @@ def plan(
         Optional[str],
         typer.Option("--dp", metavar="<list>", help="DP attention sizes to try, e.g. 1,8 (default: 1 to 64 for MoE models)."),
     ] = None,
+    ep: Annotated[
+        str,
+        typer.Option(
+            "--ep",
+            metavar="<on|off|both>",
+            help="With DP attention: expert parallelism over every GPU of a stage (on), the experts split by width (off), or both.",
+        ),
+    ] = "on",
+    cross_node_tp: Annotated[
+        bool, typer.Option("--cross-node-tp", help="Also try TP wider than the NVLink domain (across servers).")
+    ] = False,
     as_json: opt.Json = False,
 ) -> Any:
     """The fewest GPUs (then the lowest cost) that carry a load within TTFT and TPOT targets.
@@ -104,6 +115,9 @@ def plan(
 
     m, _, origin = opt.model_and_gpu(model, None, need_gpu=False)
     dp_sizes = tuple(opt.parallel(x.strip(), "--dp") for x in dp.split(",") if x.strip()) if dp else None
+    modes = {"on": (True,), "off": (False,), "both": (True, False)}.get(ep.strip().lower())
+    if modes is None:
+        raise KvcalcError(f"--ep {ep[:20]!r}", "--ep", "on, off or both")
     if dp is not None and not dp_sizes:
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
     if throughput:
@@ -188,6 +202,9 @@ def plan(
         prices=prices,
         constants=consts,
         dp_sizes=dp_sizes,
+        cross_node_tp=cross_node_tp,
+        ep_modes=modes,
+        tp_sizes=(1, 2, 4, 8, 16) if cross_node_tp else (1, 2, 4, 8),
     )
     if r is not None and not closed_form and report.ranked:
         import dataclasses

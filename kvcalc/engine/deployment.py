@@ -281,6 +281,7 @@ def candidate_shapes(
     pp_sizes: tuple[int, ...] = PP_SIZES,
     dp_sizes: tuple[int, ...] | None = None,
     cross_node_tp: bool = False,
+    ep_modes: tuple[bool, ...] = (True,),
 ) -> list[Shape]:
     """The shapes people deploy on this GPU, each laid on whole servers (or a share of one):
 
@@ -289,7 +290,8 @@ def candidate_shapes(
     - PP only across servers: a stage fills at least one server's TP (or the widest TP the model
       takes there), since inside one TP is the cheaper split;
     - for mixture-of-experts models on engines with it, data-parallel attention with expert
-      parallelism over every GPU of a stage (DP x TP = EP), inside or across servers.
+      parallelism over every GPU of a stage (DP x TP = EP), inside or across servers (``ep_modes``:
+      (True,) EP on, as DP attention is deployed; (False,) the experts split by width instead; both).
     """
     node = node_of(gpu)
     inner = max(node.nvlink_domain if gpu.interconnect_bytes_per_s else 1, node.gpus_per_node)
@@ -309,16 +311,26 @@ def candidate_shapes(
         for dp in dps:
             if dp > 1 and not moe_dp:
                 continue
-            ep = dp * tp if dp > 1 else 1
-            if model.moe and ep > model.moe.num_experts:
-                continue
-            for pp in pp_sizes:
-                s = Shape(tp, pp, dp, ep)
-                if s.gpus > max_gpus or pp > model.num_layers:
+            eps = sorted({dp * tp if on else 1 for on in ep_modes}) if dp > 1 else [1]
+            for ep in eps:
+                if model.moe and ep > model.moe.num_experts:
                     continue
-                if pp > 1 and s.stage_gpus < node.gpus_per_node and not (dp == 1 and tp == widest):
-                    continue  # PP inside a server: TP there is the cheaper split
-                if not fits_nodes(gpu, s.gpus):
-                    continue
-                out.append(s)
+                out += _stages(model, gpu, Shape(tp, 1, dp, ep), node.gpus_per_node, widest, max_gpus, pp_sizes)
+    return out
+
+
+def _stages(
+    model: ModelSpec, gpu: GPUSpec, base: Shape, per: int, widest: int, max_gpus: int, pp_sizes: tuple[int, ...]
+) -> list[Shape]:
+    """``base`` with each pipeline depth that fits: PP only where a stage fills a server (or TP is
+    already as wide as the model takes there), on whole servers or a share of one."""
+    out = []
+    for pp in pp_sizes:
+        s = Shape(base.tp, pp, base.dp, base.ep)
+        if s.gpus > max_gpus or pp > model.num_layers:
+            continue
+        if pp > 1 and s.stage_gpus < per and not (s.dp == 1 and s.tp == widest):
+            continue  # PP inside a server: TP there is the cheaper split
+        if fits_nodes(gpu, s.gpus):
+            out.append(s)
     return out

@@ -389,6 +389,7 @@ def plan(
     dp_sizes: tuple[int, ...] | None = None,
     cross_node_tp: bool = False,
     disaggregate: bool = True,
+    ep_modes: tuple[bool, ...] = (True,),
 ) -> PlanReport:
     """Every shape people deploy on each GPU (kvcalc.engine.deployment.candidate_shapes: TP inside the
     NVLink domain, PP across servers, DP attention with EP for MoE models, on whole servers) up to
@@ -427,7 +428,7 @@ def plan(
         any_fit = False
         reason = ""
         fitting: list[_Replica] = []
-        for shape in candidate_shapes(model, gpu, engine, max_gpus, tp_sizes, pp_sizes, dp_sizes, cross_node_tp):
+        for shape in candidate_shapes(model, gpu, engine, max_gpus, tp_sizes, pp_sizes, dp_sizes, cross_node_tp, ep_modes):
             try:
                 rep = _Replica(model, gpu, shape.tp, shape.pp, traffic, kv, engine, constants, base, shape.dp, shape.ep)
             except KvcalcError as e:

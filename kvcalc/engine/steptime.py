@@ -265,7 +265,8 @@ def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> 
         per = min(size, node.gpus_per_node)
         bw = float(node.scale_out_bytes_per_s) * per * NET_SHARE
         inner = link_of(gpu, group_link_kind(gpu, per), per, c).bytes_per_s if per > 1 else bw
-        return Link(kind, min(bw, inner), c.net_alpha_s if c.net_alpha_s is not None else NET_ALPHA_S)
+        alpha = c.net_alpha_s if c.net_alpha_s is not None else node.scale_out_latency_s or NET_ALPHA_S
+        return Link(kind, min(bw, inner), alpha)
     if kind == "nvlink":
         bw, alpha = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE, NVLINK_ALPHA_S
     else:

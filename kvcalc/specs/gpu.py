@@ -72,6 +72,9 @@ class NodeSpec:
     50 GB/s)."""
     url: Text
     """Where the node shape and network figures come from."""
+    scale_out_latency_s: float | None = None
+    """Latency of one small collective between nodes, seconds (None: kvcalc's default, 47 us
+    measured over 400 Gb/s InfiniBand; RoCE and TCP fabrics run 2 to 3 times that)."""
     notes: str = ""
 
     def __post_init__(self) -> None:
@@ -86,6 +89,9 @@ class NodeSpec:
         if not 1e6 <= float(bw) <= 1e16:
             raise ValueError(f"scale_out_bytes_per_s is {float(bw):.3g}, outside 1 MB/s to 10 PB/s")
         self.scale_out_bytes_per_s = bw
+        v = self.scale_out_latency_s
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1):
+            raise ValueError(f"scale_out_latency_s must be seconds between 0 and 1, got {str(v)[:40]!r}")
 
 
 @dataclass(kw_only=True)
