@@ -1,5 +1,7 @@
 """fit: engine budgets, the KV pool, concurrency, the longest request, and TP/PP sharding."""
 
+from fractions import Fraction
+
 import pytest
 
 from conftest import make_model
@@ -362,3 +364,25 @@ def test_fit_says_what_its_weights_figure_holds(cli):
     d = cli("fit", "--model", "gpt-oss-120b", "--gpu", "h100", "--seq", "4k", "--json").json()
     w = next(a for a in d["assumptions"] if a.startswith("weights:"))
     assert "rotary cos/sin cache" in w and "pads mxfp4" in w and "parameters x weight dtype" not in w
+
+
+def test_a_weight_dtype_flag_means_a_per_role_layout():
+    """--weight-dtype int4 on Llama-3.1-8B (model_specs: embed and LM head 525,336,576 each, attention
+    1,342,177,280, MLP 5,637,144,576, norms 266,240): the linear layers as GPTQ/AWQ int4 (half a byte
+    a weight, an fp16 scale and a 4-bit zero per 128: 2.5 B a group), the embeddings, LM head and norms
+    in bf16 (issue 19: parameters x bits left 1-2 GiB of them out), plus vLLM's rotary cache."""
+    m, h = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    linear = 1_342_177_280 + 5_637_144_576
+    int4 = -(-linear // 2) + -(-linear // 128) * 5 // 2
+    sixteen = 2 * (2 * 525_336_576 + 266_240)
+    rope = 131_072 * 128 * 2
+    r = fit(m, h, FitInputs(seq=8192, weight_dtype="int4"))
+    assert r.weight_bytes == int4 + sixteen + rope
+    # The range's low end: a checkpoint that quantizes the embeddings and LM head as well.
+    w = next(e for e in r.estimates if e.key == "weights")
+    bits = 4 + Fraction(16 + 4, 128)
+    assert w.low == r.weight_bytes - int(2 * 2 * 525_336_576 * (1 - bits / 16))
+    assert any("guesses the checkpoint's layout" in x for x in r.warnings)
+    # mxfp4 (gpt-oss's layout) quantizes only the routed experts.
+    g = fit(resolve_model("gpt-oss-20b"), h, FitInputs(seq=8192, weight_dtype="mxfp4"))
+    assert "the experts alone" in " ".join(g.assumptions)

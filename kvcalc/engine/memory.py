@@ -18,7 +18,7 @@ from typing import Any, Literal
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
-from kvcalc.engine.weights import WeightFormats, rope_cache_bytes, weights
+from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, weights
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
@@ -152,6 +152,13 @@ def weights_estimate(
             "vLLM pads mxfp4 expert matrices to its kernels' tiles (Marlin's, as on an H100; from none with Triton's "
             "kernels to Blackwell's FlashInfer tiles)"
         )
+    if dtype and flag_layout(model, dtype) is not None:
+        # A guessed layout: at the low end the embeddings and LM head are quantized too.
+        from kvcalc.specs.dtypes import weight_bits
+
+        head = w.roles.get("embed", 0) + w.roles.get("lm_head", 0)
+        low -= int(head * (1 - weight_bits(dtype) / 16))
+        why.append(f"a checkpoint that also quantizes the embeddings and LM head would hold {_gib(low)}")
     if model.checkpoint is not None and not dtype:
         why.append(f"read from {model.checkpoint.source}")
     if w.vision_bytes and not (model.checkpoint and model.checkpoint.role_bytes and not dtype):
@@ -160,6 +167,10 @@ def weights_estimate(
         why.append("the vision tower is estimated from vision_config (+-15%)")
     basis: Basis = "computed" if low == high else "estimated"
     return Estimate("weights", best, low, high, basis, "; ".join(why))
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB"
 
 
 def non_torch_estimate(tp: int, pp: int) -> Estimate:
@@ -744,6 +755,12 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     # as kvcalc size says it.
     for w in dict.fromkeys(w for k in model.kinds() if (w := k.tp_warning(inp.tp, fp.alloc))):
         warnings.append(w)
+    if inp.weight_dtype and inp.weights is None and flag_layout(model, inp.weight_dtype) is not None:
+        warnings.append(
+            f"--weight-dtype {inp.weight_dtype} guesses the checkpoint's layout (the linear layers quantized, the "
+            "embeddings, LM head, norms and routers in bf16); the model's own config.json with its "
+            "quantization_config, or --weights, gives the real one"
+        )
     if shape.dp > 1 or shape.ep > 1:
         assumptions.append(
             f"{shape.describe()} ({engine_flags(shape, eng)}): each of the {shape.dp} DP rank{'s' if shape.dp > 1 else ''} "

@@ -60,17 +60,56 @@ class WeightFormats:
     @classmethod
     def of(cls, model: ModelSpec, override: str | None = None) -> WeightFormats:
         if override:
-            return cls(override, override, True)
+            layout = flag_layout(model, override)
+            if layout is None:
+                return cls(override, override, True)
+            return cls("bf16", override, True, layout)
         experts = (model.moe.expert_weight_dtype if model.moe else None) or model.weight_dtype
         return cls(model.weight_dtype, experts, False, model.quantization)
 
     def describe(self) -> str:
+        if self.overridden and self.quantization:
+            q = self.quantization
+            return (
+                f"--weight-dtype {self.experts} laid out as a {q.source}: {', '.join(q.roles)} as {q.method}, the "
+                "embeddings, LM head, norms and routers in bf16 (a guessed layout: the checkpoint's config.json gives "
+                "its own)"
+            )
         if self.overridden:
             return f"every parameter as {self.dense} (--weight-dtype)"
         if self.quantization:
             q = self.quantization
             return f"{', '.join(q.roles)} as {q.method}, the rest {self.dense}"
         return self.dense if self.experts == self.dense else f"{self.dense}, experts {self.experts}"
+
+
+# What a quantized weight format given by flag stores quantized, as the engines' quantization methods
+# lay a checkpoint out: the linear layers (attention projections, MLPs, experts, DeepSeek's replicated
+# down-projections) in the format, the embeddings, LM head, norms and routers in 16 bits
+# (vLLM 0.33: model_executor/layers/quantization/{fp8,gptq,awq,compressed_tensors,modelopt}.py skip
+# VocabParallelEmbedding, ParallelLMHead and the gate unless a config lists them); mxfp4 as OpenAI's
+# gpt-oss checkpoints store it, the routed experts alone (quantization/mxfp4.py quantizes FusedMoE).
+FLAG_LAYOUTS: dict[str, tuple[str, int, str]] = {
+    "fp8": ("fp8-channel", 128, "fp8 checkpoint (a scale per output row)"),
+    "int8": ("int8-channel", 128, "W8A8 int8 checkpoint (a scale per output row)"),
+    "int4": ("gptq", 128, "GPTQ/AWQ int4 checkpoint (group 128)"),
+    "fp4": ("nvfp4", 16, "NVFP4 checkpoint (an fp8 scale per 16)"),
+    "mxfp4": ("mxfp4", 32, "MXFP4 checkpoint (gpt-oss: the experts alone)"),
+}
+LINEAR_ROLES = ("attn", "mlp", "shared_experts", "experts", "replicated")
+
+
+def flag_layout(model: ModelSpec, dtype: str) -> Quantization | None:
+    """The per-role layout a quantized ``--weight-dtype`` stands for (None: a 16- or 32-bit format,
+    every parameter in it)."""
+    from kvcalc.specs.dtypes import normalize_weight_dtype
+
+    key = normalize_weight_dtype(dtype)
+    if key not in FLAG_LAYOUTS:
+        return None
+    method, group, words = FLAG_LAYOUTS[key]
+    roles = ("experts",) if key == "mxfp4" and model.moe else LINEAR_ROLES
+    return Quantization(method=method, roles=list(roles), group_size=group, source=words)
 
 
 def role_bytes(model: ModelSpec, override: str | None = None) -> dict[str, int]:
