@@ -289,3 +289,28 @@ def test_an_unreadable_log_is_named_by_its_file(cli, tmp_path):
     f = tmp_path / "server.log"
     f.write_text("nothing that a start-up prints\n")
     one_line_error(cli("explain-log", str(f)), "nothing recognisable", str(f))
+
+
+def test_ranks_that_print_different_kv_sizes_are_read_at_the_smallest():
+    """vLLM sizes every rank's pool to the smallest (V1: get_kv_cache_configs takes the minimum
+    available memory over the workers; V0: min(num_gpu_blocks) over them), so when two ranks print
+    different figures the smaller one is the pool, whichever comes last (issue 19, cause 5)."""
+    from kvcalc.inputs.logs import parse_startups
+
+    log = (
+        "INFO 01-01 00:00:00 llm_engine.py:100] Initializing an LLM engine (v0.6.3) with config: model='x'\n"
+        "(RayWorkerWrapper pid=2) INFO 01-01 00:00:05 distributed_gpu_executor.py:57] # GPU blocks: 9000, # CPU blocks: 2048\n"
+        "INFO 01-01 00:00:05 distributed_gpu_executor.py:57] # GPU blocks: 8500, # CPU blocks: 2048\n"
+        "(RayWorkerWrapper pid=3) INFO 01-01 00:00:05 distributed_gpu_executor.py:57] # GPU blocks: 8800, # CPU blocks: 2048\n"
+    )
+    f = parse_startups(log)[0]
+    assert f.gpu_blocks == 8500
+    assert f.rank_values["gpu_blocks"] == [9000.0, 8500.0, 8800.0]
+    v1 = (
+        "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1148] GPU KV cache size: 120,000 tokens\n"
+        "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1149] Maximum concurrency for 8,192 tokens per request: 14.65x\n"
+        "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1148] GPU KV cache size: 118,000 tokens\n"
+        "(EngineCore_DP0 pid=1) INFO [kv_cache_utils.py:1149] Maximum concurrency for 8,192 tokens per request: 14.40x\n"
+    )
+    g = parse_startups(v1)[0]
+    assert (g.kv_tokens, g.concurrency) == (118_000, 14.40)

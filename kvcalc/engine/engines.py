@@ -84,6 +84,18 @@ class Engine:
     topk_topp_sampler.py apply_top_k_top_p, 0.11) also the sorted values, int64 indices, two masks
     and the re-scattered logits (2 + 4 + 4 + 8 + 1 + 4 + 1 + 4 = 28); V0's sampler (model_executor/
     layers/sampler.py, 0.6.3) keeps the cumulative sum apart (32)."""
+    sampler_range: tuple[int, int] | None = None
+    """The sampler's bytes per logit from its low to its high end (V1: which sampler runs depends
+    on what is installed and the GPU); None: the V0 range, 0.6x to 1.6x of the whole peak."""
+    sampler_old_gpus: int | None = None
+    """The bytes per logit on GPUs without FlashInfer's sampler (ROCm, NVIDIA before sm_80), where
+    the release picks FlashInfer by compute capability."""
+    penalty_bytes_per_logit: float = 0.0
+    """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
+    as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
+    non_torch_rule: Literal["v0", "v1"] = "v0"
+    """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
+    after its first snapshot (gpu_worker.py)."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -193,6 +205,10 @@ VLLM_033 = Engine(
     null_block=True,
     util_flag="gpu_memory_utilization",
     note=_VLLM_V1_NOTE.format(cg=" - CUDA graphs (estimated, since 0.21)", slack="2 x max_num_batched_tokens in flight"),
+    sampler_bytes_per_logit=10,
+    sampler_range=(6, 16),
+    penalty_bytes_per_logit=4.125,
+    non_torch_rule="v1",
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
@@ -205,6 +221,10 @@ VLLM_021 = replace(
     batched_tokens_default="v1",
     note=_VLLM_V1_NOTE.format(cg=" - CUDA graphs (estimated)", slack="max_num_batched_tokens"),
     aliases=(),
+    sampler_bytes_per_logit=14,
+    sampler_range=(12, 16),
+    sampler_old_gpus=38,
+    penalty_bytes_per_logit=0.0,
 )
 VLLM_015 = replace(
     VLLM_021,
@@ -216,6 +236,9 @@ VLLM_015 = replace(
     cudagraph="after",
     tokens_report="blocks-per-group",
     note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens"),
+    sampler_bytes_per_logit=38,
+    sampler_range=(34, 40),
+    sampler_old_gpus=None,
 )
 VLLM_011 = replace(
     VLLM_015,
@@ -225,6 +248,7 @@ VLLM_011 = replace(
     chunked_as_full=True,
     state_pages="padded",
     sampler_bytes_per_logit=28,
+    sampler_range=(12, 40),
     note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens")
     + "; chunked local attention stored as full attention (hybrid manager off for it)",
 )

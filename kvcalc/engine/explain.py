@@ -389,6 +389,8 @@ def explain(
         settings = [Setting("util", util, "default", x.detail) if x.key == "util" else x for x in settings]
 
     notes: list[Note] = []
+    if facts.rank_values:
+        notes.append(Note("ranks_differ", dict(facts.rank_values)))
     rows: list[Comparison] = []
     if eng.name == "trtllm":
         got = _trt_pool(facts, fp)

@@ -83,6 +83,10 @@ def activation_bytes_per_token(model: ModelSpec, tp: int = 1, act_bytes: int = 2
     return (mlp + 3 * h) * act_bytes
 
 
+PRE_AMPERE = ("t4",)
+"""Catalog GPUs before sm_80, where vLLM 0.21-0.26 runs PyTorch's sampler, not FlashInfer's."""
+
+
 def sampler_bytes(model: ModelSpec, rows: int, per_logit: int = 14) -> int:
     """The sampler's warm-up over ``rows`` requests: ``per_logit`` bytes per vocabulary entry per
     row at its peak (the engine record's figure: 14 with FlashInfer's sampler, 28 to 32 where
@@ -91,22 +95,48 @@ def sampler_bytes(model: ModelSpec, rows: int, per_logit: int = 14) -> int:
 
 
 def activation_estimate(
-    model: ModelSpec, tokens: int, tp: int = 1, rows: int = 256, act_bytes: int = 2, sampler_per_logit: int = 14
+    model: ModelSpec,
+    tokens: int,
+    tp: int = 1,
+    rows: int = 256,
+    act_bytes: int = 2,
+    sampler_per_logit: int = 14,
+    sampler_range: tuple[int, int] | None = None,
 ) -> Estimate:
     """vLLM's profile run: one forward pass over ``tokens`` tokens (max_num_batched_tokens), then
-    the sampler over ``rows`` requests (max_num_seqs); the peak is the larger of the two."""
+    the sampler over ``rows`` requests (max_num_seqs) with the hidden states still alive; the peak
+    is the larger of the two. Logits are gathered whole on every TP rank (V1's logits processor), so
+    the sampler's share does not shrink with TP.
+
+    ``sampler_range``: the sampler's bytes per logit at its low and high ends, and the forward pass
+    0.85x to 1.15x (V1: 17 of 18 public breakdowns inside, vLLM 0.10 to 0.26); without it, V0's
+    0.6x to 1.6x of the whole peak."""
     forward = tokens * activation_bytes_per_token(model, tp, act_bytes)
-    sampler = sampler_bytes(model, min(rows, tokens), sampler_per_logit) + tokens * model.hidden_size * act_bytes
-    best = max(forward, sampler)
+    r = min(rows, tokens)
+    hidden = tokens * model.hidden_size * act_bytes
+
+    def sampler(b: int) -> int:
+        return sampler_bytes(model, r, b) + hidden
+
+    best = max(forward, sampler(sampler_per_logit))
+    if sampler_range is None:
+        low, high, words = best * 6 // 10, best * 8 // 5, "so the range is 0.6x to 1.6x"
+    else:
+        lo_b, hi_b = sampler_range
+        low = max(forward * 85 // 100, sampler(lo_b))
+        high = max(forward * 115 // 100, sampler(hi_b))
+        words = (
+            f"so the range takes the forward pass at 0.85x to 1.15x and the sampler at {lo_b} to {hi_b} B a logit "
+            f"({sampler_per_logit} at best)"
+        )
     return Estimate(
         "activation",
         best,
-        best * 6 // 10,
-        best * 8 // 5,
+        min(low, best),
+        max(high, best),
         "estimated",
-        f"a forward pass over {tokens:,} tokens (max_num_batched_tokens) and the sampler over {min(rows, tokens):,} "
-        "requests; the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, "
-        "so the range is 0.6x to 1.6x",
+        f"a forward pass over {tokens:,} tokens (max_num_batched_tokens) and the sampler over {r:,} "
+        "requests; the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, " + words,
     )
 
 
@@ -171,6 +201,40 @@ def weights_estimate(
 
 def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB"
+
+
+def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, penalty: float) -> Estimate:
+    """vLLM V1's non-torch memory: what grows outside PyTorch's allocator after its first memory
+    snapshot, which it takes once the CUDA context exists and before NCCL starts
+    (v1/worker/gpu_worker.py, 0.10.1): cuBLAS handles and kernel images, and with more than one GPU
+    NCCL's buffers and the custom all-reduce's (2 x 8 MiB a rank), symmetric-memory all-reduce from
+    0.11 (32 to 128 MiB). Public breakdowns: 0.07 to 0.35 GiB on one GPU, 0.1 to 0.75 GiB on several.
+    From 0.27 the profile counts every persistent buffer: the sampler's penalty state,
+    4.125 B per vocabulary entry per max_num_seqs row (v1/worker/gpu/sample/penalties.py, 0.33.0)."""
+    extra = int(penalty * rows * model.vocab_size)
+    why = ""
+    if extra:
+        why = f"; plus the sampler's penalty buffers, {penalty:g} B x {rows:,} rows x {model.vocab_size:,} vocabulary"
+    if tp * pp == 1:
+        return Estimate(
+            "non_torch",
+            80 * MiB + extra,
+            16 * MiB + extra,
+            256 * MiB + extra,
+            "estimated",
+            "cuBLAS handles and kernel images after vLLM's first snapshot; public V1 logs of one GPU show 0.02 to 0.25 GiB" + why,
+        )
+    nvlink = bool(gpu.interconnect_bytes_per_s)
+    best = (512 if nvlink else 160) * MiB
+    return Estimate(
+        "non_torch",
+        best + extra,
+        96 * MiB + extra,
+        768 * MiB + extra,
+        "estimated",
+        "NCCL and all-reduce buffers (custom all-reduce 2 x 8 MiB a rank, symmetric memory 32 to 128 MiB on NVLink) "
+        "and cuBLAS handles; public V1 logs of 2 to 8 GPUs show 0.1 to 0.75 GiB" + why,
+    )
 
 
 def non_torch_estimate(tp: int, pp: int) -> Estimate:
@@ -464,11 +528,23 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     elif inp.activation is not None:
         out["activation"] = _given("activation", inp.activation)
     else:
+        old_gpu = gpu.vendor != "NVIDIA" or gpu.name in PRE_AMPERE
+        per_logit = eng.sampler_old_gpus if eng.sampler_old_gpus and old_gpu else eng.sampler_bytes_per_logit
+        rng = eng.sampler_range
+        if eng.sampler_old_gpus and old_gpu:
+            rng = (34, 40)
         out["activation"] = activation_estimate(
-            model, batched_tokens(model, gpu, inp), inp.tp, num_seqs(gpu, inp), sampler_per_logit=eng.sampler_bytes_per_logit
+            model,
+            batched_tokens(model, gpu, inp),
+            inp.tp,
+            num_seqs(gpu, inp),
+            sampler_per_logit=per_logit,
+            sampler_range=rng,
         )
     if inp.non_torch is not None:
         out["non_torch"] = _given("non_torch", inp.non_torch)
+    elif eng.subtracts_non_torch and eng.non_torch_rule == "v1":
+        out["non_torch"] = non_torch_v1(model, gpu, inp.tp * inp.dp, inp.pp, num_seqs(gpu, inp), eng.penalty_bytes_per_logit)
     elif eng.subtracts_non_torch:
         out["non_torch"] = non_torch_estimate(inp.tp * inp.dp, inp.pp)
     else:

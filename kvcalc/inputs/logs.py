@@ -86,6 +86,9 @@ class LogFacts:
     trt_engine_mib: float | None = None
     lines: dict[str, str] = field(default_factory=dict)
     """The line each fact was read from (fact name -> line)."""
+    rank_values: dict[str, list[float]] = field(default_factory=dict)
+    """Facts that several ranks printed differently within one start-up, each value as printed
+    (the fact itself keeps the minimum, as the engine sizes every rank to the smallest)."""
 
     @property
     def has_result(self) -> bool:
@@ -343,6 +346,12 @@ def _scan(data: bytes, end: int) -> Iterator[str]:
 
 # Facts kept from their first line (a model named twice, the version printed by every worker).
 _FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp")
+# Facts each rank may print within one start-up: the engine sizes every rank's pool to the smallest
+# (vLLM V1: the KV cache config is taken at the minimum available memory over the workers,
+# vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.33.0; V0: the executor takes
+# min(num_gpu_blocks) over its workers, vllm/executor/ray_distributed_executor.py; SGLang
+# min-reduces the free memory over ranks), so the smallest is the figure the engine uses.
+_MIN_OVER_RANKS = ("kv_tokens", "gpu_blocks", "available_kv_gib", "max_total_num_tokens")
 
 
 def _read(f: LogFacts, line: str) -> None:
@@ -354,8 +363,11 @@ def _read(f: LogFacts, line: str) -> None:
             continue
         try:
             if kind == "conc":
+                c = _num(m.group(2))
+                if f.concurrency is not None and c >= f.concurrency:
+                    continue
                 f.concurrency_len = int(_num(m.group(1)))
-                f.concurrency = _num(m.group(2))
+                f.concurrency = c
                 f.lines["concurrency"] = line.strip()
             elif kind in ("kv", "kv_mla"):
                 if m.group(1) and f.kv_cache_dtype is None:
@@ -379,6 +391,13 @@ def _read(f: LogFacts, line: str) -> None:
                 val: object = raw if kind == "str" else int(_num(raw)) if kind == "int" else _num(raw)
                 if kind == "int" and isinstance(val, int) and val < 0:
                     continue
+                old = getattr(f, fact)
+                if fact in _MIN_OVER_RANKS and isinstance(old, (int, float)) and isinstance(val, (int, float)):
+                    if old != val:
+                        seen = f.rank_values.setdefault(fact, [float(old)])
+                        seen.append(float(val))
+                    if val >= old:
+                        continue
                 setattr(f, fact, val)
                 f.lines[fact] = line.strip()
         except (ValueError, OverflowError):

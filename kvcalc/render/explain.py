@@ -122,6 +122,11 @@ def _note(n: Any) -> str:
             f"CUDA graphs took {v['bytes'] / GiB:.2f} GiB after the KV cache was sized: they came out of the "
             "1 - gpu_memory_utilization headroom, not the KV pool"
         )
+    if k == "ranks_differ":
+        return "; ".join(
+            f"ranks printed {', '.join(f'{x:,.6g}' for x in vals)} for {name}: the engine uses the smallest, {min(vals):,.6g}"
+            for name, vals in v.items()
+        )
     if k == "min_over_ranks":
         return (
             f"{v['ranks']} ranks: vLLM sizes every rank's cache to the smallest rank's; a breakdown printed by one rank "
