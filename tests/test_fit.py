@@ -90,8 +90,9 @@ def test_sglang_and_trtllm_budgets():
     # CUDA-graph batch 256, reserved 512 + 1.5 x 8,192 + 1 x 1 / 8 x 1,024 + 2 x 256 MiB.
     frac = round((81920 - (512 + 1.5 * 8192 + 1024 / 8 + 2 * 256)) / 81920, 3)
     assert frac == 0.836 and s.util == frac
-    # The pool: mem_fraction_static x total - weights - non-torch; activations live in the headroom.
-    assert s.kv_pool_bytes == 80 * GiB * 836 // 1000 - 16 * GiB - 1 * GiB
+    # The pool: mem_fraction_static x what is free at start-up (the total less the 1 GiB in use before the
+    # weights, given as --non-torch) - weights; activations live in the headroom (issue 19, cause 3).
+    assert s.kv_pool_bytes == (80 * GiB - 1 * GiB) * 836 // 1000 - 16 * GiB
     assert s.kv_pool_tokens == s.kv_pool_bytes // (2 * 32 * 8 * 128 * 2)
     t = fit(m, A100, FitInputs(engine="trtllm", **common))
     # TensorRT-LLM: free_gpu_memory_fraction of what is free after weights, activations, non-torch;
@@ -408,3 +409,24 @@ def test_small_batch_v1_reserves_what_its_profile_run_holds():
     # The range: the forward pass 0.85x to 1.15x, the sampler 12 to 16 B a logit.
     assert est["activation"].low == 256 * 152_064 * 12 + 2048 * 3584 * 2
     assert est["activation"].high == 256 * 152_064 * 16 + 2048 * 3584 * 2
+
+
+def test_sglang_budgets_a_fraction_of_the_memory_free_at_start_up():
+    """Issue 19, cause 3: SGLang's pool is mem_fraction_static x the memory free after distributed
+    init, before the weights (kv_cache_configurator.py, 0.5.23), less the weights; no non-torch
+    reserve besides. sglang#18263 (Qwen3-30B-A3B on an MI355X-class GPU, mem_fraction_static 0.911)
+    logs 230.20 GB available after 56.98 GB of weights, so 287.18 GB free before them (SGLang's GB
+    is GiB), and prints 204.63 GB of KV budget: 0.911 x 287.18 - 56.98 = 204.64."""
+    m, g = resolve_model("qwen3-30b-a3b"), resolve_gpu("mi355x")
+    inp = FitInputs(seq=4096, engine="sglang", util=0.911, gpu_free=int(287.18 * GiB), weights=int(56.98 * GiB))
+    r = fit(m, g, inp)
+    want = int(Fraction("0.911") * int(287.18 * GiB)) - int(56.98 * GiB)
+    assert r.kv_pool_bytes == want
+    assert abs(r.kv_pool_bytes / GiB - 204.63) < 0.02
+    # Without the start-up figure the estimate takes the device total less what start-up holds.
+    est = fit(m, g, FitInputs(seq=4096, engine="sglang", util=0.911))
+    line = next(b for b in est.budget if b.key == "non_torch")
+    assert line.label == "- in use at start-up" and 0.4 * GiB < line.bytes < 0.8 * GiB
+    # vLLM does not take it: a warning says so.
+    v = fit(m, resolve_gpu("h100"), FitInputs(seq=4096, gpu_free=70 * GiB))
+    assert any("--gpu-free is SGLang's budget" in w for w in v.warnings)

@@ -25,6 +25,14 @@ def fit(
         Optional[str],
         typer.Option("--gpu-memory", metavar="<size>", help="The runtime's total device memory, e.g. 79.19GiB or 85031714816."),
     ] = None,
+    gpu_free: Annotated[
+        Optional[str],
+        typer.Option(
+            "--gpu-free",
+            metavar="<size>",
+            help="SGLang: memory free at start-up, before the weights ('Load weight begin. avail mem'), e.g. 78.1GiB.",
+        ),
+    ] = None,
     weights: Annotated[
         Optional[str],
         typer.Option("--weights", metavar="<size>", help="Measured weight memory per GPU (vLLM: 'Model loading took X GiB')."),
@@ -77,6 +85,7 @@ def fit(
         kv_dtype=opt.kv(kv_dtype),
         weight_dtype=opt.weight_dtype(weight_dtype),
         gpu_memory=opt.size(gpu_memory, "--gpu-memory", positive=True),
+        gpu_free=opt.size(gpu_free, "--gpu-free", positive=True),
         weights=opt.size(weights, "--weights"),
         activation=opt.size(activation, "--activation"),
         non_torch=opt.size(non_torch, "--non-torch"),

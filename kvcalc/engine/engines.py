@@ -28,8 +28,10 @@ class Engine:
     releases: str
     """The releases these rules hold for, in words."""
     label: str
-    budget: Literal["util_of_total", "fraction_of_free", "all"]
-    """util_of_total: util x device total, then subtract (vLLM, SGLang).
+    budget: Literal["util_of_total", "fraction_of_free", "util_of_start_free", "all"]
+    """util_of_total: util x device total, then subtract (vLLM).
+    util_of_start_free: util x the memory free at start-up, before the weights, then subtract the
+    weights (SGLang).
     fraction_of_free: util x (what is free after weights, activations, non-torch) (TensorRT-LLM).
     all: everything left (transformers, plain)."""
     default_util: float | None
@@ -285,7 +287,7 @@ ENGINE_LIST: list[Engine] = [
         "0.5",
         "0.5.x; rules read from 0.5.23",
         "SGLang 0.5",
-        "util_of_total",
+        "util_of_start_free",
         None,
         None,
         "full",
@@ -294,8 +296,9 @@ ENGINE_LIST: list[Engine] = [
         swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
         mem_fraction_rule="sglang-0.5",
         util_flag="mem_fraction_static",
-        note="KV pool = mem_fraction_static x runtime total - weights - non-torch (activations and CUDA graphs live in "
-        "the rest); mem_fraction_static derived from GPU memory, TP and PP; token-granular pool; sliding layers hold "
+        note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
+        "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
+        "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP and PP; token-granular pool; sliding layers hold "
         "every token unless the architecture is on SGLang's hybrid-SWA allowlist (then a full pool plus a sliding "
         "pool of 0.8 its size)",
         aliases=("sglang", "sglang@current", "sglang@latest"),
@@ -305,14 +308,15 @@ ENGINE_LIST: list[Engine] = [
         "0.4",
         "0.3 and 0.4; rules read from 0.4.6.post5",
         "SGLang 0.4",
-        "util_of_total",
+        "util_of_start_free",
         None,
         None,
         "full",
         subtracts_activation=False,
         mem_fraction_rule="sglang-0.4",
         util_flag="mem_fraction_static",
-        note="KV pool = mem_fraction_static x runtime total - weights - non-torch; mem_fraction_static from a table by "
+        note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
+        "profile_max_num_token); mem_fraction_static from a table by "
         "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
         "96 GiB; every layer holds every token (no sliding pool)",
     ),
@@ -447,6 +451,7 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
     "budget": {
         "util_of_total": "util x device total, less the measured reserves",
         "fraction_of_free": "util x what is free after weights and reserves",
+        "util_of_start_free": "util x the memory free at start-up, less the weights",
         "all": "everything left after the weights",
     },
     "util_rounding": {"ceil": "rounded up", "float": "as a float, truncated", "fraction": "exact, floored"},

@@ -237,6 +237,32 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
     )
 
 
+def start_up_estimate(tp: int, pp: int) -> Estimate:
+    """SGLang: what the device holds before the weights load, which its budget leaves out of the
+    memory it takes mem_fraction_static of (the CUDA context, and with more than one GPU NCCL's
+    communicators and the custom all-reduce's buffers): about 0.6 GiB on one GPU, 1.3 on several
+    (SGLang's logs: the device total against 'Load weight begin. avail mem')."""
+    if tp * pp == 1:
+        return Estimate(
+            "non_torch",
+            600 * MiB,
+            450 * MiB,
+            768 * MiB,
+            "estimated",
+            "in use before the weights (the CUDA context); pass --gpu-free with SGLang's 'Load weight begin. avail mem' "
+            "figure for the exact budget",
+        )
+    return Estimate(
+        "non_torch",
+        1331 * MiB,
+        920 * MiB,
+        1843 * MiB,
+        "estimated",
+        "in use before the weights (the CUDA context, NCCL communicators, custom all-reduce buffers); pass --gpu-free "
+        "with SGLang's 'Load weight begin. avail mem' figure for the exact budget",
+    )
+
+
 def non_torch_estimate(tp: int, pp: int) -> Estimate:
     """Memory outside PyTorch's allocator that the engine counts: cuBLAS and cuDNN workspaces, and
     with more than one GPU NCCL's and the custom all-reduce's buffers."""
@@ -371,6 +397,9 @@ class FitInputs:
     max_model_len: int | None = None
     """The engine's max_model_len (what it reports concurrency and tokens for); default: seq."""
     max_num_seqs: int | None = None
+    gpu_free: int | None = None
+    """Memory free at start-up, before the weights load (SGLang: 'Load weight begin. avail mem');
+    what SGLang's budget takes its fraction of."""
 
     def __post_init__(self) -> None:
         # The Python API may pass names; parse them once, here.
@@ -506,7 +535,10 @@ def num_seqs(gpu: GPUSpec, inp: FitInputs) -> int:
 def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Estimate]:
     eng = inp.engine
     out: dict[str, Estimate] = {}
-    out["total"] = _given("total", inp.gpu_memory) if inp.gpu_memory is not None else runtime_total(gpu)
+    if inp.gpu_free is not None and eng.budget == "util_of_start_free":
+        out["total"] = _given("total", inp.gpu_free)
+    else:
+        out["total"] = _given("total", inp.gpu_memory) if inp.gpu_memory is not None else runtime_total(gpu)
     if inp.weights is not None:
         out["weights"] = _given("weights", inp.weights)
     else:
@@ -543,6 +575,10 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         )
     if inp.non_torch is not None:
         out["non_torch"] = _given("non_torch", inp.non_torch)
+    elif eng.budget == "util_of_start_free":
+        out["non_torch"] = (
+            Estimate("non_torch", 0, 0, 0, "none") if inp.gpu_free is not None else start_up_estimate(inp.tp * inp.dp, inp.pp)
+        )
     elif eng.subtracts_non_torch and eng.non_torch_rule == "v1":
         out["non_torch"] = non_torch_v1(model, gpu, inp.tp * inp.dp, inp.pp, num_seqs(gpu, inp), eng.penalty_bytes_per_logit)
     elif eng.subtracts_non_torch:
@@ -579,6 +615,9 @@ def _pool(eng: Engine, util: float | None, total: int, w: int, act: int, nt: int
         else:
             usable = int(Fraction(str(util)) * total)
         return int(usable - w - act - nt - cg)
+    if eng.budget == "util_of_start_free":
+        assert util is not None
+        return int(Fraction(str(util)) * (total - nt)) - w - act - cg
     free = total - w - act - nt - cg
     if eng.budget == "fraction_of_free":
         assert util is not None
@@ -613,6 +652,8 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
     for e in (act, nt, cg):
         if e.basis == "estimated":
             flag = {"activation": "--activation", "non_torch": "--non-torch", "cudagraph": "--cudagraph"}[e.key]
+            if e.key == "non_torch" and eng.budget == "util_of_start_free":
+                flag = "--gpu-free (or --non-torch)"
             assumptions.append(f"{e.key.replace('_', '-')}: {e.reason}; pass {flag} to use the measured figure")
     if util_basis == "derived":
         assumptions.append(f"{eng.util_flag} {util:g}: SGLang's default for this GPU's memory at tp {inp.tp}, pp {inp.pp}")
@@ -622,7 +663,18 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
             return BudgetLine(key, label, e.best, basis=e.basis)
         return BudgetLine(key, label, e.best, e.low, e.high, e.basis)
 
-    lines = [line(total, "total", "device memory")]
+    start = eng.budget == "util_of_start_free"
+    given_free = start and inp.gpu_free is not None
+    lines = [
+        line(total, "start_free" if given_free else "total", "free at start-up (--gpu-free)" if given_free else "device memory")
+    ]
+    if start:
+        free = total.best - nt.best
+        if nt.basis != "none":
+            lines.append(line(nt, "non_torch", "- in use at start-up"))
+            lines.append(BudgetLine("start_free", "= free at start-up", free, basis="estimated" if not nt.exact else total.basis))
+        usable = int(Fraction(str(util)) * free)
+        lines.append(BudgetLine("usable", f"x util {util:g}", usable, basis="computed"))
     if eng.budget == "util_of_total":
         usable = _usable(eng, util, total.best)
         lo_u, hi_u = _usable(eng, util, total.low), _usable(eng, util, total.high)
@@ -634,7 +686,7 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
     lines.append(line(w, "weights", "- weights"))
     if act.basis != "none":
         lines.append(line(act, "activation", "- activation peak"))
-    if nt.basis != "none":
+    if nt.basis != "none" and not start:
         lines.append(line(nt, "non_torch", "- non-torch"))
     if cg.basis != "none":
         lines.append(line(cg, "cudagraph", "- CUDA graphs"))
@@ -831,6 +883,11 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     # as kvcalc size says it.
     for w in dict.fromkeys(w for k in model.kinds() if (w := k.tp_warning(inp.tp, fp.alloc))):
         warnings.append(w)
+    if inp.gpu_free is not None and eng.budget != "util_of_start_free":
+        warnings.append(
+            f"--gpu-free is SGLang's budget (a fraction of the memory free at start-up); {eng.title} budgets the device "
+            "total: pass --gpu-memory instead"
+        )
     if inp.weight_dtype and inp.weights is None and flag_layout(model, inp.weight_dtype) is not None:
         warnings.append(
             f"--weight-dtype {inp.weight_dtype} guesses the checkpoint's layout (the linear layers quantized, the "

@@ -612,6 +612,9 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
     util_needed = None
     if eng.budget == "util_of_total":
         util_needed = (fixed + need) / here.gpu_memory_bytes
+    elif eng.budget == "util_of_start_free":
+        start = next((line.bytes for line in here.budget if line.key == "start_free"), here.gpu_memory_bytes)
+        util_needed = (here.weight_bytes + need) / start if start > 0 else None
     elif eng.budget == "fraction_of_free":
         free = here.gpu_memory_bytes - fixed
         util_needed = need / free if free > 0 else None
