@@ -314,3 +314,43 @@ def test_ranks_that_print_different_kv_sizes_are_read_at_the_smallest():
     )
     g = parse_startups(v1)[0]
     assert (g.kv_tokens, g.concurrency) == (118_000, 14.40)
+
+
+def test_tensorrt_llm_1x_lines_are_read_and_the_dry_run_is_not_the_pool():
+    """Issue 19, cause 5: TensorRT-LLM 1.x's weights line, the GiB on its KV allocation line, its
+    profile's peak and device-total line, and its first 'Allocated' line being the estimation's dry
+    run (sized to max_num_tokens), not the pool."""
+    from pathlib import Path
+
+    from kvcalc.inputs.logs import parse_startups
+
+    logs = Path(__file__).resolve().parent / "logs"
+    f = parse_startups((logs / "trtllm-1.1-gb10-gpt-oss-120b.log").read_text())[0]
+    assert (f.engine, f.version, f.weights_gib) == ("trtllm", "1.1.0rc3", 63.52)
+    assert f.trt_allocations == [(0.56, 8224), (5.95, 86720)]
+    assert (f.trt_kv_gib, f.trt_tokens) == (5.95, 86720)  # the last line: the pool
+    assert (f.trt_peak_gib, f.trt_total_gib, f.trt_tmp_kv_gib, f.trt_kv_per_token) == (113.65, 119.70, 0.56, 73728)
+    # The pool from the log's own terms: 0.9 x (119.70 - 113.65 + 0.56) = 5.949 GiB, as allocated.
+    assert abs(f.trt_fraction * (119.70 - 113.65 + 0.56) - 5.95) < 0.005
+    g = parse_startups((logs / "trtllm-pr15734-h200.log").read_text())[0]
+    assert (g.trt_kv_gib, g.trt_tokens, g.trt_kv_per_token) == (81.90, 536768, 163840)
+    assert abs(0.9 * (139.80 - 69.42 + 20.62) - 81.90) < 0.005
+    # AutoDeploy's placeholder manager allocates 0.00 GiB for millions of tokens: not a pool.
+    h = parse_startups(
+        "[TensorRT-LLM] TensorRT LLM version: 1.2.0rc5\n"
+        "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 0.00 GiB for max tokens in paged KV cache (3958272).\n"
+        "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 12.50 GiB for max tokens in paged KV cache (100000).\n"
+    )[0]
+    assert h.trt_allocations == [(12.5, 100000)] and h.version == "1.2.0rc5"
+
+
+def test_explain_log_says_which_tensorrt_llm_line_is_the_dry_run(cli):
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parent / "logs" / "trtllm-1.1-gb10-gpt-oss-120b.log"
+    r = cli("explain-log", str(log), "--model", "gpt-oss-120b", "--gpu", "h200", "--json")
+    d = r.json()["startups"][0]
+    rows = {x["key"]: x for x in d["rows"]}
+    assert abs(rows["trt_kv_gib"]["from_log_error"]) < 0.002
+    assert abs(rows["trt_tokens"]["from_log_error"]) < 0.002
+    assert any(n["key"] == "trt_dry_run" for n in d["notes"])

@@ -283,6 +283,13 @@ def _sglang_pool(facts: LogFacts, util: float, per_token: int) -> tuple[int, str
 
 
 def _trt_pool(facts: LogFacts, fp: KVFootprint) -> tuple[int, str, dict[str, float] | None] | None:
+    if facts.trt_peak_gib is not None and facts.trt_total_gib is not None and facts.trt_fraction is not None:
+        # TensorRT-LLM 1.x (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator): the fraction of what
+        # the profile left free, with the dry run's KV added back: fraction x (total - peak + dry-run KV).
+        free = facts.trt_total_gib - facts.trt_peak_gib + (facts.trt_tmp_kv_gib or 0.0)
+        pool = int(facts.trt_fraction * free * GiB)
+        parts = {"total": facts.trt_total_gib, "peak": facts.trt_peak_gib, "tmp": facts.trt_tmp_kv_gib or 0.0}
+        return pool, "trt_components", parts | {"fraction": facts.trt_fraction}
     if facts.trt_kv_bytes is not None:
         return facts.trt_kv_bytes, "trt_bytes", None
     if facts.trt_tokens is not None:
@@ -516,15 +523,36 @@ def explain(
             )
         notes.append(Note("sglang_gb_is_gib"))
     else:
+        if facts.trt_kv_gib is not None:
+            rows.append(
+                _row(
+                    "trt_kv_gib",
+                    "bytes",
+                    facts.trt_kv_gib * GiB,
+                    from_log.kv_pool_bytes if from_log and basis == "trt_components" else None,
+                    est.kv_pool_bytes,
+                )
+            )
+        if len(facts.trt_allocations) > 1:
+            gib, tok = facts.trt_allocations[0]
+            notes.append(Note("trt_dry_run", {"gib": gib, "tokens": tok, "lines": len(facts.trt_allocations)}))
+        elif facts.trt_allocations and facts.trt_peak_gib is None:
+            notes.append(Note("trt_maybe_dry_run", {"tokens": facts.trt_allocations[0][1]}))
         if facts.trt_kv_bytes is not None:
             rows.append(_row("trt_kv_bytes", "bytes", facts.trt_kv_bytes, None, est.kv_pool_bytes, taken=True))
         if facts.trt_tokens is not None:
+            tokens_from_log = cap.tokens if cap else None
+            if from_log is not None and facts.trt_kv_per_token and fp.alloc.block_size:
+                # TensorRT-LLM 1.x counts tokens as the pool over its logged bytes per token (every layer),
+                # rounded up to whole blocks (KvCacheCreator).
+                bs = fp.alloc.block_size
+                tokens_from_log = -(-(from_log.kv_pool_bytes // facts.trt_kv_per_token) // bs) * bs
             rows.append(
                 _row(
                     "trt_tokens",
                     "tokens",
                     facts.trt_tokens,
-                    cap.tokens if cap else None,
+                    tokens_from_log,
                     est.kv_pool_tokens,
                     taken=basis == "tokens",
                 )

@@ -21,7 +21,7 @@ from typing import BinaryIO
 from kvcalc.errors import KvcalcError
 
 GiB = 2**30
-NUM = r"(-?[0-9][0-9,]{0,30}(?:\.[0-9]{1,12})?)"
+NUM = r"(-?[0-9][0-9,]{0,30}(?:\.[0-9]{1,20})?)"
 
 
 def _num(s: str) -> float:
@@ -84,6 +84,19 @@ class LogFacts:
     trt_tokens: int | None = None
     trt_kv_bytes: int | None = None
     trt_engine_mib: float | None = None
+    trt_kv_gib: float | None = None
+    """The GiB on TensorRT-LLM's last '[MemUsageChange] Allocated X GiB for max tokens' line (the pool)."""
+    trt_allocations: list[tuple[float, int]] = field(default_factory=list)
+    """Every such line, (GiB, tokens), in order: the first of two is the estimation's dry run."""
+    trt_peak_gib: float | None = None
+    """'Peak memory during memory usage profiling (torch + non-torch)'."""
+    trt_available_kv_gib: float | None = None
+    trt_fraction: float | None = None
+    trt_kv_per_token: int | None = None
+    trt_total_gib: float | None = None
+    """'device total memory' on the peak line (TensorRT-LLM's free/total reading)."""
+    trt_tmp_kv_gib: float | None = None
+    """The dry run's KV memory, which the real pool's budget adds back."""
     lines: dict[str, str] = field(default_factory=dict)
     """The line each fact was read from (fact name -> line)."""
     rank_values: dict[str, list[float]] = field(default_factory=dict)
@@ -268,12 +281,40 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ),
     ("kv_size_mla", "#tokens: ", re.compile(_SGL_KV + r", KV size: " + NUM + r" GB"), "kv_mla", "SGLang"),
     ("trt_tokens", "tokens in paged KV cache", re.compile(r"Using " + NUM + r" tokens in paged KV cache"), "int", "TensorRT-LLM"),
+    ("version", "LLM version:", re.compile(r"TensorRT[- ]LLM version:\s*([0-9][^\s,]{0,30})"), "str", "TensorRT-LLM"),
     (
-        "trt_tokens",
+        "weights_gib",
+        "Memory used after loading model weights (inside torch)",
+        re.compile(r"Memory used after loading model weights \(inside torch\) in memory usage profiling: " + NUM + r"\s*GiB"),
+        "float",
+        "TensorRT-LLM 1.x",
+    ),
+    (
+        "trt_alloc",
         "for max tokens in paged KV cache",
-        re.compile(r"for max tokens in paged KV cache \(" + NUM + r"\)"),
-        "int",
-        "TensorRT-LLM",
+        re.compile(r"Allocated " + NUM + r" GiB for max tokens in paged KV cache \(" + NUM + r"\)"),
+        "trt_alloc",
+        "TensorRT-LLM 1.x",
+    ),
+    (
+        "trt_peak",
+        "Peak memory during memory usage profiling",
+        re.compile(
+            r"Peak memory during memory usage profiling \(torch \+ non-torch\): " + NUM + r" GiB, available KV cache memory "
+            r"when calculating max tokens: "
+            + NUM
+            + r" GiB, fraction is set "
+            + NUM
+            + r", kv size (?:per token )?is "
+            + NUM
+            + r"(?: bytes/token)?\. device total memory "
+            + NUM
+            + r" GiB, (?:, tmp kv_mem|temporary kv cache memory during profiling) "
+            + NUM
+            + r" GiB"
+        ),
+        "trt_peak",
+        "TensorRT-LLM 1.x",
     ),
     ("trt_kv_bytes", "bytes for k/v cache", re.compile(r"Allocate " + NUM + r" bytes for k/v cache"), "int", "TensorRT-LLM"),
     (
@@ -378,6 +419,18 @@ def _read(f: LogFacts, line: str) -> None:
                 else:
                     f.kv_size_gib = _num(m.group(3))
                 f.lines["kv_sizes"] = line.strip()
+            elif kind == "trt_alloc":
+                gib, tokens = _num(m.group(1)), int(_num(m.group(2)))
+                if gib <= 0:
+                    continue  # AutoDeploy's placeholder cache manager, not a pool
+                f.trt_allocations.append((gib, tokens))
+                f.trt_kv_gib, f.trt_tokens = gib, tokens
+                f.lines["trt_tokens"] = line.strip()
+            elif kind == "trt_peak":
+                f.trt_peak_gib, f.trt_available_kv_gib, f.trt_fraction = (_num(m.group(i)) for i in (1, 2, 3))
+                f.trt_kv_per_token = int(_num(m.group(4)))
+                f.trt_total_gib, f.trt_tmp_kv_gib = _num(m.group(5)), _num(m.group(6))
+                f.lines["trt_peak"] = line.strip()
             elif kind == "needed":
                 f.needed_kv_gib, f.available_kv_gib = _num(m.group(1)), _num(m.group(2))
                 f.lines["needed_kv_gib"] = line.strip()
@@ -411,7 +464,7 @@ def _read(f: LogFacts, line: str) -> None:
 
 
 def _finish(f: LogFacts) -> LogFacts:
-    if f.trt_tokens is not None or f.trt_kv_bytes is not None:
+    if f.trt_tokens is not None or f.trt_kv_bytes is not None or f.trt_peak_gib is not None:
         f.engine = "trtllm"
     elif any(x is not None for x in (f.max_total_num_tokens, f.avail_after_load_gib, f.k_size_gib, f.kv_size_gib)):
         f.engine = "sglang"

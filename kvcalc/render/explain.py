@@ -25,6 +25,7 @@ LABELS = {
     "kv_bytes_per_token": "KV bytes per token (all layers)",
     "max_total_num_tokens": "max_total_num_tokens",
     "trt_kv_bytes": "KV cache allocated",
+    "trt_kv_gib": "KV cache allocated (GiB line)",
     "trt_tokens": "tokens in paged KV cache",
 }
 
@@ -36,6 +37,7 @@ BASIS = {
     "tokens": "the log's token count",
     "kv_sizes": "the K and V sizes the log allocated",
     "trt_bytes": "the bytes the log allocated",
+    "trt_components": "the log's profile peak, device total and fraction",
 }
 
 
@@ -59,6 +61,7 @@ def _reason(row: Any, r: Any) -> str:
         "kv_bytes_per_token": "(K size + V size) / #tokens from the log, against kvcalc's per-token bytes",
         "max_total_num_tokens": "KV pool / bytes per token (SGLang pages are single tokens)",
         "trt_kv_bytes": "free_gpu_memory_fraction x memory free after loading",
+        "trt_kv_gib": "free_gpu_memory_fraction x (device total - profile peak + the dry run's KV), the log's own terms",
         "trt_tokens": f"bytes / ({bs}-token blocks x {per})",
     }.get(row.key, "")
 
@@ -121,6 +124,16 @@ def _note(n: Any) -> str:
         return (
             f"CUDA graphs took {v['bytes'] / GiB:.2f} GiB after the KV cache was sized: they came out of the "
             "1 - gpu_memory_utilization headroom, not the KV pool"
+        )
+    if k == "trt_dry_run":
+        return (
+            f"the first of the log's {v['lines']} 'Allocated ... for max tokens' lines ({v['gib']:g} GiB, {v['tokens']:,} "
+            "tokens) is TensorRT-LLM's estimation dry run, sized to max_num_tokens; the last is the pool"
+        )
+    if k == "trt_maybe_dry_run":
+        return (
+            f"the log's one 'Allocated ... for max tokens' line ({v['tokens']:,} tokens) comes without the profile's "
+            "peak line: if the excerpt stops early it may be the estimation dry run, not the pool"
         )
     if k == "ranks_differ":
         return "; ".join(
