@@ -39,6 +39,8 @@ def evaluate(case: dict[str, Any]) -> dict[str, Any]:
         engine=case.get("engine"),
         tp=case.get("tp"),
         pp=case.get("pp"),
+        dp=case.get("dp", 1),
+        ep=case.get("ep", 1),
         util=case.get("util"),
         max_model_len=case.get("max_model_len"),
         kv_dtype=case.get("kv_dtype"),

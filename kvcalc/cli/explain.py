@@ -105,6 +105,13 @@ def explain_log(
     pp: Annotated[
         Optional[str], typer.Option("--pp", metavar="<n>", help="Pipeline-parallel size, where the log does not say.")
     ] = None,
+    dp: Annotated[
+        Optional[str],
+        typer.Option(
+            "--dp", metavar="<n>", help="Data-parallel attention ranks (each its own pool), where the log does not say."
+        ),
+    ] = None,
+    ep: Annotated[Optional[str], typer.Option("--ep", metavar="<n>", help="Expert-parallel size: 1 or DP x TP.")] = None,
     util: opt.Util = None,
     seq: Annotated[
         Optional[str],
@@ -143,6 +150,8 @@ def explain_log(
         engine=opt.engine(engine).key if engine else None,
         tp=opt.parallel(tp, "--tp") if tp else None,
         pp=opt.parallel(pp, "--pp") if pp else None,
+        dp=opt.parallel(dp, "--dp") if dp else 1,
+        ep=opt.parallel(ep, "--ep") if ep else 1,
         util=opt.fraction(util, "--util"),
         max_model_len=opt.tokens(seq, "--seq") if seq else None,
         kv_dtype=opt.kv(kv_dtype).name if kv_dtype else None,

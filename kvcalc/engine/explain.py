@@ -38,6 +38,9 @@ class Given:
     engine: str | None = None
     tp: int | None = None
     pp: int | None = None
+    dp: int = 1
+    """Data-parallel attention ranks (the pool is one rank's)."""
+    ep: int = 1
     util: float | None = None
     max_model_len: int | None = None
     kv_dtype: str | None = None
@@ -379,6 +382,8 @@ def explain(
         engine=eng,
         tp=tp,
         pp=pp,
+        dp=given.dp,
+        ep=given.ep,
         kv_dtype=kv,
         weight_dtype=given.weight_dtype,
         gpu_memory=total,

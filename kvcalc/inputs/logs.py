@@ -99,6 +99,8 @@ class LogFacts:
     """The dry run's KV memory, which the real pool's budget adds back."""
     lines: dict[str, str] = field(default_factory=dict)
     """The line each fact was read from (fact name -> line)."""
+    rank_of: dict[str, int] = field(default_factory=dict)
+    """The worker rank a per-rank fact was kept from (its line's 'rank=N'; 0 when unnamed)."""
     rank_values: dict[str, list[float]] = field(default_factory=dict)
     """Facts that several ranks printed differently within one start-up, each value as printed
     (the fact itself keeps the minimum, as the engine sizes every rank to the smallest)."""
@@ -392,7 +394,20 @@ _FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp")
 # vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.33.0; V0: the executor takes
 # min(num_gpu_blocks) over its workers, vllm/executor/ray_distributed_executor.py; SGLang
 # min-reduces the free memory over ranks), so the smallest is the figure the engine uses.
-_MIN_OVER_RANKS = ("kv_tokens", "gpu_blocks", "available_kv_gib", "max_total_num_tokens")
+_MIN_OVER_RANKS = ("kv_tokens", "gpu_blocks", "max_total_num_tokens")
+# Facts each rank prints that are not comparable across pipeline stages (each stage holds its own
+# layers, so vLLM takes the minimum of the blocks they give, not of the bytes): the first rank's is
+# kept, the others recorded (vllm#20665: stage 0's 12.13 GiB over 14 layers binds, not stage 1's 11.33
+# over 13).
+_FIRST_OF_RANKS = ("available_kv_gib",)
+
+
+_RANK = re.compile(r"\brank=(\d{1,6})")
+
+
+def _rank(line: str) -> int:
+    m = _RANK.search(line)
+    return int(m.group(1)) if m else 0
 
 
 def _read(f: LogFacts, line: str) -> None:
@@ -445,12 +460,22 @@ def _read(f: LogFacts, line: str) -> None:
                 if kind == "int" and isinstance(val, int) and val < 0:
                     continue
                 old = getattr(f, fact)
-                if fact in _MIN_OVER_RANKS and isinstance(old, (int, float)) and isinstance(val, (int, float)):
-                    if old != val:
+                ranked = fact in _MIN_OVER_RANKS or fact in _FIRST_OF_RANKS
+                if ranked and isinstance(old, (int, float)) and isinstance(val, (int, float)):
+                    if old != val or fact in f.rank_values:
                         seen = f.rank_values.setdefault(fact, [float(old)])
                         seen.append(float(val))
-                    if val >= old:
+                    rank = _rank(line)
+                    if fact in _FIRST_OF_RANKS:
+                        # Keep the lowest rank's: the first pipeline stage holds the embedding and
+                        # its own layers, the stage whose blocks bind in vllm#20665.
+                        if rank >= f.rank_of.get(fact, 0):
+                            continue
+                        f.rank_of[fact] = rank
+                    elif val >= old:
                         continue
+                elif ranked:
+                    f.rank_of[fact] = _rank(line)
                 setattr(f, fact, val)
                 f.lines[fact] = line.strip()
         except (ValueError, OverflowError):

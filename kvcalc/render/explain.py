@@ -137,7 +137,12 @@ def _note(n: Any) -> str:
         )
     if k == "ranks_differ":
         return "; ".join(
-            f"ranks printed {', '.join(f'{x:,.6g}' for x in vals)} for {name}: the engine uses the smallest, {min(vals):,.6g}"
+            f"ranks printed {', '.join(f'{x:,.6g}' for x in vals)} for {name}: "
+            + (
+                f"each pipeline stage's is its own layers' (vLLM takes the fewest blocks they give); the first, {vals[0]:,.6g}, is read"
+                if name == "available_kv_gib"
+                else f"the engine uses the smallest, {min(vals):,.6g}"
+            )
             for name, vals in v.items()
         )
     if k == "min_over_ranks":
