@@ -100,6 +100,9 @@ class PoolFigures:
     concurrency: float
     basis: str
     """Where the pool came from: components, available, blocks, tokens, kv_sizes, trt_bytes, estimate."""
+    kv_pool_low: int | None = None
+    """The estimate's pool at the end of every range that hurts (None: exact or from the log)."""
+    kv_pool_high: int | None = None
 
 
 @dataclass(frozen=True)
@@ -418,7 +421,16 @@ def explain(
         from_log = PoolFigures(pool, cap.blocks, cap.tokens, cap.concurrency, basis)
         if parts is not None and basis == "components":
             notes.append(Note("components_" + eng.name, parts))
-    estimate = PoolFigures(est.kv_pool_bytes, est.kv_pool_blocks, est.kv_pool_tokens, est.concurrency, "estimate")
+    pool_line = next((b for b in est.budget if b.key == "pool"), None)
+    estimate = PoolFigures(
+        est.kv_pool_bytes,
+        est.kv_pool_blocks,
+        est.kv_pool_tokens,
+        est.concurrency,
+        "estimate",
+        pool_line.low if pool_line is not None else None,
+        pool_line.high if pool_line is not None else None,
+    )
     basis = from_log.basis if from_log else ""
 
     def est_line(key: str) -> int | None:

@@ -573,6 +573,17 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             sampler_per_logit=per_logit,
             sampler_range=rng,
         )
+        if model.vision_params and eng.non_torch_rule == "v1":
+            # vLLM V1 also profiles the vision encoder on dummy images of the largest size, their
+            # embeddings alive through the text pass (v1/worker/gpu_model_runner.py profile_run and
+            # v1/worker/utils.py, 0.11.0): 2.6 GiB for Qwen3-VL at its default 2,048-token budget;
+            # --skip-mm-profiling removes it. Not modelled from the vision config: the range's high end.
+            a = out["activation"]
+            out["activation"] = dataclasses.replace(
+                a,
+                high=a.high + 3 * GiB,
+                reason=a.reason + "; up to 3 GiB more for the vision encoder's profile on dummy images (not modelled)",
+            )
     if inp.non_torch is not None:
         out["non_torch"] = _given("non_torch", inp.non_torch)
     elif eng.budget == "util_of_start_free":
