@@ -306,3 +306,41 @@ def test_what_import_assumed_stays_with_the_spec(cli, tmp_path):
     d = cli("size", "--model", str(spec), "--seq", "4k", "--json").json()
     joined = " ".join(d["warnings"])
     assert "unknown model_type 'weirdlm'" in joined and "head_dim missing" in joined
+
+
+def test_a_hugging_face_id_reads_the_local_hub_cache(tmp_path, monkeypatch, cli):
+    """--model org/name finds a config.json the Hugging Face hub cache already holds (issue 20),
+    the snapshot refs/main names; nothing is fetched."""
+    import json
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parent / "configs"
+    cfg = next(iter(sorted(src.glob("*.json"))), None) if src.is_dir() else None
+    config = (
+        json.loads(cfg.read_text())
+        if cfg
+        else {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 16,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "vocab_size": 128256,
+            "max_position_embeddings": 131072,
+            "torch_dtype": "bfloat16",
+        }
+    )
+    root = tmp_path / "hub" / "models--acme--tiny-llama"
+    (root / "refs").mkdir(parents=True)
+    (root / "refs" / "main").write_text("abc123")
+    snap = root / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps(config))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    r = cli("size", "--model", "acme/tiny-llama", "--seq", "1k", "--json")
+    assert r.code == 0, r.err
+    # Not in the cache: the offline message, exit 2.
+    miss = cli("size", "--model", "acme/other-model", "--seq", "1k")
+    assert miss.code == 2 and "works offline" in miss.err

@@ -155,6 +155,9 @@ def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool 
         )
     near = suggest(kind, ref)
     if kind == "model" and ref.count("/") == 1 and not ref.startswith((".", "/", "~")):
+        cached = hf_cached_config(ref)
+        if cached is not None and files_allowed:
+            return load_spec_file(kind, cached)
         # A Hugging Face id kvcalc does not know: it works offline, so it needs the config.json.
         accepted = (
             f"kvcalc works offline: download its config.json (huggingface-cli download {ref[:80]} config.json "
@@ -163,6 +166,32 @@ def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool 
         raise KvcalcError(f"{ref[:80]!r} is not in kvcalc's catalog", where, accepted)
     accepted = ("did you mean " + ", ".join(near) + "?") if near else f"see 'kvcalc {kind}s' for the catalog"
     raise KvcalcError(f"unknown {kind} {ref[:80]!r}", where, accepted + (" (or give a spec file's path)"))
+
+
+def hf_cached_config(repo_id: str) -> Path | None:
+    """The config.json of ``org/name`` in the local Hugging Face hub cache, if it was downloaded:
+    $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub; the snapshot refs/main names,
+    else the most recently written one. Nothing is fetched."""
+    import os
+
+    org, _, name = repo_id.partition("/")
+    if not org or not name or any(c in repo_id for c in ("..", "\\", "\0")):
+        return None
+    hub = os.environ.get("HF_HUB_CACHE") or (
+        str(Path(os.environ["HF_HOME"]) / "hub")
+        if os.environ.get("HF_HOME")
+        else str(Path.home() / ".cache" / "huggingface" / "hub")
+    )
+    root = Path(hub).expanduser() / f"models--{org}--{name}"
+    try:
+        ref = (root / "refs" / "main").read_text(encoding="utf-8").strip()
+        snap = root / "snapshots" / ref / "config.json"
+        if ref and snap.is_file():
+            return snap
+        found = sorted((p for p in (root / "snapshots").glob("*/config.json") if p.is_file()), key=lambda p: p.stat().st_mtime)
+    except (OSError, ValueError):
+        return None
+    return found[-1] if found else None
 
 
 def suggest(kind: Kind, ref: str, n: int = 3) -> list[str]:
