@@ -197,3 +197,25 @@ def test_simulate_figures_stay_whole_at_80_columns(cli, monkeypatch):
         ):
             assert figure in text, (run["policy"], figure)
         assert sum(line.split()[0] == run["policy"] for line in text.splitlines() if line.split()) >= 2
+
+
+def test_deployment_figures_stay_whole_at_80_columns(cli, monkeypatch):
+    """Issue 18's tables at 80 columns: every deployment's GPUs, shape, TPOT and TTFT from the JSON
+    appear whole in the text, and plan --throughput's rates and tokens per GPU."""
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ("plan", "--model", "deepseek-v3", "--gpus", "h100-sxm", "--kv-dtype", "fp8", "--users", "64", "--prompt", "31k")
+    args += ("--output", "1k")
+    text = cli(*args).out
+    d = cli(*args, "--json").json()
+    rows = [line for line in text.splitlines() if line.strip()[:1].isdigit()]
+    for dep in d["ranked"]:
+        want = (f"{dep['gpus']:,}", f"{dep['tpot_s'] * 1e3:,.1f}")
+        assert any(all(w in line.split() for w in want) for line in rows), dep["shape"]
+    t_args = ("plan", "--model", "qwen3-32b", "--gpus", "h200", "--max-gpus", "8", "--throughput", "--prompt", "4000")
+    t_args += ("--output", "1000", "--ttft", "2s", "--tpot", "30ms")
+    t_text = cli(*t_args).out
+    t = cli(*t_args, "--json").json()
+    for mode in ("aggregated", "disaggregated"):
+        c = t[mode]
+        for figure in (f"{c['rate_per_s']:,.2f}", f"{c['output_tokens_per_s_per_gpu']:,.1f}"):
+            assert figure in t_text.split(), (mode, figure)
