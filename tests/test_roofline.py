@@ -236,3 +236,21 @@ def test_kvcalc_toml_paths_are_from_its_folder_and_unknown_keys_refused(cli, tmp
     # A key kvcalc does not read is refused, with the closest one.
     (tmp_path / "kvcalc.toml").write_text('modle = "llama2-7b"\n')
     one_line_error(cli("roofline"), "unknown key 'modle'", "did you mean model?")
+
+
+def test_kvcalc_toml_sets_engine_kv_dtype_tp_util_and_block_size(cli, tmp_path, monkeypatch):
+    # Issue 20: the options a team fixes once. A flag on the command line wins; the command names
+    # what it took from the file; a value of the wrong type is refused in one line.
+    (tmp_path / "kvcalc.toml").write_text(
+        'model = "llama3.1-70b"\ngpu = "h100"\nengine = "sglang"\nkv_dtype = "fp8"\ntp = 4\nutil = 0.8\nblock_size = 32\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    d = cli("fit", "--seq", "8k", "--json").json()
+    assert (d["tp"], d["kv_dtype"], d["engine"], d["util"]) == (4, "fp8", "sglang@0.5", 0.8)
+    assert "tp 4" in d["inputs"]["options"] and d["inputs"]["options_from"].endswith("kvcalc.toml")
+    text = cli("fit", "--seq", "8k").out
+    assert "tp 4" in " ".join(text.split()) and "(default; from" in text
+    over = cli("fit", "--seq", "8k", "--tp", "8", "--engine", "vllm", "--json").json()
+    assert (over["tp"], over["engine"], over["kv_dtype"]) == (8, "vllm@0.33", "fp8")
+    (tmp_path / "kvcalc.toml").write_text('tp = "four"\n')
+    one_line_error(cli("fit", "--seq", "8k"), "tp must be a whole number", "kvcalc.toml")

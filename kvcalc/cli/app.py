@@ -210,6 +210,7 @@ def emit(report: Any, origin: dict[str, str] | None = None, as_json: bool = Fals
         old = getattr(report, "warnings", None)
         if dataclasses.is_dataclass(report) and not isinstance(report, type) and isinstance(old, list):
             report = dataclasses.replace(report, warnings=[*notes, *old])
+    origin = _with_file_options(origin)
     if _collector is not None:
         _collector.append((report, origin))
         return report
@@ -217,6 +218,29 @@ def emit(report: Any, origin: dict[str, str] | None = None, as_json: bool = Fals
 
     show(report, origin, as_json, **options)
     return report
+
+
+def _with_file_options(origin: dict[str, str] | None) -> dict[str, str] | None:
+    """Name the options the command took from kvcalc.toml (click's default_map), as the model and
+    GPU taken by default are named."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is None or not ctx.default_map:
+        return origin
+    used = [
+        f"{k.replace('_', '-')} {ctx.default_map[k]}"
+        for k in ctx.default_map
+        if ctx.get_parameter_source(k) == ParameterSource.DEFAULT_MAP
+    ]
+    if not used:
+        return origin
+    from kvcalc.cli.defaults import option_defaults
+
+    out = dict(origin or {})
+    out["options"], out["options_from"] = ", ".join(used), option_defaults()[1]
+    return out
 
 
 class Collect:
@@ -271,6 +295,18 @@ def _usage_line(e: Any) -> str:
     return KvcalcError(msg.rstrip("."), cmd, f"see '{cmd} --help'").line()
 
 
+def _default_map(args: list[str]) -> dict[str, dict[str, str]] | None:
+    """kvcalc.toml's engine, kv_dtype, tp, util and block_size for the command being run (click's
+    default_map: a flag on the command line wins)."""
+    from kvcalc.cli.defaults import option_defaults
+
+    cmd = next((a for a in args if not a.startswith("-")), None)
+    if cmd is None or cmd in ("schema", "models", "gpus", "engines", "show", "import", "check"):
+        return None
+    values, _ = option_defaults()
+    return {cmd: values} if values else None
+
+
 def main(argv: list[str] | None = None) -> int:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
@@ -278,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = list(argv if argv is not None else sys.argv[1:])
     try:
-        rv = root().main(args=args, prog_name="kvcalc", standalone_mode=False)
+        rv = root().main(args=args, prog_name="kvcalc", standalone_mode=False, default_map=_default_map(args))
     except KvcalcError as e:
         return fail(e.line())
     except NoArgsIsHelpError as e:

@@ -12,7 +12,10 @@ from kvcalc import files
 from kvcalc.errors import KvcalcError
 
 BUILTIN = {"model": "llama3.1-8b", "gpu": "h100-sxm"}
-ACCEPTED = "UTF-8 TOML with model, gpu and calibration keys (kvcalc.toml, or [tool.kvcalc] in pyproject.toml)"
+ACCEPTED = (
+    "UTF-8 TOML with model, gpu, calibration, engine, kv_dtype, tp, util and block_size keys (kvcalc.toml, or "
+    "[tool.kvcalc] in pyproject.toml)"
+)
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -27,7 +30,15 @@ def _toml(path: Path) -> dict[str, Any]:
         raise KvcalcError(f"cannot read defaults: {e}", str(path), ACCEPTED) from None
 
 
-KEYS = ("model", "gpu", "calibration")
+OPTION_KEYS: dict[str, tuple[type, ...]] = {
+    "engine": (str,),
+    "kv_dtype": (str,),
+    "tp": (int,),
+    "util": (int, float),
+    "block_size": (int,),
+}
+"""Options every command that has them takes from kvcalc.toml when the command line leaves them out."""
+KEYS = ("model", "gpu", "calibration", *OPTION_KEYS)
 """What kvcalc.toml (or [tool.kvcalc]) may set."""
 
 
@@ -112,3 +123,29 @@ def default_path(key: str) -> str | None:
         raise KvcalcError(f"{key} must be a path", where, f"{key} = 'path/to/file'")
     base = Path(where.split(" [", 1)[0]).parent
     return str(base / v) if not Path(v).is_absolute() else v
+
+
+def option_defaults() -> tuple[dict[str, str], str]:
+    """The command options kvcalc.toml sets (engine, kv_dtype, tp, util, block_size), as the text a
+    user would type, and the file they come from; a flag on the command line wins. $KVCALC_* are
+    not read for these."""
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return {}, ""
+    found = _from_files(cwd)
+    if not found:
+        return {}, ""
+    doc, where = found
+    out: dict[str, str] = {}
+    for key, types in OPTION_KEYS.items():
+        if key not in doc:
+            continue
+        v = doc[key]
+        if isinstance(v, bool) or not isinstance(v, types) or (isinstance(v, str) and not 0 < len(v) <= 200):
+            words = {"engine": "a name such as 'vllm@0.11'", "kv_dtype": "a name such as 'fp8'"}.get(
+                key, "a number" if key == "util" else "a whole number"
+            )
+            raise KvcalcError(f"{key} must be {words}, got {str(v)[:40]!r}", where, f"{key} = {words.split(' such as ')[-1]}")
+        out[key] = str(v)
+    return out, where

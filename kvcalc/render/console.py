@@ -71,6 +71,8 @@ def origin_line(c: Any, origin: dict[str, str] | None) -> None:
         src = origin.get(f"{kind}_from")
         if src:
             parts.append(f"{kind}: {origin.get(kind, '?')} (default; from {src})")
+    if origin.get("options_from"):
+        parts.append(f"{origin['options']} (default; from {origin['options_from']})")
     if parts:
         c.print("; ".join(parts), markup=False, style="dim")
 
