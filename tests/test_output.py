@@ -219,3 +219,26 @@ def test_deployment_figures_stay_whole_at_80_columns(cli, monkeypatch):
         c = t[mode]
         for figure in (f"{c['rate_per_s']:,.2f}", f"{c['output_tokens_per_s_per_gpu']:,.1f}"):
             assert figure in t_text.split(), (mode, figure)
+
+
+def test_models_and_priced_plans_keep_figures_whole_at_80_columns(cli, monkeypatch):
+    """Issue 20: `models` split 10,485,760 over two lines and `plan --price` cropped 1,534 to 1,53:
+    every name and figure of the JSON appears whole, on its row."""
+    monkeypatch.setenv("COLUMNS", "80")
+    text = cli("models").out
+    rows = {line.split()[0]: line for line in text.splitlines() if line.split()}
+    for m in cli("models", "--json").json()["models"]:
+        assert m["name"] in rows, m["name"]
+        assert f"{m['max_position_embeddings']:,}" in rows[m["name"]].split(), m["name"]
+    args = ("plan", "--model", "llama3.1-70b", "--gpus", "h100,h200,b200,mi300x", "--rate", "26", "--prompt", "1000")
+    args += ("--output", "200", "--tpot", "50ms", "--ttft", "1s", "--closed-form")
+    args += ("--price", "h100=2.5,h200=3.6,b200=5,mi300x=2")
+    text = cli(*args).out
+    d = cli(*args, "--json").json()
+    lines = [line.split() for line in text.splitlines()]
+    for dep in d["ranked"]:
+        want = {f"{dep['gpus']:,}", dep["gpu"], f"{dep['capacity_per_replica']:,}", f"{dep['cost_per_hour']:,.2f}"}
+        assert any(want <= set(words) for words in lines), dep
+        share = dep["use"].get(dep["binding"])
+        if share is not None and share <= 1:
+            assert any(f"{share:.0%}" in words for words in lines), dep["binding"]

@@ -23,6 +23,11 @@ def _source(c: Any, url: str) -> None:
         c.print(url, markup=False, soft_wrap=True)
 
 
+def _params(n: int) -> str:
+    """Parameters in billions, or trillions from 1,000 billion (the column stays narrow)."""
+    return f"{n / 1e9:.1f}B" if n < 999.95e9 else f"{n / 1e12:.2f}T"
+
+
 def render_models(r: Any) -> None:
     c = console()
     t = table(
@@ -31,21 +36,27 @@ def render_models(r: Any) -> None:
         ("params", "right"),
         ("active", "right"),
         ("layers", "left"),
-        ("KV/token bf16", "right"),
+        ("KV/token", "right"),
         ("context", "right"),
     )
-    t.columns[0].no_wrap = True  # names stay whole; the layers column wraps instead
+    # Names and figures stay whole; the layers column wraps instead, at its words.
+    for i in (0, 1, 2, 4, 5):
+        t.columns[i].no_wrap = True
+    t.columns[3].min_width = 10
+    t.columns[3].max_width = 12
     for m in r.models:
         t.add_row(
             m.name,
-            f"{m.params_total / 1e9:,.1f}B",
-            f"{m.params_active / 1e9:,.1f}B" if m.is_moe else "",
+            _params(m.params_total),
+            _params(m.params_active) if m.is_moe else "",
             m.kinds_text,
-            fmt_iec(m.kv_bytes_per_token_bf16),
+            fmt_iec(m.kv_bytes_per_token_bf16, 1),
             f"{m.max_position_embeddings:,}",
         )
     c.print(t)
-    c.print("[dim]params in billions (10^9); KV/token: bytes one token adds across all attention layers, in KiB/MiB.[/dim]")
+    c.print(
+        "[dim]params in billions (10^9) or trillions (10^12); KV/token: bytes one token adds across all attention layers in bf16, in KiB/MiB.[/dim]"
+    )
 
 
 def render_gpus(r: Any) -> None:

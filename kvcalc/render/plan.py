@@ -60,8 +60,8 @@ def render(r: Any) -> None:
                 ("shape", "left"),
                 ("in flight", "right"),
                 ("holds", "right"),
-                ("TPOT ms", "right"),
-                ("TTFT ms", "right"),
+                ("TPOT", "right"),
+                ("TTFT", "right"),
             ]
             + ([("$/h", "right")] if priced else [])
             + [("binding", "left")]
@@ -148,7 +148,7 @@ def render(r: Any) -> None:
     notes(c, "Not considered", [f"{k}: {v}" for k, v in r.skipped.items()], "")
     notes(c, "Assumptions", r.assumptions)
     c.print(
-        "[dim]shape: DP attention ranks, TP, EP, PP and replicas (x2); P/D: prefill and decode pools; in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
+        "[dim]TPOT and TTFT in ms; shape: DP attention ranks, TP, EP, PP and replicas (x2); P/D: prefill and decode pools; in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
         "the replica count, or with one replica the constraint nearest its limit (share of it); vs closed: the "
         "simulation's mean TPOT against the closed form's. ms = 10^-3 s.[/dim]"
     )
