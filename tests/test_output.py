@@ -242,3 +242,50 @@ def test_models_and_priced_plans_keep_figures_whole_at_80_columns(cli, monkeypat
         share = dep["use"].get(dep["binding"])
         if share is not None and share <= 1:
             assert any(f"{share:.0%}" in words for words in lines), dep["binding"]
+
+
+def _rows(text: str) -> list[list[str]]:
+    return [line.split() for line in text.splitlines() if line.split()]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("size", "--model", "gemma3-27b", "--seq", "128k", "--engine", "vllm"),
+        ("fit", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "8k"),
+        ("tiers", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "32k", "--rate", "2"),
+        ("paging", "--model", "llama3.1-8b", "--gpu", "h100", "--lengths", "lognormal:median=600,sigma=1.0", "--max-len", "8k"),
+        ("gpus",),
+    ],
+    ids=lambda c: c[0],
+)
+def test_every_commands_figures_stay_whole_at_80_columns(cli, monkeypatch, cmd):
+    """Issue 20: per command, the figures its JSON holds appear whole in its 80-column text, each on
+    the row that names it (not just lines of at most 80 characters, which cropping passes)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    text = cli(*cmd).out
+    d = cli(*cmd, "--json").json()
+    rows = _rows(text)
+    flat = " ".join(text.split())
+
+    def on_a_row(*words: str) -> bool:
+        return any(all(w in r for w in words) for r in rows)
+
+    if cmd[0] == "size":
+        for lay in d["layers"]:
+            assert on_a_row(f"{lay['layers']}", f"{lay['bytes_per_request']:,}"), lay["name"]
+        assert f"{d['kv_bytes_per_request']:,} B" in flat
+    elif cmd[0] == "fit":
+        for line in d["budget"]:
+            assert f"{line['bytes']:,}" in flat, line["label"]
+        assert f"{d['kv_pool_tokens']:,} tokens" in flat and f"{d['max_concurrency']} requests" in flat
+    elif cmd[0] == "tiers":
+        for t in d["tiers"]:
+            assert on_a_row(t["tier"].split()[0], f"{t['requests']:,}"), t["tier"]
+        assert f"{d['disaggregation']['bytes_per_request']:,} B" in flat
+    elif cmd[0] == "paging":
+        for name, p in d["policies"].items():
+            assert on_a_row(name, f"{p['utilization']:.1%}", f"{p['mean_concurrency']:.1f}"), name
+    elif cmd[0] == "gpus":
+        for g in d["gpus"]:
+            assert on_a_row(g["name"], f"{g['memory_bytes'] // 10**9}"), g["name"]
