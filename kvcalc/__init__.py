@@ -39,6 +39,8 @@ _LAZY = {
     "plan": ("kvcalc.engine.plan", "plan"),
     "Traffic": ("kvcalc.engine.plan", "Traffic"),
     "SLO": ("kvcalc.engine.plan", "SLO"),
+    "max_throughput": ("kvcalc.engine.plan", "max_throughput"),
+    "Shape": ("kvcalc.engine.deployment", "Shape"),
     "explain": ("kvcalc.engine.explain", "explain"),
     "parse_log": ("kvcalc.inputs.logs", "parse_startups"),
     "decode_bound": ("kvcalc.engine.roofline", "decode_bound"),
@@ -62,6 +64,7 @@ __all__ = [
     "KvcalcError",
     "ModelSpec",
     "SLO",
+    "Shape",
     "SimSettings",
     "SizeReport",
     "StepConstants",
@@ -78,6 +81,7 @@ __all__ = [
     "load_engine",
     "load_gpu",
     "load_model",
+    "max_throughput",
     "parse_bench",
     "parse_log",
     "parse_policies",
@@ -98,6 +102,7 @@ if TYPE_CHECKING:
     # What the lazy names below are, for type checkers (mypy, pyright): the real types, not Any.
     from kvcalc.engine.alloc import Allocation as Allocation
     from kvcalc.engine.calibrate import calibrate as calibrate
+    from kvcalc.engine.deployment import Shape as Shape
     from kvcalc.engine.engines import ENGINES as ENGINES, engine as load_engine
     from kvcalc.engine.explain import explain as explain
     from kvcalc.engine.kv import (
@@ -107,7 +112,13 @@ if TYPE_CHECKING:
         request_bytes as request_bytes,
     )
     from kvcalc.engine.memory import FitInputs as FitInputs, FitReport as FitReport, fit as fit
-    from kvcalc.engine.plan import SLO as SLO, Traffic as Traffic, plan as plan, reverse as reverse
+    from kvcalc.engine.plan import (
+        SLO as SLO,
+        Traffic as Traffic,
+        max_throughput as max_throughput,
+        plan as plan,
+        reverse as reverse,
+    )
     from kvcalc.engine.roofline import decode_bound as decode_bound, decode_grid as decode_grid, roofline as roofline
     from kvcalc.engine.simulate import (
         SimSettings as SimSettings,

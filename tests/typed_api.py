@@ -23,3 +23,12 @@ def step_ms(model_name: str, gpu_name: str) -> float:
 
 def runs(text: str) -> int:
     return len(kvcalc.parse_bench(text, "pasted"))
+
+
+def deployments() -> float:
+    """Issue 18's library calls, typed: a shape, a fit with DP attention, the most 8 GPUs carry."""
+    s: kvcalc.Shape = kvcalc.Shape(tp=1, dp=8, ep=8)
+    m, g = kvcalc.load_model("qwen3-30b-a3b"), kvcalc.load_gpu("h100")
+    r: kvcalc.FitReport = kvcalc.fit(m, g, kvcalc.FitInputs(seq=4096, tp=s.tp, dp=s.dp, ep=s.ep))
+    t = kvcalc.max_throughput(m, g, 8, 1000, 200, kvcalc.SLO(1.0, 0.05), kvcalc.kv_dtype("bf16"), kvcalc.load_engine("vllm"))
+    return float(r.max_concurrency_total) + t.aggregated.output_tokens_per_s_per_gpu
