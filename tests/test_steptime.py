@@ -206,46 +206,11 @@ def test_the_documented_json_keys_are_printed(cli, tmp_path):
     assert {"constants", "ranked_by"} <= d.keys() and {"tpot_mean_s", "closed_form_tpot_s"} <= d["verified"][0].keys()
     f = cli("fit", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--dp", "4", "--ep", "4", "--seq", "4k", "--json").json()
     assert {"dp", "ep", "max_concurrency", "max_concurrency_total"} <= f.keys()
-    q = cli(
-        "plan",
-        "--model",
-        "llama3.1-70b",
-        "--gpus",
-        "h100",
-        "--rate",
-        "4",
-        "--prompt",
-        "2000",
-        "--output",
-        "500",
-        "--ttft",
-        "1s",
-        "--tpot",
-        "30ms",
-        "--closed-form",
-        "--json",
-    ).json()
+    load = ("--prompt", "2000", "--output", "500", "--ttft", "1s", "--tpot", "30ms", "--json")
+    q = cli("plan", "--model", "llama3.1-70b", "--gpus", "h100", "--rate", "4", "--closed-form", *load).json()
     keys = {"dp", "ep", "shape", "engine_flags", "placement", "mode", "prefill_pool", "decode_pool", "kv_transfer_s", "why"}
     assert "disaggregation" in q and all(keys <= d.keys() for d in q["ranked"])
-    t = cli(
-        "plan",
-        "--model",
-        "llama3.1-70b",
-        "--gpus",
-        "h100",
-        "--max-gpus",
-        "8",
-        "--throughput",
-        "--prompt",
-        "2000",
-        "--output",
-        "500",
-        "--ttft",
-        "1s",
-        "--tpot",
-        "30ms",
-        "--json",
-    ).json()
+    t = cli("plan", "--model", "llama3.1-70b", "--gpus", "h100", "--max-gpus", "8", "--throughput", *load).json()
     assert {"aggregated", "disaggregated", "winner", "why"} <= t.keys()
     assert {"deployment", "rate_per_s", "output_tokens_per_s_per_gpu"} <= t["aggregated"].keys()
     raw = Path(__file__).resolve().parent / "serving" / "raw"

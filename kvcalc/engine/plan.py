@@ -886,6 +886,63 @@ def _decode_tpot(rep: _Replica, rate: float, out: int) -> tuple[float, float] | 
     return t, n
 
 
+def _pools_deployment(
+    gpu: GPUSpec,
+    engine: Engine,
+    pr: _Replica,
+    dr: _Replica,
+    x: int,
+    y: int,
+    gpus: int,
+    tpot: float,
+    n: float,
+    ttft: float,
+    transfer: float,
+    use: dict[str, float],
+    price: float | None,
+    binding: str,
+    why: str,
+) -> Deployment:
+    """A disaggregated deployment: x prefill instances of ``pr``'s shape beside y decode instances
+    of ``dr``'s, on ``gpus`` GPUs."""
+    _, _, what = _kv_link(gpu, pr, gpus)
+    return Deployment(
+        gpu=gpu.name,
+        tp=dr.tp,
+        pp=dr.pp,
+        replicas=y,
+        gpus=gpus,
+        cost_per_hour=price * gpus if price is not None else None,
+        in_flight_per_replica=n,
+        capacity_per_replica=dr.capacity,
+        tpot_s=tpot,
+        ttft_s=ttft,
+        step_bound_by=dr.sm.step(max(math.ceil(n / dr.lanes), 1), dr.ctx).bound_by,
+        memory_share=n / dr.capacity,
+        binding=binding,
+        use={k: round(v, 6) for k, v in use.items()},
+        feasible=True,
+        dp=dr.dp,
+        ep=dr.ep,
+        shape=f"{x} x ({pr.shape.describe()}) prefill + {y} x ({dr.shape.describe()}) decode",
+        engine_flags=f"prefill: {engine_flags(pr.shape, engine)}; decode: {engine_flags(dr.shape, engine)}",
+        placement=f"prefill {x} x {pr.shape.gpus} GPUs, decode {y} x {dr.shape.gpus} GPUs; KV over {what}",
+        mode="disaggregated",
+        prefill_pool=f"{x} x {pr.shape.describe()}",
+        decode_pool=f"{y} x {dr.shape.describe()}",
+        kv_transfer_s=transfer,
+        why=why.format(what=what),
+    )
+
+
+def _pool_shapes(reps: list[_Replica], prompt: int) -> tuple[list[_Replica], list[_Replica]]:
+    """The four shapes that prefill a prompt fastest for their GPUs (PP 1), and the four that decode
+    most for theirs: the disaggregated search is a product of the two."""
+    pre = sorted((r for r in reps if r.pp == 1), key=lambda r: r.sm.prefill_s(prompt, r.budget) * r.shape.gpus / r.dp)
+    dec = sorted(reps, key=lambda r: r.sm.step(min(r.capacity, r.max_seqs * r.lanes), r.ctx).t_step_s * r.shape.gpus)
+    return pre[:4], dec[:4]
+
+
 def _disaggregated(
     model: ModelSpec,
     gpu: GPUSpec,
@@ -912,11 +969,7 @@ def _disaggregated(
     out_tokens = max(traffic.output, 1)
     prompt = traffic.prompt_tail or traffic.prompt
     # The shapes that prefill and decode best for their GPUs (at most four of each: the search is a product).
-    pre_reps = sorted(
-        (r for r in reps if r.pp == 1),
-        key=lambda r: r.sm.prefill_s(traffic.prompt, r.budget) * r.shape.gpus / max(r.shape.dp, 1),
-    )[:4]
-    dec_reps = sorted(reps, key=lambda r: r.sm.step(min(r.capacity, r.max_seqs * r.lanes), r.ctx).t_step_s * r.shape.gpus)[:4]
+    pre_reps, dec_reps = _pool_shapes(reps, traffic.prompt)
     shipped = disaggregation(model, gpu, prompt, 1.0, kv).bytes_per_request
     found: list[Deployment] = []
     for pr in pre_reps:
@@ -973,39 +1026,12 @@ def _disaggregated(
             use = {"memory": n / dr.capacity, "TTFT": ttft / slo.ttft_s if slo.ttft_s else 0.0}
             if slo.tpot_s:
                 use["TPOT"] = tpot / slo.tpot_s
-            _, _, what = _kv_link(gpu, pr, gpus)
-            found.append(
-                Deployment(
-                    gpu=gpu.name,
-                    tp=dr.tp,
-                    pp=dr.pp,
-                    replicas=y,
-                    gpus=gpus,
-                    cost_per_hour=price * gpus if price is not None else None,
-                    in_flight_per_replica=n,
-                    capacity_per_replica=dr.capacity,
-                    tpot_s=tpot,
-                    ttft_s=ttft,
-                    step_bound_by=dr.sm.step(max(math.ceil(n / dr.lanes), 1), dr.ctx).bound_by,
-                    memory_share=n / dr.capacity,
-                    binding=max(use, key=lambda k: use[k]),
-                    use={k: round(v, 6) for k, v in use.items()},
-                    feasible=True,
-                    dp=dr.dp,
-                    ep=dr.ep,
-                    shape=f"{x} x ({pr.shape.describe()}) prefill + {y} x ({dr.shape.describe()}) decode",
-                    engine_flags=f"prefill: {engine_flags(pr.shape, engine)}; decode: {engine_flags(dr.shape, engine)}",
-                    placement=f"prefill {x} x {pr.shape.gpus} GPUs, decode {y} x {dr.shape.gpus} GPUs; KV over {what}",
-                    mode="disaggregated",
-                    prefill_pool=f"{x} x {pr.shape.describe()}",
-                    decode_pool=f"{y} x {dr.shape.describe()}",
-                    kv_transfer_s=transfer,
-                    why=(
-                        f"prefill on its own GPUs: decode steps carry no prompt chunks, and the prompt's "
-                        f"{shipped:,} B of KV cross {what} in {transfer * 1e3:,.1f} ms"
-                    ),
-                )
+            why = (
+                f"prefill on its own GPUs: decode steps carry no prompt chunks, and the prompt's {shipped:,} B of KV "
+                f"cross {{what}} in {transfer * 1e3:,.1f} ms"
             )
+            binding = max(use, key=lambda k: use[k])
+            found.append(_pools_deployment(gpu, engine, pr, dr, x, y, gpus, tpot, n, ttft, transfer, use, price, binding, why))
     found.sort(key=lambda d: (d.gpus, d.tpot_s))
     return found[:keep]
 
@@ -1104,8 +1130,7 @@ def max_throughput(
             best_agg = (rate * out_t / d.gpus, d)
     # Disaggregated: the best pair of shapes, split over the GPUs.
     best_dis: tuple[float, Deployment] | None = None
-    pre_reps = sorted((r for r in reps if r.pp == 1), key=lambda r: r.sm.prefill_s(prompt, r.budget) * r.shape.gpus / r.dp)[:4]
-    dec_reps = sorted(reps, key=lambda r: r.sm.step(min(r.capacity, r.max_seqs * r.lanes), r.ctx).t_step_s * r.shape.gpus)[:4]
+    pre_reps, dec_reps = _pool_shapes(reps, prompt)
     from kvcalc.engine.tiers import disaggregation
 
     shipped = disaggregation(model, gpu, prompt, 1.0, kv).bytes_per_request
@@ -1150,36 +1175,25 @@ def max_throughput(
                 ttft = base_ttft + transfer + 1.5 * got[0]
                 use = {"TPOT": got[0] / slo.tpot_s if slo.tpot_s else 0.0, "TTFT": ttft / slo.ttft_s if slo.ttft_s else 0.0}
                 use["memory"] = got[1] / dr.capacity
-                best_dis = (
-                    rate * out_t / used,
-                    Deployment(
-                        gpu=gpu.name,
-                        tp=dr.tp,
-                        pp=dr.pp,
-                        replicas=y,
-                        gpus=used,
-                        cost_per_hour=None,
-                        in_flight_per_replica=got[1],
-                        capacity_per_replica=dr.capacity,
-                        tpot_s=got[0],
-                        ttft_s=ttft,
-                        step_bound_by=dr.sm.step(max(math.ceil(got[1] / dr.lanes), 1), dr.ctx).bound_by,
-                        memory_share=got[1] / dr.capacity,
-                        binding="prefill" if r_pre < r_dec else "decode",
-                        use={k: round(v, 6) for k, v in use.items()},
-                        feasible=True,
-                        dp=dr.dp,
-                        ep=dr.ep,
-                        shape=f"{x} x ({pr.shape.describe()}) prefill + {y} x ({dr.shape.describe()}) decode",
-                        engine_flags=f"prefill: {engine_flags(pr.shape, engine)}; decode: {engine_flags(dr.shape, engine)}",
-                        placement=f"prefill {x} x {pr.shape.gpus} GPUs, decode {y} x {dr.shape.gpus} GPUs",
-                        mode="disaggregated",
-                        prefill_pool=f"{x} x {pr.shape.describe()}",
-                        decode_pool=f"{y} x {dr.shape.describe()}",
-                        kv_transfer_s=transfer,
-                        why=f"the {'prefill' if r_pre < r_dec else 'decode'} pool sets the rate",
-                    ),
+                binding = "prefill" if r_pre < r_dec else "decode"
+                dep = _pools_deployment(
+                    gpu,
+                    engine,
+                    pr,
+                    dr,
+                    x,
+                    y,
+                    used,
+                    got[0],
+                    got[1],
+                    ttft,
+                    transfer,
+                    use,
+                    None,
+                    binding,
+                    f"the {binding} pool sets the rate",
                 )
+                best_dis = (rate * out_t / used, dep)
     agg = Carried(
         "aggregated",
         best_agg[1] if best_agg else None,

@@ -31,6 +31,17 @@ def _shape(d: Any) -> str:
     return base + (f" x{d.replicas}" if d.replicas > 1 else "")
 
 
+def _targets(slo: Any) -> str:
+    return ", ".join(
+        x
+        for x in (
+            f"TTFT <= {_ms(slo.ttft_s)} ms" if slo.ttft_s else "",
+            f"TPOT <= {_ms(slo.tpot_s)} ms" if slo.tpot_s else "",
+        )
+        if x
+    )
+
+
 def _binding(d: Any) -> str:
     share = d.use.get(d.binding)
     return d.binding + (f" {share:.0%}" if share is not None and share <= 1 else "")
@@ -38,14 +49,7 @@ def _binding(d: Any) -> str:
 
 def render(r: Any) -> None:
     c = console()
-    targets = ", ".join(
-        x
-        for x in (
-            f"TTFT <= {_ms(r.slo.ttft_s)} ms" if r.slo.ttft_s else "",
-            f"TPOT <= {_ms(r.slo.tpot_s)} ms" if r.slo.tpot_s else "",
-        )
-        if x
-    )
+    targets = _targets(r.slo)
     c.print(
         f"[bold]{r.model}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}"
         + (f"; targets {targets}" if targets else "; no latency targets")
@@ -156,14 +160,7 @@ def render(r: Any) -> None:
 
 def render_throughput(r: Any) -> None:
     c = console()
-    targets = ", ".join(
-        x
-        for x in (
-            f"TTFT <= {_ms(r.slo.ttft_s)} ms" if r.slo.ttft_s else "",
-            f"TPOT <= {_ms(r.slo.tpot_s)} ms" if r.slo.tpot_s else "",
-        )
-        if x
-    )
+    targets = _targets(r.slo)
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}; {targets or 'no targets'}"
     )
