@@ -382,7 +382,7 @@ def test_full_step_on_a_tiny_model(cli, tmp_path):
 def test_free_memory_counts_what_the_kernel_gives_back():
     # MemAvailable (page cache included) in kB, not MemFree: a machine that has read many files keeps
     # little free memory but much available.
-    from kvcalc.measure.run import available_from_meminfo
+    from kvcalc.measure.device import available_from_meminfo
 
     text = "MemTotal:       24000000 kB\nMemFree:         1000000 kB\nMemAvailable:   22000000 kB\n"
     assert available_from_meminfo(text) == 22_000_000 * 1024

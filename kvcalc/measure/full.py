@@ -55,7 +55,7 @@ def full_step(
     import torch
 
     from kvcalc.measure.cache import build, geometry_from_model, step_bytes, step_flops
-    from kvcalc.measure.run import _free_bytes, _kernel
+    from kvcalc.measure.device import _free_bytes, _kernel
     from kvcalc.measure.timing import time_cpu, time_cuda_rotating
 
     b = len(lens)

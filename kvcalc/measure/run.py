@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from kvcalc.errors import KvcalcError
 from kvcalc.measure.cache import Geometry, build, reference, rel_error, step_bytes, step_flops
+from kvcalc.measure.device import _free_bytes, _kernel
 
 TOLERANCE = {"float32": 1e-5, "float16": 1e-3, "bfloat16": 1e-2}
 # On a GPU, Triton's fp32 dots (and cuBLAS's, where tf32 is on) round their inputs to tf32: 10 bits
@@ -70,17 +71,6 @@ class MeasureResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _kernel(name: str, cache, sms: int):
-    from kvcalc.measure import kernels as K
-
-    return {
-        "cpu-paged": K.cpu_paged,
-        "sdpa-dense": K.dense_sdpa,
-        "gather-sdpa": K.gather_sdpa,
-        "triton-paged": lambda c: K.triton_paged(c, sms=sms),
-    }[name](cache)
-
-
 def _device_info(device: str) -> tuple[str, dict, int, int]:
     """(name, clocks, SM count, L2 bytes)."""
     import platform
@@ -103,38 +93,6 @@ def _device_info(device: str) -> tuple[str, dict, int, int]:
     except Exception:
         pass
     return p.name, clocks, p.multi_processor_count, getattr(p, "L2_cache_size", 50 * 2**20)
-
-
-def _free_bytes(device: str) -> int:
-    import os
-
-    if device == "cuda":
-        import torch
-
-        return torch.cuda.mem_get_info()[0]
-    # MemAvailable counts the page cache the kernel gives back on demand; the free pages alone
-    # (SC_AVPHYS_PAGES) fall to a few per cent of memory on a machine that has read a lot of files.
-    try:
-        with open("/proc/meminfo") as f:
-            avail = available_from_meminfo(f.read())
-        if avail is not None:
-            return avail
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError):
-        return 8 * 2**30
-
-
-def available_from_meminfo(text: str) -> int | None:
-    """Bytes of MemAvailable in a /proc/meminfo text (given in kB), or None if it has none."""
-    for line in text.splitlines():
-        if line.startswith("MemAvailable:"):
-            parts = line.split()
-            if len(parts) >= 2 and parts[1].isdigit():
-                return int(parts[1]) * 1024
-    return None
 
 
 def measure(
