@@ -387,3 +387,15 @@ def test_free_memory_counts_what_the_kernel_gives_back():
     text = "MemTotal:       24000000 kB\nMemFree:         1000000 kB\nMemAvailable:   22000000 kB\n"
     assert available_from_meminfo(text) == 22_000_000 * 1024
     assert available_from_meminfo("MemTotal: 5 kB\n") is None
+
+
+def test_measure_states_the_memory_it_needs(monkeypatch):
+    """Issue 20: measure's report carries the bytes it allocates at its peak and the free memory it
+    checked them against, so a caller can hold its own peak to them."""
+    from kvcalc.measure import run
+
+    geo = Geometry("gqa", 8, 2, 64, 0, 64, 16)
+    r = run.measure(geo, [20], device="cpu", dtype_name="float32", runs=3)
+    want = run.memory_needed(geo, [20], 4, 4, r.caches, [k.kernel for k in r.kernels], 256 * 2**20, "cpu")
+    assert r.memory_needed_bytes == want > 0
+    assert 0 < r.memory_needed_bytes <= 0.9 * r.memory_free_bytes

@@ -69,6 +69,11 @@ class MeasureResult:
     kv_dtype: str = ""
     threads: int | None = None
     notes: list[str] = field(default_factory=list)
+    memory_needed_bytes: int = 0
+    """What the measurement allocates at its peak (caches, baselines, ceiling buffers, weights),
+    which it checks against the device's free memory before it starts (memory_needed)."""
+    memory_free_bytes: int = 0
+    """The device's free memory when it started (CUDA: mem_get_info; CPU: MemAvailable)."""
 
 
 def _device_info(device: str) -> tuple[str, dict, int, int]:
@@ -288,6 +293,8 @@ def measure(
         kv_dtype="fp8" if kv_fp8 else dtype_name,
         threads=threads,
         notes=notes,
+        memory_needed_bytes=need,
+        memory_free_bytes=free,
     )
 
 
