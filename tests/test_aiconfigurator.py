@@ -148,8 +148,13 @@ def test_every_difference_over_15_percent_has_its_reasons(q):
     head = f"### {q.upper()}:"
     assert head in text, f"docs/simulation.md has no '{head}' section explaining the {', '.join(over)} difference"
     section = text[text.index(head) :].split("\n### ", 1)[0]
+    r = kvcalc_answer(q)
+    aic = next(x for x in QUESTIONS if x["id"] == q)["aic"]["vllm"]
     for mode in over:
-        assert f"**{mode}**" in section, f"{q}: no reason given for the {mode} difference"
+        mine = (r.aggregated if mode == "agg" else r.disaggregated).output_tokens_per_s_per_gpu
+        theirs = aic[mode]["tok_s_gpu"] if aic[mode] else None
+        head = f"**{mode}** ({mine / theirs:.2f}x)" if mine and theirs else f"**{mode}**"
+        assert head in section, f"{q}: no reason given for the {mode} difference, as '{head}'"
 
 
 def test_the_questions_the_issue_names_are_there():
