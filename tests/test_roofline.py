@@ -254,3 +254,7 @@ def test_kvcalc_toml_sets_engine_kv_dtype_tp_util_and_block_size(cli, tmp_path, 
     assert (over["tp"], over["engine"], over["kv_dtype"]) == (8, "vllm@0.33", "fp8")
     (tmp_path / "kvcalc.toml").write_text('tp = "four"\n')
     one_line_error(cli("fit", "--seq", "8k"), "tp must be a whole number", "kvcalc.toml")
+    # A value the option would refuse is refused naming the file and key, not the flag.
+    for bad, words in (("util = 5", "util 5 is out of range"), ('engine = "nope"', "unknown engine"), ("tp = 0", "tp 0")):
+        (tmp_path / "kvcalc.toml").write_text(bad + "\n")
+        one_line_error(cli("fit", "--seq", "8k"), words, "kvcalc.toml, key")

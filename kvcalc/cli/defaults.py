@@ -147,5 +147,24 @@ def option_defaults() -> tuple[dict[str, str], str]:
                 key, "a number" if key == "util" else "a whole number"
             )
             raise KvcalcError(f"{key} must be {words}, got {str(v)[:40]!r}", where, f"{key} = {words.split(' such as ')[-1]}")
+        _check_value(key, v, f"{where}, key {key}")
         out[key] = str(v)
     return out, where
+
+
+def _check_value(key: str, v: Any, where: str) -> None:
+    """Refuse a value the option itself would refuse, naming the file and key it came from."""
+    if key == "engine":
+        from kvcalc.engine.engines import engine
+
+        engine(str(v), where)
+    elif key == "kv_dtype":
+        from kvcalc.specs.dtypes import kv_dtype
+
+        kv_dtype(str(v), where)
+    elif key == "util" and not 0 < float(v) <= 1:
+        raise KvcalcError(f"util {v!r} is out of range", where, "a fraction in (0, 1], e.g. 0.9")
+    elif key in ("tp", "block_size"):
+        hi = 4096 if key == "tp" else 65536
+        if not 1 <= int(v) <= hi:
+            raise KvcalcError(f"{key} {v!r} is out of range", where, f"a whole number from 1 to {hi:,}")

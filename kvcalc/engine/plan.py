@@ -1194,39 +1194,33 @@ def max_throughput(
                     f"the {binding} pool sets the rate",
                 )
                 best_dis = (rate * out_t / used, dep)
-    agg = Carried(
-        "aggregated",
-        best_agg[1] if best_agg else None,
-        best_agg[0] * best_agg[1].gpus / out_t if best_agg else 0.0,
-        best_agg[0] if best_agg else 0.0,
-    )
-    dis = Carried(
-        "disaggregated",
-        best_dis[1] if best_dis else None,
-        best_dis[0] * best_dis[1].gpus / out_t if best_dis else 0.0,
-        best_dis[0] if best_dis else 0.0,
-    )
-    if not best_agg and not best_dis:
-        winner, why = "", "no deployment on these GPUs meets the targets"
+
+    def carried(mode: str, best: tuple[float, Deployment] | None) -> Carried:
+        if best is None:
+            return Carried(mode, None, 0.0, 0.0)
+        per_gpu, dep = best
+        return Carried(mode, dep, per_gpu * dep.gpus / out_t, per_gpu)
+
+    agg, dis = carried("aggregated", best_agg), carried("disaggregated", best_dis)
+    a, b = agg.output_tokens_per_s_per_gpu, dis.output_tokens_per_s_per_gpu
+    winner = "" if not (a or b) else "disaggregated" if b > a else "aggregated"
+    ratio = max(a, b) / min(a, b) if min(a, b) > 0 else math.inf
+    if not winner:
+        why = "no deployment on these GPUs meets the targets"
+    elif not (a and b):
+        why = f"only {winner} meets the targets on {gpus} GPUs"
+    elif winner == "disaggregated" and agg.deployment:
+        why = (
+            f"disaggregated carries {ratio:.2f}x the output tokens per GPU: the aggregated best ({agg.deployment.shape}) "
+            f"is held by {agg.deployment.binding}, its decode steps also carrying prompt chunks, while the separate pools "
+            "each run at their own best batch"
+        )
     else:
-        a, b = agg.output_tokens_per_s_per_gpu, dis.output_tokens_per_s_per_gpu
-        winner = "disaggregated" if b > a else "aggregated"
-        w, l_ = (dis, agg) if b > a else (agg, dis)
-        ratio = (max(a, b) / min(a, b)) if min(a, b) > 0 else math.inf
-        if winner == "disaggregated" and agg.deployment:
-            why = (
-                f"disaggregated carries {ratio:.2f}x the output tokens per GPU: the aggregated best ({agg.deployment.shape}) "
-                f"is held by {agg.deployment.binding}, its decode steps also carrying prompt chunks, while the separate pools "
-                "each run at their own best batch"
-            )
-        elif winner == "aggregated" and dis.deployment:
-            why = (
-                f"aggregated carries {ratio:.2f}x the output tokens per GPU: the {dis.deployment.why.replace('the ', '', 1)} "
-                "while the other pool idles part of the time; an aggregated replica fills prefill gaps with decodes"
-            )
-        else:
-            why = f"only {w.mode} meets the targets on {gpus} GPUs"
-        del l_
+        assert dis.deployment is not None
+        why = (
+            f"aggregated carries {ratio:.2f}x the output tokens per GPU: the {dis.deployment.why.replace('the ', '', 1)} "
+            "while the other pool idles part of the time; an aggregated replica fills prefill gaps with decodes"
+        )
     return ThroughputReport(
         model=model.name,
         gpu=gpu.name,

@@ -256,7 +256,6 @@ def tp_link(gpu: GPUSpec, tp: int, c: StepConstants = DEFAULTS) -> Link:
 
 def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> Link:
     """One kind of link ('nvlink', 'pcie' or 'network') for a collective among ``size`` GPUs."""
-    tp = size
     if kind == "network":
         # A collective spanning nodes runs one NCCL ring through each GPU's NIC: its bus bandwidth is
         # the node's NICs together (each ring carries 1/n of the bytes across), at 0.94 of their rate,
@@ -271,7 +270,7 @@ def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> 
         bw, alpha = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE, NVLINK_ALPHA_S
     else:
         host = float(gpu.host_link_bytes_per_s) / 2 if gpu.host_link_bytes_per_s else PCIE_FALLBACK_BYTES_PER_S
-        bw, alpha = host * PCIE_SHARE, PCIE_BASE_S + 2 * (max(tp, 2) - 1) * PCIE_HOP_S
+        bw, alpha = host * PCIE_SHARE, PCIE_BASE_S + 2 * (max(size, 2) - 1) * PCIE_HOP_S
     return Link(kind, c.link_bytes_per_s or bw, alpha if c.alpha_s is None else c.alpha_s)
 
 

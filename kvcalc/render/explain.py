@@ -25,7 +25,7 @@ LABELS = {
     "kv_bytes_per_token": "KV bytes per token (all layers)",
     "max_total_num_tokens": "max_total_num_tokens",
     "trt_kv_bytes": "KV cache allocated",
-    "trt_kv_gib": "KV cache allocated (GiB line)",
+    "trt_kv_gib": "KV cache allocated, GiB",
     "trt_tokens": "tokens in paged KV cache",
 }
 

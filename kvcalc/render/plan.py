@@ -64,8 +64,8 @@ def render(r: Any) -> None:
                 ("shape", "left"),
                 ("in flight", "right"),
                 ("holds", "right"),
-                ("TPOT", "right"),
-                ("TTFT", "right"),
+                ("TPOT\nms", "right"),
+                ("TTFT\nms", "right"),
             ]
             + ([("$/h", "right")] if priced else [])
             + [("binding", "left")]
@@ -152,7 +152,7 @@ def render(r: Any) -> None:
     notes(c, "Not considered", [f"{k}: {v}" for k, v in r.skipped.items()], "")
     notes(c, "Assumptions", r.assumptions)
     c.print(
-        "[dim]TPOT and TTFT in ms; shape: DP attention ranks, TP, EP, PP and replicas (x2); P/D: prefill and decode pools; in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
+        "[dim]shape: DP attention ranks, TP, EP, PP and replicas (x2); P/D: prefill and decode pools; in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "
         "the replica count, or with one replica the constraint nearest its limit (share of it); vs closed: the "
         "simulation's mean TPOT against the closed form's. ms = 10^-3 s.[/dim]"
     )
