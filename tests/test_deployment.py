@@ -165,6 +165,11 @@ def test_roofline_counts_every_dp_rank(cli):
     d = cli("roofline", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--dp", "4", "--ep", "4", "--batch", "16", "--json").json()
     row = d["rows"][0]
     assert row["tokens_per_s"] == pytest.approx(4 * 16 / row["t_bound_s"])
+    assert row["tokens_per_s_step"] == pytest.approx(4 * 16 / row["t_step_s"])
+    # Resident on a GPU: the 48 x 128 experts of 4,718,592 parameters in bf16 over the 4 GPUs, the other
+    # 30,532,122,624 - 28,991,029,248 parameters whole (TP 1).
+    experts = 48 * 128 * 4_718_592
+    assert row["weight_bytes_resident"] == (30_532_122_624 - experts) * 2 + experts * 2 // 4 == 17_577_701_376
     assert d["inputs"]["dp"] == 4
 
 

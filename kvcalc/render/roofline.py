@@ -37,7 +37,10 @@ def _one(c: Any, r: Any, p: Any) -> None:
                     f"{ms(p.t_step_s)} = terms at the efficiencies + {ms(p.t_fixed_s)} fixed"
                     + (f" + {ms(p.t_collective_s)} {'all-reduces' if r.dp == 1 else 'collectives'}" if p.t_collective_s else ""),
                 ),
-                ("tokens/s at the realistic step", f"{p.tokens_per_s_step:,.1f} tokens/s"),
+                (
+                    "tokens/s at the realistic step" + (f", {r.dp} DP ranks" if r.dp > 1 else ""),
+                    f"{p.tokens_per_s_step:,.1f} tokens/s",
+                ),
             ]
             if p.t_step_s is not None
             else []
