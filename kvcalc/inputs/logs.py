@@ -396,7 +396,7 @@ _FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp")
 # min-reduces the free memory over ranks), so the smallest is the figure the engine uses.
 _MIN_OVER_RANKS = ("kv_tokens", "gpu_blocks", "max_total_num_tokens")
 # Facts each rank prints that are not comparable across pipeline stages (each stage holds its own
-# layers, so vLLM takes the minimum of the blocks they give, not of the bytes): the first rank's is
+# layers, so vLLM takes the minimum of the blocks they give, not of the bytes): the lowest rank's is
 # kept, the others recorded (vllm#20665: stage 0's 12.13 GiB over 14 layers binds, not stage 1's 11.33
 # over 13).
 _FIRST_OF_RANKS = ("available_kv_gib",)

@@ -139,7 +139,7 @@ def _note(n: Any) -> str:
         return "; ".join(
             f"ranks printed {', '.join(f'{x:,.6g}' for x in vals)} for {name}: "
             + (
-                f"each pipeline stage's is its own layers' (vLLM takes the fewest blocks they give); the first, {vals[0]:,.6g}, is read"
+                "each pipeline stage's is its own layers' (vLLM takes the fewest blocks they give); the lowest rank's is read"
                 if name == "available_kv_gib"
                 else f"the engine uses the smallest, {min(vals):,.6g}"
             )
