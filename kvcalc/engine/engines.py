@@ -89,9 +89,9 @@ class Engine:
     sampler_range: tuple[int, int] | None = None
     """The sampler's bytes per logit from its low to its high end (V1: which sampler runs depends
     on what is installed and the GPU); None: the V0 range, 0.6x to 1.6x of the whole peak."""
-    sampler_old_gpus: int | None = None
-    """The bytes per logit on GPUs without FlashInfer's sampler (ROCm, NVIDIA before sm_80), where
-    the release picks FlashInfer by compute capability."""
+    sampler_old_gpus: tuple[int, int, int] | None = None
+    """(best, low, high) bytes per logit on GPUs without FlashInfer's sampler (ROCm, NVIDIA before
+    sm_80), where the release picks FlashInfer by compute capability."""
     penalty_bytes_per_logit: float = 0.0
     """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
     as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
@@ -225,7 +225,7 @@ VLLM_021 = replace(
     aliases=(),
     sampler_bytes_per_logit=14,
     sampler_range=(12, 16),
-    sampler_old_gpus=38,
+    sampler_old_gpus=(38, 34, 40),
     penalty_bytes_per_logit=0.0,
 )
 VLLM_015 = replace(

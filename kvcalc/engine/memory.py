@@ -561,10 +561,10 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         out["activation"] = _given("activation", inp.activation)
     else:
         old_gpu = gpu.vendor != "NVIDIA" or gpu.name in PRE_AMPERE
-        per_logit = eng.sampler_old_gpus if eng.sampler_old_gpus and old_gpu else eng.sampler_bytes_per_logit
-        rng = eng.sampler_range
+        per_logit, rng = eng.sampler_bytes_per_logit, eng.sampler_range
         if eng.sampler_old_gpus and old_gpu:
-            rng = (34, 40)
+            per_logit, lo, hi = eng.sampler_old_gpus
+            rng = (lo, hi)
         out["activation"] = activation_estimate(
             model,
             batched_tokens(model, gpu, inp),
