@@ -66,6 +66,25 @@ def test_block_count_is_the_sum_of_ceilings(bases, S, B):
         assert b.total(S) == sum(-(-v // B) for v in lengths[1:])
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(1, 400), min_size=0, max_size=12), st.integers(0, 300), st.sampled_from([1, 3, 16]), st.integers(-5, 200)
+)
+def test_the_step_blocks_run_out_is_the_first_whose_ceilings_pass_the_limit(lengths, S, B, extra):
+    # Requests of these lengths at step S; each grows by one a step. Brute force: step by step.
+    b = Blocks(B)
+    for x in lengths:
+        b.add(x - S)
+    limit = sum(-(-v // B) for v in lengths) + extra
+    want = 0
+    if lengths:
+        k = 1
+        while sum(-(-(v + k) // B) for v in lengths) <= limit:
+            k += 1
+        want = k
+    assert b.first_over(S, limit) == want
+
+
 def test_one_request_decodes_at_the_step_model():
     # One request, no contention: each decode step of Llama-2-7B on an H100 reads its streamed weights
     # (6,738,415,616 parameters less the 131,072,000 of the input embedding, at 2 bytes, plus one

@@ -348,6 +348,7 @@ class StepModel:
         self._at: dict[int, float] = {}
         self._pat: dict[int, float] = {}
         self._coll: dict[int, float] = {}
+        self._dl: dict[int, tuple[float, float, float, float, float]] = {}
         # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
         pts = (1, 2, 1000, 1001, 100_000, 100_001)
         kvs = [float(d.kv_request(x)) for x in pts]
@@ -371,6 +372,7 @@ class StepModel:
         new.inv_mm = new._inv_mm(new.c)
         new.inv_attn = 1.0 / (self.peak_attn * new.c.eta_c)
         new._coll = {}
+        new._dl = {}
         return new
 
     def _inv_mm(self, c: StepConstants) -> float:
@@ -543,23 +545,45 @@ class StepModel:
         c0 = self.mm * tokens * self.inv_mm + (n * a0 + extra_flops) * self.inv_attn
         return m0, n * g * self.inv_bw, c0, n * ga * self.inv_attn, self.overhead_s(tokens, n + (1 if extra_tokens else 0))
 
+    def decode_lines(self, n: int, mean_len: float) -> tuple[float, float, float, float, float]:
+        """``lines(n, mean_len)`` of a decode-only span, the same figures with what depends only on n
+        kept a batch size (the simulator asks this at every event)."""
+        if not self.linear:
+            return self.lines(n, mean_len)
+        e = self._dl.get(n)
+        if e is None:
+            e = self._dl[n] = (
+                self.weights(n),
+                n * self.k1 * self.inv_bw,
+                self.mm * n * self.inv_mm,
+                n * self.a1 * self.inv_attn,
+                self.overhead_s(n, n),
+            )
+        w, m1, cm, c1, o = e
+        return (
+            (w + n * (self.k0 + self.k1 * mean_len)) * self.inv_bw,
+            m1,
+            cm + n * (self.a0 + self.a1 * mean_len) * self.inv_attn,
+            c1,
+            o,
+        )
+
     @staticmethod
     def span_s(ln: tuple[float, float, float, float, float], K: int) -> float:
-        """Seconds of steps 0..K-1 of a span."""
+        """Seconds of steps 0..K-1 of a span: each line summed over its steps, from step a to b
+        (b - a) l0 + l1 (a + b - 1)(b - a) / 2, the larger line on each side of their crossing."""
         m0, m1, c0, c1, o = ln
-
-        def span(a: int, b: int, l0: float, l1: float) -> float:
-            return (b - a) * l0 + l1 * (a + b - 1) * (b - a) / 2 if b > a else 0.0
-
-        mem, comp = (m0, m1), (c0, c1)
         if m1 != c1:
             k = (c0 - m0) / (m1 - c1)  # the lines cross at step k
             if 0 < k < K - 1:
                 cut = math.ceil(k)
-                first, second = (mem, comp) if m0 >= c0 else (comp, mem)
-                return span(0, cut, *first) + span(cut, K, *second) + K * o
+                if m0 >= c0:
+                    return (cut * m0 + m1 * (cut - 1) * cut / 2) + ((K - cut) * c0 + c1 * (cut + K - 1) * (K - cut) / 2) + K * o
+                return (cut * c0 + c1 * (cut - 1) * cut / 2) + ((K - cut) * m0 + m1 * (cut + K - 1) * (K - cut) / 2) + K * o
         mid = (K - 1) / 2
-        return (span(0, K, *mem) if m0 + m1 * mid >= c0 + c1 * mid else span(0, K, *comp)) + K * o
+        if m0 + m1 * mid >= c0 + c1 * mid:
+            return K * m0 + m1 * (K - 1) * K / 2 + K * o
+        return K * c0 + c1 * (K - 1) * K / 2 + K * o
 
     def steps_until(self, ln: tuple[float, float, float, float, float], dt: float, limit: int) -> int:
         """The fewest steps (1..limit) whose time reaches dt: the span's time is quadratic in its length
@@ -574,10 +598,11 @@ class StepModel:
             if 0 < k < limit - 1:
                 cut = math.ceil(k)
         first = (m0, m1) if m0 >= c0 else (c0, c1)
-        if cut and span_s(ln, cut) < dt:
+        before = span_s(ln, cut) if cut else dt
+        if before < dt:
             # Past the crossing: the second line from step ``cut`` on.
             l0, l1 = (c0, c1) if first == (m0, m1) else (m0, m1)
-            rest, base = dt - span_s(ln, cut), cut
+            rest, base = dt - before, cut
         else:
             if not cut:
                 mid = (limit - 1) / 2

@@ -8,8 +8,10 @@
   prefix's full blocks are held once (prefix caching).
 
 The scheduler asks each the same questions: can a request ever fit, does it fit now, take it,
-let it go, how many bytes are reserved; paging also says when its blocks run out and when it is
-over capacity (the scheduler then preempts).
+let it go, how much is in use (in ``unit`` bytes); paging also says when its blocks run out and
+when it is over capacity (the scheduler then preempts). ``version`` counts the changes that can
+free room (a release, a request starting or stopping its decode, a prompt done): between two, what
+is in use only grows, so a request that did not fit still does not.
 """
 
 from __future__ import annotations
@@ -48,6 +50,28 @@ class Blocks:
         self._memo = (S, v)
         return v
 
+    def first_over(self, S: int, limit: int) -> int:
+        """The fewest steps k >= 1 after which the blocks pass ``limit`` (total(S + k) > limit); 0
+        if they never do (no decoding requests). A request of residue r takes a new block at the
+        steps S' with (r + S') % B == 0, so the n requests take n blocks every B steps, and
+        within a cycle step S + j adds cnt[-(S + j) % B]: whole cycles, then at most B single steps."""
+        n = self.n
+        room = limit - self.total(S)
+        if room < 0:
+            return 1
+        if not n:
+            return 0
+        B, cnt = self.B, self.cnt
+        q, room = divmod(room, n)
+        k = q * B
+        r = -(S + 1) % B  # the residue taking a block at step S + 1; then r - 1, r - 2, ... (mod B)
+        for c in cnt[r::-1] + cnt[:r:-1]:
+            k += 1
+            room -= c
+            if room < 0:
+                return k
+        raise AssertionError("a whole cycle takes n blocks")  # pragma: no cover
+
 
 class Contiguous:
     """prealloc or oracle: one contiguous reservation per request, released when it finishes."""
@@ -63,8 +87,11 @@ class Contiguous:
         self.count = _Counter(pool) if policy != "oracle" else None
         self.alloc: _FirstFit | _Counter = self.first_fit or self.count  # type: ignore[assignment]
         self.fixed = req_bytes(max_len) if policy == "prealloc" else 0
+        self.cap = pool
+        self.unit = 1
         self.held: dict[int, int] = {}
         self.held_sum = 0
+        self.version = 0
 
     def can_ever(self, total: int) -> bool:
         if self.policy == "prealloc":
@@ -84,12 +111,18 @@ class Contiguous:
         return True
 
     def release(self, i: int) -> None:
+        self.version += 1
         h = self.held.pop(i)
         self.held_sum -= h
         self.alloc.release(i, h)
 
-    def reserved_bytes(self, S: int, decoding: int, per_token: int) -> int:
+    def in_use(self, S: int, decoding: int) -> int:
+        """Bytes reserved (the unit of a contiguous pool is one byte)."""
         return self.pool - self.count.free if self.count is not None else self.held_sum
+
+    def fits_held(self, length: int, held: int) -> bool:
+        """``fits`` given what ``in_use`` says is held now."""
+        return self.pool - held >= self.fixed if self.count is not None and self.policy == "prealloc" else True
 
     # A contiguous reservation is made whole at admission: nothing grows, nothing runs out.
     def prompt_done(self, i: int) -> None:
@@ -104,8 +137,8 @@ class Contiguous:
     def over(self, S: int, decoding: int) -> bool:
         return False
 
-    def steps_before_full(self, S: int, K: int, decoding: int) -> int:
-        return K
+    def steps_to_full(self, S: int, K: int, decoding: int) -> int:
+        return K + 1
 
 
 class Paged:
@@ -115,7 +148,9 @@ class Paged:
 
     def __init__(self, B: int, pool: int, per_token: int, prefix: int):
         self.block = B
-        self.cap = pool // (B * per_token)
+        self.unit = B * per_token
+        """Bytes a block holds."""
+        self.cap = pool // self.unit
         self.prefix_tokens = prefix
         self.sp_full = prefix // B
         self.cached_prefix = self.sp_full * B
@@ -125,6 +160,7 @@ class Paged:
         self.pref_sum = 0
         self.pref_blocks: dict[int, int] = {}
         """Prompts being prefilled -> the blocks they hold."""
+        self.version = 0
 
     def own_blocks(self, length: int) -> int:
         return -(-length // self.block) - self.sp_full
@@ -132,12 +168,19 @@ class Paged:
     def can_ever(self, total: int) -> bool:
         return self.own_blocks(total) + self.sp_full <= self.cap
 
-    def used(self, S: int, decoding: int) -> int:
-        return self.shared + self.blocks.total(S) - self.sp_full * decoding + self.pref_sum
+    def in_use(self, S: int, decoding: int) -> int:
+        """Blocks held at step S, by the shared prefix, the decoding requests and the prompts."""
+        b = self.blocks
+        m = b._memo
+        return self.shared + (m[1] if m[0] == S else b.total(S)) - self.sp_full * decoding + self.pref_sum
 
     def fits(self, length: int, S: int, decoding: int) -> bool:
+        return self.fits_held(length, self.in_use(S, decoding))
+
+    def fits_held(self, length: int, held: int) -> bool:
+        """``fits`` given what ``in_use`` says is held now."""
         extra = self.sp_full if self.sp_full and not self.shared else 0
-        return self.own_blocks(length) + extra <= self.cap - self.used(S, decoding)
+        return -(-length // self.block) - self.sp_full + extra <= self.cap - held
 
     def take_prefix(self) -> None:
         if self.sp_full and not self.shared:
@@ -154,38 +197,32 @@ class Paged:
         return True
 
     def prompt_done(self, i: int) -> None:
+        self.version += 1
         self.pref_sum -= self.pref_blocks.pop(i)
 
     def release(self, i: int) -> None:
         return None  # a finished request's blocks went with its decoding (stop_decode)
 
     def start_decode(self, base: int) -> None:
+        self.version += 1
         self.blocks.add(base)
 
     def stop_decode(self, base: int) -> None:
+        self.version += 1
         self.blocks.add(base, -1)
 
     def over(self, S: int, decoding: int) -> bool:
-        return self.used(S, decoding) > self.cap
+        return self.in_use(S, decoding) > self.cap
 
-    def steps_before_full(self, S: int, K: int, decoding: int) -> int:
-        """The fewest steps (1..K) after which the decoding requests' blocks pass the pool; K if
-        they never do within it."""
-        lim = self.cap - self.shared - self.pref_sum + self.sp_full * decoding
-        total = self.blocks.total
-        if total(S + K) <= lim:
-            return K
-        lo, hi = 1, K
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if total(S + mid) > lim:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
-    def reserved_bytes(self, S: int, decoding: int, per_token: int) -> int:
-        return self.used(S, decoding) * self.block * per_token
+    def steps_to_full(self, S: int, K: int, decoding: int) -> int:
+        """The fewest steps (1..K) after which the decoding requests' blocks pass the pool; K + 1 if
+        they do not within K."""
+        b = self.blocks
+        limit = self.cap - self.shared - self.pref_sum + self.sp_full * decoding
+        if limit - b.total(S) >= (K // self.block + 1) * b.n:
+            return K + 1  # K steps take at most ceil(K / B) blocks a request
+        k = b.first_over(S, limit)
+        return K + 1 if not k or k > K else k
 
 
 Allocator = Contiguous | Paged

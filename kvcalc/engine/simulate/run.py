@@ -60,7 +60,11 @@ def _run_parallel(
     n = len(job[0].prompts)
     try:
         with ProcessPoolExecutor(max_workers=procs, mp_context=mp.get_context("fork")) as ex:
-            futs = [ex.submit(_run_job, name, B) for name, B in policies]
+            # The longest first (paged policies: the most events a request), so that the others fill the
+            # remaining workers instead of leaving a paged run to start last.
+            first = sorted(range(len(policies)), key=lambda k: policies[k][1] is None)
+            by = {k: ex.submit(_run_job, *policies[k]) for k in first}
+            futs = [by[k] for k in range(len(policies))]
             out = []
             for (name, _B), f in zip(policies, futs):
                 out.append(f.result())

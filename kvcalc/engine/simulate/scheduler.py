@@ -42,27 +42,36 @@ from kvcalc.engine.simulate.types import MAX_EVENTS, OVERLOAD_SHARE, TIMELINE_PO
 from kvcalc.engine.steptime import StepModel
 from kvcalc.errors import KvcalcError
 
-
-class _State:
-    """The mutable counters of one run (attributes, so the closures below can change them)."""
-
-    def __init__(self) -> None:
-        self.S = 0
-        self.now = 0.0
-        self.stall = 0.0
-        self.swap_used = 0
-        self.sum_base = 0
-        self.done = 0
-        self.rejected = 0
-        self.preemptions = 0
-        self.recomputed = 0
-        self.swapped_bytes = 0
-
-
 # ---- one policy ----------------------------------------------------------------------------------
 
 
 def serve(
+    policy: str,
+    B: int | None,
+    wl: Workload,
+    st: SimSettings,
+    cost: StepModel,
+    pool: int,
+    req_bytes: Callable[[int], int],
+    per_token: int,
+    host_bw: float,
+    progress: Callable[[int, int], None] | None,
+) -> PolicyRun:
+    """One policy's run. The cyclic garbage collector is paused meanwhile: the loop makes no reference
+    cycles (what it drops is freed by reference counting), and at a million requests the collector's
+    passes over the run's long-lived lists cost a fifth of the run."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _serve(policy, B, wl, st, cost, pool, req_bytes, per_token, host_bw, progress)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _serve(
     policy: str,
     B: int | None,
     wl: Workload,
@@ -100,190 +109,175 @@ def serve(
     heap: list[tuple[int, int]] = []
     front: deque[int] = deque()  # preempted requests, served before new arrivals
     order: list[int] = []  # admission order, for LIFO preemption
-    z = _State()
+    # The run's state: the step count, the clock, host-transfer time owed to the next step, the sum
+    # of the decoding requests' bases, the prompt tokens the prefilling requests hold, and counters.
+    S = 0
+    now = stall = 0.0
+    sum_base = pf_done = swap_used = 0
+    done = rejected = preemptions = recomputed = swapped_bytes = 0
+    blocked = blocked_at = -1  # the request that last did not fit, and the allocator's version then
     q10 = max(int(0.1 * n), 1)
     q90 = max(int(0.9 * n), q10 + 1)
-    win: list[float | None] = [None, None]
-    acc = [0.0, 0.0, 0.0, 0.0]  # integrals of live bytes, reserved bytes, running requests; time (measured window)
-    whole = [0.0, 0.0, 0.0, 0.0]  # the same over the whole run (when the window is too short to hold a step)
+    w0: float | None = None  # the measured window: the 10th and 90th percentile completions
+    w1: float | None = None
+    # Integrals of live bytes, reserved bytes and running requests, and the time they span: over the
+    # measured window (acc_*) and over the whole run (whole_*, for a window too short to hold a step).
+    acc_live = acc_res = acc_run = acc_t = 0.0
+    whole_live = whole_res = whole_run = whole_t = 0.0
     tl: list[tuple[float, int, int]] = []
-    tl_gap = [0.0]
+    tl_gap = 0.0
     report_every = max(n // 100, 1)
-
-    def running() -> int:
-        return len(dec_base) + len(prefilling)
+    mns = st.max_num_seqs
+    # Bound methods looked up once: the loop below runs millions of times.
+    peek, take, client_finished = client.peek, client.take, client.finished
+    lines, decode_lines, span_s, steps_until = cost.lines, cost.decode_lines, cost.span_s, cost.steps_until
+    to_full, in_use, fits_held, alloc_fits = alloc.steps_to_full, alloc.in_use, alloc.fits_held, alloc.fits
+    unit, cap = alloc.unit, alloc.cap
+    start_decode, stop_decode, release = alloc.start_decode, alloc.stop_decode, alloc.release
+    itl_add, itl_w_add = itl.append, itl_w.append
+    push, pop = heapq.heappush, heapq.heappop
 
     def live_bytes() -> int:
-        tokens = z.sum_base + len(dec_base) * z.S + sum(x[2] for x in prefilling)
-        r = running()
+        tokens = sum_base + len(dec_base) * S + pf_done
+        r = len(dec_base) + len(prefilling)
         if prefix and r > 1:
             tokens -= (r - 1) * prefix  # the shared prefix is held once
         return tokens * per_token
 
-    def reserved_bytes() -> int:
-        return alloc.reserved_bytes(z.S, len(dec_base), per_token)
-
-    def fits(i: int) -> bool:
-        return alloc.fits(P[i] + gen[i], z.S, len(dec_base))
-
     def try_admit(i: int) -> bool:
+        nonlocal swap_used, stall, pf_done
         length = P[i] + gen[i]
         if i in swapped:
             # Resume from host memory: its blocks come back over the host link; it decodes on.
             assert isinstance(alloc, Paged)
-            if not alloc.fits(length, z.S, len(dec_base)):
+            if not alloc_fits(length, S, len(dec_base)):
                 return False
             alloc.take_prefix()
-            z.swap_used -= swapped.pop(i) * per_token
-            z.stall += length * per_token / host_bw
+            swap_used -= swapped.pop(i) * per_token
+            stall += length * per_token / host_bw
             add_decoder(i, length)
             return True
-        if not alloc.reserve(i, length, P[i] + O[i], z.S, len(dec_base)):
+        if not alloc.reserve(i, length, P[i] + O[i], S, len(dec_base)):
             return False
         cached = min(alloc.cached_prefix, length - 1) if alloc.cached_prefix and gen[i] == 0 else 0
         prefilling.append([i, length - cached, cached, length])
+        pf_done += cached
         return True
 
     def add_decoder(i: int, length: int) -> None:
-        base = length - z.S
+        nonlocal sum_base
+        base = length - S
         dec_base[i] = base
-        z.sum_base += base
-        alloc.start_decode(base)
-        f = z.S + (O[i] - gen[i])
+        sum_base += base
+        start_decode(base)
+        f = S + (O[i] - gen[i])
         fin[i] = f
-        heapq.heappush(heap, (f, i))
+        push(heap, (f, i))
 
     def drop_decoder(i: int) -> int:
+        nonlocal sum_base
         base = dec_base.pop(i)
         fin.pop(i, None)
-        z.sum_base -= base
-        alloc.stop_decode(base)
-        return base + z.S
+        sum_base -= base
+        stop_decode(base)
+        return base + S
 
     def finished(i: int) -> None:
-        alloc.release(i)
-        finish[i] = z.now
+        nonlocal done, w0, w1
+        release(i)
+        finish[i] = now
         gen[i] = O[i]
-        z.done += 1
-        client.finished(z.now)
-        d = z.done
-        if d == q10:
-            win[0] = z.now
-        if d == q90:
-            win[1] = z.now
-        if progress and d % report_every == 0:
-            progress(d, n)
+        done += 1
+        client_finished(now)
+        if done == q10:
+            w0 = now
+        if done == q90:
+            w1 = now
+        if progress and done % report_every == 0:
+            progress(done, n)
 
     def admit() -> None:
-        mns = st.max_num_seqs
+        nonlocal rejected, blocked, blocked_at
         while len(dec_base) + len(prefilling) < mns:
-            nxt = client.peek()
             if front:
                 i = front[0]
-            elif nxt is not None and nxt[0] <= z.now:
+            else:
+                nxt = peek()
+                if nxt is None or nxt[0] > now:
+                    return
                 i = nxt[1]
                 if not alloc.can_ever(P[i] + O[i]):
-                    z.rejected += 1
-                    client.take()
-                    client.finished(z.now)
+                    rejected += 1
+                    take()
+                    client_finished(now)
                     continue
-            else:
-                return
             if not try_admit(i):
+                blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                 return
             if front and front[0] == i:
                 front.popleft()
             else:
-                client.take()
+                take()
             if math.isnan(admitted[i]):
-                admitted[i] = z.now
+                admitted[i] = now
             order.append(i)
 
     def preempt_until_fits() -> None:
         """Paged: free blocks by preempting the most recently admitted running requests."""
-        S = z.S
+        nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done
         assert isinstance(alloc, Paged)
-        while alloc.over(S, len(dec_base)) and order:
+        while in_use(S, len(dec_base)) > cap and order:
             i = order.pop()
             if i in dec_base:
                 length = drop_decoder(i)
             elif i in alloc.pref_blocks:
                 for k, x in enumerate(prefilling):
                     if x[0] == i:
+                        pf_done -= x[2]
                         del prefilling[k]
                         break
                 alloc.prompt_done(i)
                 length = 0
             else:
                 continue
-            z.preemptions += 1
+            preemptions += 1
             if length:
                 gen[i] = length - P[i] + 1
             nbytes = length * per_token
-            if st.preempt == "swap" and length and z.swap_used + nbytes <= st.swap_bytes:
+            if st.preempt == "swap" and length and swap_used + nbytes <= st.swap_bytes:
                 swapped[i] = length
-                z.swap_used += nbytes
-                z.swapped_bytes += nbytes
-                z.stall += nbytes / host_bw
+                swap_used += nbytes
+                swapped_bytes += nbytes
+                stall += nbytes / host_bw
             else:
-                z.recomputed += length
+                recomputed += length
             front.appendleft(i)
 
     def complete_due() -> None:
-        S = z.S
         while heap and heap[0][0] <= S:
-            f, i = heapq.heappop(heap)
+            f, i = pop(heap)
             if fin.get(i) != f:
                 continue  # stale: the request was preempted since
             drop_decoder(i)
             finished(i)
 
-    def wanted() -> bool:
-        """Whether this event's memory figures are needed: inside the measured window, while no window
-        has begun (the whole-run fallback), or for a timeline point."""
-        return win[1] is None or not tl or z.now - tl[-1][0] >= tl_gap[0]
-
-    def record(dt: float, live0: int, res0: int, run: int) -> None:
-        if live0 < 0:
-            if not wanted():
-                return
-            live0, res0 = live_bytes(), reserved_bytes()
-        live1, res1 = live_bytes(), reserved_bytes()
-        if dt > 0 and win[1] is None:
-            for a in (acc, whole) if win[0] is not None else (whole,):
-                a[0] += (live0 + live1) * 0.5 * dt
-                a[1] += (res0 + res1) * 0.5 * dt
-                a[2] += run * dt
-                a[3] += dt
-        now = z.now
-        if not tl or now - tl[-1][0] >= tl_gap[0]:
-            tl.append((now, live1, res1))
-            if len(tl) > TIMELINE_POINTS:
-                del tl[1::2]
-                tl_gap[0] = (tl[-1][0] - tl[0][0]) / (TIMELINE_POINTS / 2)
-
     steps = events = max_running = 0
-    # Bound methods looked up once: the loop below runs millions of times.
-    peek, lines, span_s, steps_until = client.peek, cost.lines, cost.span_s, cost.steps_until
-    before_full, alloc_reserved, alloc_over = alloc.steps_before_full, alloc.reserved_bytes, alloc.over
-    itl_add, itl_w_add = itl.append, itl_w.append
-    mns = st.max_num_seqs
-    while z.done + z.rejected < n:
+    while done + rejected < n:
         events += 1
         if events > MAX_EVENTS:
             raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "--requests", "a smaller run (fewer requests)")
         if front:
-            admit()
+            if front[0] != blocked or alloc.version != blocked_at:
+                admit()
         else:
             pk = peek()
-            if pk is not None and pk[0] <= z.now:
+            if pk is not None and pk[0] <= now and (pk[1] != blocked or alloc.version != blocked_at):
                 admit()
-        r_now = len(dec_base) + len(prefilling)
+        nd = len(dec_base)
+        r_now = nd + len(prefilling)
         if r_now > max_running:
             max_running = r_now
-        nd = len(dec_base)
-        S = z.S
-        mean = (z.sum_base + nd * S) / nd if nd else 0.0
+        mean = (sum_base + nd * S) / nd if nd else 0.0
         budget = st.max_num_batched_tokens - nd
         if prefilling and budget > 0:
             # One step with prompt work: every running request decodes a token, prompts fill the rest.
@@ -297,30 +291,38 @@ def serve(
                 chunks.append((x, c))
                 extra_b += cost.kv(x[2] + c)
                 extra_f += c * cost.prefill_attn(max(x[2] + c // 2, 1))
-            ln = cost.lines(nd, mean, sum(c for _, c in chunks), extra_b, extra_f)
-            dt = cost.span_s(ln, 1) + z.stall
+            ln = lines(nd, mean, sum(c for _, c in chunks), extra_b, extra_f)
+            dt = span_s(ln, 1) + stall
             if nd:
-                itl.append(dt)
-                itl_w.append(nd)
-            z.stall = 0.0
-            live0, res0, run0 = (live_bytes(), reserved_bytes(), running()) if wanted() else (-1, -1, running())
-            z.now += dt
-            z.S += 1
+                itl_add(dt)
+                itl_w_add(nd)
+            stall = 0.0
+            if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
+                live0, res0 = live_bytes(), in_use(S, nd) * unit
+            else:
+                live0 = res0 = -1
+            now += dt
+            S += 1
             steps += 1
             complete_due()
+            prompt_ends = False
             for x, c in chunks:
                 x[1] -= c
                 x[2] += c
-            if any(x[1] == 0 for x, _ in chunks):
+                pf_done += c
+                if not x[1]:
+                    prompt_ends = True
+            if prompt_ends:
                 left: deque[list[int]] = deque()
                 for x in prefilling:
                     if x[1]:
                         left.append(x)
                         continue
                     i = x[0]
+                    pf_done -= x[2]
                     alloc.prompt_done(i)
                     if math.isnan(first_tok[i]):
-                        first_tok[i] = z.now
+                        first_tok[i] = now
                     gen[i] += 1
                     if gen[i] >= O[i]:
                         finished(i)
@@ -330,65 +332,95 @@ def serve(
                 prefilling.extend(left)
             if paged:
                 preempt_until_fits()
-            record(dt, live0, res0, run0)
-            continue
-        if nd == 0:
+        elif nd == 0:
             if prefilling:
                 continue
             if front:
                 # Nothing runs and the first preempted request still does not fit: it never will.
-                i = front.popleft()
-                z.rejected += 1
-                client.finished(z.now)
+                front.popleft()
+                rejected += 1
+                client_finished(now)
                 continue
-            nxt = client.peek()
-            if nxt is not None:
-                z.now = max(z.now, nxt[0])
+            nxt = peek()
+            if nxt is not None and nxt[0] > now:
+                now = nxt[0]
             continue
-        # A span of decode-only steps up to the next event.
-        ln = lines(nd, mean)
-        K = max(heap[0][0] - S, 1) if heap else 1
-        now = z.now
-        pk = peek()
-        if not front and pk is not None and pk[0] > now and r_now < mns and fits(pk[1]):
-            K = min(K, steps_until(ln, pk[0] - now, K))
-        if paged:
-            K = before_full(S, K, nd)
-        dt = span_s(ln, K) + z.stall
-        itl_add(dt / K)
-        itl_w_add(nd * K)
-        z.stall = 0.0
-        if win[1] is None or not tl or now - tl[-1][0] >= tl_gap[0]:
-            # Inline live_bytes and reserved_bytes: decode-only, so no prompt is being filled.
-            tokens = z.sum_base + nd * S + (sum(x[2] for x in prefilling) if prefilling else 0)
-            if prefix and r_now > 1:
-                tokens -= (r_now - 1) * prefix
-            live0, res0 = tokens * per_token, alloc_reserved(S, nd, per_token)
         else:
-            live0 = res0 = -1
-        z.now = now + dt
-        S += K
-        z.S = S
-        steps += K
-        if heap and heap[0][0] <= S:
-            complete_due()
-        if paged and alloc_over(S, len(dec_base)):
-            preempt_until_fits()
-        record(dt, live0, res0, r_now)
+            # A span of decode-only steps up to the next event.
+            ln = decode_lines(nd, mean)
+            K = heap[0][0] - S if heap else 1
+            if K < 1:
+                K = 1
+            # Cut at the step blocks run out (paged), then at the next arrival that could be admitted.
+            full = to_full(S, K, nd) if paged else K + 1
+            if full < K:
+                K = full
+            dt = span_s(ln, K)
+            h0 = in_use(S, nd)
+            pk = peek()
+            if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
+                if r_now < mns and fits_held(P[pk[1]] + gen[pk[1]], h0):
+                    K = steps_until(ln, pk[0] - now, K)
+                    dt = span_s(ln, K)
+            dt += stall
+            itl_add(dt / K)
+            itl_w_add(nd * K)
+            stall = 0.0
+            if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
+                tokens = sum_base + nd * S + pf_done
+                if prefix and r_now > 1:
+                    tokens -= (r_now - 1) * prefix
+                live0, res0 = tokens * per_token, h0 * unit
+            else:
+                live0 = res0 = -1
+            now += dt
+            S += K
+            steps += K
+            if heap and heap[0][0] <= S:
+                complete_due()
+                full = K  # completions change the blocks held: check
+            if paged and K == full and in_use(S, len(dec_base)) > cap:
+                preempt_until_fits()
+        # The memory integrals (trapezoids between the figures before the step or span and after it) and
+        # the timeline; the figures before it are -1 when they were not needed as it began.
+        if live0 < 0:
+            if not (w1 is None or not tl or now - tl[-1][0] >= tl_gap):
+                continue
+            live0, res0 = live_bytes(), in_use(S, len(dec_base)) * unit
+        nd = len(dec_base)
+        r = nd + len(prefilling)
+        tokens = sum_base + nd * S + pf_done
+        if prefix and r > 1:
+            tokens -= (r - 1) * prefix  # the shared prefix is held once
+        live1, res1 = tokens * per_token, in_use(S, nd) * unit
+        if dt > 0 and w1 is None:
+            if w0 is not None:
+                acc_live += (live0 + live1) * 0.5 * dt
+                acc_res += (res0 + res1) * 0.5 * dt
+                acc_run += r_now * dt
+                acc_t += dt
+            whole_live += (live0 + live1) * 0.5 * dt
+            whole_res += (res0 + res1) * 0.5 * dt
+            whole_run += r_now * dt
+            whole_t += dt
+        if not tl or now - tl[-1][0] >= tl_gap:
+            tl.append((now, live1, res1))
+            if len(tl) > TIMELINE_POINTS:
+                del tl[1::2]
+                tl_gap = (tl[-1][0] - tl[0][0]) / (TIMELINE_POINTS / 2)
 
     sent = np.asarray(client.sent)
     reach = sent + np.asarray(client.over)
     ft, fn, ad = np.asarray(first_tok), np.asarray(finish), np.asarray(admitted)
     ok = ~np.isnan(fn)
     outs = np.asarray(O)
-    w0, w1 = win
     if w0 is None or w1 is None or w1 <= w0:
         w0, w1 = 0.0, float(np.nanmax(fn)) if ok.any() else 0.0
     span = max(w1 - w0, 1e-12)
     in_win = ok & (fn > w0) & (fn <= w1)
     multi = in_win & (outs > 1)
-    if not acc[3]:
-        acc[:] = whole
+    if not acc_t:
+        acc_live, acc_res, acc_run, acc_t = whole_live, whole_res, whole_run, whole_t
     bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w)
     offered = client.offered_per_s()
     rps = float(in_win.sum()) / span
@@ -396,20 +428,20 @@ def serve(
         policy=policy,
         block_size=B,
         completed=int(ok.sum()),
-        rejected=z.rejected,
+        rejected=rejected,
         duration_s=float(np.nanmax(fn)) if ok.any() else 0.0,
         requests_per_s=rps,
         output_tokens_per_s=float(outs[in_win].sum()) / span,
-        kv_utilization=acc[0] / acc[1] if acc[1] else 0.0,
-        pool_occupancy=acc[1] / (pool * acc[3]) if acc[3] and pool else 0.0,
-        mean_running=acc[2] / acc[3] if acc[3] else 0.0,
+        kv_utilization=acc_live / acc_res if acc_res else 0.0,
+        pool_occupancy=acc_res / (pool * acc_t) if acc_t and pool else 0.0,
+        mean_running=acc_run / acc_t if acc_t else 0.0,
         max_running=max_running,
         ttft_s=pct((ft - sent)[in_win]),
         tpot_s=pct((fn - ft)[multi] / (outs[multi] - 1)),
         queue_s=pct((ad - reach)[in_win]),
-        preemptions=z.preemptions,
-        recomputed_tokens=z.recomputed,
-        swapped_bytes=z.swapped_bytes,
+        preemptions=preemptions,
+        recomputed_tokens=recomputed,
+        swapped_bytes=swapped_bytes,
         steps=steps,
         events=events,
         window_s=(float(w0), float(w1)),
