@@ -539,9 +539,13 @@ class StepModel:
         """(m0, m1, c0, c1, o): step k of a span takes max(m0 + m1 k, c0 + c1 k) + o seconds, for n
         decoding requests of mean length mean_len (growing by one per step) plus a fixed extra load
         (prompt tokens, their KV bytes and attention FLOPs)."""
-        kv0, a0, g, ga = self._interp(mean_len)
+        if self.linear:
+            kv0, a0, g, ga = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len, self.k1, self.a1
+        else:
+            kv0, a0, g, ga = self._interp(mean_len)
         tokens = n + extra_tokens
-        m0 = (self.weights(tokens) + n * kv0 + extra_bytes) * self.inv_bw
+        w = self._w.get(tokens)
+        m0 = ((self.weights(tokens) if w is None else w) + n * kv0 + extra_bytes) * self.inv_bw
         c0 = self.mm * tokens * self.inv_mm + (n * a0 + extra_flops) * self.inv_attn
         return m0, n * g * self.inv_bw, c0, n * ga * self.inv_attn, self.overhead_s(tokens, n + (1 if extra_tokens else 0))
 

@@ -42,6 +42,20 @@ from kvcalc.engine.simulate.types import MAX_EVENTS, OVERLOAD_SHARE, TIMELINE_PO
 from kvcalc.engine.steptime import StepModel
 from kvcalc.errors import KvcalcError
 
+
+def _longest(can_ever: Callable[[int], bool], upper: int) -> int:
+    """The longest request (prompt + output tokens, at most ``upper``) a policy can ever hold: what
+    it can hold shrinks with a request's length, so bisect."""
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if can_ever(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 # ---- one policy ----------------------------------------------------------------------------------
 
 
@@ -136,6 +150,8 @@ def _serve(
     start_decode, stop_decode, release = alloc.start_decode, alloc.stop_decode, alloc.release
     itl_add, itl_w_add = itl.append, itl_w.append
     push, pop = heapq.heappush, heapq.heappop
+    reserve, closed = alloc.reserve, st.concurrency is not None
+    longest = _longest(alloc.can_ever, int(np.max(wl.prompts + wl.outputs)))
 
     def live_bytes() -> int:
         tokens = sum_base + len(dec_base) * S + pf_done
@@ -144,24 +160,17 @@ def _serve(
             tokens -= (r - 1) * prefix  # the shared prefix is held once
         return tokens * per_token
 
-    def try_admit(i: int) -> bool:
-        nonlocal swap_used, stall, pf_done
+    def resume(i: int) -> bool:
+        """A swapped-out request comes back from host memory over the host link; it decodes on."""
+        nonlocal swap_used, stall
         length = P[i] + gen[i]
-        if i in swapped:
-            # Resume from host memory: its blocks come back over the host link; it decodes on.
-            assert isinstance(alloc, Paged)
-            if not alloc_fits(length, S, len(dec_base)):
-                return False
-            alloc.take_prefix()
-            swap_used -= swapped.pop(i) * per_token
-            stall += length * per_token / host_bw
-            add_decoder(i, length)
-            return True
-        if not alloc.reserve(i, length, P[i] + O[i], S, len(dec_base)):
+        assert isinstance(alloc, Paged)
+        if not alloc_fits(length, S, len(dec_base)):
             return False
-        cached = min(alloc.cached_prefix, length - 1) if alloc.cached_prefix and gen[i] == 0 else 0
-        prefilling.append([i, length - cached, cached, length])
-        pf_done += cached
+        alloc.take_prefix()
+        swap_used -= swapped.pop(i) * per_token
+        stall += length * per_token / host_bw
+        add_decoder(i, length)
         return True
 
     def add_decoder(i: int, length: int) -> None:
@@ -184,11 +193,13 @@ def _serve(
 
     def finished(i: int) -> None:
         nonlocal done, w0, w1
-        release(i)
+        if not paged:
+            release(i)  # (a paged request's blocks went with its decode: stop_decode)
         finish[i] = now
         gen[i] = O[i]
         done += 1
-        client_finished(now)
+        if closed:
+            client_finished(now)
         if done == q10:
             w0 = now
         if done == q90:
@@ -197,7 +208,8 @@ def _serve(
             progress(done, n)
 
     def admit() -> None:
-        nonlocal rejected, blocked, blocked_at
+        nonlocal rejected, blocked, blocked_at, pf_done
+        cached_prefix = alloc.cached_prefix
         while len(dec_base) + len(prefilling) < mns:
             if front:
                 i = front[0]
@@ -206,14 +218,24 @@ def _serve(
                 if nxt is None or nxt[0] > now:
                     return
                 i = nxt[1]
-                if not alloc.can_ever(P[i] + O[i]):
+                if P[i] + O[i] > longest:
                     rejected += 1
                     take()
-                    client_finished(now)
+                    if closed:
+                        client_finished(now)
                     continue
-            if not try_admit(i):
-                blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
-                return
+            if swapped and i in swapped:
+                if not resume(i):
+                    blocked, blocked_at = i, alloc.version
+                    return
+            else:
+                length = P[i] + gen[i]
+                if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
+                    blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
+                    return
+                cached = min(cached_prefix, length - 1) if cached_prefix and gen[i] == 0 else 0
+                prefilling.append([i, length - cached, cached, length])
+                pf_done += cached
             if front and front[0] == i:
                 front.popleft()
             else:
@@ -254,11 +276,15 @@ def _serve(
             front.appendleft(i)
 
     def complete_due() -> None:
+        nonlocal sum_base
         while heap and heap[0][0] <= S:
             f, i = pop(heap)
             if fin.get(i) != f:
                 continue  # stale: the request was preempted since
-            drop_decoder(i)
+            del fin[i]
+            base = dec_base.pop(i)
+            sum_base -= base
+            stop_decode(base)
             finished(i)
 
     steps = events = max_running = 0
@@ -339,7 +365,8 @@ def _serve(
                 # Nothing runs and the first preempted request still does not fit: it never will.
                 front.popleft()
                 rejected += 1
-                client_finished(now)
+                if closed:
+                    client_finished(now)
                 continue
             nxt = peek()
             if nxt is not None and nxt[0] > now:
