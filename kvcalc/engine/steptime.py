@@ -589,11 +589,12 @@ class StepModel:
             return K * m0 + m1 * (K - 1) * K / 2 + K * o
         return K * c0 + c1 * (K - 1) * K / 2 + K * o
 
-    def steps_until(self, ln: tuple[float, float, float, float, float], dt: float, limit: int) -> int:
-        """The fewest steps (1..limit) whose time reaches dt: the span's time is quadratic in its length
-        on each side of the step where the lines cross, so the count is solved for, then checked."""
+    def steps_until(self, ln: tuple[float, float, float, float, float], dt: float, limit: int, reached: bool = False) -> int:
+        """The fewest steps (1..limit) whose time reaches dt (limit if none does; ``reached``: the
+        caller knows limit steps do): the span's time is quadratic in its length on each side of the
+        step where the lines cross, so the count is solved for, then checked."""
         span_s = self.span_s
-        if span_s(ln, limit) < dt:
+        if not reached and span_s(ln, limit) < dt:
             return limit
         m0, m1, c0, c1, o = ln
         cut = 0

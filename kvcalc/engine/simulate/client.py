@@ -51,6 +51,20 @@ class Client:
             self._order = []
             while self._next < n and self.in_flight < concurrency:
                 self._send(self.A[self._next])
+        self.head: tuple[float, int] | None = None
+        """(time it reaches the engine, request) of the next request the engine has not taken (kept
+        current by take and finished: the scheduler reads it at every event)."""
+        self._head()
+
+    def _head(self) -> None:
+        if self.limit is None:
+            if self._pos < self.n:
+                i = self._order[self._pos]
+                self.head = self._at[i], i
+            else:
+                self.head = None
+        else:
+            self.head = self._heap[0] if self._heap else None
 
     def _send(self, t: float) -> None:
         i = self._next
@@ -62,18 +76,14 @@ class Client:
 
     def peek(self) -> tuple[float, int] | None:
         """(time it reaches the engine, request) of the next request the engine has not taken."""
-        if self.limit is None:
-            if self._pos < self.n:
-                i = self._order[self._pos]
-                return self._at[i], i
-            return None
-        return self._heap[0] if self._heap else None
+        return self.head
 
     def take(self) -> None:
         if self.limit is None:
             self._pos += 1
         else:
             heapq.heappop(self._heap)
+        self._head()
 
     def finished(self, t: float) -> None:
         """A request ended at ``t``: under a concurrency limit its slot sends the next one."""
@@ -82,6 +92,7 @@ class Client:
         self.in_flight -= 1
         if self._next < self.n:
             self._send(t)
+            self._head()
 
     def offered_per_s(self) -> float | None:
         """The open-loop arrival rate (requests over the span of their arrivals); None for a burst

@@ -143,7 +143,7 @@ def _serve(
     report_every = max(n // 100, 1)
     mns = st.max_num_seqs
     # Bound methods looked up once: the loop below runs millions of times.
-    peek, take, client_finished = client.peek, client.take, client.finished
+    take, client_finished = client.take, client.finished
     lines, decode_lines, span_s, steps_until = cost.lines, cost.decode_lines, cost.span_s, cost.steps_until
     to_full, in_use, fits_held, alloc_fits = alloc.steps_to_full, alloc.in_use, alloc.fits_held, alloc.fits
     unit, cap = alloc.unit, alloc.cap
@@ -214,7 +214,7 @@ def _serve(
             if front:
                 i = front[0]
             else:
-                nxt = peek()
+                nxt = client.head
                 if nxt is None or nxt[0] > now:
                     return
                 i = nxt[1]
@@ -296,7 +296,7 @@ def _serve(
             if front[0] != blocked or alloc.version != blocked_at:
                 admit()
         else:
-            pk = peek()
+            pk = client.head
             if pk is not None and pk[0] <= now and (pk[1] != blocked or alloc.version != blocked_at):
                 admit()
         nd = len(dec_base)
@@ -356,8 +356,12 @@ def _serve(
                         add_decoder(i, x[3])
                 prefilling.clear()
                 prefilling.extend(left)
+            u1 = -1
             if paged:
-                preempt_until_fits()
+                u1 = in_use(S, len(dec_base))
+                if u1 > cap:
+                    preempt_until_fits()
+                    u1 = -1
         elif nd == 0:
             if prefilling:
                 continue
@@ -368,7 +372,7 @@ def _serve(
                 if closed:
                     client_finished(now)
                 continue
-            nxt = peek()
+            nxt = client.head
             if nxt is not None and nxt[0] > now:
                 now = nxt[0]
             continue
@@ -384,10 +388,10 @@ def _serve(
                 K = full
             dt = span_s(ln, K)
             h0 = in_use(S, nd)
-            pk = peek()
+            pk = client.head
             if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
                 if r_now < mns and fits_held(P[pk[1]] + gen[pk[1]], h0):
-                    K = steps_until(ln, pk[0] - now, K)
+                    K = steps_until(ln, pk[0] - now, K, True)
                     dt = span_s(ln, K)
             dt += stall
             itl_add(dt / K)
@@ -403,23 +407,30 @@ def _serve(
             now += dt
             S += K
             steps += K
+            u1 = -1  # what is in use now, where known without asking
             if heap and heap[0][0] <= S:
                 complete_due()
                 full = K  # completions change the blocks held: check
-            if paged and K == full and in_use(S, len(dec_base)) > cap:
-                preempt_until_fits()
+            elif not paged:
+                u1 = h0  # a contiguous pool changes only at admission and release
+            if paged and K == full:
+                u1 = in_use(S, len(dec_base))
+                if u1 > cap:
+                    preempt_until_fits()
+                    u1 = -1
         # The memory integrals (trapezoids between the figures before the step or span and after it) and
         # the timeline; the figures before it are -1 when they were not needed as it began.
         if live0 < 0:
             if not (w1 is None or not tl or now - tl[-1][0] >= tl_gap):
                 continue
             live0, res0 = live_bytes(), in_use(S, len(dec_base)) * unit
+            u1 = -1
         nd = len(dec_base)
         r = nd + len(prefilling)
         tokens = sum_base + nd * S + pf_done
         if prefix and r > 1:
             tokens -= (r - 1) * prefix  # the shared prefix is held once
-        live1, res1 = tokens * per_token, in_use(S, nd) * unit
+        live1, res1 = tokens * per_token, (u1 if u1 >= 0 else in_use(S, nd)) * unit
         if dt > 0 and w1 is None:
             if w0 is not None:
                 acc_live += (live0 + live1) * 0.5 * dt
