@@ -344,9 +344,10 @@ class StepModel:
         self.inv_attn = 1.0 / (self.peak_attn * self.c.eta_c)
         self._act = model.hidden_size * ACT_BYTES
         self._w: dict[int, float] = {}
-        self._kv: dict[int, float] = {}
+        self.kv_memo: dict[int, float] = {}
+        """kv() and prefill_attn() by argument (the simulator reads them before calling)."""
         self._at: dict[int, float] = {}
-        self._pat: dict[int, float] = {}
+        self.prefill_attn_memo: dict[int, float] = {}
         self._coll: dict[int, float] = {}
         self._dl: dict[int, tuple[float, float, float, float, float]] = {}
         # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
@@ -399,9 +400,9 @@ class StepModel:
         return w
 
     def kv(self, length: int) -> float:
-        v = self._kv.get(length)
+        v = self.kv_memo.get(length)
         if v is None:
-            v = self._kv[length] = float(self.d.kv_request(length))
+            v = self.kv_memo[length] = float(self.d.kv_request(length))
         return v
 
     def attn(self, length: int) -> float:
@@ -412,9 +413,9 @@ class StepModel:
 
     def prefill_attn(self, length: int) -> float:
         """Attention FLOPs of one prompt token at context ``length`` (MLA decompressed)."""
-        v = self._pat.get(length)
+        v = self.prefill_attn_memo.get(length)
         if v is None:
-            v = self._pat[length] = float(self.d.prefill_attn_flops(length))
+            v = self.prefill_attn_memo[length] = float(self.d.prefill_attn_flops(length))
         return v
 
     def collective_s(self, tokens: int) -> float:

@@ -31,13 +31,24 @@ class Blocks:
         self.sumk = 0
         self.n = 0
         self._memo = (-1, 0)
+        self.version = 0
+        """Counts the requests added and removed (see the module's note)."""
 
-    def add(self, base: int, sign: int = 1) -> None:
+    def add(self, base: int) -> None:
         k, r = divmod(base - 1, self.B)
-        self.sumk += sign * k
-        self.cnt[r] += sign
-        self.n += sign
+        self.sumk += k
+        self.cnt[r] += 1
+        self.n += 1
         self._memo = (-1, 0)
+        self.version += 1
+
+    def remove(self, base: int) -> None:
+        k, r = divmod(base - 1, self.B)
+        self.sumk -= k
+        self.cnt[r] -= 1
+        self.n -= 1
+        self._memo = (-1, 0)
+        self.version += 1
 
     def total(self, S: int) -> int:
         m = self._memo
@@ -141,12 +152,15 @@ class Contiguous:
         return K + 1
 
 
-class Paged:
-    """paged-B: blocks of B tokens as tokens arrive; a shared prefix's full blocks held once."""
+class Paged(Blocks):
+    """paged-B: blocks of B tokens as tokens arrive; a shared prefix's full blocks held once. The
+    decoding requests' blocks are this object's :class:`Blocks` (start_decode adds a request,
+    stop_decode removes it)."""
 
     paged = True
 
     def __init__(self, B: int, pool: int, per_token: int, prefix: int):
+        super().__init__(B)
         self.block = B
         self.unit = B * per_token
         """Bytes a block holds."""
@@ -154,13 +168,16 @@ class Paged:
         self.prefix_tokens = prefix
         self.sp_full = prefix // B
         self.cached_prefix = self.sp_full * B
-        self.blocks = Blocks(B)
         self.shared = 0
         """Blocks of the shared prefix, once a request holding it has been admitted."""
         self.pref_sum = 0
         self.pref_blocks: dict[int, int] = {}
         """Prompts being prefilled -> the blocks they hold."""
-        self.version = 0
+        self.other = 0
+        """Blocks held besides the decoding requests': the shared prefix's and the prompts'."""
+
+    start_decode = Blocks.add
+    stop_decode = Blocks.remove
 
     def own_blocks(self, length: int) -> int:
         return -(-length // self.block) - self.sp_full
@@ -169,10 +186,10 @@ class Paged:
         return self.own_blocks(total) + self.sp_full <= self.cap
 
     def in_use(self, S: int, decoding: int) -> int:
-        """Blocks held at step S, by the shared prefix, the decoding requests and the prompts."""
-        b = self.blocks
-        m = b._memo
-        return self.shared + (m[1] if m[0] == S else b.total(S)) - self.sp_full * decoding + self.pref_sum
+        """Blocks held at step S, by the shared prefix, the decoding requests and the prompts (a
+        decoding request's blocks count the prefix's full blocks, held once)."""
+        m = self._memo
+        return (m[1] if m[0] == S else self.total(S)) + self.other - self.sp_full * decoding
 
     def fits(self, length: int, S: int, decoding: int) -> bool:
         return self.fits_held(length, self.in_use(S, decoding))
@@ -185,31 +202,30 @@ class Paged:
     def take_prefix(self) -> None:
         if self.sp_full and not self.shared:
             self.shared = self.sp_full
+            self.other += self.sp_full
 
     def reserve(self, i: int, length: int, total: int, S: int, decoding: int) -> bool:
         """Blocks for a prompt of ``length`` tokens (the request's tokens so far)."""
-        if not self.fits(length, S, decoding):
+        nb = -(-length // self.block) - self.sp_full
+        extra = self.sp_full if self.sp_full and not self.shared else 0
+        m = self._memo
+        if nb + extra > self.cap - ((m[1] if m[0] == S else self.total(S)) + self.other - self.sp_full * decoding):
             return False
-        self.take_prefix()
-        nb = self.own_blocks(length)
+        if extra:
+            self.take_prefix()
         self.pref_blocks[i] = nb
         self.pref_sum += nb
+        self.other += nb
         return True
 
     def prompt_done(self, i: int) -> None:
         self.version += 1
-        self.pref_sum -= self.pref_blocks.pop(i)
+        nb = self.pref_blocks.pop(i)
+        self.pref_sum -= nb
+        self.other -= nb
 
     def release(self, i: int) -> None:
         return None  # a finished request's blocks went with its decoding (stop_decode)
-
-    def start_decode(self, base: int) -> None:
-        self.version += 1
-        self.blocks.add(base)
-
-    def stop_decode(self, base: int) -> None:
-        self.version += 1
-        self.blocks.add(base, -1)
 
     def over(self, S: int, decoding: int) -> bool:
         return self.in_use(S, decoding) > self.cap
@@ -217,11 +233,11 @@ class Paged:
     def steps_to_full(self, S: int, K: int, decoding: int) -> int:
         """The fewest steps (1..K) after which the decoding requests' blocks pass the pool; K + 1 if
         they do not within K."""
-        b = self.blocks
-        limit = self.cap - self.shared - self.pref_sum + self.sp_full * decoding
-        if limit - b.total(S) >= (K // self.block + 1) * b.n:
+        limit = self.cap - self.other + self.sp_full * decoding
+        m = self._memo
+        if limit - (m[1] if m[0] == S else self.total(S)) >= (K // self.block + 1) * self.n:
             return K + 1  # K steps take at most ceil(K / B) blocks a request
-        k = b.first_over(S, limit)
+        k = self.first_over(S, limit)
         return K + 1 if not k or k > K else k
 
 

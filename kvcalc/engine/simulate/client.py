@@ -80,10 +80,16 @@ class Client:
 
     def take(self) -> None:
         if self.limit is None:
-            self._pos += 1
+            self._pos = p = self._pos + 1
+            if p < self.n:
+                i = self._order[p]
+                self.head = self._at[i], i
+            else:
+                self.head = None
         else:
-            heapq.heappop(self._heap)
-        self._head()
+            heap = self._heap
+            heapq.heappop(heap)
+            self.head = heap[0] if heap else None
 
     def finished(self, t: float) -> None:
         """A request ended at ``t``: under a concurrency limit its slot sends the next one."""

@@ -134,10 +134,11 @@ def _serve(
     q90 = max(int(0.9 * n), q10 + 1)
     w0: float | None = None  # the measured window: the 10th and 90th percentile completions
     w1: float | None = None
-    # Integrals of live bytes, reserved bytes and running requests, and the time they span: over the
-    # measured window (acc_*) and over the whole run (whole_*, for a window too short to hold a step).
-    acc_live = acc_res = acc_run = acc_t = 0.0
+    # Integrals of live bytes, reserved bytes and running requests, and the time they span, from the
+    # start until the window closes (whole_*), and their values when it opens (at_w0): the window's
+    # are the difference (the whole run's serve a window too short to hold a step).
     whole_live = whole_res = whole_run = whole_t = 0.0
+    at_w0 = (0.0, 0.0, 0.0, 0.0)
     tl: list[tuple[float, int, int]] = []
     tl_gap = 0.0
     report_every = max(n // 100, 1)
@@ -150,7 +151,9 @@ def _serve(
     start_decode, stop_decode, release = alloc.start_decode, alloc.stop_decode, alloc.release
     itl_add, itl_w_add = itl.append, itl_w.append
     push, pop = heapq.heappush, heapq.heappop
-    reserve, closed = alloc.reserve, st.concurrency is not None
+    reserve, prompt_done, closed = alloc.reserve, alloc.prompt_done, st.concurrency is not None
+    kv, prefill_attn, kv_of, pattn_of = cost.kv, cost.prefill_attn, cost.kv_memo, cost.prefill_attn_memo
+    isnan = math.isnan
     longest = _longest(alloc.can_ever, int(np.max(wl.prompts + wl.outputs)))
 
     def live_bytes() -> int:
@@ -178,7 +181,8 @@ def _serve(
         base = length - S
         dec_base[i] = base
         sum_base += base
-        start_decode(base)
+        if paged:
+            start_decode(base)
         f = S + (O[i] - gen[i])
         fin[i] = f
         push(heap, (f, i))
@@ -188,11 +192,12 @@ def _serve(
         base = dec_base.pop(i)
         fin.pop(i, None)
         sum_base -= base
-        stop_decode(base)
+        if paged:
+            stop_decode(base)
         return base + S
 
     def finished(i: int) -> None:
-        nonlocal done, w0, w1
+        nonlocal done, w0, w1, at_w0
         if not paged:
             release(i)  # (a paged request's blocks went with its decode: stop_decode)
         finish[i] = now
@@ -202,6 +207,7 @@ def _serve(
             client_finished(now)
         if done == q10:
             w0 = now
+            at_w0 = (whole_live, whole_res, whole_run, whole_t)  # this event counts in the window
         if done == q90:
             w1 = now
         if progress and done % report_every == 0:
@@ -240,7 +246,7 @@ def _serve(
                 front.popleft()
             else:
                 take()
-            if math.isnan(admitted[i]):
+            if isnan(admitted[i]):
                 admitted[i] = now
             order.append(i)
 
@@ -284,14 +290,14 @@ def _serve(
             del fin[i]
             base = dec_base.pop(i)
             sum_base -= base
-            stop_decode(base)
+            if paged:
+                stop_decode(base)
             finished(i)
 
-    steps = events = max_running = 0
-    while done + rejected < n:
-        events += 1
-        if events > MAX_EVENTS:
-            raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "--requests", "a smaller run (fewer requests)")
+    steps = max_running = 0
+    for events in range(1, MAX_EVENTS + 2):  # noqa: B007 (counted, reported after the loop)
+        if done + rejected >= n:
+            break
         if front:
             if front[0] != blocked or alloc.version != blocked_at:
                 admit()
@@ -309,15 +315,20 @@ def _serve(
             # One step with prompt work: every running request decodes a token, prompts fill the rest.
             chunks = []
             extra_b = extra_f = 0.0
+            T = 0
             for x in prefilling:
                 if budget <= 0:
                     break
-                c = min(x[1], budget)
+                c = x[1] if x[1] < budget else budget
                 budget -= c
+                T += c
                 chunks.append((x, c))
-                extra_b += cost.kv(x[2] + c)
-                extra_f += c * cost.prefill_attn(max(x[2] + c // 2, 1))
-            ln = lines(nd, mean, sum(c for _, c in chunks), extra_b, extra_f)
+                v = kv_of.get(x[2] + c)
+                extra_b += kv(x[2] + c) if v is None else v
+                h = x[2] + c // 2
+                v = pattn_of.get(h)
+                extra_f += c * (prefill_attn(h if h > 1 else 1) if v is None else v)
+            ln = lines(nd, mean, T, extra_b, extra_f)
             dt = span_s(ln, 1) + stall
             if nd:
                 itl_add(dt)
@@ -331,31 +342,24 @@ def _serve(
             S += 1
             steps += 1
             complete_due()
-            prompt_ends = False
             for x, c in chunks:
                 x[1] -= c
                 x[2] += c
                 pf_done += c
-                if not x[1]:
-                    prompt_ends = True
-            if prompt_ends:
-                left: deque[list[int]] = deque()
-                for x in prefilling:
-                    if x[1]:
-                        left.append(x)
-                        continue
-                    i = x[0]
-                    pf_done -= x[2]
-                    alloc.prompt_done(i)
-                    if math.isnan(first_tok[i]):
-                        first_tok[i] = now
-                    gen[i] += 1
-                    if gen[i] >= O[i]:
-                        finished(i)
-                    else:
-                        add_decoder(i, x[3])
-                prefilling.clear()
-                prefilling.extend(left)
+            # The chunks are the first prompts waiting, each taking all it has left but perhaps the last
+            # (the budget ran out): those that ended are the first len(chunks), or one fewer.
+            for _ in range(len(chunks) if not chunks[-1][0][1] else len(chunks) - 1):
+                x = prefilling.popleft()
+                i = x[0]
+                pf_done -= x[2]
+                prompt_done(i)
+                if isnan(first_tok[i]):
+                    first_tok[i] = now
+                gen[i] += 1
+                if gen[i] >= O[i]:
+                    finished(i)
+                else:
+                    add_decoder(i, x[3])
             u1 = -1
             if paged:
                 u1 = in_use(S, len(dec_base))
@@ -432,11 +436,6 @@ def _serve(
             tokens -= (r - 1) * prefix  # the shared prefix is held once
         live1, res1 = tokens * per_token, (u1 if u1 >= 0 else in_use(S, nd)) * unit
         if dt > 0 and w1 is None:
-            if w0 is not None:
-                acc_live += (live0 + live1) * 0.5 * dt
-                acc_res += (res0 + res1) * 0.5 * dt
-                acc_run += r_now * dt
-                acc_t += dt
             whole_live += (live0 + live1) * 0.5 * dt
             whole_res += (res0 + res1) * 0.5 * dt
             whole_run += r_now * dt
@@ -446,6 +445,9 @@ def _serve(
             if len(tl) > TIMELINE_POINTS:
                 del tl[1::2]
                 tl_gap = (tl[-1][0] - tl[0][0]) / (TIMELINE_POINTS / 2)
+    else:
+        raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "--requests", "a smaller run (fewer requests)")
+    events -= 1  # the pass that found every request done was not an event
 
     sent = np.asarray(client.sent)
     reach = sent + np.asarray(client.over)
@@ -457,7 +459,8 @@ def _serve(
     span = max(w1 - w0, 1e-12)
     in_win = ok & (fn > w0) & (fn <= w1)
     multi = in_win & (outs > 1)
-    if not acc_t:
+    acc_live, acc_res, acc_run, acc_t = (x - y for x, y in zip((whole_live, whole_res, whole_run, whole_t), at_w0))
+    if w0 is None or not acc_t:
         acc_live, acc_res, acc_run, acc_t = whole_live, whole_res, whole_run, whole_t
     bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w)
     offered = client.offered_per_s()
