@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kvcalc.engine.paging import _Counter, _FirstFit
+from kvcalc.engine.paging import _FirstFit
 
 
 class Blocks:
@@ -85,7 +85,8 @@ class Blocks:
 
 
 class Contiguous:
-    """prealloc or oracle: one contiguous reservation per request, released when it finishes."""
+    """prealloc or oracle: one contiguous reservation per request, released when it finishes
+    (prealloc's are all the same size, so only their total matters; oracle's are placed first-fit)."""
 
     paged = False
     block = 1
@@ -94,29 +95,37 @@ class Contiguous:
 
     def __init__(self, policy: str, pool: int, req_bytes: Callable[[int], int], max_len: int):
         self.policy, self.pool, self.req_bytes, self.max_len = policy, pool, req_bytes, max_len
-        self.first_fit = _FirstFit(pool) if policy == "oracle" else None
-        self.count = _Counter(pool) if policy != "oracle" else None
-        self.alloc: _FirstFit | _Counter = self.first_fit or self.count  # type: ignore[assignment]
-        self.fixed = req_bytes(max_len) if policy == "prealloc" else 0
+        self.prealloc = policy == "prealloc"
+        self.first_fit = None if self.prealloc else _FirstFit(pool)
+        self.fixed = req_bytes(max_len) if self.prealloc else 0
         self.cap = pool
         self.unit = 1
         self.held: dict[int, int] = {}
         self.held_sum = 0
         self.version = 0
+        self._need: dict[int, int] = {}
 
     def can_ever(self, total: int) -> bool:
-        if self.policy == "prealloc":
+        if self.prealloc:
             return self.fixed <= self.pool and total <= self.max_len
         return self.req_bytes(total) <= self.pool
 
     def fits(self, length: int, S: int, decoding: int) -> bool:
         """Whether a request of ``length`` tokens may be admitted now (first-fit: only trying tells)."""
-        return bool(self.count.free >= self.fixed) if self.count is not None and self.policy == "prealloc" else True
+        return self.pool - self.held_sum >= self.fixed if self.prealloc else True
 
     def reserve(self, i: int, length: int, total: int, S: int, decoding: int) -> bool:
-        need = self.fixed if self.policy == "prealloc" else self.req_bytes(total)
-        if not self.alloc.alloc(i, need):
-            return False
+        if self.prealloc:
+            need = self.fixed
+            if need > self.pool - self.held_sum:
+                return False
+        else:
+            need = self._need.get(total, -1)
+            if need < 0:
+                need = self._need[total] = self.req_bytes(total)
+            assert self.first_fit is not None
+            if not self.first_fit.alloc(i, need):
+                return False
         self.held[i] = need
         self.held_sum += need
         return True
@@ -125,15 +134,16 @@ class Contiguous:
         self.version += 1
         h = self.held.pop(i)
         self.held_sum -= h
-        self.alloc.release(i, h)
+        if self.first_fit is not None:
+            self.first_fit.release(i, h)
 
     def in_use(self, S: int, decoding: int) -> int:
         """Bytes reserved (the unit of a contiguous pool is one byte)."""
-        return self.pool - self.count.free if self.count is not None else self.held_sum
+        return self.held_sum
 
     def fits_held(self, length: int, held: int) -> bool:
         """``fits`` given what ``in_use`` says is held now."""
-        return self.pool - held >= self.fixed if self.count is not None and self.policy == "prealloc" else True
+        return self.pool - held >= self.fixed if self.prealloc else True
 
     # A contiguous reservation is made whole at admission: nothing grows, nothing runs out.
     def prompt_done(self, i: int) -> None:
