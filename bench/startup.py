@@ -1,4 +1,5 @@
-"""Start-up time of kvcalc commands against `python -c pass`, median of repeated runs.
+"""Start-up time of kvcalc commands against `python -c pass` and against a floor (bench/floor_app.py:
+a typer app parsing size's options that prints one line or a rich table), median of repeated runs.
 
 Usage: python bench/startup.py [runs]   (run it with the Python that has kvcalc installed)
 Commands are run from a temporary folder, as a user would, with the console script on PATH.
@@ -27,6 +28,16 @@ CASES = [
     ("kvcalc size --model Llama-2-7b-hf (alias scan)", [KV, "size", "--model", "Llama-2-7b-hf", "--seq", "4096"]),
     ("kvcalc roofline --batch 32", [KV, "roofline", "--batch", "32"]),
 ]
+FLOOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor_app.py")
+CASES += [
+    ("floor: typer app, same options, one line", [sys.executable, FLOOR, "--model", "llama2-7b", "--seq", "4096", "--json"]),
+    ("floor: typer app, same options, rich table", [sys.executable, FLOOR, "--model", "llama2-7b", "--seq", "4096"]),
+]
+RATIOS = [
+    ("kvcalc size ... --json", "floor: typer app, same options, one line"),
+    ("kvcalc size --model llama2-7b --seq 4096", "floor: typer app, same options, rich table"),
+]
+"""The issue's aims: size --json within 1.25x of the one-line floor, the table within 1.25x of the rich one."""
 CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "configs", "llama3.1-8b.json")
 
 
@@ -52,20 +63,25 @@ if sc := peer("servcalc"):
 def main() -> None:
     cwd = tempfile.mkdtemp()
     env = {**os.environ, "NO_COLOR": "1"}
-    rows = []
-    for label, cmd in CASES:
+    for _label, cmd in CASES:
         subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)  # warm the page cache
-        times = []
-        for _ in range(RUNS):
+    # Round by round, every command once a round: a machine whose speed drifts (this one's does, by a
+    # third over minutes) slows every command alike, so the ratios hold.
+    times: dict[str, list[float]] = {label: [] for label, _ in CASES}
+    for _ in range(RUNS):
+        for label, cmd in CASES:
             t0 = time.perf_counter()
             subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)
-            times.append(time.perf_counter() - t0)
-        rows.append((label, statistics.median(times), min(times), max(times)))
+            times[label].append(time.perf_counter() - t0)
+    rows = [(label, statistics.median(t), min(t), max(t)) for label, t in times.items()]
     base = rows[0][1]
     print(f"{'command':55s} {'median':>9s} {'min':>9s} {'max':>9s} {'- python':>9s}")
     for label, med, lo, hi in rows:
         print(f"{label:55s} {med * 1e3:7.1f}ms {lo * 1e3:7.1f}ms {hi * 1e3:7.1f}ms {(med - base) * 1e3:7.1f}ms")
-    print(f"({RUNS} runs each, {sys.version.split()[0]}, {os.cpu_count()} CPUs)")
+    for a, b in RATIOS:
+        per_round = statistics.median(x / y for x, y in zip(times[a], times[b]))
+        print(f"{a} / {b}: {per_round:.2f}x, median of the rounds' ratios (aim: 1.25x or less)")
+    print(f"({RUNS} rounds, {sys.version.split()[0]}, {os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

@@ -39,8 +39,23 @@ _SIZE_ACCEPTED = (
 )
 _TOKENS_ACCEPTED = "a whole number of tokens: 4096, 4k or 4K (= 4096), 1M (= 1048576), up to 16,777,216k"
 
+
+class _Lazy:
+    """A regular expression compiled the first time it is used (compiling all four at import costs a
+    few ms of every command's start-up)."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.compiled: re.Pattern[str] | None = None
+
+    def match(self, text: str) -> re.Match[str] | None:
+        if self.compiled is None:
+            self.compiled = re.compile(self.pattern)
+        return self.compiled.match(text)
+
+
 _NUM = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"
-_SIZE_RE = re.compile(r"^\s*" + _NUM + r"\s*([A-Za-z]*)\s*$")
+_SIZE_RE = _Lazy(r"^\s*" + _NUM + r"\s*([A-Za-z]*)\s*$")
 
 
 _CTX = Context(prec=120, Emax=5000, Emin=-5000)
@@ -94,7 +109,7 @@ def parse_size(text: str | int, where: str = "size", maximum: int = MAX_BYTES) -
     return value_i
 
 
-_TOKENS_RE = re.compile(r"^\s*" + _NUM + r"\s*([kKmM]?)\s*$")
+_TOKENS_RE = _Lazy(r"^\s*" + _NUM + r"\s*([kKmM]?)\s*$")
 
 
 def parse_tokens(text: str | int, where: str = "tokens", allow_zero: bool = False, maximum: int = MAX_TOKENS) -> int:
@@ -122,7 +137,7 @@ def parse_tokens(text: str | int, where: str = "tokens", allow_zero: bool = Fals
     return int(value)
 
 
-_COUNT_RE = re.compile(r"^\s*\+?([0-9][0-9_,]*)\s*$")
+_COUNT_RE = _Lazy(r"^\s*\+?([0-9][0-9_,]*)\s*$")
 
 
 def parse_count(text: str | int, where: str, minimum: int = 1, maximum: int = MAX_COUNT, noun: str = "a whole number") -> int:
@@ -146,7 +161,7 @@ def parse_count(text: str | int, where: str, minimum: int = 1, maximum: int = MA
     return n
 
 
-_RATE_RE = re.compile(r"^\s*" + _NUM + r"\s*([A-Za-z]*)\s*(?:/\s*s)?\s*$")
+_RATE_RE = _Lazy(r"^\s*" + _NUM + r"\s*([A-Za-z]*)\s*(?:/\s*s)?\s*$")
 _RATE_ACCEPTED = "a number with a unit per second, e.g. 3.35TB/s or 900GB/s, up to 1 EB/s"
 
 

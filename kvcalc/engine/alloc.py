@@ -7,9 +7,9 @@ new kind needs no edit here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from kvcalc._record import record
 from kvcalc.specs.layers import Tokens, tmin
 
 
@@ -17,7 +17,7 @@ def cdiv(a: Tokens, b: int) -> Tokens:
     return -(-a // b)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Allocation:
     """``name='logical'`` is the model's own need: a full layer holds every token, a sliding
     layer ``min(seq, window)``, a chunked layer at most one chunk, no rounding."""

@@ -7,12 +7,13 @@ none of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from functools import cached_property
 from math import ceil
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.kv import KVFootprint, check_parallel
 from kvcalc.engine.search import first_true_each
@@ -37,7 +38,7 @@ def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
     raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "--compute-dtype", "bf16, fp16 or fp8")
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Decode:
     """One model on one GPU at one tensor-parallel size: the pieces every decode bound is made of."""
 
@@ -171,7 +172,7 @@ class Decode:
         return payload, moved / (self.gpu.interconnect_bytes_per_s / 2)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PrefillBound:
     prompt: int
     flops: float

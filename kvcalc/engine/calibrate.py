@@ -23,9 +23,10 @@ bound, runs the best fit misses by more than 30%, or a run naming another model 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.plan import Traffic, _prefill_wait, _Replica
 from kvcalc.engine.steptime import DEFAULTS, StepConstants
@@ -40,7 +41,7 @@ CONTRADICTION = 0.30
 """A fitted run missed by more than this (ratio) means the runs cannot all be the same deployment."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CalibrationRun:
     where: str
     tool: str
@@ -63,7 +64,7 @@ class CalibrationRun:
         return self.fitted_tpot_s / self.measured_tpot_s - 1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CalibrationReport:
     model: str
     gpu: str

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.weights import WeightFormats, resident_bytes
@@ -12,7 +13,7 @@ from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelDerived:
     params_total: int
     params_active: int
@@ -24,14 +25,14 @@ class ModelDerived:
     kv_bytes_at_max_context: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KindRow:
     name: str
     layers: int
     description: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelReport:
     """``kvcalc show MODEL``."""
 
@@ -41,7 +42,7 @@ class ModelReport:
     kinds: list[KindRow] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GPUReport:
     """``kvcalc show GPU``."""
 
@@ -50,7 +51,7 @@ class GPUReport:
     ridge_bf16: float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelEntry:
     name: str
     aliases: list[str]
@@ -65,12 +66,12 @@ class ModelEntry:
     kinds_text: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelsReport:
     models: list[ModelEntry]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GPUsReport:
     gpus: list[GPUSpec]
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.inputs.checkfile import Example
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckResult:
     example: str
     key: str
@@ -19,7 +20,7 @@ class CheckResult:
     passed: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckReport:
     passed: int
     failed: int

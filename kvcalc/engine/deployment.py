@@ -28,13 +28,16 @@ a node without one, and over the network otherwise (:func:`group_link_kind`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kvcalc.engine.engines import Engine
+from kvcalc._record import record
 from kvcalc.engine.kv import check_parallel
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.gpu import GPUSpec, NodeSpec
 from kvcalc.specs.model import ModelSpec
+
+if TYPE_CHECKING:
+    from kvcalc.engine.engines import Engine
+    from kvcalc.specs.gpu import GPUSpec, NodeSpec
 
 DEFAULT_NODE_URL = "kvcalc default: an 8-GPU server with a 200 Gb/s NIC a GPU (no node block in the GPU spec)"
 
@@ -42,6 +45,8 @@ DEFAULT_NODE_URL = "kvcalc default: an 8-GPU server with a 200 Gb/s NIC a GPU (n
 def node_of(gpu: GPUSpec) -> NodeSpec:
     """The GPU's node as its spec states it; a spec without one gets an 8-GPU server, NVLink across
     it where the spec has an interconnect, and 25 GB/s (200 Gb/s) of network a GPU, said as assumed."""
+    from kvcalc.specs.gpu import NodeSpec  # (size and fit of a model alone need no GPU module)
+
     if gpu.node is not None:
         return gpu.node
     return NodeSpec(
@@ -52,7 +57,7 @@ def node_of(gpu: GPUSpec) -> NodeSpec:
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shape:
     tp: int = 1
     pp: int = 1
@@ -201,7 +206,7 @@ def group_link_kind(gpu: GPUSpec, size: int) -> LinkKind:
     return "network"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Placement:
     """A shape laid on nodes, stage after stage, each stage's DP ranks side by side."""
 

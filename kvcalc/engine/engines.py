@@ -9,9 +9,10 @@ release's accounting; ``engine("vllm@0.11")`` (or ``vllm==0.11.2``, ``vllm-0.11`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Literal
 
+from kvcalc._record import record
 from kvcalc.engine.alloc import Allocation
 from kvcalc.errors import KvcalcError, unknown_name
 from kvcalc.specs.model import ModelSpec
@@ -19,7 +20,7 @@ from kvcalc.specs.model import ModelSpec
 GiB = 2**30
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Engine:
     name: str
     """The engine's family: vllm, sglang, trtllm, hf, hf4, plain."""
@@ -508,7 +509,7 @@ _RULE_LABELS = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EngineRow:
     key: str
     label: str
@@ -522,7 +523,7 @@ class EngineRow:
     note: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EnginesReport:
     engines: list[EngineRow]
     labels: dict[str, str]

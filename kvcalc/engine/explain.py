@@ -15,9 +15,10 @@ kvcalc reads all of them as GiB and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.engines import ENGINES, Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.memory import Capacity, FitInputs, capacity, fit, footprint
@@ -31,7 +32,7 @@ GiB = 2**30
 MiB = 2**20
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Given:
     """What the user passed to fill what the log does not say (None: not passed)."""
 
@@ -51,7 +52,7 @@ class Given:
     """A checkpoint format the catalog's spec does not hold (an AWQ or SmoothQuant variant)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Setting:
     """One setting the recomputation used, and where it came from: ``log`` (the log says it),
     ``option`` (passed), ``guess`` (inferred from the log's figures), ``default`` (the engine's or
@@ -63,7 +64,7 @@ class Setting:
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Comparison:
     """One figure of the log beside kvcalc's. ``from_log``: recomputed from the log's own figures
     (None where there is nothing to recompute it from; ``taken_from_log`` where the figure is itself
@@ -84,7 +85,7 @@ class Comparison:
     """For concurrency: the request length it is for."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Note:
     """A fact worth saying about this log, with its numbers; ``key`` names the sentence."""
 
@@ -92,7 +93,7 @@ class Note:
     values: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PoolFigures:
     kv_pool_bytes: int
     kv_pool_blocks: int | None
@@ -105,7 +106,7 @@ class PoolFigures:
     kv_pool_high: int | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ExplainReport:
     """One start-up of a log, recomputed."""
 
@@ -136,7 +137,7 @@ class ExplainReport:
         return [s for s in self.settings if s.source not in ("log", "option")]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ExplainLogReport:
     """Every start-up found in one log file, each recomputed separately."""
 

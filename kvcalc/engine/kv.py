@@ -9,17 +9,20 @@ ints for single answers; ``seq`` may also be a numpy integer array for sweeps.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL, Allocation
-from kvcalc.engine.engines import Engine
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.layers import Tokens
 from kvcalc.specs.model import ModelSpec
+
+if TYPE_CHECKING:
+    from kvcalc.engine.engines import Engine
 
 MAX_PARALLEL = 4096
 """The largest --tp or --pp kvcalc accepts (no deployment splits one model wider)."""
@@ -56,7 +59,7 @@ def stages(model: ModelSpec, pp: int) -> list[list[str]]:
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StageLayout:
     """One pipeline stage's layers as an allocation lays them out."""
 
@@ -130,7 +133,7 @@ def tmax(a: Tokens, b: Tokens) -> Tokens:
     return np.maximum(a, b)
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class KVFootprint:
     """A model's KV cache under one dtype, tensor/pipeline layout and allocation, on the most
     loaded GPU (one tensor-parallel rank of the pipeline stage whose requests take the most)."""
@@ -262,7 +265,7 @@ def request_bytes(
     return KVFootprint(model, kv_dtype(kv), tp, pp, alloc).request_bytes(seq)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LayerRow:
     """One layer kind's share of the cache, on the most loaded GPU."""
 
@@ -276,7 +279,7 @@ class LayerRow:
     holds_tokens: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GPUShare:
     """The most loaded GPU: one tensor-parallel rank of the largest pipeline stage."""
 
@@ -285,7 +288,7 @@ class GPUShare:
     kv_bytes_total: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SizeReport:
     model: str
     seq: int

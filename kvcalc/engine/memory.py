@@ -10,11 +10,12 @@ longest one. docs/engines.md cites the released code behind every rule.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from math import ceil
 from typing import Any, Literal
 
+from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
@@ -32,7 +33,7 @@ MiB = 2**20
 Basis = Literal["given", "estimated", "computed", "none"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Estimate:
     """One term of the budget: kvcalc's best figure, the range it may really take and why.
 
@@ -355,7 +356,7 @@ def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str) -> float:
 # ---- fit ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BudgetLine:
     key: str
     """What the line is, for code: total, usable, weights, activation, non_torch, cudagraph, free_fraction, pool."""
@@ -372,7 +373,7 @@ class BudgetLine:
         return self.key in ("weights", "activation", "non_torch", "cudagraph")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FitInputs:
     """Everything fit takes besides the model and GPU, parsed. None means "use the documented default"."""
 
@@ -421,7 +422,7 @@ class FitInputs:
         return d
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReverseReport:
     """What ``concurrency`` requests of the fit's length need."""
 
@@ -441,13 +442,13 @@ class ReverseReport:
     """The answer's shape, e.g. 'DP 16 x TP 1 x EP 16'."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Range:
     low: int
     high: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FitReport:
     model: str
     gpu: str
@@ -506,7 +507,7 @@ class FitReport:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Budget:
     lines: list[BudgetLine]
     pool: int
@@ -721,7 +722,7 @@ def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
 # ---- the pool carved as each engine carves it ------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Capacity:
     usable: int
     blocks: int | None

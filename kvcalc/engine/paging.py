@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL, Allocation
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.errors import KvcalcError
@@ -31,7 +32,7 @@ BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 WARMUP = 0.1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PolicyResult:
     policy: str
     block_size: int | None
@@ -51,7 +52,7 @@ class PolicyResult:
     samples: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PrefixSharing:
     shared_prefix_tokens: int
     shared_blocks: int
@@ -62,7 +63,7 @@ class PrefixSharing:
     gain: float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PagingReport:
     model: str
     gpu: str | None

@@ -26,9 +26,10 @@ constraint. When none meets the targets, the nearest one says by how much it fal
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.deployment import (
     PP_SIZES as PP_SIZES,
     TP_SIZES as TP_SIZES,
@@ -48,7 +49,7 @@ from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Traffic:
     prompt: int
     """Prompt tokens (the mean of a mix)."""
@@ -67,13 +68,13 @@ class Traffic:
         return f"{load}, {self.prompt:,} prompt + {self.output:,} output tokens"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SLO:
     ttft_s: float | None = None
     tpot_s: float | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Deployment:
     gpu: str
     tp: int
@@ -117,7 +118,7 @@ class Deployment:
     """Why this shape: PP across servers, DP attention for an MLA latent, disaggregation."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlanReport:
     model: str
     traffic: str
@@ -662,7 +663,7 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
 # ---- checking the closed form by simulation --------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verification:
     """A deployment run through kvcalc simulate: one replica at rate / replicas, Poisson."""
 
@@ -1039,7 +1040,7 @@ def _disaggregated(
 # ---- the reverse of plan: the most a fixed set of GPUs carries within the targets ----------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Carried:
     """The most one mode (aggregated or disaggregated) carries on the GPUs: its best deployment at the
     highest rate that meets the targets."""
@@ -1052,7 +1053,7 @@ class Carried:
     """rate x output tokens / the GPUs the deployment uses (AIConfigurator's tokens/s/gpu)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ThroughputReport:
     model: str
     gpu: str

@@ -16,9 +16,10 @@ about what its JSON costs to print.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.bound import Decode as Decode, PrefillBound as PrefillBound, prefill_bound as prefill_bound
 from kvcalc.engine.deployment import Shape, check_shape, place
 from kvcalc.engine.memory import FitInputs, fit, footprint
@@ -30,7 +31,7 @@ from kvcalc.specs.model import ModelSpec
 from kvcalc.units import count_of
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DecodePoint:
     batch: int
     seq: int
@@ -95,7 +96,7 @@ class PointTable(Sequence[DecodePoint]):
         return [dict(zip(_FIELDS, vals)) for vals in zip(*cols)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RooflineReport:
     model: str
     gpu: str

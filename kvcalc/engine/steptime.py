@@ -25,9 +25,10 @@ none was fitted to a serving benchmark. A calibration (kvcalc calibrate) replace
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
 from kvcalc.errors import KvcalcError
@@ -38,7 +39,7 @@ from kvcalc.specs.model import ModelSpec
 FP8_CHECKPOINTS = ("fp8", "fp8_e4m3", "fp8_e5m2")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StepConstants:
     """The figures that separate a real step from the bound. ``alpha_s`` and ``link_bytes_per_s``
     of None take the link's own (by kind: NVLink-class or PCIe). Each default's source is in
@@ -186,7 +187,7 @@ DEFAULT_SOURCES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Kernels:
     """The kernels one decode step runs through every layer, by the latency each is charged."""
 
@@ -237,7 +238,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> 
     return t
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Link:
     kind: str
     """'nvlink' (NVLink, NVSwitch, Infinity Fabric, ICI: the spec's interconnect) or 'pcie'."""
@@ -284,7 +285,7 @@ def matmul_dtype(model: ModelSpec, gpu: GPUSpec, weight_dtype: str | None = None
     return "bf16"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StepTime:
     """One step's time, by term (seconds, on one rank)."""
 

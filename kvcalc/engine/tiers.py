@@ -8,9 +8,10 @@ so the weight read is shared and compute is what a recomputed context costs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.roofline import decode_bound, prefill_bound
@@ -23,7 +24,7 @@ from kvcalc.specs.model import ModelSpec
 GB = 10**9
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tier:
     name: str
     capacity_bytes: int
@@ -67,7 +68,7 @@ def default_tiers(
     ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TierRow:
     tier: str
     capacity_bytes: int
@@ -123,7 +124,7 @@ def tier_rows(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], k
     return rows
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Disaggregation:
     prompt: int
     bytes_per_request: int
@@ -169,7 +170,7 @@ def disaggregation(
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TiersReport:
     model: str
     gpu: str

@@ -9,11 +9,12 @@ matrices an engine replicates (DeepSeek's q and kv down-projections) sit whole o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from fractions import Fraction
 from math import ceil
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.specs.dtypes import weight_bits, weight_bytes
 from kvcalc.specs.model import SPLIT_ROLES, ModelSpec, ParamRoles, Quantization
 
@@ -48,7 +49,7 @@ def quantized_bytes(q: Quantization, n: int, hidden: int) -> int:
     raise ValueError(q.method)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WeightFormats:
     """The formats a model's weights are counted in: dense parameters and routed experts."""
 
@@ -167,7 +168,7 @@ def rope_cache_bytes(model: ModelSpec) -> int:
     return model.max_position_embeddings * max((k.rope_dims for k in model.kinds()), default=0) * 2
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Weights:
     total_bytes: int
     per_gpu_bytes: int
@@ -267,7 +268,7 @@ def expected_experts(E: int, k: int, b: Any) -> Any:
     return E * (1.0 - np.power(1.0 - k / E, b))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StreamedWeights:
     """Bytes a decode step reads on one rank: every layer's matrices and the LM head, not the input
     embedding table (a step touches only b of its rows)."""

@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kvcalc import files
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 
 ACCEPTED = (
@@ -31,7 +32,7 @@ ACCEPTED = (
 LIMIT = 64 * 2**20
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BenchRun:
     """One measured run. None: the result does not say."""
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from kvcalc import files
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 
 KEYS = (
@@ -57,7 +57,7 @@ RANGES = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CalibrationFile:
     constants: dict[str, float | None]
     model: str

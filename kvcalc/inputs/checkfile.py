@@ -9,9 +9,9 @@ one; ``measure`` times a real kernel for a while. ``kvcalc check --safe`` refuse
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 
 ACCEPTED = (
@@ -22,7 +22,7 @@ NUMBER_LIMIT = 10**30
 """Expected values and tolerances beyond this are not figures any command prints."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Expectation:
     key: str
     value: Any = None
@@ -68,7 +68,7 @@ class Expectation:
         return got == self.value, "" if got == self.value else "differs"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Example:
     name: str
     args: list[str]

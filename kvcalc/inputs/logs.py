@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import BinaryIO
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 
 GiB = 2**30
@@ -34,7 +35,7 @@ def _num(s: str) -> float:
     return v
 
 
-@dataclass
+@record
 class LogFacts:
     engine: str | None = None
     version: str | None = None

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Geometry:
     """One attention layer's decode step."""
 
@@ -58,7 +58,7 @@ def step_flops(geo: Geometry, seq_lens: list[int]) -> int:
     return 2 * sum(seq_lens) * geo.n_q * (geo.d_k + geo.dv)
 
 
-@dataclass
+@record
 class PagedCache:
     geo: Geometry
     q: Any

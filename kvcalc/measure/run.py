@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 from kvcalc.measure.cache import Geometry, build, reference, rel_error, step_bytes, step_flops
 from kvcalc.measure.device import _free_bytes, _kernel
@@ -16,7 +17,7 @@ CPU_KERNELS = ("cpu-paged", "sdpa-dense", "gather-sdpa")
 GPU_KERNELS = ("triton-paged", "sdpa-dense", "gather-sdpa")
 
 
-@dataclass
+@record
 class KernelResult:
     kernel: str
     rel_error: float
@@ -35,7 +36,7 @@ class KernelResult:
     note: str = ""
 
 
-@dataclass
+@record
 class MeasureResult:
     model: str
     device: str

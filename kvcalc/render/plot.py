@@ -8,11 +8,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
+from kvcalc._record import record
 
-@dataclass
+
+@record
 class Series:
     label: str
     xs: list[float]

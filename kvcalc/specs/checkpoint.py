@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from kvcalc import files
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 
 HEADER_LIMIT = 100 * 2**20
@@ -22,14 +23,14 @@ HEADER_LIMIT = 100 * 2**20
 MAX_SHARDS = 4096
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TensorInfo:
     dtype: str
     shape: tuple[int, ...]
     nbytes: int
 
 
-@dataclass
+@record
 class CheckpointFiles:
     """What a model folder's weight files say."""
 

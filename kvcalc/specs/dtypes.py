@@ -10,14 +10,14 @@ and travel as values from there on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KVDtype:
     name: str
     bits: int

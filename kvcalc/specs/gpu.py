@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.layers import FORBID
 from kvcalc.units import parse_rate, parse_size
@@ -49,14 +49,14 @@ def parse_flops(v: float | str, field: str) -> float:
     return out
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class GPUSource:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
     url: Text
     notes: str = ""
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class NodeSpec:
     """The server a GPU comes in, and the links between servers: what decides which collectives
     cross a node (kvcalc.engine.deployment)."""
@@ -94,7 +94,7 @@ class NodeSpec:
             raise ValueError(f"scale_out_latency_s must be seconds between 0 and 1, got {str(v)[:40]!r}")
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class GPUSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 

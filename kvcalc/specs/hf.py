@@ -9,9 +9,10 @@ standard fields, and every assumption made is returned as a warning.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.model import ROLES
 
@@ -100,7 +101,7 @@ class _Cfg:
         return v
 
 
-@dataclass
+@record
 class _Build:
     """What a model_type handler fills in."""
 
@@ -960,7 +961,7 @@ def _guess_name(cfg: dict[str, Any]) -> str:
     return "imported-model"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ImportReport:
     """``kvcalc import``: the spec a config.json gives, and every assumption made reading it."""
 

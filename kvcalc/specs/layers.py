@@ -17,9 +17,9 @@ anywhere else. Sequence lengths may be ints (exact answers) or numpy integer arr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Union
 
+from kvcalc._record import record
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.constraints import MAX_FIELD
 from kvcalc.specs.dtypes import KVDtype
@@ -78,7 +78,7 @@ class TokenRule(Protocol):
     def cross_tokens(self, seq: Tokens, encoder: int) -> Tokens: ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DecodeGeometry:
     """What a decode-attention kernel reads for one layer: ``n_kv`` heads of keys of ``d_a + d_b``
     elements, values of ``dv`` (taken from the key's first ``dv`` elements when ``v_from_k``)."""
@@ -106,7 +106,7 @@ def register(cls: type[LayerKindBase]) -> type[LayerKindBase]:
     return cls
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class LayerKindBase:
     """What every kind answers; the defaults describe a layer that keeps nothing."""
 
@@ -199,7 +199,7 @@ class LayerKindBase:
         return self.KIND
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class _Attention(LayerKindBase):
     num_attention_heads: Pos
     num_key_value_heads: Pos
@@ -301,7 +301,7 @@ def divisors(n: int) -> list[int]:
 
 
 @register
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class FullAttention(_Attention):
     """Causal attention over the whole history: holds every token."""
 
@@ -317,7 +317,7 @@ class FullAttention(_Attention):
 
 
 @register
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class SlidingWindow(_Attention):
     """Attention over the last ``sliding_window`` tokens: holds min(seq, window)."""
 
@@ -344,7 +344,7 @@ class SlidingWindow(_Attention):
 
 
 @register
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class ChunkedLocal(_Attention):
     """Chunked local attention (Llama 4): a token sees only its own chunk; holds at most one chunk."""
 
@@ -371,7 +371,7 @@ class ChunkedLocal(_Attention):
 
 
 @register
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class CrossAttention(_Attention):
     """Cross-attention over an encoder's tokens (Llama-3.2-Vision's image tiles): keys and values of
     ``encoder_tokens`` tokens per request, whatever its length."""
@@ -401,7 +401,7 @@ class CrossAttention(_Attention):
 
 
 @register
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class MLA(LayerKindBase):
     """Multi-head latent attention (DeepSeek V2/V3, Kimi K2): one latent vector per token.
 
@@ -533,7 +533,7 @@ class MLA(LayerKindBase):
 
 
 @register
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class RecurrentState(LayerKindBase):
     """Linear-attention or state-space (Mamba, Gated DeltaNet) layer: a fixed state per request."""
 
@@ -567,7 +567,7 @@ class RecurrentState(LayerKindBase):
 
 
 @register
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class NoCache(LayerKindBase):
     """A layer that keeps nothing per request (e.g. one that reuses another layer's KV)."""
 

@@ -8,10 +8,11 @@ from a user's file and exports their JSON Schema; the tested catalog is built di
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from kvcalc._record import record
 from kvcalc.specs.dtypes import normalize_weight_dtype
 from kvcalc.specs.layers import FORBID, LayerKind, LayerKindBase, check_positive, layer_from_dict
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 MAX_LAYERS = 100_000
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class Source:
     """Where the figures came from."""
 
@@ -41,7 +42,7 @@ class Source:
     head_dim derived): shown as warnings with every report on the spec."""
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class LayerGroup:
     """``pattern`` (names of ``layer_kinds``) repeated ``repeat`` times, in layer order."""
 
@@ -55,7 +56,7 @@ class LayerGroup:
             raise ValueError("pattern must name at least one layer kind")
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class MoE:
     """Routed experts: enough to count resident, active and expected-read parameters."""
 
@@ -87,7 +88,7 @@ SPLIT_ROLES = ("embed", "lm_head", "attn", "mlp", "shared_experts")
 QUANT_METHODS = ("fp8-block", "fp8-channel", "fp8-tensor", "int8-channel", "awq", "gptq", "mxfp4", "nvfp4")
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class ParamRoles:
     """Parameters by role, counted from the config (their sum, with the routed experts, is params_total)."""
 
@@ -112,7 +113,7 @@ class ParamRoles:
         return sum(getattr(self, r) for r in ROLES)
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class Quantization:
     """How the checkpoint stores its quantized weights (from its quantization_config)."""
 
@@ -138,7 +139,7 @@ class Quantization:
         check_positive(self, "group_size")
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class Checkpoint:
     """The checkpoint's bytes as its files hold them, where kvcalc read them (a model folder's
     safetensors headers, or its index's metadata.total_size)."""
@@ -156,7 +157,7 @@ class Checkpoint:
                 raise ValueError(f"checkpoint.role_bytes.{str(k)[:40]} must be a whole number of bytes")
 
 
-@dataclass(kw_only=True)
+@record(kw_only=True)
 class ModelSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 

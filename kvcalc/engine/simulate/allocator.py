@@ -63,7 +63,7 @@ class Blocks:
 
     def first_over(self, S: int, limit: int) -> int:
         """The fewest steps k >= 1 after which the blocks pass ``limit`` (total(S + k) > limit); 0
-        if they never do (no decoding requests). A request of residue r takes a new block at the
+        if they never do (no decoding requests, and the limit not passed already). A request of residue r takes a new block at the
         steps S' with (r + S') % B == 0, so the n requests take n blocks every B steps, and
         within a cycle step S + j adds cnt[-(S + j) % B]: whole cycles, then at most B single steps."""
         n = self.n

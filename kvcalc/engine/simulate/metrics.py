@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from kvcalc._record import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Percentiles:
     p50: float
     p90: float
@@ -49,7 +50,7 @@ def pct(x: Any, weights: Any = None) -> Percentiles:
     return Percentiles(q(0.5), q(0.9), q(0.99), float(np.sum(x * w) / total))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BenchMetrics:
     """One run's figures as a benchmark client reports them (times in seconds)."""
 

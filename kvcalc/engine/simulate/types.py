@@ -4,9 +4,10 @@ and the report (plain frozen dataclasses; kvcalc.render draws them, to_json prin
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from kvcalc._record import record
 from kvcalc.engine.simulate.metrics import BenchMetrics, Percentiles
 from kvcalc.engine.steptime import DEFAULTS, StepConstants
 from kvcalc.errors import KvcalcError
@@ -21,7 +22,7 @@ OVERLOAD_SHARE = 0.95
 offered to it."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Workload:
     """Requests in arrival order: arrival times (s), prompt and output token counts."""
 
@@ -33,7 +34,7 @@ class Workload:
     shared_prefix: int = 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SimSettings:
     max_len: int
     """The reservation of prealloc, and the longest request admitted."""
@@ -49,7 +50,7 @@ class SimSettings:
     """Seeds the request-path overhead's jitter."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PolicyRun:
     policy: str
     block_size: int | None
@@ -85,7 +86,7 @@ class PolicyRun:
     """(time s, bytes of tokens held, bytes reserved), at most 2,000 points."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SimulationReport:
     model: str
     gpu: str
