@@ -66,12 +66,13 @@ def _positional(t: _Table, args: tuple[Any, ...], kw: dict[str, Any]) -> dict[st
     if len(args) > len(t.positional):
         raise TypeError(f"{t.name}.__init__() takes {len(t.positional) + 1} positional arguments but {len(args) + 1} were given")
     given = dict(zip(t.positional, args))
-    for k in kw:
-        if k in given:
-            raise TypeError(f"{t.name}.__init__() got multiple values for argument {k!r}")
-        if k not in t.accepted:
-            raise TypeError(f"{t.name}.__init__() got an unexpected keyword argument {k!r}")
-    given.update(kw)
+    if kw:
+        for k in kw:
+            if k in given:
+                raise TypeError(f"{t.name}.__init__() got multiple values for argument {k!r}")
+            if k not in t.accepted:
+                raise TypeError(f"{t.name}.__init__() got an unexpected keyword argument {k!r}")
+        given.update(kw)
     return given
 
 

@@ -502,8 +502,15 @@ class StepModel:
         fixed = self.overhead_s(tokens, requests) - coll
         t = max(tm, tc) + fixed + coll
         bound = max(mem_bytes / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
-        terms = {"memory": tm, "compute": tc, "collective": coll, "fixed": fixed}
-        return StepTime(tm, tc, fixed, coll, t, bound, max(terms, key=lambda k: terms[k]))
+        # The largest term names the step (the first of equals, in this order).
+        by, top = "memory", tm
+        if tc > top:
+            by, top = "compute", tc
+        if coll > top:
+            by, top = "collective", coll
+        if fixed > top:
+            by = "fixed"
+        return StepTime(tm, tc, fixed, coll, t, bound, by)
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:
         """Seconds of the steps that carry a ``prompt`` in chunks of at most ``chunk`` tokens,

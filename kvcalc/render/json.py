@@ -18,9 +18,9 @@ from typing import Any
 from kvcalc._version import __version__
 
 BIG_DOCUMENT = 2000
+"""Reports with more rows than this print compact JSON (the indenting encoder is pure Python)."""
 SCHEMA_VERSION = 1
 """The --json documents' schema: raised when a key is renamed or removed (an added key keeps it)."""
-"""Reports with more rows than this print compact JSON (the indenting encoder is pure Python)."""
 
 
 def to_plain(obj: Any) -> Any:
