@@ -112,7 +112,7 @@ def sweep(start: float) -> list[dict]:
                 seq_dist=dist,
                 runs=5 if DRY else 50,
                 show_progress=False,
-                kv=kv,
+                kv_dtype=kv,
                 full_step=full,
                 kernels=["cpu-paged"] if DRY else None,
             )

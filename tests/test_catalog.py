@@ -228,7 +228,7 @@ def test_deepseek_v32_caches_the_indexer_keys():
     m = resolve_model("deepseek-v3.2")
     assert kv_size(m, 1).kv_bytes_per_token == 61 * ((512 + 64) * 2 + 128 + 4)
     # vLLM's fp8 sparse-MLA layout: 512 fp8 + 4 fp32 scales + 64 bf16 rope dims = 656 B.
-    assert kv_size(m, 1, kv="fp8_ds_mla").kv_bytes_per_token == 61 * (656 + 132)
+    assert kv_size(m, 1, kv_dtype="fp8_ds_mla").kv_bytes_per_token == 61 * (656 + 132)
 
 
 def test_mllama_cross_layers_hold_the_image_tokens():

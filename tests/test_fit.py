@@ -216,12 +216,12 @@ def test_block_rounding():
 
 def test_kv_dtypes_with_scales():
     m = resolve_model("llama2-7b")
-    assert kv_size(m, 1, kv="fp8").kv_bytes_per_token == 2 * 32 * 32 * 128 * 1
+    assert kv_size(m, 1, kv_dtype="fp8").kv_bytes_per_token == 2 * 32 * 32 * 128 * 1
     # int8: 128 bytes + fp16 scale + fp16 zero per token-head vector.
-    assert kv_size(m, 1, kv="int8").kv_bytes_per_token == 2 * 32 * 32 * (128 + 4)
-    assert kv_size(m, 1, kv="int4").kv_bytes_per_token == 2 * 32 * 32 * (64 + 4)
+    assert kv_size(m, 1, kv_dtype="int8").kv_bytes_per_token == 2 * 32 * 32 * (128 + 4)
+    assert kv_size(m, 1, kv_dtype="int4").kv_bytes_per_token == 2 * 32 * 32 * (64 + 4)
     # NVFP4: 64 bytes + one fp8 scale per 16 elements.
-    assert kv_size(m, 1, kv="fp4").kv_bytes_per_token == 2 * 32 * 32 * (64 + 8)
+    assert kv_size(m, 1, kv_dtype="fp4").kv_bytes_per_token == 2 * 32 * 32 * (64 + 8)
 
 
 def test_reverse_question():

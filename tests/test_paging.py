@@ -11,7 +11,7 @@ from kvcalc.specs.dtypes import BF16
 
 
 def simulate(*args, **kw):
-    return run(*args, kv=BF16, **kw)
+    return run(*args, kv_dtype=BF16, **kw)
 
 
 P = 2 * 32 * 8 * 128 * 2  # bytes per token of llama3.1-8b (32 layers, 8 KV heads, d=128, bf16)

@@ -93,8 +93,8 @@ def test_kv_is_monotone_in_seq(m, s, ds, dt, a):
     st.sampled_from(DTYPES),
 )
 def test_gqa_is_mha_over_group_size(group, kv, d, layers, s, dt):
-    mha = kv_size(dense(layers, kv * group, kv * group, d), s, kv=dt).kv_bytes_per_request
-    gqa = kv_size(dense(layers, kv * group, kv, d), s, kv=dt).kv_bytes_per_request
+    mha = kv_size(dense(layers, kv * group, kv * group, d), s, kv_dtype=dt).kv_bytes_per_request
+    gqa = kv_size(dense(layers, kv * group, kv, d), s, kv_dtype=dt).kv_bytes_per_request
     assert mha == gqa * group
 
 

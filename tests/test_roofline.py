@@ -28,19 +28,19 @@ def seventy_b():
 
 
 def test_70b_worked_example():
-    r = decode_bound(seventy_b(), H100, batch=32, seq=4096, kv="fp16")
+    r = decode_bound(seventy_b(), H100, batch=32, seq=4096, kv_dtype="fp16")
     assert r.kv_bytes_read == 2 * 80 * 8 * 128 * 4096 * 32 * 2 == 42_949_672_960
     # Weights: 140 GB plus the 32 embedding rows the step looks up (32 x 8192 x 2 B).
     assert r.weight_bytes_read == 140 * 10**9 + 32 * 8192 * 2
     assert r.kv_share == pytest.approx(42.95 / 182.95, abs=5e-4)  # 23.5%, not 11%
-    long = decode_bound(seventy_b(), H100, batch=32, seq=32768, kv="fp16")
+    long = decode_bound(seventy_b(), H100, batch=32, seq=32768, kv_dtype="fp16")
     assert long.kv_bytes_read == 2 * 80 * 8 * 128 * 32768 * 32 * 2 == 343_597_383_680  # 343.6 GB, not 137
     # KV equals the weights at s = 140e9 / (2 x 80 x 8 x 128 x 32 x 2) = 13,351.4 tokens.
     assert r.kv_equals_weights_at_seq == (140 * 10**9 + 32 * 8192 * 2) // (2 * 80 * 8 * 128 * 32 * 2) == 13_351
 
 
 def test_llama2_7b_on_a100_reads_kv_once_and_bandwidth_in_decimal():
-    r = decode_bound(resolve_model("llama2-7b"), A100, batch=1, seq=4096, kv="fp16")
+    r = decode_bound(resolve_model("llama2-7b"), A100, batch=1, seq=4096, kv_dtype="fp16")
     streamed = (6_738_415_616 - 32000 * 4096) * 2  # everything but the input embedding table
     assert streamed == 13_214_687_232  # 13.2 GB
     assert r.weight_bytes_read == streamed + 4096 * 2  # plus the one embedding row looked up
@@ -103,7 +103,7 @@ def test_grid_is_the_arithmetic():
     """The numpy grid of Llama-2-7B at tp 2 on an A100, against the formula written out."""
     m = resolve_model("llama2-7b")
     bs, ss = [1, 7, 64], [100, 4096, 32768]
-    g = decode_grid(m, A100, bs, ss, kv="fp16", tp=2)
+    g = decode_grid(m, A100, bs, ss, kv_dtype="fp16", tp=2)
     norms = (32 * 2 + 1) * 4096  # whole on each rank
     streamed = (6_738_415_616 - 32000 * 4096 - norms) * 2  # fp16, no input embedding table
     for i, b in enumerate(bs):

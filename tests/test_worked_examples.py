@@ -8,11 +8,11 @@ from kvcalc.specs.catalog import resolve_gpu, resolve_model
 
 def test_llama2_7b_half_a_mebibyte_per_token():
     m = resolve_model("llama2-7b")
-    r = kv_size(m, seq=1024, kv="fp16")
+    r = kv_size(m, seq=1024, kv_dtype="fp16")
     assert r.kv_bytes_per_token == 2 * 32 * 32 * 128 * 2 == 524_288  # 0.5 MiB, not "0.5 MB"
     # The widely copied "268 MB" for this case leaves out the factor 2 for K and V.
     assert r.kv_bytes_per_request == 1 * 32 * 32 * 1024 * 128 * 2 * 2 == 536_870_912
-    assert kv_size(m, seq=1024, batch=8, kv="fp16").kv_bytes_total == 8 * 536_870_912  # 4.3 GB, not 2 GB
+    assert kv_size(m, seq=1024, batch=8, kv_dtype="fp16").kv_bytes_total == 8 * 536_870_912  # 4.3 GB, not 2 GB
 
 
 def test_same_model_with_8_kv_heads_is_a_quarter():
@@ -21,7 +21,7 @@ def test_same_model_with_8_kv_heads_is_a_quarter():
 
 
 def test_llama2_70b_batch_32_at_4k():
-    r = kv_size(resolve_model("llama2-70b"), seq=4096, batch=32, kv="fp16")
+    r = kv_size(resolve_model("llama2-70b"), seq=4096, batch=32, kv_dtype="fp16")
     # The "~17 GB" published for this case is what L=32 gives; L is 80.
     assert r.kv_bytes_total == 2 * 80 * 8 * 128 * 4096 * 32 * 2 == 42_949_672_960
     assert 2 * 32 * 8 * 128 * 4096 * 32 * 2 == 17_179_869_184

@@ -94,7 +94,7 @@ def measure(
         runs=n_runs,
         seed=opt.seed(seed),
         show_progress=not as_json,
-        kv=kv_dtype,
+        kv_dtype=kv_dtype,
         full_step=full_step,
         threads=opt.count(threads, "--threads", maximum=256, noun="a number of threads"),
     )

@@ -94,7 +94,7 @@ def calibrate(
     gpu: GPUSpec,
     runs: list[BenchRun],
     tps: list[int],
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     engine: Engine,
     base: StepConstants = DEFAULTS,
 ) -> CalibrationReport:
@@ -110,7 +110,7 @@ def calibrate(
         tps = [tp for r, tp in zip(runs, tps) if r.kernel_s is None]
         runs = [r for r in runs if r.kernel_s is None]
         if not runs:
-            return _measure_report(model, gpu, kernels, kv, engine, base)
+            return _measure_report(model, gpu, kernels, kv_dtype, engine, base)
     pts: list[tuple[BenchRun, int, _Replica, float, float]] = []
     for r, tp in zip(runs, tps):
         if r.model and r.model.lower() not in known and r.model.lower().rsplit("/", 1)[-1] not in known:
@@ -137,7 +137,7 @@ def calibrate(
             raise KvcalcError("one output token a request has no TPOT", r.where, "runs of two or more output tokens")
         X, P, O = r.request_throughput_per_s, r.mean_input, r.mean_output
         traffic = Traffic(prompt=max(int(round(P)), 1), output=max(int(round(O)), 2), rate=X)
-        rep = _Replica(model, gpu, tp, 1, traffic, kv, engine, base)
+        rep = _Replica(model, gpu, tp, 1, traffic, kv_dtype, engine, base)
         n_d = X * (O - 1) * tpot
         pts.append((r, tp, rep, n_d, tpot))
 
@@ -221,7 +221,7 @@ def calibrate(
         gpu=gpu.name,
         tp=sorted(set(tps)),
         engine=engine.key,
-        kv_dtype=kv.name,
+        kv_dtype=kv_dtype.name,
         constants=c,
         fitted=free + (["request_overhead_s"] if "request_overhead_s" not in held else []),
         held=held,
@@ -235,7 +235,14 @@ def calibrate(
             "fit: least squares on log(predicted / measured TPOT), one constant at a time in its range "
             + ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in RANGES.items()),
         ],
-        inputs={"model": model.name, "gpu": gpu.name, "tp": tps, "engine": engine.key, "kv_dtype": kv.name, "runs": len(out)},
+        inputs={
+            "model": model.name,
+            "gpu": gpu.name,
+            "tp": tps,
+            "engine": engine.key,
+            "kv_dtype": kv_dtype.name,
+            "runs": len(out),
+        },
     )
 
 
@@ -345,14 +352,14 @@ def _from_measure(kernels: list[BenchRun], gpu: GPUSpec, base: StepConstants) ->
 
 
 def _measure_report(
-    model: ModelSpec, gpu: GPUSpec, kernels: list[BenchRun], kv: KVDtype, engine: Engine, c: StepConstants
+    model: ModelSpec, gpu: GPUSpec, kernels: list[BenchRun], kv_dtype: KVDtype, engine: Engine, c: StepConstants
 ) -> CalibrationReport:
     return CalibrationReport(
         model=model.name,
         gpu=gpu.name,
         tp=[1],
         engine=engine.key,
-        kv_dtype=kv.name,
+        kv_dtype=kv_dtype.name,
         constants=replace(c, origin="calibration"),
         fitted=["eta_bw"],
         held={
@@ -368,5 +375,5 @@ def _measure_report(
             f"eta_bw = bytes read / measured time / {gpu.name}'s datasheet bandwidth, the median of {len(kernels)} "
             "kvcalc measure result(s)"
         ],
-        inputs={"model": model.name, "gpu": gpu.name, "engine": engine.key, "kv_dtype": kv.name, "runs": len(kernels)},
+        inputs={"model": model.name, "gpu": gpu.name, "engine": engine.key, "kv_dtype": kv_dtype.name, "runs": len(kernels)},
     )

@@ -17,7 +17,7 @@ from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL, Allocation
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
+from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype as as_kv_dtype
 from kvcalc.specs.layers import Tokens
 from kvcalc.specs.model import ModelSpec
 
@@ -139,7 +139,7 @@ class KVFootprint:
     loaded GPU (one tensor-parallel rank of the pipeline stage whose requests take the most)."""
 
     model: ModelSpec
-    dtype: KVDtype = BF16
+    kv_dtype: KVDtype = BF16
     tp: int = 1
     pp: int = 1
     alloc: Allocation = LOGICAL
@@ -152,7 +152,7 @@ class KVFootprint:
         if a.state_pages != "sum" and a.state_page_bytes is None and a.block_size:
             kinds = self.model.kinds()
             state = max((k.state_bytes_per_request(self.tp) for k in kinds), default=0)
-            attn = max((k.kv_bytes_per_token(self.dtype, self.tp, a) for k in kinds if k.holds_tokens), default=0)
+            attn = max((k.kv_bytes_per_token(self.kv_dtype, self.tp, a) for k in kinds if k.holds_tokens), default=0)
             if state and attn:
                 # The attention backend's kernel block: multiples of 16 (FlashAttention), of 128
                 # for MLA (its decode kernels need 128-token alignment).
@@ -175,8 +175,8 @@ class KVFootprint:
         for name, n in counts.items():
             k = kinds[name]
             if k.holds_tokens:
-                per_token += n * k.kv_bytes_per_token(self.dtype, self.tp, self.alloc)
-            per_request = per_request + n * k.bytes_for(seq, self.dtype, self.tp, self.alloc)
+                per_token += n * k.kv_bytes_per_token(self.kv_dtype, self.tp, self.alloc)
+            per_request = per_request + n * k.bytes_for(seq, self.kv_dtype, self.tp, self.alloc)
         return per_token, per_request
 
     def bytes_per_block(self, stage: int) -> int:
@@ -187,12 +187,12 @@ class KVFootprint:
         kinds = self.model.layer_kinds
         if lay.groups > 1:
             page = self.alloc.state_page_bytes or bs * next(
-                kinds[k].kv_bytes_per_token(self.dtype, self.tp, self.alloc) for k in lay.counts if kinds[k].holds_tokens
+                kinds[k].kv_bytes_per_token(self.kv_dtype, self.tp, self.alloc) for k in lay.counts if kinds[k].holds_tokens
             )
             return lay.group_size * page
         # One group: every cache layer's page side by side.
         per_token = sum(
-            n * kinds[k].kv_bytes_per_token(self.dtype, self.tp, self.alloc)
+            n * kinds[k].kv_bytes_per_token(self.kv_dtype, self.tp, self.alloc)
             for k, n in lay.counts.items()
             if kinds[k].holds_tokens
         )
@@ -213,7 +213,7 @@ class KVFootprint:
         best = (0, 0)
         for counts in self.stage_counts:
             tok = sum(
-                n * kinds[k].kv_bytes_per_token(self.dtype, self.tp, self.alloc)
+                n * kinds[k].kv_bytes_per_token(self.kv_dtype, self.tp, self.alloc)
                 for k, n in counts.items()
                 if kinds[k].holds_tokens
             )
@@ -259,10 +259,10 @@ def engine_allocation(
 
 
 def request_bytes(
-    model: ModelSpec, seq: Tokens, kv: str | KVDtype = "bf16", tp: int = 1, pp: int = 1, alloc: Allocation = LOGICAL
+    model: ModelSpec, seq: Tokens, kv_dtype: str | KVDtype = "bf16", tp: int = 1, pp: int = 1, alloc: Allocation = LOGICAL
 ) -> Tokens:
     """Bytes one request of length ``seq`` holds on the most loaded GPU (numpy-friendly)."""
-    return KVFootprint(model, kv_dtype(kv), tp, pp, alloc).request_bytes(seq)
+    return KVFootprint(model, as_kv_dtype(kv_dtype), tp, pp, alloc).request_bytes(seq)
 
 
 @record(frozen=True)
@@ -322,7 +322,7 @@ def kv_size(
     model: ModelSpec,
     seq: int,
     batch: int = 1,
-    kv: str | KVDtype = "bf16",
+    kv_dtype: str | KVDtype = "bf16",
     tp: int = 1,
     pp: int = 1,
     alloc: Allocation = LOGICAL,
@@ -338,7 +338,7 @@ def kv_size(
     if dp < 1:
         raise KvcalcError("--dp must be >= 1", f"--dp {dp}", "a positive number of DP ranks")
     check_parallel(model, tp, pp)
-    dt = kv_dtype(kv)
+    dt = as_kv_dtype(kv_dtype)
     fp = KVFootprint(model, dt, tp, pp, alloc)
     alloc = fp.alloc  # the footprint may raise the block size so that a page holds a recurrent state
     per_stage = fp.stage_bytes(seq)

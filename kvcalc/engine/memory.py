@@ -740,7 +740,7 @@ def _window_split(fp: KVFootprint, stage: int = 0) -> dict[int | None, int]:
         if not k.holds_tokens:
             continue
         w = k.window if fp.alloc.window_style != "full" else None
-        out[w] = out.get(w, 0) + n * k.kv_bytes_per_token(fp.dtype, fp.tp, fp.alloc)
+        out[w] = out.get(w, 0) + n * k.kv_bytes_per_token(fp.kv_dtype, fp.tp, fp.alloc)
     return out
 
 

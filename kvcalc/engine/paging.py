@@ -263,7 +263,7 @@ def simulate(
     lifetimes: Any,
     pool_bytes: int,
     max_len: int,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     tp: int = 1,
     shared_prefix: int = 0,
     block_sizes: Any = BLOCK_SIZES,
@@ -290,12 +290,12 @@ def simulate(
             "a max length at least the longest request",
         )
     life = np.asarray(lifetimes, dtype=np.float64).tolist()
-    logical = KVFootprint(model, kv, tp, 1, LOGICAL)
+    logical = KVFootprint(model, kv_dtype, tp, 1, LOGICAL)
     live = np.asarray(logical.request_bytes(lengths), dtype=np.int64).tolist()
     prealloc = int(logical.request_bytes(max_len))
     plans: list[tuple[str, int | None, list[int]]] = [("prealloc", None, [prealloc] * int(lengths.size))]
     for b in block_sizes:
-        paged = KVFootprint(model, kv, tp, 1, Allocation(f"paged-{b}", block_size=b))
+        paged = KVFootprint(model, kv_dtype, tp, 1, Allocation(f"paged-{b}", block_size=b))
         plans.append((f"paged-{b}", b, np.asarray(paged.request_bytes(lengths), dtype=np.int64).tolist()))
     results = [
         _summarise(name, bs, _simulate(need, live, life, _Counter(pool_bytes), progress), pool_bytes) for name, bs, need in plans
@@ -307,7 +307,7 @@ def simulate(
     gain = by["paged-16"].mean_concurrency / base if base and "paged-16" in by else float("inf")
     sharing = None
     if shared_prefix:
-        sharing = prefix_sharing(model, lengths, life, pool_bytes, shared_prefix, kv, tp, progress)
+        sharing = prefix_sharing(model, lengths, life, pool_bytes, shared_prefix, kv_dtype, tp, progress)
     return PagingReport(
         model=model.name,
         gpu=gpu,
@@ -331,7 +331,7 @@ def simulate(
             "max_len": max_len,
             "shared_prefix": shared_prefix,
             "tp": tp,
-            "kv_dtype": kv.name,
+            "kv_dtype": kv_dtype.name,
             "engine": engine,
             "pool_bytes": pool_bytes,
         },
@@ -344,7 +344,7 @@ def prefix_sharing(
     life: list[float],
     pool_bytes: int,
     prefix: int,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     tp: int,
     progress: Any = None,
     block_size: int = 16,
@@ -362,8 +362,8 @@ def prefix_sharing(
         )
     shared_blocks = prefix // b
     shared_tokens = shared_blocks * b
-    logical = KVFootprint(model, kv, tp, 1, LOGICAL)
-    paged = KVFootprint(model, kv, tp, 1, Allocation("paged", block_size=b))
+    logical = KVFootprint(model, kv_dtype, tp, 1, LOGICAL)
+    paged = KVFootprint(model, kv_dtype, tp, 1, Allocation("paged", block_size=b))
     per_token = logical.per_token
     own = np.asarray(paged.request_bytes(lengths - shared_tokens), dtype=np.int64).tolist()
     shared = shared_tokens * per_token

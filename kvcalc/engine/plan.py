@@ -158,7 +158,7 @@ class _Replica:
         tp: int,
         pp: int,
         traffic: Traffic,
-        kv: KVDtype,
+        kv_dtype: KVDtype,
         engine: Engine,
         constants: StepConstants = DEFAULTS,
         base: FitInputs | None = None,
@@ -170,12 +170,12 @@ class _Replica:
         self.shape = Shape(tp, pp, dp, ep)
         self.engine = engine
         inp = (base or FitInputs(seq=traffic.length)).replace(
-            seq=seq or traffic.length, engine=engine, tp=tp, pp=pp, dp=dp, ep=ep, kv_dtype=kv, max_model_len=None
+            seq=seq or traffic.length, engine=engine, tp=tp, pp=pp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_model_len=None
         )
         f = fit(model, gpu, inp)
         self.capacity = f.max_concurrency * dp
         self.kv_request = f.request_bytes
-        self.sm = StepModel(model, gpu, kv, tp, pp, constants, ep=ep, dp=dp)
+        self.sm = StepModel(model, gpu, kv_dtype, tp, pp, constants, ep=ep, dp=dp)
         self.lanes = pp * dp
         """Batches stepping side by side: PP micro-batches on each of the DP ranks."""
         self.c = constants
@@ -378,7 +378,7 @@ def plan(
     gpus: list[GPUSpec],
     traffic: Traffic,
     slo: SLO,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     engine: Engine,
     max_gpus: int = 64,
     prices: dict[str, float] | None = None,
@@ -431,7 +431,7 @@ def plan(
         fitting: list[_Replica] = []
         for shape in candidate_shapes(model, gpu, engine, max_gpus, tp_sizes, pp_sizes, dp_sizes, cross_node_tp, ep_modes):
             try:
-                rep = _Replica(model, gpu, shape.tp, shape.pp, traffic, kv, engine, constants, base, shape.dp, shape.ep)
+                rep = _Replica(model, gpu, shape.tp, shape.pp, traffic, kv_dtype, engine, constants, base, shape.dp, shape.ep)
             except KvcalcError as e:
                 reason = reason or e.what
                 continue
@@ -475,7 +475,7 @@ def plan(
                 shapes_by_gpu.get(gpu.name, []),
                 traffic,
                 slo,
-                kv,
+                kv_dtype,
                 engine,
                 constants,
                 base,
@@ -578,7 +578,7 @@ def plan(
         model=model.name,
         traffic=traffic.describe(),
         slo=slo,
-        kv_dtype=kv.name,
+        kv_dtype=kv_dtype.name,
         engine=engine.key,
         constants=constants,
         best=feasible[0] if feasible else None,
@@ -704,7 +704,7 @@ def verify(
     outputs: Any,
     rate: float,
     slo: SLO,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     engine: Engine,
     percentile: int = 90,
     top: int = 3,
@@ -730,7 +730,7 @@ def verify(
     max_len = int(np.max(prompts + outputs))
     for d in [x for x in report.ranked if x.pp == 1 and x.mode == "aggregated"][:top]:
         gpu = by_name[d.gpu]
-        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv, engine, constants, dp=d.dp, ep=d.ep) if traffic else None
+        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv_dtype, engine, constants, dp=d.dp, ep=d.ep) if traffic else None
         size = d.tp * d.dp
         for r in range(d.replicas, d.replicas + extra_replicas + 1):
             if size * r > max_gpus:
@@ -742,7 +742,7 @@ def verify(
             mns = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
             st = SimSettings(max_len, mns, mnbt, constants=constants, seed=seed)
             try:
-                sim = simulate(model, gpu, wl, st, [("paged-16", 16)], engine, kv, d.tp, dp=d.dp, ep=d.ep)
+                sim = simulate(model, gpu, wl, st, [("paged-16", 16)], engine, kv_dtype, d.tp, dp=d.dp, ep=d.ep)
             except KvcalcError as e:
                 out.append(
                     Verification(
@@ -950,7 +950,7 @@ def _disaggregated(
     reps: list[_Replica],
     traffic: Traffic,
     slo: SLO,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     engine: Engine,
     constants: StepConstants,
     base: FitInputs | None,
@@ -971,7 +971,7 @@ def _disaggregated(
     prompt = traffic.prompt_tail or traffic.prompt
     # The shapes that prefill and decode best for their GPUs (at most four of each: the search is a product).
     pre_reps, dec_reps = _pool_shapes(reps, traffic.prompt)
-    shipped = disaggregation(model, gpu, prompt, 1.0, kv).bytes_per_request
+    shipped = disaggregation(model, gpu, prompt, 1.0, kv_dtype).bytes_per_request
     found: list[Deployment] = []
     for pr in pre_reps:
         pf = _Prefill(pr)
@@ -1096,7 +1096,7 @@ def max_throughput(
     prompt: int,
     output: int,
     slo: SLO,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     engine: Engine,
     constants: StepConstants = DEFAULTS,
     dp_sizes: tuple[int, ...] | None = None,
@@ -1108,7 +1108,7 @@ def max_throughput(
     reps: list[_Replica] = []
     for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):
         try:
-            rep = _Replica(model, gpu, shape.tp, shape.pp, probe, kv, engine, constants, None, shape.dp, shape.ep)
+            rep = _Replica(model, gpu, shape.tp, shape.pp, probe, kv_dtype, engine, constants, None, shape.dp, shape.ep)
         except KvcalcError:
             continue
         if rep.capacity >= 1:
@@ -1134,7 +1134,7 @@ def max_throughput(
     pre_reps, dec_reps = _pool_shapes(reps, prompt)
     from kvcalc.engine.tiers import disaggregation
 
-    shipped = disaggregation(model, gpu, prompt, 1.0, kv).bytes_per_request
+    shipped = disaggregation(model, gpu, prompt, 1.0, kv_dtype).bytes_per_request
     for pr in pre_reps:
         pf = _Prefill(pr)
         for dr in dec_reps:
@@ -1228,7 +1228,7 @@ def max_throughput(
         gpus=gpus,
         traffic=f"{prompt:,} prompt + {output:,} output tokens, Poisson arrivals",
         slo=slo,
-        kv_dtype=kv.name,
+        kv_dtype=kv_dtype.name,
         engine=engine.key,
         aggregated=agg,
         disaggregated=dis,

@@ -25,7 +25,7 @@ from kvcalc.engine.deployment import Shape, check_shape, place
 from kvcalc.engine.memory import FitInputs, fit, footprint
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.dtypes import KVDtype, kv_dtype
+from kvcalc.specs.dtypes import KVDtype, kv_dtype as as_kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 from kvcalc.units import count_of
@@ -198,7 +198,7 @@ def decode_bound(
     gpu: GPUSpec,
     batch: int,
     seq: int,
-    kv: str | KVDtype = "bf16",
+    kv_dtype: str | KVDtype = "bf16",
     tp: int = 1,
     weight_dtype: str | None = None,
     compute_dtype: str = "bf16",
@@ -208,7 +208,7 @@ def decode_bound(
     """The bound of one decode step."""
     if batch < 1 or seq < 1:
         raise KvcalcError("batch and seq must be >= 1", f"batch={batch} seq={seq}", "positive integers")
-    d = Decode(model, gpu, kv_dtype(kv), tp, weight_dtype, compute_dtype)
+    d = Decode(model, gpu, as_kv_dtype(kv_dtype), tp, weight_dtype, compute_dtype)
     mb: dict[int, int | None] | None = None if max_batch_in_memory is None else {seq: max_batch_in_memory}
     point: DecodePoint = decode_points(d, [batch], [seq], with_allreduce, mb)[0]
     return point
@@ -219,7 +219,7 @@ def decode_grid(
     gpu: GPUSpec,
     batches: Any,
     seqs: Any,
-    kv: str | KVDtype = "bf16",
+    kv_dtype: str | KVDtype = "bf16",
     tp: int = 1,
     weight_dtype: str | None = None,
     compute_dtype: str = "bf16",
@@ -228,7 +228,7 @@ def decode_grid(
     pass (floats: for sweeps of millions of points through the Python API)."""
     import numpy as np
 
-    d = Decode(model, gpu, kv_dtype(kv), tp, weight_dtype, compute_dtype)
+    d = Decode(model, gpu, as_kv_dtype(kv_dtype), tp, weight_dtype, compute_dtype)
     b = np.asarray(batches, dtype=np.int64)[:, None]
     s = np.asarray(seqs, dtype=np.int64)[None, :]
     bf = b.astype(np.float64)
@@ -269,7 +269,7 @@ def roofline(
     gpu: GPUSpec,
     batches: list[int],
     seqs: list[int],
-    kv: str | KVDtype = "bf16",
+    kv_dtype: str | KVDtype = "bf16",
     tp: int = 1,
     weight_dtype: str | None = None,
     compute_dtype: str | None = None,
@@ -290,7 +290,7 @@ def roofline(
             "--batch x --seq",
             f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)",
         )
-    dt = kv_dtype(kv)
+    dt = as_kv_dtype(kv_dtype)
     compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
     inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=dt, weight_dtype=weight_dtype)
     check_shape(model, Shape(tp, 1, dp, ep), inp.engine)

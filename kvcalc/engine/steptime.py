@@ -311,7 +311,7 @@ class StepModel:
         self,
         model: ModelSpec,
         gpu: GPUSpec,
-        kv: KVDtype,
+        kv_dtype: KVDtype,
         tp: int = 1,
         pp: int = 1,
         constants: StepConstants = DEFAULTS,
@@ -330,7 +330,7 @@ class StepModel:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
         self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
-        self.d = d = Decode(model, gpu, kv, tp, weight_dtype, self.compute_dtype, dp)
+        self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
         self.layer_gaps_s = layer_latency_s(model, self.c)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)

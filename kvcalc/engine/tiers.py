@@ -97,8 +97,8 @@ def break_even(model: ModelSpec, gpu: GPUSpec, bw: float, fp: KVFootprint, tp: i
     return first_true(wins, 1, cap)
 
 
-def tier_rows(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv: KVDtype, tp: int = 1) -> list[TierRow]:
-    fp = KVFootprint(model, kv, tp, 1, LOGICAL)
+def tier_rows(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv_dtype: KVDtype, tp: int = 1) -> list[TierRow]:
+    fp = KVFootprint(model, kv_dtype, tp, 1, LOGICAL)
     req = fp.request_bytes(seq)
     per_tok = fp.per_token
     rec = _recompute_s(model, gpu, seq, tp)
@@ -145,16 +145,16 @@ def disaggregation(
     gpu: GPUSpec,
     prompt: int,
     link_bytes_per_s: float,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     tp: int = 1,
     batch: int = 1,
     rate: float | None = None,
 ) -> Disaggregation:
     if link_bytes_per_s <= 0:
         raise KvcalcError("link bandwidth must be positive", "--link", "e.g. 50GB/s")
-    shipped = KVFootprint(model, kv, 1, 1, LOGICAL).request_bytes(prompt)
+    shipped = KVFootprint(model, kv_dtype, 1, 1, LOGICAL).request_bytes(prompt)
     t = shipped / link_bytes_per_s
-    step = decode_bound(model, gpu, batch, prompt, kv, tp).t_bound_s
+    step = decode_bound(model, gpu, batch, prompt, kv_dtype, tp).t_bound_s
     util = None if rate is None else rate * shipped / link_bytes_per_s
     return Disaggregation(
         prompt,
@@ -186,7 +186,7 @@ def tiers(
     gpu: GPUSpec,
     seq: int,
     tier_list: list[Tier],
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     tp: int,
     link_bytes_per_s: float,
     batch: int = 1,
@@ -194,8 +194,8 @@ def tiers(
     engine: str = "vllm",
 ) -> TiersReport:
     """Capacity and reload cost of each tier, and the prefill-to-decode transfer of one request."""
-    rows = tier_rows(model, gpu, seq, tier_list, kv, tp)
-    d = disaggregation(model, gpu, seq, link_bytes_per_s, kv, tp, batch, rate)
+    rows = tier_rows(model, gpu, seq, tier_list, kv_dtype, tp)
+    d = disaggregation(model, gpu, seq, link_bytes_per_s, kv_dtype, tp, batch, rate)
     assumptions = [
         "bandwidths are one direction; per GPU (each GPU moves its own shard of the KV)",
         "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
@@ -213,7 +213,7 @@ def tiers(
             "gpu": gpu.name,
             "seq": seq,
             "tp": tp,
-            "kv_dtype": kv.name,
+            "kv_dtype": kv_dtype.name,
             "engine": engine,
             "link_bytes_per_s": link_bytes_per_s,
             "rate": rate,

@@ -199,7 +199,7 @@ def expert_share(model: ModelSpec, tp: int, dp: int = 1, ep: int = 1) -> Fractio
 
 def weights(
     model: ModelSpec,
-    dtype: str | None = None,
+    weight_dtype: str | None = None,
     tp: int = 1,
     pp: int = 1,
     dp: int = 1,
@@ -213,8 +213,8 @@ def weights(
     tp, and the routed experts spread over all dp x tp GPUs of a stage (:func:`expert_share`);
     ``splits`` overrides the ways a role splits where an engine differs
     (kvcalc.engine.deployment.role_splits)."""
-    rb = role_bytes(model, dtype)
-    vis = vision_bytes(model, dtype)
+    rb = role_bytes(model, weight_dtype)
+    vis = vision_bytes(model, weight_dtype)
     total = sum(rb.values())
     tied = model.tie_word_embeddings
     experts = expert_share(model, tp, dp, ep)
@@ -250,8 +250,8 @@ def weights(
     return Weights(
         total + vis,
         ceil(best),
-        dtype or model.weight_dtype,
-        None if dtype else (model.moe.expert_weight_dtype if model.moe else None),
+        weight_dtype or model.weight_dtype,
+        None if weight_dtype else (model.moe.expert_weight_dtype if model.moe else None),
         note,
         {r: ceil(v) for r, v in best_roles.items() if v},
         ceil(best_roles.get("vision", 0)),

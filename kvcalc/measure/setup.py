@@ -24,7 +24,7 @@ def run_measure(
     runs: int | None = None,
     seed: int = 0,
     show_progress: bool = True,
-    kv: str | None = None,
+    kv_dtype: str | None = None,
     full_step: bool = False,
     threads: int | None = None,
 ) -> Any:
@@ -61,10 +61,10 @@ def run_measure(
             "run on a GPU, or set TRITON_INTERPRET=1 (slow: for checking, not timing)",
         )
     kv_fp8 = False
-    if kv:
-        if kv.lower() not in ("fp8", "fp8_e4m3", "auto"):
-            raise KvcalcError(f"unknown KV dtype {kv[:20]!r}", "--kv-dtype", "fp8 (e4m3 with a per-tensor scale), or auto")
-        kv_fp8 = kv.lower() != "auto"
+    if kv_dtype:
+        if kv_dtype.lower() not in ("fp8", "fp8_e4m3", "auto"):
+            raise KvcalcError(f"unknown KV dtype {kv_dtype[:20]!r}", "--kv-dtype", "fp8 (e4m3 with a per-tensor scale), or auto")
+        kv_fp8 = kv_dtype.lower() != "auto"
     notes: list[str] = []
     if device == "cpu":
         # One thread: two threads on a shared two-core machine flipped between 6 and 160 ms.

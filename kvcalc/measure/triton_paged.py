@@ -356,7 +356,7 @@ _TRITON_TYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "fp8"
 
 
 def static_check(
-    d_a: int, d_b: int, dv: int, group: int, block: int, dtype: str = "bfloat16", kv: str | None = None, arch: int = 90
+    d_a: int, d_b: int, dv: int, group: int, block: int, dtype: str = "bfloat16", kv_dtype: str | None = None, arch: int = 90
 ) -> dict:
     """Compile the partial kernel for sm_<arch> (no GPU needed: Triton compiles for a target) and
     read what it uses: shared memory (Triton's metadata), registers and spills (ptxas -v on its
@@ -369,7 +369,7 @@ def static_check(
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    q_t, kv_t = _TRITON_TYPES[dtype], _TRITON_TYPES[kv or dtype]
+    q_t, kv_t = _TRITON_TYPES[dtype], _TRITON_TYPES[kv_dtype or dtype]
     g_tile, tile, warps, stages = kernel_config(d_a + d_b, group)
     sig = {"Q": f"*{q_t}", "K": f"*{kv_t}", "V": f"*{kv_t}", "BT": "*i32", "LENS": "*i32"}
     sig.update({"M_OUT": "*fp32", "L_OUT": "*fp32", "ACC_OUT": "*fp32", "sm_scale": "fp32", "v_scale": "fp32"})

@@ -90,7 +90,7 @@ def simulate(
     st: SimSettings,
     policies: list[tuple[str, int | None]],
     engine: Engine,
-    kv: KVDtype,
+    kv_dtype: KVDtype,
     tp: int = 1,
     pool_bytes: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
@@ -134,10 +134,10 @@ def simulate(
             "--requests",
             "fewer requests or policies, or a larger --max-num-batched-tokens",
         )
-    inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv, max_num_seqs=st.max_num_seqs)
+    inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_num_seqs=st.max_num_seqs)
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
-    cost = StepModel(model, gpu, kv, tp, constants=st.constants, ep=ep, dp=dp)
+    cost = StepModel(model, gpu, kv_dtype, tp, constants=st.constants, ep=ep, dp=dp)
     d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
@@ -207,7 +207,7 @@ def simulate(
         dp=dp,
         ep=ep,
         engine=engine.key,
-        kv_dtype=kv.name,
+        kv_dtype=kv_dtype.name,
         pool_bytes=pool,
         kv_bytes_per_token=per_token,
         requests=n,
