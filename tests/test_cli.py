@@ -177,7 +177,7 @@ def one_line_error(r, *needles):
         (["size", "--model", "llama2-7b", "--seq", "-5"], []),
         (["size", "--model", "llama2-7b", "--seq", "4k", "--batch", "0"], ["--batch"]),
         (["size", "--model", "llama2-7b", "--seq", "4k", "--kv-dtype", "fp9"], ["fp8"]),
-        (["size", "--model", "llama3.1-70b", "--seq", "4k", "--tp", "3"], ["--tp 3"]),
+        (["size", "--model", "llama3.1-70b", "--seq", "4k", "--tp", "3"], ["TP 3", "(--tp)"]),
         (["size", "--model", "llama2-7b", "--seq", "4k", "--pp", "33"], ["--pp"]),
         (["fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--weights", "12 parsecs"], ["--weights"]),
         (["fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--util", "1.5"], ["--util"]),

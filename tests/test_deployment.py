@@ -273,7 +273,7 @@ def test_a_pinned_dp_that_fits_no_server_or_a_dense_model_is_refused(cli):
     # DP 3 of Qwen3-30B-A3B within 8 H100s: DP x TP is 3, 6 or 12, none dividing an 8-GPU server or a
     # multiple of it within 8 GPUs.
     r = cli("plan", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--users", "8", "--dp", "3", "--max-gpus", "8")
-    assert r.code == 2 and "--dp 3" in r.err and len(r.err.strip().splitlines()) == 1
+    assert r.code == 2 and "DP 3" in r.err and "(--dp)" in r.err and len(r.err.strip().splitlines()) == 1
     r = cli("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--users", "8", "--dp", "2")
     assert r.code == 2 and "mixture-of-experts" in r.err
     r = cli("plan", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--users", "8", "--ep", "sideways")

@@ -176,10 +176,29 @@ def test_tensor_parallel_splits_and_replicates_kv_heads():
     r16 = kv_size(m, 1, tp=16)  # 16 ranks, 8 heads: each head on 2 ranks
     assert r16.per_gpu.kv_bytes_per_token == 2 * 80 * 1 * 128 * 2
     assert r16.kv_bytes_per_token == 16 * 2 * 80 * 1 * 128 * 2
-    with pytest.raises(KvcalcError, match="--tp 3"):
+    with pytest.raises(KvcalcError, match=r"TP 3 .*\(tp\)"):
         kv_size(m, 1, tp=3)
-    with pytest.raises(KvcalcError, match="--tp 2"):
+    with pytest.raises(KvcalcError, match=r"TP 2 .*\(tp\)"):
         kv_size(resolve_model("falcon-7b"), 1, tp=2)  # 71 query heads
+
+
+def test_library_errors_name_the_argument_and_the_cli_its_option(cli):
+    # The library speaks of its own arguments; each command turns them into its options.
+    m = resolve_model("llama3.1-8b")
+    with pytest.raises(KvcalcError) as e:
+        kv_size(m, 1, tp=3)
+    assert e.value.where == "tp" and "--" not in e.value.line()
+    from kvcalc.engine.deployment import Shape, check_shape
+
+    with pytest.raises(KvcalcError) as e:
+        check_shape(m, Shape(1, 1, 1, 2))
+    assert e.value.where == "ep" and "--" not in e.value.line()
+    r = cli("size", "--model", "llama3.1-8b", "--seq", "4k", "--tp", "3")
+    assert r.code == 2 and "(--tp)" in r.err
+    r = cli("fit", "--model", "llama3.1-8b", "--seq", "4k", "--ep", "2")
+    assert r.code == 2 and "(--ep)" in r.err
+    r = cli("roofline", "--batch", "1..20000:1", "--seq", "1k..100k:1k")
+    assert r.code == 2 and "(--batch x --seq)" in r.err, r.err
 
 
 def test_mla_latent_is_replicated_under_tp():

@@ -95,11 +95,42 @@ def build_command(name: str) -> Any:
 
 
 class KvcalcCommand(TyperCommand):
-    """A command that refuses an option given twice (click would silently keep the last value)."""
+    """A command that refuses an option given twice (click would silently keep the last value), and
+    names its own options where the library's errors name the library's arguments."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> Any:
         refuse_repeats(self, self.name or "", args)
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        from kvcalc.errors import KvcalcError
+
+        try:
+            return super().invoke(ctx)
+        except KvcalcError as e:
+            where = flag_where(self, e.where)
+            if where == e.where:
+                raise
+            raise KvcalcError(e.what, where, e.accepted) from None
+
+
+ARGUMENT_OPTIONS = {"batches": "batch", "seqs": "seq", "dp_sizes": "dp", "tp_sizes": "tp", "traffic": "users/rate"}
+"""Library arguments whose option is named otherwise."""
+
+
+def flag_where(cmd: Any, where: str | None) -> str | None:
+    """A library error's ``where`` (an argument name, or several joined by ' x ' or '/') as the
+    command's options: ``tp`` -> ``--tp``. Anything else (a file, a line, a field) is kept."""
+    import re
+
+    if not where or not re.fullmatch(r"[a-z_]+(?:(?: x |/)[a-z_]+)*", where):
+        return where
+    flags = {p.name: max(p.opts, key=len) for p in cmd.params if getattr(p, "param_type_name", "") == "option" and p.opts}
+
+    def one(m: re.Match[str]) -> str:
+        return "/".join(flags.get(x, x) for x in ARGUMENT_OPTIONS.get(m.group(0), m.group(0)).split("/"))
+
+    return re.sub(r"[a-z_]+", one, where)
 
 
 def refuse_repeats(cmd: Any, name: str, args: list[str]) -> None:

@@ -33,9 +33,9 @@ def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
         return float(gpu.flops_bf16)
     if compute_dtype == "fp8":
         if not gpu.flops_fp8:
-            raise KvcalcError(f"{gpu.name} has no fp8 tensor units", "--compute-dtype", "bf16 on this GPU")
+            raise KvcalcError(f"{gpu.name} has no fp8 tensor units", "compute_dtype", "bf16 on this GPU")
         return float(gpu.flops_fp8)
-    raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "--compute-dtype", "bf16, fp16 or fp8")
+    raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16 or fp8")
 
 
 @record(eq=False)
@@ -165,7 +165,7 @@ class Decode:
             return 0, 0.0
         if not self.gpu.interconnect_bytes_per_s:
             raise KvcalcError(
-                f"{self.gpu.name} has no GPU interconnect in its spec", "--allreduce", "a GPU spec with interconnect_bytes_per_s"
+                f"{self.gpu.name} has no GPU interconnect in its spec", "allreduce", "a GPU spec with interconnect_bytes_per_s"
             )
         payload = 2 * self.model.num_layers * batch * self.model.hidden_size * ACT_BYTES
         moved = payload * 2 * (self.tp - 1) / self.tp

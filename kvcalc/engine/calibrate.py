@@ -102,7 +102,7 @@ def calibrate(
     if not runs:
         raise KvcalcError("no runs", "calibrate", "one or more benchmark results")
     if len(tps) != len(runs):
-        raise KvcalcError(f"{len(tps)} TP sizes for {len(runs)} runs", "--tp", "one TP size, or one per run")
+        raise KvcalcError(f"{len(tps)} TP sizes for {len(runs)} runs", "tp", "one TP size, or one per run")
     known = _names(model)
     kernels = [r for r in runs if r.kernel_s is not None]
     if kernels:
@@ -336,7 +336,7 @@ def _from_measure(kernels: list[BenchRun], gpu: GPUSpec, base: StepConstants) ->
         names = {gpu.name.lower(), *(a.lower() for a in gpu.aliases)}
         if dev and not any(n in dev or dev in n for n in names):
             raise KvcalcError(
-                f"this measurement ran on {k.device!r}, not {gpu.name}", k.where, f"--gpu for {k.device}, or a run on {gpu.name}"
+                f"this measurement ran on {k.device!r}, not {gpu.name}", k.where, f"the GPU {k.device}, or a run on {gpu.name}"
             )
         assert k.kernel_bytes and k.kernel_s
         shares.append(k.kernel_bytes / k.kernel_s / float(gpu.memory_bandwidth_bytes_per_s))

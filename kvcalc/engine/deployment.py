@@ -134,52 +134,52 @@ def engine_flags(shape: Shape, engine: Engine) -> str:
 
 def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) -> None:
     """Refuse, in one line, the shapes no engine runs."""
-    for flag, v in (("--dp", shape.dp), ("--ep", shape.ep)):
+    for flag, v in (("dp", shape.dp), ("ep", shape.ep)):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 4096:
-            raise KvcalcError(f"{flag} {str(v)[:20]} is not a size kvcalc sizes", flag, "a whole number from 1 to 4096")
+            raise KvcalcError(f"{flag.upper()} {str(v)[:20]} is not a size kvcalc sizes", flag, "a whole number from 1 to 4096")
     check_parallel(model, shape.tp, shape.pp)
     if shape.ep > 1:
         if not model.moe:
             raise KvcalcError(
-                f"--ep {shape.ep}: {model.name} is a dense model; expert parallelism needs routed experts",
-                "--ep",
-                "--ep 1 for a dense model (use --dp or --tp to spread it)",
+                f"EP {shape.ep}: {model.name} is a dense model; expert parallelism needs routed experts",
+                "ep",
+                "EP 1 for a dense model (spread it with DP or TP)",
             )
         if shape.ep != shape.stage_gpus:
             raise KvcalcError(
-                f"--ep {shape.ep} must equal DP x TP = {shape.stage_gpus}: vLLM's --enable-expert-parallel and "
+                f"EP {shape.ep} must equal DP x TP = {shape.stage_gpus}: vLLM's --enable-expert-parallel and "
                 "SGLang's --ep-size spread the experts over every GPU of a stage",
-                "--ep",
-                f"--ep 1 or --ep {shape.stage_gpus}",
+                "ep",
+                f"EP 1 or {shape.stage_gpus}",
             )
         if engine is not None and engine.name == "sglang" and model.moe.num_experts % shape.ep:
             raise KvcalcError(
-                f"--ep {shape.ep} does not divide {model.name}'s {model.moe.num_experts} routed experts, which SGLang "
+                f"EP {shape.ep} does not divide {model.name}'s {model.moe.num_experts} routed experts, which SGLang "
                 "requires (sglang/srt/layers/moe/fused_moe_triton/layer.py, 0.5.23)",
-                "--ep",
+                "ep",
                 "an EP size that divides the expert count",
             )
         if shape.ep > model.moe.num_experts:
             raise KvcalcError(
-                f"--ep {shape.ep} is more ranks than {model.name}'s {model.moe.num_experts} routed experts",
-                "--ep",
+                f"EP {shape.ep} is more ranks than {model.name}'s {model.moe.num_experts} routed experts",
+                "ep",
                 f"at most {model.moe.num_experts}",
             )
     if engine is not None and (shape.dp > 1 or shape.ep > 1):
         if engine.name not in ("vllm", "sglang"):
             raise KvcalcError(
                 f"{engine.title} has no data-parallel attention or expert parallelism in kvcalc's rules",
-                "--dp/--ep",
-                "--engine vllm (0.9 and later) or sglang",
+                "engine",
+                "vllm (0.9 and later) or sglang",
             )
         if engine.name == "vllm" and _too_old(engine.version, (0, 9)):
             raise KvcalcError(
                 f"{engine.title} predates --data-parallel-size with expert parallelism (vLLM 0.9)",
-                "--engine",
+                "engine",
                 "vllm@0.9 or later",
             )
         if engine.name == "sglang" and shape.dp > 1 and _too_old(engine.version, (0, 4)):
-            raise KvcalcError(f"{engine.title} predates --enable-dp-attention (SGLang 0.4)", "--engine", "sglang@0.4 or later")
+            raise KvcalcError(f"{engine.title} predates --enable-dp-attention (SGLang 0.4)", "engine", "sglang@0.4 or later")
 
 
 def _too_old(version: str, need: tuple[int, ...]) -> bool:

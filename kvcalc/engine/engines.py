@@ -409,7 +409,7 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
     return "vllm@0.33"
 
 
-def engine(name: str | Engine, where: str = "--engine") -> Engine:
+def engine(name: str | Engine, where: str = "engine") -> Engine:
     """Parse an engine name, with an optional release (or pass a parsed one through)."""
     if isinstance(name, Engine):
         return name

@@ -31,11 +31,13 @@ MAX_PARALLEL = 4096
 def check_parallel(model: ModelSpec, tp: int = 1, pp: int = 1) -> None:
     """Raise unless every layer kind can be split ``tp`` ways and there are >= ``pp`` layers."""
     if tp < 1 or pp < 1:
-        raise KvcalcError("tensor and pipeline parallel sizes must be >= 1", f"--tp {tp} --pp {pp}", "positive integers")
+        raise KvcalcError(
+            f"tensor and pipeline parallel sizes must be >= 1 (tp {tp}, pp {pp})", "tp" if tp < 1 else "pp", "positive integers"
+        )
     if tp > MAX_PARALLEL:
-        raise KvcalcError(f"--tp {tp} is more GPUs than kvcalc sizes", "--tp", f"at most {MAX_PARALLEL}")
+        raise KvcalcError(f"a TP size of {tp} is more GPUs than kvcalc sizes", "tp", f"at most {MAX_PARALLEL}")
     if pp > model.num_layers:
-        raise KvcalcError(f"--pp {pp} exceeds the model's {model.num_layers} layers", "--pp", f"1..{model.num_layers}")
+        raise KvcalcError(f"a PP size of {pp} exceeds the model's {model.num_layers} layers", "pp", f"1..{model.num_layers}")
     for name, k in model.layer_kinds.items():
         k.check_tp(tp, name)
 
@@ -336,7 +338,7 @@ def kv_size(
     if seq < 1 or batch < 1:
         raise KvcalcError("seq and batch must be >= 1", f"seq={seq} batch={batch}", "positive integers")
     if dp < 1:
-        raise KvcalcError("--dp must be >= 1", f"--dp {dp}", "a positive number of DP ranks")
+        raise KvcalcError(f"{dp} DP ranks", "dp", "a positive number of DP ranks")
     check_parallel(model, tp, pp)
     dt = as_kv_dtype(kv_dtype)
     fp = KVFootprint(model, dt, tp, pp, alloc)

@@ -280,13 +280,13 @@ def simulate(
 
     lengths = np.asarray(lengths, dtype=np.int64)
     if lengths.size == 0:
-        raise KvcalcError("the workload has no requests", "--lengths/--trace", "at least one request")
+        raise KvcalcError("the workload has no requests", "lengths", "at least one request")
     if pool_bytes <= 0:
-        raise KvcalcError("the KV pool is empty: the weights do not leave room", "--model/--gpu", "a GPU with memory to spare")
+        raise KvcalcError("the KV pool is empty: the weights do not leave room", "pool_bytes", "a GPU with memory to spare")
     if int(lengths.max()) > max_len:
         raise KvcalcError(
             f"a request of {int(lengths.max()):,} tokens exceeds --max-len {max_len:,}",
-            "--max-len",
+            "max_len",
             "a max length at least the longest request",
         )
     life = np.asarray(lifetimes, dtype=np.float64).tolist()
@@ -357,7 +357,7 @@ def prefix_sharing(
     if not all(k.prefix_shareable for k in model.kinds()):
         raise KvcalcError(
             "prefix sharing is modelled for layers that keep every token (full attention, MLA)",
-            "--shared-prefix",
+            "shared_prefix",
             "a model without sliding, chunked or state layers",
         )
     shared_blocks = prefix // b

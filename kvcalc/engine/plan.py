@@ -397,9 +397,11 @@ def plan(
     ``max_gpus`` GPUs, each with the fewest replicas that carry the traffic; and, with
     ``disaggregate``, prefill and decode pools of those shapes side by side."""
     if (traffic.users is None) == (traffic.rate is None):
-        raise KvcalcError("give the load as users or as a rate", "--users/--rate", "--users N or --rate R (requests/s)")
+        raise KvcalcError(
+            "give the load as users or as a rate", "traffic", "users (requests in flight) or a rate (requests/s), not both"
+        )
     if traffic.prompt < 1 or traffic.output < 0:
-        raise KvcalcError("a request needs at least one prompt token", "--prompt", "a positive number of tokens")
+        raise KvcalcError("a request needs at least one prompt token", "prompt", "a positive number of tokens")
     prices = prices or {}
     feasible: list[Deployment] = []
     near: list[tuple[float, Deployment]] = []
@@ -408,10 +410,10 @@ def plan(
     considered = 0
     if dp_sizes and any(x > 1 for x in dp_sizes) and not (model.moe and engine.name in ("vllm", "sglang")):
         raise KvcalcError(
-            f"--dp {','.join(map(str, dp_sizes))}: data-parallel attention needs a mixture-of-experts model on vLLM or "
+            f"DP {','.join(map(str, dp_sizes))}: data-parallel attention needs a mixture-of-experts model on vLLM or "
             f"SGLang; {model.name}'s DP ranks would be plain replicas, which plan counts itself",
-            "--dp",
-            "--dp 1, or leave it out",
+            "dp_sizes",
+            "DP 1, or leave it out",
         )
     for gpu in gpus:
         for x in dp_sizes or ():
@@ -420,8 +422,8 @@ def plan(
             ):
                 per = node_of(gpu).gpus_per_node
                 raise KvcalcError(
-                    f"--dp {x}: no DP x TP of {gpu.name} fills whole {per}-GPU servers or divides one within {max_gpus} GPUs",
-                    "--dp",
+                    f"DP {x}: no DP x TP of {gpu.name} fills whole {per}-GPU servers or divides one within {max_gpus} GPUs",
+                    "dp_sizes",
                     f"a DP size whose DP x TP divides {per} or is a multiple of it",
                 )
     shapes_by_gpu: dict[str, list[_Replica]] = {}
@@ -604,7 +606,7 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
     fit's engine, dtype and measured figures.
     """
     if concurrency < 1:
-        raise KvcalcError("--concurrency must be >= 1", "--concurrency", "a positive number of requests")
+        raise KvcalcError(f"a concurrency of {concurrency}", "concurrency", "a positive number of requests")
     eng = inp.engine
     here = fit(model, gpu, inp)
     need = concurrency * here.request_bytes

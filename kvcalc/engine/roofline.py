@@ -287,7 +287,7 @@ def roofline(
     if len(batches) * len(seqs) > MAX_POINTS:
         raise KvcalcError(
             f"{len(batches) * len(seqs):,} grid points",
-            "--batch x --seq",
+            "batches x seqs",
             f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)",
         )
     dt = as_kv_dtype(kv_dtype)

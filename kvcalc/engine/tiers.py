@@ -151,7 +151,7 @@ def disaggregation(
     rate: float | None = None,
 ) -> Disaggregation:
     if link_bytes_per_s <= 0:
-        raise KvcalcError("link bandwidth must be positive", "--link", "e.g. 50GB/s")
+        raise KvcalcError("link bandwidth must be positive", "link", "e.g. 50GB/s")
     shipped = KVFootprint(model, kv_dtype, 1, 1, LOGICAL).request_bytes(prompt)
     t = shipped / link_bytes_per_s
     step = decode_bound(model, gpu, batch, prompt, kv_dtype, tp).t_bound_s

@@ -29,7 +29,7 @@ def _tokens(v: str, where: str) -> int:
     return parse_tokens(v, where)
 
 
-def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "--lengths"):
+def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "lengths"):
     """(lengths, lifetimes, description, notes) for ``n`` requests of a typed distribution."""
     import numpy as np
 

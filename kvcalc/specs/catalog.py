@@ -140,7 +140,7 @@ def _load_catalog(kind: Kind, name: str) -> Any:
 
 def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool = True) -> Any:
     """A catalog name, an alias, or (when ``files_allowed``) a path -> spec."""
-    where = where or f"--{kind}"
+    where = where or kind
     if not isinstance(ref, str) or not ref.strip():
         raise KvcalcError(f"empty {kind} name", where, f"a catalog name (see 'kvcalc {kind}s') or a file")
     name = canonical_name(kind, ref)
@@ -161,7 +161,8 @@ def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool 
         # A Hugging Face id kvcalc does not know: it works offline, so it needs the config.json.
         accepted = (
             f"kvcalc works offline: download its config.json (huggingface-cli download {ref[:80]} config.json "
-            "--local-dir DIR) and pass --model DIR/config.json" + ("; or did you mean " + ", ".join(near) + "?" if near else "")
+            "--local-dir DIR) and give DIR/config.json as the model"
+            + ("; or did you mean " + ", ".join(near) + "?" if near else "")
         )
         raise KvcalcError(f"{ref[:80]!r} is not in kvcalc's catalog", where, accepted)
     accepted = ("did you mean " + ", ".join(near) + "?") if near else f"see 'kvcalc {kind}s' for the catalog"
@@ -229,12 +230,12 @@ def spec_kind(name: str, where: str = "NAME") -> Kind:
     raise KvcalcError(f"unknown model or GPU {name[:60]!r}", where, accepted)
 
 
-def resolve_model(ref: str, where: str = "--model", files_allowed: bool = True) -> ModelSpec:
+def resolve_model(ref: str, where: str = "model", files_allowed: bool = True) -> ModelSpec:
     m: ModelSpec = resolve("model", ref, where, files_allowed)
     return m
 
 
-def resolve_gpu(ref: str, where: str = "--gpu") -> GPUSpec:
+def resolve_gpu(ref: str, where: str = "gpu") -> GPUSpec:
     g: GPUSpec = resolve("gpu", ref, where)
     return g
 

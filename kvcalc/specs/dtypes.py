@@ -92,7 +92,7 @@ KV_DTYPE_ALIASES = {
 BF16 = KV_DTYPES["bf16"]
 
 
-def kv_dtype(name: str | KVDtype, where: str = "--kv-dtype") -> KVDtype:
+def kv_dtype(name: str | KVDtype, where: str = "kv_dtype") -> KVDtype:
     """Parse a KV dtype name (or pass a parsed one through)."""
     if isinstance(name, KVDtype):
         return name

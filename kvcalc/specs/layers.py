@@ -256,15 +256,15 @@ class _Attention(LayerKindBase):
         heads = self.num_attention_heads
         if heads % tp:
             raise KvcalcError(
-                f"--tp {tp} does not divide the {heads} query heads of layer kind {name!r}",
-                "--tp",
+                f"TP {tp} does not divide the {heads} query heads of layer kind {name!r}",
+                "tp",
                 "a tensor-parallel size that divides " + ", ".join(str(d) for d in divisors(heads)),
             )
         n = self.num_key_value_heads
         if (tp <= n and n % tp) or (tp > n and tp % n):
             raise KvcalcError(
-                f"--tp {tp} cannot split {n} KV heads of layer kind {name!r} evenly",
-                "--tp",
+                f"TP {tp} cannot split {n} KV heads of layer kind {name!r} evenly",
+                "tp",
                 f"a divisor of {n} or a multiple of it (KV heads are then replicated)",
             )
 
@@ -494,8 +494,8 @@ class MLA(LayerKindBase):
         heads = self.num_attention_heads
         if heads % tp:
             raise KvcalcError(
-                f"--tp {tp} does not divide the {heads} query heads of layer kind {name!r}",
-                "--tp",
+                f"TP {tp} does not divide the {heads} query heads of layer kind {name!r}",
+                "tp",
                 "a tensor-parallel size that divides " + ", ".join(str(d) for d in divisors(heads)),
             )
 

@@ -113,25 +113,25 @@ def simulate(
         # One DP rank's share: every dp-th request, as round-robin routing deals them (SGLang's default;
         # vLLM's balancer with equal loads), and its share of a closed loop's users.
         if whole < dp:
-            raise KvcalcError(f"{whole:,} requests over {dp} DP ranks", "--requests", f"at least {dp} (one a rank)")
+            raise KvcalcError(f"{whole:,} requests over {dp} DP ranks", "requests", f"at least {dp} (one a rank)")
         wl = dataclasses.replace(wl, arrivals=wl.arrivals[::dp], prompts=wl.prompts[::dp], outputs=wl.outputs[::dp])
         if st.concurrency is not None:
             st = dataclasses.replace(st, concurrency=max(1, st.concurrency // dp))
     n = len(wl.prompts)
     if n < 1:
-        raise KvcalcError("no requests", "--requests", "at least one request")
+        raise KvcalcError("no requests", "requests", "at least one request")
     st.constants.check()
     if st.concurrency is not None and not 1 <= st.concurrency <= n:
         raise KvcalcError(
             f"a concurrency of {st.concurrency:,} with {n:,} requests",
-            "--concurrency",
+            "concurrency",
             f"1 to the number of requests ({n:,}): each user needs a request to send",
         )
     est = estimate_events(wl, st, len(policies))
     if est > MAX_EVENTS:
         raise KvcalcError(
             f"this run needs about {est:,} events, over the bound of {MAX_EVENTS:,}",
-            "--requests",
+            "requests",
             "fewer requests or policies, or a larger --max-num-batched-tokens",
         )
     inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_num_seqs=st.max_num_seqs)
@@ -141,11 +141,11 @@ def simulate(
     d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
-        raise KvcalcError(f"{model.name} caches no tokens", "--model", "a model with attention layers")
+        raise KvcalcError(f"{model.name} caches no tokens", "model", "a model with attention layers")
     if pool < per_token:
         raise KvcalcError(
             f"the KV pool ({pool:,} B) does not hold one token of {model.name} on {gpu.name}",
-            "--gpu",
+            "gpu",
             "a larger GPU, more --tp, or a smaller model",
         )
     host = (gpu.host_link_bytes_per_s or 64e9) / 2

@@ -446,7 +446,7 @@ def _serve(
                 del tl[1::2]
                 tl_gap = (tl[-1][0] - tl[0][0]) / (TIMELINE_POINTS / 2)
     else:
-        raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "--requests", "a smaller run (fewer requests)")
+        raise KvcalcError(f"the {policy} run passed {MAX_EVENTS:,} events", "requests", "a smaller run (fewer requests)")
     events -= 1  # the pass that found every request done was not an event
 
     sent = np.asarray(client.sent)

@@ -131,7 +131,7 @@ def parse_policies(text: str) -> list[tuple[str, int | None]]:
         if m and 1 <= int(m.group(1)) <= 65536:
             out.append((p, int(m.group(1))))
             continue
-        raise KvcalcError(f"unknown policy {part.strip()[:40]!r}", "--policies", POLICY_ACCEPTED)
+        raise KvcalcError(f"unknown policy {part.strip()[:40]!r}", "policies", POLICY_ACCEPTED)
     if not out or len(out) > 8 or len(set(out)) != len(out):
-        raise KvcalcError("give one to eight different policies", "--policies", POLICY_ACCEPTED)
+        raise KvcalcError("give one to eight different policies", "policies", POLICY_ACCEPTED)
     return out
