@@ -27,7 +27,7 @@ _MISSING: Any = dataclasses.MISSING
 class _Table:
     """What __init__ needs of a class's fields, worked out once."""
 
-    __slots__ = ("positional", "accepted", "required", "defaults", "factories", "post", "name")
+    __slots__ = ("positional", "accepted", "required", "defaults", "factories", "order", "post", "name")
 
     def __init__(self, cls: type):
         fs = dataclasses.fields(cls)
@@ -39,6 +39,8 @@ class _Table:
         self.defaults = {f.name: f.default for f in fs if f.init and f.default is not _MISSING}
         made: Any = tuple((f.name, f.default_factory) for f in fs if f.default_factory is not _MISSING)
         self.factories: tuple[tuple[str, Callable[[], Any]], ...] = made
+        self.order = tuple(f.name for f in fs if f.init or f.default_factory is not _MISSING)
+        """The fields __init__ sets, in the order dataclasses' __init__ sets them."""
         self.post = hasattr(cls, "__post_init__")
         self.name = cls.__qualname__
 
@@ -51,13 +53,14 @@ def _init(self: Any, *args: Any, **kw: Any) -> None:
         raise TypeError(f"{t.name}.__init__() got an unexpected keyword argument {min(kw.keys() - t.accepted)!r}")
     if not t.required.issubset(kw):
         raise TypeError(f"{t.name}.__init__() missing required argument: {min(t.required - kw.keys())!r}")
-    # Straight into the instance's __dict__: what a frozen class's object.__setattr__ would do.
-    d = self.__dict__
-    d.update(t.defaults)
-    d.update(kw)
+    values = t.defaults.copy()
+    values.update(kw)
     for f, factory in t.factories:
         if f not in kw:
-            d[f] = factory()
+            values[f] = factory()
+    # Straight into the instance's __dict__ (what a frozen class's object.__setattr__ would do), in the
+    # fields' order.
+    self.__dict__.update({f: values[f] for f in t.order})
     if t.post:
         self.__post_init__()
 

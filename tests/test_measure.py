@@ -93,6 +93,8 @@ def test_triton_kernel_under_the_interpreter():
     # Splits that cover only padding: more splits than a sequence has blocks, so some are empty.
     cases["splits over padding"] = (["gqa", 8, 2, 64, 0, 64, 16], [1, 40], 8)
     cases["MLA split"] = (["mla", 16, 1, 64, 16, 64, 16], [9, 60], 4)
+    # A latent wider than one merge program's 128 output dims: the merge runs in slices.
+    cases["MLA wide latent, merged in slices"] = (["mla", 4, 1, 320, 16, 320, 16], [9, 40], 3)
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT), "CASES": json.dumps(cases)}
     script = "import os; CASES = os.environ['CASES']\n" + TRITON_SCRIPT
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
@@ -251,7 +253,7 @@ STATIC = {
 @pytest.mark.parametrize("name", list(STATIC))
 def test_kernel_compiles_for_sm90_within_its_resources(name, capsys):
     """Compiled for sm_90a here (no GPU needed): at most 227 KB of shared memory, no register
-    spills, and 64-bit offsets into the pools (a pool of more than 2^31 elements, 4 GiB of bf16,
+    spills in the partial kernel or the merge, and 64-bit offsets into the pools (a pool of more than 2^31 elements, 4 GiB of bf16,
     would wrap in 32 bits)."""
     pytest.importorskip("triton")
     from kvcalc.measure.triton_paged import SHARED_LIMIT, static_check
@@ -262,6 +264,7 @@ def test_kernel_compiles_for_sm90_within_its_resources(name, capsys):
     assert r["ptxas_ok"], r
     assert r["shared_bytes"] <= SHARED_LIMIT
     assert r["spill_bytes"] == 0
+    assert r["merge_spill_bytes"] == 0  # the MLA merge spilled 508-640 B before it was split by output dims
     assert r["i64_pool_offsets"]
 
 

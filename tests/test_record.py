@@ -144,3 +144,21 @@ def test_the_specs_and_reports_on_the_start_up_path_are_records():
 
     for cls in (KVFootprint, FullAttention, ModelSpec):
         assert "__record_table__" in cls.__dict__, cls
+
+
+def test_an_objects_attributes_are_in_the_fields_order_whatever_the_call():
+    @record(kw_only=True)
+    class K:
+        a: int
+        b: int = 2
+        c: list[int] = field(default_factory=list)
+        d: int
+
+    assert list(vars(K(d=4, a=1)).keys()) == ["a", "b", "c", "d"]
+    assert list(
+        vars(
+            dataclasses.dataclass(kw_only=True)(
+                type("K2", (), {"__annotations__": K.__annotations__, "b": 2, "c": field(default_factory=list)})
+            )(d=4, a=1)
+        ).keys()
+    ) == ["a", "b", "c", "d"]

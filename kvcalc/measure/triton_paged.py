@@ -154,12 +154,15 @@ def _paged_merge(
 ):
     b = tl.program_id(0)
     hk_tile = tl.program_id(1)
+    # A program merges one slice of BLOCK_DV output dims (the 512-wide MLA latent in four): the whole
+    # width at once held 32 x 512 fp32 accumulators a program and spilled at sm_90a.
+    dv_tile = tl.program_id(2)
     n_tiles: tl.constexpr = (GROUP + G_TILE - 1) // G_TILE
     hk = hk_tile // n_tiles
     tile = hk_tile % n_tiles
     g = tile * G_TILE + tl.arange(0, G_TILE)
     g_ok = g < GROUP
-    dv = tl.arange(0, BLOCK_DV)
+    dv = dv_tile * BLOCK_DV + tl.arange(0, BLOCK_DV)
     m_all = tl.full([G_TILE], float("-inf"), tl.float32)
     for s in range(0, SPLITS):
         m_s = tl.load(M_IN + b * stride_mb + hk * stride_mh + s * stride_ms + g, mask=g_ok, other=float("-inf"))
@@ -192,6 +195,8 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (int(n) - 1).bit_length())
 
 
+MERGE_DV = 128
+"""Output dims one merge program combines (see _paged_merge)."""
 SHARED_LIMIT = 227 * 1024
 """Shared memory one block may use on an H100 or H200 (sm_90)."""
 
@@ -295,7 +300,8 @@ def paged_decode(
         num_warps=warps,
         num_stages=stages,
     )
-    _paged_merge[(B, n_kv * n_tiles)](
+    merge_dv = min(_pow2(dv), MERGE_DV)
+    _paged_merge[(B, n_kv * n_tiles, -(-dv // merge_dv))](
         m,
         lse,
         acc,
@@ -312,7 +318,7 @@ def paged_decode(
         GROUP=group,
         G_TILE=g_tile,
         DV=dv,
-        BLOCK_DV=_pow2(dv),
+        BLOCK_DV=merge_dv,
         SPLITS=splits,
     )
     return out
@@ -352,6 +358,43 @@ _STRIDES = (
     "stride_qb stride_qh stride_kh stride_kb stride_kt stride_vh stride_vb stride_vt stride_btb "
     "stride_mb stride_mh stride_ms stride_ab stride_ah stride_as stride_ag TILES_PER_SPLIT"
 ).split()
+_MERGE_STRIDES = (
+    "stride_mb",
+    "stride_mh",
+    "stride_ms",
+    "stride_ab",
+    "stride_ah",
+    "stride_as",
+    "stride_ag",
+    "stride_ob",
+    "stride_oh",
+)
+
+
+def _ptxas(ptx: str, arch: int) -> tuple[bool, int | None, int | None]:
+    """Assemble PTX for sm_<arch>a with the ptxas Triton ships: (it assembled, registers a thread,
+    bytes of register spill stores)."""
+    import os
+    import re
+    import subprocess
+    import tempfile
+
+    bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    ptxas = next(
+        (os.path.join(bindir, n) for n in ("ptxas-blackwell", "ptxas") if os.path.exists(os.path.join(bindir, n))), "ptxas"
+    )
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run(
+            [ptxas, f"-arch=sm_{arch}a", "-v", src, "-o", os.path.join(d, "k.cubin")], capture_output=True, text=True, timeout=300
+        )
+    regs = re.search(r"Used (\d+) registers", r.stderr)
+    spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+    return r.returncode == 0, int(regs.group(1)) if regs else None, int(spill.group(1)) if spill else None
+
+
 _TRITON_TYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "fp8": "fp8e4nv"}
 
 
@@ -360,11 +403,9 @@ def static_check(
 ) -> dict:
     """Compile the partial kernel for sm_<arch> (no GPU needed: Triton compiles for a target) and
     read what it uses: shared memory (Triton's metadata), registers and spills (ptxas -v on its
-    PTX, with the ptxas Triton ships). ``kv``: the cache's dtype when it differs (fp8)."""
-    import os
+    PTX, with the ptxas Triton ships), and the same of the merge kernel that follows it.
+    ``kv_dtype``: the cache's dtype when it differs (fp8)."""
     import re
-    import subprocess
-    import tempfile
 
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -381,25 +422,23 @@ def static_check(
         target=GPUTarget("cuda", arch, 32),
         options={"num_warps": warps, "num_stages": stages},
     )
-    bindir = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-    ptxas = next(
-        (os.path.join(bindir, n) for n in ("ptxas-blackwell", "ptxas") if os.path.exists(os.path.join(bindir, n))), "ptxas"
-    )
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "k.ptx")
-        with open(src, "w") as f:
-            f.write(compiled.asm["ptx"])
-        r = subprocess.run(
-            [ptxas, f"-arch=sm_{arch}a", "-v", src, "-o", os.path.join(d, "k.cubin")], capture_output=True, text=True, timeout=300
-        )
-    regs = re.search(r"Used (\d+) registers", r.stderr)
-    spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+    ok, regs, spill = _ptxas(compiled.asm["ptx"], arch)
+    # The merge, as paged_decode launches it (default warps, MERGE_DV output dims a program).
+    msig = {"M_IN": "*fp32", "L_IN": "*fp32", "ACC_IN": "*fp32", "OUT": f"*{q_t}"}
+    msig.update(dict.fromkeys(_MERGE_STRIDES, "i32"))
+    mconsts = {"GROUP": group, "G_TILE": g_tile, "DV": dv, "BLOCK_DV": min(_pow2(dv), MERGE_DV)}
+    msig.update(dict.fromkeys(mconsts, "constexpr"))
+    msig["SPLITS"] = "i32"
+    merged = triton.compile(ASTSource(fn=_paged_merge, signature=msig, constexprs=mconsts), target=GPUTarget("cuda", arch, 32))
+    m_ok, m_regs, m_spill = _ptxas(merged.asm["ptx"], arch)
     ttir = compiled.asm["ttir"]
     return {
         "shared_bytes": compiled.metadata.shared,
-        "registers": int(regs.group(1)) if regs else None,
-        "spill_bytes": int(spill.group(1)) if spill else None,
-        "ptxas_ok": r.returncode == 0,
+        "registers": regs,
+        "spill_bytes": spill,
+        "ptxas_ok": ok and m_ok,
         "i64_pool_offsets": bool(re.search(r"arith.muli .* : tensor<\d+xi64>", ttir)),
+        "merge_registers": m_regs,
+        "merge_spill_bytes": m_spill,
         "config": {"g_tile": g_tile, "tile": tile, "warps": warps, "stages": stages},
     }
