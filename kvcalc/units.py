@@ -15,10 +15,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from decimal import Context, Decimal, DecimalException, localcontext
-from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from kvcalc.errors import KvcalcError
+
+if TYPE_CHECKING:
+    from decimal import Decimal
+    from fractions import Fraction
 
 SI = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15}
 IEC = {"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB": 2**50}
@@ -58,7 +61,27 @@ _NUM = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"
 _SIZE_RE = _Lazy(r"^\s*" + _NUM + r"\s*([A-Za-z]*)\s*$")
 
 
-_CTX = Context(prec=120, Emax=5000, Emin=-5000)
+_CONTEXT: list[Any] = []
+
+
+def _ctx() -> Any:
+    """The exact-decimal context (120 significant digits), made on first use: decimal and fractions
+    are imported only by a number that needs them (one with a point or an exponent)."""
+    if not _CONTEXT:
+        from decimal import Context
+
+        _CONTEXT.append(Context(prec=120, Emax=5000, Emin=-5000))
+    return _CONTEXT[0]
+
+
+def _exact(num: str, exp: str | None, mult: int) -> Any:
+    """num x 10^exp x mult exactly: an int for a plain whole number, else a Decimal."""
+    if exp is None and num.isdigit():
+        return int(num) * mult
+    from decimal import localcontext
+
+    with localcontext(_ctx()):
+        return _decimal(num, exp) * mult
 
 
 def show(text: object, limit: int = 40) -> str:
@@ -69,9 +92,11 @@ def show(text: object, limit: int = 40) -> str:
 
 def _decimal(text: str, exp: str | None) -> Decimal:
     """Exact decimal of a typed number (120 significant digits; exponents up to 10**100)."""
+    from decimal import Decimal, DecimalException, localcontext
+
     if exp and (len(exp) > 6 or abs(int(exp)) > 100):
         raise DecimalException
-    with localcontext(_CTX):
+    with localcontext(_ctx()):
         d = Decimal(text)
         if exp:
             d = d.scaleb(int(exp))
@@ -93,15 +118,14 @@ def parse_size(text: str | int, where: str = "size", maximum: int = MAX_BYTES) -
         if mult is None:
             raise KvcalcError(f"unknown size unit {show(unit)} in {show(text)}", where, _SIZE_ACCEPTED)
         try:
-            with localcontext(_CTX):
-                value = _decimal(num, exp) * mult
-        except (DecimalException, ValueError, OverflowError):
+            value = _exact(num, exp, mult)
+        except (ArithmeticError, ValueError):
             raise KvcalcError(f"cannot read {show(text)} as a size", where, _SIZE_ACCEPTED) from None
-        if value != value.to_integral_value() and mult == 1:
+        if value != int(value) and mult == 1:
             raise KvcalcError(f"a byte count must be whole, got {show(text)}", where, _SIZE_ACCEPTED)
         if value > maximum:
             raise KvcalcError(f"size {show(text)} is over the limit", where, _SIZE_ACCEPTED)
-        value_i = int(value.to_integral_value())
+        value_i = round(value)
     if value_i < 0:
         raise KvcalcError(f"negative size {show(text)}", where, _SIZE_ACCEPTED)
     if value_i > maximum:
@@ -116,19 +140,19 @@ def parse_tokens(text: str | int, where: str = "tokens", allow_zero: bool = Fals
     """Parse a token count: ``4096``, ``4k``/``4K`` (x1024), ``1M`` (x2**20)."""
     if isinstance(text, bool):
         raise KvcalcError(f"cannot read {show(text)} as a token count", where, _TOKENS_ACCEPTED)
+    value: Any
     if isinstance(text, int):
-        value = Decimal(text)
+        value = text
     else:
         m = _TOKENS_RE.match(str(text)) if len(str(text)) <= 1000 else None
         if not m:
             raise KvcalcError(f"cannot read {show(text)} as a token count", where, _TOKENS_ACCEPTED)
         num, exp, suffix = m.groups()
         try:
-            with localcontext(_CTX):
-                value = _decimal(num, exp) * {"": 1, "k": 1024, "m": 2**20}[suffix.lower()]
-        except (DecimalException, ValueError, OverflowError):
+            value = _exact(num, exp, {"": 1, "k": 1024, "m": 2**20}[suffix.lower()])
+        except (ArithmeticError, ValueError):
             raise KvcalcError(f"cannot read {show(text)} as a token count", where, _TOKENS_ACCEPTED) from None
-    if value != value.to_integral_value():
+    if value != int(value):
         raise KvcalcError(f"a token count must be whole, got {show(text)}", where, _TOKENS_ACCEPTED)
     if value < 0 or (value == 0 and not allow_zero):
         raise KvcalcError(f"token count must be positive, got {show(text)}", where, _TOKENS_ACCEPTED)
@@ -181,9 +205,8 @@ def parse_rate(text: str | int | float, where: str = "bandwidth", maximum: int =
     if mult is None:
         raise KvcalcError(f"unknown unit {show(unit)} in {show(text)}", where, "B/s, KB/s, MB/s, GB/s, TB/s, GiB/s")
     try:
-        with localcontext(_CTX):
-            d = _decimal(num, exp) * mult
-    except (DecimalException, ValueError, OverflowError):
+        d = _exact(num, exp, mult)
+    except (ArithmeticError, ValueError):
         raise KvcalcError(f"cannot read {show(text)} as a rate", where, _RATE_ACCEPTED) from None
     if d > maximum:
         raise KvcalcError(f"rate {show(text)} is over the limit", where, _RATE_ACCEPTED)
@@ -209,11 +232,17 @@ def _fmt(value: Fraction | float, digits: int) -> str:
     return f"{float(value):,.{digits}f}"
 
 
+def _ratio(n: int, d: int) -> Fraction:
+    from fractions import Fraction
+
+    return Fraction(n, d)
+
+
 def fmt_si(n: int, digits: int = 2) -> str:
     """Bytes in decimal units: 42949672960 -> '42.95 GB'."""
     for unit, mult in (("PB", 10**15), ("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
         if abs(n) >= mult:
-            return f"{_fmt(Fraction(n, mult), digits)} {unit}"
+            return f"{_fmt(_ratio(n, mult), digits)} {unit}"
     return f"{n:,} B"
 
 
@@ -221,7 +250,7 @@ def fmt_iec(n: int, digits: int = 2) -> str:
     """Bytes in binary units: 42949672960 -> '40.00 GiB'."""
     for unit, mult in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if abs(n) >= mult:
-            return f"{_fmt(Fraction(n, mult), digits)} {unit}"
+            return f"{_fmt(_ratio(n, mult), digits)} {unit}"
     return f"{n:,} B"
 
 

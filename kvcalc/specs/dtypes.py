@@ -10,11 +10,14 @@ and travel as values from there on.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from math import ceil
+from typing import TYPE_CHECKING
 
 from kvcalc._record import record
 from kvcalc.errors import KvcalcError
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 
 @record(frozen=True)
@@ -103,19 +106,20 @@ def kv_dtype(name: str | KVDtype, where: str = "kv_dtype") -> KVDtype:
     return KV_DTYPES[key]
 
 
-# Weight formats: bits per parameter, scales included as an average where the format has them.
-WEIGHT_BITS: dict[str, Fraction] = {
-    "fp32": Fraction(32),
-    "bf16": Fraction(16),
-    "fp16": Fraction(16),
-    "fp8": Fraction(8),
-    "int8": Fraction(8),
+# Weight formats: bits per parameter as (numerator, denominator), scales included as an average
+# where the format has them (kept as integers: fractions is imported only when a weight is sized).
+WEIGHT_BITS: dict[str, tuple[int, int]] = {
+    "fp32": (32, 1),
+    "bf16": (16, 1),
+    "fp16": (16, 1),
+    "fp8": (8, 1),
+    "int8": (8, 1),
     # GPTQ/AWQ int4 with group size 128: an fp16 scale and a 4-bit zero per 128 weights.
-    "int4": Fraction(4) + Fraction(16 + 4, 128),
+    "int4": (4 * 128 + 16 + 4, 128),
     # OCP MXFP4: 4-bit elements, one 8-bit shared exponent per 32.
-    "mxfp4": Fraction(4) + Fraction(8, 32),
+    "mxfp4": (4 * 32 + 8, 32),
     # NVFP4: 4-bit elements, one fp8 scale per 16.
-    "fp4": Fraction(4) + Fraction(8, 16),
+    "fp4": (4 * 16 + 8, 16),
 }
 WEIGHT_DTYPE_ALIASES = {
     "float32": "fp32",
@@ -138,7 +142,9 @@ def normalize_weight_dtype(name: str, where: str = "weight dtype") -> str:
 
 
 def weight_bits(name: str, where: str = "weight dtype") -> Fraction:
-    return WEIGHT_BITS[normalize_weight_dtype(name, where)]
+    from fractions import Fraction
+
+    return Fraction(*WEIGHT_BITS[normalize_weight_dtype(name, where)])
 
 
 def weight_bytes(params: int, dtype: str) -> int:
