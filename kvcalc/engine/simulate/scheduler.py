@@ -34,6 +34,7 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from kvcalc.engine.simulate.allocator import Allocator, Contiguous, Paged
 from kvcalc.engine.simulate.client import Client
@@ -59,33 +60,32 @@ def _longest(can_ever: Callable[[int], bool], upper: int) -> int:
 # ---- one policy ----------------------------------------------------------------------------------
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _gc_paused(fn: F) -> F:
+    """Runs ``fn`` with the cyclic garbage collector paused: the loop makes no reference cycles (what
+    it drops is freed by reference counting), and at a million requests the collector's passes over
+    the run's long-lived lists cost a fifth of the run."""
+    import functools
+
+    @functools.wraps(fn)
+    def paused(*args: Any, **kw: Any) -> Any:
+        import gc
+
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kw)
+        finally:
+            if was:
+                gc.enable()
+
+    return paused  # type: ignore[return-value]
+
+
+@_gc_paused
 def serve(
-    policy: str,
-    B: int | None,
-    wl: Workload,
-    st: SimSettings,
-    cost: StepModel,
-    pool: int,
-    req_bytes: Callable[[int], int],
-    per_token: int,
-    host_bw: float,
-    progress: Callable[[int, int], None] | None,
-) -> PolicyRun:
-    """One policy's run. The cyclic garbage collector is paused meanwhile: the loop makes no reference
-    cycles (what it drops is freed by reference counting), and at a million requests the collector's
-    passes over the run's long-lived lists cost a fifth of the run."""
-    import gc
-
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        return _serve(policy, B, wl, st, cost, pool, req_bytes, per_token, host_bw, progress)
-    finally:
-        if was:
-            gc.enable()
-
-
-def _serve(
     policy: str,
     B: int | None,
     wl: Workload,
