@@ -295,16 +295,19 @@ def serve(
             finished(i)
 
     steps = max_running = 0
+    u_last = -1  # what was in use when the last event ended, while nothing has changed it since (-1: ask)
     for events in range(1, MAX_EVENTS + 2):  # noqa: B007 (counted, reported after the loop)
         if done + rejected >= n:
             break
         if front:
             if front[0] != blocked or alloc.version != blocked_at:
                 admit()
+                u_last = -1
         else:
             pk = client.head
             if pk is not None and pk[0] <= now and (pk[1] != blocked or alloc.version != blocked_at):
                 admit()
+                u_last = -1
         nd = len(dec_base)
         r_now = nd + len(prefilling)
         if r_now > max_running:
@@ -335,7 +338,7 @@ def serve(
                 itl_w_add(nd)
             stall = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
-                live0, res0 = live_bytes(), in_use(S, nd) * unit
+                live0, res0 = live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
             else:
                 live0 = res0 = -1
             now += dt
@@ -367,6 +370,7 @@ def serve(
                     preempt_until_fits()
                     u1 = -1
         elif nd == 0:
+            u_last = -1
             if prefilling:
                 continue
             if front:
@@ -391,7 +395,7 @@ def serve(
             if full < K:
                 K = full
             dt = span_s(ln, K)
-            h0 = in_use(S, nd)
+            h0 = u_last if u_last >= 0 else in_use(S, nd)
             pk = client.head
             if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
                 if r_now < mns and fits_held(P[pk[1]] + gen[pk[1]], h0):
@@ -426,6 +430,7 @@ def serve(
         # the timeline; the figures before it are -1 when they were not needed as it began.
         if live0 < 0:
             if not (w1 is None or not tl or now - tl[-1][0] >= tl_gap):
+                u_last = -1
                 continue
             live0, res0 = live_bytes(), in_use(S, len(dec_base)) * unit
             u1 = -1
@@ -434,7 +439,8 @@ def serve(
         tokens = sum_base + nd * S + pf_done
         if prefix and r > 1:
             tokens -= (r - 1) * prefix  # the shared prefix is held once
-        live1, res1 = tokens * per_token, (u1 if u1 >= 0 else in_use(S, nd)) * unit
+        u_last = u1 if u1 >= 0 else in_use(S, nd)
+        live1, res1 = tokens * per_token, u_last * unit
         if dt > 0 and w1 is None:
             whole_live += (live0 + live1) * 0.5 * dt
             whole_res += (res0 + res1) * 0.5 * dt
