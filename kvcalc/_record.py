@@ -6,8 +6,8 @@ this machine, two dozen classes on the way to ``kvcalc size``'s answer, a fifth 
 beyond typer's. ``record`` lets dataclasses find the fields and make a frozen class frozen
 (``init=False, repr=False, eq=False``) and gives the class generic methods that read a table of
 its fields built once. What a caller sees is what dataclasses gives (the fields, ``dataclasses.fields``,
-``replace`` and ``asdict``, the same ``__init__`` arguments, errors, repr, equality, hashing and
-frozenness; tests/test_record.py compares the two on every kind of class kvcalc declares), and
+``replace`` and ``asdict``, the same ``__init__`` arguments and error types, repr, equality,
+hashing and frozenness; tests/test_record.py compares the two on every kind of class kvcalc declares), and
 type checkers see ``dataclasses.dataclass`` itself.
 
 Only what kvcalc's classes use is supported: ``frozen``, ``kw_only`` and ``eq``; fields with
