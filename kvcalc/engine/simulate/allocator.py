@@ -112,7 +112,7 @@ class Contiguous:
 
     def fits(self, length: int, S: int, decoding: int) -> bool:
         """Whether a request of ``length`` tokens may be admitted now (first-fit: only trying tells)."""
-        return self.pool - self.held_sum >= self.fixed if self.prealloc else True
+        return self.fits_held(length, self.held_sum)
 
     def reserve(self, i: int, length: int, total: int, S: int, decoding: int) -> bool:
         if self.prealloc:
@@ -180,7 +180,6 @@ class Paged(Blocks):
         self.cached_prefix = self.sp_full * B
         self.shared = 0
         """Blocks of the shared prefix, once a request holding it has been admitted."""
-        self.pref_sum = 0
         self.pref_blocks: dict[int, int] = {}
         """Prompts being prefilled -> the blocks they hold."""
         self.other = 0
@@ -205,9 +204,10 @@ class Paged(Blocks):
         return self.fits_held(length, self.in_use(S, decoding))
 
     def fits_held(self, length: int, held: int) -> bool:
-        """``fits`` given what ``in_use`` says is held now."""
+        """``fits`` given what ``in_use`` says is held now (the first request holding the prefix
+        also takes its blocks)."""
         extra = self.sp_full if self.sp_full and not self.shared else 0
-        return -(-length // self.block) - self.sp_full + extra <= self.cap - held
+        return self.own_blocks(length) + extra <= self.cap - held
 
     def take_prefix(self) -> None:
         if self.sp_full and not self.shared:
@@ -216,23 +216,17 @@ class Paged(Blocks):
 
     def reserve(self, i: int, length: int, total: int, S: int, decoding: int) -> bool:
         """Blocks for a prompt of ``length`` tokens (the request's tokens so far)."""
-        nb = -(-length // self.block) - self.sp_full
-        extra = self.sp_full if self.sp_full and not self.shared else 0
-        m = self._memo
-        if nb + extra > self.cap - ((m[1] if m[0] == S else self.total(S)) + self.other - self.sp_full * decoding):
+        if not self.fits_held(length, self.in_use(S, decoding)):
             return False
-        if extra:
-            self.take_prefix()
+        self.take_prefix()
+        nb = self.own_blocks(length)
         self.pref_blocks[i] = nb
-        self.pref_sum += nb
         self.other += nb
         return True
 
     def prompt_done(self, i: int) -> None:
         self.version += 1
-        nb = self.pref_blocks.pop(i)
-        self.pref_sum -= nb
-        self.other -= nb
+        self.other -= self.pref_blocks.pop(i)
 
     def release(self, i: int) -> None:
         return None  # a finished request's blocks went with its decoding (stop_decode)
