@@ -282,16 +282,11 @@ def serve(
             front.appendleft(i)
 
     def complete_due() -> None:
-        nonlocal sum_base
         while heap and heap[0][0] <= S:
             f, i = pop(heap)
             if fin.get(i) != f:
                 continue  # stale: the request was preempted since
-            del fin[i]
-            base = dec_base.pop(i)
-            sum_base -= base
-            if paged:
-                stop_decode(base)
+            drop_decoder(i)
             finished(i)
 
     steps = max_running = 0
@@ -406,10 +401,7 @@ def serve(
             itl_w_add(nd * K)
             stall = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
-                tokens = sum_base + nd * S + pf_done
-                if prefix and r_now > 1:
-                    tokens -= (r_now - 1) * prefix
-                live0, res0 = tokens * per_token, h0 * unit
+                live0, res0 = live_bytes(), h0 * unit
             else:
                 live0 = res0 = -1
             now += dt
@@ -434,13 +426,8 @@ def serve(
                 continue
             live0, res0 = live_bytes(), in_use(S, len(dec_base)) * unit
             u1 = -1
-        nd = len(dec_base)
-        r = nd + len(prefilling)
-        tokens = sum_base + nd * S + pf_done
-        if prefix and r > 1:
-            tokens -= (r - 1) * prefix  # the shared prefix is held once
-        u_last = u1 if u1 >= 0 else in_use(S, nd)
-        live1, res1 = tokens * per_token, u_last * unit
+        u_last = u1 if u1 >= 0 else in_use(S, len(dec_base))
+        live1, res1 = live_bytes(), u_last * unit
         if dt > 0 and w1 is None:
             whole_live += (live0 + live1) * 0.5 * dt
             whole_res += (res0 + res1) * 0.5 * dt
