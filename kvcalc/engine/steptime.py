@@ -547,38 +547,32 @@ class StepModel:
     ) -> tuple[float, float, float, float, float]:
         """(m0, m1, c0, c1, o): step k of a span takes max(m0 + m1 k, c0 + c1 k) + o seconds, for n
         decoding requests of mean length mean_len (growing by one per step) plus a fixed extra load
-        (prompt tokens, their KV bytes and attention FLOPs)."""
+        (prompt tokens, their KV bytes and attention FLOPs). A decode-only span of a full-attention
+        model keeps what depends only on n, a batch size (the simulator asks at every event)."""
         if self.linear:
-            kv0, a0, g, ga = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len, self.k1, self.a1
+            kv0, a0 = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len
+            e = self._dl.get(n) if not extra_tokens else None
+            if e is None:
+                e = self._pieces(n, extra_tokens, self.k1, self.a1)
+                if not extra_tokens:
+                    self._dl[n] = e
         else:
             kv0, a0, g, ga = self._interp(mean_len)
+            e = self._pieces(n, extra_tokens, g, ga)
+        w, m1, cm, c1, o = e
+        return (w + n * kv0 + extra_bytes) * self.inv_bw, m1, cm + (n * a0 + extra_flops) * self.inv_attn, c1, o
+
+    def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
+        """lines()'s parts that do not depend on the mean length: the weights read, the KV and
+        attention growth a step, the matmul time and the overhead."""
         tokens = n + extra_tokens
         w = self._w.get(tokens)
-        m0 = ((self.weights(tokens) if w is None else w) + n * kv0 + extra_bytes) * self.inv_bw
-        c0 = self.mm * tokens * self.inv_mm + (n * a0 + extra_flops) * self.inv_attn
-        return m0, n * g * self.inv_bw, c0, n * ga * self.inv_attn, self.overhead_s(tokens, n + (1 if extra_tokens else 0))
-
-    def decode_lines(self, n: int, mean_len: float) -> tuple[float, float, float, float, float]:
-        """``lines(n, mean_len)`` of a decode-only span, the same figures with what depends only on n
-        kept a batch size (the simulator asks this at every event)."""
-        if not self.linear:
-            return self.lines(n, mean_len)
-        e = self._dl.get(n)
-        if e is None:
-            e = self._dl[n] = (
-                self.weights(n),
-                n * self.k1 * self.inv_bw,
-                self.mm * n * self.inv_mm,
-                n * self.a1 * self.inv_attn,
-                self.overhead_s(n, n),
-            )
-        w, m1, cm, c1, o = e
         return (
-            (w + n * (self.k0 + self.k1 * mean_len)) * self.inv_bw,
-            m1,
-            cm + n * (self.a0 + self.a1 * mean_len) * self.inv_attn,
-            c1,
-            o,
+            self.weights(tokens) if w is None else w,
+            n * g * self.inv_bw,
+            self.mm * tokens * self.inv_mm,
+            n * ga * self.inv_attn,
+            self.overhead_s(tokens, n + (1 if extra_tokens else 0)),
         )
 
     @staticmethod

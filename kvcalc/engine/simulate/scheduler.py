@@ -145,7 +145,7 @@ def serve(
     mns = st.max_num_seqs
     # Bound methods looked up once: the loop below runs millions of times.
     take, client_finished = client.take, client.finished
-    lines, decode_lines, span_s, steps_until = cost.lines, cost.decode_lines, cost.span_s, cost.steps_until
+    lines, span_s, steps_until = cost.lines, cost.span_s, cost.steps_until
     to_full, in_use, fits_held, alloc_fits = alloc.steps_to_full, alloc.in_use, alloc.fits_held, alloc.fits
     unit, cap = alloc.unit, alloc.cap
     start_decode, stop_decode, release = alloc.start_decode, alloc.stop_decode, alloc.release
@@ -381,7 +381,7 @@ def serve(
             continue
         else:
             # A span of decode-only steps up to the next event.
-            ln = decode_lines(nd, mean)
+            ln = lines(nd, mean)
             K = heap[0][0] - S if heap else 1
             if K < 1:
                 K = 1
