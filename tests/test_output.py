@@ -289,3 +289,100 @@ def test_every_commands_figures_stay_whole_at_80_columns(cli, monkeypatch, cmd):
     elif cmd[0] == "gpus":
         for g in d["gpus"]:
             assert on_a_row(g["name"], f"{g['memory_bytes'] // 10**9}"), g["name"]
+
+
+# ---- the column encoder of big grids: byte for byte what json.dumps prints -------------------------
+
+_PLAIN = dict(ensure_ascii=False, separators=(",", ":"))
+
+
+def _reference(columns):
+    """The independent implementation: json.dumps of one dict per row, non-finite floats as null
+    (the JSON contract, kvcalc.render.json)."""
+    import json
+    import math
+
+    def plain(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return [plain(x) for x in v] if isinstance(v, list) else v
+
+    keys = list(columns)
+    n = len(columns[keys[0]]) if keys else 0
+    return json.dumps([{k: plain(columns[k][i]) for k in keys} for i in range(n)], **_PLAIN)
+
+
+def _values():
+    from hypothesis import strategies as st
+
+    return st.one_of(
+        st.integers(min_value=-(10**30), max_value=10**30),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from([0.0, -0.0, 1e-320, 5e-324, 1e308]),
+        st.text(max_size=8),
+        st.sampled_from(["%", "%s", "%d", '"', "\\", "é", "\n", "\u2028"]),
+        st.booleans(),
+        st.none(),
+        st.lists(st.text(max_size=5), max_size=3),
+    )
+
+
+def test_encode_columns_is_json_dumps_byte_for_byte():
+    from hypothesis import given, settings, strategies as st
+
+    from kvcalc.render.json import encode_columns
+
+    @st.composite
+    def tables(draw):
+        n = draw(st.integers(min_value=0, max_value=12))
+        keys = draw(st.lists(st.sampled_from(["a", "b", "%d", "k%", 'q"', "é", "t_s"]), unique=True, max_size=5))
+        out = {}
+        for k in keys:
+            how = draw(st.sampled_from(["one", "mixed", "int", "float", "few"]))
+            if how == "one":
+                v = draw(_values())
+                out[k] = [v] * n
+            elif how == "int":
+                out[k] = draw(st.lists(st.integers(), min_size=n, max_size=n))
+            elif how == "float":
+                out[k] = draw(st.lists(st.floats(), min_size=n, max_size=n))
+            elif how == "few":
+                pool = draw(st.lists(st.floats(), min_size=1, max_size=2))
+                out[k] = [pool[i % len(pool)] for i in range(n)]
+            else:
+                out[k] = draw(st.lists(_values(), min_size=n, max_size=n))
+        return out
+
+    @settings(max_examples=400, deadline=None)
+    @given(tables())
+    def check(cols):
+        assert encode_columns(cols) == _reference(cols)
+
+    check()
+
+
+def test_encode_columns_writes_few_valued_columns_and_zeros_exactly():
+    # Hand-written: a per-batch column repeating 2 values over 10 rows takes the few-values path;
+    # a column of 0.0 and -0.0 must keep both texts; a constant string with '%' stays whole.
+    from kvcalc.render.json import encode_columns
+
+    cols = {"t": [0.25, 1e-05] * 5, "z": [0.0, -0.0] * 5, "s": ["50%"] * 10, "b": [True, False] * 5}
+    text = encode_columns(cols)
+    assert text.startswith('[{"t":0.25,"z":0.0,"s":"50%","b":true},{"t":1e-05,"z":-0.0,"s":"50%","b":false},')
+    assert text.count("{") == 10
+
+
+def test_a_big_rooflines_json_is_what_to_json_dumps(capsys):
+    # 2,500 points (> BIG_DOCUMENT) go through the column encoder; the text must equal the dict path's.
+    import json
+
+    from kvcalc import load_gpu, load_model
+    from kvcalc.engine.roofline import roofline
+    from kvcalc.render.json import BIG_DOCUMENT, dumps, emit_json, to_json
+
+    r = roofline(load_model("llama3.1-8b"), load_gpu("h100"), list(range(1, 51)), list(range(1000, 200_001, 4000)))
+    assert len(r.rows) > BIG_DOCUMENT
+    emit_json(r, {"engine": "default"})
+    got = capsys.readouterr().out
+    assert got == dumps(to_json(r, {"engine": "default"}))
+    assert len(json.loads(got)["rows"]) == 50 * 50

@@ -73,6 +73,25 @@ def test_a_real_step_is_never_faster_than_the_bound(batch, ctx, tp):
     assert s.t_step_s >= s.t_bound_s > 0
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 4096), st.integers(1, 10**12), st.integers(0, 10**15), st.integers(0, 10**14)),
+        min_size=1,
+        max_size=20,
+    ),
+    st.sampled_from([1, 2, 8]),
+)
+def test_a_grids_columns_are_its_steps_one_by_one(points, tp):
+    # decode_columns (a roofline grid's path) must give, per point, exactly what time() gives.
+    sm = StepModel(resolve_model("llama3.1-70b"), resolve_gpu("h100"), BF16, tp=tp)
+    b, mem, mm, at = (list(x) for x in zip(*points))
+    t, fixed, coll = sm.decode_columns(mem, mm, at, b)
+    for i, (bi, mi, fi, ai) in enumerate(points):
+        one = sm.time(mi, fi, ai, bi, bi)
+        assert (t[i], fixed[i], coll[i]) == (one.t_step_s, one.t_fixed_s, one.t_collective_s)
+
+
 def test_roofline_prints_the_estimate_beside_the_bound(cli):
     d = cli("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1,64", "--seq", "2k", "--json").json()
     for row in d["rows"]:

@@ -91,6 +91,10 @@ class PointTable(Sequence[DecodePoint]):
         for i in range(self._n):
             yield self[i]
 
+    def __json_columns__(self) -> dict[str, list[Any]]:
+        """The columns in the rows' key order (kvcalc.render.json.encode_columns writes them)."""
+        return {k: self.columns[k] for k in _FIELDS}
+
     def __json__(self) -> list[dict[str, Any]]:
         cols = [self.columns[k] for k in _FIELDS]
         return [dict(zip(_FIELDS, vals)) for vals in zip(*cols)]
@@ -147,13 +151,16 @@ def decode_points(
     mb = [None] * len(B) if max_batch is None else [max_batch[s] for s in S]
     fits = [None if m is None else b <= m for b, m in zip(B, mb)]
     ctx = d.model.max_position_embeddings
+    # Each context's warning text is built once; a point adds its batch.
+    long = {s: f"seq {s:,} exceeds the model's max context of {ctx:,} tokens" for s in seqs if s > ctx}
+    tail = {
+        s: f" at {s:,} tokens does not fit in memory: at most {count_of(m or 0, 'request')}" for s, m in zip(S[::nb], mb[::nb])
+    }
     warnings: list[list[str]] = []
-    for b, s, m, f in zip(B, S, mb, fits):
-        warn = []
-        if s > ctx:
-            warn.append(f"seq {s:,} exceeds the model's max context of {ctx:,} tokens")
+    for b, s, f in zip(B, S, fits):
+        warn = [long[s]] if s in long else []
         if f is False:
-            warn.append(f"batch {b} at {s:,} tokens does not fit in memory: at most {count_of(m or 0, 'request')}")
+            warn.append(f"batch {b}{tail[s]}")
         warnings.append(warn)
     n = len(B)
     cols: dict[str, list[Any]] = {
@@ -183,13 +190,15 @@ def decode_points(
         "allreduce_bytes": [a[0] for a in ar] * ns if ar else [None] * n,
         "warnings": warnings,
     }
-    est: list[Any] = [None] * n
     if sm is not None:
-        est = [sm.time(total[i], mm * B[i] / tp, attn[i // nb] * B[i], B[i], B[i]) for i in range(n)]
-    cols["t_step_s"] = [e.t_step_s if e else None for e in est]
-    cols["t_fixed_s"] = [e.t_fixed_s if e else None for e in est]
-    cols["t_collective_s"] = [e.t_collective_s if e else None for e in est]
-    cols["tokens_per_s_step"] = [b * d.dp / e.t_step_s if e else None for b, e in zip(B, est)]
+        mmf = [mm * b / tp for b in B]
+        af = [attn[j] * b for j in range(ns) for b in batches]
+        ts, tf, tcol = sm.decode_columns(total, mmf, af, B)
+        cols["t_step_s"], cols["t_fixed_s"], cols["t_collective_s"] = ts, tf, tcol
+        cols["tokens_per_s_step"] = [b * d.dp / t for b, t in zip(B, ts)]
+    else:
+        for k in ("t_step_s", "t_fixed_s", "t_collective_s", "tokens_per_s_step"):
+            cols[k] = [None] * n
     return PointTable(cols)
 
 

@@ -25,6 +25,7 @@ none was fitted to a serving benchmark. A calibration (kvcalc calibrate) replace
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import fields, replace
 from typing import Any
 
@@ -496,11 +497,9 @@ class StepModel:
     def time(self, mem_bytes: float, mm_flops: float, attn_flops: float, tokens: int, requests: int) -> StepTime:
         """The step formula, once: bytes read, matmul and attention FLOPs, and the tokens and
         requests the step carries (for its all-reduces and per-request cost)."""
-        tm = mem_bytes * self.inv_bw
-        tc = mm_flops * self.inv_mm + attn_flops * self.inv_attn
         coll = self.collective_s(tokens)
         fixed = self.overhead_s(tokens, requests) - coll
-        t = max(tm, tc) + fixed + coll
+        tm, tc, t = self._terms(mem_bytes, mm_flops, attn_flops, fixed + coll)
         bound = max(mem_bytes / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
         # The largest term names the step (the first of equals, in this order).
         by, top = "memory", tm
@@ -511,6 +510,27 @@ class StepModel:
         if fixed > top:
             by = "fixed"
         return StepTime(tm, tc, fixed, coll, t, bound, by)
+
+    def _terms(self, mem_bytes: float, mm_flops: float, attn_flops: float, over: float) -> tuple[float, float, float]:
+        """The memory and compute terms and the step's time: the larger term plus ``over``, what the
+        step costs beyond them (fixed costs and collectives)."""
+        tm = mem_bytes * self.inv_bw
+        tc = mm_flops * self.inv_mm + attn_flops * self.inv_attn
+        return tm, tc, (tm if tm >= tc else tc) + over
+
+    def decode_columns(
+        self, mem_bytes: Sequence[float], mm_flops: Sequence[float], attn_flops: Sequence[float], batches: list[int]
+    ) -> tuple[list[float], list[float], list[float]]:
+        """:meth:`time` of many decode-only steps (``batches[i]`` requests, one token each), as columns
+        (t_step_s, t_fixed_s, t_collective_s) without a :class:`StepTime` per step: what a roofline
+        grid of 100,000 points asks. The overhead is computed once per distinct batch."""
+        over: dict[int, tuple[float, float]] = {}
+        for b in dict.fromkeys(batches):
+            coll = self.collective_s(b)
+            over[b] = (self.overhead_s(b, b) - coll, coll)
+        terms = self._terms
+        t = [terms(m, f, a, sum(over[b]))[2] for m, f, a, b in zip(mem_bytes, mm_flops, attn_flops, batches)]
+        return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:
         """Seconds of the steps that carry a ``prompt`` in chunks of at most ``chunk`` tokens,

@@ -49,13 +49,15 @@ def _fast_rows(rows: Any) -> list[dict[str, Any]]:
     return hook() if hook is not None else [to_plain(r) for r in rows]
 
 
-def to_json(report: Any, origin: dict[str, str] | None = None) -> dict[str, Any]:
-    """The JSON object a command prints for its report; ``origin`` says where defaults came from."""
+def to_json(report: Any, origin: dict[str, str] | None = None, rows: bool = True) -> dict[str, Any]:
+    """The JSON object a command prints for its report; ``origin`` says where defaults came from.
+    ``rows=False``: a roofline's many rows are left out (None in their place), for a caller that
+    encodes them itself."""
     name = type(report).__name__
     doc: dict[str, Any]
     if name == "RooflineReport":
         doc = {
-            f.name: (_fast_rows(report.rows) if f.name == "rows" else to_plain(getattr(report, f.name)))
+            f.name: ((_fast_rows(report.rows) if rows else None) if f.name == "rows" else to_plain(getattr(report, f.name)))
             for f in dataclasses.fields(report)
         }
         if len(report.rows) == 1:
@@ -74,5 +76,79 @@ def dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, ensure_ascii=False, **({"separators": (",", ":")} if big else {"indent": 2})) + "\n"
 
 
+def _encode_value(v: Any) -> str:
+    return json.dumps(to_plain(v), ensure_ascii=False, separators=(",", ":"))
+
+
+def encode_columns(columns: dict[str, list[Any]]) -> str:
+    """A list of row objects, given by column (key -> one value per row), as the text that
+    ``json.dumps(rows, ensure_ascii=False, separators=(",", ":"))`` of the plain rows prints, byte
+    for byte, without building a dict per row: each row is one %-template, with a column that holds
+    one value written into the template once, and an all-int or all-finite-float column left to
+    %d / %r (what json's encoder calls for those types). Other columns are encoded per distinct value."""
+    if not columns:
+        return "[]"
+    n = len(next(iter(columns.values())))
+    if not n:
+        return "[]"
+    from json.encoder import encode_basestring  # type: ignore[attr-defined]
+
+    parts: list[str] = []
+    values: list[list[Any]] = []
+    for key, col in columns.items():
+        head = encode_basestring(key).replace("%", "%%") + ":"
+        kinds = set(map(type, col))
+        if kinds == {int}:
+            if col.count(col[0]) == n:
+                parts.append(head + str(col[0]))
+            else:
+                parts.append(head + "%d")
+                values.append(col)
+            continue
+        if kinds == {float} and math.isfinite(sum(col)):
+            if col.count(col[0]) == n and col[0] != 0.0:  # (0.0 == -0.0: zeros are written per value)
+                parts.append(head + repr(col[0]))
+            elif len(distinct := set(col)) * 4 < n and not any(x == 0.0 for x in distinct):
+                # Few values (a per-batch term over a grid): each written once. (0.0 and -0.0 are
+                # equal keys with different text, so a column holding zeros is written per value.)
+                text = {x: repr(x) for x in distinct}
+                parts.append(head + "%s")
+                values.append([text[x] for x in col])
+            else:
+                parts.append(head + "%r")
+                values.append(col)
+            continue
+        if kinds == {float}:  # with a NaN or an infinity, which JSON writes as null
+            enc = [repr(v) if math.isfinite(v) else "null" for v in col]
+        elif kinds <= {str, bool, type(None)}:
+            cache: dict[Any, str] = {}
+            enc = [cache[v] if v in cache else cache.setdefault(v, _encode_value(v)) for v in col]
+            if len(cache) == 1 and len(kinds) == 1:
+                parts.append(head + enc[0].replace("%", "%%"))
+                continue
+        elif kinds == {list}:
+            # Lists of strings (a row's warnings) are common: joined directly; others encoded each.
+            strs = all(type(x) is str for v in col for x in v)
+            enc = ["[" + ",".join(map(encode_basestring, v)) + "]" for v in col] if strs else list(map(_encode_value, col))
+        else:
+            enc = list(map(_encode_value, col))
+        parts.append(head + "%s")
+        values.append(enc)
+    template = "{" + ",".join(parts) + "}"
+    if not values:
+        return "[" + ",".join([template % ()] * n) + "]"
+    return "[" + ",".join([template % row for row in zip(*values)]) + "]"
+
+
 def emit_json(report: Any, origin: dict[str, str] | None = None) -> None:
-    sys.stdout.write(dumps(to_json(report, origin)))
+    """Print a report's JSON. A report whose rows are stored by column (``__json_columns__``) and
+    are many is written without a dict per row: its other fields through :func:`to_json`, the
+    rows by :func:`encode_columns`; the text is what ``dumps(to_json(report))`` prints."""
+    rows = getattr(report, "rows", None)
+    cols = getattr(rows, "__json_columns__", None)
+    if cols is None or len(rows) <= BIG_DOCUMENT:  # type: ignore[arg-type]
+        sys.stdout.write(dumps(to_json(report, origin)))
+        return
+    doc = to_json(report, origin, rows=False)
+    items = [_encode_value(k) + ":" + (encode_columns(cols()) if k == "rows" else _encode_value(v)) for k, v in doc.items()]
+    sys.stdout.write("{" + ",".join(items) + "}\n")
