@@ -330,7 +330,7 @@ def _values():
 def test_encode_columns_is_json_dumps_byte_for_byte():
     from hypothesis import given, settings, strategies as st
 
-    from kvcalc.render.json import encode_columns
+    from kvcalc.render.json import encode_columns, iter_columns
 
     @st.composite
     def tables(draw):
@@ -356,7 +356,9 @@ def test_encode_columns_is_json_dumps_byte_for_byte():
     @settings(max_examples=400, deadline=None)
     @given(tables())
     def check(cols):
-        assert encode_columns(cols) == _reference(cols)
+        want = _reference(cols)
+        assert encode_columns(cols) == want
+        assert "".join(iter_columns(cols, chunk=3)) == want  # written in pieces of 3 rows
 
     check()
 
@@ -386,3 +388,8 @@ def test_a_big_rooflines_json_is_what_to_json_dumps(capsys):
     got = capsys.readouterr().out
     assert got == dumps(to_json(r, {"engine": "default"}))
     assert len(json.loads(got)["rows"]) == 50 * 50
+    # docs/api.md: a document of over 2,000 rows is one line, a smaller one indented.
+    assert "\n" not in got[:-1] and got.startswith('{"kvcalc_version":')
+    small = roofline(load_model("llama3.1-8b"), load_gpu("h100"), [1, 2], [1000])
+    emit_json(small)
+    assert capsys.readouterr().out.startswith('{\n  "kvcalc_version": ')

@@ -528,8 +528,8 @@ class StepModel:
         for b in dict.fromkeys(batches):
             coll = self.collective_s(b)
             over[b] = (self.overhead_s(b, b) - coll, coll)
-        terms = self._terms
-        t = [terms(m, f, a, sum(over[b]))[2] for m, f, a, b in zip(mem_bytes, mm_flops, attn_flops, batches)]
+        terms, both = self._terms, {b: f + c for b, (f, c) in over.items()}
+        t = [terms(m, f, a, both[b])[2] for m, f, a, b in zip(mem_bytes, mm_flops, attn_flops, batches)]
         return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:

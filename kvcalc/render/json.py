@@ -13,6 +13,8 @@ import dataclasses
 import json
 import math
 import sys
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from kvcalc._version import __version__
@@ -86,11 +88,15 @@ def encode_columns(columns: dict[str, list[Any]]) -> str:
     for byte, without building a dict per row: each row is one %-template, with a column that holds
     one value written into the template once, and an all-int or all-finite-float column left to
     %d / %r (what json's encoder calls for those types). Other columns are encoded per distinct value."""
-    if not columns:
-        return "[]"
-    n = len(next(iter(columns.values())))
+    return "".join(iter_columns(columns))
+
+
+def iter_columns(columns: dict[str, list[Any]], chunk: int = 8192) -> Iterator[str]:
+    """:func:`encode_columns`'s text in pieces of ``chunk`` rows, to write as they are made."""
+    n = len(next(iter(columns.values()))) if columns else 0
     if not n:
-        return "[]"
+        yield "[]"
+        return
     from json.encoder import encode_basestring  # type: ignore[attr-defined]
 
     parts: list[str] = []
@@ -135,9 +141,12 @@ def encode_columns(columns: dict[str, list[Any]]) -> str:
         parts.append(head + "%s")
         values.append(enc)
     template = "{" + ",".join(parts) + "}"
-    if not values:
-        return "[" + ",".join([template % ()] * n) + "]"
-    return "[" + ",".join([template % row for row in zip(*values)]) + "]"
+    rows = zip(*values) if values else iter([()] * n)
+    sep = "["
+    for _ in range(0, n, chunk):
+        yield sep + ",".join([template % row for row in islice(rows, chunk)])
+        sep = ","
+    yield "]"
 
 
 def emit_json(report: Any, origin: dict[str, str] | None = None) -> None:
@@ -150,5 +159,13 @@ def emit_json(report: Any, origin: dict[str, str] | None = None) -> None:
         sys.stdout.write(dumps(to_json(report, origin)))
         return
     doc = to_json(report, origin, rows=False)
-    items = [_encode_value(k) + ":" + (encode_columns(cols()) if k == "rows" else _encode_value(v)) for k, v in doc.items()]
-    sys.stdout.write("{" + ",".join(items) + "}\n")
+    write, sep = sys.stdout.write, "{"
+    for k, v in doc.items():
+        write(sep + _encode_value(k) + ":")
+        sep = ","
+        if k == "rows":
+            for piece in iter_columns(cols()):
+                write(piece)
+        else:
+            write(_encode_value(v))
+    write("}\n")
