@@ -290,19 +290,20 @@ def serve(
             finished(i)
 
     steps = max_running = 0
-    u_last = -1  # what was in use when the last event ended, while nothing has changed it since (-1: ask)
+    # What was in use and live when the last event ended, while nothing has changed them since (-1: ask).
+    u_last = l_last = -1
     for events in range(1, MAX_EVENTS + 2):  # noqa: B007 (counted, reported after the loop)
         if done + rejected >= n:
             break
         if front:
             if front[0] != blocked or alloc.version != blocked_at:
                 admit()
-                u_last = -1
+                u_last = l_last = -1
         else:
             pk = client.head
             if pk is not None and pk[0] <= now and (pk[1] != blocked or alloc.version != blocked_at):
                 admit()
-                u_last = -1
+                u_last = l_last = -1
         nd = len(dec_base)
         r_now = nd + len(prefilling)
         if r_now > max_running:
@@ -333,13 +334,14 @@ def serve(
                 itl_w_add(nd)
             stall = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
-                live0, res0 = live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
+                live0, res0 = l_last if l_last >= 0 else live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
             else:
                 live0 = res0 = -1
             now += dt
             S += 1
             steps += 1
-            complete_due()
+            if heap and heap[0][0] <= S:
+                complete_due()
             for x, c in chunks:
                 x[1] -= c
                 x[2] += c
@@ -365,7 +367,7 @@ def serve(
                     preempt_until_fits()
                     u1 = -1
         elif nd == 0:
-            u_last = -1
+            u_last = l_last = -1
             if prefilling:
                 continue
             if front:
@@ -401,7 +403,7 @@ def serve(
             itl_w_add(nd * K)
             stall = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
-                live0, res0 = live_bytes(), h0 * unit
+                live0, res0 = l_last if l_last >= 0 else live_bytes(), h0 * unit
             else:
                 live0 = res0 = -1
             now += dt
@@ -422,12 +424,13 @@ def serve(
         # the timeline; the figures before it are -1 when they were not needed as it began.
         if live0 < 0:
             if not (w1 is None or not tl or now - tl[-1][0] >= tl_gap):
-                u_last = -1
+                u_last = l_last = -1
                 continue
             live0, res0 = live_bytes(), in_use(S, len(dec_base)) * unit
             u1 = -1
         u_last = u1 if u1 >= 0 else in_use(S, len(dec_base))
-        live1, res1 = live_bytes(), u_last * unit
+        l_last = live1 = live_bytes()
+        res1 = u_last * unit
         if dt > 0 and w1 is None:
             whole_live += (live0 + live1) * 0.5 * dt
             whole_res += (res0 + res1) * 0.5 * dt
