@@ -393,3 +393,23 @@ def test_a_big_rooflines_json_is_what_to_json_dumps(capsys):
     small = roofline(load_model("llama3.1-8b"), load_gpu("h100"), [1, 2], [1000])
     emit_json(small)
     assert capsys.readouterr().out.startswith('{\n  "kvcalc_version": ')
+
+
+def test_a_grid_with_an_infinite_figure_prints_null_at_any_size(capsys):
+    # The JSON contract (docs/api.md): a figure that is not finite is null, in a small grid (the
+    # dict path) and a big one (the column encoder) alike; json.loads refuses neither.
+    import dataclasses
+    import json
+
+    from kvcalc import load_gpu, load_model
+    from kvcalc.engine.roofline import PointTable, roofline
+    from kvcalc.render.json import emit_json
+
+    for batches in ([1, 2], list(range(1, 2502))):
+        r = roofline(load_model("llama3.1-8b"), load_gpu("h100"), batches, [1000])
+        cols = dict(r.rows.columns)
+        cols["t_compute_s"] = [float("inf")] + cols["t_compute_s"][1:]
+        emit_json(dataclasses.replace(r, rows=PointTable(cols)))
+        doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+        assert doc["rows"][0]["t_compute_s"] is None
+        assert doc["rows"][1]["t_compute_s"] == cols["t_compute_s"][1]

@@ -45,10 +45,22 @@ def to_plain(obj: Any) -> Any:
     return str(obj)
 
 
+def _finite(col: list[Any]) -> bool:
+    floats = [x for x in col if type(x) is float]
+    return not floats or math.isfinite(sum(floats)) or all(map(math.isfinite, floats))
+
+
 def _fast_rows(rows: Any) -> list[dict[str, Any]]:
-    """Rows that already are plain dicts of plain values (a grid's columns) pass as they are."""
+    """Rows that already are plain dicts of plain values (a grid's columns) pass as they are, but
+    for a NaN or an infinity (null, as everywhere)."""
     hook = getattr(rows, "__json__", None)
-    return hook() if hook is not None else [to_plain(r) for r in rows]
+    if hook is None:
+        return [to_plain(r) for r in rows]
+    out: list[dict[str, Any]] = hook()
+    cols = getattr(rows, "__json_columns__", None)
+    if cols is not None and all(map(_finite, cols().values())):
+        return out
+    return [{k: to_plain(v) for k, v in r.items()} for r in out]
 
 
 def to_json(report: Any, origin: dict[str, str] | None = None, rows: bool = True) -> dict[str, Any]:
@@ -97,7 +109,7 @@ def iter_columns(columns: dict[str, list[Any]], chunk: int = 8192) -> Iterator[s
     if not n:
         yield "[]"
         return
-    from json.encoder import encode_basestring  # type: ignore[attr-defined]
+    from json.encoder import encode_basestring
 
     parts: list[str] = []
     values: list[list[Any]] = []
