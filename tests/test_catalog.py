@@ -16,7 +16,7 @@ from kvcalc.specs.loader import validate
 CONFIGS = Path(__file__).parent / "configs"
 MODELS = """llama2-7b llama2-13b llama2-70b llama3.1-8b llama3.1-70b llama3.1-405b mistral-7b-v0.1
 mixtral-8x7b qwen2.5-7b qwen2.5-32b qwen2.5-72b qwen3-32b qwen3-235b-a22b deepseek-v2
-deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-27b gpt-oss-20b gpt-oss-120b
+deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-1b gemma3-27b gpt-oss-20b gpt-oss-120b
 falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-70b llama3.3-70b
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b
