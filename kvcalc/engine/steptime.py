@@ -616,9 +616,18 @@ class StepModel:
         """The fewest steps (1..limit) whose time reaches dt (limit if none does; ``reached``: the
         caller knows limit steps do): the span's time is quadratic in its length on each side of the
         step where the lines cross, so the count is solved for, then checked."""
+        return self.span_until(ln, dt, limit, reached)[0]
+
+    def span_until(
+        self, ln: tuple[float, float, float, float, float], dt: float, limit: int, reached: bool = False
+    ) -> tuple[int, float]:
+        """:meth:`steps_until`'s count K and the seconds of those K steps (``span_s(ln, K)``, which
+        checking the count computed already)."""
         span_s = self.span_s
-        if not reached and span_s(ln, limit) < dt:
-            return limit
+        if not reached:
+            t = span_s(ln, limit)
+            if t < dt:
+                return limit, t
         m0, m1, c0, c1, o = ln
         cut = 0
         if m1 != c1:
@@ -647,11 +656,25 @@ class StepModel:
             K = (-bq + math.sqrt(disc)) / (2 * a) if disc >= 0 else limit
         guess = min(max(base + math.ceil(K - 1e-9), 1), limit)
         # The solved count is exact up to rounding: step to the fewest that reach dt.
-        while guess > 1 and span_s(ln, guess - 1) >= dt:
-            guess -= 1
-        while guess < limit and span_s(ln, guess) < dt:
-            guess += 1
-        return guess
+        t = span_s(ln, guess)
+        if t >= dt:
+            while guess > 1:
+                before = span_s(ln, guess - 1)
+                if before < dt:
+                    break
+                guess, t = guess - 1, before
+        else:
+            while guess < limit:
+                guess += 1
+                t = span_s(ln, guess)
+                if t >= dt:
+                    break
+        return guess, t
+
+    @staticmethod
+    def step_s(ln: tuple[float, float, float, float, float]) -> float:
+        """Seconds of step 0 of a span: ``span_s(ln, 1)``, the larger line's start plus the overhead."""
+        return (ln[0] if ln[0] >= ln[2] else ln[2]) + ln[4]
 
     def describe(self) -> str:
         c = self.c

@@ -145,7 +145,7 @@ def serve(
     mns = st.max_num_seqs
     # Bound methods looked up once: the loop below runs millions of times.
     take, client_finished = client.take, client.finished
-    lines, span_s, steps_until = cost.lines, cost.span_s, cost.steps_until
+    lines, span_s, span_until, step_s = cost.lines, cost.span_s, cost.span_until, cost.step_s
     to_full, in_use, fits_held, alloc_fits = alloc.steps_to_full, alloc.in_use, alloc.fits_held, alloc.fits
     unit, cap = alloc.unit, alloc.cap
     start_decode, stop_decode, release = alloc.start_decode, alloc.stop_decode, alloc.release
@@ -328,7 +328,7 @@ def serve(
                 v = pattn_of.get(h)
                 extra_f += c * (prefill_attn(h if h > 1 else 1) if v is None else v)
             ln = lines(nd, mean, T, extra_b, extra_f)
-            dt = span_s(ln, 1) + stall
+            dt = step_s(ln) + stall
             if nd:
                 itl_add(dt)
                 itl_w_add(nd)
@@ -396,8 +396,7 @@ def serve(
             pk = client.head
             if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
                 if r_now < mns and fits_held(P[pk[1]] + gen[pk[1]], h0):
-                    K = steps_until(ln, pk[0] - now, K, True)
-                    dt = span_s(ln, K)
+                    K, dt = span_until(ln, pk[0] - now, K, True)
             dt += stall
             itl_add(dt / K)
             itl_w_add(nd * K)
