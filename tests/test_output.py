@@ -413,3 +413,66 @@ def test_a_grid_with_an_infinite_figure_prints_null_at_any_size(capsys):
         doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
         assert doc["rows"][0]["t_compute_s"] is None
         assert doc["rows"][1]["t_compute_s"] == cols["t_compute_s"][1]
+
+
+def test_plans_simulation_table_keeps_every_figure_whole_at_80_columns(cli, monkeypatch):
+    # Issue 20's own command, simulation included: the check table cropped GPU names, shapes and
+    # rates ("h100-s", "shap", "24.58/26."). Every verified row's figures must appear whole, on one line.
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ("plan", "--model", "llama3.1-70b", "--gpus", "h100,h200,b200,mi300x", "--rate", "26")
+    args += ("--price", "h100=2.5,h200=3.5,b200=6,mi300x=2.8")
+    text = cli(*args).out
+    d = cli(*args, "--json").json()
+    assert d["verified"], "the command checks its best deployments by simulation"
+    lines = _rows(text)
+    for v in d["verified"]:
+        want = {
+            f"{v['gpus']:,}",
+            v["gpu"],
+            f"{v['ttft_s'] * 1e3:,.0f}",
+            f"{v['tpot_s'] * 1e3:,.1f}",
+            f"{v['served_per_s']:,.2f}/{v['offered_per_s']:,.2f}",
+            "meets" if v["ok"] else "misses",
+        }
+        assert any(want <= set(words) for words in lines), v
+        if not v["ok"]:
+            assert v["note"] in " ".join(text.split()), v["note"]  # why it misses, below the table
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_every_answer_opens_with_its_verdict(cli, monkeypatch):
+    # Issue 20: every answer opens with a verdict line, then the detail. The verdict is checked
+    # against the JSON's own figures.
+    monkeypatch.setenv("COLUMNS", "200")
+    first = lambda out: [x for x in out.splitlines() if not x.startswith(("model:", "gpu:"))][0]
+    one = ("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "32", "--seq", "4096")
+    p = cli(*one, "--json").json()
+    line = first(cli(*one).out)
+    assert line.startswith(
+        f"{p['bound_by']}-bound: a decode step of 32 x 4,096 tokens takes at least {p['t_bound_s'] * 1e3:.3f} ms"
+    )
+    assert f"up to {p['max_batch_in_memory']:,} requests" in line
+    grid = ("roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1,64,512", "--seq", "1k,32k,128k")
+    rows = cli(*grid, "--json").json()["rows"]
+    mem, fit = sum(r["bound_by"] == "memory" for r in rows), sum(bool(r["fits_in_memory"]) for r in rows)
+    line = first(cli(*grid).out)
+    assert line.startswith(
+        f"memory-bound at {mem} of 9 points, compute-bound at {9 - mem}" if mem < 9 else "memory-bound at all 9"
+    )
+    assert f"{fit} of the 9 fit in memory" in line
+    plan = ("plan", "--model", "llama3.1-70b", "--gpus", "h100,h200", "--rate", "26", "--tpot", "50ms", "--ttft", "1s")
+    d = cli(*plan, "--json").json()
+    b = d["best"]
+    line = first(cli(*plan).out)
+    assert line.startswith(f"Fewest GPUs: {b['gpus']} x {b['gpu']} (") and "meets the targets" in line
+    none = ("plan", "--model", "llama3.1-70b", "--gpus", "h100", "--rate", "2600", "--tpot", "5ms", "--ttft", "10ms")
+    none += ("--max-gpus", "8")
+    assert first(cli(*none).out).startswith("NO DEPLOYMENT carries this load. Nearest:")
+    thr = ("plan", "--throughput", "--model", "llama3.1-8b", "--gpus", "h100", "--max-gpus", "8")
+    t = cli(*thr, "--json").json()
+    best = max(
+        (x for x in (t["aggregated"], t["disaggregated"]) if x["deployment"]), key=lambda x: x["output_tokens_per_s_per_gpu"]
+    )
+    assert first(cli(*thr).out).startswith(f"8 x h100-sxm carry at most {best['rate_per_s']:,.2f} requests/s")
+    fit = ("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k")
+    assert first(cli(*fit).out).startswith("DOES NOT FIT")

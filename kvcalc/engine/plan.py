@@ -317,7 +317,14 @@ def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price:
     binding = why or max(use, key=lambda k: use[k])
     short = ""
     if not ok:
-        short = ", ".join(f"{k} at {v:.0%} of its limit" for k, v in use.items() if v > 1) or "carries no steady state"
+        short = (
+            ", ".join(
+                f"{k} at {v:.0%} of its limit" if math.isfinite(v) else f"{k} past its limit (no steady state at this rate)"
+                for k, v in use.items()
+                if v > 1
+            )
+            or "carries no steady state"
+        )
     tpot, ttft, bound = (st[2], st[3], st[4]) if st else (math.inf, math.inf, "compute")
     gpus = rep.shape.gpus * replicas
     return Deployment(

@@ -47,9 +47,52 @@ def _binding(d: Any) -> str:
     return d.binding + (f" {share:.0%}" if share is not None and share <= 1 else "")
 
 
+def _won(r: Any) -> str:
+    b = r.best
+    priced = any(d.cost_per_hour is not None for d in r.ranked)
+    return "Lowest cost" if priced and b.cost_per_hour is not None and r.ranked_by == "cost" else "Fewest GPUs"
+
+
+def _simulated_best(r: Any) -> Any:
+    ok = [v for v in r.verified if v.ok]
+    return min(ok, key=lambda v: v.gpus) if ok else None
+
+
+def verdict(r: Any) -> str:
+    """The answer in one line, first: the winner and whether it meets the targets, in the closed
+    form and in simulation; or that nothing carries the load."""
+    targets = _targets(r.slo)
+    if r.ranked:
+        b = r.best
+        line = f"{_won(r)}: {b.gpus} x {b.gpu} ({_shape(b)}) " + ("meets the targets" if targets else "carries the load")
+        if r.verified:
+            key = (b.gpus, b.gpu, _shape(b))
+            own = next((v for v in r.verified if (v.gpus, v.gpu, _shape(v)) == key), None)
+            sb = _simulated_best(r)
+            if own is not None and own.ok:
+                line += "; the simulation agrees"
+            elif own is not None:
+                line += f"; in simulation it does not ({own.note}), " + (
+                    "nor do the others checked" if sb is None else f"and the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
+                )
+            else:
+                line += (
+                    f"; in simulation none of the {len(r.verified)} checked does"
+                    if sb is None
+                    else f"; in simulation the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
+                )
+        return line
+    if r.nearest:
+        d = r.nearest
+        return f"NO DEPLOYMENT carries this load. Nearest: {d.gpus} x {d.gpu} ({_shape(d)}): {d.shortfall}"
+    return "NO DEPLOYMENT carries this load: no candidate fits the model"
+
+
 def render(r: Any) -> None:
     c = console()
     targets = _targets(r.slo)
+    line = verdict(r)
+    c.print(f"[bold red]{line}[/bold red]" if line.startswith("NO ") else f"[bold]{line}[/bold]", highlight=False)
     c.print(
         f"[bold]{r.model}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}"
         + (f"; targets {targets}" if targets else "; no latency targets")
@@ -96,9 +139,8 @@ def render(r: Any) -> None:
         for i, d in enumerate(split, 1):
             c.print(f"P/D #{i}: {_pools(d)}; KV {d.kv_transfer_s * 1e3:,.1f} ms a prompt ({d.placement})")
         b = r.best
-        won = "Lowest cost" if priced and b.cost_per_hour is not None and r.ranked_by == "cost" else "Fewest GPUs"
         c.print(
-            f"{won}: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
+            f"{_won(r)}: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
             f"replica of the {b.capacity_per_replica:,} its KV pool holds; the decode step is {b.step_bound_by}-bound"
         )
         for line in (b.engine_flags, b.placement, b.why):
@@ -109,26 +151,25 @@ def render(r: Any) -> None:
         others = [d for d in r.per_gpu_type if d.gpu != b.gpu]
         if others:
             c.print("Best of each other GPU: " + "; ".join(f"{d.gpus} x {d.gpu} ({_shape(d)})" for d in others))
-    elif r.nearest:
-        d = r.nearest
-        c.print(f"[bold red]No deployment carries this load.[/bold red] Nearest: {d.gpus} x {d.gpu} ({_shape(d)}): {d.shortfall}")
     if r.verified:
         c.print(
             f"[bold]Checked by simulation[/bold] (kvcalc simulate, one replica at the rate it is offered, p{r.verified[0].percentile}):"
         )
+        # Figures only in the table, so that it stays whole at 80 columns; why a row misses goes below.
         t3 = table(
             None,
             ("GPUs", "right"),
             ("GPU", "left"),
             ("shape", "left"),
-            ("TTFT ms", "right"),
-            ("TPOT ms", "right"),
-            ("req/s", "right"),
-            ("vs closed", "right"),
+            ("TTFT\nms", "right"),
+            ("TPOT\nms", "right"),
+            ("served/offered\nreq/s", "right"),
+            ("vs\nclosed", "right"),
             ("", "left"),
         )
         for col in t3.columns:
             col.no_wrap = True
+        misses = []
         for v in r.verified:
             t3.add_row(
                 f"{v.gpus:,}",
@@ -138,12 +179,15 @@ def render(r: Any) -> None:
                 f"{v.tpot_s * 1e3:,.1f}",
                 f"{v.served_per_s:,.2f}/{v.offered_per_s:,.2f}",
                 f"{v.tpot_mean_s / v.closed_form_tpot_s - 1:+.0%}" if v.closed_form_tpot_s else "-",
-                "[green]meets[/green]" if v.ok else f"[red]misses[/red]: {v.note}",
+                "[green]meets[/green]" if v.ok else "[red]misses[/red]",
             )
+            if not v.ok:
+                misses.append(f"{v.gpus:,} x {v.gpu} ({_shape(v)}): {v.note}")
         c.print(t3)
-        ok = [v for v in r.verified if v.ok]
-        if ok:
-            b = min(ok, key=lambda v: v.gpus)
+        notes(c, "Misses", misses, "")
+        sb = _simulated_best(r)
+        if sb is not None:
+            b = sb
             c.print(
                 f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}, "
                 f"{b.replicas} replica{'s' if b.replicas > 1 else ''})"
@@ -158,9 +202,24 @@ def render(r: Any) -> None:
     )
 
 
+def throughput_verdict(r: Any) -> str:
+    """The most the GPUs carry, first: the better mode's rate and output tokens per GPU."""
+    done = [x for x in (r.aggregated, r.disaggregated) if x.deployment is not None]
+    if not done:
+        return f"NO MODE meets the targets on {r.gpus} x {r.gpu}"
+    x = max(done, key=lambda x: x.output_tokens_per_s_per_gpu)
+    how = "disaggregated" if x.mode == "disaggregated" else f"aggregated as {_shape(x.deployment)}"
+    return (
+        f"{r.gpus} x {r.gpu} carry at most {x.rate_per_s:,.2f} requests/s, {x.output_tokens_per_s_per_gpu:,.1f} output "
+        f"tokens/s per GPU, {how}" + (" within the targets" if _targets(r.slo) else "")
+    )
+
+
 def render_throughput(r: Any) -> None:
     c = console()
     targets = _targets(r.slo)
+    line = throughput_verdict(r)
+    c.print(f"[bold red]{line}[/bold red]" if line.startswith("NO ") else f"[bold]{line}[/bold]", highlight=False)
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}; {targets or 'no targets'}"
     )

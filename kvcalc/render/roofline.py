@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvcalc.render.console import console, kv_lines, ms, notes, table
-from kvcalc.units import fmt_bytes, fmt_flops, fmt_rate, fmt_si
+from kvcalc.units import count_of, fmt_bytes, fmt_flops, fmt_rate, fmt_si
 
 TABLE_ROWS = 64
 """Grids with more points print a summary per batch instead of every row (all rows are in --json)."""
@@ -20,6 +20,43 @@ def _header(c: Any, r: Any, origin: dict[str, str] | None) -> None:
         + f", KV {r.kv_dtype}, "
         f"{fmt_rate(r.bandwidth_bytes_per_s)}, {fmt_flops(r.peak_flops_per_s)} {r.compute_dtype} dense"
     )
+
+
+def verdict(r: Any) -> str:
+    """The answer in one line, first: what binds, the least a step takes, and whether the batch fits."""
+    if len(r.rows) == 1:
+        p = r.rows[0]
+        line = f"{p.bound_by}-bound: a decode step of {p.batch} x {p.seq:,} tokens takes at least {ms(p.t_bound_s)}"
+        if p.t_step_s is not None:
+            line += f", {ms(p.t_step_s)} with the step model"
+        if p.fits_in_memory is False:
+            line += (
+                f"; the batch does NOT fit in memory (at most {count_of(p.max_batch_in_memory or 0, 'request')} of this length)"
+            )
+        elif p.fits_in_memory:
+            line += f"; the batch fits in memory (up to {count_of(p.max_batch_in_memory, 'request')} of this length)"
+        return line
+    cols = r.rows.columns
+    n = len(r.rows)
+    mem = cols["bound_by"].count("memory")
+    if mem == n:
+        line = f"memory-bound at all {n:,} points"
+    elif mem == 0:
+        line = f"compute-bound at all {n:,} points"
+    else:
+        line = f"memory-bound at {mem:,} of {n:,} points, compute-bound at {n - mem:,}"
+    line += f"; a step takes at least {ms(min(cols['t_bound_s']))} to {ms(max(cols['t_bound_s']))}"
+    fits = cols["fits_in_memory"]
+    if None not in fits:
+        k = fits.count(True)
+        line += (
+            "; every point fits in memory"
+            if k == n
+            else "; NONE fits in memory"
+            if k == 0
+            else f"; {k:,} of the {n:,} fit in memory"
+        )
+    return line
 
 
 def _one(c: Any, r: Any, p: Any) -> None:
@@ -156,6 +193,7 @@ def _summary(c: Any, r: Any) -> None:
 
 def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> None:
     c = console()
+    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
     _header(c, r, origin)
     if len(r.rows) == 1:
         _one(c, r, r.rows[0])
