@@ -186,3 +186,30 @@ def test_a_trace_is_held_to_the_models_context_not_8k(cli, tmp_path):
     f.write_text('{"prompt_tokens": 20000, "output_tokens": 500}\n{"prompt_tokens": 300, "output_tokens": 200}\n')
     d = cli("paging", "--model", "llama3.1-8b", "--gpu", "h100", "--trace", str(f), "--json").json()
     assert d["max_len"] == 131072
+
+
+def test_a_workload_that_never_fills_the_pool_reports_it_resident_not_zero(cli, tmp_path):
+    # A 2-request trace fits at once under every policy: there is no refusal to average over. The
+    # figures are then the moment both are resident (2 requests; a full-length 50,000 + 1,000-token
+    # pair is 51,100 x 131,072 B of live KV), never 0.0 and never an 'infx' gain.
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"prompt_tokens": 50000, "output_tokens": 100}\n{"prompt_tokens": 1000, "output_tokens": 10}\n')
+    r = cli("paging", "--trace", str(trace), "--model", "llama3.1-8b", "--gpu", "h100", "--json")
+    d = r.json()
+    for p in d["policies"].values():
+        assert p["mean_concurrency"] == 2.0 and p["samples"] == 0
+    assert d["policies"]["contiguous"]["live_bytes"] == (50_100 + 1_010) * 131_072
+    assert d["paged_over_prealloc"] == 1.0
+    assert any("all 2 requests fit at once" in n for n in d["notes"])
+    text = cli("paging", "--trace", str(trace), "--model", "llama3.1-8b", "--gpu", "h100").out
+    assert "inf" not in text.replace("info", "")
+
+
+def test_a_prealloc_that_holds_nothing_says_so_instead_of_an_infinite_gain(cli):
+    # One reservation of 131,072 tokens x 131,072 B = 17.2 GB cannot fit an L4's pool of a few GB.
+    d = cli(
+        "paging", "--model", "llama3.1-8b", "--gpu", "l4", "--max-len", "131072", "--lengths", "fixed:1000", "-n", "500", "--json"
+    ).json()
+    assert d["policies"]["prealloc"]["mean_concurrency"] == 0.0
+    assert d["paged_over_prealloc"] is None
+    assert any("prealloc holds no request" in n for n in d["notes"])

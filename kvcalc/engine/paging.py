@@ -27,6 +27,7 @@ from kvcalc.engine.kv import KVFootprint
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.model import ModelSpec
+from kvcalc.units import count_of
 
 BLOCK_SIZES = (1, 8, 16, 32, 64, 128)
 WARMUP = 0.1
@@ -74,8 +75,9 @@ class PagingReport:
     mean_len: float
     shared_prefix: int
     policies: dict[str, PolicyResult]
-    paged_over_prealloc: float
-    """Requests resident at once under paged-16 over prealloc (contiguous, --max-len reserved per request)."""
+    paged_over_prealloc: float | None
+    """Requests resident at once under paged-16 over prealloc (contiguous, --max-len reserved per request);
+    None when prealloc holds none, or paged-16 was not run."""
     prefix_sharing: PrefixSharing | None = None
     notes: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
@@ -225,14 +227,18 @@ def _simulate(need: list[int], live: list[int], life: list[float], allocator: An
         release(j, need[j])
         live_now -= live[j]
         res_now -= need[j]
+    if not k:
+        # Never refused after the warm-up: the workload fits (what is resident once every request
+        # that fits is in is the one moment to report; samples stay 0 to say so).
+        return 0, live_now, res_now, len(heap)
     return k, s_live, s_res, s_conc
 
 
 def _summarise(policy: str, bs: int | None, sums: Sums, pool: int) -> PolicyResult:
     k, s_live, s_res, s_conc = sums
-    if not k:
-        return PolicyResult(policy, bs, 0.0, 0.0, 0, 0, 0, pool, 0, 0.0, 0)
-    live, res, conc = s_live / k, s_res / k, s_conc / k
+    if not s_conc:
+        return PolicyResult(policy, bs, 0.0, 0.0, 0, 0, 0, pool, 0, 0.0, k)
+    live, res, conc = s_live / max(k, 1), s_res / max(k, 1), s_conc / max(k, 1)
     return PolicyResult(
         policy=policy,
         block_size=bs,
@@ -304,7 +310,18 @@ def simulate(
     results.insert(1, ff)
     by = {p.policy: p for p in results}
     base = by["prealloc"].mean_concurrency
-    gain = by["paged-16"].mean_concurrency / base if base and "paged-16" in by else float("inf")
+    gain = by["paged-16"].mean_concurrency / base if base and "paged-16" in by else None
+    notes = list(notes or [])
+    never = [p.policy for p in results if not p.samples and p.mean_concurrency]
+    if never:
+        who = (
+            f"no policy refused a request of this workload (all {count_of(int(lengths.size), 'request')} fit at once)"
+            if len(never) == len(results)
+            else f"{', '.join(never)} never refused a request of this workload"
+        )
+        notes.append(f"{who}: the figures are the moment every request that fits is resident, not an average over a full pool")
+    if not base:
+        notes.append(f"prealloc holds no request: one reservation of --max-len ({max_len:,} tokens) is more than the pool")
     sharing = None
     if shared_prefix:
         sharing = prefix_sharing(model, lengths, life, pool_bytes, shared_prefix, kv_dtype, tp, progress)
@@ -320,7 +337,7 @@ def simulate(
         policies=by,
         paged_over_prealloc=gain,
         prefix_sharing=sharing,
-        notes=list(notes or []),
+        notes=notes,
         assumptions=ASSUMPTIONS + [f"KV pool: {pool_source}"] if pool_source else list(ASSUMPTIONS),
         inputs={
             "model": model.name,

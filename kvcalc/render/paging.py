@@ -37,7 +37,8 @@ def render(r: Any) -> None:
             f"{p.mean_concurrency:,.1f}",
         )
     c.print(t)
-    c.print(f"paged-16 over prealloc: [bold]{r.paged_over_prealloc:.2f}x[/bold] the requests")
+    if r.paged_over_prealloc is not None:
+        c.print(f"paged-16 over prealloc: [bold]{r.paged_over_prealloc:.2f}x[/bold] the requests")
     if r.prefix_sharing:
         s = r.prefix_sharing
         c.print(
