@@ -278,6 +278,16 @@ def test_output_claims_of_docs_security_md():
     p.stdout.close()
     err = p.stderr.read()
     assert p.wait() == 0 and err == b""
+    # The same when the reader leaves in the middle of more than a pipe holds (a 16 MB JSON grid, 64
+    # KiB a pipe): click itself would exit 1 for it.
+    p = subprocess.Popen(
+        [exe, "roofline", "--batch", "1..1000:1", "--seq", "1k..20k:1k", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.read(100_000)
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait() == 0 and err == b""
     # Standard output closed from the start: exit 0.
     r = subprocess.run(f"{exe} tiers >&-", shell=True, capture_output=True, timeout=60)
     assert r.returncode == 0 and b"Traceback" not in r.stderr

@@ -94,6 +94,11 @@ def build_command(name: str) -> Any:
     return cmd
 
 
+class ReaderGone(Exception):
+    """Standard output's reader closed it while a command was writing (not an OSError, which
+    click would turn into exit 1)."""
+
+
 class KvcalcCommand(TyperCommand):
     """A command that refuses an option given twice (click would silently keep the last value), and
     names its own options where the library's errors name the library's arguments."""
@@ -107,6 +112,10 @@ class KvcalcCommand(TyperCommand):
 
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader went away mid-output (more than a pipe's buffer, then `| head`): click
+            # would exit 1 for it; kvcalc's entry point stops quietly with 0 (docs/security.md).
+            raise ReaderGone from None
         except KvcalcError as e:
             where = flag_where(self, e.where)
             if where == e.where:
@@ -364,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail("aborted")
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderGone):
         return _closed_pipe()
     except OSError as e:
         if _writing_failed(e):
