@@ -341,6 +341,8 @@ def test_a_hugging_face_id_reads_the_local_hub_cache(tmp_path, monkeypatch, cli)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     r = cli("size", "--model", "acme/tiny-llama", "--seq", "1k", "--json")
     assert r.code == 0, r.err
+    # Named as the repository, not the snapshot's revision hash (its folder).
+    assert r.json()["model"] == "acme/tiny-llama"
     # Not in the cache: the offline message, exit 2.
     miss = cli("size", "--model", "acme/other-model", "--seq", "1k")
     assert miss.code == 2 and "works offline" in miss.err

@@ -120,9 +120,7 @@ def load_spec_file(kind: Kind, path: Path, trusted: bool = False) -> Any:
         from kvcalc.specs.checkpoint import attach_checkpoint
         from kvcalc.specs.hf import spec_dict_from_config
 
-        doc, warnings = spec_dict_from_config(
-            doc, where, name=path.parent.name.lower() if path.name == "config.json" else path.stem.lower()
-        )
+        doc, warnings = spec_dict_from_config(doc, where, name=_config_name(path))
         warnings += attach_checkpoint(doc, path.parent)
         spec = validate(kind, doc, where, None, trusted=trusted)
         spec.import_warnings = [f"{path.name}: {w}" for w in warnings]
@@ -167,6 +165,17 @@ def resolve(kind: Kind, ref: str, where: str | None = None, files_allowed: bool 
         raise KvcalcError(f"{ref[:80]!r} is not in kvcalc's catalog", where, accepted)
     accepted = ("did you mean " + ", ".join(near) + "?") if near else f"see 'kvcalc {kind}s' for the catalog"
     raise KvcalcError(f"unknown {kind} {ref[:80]!r}", where, accepted + (" (or give a spec file's path)"))
+
+
+def _config_name(path: Path) -> str:
+    """A config.json's model name: its folder's, or in the Hugging Face cache
+    (``models--org--name/snapshots/<revision>/config.json``) the repository's ``org/name``."""
+    if path.name != "config.json":
+        return path.stem.lower()
+    repo = path.parent.parent.parent.name if path.parent.parent.name == "snapshots" else ""
+    if repo.startswith("models--") and repo.count("--") >= 2:
+        return repo[len("models--") :].replace("--", "/", 1).lower()
+    return path.parent.name.lower()
 
 
 def hf_cached_config(repo_id: str) -> Path | None:
