@@ -476,3 +476,21 @@ def test_every_answer_opens_with_its_verdict(cli, monkeypatch):
     assert first(cli(*thr).out).startswith(f"8 x h100-sxm carry at most {best['rate_per_s']:,.2f} requests/s")
     fit = ("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k")
     assert first(cli(*fit).out).startswith("DOES NOT FIT")
+
+
+@pytest.mark.parametrize("width", ["80", "100"])
+def test_a_roofline_grid_keeps_every_figure_whole(cli, monkeypatch, width):
+    # 405B at TP 8 on B200 from 1k to 1M tokens: seven-digit contexts and four-digit milliseconds,
+    # which an 80-column table cropped ('1,048,57', '4,341.94', 'comput'). At 80 columns the bound
+    # and the step stay (the terms go to --json); from 100 columns the memory and compute terms too.
+    monkeypatch.setenv("COLUMNS", width)
+    args = ("roofline", "--model", "llama3.1-405b", "--gpu", "b200", "--tp", "8", "--batch", "1,512", "--seq", "1k,1M")
+    text = cli(*args).out
+    rows = _rows(text)
+    for p in cli(*args, "--json").json()["rows"]:
+        want = {f"{p['batch']:,}", f"{p['seq']:,}", f"{p['t_bound_s'] * 1e3:,.3f}", f"{p['t_step_s'] * 1e3:,.3f}"}
+        want |= {p["bound_by"], f"{p['tokens_per_s']:,.0f}"}
+        if width == "100":
+            want |= {f"{p['t_memory_s'] * 1e3:,.3f}", f"{p['t_compute_s'] * 1e3:,.3f}"}
+        assert any(want <= set(words) for words in rows), p
+    assert max(len(line) for line in text.splitlines()) <= int(width)

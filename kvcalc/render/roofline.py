@@ -109,13 +109,18 @@ def _one(c: Any, r: Any, p: Any) -> None:
     kv_lines(c, lines)
 
 
+WIDE = 100
+"""Terminals at least this wide also show each point's memory and compute terms (the bound is the
+larger, and 'by' names it); narrower ones would crop them, so they are left to --json."""
+
+
 def _grid(c: Any, r: Any) -> None:
+    wide = c.width >= WIDE
     t = table(
         None,
         ("batch", "right"),
         ("seq", "right"),
-        ("mem ms", "right"),
-        ("comp ms", "right"),
+        *([("mem ms", "right"), ("comp ms", "right")] if wide else []),
         ("bound ms", "right"),
         ("step ms", "right"),
         ("by", "left"),
@@ -127,10 +132,9 @@ def _grid(c: Any, r: Any) -> None:
         col.no_wrap = True
     for p in r.rows:
         t.add_row(
-            str(p.batch),
+            f"{p.batch:,}",
             f"{p.seq:,}",
-            f"{p.t_memory_s * 1e3:,.3f}",
-            f"{p.t_compute_s * 1e3:,.3f}",
+            *([f"{p.t_memory_s * 1e3:,.3f}", f"{p.t_compute_s * 1e3:,.3f}"] if wide else []),
             f"{p.t_bound_s * 1e3:,.3f}",
             f"{p.t_step_s * 1e3:,.3f}" if p.t_step_s is not None else "-",
             p.bound_by,
@@ -140,9 +144,11 @@ def _grid(c: Any, r: Any) -> None:
         )
     c.print(t)
     c.print(
-        "[dim]bound: no step can be faster; step: kvcalc's step model (efficiencies, per-step cost, all-reduces), "
-        "what an engine's step takes; tokens/s at the bound. fits: whether the batch's KV fits in the engine's pool "
-        "(kvcalc fit); bytes per row in --json.[/dim]"
+        "[dim]bound: no step can be faster (the larger of the memory and compute terms; by: which); step: kvcalc's "
+        "step model (efficiencies, per-step cost, all-reduces), what an engine's step takes; tokens/s at the bound. "
+        "fits: whether the batch's KV fits in the engine's pool (kvcalc fit); "
+        + ("" if wide else f"each term in --json or on a terminal of {WIDE} columns; ")
+        + "bytes per row in --json.[/dim]"
     )
 
 
