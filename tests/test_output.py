@@ -494,3 +494,46 @@ def test_a_roofline_grid_keeps_every_figure_whole(cli, monkeypatch, width):
             want |= {f"{p['t_memory_s'] * 1e3:,.3f}", f"{p['t_compute_s'] * 1e3:,.3f}"}
         assert any(want <= set(words) for words in rows), p
     assert max(len(line) for line in text.splitlines()) <= int(width)
+
+
+NARROW_CASES = [
+    ("size", "--model", "deepseek-v3", "--seq", "1M", "--batch", "64", "--tp", "8"),
+    ("fit", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--seq", "128k", "--kv-dtype", "fp8"),
+    ("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k"),
+    ("roofline", "--model", "llama3.1-405b", "--gpu", "b200", "--tp", "8", "--batch", "4096", "--seq", "1M"),
+    ("roofline", "--model", "kimi-k2", "--gpu", "b200", "--tp", "8", "--batch", "1..2048:1", "--seq", "1k..1M:64k"),
+    ("tiers", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "1M", "--rate", "200"),
+    ("paging", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--lengths", "uniform:100..100000", "--max-len", "128k"),
+    ("simulate", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--rate", "50", "-n", "400", "--prompt", "30000"),
+    (
+        "plan",
+        "--model",
+        "llama3.1-70b",
+        "--gpus",
+        "h100,h200,b200,mi300x",
+        "--rate",
+        "26",
+        "--price",
+        "h100=2.5,h200=3.5,b200=6,mi300x=2.8",
+    ),
+    ("plan", "--throughput", "--model", "llama3.1-70b", "--gpus", "b200", "--max-gpus", "64"),
+    ("show", "deepseek-v3"),
+    ("engines",),
+]
+_FIGURE = r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?x?"
+
+
+@pytest.mark.parametrize("cmd", NARROW_CASES, ids=lambda c: "-".join(c[:2]))
+def test_no_figure_of_a_wide_terminal_is_lost_at_80_columns(cli, monkeypatch, cmd):
+    # Every figure a 240-column terminal shows appears, whole, at 80 columns: a cropped cell
+    # ('mi3', '8.08/8.6', '1,048,57') turns a figure into another number or none. Each case holds
+    # the widest figures kvcalc prints (1M contexts, 64-GPU plans, four-digit milliseconds).
+    import re
+
+    monkeypatch.setenv("COLUMNS", "240")
+    wide = cli(*cmd).out
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = cli(*cmd).out
+    lost = sorted(set(re.findall(_FIGURE, wide)) - set(re.findall(_FIGURE, narrow)))
+    assert not lost, f"figures cropped at 80 columns: {lost[:10]}"
+    assert max(len(line) for line in narrow.splitlines()) <= 80

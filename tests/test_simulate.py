@@ -347,3 +347,17 @@ def test_the_client_sends_as_vllm_bench_serves_semaphore_does():
     o = Client([0.0, 1.0], [0.01, 0.01], concurrency=None, seed=1)
     t, i = o.peek()
     assert i == 0 and 0.005 <= t <= 0.015 and o.sent == [0.0, 1.0]
+
+
+def test_max_len_defaults_to_the_models_context_for_lengths_the_user_gives(cli):
+    # --prompt 30000 ran into the old default --max-len of 2,048 and was refused. A server started
+    # without --max-model-len takes the model's context (Llama-3.1-8B: 131,072, its config.json);
+    # a preset workload keeps to 2,048, as vllm bench serve's ShareGPT sampling drops longer pairs.
+    d = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--prompt", "30000", "--output", "10", "--json").json()
+    assert d["max_len"] == 131_072
+    assert d["runs"][0]["completed"] + d["runs"][0]["rejected"] == 20
+    p = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--workload", "sharegpt", "--json").json()
+    assert p["max_len"] == 2048
+    # Given, it is what it says.
+    g = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--prompt", "1000", "--max-len", "4k", "--json").json()
+    assert g["max_len"] == 4096

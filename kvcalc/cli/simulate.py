@@ -12,6 +12,10 @@ from kvcalc.cli.app import emit
 MAX_REQUESTS = 2_000_000
 
 
+PRESET_MAX_LEN = 2048
+"""--max-len of a preset workload (sharegpt, alpaca) when none is given."""
+
+
 def simulate(
     model: opt.ModelOpt = None,
     gpu: opt.GPUOpt = None,
@@ -51,7 +55,10 @@ def simulate(
     max_len: Annotated[
         Optional[str],
         typer.Option(
-            "--max-len", metavar="<tokens>", help="What prealloc reserves per request, and the longest request (2,048)."
+            "--max-len",
+            metavar="<tokens>",
+            help="What prealloc reserves per request, and the longest request (a server's --max-model-len). Default: "
+            "2,048 for the sharegpt and alpaca workloads (vllm bench serve drops longer pairs), else the model's context.",
         ),
     ] = None,
     policies: Annotated[
@@ -105,7 +112,13 @@ def simulate(
     t = opt.parallel(tp, "--tp")
     kv = opt.kv(kv_dtype)
     eng = opt.engine(engine)
-    ml = opt.tokens(max_len, "--max-len") if max_len else 2048
+    # Without --max-len: a preset workload keeps to 2,048 tokens, as vllm bench serve's ShareGPT sampling
+    # does (vllm/benchmarks/datasets.py, is_valid_sequence: max_total_len=2048); lengths the user gives
+    # run against the model's whole context, as a server started without --max-model-len does.
+    if max_len:
+        ml = opt.tokens(max_len, "--max-len")
+    else:
+        ml = m.max_position_embeddings if (prompt or output or trace) else PRESET_MAX_LEN
     if ml > 2**31:
         raise KvcalcError(f"--max-len {ml:,} is longer than a simulation handles", "--max-len", "at most 2,147,483,648 tokens")
     pols = parse_policies(policies)
