@@ -476,6 +476,18 @@ def test_every_answer_opens_with_its_verdict(cli, monkeypatch):
     assert first(cli(*thr).out).startswith(f"8 x h100-sxm carry at most {best['rate_per_s']:,.2f} requests/s")
     fit = ("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k")
     assert first(cli(*fit).out).startswith("DOES NOT FIT")
+    pg = ("paging", "--model", "llama3.1-8b", "--gpu", "h100", "--lengths", "fixed:1000", "-n", "2000")
+    d = cli(*pg, "--json").json()
+    p16, pre = d["policies"]["paged-16"], d["policies"]["prealloc"]
+    want = f"paged-16 holds {p16['mean_concurrency']:,.1f} requests at once, using {p16['utilization']:.1%} of what it reserves; "
+    assert first(cli(*pg).out) == want + f"{d['paged_over_prealloc']:.2f}x the {pre['mean_concurrency']:,.1f} of prealloc"
+    ti = ("tiers", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k")
+    tiers = {t["tier"]: t for t in cli(*ti, "--json").json()["tiers"]}
+    line = first(cli(*ti).out)
+    assert line.startswith("reloading a request's KV beats recomputing it from")
+    for name, t in tiers.items():
+        if t["break_even_seq"] and t["break_even_seq"] > 1:
+            assert f"{name} from {t['break_even_seq']:,} tokens" in line
 
 
 @pytest.mark.parametrize("width", ["80", "100"])

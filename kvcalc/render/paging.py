@@ -8,8 +8,24 @@ from kvcalc.render.console import console, notes, table
 from kvcalc.units import count_of, fmt_iec, fmt_si
 
 
+def verdict(r: Any) -> str:
+    """The answer first: how many requests paging holds against reserving --max-len."""
+    pol = r.policies
+    pg, pre = pol.get("paged-16"), pol["prealloc"]
+    if pg is None:
+        best = max(pol.values(), key=lambda p: p.mean_concurrency)
+        return f"{best.policy} holds the most requests at once: {best.mean_concurrency:,.1f}"
+    line = f"paged-16 holds {pg.mean_concurrency:,.1f} requests at once, using {pg.utilization:.1%} of what it reserves"
+    if r.paged_over_prealloc is not None:
+        line += f"; {r.paged_over_prealloc:.2f}x the {pre.mean_concurrency:,.1f} of prealloc"
+    else:
+        line += f"; prealloc holds none (one --max-len reservation, {r.max_len:,} tokens, is more than the pool)"
+    return line
+
+
 def render(r: Any) -> None:
     c = console()
+    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
     c.print(
         f"[bold]{r.model}[/bold]"
         + (f" on [bold]{r.gpu}[/bold]" if r.gpu else "")
@@ -37,8 +53,6 @@ def render(r: Any) -> None:
             f"{p.mean_concurrency:,.1f}",
         )
     c.print(t)
-    if r.paged_over_prealloc is not None:
-        c.print(f"paged-16 over prealloc: [bold]{r.paged_over_prealloc:.2f}x[/bold] the requests")
     if r.prefix_sharing:
         s = r.prefix_sharing
         c.print(
