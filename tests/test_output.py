@@ -481,6 +481,13 @@ def test_every_answer_opens_with_its_verdict(cli, monkeypatch):
     p16, pre = d["policies"]["paged-16"], d["policies"]["prealloc"]
     want = f"paged-16 holds {p16['mean_concurrency']:,.1f} requests at once, using {p16['utilization']:.1%} of what it reserves; "
     assert first(cli(*pg).out) == want + f"{d['paged_over_prealloc']:.2f}x the {pre['mean_concurrency']:,.1f} of prealloc"
+    log = str(Path(__file__).parent / "logs" / "real" / "vllm-eole-gemma3-1b.log")
+    ex = cli("explain-log", log, "--gpu", "rtx5090", "--json").json()["startups"][0]
+    tok = next(x for x in ex["rows"] if x["key"] == "kv_tokens")
+    want = f"kvcalc gives the log's KV cache size, tokens from the log's own figures to {tok['from_log_error']:+.1%}, "
+    assert first(cli("explain-log", log, "--gpu", "rtx5090").out) == f"{log}: " + want + (
+        f"and from its settings alone to {tok['estimate_error']:+.1%}"
+    )
     ti = ("tiers", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k")
     tiers = {t["tier"]: t for t in cli(*ti, "--json").json()["tiers"]}
     line = first(cli(*ti).out)

@@ -224,12 +224,42 @@ def _startup(c: Any, r: Any, n: int) -> None:
     notes(c, "Notes", [_note(x) for x in r.notes], "")
 
 
+HEADLINE = ("kv_tokens", "gpu_blocks", "max_total_num_tokens", "trt_tokens", "max_kv_tokens", "available_kv")
+"""The figure a start-up is judged on, the first the log has (its token or block count, else its KV memory)."""
+
+
+def verdict(r: Any) -> str:
+    """One start-up's answer first: how near kvcalc comes from the log's own figures, and from the
+    settings alone, on its headline figure."""
+    label = lambda x: LABELS.get(x.key, x.key).format(length=x.length or 0)
+    by_key = {x.key: x for x in r.rows}
+    head = next((by_key[k] for k in HEADLINE if k in by_key), r.rows[0] if r.rows else None)
+    if head is None:
+        return "nothing in this start-up to compare"
+    parts = []
+    if head.from_log_error is not None:
+        parts.append(f"from the log's own figures to {head.from_log_error:+.1%}")
+    elif head.taken_from_log:
+        parts.append("from the log, as it gives it")
+    if head.estimate_error is not None:
+        parts.append(f"from its settings alone to {head.estimate_error:+.1%}")
+    if not parts:
+        return f"no figure of kvcalc's to set beside the log's {label(head)}"
+    return f"kvcalc gives the log's {label(head)} " + ", and ".join(parts)
+
+
 def render(rep: Any) -> None:
     c = console()
-    c.print(f"[bold]{rep.source}[/bold]: {len(rep.startups)} start-up{'s' if len(rep.startups) != 1 else ''} explained")
+    n = len(rep.startups)
+    if n == 1:
+        c.print(f"[bold]{rep.source}: {verdict(rep.startups[0])}[/bold]", highlight=False)
+    else:
+        c.print(f"[bold]{rep.source}[/bold]: {n} start-up{'s' if n != 1 else ''} explained")
     for r in rep.startups:
         c.print()
-        _startup(c, r, len(rep.startups) + len(rep.skipped))
+        if n > 1:
+            c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
+        _startup(c, r, n + len(rep.skipped))
     notes(c, "Not explained", rep.skipped, "")
     notes(c, "Warnings", rep.warnings, "yellow")
     c.print(
