@@ -476,6 +476,10 @@ def test_every_answer_opens_with_its_verdict(cli, monkeypatch):
     assert first(cli(*thr).out).startswith(f"8 x h100-sxm carry at most {best['rate_per_s']:,.2f} requests/s")
     fit = ("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k")
     assert first(cli(*fit).out).startswith("DOES NOT FIT")
+    # Llama-2-7B at 4,096 tokens: 32 layers x 32 KV heads x 128 x 2 (K and V) x 2 B x 4,096 = 2,147,483,648 B.
+    assert first(cli("size", "--model", "llama2-7b", "--seq", "4096").out).startswith(
+        "KV cache: 2,147,483,648 B (2.15 GB, 2.00 GiB) a request of 4,096 tokens"
+    )
     pg = ("paging", "--model", "llama3.1-8b", "--gpu", "h100", "--lengths", "fixed:1000", "-n", "2000")
     d = cli(*pg, "--json").json()
     p16, pre = d["policies"]["paged-16"], d["policies"]["prealloc"]

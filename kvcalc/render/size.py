@@ -8,8 +8,19 @@ from kvcalc.render.console import console, kv_lines, notes, table
 from kvcalc.units import fmt_bytes
 
 
+def verdict(r: Any) -> str:
+    """The answer first: a request's KV and the batch's, and the busiest GPU's share when split."""
+    line = f"KV cache: {fmt_bytes(r.kv_bytes_per_request)} a request of {r.seq:,} tokens"
+    if r.batch > 1:
+        line += f", {fmt_bytes(r.kv_bytes_total)} for the batch of {r.batch:,}"
+    if r.tp * r.pp * r.dp > 1:
+        line += f"; {fmt_bytes(r.per_gpu.kv_bytes_total)} on the most loaded GPU"
+    return line
+
+
 def render(r: Any) -> None:
     c = console()
+    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
     alloc = "logical bytes" if r.allocation == "logical" else f"what {r.allocation} allocates"
     c.print(
         f"[bold]{r.model}[/bold]  seq {r.seq:,} tokens, batch {r.batch}, KV {r.kv_dtype}, "
