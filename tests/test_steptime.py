@@ -213,7 +213,16 @@ def test_the_documented_json_keys_are_printed(cli, tmp_path):
     s = cli("simulate", "--model", "llama3.1-8b", "-n", "60", "--policies", "paged-16", "--rate", "5", "--json").json()
     assert {"verdict", "concurrency", "constants"} <= s.keys()
     run = s["runs"][0]
-    assert {"overloaded", "offered_per_s", "requests_per_s", "output_tokens_per_s", "ttft_s", "tpot_s", "queue_s"} <= run.keys()
+    assert {
+        "overloaded",
+        "offered_per_s",
+        "sustained_per_s",
+        "requests_per_s",
+        "output_tokens_per_s",
+        "ttft_s",
+        "tpot_s",
+        "queue_s",
+    } <= run.keys()
     bench = run["bench"]
     assert {
         "completed",

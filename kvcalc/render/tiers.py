@@ -11,10 +11,16 @@ from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 def verdict(r: Any) -> str:
     """The answer first: which tiers reload a request's KV faster than recomputing it."""
     always = [x.tier for x in r.tiers if x.bandwidth_bytes_per_s is not None and x.break_even_seq == 1]
-    later = [f"{x.tier} from {x.break_even_seq:,} tokens" for x in r.tiers if x.bandwidth_bytes_per_s and (x.break_even_seq or 0) > 1]
+    later = [
+        f"{x.tier} from {x.break_even_seq:,} tokens" for x in r.tiers if x.bandwidth_bytes_per_s and (x.break_even_seq or 0) > 1
+    ]
     never = [x.tier for x in r.tiers if x.bandwidth_bytes_per_s is not None and x.break_even_seq is None]
     parts = ([f"{', '.join(always)} at any length"] if always else []) + later
-    line = "reloading a request's KV beats recomputing it from " + "; ".join(parts) if parts else "recomputing beats reloading from every tier"
+    line = (
+        "reloading a request's KV beats recomputing it from " + "; ".join(parts)
+        if parts
+        else "recomputing beats reloading from every tier"
+    )
     if never and parts:
         line += f"; never from {', '.join(never)}"
     return line

@@ -250,10 +250,10 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
     if over:
         offered = over[0].offered_per_s
         assert offered is not None
-        served = ", ".join(f"{r.policy} serves {r.requests_per_s:,.3g}" for r in over)
+        served = ", ".join(f"{r.policy} sustains {r.sustained_per_s or r.requests_per_s:,.3g}" for r in over)
         keep = [r.policy for r in runs if not r.overloaded]
         return (
-            f"OVERLOADED: offered {offered:,.3g} requests/s, {served} requests/s in steady state"
+            f"OVERLOADED: offered {offered:,.3g} requests/s, {served} requests/s"
             + (f" ({', '.join(keep)} keep{'s' if len(keep) == 1 else ''} up)" if keep else "")
             + "; queues grow for as long as the load lasts, so latencies depend on the run's length"
         )

@@ -39,7 +39,15 @@ from typing import Any, TypeVar
 from kvcalc.engine.simulate.allocator import Allocator, Contiguous, Paged
 from kvcalc.engine.simulate.client import Client
 from kvcalc.engine.simulate.metrics import bench_metrics, pct
-from kvcalc.engine.simulate.types import MAX_EVENTS, OVERLOAD_SHARE, TIMELINE_POINTS, PolicyRun, SimSettings, Workload
+from kvcalc.engine.simulate.types import (
+    BACKLOG_SHARE,
+    MAX_EVENTS,
+    OVERLOAD_SHARE,
+    TIMELINE_POINTS,
+    PolicyRun,
+    SimSettings,
+    Workload,
+)
 from kvcalc.engine.steptime import StepModel
 from kvcalc.errors import KvcalcError
 
@@ -82,6 +90,31 @@ def _gc_paused(fn: F) -> F:
                 gc.enable()
 
     return paused  # type: ignore[return-value]
+
+
+def _absorbed(reach: Any, admitted: Any) -> tuple[float | None, bool]:
+    """Over the arrival window (the 10th to the 90th percentile of the times requests reach the
+    engine): the rate the engine took them in, and whether its queue grew by more than
+    BACKLOG_SHARE of the window's arrivals. A queue that grows is an overload however fast the
+    steady window completes (a run short beside its latencies completes its first requests fast,
+    at a batch that has not yet grown). Rejected requests, never admitted, are left out."""
+    import numpy as np
+
+    ok = ~np.isnan(admitted)
+    r, a = np.sort(reach[ok]), np.sort(admitted[ok])
+    n = len(r)
+    if n < 20:
+        return None, False
+    t0, t1 = float(r[int(0.1 * n)]), float(r[int(0.9 * n)])
+    if t1 <= t0:
+        return None, False
+
+    def waiting(t: float) -> int:
+        return int(np.searchsorted(r, t, side="right") - np.searchsorted(a, t, side="right"))
+
+    came = int(np.searchsorted(r, t1, side="right") - np.searchsorted(r, t0, side="right"))
+    grew = waiting(t1) - waiting(t0)
+    return (came - grew) / (t1 - t0), grew > BACKLOG_SHARE * came
 
 
 @_gc_paused
@@ -460,6 +493,7 @@ def serve(
     bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w)
     offered = client.offered_per_s()
     rps = float(in_win.sum()) / span
+    sustained, backlog = _absorbed(reach, ad) if offered is not None else (None, False)
     return PolicyRun(
         policy=policy,
         block_size=B,
@@ -483,6 +517,7 @@ def serve(
         window_s=(float(w0), float(w1)),
         bench=bench,
         offered_per_s=offered,
-        overloaded=offered is not None and rps < OVERLOAD_SHARE * offered,
+        overloaded=offered is not None and (rps < OVERLOAD_SHARE * offered or backlog),
+        sustained_per_s=None if sustained is None else min(rps, sustained),
         timeline=[(round(t, 6), int(a), int(b)) for t, a, b in tl],
     )

@@ -19,7 +19,10 @@ MAX_EVENTS = 50_000_000
 TIMELINE_POINTS = 2000
 OVERLOAD_SHARE = 0.95
 """An open-loop run is overloaded when its steady window completes under this share of the rate
-offered to it."""
+offered to it,"""
+BACKLOG_SHARE = 0.05
+"""or when its queue grows, over the arrival window, by more than this share of the requests that
+arrive in it."""
 
 
 @record(frozen=True)
@@ -81,7 +84,12 @@ class PolicyRun:
     offered_per_s: float | None = None
     """The open-loop arrival rate offered; None for a burst or a concurrency limit."""
     overloaded: bool = False
-    """Offered load above what this deployment serves: the steady window completes under 95% of it."""
+    """Offered load above what this deployment serves: the steady window completes under 95% of it,
+    or the queue grows by more than 5% of what arrives while requests arrive."""
+    sustained_per_s: float | None = None
+    """The rate it sustains: the steady window's completions, or, where lower, the rate it takes
+    requests in while they arrive (offered less the queue's growth). None for a burst or a
+    concurrency limit."""
     timeline: list[tuple[float, int, int]] = field(default_factory=list)
     """(time s, bytes of tokens held, bytes reserved), at most 2,000 points."""
 
