@@ -440,7 +440,7 @@ def test_plans_simulation_table_keeps_every_figure_whole_at_80_columns(cli, monk
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
-def test_every_answer_opens_with_its_verdict(cli, monkeypatch):
+def test_every_answer_opens_with_its_verdict(cli, monkeypatch, tmp_path):
     # Issue 20: every answer opens with a verdict line, then the detail. The verdict is checked
     # against the JSON's own figures.
     monkeypatch.setenv("COLUMNS", "200")
@@ -492,6 +492,15 @@ def test_every_answer_opens_with_its_verdict(cli, monkeypatch):
     assert first(cli("explain-log", log, "--gpu", "rtx5090").out) == f"{log}: " + want + (
         f"and from its settings alone to {tok['estimate_error']:+.1%}"
     )
+    ck = cli("check", str(Path(__file__).parents[1] / "docs" / "worked-examples.yaml"))
+    d = cli("check", str(Path(__file__).parents[1] / "docs" / "worked-examples.yaml"), "--json").json()
+    examples = len({x["example"] for x in d["results"]})
+    assert first(ck.out) == f"PASS: all {d['passed']:,} checks hold, in {examples:,} examples" and d["failed"] == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "examples:\n  - name: wrong\n    run: size --model llama2-7b --seq 1\n    expect:\n      kv_bytes_per_token: 1\n"
+    )
+    assert first(cli("check", str(bad)).out) == "FAIL: 1 of 1 checks failed, in 1 of 1 examples"
     ti = ("tiers", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k")
     tiers = {t["tier"]: t for t in cli(*ti, "--json").json()["tiers"]}
     line = first(cli(*ti).out)

@@ -30,8 +30,19 @@ def _key_lines(key: str, width: int = 26) -> str:
     return "\n".join(lines + [cur])
 
 
+def verdict(r: Any) -> str:
+    """The answer first: whether every expectation holds."""
+    examples = len({x.example for x in r.results})
+    failing = len({x.example for x in r.results if not x.passed})
+    if r.failed:
+        return f"FAIL: {r.failed:,} of {r.passed + r.failed:,} checks failed, in {failing:,} of {examples:,} examples"
+    return f"PASS: all {r.passed:,} checks hold, in {examples:,} examples"
+
+
 def render(r: Any, verbose: bool = False) -> None:
     c = console()
+    line = verdict(r)
+    c.print(f"[bold red]{line}[/bold red]" if r.failed else f"[bold green]{line}[/bold green]", highlight=False)
     rows = r.results if verbose or len(r.results) <= ALL_ROWS else [x for x in r.results if not x.passed]
     if rows:
         # The delta says by how much a check missed: a column only when one did.
