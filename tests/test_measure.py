@@ -145,7 +145,7 @@ def test_refuses_what_does_not_fit(monkeypatch):
         run.measure(Geometry("gqa", 8, 2, 64, 0, 64, 16), [4096] * 8, device="cpu", dtype_name="float32")
 
 
-def test_cli_measure_quick_json(cli):
+def test_cli_measure_quick_json(cli, monkeypatch):
     r = cli("measure", "--model", "llama3.1-8b", "--quick", "--runs", "3", "--json")
     assert r.code == 0, r.err
     d = r.json()
@@ -161,6 +161,13 @@ def test_cli_measure_quick_json(cli):
     ):
         assert k in d
     assert d["kernel"] == "cpu-paged" and d["rel_error"] <= 1e-5
+    # The text opens with its verdict (issue 20): the headline kernel against the bound of the step.
+    import re
+
+    monkeypatch.setenv("COLUMNS", "200")
+    text = cli("measure", "--model", "llama3.1-8b", "--quick", "--runs", "3").out
+    line = [x for x in text.splitlines() if not x.startswith(("model:", "gpu:"))][0]
+    assert re.match(r"cpu-paged runs the decode attention in [\d.,]+ (us|ms), [\d.]+x its bound of [\d.,]+ (us|ms)", line), line
 
 
 @pytest.mark.parametrize(

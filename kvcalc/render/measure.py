@@ -8,8 +8,19 @@ from kvcalc.render.console import console, kv_lines, notes, table, us
 from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 
 
+def verdict(r: Any) -> str:
+    """The answer first: how near the headline kernel runs to the bound of the same step."""
+    if r.t_measured_s is None:
+        return "no kernel was timed: see the notes"
+    line = f"{r.kernel} runs the decode attention in {us(r.t_measured_s)}, {r.measured_over_bound:.2f}x its bound of {us(r.t_bound_s)}"
+    if r.achieved_bytes_per_s and r.read_ceiling_bytes_per_s:
+        line += f" ({r.achieved_bytes_per_s / r.read_ceiling_bytes_per_s:.0%} of the measured read ceiling)"
+    return line
+
+
 def render(r: Any) -> None:
     c = console()
+    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
     g = r.geometry
     shape = f"MLA latent {g['d_k']} ({g['n_q']} heads)" if g["kind"] == "mla" else f"{g['n_q']}q/{g['n_kv']}kv x {g['d_k']}"
     c.print(
