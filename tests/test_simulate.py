@@ -368,14 +368,20 @@ def test_the_client_sends_as_vllm_bench_serves_semaphore_does():
 
 
 def test_max_len_defaults_to_the_models_context_for_lengths_the_user_gives(cli):
-    # --prompt 30000 ran into the old default --max-len of 2,048 and was refused. A server started
-    # without --max-model-len takes the model's context (Llama-3.1-8B: 131,072, its config.json);
-    # a preset workload keeps to 2,048, as vllm bench serve's ShareGPT sampling drops longer pairs.
+    # --prompt 30000 ran into the old default --max-len of 2,048 and was refused. Lengths the user
+    # gives are drawn up to the model's context (Llama-3.1-8B: 131,072, its config.json) and --max-len
+    # is their longest request; a preset workload keeps to 2,048, as vllm bench serve's ShareGPT
+    # sampling drops longer pairs.
     d = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--prompt", "30000", "--output", "10", "--json").json()
-    assert d["max_len"] == 131_072
+    assert d["max_len"] == 30_010  # the longest request, as a user sets --max-model-len for them
     assert d["runs"][0]["completed"] + d["runs"][0]["rejected"] == 20
     p = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--workload", "sharegpt", "--json").json()
     assert p["max_len"] == 2048
+    # Short given lengths keep the presets' 2,048 (not Llama-4-Scout's 10M context, which no
+    # prealloc reservation fits); lengths past the model's context are refused in one line.
+    s = cli("simulate", "--model", "llama4-scout", "--gpu", "h100", "--tp", "8", "-n", "20", "--prompt", "1000", "--json")
+    assert s.json()["max_len"] == 2048 and s.json()["runs"][0]["completed"] == 20
+    one_line_error(cli("simulate", "--model", "llama2-7b", "-n", "5", "--prompt", "5000"), "exceeds", "--prompt")
     # Given, it is what it says.
     g = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--prompt", "1000", "--max-len", "4k", "--json").json()
     assert g["max_len"] == 4096

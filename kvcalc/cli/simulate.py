@@ -58,7 +58,8 @@ def simulate(
             "--max-len",
             metavar="<tokens>",
             help="What prealloc reserves per request, and the longest request (a server's --max-model-len). Default: "
-            "2,048 for the sharegpt and alpaca workloads (vllm bench serve drops longer pairs), else the model's context.",
+            "2,048 for the sharegpt and alpaca workloads (vllm bench serve drops longer pairs); for --prompt, --output "
+            "or --trace, their longest request (at least 2,048, at most the model's context).",
         ),
     ] = None,
     policies: Annotated[
@@ -114,7 +115,7 @@ def simulate(
     eng = opt.engine(engine)
     # Without --max-len: a preset workload keeps to 2,048 tokens, as vllm bench serve's ShareGPT sampling
     # does (vllm/benchmarks/datasets.py, is_valid_sequence: max_total_len=2048); lengths the user gives
-    # run against the model's whole context, as a server started without --max-model-len does.
+    # are drawn up to the model's context, and --max-len becomes their longest request (below).
     if max_len:
         ml = opt.tokens(max_len, "--max-len")
     else:
@@ -146,8 +147,18 @@ def simulate(
         p_spec, o_spec, desc = preset
         if prompt or output:
             desc = f"prompts {prompt or p_spec}, outputs {output or o_spec}"
-        P = sample_lengths(prompt or p_spec, n, seed_n, ml - 1, "--prompt")[0]
-        O = sample_lengths(output or o_spec, n, seed_n + 1, ml - 1, "--output")[0]
+        try:
+            P = sample_lengths(prompt or p_spec, n, seed_n, ml - 1, "--prompt")[0]
+            O = sample_lengths(output or o_spec, n, seed_n + 1, ml - 1, "--output")[0]
+        except KvcalcError as e:
+            if max_len or not (prompt or output):
+                raise
+            # No --max-len was given: the limit is the model's context (less the one token a request outputs).
+            raise KvcalcError(
+                e.what.replace(f"--max-len {ml - 1:,}", f"{m.name}'s context of {ml:,} tokens less one output token"),
+                e.where,
+                f"lengths within the model's context, or --max-len for a longer one (the model's max_position_embeddings is {ml:,})",
+            ) from None
         # A request longer than --max-len is cut at it (its output shortened), as a server's limit would.
         O = np.maximum(np.minimum(O, ml - P), 1)
     if prefix:
@@ -157,6 +168,10 @@ def simulate(
             raise KvcalcError(
                 f"--shared-prefix {prefix:,} leaves no room under --max-len {ml:,}", "--shared-prefix", "a shorter prefix"
             )
+    if not max_len and (prompt or output or trace):
+        # Lengths the user gives were drawn up to the model's context; --max-len is then what a user
+        # sets a server's --max-model-len to for them: the longest request, at least the presets' 2,048.
+        ml = min(max(PRESET_MAX_LEN, int((P + O).max())), ml)
     if arrivals is None:
         if rate and rate.strip().lower() not in ("inf", "infinity"):
             r = parse_float(rate, "--rate", 0.0, 1e9, "requests per second, e.g. 20, or inf")
