@@ -175,12 +175,10 @@ def test_the_solved_arrival_step_is_the_bisected_one(m0, m1, c0, c1, o, dt, limi
         want = lo
     sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16)
     assert sm.steps_until(ln, dt, limit) == want
-    # The simulator takes the count with its seconds, and a prompt step's seconds by step_s: each
-    # must be span_s's own figure, to the bit.
+    # The simulator takes the count with its seconds: they must be span_s's own figure, to the bit.
     assert sm.span_until(ln, dt, limit) == (want, StepModel.span_s(ln, want))
     if StepModel.span_s(ln, limit) >= dt:  # what the simulator knows when it says reached=True
         assert sm.span_until(ln, dt, limit, True) == (want, StepModel.span_s(ln, want))
-    assert StepModel.step_s(ln) == StepModel.span_s(ln, 1)
 
 
 def test_dp_attention_gathers_and_scatters_every_moe_layer():

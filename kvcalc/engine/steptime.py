@@ -497,8 +497,7 @@ class StepModel:
     def time(self, mem_bytes: float, mm_flops: float, attn_flops: float, tokens: int, requests: int) -> StepTime:
         """The step formula, once: bytes read, matmul and attention FLOPs, and the tokens and
         requests the step carries (for its all-reduces and per-request cost)."""
-        coll = self.collective_s(tokens)
-        fixed = self.overhead_s(tokens, requests) - coll
+        fixed, coll = self._beyond(tokens, requests)
         tm, tc, t = self._terms(mem_bytes, mm_flops, attn_flops, fixed + coll)
         bound = max(mem_bytes / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
         # The largest term names the step (the first of equals, in this order).
@@ -510,6 +509,12 @@ class StepModel:
         if fixed > top:
             by = "fixed"
         return StepTime(tm, tc, fixed, coll, t, bound, by)
+
+    def _beyond(self, tokens: int, requests: int) -> tuple[float, float]:
+        """What a step costs beyond its memory and compute terms, split as StepTime reports it:
+        (the fixed and per-request costs and kernel gaps, the collectives)."""
+        coll = self.collective_s(tokens)
+        return self.overhead_s(tokens, requests) - coll, coll
 
     def _terms(self, mem_bytes: float, mm_flops: float, attn_flops: float, over: float) -> tuple[float, float, float]:
         """The memory and compute terms and the step's time: the larger term plus ``over``, what the
@@ -524,10 +529,7 @@ class StepModel:
         """:meth:`time` of many decode-only steps (``batches[i]`` requests, one token each), as columns
         (t_step_s, t_fixed_s, t_collective_s) without a :class:`StepTime` per step: what a roofline
         grid of 100,000 points asks. The overhead is computed once per distinct batch."""
-        over: dict[int, tuple[float, float]] = {}
-        for b in dict.fromkeys(batches):
-            coll = self.collective_s(b)
-            over[b] = (self.overhead_s(b, b) - coll, coll)
+        over = {b: self._beyond(b, b) for b in dict.fromkeys(batches)}
         terms, both = self._terms, {b: f + c for b, (f, c) in over.items()}
         t = [terms(m, f, a, both[b])[2] for m, f, a, b in zip(mem_bytes, mm_flops, attn_flops, batches)]
         return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
@@ -670,11 +672,6 @@ class StepModel:
                 if t >= dt:
                     break
         return guess, t
-
-    @staticmethod
-    def step_s(ln: tuple[float, float, float, float, float]) -> float:
-        """Seconds of step 0 of a span: ``span_s(ln, 1)``, the larger line's start plus the overhead."""
-        return (ln[0] if ln[0] >= ln[2] else ln[2]) + ln[4]
 
     def describe(self) -> str:
         c = self.c

@@ -250,7 +250,7 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
     if over:
         offered = over[0].offered_per_s
         assert offered is not None
-        served = ", ".join(f"{r.policy} sustains {r.sustained_per_s or r.requests_per_s:,.3g}" for r in over)
+        served = ", ".join(f"{r.policy} sustains {r.sustained_per_s:,.3g}" for r in over if r.sustained_per_s is not None)
         keep = [r.policy for r in runs if not r.overloaded]
         return (
             f"OVERLOADED: offered {offered:,.3g} requests/s, {served} requests/s"

@@ -178,7 +178,7 @@ def serve(
     mns = st.max_num_seqs
     # Bound methods looked up once: the loop below runs millions of times.
     take, client_finished = client.take, client.finished
-    lines, span_s, span_until, step_s = cost.lines, cost.span_s, cost.span_until, cost.step_s
+    lines, span_s, span_until = cost.lines, cost.span_s, cost.span_until
     to_full, in_use, fits_held, alloc_fits = alloc.steps_to_full, alloc.in_use, alloc.fits_held, alloc.fits
     unit, cap = alloc.unit, alloc.cap
     start_decode, stop_decode, release = alloc.start_decode, alloc.stop_decode, alloc.release
@@ -361,7 +361,7 @@ def serve(
                 v = pattn_of.get(h)
                 extra_f += c * (prefill_attn(h if h > 1 else 1) if v is None else v)
             ln = lines(nd, mean, T, extra_b, extra_f)
-            dt = step_s(ln) + stall
+            dt = span_s(ln, 1) + stall
             if nd:
                 itl_add(dt)
                 itl_w_add(nd)
@@ -518,6 +518,6 @@ def serve(
         bench=bench,
         offered_per_s=offered,
         overloaded=offered is not None and (rps < OVERLOAD_SHARE * offered or backlog),
-        sustained_per_s=None if sustained is None else min(rps, sustained),
+        sustained_per_s=None if offered is None else (rps if sustained is None else min(rps, sustained)),
         timeline=[(round(t, 6), int(a), int(b)) for t, a, b in tl],
     )

@@ -89,7 +89,7 @@ class PolicyRun:
     sustained_per_s: float | None = None
     """The rate it sustains: the steady window's completions, or, where lower, the rate it takes
     requests in while they arrive (offered less the queue's growth). None for a burst or a
-    concurrency limit."""
+    concurrency limit (no offered rate)."""
     timeline: list[tuple[float, int, int]] = field(default_factory=list)
     """(time s, bytes of tokens held, bytes reserved), at most 2,000 points."""
 
