@@ -282,7 +282,8 @@ def _gemma3(c: _Cfg, b: _Build) -> None:
     pat = c.int("sliding_window_pattern")
     win = _layer_types(c, L) or ["full" if (i + 1) % pat == 0 else "sliding" for i in range(L)]
     _dense_decoder(c, b, norms=4, qk_norm=True, windows=win)
-    b.notes.append(LANGUAGE_MODEL_ONLY)
+    if c.data.get("vision_config"):  # Gemma 3 4B and up; 1B is text only
+        b.notes.append(LANGUAGE_MODEL_ONLY)
 
 
 def _moe_block(
@@ -480,7 +481,8 @@ def _llama4(c: _Cfg, b: _Build) -> None:
     b.params += (L - len(moe_layers)) * _gated_mlp(H, Imlp)
     b.intermediate = I
     _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, I))
-    b.notes.append(LANGUAGE_MODEL_ONLY)
+    if c.data.get("vision_config"):
+        b.notes.append(LANGUAGE_MODEL_ONLY)
 
 
 def _state_bytes_dtype(c: _Cfg) -> tuple[int, str]:
@@ -802,8 +804,6 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     if quant is not None and quant["method"] == "mxfp4" and b.moe is not None:
         b.moe.pop("expert_weight_dtype", None)
     vision = _vision_params(cfg.get("vision_config"), c.int("hidden_size"), b)
-    if not cfg.get("vision_config") and LANGUAGE_MODEL_ONLY in b.notes:
-        b.notes.remove(LANGUAGE_MODEL_ONLY)  # a text-only checkpoint of the family (Gemma 3 1B) has no tower
     max_pos = c.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
         # Older configs (ChatGLM, Qwen-1, MPT) name the context seq_length or max_seq_len: read it
