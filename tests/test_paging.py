@@ -213,3 +213,17 @@ def test_a_prealloc_that_holds_nothing_says_so_instead_of_an_infinite_gain(cli):
     assert d["policies"]["prealloc"]["mean_concurrency"] == 0.0
     assert d["paged_over_prealloc"] is None
     assert any("prealloc holds no request" in n for n in d["notes"])
+
+
+def test_refusals_only_in_the_warm_up_are_not_called_never_refused():
+    # 40 requests (a warm-up of 4): four of 15 units in a pool of 20 refuse each other during the
+    # warm-up, then 36 of size 0 always fit. No refusal after the warm-up to average over, so the
+    # end is the one moment reported, but as one sample: the pool did refuse (the note "never
+    # refused" is for samples == 0).
+    from kvcalc.engine.paging import _Counter, _simulate
+
+    need = [15] * 4 + [0] * 36
+    k, live, res, conc = _simulate(need, need, [1.0] * 40, _Counter(20))
+    assert (k, live, res, conc) == (1, 15, 15, 37)  # the last 15 and the 36 empty requests
+    k, *_ = _simulate([5] * 4, [5] * 4, [1.0] * 4, _Counter(20))
+    assert k == 0  # everything fits at once: never refused

@@ -228,9 +228,11 @@ def _simulate(need: list[int], live: list[int], life: list[float], allocator: An
         live_now -= live[j]
         res_now -= need[j]
     if not k:
-        # Never refused after the warm-up: the workload fits (what is resident once every request
-        # that fits is in is the one moment to report; samples stay 0 to say so).
-        return 0, live_now, res_now, len(heap)
+        # No refusal to average over after the warm-up: the one moment to report is the end, every
+        # request that fits resident. Samples stay 0 when nothing was ever refused (the workload
+        # fits at once), else that moment counts as the one sample.
+        refused = i < n or i > len(heap)  # one stopped the stream, or some request made way (was popped)
+        return (1 if refused else 0), live_now, res_now, len(heap)
     return k, s_live, s_res, s_conc
 
 
