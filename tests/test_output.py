@@ -569,3 +569,18 @@ def test_no_figure_of_a_wide_terminal_is_lost_at_80_columns(cli, monkeypatch, cm
     lost = sorted(set(re.findall(_FIGURE, wide)) - set(re.findall(_FIGURE, narrow)))
     assert not lost, f"figures cropped at 80 columns: {lost[:10]}"
     assert max(len(line) for line in narrow.splitlines()) <= 80
+
+
+def test_a_verdict_prints_brackets_as_they_are(cli, tmp_path, monkeypatch):
+    # A verdict line carries names the user chose (a check example, a log file): '[red]' in them is
+    # text, not rich markup that would vanish or colour the rest.
+    monkeypatch.setenv("COLUMNS", "400")
+    log = tmp_path / "run[red]1.log"
+    log.write_text((Path(__file__).parent / "logs" / "real" / "vllm-eole-gemma3-1b.log").read_text())
+    out = cli("explain-log", str(log), "--gpu", "rtx5090").out
+    assert out.splitlines()[0].startswith(f"{log}: kvcalc gives")
+    # A trace file's name in paging's header, and a count of one in the singular.
+    trace = tmp_path / "t[red].jsonl"
+    trace.write_text('{"prompt_tokens": 100, "output_tokens": 10}\n')
+    out = cli("paging", "--trace", str(trace), "--model", "llama3.1-8b", "--gpu", "h100").out
+    assert f"trace {trace} (1 request)," in out

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from kvcalc.errors import KvcalcError
+from kvcalc.units import count_of
 
 ACCEPTED = (
     "N (a fixed length), fixed:N, uniform:MIN..MAX, lognormal:median=M,sigma=S (token counts such as 600 or 4k), or --trace FILE"
@@ -91,7 +92,7 @@ def read_trace(text: str, where: str, max_len: int, is_csv: bool):
     rows = trace_rows(text, where, max_len, is_csv)
     arr = np.array([(p, o) for p, o, _ in rows], dtype=np.int64)
     lengths = arr[:, 0] + arr[:, 1]
-    return lengths, (arr[:, 1] + 1).astype(np.float64), f"trace {where} ({len(rows):,} requests)", []
+    return lengths, (arr[:, 1] + 1).astype(np.float64), f"trace {where} ({count_of(len(rows), 'request')})", []
 
 
 ARRIVAL_KEYS = ("arrival_time", "arrival", "timestamp", "time")
@@ -208,4 +209,4 @@ def read_request_trace(path: str, max_len: int) -> tuple[Any, Any, Any, str]:
         t = np.array([a for _, _, a in rows], dtype=np.float64)
         order = np.argsort(t, kind="stable")
         prompts, outputs, arrivals = prompts[order], outputs[order], t[order] - t.min()
-    return prompts, outputs, arrivals, f"trace {path} ({len(rows):,} requests)"
+    return prompts, outputs, arrivals, f"trace {path} ({count_of(len(rows), 'request')})"

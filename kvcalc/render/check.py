@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, table
+from kvcalc.render.console import console, table, verdict_line
 
 ALL_ROWS = 50
 
@@ -41,8 +41,7 @@ def verdict(r: Any) -> str:
 
 def render(r: Any, verbose: bool = False) -> None:
     c = console()
-    line = verdict(r)
-    c.print(f"[bold red]{line}[/bold red]" if r.failed else f"[bold green]{line}[/bold green]", highlight=False)
+    verdict_line(c, verdict(r), "bold red" if r.failed else "bold green")
     rows = r.results if verbose or len(r.results) <= ALL_ROWS else [x for x in r.results if not x.passed]
     if rows:
         # The delta says by how much a check missed: a column only when one did.

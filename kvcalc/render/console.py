@@ -46,6 +46,12 @@ def kv_lines(c: Any, rows: list[tuple[str, str]]) -> None:
     c.print(t)
 
 
+def verdict_line(c: Any, text: str, style: str = "bold") -> None:
+    """A command's first line, its answer: the text as it is (a file name or an example's name may
+    hold brackets, which are not markup), in bold, or in ``style`` (bold red for a failure)."""
+    c.print(text, style=style, markup=False, highlight=False)
+
+
 def notes(c: Any, title: str, items: list[str], style: str = "dim") -> None:
     """A titled list whose wrapped lines stay indented under their item."""
     if not items:

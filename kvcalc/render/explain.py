@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table
+from kvcalc.render.console import console, notes, table, verdict_line
 from kvcalc.units import count_of
 
 GiB = 2**30
@@ -252,13 +252,13 @@ def render(rep: Any) -> None:
     c = console()
     n = len(rep.startups)
     if n == 1:
-        c.print(f"[bold]{rep.source}: {verdict(rep.startups[0])}[/bold]", highlight=False)
+        verdict_line(c, f"{rep.source}: {verdict(rep.startups[0])}")
     else:
-        c.print(f"[bold]{rep.source}[/bold]: {n} start-up{'s' if n != 1 else ''} explained")
+        verdict_line(c, f"{rep.source}: {n} start-up{'s' if n != 1 else ''} explained")
     for r in rep.startups:
         c.print()
         if n > 1:
-            c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
+            verdict_line(c, verdict(r))
         _startup(c, r, n + len(rep.skipped))
     notes(c, "Not explained", rep.skipped, "")
     notes(c, "Warnings", rep.warnings, "yellow")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, nb, notes, table
+from kvcalc.render.console import console, kv_lines, nb, notes, table, verdict_line
 from kvcalc.units import count_of, fmt_bytes, fmt_iec, fmt_si
 
 GIB = 2**30
@@ -14,7 +14,7 @@ def render(r: Any) -> None:
     c = console()
     if r.verdict:
         style = "bold" if r.fits else "bold red"
-        c.print(f"[{style}]{r.verdict}[/{style}]")
+        verdict_line(c, r.verdict, style)
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold] (tp {r.tp}, pp {r.pp}"
         + (f", dp {r.dp}" if r.dp > 1 else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, notes, table, us
+from kvcalc.render.console import console, kv_lines, notes, table, us, verdict_line
 from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 
 
@@ -20,7 +20,7 @@ def verdict(r: Any) -> str:
 
 def render(r: Any) -> None:
     c = console()
-    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
+    verdict_line(c, verdict(r))
     g = r.geometry
     shape = f"MLA latent {g['d_k']} ({g['n_q']} heads)" if g["kind"] == "mla" else f"{g['n_q']}q/{g['n_kv']}kv x {g['d_k']}"
     c.print(

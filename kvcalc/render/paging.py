@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table
+from rich.markup import escape
+
+from kvcalc.render.console import console, notes, table, verdict_line
 from kvcalc.units import count_of, fmt_iec, fmt_si
 
 
@@ -25,11 +27,11 @@ def verdict(r: Any) -> str:
 
 def render(r: Any) -> None:
     c = console()
-    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
+    verdict_line(c, verdict(r))
     c.print(
         f"[bold]{r.model}[/bold]"
         + (f" on [bold]{r.gpu}[/bold]" if r.gpu else "")
-        + f": {r.workload}, {count_of(r.requests, 'request')} (mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, "
+        + f": {escape(r.workload)}, {count_of(r.requests, 'request')} (mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, "
         f"KV pool {fmt_si(r.pool_bytes)} ({fmt_iec(r.pool_bytes)})"
     )
     t = table(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table
+from kvcalc.render.console import console, notes, table, verdict_line
 
 
 def _ms(t: float) -> str:
@@ -92,7 +92,7 @@ def render(r: Any) -> None:
     c = console()
     targets = _targets(r.slo)
     line = verdict(r)
-    c.print(f"[bold red]{line}[/bold red]" if line.startswith("NO ") else f"[bold]{line}[/bold]", highlight=False)
+    verdict_line(c, line, "bold red" if line.startswith("NO ") else "bold")
     c.print(
         f"[bold]{r.model}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}"
         + (f"; targets {targets}" if targets else "; no latency targets")
@@ -219,7 +219,7 @@ def render_throughput(r: Any) -> None:
     c = console()
     targets = _targets(r.slo)
     line = throughput_verdict(r)
-    c.print(f"[bold red]{line}[/bold red]" if line.startswith("NO ") else f"[bold]{line}[/bold]", highlight=False)
+    verdict_line(c, line, "bold red" if line.startswith("NO ") else "bold")
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}; {targets or 'no targets'}"
     )

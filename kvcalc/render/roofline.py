@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, ms, notes, table
+from kvcalc.render.console import console, kv_lines, ms, notes, table, verdict_line
 from kvcalc.units import count_of, fmt_bytes, fmt_flops, fmt_rate, fmt_si
 
 TABLE_ROWS = 64
@@ -199,7 +199,7 @@ def _summary(c: Any, r: Any) -> None:
 
 def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> None:
     c = console()
-    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
+    verdict_line(c, verdict(r))
     _header(c, r, origin)
     if len(r.rows) == 1:
         _one(c, r, r.rows[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table
+from kvcalc.render.console import console, notes, table, verdict_line
 from kvcalc.units import count_of, fmt_iec, fmt_si
 
 
@@ -20,7 +20,7 @@ def render(r: Any, plot: bool = False) -> None:
     c = console()
     if r.verdict:
         style = "bold red" if r.verdict.startswith("OVERLOADED") else "bold"
-        c.print(f"[{style}]{r.verdict}[/{style}]")
+        verdict_line(c, r.verdict, style)
     dpw = f", DP {r.dp}" + (f", EP {r.ep}" if r.ep > 1 else "") + ": one DP rank shown" if r.dp > 1 else ""
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {r.tp}{dpw}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "

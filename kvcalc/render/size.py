@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, notes, table
+from kvcalc.render.console import console, kv_lines, notes, table, verdict_line
 from kvcalc.units import fmt_bytes
 
 
@@ -20,7 +20,7 @@ def verdict(r: Any) -> str:
 
 def render(r: Any) -> None:
     c = console()
-    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
+    verdict_line(c, verdict(r))
     alloc = "logical bytes" if r.allocation == "logical" else f"what {r.allocation} allocates"
     c.print(
         f"[bold]{r.model}[/bold]  seq {r.seq:,} tokens, batch {r.batch}, KV {r.kv_dtype}, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, ms, notes, table
+from kvcalc.render.console import console, ms, notes, table, verdict_line
 from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 
 
@@ -28,7 +28,7 @@ def verdict(r: Any) -> str:
 
 def render(r: Any) -> None:
     c = console()
-    c.print(f"[bold]{verdict(r)}[/bold]", highlight=False)
+    verdict_line(c, verdict(r))
     rows, d = r.tiers, r.disaggregation
     c.print(
         f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]: one request of {r.seq:,} tokens; recomputing "
