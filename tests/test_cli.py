@@ -293,7 +293,8 @@ def test_output_claims_of_docs_security_md():
     assert r.returncode == 0 and b"Traceback" not in r.stderr
     # A full disk: one line, exit 2.
     if os.path.exists("/dev/full"):
-        for args in ("models", "models --json"):
+        # (the grid: over 20,000 rows, which two processes write, the first a forked child)
+        for args in ("models", "models --json", "roofline --batch 1..1000:1 --seq 1k..25k:1k --json"):
             r = subprocess.run(f"{exe} {args} > /dev/full", shell=True, capture_output=True, timeout=60)
             lines = r.stderr.decode().strip().splitlines()
             assert r.returncode == 2 and len(lines) == 1

@@ -395,6 +395,77 @@ def test_a_big_rooflines_json_is_what_to_json_dumps(capsys):
     assert capsys.readouterr().out.startswith('{\n  "kvcalc_version": ')
 
 
+def test_two_processes_write_a_long_list_exactly_as_one_does(tmp_path, monkeypatch):
+    # The rows of a long document are written half by a forked child, half by this process: the file
+    # must hold json.dumps's text of the rows, byte for byte, whatever the split (odd, even, 1 row).
+    import json
+    import os
+    import sys
+
+    from kvcalc.render import json as kj
+
+    rows = [
+        {"i": i, "t_s": i / 7, "z": -0.0 if i % 3 else 0.0, "w": [f"row {i}"] if i % 2 else [], "k": "same"} for i in range(9)
+    ]
+    cols = {k: [r[k] for r in rows] for k in rows[0]}
+    want = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    for half in (1, 4, 5, 8):
+        monkeypatch.setattr(kj, "_halves", lambda n, half=half: half)
+        path = tmp_path / f"rows{half}.json"
+        with open(path, "w", encoding="utf-8") as f:
+            monkeypatch.setattr(sys, "stdout", f)
+            pid = os.getpid()
+            kj._write_rows(cols)
+            assert os.getpid() == pid  # the child never returns here
+            f.flush()
+        monkeypatch.undo()
+        assert path.read_text(encoding="utf-8") == want, half
+
+
+def test_a_writer_childs_failure_is_raised_as_its_error(monkeypatch):
+    # A child that cannot write (a full disk) is this process's error, not a silent missing half.
+    import errno
+    import os
+    import sys
+
+    from kvcalc.render import json as kj
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    monkeypatch.setattr(kj, "_halves", lambda n: 5)
+    with open("/dev/full", "w") as f:
+        monkeypatch.setattr(sys, "stdout", f)
+        with pytest.raises(OSError) as e:
+            kj._write_rows({"i": list(range(10))})
+        monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    assert e.value.errno == errno.ENOSPC
+
+
+def test_a_big_grid_computed_on_arrays_is_the_per_point_arithmetic():
+    # Grids of VECTOR_POINTS and more are computed with numpy: every column must equal, exactly,
+    # what the per-point path (Python ints and floats) computes for the same grid, step model included.
+    from kvcalc import load_gpu, load_model
+    from kvcalc.engine import roofline as R
+    from kvcalc.engine.steptime import DEFAULTS
+
+    for model, gpu, tp in (("llama3.1-8b", "h100", 1), ("llama3.1-70b", "h200", 4), ("deepseek-v3", "h200", 8)):
+        m, g = load_model(model), load_gpu(gpu)
+        batches, seqs = [1, 3, 64, 7, 512, 1000], [1024 * k + 5 for k in range(1, 801)]
+        assert len(batches) * len(seqs) >= R.VECTOR_POINTS
+        fast = R.roofline(m, g, batches, seqs, tp=tp, constants=DEFAULTS).rows.columns
+        try:
+            R.VECTOR_POINTS, saved = 10**12, R.VECTOR_POINTS
+            slow = R.roofline(m, g, batches, seqs, tp=tp, constants=DEFAULTS).rows.columns
+        finally:
+            R.VECTOR_POINTS = saved
+        for k in slow:
+            assert [type(x) for x in fast[k]] == [type(x) for x in slow[k]], k
+            assert fast[k] == slow[k], k
+        one = R.decode_bound(m, g, 512, seqs[-1], tp=tp)  # and one point, through decode_bound
+        i = seqs.index(seqs[-1]) * len(batches) + batches.index(512)
+        assert (one.t_memory_s, one.flops, one.kv_share) == (fast["t_memory_s"][i], fast["flops"][i], fast["kv_share"][i])
+
+
 def test_a_grid_with_an_infinite_figure_prints_null_at_any_size(capsys):
     # The JSON contract (docs/api.md): a figure that is not finite is null, in a small grid (the
     # dict path) and a big one (the column encoder) alike; json.loads refuses neither.

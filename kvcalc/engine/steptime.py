@@ -516,12 +516,13 @@ class StepModel:
         coll = self.collective_s(tokens)
         return self.overhead_s(tokens, requests) - coll, coll
 
-    def _terms(self, mem_bytes: float, mm_flops: float, attn_flops: float, over: float) -> tuple[float, float, float]:
+    def _terms(self, mem_bytes: Any, mm_flops: Any, attn_flops: Any, over: Any, larger: Any = None) -> tuple[Any, Any, Any]:
         """The memory and compute terms and the step's time: the larger term plus ``over``, what the
-        step costs beyond them (fixed costs and collectives)."""
+        step costs beyond them (fixed costs and collectives). Floats, or numpy arrays of them with
+        ``larger=numpy.maximum``."""
         tm = mem_bytes * self.inv_bw
         tc = mm_flops * self.inv_mm + attn_flops * self.inv_attn
-        return tm, tc, (tm if tm >= tc else tc) + over
+        return tm, tc, (tm if tm >= tc else tc) + over if larger is None else larger(tm, tc) + over
 
     def decode_columns(
         self, mem_bytes: Sequence[float], mm_flops: Sequence[float], attn_flops: Sequence[float], batches: list[int]
@@ -531,7 +532,13 @@ class StepModel:
         grid of 100,000 points asks. The overhead is computed once per distinct batch."""
         over = {b: self._beyond(b, b) for b in dict.fromkeys(batches)}
         terms, both = self._terms, {b: f + c for b, (f, c) in over.items()}
-        t = [terms(m, f, a, both[b])[2] for m, f, a, b in zip(mem_bytes, mm_flops, attn_flops, batches)]
+        if not isinstance(mem_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns
+            import numpy as np
+
+            o = np.asarray([both[b] for b in batches], dtype=np.float64)
+            t = terms(mem_bytes, mm_flops, attn_flops, o, np.maximum)[2].tolist()
+        else:
+            t = [terms(m, f, a, both[b])[2] for m, f, a, b in zip(mem_bytes, mm_flops, attn_flops, batches)]
         return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:

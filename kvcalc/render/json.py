@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import sys
 from collections.abc import Iterator
 from itertools import islice
@@ -109,6 +110,28 @@ def iter_columns(columns: dict[str, list[Any]], chunk: int = 8192) -> Iterator[s
     if not n:
         yield "[]"
         return
+    yield from _rows_text(columns, 0, n, n, chunk)
+
+
+def _rows_text(columns: dict[str, list[Any]], start: int, stop: int, n: int, chunk: int = 8192) -> Iterator[str]:
+    """Rows ``start`` to ``stop`` of ``n``, as pieces of the list's text: the first piece of row 0
+    opens the list, the last of row ``n - 1`` closes it, and every other row is preceded by a
+    comma. How a column is written is decided from these rows alone; a row's text never depends on
+    it (a value written once into the template reads as it would written per row)."""
+    if (start, stop) != (0, n):
+        columns = {k: col[start:stop] for k, col in columns.items()}
+    template, values = _row_template(columns, stop - start)
+    rows = zip(*values) if values else iter([()] * (stop - start))
+    sep = "[" if start == 0 else ","
+    for _ in range(start, stop, chunk):
+        yield sep + ",".join([template % row for row in islice(rows, chunk)])
+        sep = ","
+    if stop == n:
+        yield "]"
+
+
+def _row_template(columns: dict[str, list[Any]], n: int) -> tuple[str, list[list[Any]]]:
+    """One row's %-template, and the columns its placeholders take, in order (``n`` rows)."""
     from json.encoder import encode_basestring
 
     parts: list[str] = []
@@ -124,11 +147,13 @@ def iter_columns(columns: dict[str, list[Any]], chunk: int = 8192) -> Iterator[s
                 values.append(col)
             continue
         if kinds == {float} and math.isfinite(sum(col)):
-            if col.count(col[0]) == n and col[0] != 0.0:  # (0.0 == -0.0: zeros are written per value)
+            if col.count(col[0]) == n and (col[0] != 0.0 or all(math.copysign(1.0, x) > 0 for x in col)):
+                # One value: written once (0.0 == -0.0, so a zero column is one value only if no zero is negative).
                 parts.append(head + repr(col[0]))
-            elif len(distinct := set(col)) * 4 < n and not any(x == 0.0 for x in distinct):
+            elif len(set(col[: n // 4])) * 4 < n and len(distinct := set(col)) * 4 < n and not any(x == 0.0 for x in distinct):
                 # Few values (a per-batch term over a grid): each written once. (0.0 and -0.0 are
                 # equal keys with different text, so a column holding zeros is written per value.)
+                # The first quarter's values, counted first, rule out most columns at a quarter of the cost.
                 text = {x: repr(x) for x in distinct}
                 parts.append(head + "%s")
                 values.append([text[x] for x in col])
@@ -139,26 +164,20 @@ def iter_columns(columns: dict[str, list[Any]], chunk: int = 8192) -> Iterator[s
         if kinds == {float}:  # with a NaN or an infinity, which JSON writes as null
             enc = [repr(v) if math.isfinite(v) else "null" for v in col]
         elif kinds <= {str, bool, type(None)}:
-            cache: dict[Any, str] = {}
-            enc = [cache[v] if v in cache else cache.setdefault(v, _encode_value(v)) for v in col]
-            if len(cache) == 1 and len(kinds) == 1:
-                parts.append(head + enc[0].replace("%", "%%"))
+            distinct = set(col)
+            if len(distinct) == 1 and len(kinds) == 1:
+                parts.append(head + _encode_value(col[0]).replace("%", "%%"))
                 continue
-        elif kinds == {list}:
-            # Lists of strings (a row's warnings) are common: joined directly; others encoded each.
-            strs = all(type(x) is str for v in col for x in v)
-            enc = ["[" + ",".join(map(encode_basestring, v)) + "]" for v in col] if strs else list(map(_encode_value, col))
+            text = {v: _encode_value(v) for v in distinct}
+            enc = [text[v] for v in col]
+        elif kinds == {list} and all(type(x) is str for v in col for x in v):
+            # Lists of strings (a row's warnings) are common: joined directly.
+            enc = ["[" + ",".join(map(encode_basestring, v)) + "]" for v in col]
         else:
             enc = list(map(_encode_value, col))
         parts.append(head + "%s")
         values.append(enc)
-    template = "{" + ",".join(parts) + "}"
-    rows = zip(*values) if values else iter([()] * n)
-    sep = "["
-    for _ in range(0, n, chunk):
-        yield sep + ",".join([template % row for row in islice(rows, chunk)])
-        sep = ","
-    yield "]"
+    return "{" + ",".join(parts) + "}", values
 
 
 def emit_json(report: Any, origin: dict[str, str] | None = None) -> None:
@@ -176,8 +195,72 @@ def emit_json(report: Any, origin: dict[str, str] | None = None) -> None:
         write(sep + _encode_value(k) + ":")
         sep = ","
         if k == "rows":
-            for piece in iter_columns(cols()):
-                write(piece)
+            _write_rows(cols())
         else:
             write(_encode_value(v))
     write("}\n")
+
+
+PARALLEL_ROWS = 20_000
+"""Rows from which a document's rows are written by two processes (half each), where the machine
+has two CPUs for this process and standard output is a file descriptor."""
+
+
+def _halves(n: int) -> int:
+    """Where to split ``n`` rows between two writer processes; 0 to write them in this one."""
+    if n < PARALLEL_ROWS or not hasattr(os, "fork") or os.environ.get("KVCALC_JSON_PROCESSES") == "1":
+        return 0
+    import threading
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cpus < 2 or threading.active_count() > 1:
+        return 0
+    try:
+        sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a captured stream (io.UnsupportedOperation is an OSError)
+        return 0
+    return n // 2
+
+
+def _write_rows(columns: dict[str, list[Any]]) -> None:
+    """Write the rows' list to standard output. A long list is written by two processes: a forked
+    child encodes and writes the first half while this process encodes the second, which it writes
+    once the child has finished (so the text is in order, and what each row's text is does not
+    change). A child that could not write (a reader gone, a full disk) is raised here as its error."""
+    n = len(next(iter(columns.values()))) if columns else 0
+    if not n:
+        sys.stdout.write("[]")
+        return
+    half = _halves(n)
+    if not half:
+        for piece in _rows_text(columns, 0, n, n):
+            sys.stdout.write(piece)
+        return
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: rows [0, half), straight to standard output, then gone
+        code = 0
+        try:
+            for piece in _rows_text(columns, 0, half, n):
+                sys.stdout.write(piece)
+            sys.stdout.flush()
+        except OSError as e:
+            code = e.errno if e.errno and 0 < e.errno < 255 else 255
+        except BaseException:
+            code = 255
+        os._exit(code)
+    try:
+        rest = list(_rows_text(columns, half, n, n))
+    finally:
+        _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        import errno
+
+        if code == errno.EPIPE:
+            raise BrokenPipeError(code, os.strerror(code))
+        if 0 < code < 255:
+            raise OSError(code, os.strerror(code))
+        raise RuntimeError(f"the process writing the first half of the rows ended with status {code}")
+    for piece in rest:
+        sys.stdout.write(piece)
