@@ -409,6 +409,11 @@ def test_two_processes_write_a_long_list_exactly_as_one_does(tmp_path, monkeypat
     ]
     cols = {k: [r[k] for r in rows] for k in rows[0]}
     want = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    # docs/api.md and docs/benchmarks.md: from 20,000 rows, unless KVCALC_JSON_PROCESSES=1.
+    assert kj.PARALLEL_ROWS == 20_000 and kj._halves(19_999) == 0
+    monkeypatch.setenv("KVCALC_JSON_PROCESSES", "1")
+    assert kj._halves(10**6) == 0
+    monkeypatch.delenv("KVCALC_JSON_PROCESSES")
     for half in (1, 4, 5, 8):
         monkeypatch.setattr(kj, "_halves", lambda n, half=half: half)
         path = tmp_path / f"rows{half}.json"
@@ -451,7 +456,7 @@ def test_a_big_grid_computed_on_arrays_is_the_per_point_arithmetic():
     for model, gpu, tp in (("llama3.1-8b", "h100", 1), ("llama3.1-70b", "h200", 4), ("deepseek-v3", "h200", 8)):
         m, g = load_model(model), load_gpu(gpu)
         batches, seqs = [1, 3, 64, 7, 512, 1000], [1024 * k + 5 for k in range(1, 801)]
-        assert len(batches) * len(seqs) >= R.VECTOR_POINTS
+        assert len(batches) * len(seqs) >= R.VECTOR_POINTS == 4096  # (docs/benchmarks.md)
         fast = R.roofline(m, g, batches, seqs, tp=tp, constants=DEFAULTS).rows.columns
         try:
             R.VECTOR_POINTS, saved = 10**12, R.VECTOR_POINTS

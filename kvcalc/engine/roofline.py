@@ -196,12 +196,16 @@ def decode_points(
         s: f" at {s:,} tokens does not fit in memory: at most {count_of(m or 0, 'request')}" for s, m in zip(S[::nb], mb[::nb])
     }
     warnings: list[list[str]] = []
+    named = [f"batch {b}" for b in batches]
     for s, m in zip(seqs, mb[::nb]):  # a context's batches at a time (a row's list is its own)
-        head, t = ([long[s]] if s in long else []), tail[s]
-        if m is None:
-            warnings += [head.copy() for _ in batches]
+        t = tail[s]
+        if s in long:
+            head = long[s]
+            warnings += (
+                [[head] for _ in batches] if m is None else [[head, p + t] if b > m else [head] for b, p in zip(batches, named)]
+            )
         else:
-            warnings += [[*head, f"batch {b}{t}"] if b > m else head.copy() for b in batches]
+            warnings += [[] for _ in batches] if m is None else [[p + t] if b > m else [] for b, p in zip(batches, named)]
     n = len(B)
     cols: dict[str, list[Any]] = {
         "batch": B,
