@@ -360,3 +360,42 @@ def test_shell_completion_is_installable_and_completes():
     env.update(COMP_WORDS="kvcalc roofline --ba", COMP_CWORD="2")
     r = subprocess.run([exe], capture_output=True, text=True, env=env, timeout=60)
     assert "--batch" in r.stdout.split()
+
+
+def test_a_name_with_brackets_is_printed_as_it_is(cli, tmp_path):
+    # rich reads "[red]" or "[x]" in a string as markup: a spec named so lost its brackets in every
+    # header and table ("my[red]model[x]" printed "mymodel"). Each command's text must show the name whole.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    model, gpu = "my[red]model[x]", "g[bold]pu[/]"
+    m, g = tmp_path / "m.yaml", tmp_path / "g.yaml"
+    m.write_text(
+        "".join(
+            f'name: "{model}"\n' if ln.startswith("name:") else ln
+            for ln in (root / "model_specs" / "llama2-7b.yaml").read_text().splitlines(keepends=True)
+        )
+    )
+    g.write_text(
+        "".join(
+            f'name: "{gpu}"\n' if ln.startswith("name:") else ln
+            for ln in (root / "gpu_specs" / "h100-sxm.yaml").read_text().splitlines(keepends=True)
+        )
+    )
+    runs = {
+        "size": (("size", "--model", str(m), "--seq", "4k"), [model]),
+        "fit": (("fit", "--model", str(m), "--gpu", str(g), "--seq", "4k"), [model, gpu]),
+        "roofline": (("roofline", "--model", str(m), "--gpu", str(g), "--batch", "1"), [model, gpu]),
+        "show": (("show", str(m)), [model]),
+        "show gpu": (("show", str(g)), [gpu]),
+        "plan": (("plan", "--model", str(m), "--gpus", f"{g},h200", "--rate", "5"), [model, gpu]),
+        "simulate": (("simulate", "--model", str(m), "--gpu", str(g), "--requests", "50"), [model, gpu]),
+        "paging": (("paging", "--model", str(m), "--gpu", str(g), "--lengths", "uniform:100..2000"), [model, gpu]),
+        "tiers": (("tiers", "--model", str(m), "--gpu", str(g)), [model, gpu]),
+    }
+    for what, (args, names) in runs.items():
+        r = cli(*args)
+        assert r.code == 0, (what, r.err)
+        for name in names:
+            assert name in r.out, (what, name)
+        assert "\\[" not in r.out, what  # escaped, not printed with its backslash

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table
+from kvcalc.render.console import console, esc, notes, table
 
 
 def _ms(t: float | None) -> str:
@@ -18,11 +18,11 @@ def render(r: Any) -> None:
     k = r.constants
     if r.runs:
         c.print(
-            f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {', '.join(map(str, r.tp))}), {len(r.runs)} runs: "
+            f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold] (TP {', '.join(map(str, r.tp))}), {len(r.runs)} runs: "
             f"TPOT off by {r.rms_default:.1%} (rms of log ratios) with the defaults, {r.rms_fitted:.1%} fitted"
         )
     else:
-        c.print(f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]: the bandwidth share from kvcalc measure")
+        c.print(f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold]: the bandwidth share from kvcalc measure")
     t = table(None, ("constant", "left"), ("value", "right"), ("", "left"))
     rows = [
         ("eta_bw", f"{k.eta_bw:.3f}", "share of peak memory bandwidth"),

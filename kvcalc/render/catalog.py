@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, notes, table
+from kvcalc.render.console import console, esc, kv_lines, notes, table
 from kvcalc.units import fmt_bytes, fmt_flops, fmt_iec, fmt_rate, fmt_si
 
 GB_IS_GIB = (
@@ -46,7 +46,7 @@ def render_models(r: Any) -> None:
     t.columns[3].max_width = 12
     for m in r.models:
         t.add_row(
-            m.name,
+            esc(m.name),
             _params(m.params_total),
             _params(m.params_active) if m.is_moe else "",
             m.kinds_text,
@@ -73,7 +73,7 @@ def render_gpus(r: Any) -> None:
     t.columns[0].no_wrap = True  # names stay whole
     for g in r.gpus:
         t.add_row(
-            g.name,
+            esc(g.name),
             fmt_si(g.memory_bytes, 0),
             fmt_iec(g.memory_runtime_bytes, 1),
             fmt_rate(g.memory_bandwidth_bytes_per_s),
@@ -91,7 +91,7 @@ def render_gpus(r: Any) -> None:
 def render_show_model(r: Any) -> None:
     c = console()
     m, d = r.spec, r.derived
-    c.print(f"[bold]{m.name}[/bold]: {m.description}")
+    c.print(f"[bold]{esc(m.name)}[/bold]: {esc(m.description)}")
     _source(c, m.source.url)
     rows = [
         ("architecture", m.architecture or "-"),
@@ -107,7 +107,7 @@ def render_show_model(r: Any) -> None:
     kv_lines(c, rows)
     t = table("Layer kinds", ("name", "left"), ("layers", "right"), ("kind", "left"), ("KV per token (bf16)", "right"))
     for k in r.kinds:
-        t.add_row(k.name, str(k.layers), k.description, fmt_bytes(d.per_kind_bytes_per_token[k.name]))
+        t.add_row(esc(k.name), str(k.layers), esc(k.description), fmt_bytes(d.per_kind_bytes_per_token[k.name]))
     c.print(t)
     kv_lines(
         c,
@@ -123,7 +123,7 @@ def render_show_model(r: Any) -> None:
 def render_show_gpu(r: Any) -> None:
     c = console()
     g = r.spec
-    c.print(f"[bold]{g.name}[/bold]: {g.description}")
+    c.print(f"[bold]{esc(g.name)}[/bold]: {esc(g.description)}")
     _source(c, g.source.url)
     rows = [
         ("memory (vendor, as stated)", fmt_bytes(g.memory_bytes)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, table, verdict_line
+from kvcalc.render.console import console, esc, table, verdict_line
 
 ALL_ROWS = 50
 
@@ -59,11 +59,11 @@ def render(r: Any, verbose: bool = False) -> None:
         last = None
         for x in rows:
             if x.example != last:
-                t.add_row(f"[bold]{x.example}[/bold]", *[""] * (len(cols)))
+                t.add_row(f"[bold]{esc(x.example)}[/bold]", *[""] * (len(cols)))
                 last = x.example
             key = "  " + _key_lines(x.key).replace("\n", "\n    ")
             status = "[green]pass[/green]" if x.passed else "[bold red]FAIL[/bold red]"
-            t.add_row(key, x.expected, _got(x.got), *([x.delta] if with_delta else []), status)
+            t.add_row(esc(key), esc(x.expected), esc(_got(x.got)), *([x.delta] if with_delta else []), status)
         c.print(t)
     examples = len({x.example for x in r.results})
     shown = "" if len(rows) == len(r.results) else " (failures shown; --verbose for every check)"

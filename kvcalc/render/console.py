@@ -46,6 +46,14 @@ def kv_lines(c: Any, rows: list[tuple[str, str]]) -> None:
     c.print(t)
 
 
+def esc(text: object) -> str:
+    """A name or other given text inside a markup string, as it is: a spec named ``a[b]`` keeps its
+    brackets (rich would read ``[b]`` as a style)."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
 def verdict_line(c: Any, text: str, style: str = "bold") -> None:
     """A command's first line, its answer: the text as it is (a file name or an example's name may
     hold brackets, which are not markup), in bold, or in ``style`` (bold red for a failure)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table, verdict_line
+from kvcalc.render.console import console, esc, notes, table, verdict_line
 from kvcalc.units import count_of
 
 GiB = 2**30
@@ -189,7 +189,7 @@ def _setting(s: Any) -> str:
 def _startup(c: Any, r: Any, n: int) -> None:
     head = f"Start-up {r.index} of {n}: " if n > 1 else ""
     c.print(
-        f"[bold]{head}{r.engine_label}[/bold]: {r.model} on {r.gpu}, TP {r.tp}, PP {r.pp}, "
+        f"[bold]{head}{esc(r.engine_label)}[/bold]: {esc(r.model)} on {esc(r.gpu)}, TP {r.tp}, PP {r.pp}, "
         f"max_model_len {r.max_model_len:,}, KV {r.kv_dtype}"
     )
     t = table(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, nb, notes, table, verdict_line
+from kvcalc.render.console import console, esc, kv_lines, nb, notes, table, verdict_line
 from kvcalc.units import count_of, fmt_bytes, fmt_iec, fmt_si
 
 GIB = 2**30
@@ -16,7 +16,7 @@ def render(r: Any) -> None:
         style = "bold" if r.fits else "bold red"
         verdict_line(c, r.verdict, style)
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold] (tp {r.tp}, pp {r.pp}"
+        f"[bold]{esc(r.model)}[/bold] on [bold]{r.gpus} x {esc(r.gpu)}[/bold] (tp {r.tp}, pp {r.pp}"
         + (f", dp {r.dp}" if r.dp > 1 else "")
         + (f", ep {r.ep}" if r.ep > 1 else "")
         + "), "

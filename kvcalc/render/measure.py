@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, notes, table, us, verdict_line
+from kvcalc.render.console import console, esc, kv_lines, notes, table, us, verdict_line
 from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 
 
@@ -24,7 +24,7 @@ def render(r: Any) -> None:
     g = r.geometry
     shape = f"MLA latent {g['d_k']} ({g['n_q']} heads)" if g["kind"] == "mla" else f"{g['n_q']}q/{g['n_kv']}kv x {g['d_k']}"
     c.print(
-        f"[bold]{r.model}[/bold] decode attention on [bold]{r.device_name}[/bold] ({r.device}): {shape}, "
+        f"[bold]{esc(r.model)}[/bold] decode attention on [bold]{esc(r.device_name)}[/bold] ({r.device}): {shape}, "
         f"batch {r.batch}, {r.seq_lens['min']:,}..{r.seq_lens['max']:,} tokens, {r.dtype}"
         + (f", KV {r.kv_dtype}" if r.kv_dtype and r.kv_dtype != r.dtype else "")
         + f", {r.layers} layer(s), block {g['block_size']}"

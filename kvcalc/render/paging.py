@@ -29,8 +29,8 @@ def render(r: Any) -> None:
     c = console()
     verdict_line(c, verdict(r))
     c.print(
-        f"[bold]{r.model}[/bold]"
-        + (f" on [bold]{r.gpu}[/bold]" if r.gpu else "")
+        f"[bold]{escape(r.model)}[/bold]"
+        + (f" on [bold]{escape(r.gpu)}[/bold]" if r.gpu else "")
         + f": {escape(r.workload)}, {count_of(r.requests, 'request')} (mean {r.mean_len:,.0f} tokens), max-len {r.max_len:,}, "
         f"KV pool {fmt_si(r.pool_bytes)} ({fmt_iec(r.pool_bytes)})"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table, verdict_line
+from kvcalc.render.console import console, esc, notes, table, verdict_line
 
 
 def _ms(t: float) -> str:
@@ -94,7 +94,7 @@ def render(r: Any) -> None:
     line = verdict(r)
     verdict_line(c, line, "bold red" if line.startswith("NO ") else "bold")
     c.print(
-        f"[bold]{r.model}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}"
+        f"[bold]{esc(r.model)}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}"
         + (f"; targets {targets}" if targets else "; no latency targets")
         + f" ({r.considered:,} configurations)"
     )
@@ -116,14 +116,14 @@ def render(r: Any) -> None:
         one_type = len({d.gpu for d in r.ranked}) == 1
         if one_type:
             cols = [c_ for c_ in cols if c_[0] != "GPU"]
-        t = table(f"on {r.ranked[0].gpu}" if one_type else None, *cols)
+        t = table(f"on {esc(r.ranked[0].gpu)}" if one_type else None, *cols)
         for col in t.columns:
             col.no_wrap = True
         split = [d for d in r.ranked if d.mode == "disaggregated"]
         for d in r.ranked:
             row = (
                 [f"{d.gpus:,}"]
-                + ([] if one_type else [d.gpu])
+                + ([] if one_type else [esc(d.gpu)])
                 + [
                     f"P/D #{split.index(d) + 1}" if d in split else _shape(d),
                     f"{d.in_flight_per_replica:,.0f}",
@@ -140,7 +140,7 @@ def render(r: Any) -> None:
             c.print(f"P/D #{i}: {_pools(d)}; KV {d.kv_transfer_s * 1e3:,.1f} ms a prompt ({d.placement})")
         b = r.best
         c.print(
-            f"{_won(r)}: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
+            f"{_won(r)}: [bold]{b.gpus} x {esc(b.gpu)}[/bold] ({_shape(b)}), {b.in_flight_per_replica:,.0f} requests in flight per "
             f"replica of the {b.capacity_per_replica:,} its KV pool holds; the decode step is {b.step_bound_by}-bound"
         )
         for line in (b.engine_flags, b.placement, b.why):
@@ -150,7 +150,7 @@ def render(r: Any) -> None:
             c.print(r.disaggregation[0].upper() + r.disaggregation[1:])
         others = [d for d in r.per_gpu_type if d.gpu != b.gpu]
         if others:
-            c.print("Best of each other GPU: " + "; ".join(f"{d.gpus} x {d.gpu} ({_shape(d)})" for d in others))
+            c.print("Best of each other GPU: " + "; ".join(f"{d.gpus} x {esc(d.gpu)} ({_shape(d)})" for d in others))
     if r.verified:
         c.print(
             f"[bold]Checked by simulation[/bold] (kvcalc simulate, one replica at the rate it is offered, p{r.verified[0].percentile}):"
@@ -173,7 +173,7 @@ def render(r: Any) -> None:
         for v in r.verified:
             t3.add_row(
                 f"{v.gpus:,}",
-                v.gpu,
+                esc(v.gpu),
                 _shape(v),
                 f"{v.ttft_s * 1e3:,.0f}",
                 f"{v.tpot_s * 1e3:,.1f}",
@@ -189,7 +189,7 @@ def render(r: Any) -> None:
         if sb is not None:
             b = sb
             c.print(
-                f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {b.gpu}[/bold] ({_shape(b)}, "
+                f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {esc(b.gpu)}[/bold] ({_shape(b)}, "
                 f"{b.replicas} replica{'s' if b.replicas > 1 else ''})"
             )
     notes(c, "Warnings", r.warnings, "yellow")
@@ -221,7 +221,7 @@ def render_throughput(r: Any) -> None:
     line = throughput_verdict(r)
     verdict_line(c, line, "bold red" if line.startswith("NO ") else "bold")
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpus} x {r.gpu}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}; {targets or 'no targets'}"
+        f"[bold]{esc(r.model)}[/bold] on [bold]{r.gpus} x {esc(r.gpu)}[/bold], {r.traffic}, KV {r.kv_dtype}, {r.engine}; {targets or 'no targets'}"
     )
     t = table(
         None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, ms, notes, table, verdict_line
+from kvcalc.render.console import console, esc, kv_lines, ms, notes, table, verdict_line
 from kvcalc.units import count_of, fmt_bytes, fmt_flops, fmt_rate, fmt_si
 
 TABLE_ROWS = 64
@@ -14,7 +14,7 @@ TABLE_ROWS = 64
 def _header(c: Any, r: Any, origin: dict[str, str] | None) -> None:
     src = "".join(f" ({k.split('_')[0]} from {v})" for k, v in (origin or {}).items() if k.endswith("_from"))
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]{src}: tp {r.tp}"
+        f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold]{src}: tp {r.tp}"
         + (f", dp {r.dp}" if r.dp > 1 else "")
         + (f", ep {r.ep}" if r.ep > 1 else "")
         + f", KV {r.kv_dtype}, "
@@ -235,7 +235,7 @@ def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> 
 
         m = r.measure
         c.print(
-            f"[bold]Measured on {m.device_name}[/bold] ({m.device}): the rows above are {r.gpu}'s bound; the measurement "
+            f"[bold]Measured on {esc(m.device_name)}[/bold] ({m.device}): the rows above are {esc(r.gpu)}'s bound; the measurement "
             "below is held against the bound of the same step on the device that ran it"
         )
         render_measure(r.measure)

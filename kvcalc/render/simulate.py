@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, notes, table, verdict_line
+from kvcalc.render.console import console, esc, notes, table, verdict_line
 from kvcalc.units import count_of, fmt_iec, fmt_si
 
 
@@ -23,7 +23,7 @@ def render(r: Any, plot: bool = False) -> None:
         verdict_line(c, r.verdict, style)
     dpw = f", DP {r.dp}" + (f", EP {r.ep}" if r.ep > 1 else "") + ": one DP rank shown" if r.dp > 1 else ""
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold] (TP {r.tp}{dpw}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
+        f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold] (TP {r.tp}{dpw}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
         f"{fmt_iec(r.pool_bytes)} per GPU, {r.kv_bytes_per_token:,} B per token): {count_of(r.requests, 'request')}, "
         f"mean prompt {r.mean_prompt:,.0f} and output {r.mean_output:,.0f} tokens, max {r.max_len:,}; {r.arrival}"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, kv_lines, notes, table, verdict_line
+from kvcalc.render.console import console, esc, kv_lines, notes, table, verdict_line
 from kvcalc.units import fmt_bytes
 
 
@@ -23,7 +23,7 @@ def render(r: Any) -> None:
     verdict_line(c, verdict(r))
     alloc = "logical bytes" if r.allocation == "logical" else f"what {r.allocation} allocates"
     c.print(
-        f"[bold]{r.model}[/bold]  seq {r.seq:,} tokens, batch {r.batch}, KV {r.kv_dtype}, "
+        f"[bold]{esc(r.model)}[/bold]  seq {r.seq:,} tokens, batch {r.batch}, KV {r.kv_dtype}, "
         f"tp {r.tp}, pp {r.pp}"
         + (f", dp {r.dp}" if r.dp > 1 else "")
         + f": {alloc}"
@@ -43,7 +43,7 @@ def render(r: Any) -> None:
         col.no_wrap = True
     for row in r.layers:
         t.add_row(
-            f"{row.name}: {row.description}",
+            esc(f"{row.name}: {row.description}"),
             str(row.layers),
             f"{row.bytes_per_token_per_layer:,}" if row.holds_tokens else "-",
             f"{row.tokens_held:,}" if row.holds_tokens else "constant",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, ms, notes, table, verdict_line
+from kvcalc.render.console import console, esc, ms, notes, table, verdict_line
 from kvcalc.units import fmt_bytes, fmt_rate, fmt_si
 
 
@@ -31,7 +31,7 @@ def render(r: Any) -> None:
     verdict_line(c, verdict(r))
     rows, d = r.tiers, r.disaggregation
     c.print(
-        f"[bold]{r.model}[/bold] on [bold]{r.gpu}[/bold]: one request of {r.seq:,} tokens; recomputing "
+        f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold]: one request of {r.seq:,} tokens; recomputing "
         f"its KV (prefill) takes {ms(rows[0].recompute_s)}"
     )
     t = table(
