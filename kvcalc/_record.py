@@ -95,6 +95,28 @@ def _hash(self: Any) -> int:
     return hash(tuple(getattr(self, n) for n in type(self).__record_hash__))
 
 
+def _freeze(cls: Any, names: frozenset[str]) -> None:
+    """What dataclasses' frozen=True gives a class: assigning or deleting a field, or any attribute of
+    an instance of this very class, raises FrozenInstanceError; a subclass's own attributes pass to
+    the next class in its MRO (dataclasses' ``_frozen_get_del_attr``, the same test and messages)."""
+    if "__setattr__" in cls.__dict__ or "__delattr__" in cls.__dict__:
+        raise TypeError(f"Cannot overwrite attribute __setattr__ or __delattr__ in class {cls.__name__}")
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+
+    for f in (__setattr__, __delattr__):
+        f.__qualname__ = f"{cls.__qualname__}.{f.__name__}"
+    cls.__setattr__, cls.__delattr__ = __setattr__, __delattr__
+
+
 def _apply(cls: type[T], frozen: bool, kw_only: bool, eq: bool) -> type[T]:
     own = cls.__dict__
     # As dataclasses decides: a class body's own __hash__ stays, unless it is the None that
@@ -107,9 +129,29 @@ def _apply(cls: type[T], frozen: bool, kw_only: bool, eq: bool) -> type[T]:
         # same text, from the annotations.
         fields = ", ".join(f"{k}: {v}" for k, v in cls.__dict__.get("__annotations__", {}).items())
         cls.__doc__ = f"{cls.__name__}({fields})"
-    dataclasses.dataclass(init=False, repr=False, eq=False, frozen=frozen, kw_only=kw_only)(cls)
+    # A frozen class's __setattr__ and __delattr__ are closures here, not exec'd source (dataclasses'
+    # frozen=True writes them as text: 0.2 ms a class, most of what a frozen class costs). dataclasses
+    # is told the class is not frozen, and then that it is: its checks between frozen and unfrozen
+    # bases see every record base as unfrozen while a record subclass is made, and frozen after.
+    above: list[Any] = [b for b in cls.__mro__[-1:0:-1] if "__dataclass_fields__" in b.__dict__]
+    if above and any(b.__dataclass_params__.frozen for b in above) != frozen:  # dataclasses' own rule and words
+        raise TypeError(
+            f"cannot inherit {'frozen' if frozen else 'non-frozen'} dataclass from a {'non-frozen' if frozen else 'frozen'} one"
+        )
+    bases = [b.__dataclass_params__ for b in above if "__record_frozen__" in b.__dict__]
+    for params in bases:
+        params.frozen = False
+    try:
+        dataclasses.dataclass(init=False, repr=False, eq=False, frozen=False, kw_only=kw_only)(cls)
+    finally:
+        for params in bases:
+            params.frozen = True
     c: Any = cls
     fs = dataclasses.fields(c)
+    if frozen:
+        c.__dataclass_params__.frozen = True
+        c.__record_frozen__ = True
+        _freeze(c, frozenset(f.name for f in fs))
     c.__record_table__ = _Table(c)
     c.__record_repr__ = tuple(f.name for f in fs if f.repr)
     c.__record_compare__ = tuple(f.name for f in fs if f.compare)

@@ -162,3 +162,32 @@ def test_an_objects_attributes_are_in_the_fields_order_whatever_the_call():
             )(d=4, a=1)
         ).keys()
     ) == ["a", "b", "c", "d"]
+
+
+def test_frozen_and_unfrozen_classes_mix_as_dataclasses_allows():
+    # record makes a frozen class's __setattr__ without dataclasses' frozen=True; the rules between
+    # frozen and unfrozen bases must still be dataclasses' (a TypeError either way round), and a
+    # subclass's own non-field attribute of a frozen base behaves as with dataclasses.
+    for deco in (dataclasses.dataclass, record):
+
+        @deco(frozen=True)
+        class F:
+            a: int = 1
+
+        @deco
+        class U:
+            a: int = 1
+
+        with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+            deco(type("X", (F,), {"__annotations__": {"b": "int"}, "b": 2}))
+        with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+            deco(frozen=True)(type("Y", (U,), {"__annotations__": {"b": "int"}, "b": 2}))
+        G = deco(frozen=True)(type("G", (F,), {"__annotations__": {"b": "int"}, "b": 2}))
+        g = G()
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'a'"):
+            g.a = 3
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'b'"):
+            del g.b
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            g.other = 1  # not a field, but G is the instance's own class
+        assert dataclasses.fields(G)[1].name == "b" and G.__dataclass_params__.frozen
