@@ -3,9 +3,9 @@
 dataclasses writes each class's ``__init__``, ``__repr__``, ``__eq__`` and ``__hash__`` (and, frozen,
 ``__setattr__``/``__delattr__``) as source text and ``exec``\\ s it: about 1 ms a frozen class on
 this machine, two dozen classes on the way to ``kvcalc size``'s answer, a fifth of its start-up
-beyond typer's. ``record`` lets dataclasses find the fields and make a frozen class frozen
-(``init=False, repr=False, eq=False``) and gives the class generic methods that read a table of
-its fields built once. What a caller sees is what dataclasses gives (the fields, ``dataclasses.fields``,
+beyond typer's. ``record`` lets dataclasses find the fields (``init=False, repr=False, eq=False,
+frozen=False``) and gives the class generic methods that read a table of its fields built once; a
+frozen class's ``__setattr__`` and ``__delattr__`` are closures doing what dataclasses' would. What a caller sees is what dataclasses gives (the fields, ``dataclasses.fields``,
 ``replace`` and ``asdict``, the same ``__init__`` arguments and error types, repr, equality,
 hashing and frozenness; tests/test_record.py compares the two on every kind of class kvcalc declares), and
 type checkers see ``dataclasses.dataclass`` itself.
