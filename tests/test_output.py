@@ -411,6 +411,7 @@ def test_two_processes_write_a_long_list_exactly_as_one_does(tmp_path, monkeypat
     want = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
     # docs/api.md and docs/benchmarks.md: from 20,000 rows, unless KVCALC_JSON_PROCESSES=1.
     assert kj.PARALLEL_ROWS == 20_000 and kj._halves(19_999) == 0
+    assert kj.PARALLEL_MAX_ROWS == 250_000 and kj._halves(250_001) == 0  # (its half's text held: memory)
     monkeypatch.setenv("KVCALC_JSON_PROCESSES", "1")
     assert kj._halves(10**6) == 0
     monkeypatch.delenv("KVCALC_JSON_PROCESSES")

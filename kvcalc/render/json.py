@@ -204,11 +204,14 @@ def emit_json(report: Any, origin: dict[str, str] | None = None) -> None:
 PARALLEL_ROWS = 20_000
 """Rows from which a document's rows are written by two processes (half each), where the machine
 has two CPUs for this process and standard output is a file descriptor."""
+PARALLEL_MAX_ROWS = 250_000
+"""Rows up to which they are: this process holds its half's text until the child is done (about
+100 MB at this many rows); a bigger document is written by one process as it is made."""
 
 
 def _halves(n: int) -> int:
     """Where to split ``n`` rows between two writer processes; 0 to write them in this one."""
-    if n < PARALLEL_ROWS or not hasattr(os, "fork") or os.environ.get("KVCALC_JSON_PROCESSES") == "1":
+    if not PARALLEL_ROWS <= n <= PARALLEL_MAX_ROWS or not hasattr(os, "fork") or os.environ.get("KVCALC_JSON_PROCESSES") == "1":
         return 0
     import threading
 
