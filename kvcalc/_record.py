@@ -122,8 +122,6 @@ def _apply(cls: type[T], frozen: bool, kw_only: bool, eq: bool) -> type[T]:
     # As dataclasses decides: a class body's own __hash__ stays, unless it is the None that
     # defining __eq__ sets.
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-    # Frozenness is left to dataclasses (its two methods, and the checks between frozen and unfrozen
-    # bases that subclasses rely on).
     if not cls.__doc__:
         # dataclasses writes a missing docstring from inspect.signature(cls), a few ms a class: the
         # same text, from the annotations.
@@ -138,7 +136,7 @@ def _apply(cls: type[T], frozen: bool, kw_only: bool, eq: bool) -> type[T]:
         raise TypeError(
             f"cannot inherit {'frozen' if frozen else 'non-frozen'} dataclass from a {'non-frozen' if frozen else 'frozen'} one"
         )
-    bases = [b.__dataclass_params__ for b in above if "__record_frozen__" in b.__dict__]
+    bases = [b.__dataclass_params__ for b in above if "__record_table__" in b.__dict__ and b.__dataclass_params__.frozen]
     for params in bases:
         params.frozen = False
     try:
@@ -150,7 +148,6 @@ def _apply(cls: type[T], frozen: bool, kw_only: bool, eq: bool) -> type[T]:
     fs = dataclasses.fields(c)
     if frozen:
         c.__dataclass_params__.frozen = True
-        c.__record_frozen__ = True
         _freeze(c, frozenset(f.name for f in fs))
     c.__record_table__ = _Table(c)
     c.__record_repr__ = tuple(f.name for f in fs if f.repr)

@@ -399,3 +399,26 @@ def test_a_name_with_brackets_is_printed_as_it_is(cli, tmp_path):
         for name in names:
             assert name in r.out, (what, name)
         assert "\\[" not in r.out, what  # escaped, not printed with its backslash
+
+
+def test_library_errors_name_no_command_line_flag():
+    # Issue 20: the library's errors say what was wrong in the library's own terms (its argument
+    # names); the CLI maps the place to its flag. A `--flag` written into an engine or spec error is
+    # a CLI word leaking into the API (the parallel-size flags of vLLM/SGLang deployments, which are
+    # the engines' own, are not kvcalc's; nor is `kvcalc measure --json`, a command to run).
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "kvcalc"
+    engines_own = {"--enable-expert-parallel", "--ep-size", "--data-parallel-size", "--enable-dp-attention"}
+    leaks = []
+    for p in [*(root / "engine").rglob("*.py"), *(root / "specs").rglob("*.py")]:
+        text = p.read_text()
+        for n in ast.walk(ast.parse(text)):
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "KvcalcError":
+                seg = ast.get_source_segment(text, n) or ""
+                flags = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", seg)) - engines_own
+                if flags and "measure --json" not in seg:
+                    leaks.append(f"{p.relative_to(root)}:{n.lineno} {sorted(flags)}")
+    assert not leaks, leaks

@@ -117,7 +117,7 @@ def calibrate(
             raise KvcalcError(
                 f"this run is of {r.model[:80]!r}, not {model.name}",
                 r.where,
-                f"results of {model.name}, or --model {r.model[:80]}",
+                f"results of {model.name}, or a calibration for {r.model[:80]}",
             )
         tpot = r.mean_tpot_s or r.median_tpot_s or r.mean_itl_s
         missing = [
@@ -156,7 +156,7 @@ def calibrate(
                 f"TPOT {tpot * 1e3:,.2f} ms is below the roofline bound of {bound * 1e3:,.2f} ms for {b:,} requests of "
                 f"{model.name} on {gpu.name} (throughput above the roofline)",
                 r.where,
-                "a run of this model on this GPU (check --model, --gpu and --tp)",
+                "a run of this model on this GPU (check the model, GPU and TP the run used)",
             )
     free, held = _free(pts, base)
     if len(pts) < max(2, len(free) + 1):

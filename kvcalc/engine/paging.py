@@ -293,7 +293,7 @@ def simulate(
         raise KvcalcError("the KV pool is empty: the weights do not leave room", "pool_bytes", "a GPU with memory to spare")
     if int(lengths.max()) > max_len:
         raise KvcalcError(
-            f"a request of {int(lengths.max()):,} tokens exceeds --max-len {max_len:,}",
+            f"a request of {int(lengths.max()):,} tokens exceeds the max length of {max_len:,}",
             "max_len",
             "a max length at least the longest request",
         )

@@ -152,7 +152,7 @@ def decode_points(
     cb = d.compute_bound_from(seqs, kvr, attn)
     ar = [d.allreduce(b) for b in batches] if with_allreduce else None
     bw, peak, tp, mm = d.bw, d.peak, d.tp, d.matmul_flops_per_token
-    B = batches * ns
+    B, W = batches * ns, w * ns
     S = list(chain.from_iterable(repeat(s, nb) for s in seqs))
     mm_b = [mm * b / tp for b in batches]  # the matmul FLOPs, per batch
     big = max(batches)
@@ -171,13 +171,12 @@ def decode_points(
         flopsa = MMa + AFa
         tma, tca = tota / bw, flopsa / peak
         vec = (tota, MMa, AFa)
-        W, KV, total, MM, AF, flops = w * ns, KVa.tolist(), tota.tolist(), MMa.tolist(), AFa.tolist(), flopsa.tolist()
+        KV, total, MM, AF, flops = KVa.tolist(), tota.tolist(), MMa.tolist(), AFa.tolist(), flopsa.tolist()
         tm, tc, tb = tma.tolist(), tca.tolist(), np.where(tma >= tca, tma, tca).tolist()
         kv_share, intensity = (KVa / tota).tolist(), (flopsa / tota).tolist()
     else:
         # Whole columns through map() with the operator module: the same operations, in the same
         # order, as one expression per point, at a fraction of a comprehension's cost.
-        W = w * ns
         KV = [kvr[j] * b for j in range(ns) for b in batches]
         total = list(map(add, W, KV))
         MM = mm_b * ns

@@ -25,7 +25,6 @@ none was fitted to a serving benchmark. A calibration (kvcalc calibrate) replace
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import fields, replace
 from typing import Any
 
@@ -522,14 +521,16 @@ class StepModel:
         ``larger=numpy.maximum``."""
         tm = mem_bytes * self.inv_bw
         tc = mm_flops * self.inv_mm + attn_flops * self.inv_attn
-        return tm, tc, (tm if tm >= tc else tc) + over if larger is None else larger(tm, tc) + over
+        top = (tm if tm >= tc else tc) if larger is None else larger(tm, tc)
+        return tm, tc, top + over
 
     def decode_columns(
-        self, mem_bytes: Sequence[float], mm_flops: Sequence[float], attn_flops: Sequence[float], batches: list[int]
+        self, mem_bytes: Any, mm_flops: Any, attn_flops: Any, batches: list[int]
     ) -> tuple[list[float], list[float], list[float]]:
         """:meth:`time` of many decode-only steps (``batches[i]`` requests, one token each), as columns
         (t_step_s, t_fixed_s, t_collective_s) without a :class:`StepTime` per step: what a roofline
-        grid of 100,000 points asks. The overhead is computed once per distinct batch."""
+        grid of 100,000 points asks. The terms come as lists, or as numpy arrays (a big grid). The
+        overhead is computed once per distinct batch."""
         over = {b: self._beyond(b, b) for b in dict.fromkeys(batches)}
         terms, both = self._terms, {b: f + c for b, (f, c) in over.items()}
         if not isinstance(mem_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns

@@ -104,9 +104,13 @@ def encode_columns(columns: dict[str, list[Any]]) -> str:
     return "".join(iter_columns(columns))
 
 
+def _count(columns: dict[str, list[Any]]) -> int:
+    return len(next(iter(columns.values()))) if columns else 0
+
+
 def iter_columns(columns: dict[str, list[Any]], chunk: int = 8192) -> Iterator[str]:
     """:func:`encode_columns`'s text in pieces of ``chunk`` rows, to write as they are made."""
-    n = len(next(iter(columns.values()))) if columns else 0
+    n = _count(columns)
     if not n:
         yield "[]"
         return
@@ -183,7 +187,8 @@ def _row_template(columns: dict[str, list[Any]], n: int) -> tuple[str, list[list
 def emit_json(report: Any, origin: dict[str, str] | None = None) -> None:
     """Print a report's JSON. A report whose rows are stored by column (``__json_columns__``) and
     are many is written without a dict per row: its other fields through :func:`to_json`, the
-    rows by :func:`encode_columns`; the text is what ``dumps(to_json(report))`` prints."""
+    rows as :func:`encode_columns` writes them (:func:`_write_rows`); the text is what
+    ``dumps(to_json(report))`` prints."""
     rows = getattr(report, "rows", None)
     cols = getattr(rows, "__json_columns__", None)
     if cols is None or len(rows) <= BIG_DOCUMENT:  # type: ignore[arg-type]
@@ -230,13 +235,10 @@ def _write_rows(columns: dict[str, list[Any]]) -> None:
     child encodes and writes the first half while this process encodes the second, which it writes
     once the child has finished (so the text is in order, and what each row's text is does not
     change). A child that could not write (a reader gone, a full disk) is raised here as its error."""
-    n = len(next(iter(columns.values()))) if columns else 0
-    if not n:
-        sys.stdout.write("[]")
-        return
+    n = _count(columns)
     half = _halves(n)
     if not half:
-        for piece in _rows_text(columns, 0, n, n):
+        for piece in iter_columns(columns):
             sys.stdout.write(piece)
         return
     sys.stdout.flush()

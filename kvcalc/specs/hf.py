@@ -919,7 +919,7 @@ def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | No
         raise KvcalcError(
             f"quantization {qm!r} is not modelled",
             where,
-            "fp8, fbgemm_fp8, compressed-tensors, awq, gptq, mxfp4, modelopt (or pass --weights with the measured size)",
+            "fp8, fbgemm_fp8, compressed-tensors, awq, gptq, mxfp4, modelopt (or give fit the measured weight size)",
         )
     if not b.moe:
         roles = [r for r in roles if r not in ("experts", "shared_experts")]

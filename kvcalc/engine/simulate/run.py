@@ -132,7 +132,7 @@ def simulate(
         raise KvcalcError(
             f"this run needs about {est:,} events, over the bound of {MAX_EVENTS:,}",
             "requests",
-            "fewer requests or policies, or a larger --max-num-batched-tokens",
+            "fewer requests or policies, or a larger max_num_batched_tokens",
         )
     inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_num_seqs=st.max_num_seqs)
     f = fit(model, gpu, inp)
@@ -146,7 +146,7 @@ def simulate(
         raise KvcalcError(
             f"the KV pool ({pool:,} B) does not hold one token of {model.name} on {gpu.name}",
             "gpu",
-            "a larger GPU, more --tp, or a smaller model",
+            "a larger GPU, more tensor parallelism (tp), or a smaller model",
         )
     host = (gpu.host_link_bytes_per_s or 64e9) / 2
 
