@@ -39,11 +39,16 @@ def workload(n: int) -> Workload:
 
 def together(n: int) -> float:
     """Seconds for the three default policies in one call, as `kvcalc simulate` runs them (a forked
-    process a policy, up to one a CPU)."""
+    process a policy, up to one a CPU). A release from before simulate took ``workers`` (such as
+    8407836, the code the serving-time issue timed at 55-75 s) runs them as it did: one after the
+    other in one process."""
+    import inspect
+
     m, g = resolve_model("llama2-13b"), resolve_gpu("a100-40gb")
     wl, st = workload(n), SimSettings(2048, 256, 2048)
+    kw = {"workers": None} if "workers" in inspect.signature(simulate).parameters else {}
     t0 = time.perf_counter()
-    simulate(m, g, wl, st, parse_policies(TOGETHER), engine("vllm"), kv_dtype("bf16"), workers=None)
+    simulate(m, g, wl, st, parse_policies(TOGETHER), engine("vllm"), kv_dtype("bf16"), **kw)
     return time.perf_counter() - t0
 
 
