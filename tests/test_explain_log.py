@@ -354,3 +354,37 @@ def test_explain_log_says_which_tensorrt_llm_line_is_the_dry_run(cli):
     assert abs(rows["trt_kv_gib"]["from_log_error"]) < 0.002
     assert abs(rows["trt_tokens"]["from_log_error"]) < 0.002
     assert any(n["key"] == "trt_dry_run" for n in d["notes"])
+
+
+# vLLM's start-up banner, as vllm/entrypoints/common/startup.py (log_version_and_model, 0.33.0) writes
+# it: a logo whose second and third lines end "version X" and "model   NAME" (vLLM's formatter puts
+# the log prefix on every line of a message), ANSI-coloured under the colour formatter, or one plain
+# line with the logo off. A web page that pasted it may have collapsed the logo's runs of spaces.
+_PREFIX = "(APIServer pid=1) INFO 11-20 10:00:00 [startup.py:40] "
+_KV = "(EngineCore pid=2) INFO 11-20 10:01:00 [kv_cache_utils.py:1300] GPU KV cache size: 100,000 tokens\n"
+BANNERS = {
+    "monochrome": (
+        _PREFIX + " ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.33.0\n" + _PREFIX + "  █▄█▀ █     █     █     █  model   Qwen/Qwen3-8B\n"
+    ),
+    "colour": (
+        _PREFIX
+        + " \x1b[93m▄▄\x1b[0m \x1b[94m▄█\x1b[0m \x1b[1m█     █     █ ▀▄▀ █\x1b[0m  version \x1b[1m0.33.0\x1b[0m\n"
+        + _PREFIX
+        + "  \x1b[93m█\x1b[0m\x1b[94m▄█▀\x1b[0m \x1b[1m█     █     █     █\x1b[0m  model   \x1b[1mQwen/Qwen3-8B\x1b[0m\n"
+    ),
+    "pasted": _PREFIX + "▄▄ ▄█ █ █ █ ▀▄▀ █ version 0.33.0\n" + _PREFIX + "█▄█▀ █ █ █ █ model Qwen/Qwen3-8B\n",
+    "logo off": _PREFIX + "vLLM server version 0.33.0, serving model Qwen/Qwen3-8B\n",
+}
+
+
+@pytest.mark.parametrize("form", list(BANNERS))
+def test_the_start_up_banner_gives_the_release_and_the_model(form):
+    f = parse_startups(BANNERS[form] + _KV)
+    assert [(x.version, x.model, x.kv_tokens) for x in f] == [("0.33.0", "Qwen/Qwen3-8B", 100_000)]
+    assert choose_engine(f[0])[0].key == "vllm@0.33"
+
+
+def test_a_release_in_the_banner_chooses_its_rules():
+    # 0.19's banner: read with the rules of 0.15 to 0.20, not guessed from the line formats.
+    f = parse_log(BANNERS["monochrome"].replace("0.33.0", "0.19.0") + _KV)
+    assert choose_engine(f)[0].key == "vllm@0.15"

@@ -126,7 +126,7 @@ class LogFacts:
 
 # SGLang 0.4: "KV Cache is allocated. #tokens: N, K size: ..."; 0.5: "... allocated. dtype: torch.bfloat16, #tokens: ...".
 _SGL_KV = r"KV Cache (?:is allocated|VA upper bound)\.(?: dtype: (?:torch\.)?([a-z0-9_]{1,30}),)? #tokens: " + NUM
-_V = r"v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),']*)"
+_V = r"v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),'\x1b]*)"
 _INT = r"([0-9]{1,20})"
 
 # (fact, a literal the line must hold, pattern, how to read the groups, what the format says about
@@ -137,7 +137,14 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("version", "vLLM API server version", re.compile(r"vLLM API server version\s*" + _V), "str", ""),
     ("version", "vllm version", re.compile(r"vllm version\s*[=:]?\s*" + _V, re.I), "str", ""),
     ("version", "vLLM Version", re.compile(r"vLLM Version\s*:\s*" + _V), "str", ""),
-    ("version", "  version ", re.compile(r"█\s+version\s+" + _V), "str", ""),
+    # vLLM's start-up banner (vllm/entrypoints/common/startup.py log_version_and_model, 0.33.0; in
+    # entrypoints/utils.py from before 0.20): a logo whose lines end "version X" and "model   NAME",
+    # coloured with ANSI codes where the log is, one space apart where a web page pasted it; or, with
+    # the logo off, "vLLM server version X, serving model NAME".
+    ("version", "█", re.compile(r"█(?:\x1b\[[0-9;]*m)*\s+version\s+(?:\x1b\[[0-9;]*m)*" + _V), "str", ""),
+    ("model", "█", re.compile(r"█(?:\x1b\[[0-9;]*m)*\s+model\s+(?:\x1b\[[0-9;]*m)*([^\s\x1b]{1,500})"), "str", ""),
+    ("version", "vLLM server version", re.compile(r"vLLM server version\s*" + _V + ","), "str", ""),
+    ("model", "serving model", re.compile(r"vLLM server version .{1,60}, serving model\s+([^\s]{1,500})"), "str", ""),
     ("model", "model='", re.compile(r"\bmodel='([^']{1,500})'"), "str", ""),
     ("model", "'model':", re.compile(r"'model':\s*'([^']{1,500})'"), "str", ""),
     ("model", "model_path=", re.compile(r"\bmodel_path='?([^',\s)]{1,500})"), "str", ""),
@@ -331,6 +338,7 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
 # Lines that open a start-up: after a start-up's results, one of them opens the next.
 _STARTS = (
     "vLLM API server version",
+    "vLLM server version",
     "Initializing an LLM engine",
     "Initializing a V1 LLM engine",
     "Initializing a V0 LLM engine",
