@@ -137,10 +137,10 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("version", "vLLM API server version", re.compile(r"vLLM API server version\s*" + _V), "str", ""),
     ("version", "vllm version", re.compile(r"vllm version\s*[=:]?\s*" + _V, re.I), "str", ""),
     ("version", "vLLM Version", re.compile(r"vLLM Version\s*:\s*" + _V), "str", ""),
-    # vLLM's start-up banner (vllm/entrypoints/common/startup.py log_version_and_model, 0.33.0; in
-    # entrypoints/utils.py from before 0.20): a logo whose lines end "version X" and "model   NAME",
-    # coloured with ANSI codes where the log is, one space apart where a web page pasted it; or, with
-    # the logo off, "vLLM server version X, serving model NAME".
+    # vLLM's start-up banner (vllm/entrypoints/common/startup.py log_version_and_model, 0.33.0;
+    # entrypoints/utils.py in 0.20; 0.13 printed "vLLM API server version"): a logo whose lines end
+    # "version X" and "model   NAME", coloured with ANSI codes where the log is, one space apart
+    # where a web page pasted it; or, with the logo off, "vLLM server version X, serving model NAME".
     ("version", "█", re.compile(r"█(?:\x1b\[[0-9;]*m)*\s+version\s+(?:\x1b\[[0-9;]*m)*" + _V), "str", ""),
     ("model", "█", re.compile(r"█(?:\x1b\[[0-9;]*m)*\s+model\s+(?:\x1b\[[0-9;]*m)*([^\s\x1b]{1,500})"), "str", ""),
     ("version", "vLLM server version", re.compile(r"vLLM server version\s*" + _V + ","), "str", ""),
