@@ -381,7 +381,17 @@ def test_max_len_defaults_to_the_models_context_for_lengths_the_user_gives(cli):
     # prealloc reservation fits); lengths past the model's context are refused in one line.
     s = cli("simulate", "--model", "llama4-scout", "--gpu", "h100", "--tp", "8", "-n", "20", "--prompt", "1000", "--json")
     assert s.json()["max_len"] == 2048 and s.json()["runs"][0]["completed"] == 20
-    one_line_error(cli("simulate", "--model", "llama2-7b", "-n", "5", "--prompt", "5000"), "exceeds", "--prompt")
+    # The limit named is the one that applies: llama2-7b's 4,096-token context (its config.json), less
+    # the one token a request outputs; with --max-len, that; plan, which has no --max-len, its context.
+    one_line_error(
+        cli("simulate", "--model", "llama2-7b", "-n", "5", "--prompt", "5000"),
+        "fixed length 5,000 exceeds llama2-7b's context of 4,096 tokens less one output token",
+        "--prompt",
+    )
+    e = one_line_error(cli("simulate", "--model", "llama2-7b", "-n", "5", "--prompt", "5000", "--max-len", "3000"), "--prompt")
+    assert "exceeds --max-len 3,000 less one output token" in e
+    e = one_line_error(cli("plan", "--model", "llama2-7b", "--rate", "5", "--prompt", "uniform:100..9000"), "--prompt")
+    assert "over llama2-7b's context of 4,096 tokens" in e and "--max-len" not in e
     # Given, it is what it says.
     g = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--prompt", "1000", "--max-len", "4k", "--json").json()
     assert g["max_len"] == 4096

@@ -157,7 +157,8 @@ def plan(
             v = opt.tokens(s, where)
             samples[where] = np.full(2000, v, dtype=np.int64)
             return v, v
-        sample = sample_lengths(s, 20_000, 0, m.max_position_embeddings, where)[0]
+        ctx = m.max_position_embeddings
+        sample = sample_lengths(s, 20_000, 0, ctx, where, f"{m.name}'s context of {ctx:,} tokens")[0]
         samples[where] = sample[:2000]
         return max(int(round(float(np.mean(sample)))), 1), int(np.percentile(sample, pct))
 

@@ -147,18 +147,14 @@ def simulate(
         p_spec, o_spec, desc = preset
         if prompt or output:
             desc = f"prompts {prompt or p_spec}, outputs {output or o_spec}"
-        try:
-            P = sample_lengths(prompt or p_spec, n, seed_n, ml - 1, "--prompt")[0]
-            O = sample_lengths(output or o_spec, n, seed_n + 1, ml - 1, "--output")[0]
-        except KvcalcError as e:
-            if max_len or not (prompt or output):
-                raise
-            # No --max-len was given: the limit is the model's context (less the one token a request outputs).
-            raise KvcalcError(
-                e.what.replace(f"--max-len {ml - 1:,}", f"{m.name}'s context of {ml:,} tokens less one output token"),
-                e.where,
-                f"lengths within the model's context, or --max-len for a longer one (the model's max_position_embeddings is {ml:,})",
-            ) from None
+        # A prompt or output is at most the limit less the one token a request outputs; without
+        # --max-len, the limit of lengths the user gives is the model's context.
+        if max_len:
+            lim: str | None = f"--max-len {ml:,} less one output token"
+        else:
+            lim = f"{m.name}'s context of {ml:,} tokens less one output token" if prompt or output else None
+        P = sample_lengths(prompt or p_spec, n, seed_n, ml - 1, "--prompt", lim)[0]
+        O = sample_lengths(output or o_spec, n, seed_n + 1, ml - 1, "--output", lim)[0]
         # A request longer than --max-len is cut at it (its output shortened), as a server's limit would.
         O = np.maximum(np.minimum(O, ml - P), 1)
     if prefix:

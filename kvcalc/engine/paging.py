@@ -76,7 +76,7 @@ class PagingReport:
     shared_prefix: int
     policies: dict[str, PolicyResult]
     paged_over_prealloc: float | None
-    """Requests resident at once under paged-16 over prealloc (contiguous, --max-len reserved per request);
+    """Requests resident at once under paged-16 over prealloc (contiguous, max_len reserved per request);
     None when prealloc holds none, or paged-16 was not run."""
     prefix_sharing: PrefixSharing | None = None
     notes: list[str] = field(default_factory=list)
@@ -323,7 +323,7 @@ def simulate(
         )
         notes.append(f"{who}: the figures are the moment every request that fits is resident, not an average over a full pool")
     if not base:
-        notes.append(f"prealloc holds no request: one reservation of --max-len ({max_len:,} tokens) is more than the pool")
+        notes.append(f"prealloc holds no request: one reservation of the max length ({max_len:,} tokens) is more than the pool")
     sharing = None
     if shared_prefix:
         sharing = prefix_sharing(model, lengths, life, pool_bytes, shared_prefix, kv_dtype, tp, progress)

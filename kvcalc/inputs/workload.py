@@ -30,8 +30,9 @@ def _tokens(v: str, where: str) -> int:
     return parse_tokens(v, where)
 
 
-def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "lengths"):
-    """(lengths, lifetimes, description, notes) for ``n`` requests of a typed distribution."""
+def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "lengths", limit: str | None = None):
+    """(lengths, lifetimes, description, notes) for ``n`` requests of a typed distribution, none
+    longer than ``max_len``; ``limit`` says what that is in an error (default: --max-len)."""
     import numpy as np
 
     s = str(spec).strip()
@@ -41,10 +42,11 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "len
         kind, arg = "fixed", s  # a plain token count is a fixed length, as plan takes it
     rng = np.random.default_rng(seed)
     notes = []
+    lim = limit or f"--max-len {max_len:,}"
     if kind == "fixed" and arg:
         n_tok = _tokens(arg, where)
         if n_tok > max_len:
-            raise KvcalcError(f"fixed length {n_tok:,} exceeds --max-len {max_len:,}", where, "a length up to --max-len")
+            raise KvcalcError(f"fixed length {n_tok:,} exceeds {lim}", where, f"a length up to {lim}")
         lengths = np.full(n, n_tok, dtype=np.int64)
     elif kind == "uniform" and ".." in arg:
         lo_s, hi_s = arg.split("..", 1)
@@ -52,7 +54,7 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "len
         if hi < lo:
             raise KvcalcError(f"uniform range {arg!r} runs backwards", where, "uniform:MIN..MAX with MIN <= MAX")
         if hi > max_len:
-            raise KvcalcError(f"uniform range reaches {hi:,}, over --max-len {max_len:,}", where, "a range within --max-len")
+            raise KvcalcError(f"uniform range reaches {hi:,}, over {lim}", where, f"a range within {lim}")
         lengths = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64)
     elif kind == "lognormal" and arg:
         params = {}
@@ -71,7 +73,7 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "len
         if not (0 <= sigma <= 10) or math.isnan(sigma):
             raise KvcalcError(f"sigma {sigma} is out of range", where, "a sigma between 0 and 10")
         if median > max_len:
-            raise KvcalcError(f"median {median:,} exceeds --max-len {max_len:,}", where, "a median within --max-len")
+            raise KvcalcError(f"median {median:,} exceeds {lim}", where, f"a median within {lim}")
         raw = np.rint(rng.lognormal(mean=math.log(median), sigma=sigma, size=n))
         capped = int((raw > max_len).sum())
         lengths = np.clip(raw, 1, max_len).astype(np.int64)
