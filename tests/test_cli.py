@@ -352,7 +352,10 @@ def test_shell_completion_is_installable_and_completes():
     import subprocess
 
     exe = _kvcalc()
-    r = subprocess.run([exe, "--show-completion", "bash"], capture_output=True, text=True, timeout=60)
+    # Typer finds the shell among the command's parents (shellingham), as it does for a user typing
+    # it at a prompt: a child of bash (not exec-ed by it), whatever runs the tests (no shell above them
+    # when they are started in the background).
+    r = subprocess.run(["bash", "-c", f'"{exe}" --show-completion; exit $?'], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "_kvcalc_completion" in r.stdout
     env = {**os.environ, "COMP_WORDS": "kvcalc ro", "COMP_CWORD": "1", "_KVCALC_COMPLETE": "complete_bash"}
     r = subprocess.run([exe], capture_output=True, text=True, env=env, timeout=60)
