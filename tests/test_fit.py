@@ -449,3 +449,21 @@ def test_sglang_budgets_a_fraction_of_the_memory_free_at_start_up():
     # vLLM does not take it: a warning says so.
     v = fit(m, resolve_gpu("h100"), FitInputs(seq=4096, gpu_free=70 * GiB))
     assert any("--gpu-free is SGLang's budget" in w for w in v.warnings)
+
+
+def test_memory_free_at_start_up_is_at_most_the_device(cli):
+    # An H100 SXM's runtime total is estimated at 85,030,076,416 B (79.19 GiB), at most 0.1% more:
+    # 85,030,076,416 + 85,030,076 = 85,115,106,492 B, 79.27 GiB. More free than that is no H100.
+    r = cli("fit", "--model", "llama3.1-8b", "--gpu", "h100-sxm", "--engine", "sglang", "--seq", "4k", "--gpu-free", "90GiB")
+    assert r.code == 2 and r.out == ""
+    assert r.err.count("\n") == 1 and "(--gpu-free)" in r.err and "90.00 GiB" in r.err
+    assert "85,115,106,492 B (79.27 GiB)" in r.err and "give its total memory too" in r.err
+    assert (
+        cli("fit", "--model", "llama3.1-8b", "--gpu", "h100-sxm", "--engine", "sglang", "--seq", "4k", "--gpu-free", "79GiB").code
+        == 0
+    )
+    # A total given by --gpu-memory bounds it instead.
+    args = ("fit", "--model", "llama3.1-8b", "--gpu", "h100-sxm", "--engine", "sglang", "--seq", "4k", "--gpu-free", "90GiB")
+    assert cli(*args, "--gpu-memory", "94GiB").code == 0
+    r = cli(*args, "--gpu-memory", "89GiB")
+    assert r.code == 2 and "more than the device memory given, 89.00 GiB" in r.err

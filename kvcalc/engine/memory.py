@@ -20,10 +20,11 @@ from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, ro
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, weights
+from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
-from kvcalc.units import count_of
+from kvcalc.units import count_of, fmt_iec
 
 GiB = 2**30
 MiB = 2**20
@@ -840,10 +841,30 @@ def _token_pool(fp: KVFootprint, pool: int, seq: int) -> Capacity:
     return Capacity(usable, nb, tokens, usable / req if req else float("inf"), usable // req if req else 0)
 
 
+def check_free(gpu: GPUSpec, inp: FitInputs) -> None:
+    """Memory free at start-up is at most the device's total: the one given, else the most the
+    runtime total of this GPU may be."""
+    if inp.gpu_free is None:
+        return
+    top, whose = (
+        (inp.gpu_memory, "the device memory given,")
+        if inp.gpu_memory is not None
+        else (runtime_total(gpu).high, f"the most {gpu.name}'s runtime total may be,")
+    )
+    if inp.gpu_free > top:
+        raise KvcalcError(
+            f"{fmt_iec(inp.gpu_free)} free is more than {whose} {fmt_iec(top)}",
+            "gpu_free",
+            f"at most {top:,} B ({fmt_iec(top)})"
+            + ("" if inp.gpu_memory is not None else f"; for a GPU with more memory than {gpu.name}, give its total memory too"),
+        )
+
+
 def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     eng = inp.engine
     shape = Shape(inp.tp, inp.pp, inp.dp, inp.ep)
     check_shape(model, shape, eng)
+    check_free(gpu, inp)
     dt = inp.kv_dtype
     fp = footprint(model, gpu, inp)
     bs = fp.alloc.block_size
