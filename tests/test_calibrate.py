@@ -290,3 +290,38 @@ def test_the_calibration_file_reads_every_constant_and_only_those():
 
     names = [f.name for f in dataclasses.fields(StepConstants) if f.name != "origin"]
     assert list(KEYS) == names and set(RANGES) == set(names)
+
+
+def test_a_run_whose_figures_contradict_each_other_is_refused(cli, tmp_path):
+    # 100 requests/s, 1,000 output tokens a request, 8 ms a token: Little's law puts
+    # 100 x 999 x 0.008 = 799.2 requests decoding at once, in a run that never sent more than 4.
+    a = {
+        "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "completed": 100,
+        "request_rate": "inf",
+        "max_concurrency": 4,
+        "total_input_tokens": 100_000,
+        "total_output_tokens": 100_000,
+        "duration": 1.0,
+        "request_throughput": 100,
+        "output_throughput": 100_000,
+        "mean_tpot_ms": 8.0,
+        "mean_ttft_ms": 30,
+    }
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(a) + "\n" + json.dumps(dict(a, max_concurrency=16)) + "\n")
+    r = cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "h100")
+    one_line_error(r, "799 requests decoding at once, over its max concurrency (4)")
+    assert "run 1" in r.err
+    # Without a max concurrency, its 100 requests bound it.
+    f.write_text(json.dumps({k: v for k, v in a.items() if k != "max_concurrency"}) + "\n")
+    one_line_error(cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "h100"), "over its requests (100)")
+    # Real runs do go past their count, where every prompt is sent at once (docs/simulation.md: 1.33x):
+    # SGLang's 1,000-request ShareGPT run of DeepSeek-R1, its own figures recomputed here.
+    from kvcalc.engine.calibrate import CONCURRENCY_SLACK
+
+    raw = ROOT / "tests/serving/raw/gpustack-h200x8-deepseek-r1-0528-sglang053-tp8-sharegpt-inf.txt"
+    run = parse_bench(raw.read_text(), raw.name)[0]
+    assert run.completed == 1000 and run.request_throughput_per_s and run.mean_output and run.mean_tpot_s
+    ratio = run.request_throughput_per_s * (run.mean_output - 1) * run.mean_tpot_s / run.completed
+    assert round(ratio, 2) == 1.33 and ratio < CONCURRENCY_SLACK

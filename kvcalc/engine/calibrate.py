@@ -17,7 +17,8 @@ Which constants are free depends on what the runs can tell apart:
 - request_overhead_s from the least TTFT left over at light prefill load (prefill under half the
   time), where queueing is least.
 A fit needs one run more than it has free constants (and at least two); a run faster than the
-bound, runs the best fit misses by more than 30%, or a run naming another model is refused.
+bound, runs the best fit misses by more than 30%, a run naming another model, or a run whose
+figures put more than twice its max concurrency (or its requests) decoding at once is refused.
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ from kvcalc.specs.model import ModelSpec
 RANGES = {"eta_bw": (0.2, 1.0), "eta_c": (0.1, 1.0), "fixed_s": (0.0, 0.02), "alpha_s": (0.0, 100e-6)}
 CONTRADICTION = 0.30
 """A fitted run missed by more than this (ratio) means the runs cannot all be the same deployment."""
+
+
+CONCURRENCY_SLACK = 2.0
+"""How far Little's law may put a run's decoding requests above its max concurrency (or its count of
+requests) before its figures contradict each other. Mean TPOT x mean output is not the mean of their
+product: with every prompt sent at once, short requests' TPOT carries the other prompts' prefill, and
+SGLang's 1,000-request ShareGPT run of DeepSeek-R1 in tests/serving (gpustack, rate inf) comes to
+1.33x its count; twice is no measurement."""
 
 
 @record(frozen=True)
@@ -139,6 +148,16 @@ def calibrate(
         traffic = Traffic(prompt=max(int(round(P)), 1), output=max(int(round(O)), 2), rate=X)
         rep = _Replica(model, gpu, tp, 1, traffic, kv_dtype, engine, base)
         n_d = X * (O - 1) * tpot
+        # Little's law cannot put more requests in flight than the client sent at once, or than the run had.
+        caps = [(v, what) for v, what in ((r.max_concurrency, "its max concurrency"), (r.completed, "its requests")) if v]
+        if caps and n_d > CONCURRENCY_SLACK * min(caps)[0] + 1:
+            v, what = min(caps)
+            raise KvcalcError(
+                f"the run's figures contradict each other: {X:,.3g} requests/s x {O - 1:,.0f} output tokens x TPOT "
+                f"{tpot * 1e3:,.2f} ms is {n_d:,.0f} requests decoding at once, over {what} ({v:,})",
+                r.where,
+                "one run's result block as the benchmark printed it",
+            )
         pts.append((r, tp, rep, n_d, tpot))
 
     def predict(c: StepConstants, rep: _Replica, n_d: float, X: float) -> tuple[float, float, float] | None:
