@@ -72,12 +72,13 @@ def together(n: int, calibration: str | None = None) -> tuple[float, int]:
     import inspect
 
     m, g = resolve_model("llama2-13b"), resolve_gpu("a100-40gb")
-    wl, st = workload(n), SimSettings(2048, 256, 2048)
-    if calibration:
+    kw: dict[str, Any] = {}
+    if calibration:  # (a reference release's SimSettings may not take constants: only this one is calibrated)
         from kvcalc.cli.options import step_constants
 
-        st = SimSettings(2048, 256, 2048, constants=step_constants(None, calibration, model=m, gpus=[g]))
-    kw: dict[str, Any] = {"workers": None} if "workers" in inspect.signature(simulate).parameters else {}
+        kw["constants"] = step_constants(None, calibration, model=m, gpus=[g])
+    wl, st = workload(n), SimSettings(2048, 256, 2048, **kw)
+    kw = {"workers": None} if "workers" in inspect.signature(simulate).parameters else {}
     t0 = time.perf_counter()
     r = simulate(m, g, wl, st, parse_policies(TOGETHER), engine("vllm"), kv_dtype("bf16"), **kw)
     return time.perf_counter() - t0, sum(getattr(run, "events", 0) for run in r.runs)

@@ -311,7 +311,9 @@ def test_a_run_whose_figures_contradict_each_other_is_refused(cli, tmp_path):
     f = tmp_path / "r.jsonl"
     f.write_text(json.dumps(a) + "\n" + json.dumps(dict(a, max_concurrency=16)) + "\n")
     r = cli("calibrate", str(f), "--model", "llama3.1-8b", "--gpu", "h100")
-    one_line_error(r, "799 requests decoding at once, over its max concurrency (4)")
+    one_line_error(
+        r, "100 requests/s x 999 output tokens x TPOT 8.00 ms is 799 requests decoding at once, over its max concurrency (4)"
+    )
     assert "run 1" in r.err
     # Without a max concurrency, its 100 requests bound it.
     f.write_text(json.dumps({k: v for k, v in a.items() if k != "max_concurrency"}) + "\n")

@@ -47,7 +47,7 @@ CONCURRENCY_SLACK = 2.0
 requests) before its figures contradict each other. Mean TPOT x mean output is not the mean of their
 product: with every prompt sent at once, short requests' TPOT carries the other prompts' prefill, and
 SGLang's 1,000-request ShareGPT run of DeepSeek-R1 in tests/serving (gpustack, rate inf) comes to
-1.33x its count; twice is no measurement."""
+1.33x its count; twice (and one request more, for runs of one or two) is no measurement."""
 
 
 @record(frozen=True)
@@ -150,10 +150,11 @@ def calibrate(
         n_d = X * (O - 1) * tpot
         # Little's law cannot put more requests in flight than the client sent at once, or than the run had.
         caps = [(v, what) for v, what in ((r.max_concurrency, "its max concurrency"), (r.completed, "its requests")) if v]
-        if caps and n_d > CONCURRENCY_SLACK * min(caps)[0] + 1:
-            v, what = min(caps)
+        v, what = min(caps) if caps else (0, "")
+        if caps and n_d > CONCURRENCY_SLACK * v + 1:
+            rate = f"{X:,.2f}".rstrip("0").rstrip(".")
             raise KvcalcError(
-                f"the run's figures contradict each other: {X:,.3g} requests/s x {O - 1:,.0f} output tokens x TPOT "
+                f"the run's figures contradict each other: {rate} requests/s x {O - 1:,.0f} output tokens x TPOT "
                 f"{tpot * 1e3:,.2f} ms is {n_d:,.0f} requests decoding at once, over {what} ({v:,})",
                 r.where,
                 "one run's result block as the benchmark printed it",
