@@ -17,7 +17,9 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.11", "vllm@0.11"),
         ("vllm==0.9.2", "vllm@0.11"),
         ("vllm-0.6", "vllm@0.6"),
-        ("vllm@0.5.5", "vllm@0.6"),
+        ("vllm@0.5.5", "vllm@0.5"),
+        ("vllm==0.6.0", "vllm@0.6"),
+        ("vllm@0.7.3", "vllm@0.6"),
         ("vllm@0.18.1", "vllm@0.15"),
         ("vllm@0.24", "vllm@0.21"),
         ("vllm@0.30.2", "vllm@0.33"),
@@ -76,7 +78,7 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:5] == ["vllm@0.33", "vllm@0.21", "vllm@0.15", "vllm@0.11", "vllm@0.6"]
+    assert keys[:6] == ["vllm@0.33", "vllm@0.21", "vllm@0.15", "vllm@0.11", "vllm@0.6", "vllm@0.5"]
     by = {e["key"]: e for e in d["engines"]}
     assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
     assert "chunked_as_full" in by["vllm@0.11"]["differs_from_next_newer"]

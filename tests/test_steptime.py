@@ -36,6 +36,48 @@ def test_a_tp8_decode_step_term_by_term():
     assert s.bound_by == "memory"
 
 
+def test_vllm_v0_steps_carry_its_own_host_costs():
+    # vLLM V0 measured its own host time apart from V1's 0.5 ms + 4 us a request: about 4 ms a decode
+    # step (vllm-project/vllm#6854), and before async output processing (0.6.0) the output processing
+    # too, (3.4 ms at batch 32 - 0.2 ms at batch 1) / 31 = 0.103 ms a request (vllm-project/vllm#6913).
+    from kvcalc.engine.engines import engine
+
+    m, h = resolve_model("llama3.1-70b"), resolve_gpu("h100")
+    v1 = StepModel(m, h, BF16, tp=8).step(32, 4096)
+    v05 = StepModel(m, h, BF16, tp=8, engine=engine("vllm@0.5.4")).step(32, 4096)
+    v06 = StepModel(m, h, BF16, tp=8, engine=engine("vllm==0.6.3")).step(32, 4096)
+    assert (3.4e-3 - 0.2e-3) / 31 == pytest.approx(103e-6, rel=3e-3)
+    assert v05.t_fixed_s - v1.t_fixed_s == pytest.approx((4e-3 + 32 * 103e-6) - (0.5e-3 + 32 * 4e-6), rel=1e-12)
+    assert v06.t_fixed_s - v1.t_fixed_s == pytest.approx(4e-3 - 0.5e-3, rel=1e-12)
+    # Only the host terms differ: bytes, FLOPs, collectives and the bound are the engine's GPU work.
+    for a, b in ((v1, v05), (v1, v06)):
+        assert (a.t_memory_s, a.t_compute_s, a.t_collective_s, a.t_bound_s) == (
+            b.t_memory_s,
+            b.t_compute_s,
+            b.t_collective_s,
+            b.t_bound_s,
+        )
+    # V1 releases and other engines keep the defaults; constants given on purpose are never replaced.
+    for name in ("vllm", "vllm@0.11", "sglang", "trtllm"):
+        assert StepModel(m, h, BF16, tp=8, engine=engine(name)).c is DEFAULTS
+    mine = StepConstants(fixed_s=1e-3)
+    assert StepModel(m, h, BF16, tp=8, constants=mine, engine=engine("vllm@0.5")).c is mine
+
+
+def test_the_docs_v0_example_is_what_roofline_prints(cli):
+    # docs/simulation.md: the worked example's step under vLLM 0.5.4 and 0.6.
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text()
+    base = ["roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--batch", "32", "--seq", "4k", "--json"]
+    v1 = cli(*base).json()
+    v05 = cli(*base, "--engine", "vllm@0.5.4").json()
+    v06 = cli(*base, "--engine", "vllm@0.6").json()
+    assert v05["t_fixed_s"] - v1["t_fixed_s"] == pytest.approx(4e-3 + 32 * 103e-6 - 0.5e-3 - 32 * 4e-6, rel=1e-9)
+    assert f"{v05['t_step_s'] * 1e3:.3f} ms" in text and f"{v06['t_step_s'] * 1e3:.3f} ms" in text
+    assert f"{(4e-3 + 32 * 103e-6) * 1e3:.3f} ms" in text  # 7.296
+
+
 def test_pcie_all_reduce_follows_nccls_ring_model():
     # L40S has no NVLink: NCCL's ring latency 6.6 us + 1.0 us per hop over 2(N-1) hops, 20.6 us at 8
     # GPUs (NVIDIA/nccl tuning.cc), over 0.63 of one direction of its PCIe 4.0 x16 host link.

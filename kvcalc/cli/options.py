@@ -162,19 +162,26 @@ def efficiency(v: str) -> float:
 
 
 def step_constants(
-    eff: str | None, calibration: str | None, overhead: str | None = None, model: Any = None, gpus: Any = None
+    eff: str | None,
+    calibration: str | None,
+    overhead: str | None = None,
+    model: Any = None,
+    gpus: Any = None,
+    engine: Any = None,
 ) -> Any:
     """The step-time model's constants: a calibration file (the option, else kvcalc.toml's), then
-    --efficiency and --request-overhead over them, else the cited defaults. A calibration fitted on
-    another model or GPU than ``model`` and ``gpus`` (specs) is refused."""
+    --efficiency and --request-overhead over them, else the cited defaults (the ``engine``
+    release's host costs where they were measured apart). A calibration fitted on another model or
+    GPU than ``model`` and ``gpus`` (specs) is refused."""
     import dataclasses
 
     from kvcalc.cli.defaults import default_path
-    from kvcalc.engine.steptime import DEFAULTS, StepConstants
+    from kvcalc.engine.steptime import StepConstants, defaults_for
     from kvcalc.inputs.calibration import read_calibration
     from kvcalc.units import parse_seconds
 
-    c: StepConstants = DEFAULTS
+    base: StepConstants = defaults_for(engine)
+    c = base
     path = calibration or default_path("calibration")
     if path:
         cal = read_calibration(path)
@@ -190,7 +197,7 @@ def step_constants(
                 path,
                 f"--model {cal.model}, or a calibration of {model.name}",
             )
-        c = dataclasses.replace(DEFAULTS, origin=f"calibration {path}", **cal.constants)  # type: ignore[arg-type]
+        c = dataclasses.replace(base, origin=f"calibration {path}", **cal.constants)  # type: ignore[arg-type]
     if eff is not None:
         c = c.with_efficiency(efficiency(eff))
     if overhead is not None:

@@ -139,7 +139,7 @@ def plan(
             SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None),
             opt.kv(kv_dtype),
             opt.engine(engine),
-            opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g]),
+            opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=opt.engine(engine)),
             dp_sizes=dp_sizes,
         )
         return emit(rep, origin, as_json)
@@ -190,7 +190,7 @@ def plan(
         )
     traffic = Traffic(prompt=p_mean, output=o_mean, users=n_users, rate=r, prompt_tail=p_tail)
     slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
-    consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=specs)
+    consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=specs, engine=opt.engine(engine))
     n_max = opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs")
     report = run_plan(
         m,

@@ -98,7 +98,7 @@ def roofline(
         opt.engine(engine),
         allreduce,
         opt.tokens(prefill, "--prefill") if prefill else None,
-        opt.step_constants(efficiency, calibration, model=m, gpus=[g]),
+        opt.step_constants(efficiency, calibration, model=m, gpus=[g], engine=opt.engine(engine)),
         dp=opt.parallel(dp, "--dp"),
         ep=opt.parallel(ep, "--ep"),
     )

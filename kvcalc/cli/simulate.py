@@ -127,7 +127,7 @@ def simulate(
         raise KvcalcError(f"unknown preemption mode {preempt[:40]!r}", "--preempt", "recompute or swap")
     swap_b = opt.size(swap_space, "--swap-space")
     assert swap_b is not None
-    consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g])
+    consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=eng)
     n = opt.need_count(requests, "--requests", maximum=MAX_REQUESTS, noun="a number of requests")
     conc = (
         opt.need_count(concurrency, "--concurrency", maximum=MAX_REQUESTS, noun="a number of requests") if concurrency else None

@@ -1,5 +1,6 @@
 """Serving engines as data: one record per (engine, range of releases), each field a rule of its
-memory accounting, read from that engine's released code (docs/engines.md cites file and release).
+memory accounting, read from that engine's released code (docs/engines.md cites file and release),
+or a host cost of its steps that was measured apart (the step-time model's, kvcalc.engine.steptime).
 
 ``fit`` is one function over these records, so engines and their releases differ only where a field
 says they do, and no code elsewhere asks an engine its name. ``engine("vllm")`` is the current
@@ -99,6 +100,15 @@ class Engine:
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
+    host_step_s: float | None = None
+    """Host time of one step outside the GPU's kernels (scheduling, input preparation, the token's
+    transfer back), seconds, where this release was measured apart from vLLM V1; None: the step
+    model's default (kvcalc.engine.steptime.StepConstants.fixed_s)."""
+    host_per_request_s: float | None = None
+    """Host time of one step per running request on the step's critical path, seconds, where
+    measured apart; None: the step model's default (StepConstants.per_request_s)."""
+    host_source: str = ""
+    """Where host_step_s and host_per_request_s come from."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -256,33 +266,62 @@ VLLM_011 = replace(
     + "; chunked local attention stored as full attention (hybrid manager off for it)",
 )
 
+V0_HOST_STEP_S = 0.004
+V0_HOST_STEP_SOURCE = (
+    "V0 before multi-step scheduling (off by default through 0.7): about 4 ms of GPU idle between two decode steps "
+    "in vLLM's own torch-profiler trace (token transfer to the CPU, its conversion, input preparation, the "
+    "scheduler; Llama 3 8B on one H100, vllm-project/vllm#6854), of the 5-13 ms bubbles that RFC reports"
+)
+
+VLLM_06 = Engine(
+    "vllm",
+    "0.6",
+    "0.6 and 0.7, the V0 engine; rules read from 0.6.3 and 0.5.5",
+    "vLLM 0.6 (V0)",
+    "util_of_total",
+    0.9,
+    16,
+    "full",
+    mla_storage="padded-heads",
+    batched_tokens_default="v0",
+    sampler_bytes_per_logit=32,
+    util_rounding="float",
+    cudagraph="after",
+    tokens_report="blocks",
+    concurrency_report="blocks",
+    util_flag="gpu_memory_utilization",
+    note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
+    "(16 tokens x every attention layer); every layer holds every token; DeepSeek-V2 cached as per-head K and V "
+    "padded to 256 (before MLA support in 0.7)",
+    host_step_s=V0_HOST_STEP_S,
+    host_source=V0_HOST_STEP_SOURCE
+    + "; its per-request output processing runs beside the next step from 0.6.0 (async output processing, on by "
+    "default: vllm-project/vllm#7049, which leaves scheduling on the critical path), so no V0 per-request cost is "
+    "charged here beyond V1's (not measured apart for 0.6 and 0.7: a floor)",
+    aliases=("vllm@v0", "vllm-v0"),
+)
+# V0 before async output processing (0.6.0): the same memory rules, each step's output processing
+# (detokenisation, stop checks, the request outputs) still on its critical path.
+VLLM_05 = replace(
+    VLLM_06,
+    version="0.5",
+    releases="0.2 to 0.5, the V0 engine before async output processing; memory rules as 0.6",
+    label="vLLM 0.5 (V0)",
+    host_per_request_s=103e-6,
+    host_source=V0_HOST_STEP_SOURCE
+    + "; per running request, its output processing on the critical path: _process_model_outputs took 0.2 ms at "
+    "batch 1 and 3.4 ms at batch 32 (Llama 3 70B FP8 on 4 H100s, vllm-project/vllm#6913), (3.4 - 0.2) / 31 = 0.103 ms "
+    "a request",
+    aliases=(),
+)
+
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
     VLLM_015,
     VLLM_011,
-    Engine(
-        "vllm",
-        "0.6",
-        "0.2 to 0.7, the V0 engine; rules read from 0.6.3 and 0.5.5",
-        "vLLM 0.6 (V0)",
-        "util_of_total",
-        0.9,
-        16,
-        "full",
-        mla_storage="padded-heads",
-        batched_tokens_default="v0",
-        sampler_bytes_per_logit=32,
-        util_rounding="float",
-        cudagraph="after",
-        tokens_report="blocks",
-        concurrency_report="blocks",
-        util_flag="gpu_memory_utilization",
-        note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
-        "(16 tokens x every attention layer); every layer holds every token; DeepSeek-V2 cached as per-head K and V "
-        "padded to 256 (before MLA support in 0.7)",
-        aliases=("vllm@v0", "vllm-v0"),
-    ),
+    VLLM_06,
+    VLLM_05,
     Engine(
         "sglang",
         "0.5",
@@ -386,7 +425,8 @@ ENGINES: dict[str, Engine] = {**_CURRENT, **{e.key: e for e in ENGINE_LIST}}
 """Every record by its key (vllm@0.11), and each family's current record by the family's name (vllm)."""
 _VERSION_RE = re.compile(r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,2}(?:\.post[0-9]+)?)$")
 ACCEPTED = (
-    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.6 (V0; any release as vllm@0.9.2 or vllm==0.9.2), "
+    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.6, vllm@0.5 (V0; any release as vllm@0.9.2 or "
+    "vllm==0.9.2), "
     "sglang (0.5), sglang@0.4, trtllm, hf, hf4, plain"
 )
 
@@ -398,6 +438,8 @@ def _version_tuple(v: str) -> tuple[int, ...]:
 def _vllm_record(version: tuple[int, ...]) -> str | None:
     if version < (0, 2):
         return None
+    if version < (0, 6):
+        return "vllm@0.5"
     if version < (0, 8):
         return "vllm@0.6"
     if version < (0, 15):

@@ -346,7 +346,11 @@ def roofline(
     inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=dt, weight_dtype=weight_dtype)
     check_shape(model, Shape(tp, 1, dp, ep), inp.engine)
     d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp)
-    sm = StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype, ep=ep, dp=dp) if constants is not None else None
+    sm = (
+        StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype, ep=ep, dp=dp, engine=inp.engine)
+        if constants is not None
+        else None
+    )
     pool = max(fit(model, gpu, inp).kv_pool_usable_bytes, 0)
     fp = footprint(model, gpu, inp)
     if len(seqs) > 16 and fp.request_bytes(max(seqs)) < 2**62:

@@ -31,6 +31,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
+from kvcalc.engine.engines import Engine
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -114,6 +115,20 @@ class StepConstants:
 
 
 DEFAULTS = StepConstants()
+
+
+def defaults_for(engine: Engine | None) -> StepConstants:
+    """The default constants for an engine release: the release's own host costs where they were
+    measured apart from vLLM V1's (Engine.host_step_s, host_per_request_s: vLLM's V0), else DEFAULTS."""
+    if engine is None or (engine.host_step_s is None and engine.host_per_request_s is None):
+        return DEFAULTS
+    return replace(
+        DEFAULTS,
+        fixed_s=DEFAULTS.fixed_s if engine.host_step_s is None else engine.host_step_s,
+        per_request_s=DEFAULTS.per_request_s if engine.host_per_request_s is None else engine.host_per_request_s,
+        origin=f"defaults, {engine.label}'s host costs",
+    )
+
 
 GRAPH_MAX_TOKENS = 512
 """The largest step vLLM captures in a CUDA graph by default (0.8.5 and later)."""
@@ -319,8 +334,10 @@ class StepModel:
         compute_dtype: str | None = None,
         ep: int = 1,
         dp: int = 1,
+        engine: Engine | None = None,
     ):
-        self.c = constants.check()
+        # The defaults, not given on purpose: the engine release's own (defaults_for).
+        self.c = (defaults_for(engine) if constants is DEFAULTS else constants).check()
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
         self.dp, self.ep = dp, ep
         """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``

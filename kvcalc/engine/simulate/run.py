@@ -137,7 +137,7 @@ def simulate(
     inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_num_seqs=st.max_num_seqs)
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
-    cost = StepModel(model, gpu, kv_dtype, tp, constants=st.constants, ep=ep, dp=dp)
+    cost = StepModel(model, gpu, kv_dtype, tp, constants=st.constants, ep=ep, dp=dp, engine=engine)
     d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
@@ -219,7 +219,7 @@ def simulate(
         max_len=st.max_len,
         max_num_seqs=st.max_num_seqs,
         max_num_batched_tokens=st.max_num_batched_tokens,
-        constants=st.constants,
+        constants=cost.c,
         preempt=st.preempt,
         runs=runs,
         paged_over_prealloc=ratio,
