@@ -34,7 +34,11 @@ def test_every_public_block_parses_to_its_recorded_figures(case):
     assert len(runs) == 1
     r, want = runs[0], case["measured"]
     assert r.completed == want["completed"]
-    assert r.request_throughput_per_s == pytest.approx(want["request_throughput_per_s"])
+    # SGLang's --output-file record of 0.4.0 has no request throughput: then cases.yaml has none either.
+    if r.request_throughput_per_s is None:
+        assert "request_throughput_per_s" not in want
+    else:
+        assert r.request_throughput_per_s == pytest.approx(want["request_throughput_per_s"])
     if "mean_tpot_ms" in want:
         assert r.mean_tpot_s == pytest.approx(want["mean_tpot_ms"] / 1e3)
     if "mean_ttft_ms" in want:

@@ -99,7 +99,18 @@ def predict(case_id: str, previous: bool = False) -> dict[str, float]:
     )
     wl = Workload(arrivals, P, O, case["id"], "as the benchmark sent them")
     try:
-        run = simulate(m, g, wl, st, [("paged-16", 16)], eng, kv_dtype("bf16"), int(case["tp"])).runs[0]
+        run = simulate(
+            m,
+            g,
+            wl,
+            st,
+            [("paged-16", 16)],
+            eng,
+            kv_dtype(case.get("kv_dtype") or "bf16"),
+            int(case["tp"]),
+            dp=int(case.get("dp") or 1),
+            ep=int(case.get("ep") or 1),
+        ).runs[0]
     except KvcalcError as e:
         if "does not hold one token" in e.what:
             return {}
@@ -170,16 +181,18 @@ def section() -> str:
             f"{c['dataset']} {c['mean_input']:,.0f}/{c['mean_output']:,.0f}, {load} | " + " | ".join(cells) + " |"
         )
     mae = {k: sum(v) / len(v) for k, v in per.items() if v}
-    # The runs marked held_out were scored with the default constants before they joined the corpus.
+    # The runs marked held_out were scored with the default constants before they joined the corpus,
+    # each set apart by the day it was held out.
     held = [c for c in CASES if c.get("held_out")]
-    held_err: dict[str, list[float]] = {k: [] for k, _ in METRICS}
-    held_tp8: list[float] = []
+    held_sets: dict[str, tuple[int, dict[str, list[float]], list[float]]] = {}
     for c in held:
+        n, errs, t8 = held_sets.setdefault(str(c["held_out"]), (0, {k: [] for k, _ in METRICS}, []))
         e = errors(c)
         for k, v in e.items():
-            held_err[k].append(abs(v))
+            errs[k].append(abs(v))
         if int(c["tp"]) == 8 and "mean_tpot_ms" in e:
-            held_tp8.append(e["mean_tpot_ms"])
+            t8.append(e["mean_tpot_ms"])
+        held_sets[str(c["held_out"])] = (n + 1, errs, t8)
     old: dict[str, list[float]] = {k: [] for k, _ in METRICS}
     old_tp8: list[float] = []
     for c in CASES:
@@ -199,14 +212,14 @@ def section() -> str:
         + (f"; TP 8 TPOT bias {sum(old_tp8) / len(old_tp8):+.0%}" if old_tp8 else "")
         + "."
         + (
-            f" Of these, {len(held)} were held out (scored before they were added, marked held_out in "
-            "cases.yaml): "
-            + ", ".join(
-                f"{name} {sum(held_err[k]) / len(held_err[k]):.0%} ({len(held_err[k])} runs)"
-                for k, name in METRICS
-                if held_err[k]
+            f" Of these, {len(held)} were held out (scored before they were added, marked held_out in cases.yaml, "
+            "with the day): "
+            + "; ".join(
+                f"{n} on {day}: "
+                + ", ".join(f"{name} {sum(errs[k]) / len(errs[k]):.0%} ({len(errs[k])} runs)" for k, name in METRICS if errs[k])
+                + (f", TP 8 TPOT bias {sum(t8) / len(t8):+.0%} ({len(t8)} runs)" if t8 else "")
+                for day, (n, errs, t8) in sorted(held_sets.items())
             )
-            + (f"; TP 8 TPOT bias {sum(held_tp8) / len(held_tp8):+.0%} ({len(held_tp8)} runs)" if held_tp8 else "")
             + "."
             if held
             else ""
