@@ -82,6 +82,11 @@ def test_engines_command_lists_records_and_differences(cli):
     by = {e["key"]: e for e in d["engines"]}
     assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
     assert "chunked_as_full" in by["vllm@0.11"]["differs_from_next_newer"]
+    # V0's host costs (the step-time model's): 4 ms a step from 0.2 to 0.7, and before async output
+    # processing (3.4 - 0.2) ms / 31 requests = 0.103 ms a request (vllm-project/vllm#6913).
+    assert by["vllm@0.6"]["rules"]["host_step_s"] == "4 ms"
+    assert by["vllm@0.5"]["differs_from_next_newer"] == ["host_per_request_s"]
+    assert by["vllm@0.5"]["rules"]["host_per_request_s"] == f"{round((3.4 - 0.2) / 31, 3):g} ms"
     assert by["vllm@0.33"]["differs_from_next_newer"] == []
     out = cli("engines").out
     assert "vllm@0.33" in out and "sglang@0.5" in out and "trtllm@1.2" in out

@@ -548,6 +548,8 @@ _RULE_LABELS = {
     "tokens_report": "tokens logged",
     "mla_storage": "MLA cached as",
     "state_pages": "recurrent state",
+    "host_step_s": "step host time",
+    "host_per_request_s": "host time a request",
 }
 
 
@@ -583,6 +585,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 out[f] = "a table by TP x PP"
         elif f == "block_size":
             out[f] = "-" if v is None else str(v)
+        elif f in ("host_step_s", "host_per_request_s"):
+            out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
         elif isinstance(v, bool):
             out[f] = "yes" if v else "no"
         else:
