@@ -120,6 +120,7 @@ def plan(
         raise KvcalcError(f"--ep {ep[:20]!r}", "--ep", "on, off or both")
     if dp is not None and not dp_sizes:
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
+    eng = opt.engine(engine)
     if throughput:
         from kvcalc.engine.plan import SLO, max_throughput
         from kvcalc.specs.catalog import resolve_gpu
@@ -138,8 +139,8 @@ def plan(
             opt.tokens(output or "200", "--output"),
             SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None),
             opt.kv(kv_dtype),
-            opt.engine(engine),
-            opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=opt.engine(engine)),
+            eng,
+            opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=eng),
             dp_sizes=dp_sizes,
         )
         return emit(rep, origin, as_json)
@@ -190,7 +191,7 @@ def plan(
         )
     traffic = Traffic(prompt=p_mean, output=o_mean, users=n_users, rate=r, prompt_tail=p_tail)
     slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
-    consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=specs, engine=opt.engine(engine))
+    consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=specs, engine=eng)
     n_max = opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs")
     report = run_plan(
         m,
@@ -198,7 +199,7 @@ def plan(
         traffic,
         slo,
         opt.kv(kv_dtype),
-        opt.engine(engine),
+        eng,
         max_gpus=n_max,
         prices=prices,
         constants=consts,
@@ -223,7 +224,7 @@ def plan(
             r,
             slo,
             opt.kv(kv_dtype),
-            opt.engine(engine),
+            eng,
             int(pct),
             constants=consts,
             max_gpus=n_max,

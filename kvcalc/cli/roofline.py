@@ -86,6 +86,7 @@ def roofline(
     m, g, origin = opt.model_and_gpu(model, gpu)
     batches = parse_count_list(batch, "--batch")
     seqs = parse_token_list(seq, "--seq")
+    eng = opt.engine(engine)
     r = run_roofline(
         m,
         g,
@@ -95,10 +96,10 @@ def roofline(
         opt.parallel(tp, "--tp"),
         opt.weight_dtype(weight_dtype),
         compute_dtype,
-        opt.engine(engine),
+        eng,
         allreduce,
         opt.tokens(prefill, "--prefill") if prefill else None,
-        opt.step_constants(efficiency, calibration, model=m, gpus=[g], engine=opt.engine(engine)),
+        opt.step_constants(efficiency, calibration, model=m, gpus=[g], engine=eng),
         dp=opt.parallel(dp, "--dp"),
         ep=opt.parallel(ep, "--ep"),
     )

@@ -30,7 +30,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.plan import Traffic, _prefill_wait, _Replica
-from kvcalc.engine.steptime import DEFAULTS, StepConstants, defaults_for
+from kvcalc.engine.steptime import DEFAULTS, StepConstants, for_engine
 from kvcalc.errors import KvcalcError
 from kvcalc.inputs.bench import BenchRun
 from kvcalc.specs.dtypes import KVDtype
@@ -109,8 +109,7 @@ def calibrate(
 ) -> CalibrationReport:
     """Fit the step-time constants to measured runs (``tps``: each run's TP size), from the engine
     release's defaults where ``base`` is the defaults."""
-    if base is DEFAULTS:
-        base = defaults_for(engine)
+    base = for_engine(base, engine)
     if not runs:
         raise KvcalcError("no runs", "calibrate", "one or more benchmark results")
     if len(tps) != len(runs):

@@ -42,7 +42,7 @@ from kvcalc.engine.deployment import (
 )
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
-from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, defaults_for
+from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, for_engine
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -403,8 +403,7 @@ def plan(
     NVLink domain, PP across servers, DP attention with EP for MoE models, on whole servers) up to
     ``max_gpus`` GPUs, each with the fewest replicas that carry the traffic; and, with
     ``disaggregate``, prefill and decode pools of those shapes side by side."""
-    if constants is DEFAULTS:  # the defaults, not given on purpose: the engine release's own
-        constants = defaults_for(engine)
+    constants = for_engine(constants, engine)
     if (traffic.users is None) == (traffic.rate is None):
         raise KvcalcError(
             "give the load as users or as a rate", "traffic", "users (requests in flight) or a rate (requests/s), not both"
@@ -730,8 +729,7 @@ def verify(
     (up to ``extra_replicas`` more) until the targets hold at the ``percentile`` (50, 90 or 99) and
     the replica keeps up with what it is offered, never past ``max_gpus``. The simulation steps
     with the same step-time model as the closed form, so the two are compared on mean TPOT."""
-    if constants is DEFAULTS:  # the defaults, not given on purpose: the engine release's own
-        constants = defaults_for(engine)
+    constants = for_engine(constants, engine)
     import numpy as np
 
     from kvcalc.engine.simulate import SimSettings, Workload, simulate
@@ -1118,8 +1116,7 @@ def max_throughput(
     """The highest arrival rate ``gpus`` GPUs carry within the targets, aggregated (every shape, as many
     replicas as fit) and disaggregated (x prefill + y decode instances of the best shapes), each by
     bisection on plan's closed form; and which carries more, and why."""
-    if constants is DEFAULTS:  # the defaults, not given on purpose: the engine release's own
-        constants = defaults_for(engine)
+    constants = for_engine(constants, engine)
     probe = Traffic(prompt=prompt, output=output, rate=1.0)
     reps: list[_Replica] = []
     for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):

@@ -130,6 +130,12 @@ def defaults_for(engine: Engine | None) -> StepConstants:
     )
 
 
+def for_engine(constants: StepConstants, engine: Engine | None) -> StepConstants:
+    """``constants``, or where they are the untouched DEFAULTS (none given on purpose) the engine
+    release's own defaults (:func:`defaults_for`)."""
+    return defaults_for(engine) if constants is DEFAULTS else constants
+
+
 GRAPH_MAX_TOKENS = 512
 """The largest step vLLM captures in a CUDA graph by default (0.8.5 and later)."""
 NVLINK_ALPHA_S = 5e-6
@@ -336,8 +342,7 @@ class StepModel:
         dp: int = 1,
         engine: Engine | None = None,
     ):
-        # The defaults, not given on purpose: the engine release's own (defaults_for).
-        self.c = (defaults_for(engine) if constants is DEFAULTS else constants).check()
+        self.c = for_engine(constants, engine).check()
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
         self.dp, self.ep = dp, ep
         """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``
