@@ -182,6 +182,9 @@ def test_the_reasons_quote_kvcalc_as_it_computes():
     q2 = StepModel(ds, h100, fp8, tp=2, dp=8, ep=16)
     assert f"kvcalc's {ms(q2.moe_exchange_s(41))} (each GPU's own NIC" in text
     assert f"against kvcalc's {q2.step(41, 4500, 4000, 4000).t_step_s:.2f}" in text
+    q32 = resolve_model("qwen3-32b")
+    assert f"kvcalc {ms(StepModel(q32, h200, bf16, tp=4).step(218, 4500).t_step_s)}; a 4,000-token TP 1 prefill" in text
+    assert f"393 against {StepModel(q32, h200, bf16).prefill_s(4000, 8192) * 1e3:.0f} ms" in text
     q235 = StepModel(resolve_model("qwen3-235b-a22b"), h200, bf16, tp=4)
     assert f"({ms(q235.step(60, 4500).t_step_s)} ms at 60, {ms(q235.step(150, 4500).t_step_s)} at 150)" in text
     q30 = resolve_model("qwen3-30b-a3b")

@@ -36,6 +36,41 @@ def test_a_tp8_decode_step_term_by_term():
     assert s.bound_by == "memory"
 
 
+def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
+    # Llama-3.1-8B on one H100 SXM (3.35 TB/s, 989.5 TFLOP/s bf16), 512 requests at 256 tokens: the
+    # matmuls are compute-bound and the attention reads KV, memory-bound. They are separate kernels on
+    # one stream, so each is held to its own roofline and the two add; the step is not the larger of
+    # all bytes and all FLOPs, which would hide the KV reads under the matmuls.
+    m, h = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    s = StepModel(m, h, BF16).step(512, 256)
+    # Per layer: q and o 4,096 x 4,096, k and v 4,096 x 1,024, gate and up 4,096 x 14,336, down
+    # 14,336 x 4,096; 32 layers, the LM head 4,096 x 128,256, and 65 norms of 4,096.
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    params = 32 * layer + 4096 * 128256 + 65 * 4096
+    weights = 2 * params + 512 * 4096 * 2  # bf16, and the 512 embedding rows the step looks up
+    matmul = 512 * 2 * params
+    kv = 512 * 256 * (2 * 32 * 8 * 128 * 2)  # K and V, 32 layers, 8 KV heads of 128, 2 bytes
+    attention = 512 * 4 * 256 * 128 * 32 * 32  # QK and PV over 256 keys, 32 heads, 32 layers
+    bw, peak = 3.35e12 * 0.80, 989.5e12 * 0.70
+    assert matmul / peak > weights / bw and kv / bw > attention / peak
+    want = matmul / peak + kv / bw + s.t_fixed_s
+    assert s.t_step_s == pytest.approx(want, rel=1e-12)
+    assert s.t_memory_s == pytest.approx((weights + kv) / bw, rel=1e-12)
+    assert s.t_compute_s == pytest.approx((matmul + attention) / peak, rel=1e-12)
+    # 17.51 ms of kernels, where the larger of all bytes and all FLOPs would have said 12.01.
+    assert (want - s.t_fixed_s) * 1e3 == pytest.approx(17.51, abs=0.005)
+    assert max(s.t_memory_s, s.t_compute_s) * 1e3 == pytest.approx(12.01, abs=0.005)
+    # The bound is still max(all bytes / bandwidth, all FLOPs / peak): no step is faster.
+    assert s.t_bound_s == pytest.approx(max((weights + kv) / 3.35e12, (matmul + attention) / 989.5e12), rel=1e-12)
+    # docs/simulation.md's worked example quotes these figures.
+    from pathlib import Path
+
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    quoted = f"The kernels take {matmul / peak * 1e3:.3f} + {kv / bw * 1e3:.3f} = {(matmul / peak + kv / bw) * 1e3:.2f} ms"
+    assert quoted in doc, quoted
+    assert f"512 x 256 x 131,072 B = {kv:,} B of KV" in doc
+
+
 def test_vllm_v0_steps_carry_its_own_host_costs():
     # vLLM V0 measured its own host time apart from V1's 0.5 ms + 4 us a request: about 4 ms a decode
     # step (vllm-project/vllm#6854), and before async output processing (0.6.0) the output processing
@@ -118,7 +153,13 @@ def test_a_real_step_is_never_faster_than_the_bound(batch, ctx, tp):
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.integers(1, 4096), st.integers(1, 10**12), st.integers(0, 10**15), st.integers(0, 10**14)),
+        st.tuples(
+            st.integers(1, 4096),
+            st.integers(1, 10**12),
+            st.integers(0, 10**12),
+            st.integers(0, 10**15),
+            st.integers(0, 10**14),
+        ),
         min_size=1,
         max_size=20,
     ),
@@ -127,10 +168,10 @@ def test_a_real_step_is_never_faster_than_the_bound(batch, ctx, tp):
 def test_a_grids_columns_are_its_steps_one_by_one(points, tp):
     # decode_columns (a roofline grid's path) must give, per point, exactly what time() gives.
     sm = StepModel(resolve_model("llama3.1-70b"), resolve_gpu("h100"), BF16, tp=tp)
-    b, mem, mm, at = (list(x) for x in zip(*points))
-    t, fixed, coll = sm.decode_columns(mem, mm, at, b)
-    for i, (bi, mi, fi, ai) in enumerate(points):
-        one = sm.time(mi, fi, ai, bi, bi)
+    b, w, kv, mm, at = (list(x) for x in zip(*points))
+    t, fixed, coll = sm.decode_columns(w, kv, mm, at, b)
+    for i, (bi, wi, ki, fi, ai) in enumerate(points):
+        one = sm.time(wi, ki, fi, ai, bi, bi)
         assert (t[i], fixed[i], coll[i]) == (one.t_step_s, one.t_fixed_s, one.t_collective_s)
 
 

@@ -170,7 +170,7 @@ def decode_points(
         tota, MMa = Wa + KVa, np.tile(np.asarray(mm_b, dtype=np.float64), ns)
         flopsa = MMa + AFa
         tma, tca = tota / bw, flopsa / peak
-        vec = (tota, MMa, AFa)
+        vec = (Wa, KVa, MMa, AFa)
         KV, total, MM, AF, flops = KVa.tolist(), tota.tolist(), MMa.tolist(), AFa.tolist(), flopsa.tolist()
         tm, tc, tb = tma.tolist(), tca.tolist(), np.where(tma >= tca, tma, tca).tolist()
         kv_share, intensity = (KVa / tota).tolist(), (flopsa / tota).tolist()
@@ -234,8 +234,8 @@ def decode_points(
         "warnings": warnings,
     }
     if sm is not None:
-        mem, mmf, af = (vec[0], vec[1], vec[2]) if vec else (total, MM, AF)
-        ts, tf, tcol = sm.decode_columns(mem, mmf, af, B)
+        wb, kvb, mmf, af = vec if vec else (W, KV, MM, AF)
+        ts, tf, tcol = sm.decode_columns(wb, kvb, mmf, af, B)
         cols["t_step_s"], cols["t_fixed_s"], cols["t_collective_s"] = ts, tf, tcol
         cols["tokens_per_s_step"] = _per(B, d.dp, ts)
     else:

@@ -3,15 +3,18 @@
 A step runs ``n`` decoding requests (one token each, at their own contexts) and ``p`` prompt
 tokens (chunked prefill). On one tensor-parallel rank it takes
 
-    t_step = max(bytes read / (bandwidth x eta_bw),
-                 matmul FLOPs / (matmul peak x eta_c) + attention FLOPs / (16-bit peak x eta_c))
+    t_step = max(weight bytes / (bandwidth x eta_bw), matmul FLOPs / (matmul peak x eta_c))
+             + max(KV bytes / (bandwidth x eta_bw), attention FLOPs / (16-bit peak x eta_c))
              + t_fixed                                   (scheduling, sampling, launches)
              + 2 L x (alpha + a x 2(tp-1)/tp / link)     (two all-reduces per layer at TP > 1)
              + (pp - 1) x (alpha_p2p + a / link)         (PP hand-offs between stages)
 
-with ``a`` = tokens x hidden x 2 bytes of activations. The bound (``t_bound``) is the first line
-at eta = 1 with nothing added: no engine step is faster, and roofline prints it beside the
-estimate. Matmuls run at the checkpoint's precision where the GPU has units for it (fp8 weights
+with ``a`` = tokens x hidden x 2 bytes of activations. The matmuls and the attention are separate
+kernels on one stream, one after the other, so each is held to its own roofline and their times
+add: a step whose matmuls are compute-bound (a prefill chunk, hundreds of decodes) still reads its
+requests' KV in attention kernels after them (Vidur and AIConfigurator likewise add their
+operators' times). The bound (``t_bound``) is max(all bytes / bandwidth, all FLOPs / peak) with
+nothing added: no engine step is faster, and roofline prints it beside the estimate. Matmuls run at the checkpoint's precision where the GPU has units for it (fp8 weights
 at the fp8 peak: W8A8); attention at the 16-bit peak.
 
 Every other module asks this one for a step's time: roofline's estimate, plan's closed form and
@@ -508,19 +511,22 @@ class StepModel:
             extra_b = self.kv(end)
             extra_f = prefill_tokens * self.prefill_attn(max(end - prefill_tokens // 2, 1))
         return self.time(
-            self.weights(tokens) + decodes * kvb + extra_b,
+            self.weights(tokens),
+            decodes * kvb + extra_b,
             self.mm * tokens,
             decodes * at + extra_f,
             tokens,
             decodes + (1 if prefill_tokens else 0),
         )
 
-    def time(self, mem_bytes: float, mm_flops: float, attn_flops: float, tokens: int, requests: int) -> StepTime:
-        """The step formula, once: bytes read, matmul and attention FLOPs, and the tokens and
-        requests the step carries (for its all-reduces and per-request cost)."""
+    def time(
+        self, weight_bytes: float, kv_bytes: float, mm_flops: float, attn_flops: float, tokens: int, requests: int
+    ) -> StepTime:
+        """The step formula, once: weight and KV bytes read, matmul and attention FLOPs, and the
+        tokens and requests the step carries (for its all-reduces and per-request cost)."""
         fixed, coll = self._beyond(tokens, requests)
-        tm, tc, t = self._terms(mem_bytes, mm_flops, attn_flops, fixed + coll)
-        bound = max(mem_bytes / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
+        tm, tc, t = self._terms(weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll)
+        bound = max((weight_bytes + kv_bytes) / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
         # The largest term names the step (the first of equals, in this order).
         by, top = "memory", tm
         if tc > top:
@@ -537,17 +543,22 @@ class StepModel:
         coll = self.collective_s(tokens)
         return self.overhead_s(tokens, requests) - coll, coll
 
-    def _terms(self, mem_bytes: Any, mm_flops: Any, attn_flops: Any, over: Any, larger: Any = None) -> tuple[Any, Any, Any]:
-        """The memory and compute terms and the step's time: the larger term plus ``over``, what the
-        step costs beyond them (fixed costs and collectives). Floats, or numpy arrays of them with
-        ``larger=numpy.maximum``."""
-        tm = mem_bytes * self.inv_bw
-        tc = mm_flops * self.inv_mm + attn_flops * self.inv_attn
-        top = (tm if tm >= tc else tc) if larger is None else larger(tm, tc)
-        return tm, tc, top + over
+    def _terms(
+        self, weight_bytes: Any, kv_bytes: Any, mm_flops: Any, attn_flops: Any, over: Any, larger: Any = None
+    ) -> tuple[Any, Any, Any]:
+        """The memory and compute terms (all bytes, all FLOPs) and the step's time: the matmuls'
+        larger term plus the attention's larger term plus ``over``, what the step costs beyond them
+        (fixed costs and collectives). Floats, or numpy arrays of them with ``larger=numpy.maximum``."""
+        tw, tkv = weight_bytes * self.inv_bw, kv_bytes * self.inv_bw
+        tmm, tat = mm_flops * self.inv_mm, attn_flops * self.inv_attn
+        if larger is None:
+            top = (tw if tw >= tmm else tmm) + (tkv if tkv >= tat else tat)
+        else:
+            top = larger(tw, tmm) + larger(tkv, tat)
+        return tw + tkv, tmm + tat, top + over
 
     def decode_columns(
-        self, mem_bytes: Any, mm_flops: Any, attn_flops: Any, batches: list[int]
+        self, weight_bytes: Any, kv_bytes: Any, mm_flops: Any, attn_flops: Any, batches: list[int]
     ) -> tuple[list[float], list[float], list[float]]:
         """:meth:`time` of many decode-only steps (``batches[i]`` requests, one token each), as columns
         (t_step_s, t_fixed_s, t_collective_s) without a :class:`StepTime` per step: what a roofline
@@ -555,13 +566,13 @@ class StepModel:
         overhead is computed once per distinct batch."""
         over = {b: self._beyond(b, b) for b in dict.fromkeys(batches)}
         terms, both = self._terms, {b: f + c for b, (f, c) in over.items()}
-        if not isinstance(mem_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns
+        if not isinstance(weight_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns
             import numpy as np
 
             o = np.asarray([both[b] for b in batches], dtype=np.float64)
-            t = terms(mem_bytes, mm_flops, attn_flops, o, np.maximum)[2].tolist()
+            t = terms(weight_bytes, kv_bytes, mm_flops, attn_flops, o, np.maximum)[2].tolist()
         else:
-            t = [terms(m, f, a, both[b])[2] for m, f, a, b in zip(mem_bytes, mm_flops, attn_flops, batches)]
+            t = [terms(w, k, f, a, both[b])[2] for w, k, f, a, b in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches)]
         return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:
@@ -599,7 +610,8 @@ class StepModel:
     ) -> tuple[float, float, float, float, float]:
         """(m0, m1, c0, c1, o): step k of a span takes max(m0 + m1 k, c0 + c1 k) + o seconds, for n
         decoding requests of mean length mean_len (growing by one per step) plus a fixed extra load
-        (prompt tokens, their KV bytes and attention FLOPs). A decode-only span of a full-attention
+        (prompt tokens, their KV bytes and attention FLOPs). The matmuls' larger term, which the span
+        does not change, is in both m0 and c0; the lines are the attention's KV reads and FLOPs. A decode-only span of a full-attention
         model keeps what depends only on n, a batch size (the simulator asks at every event)."""
         if self.linear:
             kv0, a0 = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len
@@ -612,7 +624,10 @@ class StepModel:
             kv0, a0, g, ga = self._interp(mean_len)
             e = self._pieces(n, extra_tokens, g, ga)
         w, m1, cm, c1, o = e
-        return (w + n * kv0 + extra_bytes) * self.inv_bw, m1, cm + (n * a0 + extra_flops) * self.inv_attn, c1, o
+        # The matmuls' larger term is fixed over the span; the attention's two lines grow with it.
+        tw = w * self.inv_bw
+        g0 = tw if tw >= cm else cm
+        return g0 + (n * kv0 + extra_bytes) * self.inv_bw, m1, g0 + (n * a0 + extra_flops) * self.inv_attn, c1, o
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
         """lines()'s parts that do not depend on the mean length: the weights read, the KV and
@@ -706,7 +721,8 @@ class StepModel:
     def describe(self) -> str:
         c = self.c
         parts = [
-            f"step time = max(bytes / (bandwidth x {c.eta_bw:g}), FLOPs / ({self.compute_dtype} matmul peak x {c.eta_c:g}))",
+            f"step time = max(weight bytes / (bandwidth x {c.eta_bw:g}), matmul FLOPs / ({self.compute_dtype} peak x "
+            f"{c.eta_c:g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g}))",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
             f"of kernel latencies per step ({c.gemm_latency_s * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
             f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel)",
