@@ -132,6 +132,24 @@ def test_fp8_checkpoints_compute_at_the_fp8_peak():
     assert StepModel(m, resolve_gpu("h100"), kv_dtype("fp8"), tp=8).peak_mm == pytest.approx(1979e12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([("llama3.1-8b", 1), ("qwen3-235b-a22b", 4), ("deepseek-v3", 8)]),
+    st.integers(0, 1024),
+    st.floats(1.0, 20_000.0),
+    st.integers(1, 8192),
+    st.integers(0, 30_000),
+)
+def test_a_prompt_carrying_span_step_is_the_step(shape, decodes, ctx, chunk, end):
+    # The simulator's spans (lines + span_s) and step() are one formula: a step that carries a prompt
+    # chunk beside decodes, its KV bytes and attention FLOPs passed as step() derives them.
+    name, tp = shape
+    sm = StepModel(resolve_model(name), resolve_gpu("h100"), BF16, tp=tp)
+    last = max(end, chunk)
+    ln = sm.lines(decodes, ctx, chunk, sm.kv(last), chunk * sm.prefill_attn(max(last - chunk // 2, 1)))
+    assert sm.span_s(ln, 1) == pytest.approx(sm.step(decodes, ctx, chunk, end).t_step_s, rel=1e-12)
+
+
 def test_a_span_is_the_sum_of_its_steps():
     # The simulator sums K decode steps in closed form; stepping them one by one must agree.
     m, h = resolve_model("llama3.1-8b"), resolve_gpu("h100")
