@@ -71,7 +71,8 @@ def _one(c: Any, r: Any, p: Any) -> None:
             [
                 (
                     "realistic step (step model)",
-                    f"{ms(p.t_step_s)} = terms at the efficiencies + {ms(p.t_fixed_s)} fixed"
+                    f"{ms(p.t_step_s)} = {ms(p.t_step_s - p.t_fixed_s - (p.t_collective_s or 0.0))} of matmul and "
+                    f"attention kernels + {ms(p.t_fixed_s)} fixed"
                     + (f" + {ms(p.t_collective_s)} {'all-reduces' if r.dp == 1 else 'collectives'}" if p.t_collective_s else ""),
                 ),
                 (
