@@ -189,7 +189,13 @@ def test_the_reasons_quote_kvcalc_as_it_computes():
     assert f"({ms(q235.step(60, 4500).t_step_s)} ms at 60, {ms(q235.step(150, 4500).t_step_s)} at 150)" in text
     q30 = resolve_model("qwen3-30b-a3b")
     assert f"TP 2 decode at 72 is {ms(StepModel(q30, h100, bf16, tp=2).step(72, 4500).t_step_s)} ms" in text
-    assert f"at {ms(StepModel(q30, h100, bf16, tp=4).step(225, 4500).t_step_s)} ms on the TP 4 instance" in text
+    q6 = kvcalc_answer("q6").disaggregated.deployment
+    assert q6 is not None
+    n6 = round(q6.in_flight_per_replica)
+    assert (
+        f"about {n6} decoding at {ms(StepModel(q30, h100, bf16, tp=4).step(n6, 4500).t_step_s)} ms on the TP 4 instance" in text
+    )
+    assert f"(kvcalc {kvcalc_answer('q6').disaggregated.rate_per_s:.1f}k a second," in text
     terms = yaml.safe_load((ROOT / "tests" / "serving" / "aiconfigurator.yaml").read_text())["terms"]
     for v in terms.values():
         assert f"{v:g}" in text, v

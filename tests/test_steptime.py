@@ -22,10 +22,19 @@ def test_a_tp8_decode_step_term_by_term():
     assert kv == 5_368_709_120
     bytes_read = 17_378_131_968 + kv
     assert s.t_memory_s == pytest.approx(bytes_read / (3.35e12 * 0.80), rel=1e-12)
-    # All-reduces: 2 per layer, each 5 us + 32 x 8,192 x 2 B x 2 x 7/8 over 0.7 x 450 GB/s.
+    # All-reduces: 2 per layer of 32 x 8,192 x 2 B = 524,288 B, which the H100 spec's measurements give
+    # at TP 8 (vLLM's custom all-reduce in a CUDA graph, AIConfigurator's table): 11.99 us.
     a = 32 * 8192 * 2
+    assert a == 524_288 and h.allreduce is not None
+    assert h.allreduce.latency_us[8][h.allreduce.message_bytes.index(a)] == 11.99
+    assert s.t_collective_s == pytest.approx(2 * 80 * 11.99e-6, rel=1e-12)
+    # Without the measurements (a calibration's alpha_s, or a GPU whose spec has none): 5 us +
+    # 524,288 B x 2 x 7/8 over 0.7 x 450 GB/s.
+    import dataclasses
+
+    c = dataclasses.replace(DEFAULTS, alpha_s=5e-6)
     per = 5e-6 + a * 2 * 7 / 8 / (0.7 * 450e9)
-    assert s.t_collective_s == pytest.approx(2 * 80 * per, rel=1e-12)
+    assert StepModel(m, h, BF16, tp=8, constants=c).step(32, 4096).t_collective_s == pytest.approx(2 * 80 * per, rel=1e-12)
     # Fixed: 0.5 ms + 32 requests x 4 us, and each of the 80 layers' kernels: 4 matmuls (QKV, output,
     # gate-up, down) at 3 us, one attention call at 11 us, 5 small kernels (two norms, rotary, the cache
     # write, the activation) at 1.3 us.
@@ -34,6 +43,29 @@ def test_a_tp8_decode_step_term_by_term():
     # The bound: the same bytes at the datasheet bandwidth, nothing added.
     assert s.t_bound_s == pytest.approx(bytes_read / 3.35e12, rel=1e-12)
     assert s.bound_by == "memory"
+
+
+def test_measured_all_reduces_interpolate_and_never_charge_a_smaller_message_more():
+    from kvcalc.engine.steptime import measured_allreduce
+
+    a100 = resolve_gpu("a100-80gb")
+    xs, ys = measured_allreduce(a100, 8)  # type: ignore[misc]
+    # The A100 table at TP 8 has one slow sample at 4,096 B (14.85 us, between 5.62 at 2,048 and
+    # 6.32 at 8,192): each size is charged the least measured at it or any larger size.
+    i = xs.index(4096)
+    assert a100.allreduce is not None and a100.allreduce.latency_us[8][i] == 14.85
+    assert ys[i] == pytest.approx(6.32e-6)
+    assert all(y0 <= y1 for y0, y1 in zip(ys, ys[1:]))
+    link = tp_link(a100, 8)
+    # Between two measured sizes, linear: 80 KB between 65,536 B (8.43 us) and 131,072 B (11.35 us).
+    assert link.allreduce_s(81920, 8) == pytest.approx((8.43 + (11.35 - 8.43) * (81920 - 65536) / 65536) * 1e-6)
+    # Below the smallest: the smallest's; past the largest (1 GiB, 8,250.86 us): the rest at the link's
+    # bus bandwidth (0.7 x 300 GB/s).
+    assert link.allreduce_s(16, 8) == pytest.approx(5.62e-6)
+    assert link.allreduce_s(2 * 2**30, 8) == pytest.approx(8250.86e-6 + 2**30 * 2 * 7 / 8 / (0.7 * 300e9))
+    # No table for the GPU (an L40S over PCIe, an H100 NVL pair): latency + bytes over the bandwidth.
+    assert tp_link(resolve_gpu("l40s"), 4).measured is None
+    assert tp_link(resolve_gpu("h100-nvl"), 2).measured is None
 
 
 def test_matmuls_and_attention_are_separate_kernels_whose_times_add():

@@ -28,6 +28,7 @@ none was fitted to a serving benchmark. A calibration (kvcalc calibrate) replace
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import fields, replace
 from typing import Any
 
@@ -185,7 +186,11 @@ DEFAULT_SOURCES: dict[str, str] = {
     "eager_launch_s": "the same kernels launched eagerly: 2.5 us each on H200, 2.7 on A100 (te42kyfo/gpu-benches), "
     "1.2 us more than in a graph; vLLM captures decode graphs up to 512 tokens by default from 0.8.5 "
     "(vllm/config: min(2 x max_num_seqs, 512)), and larger steps run without them",
-    "alpha_s": "NVLink: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
+    "allreduce": "NVLink TP all-reduces where the GPU spec has measurements (A100 SXM, H100 SXM, H200, B200 at TP 2, "
+    "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
+    "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); linear "
+    "between measured sizes, each size at the least measured at it or any larger size",
+    "alpha_s": "NVLink without measurements: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
     "(AIConfigurator's custom_allreduce_perf); PCIe: NCCL's ring latency model, 6.6 us + 1.0 us per hop over 2(N-1) "
     "hops (NVIDIA/nccl src/graph/tuning.cc), 8.6/12.6/20.6 us at 2/4/8 GPUs against 6.0/12.0/22.4 measured on L40S",
     "link_bytes_per_s": "NVLink: 0.7 of one direction of the datasheet figure (custom all-reduce bus bandwidth about "
@@ -269,6 +274,42 @@ class Link:
     bytes_per_s: float
     """One direction, per GPU."""
     alpha_s: float
+    measured: tuple[tuple[int, ...], tuple[float, ...]] | None = None
+    """An all-reduce's seconds by message bytes, as the GPU spec's measurements give them for this
+    group size (``allreduce``), each size at the least measured at it or any larger size (one
+    sample a size: a smaller message is not charged more than a larger one); None: alpha + bytes
+    over the bandwidth."""
+
+    def allreduce_s(self, nbytes: float, n: int) -> float:
+        """One all-reduce of ``nbytes`` among ``n`` GPUs: measured, linear between the measured
+        sizes (the smallest's below them; past the largest, its time plus the rest of the bytes at
+        the bus bandwidth), else alpha + bytes x 2(n - 1)/n / bandwidth."""
+        ring = 2 * (n - 1) / n / self.bytes_per_s
+        if self.measured is None:
+            return self.alpha_s + nbytes * ring
+        xs, ys = self.measured
+        if nbytes <= xs[0]:
+            return ys[0]
+        if nbytes >= xs[-1]:
+            return ys[-1] + (nbytes - xs[-1]) * ring
+        i = bisect_right(xs, nbytes)
+        x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+        return y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
+
+
+def measured_allreduce(gpu: GPUSpec, size: int) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+    """The GPU spec's measured all-reduce latencies among ``size`` GPUs (bytes, seconds), each size
+    at the least measured at it or any larger one; None where the spec has none for that size."""
+    ar = gpu.allreduce
+    if ar is None or size not in ar.latency_us:
+        return None
+    raw = ar.latency_us[size]
+    ys: list[float] = []
+    low = math.inf
+    for v in reversed(raw):
+        low = min(low, float(v) * 1e-6)
+        ys.append(low)
+    return tuple(ar.message_bytes), tuple(reversed(ys))
 
 
 def tp_link(gpu: GPUSpec, tp: int, c: StepConstants = DEFAULTS) -> Link:
@@ -291,12 +332,16 @@ def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> 
         inner = link_of(gpu, group_link_kind(gpu, per), per, c).bytes_per_s if per > 1 else bw
         alpha = c.net_alpha_s if c.net_alpha_s is not None else node.scale_out_latency_s or NET_ALPHA_S
         return Link(kind, min(bw, inner), alpha)
+    measured = None
     if kind == "nvlink":
         bw, alpha = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE, NVLINK_ALPHA_S
+        # The GPU's own measurements where it has them, unless a calibration sets the link's terms.
+        if c.alpha_s is None and c.link_bytes_per_s is None:
+            measured = measured_allreduce(gpu, size)
     else:
         host = float(gpu.host_link_bytes_per_s) / 2 if gpu.host_link_bytes_per_s else PCIE_FALLBACK_BYTES_PER_S
         bw, alpha = host * PCIE_SHARE, PCIE_BASE_S + 2 * (max(size, 2) - 1) * PCIE_HOP_S
-    return Link(kind, c.link_bytes_per_s or bw, alpha if c.alpha_s is None else c.alpha_s)
+    return Link(kind, c.link_bytes_per_s or bw, alpha if c.alpha_s is None else c.alpha_s, measured)
 
 
 def matmul_dtype(model: ModelSpec, gpu: GPUSpec, weight_dtype: str | None = None) -> str:
@@ -454,8 +499,7 @@ class StepModel:
             a = tokens * self._act
             t = 0.0
             if self.tp > 1:
-                per = self.link.alpha_s + a * 2 * (self.tp - 1) / self.tp / self.link.bytes_per_s
-                t += 2 * self.model.num_layers * per
+                t += 2 * self.model.num_layers * self.link.allreduce_s(a, self.tp)
             if self.pp > 1:
                 net = self.placement.pp_network_handoffs
                 t += (self.pp - 1 - net) * (P2P_ALPHA_S + a / self.near_link.bytes_per_s)
@@ -727,7 +771,13 @@ class StepModel:
             f"of kernel latencies per step ({c.gemm_latency_s * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
             f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel)",
         ]
-        if self.tp > 1:
+        if self.tp > 1 and self.link.measured is not None:
+            ys = self.link.measured[1]
+            parts.append(
+                f"+ 2 all-reduces per layer over {self.link.kind}, as measured on {self.gpu.name} at TP {self.tp} "
+                f"({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the measured sizes)"
+            )
+        elif self.tp > 1:
             parts.append(
                 f"+ 2 all-reduces per layer over {self.link.kind} ({self.link.alpha_s * 1e6:g} us + bytes / "
                 f"{self.link.bytes_per_s / 1e9:g} GB/s)"

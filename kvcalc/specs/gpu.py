@@ -95,6 +95,38 @@ class NodeSpec:
 
 
 @record(kw_only=True)
+class AllReduceSpec:
+    """All-reduce latency among GPUs of one NVLink domain, measured by message size: what a
+    tensor-parallel all-reduce of the serving engine costs on this GPU (kvcalc.engine.steptime uses
+    it in place of latency + bytes / bandwidth where it has the group size)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    url: Text
+    """Where the measurements come from."""
+    message_bytes: list[int]
+    """The message sizes measured, bytes, strictly increasing."""
+    latency_us: dict[int, list[float]]
+    """By group size (GPUs): microseconds at each of message_bytes."""
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        b = self.message_bytes
+        if not b or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in b):
+            raise ValueError("message_bytes must be positive whole numbers of bytes")
+        if any(x >= y for x, y in zip(b, b[1:])):
+            raise ValueError("message_bytes must be strictly increasing")
+        if not self.latency_us:
+            raise ValueError("latency_us must give at least one group size")
+        for n, row in self.latency_us.items():
+            if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 100_000:
+                raise ValueError(f"latency_us group size must be a whole number of GPUs from 2, got {str(n)[:40]!r}")
+            if len(row) != len(b):
+                raise ValueError(f"latency_us[{n}] has {len(row)} figures for {len(b)} message sizes")
+            if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1e7 for v in row):
+                raise ValueError(f"latency_us[{n}] must be positive microseconds under 10 s")
+
+
+@record(kw_only=True)
 class GPUSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
@@ -124,6 +156,9 @@ class GPUSpec:
     node: NodeSpec | None = None
     """The server it comes in and the network between servers; None: one 8-GPU node is assumed
     (kvcalc.engine.deployment.DEFAULT_NODE)."""
+    allreduce: AllReduceSpec | None = None
+    """Measured all-reduce latencies inside the NVLink domain, where a public microbenchmark gives
+    them; None: latency + bytes / bandwidth (kvcalc.engine.steptime)."""
 
     def __post_init__(self) -> None:
         def conv(name: str, fn: Callable[[Any, str], float]) -> None:
@@ -168,6 +203,11 @@ class GPUSpec:
         d["source"] = GPUSource(**d["source"])
         if isinstance(d.get("node"), dict):
             d["node"] = NodeSpec(**d["node"])
+        if isinstance(d.get("allreduce"), dict):
+            ar = dict(d["allreduce"])
+            # JSON (the catalog index) writes the group sizes as strings.
+            ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
+            d["allreduce"] = AllReduceSpec(**ar)
         return cls(**d)
 
     def to_dict(self) -> dict[str, Any]:

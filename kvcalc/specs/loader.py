@@ -96,7 +96,7 @@ def _class_names() -> set[str]:
     """Names pydantic puts in error locations for union branches, which users never typed."""
     from kvcalc.specs.layers import KIND_CLASSES
 
-    return {c.__name__ for c in KIND_CLASSES.values()} | {"MoE", "Source", "LayerGroup", "GPUSource", "NodeSpec"}
+    return {c.__name__ for c in KIND_CLASSES.values()} | {"MoE", "Source", "LayerGroup", "GPUSource", "NodeSpec", "AllReduceSpec"}
 
 
 def _errors(e: Any) -> list[dict[str, Any]]:
