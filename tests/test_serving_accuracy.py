@@ -89,12 +89,14 @@ def predict(case_id: str, previous: bool = False) -> dict[str, float]:
     else:
         arrivals = np.cumsum(np.random.default_rng(0).exponential(1.0 / float(rate), size=n))
     conc = case.get("max_concurrency")
-    max_len = int(max(int((P + O).max()), 4096))
+    # A run's stated max_model_len, max_num_seqs and max_num_batched_tokens where it states them, else
+    # the longest request (what one sets max_model_len to) and the release's defaults.
+    max_len = int(case.get("max_model_len") or max(int((P + O).max()), 4096))
     mem = g.memory_runtime_bytes
     st = SimSettings(
         max_len,
-        eng.default_num_seqs(mem, g.name),
-        eng.default_batched_tokens(mem, g.name, max_len),
+        int(case.get("max_num_seqs") or eng.default_num_seqs(mem, g.name)),
+        int(case.get("max_num_batched_tokens") or eng.default_batched_tokens(mem, g.name, max_len)),
         constants=BOUND_OVER_07 if previous else DEFAULTS,
         concurrency=int(conc) if conc else None,
     )
