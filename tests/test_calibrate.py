@@ -257,6 +257,7 @@ def test_the_cli_writes_a_calibration_the_other_commands_take(cli, tmp_path, mon
         ("not json", "not JSON"),
         ('{"constants": {"eta_bw": 3}}', "constants.eta_bw"),
         ('{"constants": {"eta_bw": "fast"}}', "constants.eta_bw"),
+        ('{"constants": {"eta_c_fp8": 0}}', "constants.eta_c_fp8"),
         ('{"constants": {"speed": 1}}', "unknown constant"),
         ('{"gpu": "h100"}', "no 'constants'"),
         ("", "not JSON"),

@@ -263,36 +263,35 @@ def test_the_held_out_paragraph_quotes_kvcalc_and_the_runs():
     by_id = {c["id"]: c for c in CASES}
     long = "mvll-vllmbench-vllm084-dsr1-h200x8-in30000-out100-n50"
     assert round(by_id[long]["measured"]["duration_s"]) == 135
-    assert round(50 / predict(long)["request_throughput_per_s"]) == 68
-    assert "took 135 s where kvcalc's replay ends at 68 s" in text
+    assert round(50 / predict(long)["request_throughput_per_s"]) == 72
+    assert "took 135 s where kvcalc's replay ends at 72 s" in text
     big = "sgl1362-sglang030-llama31-405b-fp8-h100sxmx8-sharegpt-rps16-n1000"
     assert (by_id[big]["measured"]["request_throughput_per_s"], round(predict(big)["request_throughput_per_s"], 2)) == (
         6.74,
-        7.13,
+        6.55,
     )
-    assert round(predict(big)["mean_tpot_ms"]) == 51 and "(51 ms)" in text
+    assert round(predict(big)["mean_tpot_ms"]) == 103 and "(103 ms)" in text
     assert by_id["mvll-vllmbench-vllm084-dsr1-h200x8-in1000-out2000-n50"]["measured"]["mean_tpot_ms"] == 42.4
     assert by_id["mvll-sgl045p3-dsr1-h200x8-in1000-out2000-n50"]["measured"]["mean_itl_ms"] == 36.34
 
 
 def test_the_second_held_out_set_of_2026_12_02_is_as_the_doc_says():
-    # docs/accuracy.md's paragraph on the nine dstackai/benchmarks runs: the ranges it quotes.
+    # docs/accuracy.md's paragraph on the nine dstackai/benchmarks runs: the ranges it quotes for
+    # kvcalc as it is now (the figures at scoring, c46ee83, are a record of that commit).
     text = " ".join(DOC.read_text().split())
     second = [c for c in CASES if c.get("held_out") == "2026-12-02 (second set)"]
     assert len(second) == 9
     r1 = [errors(c) for c in second if c["model"] == "deepseek-v3"]
     big = [errors(c) for c in second if c["model"] == "llama3.1-405b-fp8"]
     ratios = [1 + e["request_throughput_per_s"] for e in r1]
-    assert (round(min(ratios), 1), round(max(ratios), 1)) == (1.6, 2.9)
+    assert (round(min(ratios), 1), round(max(ratios), 1)) == (1.6, 2.8)
     tpot = sorted(-e["mean_tpot_ms"] for e in r1)
     ttft = sorted(-e["mean_ttft_ms"] for e in r1)
-    assert (round(tpot[0] * 100), round(tpot[-1] * 100)) == (24, 58) and (round(ttft[0] * 100), round(ttft[-1] * 100)) == (67, 97)
-    assert "served 1.6 to 2.9 times less than kvcalc predicts, with TPOT 24-58% low and TTFT 67-97% low" in text
+    assert (round(tpot[0] * 100), round(tpot[-1] * 100)) == (22, 58) and (round(ttft[0] * 100), round(ttft[-1] * 100)) == (64, 97)
+    assert "Now DeepSeek-R1 serves 1.6 to 2.8 times less than kvcalc predicts, with TPOT 22-58% low and TTFT 64-97% low" in text
     c4 = next(c for c in second if c["id"] == "dstack-r1-h200-vllm-c4")
-    assert (round(c4["measured"]["mean_ttft_ms"]), round(predict(c4["id"])["mean_ttft_ms"])) == (976, 322)
-    assert max(abs(e["request_throughput_per_s"]) for e in big) <= 0.14
-    for c in second:
-        if c["model"] == "llama3.1-405b-fp8" and c["request_rate"] in (32.0, 1000.0):
-            assert abs(errors(c)["request_throughput_per_s"]) <= 0.02
-    assert sorted(round(-e["mean_tpot_ms"] * 100) for e in big) == [39, 40, 56]
-    assert "throughput is within 14% (within 2% at 32 and 1,000 requests/s) while their TPOT is 39-56% low" in text
+    assert (round(c4["measured"]["mean_ttft_ms"]), round(predict(c4["id"])["mean_ttft_ms"])) == (976, 347)
+    assert "took 976 ms where kvcalc's takes 347" in text
+    assert sorted(round(-e["request_throughput_per_s"] * 100) for e in big) == [17, 17, 18]
+    assert sorted(round(-e["mean_tpot_ms"] * 100) for e in big) == [8, 8, 20]
+    assert "The 405B runs are 17-18% low on throughput and 8-20% low on TPOT" in text

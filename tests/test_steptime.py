@@ -162,6 +162,15 @@ def test_fp8_checkpoints_compute_at_the_fp8_peak():
     assert matmul_dtype(m, resolve_gpu("a100-80gb")) == "bf16"
     assert matmul_dtype(resolve_model("llama3.1-8b"), resolve_gpu("h100")) == "bf16"
     assert StepModel(m, resolve_gpu("h100"), kv_dtype("fp8"), tp=8).peak_mm == pytest.approx(1979e12)
+    # At 0.35 of it (eta_c_fp8, half eta_c: vLLM's fp8 kernels reach half the share of their peak that
+    # the same shapes reach in bf16): a dense fp8 model's matmul FLOP costs 1 / (1,979e12 x 0.35) s.
+    f8 = StepModel(resolve_model("llama3.1-405b-fp8"), resolve_gpu("h100"), kv_dtype("fp8"), tp=8)
+    assert f8.compute_dtype == "fp8" and f8.inv_mm == pytest.approx(1 / (1979e12 * 0.35), rel=1e-12)
+    bf = StepModel(resolve_model("llama3.1-405b"), resolve_gpu("h100"), kv_dtype("fp8"), tp=8)
+    assert bf.compute_dtype == "bf16" and bf.inv_mm == pytest.approx(1 / (989.5e12 * 0.70), rel=1e-12)
+    # --efficiency F sets all three efficiencies.
+    one = DEFAULTS.with_efficiency(1.0)
+    assert (one.eta_bw, one.eta_c, one.eta_c_fp8) == (1.0, 1.0, 1.0)
 
 
 @settings(max_examples=60, deadline=None)

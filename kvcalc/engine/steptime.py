@@ -53,7 +53,10 @@ class StepConstants:
     eta_bw: float = 0.80
     """Share of the datasheet memory bandwidth a decode step's reads reach."""
     eta_c: float = 0.70
-    """Share of the dense peak FLOP/s the matmuls and attention reach."""
+    """Share of the dense 16-bit peak FLOP/s the matmuls and attention reach."""
+    eta_c_fp8: float = 0.35
+    """Share of the dense fp8 peak FLOP/s that fp8 (W8A8) matmuls reach: half eta_c, as vLLM's fp8
+    kernels reach half the share of their peak that the same shapes reach in bf16."""
     fixed_s: float = 0.0005
     """Per-step engine cost outside the kernels (scheduling, input preparation, output
     processing), seconds."""
@@ -93,7 +96,7 @@ class StepConstants:
     """'defaults', or the calibration file these came from."""
 
     def check(self) -> StepConstants:
-        for name in ("eta_bw", "eta_c", "moe_eta_c"):
+        for name in ("eta_bw", "eta_c", "eta_c_fp8", "moe_eta_c"):
             v = getattr(self, name)
             if not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
@@ -110,8 +113,8 @@ class StepConstants:
         return self
 
     def with_efficiency(self, eta: float) -> StepConstants:
-        """The constants with one efficiency for bandwidth and compute (--efficiency)."""
-        return replace(self, eta_bw=eta, eta_c=eta)
+        """The constants with one efficiency for bandwidth and compute, 16-bit and fp8 (--efficiency)."""
+        return replace(self, eta_bw=eta, eta_c=eta, eta_c_fp8=eta)
 
     def request_path_s(self, prompt: Any) -> Any:
         """Seconds before the engine sees a request of ``prompt`` tokens."""
@@ -162,6 +165,10 @@ DEFAULT_SOURCES: dict[str, str] = {
     "eta_c": "torch.matmul reaches 0.80 of dense bf16 peak on H100 and 0.87 on A100 at its best shape "
     "(stas00/ml-engineering, compute/accelerator, 'Maximum Achievable Matmul FLOPS'); the median over vLLM's shapes "
     "in AIConfigurator's tables is 0.70-0.73",
+    "eta_c_fp8": "vLLM 0.24's fp8 matmuls (CUTLASS scaled_mm, per-tensor and block-scaled) reach a median 0.50 (H100), "
+    "0.46-0.51 (H200) and 0.47 (B200) of the share of the fp8 peak that the same M x N x K reaches in bf16 of the bf16 "
+    "peak, over the shapes compute-bound in both (AIConfigurator's measured gemm_perf tables, ai-dynamo/aiconfigurator "
+    "095f58a; 0.39-0.41 of the fp8 peak against 0.76-0.77 of the bf16 peak on Hopper): eta_c x 0.50",
     "fixed_s": "vLLM V1's schedule() 0.2 ms, _update_states 0.18 ms, _prepare_inputs 0.05 ms per step "
     "(vllm-project/vllm#42131): about 0.4-0.5 ms",
     "per_request_s": "vLLM 0.11's Scheduler.schedule() + update_from_output() in steady decode take 8.0-13.8 us a "
@@ -453,7 +460,11 @@ class StepModel:
         experts moe_imbalance times the mean."""
         imb = c.moe_imbalance if self.ep > 1 else 1.0
         f = self.expert_share
-        return ((1.0 - f) / c.eta_c + f * imb / c.moe_eta_c) / self.peak_mm
+        return ((1.0 - f) / self.eta_mm(c) + f * imb / c.moe_eta_c) / self.peak_mm
+
+    def eta_mm(self, c: StepConstants) -> float:
+        """The dense matmuls' share of their peak: eta_c at 16 bits, eta_c_fp8 at fp8 (W8A8)."""
+        return c.eta_c_fp8 if self.compute_dtype == "fp8" else c.eta_c
 
     def _links(self) -> None:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
@@ -766,7 +777,7 @@ class StepModel:
         c = self.c
         parts = [
             f"step time = max(weight bytes / (bandwidth x {c.eta_bw:g}), matmul FLOPs / ({self.compute_dtype} peak x "
-            f"{c.eta_c:g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g}))",
+            f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g}))",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
             f"of kernel latencies per step ({c.gemm_latency_s * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
             f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel)",

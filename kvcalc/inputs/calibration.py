@@ -17,6 +17,7 @@ from kvcalc.errors import KvcalcError
 KEYS = (
     "eta_bw",
     "eta_c",
+    "eta_c_fp8",
     "fixed_s",
     "per_request_s",
     "gemm_latency_s",
@@ -39,6 +40,7 @@ LIMIT = 16 * 2**20
 RANGES = {
     "eta_bw": (0.01, 1.0, True),
     "eta_c": (0.01, 1.0, True),
+    "eta_c_fp8": (0.01, 1.0, True),
     "fixed_s": (0.0, 10.0, True),
     "per_request_s": (0.0, 10.0, True),
     "kernel_gap_s": (0.0, 10.0, True),

@@ -26,7 +26,8 @@ def render(r: Any) -> None:
     t = table(None, ("constant", "left"), ("value", "right"), ("", "left"))
     rows = [
         ("eta_bw", f"{k.eta_bw:.3f}", "share of peak memory bandwidth"),
-        ("eta_c", f"{k.eta_c:.3f}", "share of peak FLOP/s"),
+        ("eta_c", f"{k.eta_c:.3f}", "share of 16-bit peak FLOP/s"),
+        ("eta_c_fp8", f"{k.eta_c_fp8:.3f}", "share of fp8 peak FLOP/s"),
         ("fixed_s", f"{k.fixed_s * 1e3:.3f} ms", "per step"),
         ("alpha_s", f"{k.alpha_s * 1e6:.2f} us" if k.alpha_s is not None else "link's", "per all-reduce"),
         ("request_overhead_s", f"{k.request_overhead_s * 1e3:.2f} ms", "request path, in TTFT"),
