@@ -21,7 +21,13 @@ def test_a_tp8_decode_step_term_by_term():
     kv = 32 * 4096 * 2 * 80 * 1 * 128 * 2
     assert kv == 5_368_709_120
     bytes_read = 17_378_131_968 + kv
-    assert s.t_memory_s == pytest.approx(bytes_read / (3.35e12 * 0.80), rel=1e-12)
+    # The small kernels between the matmuls, per token on a rank, each of 80 layers: two fused
+    # residual-add RMSNorms (read x and the residual, write both: 4 x 8,192 x 2 B each), rotary over 8
+    # query and 1 KV head of 128 read and written, the cache write's read of K and V, SiLU-and-multiply
+    # over 28,672 / 8 (read two, write one: 6 x 3,584 B).
+    per_token = 80 * (2 * 4 * 8192 * 2 + 2 * (2 * (8 + 1) * 128 + (128 + 128)) + 6 * 28672 // 8)
+    assert per_token == 12_615_680
+    assert s.t_memory_s == pytest.approx((bytes_read + 32 * per_token) / (3.35e12 * 0.80), rel=1e-12)
     # All-reduces: 2 per layer of 32 x 8,192 x 2 B = 524,288 B, which the H100 spec's measurements give
     # at TP 8 (vLLM's custom all-reduce in a CUDA graph, AIConfigurator's table): 11.99 us.
     a = 32 * 8192 * 2
@@ -83,15 +89,20 @@ def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
     matmul = 512 * 2 * params
     kv = 512 * 256 * (2 * 32 * 8 * 128 * 2)  # K and V, 32 layers, 8 KV heads of 128, 2 bytes
     attention = 512 * 4 * 256 * 128 * 32 * 32  # QK and PV over 256 keys, 32 heads, 32 layers
+    # The small kernels between the matmuls: norms 2 x 4 x 4,096 x 2 B, rotary and the cache write's
+    # read 2 x (2 x (32 + 8) x 128 + 8 x 256) B, SiLU-and-multiply 6 x 14,336 B, a layer and token.
+    small = 512 * 32 * (2 * 4 * 4096 * 2 + 2 * (2 * 40 * 128 + 8 * 256) + 6 * 14336)
     bw, peak = 3.35e12 * 0.80, 989.5e12 * 0.70
     assert matmul / peak > weights / bw and kv / bw > attention / peak
-    want = matmul / peak + kv / bw + s.t_fixed_s
+    want = matmul / peak + kv / bw + small / bw + s.t_fixed_s
     assert s.t_step_s == pytest.approx(want, rel=1e-12)
-    assert s.t_memory_s == pytest.approx((weights + kv) / bw, rel=1e-12)
+    assert s.t_memory_s == pytest.approx((weights + kv + small) / bw, rel=1e-12)
     assert s.t_compute_s == pytest.approx((matmul + attention) / peak, rel=1e-12)
-    # 17.51 ms of kernels, where the larger of all bytes and all FLOPs would have said 12.01.
-    assert (want - s.t_fixed_s) * 1e3 == pytest.approx(17.51, abs=0.005)
-    assert max(s.t_memory_s, s.t_compute_s) * 1e3 == pytest.approx(12.01, abs=0.005)
+    # 17.51 ms of matmul and attention kernels, where the larger of their bytes and FLOPs would have
+    # said 12.01; the small kernels 1.077 ms more.
+    assert (matmul / peak + kv / bw) * 1e3 == pytest.approx(17.51, abs=0.005)
+    assert max((weights + kv) / bw, (matmul + attention) / peak) * 1e3 == pytest.approx(12.01, abs=0.005)
+    assert small / bw * 1e3 == pytest.approx(1.077, abs=0.0005)
     # The bound is still max(all bytes / bandwidth, all FLOPs / peak): no step is faster.
     assert s.t_bound_s == pytest.approx(max((weights + kv) / 3.35e12, (matmul + attention) / 989.5e12), rel=1e-12)
     # docs/simulation.md's worked example quotes these figures.
@@ -101,6 +112,29 @@ def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
     quoted = f"The kernels take {matmul / peak * 1e3:.3f} + {kv / bw * 1e3:.3f} = {(matmul / peak + kv / bw) * 1e3:.2f} ms"
     assert quoted in doc, quoted
     assert f"512 x 256 x 131,072 B = {kv:,} B of KV" in doc
+
+
+def test_the_small_kernels_bytes_are_the_docs():
+    # docs/simulation.md: Qwen3-14B (40 layers, hidden 5,120, 40 query and 8 KV heads of 128,
+    # intermediate 17,408) moves 8.6 MB a token through the small kernels: a layer's two fused norms
+    # 2 x 4 x 5,120 x 2 B, rotary and the cache write's read 2 x (2 x 48 x 128 + 8 x 256) B,
+    # SiLU-and-multiply 6 x 17,408 B; 26 ms for an 8,192-token chunk on an H100 at 0.80, beside 331 ms
+    # of matmuls at 0.70.
+    from pathlib import Path
+
+    sm = StepModel(resolve_model("qwen3-14b"), resolve_gpu("h100"), BF16)
+    per = 40 * (2 * 4 * 5120 * 2 + 2 * (2 * 48 * 128 + 8 * 256) + 6 * 17408)
+    assert sm.elementwise == per == 8_601_600
+    chunk = sm.step(0, 0.0, 8192, 8192)
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    small, mm = per * 8192 / (3.35e12 * 0.80), sm.mm * 8192 * sm.inv_mm
+    assert (
+        f"{per / 1e6:.1f} MB a token, {small * 1e3:.0f} ms for 8,192 tokens on an H100 beside {mm * 1e3:.0f} ms of matmuls" in doc
+    )
+    # The chunk's step: the matmuls (compute-bound), the prompt attention, the small kernels, the rest.
+    assert chunk.t_step_s > mm + small
+    ll = StepModel(resolve_model("llama3.1-70b"), resolve_gpu("h100"), BF16, tp=8)
+    assert f"Llama-3.1-70B at TP 8: {ll.elementwise / 1e6:.1f} MB a token" in doc
 
 
 def test_vllm_v0_steps_carry_its_own_host_costs():
@@ -243,7 +277,9 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
     e = cli(
         "roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1", "--seq", "2k", "--efficiency", "1", "--json"
     ).json()["rows"][0]
-    assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(0.5e-3 + 4e-6 + 32 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6), rel=1e-9)
+    # and the small kernels' 5,636,096 B for the one token at the full bandwidth.
+    fixed = 0.5e-3 + 4e-6 + 32 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6)
+    assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(fixed + 5_636_096 / 3.35e12, rel=1e-9)
 
 
 def test_an_mla_moe_layer_counts_its_kernels():

@@ -38,6 +38,31 @@ def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
     raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16 or fp8")
 
 
+def elementwise_bytes(model: ModelSpec, tp: int) -> int:
+    """Bytes one token moves on one rank through the memory-bound kernels between the matmuls, 16-bit
+    activations read and written (vllm/model_executor/layers: layernorm, activation, fused_moe):
+    two fused residual-add RMSNorms a layer (read x and the residual, write both: 4 x hidden x 2 B
+    each), each kind's own (rotary, the cache write: LayerKind.elementwise_bytes_per_token), a dense
+    MLP's SiLU-and-multiply (read 2 x intermediate, write intermediate, split tp ways), an MoE layer's
+    for its k routed experts and its shared experts, and the sum of the k experts' outputs (read k x
+    hidden, write hidden). With expert parallelism a rank holds whole experts for every DP rank's
+    tokens: the same bytes a rank as split tp ways."""
+    h = model.hidden_size
+    total = 0
+    for name, n in model.layer_counts().items():
+        total += n * model.layer_kinds[name].elementwise_bytes_per_token(tp)
+    total += model.num_layers * 2 * 4 * h * 2
+    moe = model.moe
+    n_moe = moe.num_moe_layers if moe else 0
+    total += (model.num_layers - n_moe) * 6 * model.intermediate_size // tp
+    if moe:
+        k = moe.num_experts_per_tok
+        inter = moe.intermediate_size or moe.params_per_expert // (3 * h)
+        shared = model.params.shared_experts // (3 * h * n_moe) if model.params is not None and model.params.shared_experts else 0
+        total += n_moe * (6 * k * inter // tp + 6 * shared // tp + 2 * (k + 1) * h)
+    return total
+
+
 @record(eq=False)
 class Decode:
     """One model on one GPU at one tensor-parallel size: the pieces every decode bound is made of."""
@@ -67,6 +92,8 @@ class Decode:
         m = self.model.moe
         self.expert_flops_per_token = 2 * m.num_moe_layers * m.num_experts_per_tok * m.params_per_expert if m else 0
         """Of matmul_flops_per_token, the routed experts' share."""
+        self.elementwise_bytes_per_token = elementwise_bytes(self.model, self.tp)
+        """Bytes one token moves through the small kernels between the matmuls, on one rank."""
 
     def weight_read(self, batch: Any) -> Any:
         """Weight bytes one rank reads in a step of ``batch`` tokens on each DP rank."""

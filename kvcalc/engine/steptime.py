@@ -5,6 +5,7 @@ tokens (chunked prefill). On one tensor-parallel rank it takes
 
     t_step = max(weight bytes / (bandwidth x eta_bw), matmul FLOPs / (matmul peak x eta_c))
              + max(KV bytes / (bandwidth x eta_bw), attention FLOPs / (16-bit peak x eta_c))
+             + tokens x elementwise bytes / (bandwidth x eta_bw)  (norms, rotary, activations)
              + t_fixed                                   (scheduling, sampling, launches)
              + 2 L x (alpha + a x 2(tp-1)/tp / link)     (two all-reduces per layer at TP > 1)
              + (pp - 1) x (alpha_p2p + a / link)         (PP hand-offs between stages)
@@ -421,6 +422,9 @@ class StepModel:
         self.inv_mm = self._inv_mm(self.c)
         self.inv_attn = 1.0 / (self.peak_attn * self.c.eta_c)
         self._act = model.hidden_size * ACT_BYTES
+        self.elementwise = float(d.elementwise_bytes_per_token)
+        """Bytes a token moves through the small kernels between the matmuls (norms, rotary, the
+        activation), memory-bound kernels of their own."""
         self._w: dict[int, float] = {}
         self.kv_memo: dict[int, float] = {}
         """kv() and prefill_attn() by argument (the simulator reads them before calling)."""
@@ -580,7 +584,7 @@ class StepModel:
         """The step formula, once: weight and KV bytes read, matmul and attention FLOPs, and the
         tokens and requests the step carries (for its all-reduces and per-request cost)."""
         fixed, coll = self._beyond(tokens, requests)
-        tm, tc, t = self._terms(weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll)
+        tm, tc, t = self._terms(weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens)
         bound = max((weight_bytes + kv_bytes) / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
         # The largest term names the step (the first of equals, in this order).
         by, top = "memory", tm
@@ -599,18 +603,26 @@ class StepModel:
         return self.overhead_s(tokens, requests) - coll, coll
 
     def _terms(
-        self, weight_bytes: Any, kv_bytes: Any, mm_flops: Any, attn_flops: Any, over: Any, larger: Any = None
+        self,
+        weight_bytes: Any,
+        kv_bytes: Any,
+        mm_flops: Any,
+        attn_flops: Any,
+        over: Any,
+        elementwise_bytes: Any,
+        larger: Any = None,
     ) -> tuple[Any, Any, Any]:
         """The memory and compute terms (all bytes, all FLOPs) and the step's time: the matmuls'
-        larger term plus the attention's larger term plus ``over``, what the step costs beyond them
-        (fixed costs and collectives). Floats, or numpy arrays of them with ``larger=numpy.maximum``."""
-        tw, tkv = weight_bytes * self.inv_bw, kv_bytes * self.inv_bw
+        larger term plus the attention's larger term plus the small kernels' bytes, plus ``over``,
+        what the step costs beyond them (fixed costs and collectives). Floats, or numpy arrays of
+        them with ``larger=numpy.maximum``."""
+        tw, tkv, tel = weight_bytes * self.inv_bw, kv_bytes * self.inv_bw, elementwise_bytes * self.inv_bw
         tmm, tat = mm_flops * self.inv_mm, attn_flops * self.inv_attn
         if larger is None:
             top = (tw if tw >= tmm else tmm) + (tkv if tkv >= tat else tat)
         else:
             top = larger(tw, tmm) + larger(tkv, tat)
-        return tw + tkv, tmm + tat, top + over
+        return tw + tkv + tel, tmm + tat, top + tel + over
 
     def decode_columns(
         self, weight_bytes: Any, kv_bytes: Any, mm_flops: Any, attn_flops: Any, batches: list[int]
@@ -625,9 +637,14 @@ class StepModel:
             import numpy as np
 
             o = np.asarray([both[b] for b in batches], dtype=np.float64)
-            t = terms(weight_bytes, kv_bytes, mm_flops, attn_flops, o, np.maximum)[2].tolist()
+            el = np.asarray(batches, dtype=np.float64) * self.elementwise
+            t = terms(weight_bytes, kv_bytes, mm_flops, attn_flops, o, el, np.maximum)[2].tolist()
         else:
-            t = [terms(w, k, f, a, both[b])[2] for w, k, f, a, b in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches)]
+            e = self.elementwise
+            t = [
+                terms(w, k, f, a, both[b], e * b)[2]
+                for w, k, f, a, b in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches)
+            ]
         return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:
@@ -679,9 +696,10 @@ class StepModel:
             kv0, a0, g, ga = self._interp(mean_len)
             e = self._pieces(n, extra_tokens, g, ga)
         w, m1, cm, c1, o = e
-        # The matmuls' larger term is fixed over the span; the attention's two lines grow with it.
+        # The matmuls' larger term and the small kernels' bytes are fixed over the span; the
+        # attention's two lines grow with it.
         tw = w * self.inv_bw
-        g0 = tw if tw >= cm else cm
+        g0 = (tw if tw >= cm else cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
         return g0 + (n * kv0 + extra_bytes) * self.inv_bw, m1, g0 + (n * a0 + extra_flops) * self.inv_attn, c1, o
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
@@ -777,7 +795,8 @@ class StepModel:
         c = self.c
         parts = [
             f"step time = max(weight bytes / (bandwidth x {c.eta_bw:g}), matmul FLOPs / ({self.compute_dtype} peak x "
-            f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g}))",
+            f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
+            f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
             f"of kernel latencies per step ({c.gemm_latency_s * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
             f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel)",

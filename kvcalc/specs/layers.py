@@ -168,6 +168,12 @@ class LayerKindBase:
         token's, unless the kind computes prefill another way."""
         return self.attn_flops_per_token(seq, tp)
 
+    def elementwise_bytes_per_token(self, tp: int = 1) -> int:
+        """Bytes one token moves through this kind's own small kernels on one rank (16-bit
+        activations read and written: rotary, the cache write's read of K and V), beside the
+        layer's norms and MLP; 0 for kinds whose small kernels are not counted."""
+        return 0
+
     # ---- tensor parallelism --------------------------------------------------------------
     def check_tp(self, tp: int, name: str) -> None:
         """Raise unless this layer can be split ``tp`` ways."""
@@ -244,6 +250,11 @@ class _Attention(LayerKindBase):
 
     def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
         return self._pair_flops(tp) * self._logical_tokens(seq)
+
+    def elementwise_bytes_per_token(self, tp: int = 1) -> int:
+        # Rotary reads and writes q and k in place; the cache write reads k and v (2 bytes each).
+        heads, kv = max(1, self.num_attention_heads // tp), self.kv_heads_per_rank(tp)
+        return 2 * (2 * (heads + kv) * self.head_dim + kv * (self.head_dim + self.dv))
 
     def _pairs(self, p: Tokens) -> Tokens:
         """Causal (query, key) pairs of a p-token prompt: sum over i = 1..p of the keys token i sees."""
@@ -469,6 +480,12 @@ class MLA(LayerKindBase):
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.full_tokens(seq)
+
+    def elementwise_bytes_per_token(self, tp: int = 1) -> int:
+        # Rotary reads and writes the heads' and the shared key's rope dims; the latent write reads
+        # the latent (2 bytes each).
+        heads, r = max(1, self.num_attention_heads // tp), self.qk_rope_head_dim
+        return 2 * (2 * (heads + 1) * r + self.latent_dim)
 
     def _pair_flops(self, tp: int) -> int:
         """Absorbed MLA: scores over the latent and rope dims, the weighted sum over the latent."""
