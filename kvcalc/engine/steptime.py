@@ -3,20 +3,23 @@
 A step runs ``n`` decoding requests (one token each, at their own contexts) and ``p`` prompt
 tokens (chunked prefill). On one tensor-parallel rank it takes
 
-    t_step = max(weight bytes / (bandwidth x eta_bw), matmul FLOPs / (matmul peak x eta_c))
+    t_step = max(weight bytes / (bandwidth x eta_bw), matmul FLOPs / (matmul peak x eta_mm))
              + max(KV bytes / (bandwidth x eta_bw), attention FLOPs / (16-bit peak x eta_c))
              + tokens x elementwise bytes / (bandwidth x eta_bw)  (norms, rotary, activations)
              + t_fixed                                   (scheduling, sampling, launches)
-             + 2 L x (alpha + a x 2(tp-1)/tp / link)     (two all-reduces per layer at TP > 1)
+             + 2 L x allreduce(a)                        (two all-reduces per layer at TP > 1)
              + (pp - 1) x (alpha_p2p + a / link)         (PP hand-offs between stages)
 
-with ``a`` = tokens x hidden x 2 bytes of activations. The matmuls and the attention are separate
-kernels on one stream, one after the other, so each is held to its own roofline and their times
-add: a step whose matmuls are compute-bound (a prefill chunk, hundreds of decodes) still reads its
-requests' KV in attention kernels after them (Vidur and AIConfigurator likewise add their
+with ``a`` = tokens x hidden x 2 bytes of activations, ``eta_mm`` eta_c (eta_c_fp8 for fp8
+matmuls) and ``allreduce`` the GPU's measured latency at that size where its spec has one, else
+alpha + a x 2(tp-1)/tp / link. The matmuls, the attention and the small kernels between them are
+separate kernels on one stream, one after the other, so each is held to its own roofline and their
+times add: a step whose matmuls are compute-bound (a prefill chunk, hundreds of decodes) still
+reads its requests' KV in attention kernels after them (Vidur and AIConfigurator likewise add their
 operators' times). The bound (``t_bound``) is max(all bytes / bandwidth, all FLOPs / peak) with
-nothing added: no engine step is faster, and roofline prints it beside the estimate. Matmuls run at the checkpoint's precision where the GPU has units for it (fp8 weights
-at the fp8 peak: W8A8); attention at the 16-bit peak.
+nothing added: no engine step is faster, and roofline prints it beside the estimate. Matmuls run
+at the checkpoint's precision where the GPU has units for it (fp8 weights at the fp8 peak: W8A8);
+attention at the 16-bit peak.
 
 Every other module asks this one for a step's time: roofline's estimate, plan's closed form and
 simulate's spans (``lines`` and ``span_s``: between two events the batch is fixed and its
