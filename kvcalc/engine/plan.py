@@ -464,7 +464,8 @@ def plan(
                     found = True
                     break
                 worst = max(use.values()) if use else math.inf
-                if best_miss is None or worst < best_miss[0]:
+                # Equal shortfalls (no steady state at this rate is inf for all): the more replicas, the nearer.
+                if best_miss is None or worst <= best_miss[0]:
                     best_miss = (worst, _deployment(rep, traffic, s, r, price))
                 # More replicas cannot lower a latency floor: stop once a latency target alone fails and
                 # adding a replica no longer helps it.
@@ -506,15 +507,20 @@ def plan(
     if prices and feasible and all(d.cost_per_hour is not None for d in feasible):
         feasible.sort(key=lambda d: (d.cost_per_hour or 0.0, d.gpus, d.tpot_s))
         ranked_by = "cost"
-    nearest = min(near, key=lambda x: x[0])[1] if near and not feasible else None
+    # The least shortfall; among equal ones (no steady state is inf for all), the most GPUs.
+    nearest = min(near, key=lambda x: (x[0], -x[1].gpus))[1] if near and not feasible else None
     assumptions = [
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
-        f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): max(bytes / (bandwidth x "
-        f"{constants.eta_bw:g}), FLOPs / (peak x {constants.eta_c:g})) + {constants.fixed_s * 1e3:g} ms a step + "
+        f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): max(weight bytes / (bandwidth x "
+        f"{constants.eta_bw:g}), matmul FLOPs / (peak x {constants.eta_c:g}, {constants.eta_c_fp8:g} at fp8)) + "
+        f"max(KV bytes / (bandwidth x {constants.eta_bw:g}), attention FLOPs / (16-bit peak x {constants.eta_c:g})) + "
+        "the small kernels' activation bytes over the same bandwidth + "
+        f"{constants.fixed_s * 1e3:g} ms a step + "
         f"{constants.per_request_s * 1e6:g} us a running request + each layer's kernel latencies "
         f"({constants.gemm_latency_s * 1e6:g} us a matmul, {constants.attn_latency_s * 1e6:g} us an attention call) + the "
-        "TP all-reduces and PP hand-offs over the GPU's link, at the requests decoding (context "
+        "TP all-reduces (as the GPU spec measured them by size, where it has them) and PP hand-offs over the GPU's "
+        "link, at the requests decoding (context "
         f"{traffic.prompt + max(traffic.output // 2, 1):,} tokens, mid-output) and the prompt tokens each step "
         "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage",
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
