@@ -24,6 +24,14 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.24", "vllm@0.21"),
         ("vllm@0.30.2", "vllm@0.33"),
         ("vllm v0.10.1.post1", "vllm@0.11"),
+        # Four-number releases and pre-, dev- and local versions, as pip and the banners print them.
+        ("vllm@0.10.1.1", "vllm@0.11"),
+        ("vllm==0.9.0.1", "vllm@0.11"),
+        ("vllm@0.10.2rc1", "vllm@0.11"),
+        ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.6"),
+        ("vllm@0.6.3.post2.dev308+gb489fc3c", "vllm@0.6"),
+        ("sglang@0.4.3.post4", "sglang@0.4"),
+        ("trtllm@1.2.0rc1", "trtllm@1.2"),
         ("sglang", "sglang@0.5"),
         ("sglang==0.4.9", "sglang@0.4"),
         ("trtllm", "trtllm@1.2"),
@@ -38,6 +46,9 @@ def test_engine_spellings(spelling, key):
 def test_unknown_releases_and_names_are_refused():
     with pytest.raises(KvcalcError, match="no rules for vllm 0.1"):
         engine("vllm@0.1")
+    # An untagged development build of main is no release kvcalc has read.
+    with pytest.raises(KvcalcError, match="no rules for vllm 0.1.dev7548"):
+        engine("vllm@0.1.dev7548+gbaba038")
     with pytest.raises(KvcalcError, match="did you mean"):
         engine("vlm")
 

@@ -423,7 +423,11 @@ ENGINE_LIST: list[Engine] = [
 _CURRENT = {e.name: e for e in reversed(ENGINE_LIST)}
 ENGINES: dict[str, Engine] = {**_CURRENT, **{e.key: e for e in ENGINE_LIST}}
 """Every record by its key (vllm@0.11), and each family's current record by the family's name (vllm)."""
-_VERSION_RE = re.compile(r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,2}(?:\.post[0-9]+)?)$")
+# A release as pip and the engines' banners print it: up to four numbers (vLLM 0.10.1.1, 0.9.0.1),
+# then a pre-, post- or dev-release (rc1, .post1, .dev181) and a local part (+gf35f8e22).
+_VERSION_RE = re.compile(
+    r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,3}(?:\.?(?:post|rc|dev)[0-9]*)*(?:\+[0-9a-z.]+)?)$"
+)
 ACCEPTED = (
     "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.6, vllm@0.5 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
@@ -432,7 +436,9 @@ ACCEPTED = (
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"[0-9]+", v.split(".post")[0])[:3])
+    """The release's first three numbers (0.10.1.1 -> (0, 10, 1); 0.7.4.dev181+g1 -> (0, 7, 4))."""
+    m = re.match(r"[0-9]+(?:\.[0-9]+)*", v)
+    return tuple(int(x) for x in (m.group(0) if m else "0").split(".")[:3])
 
 
 def _vllm_record(version: tuple[int, ...]) -> str | None:
