@@ -6,6 +6,7 @@ excerpts under tests/logs/real/ are tested in test_real_logs.py.
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -407,3 +408,37 @@ def test_a_posted_0_19_log_is_read_by_its_banner(cli):
     row = next(r for r in d["startups"][0]["rows"] if r["key"] == "available_kv")
     assert d["startups"][0]["engine"] == "vllm@0.15"
     assert abs(row["estimate"] / (36.56 * 2**30) - 1) < 0.10  # kvcalc's estimate within 10% of what vLLM logged
+
+
+def test_the_sampler_a_log_names_sets_its_warm_up():
+    # vLLM 0.8 to 0.14 runs FlashInfer's top-k/top-p sampler where it is installed, else PyTorch's sort:
+    # 14 bytes a logit at the profile's peak against 28 (v1/sample/ops/topk_topp_sampler.py, 0.11).
+    # dennislee22's Qwen2-7B on an A100 80GB at util 0.25 (vLLM 0.10.1.1) logs FlashInfer: the warm-up
+    # is 256 rows x 152,064 vocabulary x 14 B beside the hidden states, not x 28.
+    from kvcalc.engine.memory import FitInputs, fit
+    from kvcalc.inputs.logs import parse_startups
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    real = Path(__file__).resolve().parent / "logs" / "real"
+    facts = parse_startups((real / "vllm-dennislee-a100-qwen2-7b-u025.log").read_text())[0]
+    assert facts.sampler == "flashinfer"
+    fallback = parse_startups((real / "vllm-dennislee-2xa100-40gb-qwen2-7b.log").read_text())[0]
+    assert fallback.sampler == "pytorch"
+    older = "INFO [topk_topp_sampler.py:44] Currently, FlashInfer top-p & top-k sampling sampler is disabled because "
+    older += "FlashInfer>=v0.2.3 is not backward compatible. Falling back to the PyTorch-native implementation of top-p & "
+    older += "top-k sampling.\nINFO [gpu_worker.py:276] Available KV cache memory: 5.01 GiB"
+    assert parse_startups(older)[0].sampler == "pytorch"
+    m, g = resolve_model("qwen2.5-7b"), resolve_gpu("a100-80gb")
+    base: dict[str, Any] = dict(seq=16384, engine="vllm@0.10.1.1", util=0.25, max_num_batched_tokens=2048)
+
+    def activation(sampler: str | None) -> Any:
+        return next(e for e in fit(m, g, FitInputs(**base, sampler=sampler)).estimates if e.key == "activation")
+
+    # The sampler's peak holds its 256 rows' logits beside the profile's 2,048 tokens of hidden states
+    # (3,584 x 2 B each), above the forward pass: the best figure and the range follow the sampler named.
+    hidden = 2048 * 3584 * 2
+    fi, pt = activation("flashinfer"), activation("pytorch")
+    assert fi.best == 256 * 152064 * 14 + hidden and pt.best == 256 * 152064 * 28 + hidden
+    assert (fi.low, fi.high) == (256 * 152064 * 12 + hidden, 256 * 152064 * 16 + hidden)
+    assert pt.high == 256 * 152064 * 40 + hidden
+    assert activation(None).best == pt.best  # the release's estimate without a sampler named: PyTorch's

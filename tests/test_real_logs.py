@@ -156,6 +156,28 @@ def _fig(unit: str, v: Any) -> str:
     return f"{int(v):,}"
 
 
+def held_out_summary() -> str:
+    """The logs held out (scored at the commit before they joined, marked held_out with the day): the
+    aims' figures on them alone, as kvcalc computes them now."""
+    held = [c for c in CASES if c.get("held_out")]
+    if not held:
+        return ""
+    days = sorted({str(c["held_out"]) for c in held})
+    with_inputs = [c for c in held if RESULTS[c["file"]]["from_log"] != "none"]
+    fl_ok = sum(RESULTS[c["file"]]["from_log"] == "ok" for c in with_inputs)
+    est_ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in held)
+    ranged = [c for c in held if RESULTS[c["file"]]["inside_range"] is not None]
+    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in ranged)
+    widths = sorted(RESULTS[c["file"]]["half_width"] for c in ranged if RESULTS[c["file"]]["large_pool"])
+    median = widths[len(widths) // 2] if widths else 0.0
+    return (
+        f" Of these, {len(held)} were held out ({', '.join(days)}: collected and scored before they joined, each "
+        f"counted here whatever it infers): from the log's own figures {fl_ok} of {len(with_inputs)} within 2%; from "
+        f"kvcalc's defaults {est_ok} of {len(held)} within 10%; the logged figure inside the printed range in {inside} "
+        f"of {len(ranged)}, median half-width {median:.0%} ({len(widths)} logs)."
+    )
+
+
 def table() -> str:
     counted = [c for c in CASES if RESULTS[c["file"]]["counted"]]
     with_inputs = [c for c in counted if RESULTS[c["file"]]["from_log"] != "none"]
@@ -171,7 +193,7 @@ def table() -> str:
         f"**{fl_ok} of {len(with_inputs)}** of those that give any land within 2%; from kvcalc's defaults and "
         f"the stated settings, **{est_ok} of {len(counted)}** land within 10%, and the logged figure lies inside "
         f"kvcalc's printed range in **{inside} of {len(ranged)}**, whose median half-width is {median:.0%} of the "
-        f"pool where the pool is over a tenth of the device ({len(widths)} logs).",
+        f"pool where the pool is over a tenth of the device ({len(widths)} logs)." + held_out_summary(),
         "",
         "| log | engine | model, GPU x TP | figure | log | from the log's figures | kvcalc estimate | counted | why it misses |",
         "|---|---|---|---|---:|---:|---:|---|---|",

@@ -46,6 +46,15 @@ def fit(
     cudagraph: Annotated[
         Optional[str], typer.Option("--cudagraph", metavar="<size>", help="CUDA-graph memory to subtract per GPU.")
     ] = None,
+    sampler: Annotated[
+        Optional[str],
+        typer.Option(
+            "--sampler",
+            metavar="flashinfer|pytorch",
+            help="vLLM V1's top-k/top-p sampler, where known (its start-up line: 'Using FlashInfer for top-p & top-k "
+            "sampling' or 'Falling back to the PyTorch-native implementation'): narrows the sampler's warm-up.",
+        ),
+    ] = None,
     util: opt.Util = None,
     block_size: opt.BlockSize = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
@@ -95,6 +104,7 @@ def fit(
         max_num_batched_tokens=opt.batched_tokens(max_num_batched_tokens),
         max_model_len=None if max_model_len is None else opt.tokens(max_model_len, "--max-model-len"),
         max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs", noun="a number of requests"),
+        sampler=sampler,
     )
     n = opt.count(concurrency, "--concurrency", noun="a number of requests")
     r = run_fit(m, g, inp)

@@ -94,6 +94,11 @@ class Engine:
     sampler_old_gpus: tuple[int, int, int] | None = None
     """(best, low, high) bytes per logit on GPUs without FlashInfer's sampler (ROCm, NVIDIA before
     sm_80), where the release picks FlashInfer by compute capability."""
+    sampler_impl: tuple[tuple[str, int, int, int], ...] = ()
+    """(sampler, best, low, high) bytes per logit where the release's top-k/top-p sampler is
+    FlashInfer's or PyTorch's by what is installed or set, and a log says which ('Using FlashInfer
+    for top-p & top-k sampling'; 'Falling back to the PyTorch-native implementation'): FlashInfer's
+    as 0.21 measures it, PyTorch's as this release's own code counts it, to the record's high end."""
     penalty_bytes_per_logit: float = 0.0
     """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
     as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
@@ -237,6 +242,7 @@ VLLM_021 = replace(
     sampler_bytes_per_logit=14,
     sampler_range=(12, 16),
     sampler_old_gpus=(38, 34, 40),
+    sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 38, 34, 40)),
     penalty_bytes_per_logit=0.0,
 )
 VLLM_015 = replace(
@@ -262,6 +268,7 @@ VLLM_011 = replace(
     state_pages="padded",
     sampler_bytes_per_logit=28,
     sampler_range=(12, 40),
+    sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 28, 28, 40)),
     note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens")
     + "; chunked local attention stored as full attention (hybrid manager off for it)",
 )

@@ -396,6 +396,7 @@ def explain(
         max_num_batched_tokens=s.get("max_num_batched_tokens"),
         max_model_len=mml,
         max_num_seqs=s.get("max_num_seqs"),
+        sampler=facts.sampler if eng.sampler_impl else None,
     )
     est = fit(model, gpu, inp)
     fp = footprint(model, gpu, inp)

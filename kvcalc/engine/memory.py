@@ -85,6 +85,9 @@ def activation_bytes_per_token(model: ModelSpec, tp: int = 1, act_bytes: int = 2
     return (mlp + 3 * h) * act_bytes
 
 
+SAMPLERS = ("flashinfer", "pytorch")
+"""vLLM V1's top-k/top-p samplers, as FitInputs.sampler names them."""
+
 PRE_AMPERE = ("t4",)
 """Catalog GPUs before sm_80, where vLLM 0.21-0.26 runs PyTorch's sampler, not FlashInfer's."""
 
@@ -402,11 +405,25 @@ class FitInputs:
     gpu_free: int | None = None
     """Memory free at start-up, before the weights load (SGLang: 'Load weight begin. avail mem');
     what SGLang's budget takes its fraction of."""
+    sampler: str | None = None
+    """vLLM V1's top-k/top-p sampler where it is known ('flashinfer' or 'pytorch': a log's line, or
+    the user's word); None: the release's estimate over both."""
 
     def __post_init__(self) -> None:
         # The Python API may pass names; parse them once, here.
         object.__setattr__(self, "engine", parse_engine(self.engine))
         object.__setattr__(self, "kv_dtype", kv_dtype(self.kv_dtype))
+        if self.sampler is not None:
+            low = str(self.sampler).strip().lower()
+            if low not in SAMPLERS:
+                raise KvcalcError(f"unknown sampler {str(self.sampler)[:30]!r}", "sampler", ", ".join(SAMPLERS))
+            if not self.engine.sampler_impl:
+                raise KvcalcError(
+                    f"{self.engine.title} has one estimate of its sampler's warm-up",
+                    "sampler",
+                    "no sampler for this engine; it tells vLLM 0.8 to 0.26 (V1 before 0.27) apart",
+                )
+            object.__setattr__(self, "sampler", low)
 
     def replace(self, **changes: Any) -> FitInputs:
         return dataclasses.replace(self, **changes)
@@ -566,6 +583,10 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         per_logit, rng = eng.sampler_bytes_per_logit, eng.sampler_range
         if eng.sampler_old_gpus and old_gpu:
             per_logit, lo, hi = eng.sampler_old_gpus
+            rng = (lo, hi)
+        known = {name: (best, lo, hi) for name, best, lo, hi in eng.sampler_impl}
+        if inp.sampler in known:
+            per_logit, lo, hi = known[inp.sampler]
             rng = (lo, hi)
         out["activation"] = activation_estimate(
             model,

@@ -72,6 +72,9 @@ class LogFacts:
     """V0's error: the maximum number of tokens the KV cache can store."""
     needed_kv_gib: float | None = None
     estimated_max_len: int | None = None
+    sampler: str | None = None
+    """vLLM V1's top-k/top-p sampler as the log names it: 'flashinfer' or 'pytorch'
+    (v1/sample/ops/topk_topp_sampler.py's start-up line)."""
     # SGLang
     max_total_num_tokens: int | None = None
     avail_before_load_gib: float | None = None
@@ -133,6 +136,14 @@ _INT = r"([0-9]{1,20})"
 # the release). The literal is the cheap filter: a line holding none of them (almost every line of
 # a long log) costs one regex search.
 _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
+    ("sampler", "for top-p & top-k sampling", re.compile(r"Using (FlashInfer) for top-p & top-k sampling"), "sampler", ""),
+    (
+        "sampler",
+        "implementation of top-p & top-k sampling",
+        re.compile(r"Falling back to the (PyTorch)-native implementation of top-p & top-k sampling"),
+        "sampler",
+        "",
+    ),
     ("version", "LLM engine", re.compile(r"LLM engine\s*\(" + _V, re.I), "str", ""),
     ("version", "vLLM API server version", re.compile(r"vLLM API server version\s*" + _V), "str", ""),
     ("version", "vllm version", re.compile(r"vllm version\s*[=:]?\s*" + _V, re.I), "str", ""),
@@ -458,6 +469,9 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "needed":
                 f.needed_kv_gib, f.available_kv_gib = _num(m.group(1)), _num(m.group(2))
                 f.lines["needed_kv_gib"] = line.strip()
+            elif kind == "sampler":
+                f.sampler = m.group(1).lower()
+                f.lines["sampler"] = line.strip()
             elif kind == "util_equiv":
                 f.util, f.util_without_cudagraph = _num(m.group(1)), _num(m.group(2))
                 f.lines["util"] = line.strip()
