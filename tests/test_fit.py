@@ -472,44 +472,16 @@ def test_memory_free_at_start_up_is_at_most_the_device(cli):
 def test_the_sampler_option(cli):
     # --sampler narrows vLLM 0.8-0.26's sampler warm-up; an unknown sampler, or an engine with one
     # estimate of it, is one line.
-    d = cli(
-        "fit",
-        "--model",
-        "qwen2.5-7b",
-        "--gpu",
-        "a100-80gb",
-        "--engine",
-        "vllm@0.10.1.1",
-        "--seq",
-        "16k",
-        "--util",
-        "0.25",
-        "--sampler",
-        "flashinfer",
-        "--json",
-    ).json()
+    ask = ("fit", "--model", "qwen2.5-7b", "--gpu", "a100-80gb", "--engine", "vllm@0.10.1.1", "--seq", "16k")
+    ask += ("--util", "0.25", "--json", "--sampler")
+    d = cli(*ask, "flashinfer").json()
     act = next(e for e in d["estimates"] if e["key"] == "activation")
     assert act["best"] == 256 * 152064 * 14 + 2048 * 3584 * 2
     # docs/engines.md quotes the pool both ways for this log's settings.
     from pathlib import Path
 
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
-    pt = cli(
-        "fit",
-        "--model",
-        "qwen2.5-7b",
-        "--gpu",
-        "a100-80gb",
-        "--engine",
-        "vllm@0.10.1.1",
-        "--seq",
-        "16k",
-        "--util",
-        "0.25",
-        "--sampler",
-        "pytorch",
-        "--json",
-    ).json()
+    pt = cli(*ask, "pytorch").json()
     quoted = f"{pt['kv_pool_bytes'] / 2**30:.2f} GiB at 28 B, {d['kv_pool_bytes'] / 2**30:.2f} GiB at 14 B"
     assert quoted in doc, quoted
     one_line_error(cli("fit", "--model", "qwen2.5-7b", "--gpu", "h100", "--seq", "4k", "--sampler", "triton"), "--sampler")

@@ -156,6 +156,20 @@ def _fig(unit: str, v: Any) -> str:
     return f"{int(v):,}"
 
 
+def aims(cases: list[dict[str, Any]]) -> tuple[list[Any], int, int, list[Any], int, list[float], float]:
+    """The aims' figures over ``cases``: those with figures to recompute from and how many of them
+    land within 2%, how many estimates land within 10%, those with a range and how many hold the
+    logged figure, the half-widths of the large pools and their median."""
+    with_inputs = [c for c in cases if RESULTS[c["file"]]["from_log"] != "none"]
+    fl_ok = sum(RESULTS[c["file"]]["from_log"] == "ok" for c in with_inputs)
+    est_ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in cases)
+    ranged = [c for c in cases if RESULTS[c["file"]]["inside_range"] is not None]
+    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in ranged)
+    widths = sorted(RESULTS[c["file"]]["half_width"] for c in ranged if RESULTS[c["file"]]["large_pool"])
+    median = widths[len(widths) // 2] if widths else 0.0
+    return with_inputs, fl_ok, est_ok, ranged, inside, widths, median
+
+
 def held_out_summary() -> str:
     """The logs held out (scored at the commit before they joined, marked held_out with the day): the
     aims' figures on them alone, as kvcalc computes them now."""
@@ -163,13 +177,7 @@ def held_out_summary() -> str:
     if not held:
         return ""
     days = sorted({str(c["held_out"]) for c in held})
-    with_inputs = [c for c in held if RESULTS[c["file"]]["from_log"] != "none"]
-    fl_ok = sum(RESULTS[c["file"]]["from_log"] == "ok" for c in with_inputs)
-    est_ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in held)
-    ranged = [c for c in held if RESULTS[c["file"]]["inside_range"] is not None]
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in ranged)
-    widths = sorted(RESULTS[c["file"]]["half_width"] for c in ranged if RESULTS[c["file"]]["large_pool"])
-    median = widths[len(widths) // 2] if widths else 0.0
+    with_inputs, fl_ok, est_ok, ranged, inside, widths, median = aims(held)
     return (
         f" Of these, {len(held)} were held out ({', '.join(days)}: collected and scored before they joined, each "
         f"counted here whatever it infers): from the log's own figures {fl_ok} of {len(with_inputs)} within 2%; from "
@@ -180,13 +188,7 @@ def held_out_summary() -> str:
 
 def table() -> str:
     counted = [c for c in CASES if RESULTS[c["file"]]["counted"]]
-    with_inputs = [c for c in counted if RESULTS[c["file"]]["from_log"] != "none"]
-    fl_ok = sum(RESULTS[c["file"]]["from_log"] == "ok" for c in with_inputs)
-    est_ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    ranged = [c for c in counted if RESULTS[c["file"]]["inside_range"] is not None]
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in ranged)
-    widths = sorted(RESULTS[c["file"]]["half_width"] for c in ranged if RESULTS[c["file"]]["large_pool"])
-    median = widths[len(widths) // 2] if widths else 0.0
+    with_inputs, fl_ok, est_ok, ranged, inside, widths, median = aims(counted)
     lines = [
         BEGIN,
         f"{len(CASES)} logs; {len(counted)} state their GPU and settings. From the log's own figures, "
