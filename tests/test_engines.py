@@ -119,3 +119,18 @@ def test_a_release_newer_than_any_read_is_refused(cli, name, needle):
 
 def test_a_patch_release_of_a_known_one_takes_its_rules():
     assert engine("vllm@0.33.1").key == "vllm@0.33" and engine("sglang@0.5.23").key == "sglang@0.5"
+
+
+def test_sglang_runs_prompts_first_with_its_own_batch_defaults():
+    # SGLang 0.4.6.post5 and 0.5.3: scheduler.py get_next_batch_to_run runs a prefill batch first when
+    # one forms and decodes otherwise (enable_mixed_chunk False); max_running_requests is the smaller of
+    # half the token pool and max(pool / context x 512, 2,048) up to 4,096 request slots; the prefill
+    # chunk is chunked_prefill_size by the GPU's memory (server_args.py).
+    GiB = 2**30
+    s05, s04, v = engine("sglang@0.5"), engine("sglang@0.4"), engine("vllm@0.11")
+    assert not s05.mixes_prefill and not s04.mixes_prefill and v.mixes_prefill
+    assert s05.default_num_seqs(80 * GiB, "h100-sxm") == s04.default_num_seqs(24 * GiB, "l4") == 2048
+    for total, tokens in ((22 * GiB, 2048), (40 * GiB, 4096), (79 * GiB, 8192), (140 * GiB, 8192), (180 * GiB, 16384)):
+        assert s05.default_batched_tokens(total, "x", 4096) == tokens, total
+    assert s04.default_batched_tokens(24_000 * 2**20, "l4", 4096) == 2048
+    assert s04.default_batched_tokens(26_000 * 2**20, "x", 4096) == 8192

@@ -277,9 +277,9 @@ def test_the_held_out_paragraph_quotes_kvcalc_and_the_runs():
     big = "sgl1362-sglang030-llama31-405b-fp8-h100sxmx8-sharegpt-rps16-n1000"
     assert (by_id[big]["measured"]["request_throughput_per_s"], round(predict(big)["request_throughput_per_s"], 2)) == (
         6.74,
-        6.34,
+        6.12,
     )
-    assert round(predict(big)["mean_tpot_ms"]) == 114 and "(114 ms)" in text
+    assert round(predict(big)["mean_tpot_ms"]) == 151 and "(151 ms)" in text
     assert by_id["mvll-vllmbench-vllm084-dsr1-h200x8-in1000-out2000-n50"]["measured"]["mean_tpot_ms"] == 42.4
     assert by_id["mvll-sgl045p3-dsr1-h200x8-in1000-out2000-n50"]["measured"]["mean_itl_ms"] == 36.34
 

@@ -398,3 +398,26 @@ def test_max_len_defaults_to_the_models_context_for_lengths_the_user_gives(cli):
     # Given, it is what it says.
     g = cli("simulate", "--model", "llama3.1-8b", "-n", "20", "--prompt", "1000", "--max-len", "4k", "--json").json()
     assert g["max_len"] == 4096
+
+
+def test_sglangs_decodes_wait_through_a_prompts_own_step():
+    # A decodes alone; B's 8,000-token prompt arrives at 50 ms. Under SGLang it runs as a step of its
+    # own and A's next token waits through it; under vLLM it rides beside A's decode in chunks. A's
+    # decoding time is at least its 99 decode steps plus B's prefill step under SGLang, and less
+    # under vLLM.
+    from kvcalc.engine.steptime import StepModel
+
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    # B has one output token (it ends with its prompt), so A's is the run's only TPOT.
+    wl = Workload(np.array([0.0, 0.05]), np.array([8, 8000]), np.array([100, 1]), "t", "t")
+    st_ = SimSettings(8192, 256, 8192)
+
+    def decoding_s(eng: str) -> float:
+        r = simulate(m, g, wl, st_, parse_policies("paged-16"), engine(eng), BF16).runs[0]
+        assert r.completed == 2 and r.tpot_s.p50 == r.tpot_s.p99
+        return r.tpot_s.p50 * 99
+
+    sm = StepModel(m, g, BF16)
+    floor = sm.step(0, 0.0, 8000, 8000).t_step_s + 99 * sm.step(1, 8).t_step_s
+    assert decoding_s("sglang") >= floor
+    assert decoding_s("vllm") < floor

@@ -62,10 +62,12 @@ class Engine:
     """Tokens in flight added to window reservations: none; max_num_batched_tokens; or
     max_concurrent_batches x max_num_batched_tokens (2 at PP 1 with async scheduling, PP + 1 with
     the V2 model runner)."""
-    batched_tokens_default: Literal["none", "v0", "v1", "v1-160"] = "none"
+    batched_tokens_default: Literal["none", "v0", "v1", "v1-160", "sglang-0.4", "sglang-0.5"] = "none"
     """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or 512 with chunked prefill
     above 32k); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048); and 16,384 on GPUs of
-    >= 160 GiB in current releases."""
+    >= 160 GiB in current releases; SGLang's chunked_prefill_size by the GPU's memory (server_args.py:
+    0.4.6.post5 2,048 under 25,000 MiB, else 8,192; 0.5.3 2,048 under 35 GiB, 4,096 under 60, 8,192
+    under 160, else 16,384)."""
     util_rounding: Literal["fraction", "float", "ceil"] = "fraction"
     """util x total: as an exact fraction floored, as a float (vLLM 0.11), or its ceiling (vLLM 0.33)."""
     cudagraph: Literal["none", "after", "estimate"] = "none"
@@ -94,6 +96,13 @@ class Engine:
     sampler_old_gpus: tuple[int, int, int] | None = None
     """(best, low, high) bytes per logit on GPUs without FlashInfer's sampler (ROCm, NVIDIA before
     sm_80), where the release picks FlashInfer by compute capability."""
+    mixes_prefill: bool = True
+    """Whether a step carries prompt chunks beside the running requests' decodes (vLLM, TensorRT-LLM:
+    chunked prefill), or runs waiting prompts as a prefill batch of their own, first, and decodes only
+    when no prompt waits (SGLang: scheduler.py get_next_batch_to_run, 'Run prefill first if possible',
+    enable_mixed_chunk off by default in server_args.py, 0.4.6.post5 and 0.5.3). A prefill batch holds
+    at most chunked_prefill_size tokens over its requests (schedule_policy.py PrefillAdder takes each
+    request's tokens off rem_chunk_tokens), which max_num_batched_tokens stands for here."""
     sampler_impl: tuple[tuple[str, int, int, int], ...] = ()
     """(sampler, best, low, high) bytes per logit where the release's top-k/top-p sampler is
     FlashInfer's or PyTorch's by what is installed or set, and a log says which ('Using FlashInfer
@@ -175,7 +184,12 @@ class Engine:
 
     def default_num_seqs(self, runtime_total: int, gpu_name: str) -> int:
         """max_num_seqs as vLLM defaults it (engine/arg_utils.py get_batch_defaults): 1024 on GPUs of
-        >= 70 GiB that are not A100 (V1), else 256."""
+        >= 70 GiB that are not A100 (V1), else 256. SGLang's max_running_requests: the smaller of half
+        its token pool and its request slots, max(pool tokens / context x 512, 2,048) up to 4,096
+        (managers/tp_worker.py, model_executor/model_runner.py, 0.4.6.post5 and 0.5.3): 2,048, the
+        slots' floor, which half a pool of 4,096 tokens or more does not bind."""
+        if self.batched_tokens_default in ("sglang-0.4", "sglang-0.5"):
+            return 2048
         if self.batched_tokens_default in ("v1", "v1-160") and (
             runtime_total >= 160 * GiB or (runtime_total >= 70 * GiB and "a100" not in gpu_name.lower())
         ):
@@ -190,6 +204,13 @@ class Engine:
             # vllm/config.py SchedulerConfig (0.6.3): chunked prefill is on by default above 32k tokens.
             chunked = max_model_len > 32768 if chunked_prefill is None else chunked_prefill
             return 512 if chunked else max(max_model_len, 2048)
+        if self.batched_tokens_default == "sglang-0.4":
+            return 2048 if runtime_total < 25_000 * 2**20 else 8192
+        if self.batched_tokens_default == "sglang-0.5":
+            for limit, tokens in ((35, 2048), (60, 4096), (160, 8192)):
+                if runtime_total < limit * GiB:
+                    return tokens
+            return 16384
         # vllm/engine/arg_utils.py get_batch_defaults: by the device's total memory and name.
         if self.batched_tokens_default == "v1-160" and runtime_total >= 160 * GiB:
             return 16384
@@ -339,6 +360,8 @@ ENGINE_LIST: list[Engine] = [
         None,
         "full",
         subtracts_activation=False,
+        mixes_prefill=False,
+        batched_tokens_default="sglang-0.5",
         swa_pool_ratio=0.8,
         swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
         mem_fraction_rule="sglang-0.5",
@@ -360,6 +383,8 @@ ENGINE_LIST: list[Engine] = [
         None,
         "full",
         subtracts_activation=False,
+        mixes_prefill=False,
+        batched_tokens_default="sglang-0.4",
         mem_fraction_rule="sglang-0.4",
         util_flag="mem_fraction_static",
         note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "

@@ -205,7 +205,10 @@ class _Replica:
         decode-only steps fill the rest, (1 - u) / T(0) a second, and the mean step is one over the
         two counts together."""
         b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
-        room = self.budget - b
+        mixed = self.engine.mixes_prefill
+        # An engine that runs prompts first, as steps of their own (SGLang), gives them the whole budget;
+        # its decodes wait through those steps, so a token comes only with each decode step.
+        room = self.budget - b if mixed else self.budget
         sm, mid = self.sm, max(self.P // 2, 1)
         t0 = sm.step(b, self.ctx).t_step_s if b else sm.overhead_s(0, 0)
         if rate <= 0:
@@ -221,12 +224,13 @@ class _Replica:
             else:
                 lump = mu / -math.expm1(-mu) if mu > 1e-9 else 1.0
                 q = min(float(room), self.P * lump)
-            tq = sm.step(b, self.ctx, max(math.ceil(q), 1), mid).t_step_s
+            tq = sm.step(b if mixed else 0, self.ctx, max(math.ceil(q), 1), mid).t_step_s
             n_p = per_pp * self.P / q
             u = n_p * tq
             if u >= 1:
                 return None
-            new = 1.0 / (n_p + (1 - u) / t0)
+            # Mixed: every step gives each decoding request a token; else only the decode steps do.
+            new = 1.0 / (n_p + (1 - u) / t0) if mixed else t0 / (1 - u)
             if abs(new - t) <= 1e-10 * t:
                 t = new
                 break
@@ -240,6 +244,9 @@ class _Replica:
         """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
         then the steps that carry the prompt in chunks of the token budget left beside the decodes."""
         b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
+        if not self.engine.mixes_prefill:
+            # Prompts first, in steps of their own: the whole budget, no decodes beside them.
+            return float(self.c.request_path_s(self.P_tail)) + t_step / 2 + self.sm.prefill_s(self.P_tail, self.budget)
         room = max(self.budget - b, 1)
         return float(self.c.request_path_s(self.P_tail)) + t_step / 2 + self.sm.prefill_s(self.P_tail, room, b, self.ctx)
 

@@ -134,6 +134,7 @@ def simulate(
             "requests",
             "fewer requests or policies, or a larger max_num_batched_tokens",
         )
+    st = dataclasses.replace(st, mixed=engine.mixes_prefill)
     inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_num_seqs=st.max_num_seqs)
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
@@ -175,7 +176,12 @@ def simulate(
         cost.describe() + ": the batch as it stands at each step (weights read, the KV the batch reads, the FLOPs of its tokens)",
         _client_line(wl, st),
         f"continuous batching: up to {st.max_num_seqs:,} requests, {st.max_num_batched_tokens:,} tokens per step, "
-        "decodes first, then prompt chunks (chunked prefill); first-come first-served",
+        + (
+            "decodes first, then prompt chunks (chunked prefill); first-come first-served"
+            if st.mixed
+            else "waiting prompts first, as prefill steps of their own while the decodes wait, and decode steps when "
+            f"no prompt waits ({engine.title}'s scheduler); first-come first-served"
+        ),
         f"prealloc reserves {st.max_len:,} tokens per request; oracle reserves its exact length, contiguous, first-fit; "
         "paged-B takes B-token blocks as tokens arrive",
         "paged: a request that needs a block when none is free preempts the most recently admitted request "

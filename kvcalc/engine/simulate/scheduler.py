@@ -160,6 +160,8 @@ def serve(
     # of the decoding requests' bases, the prompt tokens the prefilling requests hold, and counters.
     S = 0
     now = stall = 0.0
+    held = 0.0  # prefill steps of their own (not mixed) the decoding requests waited through since their last token
+    mixed = st.mixed
     sum_base = pf_done = swap_used = 0
     done = rejected = preemptions = recomputed = swapped_bytes = 0
     blocked = blocked_at = -1  # the request that last did not fit, and the allocator's version then
@@ -343,7 +345,58 @@ def serve(
             max_running = r_now
         mean = (sum_base + nd * S) / nd if nd else 0.0
         budget = st.max_num_batched_tokens - nd
-        if prefilling and budget > 0:
+        if prefilling and not mixed:
+            # A prefill step of its own (SGLang): the prompts waiting, in chunks of the token budget; the
+            # decodes wait, their next token's gap growing by the step.
+            budget = st.max_num_batched_tokens
+            chunks = []
+            extra_b = extra_f = 0.0
+            T = 0
+            for x in prefilling:
+                if budget <= 0:
+                    break
+                c = x[1] if x[1] < budget else budget
+                budget -= c
+                T += c
+                chunks.append((x, c))
+                v = kv_of.get(x[2] + c)
+                extra_b += kv(x[2] + c) if v is None else v
+                h = x[2] + c // 2
+                v = pattn_of.get(h)
+                extra_f += c * (prefill_attn(h if h > 1 else 1) if v is None else v)
+            dt = span_s(lines(0, 0.0, T, extra_b, extra_f), 1) + stall
+            stall = 0.0
+            if nd:
+                held += dt
+            if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
+                live0, res0 = l_last if l_last >= 0 else live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
+            else:
+                live0 = res0 = -1
+            now += dt
+            steps += 1
+            for x, c in chunks:
+                x[1] -= c
+                x[2] += c
+                pf_done += c
+            for _ in range(len(chunks) if not chunks[-1][0][1] else len(chunks) - 1):
+                x = prefilling.popleft()
+                i = x[0]
+                pf_done -= x[2]
+                prompt_done(i)
+                if isnan(first_tok[i]):
+                    first_tok[i] = now
+                gen[i] += 1
+                if gen[i] >= O[i]:
+                    finished(i)
+                else:
+                    add_decoder(i, x[3])
+            u1 = -1
+            if paged:
+                u1 = in_use(S, len(dec_base))
+                if u1 > cap:
+                    preempt_until_fits()
+                    u1 = -1
+        elif prefilling and budget > 0:
             # One step with prompt work: every running request decodes a token, prompts fill the rest.
             chunks = []
             extra_b = extra_f = 0.0
@@ -363,8 +416,9 @@ def serve(
             ln = lines(nd, mean, T, extra_b, extra_f)
             dt = span_s(ln, 1) + stall
             if nd:
-                itl_add(dt)
+                itl_add(dt + held)
                 itl_w_add(nd)
+                held = 0.0
             stall = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
                 live0, res0 = l_last if l_last >= 0 else live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
@@ -431,9 +485,9 @@ def serve(
                 if r_now < mns and fits_held(P[pk[1]] + gen[pk[1]], h0):
                     K, dt = span_until(ln, pk[0] - now, K, True)
             dt += stall
-            itl_add(dt / K)
+            itl_add((dt + held) / K)
             itl_w_add(nd * K)
-            stall = 0.0
+            stall = held = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
                 live0, res0 = l_last if l_last >= 0 else live_bytes(), h0 * unit
             else:

@@ -51,6 +51,9 @@ class SimSettings:
     """At most this many requests in flight (a benchmark client's --max-concurrency); None: open loop."""
     seed: int = 0
     """Seeds the request-path overhead's jitter."""
+    mixed: bool = True
+    """Prompt chunks ride beside the decodes (vLLM's chunked prefill), or run first as steps of their
+    own while the decodes wait (SGLang): the engine's mixes_prefill, which simulate sets."""
 
 
 @record(frozen=True)
