@@ -317,3 +317,10 @@ def test_dennislee22s_runs_are_as_the_doc_says():
         by_tp[int(c["tp"])].append(round(-errors(c)["mean_tpot_ms"] * 100))
     assert (min(by_tp[2]), max(by_tp[2])) == (18, 37) and (min(by_tp[1]), max(by_tp[1])) == (13, 24)
     assert "are 18-37% low on TPOT where the same models at TP 1 are 13-24% low" in text
+
+
+def test_the_sglang_paragraph_is_as_the_runs_score():
+    text = " ".join(DOC.read_text().split())
+    e = errors(next(c for c in CASES if c["id"] == "gpustack-h200x8-deepseek-r1-0528-sglang053-tp8-sharegpt-inf"))
+    assert (round(-e["mean_tpot_ms"] * 100), round(-e["mean_ttft_ms"] * 100)) == (70, 64)
+    assert "which moved its TPOT from 90% low to 70% low; the TTFT is now 64% low" in text
