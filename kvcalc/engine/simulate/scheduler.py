@@ -345,10 +345,12 @@ def serve(
             max_running = r_now
         mean = (sum_base + nd * S) / nd if nd else 0.0
         budget = st.max_num_batched_tokens - nd
-        if prefilling and not mixed:
-            # A prefill step of its own (SGLang): the prompts waiting, in chunks of the token budget; the
+        if prefilling and (budget > 0 or not mixed):
+            # One step with prompt work. Mixed (vLLM): every running request decodes a token and prompts
+            # fill the rest of the budget. Not mixed (SGLang): the prompts alone, in the whole budget; the
             # decodes wait, their next token's gap growing by the step.
-            budget = st.max_num_batched_tokens
+            if not mixed:
+                budget = st.max_num_batched_tokens
             chunks = []
             extra_b = extra_f = 0.0
             T = 0
@@ -364,71 +366,25 @@ def serve(
                 h = x[2] + c // 2
                 v = pattn_of.get(h)
                 extra_f += c * (prefill_attn(h if h > 1 else 1) if v is None else v)
-            dt = span_s(lines(0, 0.0, T, extra_b, extra_f), 1) + stall
-            stall = 0.0
-            if nd:
-                held += dt
-            if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
-                live0, res0 = l_last if l_last >= 0 else live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
-            else:
-                live0 = res0 = -1
-            now += dt
-            steps += 1
-            for x, c in chunks:
-                x[1] -= c
-                x[2] += c
-                pf_done += c
-            for _ in range(len(chunks) if not chunks[-1][0][1] else len(chunks) - 1):
-                x = prefilling.popleft()
-                i = x[0]
-                pf_done -= x[2]
-                prompt_done(i)
-                if isnan(first_tok[i]):
-                    first_tok[i] = now
-                gen[i] += 1
-                if gen[i] >= O[i]:
-                    finished(i)
-                else:
-                    add_decoder(i, x[3])
-            u1 = -1
-            if paged:
-                u1 = in_use(S, len(dec_base))
-                if u1 > cap:
-                    preempt_until_fits()
-                    u1 = -1
-        elif prefilling and budget > 0:
-            # One step with prompt work: every running request decodes a token, prompts fill the rest.
-            chunks = []
-            extra_b = extra_f = 0.0
-            T = 0
-            for x in prefilling:
-                if budget <= 0:
-                    break
-                c = x[1] if x[1] < budget else budget
-                budget -= c
-                T += c
-                chunks.append((x, c))
-                v = kv_of.get(x[2] + c)
-                extra_b += kv(x[2] + c) if v is None else v
-                h = x[2] + c // 2
-                v = pattn_of.get(h)
-                extra_f += c * (prefill_attn(h if h > 1 else 1) if v is None else v)
-            ln = lines(nd, mean, T, extra_b, extra_f)
+            ln = lines(nd, mean, T, extra_b, extra_f) if mixed else lines(0, 0.0, T, extra_b, extra_f)
             dt = span_s(ln, 1) + stall
-            if nd:
+            if nd and mixed:
                 itl_add(dt + held)
                 itl_w_add(nd)
                 held = 0.0
+            elif nd:
+                held += dt
             stall = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
                 live0, res0 = l_last if l_last >= 0 else live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
             else:
                 live0 = res0 = -1
             now += dt
-            S += 1
             steps += 1
-            if heap and heap[0][0] <= S:
-                complete_due()
+            if mixed:
+                S += 1
+                if heap and heap[0][0] <= S:
+                    complete_due()
             for x, c in chunks:
                 x[1] -= c
                 x[2] += c
