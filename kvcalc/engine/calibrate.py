@@ -191,7 +191,7 @@ def calibrate(
     def loss(c: StepConstants) -> float:
         tot = 0.0
         for r, _tp, rep, n_d, tpot in pts:
-            got = predict(c, rep, n_d, r.request_throughput_per_s or 0.0)
+            got = predict(c, rep, n_d, _seen_rate(r))
             tot += 25.0 if got is None else math.log(got[0] / tpot) ** 2
         return tot
 
@@ -205,8 +205,8 @@ def calibrate(
     out: list[CalibrationRun] = []
     for (r, tp, rep, n_d, tpot), bound in zip(pts, bounds):
         X = r.request_throughput_per_s or 0.0
-        d0 = predict(base, rep, n_d, X)
-        f1 = predict(c, rep, n_d, X)
+        d0 = predict(base, rep, n_d, _seen_rate(r))
+        f1 = predict(c, rep, n_d, _seen_rate(r))
         ttft = _ttft(c, rep, n_d, X)
         out.append(
             CalibrationRun(
@@ -309,6 +309,19 @@ def _golden(f: Any, lo: float, hi: float, c: StepConstants, name: str) -> StepCo
             f2 = f(x2)
     best = (a + b) / 2
     return _set(c, name, best) if f(best) <= f(getattr(c, name)) else c
+
+
+def _seen_rate(r: BenchRun) -> float:
+    """The prompt rate a decoding request shares its steps with. A closed loop of c clients (a
+    max concurrency and no request rate) holds c requests, one of them this one: while it decodes,
+    the other c - 1 each send a prompt every c / X seconds, (c - 1) / c of the run's rate X. Its own
+    prompt came before its first output token, so it is not in TPOT. Open traffic (a stated rate)
+    arrives independently of the request: all of X."""
+    X = r.request_throughput_per_s or 0.0
+    c = r.max_concurrency
+    if c and not (r.request_rate_per_s and math.isfinite(r.request_rate_per_s)):
+        return X * (c - 1) / c
+    return X
 
 
 def _ttft(c: StepConstants, rep: _Replica, n_d: float, X: float) -> float | None:
