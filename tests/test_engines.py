@@ -19,7 +19,10 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm-0.6", "vllm@0.6"),
         ("vllm@0.5.5", "vllm@0.5"),
         ("vllm==0.6.0", "vllm@0.6"),
-        ("vllm@0.7.3", "vllm@0.6"),
+        ("vllm@0.7.3", "vllm@0.7"),
+        ("vllm@0.5.2", "vllm@0.4"),
+        ("vllm@0.5.3", "vllm@0.5"),
+        ("vllm@0.2.4", "vllm@0.4"),
         ("vllm@0.18.1", "vllm@0.15"),
         ("vllm@0.24", "vllm@0.21"),
         ("vllm@0.30.2", "vllm@0.33"),
@@ -28,7 +31,7 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.10.1.1", "vllm@0.11"),
         ("vllm==0.9.0.1", "vllm@0.11"),
         ("vllm@0.10.2rc1", "vllm@0.11"),
-        ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.6"),
+        ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7"),
         ("vllm@0.6.3.post2.dev308+gb489fc3c", "vllm@0.6"),
         ("sglang@0.4.3.post4", "sglang@0.4"),
         ("trtllm@1.2.0rc1", "trtllm@1.2"),
@@ -89,14 +92,20 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:6] == ["vllm@0.33", "vllm@0.21", "vllm@0.15", "vllm@0.11", "vllm@0.6", "vllm@0.5"]
+    assert keys[:8] == ["vllm@0.33", "vllm@0.21", "vllm@0.15", "vllm@0.11", "vllm@0.7", "vllm@0.6", "vllm@0.5", "vllm@0.4"]
     by = {e["key"]: e for e in d["engines"]}
     assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
     assert "chunked_as_full" in by["vllm@0.11"]["differs_from_next_newer"]
     # V0's host costs (the step-time model's): 4 ms a step from 0.2 to 0.7, and before async output
     # processing (3.4 - 0.2) ms / 31 requests = 0.103 ms a request (vllm-project/vllm#6913).
     assert by["vllm@0.6"]["rules"]["host_step_s"] == "4 ms"
-    assert by["vllm@0.5"]["differs_from_next_newer"] == ["host_per_request_s"]
+    assert by["vllm@0.5"]["differs_from_next_newer"] == ["v0_chunking", "host_per_request_s"]
+    # 0.5.3 turned chunked prefill on by default above 32k tokens (engine/arg_utils.py); 0.2 to 0.5.2 never.
+    assert by["vllm@0.4"]["differs_from_next_newer"] == ["v0_chunking"]
+    assert by["vllm@0.4"]["rules"]["v0_chunking"].startswith("off")
+    # 0.7.0 raised V0's chunk to 2,048 tokens (config.py SchedulerConfig) and cached MLA latents from 0.7.1.
+    assert "2,048 with chunked prefill" in by["vllm@0.7"]["rules"]["batched_tokens_default"]
+    assert "512 with chunked prefill" in by["vllm@0.6"]["rules"]["batched_tokens_default"]
     assert by["vllm@0.5"]["rules"]["host_per_request_s"] == f"{round((3.4 - 0.2) / 31, 3):g} ms"
     assert by["vllm@0.33"]["differs_from_next_newer"] == []
     out = cli("engines").out
@@ -134,3 +143,35 @@ def test_sglang_runs_prompts_first_with_its_own_batch_defaults():
         assert s05.default_batched_tokens(total, "x", 4096) == tokens, total
     assert s04.default_batched_tokens(24_000 * 2**20, "l4", 4096) == 2048
     assert s04.default_batched_tokens(26_000 * 2**20, "x", 4096) == 8192
+
+
+@pytest.mark.parametrize(
+    "eng,model,gpu,max_len,budget,want",
+    [
+        # 0.2 to 0.5.2: enable_chunked_prefill False (engine/arg_utils.py, 0.5.2): prompts whole, the
+        # budget max(max_model_len, 2048), whatever the length.
+        ("vllm@0.2.4", "llama3.1-8b", "h100", 131072, None, (131072, False)),
+        # 0.5.3 to 0.6: on above 32,768 tokens on a CUDA device without sliding windows, 512 tokens a step.
+        ("vllm@0.5.4", "llama3.1-8b", "h100", 131072, None, (512, True)),
+        ("vllm@0.5.4", "llama3.1-8b", "h100", 32768, None, (32768, False)),
+        ("vllm@0.5.4", "gemma3-27b", "h100", 131072, None, (131072, False)),
+        ("vllm@0.5.4", "llama3.2-11b-vision", "h100", 131072, None, (512, True)),
+        ("vllm@0.6.3", "llama3.1-8b", "mi300x", 131072, None, (512, True)),
+        # 0.6.3 leaves multimodal models off.
+        ("vllm@0.6.3", "llama3.2-11b-vision", "h100", 131072, None, (131072, False)),
+        # 0.7: 2,048 tokens a step; off on ROCm (0.7.0) and for MLA models (0.7.3, forced off).
+        ("vllm@0.7.3", "llama3.1-8b", "h100", 131072, None, (2048, True)),
+        ("vllm@0.7.3", "llama3.1-8b", "mi300x", 131072, None, (131072, False)),
+        ("vllm@0.7.3", "deepseek-v3", "h200", 163840, None, (163840, False)),
+        # A budget under max_model_len is only possible with chunked prefill on (SchedulerConfig._verify_args).
+        ("vllm@0.6.3", "llama3.1-8b", "h100", 8192, 2048, (2048, True)),
+        ("vllm@0.6.3", "llama3.1-8b", "h100", 8192, 16384, (16384, False)),
+        # V1 always chunks beside decodes; SGLang runs prompts first.
+        ("vllm@0.11", "llama3.1-8b", "h100", 8192, None, (8192, True)),
+        ("sglang@0.5", "llama3.1-8b", "h100", 8192, None, (8192, False)),
+    ],
+)
+def test_vllm_v0_chunks_prompts_by_release_model_and_gpu(eng, model, gpu, max_len, budget, want):
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    assert engine(eng).schedule(resolve_model(model), resolve_gpu(gpu), max_len, budget) == want

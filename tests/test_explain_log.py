@@ -216,8 +216,9 @@ def test_options_fill_what_the_log_does_not_say(cli, tmp_path):
     s = d["startups"][0]
     settings = {x["key"]: (x["value"], x["source"]) for x in s["settings"]}
     assert settings["tp"] == (2, "option") and settings["gpu"] == ("t4", "option")
-    # 0.4.3 is read with vllm@0.5's record (V0 before async output processing; 0.6's memory rules).
-    assert settings["engine"] == ("vllm@0.5", "option") and settings["max_model_len"] == (16384, "option")
+    # 0.4.3 is read with vllm@0.4's record (V0 before async output processing and before chunked
+    # prefill was on by default; 0.6's memory rules).
+    assert settings["engine"] == ("vllm@0.4", "option") and settings["max_model_len"] == (16384, "option")
     # 507 blocks of 16 tokens x 32 layers x 2 x (32 / 2) heads x 128 x 2 B.
     assert s["from_log"]["kv_pool_bytes"] == 507 * 16 * 32 * 2 * 16 * 128 * 2
     # The log's own figure wins over an option, with a warning.

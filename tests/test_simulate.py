@@ -400,7 +400,7 @@ def test_max_len_defaults_to_the_models_context_for_lengths_the_user_gives(cli):
     assert g["max_len"] == 4096
 
 
-def test_sglangs_decodes_wait_through_a_prompts_own_step():
+def test_sglangs_and_v0s_decodes_wait_through_a_prompts_own_step():
     # A decodes alone; B's 8,000-token prompt arrives at 50 ms. Under SGLang it runs as a step of its
     # own and A's next token waits through it; under vLLM it rides beside A's decode in chunks. A's
     # decoding time is at least its 99 decode steps plus B's prefill step under SGLang, and less
@@ -421,3 +421,14 @@ def test_sglangs_decodes_wait_through_a_prompts_own_step():
     floor = sm.step(0, 0.0, 8000, 8000).t_step_s + 99 * sm.step(1, 8).t_step_s
     assert decoding_s("sglang") >= floor
     assert decoding_s("vllm") < floor
+    # vLLM V0 without chunked prefill (its default at 8,192 tokens) schedules prompts the same way:
+    # core/scheduler.py _schedule_default, "Don't schedule decodes if prefills are scheduled".
+    # Its floor counts V0's own host time a step.
+    v0 = StepModel(m, g, BF16, engine=engine("vllm@0.6.3"))
+    floor_v0 = v0.step(0, 0.0, 8000, 8000).t_step_s + 99 * v0.step(1, 8).t_step_s
+    assert decoding_s("vllm@0.6.3") >= floor_v0
+    said = simulate(m, g, wl, st_, parse_policies("paged-16"), engine("vllm@0.6.3"), BF16).assumptions
+    assert any("waiting prompts first" in a and "chunked prefill off" in a for a in said)
+    # With a budget under max_model_len (chunked prefill on), B's prompt rides beside A's decodes.
+    st_ = SimSettings(8192, 256, 2048)
+    assert decoding_s("vllm@0.6.3") < floor_v0

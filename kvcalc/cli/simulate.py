@@ -183,7 +183,7 @@ def simulate(
     if conc:
         arrival += f", at most {conc:,} in flight"
     total_mem = g.memory_runtime_bytes
-    mnbt = opt.batched_tokens(max_num_batched_tokens) or eng.default_batched_tokens(total_mem, g.name, ml)
+    mnbt = eng.schedule(m, g, ml, opt.batched_tokens(max_num_batched_tokens))[0]
     mns = opt.count(max_num_seqs, "--max-num-seqs") or eng.default_num_seqs(total_mem, g.name)
     wl = Workload(arrivals, P, O, desc, arrival, prefix)
     if conc is not None and conc > n:

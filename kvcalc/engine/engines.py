@@ -16,6 +16,7 @@ from typing import Literal
 from kvcalc._record import record
 from kvcalc.engine.alloc import Allocation
 from kvcalc.errors import KvcalcError, unknown_name
+from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
 GiB = 2**30
@@ -103,6 +104,19 @@ class Engine:
     enable_mixed_chunk off by default in server_args.py, 0.4.6.post5 and 0.5.3). A prefill batch holds
     at most chunked_prefill_size tokens over its requests (schedule_policy.py PrefillAdder takes each
     request's tokens off rem_chunk_tokens), which max_num_batched_tokens stands for here."""
+    v0_chunking: Literal["none", "off", "0.5", "0.6", "0.7"] = "none"
+    """vLLM V0's chunked prefill, on or off by default by release (engine/arg_utils.py
+    create_engine_config; config.py): 'off', never (0.2 to 0.5.2, enable_chunked_prefill False);
+    '0.5', on for max_model_len > 32,768 on a CUDA device without sliding windows (0.5.3 to 0.5.5);
+    '0.6', also off for multimodal models (0.6.3); '0.7', also off on ROCm (0.7.0), and forced off
+    for MLA models ('MLA is enabled; forcing chunked prefill ... to be disabled', VllmConfig
+    __post_init__, 0.7.3). Off, V0 runs waiting prompts whole as steps of their own and decodes
+    only when none is scheduled (core/scheduler.py _schedule_default: 'Don't schedule decodes if
+    prefills are scheduled'); on, its steps carry decodes first and prompt chunks beside them.
+    'none': not V0 (mixes_prefill says how its steps are made)."""
+    v0_chunk_tokens: int = 512
+    """V0's max_num_batched_tokens with chunked prefill on: 512 through 0.6.3, 2,048 from 0.7.0
+    (config.py SchedulerConfig)."""
     sampler_impl: tuple[tuple[str, int, int, int], ...] = ()
     """(sampler, best, low, high) bytes per logit where the release's top-k/top-p sampler is
     FlashInfer's or PyTorch's by what is installed or set, and a log says which ('Using FlashInfer
@@ -196,14 +210,42 @@ class Engine:
             return 1024
         return 256
 
+    def chunks_prefill(self, model: ModelSpec | None, max_model_len: int, vendor: str = "NVIDIA") -> bool:
+        """Whether the engine, left at its defaults, schedules prompts in chunks beside the decodes
+        (see v0_chunking for vLLM V0's rule; every other engine: mixes_prefill)."""
+        rule = self.v0_chunking
+        if rule == "none":
+            return self.mixes_prefill
+        if rule == "off" or max_model_len <= 32768 or vendor not in ("NVIDIA", "AMD"):
+            return False
+        if model is not None and (model.has_windows or (rule != "0.5" and model.vision_params > 0)):
+            return False
+        mla = model is not None and any(k.KIND == "mla" for k in model.kinds())
+        return not (rule == "0.7" and (vendor != "NVIDIA" or mla))
+
+    def schedule(
+        self, model: ModelSpec | None, gpu: GPUSpec, max_model_len: int, batched_tokens: int | None = None
+    ) -> tuple[int, bool]:
+        """(max_num_batched_tokens, whether a step carries prompt work beside decodes) on this GPU: the
+        budget given or the release's default; V0 chunks when its default says so, or when the
+        budget given is under max_model_len (V0 refuses a budget below it without chunked prefill:
+        config.py SchedulerConfig._verify_args)."""
+        chunked = self.chunks_prefill(model, max_model_len, gpu.vendor)
+        budget = batched_tokens or self.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, max_model_len, chunked)
+        if self.v0_chunking == "none":
+            return budget, self.mixes_prefill
+        return budget, chunked or budget < max_model_len
+
     def default_batched_tokens(
         self, runtime_total: int, gpu_name: str, max_model_len: int, chunked_prefill: bool | None = None
     ) -> int:
         """max_num_batched_tokens as the engine defaults it for its OpenAI server."""
         if self.batched_tokens_default == "v0":
-            # vllm/config.py SchedulerConfig (0.6.3): chunked prefill is on by default above 32k tokens.
-            chunked = max_model_len > 32768 if chunked_prefill is None else chunked_prefill
-            return 512 if chunked else max(max_model_len, 2048)
+            # vllm/config.py SchedulerConfig: with chunked prefill 512 (0.6.3) or 2,048 (0.7.0); without,
+            # max(max_model_len, 2048). Chunked prefill's default: chunks_prefill (the long-context rule
+            # alone where the model is not known).
+            chunked = self.chunks_prefill(None, max_model_len) if chunked_prefill is None else chunked_prefill
+            return self.v0_chunk_tokens if chunked else max(max_model_len, 2048)
         if self.batched_tokens_default == "sglang-0.4":
             return 2048 if runtime_total < 25_000 * 2**20 else 8192
         if self.batched_tokens_default == "sglang-0.5":
@@ -304,7 +346,7 @@ V0_HOST_STEP_SOURCE = (
 VLLM_06 = Engine(
     "vllm",
     "0.6",
-    "0.6 and 0.7, the V0 engine; rules read from 0.6.3 and 0.5.5",
+    "0.6, the V0 engine; rules read from 0.6.3 and 0.5.5",
     "vLLM 0.6 (V0)",
     "util_of_total",
     0.9,
@@ -312,6 +354,7 @@ VLLM_06 = Engine(
     "full",
     mla_storage="padded-heads",
     batched_tokens_default="v0",
+    v0_chunking="0.6",
     sampler_bytes_per_logit=32,
     util_rounding="float",
     cudagraph="after",
@@ -330,11 +373,25 @@ VLLM_06 = Engine(
 )
 # V0 before async output processing (0.6.0): the same memory rules, each step's output processing
 # (detokenisation, stop checks, the request outputs) still on its critical path.
+VLLM_07 = replace(
+    VLLM_06,
+    version="0.7",
+    releases="0.7, the V0 engine; rules read from 0.7.3 and 0.7.0",
+    label="vLLM 0.7 (V0)",
+    mla_storage="latent",
+    v0_chunking="0.7",
+    v0_chunk_tokens=2048,
+    note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
+    "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent (0.7.1 on; "
+    "0.7.0 cached DeepSeek as 0.6 does), which turns chunked prefill off",
+    aliases=(),
+)
 VLLM_05 = replace(
     VLLM_06,
     version="0.5",
-    releases="0.2 to 0.5, the V0 engine before async output processing; memory rules as 0.6",
+    releases="0.5.3 to 0.5.5, the V0 engine before async output processing; memory rules as 0.6",
     label="vLLM 0.5 (V0)",
+    v0_chunking="0.5",
     host_per_request_s=103e-6,
     host_source=V0_HOST_STEP_SOURCE
     + "; per running request, its output processing on the critical path: _process_model_outputs took 0.2 ms at "
@@ -342,14 +399,23 @@ VLLM_05 = replace(
     "a request",
     aliases=(),
 )
+VLLM_04 = replace(
+    VLLM_05,
+    version="0.4",
+    releases="0.2 to 0.5.2, the V0 engine before chunked prefill was on by default; memory rules as 0.6",
+    label="vLLM 0.4 (V0)",
+    v0_chunking="off",
+)
 
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
     VLLM_015,
     VLLM_011,
+    VLLM_07,
     VLLM_06,
     VLLM_05,
+    VLLM_04,
     Engine(
         "sglang",
         "0.5",
@@ -461,7 +527,7 @@ _VERSION_RE = re.compile(
     r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,3}(?:\.?(?:post|rc|dev)[0-9]*)*(?:\+[0-9a-z.]+)?)$"
 )
 ACCEPTED = (
-    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.6, vllm@0.5 (V0; any release as vllm@0.9.2 or "
+    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5), sglang@0.4, trtllm, hf, hf4, plain"
 )
@@ -476,10 +542,14 @@ def _version_tuple(v: str) -> tuple[int, ...]:
 def _vllm_record(version: tuple[int, ...]) -> str | None:
     if version < (0, 2):
         return None
+    if version < (0, 5, 3):
+        return "vllm@0.4"
     if version < (0, 6):
         return "vllm@0.5"
-    if version < (0, 8):
+    if version < (0, 7):
         return "vllm@0.6"
+    if version < (0, 8):
+        return "vllm@0.7"
     if version < (0, 15):
         return "vllm@0.11"
     if version < (0, 21):
@@ -567,7 +637,16 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
     "batched_tokens_default": {
         "v1-160": "16,384 (>= 160 GiB), 8,192 (>= 70 GiB, not A100), else 2,048",
         "v1": "8,192 (>= 70 GiB, not A100), else 2,048",
-        "v0": "max(max_model_len, 2,048); 512 with chunked prefill (> 32k)",
+        "v0": "max(max_model_len, 2,048); {chunk} with chunked prefill",
+        "sglang-0.5": "chunked_prefill_size: 2,048 (< 35 GiB), 4,096 (< 60 GiB), 8,192 (< 160 GiB), else 16,384",
+        "sglang-0.4": "chunked_prefill_size: 2,048 (< 25,000 MiB), else 8,192",
+        "none": "-",
+    },
+    "v0_chunking": {
+        "off": "off (prompts whole, as steps of their own)",
+        "0.5": "on above 32k tokens (CUDA, no sliding window)",
+        "0.6": "on above 32k tokens (CUDA, no sliding window, not multimodal)",
+        "0.7": "on above 32k tokens (NVIDIA, no sliding window, not multimodal, not MLA)",
         "none": "-",
     },
 }
@@ -580,6 +659,7 @@ _RULE_LABELS = {
     "window_style": "sliding layer holds",
     "in_flight": "tokens in flight",
     "batched_tokens_default": "max_num_batched_tokens",
+    "v0_chunking": "V0 chunked prefill default",
     "pad_groups": "hybrid groups padded",
     "chunked_as_full": "chunked layers as full",
     "null_block": "null block",
@@ -628,7 +708,7 @@ def _rule_words(e: Engine) -> dict[str, str]:
         elif isinstance(v, bool):
             out[f] = "yes" if v else "no"
         else:
-            out[f] = _RULE_WORDS[f].get(str(v), str(v))
+            out[f] = _RULE_WORDS[f].get(str(v), str(v)).replace("{chunk}", f"{e.v0_chunk_tokens:,}")
     if e.swa_pool_ratio is not None:
         out["window_style"] = f"every token, or a sliding pool of {e.swa_pool_ratio:g} x the full pool (allowlist)"
     if e.per_window_pools:

@@ -198,7 +198,7 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
     elif v1:
         key, why = "vllm@0.11", "V1 lines (0.8 or later; read with 0.11's rules)"
     elif any("V0" in f for f in fm):
-        key, why = "vllm@0.6", "V0 lines (0.2 to 0.7, one set of memory rules)"
+        key, why = "vllm@0.6", "V0 lines (0.2 to 0.7; read with 0.6's rules)"
     else:
         e = ENGINES["vllm"]
         return e, Setting("engine", e.key, "default", "nothing in the log names the release: the current rules")

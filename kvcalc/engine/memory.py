@@ -542,7 +542,8 @@ def batched_tokens(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> int:
     if inp.max_num_batched_tokens:
         return inp.max_num_batched_tokens
     total = inp.gpu_memory or gpu.memory_runtime_bytes
-    return inp.engine.default_batched_tokens(total, gpu.name, inp.model_len)
+    chunked = inp.engine.chunks_prefill(model, inp.model_len, gpu.vendor)
+    return inp.engine.default_batched_tokens(total, gpu.name, inp.model_len, chunked)
 
 
 def num_seqs(gpu: GPUSpec, inp: FitInputs) -> int:

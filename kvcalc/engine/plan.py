@@ -182,7 +182,7 @@ class _Replica:
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
         self.P, self.O = traffic.prompt, max(traffic.output, 1)
         self.P_tail = traffic.prompt_tail or traffic.prompt
-        self.budget = engine.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, traffic.length)
+        self.budget, self.mixed = engine.schedule(model, gpu, traffic.length)
         self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
 
     def with_constants(self, c: StepConstants) -> _Replica:
@@ -205,7 +205,7 @@ class _Replica:
         decode-only steps fill the rest, (1 - u) / T(0) a second, and the mean step is one over the
         two counts together."""
         b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
-        mixed = self.engine.mixes_prefill
+        mixed = self.mixed
         # An engine that runs prompts first, as steps of their own (SGLang), gives them the whole budget;
         # its decodes wait through those steps, so a token comes only with each decode step.
         room = self.budget - b if mixed else self.budget
@@ -244,7 +244,7 @@ class _Replica:
         """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
         then the steps that carry the prompt in chunks of the token budget left beside the decodes."""
         b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
-        if not self.engine.mixes_prefill:
+        if not self.mixed:
             # Prompts first, in steps of their own: the whole budget, no decodes beside them.
             return float(self.c.request_path_s(self.P_tail)) + t_step / 2 + self.sm.prefill_s(self.P_tail, self.budget)
         room = max(self.budget - b, 1)
@@ -762,7 +762,7 @@ def verify(
             lam = rate / r
             arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
             wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s")
-            mnbt = engine.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, max_len)
+            mnbt = engine.schedule(model, gpu, max_len)[0]
             mns = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
             st = SimSettings(max_len, mns, mnbt, constants=constants, seed=seed)
             try:

@@ -134,7 +134,7 @@ def simulate(
             "requests",
             "fewer requests or policies, or a larger max_num_batched_tokens",
         )
-    st = dataclasses.replace(st, mixed=engine.mixes_prefill)
+    st = dataclasses.replace(st, mixed=engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens)[1])
     inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_num_seqs=st.max_num_seqs)
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
@@ -180,7 +180,8 @@ def simulate(
             "decodes first, then prompt chunks (chunked prefill); first-come first-served"
             if st.mixed
             else "waiting prompts first, as prefill steps of their own while the decodes wait, and decode steps when "
-            f"no prompt waits ({engine.title}'s scheduler); first-come first-served"
+            f"no prompt waits ({engine.title}'s scheduler{', chunked prefill off' if engine.v0_chunking != 'none' else ''}); "
+            "first-come first-served"
         ),
         f"prealloc reserves {st.max_len:,} tokens per request; oracle reserves its exact length, contiguous, first-fit; "
         "paged-B takes B-token blocks as tokens arrive",

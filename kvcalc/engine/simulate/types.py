@@ -53,7 +53,8 @@ class SimSettings:
     """Seeds the request-path overhead's jitter."""
     mixed: bool = True
     """Prompt chunks ride beside the decodes (vLLM's chunked prefill), or run first as steps of their
-    own while the decodes wait (SGLang): the engine's mixes_prefill, which simulate sets."""
+    own while the decodes wait (SGLang; vLLM V0 without chunked prefill): Engine.schedule's answer,
+    which simulate sets."""
 
 
 @record(frozen=True)
