@@ -180,25 +180,31 @@ def test_a_bare_number_is_not_a_duration(cli):
     one_line_error(cli("plan", "--model", "llama3.1-8b", "--users", "4", "--tpot", "50"), "--tpot")
 
 
-@pytest.mark.parametrize("model,tp,rate", [("llama3.1-8b", 1, 15.0), ("llama3.1-70b", 4, 4.0)])
-def test_sglangs_closed_form_agrees_with_its_simulation(model, tp, rate):
-    # SGLang runs prompts as steps of their own and decodes only between them: the closed form counts
-    # a token a decode step (TPOT = decode step / (1 - the prefill steps' share of the time)), the
-    # simulation steps it event by event; they agree within 10% on TPOT, 25% on TTFT.
+@pytest.mark.parametrize(
+    "model,tp,rate,name",
+    [("llama3.1-8b", 1, 15.0, "sglang"), ("llama3.1-70b", 4, 4.0, "sglang"), ("llama3-70b", 4, 5.0, "vllm@0.6.3")],
+)
+def test_prompts_first_closed_form_agrees_with_its_simulation(model, tp, rate, name):
+    # SGLang, and vLLM V0 without chunked prefill (Llama-3-70B's 8,192-token context), run prompts as
+    # steps of their own and decode only between them: the closed form counts a token a decode step
+    # (TPOT = decode step / (1 - the prefill steps' share of the time)), the simulation steps it event
+    # by event; they agree within 10% on TPOT, 25% on TTFT.
     import numpy as np
 
     from kvcalc.engine.plan import _steady
     from kvcalc.engine.simulate import SimSettings, Workload, simulate
 
-    m, g, bf16, eng = resolve_model(model), resolve_gpu("h100"), kv_dtype("bf16"), engine("sglang")
+    m, g, bf16, eng = resolve_model(model), resolve_gpu("h100"), kv_dtype("bf16"), engine(name)
     t = Traffic(prompt=1000, output=200, rate=rate)
-    st = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
+    rep = _Replica(m, g, tp, 1, t, bf16, eng)
+    assert not rep.mixed
+    st = _steady(rep, t, 1)
     assert st is not None
     n = 3000
     arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
     wl = Workload(arr, np.full(n, 1000), np.full(n, 200), "t", "p")
     mem = g.memory_runtime_bytes
-    settings_ = SimSettings(1200, eng.default_num_seqs(mem, g.name), eng.default_batched_tokens(mem, g.name, 4096))
+    settings_ = SimSettings(1200, eng.default_num_seqs(mem, g.name), eng.schedule(m, g, 1200)[0])
     run_ = simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
     assert not run_.overloaded
     assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)
