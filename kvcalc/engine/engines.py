@@ -224,14 +224,21 @@ class Engine:
         return not (rule == "0.7" and (vendor != "NVIDIA" or mla))
 
     def schedule(
-        self, model: ModelSpec | None, gpu: GPUSpec, max_model_len: int, batched_tokens: int | None = None
+        self,
+        model: ModelSpec | None,
+        gpu: GPUSpec,
+        max_model_len: int,
+        batched_tokens: int | None = None,
+        runtime_total: int | None = None,
     ) -> tuple[int, bool]:
         """(max_num_batched_tokens, whether a step carries prompt work beside decodes) on this GPU: the
         budget given or the release's default; V0 chunks when its default says so, or when the
         budget given is under max_model_len (V0 refuses a budget below it without chunked prefill:
-        config.py SchedulerConfig._verify_args)."""
+        config.py SchedulerConfig._verify_args). runtime_total: the device memory the defaults go by,
+        where not the GPU spec's."""
         chunked = self.chunks_prefill(model, max_model_len, gpu.vendor)
-        budget = batched_tokens or self.default_batched_tokens(gpu.memory_runtime_bytes, gpu.name, max_model_len, chunked)
+        total = runtime_total or gpu.memory_runtime_bytes
+        budget = batched_tokens or self.default_batched_tokens(total, gpu.name, max_model_len, chunked)
         if self.v0_chunking == "none":
             return budget, self.mixes_prefill
         return budget, chunked or budget < max_model_len

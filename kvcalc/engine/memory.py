@@ -539,11 +539,7 @@ class Budget:
 
 def batched_tokens(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> int:
     """max_num_batched_tokens: given, or as the engine defaults it on this GPU."""
-    if inp.max_num_batched_tokens:
-        return inp.max_num_batched_tokens
-    total = inp.gpu_memory or gpu.memory_runtime_bytes
-    chunked = inp.engine.chunks_prefill(model, inp.model_len, gpu.vendor)
-    return inp.engine.default_batched_tokens(total, gpu.name, inp.model_len, chunked)
+    return inp.engine.schedule(model, gpu, inp.model_len, inp.max_num_batched_tokens, inp.gpu_memory)[0]
 
 
 def num_seqs(gpu: GPUSpec, inp: FitInputs) -> int:
