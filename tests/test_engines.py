@@ -175,3 +175,21 @@ def test_vllm_v0_chunks_prompts_by_release_model_and_gpu(eng, model, gpu, max_le
     from kvcalc.specs.catalog import resolve_gpu, resolve_model
 
     assert engine(eng).schedule(resolve_model(model), resolve_gpu(gpu), max_len, budget) == want
+
+
+def test_fit_says_why_v0_profiles_the_tokens_it_does(cli):
+    # DeepSeek-V3 under 0.7.3: MLA forces chunked prefill off, so the profile runs max_model_len tokens;
+    # Llama-3.1-8B under 0.6.3 at 131,072 tokens: on, a 512-token chunk. The reason names both.
+    def activation(*args: str) -> dict:
+        d = cli("fit", *args, "--json").json()
+        return next(e for e in d["estimates"] if e["key"] == "activation")
+
+    a = activation("--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--seq", "163840", "--engine", "vllm@0.7.3")
+    assert a["reason"].startswith("a forward pass over 163,840 tokens") and "chunked prefill is off by default" in a["reason"]
+    a = activation("--model", "llama3.1-8b", "--gpu", "h100", "--seq", "131072", "--engine", "vllm@0.6.3")
+    assert a["reason"].startswith("a forward pass over 512 tokens") and "chunked prefill is on by default" in a["reason"]
+    # A budget given is the user's: no default to explain.
+    a = activation(
+        "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--engine", "vllm@0.6.3", "--max-num-batched-tokens", "4096"
+    )
+    assert "by default" not in a["reason"]

@@ -604,6 +604,14 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
                 high=a.high + 3 * GiB,
                 reason=a.reason + "; up to 3 GiB more for the vision encoder's profile on dummy images (not modelled)",
             )
+        if eng.v0_chunking != "none" and not inp.max_num_batched_tokens:
+            a, on = out["activation"], eng.chunks_prefill(model, inp.model_len, gpu.vendor)
+            why = (
+                f"; {eng.label}'s chunked prefill is {'on' if on else 'off'} by default for this model, GPU and "
+                "max_model_len (kvcalc engines gives the rule), so the profile runs "
+                + ("its chunk" if on else "max(max_model_len, 2,048) tokens")
+            )
+            out["activation"] = dataclasses.replace(a, reason=a.reason + why)
     if inp.non_torch is not None:
         out["non_torch"] = _given("non_torch", inp.non_torch)
     elif eng.budget == "util_of_start_free":
