@@ -144,7 +144,7 @@ def test_the_closed_form_agrees_with_the_simulation(model, gpu, tp, rate, prompt
     arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
     wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
     mem = g.memory_runtime_bytes
-    settings_ = SimSettings(prompt + output, eng.default_num_seqs(mem, g.name), eng.default_batched_tokens(mem, g.name, 4096))
+    settings_ = SimSettings(prompt + output, eng.default_num_seqs(mem, g.name), eng.schedule(m, g, prompt + output)[0])
     run_ = simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
     assert not run_.overloaded
     assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)

@@ -64,8 +64,8 @@ class Engine:
     max_concurrent_batches x max_num_batched_tokens (2 at PP 1 with async scheduling, PP + 1 with
     the V2 model runner)."""
     batched_tokens_default: Literal["none", "v0", "v1", "v1-160", "sglang-0.4", "sglang-0.5"] = "none"
-    """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or 512 with chunked prefill
-    above 32k); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048); and 16,384 on GPUs of
+    """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or v0_chunk_tokens with
+    chunked prefill, on by v0_chunking's rule); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048); and 16,384 on GPUs of
     >= 160 GiB in current releases; SGLang's chunked_prefill_size by the GPU's memory (server_args.py:
     0.4.6.post5 2,048 under 25,000 MiB, else 8,192; 0.5.3 2,048 under 35 GiB, 4,096 under 60, 8,192
     under 160, else 16,384)."""
@@ -243,16 +243,13 @@ class Engine:
             return budget, self.mixes_prefill
         return budget, chunked or budget < max_model_len
 
-    def default_batched_tokens(
-        self, runtime_total: int, gpu_name: str, max_model_len: int, chunked_prefill: bool | None = None
-    ) -> int:
-        """max_num_batched_tokens as the engine defaults it for its OpenAI server."""
+    def default_batched_tokens(self, runtime_total: int, gpu_name: str, max_model_len: int, chunked_prefill: bool = False) -> int:
+        """max_num_batched_tokens as the engine defaults it for its OpenAI server; ``chunked_prefill``
+        (V0 only) as chunks_prefill decides it, which schedule() passes."""
         if self.batched_tokens_default == "v0":
             # vllm/config.py SchedulerConfig: with chunked prefill 512 (0.6.3) or 2,048 (0.7.0); without,
-            # max(max_model_len, 2048). Chunked prefill's default: chunks_prefill (the long-context rule
-            # alone where the model is not known).
-            chunked = self.chunks_prefill(None, max_model_len) if chunked_prefill is None else chunked_prefill
-            return self.v0_chunk_tokens if chunked else max(max_model_len, 2048)
+            # max(max_model_len, 2048).
+            return self.v0_chunk_tokens if chunked_prefill else max(max_model_len, 2048)
         if self.batched_tokens_default == "sglang-0.4":
             return 2048 if runtime_total < 25_000 * 2**20 else 8192
         if self.batched_tokens_default == "sglang-0.5":
