@@ -15,7 +15,9 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm", "vllm@0.33"),
         ("vLLM", "vllm@0.33"),
         ("vllm@0.11", "vllm@0.11"),
-        ("vllm==0.9.2", "vllm@0.11"),
+        ("vllm@0.14.1", "vllm@0.11"),
+        ("vllm@0.8.5", "vllm@0.10"),
+        ("vllm==0.9.2", "vllm@0.10"),
         ("vllm-0.6", "vllm@0.6"),
         ("vllm@0.5.5", "vllm@0.5"),
         ("vllm==0.6.0", "vllm@0.6"),
@@ -26,11 +28,11 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.18.1", "vllm@0.15"),
         ("vllm@0.24", "vllm@0.21"),
         ("vllm@0.30.2", "vllm@0.33"),
-        ("vllm v0.10.1.post1", "vllm@0.11"),
+        ("vllm v0.10.1.post1", "vllm@0.10"),
         # Four-number releases and pre-, dev- and local versions, as pip and the banners print them.
-        ("vllm@0.10.1.1", "vllm@0.11"),
-        ("vllm==0.9.0.1", "vllm@0.11"),
-        ("vllm@0.10.2rc1", "vllm@0.11"),
+        ("vllm@0.10.1.1", "vllm@0.10"),
+        ("vllm==0.9.0.1", "vllm@0.10"),
+        ("vllm@0.10.2rc1", "vllm@0.10"),
         ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7"),
         ("vllm@0.6.3.post2.dev308+gb489fc3c", "vllm@0.6"),
         ("sglang@0.4.3.post4", "sglang@0.4"),
@@ -92,10 +94,22 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:8] == ["vllm@0.33", "vllm@0.21", "vllm@0.15", "vllm@0.11", "vllm@0.7", "vllm@0.6", "vllm@0.5", "vllm@0.4"]
+    assert keys[:9] == [
+        "vllm@0.33",
+        "vllm@0.21",
+        "vllm@0.15",
+        "vllm@0.11",
+        "vllm@0.10",
+        "vllm@0.7",
+        "vllm@0.6",
+        "vllm@0.5",
+        "vllm@0.4",
+    ]
     by = {e["key"]: e for e in d["engines"]}
     assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
     assert "chunked_as_full" in by["vllm@0.11"]["differs_from_next_newer"]
+    # 0.8 to 0.10 differ from 0.11 only in the vision encoder's profile (q and k rotated one at a time).
+    assert list(by["vllm@0.10"]["differs_from_next_newer"]) == ["vision_profile"]
     # V0's host costs (the step-time model's): 4 ms a step from 0.2 to 0.7, and before async output
     # processing (3.4 - 0.2) ms / 31 requests = 0.103 ms a request (vllm-project/vllm#6913).
     assert by["vllm@0.6"]["rules"]["host_step_s"] == "4 ms"

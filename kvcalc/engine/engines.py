@@ -125,6 +125,11 @@ class Engine:
     penalty_bytes_per_logit: float = 0.0
     """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
     as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
+    vision_profile: Literal["none", "each", "concat"] = "none"
+    """vLLM V1's profile of a vision encoder on its largest dummy image, where kvcalc models it
+    (Qwen2.5-VL's ViT, kvcalc.engine.encoder): 'each' rotates q and k one at a time through float32
+    copies (read from 0.9.0.1, 0.10.0, 0.10.1.1 and 0.10.2), 'concat' joins them first (0.11.0);
+    'none': not modelled, the activation range's high end allows 3 GiB for it."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -329,8 +334,9 @@ VLLM_015 = replace(
 VLLM_011 = replace(
     VLLM_015,
     version="0.11",
-    releases="0.8 to 0.14, the V1 engine; rules read from 0.11.0",
+    releases="0.11 to 0.14, the V1 engine; rules read from 0.11.0",
     label="vLLM 0.11",
+    vision_profile="concat",
     chunked_as_full=True,
     state_pages="padded",
     sampler_bytes_per_logit=28,
@@ -338,6 +344,16 @@ VLLM_011 = replace(
     sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 28, 28, 40)),
     note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens")
     + "; chunked local attention stored as full attention (hybrid manager off for it)",
+)
+
+# 0.8 to 0.10: 0.11's rules but for the vision encoder's profile, whose rotary embedding took q and
+# k one at a time (model_executor/models/qwen2_5_vl.py, 0.9.0.1 to 0.10.2).
+VLLM_010 = replace(
+    VLLM_011,
+    version="0.10",
+    releases="0.8 to 0.10, the V1 engine; rules read from 0.11.0, the vision encoder's profile from 0.9.0.1 to 0.10.2",
+    label="vLLM 0.10",
+    vision_profile="each",
 )
 
 V0_HOST_STEP_S = 0.004
@@ -416,6 +432,7 @@ ENGINE_LIST: list[Engine] = [
     VLLM_021,
     VLLM_015,
     VLLM_011,
+    VLLM_010,
     VLLM_07,
     VLLM_06,
     VLLM_05,
@@ -531,7 +548,7 @@ _VERSION_RE = re.compile(
     r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,3}(?:\.?(?:post|rc|dev)[0-9]*)*(?:\+[0-9a-z.]+)?)$"
 )
 ACCEPTED = (
-    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
+    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.10, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5), sglang@0.4, trtllm, hf, hf4, plain"
 )
@@ -554,6 +571,8 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.6"
     if version < (0, 8):
         return "vllm@0.7"
+    if version < (0, 11):
+        return "vllm@0.10"
     if version < (0, 15):
         return "vllm@0.11"
     if version < (0, 21):
@@ -653,6 +672,11 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "0.7": "on above 32k tokens (NVIDIA, no sliding window, not multimodal, not MLA)",
         "none": "-",
     },
+    "vision_profile": {
+        "each": "modelled (Qwen2.5-VL): q and k rotated one at a time in float32",
+        "concat": "modelled (Qwen2.5-VL): q and k joined, then rotated in float32",
+        "none": "not modelled",
+    },
 }
 _RULE_LABELS = {
     "budget": "budget",
@@ -664,6 +688,7 @@ _RULE_LABELS = {
     "in_flight": "tokens in flight",
     "batched_tokens_default": "max_num_batched_tokens",
     "v0_chunking": "V0 chunked prefill default",
+    "vision_profile": "vision encoder profile",
     "pad_groups": "hybrid groups padded",
     "chunked_as_full": "chunked layers as full",
     "null_block": "null block",

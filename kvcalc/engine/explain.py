@@ -584,7 +584,8 @@ def explain(
             f"{device / GiB:,.2f} GiB of the {gpu.name} assumed: the log was not {model.name} at TP {tp} on that GPU"
         )
     if model.vision_params:
-        notes.append(Note("multimodal", {"vision_params": model.vision_params}))
+        modelled = model.vision is not None and eng.vision_profile != "none"
+        notes.append(Note("multimodal", {"vision_params": model.vision_params, "encoder_modelled": modelled}))
     if eng_setting.source in ("guess", "default"):
         notes.append(Note("engine_basis", {"engine": eng.title, "detail": eng_setting.detail}))
     if facts.engine == "vllm" and given.engine is None and facts.version is None and eng_setting.source == "default":

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
+from kvcalc.engine.encoder import EncoderProfile, encoder_profile
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, weights
@@ -143,6 +144,28 @@ def activation_estimate(
         f"a forward pass over {tokens:,} tokens (max_num_batched_tokens) and the sampler over {r:,} "
         "requests; the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, " + words,
     )
+
+
+def with_encoder(text: Estimate, enc: EncoderProfile) -> Estimate:
+    """The profile's activation peak with vLLM V1's vision-encoder pass before the text pass: the
+    larger of the encoder's peak and the text pass's with the dummy pixels and cached embeddings
+    still alive (kvcalc.engine.encoder). The encoder's peak is counted from its code's live tensors;
+    its range, 0.95x to 1.15x, leaves room for the attention backend's and the patch embedding's
+    workspaces."""
+
+    def peak(t: int, e: int) -> int:
+        return max(e, t + enc.held_bytes)
+
+    best = peak(text.best, enc.peak_bytes)
+    low = peak(text.low, enc.peak_bytes * 95 // 100)
+    high = peak(text.high, enc.peak_bytes * 115 // 100)
+    which = "the encoder's" if enc.peak_bytes >= text.best + enc.held_bytes else "the text pass's"
+    words = (
+        f"; before it, the vision encoder's profile on {enc.items} dummy image{'s' if enc.items > 1 else ''} of "
+        f"{enc.patches:,} patches peaks at {_gib(enc.peak_bytes)} ({enc.units:g} hidden states a patch at its widest), "
+        f"and {_gib(enc.held_bytes)} of pixels and embeddings stay alive through the text pass: {which} peak is the larger"
+    )
+    return Estimate(text.key, best, min(low, best), max(high, best), text.basis, text.reason + words)
 
 
 def _mxfp4_padding(model: ModelSpec, tp: int, n_round: int, h_round: int) -> Fraction:
@@ -593,7 +616,10 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             sampler_per_logit=per_logit,
             sampler_range=rng,
         )
-        if model.vision_params and eng.non_torch_rule == "v1":
+        enc = encoder_profile(model, eng.vision_profile, inp.tp, batched_tokens(model, gpu, inp))
+        if enc is not None:
+            out["activation"] = with_encoder(out["activation"], enc)
+        elif model.vision_params and eng.non_torch_rule == "v1":
             # vLLM V1 also profiles the vision encoder on dummy images of the largest size, their
             # embeddings alive through the text pass (v1/worker/gpu_model_runner.py profile_run and
             # v1/worker/utils.py, 0.11.0): 2.6 GiB for Qwen3-VL at its default 2,048-token budget;
@@ -962,7 +988,8 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         assumptions.append(f"placement: {place(gpu, shape).describe()}")
     if lo != hi and lo == 0 < cap.max_concurrency:
         warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
-    if model.vision_params and eng.subtracts_activation:
+    modelled = model.vision is not None and eng.vision_profile != "none"
+    if model.vision_params and eng.subtracts_activation and not modelled and inp.activation is None:
         warnings.append(
             "multimodal model: the vision tower's weights are counted, but the engine's profile run also encodes dummy "
             "images at their largest, which the activation estimate does not model; it can take GiB (Llama 3.2 Vision "

@@ -167,6 +167,11 @@ def _note(n: Any) -> str:
         )
     if k == "vllm_gb_is_gib":
         return "vLLM before 0.7 printed 'Loading model weights took X GB' but computed X in GiB: read as GiB"
+    if k == "multimodal" and v.get("encoder_modelled"):
+        return (
+            f"multimodal model: the vision tower's {v['vision_params'] / 1e9:.2f} B parameters are counted in the weights, "
+            "and the activation estimate includes the engine's profile of the vision encoder on its largest dummy image"
+        )
     if k == "multimodal":
         return (
             f"multimodal model: the vision tower's {v['vision_params'] / 1e9:.2f} B parameters are counted in the weights, "

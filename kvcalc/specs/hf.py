@@ -804,6 +804,7 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     if quant is not None and quant["method"] == "mxfp4" and b.moe is not None:
         b.moe.pop("expert_weight_dtype", None)
     vision = _vision_params(cfg.get("vision_config"), c.int("hidden_size"), b)
+    tower = _vision_tower(cfg.get("vision_config"), mt, b) if vision else None
     max_pos = c.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
         # Older configs (ChatGLM, Qwen-1, MPT) name the context seq_length or max_seq_len: read it
@@ -844,6 +845,8 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
         spec["checkpoint_dtype"] = checkpoint_dtype
     if vision:
         spec["vision_params"] = vision
+    if tower:
+        spec["vision"] = tower
     spec["layer_kinds"] = b.kinds
     spec["layers"] = _compress(b.order)
     # Drop the config fields that only name things.
@@ -957,6 +960,38 @@ def _vision_params(v: Any, text_hidden: int, b: _Build) -> int:
         "engines load it beside the language model"
     )
     return n
+
+
+# Qwen2.5-VL's processor (Qwen2VLImageProcessor) as the Qwen2.5-VL checkpoints configure it:
+# preprocessor_config.json's max_pixels, 12,845,056 (3,584 x 3,584), which config.json does not hold.
+QWEN2_5_VL_MAX_PIXELS = 12_845_056
+
+
+def _vision_tower(v: Any, mt: str, b: _Build) -> dict[str, Any] | None:
+    """The vision encoder's geometry, for the encoders whose profile kvcalc models (Qwen2.5-VL)."""
+    if mt != "qwen2_5_vl" or not isinstance(v, dict):
+        return None
+    try:
+        patch, merge = int(v.get("patch_size") or 14), int(v.get("spatial_merge_size") or 2)
+        tower = {
+            "encoder": "qwen2_5_vl",
+            "hidden_size": int(v["hidden_size"]),
+            "intermediate_size": int(v["intermediate_size"]),
+            "num_heads": int(v["num_heads"]),
+            "depth": int(v["depth"]),
+            "patch_size": patch,
+            "temporal_patch_size": int(v.get("temporal_patch_size") or 2),
+            "spatial_merge_size": merge,
+            "in_channels": int(v.get("in_channels") or v.get("in_chans") or 3),
+            "out_hidden_size": int(v["out_hidden_size"]),
+            "max_image_tokens": QWEN2_5_VL_MAX_PIXELS // (patch * merge) ** 2,
+            "source": "vision_config; max_image_tokens from the Qwen2.5-VL checkpoints' preprocessor_config.json "
+            f"max_pixels {QWEN2_5_VL_MAX_PIXELS:,} / ({patch} x {merge})^2 (assumed: config.json does not hold it)",
+        }
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        b.notes.append("a Qwen2.5-VL vision_config kvcalc cannot read: the encoder's profile is not modelled")
+        return None
+    return tower
 
 
 def _guess_name(cfg: dict[str, Any]) -> str:

@@ -139,6 +139,63 @@ class Quantization:
         check_positive(self, "group_size")
 
 
+VISION_ENCODERS = ("qwen2_5_vl",)
+"""The vision encoders whose profile run kvcalc models from the engine's code (kvcalc.engine.encoder)."""
+
+
+@record(kw_only=True)
+class VisionTower:
+    """A vision encoder's geometry, for the engine's profile of it on the largest dummy image
+    (vision_config, and the processor's max_pixels from preprocessor_config.json)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    encoder: str
+    """The encoder's code in the engines: qwen2_5_vl (Qwen2.5-VL's windowed ViT)."""
+    hidden_size: Pos
+    intermediate_size: Pos
+    num_heads: Pos
+    depth: Pos
+    patch_size: Pos
+    temporal_patch_size: Pos = 1
+    spatial_merge_size: Pos = 1
+    in_channels: Pos = 3
+    out_hidden_size: Pos
+    """Width of the embeddings the encoder hands the language model."""
+    max_image_tokens: Pos
+    """Embeddings of the largest image the processor makes: max_pixels / (patch_size x
+    spatial_merge_size)^2."""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.encoder not in VISION_ENCODERS:
+            raise ValueError(f"vision.encoder {self.encoder!r} is not one of {', '.join(VISION_ENCODERS)}")
+        check_positive(
+            self,
+            "hidden_size",
+            "intermediate_size",
+            "num_heads",
+            "depth",
+            "patch_size",
+            "temporal_patch_size",
+            "spatial_merge_size",
+            "in_channels",
+            "out_hidden_size",
+            "max_image_tokens",
+        )
+        if self.hidden_size % self.num_heads:
+            raise ValueError(f"vision.hidden_size {self.hidden_size} is not a multiple of num_heads {self.num_heads}")
+
+    @property
+    def patches_per_image(self) -> int:
+        """Patches the encoder runs for its largest image (each embedding merges merge^2 patches)."""
+        return self.max_image_tokens * self.spatial_merge_size**2
+
+    @property
+    def pixel_bytes_per_patch(self) -> int:
+        """One patch's pixels as the engine hands them to the encoder, at 16 bits."""
+        return self.in_channels * self.temporal_patch_size * self.patch_size**2 * 2
+
+
 @record(kw_only=True)
 class Checkpoint:
     """The checkpoint's bytes as its files hold them, where kvcalc read them (a model folder's
@@ -184,6 +241,8 @@ class ModelSpec:
     """The checkpoint's own dtype where the engines serve another (float32 checkpoints load at 16 bits)."""
     vision_params: NonNeg = 0
     """Parameters of a vision tower and projector the engines load beside the language model (estimated)."""
+    vision: VisionTower | None = None
+    """The vision encoder's geometry, where kvcalc models the engine's profile of it."""
     checkpoint: Checkpoint | None = None
     """The checkpoint's own bytes, where its files were read; the weights then come from them."""
     layer_kinds: KindMap
@@ -242,6 +301,8 @@ class ModelSpec:
             d["params"] = ParamRoles(**d["params"])
         if d.get("quantization"):
             d["quantization"] = Quantization(**d["quantization"])
+        if d.get("vision"):
+            d["vision"] = VisionTower(**d["vision"])
         d["layer_kinds"] = {k: layer_from_dict(v) for k, v in d["layer_kinds"].items()}
         d["layers"] = [LayerGroup(**g) for g in d["layers"]]
         return cls(**d)

@@ -1,0 +1,138 @@
+"""vLLM V1's profile of Qwen2.5-VL's vision encoder (kvcalc.engine.encoder; docs/engines.md, "The
+vision encoder's profile"). Expected figures are the tensors alive at the encoder's widest moment,
+counted from vLLM's code and written out here, and the start-up logs that show the profile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings, strategies as st
+
+from kvcalc.engine.encoder import encoder_profile
+from kvcalc.specs.catalog import resolve_model
+
+M = resolve_model("qwen2.5-vl-7b")
+TOKENS = 12_845_056 // (14 * 2) ** 2  # the checkpoints' max_pixels over a merged token's 28 x 28 pixels
+PATCHES = TOKENS * 2 * 2  # each token merges 2 x 2 patches
+PIXELS = 3 * 2 * 14 * 14 * 2  # channels x frames x 14 x 14 pixels x 2 B
+ROTARY = 3 * (1280 // 16 // 2) * 4  # the float32 rotary table and its cos and sin, head_dim / 2 a patch
+HIDDEN = 1280 * 2  # one patch's hidden state, 2 B a value
+EMBEDDINGS = TOKENS * 3584 * 2  # the cached embeddings, out_hidden_size 3,584
+
+
+def test_the_spec_holds_qwen2_5_vl_7bs_vision_config():
+    v = M.vision
+    assert v is not None and TOKENS == 16_384 and PATCHES == 65_536
+    assert (v.hidden_size, v.num_heads, v.intermediate_size, v.depth, v.out_hidden_size) == (1280, 16, 3420, 32, 3584)
+    assert (v.max_image_tokens, v.patches_per_image, v.pixel_bytes_per_patch) == (TOKENS, PATCHES, PIXELS)
+
+
+def test_0_9_to_0_10_rotate_q_and_k_one_at_a_time():
+    """Block input and norm output (2), qkv (3), contiguous q, k, v (3), one of them in float32 (2),
+    its float32 rotation (2) and the cast back (1): 13 hidden states a patch."""
+    p = encoder_profile(M, "each", 1, 2048)
+    assert p is not None and (p.items, p.patches, p.units) == (1, PATCHES, 13)
+    assert p.peak_bytes == PATCHES * (PIXELS + ROTARY + 13 * HIDDEN) == 2_366_636_032
+    assert p.held_bytes == PATCHES * PIXELS + EMBEDDINGS
+
+
+def test_0_11_joins_q_and_k_before_rotating_them():
+    """2 + 3 + 3, then q and k joined (2), in float32 (4), rotated (4) and cast back (2): 20."""
+    p = encoder_profile(M, "concat", 1, 2048)
+    assert p is not None and p.units == 20
+    assert p.peak_bytes == PATCHES * (PIXELS + ROTARY + 20 * HIDDEN) == 3_541_041_152
+
+
+def test_at_tp_2_the_all_gather_of_qkv_is_the_widest_moment():
+    """2 + the rank's qkv share (3/2) + every rank's share gathered (3) + their concatenation (3)."""
+    p = encoder_profile(M, "each", 2, 8192)
+    assert p is not None and p.units == 2 + 3 / 2 + 6
+    assert p.peak_bytes == PATCHES * (PIXELS + ROTARY) + PATCHES * 19 * HIDDEN // 2 == 1_779_433_472
+
+
+def test_the_dummy_batch_holds_the_budget_in_whole_images():
+    assert encoder_profile(M, "each", 1, 16_384).items == 1  # type: ignore[union-attr]
+    assert encoder_profile(M, "each", 1, 40_000).items == 40_000 // TOKENS == 2  # type: ignore[union-attr]
+    assert encoder_profile(M, "each", 1, 40_000).patches == 2 * PATCHES  # type: ignore[union-attr]
+
+
+def test_nothing_where_it_is_not_modelled():
+    assert encoder_profile(M, "none", 1, 2048) is None
+    assert encoder_profile(resolve_model("llama3.1-8b"), "each", 1, 2048) is None
+    assert resolve_model("llama3.2-11b-vision").vision is None  # Mllama's encoder: not modelled
+
+
+@settings(max_examples=60, deadline=None)
+@given(tp=st.sampled_from([1, 2, 4, 8]), tokens=st.integers(1, 200_000))
+def test_more_ranks_never_widen_a_rank_and_concat_is_never_narrower(tp, tokens):
+    each, concat = encoder_profile(M, "each", tp, tokens), encoder_profile(M, "concat", tp, tokens)
+    assert each is not None and concat is not None
+    assert concat.peak_bytes >= each.peak_bytes
+    assert each.peak_bytes <= encoder_profile(M, "each", 1, tokens).peak_bytes  # type: ignore[union-attr]
+    assert each.items == max(tokens, TOKENS) // TOKENS
+
+
+# ---- through fit, against the start-up logs ---------------------------------------------------
+
+
+def test_the_l4_log_with_its_logged_weights(cli):
+    """tsailiming/openshift-ai-bootstrap: vLLM 0.9.0.1, Qwen2.5-VL-7B on one L4, --max-model-len
+    2048, 'Model loading took 15.6271 GiB', 'profiled with 1 image items', 33,824 KV tokens. With
+    the logged weights the encoder's modelled 2.20 GiB peak leaves 35,392 tokens (+4.6%); without
+    it (the text pass alone) kvcalc left 60,720 before."""
+    d = cli(
+        "fit",
+        "--model",
+        "qwen2.5-vl-7b",
+        "--gpu",
+        "l4",
+        "--engine",
+        "vllm@0.9.0.1",
+        "--seq",
+        "2048",
+        "--weights",
+        "15.6271GiB",
+        "--json",
+    ).json()
+    act = next(b for b in d["budget"] if b["key"] == "activation")
+    assert act["bytes"] == 2_366_636_032  # the encoder phase, above the text pass's
+    assert d["kv_pool_tokens"] == pytest.approx(33_824, rel=0.05)
+    assert not any("does not model" in w for w in d["warnings"])
+
+
+def test_text_pass_wins_when_the_sampler_is_wider(cli):
+    """On an H100 under 0.11 (1,024 sampler rows, 8,192 batched tokens) the sampler's warm-up, 1,024
+    x 152,064 x 28 B + 8,192 x 3,584 x 2 B, with the pixels and embeddings held, beats the encoder's
+    3,541,041,152 B."""
+    d = cli("fit", "--model", "qwen2.5-vl-7b", "--gpu", "h100", "--engine", "vllm@0.11", "--seq", "8192", "--json").json()
+    act = next(b for b in d["budget"] if b["key"] == "activation")
+    text = 1024 * 152_064 * 28 + 8192 * 3584 * 2
+    assert act["bytes"] == text + PATCHES * PIXELS + EMBEDDINGS == 4_690_280_448
+
+
+def test_releases_that_were_not_read_still_say_the_profile_is_not_modelled(cli):
+    d = cli("fit", "--model", "qwen2.5-vl-7b", "--gpu", "h100", "--engine", "vllm", "--seq", "8192", "--json").json()
+    assert any("does not model" in w for w in d["warnings"])
+
+
+def test_a_bad_vision_block_is_one_line(cli, tmp_path: Path):
+    spec = yaml.safe_load((Path(__file__).resolve().parent.parent / "model_specs" / "qwen2.5-vl-7b.yaml").read_text())
+    spec["vision"]["encoder"] = "clip"
+    f = tmp_path / "vl.yaml"
+    f.write_text(yaml.safe_dump(spec))
+    r = cli("fit", "--model", str(f), "--gpu", "l4", "--seq", "2048")
+    assert r.code == 2 and "vision" in r.err and "qwen2_5_vl" in r.err and len(r.err.strip().splitlines()) == 1
+    assert "Traceback" not in r.err
+
+
+def test_import_of_the_config_gives_the_vision_block(cli, tmp_path: Path):
+    cfg = json.loads((Path(__file__).resolve().parent / "configs" / "qwen2.5-vl-7b.json").read_text())
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    r = cli("import", str(f))
+    assert r.code == 0
+    v = yaml.safe_load(r.out)["vision"]
+    assert (v["max_image_tokens"], v["hidden_size"], v["in_channels"]) == (16_384, 1280, 3)
