@@ -136,3 +136,33 @@ def test_import_of_the_config_gives_the_vision_block(cli, tmp_path: Path):
     assert r.code == 0
     v = yaml.safe_load(r.out)["vision"]
     assert (v["max_image_tokens"], v["hidden_size"], v["in_channels"]) == (16_384, 1280, 3)
+
+
+def test_the_docs_worked_example_is_this_arithmetic():
+    """docs/engines.md quotes the worked example; each figure is the arithmetic above."""
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    assert f"65,536 x (2,352 + 480 + 13 x 2,560) B = 65,536 x 36,112 B = {PATCHES * (PIXELS + ROTARY + 13 * HIDDEN):,} B" in doc
+    assert f"65,536 x (2,352 + 480 + 24,320) B = {PATCHES * (PIXELS + ROTARY) + PATCHES * 19 * HIDDEN // 2:,} B" in doc
+    assert f"65,536 x 54,032 B = {PATCHES * (PIXELS + ROTARY + 20 * HIDDEN):,} B" in doc
+    assert f"{PIXELS:,} B" in doc and f"3 x 40 x 4 B = {ROTARY} B" in doc
+
+
+def test_the_docs_log_figures_are_what_fit_gives(cli):
+    """The L4 log's figures in docs/engines.md: kvcalc's defaults and with the logged weights."""
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    base = ["fit", "--model", "qwen2.5-vl-7b", "--gpu", "l4", "--engine", "vllm@0.9.0.1", "--json"]
+    one = cli(*base, "--seq", "2048").json()["kv_pool_tokens"]
+    logged = cli(*base, "--seq", "2048", "--weights", "15.6271GiB").json()["kv_pool_tokens"]
+    two = cli(*base, "--seq", "8192", "--tp", "2").json()["kv_pool_tokens"]
+    assert f"kvcalc's estimate is {one:,} tokens (+{(one / 33_824 - 1) * 100:.1f}%" in doc
+    assert f"{logged:,} tokens (+{(logged / 33_824 - 1) * 100:.1f}%)" in doc
+    assert f"kvcalc's {two:,} tokens are {(two / 375_968 - 1) * 100:.1f}% over the log's 375,968" in doc
+
+
+def test_the_accuracy_paragraph_quotes_the_current_figures(cli):
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "accuracy.md").read_text().split())
+    base = ["fit", "--model", "qwen2.5-vl-7b", "--gpu", "l4", "--engine", "vllm@0.9.0.1", "--json"]
+    one = cli(*base, "--seq", "2048").json()["kv_pool_tokens"]
+    two = cli(*base, "--seq", "8192", "--tp", "2").json()["kv_pool_tokens"]
+    assert f"from +79.5% to +{(one / 33_824 - 1) * 100:.1f}%" in doc
+    assert f"from +8.3% to +{(two / 375_968 - 1) * 100:.1f}%" in doc
