@@ -166,3 +166,19 @@ def test_the_accuracy_paragraph_quotes_the_current_figures(cli):
     two = cli(*base, "--seq", "8192", "--tp", "2").json()["kv_pool_tokens"]
     assert f"from +79.5% to +{(one / 33_824 - 1) * 100:.1f}%" in doc
     assert f"from +8.3% to +{(two / 375_968 - 1) * 100:.1f}%" in doc
+
+
+def test_the_held_out_ray_log_is_as_the_doc_says(cli):
+    """ray-project/ray's vision batch-inference example (vLLM 0.11.0, Qwen2.5-VL-3B, one L4): 269,568
+    KV tokens logged, 'Model loading took 7.1550 GiB'; 0.11's rule, 20 hidden states a patch."""
+    base = ["fit", "--model", "qwen2.5-vl-3b", "--gpu", "l4", "--engine", "vllm@0.11.0", "--seq", "8192"]
+    base += ["--max-num-batched-tokens", "2048", "--max-num-seqs", "128", "--json"]
+    d = cli(*base).json()
+    act = next(b for b in d["budget"] if b["key"] == "activation")
+    assert act["bytes"] == PATCHES * (PIXELS + ROTARY + 20 * HIDDEN)
+    logged = cli(*base, "--weights", "7.1550GiB").json()["kv_pool_tokens"]
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "accuracy.md").read_text().split())
+    assert (
+        f"give {d['kv_pool_tokens']:,} tokens against the log's 269,568 (+{(d['kv_pool_tokens'] / 269_568 - 1) * 100:.1f}%" in doc
+    )
+    assert f"{logged:,} (+{(logged / 269_568 - 1) * 100:.1f}%)" in doc
