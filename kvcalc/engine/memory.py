@@ -20,7 +20,7 @@ from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, ro
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
-from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, weights
+from kvcalc.engine.weights import MROPE_ARCHITECTURES, WeightFormats, flag_layout, rope_cache_bytes, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -195,7 +195,12 @@ def weights_estimate(
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
     if engine_buffers:
-        why.append("plus the rotary cos/sin cache (max_position_embeddings x rotary dims x 2 B)")
+        mrope = model.architecture in MROPE_ARCHITECTURES
+        why.append(
+            "plus the rotary cos/sin cache (max_position_embeddings x "
+            + ("4 (a multimodal rotary embedding) x " if mrope else "")
+            + "rotary dims x 2 B)"
+        )
     q = model.quantization
     if q is not None and not dtype and q.method == "mxfp4" and pads_mxfp4:
         # vllm/model_executor/layers/quantization/mxfp4.py (0.11) Mxfp4MoEMethod.create_weights: the Marlin
@@ -219,7 +224,7 @@ def weights_estimate(
         why.append(f"a checkpoint that also quantizes the embeddings and LM head would hold {_gib(low)}")
     if model.checkpoint is not None and not dtype:
         why.append(f"read from {model.checkpoint.source}")
-    if w.vision_bytes and not (model.checkpoint and model.checkpoint.role_bytes and not dtype):
+    if w.vision_bytes and model.vision is None and not (model.checkpoint and model.checkpoint.role_bytes and not dtype):
         high += w.vision_bytes * 15 // 100
         low -= w.vision_bytes * 15 // 100
         why.append("the vision tower is estimated from vision_config (+-15%)")

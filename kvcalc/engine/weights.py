@@ -161,11 +161,20 @@ def vision_bytes(model: ModelSpec, dtype: str | None = None) -> int:
     return weight_bytes(model.vision_params, dtype or model.weight_dtype)
 
 
+MROPE_ARCHITECTURES = frozenset({"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"})
+"""Models whose config's rope_scaling carries mrope_section, which vLLM gives its multimodal rotary
+embedding (model_executor/layers/rotary_embedding/mrope.py)."""
+
+
 def rope_cache_bytes(model: ModelSpec) -> int:
     """vLLM's rotary cos/sin cache: max_position_embeddings x rotary dims x 2 bytes, once per GPU
     (Llama-3.1-8B: 131,072 x 128 x 2 = 33.5 MB, the gap between its 14.96 GiB of parameters and the
-    14.99 GiB vLLM logs)."""
-    return model.max_position_embeddings * max((k.rope_dims for k in model.kinds()), default=0) * 2
+    14.99 GiB vLLM logs). Multimodal rotary embeddings cache four times the positions
+    ("cache_max_position_num = max_position_embeddings * 4", MRotaryEmbedding in
+    rotary_embedding.py, 0.9.0.1, and rotary_embedding/mrope.py, 0.11.0): Qwen2.5-VL's 128,000
+    positions x 4 x 128 x 2 B = 131,072,000 B."""
+    positions = model.max_position_embeddings * (4 if model.architecture in MROPE_ARCHITECTURES else 1)
+    return positions * max((k.rope_dims for k in model.kinds()), default=0) * 2
 
 
 @record(frozen=True)

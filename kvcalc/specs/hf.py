@@ -803,7 +803,7 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     quant = _quantization(c.get("quantization_config"), b, where, mt)
     if quant is not None and quant["method"] == "mxfp4" and b.moe is not None:
         b.moe.pop("expert_weight_dtype", None)
-    vision = _vision_params(cfg.get("vision_config"), c.int("hidden_size"), b)
+    vision = _vision_params(cfg.get("vision_config"), c.int("hidden_size"), b, mt)
     tower = _vision_tower(cfg.get("vision_config"), mt, b) if vision else None
     max_pos = c.get("max_position_embeddings")
     if not isinstance(max_pos, int) or isinstance(max_pos, bool) or max_pos <= 0:
@@ -935,10 +935,38 @@ def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | No
     return out
 
 
-def _vision_params(v: Any, text_hidden: int, b: _Build) -> int:
-    """A vision tower's parameters (a ViT and its projector), estimated from vision_config."""
+def _qwen2_5_vl_vision_params(v: dict[str, Any]) -> int:
+    """Qwen2.5-VL's ViT, counted as vLLM and transformers build it: a bias-free Conv3d patch
+    embedding, blocks of two RMSNorms, qkv and output projections with biases and a gated MLP with
+    biases, and the merger (an RMSNorm, then merge^2 x hidden -> merge^2 x hidden -> out_hidden_size,
+    with biases). Qwen2.5-VL-7B: 676,550,144, and 8,292,166,656 with its language model, the
+    8.29 B its model card gives."""
+    h, i, depth = int(v["hidden_size"]), int(v["intermediate_size"]), int(v["depth"])
+    out, merge = int(v["out_hidden_size"]), int(v.get("spatial_merge_size") or 2)
+    patch, frames = int(v.get("patch_size") or 14), int(v.get("temporal_patch_size") or 2)
+    channels = int(v.get("in_channels") or v.get("in_chans") or 3)
+    block = 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + 2 * (h * i + i) + (i * h + h)
+    m = merge * merge * h
+    merger = h + (m * m + m) + (m * out + out)
+    return channels * frames * patch * patch * h + depth * block + merger
+
+
+def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
+    """A vision tower's parameters (a ViT and its projector), estimated from vision_config (counted
+    exactly for Qwen2.5-VL's)."""
     if not isinstance(v, dict):
         return 0
+    if mt == "qwen2_5_vl":
+        try:
+            n = _qwen2_5_vl_vision_params(v)
+        except (KeyError, TypeError, ValueError):
+            n = 0
+        if n > 0:
+            b.notes.append(
+                f"vision tower of {n / 1e9:.3f}B parameters counted from vision_config (Qwen2.5-VL's ViT: patch "
+                "embedding, blocks and merger); engines load it beside the language model"
+            )
+            return n
     h = v.get("hidden_size") or v.get("embed_dim") or v.get("width")
     depth = v.get("num_hidden_layers") or v.get("depth") or v.get("num_layers")
     if not isinstance(h, int) or not isinstance(depth, int) or h <= 0 or depth <= 0:
