@@ -211,3 +211,47 @@ def test_the_docs_qwen2_baseline_is_the_log_and_the_count(cli):
     w = next(b for b in d["budget"] if b["key"] == "weights")
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
     assert f"{w['bytes'] / 2**30:.2f} GiB counted, 14.25 logged" in doc
+
+
+def _qwen2_vl_config() -> dict:
+    """A Qwen2-VL-7B-shaped config: the Qwen2.5-VL-7B file's language model with Qwen2-VL's
+    vision_config as transformers' Qwen2VLVisionConfig names it (embed_dim the ViT's width,
+    hidden_size the language model's, mlp_ratio 4)."""
+    cfg = json.loads((Path(__file__).resolve().parent / "configs" / "qwen2.5-vl-7b.json").read_text())
+    cfg.update(model_type="qwen2_vl", architectures=["Qwen2VLForConditionalGeneration"], max_position_embeddings=32768)
+    cfg["vision_config"] = {
+        "depth": 32,
+        "embed_dim": 1280,
+        "mlp_ratio": 4,
+        "num_heads": 16,
+        "in_chans": 3,
+        "hidden_size": 3584,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "spatial_patch_size": 14,
+        "temporal_patch_size": 2,
+    }
+    return cfg
+
+
+def test_a_qwen2_vl_config_reads_its_vit_width_from_embed_dim(cli, tmp_path: Path):
+    """Qwen2-VL's vision_config calls the ViT's width embed_dim and the language model's hidden_size
+    hidden_size; read as the width, hidden_size made a 5.0 B-parameter tower of a 0.68 B one."""
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(_qwen2_vl_config()))
+    r = cli("import", str(f))
+    assert r.code == 0 and "unknown model_type" not in r.err
+    spec = yaml.safe_load(r.out)
+    h, i = 1280, 5120
+    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)  # LayerNorms with bias, fc1/fc2
+    merger = 2 * h + (5120 * 5120 + 5120) + (5120 * 3584 + 3584)
+    assert spec["vision_params"] == 3 * 2 * 14 * 14 * h + 32 * block + merger == 675_759_104
+    assert spec["params_total"] + spec["vision_params"] == 8_291_375_616  # the model card's 8.29 B
+    v = spec["vision"]
+    assert (v["encoder"], v["hidden_size"], v["intermediate_size"], v["out_hidden_size"]) == ("qwen2_vl", 1280, 5120, 3584)
+    out = tmp_path / "qwen2-vl.yaml"
+    out.write_text(r.out)
+    d = cli("fit", "--model", str(out), "--gpu", "l4", "--engine", "vllm@0.9.0.1", "--seq", "2048", "--json").json()
+    act = next(b for b in d["budget"] if b["key"] == "activation")
+    # The same attention as Qwen2.5-VL's (13 hidden states a patch); its MLP, 3 + 2 x 4 = 11, is narrower.
+    assert act["bytes"] == PATCHES * (PIXELS + ROTARY + 13 * HIDDEN)

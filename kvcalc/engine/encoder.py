@@ -9,8 +9,9 @@ the larger of the two phases:
     encoder phase = patches x (pixel bytes + rotary tables + the widest live set of one block)
     text phase    = the text forward / sampler peak + the pixels + the cached embeddings
 
-Qwen2.5-VL's ViT (model_executor/models/qwen2_5_vl.py) runs eagerly in 16 bits; in units of one
-patch's hidden state (hidden_size x 2 B), its widest moment is the rotary embedding of q and k:
+Qwen2.5-VL's ViT (model_executor/models/qwen2_5_vl.py) and Qwen2-VL's (qwen2_vl.py, the same
+attention) run eagerly in 16 bits; in units of one patch's hidden state (hidden_size x 2 B), the
+widest moment is the rotary embedding of q and k:
 the block's input and its norm's output (2, both referenced by the callers while the attention
 runs), the qkv projection (3/tp, kept by the forward's local name), the contiguous q, k and v
 (3/tp), and then
@@ -21,9 +22,10 @@ runs), the qkv projection (3/tp, kept by the forward's local name), the contiguo
   the cast (2/tp): 2 + 18/tp;
 
 and at TP above 1 the all-gather of the qkv projection (each rank gathers every rank's share, 3,
-then concatenates them interleaved, 3 more): 2 + 3/tp + 6. The MLP's moment (the block's input, the
-attention's sum and its norm, the gate-and-up projection 2i/tp and its activation i/tp, i =
-intermediate / hidden, 4 + 3i/tp) is counted too, and is narrower for Qwen2.5-VL's towers.
+then concatenates them, 3 more; Qwen2-VL's all-gather and reshape the same): 2 + 3/tp + 6. The
+MLP's moment is counted too, narrower for these towers: Qwen2.5-VL's gated MLP 4 + 3i/tp (the
+block's input, the attention's sum and its norm, gate-and-up 2i/tp and the activation i/tp, i =
+intermediate / hidden), Qwen2-VL's fc1 and QuickGELU 3 + 2i/tp.
 """
 
 from __future__ import annotations
@@ -60,7 +62,14 @@ def block_units(v: VisionTower, style: VisionProfile, tp: int) -> float:
     attention = 2.0 + rotary / tp
     if tp > 1:
         attention = max(attention, 2.0 + 3.0 / tp + 6.0)
-    mlp = 4.0 + 3.0 * v.intermediate_size / v.hidden_size / tp
+    i = v.intermediate_size / v.hidden_size
+    if v.encoder == "qwen2_vl":
+        # The block's input, the attention's sum and its norm, fc1 (i/tp) and its QuickGELU (i/tp).
+        mlp = 3.0 + 2.0 * i / tp
+    else:
+        # The block's input, the attention's sum and its norm (or the fused norm's two), the
+        # gate-and-up projection (2i/tp) and its activation (i/tp).
+        mlp = 4.0 + 3.0 * i / tp
     return max(attention, mlp)
 
 

@@ -40,6 +40,7 @@ SUPPORTED = (
     "glm4_moe",
     "minimax_m2",
     "mllama",
+    "qwen2_vl",
     "qwen2_5_vl",
 )
 
@@ -664,6 +665,8 @@ HANDLERS = {
     "glm4_moe": _glm4_moe,
     "minimax_m2": _minimax_m2,
     "mllama_text_model": _mllama,
+    "qwen2_vl": _qwen2,
+    "qwen2_vl_text": _qwen2,
     "qwen2_5_vl": _qwen2,
     "qwen2_5_vl_text": _qwen2,
 }
@@ -951,19 +954,40 @@ def _qwen2_5_vl_vision_params(v: dict[str, Any]) -> int:
     return channels * frames * patch * patch * h + depth * block + merger
 
 
+def _qwen2_vl_vision_params(v: dict[str, Any]) -> int:
+    """Qwen2-VL's ViT (its vision_config names the ViT's width embed_dim and the language model's
+    hidden_size hidden_size): a bias-free Conv3d patch embedding, blocks of two LayerNorms (weight
+    and bias), qkv and output projections and a fc1 / QuickGELU / fc2 MLP of mlp_ratio x embed_dim,
+    all with biases, and the merger (a LayerNorm, then merge^2 x embed_dim -> merge^2 x embed_dim ->
+    hidden_size, with biases). Qwen2-VL-7B: 675,759,904."""
+    h, depth, out = int(v["embed_dim"]), int(v["depth"]), int(v["hidden_size"])
+    i = int(h * float(v.get("mlp_ratio") or 4))
+    merge = int(v.get("spatial_merge_size") or 2)
+    patch, frames = int(v.get("patch_size") or 14), int(v.get("temporal_patch_size") or 2)
+    channels = int(v.get("in_channels") or v.get("in_chans") or 3)
+    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    m = merge * merge * h
+    merger = 2 * h + (m * m + m) + (m * out + out)
+    return channels * frames * patch * patch * h + depth * block + merger
+
+
+_COUNTED_TOWERS = {"qwen2_5_vl": ("Qwen2.5-VL", _qwen2_5_vl_vision_params), "qwen2_vl": ("Qwen2-VL", _qwen2_vl_vision_params)}
+
+
 def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
     """A vision tower's parameters (a ViT and its projector), estimated from vision_config (counted
-    exactly for Qwen2.5-VL's)."""
+    exactly for Qwen2-VL's and Qwen2.5-VL's)."""
     if not isinstance(v, dict):
         return 0
-    if mt == "qwen2_5_vl":
+    if mt in _COUNTED_TOWERS:
+        family, count = _COUNTED_TOWERS[mt]
         try:
-            n = _qwen2_5_vl_vision_params(v)
+            n = count(v)
         except (KeyError, TypeError, ValueError):
             n = 0
         if n > 0:
             b.notes.append(
-                f"vision tower of {n / 1e9:.3f}B parameters counted from vision_config (Qwen2.5-VL's ViT: patch "
+                f"vision tower of {n / 1e9:.3f}B parameters counted from vision_config ({family}'s ViT: patch "
                 "embedding, blocks and merger); engines load it beside the language model"
             )
             return n
@@ -990,34 +1014,41 @@ def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
     return n
 
 
-# Qwen2.5-VL's processor (Qwen2VLImageProcessor) as the Qwen2.5-VL checkpoints configure it:
+# The Qwen2-VL and Qwen2.5-VL processors (Qwen2VLImageProcessor) as their checkpoints configure them:
 # preprocessor_config.json's max_pixels, 12,845,056 (3,584 x 3,584), which config.json does not hold.
-QWEN2_5_VL_MAX_PIXELS = 12_845_056
+QWEN_VL_MAX_PIXELS = 12_845_056
 
 
 def _vision_tower(v: Any, mt: str, b: _Build) -> dict[str, Any] | None:
-    """The vision encoder's geometry, for the encoders whose profile kvcalc models (Qwen2.5-VL)."""
-    if mt != "qwen2_5_vl" or not isinstance(v, dict):
+    """The vision encoder's geometry, for the encoders whose profile kvcalc models (Qwen2-VL's and
+    Qwen2.5-VL's ViTs)."""
+    if mt not in ("qwen2_vl", "qwen2_5_vl") or not isinstance(v, dict):
         return None
+    family = "Qwen2-VL" if mt == "qwen2_vl" else "Qwen2.5-VL"
     try:
         patch, merge = int(v.get("patch_size") or 14), int(v.get("spatial_merge_size") or 2)
+        if mt == "qwen2_vl":
+            width, out = int(v["embed_dim"]), int(v["hidden_size"])
+            inter = int(width * float(v.get("mlp_ratio") or 4))
+        else:
+            width, out, inter = int(v["hidden_size"]), int(v["out_hidden_size"]), int(v["intermediate_size"])
         tower = {
-            "encoder": "qwen2_5_vl",
-            "hidden_size": int(v["hidden_size"]),
-            "intermediate_size": int(v["intermediate_size"]),
+            "encoder": mt,
+            "hidden_size": width,
+            "intermediate_size": inter,
             "num_heads": int(v["num_heads"]),
             "depth": int(v["depth"]),
             "patch_size": patch,
             "temporal_patch_size": int(v.get("temporal_patch_size") or 2),
             "spatial_merge_size": merge,
             "in_channels": int(v.get("in_channels") or v.get("in_chans") or 3),
-            "out_hidden_size": int(v["out_hidden_size"]),
-            "max_image_tokens": QWEN2_5_VL_MAX_PIXELS // (patch * merge) ** 2,
-            "source": "vision_config; max_image_tokens from the Qwen2.5-VL checkpoints' preprocessor_config.json "
-            f"max_pixels {QWEN2_5_VL_MAX_PIXELS:,} / ({patch} x {merge})^2 (assumed: config.json does not hold it)",
+            "out_hidden_size": out,
+            "max_image_tokens": QWEN_VL_MAX_PIXELS // (patch * merge) ** 2,
+            "source": f"vision_config; max_image_tokens from the {family} checkpoints' preprocessor_config.json "
+            f"max_pixels {QWEN_VL_MAX_PIXELS:,} / ({patch} x {merge})^2 (assumed: config.json does not hold it)",
         }
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        b.notes.append("a Qwen2.5-VL vision_config kvcalc cannot read: the encoder's profile is not modelled")
+        b.notes.append(f"a {family} vision_config kvcalc cannot read: the encoder's profile is not modelled")
         return None
     return tower
 

@@ -139,7 +139,7 @@ class Quantization:
         check_positive(self, "group_size")
 
 
-VISION_ENCODERS = ("qwen2_5_vl",)
+VISION_ENCODERS = ("qwen2_vl", "qwen2_5_vl")
 """The vision encoders whose profile run kvcalc models from the engine's code (kvcalc.engine.encoder)."""
 
 
@@ -150,7 +150,8 @@ class VisionTower:
 
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
     encoder: str
-    """The encoder's code in the engines: qwen2_5_vl (Qwen2.5-VL's windowed ViT)."""
+    """The encoder's code in the engines: qwen2_vl (Qwen2-VL's ViT) or qwen2_5_vl (Qwen2.5-VL's
+    windowed ViT with a gated MLP)."""
     hidden_size: Pos
     intermediate_size: Pos
     num_heads: Pos
@@ -168,7 +169,7 @@ class VisionTower:
 
     def __post_init__(self) -> None:
         if self.encoder not in VISION_ENCODERS:
-            raise ValueError(f"vision.encoder {self.encoder!r} is not one of {', '.join(VISION_ENCODERS)}")
+            raise ValueError(f"vision.encoder {str(self.encoder)[:40]!r} is not one of {', '.join(VISION_ENCODERS)}")
         check_positive(
             self,
             "hidden_size",
