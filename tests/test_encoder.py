@@ -255,3 +255,33 @@ def test_a_qwen2_vl_config_reads_its_vit_width_from_embed_dim(cli, tmp_path: Pat
     act = next(b for b in d["budget"] if b["key"] == "activation")
     # The same attention as Qwen2.5-VL's (13 hidden states a patch); its MLP, 3 + 2 x 4 = 11, is narrower.
     assert act["bytes"] == PATCHES * (PIXELS + ROTARY + 13 * HIDDEN)
+
+
+def test_skip_mm_profiling_leaves_the_text_pass(cli):
+    """--skip-mm-profiling (vLLM V1, 0.10.1 and later): no encoder phase; the text pass alone, the
+    sampler's warm-up of 256 rows x 152,064 x 28 B with 2,048 tokens' hidden states alive."""
+    base = ["fit", "--model", "qwen2.5-vl-7b", "--gpu", "l4", "--seq", "2048", "--json"]
+    d = cli(*base, "--engine", "vllm@0.11", "--skip-mm-profiling").json()
+    act = next(b for b in d["budget"] if b["key"] == "activation")
+    assert act["bytes"] == 256 * 152_064 * 28 + 2048 * 3584 * 2 == 1_104_674_816
+    assert not d["warnings"]
+    for eng in ("sglang", "vllm@0.6", "trtllm"):
+        r = cli(*base, "--engine", eng, "--skip-mm-profiling")
+        assert r.code == 2 and "--skip-mm-profiling" in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_explain_log_reads_the_skip_line(cli, tmp_path: Path):
+    src = (Path(__file__).resolve().parent / "logs" / "real" / "vllm-ray-l4-qwen2.5-vl-3b.log").read_text()
+    encoder = "Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items"
+    assert encoder in src
+    log = tmp_path / "skip.log"
+    log.write_text(
+        src.replace(
+            encoder + " of the maximum feature size.", "Skipping memory profiling for multimodal encoder and encoder cache."
+        )
+    )
+    from kvcalc.inputs.logs import parse_log
+
+    assert parse_log(log.read_text()).skip_mm_profiling
+    d = cli("explain-log", str(log), "--model", "qwen2.5-vl-3b", "--gpu", "l4", "--json").json()
+    assert any(n["key"] == "multimodal" and n["values"]["skipped"] for n in d["startups"][0]["notes"])

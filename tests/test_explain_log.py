@@ -443,3 +443,76 @@ def test_the_sampler_a_log_names_sets_its_warm_up():
     assert (fi.low, fi.high) == (256 * 152064 * 12 + hidden, 256 * 152064 * 16 + hidden)
     assert pt.high == 256 * 152064 * 40 + hidden
     assert activation(None).best == pt.best  # the release's estimate without a sampler named: PyTorch's
+
+
+# ---- 0.8.3's V0 fallback, same-line budget terms and Ray's deduplication (2026-12-02) ---------
+
+_REAL = Path(__file__).resolve().parent / "logs" / "real"
+
+
+def test_a_v1_release_running_v0_is_read_with_v0_rules(cli):
+    """surajssd/llm-k8s, vLLM 0.8.3 with PP 2: 'Falling back to V0' and 'Initializing a V0 LLM engine
+    (v0.8.3)'; its accounting is V0's (0.7's rules), not 0.8's V1."""
+    from kvcalc.inputs.logs import parse_log
+
+    text = (_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log").read_text()
+    f = parse_log(text)
+    assert f.version == "0.8.3" and f.v0_engine
+    d = cli(
+        "explain-log",
+        str(_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log"),
+        "--model",
+        "llama3.3-70b",
+        "--gpu",
+        "a100-40gb",
+        "--json",
+    ).json()
+    assert d["startups"][0]["engine"] == "vllm@0.7"
+    # Without the V0 lines the same version is V1's.
+    v1 = "\n".join(line for line in text.splitlines() if "V0" not in line)
+    assert not parse_log(v1).v0_engine
+
+
+def test_budget_terms_come_from_the_kept_line_and_ray_merges_are_said(cli):
+    """The first breakdown line (a second-stage rank: non-torch 2.11, activation 0.22, KV 16.75 GiB)
+    is kept whole; the last (0.25 / 1.03 / 17.80, Ray's merged line) no longer lends its terms:
+    39.49 x 0.9 - 16.46 - 0.22 - 2.11 = 16.751 GiB."""
+    from kvcalc.inputs.logs import parse_log
+
+    f = parse_log((_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log").read_text())
+    assert (f.available_kv_gib, f.activation_gib, f.non_torch_gib, f.breakdown_weights_gib) == (16.75, 0.22, 2.11, 16.46)
+    assert f.ray_deduplicated
+    d = cli(
+        "explain-log",
+        str(_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log"),
+        "--model",
+        "llama3.3-70b",
+        "--gpu",
+        "a100-40gb",
+        "--json",
+    ).json()
+    keys = [n["key"] for n in d["startups"][0]["notes"]]
+    assert "ray_dedup" in keys
+    # DeepSeek-V2.5: 'Model loading took 28.4772 GiB' (a second-stage rank, printed first) is not the
+    # first-stage budget line's 27.63.
+    g = parse_log((_REAL / "vllm-surajssd-16xa100-40gb-deepseek-v2.5-tp8pp2.log").read_text())
+    assert (g.weights_gib, g.breakdown_weights_gib, g.available_kv_gib) == (28.4772, 27.63, 5.71)
+
+
+def test_the_third_held_out_paragraph_is_current(cli):
+    import re
+
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "accuracy.md").read_text().split())
+    got = {}
+    for name, model, gpu in (
+        ("vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2", "llama3.3-70b", "a100-40gb"),
+        ("vllm-surajssd-16xa100-40gb-deepseek-v2.5-tp8pp2", "deepseek-v2", "a100-40gb"),
+    ):
+        r = cli("explain-log", str(_REAL / f"{name}.log"), "--model", model, "--gpu", gpu)
+        m = re.search(
+            r"own figures to ([+-][0-9.]+%), and from\s+its settings\s+alone to ([+-][0-9.]+%)", " ".join(r.out.split())
+        )
+        assert m, r.out[:300]
+        got[name] = m.groups()
+    llama, ds = got["vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2"], got["vllm-surajssd-16xa100-40gb-deepseek-v2.5-tp8pp2"]
+    assert f"Now: Llama {llama[0]} and {llama[1]}, DeepSeek-V2.5 {ds[0]} and {ds[1]}" in doc

@@ -55,6 +55,13 @@ def fit(
             "sampling' or 'Falling back to the PyTorch-native implementation'): narrows the sampler's warm-up.",
         ),
     ] = None,
+    skip_mm_profiling: Annotated[
+        bool,
+        typer.Option(
+            "--skip-mm-profiling",
+            help="vLLM V1's flag of that name (0.10.1 and later): the start-up profile runs no vision encoder.",
+        ),
+    ] = False,
     util: opt.Util = None,
     block_size: opt.BlockSize = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
@@ -105,6 +112,7 @@ def fit(
         max_model_len=None if max_model_len is None else opt.tokens(max_model_len, "--max-model-len"),
         max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs", noun="a number of requests"),
         sampler=sampler,
+        skip_mm_profiling=skip_mm_profiling,
     )
     n = opt.count(concurrency, "--concurrency", noun="a number of requests")
     r = run_fit(m, g, inp)

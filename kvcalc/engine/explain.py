@@ -185,9 +185,17 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
     if facts.version:
         try:
             e = parse_engine(f"vllm=={facts.version}", "the log's version line")
-            return e, Setting("engine", e.key, "log", f"version {facts.version}")
         except KvcalcError:
             pass
+        else:
+            if facts.v0_engine and e.non_torch_rule == "v1":
+                # 0.8 to 0.10 still shipped V0 and fell back to it (pipeline parallelism without Ray in
+                # 0.8, VLLM_USE_V1=0): V0's accounting, whose newest rules kvcalc holds are 0.7's.
+                v0 = ENGINES["vllm@0.7"]
+                return v0, Setting(
+                    "engine", v0.key, "log", f"version {facts.version} running its V0 engine (the log says so): 0.7's V0 rules"
+                )
+            return e, Setting("engine", e.key, "log", f"version {facts.version}")
     fm = facts.formats
     v1 = any(f.startswith("V1") or f.startswith("0.") and "or later" in f for f in fm)
     if "0.27 or later" in fm:
@@ -219,7 +227,13 @@ def _components_pool(facts: LogFacts, util: float) -> tuple[int, dict[str, float
         terms = {"peak_torch": facts.peak_torch_gib, "non_torch": facts.non_torch_gib}
     elif None not in (facts.weights_gib, facts.activation_gib, facts.non_torch_gib):
         assert facts.weights_gib is not None and facts.activation_gib is not None and facts.non_torch_gib is not None
-        terms = {"weights": facts.weights_gib, "activation": facts.activation_gib, "non_torch": facts.non_torch_gib}
+        # The weights of the same budget line as the other terms, where the log prints one (each
+        # pipeline stage loads its own layers); the load line's four decimals where they agree to the
+        # budget line's rounding.
+        w = facts.weights_gib
+        if facts.breakdown_weights_gib is not None and abs(facts.breakdown_weights_gib - w) > 0.005:
+            w = facts.breakdown_weights_gib
+        terms = {"weights": w, "activation": facts.activation_gib, "non_torch": facts.non_torch_gib}
     else:
         return None
     if facts.cudagraph_estimate_gib is not None:
@@ -397,6 +411,7 @@ def explain(
         max_model_len=mml,
         max_num_seqs=s.get("max_num_seqs"),
         sampler=facts.sampler if eng.sampler_impl else None,
+        skip_mm_profiling=facts.skip_mm_profiling and eng.non_torch_rule == "v1",
     )
     est = fit(model, gpu, inp)
     fp = footprint(model, gpu, inp)
@@ -408,6 +423,8 @@ def explain(
     notes: list[Note] = []
     if facts.rank_values:
         notes.append(Note("ranks_differ", dict(facts.rank_values)))
+    if facts.ray_deduplicated:
+        notes.append(Note("ray_dedup", {}))
     rows: list[Comparison] = []
     if eng.name == "trtllm":
         got = _trt_pool(facts, fp)
@@ -585,7 +602,12 @@ def explain(
         )
     if model.vision_params:
         modelled = model.vision is not None and eng.vision_profile != "none"
-        notes.append(Note("multimodal", {"vision_params": model.vision_params, "encoder_modelled": modelled}))
+        notes.append(
+            Note(
+                "multimodal",
+                {"vision_params": model.vision_params, "encoder_modelled": modelled, "skipped": inp.skip_mm_profiling},
+            )
+        )
     if eng_setting.source in ("guess", "default"):
         notes.append(Note("engine_basis", {"engine": eng.title, "detail": eng_setting.detail}))
     if facts.engine == "vllm" and given.engine is None and facts.version is None and eng_setting.source == "default":

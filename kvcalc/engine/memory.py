@@ -436,6 +436,10 @@ class FitInputs:
     sampler: str | None = None
     """vLLM V1's top-k/top-p sampler where it is known ('flashinfer' or 'pytorch': a log's line, or
     the user's word); None: the release's estimate over both."""
+    skip_mm_profiling: bool = False
+    """vLLM V1's --skip-mm-profiling (0.10.1 and later): the profile runs no multimodal encoder and
+    caches no dummy embeddings ("Skipping memory profiling for multimodal encoder and encoder
+    cache", v1/worker/gpu_model_runner.py profile_run, 0.11.0)."""
 
     def __post_init__(self) -> None:
         # The Python API may pass names; parse them once, here.
@@ -452,6 +456,12 @@ class FitInputs:
                     "no sampler for this engine; it tells vLLM 0.8 to 0.26 (V1 before 0.27) apart",
                 )
             object.__setattr__(self, "sampler", low)
+        if self.skip_mm_profiling and self.engine.non_torch_rule != "v1":
+            raise KvcalcError(
+                f"{self.engine.title} cannot skip the multimodal encoder's memory profile",
+                "skip_mm_profiling",
+                "vLLM V1 (0.10.1 and later) skips it on request; other engines and releases always run theirs",
+            )
 
     def replace(self, **changes: Any) -> FitInputs:
         return dataclasses.replace(self, **changes)
@@ -622,7 +632,12 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             sampler_range=rng,
         )
         enc = encoder_profile(model, eng.vision_profile, inp.tp, batched_tokens(model, gpu, inp))
-        if enc is not None:
+        if model.vision_params and inp.skip_mm_profiling:
+            a = out["activation"]
+            out["activation"] = dataclasses.replace(
+                a, reason=a.reason + "; the vision encoder's profile skipped (--skip-mm-profiling)"
+            )
+        elif enc is not None:
             out["activation"] = with_encoder(out["activation"], enc)
         elif model.vision_params and eng.non_torch_rule == "v1":
             # vLLM V1 also profiles the vision encoder on dummy images of the largest size, their
@@ -993,7 +1008,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         assumptions.append(f"placement: {place(gpu, shape).describe()}")
     if lo != hi and lo == 0 < cap.max_concurrency:
         warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
-    modelled = model.vision is not None and eng.vision_profile != "none"
+    modelled = (model.vision is not None and eng.vision_profile != "none") or inp.skip_mm_profiling
     if model.vision_params and eng.subtracts_activation and not modelled and inp.activation is None:
         warnings.append(
             "multimodal model: the vision tower's weights are counted, but the engine's profile run also encodes dummy "

@@ -75,6 +75,18 @@ class LogFacts:
     sampler: str | None = None
     """vLLM V1's top-k/top-p sampler as the log names it: 'flashinfer' or 'pytorch'
     (v1/sample/ops/topk_topp_sampler.py's start-up line)."""
+    breakdown_weights_gib: float | None = None
+    """The weights on the budget line whose available KV memory is kept (a pipeline stage's own:
+    "Model loading took", first wins, may be another stage's)."""
+    ray_deduplicated: bool = False
+    """Ray merged lines of other processes into '[repeated Nx across cluster]' (its log
+    deduplication ignores numbers, so ranks with other figures may be hidden)."""
+    v0_engine: bool = False
+    """vLLM 0.8 to 0.10 ran its V0 engine: "Initializing a V0 LLM engine", or V1's "Falling back to V0"
+    (pipeline parallelism without Ray in 0.8, engine/arg_utils.py _is_v1_supported_oracle)."""
+    skip_mm_profiling: bool = False
+    """vLLM V1 said "Skipping memory profiling for multimodal encoder and encoder cache"
+    (--skip-mm-profiling, v1/worker/gpu_model_runner.py profile_run, 0.10.1 and later)."""
     # SGLang
     max_total_num_tokens: int | None = None
     avail_before_load_gib: float | None = None
@@ -142,6 +154,15 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "implementation of top-p & top-k sampling",
         re.compile(r"Falling back to the (PyTorch)-native implementation of top-p & top-k sampling"),
         "sampler",
+        "",
+    ),
+    ("v0_engine", "Initializing a V0 LLM engine", re.compile(r"Initializing a V0 LLM engine"), "v0", ""),
+    ("v0_engine", "Falling back to V0", re.compile(r"Falling back to V0"), "v0", ""),
+    (
+        "skip_mm_profiling",
+        "Skipping memory profiling for multimodal encoder",
+        re.compile(r"Skipping memory profiling for multimodal encoder"),
+        "skip_mm",
         "",
     ),
     ("version", "LLM engine", re.compile(r"LLM engine\s*\(" + _V, re.I), "str", ""),
@@ -212,6 +233,7 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("weights_gib", "Model loading took", re.compile(r"Model loading took " + NUM + r"\s*GiB"), "float", "V1 (0.8 or later)"),
     ("weights_gib", "Loading model weights took", re.compile(r"Loading model weights took " + NUM + r"\s*GB"), "float", "V0"),
     ("weights_gib", "model weights take", re.compile(r"model weights take\s+" + NUM + r"\s*GiB"), "float", ""),
+    ("breakdown_weights_gib", "model weights take", re.compile(r"model weights take\s+" + NUM + r"\s*GiB"), "float", ""),
     ("weights_gib", "Load weight end.", re.compile(r"mem usage=" + NUM + r"\s*GB"), "float", ""),
     ("avail_before_load_gib", "Load weight begin.", re.compile(r"avail mem=" + NUM + r"\s*GB"), "float", "SGLang"),
     ("avail_after_load_gib", "Load weight end.", re.compile(r"avail mem=" + NUM + r"\s*GB"), "float", ""),
@@ -419,7 +441,9 @@ _MIN_OVER_RANKS = ("kv_tokens", "gpu_blocks", "max_total_num_tokens")
 # layers, so vLLM takes the minimum of the blocks they give, not of the bytes): the lowest rank's is
 # kept, the others recorded (vllm#20665: stage 0's 12.13 GiB over 14 layers binds, not stage 1's 11.33
 # over 13).
-_FIRST_OF_RANKS = ("available_kv_gib",)
+_FIRST_OF_RANKS = ("available_kv_gib", "activation_gib", "non_torch_gib", "breakdown_weights_gib")
+"""(A V0 breakdown line's activation and non-torch figures are kept from the same line as its
+available KV memory, so that the pool recomputed from them is that rank's.)"""
 
 
 _RANK = re.compile(r"\brank=(\d{1,6})")
@@ -472,6 +496,12 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "sampler":
                 f.sampler = m.group(1).lower()
                 f.lines["sampler"] = line.strip()
+            elif kind == "v0":
+                f.v0_engine = True
+                f.lines["v0_engine"] = line.strip()
+            elif kind == "skip_mm":
+                f.skip_mm_profiling = True
+                f.lines["skip_mm_profiling"] = line.strip()
             elif kind == "util_equiv":
                 f.util, f.util_without_cudagraph = _num(m.group(1)), _num(m.group(2))
                 f.lines["util"] = line.strip()
@@ -507,6 +537,8 @@ def _read(f: LogFacts, line: str) -> None:
             f.formats.append(fmt)
     if "KV cache size: " in line and "Maximum concurrency for" in line and "0.27 or later" not in f.formats:
         f.formats.append("0.27 or later")
+    if "across cluster]" in line and "[repeated " in line:
+        f.ray_deduplicated = True
     if "(EngineCore_DP0" in line and "0.10 or later" not in f.formats:
         f.formats.append("0.10 or later")
 

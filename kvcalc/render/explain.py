@@ -141,9 +141,16 @@ def _note(n: Any) -> str:
             + (
                 "each pipeline stage's is its own layers' (vLLM takes the fewest blocks they give); the lowest rank's is read"
                 if name == "available_kv_gib"
+                else "read from the same budget line as the available KV memory"
+                if name in ("activation_gib", "non_torch_gib", "breakdown_weights_gib")
                 else f"the engine uses the smallest, {min(vals):,.6g}"
             )
             for name, vals in v.items()
+        )
+    if k == "ray_dedup":
+        return (
+            "Ray merged other ranks' lines into '[repeated Nx across cluster]', ignoring the numbers in them: a rank "
+            "whose figures differ can be hidden, and the engine sizes every rank's cache to the smallest"
         )
     if k == "min_over_ranks":
         return (
@@ -167,6 +174,11 @@ def _note(n: Any) -> str:
         )
     if k == "vllm_gb_is_gib":
         return "vLLM before 0.7 printed 'Loading model weights took X GB' but computed X in GiB: read as GiB"
+    if k == "multimodal" and v.get("skipped"):
+        return (
+            f"multimodal model: the vision tower's {v['vision_params'] / 1e9:.2f} B parameters are counted in the weights; "
+            "the log says the encoder's memory profile was skipped (--skip-mm-profiling), and so does the estimate"
+        )
     if k == "multimodal" and v.get("encoder_modelled"):
         return (
             f"multimodal model: the vision tower's {v['vision_params'] / 1e9:.2f} B parameters are counted in the weights, "
