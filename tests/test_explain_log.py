@@ -450,6 +450,12 @@ def test_the_sampler_a_log_names_sets_its_warm_up():
 _REAL = Path(__file__).resolve().parent / "logs" / "real"
 
 
+def _llama_pp(cli):
+    """explain-log's JSON for surajssd/llm-k8s's Llama-3.3-70B TP 4 x PP 2 start-up."""
+    log = _REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log"
+    return cli("explain-log", str(log), "--model", "llama3.3-70b", "--gpu", "a100-40gb", "--json").json()
+
+
 def test_a_v1_release_running_v0_is_read_with_v0_rules(cli):
     """surajssd/llm-k8s, vLLM 0.8.3 with PP 2: 'Falling back to V0' and 'Initializing a V0 LLM engine
     (v0.8.3)'; its accounting is V0's (0.7's rules), not 0.8's V1."""
@@ -458,15 +464,7 @@ def test_a_v1_release_running_v0_is_read_with_v0_rules(cli):
     text = (_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log").read_text()
     f = parse_log(text)
     assert f.version == "0.8.3" and f.v0_engine
-    d = cli(
-        "explain-log",
-        str(_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log"),
-        "--model",
-        "llama3.3-70b",
-        "--gpu",
-        "a100-40gb",
-        "--json",
-    ).json()
+    d = _llama_pp(cli)
     assert d["startups"][0]["engine"] == "vllm@0.7"
     # Without the V0 lines the same version is V1's.
     v1 = "\n".join(line for line in text.splitlines() if "V0" not in line)
@@ -482,15 +480,7 @@ def test_budget_terms_come_from_the_kept_line_and_ray_merges_are_said(cli):
     f = parse_log((_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log").read_text())
     assert (f.available_kv_gib, f.activation_gib, f.non_torch_gib, f.breakdown_weights_gib) == (16.75, 0.22, 2.11, 16.46)
     assert f.ray_deduplicated
-    d = cli(
-        "explain-log",
-        str(_REAL / "vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2.log"),
-        "--model",
-        "llama3.3-70b",
-        "--gpu",
-        "a100-40gb",
-        "--json",
-    ).json()
+    d = _llama_pp(cli)
     keys = [n["key"] for n in d["startups"][0]["notes"]]
     assert "ray_dedup" in keys
     # DeepSeek-V2.5: 'Model loading took 28.4772 GiB' (a second-stage rank, printed first) is not the
