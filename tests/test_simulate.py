@@ -19,7 +19,7 @@ BF16 = kv_dtype("bf16")
 def run(model, gpu, prompts, outputs, arrivals=None, policies="prealloc,oracle,paged-16", pool=None, **kw):
     prompts, outputs = np.asarray(prompts), np.asarray(outputs)
     arr = np.zeros(len(prompts)) if arrivals is None else np.asarray(arrivals, dtype=float)
-    wl = Workload(arr, prompts, outputs, "test", "test", kw.pop("prefix", 0))
+    wl = Workload(arr, prompts, outputs, "test", "test", kw.pop("prefix", 0), kw.pop("hit", 0.0))
     workers = kw.pop("workers", 1)
     st_ = SimSettings(kw.pop("max_len", 2048), kw.pop("max_num_seqs", 256), kw.pop("mnbt", 2048), **kw)
     return simulate(
@@ -432,3 +432,35 @@ def test_sglangs_and_v0s_decodes_wait_through_a_prompts_own_step():
     # With a budget under max_model_len (chunked prefill on), B's prompt rides beside A's decodes.
     st_ = SimSettings(8192, 256, 2048)
     assert decoding_s("vllm@0.6.3") < floor_v0
+
+
+def test_a_prompt_found_in_the_prefix_cache_is_not_recomputed():
+    """--prompt-cache-hit 0.5 on a 1,000-token prompt: its whole blocks of the 500 tokens, 496, are
+    found cached, the work a 496-token shared prefix saves a lone request; the contiguous policies
+    recompute every prompt."""
+    half = run("llama3.1-8b", "h100", [1000], [50], policies="paged-16,oracle", hit=0.5)
+    shared = run("llama3.1-8b", "h100", [1000], [50], policies="paged-16,oracle", prefix=496)
+    none = run("llama3.1-8b", "h100", [1000], [50], policies="paged-16,oracle")
+    paged = [r.runs[0] for r in (half, shared, none)]
+    assert paged[0].ttft_s.p50 == pytest.approx(paged[1].ttft_s.p50, rel=1e-9)
+    assert paged[0].ttft_s.p50 < paged[2].ttft_s.p50
+    assert paged[0].tpot_s.p50 == pytest.approx(paged[2].tpot_s.p50, rel=1e-9)
+    assert half.runs[1].ttft_s.p50 == pytest.approx(none.runs[1].ttft_s.p50, rel=1e-9)
+    # Every prompt wholly cached: still at least its last token is computed, and nothing breaks.
+    full = run("llama3.1-8b", "h100", [1000, 16, 1], [5, 5, 5], policies="paged-16", hit=1.0)
+    assert full.runs[0].completed == 3
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0, 1), st.integers(2, 3000))
+def test_more_of_the_prompt_cached_never_makes_the_first_token_later(h, p):
+    a = run("llama3.1-8b", "h100", [p], [4], policies="paged-16", hit=h).runs[0].ttft_s.p50
+    b = run("llama3.1-8b", "h100", [p], [4], policies="paged-16", hit=min(1.0, h + 0.25)).runs[0].ttft_s.p50
+    assert b <= a * (1 + 1e-12)
+
+
+def test_prompt_cache_hit_takes_a_share(cli):
+    for bad in ("1.5", "nan", "-0.1", "x"):
+        one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "-n", "10", "--prompt-cache-hit", bad))
+    r = cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "-n", "50", "--prompt-cache-hit", "0.5", "--json")
+    assert r.code == 0 and any("prefix cache" in a for a in r.json()["assumptions"])

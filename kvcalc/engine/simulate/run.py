@@ -203,6 +203,12 @@ def simulate(
             f"shared prefix of {wl.shared_prefix:,} tokens: stored once and not recomputed under paging (prefix caching); "
             "copied into every request under prealloc and oracle"
         )
+    if wl.prompt_cache_hit:
+        assumptions.append(
+            f"{wl.prompt_cache_hit:.0%} of each prompt is in the prefix cache when it arrives: its whole blocks are not "
+            "recomputed under paging (at least the last token is), and are held as the request's own; prealloc and "
+            "oracle recompute every prompt"
+        )
     warnings = []
     for r in runs:
         if r.rejected:

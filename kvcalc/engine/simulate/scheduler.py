@@ -15,7 +15,11 @@ Policies (``prealloc``, ``oracle``, ``paged-B``):
   and none is free, the most recently admitted request is preempted (its blocks freed; its
   tokens recomputed later, or swapped to host memory and back), as vLLM does.
 A shared prompt prefix (``shared_prefix``) is stored once under paging (prefix caching: its full
-blocks are shared and not recomputed); the contiguous policies copy it into every request.
+blocks are shared and not recomputed); the contiguous policies copy it into every request. A
+prompt found in the prefix cache (``prompt_cache_hit``, a share of each prompt) is not recomputed
+in its whole blocks under paging, and at least its last token is (vLLM's scheduler,
+v1/core/kv_cache_manager.py get_computed_blocks: a prompt wholly cached recomputes its last token);
+its blocks count as the request's own.
 
 Step time: kvcalc's one step-time model (kvcalc.engine.steptime) for the batch as it stands at that
 step: the weights it reads, the KV the batch reads and the FLOPs of its tokens at the calibrated
@@ -248,6 +252,10 @@ def serve(
         if progress and done % report_every == 0:
             progress(done, n)
 
+    # Each prompt's tokens already in the prefix cache (paging only): whole blocks of its share.
+    hit = wl.prompt_cache_hit if paged and B is not None else 0.0
+    C = [int(hit * p) // B * B for p in P] if hit and B is not None else None
+
     def admit() -> None:
         nonlocal rejected, blocked, blocked_at, pf_done
         cached_prefix = alloc.cached_prefix
@@ -274,7 +282,7 @@ def serve(
                 if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
-                cached = min(cached_prefix, length - 1) if cached_prefix and gen[i] == 0 else 0
+                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
                 prefilling.append([i, length - cached, cached, length])
                 pf_done += cached
             if front and front[0] == i:

@@ -35,6 +35,10 @@ class Workload:
     description: str
     arrival: str
     shared_prefix: int = 0
+    prompt_cache_hit: float = 0.0
+    """The share of each prompt already in the engine's prefix cache when it arrives (earlier turns
+    of a conversation, a document sent again, a benchmark repeating its prompts): under paging its
+    whole blocks are not recomputed, and they are held as the request's own."""
 
 
 @record(frozen=True)
