@@ -30,6 +30,7 @@ intermediate / hidden), Qwen2-VL's fc1 and QuickGELU 3 + 2i/tp.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Literal
 
 from kvcalc._record import record
@@ -51,25 +52,25 @@ class EncoderProfile:
     """The encoder phase's peak: pixels, rotary tables and the widest moment of one block."""
     held_bytes: int
     """What stays alive through the text pass: the dummy pixels and the cached embeddings."""
-    units: float
+    units: Fraction
     """The widest moment of one block, in patches' hidden states."""
 
 
-def block_units(v: VisionTower, style: VisionProfile, tp: int) -> float:
-    """The widest live set of one Qwen2.5-VL vision block, in units of one patch's hidden state
-    (see the module's docstring for each term)."""
-    rotary = 11.0 if style == "each" else 18.0
-    attention = 2.0 + rotary / tp
+def block_units(v: VisionTower, style: VisionProfile, tp: int) -> Fraction:
+    """The widest live set of one Qwen2-VL or Qwen2.5-VL vision block, in units of one patch's hidden
+    state, exactly (see the module's docstring for each term)."""
+    rotary = 11 if style == "each" else 18
+    attention = 2 + Fraction(rotary, tp)
     if tp > 1:
-        attention = max(attention, 2.0 + 3.0 / tp + 6.0)
-    i = v.intermediate_size / v.hidden_size
+        attention = max(attention, 2 + Fraction(3, tp) + 6)
+    i = Fraction(v.intermediate_size, v.hidden_size)
     if v.encoder == "qwen2_vl":
         # The block's input, the attention's sum and its norm, fc1 (i/tp) and its QuickGELU (i/tp).
-        mlp = 3.0 + 2.0 * i / tp
+        mlp = 3 + 2 * i / tp
     else:
         # The block's input, the attention's sum and its norm (or the fused norm's two), the
         # gate-and-up projection (2i/tp) and its activation (i/tp).
-        mlp = 4.0 + 3.0 * i / tp
+        mlp = 4 + 3 * i / tp
     return max(attention, mlp)
 
 
@@ -91,7 +92,7 @@ def encoder_profile(model: ModelSpec, style: VisionProfile, tp: int, batched_tok
     units = block_units(v, style, tp)
     # The rotary position table (float32, head_dim / 2 a patch) and its cos and sin.
     rotary = 3 * (head_dim // 2) * F32
-    per_patch = v.pixel_bytes_per_patch + rotary + units * v.hidden_size * B16
-    peak = int(patches * per_patch)
+    # Whole bytes: a fractional share of hidden states a patch (3/tp ...) rounds down over all patches.
+    peak = patches * (v.pixel_bytes_per_patch + rotary) + int(patches * units * v.hidden_size * B16)
     embeddings = items * per_image * v.out_hidden_size * B16
     return EncoderProfile(items, patches, peak, patches * v.pixel_bytes_per_patch + embeddings, units)

@@ -162,7 +162,7 @@ def with_encoder(text: Estimate, enc: EncoderProfile) -> Estimate:
     which = "the encoder's" if enc.peak_bytes >= text.best + enc.held_bytes else "the text pass's"
     words = (
         f"; before it, the vision encoder's profile on {enc.items} dummy image{'s' if enc.items > 1 else ''} of "
-        f"{enc.patches:,} patches peaks at {_gib(enc.peak_bytes)} ({enc.units:g} hidden states a patch at its widest), "
+        f"{enc.patches:,} patches peaks at {_gib(enc.peak_bytes)} ({float(enc.units):g} hidden states a patch at its widest), "
         f"and {_gib(enc.held_bytes)} of pixels and embeddings stay alive through the text pass: {which} peak is the larger"
     )
     return Estimate(text.key, best, min(low, best), max(high, best), text.basis, text.reason + words)
