@@ -285,3 +285,18 @@ def test_explain_log_reads_the_skip_line(cli, tmp_path: Path):
     assert parse_log(log.read_text()).skip_mm_profiling
     d = cli("explain-log", str(log), "--model", "qwen2.5-vl-3b", "--gpu", "l4", "--json").json()
     assert any(n["key"] == "multimodal" and n["values"]["skipped"] for n in d["startups"][0]["notes"])
+
+
+def test_qwen3_vl_imports_as_qwen3_with_its_tower_counted():
+    """Qwen3-VL-8B: a Qwen3-8B-shaped language model (q and k norms) and a ViT with a learned position
+    table and three deepstack mergers, its encoder's profile not modelled (the range allows for it).
+    The sum is the checkpoint's tensors, 8,767,123,696 (a public listing of its four safetensors files)."""
+    m = resolve_model("qwen3-vl-8b")
+    h, i, m4 = 1152, 4304, 4 * 1152
+    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    mlp = (m4 * m4 + m4) + (m4 * 4096 + 4096)
+    vision = (3 * 2 * 16 * 16 * h + h + 2304 * h) + 27 * block + (2 * h + mlp) + 3 * (2 * m4 + mlp)
+    text = 151_936 * 4096 * 2 + 36 * (4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 12288 + 2 * 4096 + 2 * 128) + 4096
+    assert (m.vision_params, m.params_total) == (vision, text)
+    assert vision + text == 8_767_123_696
+    assert m.vision is None and m.architecture == "qwen3_vl_text"

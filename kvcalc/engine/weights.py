@@ -161,9 +161,10 @@ def vision_bytes(model: ModelSpec, dtype: str | None = None) -> int:
     return weight_bytes(model.vision_params, dtype or model.weight_dtype)
 
 
-MROPE_ARCHITECTURES = frozenset({"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"})
-"""Models whose config's rope_scaling carries mrope_section, which vLLM gives its multimodal rotary
-embedding (model_executor/layers/rotary_embedding/mrope.py)."""
+MROPE_ARCHITECTURES = frozenset({"qwen2_vl", "qwen2_5_vl", "qwen3_vl_text", "qwen3_vl_moe_text"})
+"""Models (by the model_type a spec records: a nested text_config's own) whose config's rope_scaling
+carries mrope_section, which vLLM gives its multimodal rotary embedding
+(model_executor/layers/rotary_embedding/mrope.py)."""
 
 
 def rope_cache_bytes(model: ModelSpec) -> int:

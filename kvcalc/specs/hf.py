@@ -42,6 +42,8 @@ SUPPORTED = (
     "mllama",
     "qwen2_vl",
     "qwen2_5_vl",
+    "qwen3_vl",
+    "qwen3_vl_moe",
 )
 
 # transformers' config-class defaults for fields the official files omit.
@@ -669,6 +671,8 @@ HANDLERS = {
     "qwen2_vl_text": _qwen2,
     "qwen2_5_vl": _qwen2,
     "qwen2_5_vl_text": _qwen2,
+    "qwen3_vl_text": _qwen3,
+    "qwen3_vl_moe_text": _qwen3_moe,
 }
 
 
@@ -971,7 +975,31 @@ def _qwen2_vl_vision_params(v: dict[str, Any]) -> int:
     return channels * frames * patch * patch * h + depth * block + merger
 
 
-_COUNTED_TOWERS = {"qwen2_5_vl": ("Qwen2.5-VL", _qwen2_5_vl_vision_params), "qwen2_vl": ("Qwen2-VL", _qwen2_vl_vision_params)}
+def _qwen3_vl_vision_params(v: dict[str, Any]) -> int:
+    """Qwen3-VL's ViT: a Conv3d patch embedding with bias, a learned position table
+    (num_position_embeddings x hidden), blocks of two LayerNorms, qkv and output projections and a
+    fc1 / GELU / fc2 MLP, all with biases, the merger (a LayerNorm over the ViT's width, then merge^2 x
+    hidden -> merge^2 x hidden -> out_hidden_size, with biases) and one more such merger per deepstack
+    layer (its LayerNorm over merge^2 x hidden). Qwen3-VL-8B: 576,388,336, and 8,767,123,696 with its
+    language model, the sum of its checkpoint's tensors."""
+    h, i, depth, out = int(v["hidden_size"]), int(v["intermediate_size"]), int(v["depth"]), int(v["out_hidden_size"])
+    merge = int(v.get("spatial_merge_size") or 2)
+    patch, frames = int(v.get("patch_size") or 16), int(v.get("temporal_patch_size") or 2)
+    channels = int(v.get("in_channels") or 3)
+    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    m = merge * merge * h
+    mlp = (m * m + m) + (m * out + out)
+    deepstack = len(v.get("deepstack_visual_indexes") or [])
+    embed = channels * frames * patch * patch * h + h + int(v.get("num_position_embeddings") or 0) * h
+    return embed + depth * block + (2 * h + mlp) + deepstack * (2 * m + mlp)
+
+
+_COUNTED_TOWERS = {
+    "qwen2_5_vl": ("Qwen2.5-VL", _qwen2_5_vl_vision_params),
+    "qwen2_vl": ("Qwen2-VL", _qwen2_vl_vision_params),
+    "qwen3_vl_text": ("Qwen3-VL", _qwen3_vl_vision_params),
+    "qwen3_vl_moe_text": ("Qwen3-VL", _qwen3_vl_vision_params),
+}
 
 
 def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
