@@ -300,3 +300,20 @@ def test_qwen3_vl_imports_as_qwen3_with_its_tower_counted():
     assert (m.vision_params, m.params_total) == (vision, text)
     assert vision + text == 8_767_123_696
     assert m.vision is None and m.architecture == "qwen3_vl_text"
+
+
+def test_releases_past_the_one_read_widen_the_low_end(cli):
+    """vllm@0.11 covers 0.11 to 0.14, whose encoder code changed after 0.11.0 (0.14.0 rotates q and k
+    in 16 bits through a custom op): its range's low end takes none of the encoder's peak, and says
+    why; vllm@0.10's every release was read, and its low end keeps 0.95 of the peak."""
+    base = ["fit", "--model", "qwen2.5-vl-7b", "--gpu", "l4", "--seq", "2048", "--json"]
+    new = cli(*base, "--engine", "vllm@0.11").json()
+    old = cli(*base, "--engine", "vllm@0.10.1").json()
+    a11 = next(b for b in new["budget"] if b["key"] == "activation")
+    a10 = next(b for b in old["budget"] if b["key"] == "activation")
+    assert a11["bytes"] == PATCHES * (PIXELS + ROTARY + 20 * HIDDEN)
+    assert a10["bytes"] == PATCHES * (PIXELS + ROTARY + 13 * HIDDEN)
+    assert a10["low"] >= a10["bytes"] * 95 // 100
+    assert a11["low"] < a11["bytes"] // 2
+    why = " ".join(new["assumptions"])
+    assert "0.12 to 0.14" in why and "low end takes none of it" in why

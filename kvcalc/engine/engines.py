@@ -130,6 +130,9 @@ class Engine:
     (Qwen2.5-VL's ViT, kvcalc.engine.encoder): 'each' rotates q and k one at a time through float32
     copies (read from 0.9.0.1, 0.10.0, 0.10.1.1 and 0.10.2), 'concat' joins them first (0.11.0);
     'none': not modelled, the activation range's high end allows 3 GiB for it."""
+    vision_profile_later: str = ""
+    """Where the record's releases run past the one whose encoder code was read, what changed there
+    (the estimate's low end then takes none of the encoder's peak); empty: every release read."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -337,6 +340,8 @@ VLLM_011 = replace(
     releases="0.11 to 0.14, the V1 engine; rules read from 0.11.0",
     label="vLLM 0.11",
     vision_profile="concat",
+    vision_profile_later="0.12 to 0.14 rewrote the encoder's rotary (0.14.0: a custom op on q and k in 16 bits, "
+    "no float32 copies) and hold less",
     chunked_as_full=True,
     state_pages="padded",
     sampler_bytes_per_logit=28,
@@ -354,6 +359,7 @@ VLLM_010 = replace(
     releases="0.8 to 0.10, the V1 engine; rules read from 0.11.0, the vision encoder's profile from 0.9.0.1 to 0.10.2",
     label="vLLM 0.10",
     vision_profile="each",
+    vision_profile_later="",
 )
 
 V0_HOST_STEP_S = 0.004

@@ -146,7 +146,7 @@ def activation_estimate(
     )
 
 
-def with_encoder(text: Estimate, enc: EncoderProfile) -> Estimate:
+def with_encoder(text: Estimate, enc: EncoderProfile, later: str = "") -> Estimate:
     """The profile's activation peak with vLLM V1's vision-encoder pass before the text pass: the
     larger of the encoder's peak and the text pass's with the dummy pixels and cached embeddings
     still alive (kvcalc.engine.encoder). The encoder's peak is counted from its code's live tensors;
@@ -157,13 +157,15 @@ def with_encoder(text: Estimate, enc: EncoderProfile) -> Estimate:
         return max(e, t + enc.held_bytes)
 
     best = peak(text.best, enc.peak_bytes)
-    low = peak(text.low, enc.peak_bytes * 95 // 100)
+    # Releases the record covers past the one read may hold far less: the low end takes none of it.
+    low = peak(text.low, 0 if later else enc.peak_bytes * 95 // 100)
     high = peak(text.high, enc.peak_bytes * 115 // 100)
     which = "the encoder's" if enc.peak_bytes >= text.best + enc.held_bytes else "the text pass's"
     words = (
         f"; before it, the vision encoder's profile on {enc.items} dummy image{'s' if enc.items > 1 else ''} of "
         f"{enc.patches:,} patches peaks at {_gib(enc.peak_bytes)} ({float(enc.units):g} hidden states a patch at its widest), "
         f"and {_gib(enc.held_bytes)} of pixels and embeddings stay alive through the text pass: {which} peak is the larger"
+        + (f" (counted from the release read; {later}, so the range's low end takes none of it)" if later else "")
     )
     return Estimate(text.key, best, min(low, best), max(high, best), text.basis, text.reason + words)
 
@@ -638,7 +640,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
                 a, reason=a.reason + "; the vision encoder's profile skipped (--skip-mm-profiling)"
             )
         elif enc is not None:
-            out["activation"] = with_encoder(out["activation"], enc)
+            out["activation"] = with_encoder(out["activation"], enc, eng.vision_profile_later)
         elif model.vision_params and eng.non_torch_rule == "v1":
             # vLLM V1 also profiles the vision encoder on dummy images of the largest size, their
             # embeddings alive through the text pass (v1/worker/gpu_model_runner.py profile_run and
