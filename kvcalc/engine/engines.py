@@ -679,8 +679,8 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "none": "-",
     },
     "vision_profile": {
-        "each": "modelled (Qwen2.5-VL): q and k rotated one at a time in float32",
-        "concat": "modelled (Qwen2.5-VL): q and k joined, then rotated in float32",
+        "each": "modelled (Qwen2-VL, Qwen2.5-VL): q and k rotated one at a time in float32",
+        "concat": "modelled (Qwen2-VL, Qwen2.5-VL) as 0.11.0: q and k joined, then rotated in float32",
         "none": "not modelled",
     },
 }
