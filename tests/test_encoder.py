@@ -317,3 +317,11 @@ def test_releases_past_the_one_read_widen_the_low_end(cli):
     assert a11["low"] < a11["bytes"] // 2
     why = " ".join(new["assumptions"])
     assert "0.12 to 0.14" in why and "low end takes none of it" in why
+
+
+def test_show_names_the_vision_tower(cli):
+    out = " ".join(cli("show", "qwen2.5-vl-7b").out.split())
+    assert "vision tower 676,550,144 parameters" in out
+    assert "largest image 16,384 tokens (65,536 patches)" in out
+    d = cli("show", "qwen2.5-vl-7b", "--json").json()
+    assert d["spec"]["vision_params"] == 676_550_144 and d["spec"]["vision"]["max_image_tokens"] == 16_384

@@ -104,6 +104,17 @@ def render_show_model(r: Any) -> None:
     ]
     if m.moe:
         rows.append(("experts", f"{m.moe.num_experts} routed, top-{m.moe.num_experts_per_tok}, in {m.moe.num_moe_layers} layers"))
+    if m.vision_params:
+        rows.append(("vision tower", f"{m.vision_params:,} parameters, loaded beside the language model"))
+    if m.vision is not None:
+        v = m.vision
+        rows.append(
+            (
+                "vision encoder",
+                f"{v.encoder}: {v.depth} layers of {v.hidden_size:,}; largest image {v.max_image_tokens:,} tokens "
+                f"({v.patches_per_image:,} patches)",
+            )
+        )
     kv_lines(c, rows)
     t = table("Layer kinds", ("name", "left"), ("layers", "right"), ("kind", "left"), ("KV per token (bf16)", "right"))
     for k in r.kinds:
