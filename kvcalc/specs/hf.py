@@ -14,7 +14,7 @@ from typing import Any
 
 from kvcalc._record import record
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.model import ROLES
+from kvcalc.specs.model import ROLES, VISION_ENCODERS
 
 SUPPORTED = (
     "llama",
@@ -942,80 +942,102 @@ def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | No
     return out
 
 
-def _qwen2_5_vl_vision_params(v: dict[str, Any]) -> int:
-    """Qwen2.5-VL's ViT, counted as vLLM and transformers build it: a bias-free Conv3d patch
-    embedding, blocks of two RMSNorms, qkv and output projections with biases and a gated MLP with
-    biases, and the merger (an RMSNorm, then merge^2 x hidden -> merge^2 x hidden -> out_hidden_size,
-    with biases). Qwen2.5-VL-7B: 676,550,144, and 8,292,166,656 with its language model, the
-    8.29 B its model card gives."""
-    h, i, depth = int(v["hidden_size"]), int(v["intermediate_size"]), int(v["depth"])
-    out, merge = int(v["out_hidden_size"]), int(v.get("spatial_merge_size") or 2)
-    patch, frames = int(v.get("patch_size") or 14), int(v.get("temporal_patch_size") or 2)
-    channels = int(v.get("in_channels") or v.get("in_chans") or 3)
-    block = 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + 2 * (h * i + i) + (i * h + h)
-    m = merge * merge * h
-    merger = h + (m * m + m) + (m * out + out)
-    return channels * frames * patch * patch * h + depth * block + merger
+@record(frozen=True)
+class _ViT:
+    """A Qwen-VL vision tower's geometry, read from vision_config by its family's field names."""
+
+    family: str
+    width: int
+    intermediate: int
+    depth: int
+    heads: int
+    out: int
+    merge: int
+    patch: int
+    frames: int
+    channels: int
+    layer_norm: bool
+    """LayerNorms with a bias (Qwen2-VL, Qwen3-VL), or RMSNorms (Qwen2.5-VL)."""
+    gated: bool
+    """A gated MLP (gate, up and down projections: Qwen2.5-VL), or fc1 / activation / fc2."""
+    patch_bias: bool
+    positions: int
+    """A learned position table's rows (Qwen3-VL)."""
+    deepstack: int
+    """Deepstack mergers beside the final one (Qwen3-VL)."""
 
 
-def _qwen2_vl_vision_params(v: dict[str, Any]) -> int:
-    """Qwen2-VL's ViT (its vision_config names the ViT's width embed_dim and the language model's
-    hidden_size hidden_size): a bias-free Conv3d patch embedding, blocks of two LayerNorms (weight
-    and bias), qkv and output projections and a fc1 / QuickGELU / fc2 MLP of mlp_ratio x embed_dim,
-    all with biases, and the merger (a LayerNorm, then merge^2 x embed_dim -> merge^2 x embed_dim ->
-    hidden_size, with biases). Qwen2-VL-7B: 675,759,904."""
-    h, depth, out = int(v["embed_dim"]), int(v["depth"]), int(v["hidden_size"])
-    i = int(h * float(v.get("mlp_ratio") or 4))
-    merge = int(v.get("spatial_merge_size") or 2)
-    patch, frames = int(v.get("patch_size") or 14), int(v.get("temporal_patch_size") or 2)
-    channels = int(v.get("in_channels") or v.get("in_chans") or 3)
-    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
-    m = merge * merge * h
-    merger = 2 * h + (m * m + m) + (m * out + out)
-    return channels * frames * patch * patch * h + depth * block + merger
-
-
-def _qwen3_vl_vision_params(v: dict[str, Any]) -> int:
-    """Qwen3-VL's ViT: a Conv3d patch embedding with bias, a learned position table
-    (num_position_embeddings x hidden), blocks of two LayerNorms, qkv and output projections and a
-    fc1 / GELU / fc2 MLP, all with biases, the merger (a LayerNorm over the ViT's width, then merge^2 x
-    hidden -> merge^2 x hidden -> out_hidden_size, with biases) and one more such merger per deepstack
-    layer (its LayerNorm over merge^2 x hidden). Qwen3-VL-8B: 576,388,336, and 8,767,123,696 with its
-    language model, the sum of its checkpoint's tensors."""
-    h, i, depth, out = int(v["hidden_size"]), int(v["intermediate_size"]), int(v["depth"]), int(v["out_hidden_size"])
-    merge = int(v.get("spatial_merge_size") or 2)
-    patch, frames = int(v.get("patch_size") or 16), int(v.get("temporal_patch_size") or 2)
-    channels = int(v.get("in_channels") or 3)
-    block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
-    m = merge * merge * h
-    mlp = (m * m + m) + (m * out + out)
-    deepstack = len(v.get("deepstack_visual_indexes") or [])
-    embed = channels * frames * patch * patch * h + h + int(v.get("num_position_embeddings") or 0) * h
-    return embed + depth * block + (2 * h + mlp) + deepstack * (2 * m + mlp)
-
-
-_COUNTED_TOWERS = {
-    "qwen2_5_vl": ("Qwen2.5-VL", _qwen2_5_vl_vision_params),
-    "qwen2_vl": ("Qwen2-VL", _qwen2_vl_vision_params),
-    "qwen3_vl_text": ("Qwen3-VL", _qwen3_vl_vision_params),
-    "qwen3_vl_moe_text": ("Qwen3-VL", _qwen3_vl_vision_params),
+# model_type (a nested text_config's own for Qwen3-VL) -> the family whose ViT kvcalc counts exactly.
+_VIT_FAMILIES = {
+    "qwen2_vl": "Qwen2-VL",
+    "qwen2_5_vl": "Qwen2.5-VL",
+    "qwen3_vl_text": "Qwen3-VL",
+    "qwen3_vl_moe_text": "Qwen3-VL",
 }
+
+
+def _vit(v: dict[str, Any], mt: str) -> _ViT:
+    """The tower's geometry. Qwen2-VL's vision_config names the ViT's width embed_dim, its MLP
+    mlp_ratio x embed_dim and the language model's width hidden_size; Qwen2.5-VL's and Qwen3-VL's name
+    them hidden_size, intermediate_size and out_hidden_size. KeyError, TypeError or ValueError where a
+    field is missing or not a number."""
+    family = _VIT_FAMILIES[mt]
+    if mt == "qwen2_vl":
+        width, out = int(v["embed_dim"]), int(v["hidden_size"])
+        inter = int(width * float(v.get("mlp_ratio") or 4))
+    else:
+        width, out, inter = int(v["hidden_size"]), int(v["out_hidden_size"]), int(v["intermediate_size"])
+    qwen3 = family == "Qwen3-VL"
+    return _ViT(
+        family=family,
+        width=width,
+        intermediate=inter,
+        depth=int(v["depth"]),
+        heads=int(v["num_heads"]),
+        out=out,
+        merge=int(v.get("spatial_merge_size") or 2),
+        patch=int(v.get("patch_size") or (16 if qwen3 else 14)),
+        frames=int(v.get("temporal_patch_size") or 2),
+        channels=int(v.get("in_channels") or v.get("in_chans") or 3),
+        layer_norm=family != "Qwen2.5-VL",
+        gated=family == "Qwen2.5-VL",
+        patch_bias=qwen3,
+        positions=int(v.get("num_position_embeddings") or 0) if qwen3 else 0,
+        deepstack=len(v.get("deepstack_visual_indexes") or []) if qwen3 else 0,
+    )
+
+
+def _vit_params(t: _ViT) -> int:
+    """The tower's parameters, as vLLM and transformers build it: a Conv3d patch embedding (with a
+    bias in Qwen3-VL) and a learned position table (Qwen3-VL); blocks of two norms, qkv and output
+    projections and an MLP, all projections with biases; the merger (a norm over the ViT's width,
+    then merge^2 x width -> merge^2 x width -> out, with biases) and one more per deepstack layer
+    (its norm over merge^2 x width). Qwen2.5-VL-7B: 676,550,144 (8,292,166,656 with its language
+    model, the model card's 8.29 B); Qwen2-VL-7B: 675,759,104; Qwen3-VL-8B: 576,388,336
+    (8,767,123,696 in all, the sum of its checkpoint's tensors)."""
+    h, i, m = t.width, t.intermediate, t.merge * t.merge * t.width
+    norm = 2 if t.layer_norm else 1  # weight and bias, or weight
+    mlp = (3 * h * i + 2 * i + h) if t.gated else (2 * h * i + i + h)
+    block = 2 * norm * h + (h * 3 * h + 3 * h) + (h * h + h) + mlp
+    merger = (m * m + m) + (m * t.out + t.out)
+    embed = t.channels * t.frames * t.patch * t.patch * h + (h if t.patch_bias else 0) + t.positions * h
+    return embed + t.depth * block + norm * h + merger + t.deepstack * (2 * m + merger)
 
 
 def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
     """A vision tower's parameters (a ViT and its projector), estimated from vision_config (counted
-    exactly for Qwen2-VL's and Qwen2.5-VL's)."""
+    exactly for Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's)."""
     if not isinstance(v, dict):
         return 0
-    if mt in _COUNTED_TOWERS:
-        family, count = _COUNTED_TOWERS[mt]
+    if mt in _VIT_FAMILIES:
         try:
-            n = count(v)
+            t = _vit(v, mt)
+            n = _vit_params(t)
         except (KeyError, TypeError, ValueError):
             n = 0
         if n > 0:
             b.notes.append(
-                f"vision tower of {n / 1e9:.3f}B parameters counted from vision_config ({family}'s ViT: patch "
+                f"vision tower of {n / 1e9:.3f}B parameters counted from vision_config ({t.family}'s ViT: patch "
                 "embedding, blocks and merger); engines load it beside the language model"
             )
             return n
@@ -1050,35 +1072,28 @@ QWEN_VL_MAX_PIXELS = 12_845_056
 def _vision_tower(v: Any, mt: str, b: _Build) -> dict[str, Any] | None:
     """The vision encoder's geometry, for the encoders whose profile kvcalc models (Qwen2-VL's and
     Qwen2.5-VL's ViTs)."""
-    if mt not in ("qwen2_vl", "qwen2_5_vl") or not isinstance(v, dict):
+    if mt not in VISION_ENCODERS or not isinstance(v, dict):
         return None
-    family = "Qwen2-VL" if mt == "qwen2_vl" else "Qwen2.5-VL"
     try:
-        patch, merge = int(v.get("patch_size") or 14), int(v.get("spatial_merge_size") or 2)
-        if mt == "qwen2_vl":
-            width, out = int(v["embed_dim"]), int(v["hidden_size"])
-            inter = int(width * float(v.get("mlp_ratio") or 4))
-        else:
-            width, out, inter = int(v["hidden_size"]), int(v["out_hidden_size"]), int(v["intermediate_size"])
-        tower = {
-            "encoder": mt,
-            "hidden_size": width,
-            "intermediate_size": inter,
-            "num_heads": int(v["num_heads"]),
-            "depth": int(v["depth"]),
-            "patch_size": patch,
-            "temporal_patch_size": int(v.get("temporal_patch_size") or 2),
-            "spatial_merge_size": merge,
-            "in_channels": int(v.get("in_channels") or v.get("in_chans") or 3),
-            "out_hidden_size": out,
-            "max_image_tokens": QWEN_VL_MAX_PIXELS // (patch * merge) ** 2,
-            "source": f"vision_config; max_image_tokens from the {family} checkpoints' preprocessor_config.json "
-            f"max_pixels {QWEN_VL_MAX_PIXELS:,} / ({patch} x {merge})^2 (assumed: config.json does not hold it)",
-        }
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        b.notes.append(f"a {family} vision_config kvcalc cannot read: the encoder's profile is not modelled")
+        t = _vit(v, mt)
+    except (KeyError, TypeError, ValueError):
+        b.notes.append(f"a {_VIT_FAMILIES[mt]} vision_config kvcalc cannot read: the encoder's profile is not modelled")
         return None
-    return tower
+    return {
+        "encoder": mt,
+        "hidden_size": t.width,
+        "intermediate_size": t.intermediate,
+        "num_heads": t.heads,
+        "depth": t.depth,
+        "patch_size": t.patch,
+        "temporal_patch_size": t.frames,
+        "spatial_merge_size": t.merge,
+        "in_channels": t.channels,
+        "out_hidden_size": t.out,
+        "max_image_tokens": QWEN_VL_MAX_PIXELS // (t.patch * t.merge) ** 2,
+        "source": f"vision_config; max_image_tokens from the {t.family} checkpoints' preprocessor_config.json "
+        f"max_pixels {QWEN_VL_MAX_PIXELS:,} / ({t.patch} x {t.merge})^2 (assumed: config.json does not hold it)",
+    }
 
 
 def _guess_name(cfg: dict[str, Any]) -> str:
