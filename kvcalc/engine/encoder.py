@@ -74,6 +74,11 @@ def block_units(v: VisionTower, style: VisionProfile, tp: int) -> Fraction:
     return max(attention, mlp)
 
 
+def modelled(model: ModelSpec, style: VisionProfile) -> bool:
+    """Whether kvcalc models this model's encoder profile under a release of this ``style``."""
+    return model.vision is not None and style != "none"
+
+
 def encoder_profile(model: ModelSpec, style: VisionProfile, tp: int, batched_tokens: int) -> EncoderProfile | None:
     """The encoder's profile for ``model`` under a release whose ViT code is ``style``; None where
     kvcalc does not model it (no vision geometry, or a release it has not read).
@@ -83,7 +88,7 @@ def encoder_profile(model: ModelSpec, style: VisionProfile, tp: int, batched_tok
     v1/worker/utils.py MultiModalBudget.get_max_items, 0.10.2 and 0.11.0; 0.9.0.1 rounds up, which
     differs only for budgets above one image that are not a multiple of it)."""
     v = model.vision
-    if v is None or style == "none":
+    if v is None or not modelled(model, style):
         return None
     per_image = v.max_image_tokens
     items = max(batched_tokens, per_image) // per_image

@@ -19,6 +19,7 @@ from dataclasses import field
 from typing import Any
 
 from kvcalc._record import record
+from kvcalc.engine.encoder import modelled as encoder_modelled
 from kvcalc.engine.engines import ENGINES, Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.memory import Capacity, FitInputs, capacity, fit, footprint
@@ -601,7 +602,7 @@ def explain(
             f"{device / GiB:,.2f} GiB of the {gpu.name} assumed: the log was not {model.name} at TP {tp} on that GPU"
         )
     if model.vision_params:
-        modelled = model.vision is not None and eng.vision_profile != "none"
+        modelled = encoder_modelled(model, eng.vision_profile)
         notes.append(
             Note(
                 "multimodal",

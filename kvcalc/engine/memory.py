@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
-from kvcalc.engine.encoder import EncoderProfile, encoder_profile
+from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
-from kvcalc.engine.weights import MROPE_ARCHITECTURES, WeightFormats, flag_layout, rope_cache_bytes, weights
+from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, rope_cache_factor, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -197,10 +197,9 @@ def weights_estimate(
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
     if engine_buffers:
-        mrope = model.architecture in MROPE_ARCHITECTURES
         why.append(
             "plus the rotary cos/sin cache (max_position_embeddings x "
-            + ("4 (a multimodal rotary embedding) x " if mrope else "")
+            + ("4 (a multimodal rotary embedding) x " if rope_cache_factor(model) > 1 else "")
             + "rotary dims x 2 B)"
         )
     q = model.quantization
@@ -625,15 +624,16 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         if inp.sampler in known:
             per_logit, lo, hi = known[inp.sampler]
             rng = (lo, hi)
+        tokens = batched_tokens(model, gpu, inp)
         out["activation"] = activation_estimate(
             model,
-            batched_tokens(model, gpu, inp),
+            tokens,
             inp.tp,
             num_seqs(gpu, inp),
             sampler_per_logit=per_logit,
             sampler_range=rng,
         )
-        enc = encoder_profile(model, eng.vision_profile, inp.tp, batched_tokens(model, gpu, inp))
+        enc = encoder_profile(model, eng.vision_profile, inp.tp, tokens)
         if model.vision_params and inp.skip_mm_profiling:
             a = out["activation"]
             out["activation"] = dataclasses.replace(
@@ -1010,7 +1010,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         assumptions.append(f"placement: {place(gpu, shape).describe()}")
     if lo != hi and lo == 0 < cap.max_concurrency:
         warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
-    modelled = (model.vision is not None and eng.vision_profile != "none") or inp.skip_mm_profiling
+    modelled = encoder_modelled(model, eng.vision_profile) or inp.skip_mm_profiling
     if model.vision_params and eng.subtracts_activation and not modelled and inp.activation is None:
         warnings.append(
             "multimodal model: the vision tower's weights are counted, but the engine's profile run also encodes dummy "

@@ -167,6 +167,12 @@ carries mrope_section, which vLLM gives its multimodal rotary embedding
 (model_executor/layers/rotary_embedding/mrope.py)."""
 
 
+def rope_cache_factor(model: ModelSpec) -> int:
+    """How many times max_position_embeddings vLLM's rotary cache holds: 4 for a multimodal rotary
+    embedding (MROPE_ARCHITECTURES), else 1."""
+    return 4 if model.architecture in MROPE_ARCHITECTURES else 1
+
+
 def rope_cache_bytes(model: ModelSpec) -> int:
     """vLLM's rotary cos/sin cache: max_position_embeddings x rotary dims x 2 bytes, once per GPU
     (Llama-3.1-8B: 131,072 x 128 x 2 = 33.5 MB, the gap between its 14.96 GiB of parameters and the
@@ -174,7 +180,7 @@ def rope_cache_bytes(model: ModelSpec) -> int:
     ("cache_max_position_num = max_position_embeddings * 4", MRotaryEmbedding in
     rotary_embedding.py, 0.9.0.1, and rotary_embedding/mrope.py, 0.11.0): Qwen2.5-VL's 128,000
     positions x 4 x 128 x 2 B = 131,072,000 B."""
-    positions = model.max_position_embeddings * (4 if model.architecture in MROPE_ARCHITECTURES else 1)
+    positions = model.max_position_embeddings * rope_cache_factor(model)
     return positions * max((k.rope_dims for k in model.kinds()), default=0) * 2
 
 
