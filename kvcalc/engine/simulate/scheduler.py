@@ -253,8 +253,7 @@ def serve(
             progress(done, n)
 
     # Each prompt's tokens already in the prefix cache (paging only): whole blocks of its share.
-    hit = wl.prompt_cache_hit if paged and B is not None else 0.0
-    C = [int(hit * p) // B * B for p in P] if hit and B is not None else None
+    C = [int(wl.prompt_cache_hit * p) // B * B for p in P] if paged and B and wl.prompt_cache_hit else None
 
     def admit() -> None:
         nonlocal rejected, blocked, blocked_at, pf_done
