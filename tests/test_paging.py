@@ -227,3 +227,26 @@ def test_refusals_only_in_the_warm_up_are_not_called_never_refused():
     assert (k, live, res, conc) == (1, 15, 15, 37)  # the last 15 and the 36 empty requests
     k, *_ = _simulate([5] * 4, [5] * 4, [1.0] * 4, _Counter(20))
     assert k == 0  # everything fits at once: never refused
+
+
+def test_a_prefix_cache_hit_is_whole_blocks_short_of_the_last_token():
+    # vLLM 0.11.0: at most num_tokens - 1 tokens hit (kv_cache_manager.py get_computed_blocks), counted
+    # in whole blocks (single_type_kv_cache_manager.py: max_length // block_size).
+    from kvcalc.engine.paging import cached_prompt_tokens
+
+    assert cached_prompt_tokens(0.5, 1000, 16) == 496  # 500 // 16 = 31 blocks
+    assert cached_prompt_tokens(1.0, 1000, 16) == 992  # 999 // 16 = 62 blocks
+    assert cached_prompt_tokens(1.0, 1024, 16) == 1008  # 1,023 // 16 = 63 blocks, not 64: the last token is computed
+    assert cached_prompt_tokens(1.0, 16, 16) == 0  # 15 tokens are no whole block
+    assert cached_prompt_tokens(0.0, 1000, 16) == 0
+    assert cached_prompt_tokens(1.0, 1, 16) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0, 1), st.integers(1, 200_000), st.sampled_from([1, 16, 32, 64]))
+def test_a_prefix_cache_hit_never_reaches_the_last_token(hit, prompt, block):
+    from kvcalc.engine.paging import cached_prompt_tokens
+
+    c = cached_prompt_tokens(hit, prompt, block)
+    assert c % block == 0 and 0 <= c <= prompt - 1 and c <= hit * prompt
+    assert c > min(hit * prompt, prompt - 1) - block  # no whole block of the hit is left out

@@ -209,3 +209,42 @@ def test_prompts_first_closed_form_agrees_with_its_simulation(model, tp, rate, n
     assert not run_.overloaded
     assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)
     assert run_.ttft_s.mean == pytest.approx(st[3], rel=0.25)
+
+
+@pytest.mark.parametrize("hit", [0.5, 0.9])
+def test_a_prefix_cache_hit_agrees_with_its_simulation(cli, hit):
+    # Prompts of 2,000 tokens with a share in the prefix cache: the closed form computes the prompt's
+    # uncached blocks only, as the simulation (the independent, event-by-event implementation) does;
+    # they agree within 10% on TPOT. 0.5 x 2,000 = 1,000 tokens, 62 whole blocks of 16 = 992.
+    ask = ("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--rate", "20", "--prompt", "2000", "--output", "200")
+    ask += ("--ttft", "1s", "--tpot", "50ms", "--json", "--prompt-cache-hit", str(hit))
+    d = cli(*ask).json()
+    cached = {0.5: 992, 0.9: 1792}[hit]  # 1,800 // 16 = 112 blocks
+    assert any(f"({cached:,} of 2,000)" in a for a in d["assumptions"])
+    assert d["verified"]
+    for v in d["verified"]:
+        assert v["served_per_s"] >= 0.95 * v["offered_per_s"]
+        assert v["tpot_mean_s"] == pytest.approx(v["closed_form_tpot_s"], rel=0.10)
+
+
+def test_a_prefix_cache_hit_shortens_the_first_token_by_the_work_it_saves():
+    # One replica at a light rate: TTFT is the request path, half a step and the prompt's own steps. With
+    # 992 of 2,000 tokens cached, no step computes those 992: TTFT falls by at least their matmuls at the
+    # full bf16 peak, 2 x 8,030,261,248 parameters x 992 tokens / 989.5e12 FLOP/s = 16.1 ms (H100 SXM
+    # datasheet; efficiency 1, the least that work can take).
+    from kvcalc.engine.plan import _steady
+
+    m, g, bf16, eng = resolve_model("llama3.1-8b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("vllm")
+    full = Traffic(prompt=2000, output=200, rate=0.5)
+    half = Traffic(prompt=2000, output=200, rate=0.5, prompt_cache_hit=0.5)
+    rep = _Replica(m, g, 1, 1, half, bf16, eng)
+    assert rep.C == 992
+    a, b = _steady(_Replica(m, g, 1, 1, full, bf16, eng), full, 1), _steady(rep, half, 1)
+    assert a is not None and b is not None
+    assert a[3] - b[3] >= 2 * 8_030_261_248 * 992 / 989.5e12
+    assert b[3] > 0
+
+
+def test_plan_refuses_a_share_outside_0_to_1(cli):
+    for bad in ("1.5", "nan", "-0.1", "x"):
+        one_line_error(cli("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--rate", "1", "--prompt-cache-hit", bad))

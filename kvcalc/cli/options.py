@@ -101,6 +101,15 @@ MaxNumSeqs = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+PromptCacheHit = Annotated[
+    str,
+    typer.Option(
+        "--prompt-cache-hit",
+        metavar="<share>",
+        help="Share of each prompt already in the prefix cache when it arrives (earlier turns, a repeated document, "
+        "a benchmark sending its prompts again), 0 to 1: its whole blocks of 16 tokens are not recomputed under paging.",
+    ),
+]
 Util = Annotated[
     Optional[str],
     typer.Option(
@@ -203,6 +212,10 @@ def step_constants(
     if overhead is not None:
         c = dataclasses.replace(c, request_overhead_s=parse_seconds(overhead, "--request-overhead", allow_zero=True))
     return c.check()
+
+
+def prompt_cache_hit(v: str) -> float:
+    return parse_float(v, "--prompt-cache-hit", 0.0, 1.0, "a share from 0 to 1, e.g. 0.5", open_low=False)
 
 
 def seed(v: str) -> int:

@@ -61,6 +61,7 @@ def plan(
         Optional[str],
         typer.Option("--price", metavar="<list>", help="GPU=$/hour pairs, e.g. h100=2.5,h200=3.6 (none are shipped as facts)."),
     ] = None,
+    prompt_cache_hit: opt.PromptCacheHit = "0",
     efficiency: opt.Efficiency = None,
     calibration: opt.Calibration = None,
     request_overhead: opt.RequestOverhead = None,
@@ -142,6 +143,7 @@ def plan(
             eng,
             opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=eng),
             dp_sizes=dp_sizes,
+            prompt_cache_hit=opt.prompt_cache_hit(prompt_cache_hit),
         )
         return emit(rep, origin, as_json)
     if (users is None) == (rate is None):
@@ -189,7 +191,14 @@ def plan(
         prices[resolve_gpu(name.strip(), "--price").name] = parse_float(
             val, "--price", 0.0, 1e6, "dollars per GPU-hour, e.g. 2.5"
         )
-    traffic = Traffic(prompt=p_mean, output=o_mean, users=n_users, rate=r, prompt_tail=p_tail)
+    traffic = Traffic(
+        prompt=p_mean,
+        output=o_mean,
+        users=n_users,
+        rate=r,
+        prompt_tail=p_tail,
+        prompt_cache_hit=opt.prompt_cache_hit(prompt_cache_hit),
+    )
     slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
     consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=specs, engine=eng)
     n_max = opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs")

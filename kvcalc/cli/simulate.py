@@ -74,15 +74,7 @@ def simulate(
     shared_prefix: Annotated[
         str, typer.Option("--shared-prefix", metavar="<tokens>", help="Tokens every prompt starts with (counted in the prompt).")
     ] = "0",
-    prompt_cache_hit: Annotated[
-        str,
-        typer.Option(
-            "--prompt-cache-hit",
-            metavar="<share>",
-            help="Share of each prompt already in the prefix cache when it arrives (earlier turns, a repeated document, "
-            "a benchmark sending its prompts again), 0 to 1: its whole blocks are not recomputed under paging.",
-        ),
-    ] = "0",
+    prompt_cache_hit: opt.PromptCacheHit = "0",
     efficiency: opt.Efficiency = None,
     calibration: opt.Calibration = None,
     request_overhead: opt.RequestOverhead = None,
@@ -194,7 +186,7 @@ def simulate(
     total_mem = g.memory_runtime_bytes
     mnbt = eng.schedule(m, g, ml, opt.batched_tokens(max_num_batched_tokens))[0]
     mns = opt.count(max_num_seqs, "--max-num-seqs") or eng.default_num_seqs(total_mem, g.name)
-    hit = parse_float(prompt_cache_hit, "--prompt-cache-hit", 0.0, 1.0, "a share from 0 to 1, e.g. 0.5", open_low=False)
+    hit = opt.prompt_cache_hit(prompt_cache_hit)
     wl = Workload(arrivals, P, O, desc, arrival, prefix, hit)
     if conc is not None and conc > n:
         raise KvcalcError(

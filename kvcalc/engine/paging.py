@@ -357,6 +357,18 @@ def simulate(
     )
 
 
+def cached_prompt_tokens(hit: float, prompt: int, block: int) -> int:
+    """Tokens of a ``prompt`` found in the prefix cache when the share ``hit`` of it was computed
+    before: whole blocks of ``block`` tokens, and never the last token, which is computed again for
+    its logits. vLLM 0.11.0, v1/core/kv_cache_manager.py get_computed_blocks: "When all tokens hit
+    the cache, we must recompute the last token", so the hit is at most ``num_tokens - 1``; and
+    v1/core/single_type_kv_cache_manager.py find_longest_cache_hit counts ``max_length //
+    block_size`` whole blocks (kv_cache_utils.py: "We only hash full blocks")."""
+    if hit <= 0 or prompt <= 1 or block <= 0:
+        return 0
+    return min(int(hit * prompt), prompt - 1) // block * block
+
+
 def prefix_sharing(
     model: ModelSpec,
     lengths: Any,

@@ -25,6 +25,7 @@ constraint. When none meets the targets, the nearest one says by how much it fal
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import field
 from typing import Any
@@ -42,11 +43,16 @@ from kvcalc.engine.deployment import (
 )
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
+from kvcalc.engine.paging import cached_prompt_tokens
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, for_engine
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
+
+PREFIX_BLOCK = 16
+"""The block a prefix-cache hit is counted in whole: vLLM's default block size, and the paged
+policy ``verify`` simulates with."""
 
 
 @record(frozen=True)
@@ -58,6 +64,9 @@ class Traffic:
     rate: float | None = None
     prompt_tail: int | None = None
     """The prompt TTFT is judged on (a percentile of the mix); default: prompt."""
+    prompt_cache_hit: float = 0.0
+    """The share of each prompt already in the prefix cache when it arrives (its whole blocks are
+    not computed again; ``cached_prompt_tokens``)."""
 
     @property
     def length(self) -> int:
@@ -65,7 +74,11 @@ class Traffic:
 
     def describe(self) -> str:
         load = f"{self.users:,} concurrent users" if self.users else f"{self.rate:g} requests/s"
-        return f"{load}, {self.prompt:,} prompt + {self.output:,} output tokens"
+        return f"{load}, {self.lengths()}"
+
+    def lengths(self) -> str:
+        hit = f" ({self.prompt_cache_hit:.0%} of each prompt in the prefix cache)" if self.prompt_cache_hit else ""
+        return f"{self.prompt:,} prompt{hit} + {self.output:,} output tokens"
 
 
 @record(frozen=True)
@@ -182,6 +195,9 @@ class _Replica:
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
         self.P, self.O = traffic.prompt, max(traffic.output, 1)
         self.P_tail = traffic.prompt_tail or traffic.prompt
+        # Prompt tokens found in the prefix cache, which no step computes (the pages verify simulates).
+        self.hit = traffic.prompt_cache_hit
+        self.C = cached_prompt_tokens(self.hit, self.P, PREFIX_BLOCK)
         self.budget, self.mixed = engine.schedule(model, gpu, traffic.length)
         self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
 
@@ -209,7 +225,8 @@ class _Replica:
         # An engine that runs prompts first, as steps of their own (SGLang), gives them the whole budget;
         # its decodes wait through those steps, so a token comes only with each decode step.
         room = self.budget - b if mixed else self.budget
-        sm, mid = self.sm, max(self.P // 2, 1)
+        Pn = self.P - self.C  # the tokens a prompt's steps compute
+        sm, mid = self.sm, self.C + max(Pn // 2, 1)
         t0 = sm.step(b, self.ctx).t_step_s if b else sm.overhead_s(0, 0)
         if rate <= 0:
             return t0, sm.step(max(b, 1), self.ctx).bound_by, 0.0
@@ -219,13 +236,13 @@ class _Replica:
         t = t0
         for _ in range(100):
             mu = per_pp * t
-            if self.P > room:
-                q = self.P / math.ceil(self.P / room)
+            if Pn > room:
+                q = Pn / math.ceil(Pn / room)
             else:
                 lump = mu / -math.expm1(-mu) if mu > 1e-9 else 1.0
-                q = min(float(room), self.P * lump)
+                q = min(float(room), Pn * lump)
             tq = sm.step(b if mixed else 0, self.ctx, max(math.ceil(q), 1), mid).t_step_s
-            n_p = per_pp * self.P / q
+            n_p = per_pp * Pn / q
             u = n_p * tq
             if u >= 1:
                 return None
@@ -244,11 +261,13 @@ class _Replica:
         """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
         then the steps that carry the prompt in chunks of the token budget left beside the decodes."""
         b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
+        P, C = self.P_tail, cached_prompt_tokens(self.hit, self.P_tail, PREFIX_BLOCK)
+        path = float(self.c.request_path_s(P)) + t_step / 2  # the whole prompt is tokenised
         if not self.mixed:
             # Prompts first, in steps of their own: the whole budget, no decodes beside them.
-            return float(self.c.request_path_s(self.P_tail)) + t_step / 2 + self.sm.prefill_s(self.P_tail, self.budget)
+            return path + self.sm.prefill_s(P - C, self.budget, start=C)
         room = max(self.budget - b, 1)
-        return float(self.c.request_path_s(self.P_tail)) + t_step / 2 + self.sm.prefill_s(self.P_tail, room, b, self.ctx)
+        return path + self.sm.prefill_s(P - C, room, b, self.ctx, start=C)
 
 
 def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bool, float, str, dict[str, float]]:
@@ -534,6 +553,15 @@ def plan(
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
         "token budget left beside the decodes",
+        *(
+            [
+                f"prefix cache: {traffic.prompt_cache_hit:.0%} of each prompt was computed before; its whole blocks of "
+                f"{PREFIX_BLOCK} tokens ({cached_prompt_tokens(traffic.prompt_cache_hit, traffic.prompt, PREFIX_BLOCK):,} of "
+                f"{traffic.prompt:,}) are not computed again, never the last token; they still count in the KV a request holds"
+            ]
+            if traffic.prompt_cache_hit
+            else []
+        ),
         f"searched: TP {', '.join(map(str, tp_sizes))} x PP 1 to {max(pp_sizes)} x replicas, up to {max_gpus} GPUs"
         + (
             ", and for mixture-of-experts models DP attention with EP over every GPU of a stage"
@@ -761,12 +789,15 @@ def verify(
                 break
             lam = rate / r
             arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
-            wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s")
+            hit = traffic.prompt_cache_hit if traffic else 0.0
+            wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s", 0, hit)
             mnbt = engine.schedule(model, gpu, max_len)[0]
             mns = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
             st = SimSettings(max_len, mns, mnbt, constants=constants, seed=seed)
             try:
-                sim = simulate(model, gpu, wl, st, [("paged-16", 16)], engine, kv_dtype, d.tp, dp=d.dp, ep=d.ep)
+                sim = simulate(
+                    model, gpu, wl, st, [(f"paged-{PREFIX_BLOCK}", PREFIX_BLOCK)], engine, kv_dtype, d.tp, dp=d.dp, ep=d.ep
+                )
             except KvcalcError as e:
                 out.append(
                     Verification(
@@ -856,14 +887,14 @@ class _Prefill:
 
     def __init__(self, rep: _Replica):
         self.rep = rep
-        self.P = rep.P
+        self.P, self.C = rep.P - rep.C, rep.C  # computed and cached tokens of a prompt
         self.budget = rep.budget
 
     def load(self, rate: float) -> tuple[float, float] | None:
         """(share of time busy, mean seconds of a step) at ``rate`` prompts/s on one instance."""
         lane = rate / self.rep.dp
         room, P = self.budget, self.P
-        mid = max(P // 2, 1)
+        mid = self.C + max(P // 2, 1)
         t = self.rep.sm.step(0, 0.0, min(P, room), mid).t_step_s
         u = 0.0
         for _ in range(60):
@@ -888,7 +919,9 @@ class _Prefill:
         u, _ = got
         lane = rate / self.rep.dp
         c = self.rep.c
-        return float(c.request_path_s(prompt)) + _prefill_wait(u, lane) + self.rep.sm.prefill_s(prompt, self.budget)
+        cached = cached_prompt_tokens(self.rep.hit, prompt, PREFIX_BLOCK)
+        work = self.rep.sm.prefill_s(prompt - cached, self.budget, start=cached)
+        return float(c.request_path_s(prompt)) + _prefill_wait(u, lane) + work
 
 
 def _decode_tpot(rep: _Replica, rate: float, out: int) -> tuple[float, float] | None:
@@ -1125,12 +1158,13 @@ def max_throughput(
     engine: Engine,
     constants: StepConstants = DEFAULTS,
     dp_sizes: tuple[int, ...] | None = None,
+    prompt_cache_hit: float = 0.0,
 ) -> ThroughputReport:
     """The highest arrival rate ``gpus`` GPUs carry within the targets, aggregated (every shape, as many
     replicas as fit) and disaggregated (x prefill + y decode instances of the best shapes), each by
     bisection on plan's closed form; and which carries more, and why."""
     constants = for_engine(constants, engine)
-    probe = Traffic(prompt=prompt, output=output, rate=1.0)
+    probe = Traffic(prompt=prompt, output=output, rate=1.0, prompt_cache_hit=prompt_cache_hit)
     reps: list[_Replica] = []
     for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):
         try:
@@ -1149,11 +1183,11 @@ def max_throughput(
         hi = r * max(rep.capacity, 1) / max(out_t * 1e-3, 1e-3)  # far above what any replica decodes
 
         def ok(rate: float, rep: _Replica = rep, r: int = r) -> bool:
-            return _check(rep, Traffic(prompt=prompt, output=output, rate=rate), slo, r)[0]
+            return _check(rep, dataclasses.replace(probe, rate=rate), slo, r)[0]
 
         rate = _bisect_rate(ok, hi)
         if rate > 0 and (best_agg is None or rate * out_t / (rep.shape.gpus * r) > best_agg[0]):
-            d = _deployment(rep, Traffic(prompt=prompt, output=output, rate=rate), slo, r, None)
+            d = _deployment(rep, dataclasses.replace(probe, rate=rate), slo, r, None)
             best_agg = (rate * out_t / d.gpus, d)
     # Disaggregated: the best pair of shapes, split over the GPUs.
     best_dis: tuple[float, Deployment] | None = None
@@ -1252,7 +1286,7 @@ def max_throughput(
         model=model.name,
         gpu=gpu.name,
         gpus=gpus,
-        traffic=f"{prompt:,} prompt + {output:,} output tokens, Poisson arrivals",
+        traffic=f"{probe.lengths()}, Poisson arrivals",
         slo=slo,
         kv_dtype=kv_dtype.name,
         engine=engine.key,

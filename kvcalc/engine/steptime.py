@@ -650,20 +650,21 @@ class StepModel:
             ]
         return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
 
-    def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0) -> float:
+    def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0, start: int = 0) -> float:
         """Seconds of the steps that carry a ``prompt`` in chunks of at most ``chunk`` tokens,
         beside ``decodes`` running requests at context ``ctx`` (the last chunk's step samples the
-        first token)."""
+        first token); ``start`` tokens before it are already in the KV cache (a prefix-cache hit),
+        so its chunks attend to them too."""
         chunk = max(chunk, 1)
         t, done = 0.0, 0
         full, rest = divmod(prompt, chunk)
         if full:
             # Chunks of one size differ only in their attention context: time the middle one.
-            mid = chunk * (full // 2 + 1)
+            mid = start + chunk * (full // 2 + 1)
             t += full * self.step(decodes, ctx, chunk, mid).t_step_s
             done = full * chunk
         if rest:
-            t += self.step(decodes, ctx, rest, done + rest).t_step_s
+            t += self.step(decodes, ctx, rest, start + done + rest).t_step_s
         return t
 
     def _interp(self, ctx: float) -> tuple[float, float, float, float]:

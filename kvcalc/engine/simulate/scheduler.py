@@ -40,6 +40,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from kvcalc.engine.paging import cached_prompt_tokens
 from kvcalc.engine.simulate.allocator import Allocator, Contiguous, Paged
 from kvcalc.engine.simulate.client import Client
 from kvcalc.engine.simulate.metrics import bench_metrics, pct
@@ -253,7 +254,7 @@ def serve(
             progress(done, n)
 
     # Each prompt's tokens already in the prefix cache (paging only): whole blocks of its share.
-    C = [int(wl.prompt_cache_hit * p) // B * B for p in P] if paged and B and wl.prompt_cache_hit else None
+    C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P] if paged and B and wl.prompt_cache_hit else None
 
     def admit() -> None:
         nonlocal rejected, blocked, blocked_at, pf_done
