@@ -289,8 +289,11 @@ def test_explain_log_reads_the_skip_line(cli, tmp_path: Path):
 
 def test_qwen3_vl_imports_as_qwen3_with_its_tower_counted():
     """Qwen3-VL-8B: a Qwen3-8B-shaped language model (q and k norms) and a ViT with a learned position
-    table and three deepstack mergers, its encoder's profile not modelled (the range allows for it).
-    The sum is the checkpoint's tensors, 8,767,123,696 (a public listing of its four safetensors files)."""
+    table and three deepstack mergers. The sum is the checkpoint's tensors, 8,767,123,696 (a public
+    listing of its four safetensors files). The tower's geometry for its profile: the largest image
+    4,096 x 4,096 (16,777,216 pixels, 16,384 embeddings of 32 x 32 pixels), videos up to 25,165,824
+    pixels over all frames, each embedding 4 x 4,096 values wide (the final merger's and three
+    deepstack mergers')."""
     m = resolve_model("qwen3-vl-8b")
     h, i, m4 = 1152, 4304, 4 * 1152
     block = 4 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
@@ -299,15 +302,18 @@ def test_qwen3_vl_imports_as_qwen3_with_its_tower_counted():
     text = 151_936 * 4096 * 2 + 36 * (4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 12288 + 2 * 4096 + 2 * 128) + 4096
     assert (m.vision_params, m.params_total) == (vision, text)
     assert vision + text == 8_767_123_696
-    assert m.vision is None and m.architecture == "qwen3_vl_text"
+    assert m.architecture == "qwen3_vl_text" and m.vision is not None
+    v = m.vision
+    assert (v.encoder, v.max_image_tokens, v.max_video_pixels, v.deepstack) == ("qwen3_vl", 16_384, 25_165_824, 3)
+    assert v.embedding_width == 16_384
 
 
 def test_releases_past_the_one_read_widen_the_low_end(cli):
-    """vllm@0.11 covers 0.11 to 0.14, whose encoder code changed after 0.11.0 (0.14.0 rotates q and k
+    """vllm@0.12 covers 0.12 to 0.14, whose encoder code changed after 0.11.0 (0.14.0 rotates q and k
     in 16 bits through a custom op): its range's low end takes none of the encoder's peak, and says
     why; vllm@0.10's every release was read, and its low end keeps 0.95 of the peak."""
     base = ["fit", "--model", "qwen2.5-vl-7b", "--gpu", "l4", "--seq", "2048", "--json"]
-    new = cli(*base, "--engine", "vllm@0.11").json()
+    new = cli(*base, "--engine", "vllm@0.12").json()
     old = cli(*base, "--engine", "vllm@0.10.1").json()
     a11 = next(b for b in new["budget"] if b["key"] == "activation")
     a10 = next(b for b in old["budget"] if b["key"] == "activation")
@@ -325,3 +331,92 @@ def test_show_names_the_vision_tower(cli):
     assert "largest image 16,384 tokens (65,536 patches)" in out
     d = cli("show", "qwen2.5-vl-7b", "--json").json()
     assert d["spec"]["vision_params"] == 676_550_144 and d["spec"]["vision"]["max_image_tokens"] == 16_384
+
+
+# ---- Qwen3-VL: a dummy video under 0.11 and 0.12, the cached embeddings padded under 0.11.x ---------------
+
+Q3 = resolve_model("qwen3-vl-30b-a3b")
+
+
+def test_qwen3_vls_dummy_video_from_32k_tokens_is_24576_frames_of_32_pixels():
+    """vLLM 0.11.0 (qwen2_vl.py _get_max_video_frames, qwen3_vl.py): frames grow while the next count's
+    embeddings stay within max_model_len, to the cap of 24,576; each frame is the largest image
+    (4,096 x 4,096) shrunk so that all frames keep within 25,165,824 pixels: beta = sqrt(24,576 x
+    4,096^2 / 25,165,824) = 128, floor(4,096 / 128 / 32) x 32 = 32. 12,288 frame pairs of 2 x 2
+    patches: 49,152 patches, 12,288 embeddings, counted at 12.5 a token: 153,600, the budget vLLM
+    0.11.0 logs for Qwen3-VL (tests/logs/real/vllm-sipeed-4x3090-qwen3-vl-30b-a3b.log)."""
+    from kvcalc.engine.encoder import dummy_video_frames, video_patches
+
+    v = Q3.vision
+    assert v is not None
+    assert dummy_video_frames(v, 65_536) == 24_576 == dummy_video_frames(v, 262_144)
+    assert video_patches(v, 24_576) == 12_288 * 2 * 2 == 49_152
+    p = encoder_profile(Q3, "concat", 4, 2048, 65_536, padded=True, video_formatted=True)
+    assert p is not None and (p.modality, p.items, p.patches, p.budget) == ("video", 1, 49_152, 153_600)
+
+
+def test_qwen3_vls_dummy_video_at_8k_tokens_is_two_frames():
+    """max_model_len 8,192: three frames already take 2 x 8,100 embeddings (frames of 2,880: beta =
+    sqrt(3 x 4,096^2 / 25,165,824) = sqrt(2), floor(2,896.3 / 32) = 90), so the video keeps 2 frames of
+    3,520 (beta = sqrt(4/3), floor(3,547.3 / 32) = 110): 1 x 220 x 220 = 48,400 patches, 12,100
+    embeddings, counted 151,250."""
+    from kvcalc.engine.encoder import dummy_video_frames, video_patches
+
+    v = Q3.vision
+    assert v is not None
+    assert dummy_video_frames(v, 8192) == 2 and video_patches(v, 3) == 2 * 180 * 180 and video_patches(v, 2) == 48_400
+    p = encoder_profile(Q3, "concat", 1, 2048, 8192, padded=False, video_formatted=True)
+    assert p is not None and (p.modality, p.budget, p.patches) == ("video", 151_250, 48_400)
+
+
+def test_0_11_pads_the_cached_embeddings_to_the_budget():
+    """Qwen3-VL-30B-A3B at TP 4 under 0.11.0: the video's 12,288 embeddings of 4 x 2,048 values are
+    padded with zeros to the 153,600-token budget (gpu_model_runner.py profile_run), and the loop's
+    variable keeps the unpadded output: 153,600 x 8,192 x 2 + 12,288 x 8,192 x 2 bytes, beside the
+    pixels, 49,152 x 1,536 x 2. The encoder's own peak: pixels and rotary tables (3,072 + 3 x 36 x 4 B a
+    patch), 8.75 hidden states of 1,152 a patch at TP 4 (the all-gather: 2 + 3/4 + 6) and the three
+    deepstack outputs (12,288 x 2,048 x 2 B each). The text pass's peak with those held is the larger."""
+    p = encoder_profile(Q3, "concat", 4, 2048, 65_536, padded=True, video_formatted=True)
+    assert p is not None and p.padded and p.units == 8.75
+    assert p.held_bytes == 49_152 * 1536 * 2 + 153_600 * 8192 * 2 + 12_288 * 8192 * 2 == 2_868_903_936
+    assert p.peak_bytes == 49_152 * (3072 + 432) + 49_152 * 35 // 4 * 2304 + 3 * 12_288 * 2048 * 2 == 1_314_127_872
+
+
+def test_0_11_fit_adds_what_the_text_pass_holds(cli):
+    """fit's activation peak for that log's settings is the text pass's (as --skip-mm-profiling gives it)
+    plus the held 2,868,903,936 B, exactly."""
+    base = ["fit", "--model", "qwen3-vl-30b-a3b", "--gpu", "rtx3090", "--tp", "4", "--seq", "65536", "--json"]
+    base += ["--engine", "vllm@0.11.0", "--max-num-batched-tokens", "2048", "--max-num-seqs", "256"]
+    with_ = next(b for b in cli(*base).json()["budget"] if b["key"] == "activation")
+    text = next(b for b in cli(*base, "--skip-mm-profiling").json()["budget"] if b["key"] == "activation")
+    assert with_["bytes"] - text["bytes"] == 2_868_903_936
+
+
+def test_0_13_and_later_profile_qwen3_vl_with_an_image():
+    """0.13 and 0.14 count the video at its 12,288 embeddings, under the image's 16,384: one image of
+    4,096 x 4,096 (65,536 patches) under a 16,384-token budget, as vLLM 0.13.0 logs for a Qwen3-VL MoE,
+    and nothing padded: pixels 65,536 x 1,536 x 2 and embeddings 16,384 x 8,192 x 2."""
+    p = encoder_profile(Q3, "concat", 1, 8192, 8192, padded=False, video_formatted=False)
+    assert p is not None and (p.modality, p.items, p.patches, p.budget) == ("image", 1, 65_536, 16_384)
+    assert p.held_bytes == 65_536 * 1536 * 2 + 16_384 * 8192 * 2
+
+
+def test_the_engine_records_split_at_0_12():
+    from kvcalc.engine.engines import engine
+
+    e11, e12, e13 = engine("vllm@0.11.2"), engine("vllm@0.12.0"), engine("vllm@0.14.0")
+    assert (e11.encoder_cache_padded, e11.video_tokens_formatted) == (True, True)
+    assert (e12.encoder_cache_padded, e12.video_tokens_formatted) == (False, False) and e12 is e13
+    assert engine("vllm@0.10.2").encoder_cache_padded is False
+
+
+def test_from_16200_tokens_the_dummy_video_is_at_its_cap():
+    """Below the cap of 24,576 frames no count of frames takes more than 16,200 embeddings (three frames
+    of 2,880: 2 x 90^2), so from a max_model_len of 16,200 the frames run to the cap; at 16,199 they
+    stop at 2 (docs/engines.md)."""
+    from kvcalc.engine.encoder import dummy_video_frames, video_patches
+
+    v = Q3.vision
+    assert v is not None
+    assert max(video_patches(v, n) // 4 for n in range(3, 24_577)) == 16_200 == 2 * 90 * 90
+    assert (dummy_video_frames(v, 16_200), dummy_video_frames(v, 16_199)) == (24_576, 2)

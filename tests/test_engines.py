@@ -15,7 +15,8 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm", "vllm@0.33"),
         ("vLLM", "vllm@0.33"),
         ("vllm@0.11", "vllm@0.11"),
-        ("vllm@0.14.1", "vllm@0.11"),
+        ("vllm@0.14.1", "vllm@0.12"),
+        ("vllm@0.11.2", "vllm@0.11"),
         ("vllm@0.8.5", "vllm@0.10"),
         ("vllm==0.9.2", "vllm@0.10"),
         ("vllm-0.6", "vllm@0.6"),
@@ -94,10 +95,11 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:9] == [
+    assert keys[:10] == [
         "vllm@0.33",
         "vllm@0.21",
         "vllm@0.15",
+        "vllm@0.12",
         "vllm@0.11",
         "vllm@0.10",
         "vllm@0.7",
@@ -107,9 +109,14 @@ def test_engines_command_lists_records_and_differences(cli):
     ]
     by = {e["key"]: e for e in d["engines"]}
     assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
-    assert "chunked_as_full" in by["vllm@0.11"]["differs_from_next_newer"]
-    # 0.8 to 0.10 differ from 0.11 only in the vision encoder's profile (q and k rotated one at a time).
-    assert list(by["vllm@0.10"]["differs_from_next_newer"]) == ["vision_profile"]
+    assert "chunked_as_full" in by["vllm@0.12"]["differs_from_next_newer"]
+    # 0.11.x differs from 0.12 to 0.14 only in the vision encoder's profile: the cached embeddings padded
+    # to the encoder budget, and Qwen3-VL's video counted at its formatted tokens (gpu_model_runner.py and
+    # qwen3_vl.py, 0.11.0 to 0.11.2 against 0.12.0 to 0.14.0).
+    assert by["vllm@0.11"]["differs_from_next_newer"] == ["encoder_cache_padded", "video_tokens_formatted"]
+    # 0.8 to 0.10 differ from 0.11 only in the vision encoder's profile (q and k rotated one at a time; no
+    # padding; no Qwen3-VL).
+    assert by["vllm@0.10"]["differs_from_next_newer"] == ["vision_profile", "encoder_cache_padded", "video_tokens_formatted"]
     # V0's host costs (the step-time model's): 4 ms a step from 0.2 to 0.7, and before async output
     # processing (3.4 - 0.2) ms / 31 requests = 0.103 ms a request (vllm-project/vllm#6913).
     assert by["vllm@0.6"]["rules"]["host_step_s"] == "4 ms"

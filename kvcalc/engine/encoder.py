@@ -26,10 +26,27 @@ then concatenates them, 3 more; Qwen2-VL's all-gather and reshape the same): 2 +
 MLP's moment is counted too, narrower for these towers: Qwen2.5-VL's gated MLP 4 + 3i/tp (the
 block's input, the attention's sum and its norm, gate-and-up 2i/tp and the activation i/tp, i =
 intermediate / hidden), Qwen2-VL's fc1 and QuickGELU 3 + 2i/tp.
+
+Qwen3-VL's ViT (qwen3_vl.py) runs Qwen2.5-VL's attention with Qwen2-VL's plain MLP (3 + 2i/tp),
+and three deepstack mergers whose outputs stay alive to the end. Its profile differs by release:
+
+- 0.11.0 to 0.12.0 count a video item at its formatted prompt tokens, 12.5 a video token
+  (qwen3_vl.py get_max_video_tokens), so the budget holds one dummy video, not an image. The video
+  is the one ``_get_max_video_frames`` finds: frames added while the tokens of one more stay within
+  max_model_len, at most 24,576 (``_MAX_FRAMES_PER_VIDEO``), each frame the largest image shrunk so
+  that all frames keep within the video processor's max pixels (transformers' Qwen3-VL
+  ``smart_resize`` for video). From 16,200 tokens of max_model_len: 24,576 frames of 32 x 32, 49,152
+  patches, 12,288 embeddings, counted as 153,600 tokens (vLLM 0.11.0 logs that budget);
+- 0.11.0 to 0.11.2 pad the cached embeddings with zeros to the encoder budget when they are fewer
+  (gpu_model_runner.py profile_run): 153,600 rows of (1 + 3) x out_hidden_size for that video, beside
+  the last item's own output, which the loop's variable keeps alive through the text pass;
+- 0.13 and 0.14 count the video at its 12,288 embeddings, fewer than the image's 16,384: the
+  image is profiled, as for Qwen2.5-VL.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Literal
 
@@ -46,7 +63,7 @@ class EncoderProfile:
     """The encoder's share of a V1 profile run."""
 
     items: int
-    """Dummy images of the largest size in the profile's batch."""
+    """Dummy items of the largest size in the profile's batch."""
     patches: int
     peak_bytes: int
     """The encoder phase's peak: pixels, rotary tables and the widest moment of one block."""
@@ -54,6 +71,12 @@ class EncoderProfile:
     """What stays alive through the text pass: the dummy pixels and the cached embeddings."""
     units: Fraction
     """The widest moment of one block, in patches' hidden states."""
+    modality: str = "image"
+    """What the profile encodes: 'image', or 'video' (Qwen3-VL under 0.11 and 0.12)."""
+    budget: int = 0
+    """The encoder budget in tokens, as vLLM logs it."""
+    padded: bool = False
+    """The cached embeddings were padded to the budget (0.11.x, where they are fewer)."""
 
 
 def block_units(v: VisionTower, style: VisionProfile, tp: int) -> Fraction:
@@ -64,7 +87,7 @@ def block_units(v: VisionTower, style: VisionProfile, tp: int) -> Fraction:
     if tp > 1:
         attention = max(attention, 2 + Fraction(3, tp) + 6)
     i = Fraction(v.intermediate_size, v.hidden_size)
-    if v.encoder == "qwen2_vl":
+    if v.encoder in ("qwen2_vl", "qwen3_vl"):
         # The block's input, the attention's sum and its norm, fc1 (i/tp) and its QuickGELU (i/tp).
         mlp = 3 + 2 * i / tp
     else:
@@ -79,25 +102,91 @@ def modelled(model: ModelSpec, style: VisionProfile) -> bool:
     return model.vision is not None and style != "none"
 
 
-def encoder_profile(model: ModelSpec, style: VisionProfile, tp: int, batched_tokens: int) -> EncoderProfile | None:
+MAX_FRAMES_PER_VIDEO = 24_576
+"""vLLM's cap on a dummy video's frames for Qwen3-VL (qwen3_vl.py _MAX_FRAMES_PER_VIDEO, 0.11.0 to 0.14.0)."""
+VIDEO_TOKEN_FORMAT = Fraction(25, 2)
+"""A Qwen3-VL video token as the prompt formats it, on average ("<{timestamp} seconds>" and three
+tokens more: 12.5, qwen3_vl.py get_max_video_tokens, 0.11.0 to 0.12.0)."""
+
+
+def _video_frame_side(v: VisionTower, frames: int) -> int:
+    """The side of each frame of a dummy video of ``frames`` frames: the largest image's side, shrunk
+    when all frames together exceed the video processor's max pixels (transformers 4.57,
+    qwen3_vl/video_processing_qwen3_vl.py smart_resize; factor patch x merge)."""
+    side = math.isqrt(v.max_image_tokens) * v.patch_size * v.spatial_merge_size
+    factor = v.patch_size * v.spatial_merge_size
+    t = v.temporal_patch_size
+    h_bar = round(side / factor) * factor
+    t_bar = round(frames / t) * t
+    if t_bar * h_bar * h_bar > v.max_video_pixels:
+        beta = math.sqrt(frames * side * side / v.max_video_pixels)
+        h_bar = max(factor, math.floor(side / beta / factor) * factor)
+    return h_bar
+
+
+def video_patches(v: VisionTower, frames: int) -> int:
+    """Patches of a dummy video of ``frames`` frames (frames padded to the temporal patch)."""
+    side = _video_frame_side(v, frames)
+    t = v.temporal_patch_size
+    grid_t = max((frames + frames % t) // t, 1)
+    return grid_t * (side // v.patch_size) ** 2
+
+
+def dummy_video_frames(v: VisionTower, max_model_len: int) -> int:
+    """The frames of vLLM's dummy video: from 2, one more while the next count's embeddings stay
+    within max_model_len (qwen2_vl.py _get_max_video_frames), at most MAX_FRAMES_PER_VIDEO."""
+    merge = v.spatial_merge_size**2
+    n = 2
+    while n < MAX_FRAMES_PER_VIDEO and video_patches(v, n + 1) // merge <= max_model_len:
+        n += 1
+    return n
+
+
+def encoder_profile(
+    model: ModelSpec,
+    style: VisionProfile,
+    tp: int,
+    batched_tokens: int,
+    max_model_len: int = 0,
+    padded: bool = False,
+    video_formatted: bool = False,
+) -> EncoderProfile | None:
     """The encoder's profile for ``model`` under a release whose ViT code is ``style``; None where
     kvcalc does not model it (no vision geometry, or a release it has not read).
 
-    The batch: the encoder budget is max(max_num_batched_tokens, one image's tokens), and it holds
-    budget // tokens-per-image images (v1/worker/gpu_model_runner.py profile_run, 0.10.0;
-    v1/worker/utils.py MultiModalBudget.get_max_items, 0.10.2 and 0.11.0; 0.9.0.1 rounds up, which
-    differs only for budgets above one image that are not a multiple of it)."""
+    The batch: the modality whose item counts the most tokens (an image; a Qwen3-VL video where the
+    release counts it formatted, ``video_formatted``), the encoder budget max(max_num_batched_tokens,
+    that item's tokens), and budget // item tokens items of it (v1/worker/gpu_model_runner.py
+    profile_run, 0.10.0; v1/worker/utils.py MultiModalBudget.get_max_items, 0.10.2 to 0.14.0; 0.9.0.1
+    rounds up, which differs only for budgets above one item that are not a multiple of it). Where the
+    release pads the cached embeddings to the budget (``padded``), they hold the budget's rows."""
     v = model.vision
     if v is None or not modelled(model, style):
         return None
     per_image = v.max_image_tokens
-    items = max(batched_tokens, per_image) // per_image
-    patches = items * v.patches_per_image
+    modality, per_item, rows, patches_each = "image", per_image, per_image, v.patches_per_image
+    if video_formatted and v.max_video_pixels and max_model_len:
+        frames = dummy_video_frames(v, max_model_len)
+        vp = video_patches(v, frames)
+        counted = int(vp // v.spatial_merge_size**2 * VIDEO_TOKEN_FORMAT)
+        if counted > per_image:
+            modality, per_item, rows, patches_each = "video", counted, vp // v.spatial_merge_size**2, vp
+    budget = max(batched_tokens, per_item)
+    items = budget // per_item
+    patches = items * patches_each
     head_dim = v.hidden_size // v.num_heads
     units = block_units(v, style, tp)
+    width = v.embedding_width * B16
     # The rotary position table (float32, head_dim / 2 a patch) and its cos and sin.
     rotary = 3 * (head_dim // 2) * F32
+    # The deepstack mergers' outputs stay alive through the last blocks.
+    deepstack = items * rows * v.out_hidden_size * v.deepstack * B16
     # Whole bytes: a fractional share of hidden states a patch (3/tp ...) rounds down over all patches.
-    peak = patches * (v.pixel_bytes_per_patch + rotary) + int(patches * units * v.hidden_size * B16)
-    embeddings = items * per_image * v.out_hidden_size * B16
-    return EncoderProfile(items, patches, peak, patches * v.pixel_bytes_per_patch + embeddings, units)
+    peak = patches * (v.pixel_bytes_per_patch + rotary) + int(patches * units * v.hidden_size * B16) + deepstack
+    embeddings = items * rows * width
+    pad = padded and items * rows < budget
+    if pad:
+        # The padded copy the cache holds, and the last item's own output, which the loop's variable keeps.
+        embeddings = budget * width + rows * width
+    held = patches * v.pixel_bytes_per_patch + embeddings
+    return EncoderProfile(items, patches, peak, held, units, modality=modality, budget=budget, padded=pad)

@@ -133,6 +133,12 @@ class Engine:
     vision_profile_later: str = ""
     """Where the record's releases run past the one whose encoder code was read, what changed there
     (the estimate's low end then takes none of the encoder's peak); empty: every release read."""
+    encoder_cache_padded: bool = False
+    """The profile pads the encoder's cached embeddings with zeros to the encoder budget where they
+    are fewer (v1/worker/gpu_model_runner.py profile_run, 0.11.0 to 0.11.2; gone in 0.12.0)."""
+    video_tokens_formatted: bool = False
+    """Qwen3-VL's video item counts its formatted prompt tokens, 12.5 a video token, so the profile
+    encodes a dummy video (qwen3_vl.py get_max_video_tokens, 0.11.0 to 0.12.0)."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -334,14 +340,14 @@ VLLM_015 = replace(
     sampler_range=(34, 40),
     sampler_old_gpus=None,
 )
-VLLM_011 = replace(
+VLLM_012 = replace(
     VLLM_015,
-    version="0.11",
-    releases="0.11 to 0.14, the V1 engine; rules read from 0.11.0",
-    label="vLLM 0.11",
+    version="0.12",
+    releases="0.12 to 0.14, the V1 engine; rules read from 0.11.0, the encoder's profile from 0.12.0 to 0.14.0",
+    label="vLLM 0.12",
     vision_profile="concat",
     vision_profile_later="0.12 to 0.14 rewrote the encoder's rotary (0.14.0: a custom op on q and k in 16 bits, "
-    "no float32 copies) and hold less",
+    "no float32 copies) and hold less; 0.12.0 profiles Qwen3-VL with a dummy video of 3/4 the image's patches",
     chunked_as_full=True,
     state_pages="padded",
     sampler_bytes_per_logit=28,
@@ -351,8 +357,23 @@ VLLM_011 = replace(
     + "; chunked local attention stored as full attention (hybrid manager off for it)",
 )
 
+# 0.11.x: 0.12's rules but for the vision encoder's profile, whose cached embeddings are padded to the
+# encoder budget and which counts Qwen3-VL's video formatted (gpu_model_runner.py and qwen3_vl.py,
+# 0.11.0 to 0.11.2).
+VLLM_011 = replace(
+    VLLM_012,
+    version="0.11",
+    releases="0.11.0 to 0.11.2, the V1 engine; rules read from 0.11.0",
+    label="vLLM 0.11",
+    vision_profile_later="0.11.1 and 0.11.2 rotate q and k from a strided view of the qkv projection (no contiguous "
+    "copies of q, k and v, qwen2_5_vl.py) and hold less",
+    encoder_cache_padded=True,
+    video_tokens_formatted=True,
+)
+
 # 0.8 to 0.10: 0.11's rules but for the vision encoder's profile, whose rotary embedding took q and
-# k one at a time (model_executor/models/qwen2_5_vl.py, 0.9.0.1 to 0.10.2).
+# k one at a time (model_executor/models/qwen2_5_vl.py, 0.9.0.1 to 0.10.2), and whose cached
+# embeddings are not padded.
 VLLM_010 = replace(
     VLLM_011,
     version="0.10",
@@ -360,6 +381,8 @@ VLLM_010 = replace(
     label="vLLM 0.10",
     vision_profile="each",
     vision_profile_later="",
+    encoder_cache_padded=False,
+    video_tokens_formatted=False,  # Qwen3-VL arrived in 0.11.0
 )
 
 V0_HOST_STEP_S = 0.004
@@ -437,6 +460,7 @@ ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
     VLLM_015,
+    VLLM_012,
     VLLM_011,
     VLLM_010,
     VLLM_07,
@@ -579,8 +603,10 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.7"
     if version < (0, 11):
         return "vllm@0.10"
-    if version < (0, 15):
+    if version < (0, 12):
         return "vllm@0.11"
+    if version < (0, 15):
+        return "vllm@0.12"
     if version < (0, 21):
         return "vllm@0.15"
     if version < (0, 27):
@@ -680,7 +706,7 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
     },
     "vision_profile": {
         "each": "modelled (Qwen2-VL, Qwen2.5-VL): q and k rotated one at a time in float32",
-        "concat": "modelled (Qwen2-VL, Qwen2.5-VL) as 0.11.0: q and k joined, then rotated in float32",
+        "concat": "modelled (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) as 0.11.0: q and k joined, then rotated in float32",
         "none": "not modelled",
     },
 }
@@ -695,6 +721,8 @@ _RULE_LABELS = {
     "batched_tokens_default": "max_num_batched_tokens",
     "v0_chunking": "V0 chunked prefill default",
     "vision_profile": "vision encoder profile",
+    "encoder_cache_padded": "encoder cache padded to the budget",
+    "video_tokens_formatted": "Qwen3-VL video counted formatted",
     "pad_groups": "hybrid groups padded",
     "chunked_as_full": "chunked layers as full",
     "null_block": "null block",

@@ -162,10 +162,11 @@ def with_encoder(text: Estimate, enc: EncoderProfile, later: str = "") -> Estima
     high = peak(text.high, enc.peak_bytes * 115 // 100)
     which = "the encoder's" if enc.peak_bytes >= text.best + enc.held_bytes else "the text pass's"
     words = (
-        f"; before it, the vision encoder's profile on {enc.items} dummy image{'s' if enc.items > 1 else ''} of "
-        f"{enc.patches:,} patches peaks at {_gib(enc.peak_bytes)} ({float(enc.units):g} hidden states a patch at its widest), "
-        f"and {_gib(enc.held_bytes)} of pixels and embeddings stay alive through the text pass: {which} peak is the larger"
-        + (f" (counted from the release read; {later}, so the range's low end takes none of it)" if later else "")
+        f"; before it, the vision encoder's profile on {enc.items} dummy {enc.modality}{'s' if enc.items > 1 else ''} of "
+        f"{enc.patches:,} patches (an encoder budget of {enc.budget:,} tokens) peaks at {_gib(enc.peak_bytes)} "
+        f"({float(enc.units):g} hidden states a patch at its widest), and {_gib(enc.held_bytes)} of pixels and "
+        f"embeddings{' (padded to the budget)' if enc.padded else ''} stay alive through the text pass: {which} peak "
+        "is the larger" + (f" (counted from the release read; {later}, so the range's low end takes none of it)" if later else "")
     )
     return Estimate(text.key, best, min(low, best), max(high, best), text.basis, text.reason + words)
 
@@ -633,7 +634,15 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             sampler_per_logit=per_logit,
             sampler_range=rng,
         )
-        enc = encoder_profile(model, eng.vision_profile, inp.tp, tokens)
+        enc = encoder_profile(
+            model,
+            eng.vision_profile,
+            inp.tp,
+            tokens,
+            inp.model_len,
+            eng.encoder_cache_padded,
+            eng.video_tokens_formatted,
+        )
         if model.vision_params and inp.skip_mm_profiling:
             a = out["activation"]
             out["activation"] = dataclasses.replace(

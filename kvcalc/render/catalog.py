@@ -111,8 +111,10 @@ def render_show_model(r: Any) -> None:
         rows.append(
             (
                 "vision encoder",
-                f"{v.encoder}: {v.depth} layers of {v.hidden_size:,}; largest image {v.max_image_tokens:,} tokens "
-                f"({v.patches_per_image:,} patches)",
+                f"{v.encoder}: {v.depth} layers of {v.hidden_size:,}"
+                + (f", {v.deepstack} deepstack mergers" if v.deepstack else "")
+                + f"; largest image {v.max_image_tokens:,} tokens ({v.patches_per_image:,} patches)"
+                + (f"; videos up to {v.max_video_pixels:,} pixels over all frames" if v.max_video_pixels else ""),
             )
         )
     kv_lines(c, rows)

@@ -1067,20 +1067,39 @@ def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
 # The Qwen2-VL and Qwen2.5-VL processors (Qwen2VLImageProcessor) as their checkpoints configure them:
 # preprocessor_config.json's max_pixels, 12,845,056 (3,584 x 3,584), which config.json does not hold.
 QWEN_VL_MAX_PIXELS = 12_845_056
+# Qwen3-VL's: preprocessor_config.json size.longest_edge 16,777,216 (4,096 x 4,096: vLLM 0.13.0 logs a
+# 16,384-token image budget for Qwen3-VL, 4,096^2 / 32^2), and video_preprocessor_config.json
+# size.longest_edge 25,165,824 over a video's frames (vLLM 0.11.0 qwen3_vl.py: "Official recommended
+# max pixels is 24576 * 32 * 32").
+QWEN3_VL_MAX_PIXELS = 16_777_216
+QWEN3_VL_MAX_VIDEO_PIXELS = 25_165_824
+# model_type (a nested text_config's own for Qwen3-VL) -> the encoder whose profile kvcalc models.
+_ENCODER_OF = {
+    "qwen2_vl": "qwen2_vl",
+    "qwen2_5_vl": "qwen2_5_vl",
+    "qwen3_vl_text": "qwen3_vl",
+    "qwen3_vl_moe_text": "qwen3_vl",
+}
 
 
 def _vision_tower(v: Any, mt: str, b: _Build) -> dict[str, Any] | None:
-    """The vision encoder's geometry, for the encoders whose profile kvcalc models (Qwen2-VL's and
-    Qwen2.5-VL's ViTs)."""
-    if mt not in VISION_ENCODERS or not isinstance(v, dict):
+    """The vision encoder's geometry, for the encoders whose profile kvcalc models (Qwen2-VL's,
+    Qwen2.5-VL's and Qwen3-VL's ViTs)."""
+    encoder = _ENCODER_OF.get(mt)
+    if encoder not in VISION_ENCODERS or not isinstance(v, dict):
         return None
     try:
         t = _vit(v, mt)
     except (KeyError, TypeError, ValueError):
         b.notes.append(f"a {_VIT_FAMILIES[mt]} vision_config kvcalc cannot read: the encoder's profile is not modelled")
         return None
+    qwen3 = encoder == "qwen3_vl"
+    max_pixels = QWEN3_VL_MAX_PIXELS if qwen3 else QWEN_VL_MAX_PIXELS
+    video = (
+        f"; max_video_pixels from the video_preprocessor_config.json longest_edge {QWEN3_VL_MAX_VIDEO_PIXELS:,}" if qwen3 else ""
+    )
     return {
-        "encoder": mt,
+        "encoder": encoder,
         "hidden_size": t.width,
         "intermediate_size": t.intermediate,
         "num_heads": t.heads,
@@ -1090,9 +1109,11 @@ def _vision_tower(v: Any, mt: str, b: _Build) -> dict[str, Any] | None:
         "spatial_merge_size": t.merge,
         "in_channels": t.channels,
         "out_hidden_size": t.out,
-        "max_image_tokens": QWEN_VL_MAX_PIXELS // (t.patch * t.merge) ** 2,
+        "max_image_tokens": max_pixels // (t.patch * t.merge) ** 2,
+        "deepstack": t.deepstack,
+        "max_video_pixels": QWEN3_VL_MAX_VIDEO_PIXELS if qwen3 else 0,
         "source": f"vision_config; max_image_tokens from the {t.family} checkpoints' preprocessor_config.json "
-        f"max_pixels {QWEN_VL_MAX_PIXELS:,} / ({t.patch} x {t.merge})^2 (assumed: config.json does not hold it)",
+        f"max_pixels {max_pixels:,} / ({t.patch} x {t.merge})^2{video} (assumed: config.json does not hold them)",
     }
 
 

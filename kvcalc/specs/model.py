@@ -139,7 +139,7 @@ class Quantization:
         check_positive(self, "group_size")
 
 
-VISION_ENCODERS = ("qwen2_vl", "qwen2_5_vl")
+VISION_ENCODERS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 """The vision encoders whose profile run kvcalc models from the engine's code (kvcalc.engine.encoder)."""
 
 
@@ -150,8 +150,8 @@ class VisionTower:
 
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
     encoder: str
-    """The encoder's code in the engines: qwen2_vl (Qwen2-VL's ViT) or qwen2_5_vl (Qwen2.5-VL's
-    windowed ViT with a gated MLP)."""
+    """The encoder's code in the engines: qwen2_vl (Qwen2-VL's ViT), qwen2_5_vl (Qwen2.5-VL's
+    windowed ViT with a gated MLP) or qwen3_vl (Qwen3-VL's ViT with deepstack mergers)."""
     hidden_size: Pos
     intermediate_size: Pos
     num_heads: Pos
@@ -165,6 +165,12 @@ class VisionTower:
     max_image_tokens: Pos
     """Embeddings of the largest image the processor makes: max_pixels / (patch_size x
     spatial_merge_size)^2."""
+    deepstack: NonNeg = 0
+    """Deepstack mergers beside the final one (Qwen3-VL): the encoder hands the language model (1 +
+    deepstack) x out_hidden_size values a token."""
+    max_video_pixels: NonNeg = 0
+    """The video processor's most pixels over all of a video's frames (Qwen3-VL's
+    video_preprocessor_config.json longest_edge), which sizes the engine's dummy video; 0: none."""
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -190,6 +196,11 @@ class VisionTower:
     def patches_per_image(self) -> int:
         """Patches the encoder runs for its largest image (each embedding merges merge^2 patches)."""
         return self.max_image_tokens * self.spatial_merge_size**2
+
+    @property
+    def embedding_width(self) -> int:
+        """Values a token of the encoder's output: the final merger's and each deepstack merger's."""
+        return self.out_hidden_size * (1 + self.deepstack)
 
     @property
     def pixel_bytes_per_patch(self) -> int:
