@@ -653,8 +653,8 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         elif model.vision_params and eng.non_torch_rule == "v1":
             # vLLM V1 also profiles the vision encoder on dummy images of the largest size, their
             # embeddings alive through the text pass (v1/worker/gpu_model_runner.py profile_run and
-            # v1/worker/utils.py, 0.11.0): 2.6 GiB for Qwen3-VL at its default 2,048-token budget;
-            # --skip-mm-profiling removes it. Not modelled from the vision config: the range's high end.
+            # v1/worker/utils.py, 0.11.0; kvcalc.engine.encoder models it for the Qwen-VL towers);
+            # --skip-mm-profiling removes it. Other towers: not modelled, the range's high end.
             a = out["activation"]
             out["activation"] = dataclasses.replace(
                 a,
