@@ -349,9 +349,9 @@ def test_qwen3_vls_dummy_video_from_32k_tokens_is_24576_frames_of_32_pixels():
 
     v = Q3.vision
     assert v is not None
-    assert dummy_video_frames(v, 65_536) == 24_576 == dummy_video_frames(v, 262_144)
+    assert dummy_video_frames(v, 65_536, 14) == 24_576 == dummy_video_frames(v, 262_144, 14)
     assert video_patches(v, 24_576) == 12_288 * 2 * 2 == 49_152
-    p = encoder_profile(Q3, "concat", 4, 2048, 65_536, padded=True, video_formatted=True)
+    p = encoder_profile(Q3, "concat", 4, 2048, 65_536, padded=True, video_formatted=True, video_cap=14)
     assert p is not None and (p.modality, p.items, p.patches, p.budget) == ("video", 1, 49_152, 153_600)
 
 
@@ -364,8 +364,8 @@ def test_qwen3_vls_dummy_video_at_8k_tokens_is_two_frames():
 
     v = Q3.vision
     assert v is not None
-    assert dummy_video_frames(v, 8192) == 2 and video_patches(v, 3) == 2 * 180 * 180 and video_patches(v, 2) == 48_400
-    p = encoder_profile(Q3, "concat", 1, 2048, 8192, padded=False, video_formatted=True)
+    assert dummy_video_frames(v, 8192, 14) == 2 and video_patches(v, 3) == 2 * 180 * 180 and video_patches(v, 2) == 48_400
+    p = encoder_profile(Q3, "concat", 1, 2048, 8192, padded=False, video_formatted=True, video_cap=14)
     assert p is not None and (p.modality, p.budget, p.patches) == ("video", 151_250, 48_400)
 
 
@@ -376,7 +376,7 @@ def test_0_11_pads_the_cached_embeddings_to_the_budget():
     pixels, 49,152 x 1,536 x 2. The encoder's own peak: pixels and rotary tables (3,072 + 3 x 36 x 4 B a
     patch), 8.75 hidden states of 1,152 a patch at TP 4 (the all-gather: 2 + 3/4 + 6) and the three
     deepstack outputs (12,288 x 2,048 x 2 B each). The text pass's peak with those held is the larger."""
-    p = encoder_profile(Q3, "concat", 4, 2048, 65_536, padded=True, video_formatted=True)
+    p = encoder_profile(Q3, "concat", 4, 2048, 65_536, padded=True, video_formatted=True, video_cap=14)
     assert p is not None and p.padded and p.units == 8.75
     assert p.held_bytes == 49_152 * 1536 * 2 + 153_600 * 8192 * 2 + 12_288 * 8192 * 2 == 2_868_903_936
     assert p.peak_bytes == 49_152 * (3072 + 432) + 49_152 * 35 // 4 * 2304 + 3 * 12_288 * 2048 * 2 == 1_314_127_872
@@ -396,7 +396,7 @@ def test_0_13_and_later_profile_qwen3_vl_with_an_image():
     """0.13 and 0.14 count the video at its 12,288 embeddings, under the image's 16,384: one image of
     4,096 x 4,096 (65,536 patches) under a 16,384-token budget, as vLLM 0.13.0 logs for a Qwen3-VL MoE,
     and nothing padded: pixels 65,536 x 1,536 x 2 and embeddings 16,384 x 8,192 x 2."""
-    p = encoder_profile(Q3, "concat", 1, 8192, 8192, padded=False, video_formatted=False)
+    p = encoder_profile(Q3, "concat", 1, 8192, 8192, padded=False, video_formatted=False, video_cap=14)
     assert p is not None and (p.modality, p.items, p.patches, p.budget) == ("image", 1, 65_536, 16_384)
     assert p.held_bytes == 65_536 * 1536 * 2 + 16_384 * 8192 * 2
 
@@ -419,4 +419,49 @@ def test_from_16200_tokens_the_dummy_video_is_at_its_cap():
     v = Q3.vision
     assert v is not None
     assert max(video_patches(v, n) // 4 for n in range(3, 24_577)) == 16_200 == 2 * 90 * 90
-    assert (dummy_video_frames(v, 16_200), dummy_video_frames(v, 16_199)) == (24_576, 2)
+    assert (dummy_video_frames(v, 16_200, 14), dummy_video_frames(v, 16_199, 14)) == (24_576, 2)
+
+
+def test_qwen2_5_vl_at_long_contexts_profiles_a_video_of_full_size_frames():
+    """Qwen2-VL's processor sizes each video frame as an image (qwen2_vl.py _get_vision_info), so a
+    frame pair of 3,584 x 3,584 is 16,384 embeddings, and the dummy video takes as many frames as the
+    next count keeps within max_model_len, at most 14 from 0.11.0 (_MAX_FRAMES_PER_VIDEO). At
+    128,000 tokens (Qwen2.5-VL's default): 14 frames, 7 frame pairs, 114,688 embeddings, more than an
+    image's 16,384, so the video is profiled: 458,752 patches. vLLM 0.23.0 logs that budget for
+    Qwen2.5-VL-7B at its default length ("a budget of 114688 tokens, and profiled with 1 video items",
+    a public start-up log of 2026-07-01)."""
+    from kvcalc.engine.encoder import dummy_video_frames, video_patches
+
+    v = M.vision
+    assert v is not None
+    assert dummy_video_frames(v, 128_000, 14) == 14 and video_patches(v, 14) == 7 * PATCHES
+    p = encoder_profile(M, "concat", 1, 8192, 128_000, video_cap=14)
+    assert p is not None and (p.modality, p.budget, p.items, p.patches) == ("video", 114_688, 1, 458_752)
+    assert p.held_bytes == 458_752 * PIXELS + 114_688 * 3584 * 2
+    # At 32,768 tokens: 4 frames (the fifth would make 3 frame pairs, 49,152), 32,768 embeddings.
+    p = encoder_profile(M, "concat", 1, 8192, 32_768, video_cap=14)
+    assert p is not None and (p.modality, p.budget, p.patches) == ("video", 32_768, 2 * PATCHES)
+    # At 16,384 tokens and below, one frame pair ties with the image, and the image is profiled.
+    p = encoder_profile(M, "concat", 1, 2048, 16_384, video_cap=14)
+    assert p is not None and (p.modality, p.patches) == ("image", PATCHES)
+
+
+def test_0_9_to_0_10_1_fit_the_video_in_max_model_len_less_an_image():
+    """0.9.0.1 to 0.10.1.1 count the frames from 0 within max_model_len less one image's 16,384 tokens,
+    at most 16: at 128,000 tokens the room is 111,616, so 12 frames (13 would make 7 pairs, 114,688):
+    6 frame pairs, 98,304 embeddings, 393,216 patches."""
+    p = encoder_profile(M, "each", 1, 8192, 128_000, video_cap=16, video_less_image=True)
+    assert p is not None and (p.modality, p.budget, p.patches) == ("video", 98_304, 6 * PATCHES)
+    # 2,048 tokens (the L4 log's): no room for a frame, one frame pair counted, a tie: the image.
+    p = encoder_profile(M, "each", 1, 2048, 2048, video_cap=16, video_less_image=True)
+    assert p is not None and (p.modality, p.patches) == ("image", PATCHES)
+
+
+def test_the_docs_long_context_example(cli):
+    """docs/engines.md: Qwen2.5-VL-7B on an H100 under 0.11 at 128,000 tokens: the activation peak is
+    the video's encoder phase, 458,752 x (2,352 + 480 + 20 x 2,560) B."""
+    d = cli("fit", "--model", "qwen2.5-vl-7b", "--gpu", "h100", "--engine", "vllm@0.11", "--seq", "128000", "--json")
+    a = next(b for b in d.json()["budget"] if b["key"] == "activation")
+    assert a["bytes"] == 458_752 * (PIXELS + ROTARY + 20 * HIDDEN) == 24_787_288_064
+    e = next(b for b in d.json()["estimates"] if b["key"] == "activation")
+    assert "1 dummy video of 458,752 patches (an encoder budget of 114,688 tokens)" in e["reason"]

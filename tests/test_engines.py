@@ -115,8 +115,16 @@ def test_engines_command_lists_records_and_differences(cli):
     # qwen3_vl.py, 0.11.0 to 0.11.2 against 0.12.0 to 0.14.0).
     assert by["vllm@0.11"]["differs_from_next_newer"] == ["encoder_cache_padded", "video_tokens_formatted"]
     # 0.8 to 0.10 differ from 0.11 only in the vision encoder's profile (q and k rotated one at a time; no
-    # padding; no Qwen3-VL).
-    assert by["vllm@0.10"]["differs_from_next_newer"] == ["vision_profile", "encoder_cache_padded", "video_tokens_formatted"]
+    # padding; no Qwen3-VL; a dummy video of at most 16 frames within max_model_len less an image).
+    assert by["vllm@0.10"]["differs_from_next_newer"] == [
+        "vision_profile",
+        "encoder_cache_padded",
+        "video_frames_cap",
+        "video_frames_less_image",
+        "video_tokens_formatted",
+    ]
+    assert by["vllm@0.10"]["rules"]["video_frames_cap"] == "16 frames"
+    assert by["vllm@0.12"]["rules"]["video_frames_cap"] == "14 frames"
     # V0's host costs (the step-time model's): 4 ms a step from 0.2 to 0.7, and before async output
     # processing (3.4 - 0.2) ms / 31 requests = 0.103 ms a request (vllm-project/vllm#6913).
     assert by["vllm@0.6"]["rules"]["host_step_s"] == "4 ms"

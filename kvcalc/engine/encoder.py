@@ -102,7 +102,7 @@ def modelled(model: ModelSpec, style: VisionProfile) -> bool:
     return model.vision is not None and style != "none"
 
 
-MAX_FRAMES_PER_VIDEO = 24_576
+QWEN3_MAX_FRAMES = 24_576
 """vLLM's cap on a dummy video's frames for Qwen3-VL (qwen3_vl.py _MAX_FRAMES_PER_VIDEO, 0.11.0 to 0.14.0)."""
 VIDEO_TOKEN_FORMAT = Fraction(25, 2)
 """A Qwen3-VL video token as the prompt formats it, on average ("<{timestamp} seconds>" and three
@@ -111,14 +111,16 @@ tokens more: 12.5, qwen3_vl.py get_max_video_tokens, 0.11.0 to 0.12.0)."""
 
 def _video_frame_side(v: VisionTower, frames: int) -> int:
     """The side of each frame of a dummy video of ``frames`` frames: the largest image's side, shrunk
-    when all frames together exceed the video processor's max pixels (transformers 4.57,
-    qwen3_vl/video_processing_qwen3_vl.py smart_resize; factor patch x merge)."""
+    for Qwen3-VL when all frames together exceed the video processor's max pixels (transformers 4.57,
+    qwen3_vl/video_processing_qwen3_vl.py smart_resize; factor patch x merge). Qwen2-VL's and
+    Qwen2.5-VL's frames keep the largest image's size (qwen2_vl.py _get_vision_info resizes each
+    frame as an image)."""
     side = math.isqrt(v.max_image_tokens) * v.patch_size * v.spatial_merge_size
     factor = v.patch_size * v.spatial_merge_size
     t = v.temporal_patch_size
     h_bar = round(side / factor) * factor
     t_bar = round(frames / t) * t
-    if t_bar * h_bar * h_bar > v.max_video_pixels:
+    if v.max_video_pixels and t_bar * h_bar * h_bar > v.max_video_pixels:
         beta = math.sqrt(frames * side * side / v.max_video_pixels)
         h_bar = max(factor, math.floor(side / beta / factor) * factor)
     return h_bar
@@ -132,14 +134,20 @@ def video_patches(v: VisionTower, frames: int) -> int:
     return grid_t * (side // v.patch_size) ** 2
 
 
-def dummy_video_frames(v: VisionTower, max_model_len: int) -> int:
-    """The frames of vLLM's dummy video: from 2, one more while the next count's embeddings stay
-    within max_model_len (qwen2_vl.py _get_max_video_frames), at most MAX_FRAMES_PER_VIDEO."""
+def dummy_video_frames(v: VisionTower, max_model_len: int, cap: int, less_image: bool = False) -> int:
+    """The frames of vLLM's dummy video (qwen2_vl.py _get_max_video_frames and
+    get_num_frames_with_most_features): one more while the next count's embeddings stay within
+    max_model_len, at most ``cap`` (Qwen2-VL's _MAX_FRAMES_PER_VIDEO of the release; Qwen3-VL's own
+    24,576, from 2 frames). ``less_image`` (0.9.0.1 to 0.10.1.1): within max_model_len less one
+    image's tokens, counted from 0; from 0.10.2, from 1. At least 1."""
     merge = v.spatial_merge_size**2
-    n = 2
-    while n < MAX_FRAMES_PER_VIDEO and video_patches(v, n + 1) // merge <= max_model_len:
+    if v.encoder == "qwen3_vl":
+        n, cap, room = 2, QWEN3_MAX_FRAMES, max_model_len
+    else:
+        n, room = (0, max_model_len - v.max_image_tokens) if less_image else (1, max_model_len)
+    while n < cap and video_patches(v, n + 1) // merge <= room:
         n += 1
-    return n
+    return max(n, 1)
 
 
 def encoder_profile(
@@ -150,27 +158,31 @@ def encoder_profile(
     max_model_len: int = 0,
     padded: bool = False,
     video_formatted: bool = False,
+    video_cap: int = 0,
+    video_less_image: bool = False,
 ) -> EncoderProfile | None:
     """The encoder's profile for ``model`` under a release whose ViT code is ``style``; None where
     kvcalc does not model it (no vision geometry, or a release it has not read).
 
-    The batch: the modality whose item counts the most tokens (an image; a Qwen3-VL video where the
-    release counts it formatted, ``video_formatted``), the encoder budget max(max_num_batched_tokens,
-    that item's tokens), and budget // item tokens items of it (v1/worker/gpu_model_runner.py
-    profile_run, 0.10.0; v1/worker/utils.py MultiModalBudget.get_max_items, 0.10.2 to 0.14.0; 0.9.0.1
-    rounds up, which differs only for budgets above one item that are not a multiple of it). Where the
-    release pads the cached embeddings to the budget (``padded``), they hold the budget's rows."""
+    The batch: the modality whose item counts the most tokens, an image or, where the release's
+    dummy video is modelled (``video_cap``, its frames for Qwen2-VL and Qwen2.5-VL), a video (a
+    Qwen3-VL video counted formatted where the release does, ``video_formatted``); a tie goes to the
+    image. The encoder budget is max(max_num_batched_tokens, that item's tokens), and it holds budget
+    // item tokens items (v1/worker/gpu_model_runner.py profile_run, 0.10.0; v1/worker/utils.py
+    MultiModalBudget.get_max_items, 0.10.2 to 0.14.0; 0.9.0.1 rounds up, which differs only for
+    budgets above one item that are not a multiple of it). Where the release pads the cached
+    embeddings to the budget (``padded``), they hold the budget's rows."""
     v = model.vision
     if v is None or not modelled(model, style):
         return None
     per_image = v.max_image_tokens
     modality, per_item, rows, patches_each = "image", per_image, per_image, v.patches_per_image
-    if video_formatted and v.max_video_pixels and max_model_len:
-        frames = dummy_video_frames(v, max_model_len)
-        vp = video_patches(v, frames)
-        counted = int(vp // v.spatial_merge_size**2 * VIDEO_TOKEN_FORMAT)
+    if video_cap and max_model_len:
+        vp = video_patches(v, dummy_video_frames(v, max_model_len, video_cap, video_less_image))
+        tokens = vp // v.spatial_merge_size**2
+        counted = int(tokens * VIDEO_TOKEN_FORMAT) if video_formatted and v.encoder == "qwen3_vl" else tokens
         if counted > per_image:
-            modality, per_item, rows, patches_each = "video", counted, vp // v.spatial_merge_size**2, vp
+            modality, per_item, rows, patches_each = "video", counted, tokens, vp
     budget = max(batched_tokens, per_item)
     items = budget // per_item
     patches = items * patches_each

@@ -139,6 +139,12 @@ class Engine:
     video_tokens_formatted: bool = False
     """Qwen3-VL's video item counts its formatted prompt tokens, 12.5 a video token, so the profile
     encodes a dummy video (qwen3_vl.py get_max_video_tokens, 0.11.0 to 0.12.0)."""
+    video_frames_cap: int = 0
+    """Where kvcalc models the profile's dummy video, Qwen2-VL's and Qwen2.5-VL's most frames in it
+    (qwen2_vl.py _MAX_FRAMES_PER_VIDEO: 16 in 0.9.0.1 to 0.10.2, 14 from 0.11.0); 0: not modelled."""
+    video_frames_less_image: bool = False
+    """The dummy video's frames fit max_model_len less one image's tokens, counted from 0 (qwen2_vl.py
+    get_num_frames_with_most_features, 0.9.0.1 to 0.10.1.1); else all of max_model_len, from 1."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -346,6 +352,7 @@ VLLM_012 = replace(
     releases="0.12 to 0.14, the V1 engine; rules read from 0.11.0, the encoder's profile from 0.12.0 to 0.14.0",
     label="vLLM 0.12",
     vision_profile="concat",
+    video_frames_cap=14,
     vision_profile_later="0.12 to 0.14 rewrote the encoder's rotary (0.14.0: a custom op on q and k in 16 bits, "
     "no float32 copies) and hold less; 0.12.0 profiles Qwen3-VL with a dummy video of 3/4 the image's patches",
     chunked_as_full=True,
@@ -383,6 +390,8 @@ VLLM_010 = replace(
     vision_profile_later="",
     encoder_cache_padded=False,
     video_tokens_formatted=False,  # Qwen3-VL arrived in 0.11.0
+    video_frames_cap=16,
+    video_frames_less_image=True,  # 0.9.0.1 to 0.10.1.1; 0.10.2 counts from 1 within all of max_model_len
 )
 
 V0_HOST_STEP_S = 0.004
@@ -722,6 +731,8 @@ _RULE_LABELS = {
     "v0_chunking": "V0 chunked prefill default",
     "vision_profile": "vision encoder profile",
     "encoder_cache_padded": "encoder cache padded to the budget",
+    "video_frames_cap": "Qwen2-VL dummy video's most frames",
+    "video_frames_less_image": "dummy video fits max_model_len less an image",
     "video_tokens_formatted": "Qwen3-VL video counted formatted",
     "pad_groups": "hybrid groups padded",
     "chunked_as_full": "chunked layers as full",
@@ -766,6 +777,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 out[f] = "a table by TP x PP"
         elif f == "block_size":
             out[f] = "-" if v is None else str(v)
+        elif f == "video_frames_cap":
+            out[f] = f"{v} frames" if v else "not modelled"
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
         elif isinstance(v, bool):

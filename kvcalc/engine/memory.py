@@ -642,6 +642,8 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             inp.model_len,
             eng.encoder_cache_padded,
             eng.video_tokens_formatted,
+            eng.video_frames_cap,
+            eng.video_frames_less_image,
         )
         if model.vision_params and inp.skip_mm_profiling:
             a = out["activation"]
