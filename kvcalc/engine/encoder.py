@@ -41,7 +41,11 @@ and three deepstack mergers whose outputs stay alive to the end. Its profile dif
   (gpu_model_runner.py profile_run): 153,600 rows of (1 + 3) x out_hidden_size for that video, beside
   the last item's own output, which the loop's variable keeps alive through the text pass;
 - 0.13 and 0.14 count the video at its 12,288 embeddings, fewer than the image's 16,384: the
-  image is profiled, as for Qwen2.5-VL.
+  image is profiled.
+
+Qwen2-VL's and Qwen2.5-VL's video frames are each sized as the largest image, so from 32,768
+tokens of max_model_len (16,384 a frame pair) a dummy video outweighs the image and is profiled:
+at most 16 frames through 0.10.2, 14 from 0.11.0 (``_MAX_FRAMES_PER_VIDEO``).
 """
 
 from __future__ import annotations
@@ -72,7 +76,8 @@ class EncoderProfile:
     units: Fraction
     """The widest moment of one block, in patches' hidden states."""
     modality: str = "image"
-    """What the profile encodes: 'image', or 'video' (Qwen3-VL under 0.11 and 0.12)."""
+    """What the profile encodes: 'image', or 'video' (Qwen3-VL under 0.11 and 0.12; Qwen2-VL and
+    Qwen2.5-VL where max_model_len holds more than one frame pair)."""
     budget: int = 0
     """The encoder budget in tokens, as vLLM logs it."""
     padded: bool = False
