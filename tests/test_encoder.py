@@ -465,3 +465,18 @@ def test_the_docs_long_context_example(cli):
     assert a["bytes"] == 458_752 * (PIXELS + ROTARY + 20 * HIDDEN) == 24_787_288_064
     e = next(b for b in d.json()["estimates"] if b["key"] == "activation")
     assert "1 dummy video of 458,752 patches (an encoder budget of 114,688 tokens)" in e["reason"]
+
+
+def test_releases_not_counted_bound_the_range_by_0_11s_count(cli):
+    """vLLM 0.15 and later: the ViT's code was not counted, so the best figure leaves the encoder out,
+    and the range's high end adds what 0.11.0's code would hold for the same batch (these releases
+    rotate q and k in 16 bits, without its float32 copies): at 128,000 tokens the dummy video of
+    458,752 patches, 24,787,288,064 B at its widest, or the text pass's high end plus the pixels and
+    embeddings it holds (458,752 x 2,352 + 114,688 x 3,584 x 2 B), whichever is more; not a flat 3 GiB."""
+    base = ["fit", "--model", "qwen2.5-vl-7b", "--gpu", "h100", "--seq", "128000", "--json"]
+    with_ = next(b for b in cli(*base).json()["budget"] if b["key"] == "activation")
+    text = next(b for b in cli(*base, "--skip-mm-profiling").json()["budget"] if b["key"] == "activation")
+    assert with_["bytes"] == text["bytes"]
+    held = 458_752 * PIXELS + 114_688 * 3584 * 2
+    assert with_["high"] - text["high"] == max(458_752 * (PIXELS + ROTARY + 20 * HIDDEN) - text["high"], held)
+    assert with_["high"] - text["high"] > 20 * 2**30

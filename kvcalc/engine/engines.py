@@ -314,6 +314,7 @@ VLLM_033 = Engine(
     sampler_range=(6, 16),
     penalty_bytes_per_logit=4.125,
     non_torch_rule="v1",
+    video_frames_cap=14,
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
@@ -352,7 +353,6 @@ VLLM_012 = replace(
     releases="0.12 to 0.14, the V1 engine; rules read from 0.11.0, the encoder's profile from 0.12.0 to 0.14.0",
     label="vLLM 0.12",
     vision_profile="concat",
-    video_frames_cap=14,
     vision_profile_later="0.12 to 0.14 rewrote the encoder's rotary (0.14.0: a custom op on q and k in 16 bits, "
     "no float32 copies) and hold less; 0.12.0 profiles Qwen3-VL with a dummy video of 3/4 the image's patches",
     chunked_as_full=True,

@@ -656,12 +656,22 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             # vLLM V1 also profiles the vision encoder on dummy images of the largest size, their
             # embeddings alive through the text pass (v1/worker/gpu_model_runner.py profile_run and
             # v1/worker/utils.py, 0.11.0; kvcalc.engine.encoder models it for the Qwen-VL towers);
-            # --skip-mm-profiling removes it. Other towers: not modelled, the range's high end.
+            # --skip-mm-profiling removes it. Not modelled for this release: the range's high end.
             a = out["activation"]
+            extra, what = 3 * GiB, "dummy images"
+            bound = encoder_profile(model, "concat", inp.tp, tokens, inp.model_len, video_cap=eng.video_frames_cap)
+            if bound is not None:
+                # A Qwen-VL tower under a release whose ViT code kvcalc has not counted: 0.11.0's
+                # count (q and k rotated through float32 copies) bounds the leaner code since.
+                extra = max(extra, max(bound.peak_bytes, a.high + bound.held_bytes) - a.high)
+                what = f"{bound.items} dummy {bound.modality}{'s' if bound.items > 1 else ''} of {bound.patches:,} patches"
             out["activation"] = dataclasses.replace(
                 a,
-                high=a.high + 3 * GiB,
-                reason=a.reason + "; up to 3 GiB more for the vision encoder's profile on dummy images (not modelled)",
+                high=a.high + extra,
+                reason=a.reason
+                + f"; up to {_gib(extra)} more for the vision encoder's profile on {what} (not modelled for this "
+                + ("release: 0.11.0's count bounds it" if bound is not None else "model")
+                + ")",
             )
         if eng.v0_chunking != "none" and not inp.max_num_batched_tokens:
             a, on = out["activation"], eng.chunks_prefill(model, inp.model_len, gpu.vendor)
