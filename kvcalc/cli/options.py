@@ -107,7 +107,8 @@ PromptCacheHit = Annotated[
         "--prompt-cache-hit",
         metavar="<share>",
         help="Share of each prompt already in the prefix cache when it arrives (earlier turns, a repeated document, "
-        "a benchmark sending its prompts again), 0 to 1: its whole blocks of 16 tokens are not recomputed under paging.",
+        "a benchmark sending its prompts again), 0 to 1: its whole blocks (the paged policy's; 16 tokens in plan) are "
+        "not recomputed, never its last token.",
     ),
 ]
 Util = Annotated[
