@@ -480,3 +480,37 @@ def test_releases_not_counted_bound_the_range_by_0_11s_count(cli):
     held = 458_752 * PIXELS + 114_688 * 3584 * 2
     assert with_["high"] - text["high"] == max(458_752 * (PIXELS + ROTARY + 20 * HIDDEN) - text["high"], held)
     assert with_["high"] - text["high"] > 20 * 2**30
+
+
+@pytest.mark.parametrize(
+    "log,model,gpu,batch",
+    [
+        ("vllm-sipeed-4x3090-qwen3-vl-30b-a3b.log", "qwen3-vl-30b-a3b", "rtx3090", [153_600, 1, "video"]),
+        ("vllm-ray-l4-qwen2.5-vl-3b.log", "qwen2.5-vl-3b", "l4", [16_384, 1, "image"]),
+        ("vllm-ocpai-l4-qwen2.5-vl-7b-2k.log", "qwen2.5-vl-7b", "l4", [16_384, 1, "image"]),
+    ],
+)
+def test_explain_log_holds_the_logged_encoder_batch_beside_kvcalcs(cli, log, model, gpu, batch):
+    """Every real log that prints vLLM's "Encoder cache will be initialized with a budget of N tokens,
+    and profiled with M <modality> items" line: kvcalc's rules for the release give the same batch."""
+    path = Path(__file__).resolve().parent / "logs" / "real" / log
+    d = cli("explain-log", str(path), "--model", model, "--gpu", gpu, "--json").json()
+    note = next(n for n in d["startups"][0]["notes"] if n["key"] == "encoder_profile")
+    assert note["values"]["log"] == batch and note["values"]["kvcalc"] == batch
+    assert not any("encoder budget" in w for w in d["startups"][0]["warnings"])
+
+
+def test_explain_log_says_when_the_logged_encoder_batch_is_not_kvcalcs(cli, tmp_path):
+    """A Qwen3-VL log that profiled an image (a later release, or video disabled) read with 0.11's
+    rules, which profile a video: one line says the estimate is not of the batch the engine ran."""
+    log = tmp_path / "q3.log"
+    log.write_text(
+        "INFO [gpu_model_runner.py:3344] Encoder cache will be initialized with a budget of 16384 tokens, and profiled "
+        "with 1 image items of the maximum feature size.\\nINFO [gpu_worker.py:298] Available KV cache memory: 2.31 GiB\\n"
+    )
+    args = ("--model", "qwen3-vl-30b-a3b", "--gpu", "rtx3090", "--engine", "vllm@0.11.0", "--tp", "4")
+    d = cli("explain-log", str(log), *args, "--max-model-len", "65536", "--json").json()
+    s = d["startups"][0]
+    note = next(n for n in s["notes"] if n["key"] == "encoder_profile")
+    assert note["values"] == {"log": [16_384, 1, "image"], "kvcalc": [153_600, 1, "video"]}
+    assert any("16,384-token encoder budget" in w and "1 video item(s) under 153,600" in w for w in s["warnings"])

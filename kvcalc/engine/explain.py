@@ -22,7 +22,7 @@ from kvcalc._record import record
 from kvcalc.engine.encoder import modelled as encoder_modelled
 from kvcalc.engine.engines import ENGINES, Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint
-from kvcalc.engine.memory import Capacity, FitInputs, capacity, fit, footprint
+from kvcalc.engine.memory import Capacity, FitInputs, batched_tokens, capacity, engine_encoder_profile, fit, footprint
 from kvcalc.errors import KvcalcError
 from kvcalc.inputs.logs import LogFacts
 from kvcalc.specs.dtypes import kv_dtype
@@ -609,6 +609,19 @@ def explain(
                 {"vision_params": model.vision_params, "encoder_modelled": modelled, "skipped": inp.skip_mm_profiling},
             )
         )
+    if facts.encoder_budget is not None and not inp.skip_mm_profiling:
+        # The log's encoder profile beside the one kvcalc's rules for this release give.
+        enc = engine_encoder_profile(model, eng, tp, batched_tokens(model, gpu, inp), inp.model_len)
+        logged = (facts.encoder_budget, facts.encoder_items, facts.encoder_modality)
+        ours = (enc.budget, enc.items, enc.modality) if enc is not None else None
+        notes.append(Note("encoder_profile", {"log": list(logged), "kvcalc": list(ours) if ours else None}))
+        if ours is not None and ours != logged:
+            warnings.append(
+                f"the log profiled {facts.encoder_items} {facts.encoder_modality} item(s) under a "
+                f"{facts.encoder_budget:,}-token encoder budget, where {eng.label}'s rules give {ours[1]} "
+                f"{ours[2]} item(s) under {ours[0]:,}: kvcalc's encoder estimate is not of the batch this "
+                "engine ran (another release, --limit-mm-per-prompt or --mm-processor-kwargs)"
+            )
     if eng_setting.source in ("guess", "default"):
         notes.append(Note("engine_basis", {"engine": eng.title, "detail": eng_setting.detail}))
     if facts.engine == "vllm" and given.engine is None and facts.version is None and eng_setting.source == "default":

@@ -146,6 +146,22 @@ def activation_estimate(
     )
 
 
+def engine_encoder_profile(model: ModelSpec, eng: Engine, tp: int, batched_tokens: int, model_len: int) -> EncoderProfile | None:
+    """The vision encoder's profile under this engine release's rules (kvcalc.engine.encoder), or None
+    where kvcalc does not model it."""
+    return encoder_profile(
+        model,
+        eng.vision_profile,
+        tp,
+        batched_tokens,
+        model_len,
+        eng.encoder_cache_padded,
+        eng.video_tokens_formatted,
+        eng.video_frames_cap,
+        eng.video_frames_less_image,
+    )
+
+
 def with_encoder(text: Estimate, enc: EncoderProfile, later: str = "") -> Estimate:
     """The profile's activation peak with vLLM V1's vision-encoder pass before the text pass: the
     larger of the encoder's peak and the text pass's with the dummy pixels and cached embeddings
@@ -634,17 +650,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             sampler_per_logit=per_logit,
             sampler_range=rng,
         )
-        enc = encoder_profile(
-            model,
-            eng.vision_profile,
-            inp.tp,
-            tokens,
-            inp.model_len,
-            eng.encoder_cache_padded,
-            eng.video_tokens_formatted,
-            eng.video_frames_cap,
-            eng.video_frames_less_image,
-        )
+        enc = engine_encoder_profile(model, eng, inp.tp, tokens, inp.model_len)
         if model.vision_params and inp.skip_mm_profiling:
             a = out["activation"]
             out["activation"] = dataclasses.replace(

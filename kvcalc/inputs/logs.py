@@ -87,6 +87,11 @@ class LogFacts:
     skip_mm_profiling: bool = False
     """vLLM V1 said "Skipping memory profiling for multimodal encoder and encoder cache"
     (--skip-mm-profiling, v1/worker/gpu_model_runner.py profile_run, 0.10.1 and later)."""
+    encoder_budget: int | None = None
+    """vLLM V1's encoder profile: "Encoder cache will be initialized with a budget of N tokens, and
+    profiled with M <modality> items of the maximum feature size" (gpu_model_runner.py profile_run)."""
+    encoder_items: int | None = None
+    encoder_modality: str | None = None
     # SGLang
     max_total_num_tokens: int | None = None
     avail_before_load_gib: float | None = None
@@ -163,6 +168,13 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "Skipping memory profiling for multimodal encoder",
         re.compile(r"Skipping memory profiling for multimodal encoder"),
         "skip_mm",
+        "",
+    ),
+    (
+        "encoder_budget",
+        "Encoder cache will be initialized with a budget of",
+        re.compile(r"Encoder cache will be initialized with a budget of (\d+) tokens, and profiled with (\d+) (\w+) items"),
+        "encoder",
         "",
     ),
     ("version", "LLM engine", re.compile(r"LLM engine\s*\(" + _V, re.I), "str", ""),
@@ -502,6 +514,9 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "skip_mm":
                 f.skip_mm_profiling = True
                 f.lines["skip_mm_profiling"] = line.strip()
+            elif kind == "encoder":
+                f.encoder_budget, f.encoder_items, f.encoder_modality = int(m.group(1)), int(m.group(2)), m.group(3)
+                f.lines["encoder_budget"] = line.strip()
             elif kind == "util_equiv":
                 f.util, f.util_without_cudagraph = _num(m.group(1)), _num(m.group(2))
                 f.lines["util"] = line.strip()

@@ -190,6 +190,18 @@ def _note(n: Any) -> str:
             "but the engine's profile run also encodes dummy images at their largest size, which kvcalc's activation "
             "estimate does not model: the estimate can be GiB high (Llama 3.2 Vision at 64k: 36.6 GiB of activations)"
         )
+    if k == "encoder_profile":
+        b, n, what = v["log"]
+        ours = v.get("kvcalc")
+        same = ours is not None and list(ours) == list(v["log"])
+        tail = (
+            "; kvcalc's rules give the same batch"
+            if same
+            else "; kvcalc does not model this encoder's profile"
+            if ours is None
+            else f"; kvcalc's rules give {ours[1]} {ours[2]} item(s) under {ours[0]:,}"
+        )
+        return f"the log's encoder profile: {n} {what} item(s) of the largest size under a {b:,}-token budget{tail}"
     if k == "engine_basis":
         return f"read with {v['engine']}'s rules: {v['detail']}; pass --engine to choose another"
     return k
