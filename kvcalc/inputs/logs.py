@@ -199,6 +199,8 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("max_model_len", "max-model-len", re.compile(r"--max[-_]model[-_]len[= ]\s*" + _INT), "int", ""),
     ("max_model_len", "context_len=", re.compile(r"\bcontext_len=" + _INT), "int", ""),
     ("max_model_len", "max seq len (", re.compile(r"max seq len \(" + _INT + r"\)"), "int", ""),
+    # vLLM's config/model.py (0.11 on): "Using max model len N", the length it settled on.
+    ("max_model_len", "Using max model len", re.compile(r"Using max model len " + _INT), "int", ""),
     ("tp", "tensor_parallel_size", re.compile(r"\btensor_parallel_size['\"]?\s*[=:]\s*" + _INT), "int", ""),
     ("tp", "tensor-parallel-size", re.compile(r"--tensor[-_]parallel[-_]size[= ]\s*" + _INT), "int", ""),
     ("tp", "tp_size=", re.compile(r"\btp_size=" + _INT), "int", ""),
