@@ -57,7 +57,9 @@ from typing import Literal
 from kvcalc._record import record
 from kvcalc.specs.model import ModelSpec, VisionTower
 
-VisionProfile = Literal["none", "each", "concat"]
+VisionProfile = Literal["none", "each", "concat", "fused", "fused-ir"]
+FUSED = ("fused", "fused-ir")
+"""0.15 and later: q and k rotated in 16 bits by a kernel, no all-gather, a compiled SiLU-and-mul."""
 F32 = 4
 B16 = 2
 
@@ -85,13 +87,27 @@ class EncoderProfile:
 
 
 def block_units(v: VisionTower, style: VisionProfile, tp: int) -> Fraction:
-    """The widest live set of one Qwen2-VL or Qwen2.5-VL vision block, in units of one patch's hidden
-    state, exactly (see the module's docstring for each term)."""
+    """The widest live set of one Qwen2-VL, Qwen2.5-VL or Qwen3-VL vision block, in units of one
+    patch's hidden state, exactly (see the module's docstring for each term)."""
+    i = Fraction(v.intermediate_size, v.hidden_size)
+    if style in FUSED:
+        # The caller's block input and the norm's output (2), qkv (3/tp), q and k made contiguous (2/tp),
+        # their rotation (2/tp), the attention's output and its contiguous copy (2/tp); or, at the output
+        # projection, the last of those and the projection's whole output (3 + 8/tp).
+        attention = max(2 + Fraction(9, tp), 3 + Fraction(8, tp))
+        if v.encoder == "qwen3_vl":
+            # The block's input, the attention's sum and its LayerNorm, fc1 (i/tp) and its GELU (i/tp).
+            return max(attention, 3 + 2 * i / tp)
+        # Qwen2.5-VL: the block's input, the attention's output, the fused norm's residual and output
+        # (4), gate-and-up (2i/tp), the compiled SiLU-and-mul (i/tp) and the down projection (1); and
+        # the native fused add-and-norm in float32 beside the block's input and the attention's output:
+        # its input and the residual upcast and their sum (0.21 and later: 2 + 2 + 2 + 2), or the sum
+        # of the input upcast and the 16-bit residual (0.15: 2 + 2 + 2 + 1 after the add).
+        return max(attention, 5 + 3 * i / tp, Fraction(8 if style == "fused-ir" else 7))
     rotary = 11 if style == "each" else 18
     attention = 2 + Fraction(rotary, tp)
     if tp > 1:
         attention = max(attention, 2 + Fraction(3, tp) + 6)
-    i = Fraction(v.intermediate_size, v.hidden_size)
     if v.encoder in ("qwen2_vl", "qwen3_vl"):
         # The block's input, the attention's sum and its norm, fc1 (i/tp) and its QuickGELU (i/tp).
         mlp = 3 + 2 * i / tp
@@ -103,8 +119,10 @@ def block_units(v: VisionTower, style: VisionProfile, tp: int) -> Fraction:
 
 
 def modelled(model: ModelSpec, style: VisionProfile) -> bool:
-    """Whether kvcalc models this model's encoder profile under a release of this ``style``."""
-    return model.vision is not None and style != "none"
+    """Whether kvcalc models this model's encoder profile under a release of this ``style``: from
+    0.15, Qwen2.5-VL's and Qwen3-VL's (Qwen2-VL's ViT there, with its all-gather, is not counted)."""
+    v = model.vision
+    return v is not None and style != "none" and not (style in FUSED and v.encoder == "qwen2_vl")
 
 
 QWEN3_MAX_FRAMES = 24_576
@@ -194,8 +212,9 @@ def encoder_profile(
     head_dim = v.hidden_size // v.num_heads
     units = block_units(v, style, tp)
     width = v.embedding_width * B16
-    # The rotary position table (float32, head_dim / 2 a patch) and its cos and sin.
-    rotary = 3 * (head_dim // 2) * F32
+    # The rotary position table (float32, head_dim / 2 a patch) and its cos and sin; from 0.15 the cos and
+    # sin alone, gathered from the rotary embedding's 16-bit cache.
+    rotary = 2 * (head_dim // 2) * B16 if style in FUSED else 3 * (head_dim // 2) * F32
     # The deepstack mergers' outputs stay alive through the last blocks.
     deepstack = items * rows * v.out_hidden_size * v.deepstack * B16
     # Whole bytes: a fractional share of hidden states a patch (3/tp ...) rounds down over all patches.

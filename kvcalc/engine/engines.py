@@ -125,7 +125,7 @@ class Engine:
     penalty_bytes_per_logit: float = 0.0
     """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
     as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
-    vision_profile: Literal["none", "each", "concat"] = "none"
+    vision_profile: Literal["none", "each", "concat", "fused", "fused-ir"] = "none"
     """vLLM V1's profile of a vision encoder on its largest dummy image, where kvcalc models it
     (Qwen2.5-VL's ViT, kvcalc.engine.encoder): 'each' rotates q and k one at a time through float32
     copies (read from 0.9.0.1, 0.10.0, 0.10.1.1 and 0.10.2), 'concat' joins them first (0.11.0);
@@ -314,6 +314,7 @@ VLLM_033 = Engine(
     sampler_range=(6, 16),
     penalty_bytes_per_logit=4.125,
     non_torch_rule="v1",
+    vision_profile="fused-ir",
     video_frames_cap=14,
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
@@ -338,6 +339,7 @@ VLLM_015 = replace(
     version="0.15",
     releases="0.15 to 0.20; rules read from 0.15.0",
     label="vLLM 0.15",
+    vision_profile="fused",
     default_util=0.9,
     util_rounding="float",
     cudagraph="after",
@@ -716,6 +718,8 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
     "vision_profile": {
         "each": "modelled (Qwen2-VL, Qwen2.5-VL): q and k rotated one at a time in float32",
         "concat": "modelled (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) as 0.11.0: q and k joined, then rotated in float32",
+        "fused": "modelled (Qwen2.5-VL, Qwen3-VL) as 0.15.0: q and k rotated in 16 bits, a compiled SiLU-and-mul",
+        "fused-ir": "modelled (Qwen2.5-VL, Qwen3-VL) as 0.21.0 and 0.33.0: as 0.15, the norm's residual upcast too",
         "none": "not modelled",
     },
 }
