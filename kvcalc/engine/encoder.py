@@ -77,7 +77,7 @@ class EncoderProfile:
     """What stays alive through the text pass: the dummy pixels and the cached embeddings."""
     units: Fraction
     """The widest moment of one block, in patches' hidden states."""
-    modality: str = "image"
+    modality: Literal["image", "video"] = "image"
     """What the profile encodes: 'image', or 'video' (Qwen3-VL under 0.11 and 0.12; Qwen2-VL and
     Qwen2.5-VL where max_model_len holds more than one frame pair)."""
     budget: int = 0
@@ -199,7 +199,8 @@ def encoder_profile(
     if v is None or not modelled(model, style):
         return None
     per_image = v.max_image_tokens
-    modality, per_item, rows, patches_each = "image", per_image, per_image, v.patches_per_image
+    modality: Literal["image", "video"] = "image"
+    per_item, rows, patches_each = per_image, per_image, v.patches_per_image
     if video_cap and max_model_len:
         vp = video_patches(v, dummy_video_frames(v, max_model_len, video_cap, video_less_image))
         tokens = vp // v.spatial_merge_size**2

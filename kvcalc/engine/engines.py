@@ -126,10 +126,12 @@ class Engine:
     """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
     as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
     vision_profile: Literal["none", "each", "concat", "fused", "fused-ir"] = "none"
-    """vLLM V1's profile of a vision encoder on its largest dummy image, where kvcalc models it
-    (Qwen2.5-VL's ViT, kvcalc.engine.encoder): 'each' rotates q and k one at a time through float32
-    copies (read from 0.9.0.1, 0.10.0, 0.10.1.1 and 0.10.2), 'concat' joins them first (0.11.0);
-    'none': not modelled, the activation range's high end allows 3 GiB for it."""
+    """vLLM V1's profile of a vision encoder, where kvcalc counts the ViT's code (kvcalc.engine.encoder):
+    'each' rotates q and k one at a time through float32 copies (read from 0.9.0.1, 0.10.0, 0.10.1.1 and
+    0.10.2), 'concat' joins them first (0.11.0); 'fused' rotates them in 16 bits by a kernel beside a
+    compiled SiLU-and-mul (0.15.0), 'fused-ir' as 'fused' with the norm's residual upcast too (0.21.0,
+    0.33.0), Qwen2-VL's tower there not counted (its range bounded by 0.11.0's count); 'none': not
+    modelled, the activation range's high end allows 3 GiB."""
     vision_profile_later: str = ""
     """Where the record's releases run past the one whose encoder code was read, what changed there
     (the estimate's low end then takes none of the encoder's peak); empty: every release read."""
@@ -352,7 +354,7 @@ VLLM_015 = replace(
 VLLM_012 = replace(
     VLLM_015,
     version="0.12",
-    releases="0.12 to 0.14, the V1 engine; rules read from 0.11.0, the encoder's profile from 0.12.0 to 0.14.0",
+    releases="0.12 to 0.14, the V1 engine; rules read from 0.11.0, the encoder's batch from 0.12.0 to 0.14.0",
     label="vLLM 0.12",
     vision_profile="concat",
     vision_profile_later="0.12 to 0.14 rewrote the encoder's rotary (0.14.0: a custom op on q and k in 16 bits, "
