@@ -229,6 +229,11 @@ def test_deepseek_v32_caches_the_indexer_keys():
     assert kv_size(m, 1).kv_bytes_per_token == 61 * ((512 + 64) * 2 + 128 + 4)
     # vLLM's fp8 sparse-MLA layout: 512 fp8 + 4 fp32 scales + 64 bf16 rope dims = 656 B.
     assert kv_size(m, 1, kv_dtype="fp8_ds_mla").kv_bytes_per_token == 61 * (656 + 132)
+    # FlashMLA's sparse decode kernel reads no other fp8 layout, so vLLM (0.11.0-0.14 config.py,
+    # 0.21 mla_attention.py) and SGLang store an fp8 cache of V3.2 so: not 576 B of plain fp8.
+    assert kv_size(m, 1, kv_dtype="fp8").kv_bytes_per_token == 61 * (512 + 4 * 4 + 64 * 2 + 132)
+    # A dense MLA model's fp8 cache stays one byte an element: DeepSeek-V3, 576 B a layer.
+    assert kv_size(resolve_model("deepseek-v3"), 1, kv_dtype="fp8").kv_bytes_per_token == 61 * 576
 
 
 def test_mllama_cross_layers_hold_the_image_tokens():

@@ -251,6 +251,18 @@ DEFAULT_BATCHED_TOKENS = 8192
 """max_num_batched_tokens where no GPU says otherwise (vLLM's default for its server on H100-class GPUs)."""
 
 
+def dtype_note(model: ModelSpec, dt: KVDtype) -> str:
+    """The KV dtype's assumption line for ``model``: an fp8 cache of sparse MLA layers (an
+    indexer) is stored in FlashMLA's layout (MLAKind.kv_bytes_per_token), not one byte an element."""
+    note = f"KV dtype {dt.name}: {dt.note}"
+    if dt.name == "fp8" and any(getattr(k, "indexer_head_dim", 0) for k in model.layer_kinds.values()):
+        note += (
+            "; the sparse MLA layers (with an indexer) as fp8_ds_mla, FlashMLA's layout (an fp32 scale per 128 "
+            "latent elements, the rope dims in bf16): the only fp8 cache its sparse decode kernel reads"
+        )
+    return note
+
+
 def engine_allocation(
     engine: Engine, model: ModelSpec, block_size: int | None = None, batched_tokens: int | None = None, pp: int = 1
 ) -> Allocation:
@@ -399,7 +411,7 @@ def kv_size(
         assumptions += list(dict.fromkeys(note for k in kinds if (note := k.engine_note(engine))))
     else:
         assumptions.append(LOGICAL_NOTE)
-    assumptions.append(f"KV dtype {dt.name}: {dt.note}")
+    assumptions.append(dtype_note(model, dt))
     if tp > 1:
         assumptions.append("tensor parallel: " + "; ".join(dict.fromkeys(a for k in kinds if (a := k.tp_assumption()))))
     if pp > 1:

@@ -19,7 +19,7 @@ from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
-from kvcalc.engine.kv import KVFootprint
+from kvcalc.engine.kv import KVFootprint, dtype_note
 from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, rope_cache_factor, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
@@ -975,7 +975,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     cap = capacity(eng, fp, pool, inp.seq, mml)
     lo = capacity(eng, fp, b.pool_low, inp.seq, mml).max_concurrency
     hi = capacity(eng, fp, b.pool_high, inp.seq, mml).max_concurrency
-    assumptions = [f"engine: {eng.title}: {eng.note}", *b.assumptions, f"KV dtype {dt.name}: {dt.note}"]
+    assumptions = [f"engine: {eng.title}: {eng.note}", *b.assumptions, dtype_note(model, dt)]
     if eng.in_flight != "none" and model.has_windows:
         assumptions.append(
             f"sliding and chunked layers reserve for {eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp):,} "

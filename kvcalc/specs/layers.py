@@ -471,9 +471,13 @@ class MLA(LayerKindBase):
         if alloc.mla_padded_heads:
             # vLLM <= 0.6 (config.py get_head_size): per-head K and V, head size padded to 256 for FlashAttention.
             return heads * 2 * dtype.vector_bytes(256)
-        if dtype.name == "fp8_ds_mla":
-            # vLLM's fp8 layout for DeepSeek sparse MLA: the latent in fp8 with an fp32 scale per 128, the
-            # rope dims in bf16 (512 + 16 + 128 = 656 B for DeepSeek-V3.2).
+        if dtype.name == "fp8_ds_mla" or (dtype.name == "fp8" and self.indexer_head_dim):
+            # FlashMLA's fp8 layout for sparse MLA: the latent in fp8 with an fp32 scale per 128, the
+            # rope dims in bf16 (512 + 16 + 128 = 656 B for DeepSeek-V3.2). Its sparse decode kernel
+            # reads no other fp8 format, so an fp8 cache of a model with an indexer is stored so:
+            # vLLM 0.11.0-0.14 turn fp8 into fp8_ds_mla for DeepSeek-V3.2
+            # (model_executor/models/config.py DeepseekV32ForCausalLM), 0.21 for the FLASHMLA_SPARSE
+            # backend (layers/attention/mla_attention.py); SGLang 0.5.4's NSA runs fp8 on flashmla_kv.
             lat = self.kv_lora_rank + -(-self.kv_lora_rank // 128) * 4 + 2 * self.qk_rope_head_dim
             return lat + self.indexer_bytes
         return dtype.vector_bytes(self.latent_dim) + self.indexer_bytes
