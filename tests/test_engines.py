@@ -15,7 +15,10 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm", "vllm@0.33"),
         ("vLLM", "vllm@0.33"),
         ("vllm@0.11", "vllm@0.11"),
-        ("vllm@0.14.1", "vllm@0.12"),
+        ("vllm@0.14.1", "vllm@0.14"),
+        ("vllm@0.13.0", "vllm@0.12"),
+        ("vllm@0.16.0", "vllm@0.15"),
+        ("vllm@0.17.0", "vllm@0.17"),
         ("vllm@0.11.2", "vllm@0.11"),
         ("vllm@0.8.5", "vllm@0.10"),
         ("vllm==0.9.2", "vllm@0.10"),
@@ -26,7 +29,7 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.5.2", "vllm@0.4"),
         ("vllm@0.5.3", "vllm@0.5"),
         ("vllm@0.2.4", "vllm@0.4"),
-        ("vllm@0.18.1", "vllm@0.15"),
+        ("vllm@0.18.1", "vllm@0.17"),
         ("vllm@0.24", "vllm@0.21"),
         ("vllm@0.30.2", "vllm@0.33"),
         ("vllm v0.10.1.post1", "vllm@0.10"),
@@ -95,10 +98,12 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:10] == [
+    assert keys[:12] == [
         "vllm@0.33",
         "vllm@0.21",
+        "vllm@0.17",
         "vllm@0.15",
+        "vllm@0.14",
         "vllm@0.12",
         "vllm@0.11",
         "vllm@0.10",
@@ -109,7 +114,11 @@ def test_engines_command_lists_records_and_differences(cli):
     ]
     by = {e["key"]: e for e in d["engines"]}
     assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
-    assert "chunked_as_full" in by["vllm@0.12"]["differs_from_next_newer"]
+    assert "chunked_as_full" in by["vllm@0.14"]["differs_from_next_newer"]
+    # The start-up check at PP > 1 took the whole model's layers in 0.14.0 to 0.16.0 only
+    # (v1/core/kv_cache_utils.py get_kv_cache_configs; per worker in 0.13.0 and from 0.17.0).
+    assert by["vllm@0.15"]["differs_from_next_newer"] == ["pp_start_check"]
+    assert by["vllm@0.12"]["differs_from_next_newer"] == ["pp_start_check"]
     # 0.11.x differs from 0.12 to 0.14 only in the vision encoder's profile: the cached embeddings padded
     # to the encoder budget, and Qwen3-VL's video counted at its formatted tokens (gpu_model_runner.py and
     # qwen3_vl.py, 0.11.0 to 0.11.2 against 0.12.0 to 0.14.0).

@@ -490,3 +490,98 @@ def test_the_sampler_option(cli):
         cli("fit", "--model", "qwen2.5-7b", "--gpu", "h100", "--seq", "4k", "--engine", "sglang", "--sampler", "pytorch"),
         "vLLM 0.8 to 0.26",
     )
+
+
+def test_vllm_014_to_016_check_the_whole_model_against_one_stage_at_pp():
+    """vLLM 0.14.0 to 0.16.0 merge the pipeline stages' KV specs before the start-up check, so one
+    request of max_model_len is weighed over every stage's layers against one stage's memory
+    (v1/core/kv_cache_utils.py get_kv_cache_configs); 0.13.0 and 0.17.0 check each stage's own.
+    GLM-4.6 (92 layers, 8 KV heads of 128) at PP 8, as in vllm-project/vllm#32105: a block of 16 tokens
+    is 16 x 8 x 128 x 2 x 2 B = 65,536 B a layer."""
+    m, a100 = resolve_model("glm-4.6"), resolve_gpu("a100-80gb")
+    pool = 28 * GiB  # util x 80 GiB less 40 GiB of weights: 0.85 x 80 - 40 = 28
+    base = dict(seq=202_752, max_model_len=202_752, pp=8, gpu_memory=80 * GiB, util=0.85, weights=40 * GiB)
+    measured = dict(activation=0, non_torch=0, cudagraph=0)
+    old = fit(m, a100, FitInputs(engine="vllm@0.15.0", **base, **measured))
+    assert old.kv_pool_bytes == pool
+    # The whole model: 92 layers x 65,536 B a block; 28 GiB // 6,029,312 B = 4,986 blocks.
+    assert old.max_model_len_accepted == pool // (92 * 65_536) * 16 == 79_776
+    assert not old.starts and not old.fits and old.verdict.startswith("DOES NOT START")
+    need = 92 * 65_536 * (202_752 // 16)  # 71.16 GiB, as the issue's log says
+    assert round(need / GiB, 2) == 71.16
+    assert any("refuses to start" in w and "71.16 GiB" in w and "79,776" in w for w in old.warnings)
+    # One stage's own layers: vLLM splits 92 over 8 stages as 11 or 12, so 12 x 65,536 B a block; 28 GiB
+    # holds 38,229 blocks, 611,664 tokens, past the model's 202,752.
+    for release in ("vllm@0.13.0", "vllm@0.17.0"):
+        new = fit(m, a100, FitInputs(engine=release, **base, **measured))
+        assert new.kv_pool_bytes == pool and new.starts and new.fits
+        assert new.max_model_len_accepted == 202_752
+        assert pool // (12 * 65_536) * 16 == 611_664
+    # At PP 1 the two checks are one: 0.15 refuses exactly when 0.17 does.
+    one = dict(base, pp=1, weights=60 * GiB)
+    a = fit(m, a100, FitInputs(engine="vllm@0.15", **one, **measured))
+    b = fit(m, a100, FitInputs(engine="vllm@0.17", **one, **measured))
+    assert a.max_model_len_accepted == b.max_model_len_accepted == (8 * GiB) // (92 * 65_536) * 16
+
+
+def test_fit_says_vllm_refuses_a_max_model_len_past_its_start_check(cli):
+    """Any release: a --max-model-len whose one request does not fit the available memory is refused at
+    start-up; fit's first line says so and names the limit, and the JSON says starts: false."""
+    r = cli(
+        "fit",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100",
+        "--seq",
+        "8192",
+        "--max-model-len",
+        "131072",
+        "--gpu-memory",
+        "24GiB",
+        "--weights",
+        "16GiB",
+        "--activation",
+        "1GiB",
+        "--non-torch",
+        "0",
+        "--cudagraph",
+        "0",
+        "--util",
+        "0.9",
+        "--engine",
+        "vllm@0.11",
+        "--json",
+    )
+    d = r.json()
+    pool = int(0.9 * 24 * GiB) - 17 * GiB
+    limit = pool // (16 * 32 * 2 * 8 * 128 * 2) * 16
+    assert d["starts"] is False and d["max_model_len_accepted"] == limit
+    assert d["verdict"] == f"DOES NOT START: vLLM 0.11 refuses --max-model-len 131,072; it starts with at most {limit:,}"
+    ok = cli(
+        "fit",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100",
+        "--seq",
+        "8192",
+        "--max-model-len",
+        str(limit),
+        "--gpu-memory",
+        "24GiB",
+        "--weights",
+        "16GiB",
+        "--activation",
+        "1GiB",
+        "--non-torch",
+        "0",
+        "--cudagraph",
+        "0",
+        "--util",
+        "0.9",
+        "--engine",
+        "vllm@0.11",
+        "--json",
+    ).json()
+    assert ok["starts"] is True and ok["verdict"].startswith("fits:")

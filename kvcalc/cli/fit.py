@@ -118,7 +118,7 @@ def fit(
     r = run_fit(m, g, inp)
     if n is not None:
         r = dataclasses.replace(r, reverse=reverse(m, g, inp, n))
-    if not r.fits:
+    if not r.fits and r.starts:
         # Say at once what would hold one request: the fewest GPUs of this type.
         one = reverse(m, g, inp, 1, max_gpus=512)
         verdict = r.verdict

@@ -147,6 +147,13 @@ class Engine:
     video_frames_less_image: bool = False
     """The dummy video's frames fit max_model_len less one image's tokens, counted from 0 (qwen2_vl.py
     get_num_frames_with_most_features, 0.9.0.1 to 0.10.1.1); else all of max_model_len, from 1."""
+    pp_start_check: Literal["stage", "whole"] = "stage"
+    """vLLM V1's start-up check that one request of max_model_len fits: each pipeline stage's layers
+    against that stage's available memory ('stage'), or every stage's layers together, the whole
+    model, against the least any stage has ('whole': v1/core/kv_cache_utils.py get_kv_cache_configs,
+    0.14.0 to 0.16.0, which merges the stages' KV specs into global groups before the check and its
+    estimated maximum length; 0.13.0 checks each worker's own, 0.17.0 projects the groups onto each
+    worker again). The same at PP 1."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -336,11 +343,11 @@ VLLM_021 = replace(
     sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 38, 34, 40)),
     penalty_bytes_per_logit=0.0,
 )
-VLLM_015 = replace(
+VLLM_017 = replace(
     VLLM_021,
-    version="0.15",
-    releases="0.15 to 0.20; rules read from 0.15.0",
-    label="vLLM 0.15",
+    version="0.17",
+    releases="0.17 to 0.20; rules read from 0.15.0, the start check from 0.17.0",
+    label="vLLM 0.17",
     vision_profile="fused",
     default_util=0.9,
     util_rounding="float",
@@ -351,14 +358,22 @@ VLLM_015 = replace(
     sampler_range=(34, 40),
     sampler_old_gpus=None,
 )
-VLLM_012 = replace(
+# 0.15 and 0.16 check one request of max_model_len across every pipeline stage's layers against one
+# stage's memory (kv_cache_utils.py get_kv_cache_configs, read in 0.15.0 and 0.16.0).
+VLLM_015 = replace(
+    VLLM_017,
+    version="0.15",
+    releases="0.15 to 0.16; rules read from 0.15.0 and 0.16.0",
+    label="vLLM 0.15",
+    pp_start_check="whole",
+)
+VLLM_014 = replace(
     VLLM_015,
-    version="0.12",
-    releases="0.12 to 0.14, the V1 engine; rules read from 0.11.0, the encoder's batch from 0.12.0 to 0.14.0",
-    label="vLLM 0.12",
+    version="0.14",
+    releases="0.14, the V1 engine; rules read from 0.11.0, the encoder's batch and the start check from 0.14.0",
+    label="vLLM 0.14",
     vision_profile="concat",
-    vision_profile_later="0.12 to 0.14 rewrote the encoder's rotary (0.14.0: a custom op on q and k in 16 bits, "
-    "no float32 copies) and hold less; 0.12.0 profiles Qwen3-VL with a dummy video of 3/4 the image's patches",
+    vision_profile_later="0.14.0 rotates the encoder's q and k by a custom op in 16 bits, with no float32 copies, and holds less",
     chunked_as_full=True,
     state_pages="padded",
     sampler_bytes_per_logit=28,
@@ -366,6 +381,15 @@ VLLM_012 = replace(
     sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 28, 28, 40)),
     note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens")
     + "; chunked local attention stored as full attention (hybrid manager off for it)",
+)
+VLLM_012 = replace(
+    VLLM_014,
+    version="0.12",
+    releases="0.12 to 0.13, the V1 engine; rules read from 0.11.0, the encoder's batch from 0.12.0 and 0.13.0",
+    label="vLLM 0.12",
+    vision_profile_later="0.12 and 0.13 rewrote the encoder's rotary after 0.11.0 and hold less; 0.12.0 profiles "
+    "Qwen3-VL with a dummy video of 3/4 the image's patches",
+    pp_start_check="stage",
 )
 
 # 0.11.x: 0.12's rules but for the vision encoder's profile, whose cached embeddings are padded to the
@@ -472,7 +496,9 @@ VLLM_04 = replace(
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
+    VLLM_017,
     VLLM_015,
+    VLLM_014,
     VLLM_012,
     VLLM_011,
     VLLM_010,
@@ -591,7 +617,7 @@ _VERSION_RE = re.compile(
     r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,3}(?:\.?(?:post|rc|dev)[0-9]*)*(?:\+[0-9a-z.]+)?)$"
 )
 ACCEPTED = (
-    "vllm (current), vllm@0.21, vllm@0.15, vllm@0.11, vllm@0.10, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
+    "vllm (current, 0.33), vllm@0.21, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5), sglang@0.4, trtllm, hf, hf4, plain"
 )
@@ -618,10 +644,14 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.10"
     if version < (0, 12):
         return "vllm@0.11"
-    if version < (0, 15):
+    if version < (0, 14):
         return "vllm@0.12"
-    if version < (0, 21):
+    if version < (0, 15):
+        return "vllm@0.14"
+    if version < (0, 17):
         return "vllm@0.15"
+    if version < (0, 21):
+        return "vllm@0.17"
     if version < (0, 27):
         return "vllm@0.21"
     return "vllm@0.33"
@@ -717,6 +747,10 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "0.7": "on above 32k tokens (NVIDIA, no sliding window, not multimodal, not MLA)",
         "none": "-",
     },
+    "pp_start_check": {
+        "stage": "each stage's layers against its own memory",
+        "whole": "the whole model's layers against the least memory of any stage",
+    },
     "vision_profile": {
         "each": "modelled (Qwen2-VL, Qwen2.5-VL): q and k rotated one at a time in float32",
         "concat": "modelled (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) as 0.11.0: q and k joined, then rotated in float32",
@@ -746,6 +780,7 @@ _RULE_LABELS = {
     "tokens_report": "tokens logged",
     "mla_storage": "MLA cached as",
     "state_pages": "recurrent state",
+    "pp_start_check": "start check at PP > 1",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
 }

@@ -21,7 +21,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.encoder import modelled as encoder_modelled
 from kvcalc.engine.engines import ENGINES, Engine, engine as parse_engine
-from kvcalc.engine.kv import KVFootprint
+from kvcalc.engine.kv import KVFootprint, start_check_footprint
 from kvcalc.engine.memory import Capacity, FitInputs, batched_tokens, capacity, engine_encoder_profile, fit, footprint
 from kvcalc.errors import KvcalcError
 from kvcalc.inputs.logs import LogFacts
@@ -494,14 +494,15 @@ def explain(
             )
             notes.append(Note("v0_refused", {"tokens": facts.error_kv_tokens, "max_model_len": mml}))
         if facts.needed_kv_gib is not None:
-            need = int(fp.request_bytes(mml))
+            need = int(start_check_footprint(eng, fp).request_bytes(mml))
             rows.append(_row("needed_kv", "bytes", facts.needed_kv_gib * GiB, need, need))
             notes.append(
                 Note("v1_refused", {"needed": facts.needed_kv_gib * GiB, "available": (facts.available_kv_gib or 0) * GiB})
             )
         if facts.estimated_max_len is not None and from_log is not None:
-            longest = fp.longest_request(max(from_log.kv_pool_bytes, 0))
-            rows.append(_row("estimated_max_len", "tokens", facts.estimated_max_len, longest, est.max_seq_len_memory))
+            # The start check's estimate: the longest max_model_len whose one request fits.
+            longest = start_check_footprint(eng, fp).longest_request(max(from_log.kv_pool_bytes, 0), cap=mml + 1) or mml
+            rows.append(_row("estimated_max_len", "tokens", facts.estimated_max_len, longest, est.max_model_len_accepted))
         if facts.concurrency is not None and cap is not None:
             rows.append(
                 _row(

@@ -263,6 +263,15 @@ def dtype_note(model: ModelSpec, dt: KVDtype) -> str:
     return note
 
 
+def start_check_footprint(engine: Engine, fp: KVFootprint) -> KVFootprint:
+    """What vLLM's start-up check and its estimated maximum length weigh against the available
+    memory: one GPU's layers, or at PP > 1 under 0.14 to 0.16 every stage's layers together, the
+    whole model (Engine.pp_start_check)."""
+    if engine.pp_start_check == "whole" and fp.pp > 1:
+        return KVFootprint(fp.model, fp.kv_dtype, fp.tp, 1, fp.alloc)
+    return fp
+
+
 def engine_allocation(
     engine: Engine, model: ModelSpec, block_size: int | None = None, batched_tokens: int | None = None, pp: int = 1
 ) -> Allocation:

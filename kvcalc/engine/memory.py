@@ -19,7 +19,7 @@ from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
-from kvcalc.engine.kv import KVFootprint, dtype_note
+from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint
 from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, rope_cache_factor, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
@@ -565,6 +565,8 @@ class FitReport:
     available KV memory, v1/core/kv_cache_utils.py check_enough_kv_cache_memory; at most the
     model's context); None for engines without such a check."""
     fits: bool
+    starts: bool = True
+    """Whether the engine starts with this max_model_len (False: it is above max_model_len_accepted)."""
     estimates: list[Estimate] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -1000,13 +1002,29 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     else:
         max_len, limited = mem_len, "memory"
     accepted: int | None = None
+    whole, check = False, fp
     if eng.concurrency_report == "blocks":
         # vLLM compares one request of max_model_len (its blocks in every layer) with the whole
         # available memory, before the null block is taken (0.11 and 0.33 alike; V0 compares
         # max_model_len with num_gpu_blocks x block_size, the same figure for full attention).
-        fits_len = fp.longest_request(max(pool, 0), cap=ctx + 1) if pool > 0 else 0
+        # 0.14 to 0.16 at PP > 1: every stage's layers together, the whole model, against one stage's
+        # memory (Engine.pp_start_check).
+        check = start_check_footprint(eng, fp)
+        whole = check is not fp
+        fits_len = check.longest_request(max(pool, 0), cap=ctx + 1) if pool > 0 else 0
         accepted = min(fits_len if fits_len is not None else ctx, ctx)
+    starts = accepted is None or inp.max_model_len is None or pool <= 0 or inp.max_model_len <= accepted
     warnings = []
+    if not starts:
+        need = int(check.request_bytes(mml))
+        warnings.append(
+            f"{eng.label} refuses to start with --max-model-len {mml:,}: one request of it needs "
+            f"{fmt_iec(need)} of KV cache"
+            + (f" in all {model.num_layers} layers of the {inp.pp} stages together" if whole else "")
+            + f", more than the {fmt_iec(max(pool, 0))} available"
+            + (" on one stage's GPU (its start-up check, 0.14 to 0.16, takes the whole model's layers)" if whole else "")
+            + f"; it starts with at most {accepted:,}"
+        )
     if pool <= 0:
         warnings.append(f"does not fit: nothing is left for the KV cache ({pool:,} B after weights and reserves)")
     elif cap.max_concurrency == 0:
@@ -1081,9 +1099,12 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         max_seq_len_memory=mem_len,
         max_seq_len_limited_by=limited,
         max_model_len_accepted=accepted,
-        fits=pool > 0 and cap.max_concurrency > 0,
+        fits=pool > 0 and cap.max_concurrency > 0 and starts,
+        starts=starts,
         verdict=(
-            f"fits: {count_of(cap.max_concurrency, 'request')} of {inp.seq:,} tokens at once"
+            f"DOES NOT START: {eng.label} refuses --max-model-len {mml:,}; it starts with at most {accepted:,}"
+            if not starts
+            else f"fits: {count_of(cap.max_concurrency, 'request')} of {inp.seq:,} tokens at once"
             + (f" on each DP rank, {cap.max_concurrency * inp.dp:,} over {inp.dp} DP ranks" if inp.dp > 1 else "")
             if pool > 0 and cap.max_concurrency > 0
             else "DOES NOT FIT: "
