@@ -585,3 +585,17 @@ def test_fit_says_vllm_refuses_a_max_model_len_past_its_start_check(cli):
         "--json",
     ).json()
     assert ok["starts"] is True and ok["verdict"].startswith("fits:")
+
+
+def test_vllm_0110_warns_that_deepseek_v32_defaults_to_its_fp8_layout():
+    """vLLM 0.11.0 turned kv_cache_dtype auto into fp8_ds_mla for DeepSeek-V3.2 (model_executor/models/
+    config.py DeepseekV32ForCausalLM); 0.11.1 and 0.11.2 only an fp8 one. The vllm@0.11 record covers
+    all three, so fit says so rather than choose."""
+    m, h200 = resolve_model("deepseek-v3.2"), resolve_gpu("h200")
+    w = fit(m, h200, FitInputs(seq=4096, tp=8, engine="vllm@0.11")).warnings
+    assert any("0.11.0 stores DeepSeek-V3.2's cache as fp8_ds_mla" in x for x in w)
+    for other in (FitInputs(seq=4096, tp=8, engine="vllm@0.12"), FitInputs(seq=4096, tp=8, engine="vllm@0.11", kv_dtype="fp8")):
+        assert not any("fp8_ds_mla" in x for x in fit(m, h200, other).warnings)
+    assert not any(
+        "fp8_ds_mla" in x for x in fit(resolve_model("deepseek-v3"), h200, FitInputs(seq=4096, tp=8, engine="vllm@0.11")).warnings
+    )

@@ -1035,6 +1035,13 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     # as kvcalc size says it.
     for w in dict.fromkeys(w for k in model.kinds() if (w := k.tp_warning(inp.tp, fp.alloc))):
         warnings.append(w)
+    if eng.key == "vllm@0.11" and inp.kv_dtype.name == "bf16" and any(getattr(k, "indexer_head_dim", 0) for k in model.kinds()):
+        # vllm/model_executor/models/config.py DeepseekV32ForCausalLM: 0.11.0 turns kv_cache_dtype auto
+        # into fp8_ds_mla; 0.11.1 and 0.11.2 only an fp8 one.
+        warnings.append(
+            "vLLM 0.11.0 stores DeepSeek-V3.2's cache as fp8_ds_mla by default (kv_cache_dtype auto); 0.11.1 and "
+            "0.11.2 keep bf16: pass --kv-dtype fp8 for 0.11.0"
+        )
     if inp.gpu_free is not None and eng.budget != "util_of_start_free":
         warnings.append(
             f"--gpu-free is SGLang's budget (a fraction of the memory free at start-up); {eng.title} budgets the device "
