@@ -228,7 +228,11 @@ def section() -> str:
             "with the day): "
             + "; ".join(
                 f"{n} on {day}: "
-                + ", ".join(f"{name} {sum(errs[k]) / len(errs[k]):.0%} ({len(errs[k])} run{'s' if len(errs[k]) != 1 else ''})" for k, name in METRICS if errs[k])
+                + ", ".join(
+                    f"{name} {sum(errs[k]) / len(errs[k]):.0%} ({len(errs[k])} run{'s' if len(errs[k]) != 1 else ''})"
+                    for k, name in METRICS
+                    if errs[k]
+                )
                 + (f", TP 8 TPOT bias {sum(t8) / len(t8):+.0%} ({len(t8)} run{'s' if len(t8) != 1 else ''})" if t8 else "")
                 for day, (n, errs, t8) in sorted(held_sets.items())
             )
