@@ -231,3 +231,11 @@ def test_fit_says_why_v0_profiles_the_tokens_it_does(cli):
         "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--engine", "vllm@0.6.3", "--max-num-batched-tokens", "4096"
     )
     assert "by default" not in a["reason"]
+
+
+def test_the_accepted_line_names_every_record():
+    """The one-line error for a release kvcalc has no rules for lists every record there is."""
+    from kvcalc.engine.engines import ACCEPTED, ENGINE_LIST
+
+    for e in ENGINE_LIST:
+        assert e.key in ACCEPTED or (e.aliases and e.aliases[0] in ACCEPTED), e.key
