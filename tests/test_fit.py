@@ -527,63 +527,14 @@ def test_vllm_014_to_016_check_the_whole_model_against_one_stage_at_pp():
 def test_fit_says_vllm_refuses_a_max_model_len_past_its_start_check(cli):
     """Any release: a --max-model-len whose one request does not fit the available memory is refused at
     start-up; fit's first line says so and names the limit, and the JSON says starts: false."""
-    r = cli(
-        "fit",
-        "--model",
-        "llama3.1-8b",
-        "--gpu",
-        "h100",
-        "--seq",
-        "8192",
-        "--max-model-len",
-        "131072",
-        "--gpu-memory",
-        "24GiB",
-        "--weights",
-        "16GiB",
-        "--activation",
-        "1GiB",
-        "--non-torch",
-        "0",
-        "--cudagraph",
-        "0",
-        "--util",
-        "0.9",
-        "--engine",
-        "vllm@0.11",
-        "--json",
-    )
-    d = r.json()
+    measured = "--gpu-memory 24GiB --weights 16GiB --activation 1GiB --non-torch 0 --cudagraph 0 --util 0.9".split()
+    args = ["fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8192", *measured, "--engine", "vllm@0.11", "--json"]
+    d = cli(*args, "--max-model-len", "131072").json()
     pool = int(0.9 * 24 * GiB) - 17 * GiB
     limit = pool // (16 * 32 * 2 * 8 * 128 * 2) * 16
     assert d["starts"] is False and d["max_model_len_accepted"] == limit
     assert d["verdict"] == f"DOES NOT START: vLLM 0.11 refuses --max-model-len 131,072; it starts with at most {limit:,}"
-    ok = cli(
-        "fit",
-        "--model",
-        "llama3.1-8b",
-        "--gpu",
-        "h100",
-        "--seq",
-        "8192",
-        "--max-model-len",
-        str(limit),
-        "--gpu-memory",
-        "24GiB",
-        "--weights",
-        "16GiB",
-        "--activation",
-        "1GiB",
-        "--non-torch",
-        "0",
-        "--cudagraph",
-        "0",
-        "--util",
-        "0.9",
-        "--engine",
-        "vllm@0.11",
-        "--json",
-    ).json()
+    ok = cli(*args, "--max-model-len", str(limit)).json()
     assert ok["starts"] is True and ok["verdict"].startswith("fits:")
 
 
