@@ -550,3 +550,26 @@ def test_vllm_0110_warns_that_deepseek_v32_defaults_to_its_fp8_layout():
     assert not any(
         "fp8_ds_mla" in x for x in fit(resolve_model("deepseek-v3"), h200, FitInputs(seq=4096, tp=8, engine="vllm@0.11")).warnings
     )
+
+
+def test_fit_warns_when_vllms_default_max_model_len_would_be_refused():
+    """Without --max-model-len vLLM takes the model's context (Llama 3.1: 131,072 tokens); where one
+    request of it needs more than the pool, fit says so and names the largest length that starts."""
+    m, h = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    measured = dict(gpu_memory=24 * GiB, weights=16 * GiB, activation=GiB, non_torch=0, cudagraph=0, util=0.9)
+    f = fit(m, h, FitInputs(seq=8192, engine="vllm@0.11", **measured))
+    pool = int(0.9 * 24 * GiB) - 17 * GiB
+    limit = pool // (16 * 32 * 2 * 8 * 128 * 2) * 16
+    need = 131_072 * 32 * 2 * 8 * 128 * 2  # 16 GiB
+    assert f.starts and f.max_model_len_accepted == limit
+    assert [w for w in f.warnings if "without --max-model-len" in w] == [
+        f"without --max-model-len vLLM 0.11 takes the model's context, 131,072 tokens, and refuses to start here "
+        f"(one request of it needs {need / GiB:.2f} GiB of KV cache, {pool / GiB:.2f} GiB available): pass "
+        f"--max-model-len {limit:,} or less"
+    ]
+    # Given, or where the context fits, nothing is said.
+    assert not any(
+        "without --max-model-len" in w
+        for w in fit(m, h, FitInputs(seq=8192, engine="vllm@0.11", max_model_len=8192, **measured)).warnings
+    )
+    assert not any("without --max-model-len" in w for w in fit(m, h, FitInputs(seq=8192, engine="vllm@0.11")).warnings)

@@ -1025,6 +1025,14 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             + (" on one stage's GPU (its start-up check, 0.14 to 0.16, takes the whole model's layers)" if whole else "")
             + f"; it starts with at most {accepted:,}"
         )
+    elif accepted is not None and inp.max_model_len is None and 0 < accepted < ctx:
+        # vLLM's max_model_len defaults to the model's context (max_position_embeddings), which its
+        # start-up check then weighs: the commonest refused start.
+        warnings.append(
+            f"without --max-model-len {eng.label} takes the model's context, {ctx:,} tokens, and refuses to start "
+            f"here (one request of it needs {fmt_iec(int(check.request_bytes(ctx)))} of KV cache, "
+            f"{fmt_iec(pool)} available): pass --max-model-len {accepted:,} or less"
+        )
     if pool <= 0:
         warnings.append(f"does not fit: nothing is left for the KV cache ({pool:,} B after weights and reserves)")
     elif cap.max_concurrency == 0:
