@@ -105,8 +105,8 @@ def test_one_request_decodes_at_the_step_model():
     ]
     assert p.tpot_s.p50 == pytest.approx(sum(steps) / 99, rel=1e-6)
     assert p.completed == 1 and p.preemptions == 0
-    # TTFT: the request path (4 ms + 15 us x 100 prompt tokens, jittered by 0.5 to 1.5) and the prefill step.
-    assert 0.5 * 5.5e-3 < p.ttft_s.p50 - steps[0] < 1.5 * 5.5e-3 + 1e-3
+    # TTFT: the request path (4 ms + 1.5 us x 100 prompt tokens, jittered by 0.5 to 1.5) and the prefill step.
+    assert 0.5 * 4.15e-3 < p.ttft_s.p50 - steps[0] < 1.5 * 4.15e-3 + 1e-3
 
 
 def test_a_concurrency_limit_keeps_that_many_in_flight():
