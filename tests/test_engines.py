@@ -118,7 +118,9 @@ def test_engines_command_lists_records_and_differences(cli):
     # The start-up check at PP > 1 took the whole model's layers in 0.14.0 to 0.16.0 only
     # (v1/core/kv_cache_utils.py get_kv_cache_configs; per worker in 0.13.0 and from 0.17.0).
     assert by["vllm@0.15"]["differs_from_next_newer"] == ["pp_start_check"]
-    assert by["vllm@0.12"]["differs_from_next_newer"] == ["pp_start_check"]
+    # 0.12 and 0.13 check per stage, and --max-model-len auto arrived in 0.14.0 (engine/arg_utils.py
+    # human_readable_int_or_auto).
+    assert by["vllm@0.12"]["differs_from_next_newer"] == ["pp_start_check", "auto_max_model_len"]
     # 0.11.x differs from 0.12 to 0.14 only in the vision encoder's profile: the cached embeddings padded
     # to the encoder budget, and Qwen3-VL's video counted at its formatted tokens (gpu_model_runner.py and
     # qwen3_vl.py, 0.11.0 to 0.11.2 against 0.12.0 to 0.14.0).

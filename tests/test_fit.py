@@ -573,3 +573,31 @@ def test_fit_warns_when_vllms_default_max_model_len_would_be_refused():
         for w in fit(m, h, FitInputs(seq=8192, engine="vllm@0.11", max_model_len=8192, **measured)).warnings
     )
     assert not any("without --max-model-len" in w for w in fit(m, h, FitInputs(seq=8192, engine="vllm@0.11")).warnings)
+
+
+def test_max_model_len_auto_takes_the_largest_length_that_starts(cli):
+    """vLLM 0.14 and later take --max-model-len auto (or -1): after profiling at the model's context,
+    the largest max_model_len whose one request fits the available memory (engine/arg_utils.py
+    human_readable_int_or_auto, v1/core/kv_cache_utils.py _auto_fit_max_model_len, 0.14.0)."""
+    measured = "--gpu-memory 24GiB --weights 16GiB --activation 1GiB --non-torch 0 --cudagraph 0 --util 0.9".split()
+    args = ["fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8192", *measured, "--json"]
+    pool = int(0.9 * 24 * GiB) - 17 * GiB
+    limit = pool // (16 * 32 * 2 * 8 * 128 * 2) * 16
+    for spelling, release in (("auto", "vllm@0.14"), ("-1", "vllm@0.21"), ("AUTO", "vllm")):
+        d = cli(*args, "--engine", release, "--max-model-len", spelling).json()
+        assert d["max_model_len"] == d["max_model_len_accepted"] == limit and d["starts"] is True
+        # vLLM logs its concurrency for that length: whole blocks over one request's blocks.
+        assert d["concurrency"] == pytest.approx((pool // (16 * 131_072)) / (limit // 16))
+    # 0.13.0 has no auto (human_readable_int_or_auto arrived in 0.14.0).
+    one_line_error(
+        cli(*args, "--engine", "vllm@0.13", "--max-model-len", "auto"), "has no auto max_model_len", "(--max-model-len)"
+    )
+    # Neither a negative length other than -1 nor a word other than auto passes.
+    one_line_error(cli(*args, "--max-model-len", "-2"), "--max-model-len")
+    one_line_error(cli(*args, "--max-model-len", "autox"), "--max-model-len")
+    # Where the whole context fits, auto is the context.
+    whole = cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8192", "--max-model-len", "auto", "--json").json()
+    assert whole["max_model_len"] == 131_072
+    # Nothing fits: vLLM cannot auto-fit, and says so.
+    none = cli("fit", "--model", "llama3.1-70b", "--gpu", "rtx4090", "--seq", "8192", "--max-model-len", "auto", "--json").json()
+    assert none["starts"] is False and none["verdict"].startswith("DOES NOT START: vLLM 0.33 cannot auto-fit")

@@ -91,7 +91,8 @@ MaxModelLen = Annotated[
     typer.Option(
         "--max-model-len",
         metavar="<tokens>",
-        help="The engine's max_model_len, which its logged tokens and concurrency are for (default: --seq).",
+        help="The engine's max_model_len, which its logged tokens and concurrency are for (default: --seq); "
+        "auto: the largest that fits, as vLLM 0.14 and later pick it.",
     ),
 ]
 MaxNumSeqs = Annotated[
@@ -238,6 +239,16 @@ def workload_preset(name: str | None) -> tuple[str, str, str] | None:
 
 def tokens(v: str, where: str) -> int:
     return parse_tokens(v, where)
+
+
+def is_auto_len(v: str | None) -> bool:
+    """vLLM's --max-model-len auto (or -1)."""
+    return v is not None and v.strip().lower() in ("auto", "-1")
+
+
+def max_model_len(v: str | None) -> int | None:
+    """--max-model-len: a number of tokens, or None (absent, or auto: is_auto_len)."""
+    return None if v is None or is_auto_len(v) else parse_tokens(v, "--max-model-len")
 
 
 def count(

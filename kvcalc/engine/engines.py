@@ -154,6 +154,11 @@ class Engine:
     0.14.0 to 0.16.0, which merges the stages' KV specs into global groups before the check and its
     estimated maximum length; 0.13.0 checks each worker's own, 0.17.0 projects the groups onto each
     worker again). The same at PP 1."""
+    auto_max_model_len: bool = False
+    """--max-model-len auto (or -1) is taken: after profiling at the model's context, the largest
+    max_model_len whose one request fits the available memory, at most that context
+    (engine/arg_utils.py human_readable_int_or_auto, v1/core/kv_cache_utils.py
+    _auto_fit_max_model_len; vLLM 0.14.0 and later, not 0.13.0)."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -325,6 +330,7 @@ VLLM_033 = Engine(
     non_torch_rule="v1",
     vision_profile="fused-ir",
     video_frames_cap=14,
+    auto_max_model_len=True,
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
@@ -390,6 +396,7 @@ VLLM_012 = replace(
     vision_profile_later="0.12 and 0.13 rewrote the encoder's rotary after 0.11.0 and hold less; 0.12.0 profiles "
     "Qwen3-VL with a dummy video of 3/4 the image's patches",
     pp_start_check="stage",
+    auto_max_model_len=False,
 )
 
 # 0.11.x: 0.12's rules but for the vision encoder's profile, whose cached embeddings are padded to the
@@ -781,6 +788,7 @@ _RULE_LABELS = {
     "mla_storage": "MLA cached as",
     "state_pages": "recurrent state",
     "pp_start_check": "start check at PP > 1",
+    "auto_max_model_len": "--max-model-len auto",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
 }

@@ -447,6 +447,9 @@ class FitInputs:
     max_num_batched_tokens: int | None = None
     max_model_len: int | None = None
     """The engine's max_model_len (what it reports concurrency and tokens for); default: seq."""
+    max_model_len_auto: bool = False
+    """vLLM's --max-model-len auto (0.14 and later, Engine.auto_max_model_len): profiled at the
+    model's context, then the largest length whose one request fits."""
     max_num_seqs: int | None = None
     gpu_free: int | None = None
     """Memory free at start-up, before the weights load (SGLang: 'Load weight begin. avail mem');
@@ -474,6 +477,14 @@ class FitInputs:
                     "no sampler for this engine; it tells vLLM 0.8 to 0.26 (V1 before 0.27) apart",
                 )
             object.__setattr__(self, "sampler", low)
+        if self.max_model_len_auto and not self.engine.auto_max_model_len:
+            raise KvcalcError(
+                f"{self.engine.title} has no auto max_model_len",
+                "max_model_len",
+                "a number of tokens; vLLM 0.14 and later also take auto",
+            )
+        if self.max_model_len_auto and self.max_model_len is not None:
+            raise KvcalcError("both a max_model_len and auto", "max_model_len", "one of them")
         if self.skip_mm_profiling and self.engine.non_torch_rule != "v1":
             raise KvcalcError(
                 f"{self.engine.title} cannot skip the multimodal encoder's memory profile",
@@ -595,9 +606,15 @@ class Budget:
     pool_high: int
 
 
+def profile_len(model: ModelSpec, inp: FitInputs) -> int:
+    """The max_model_len the engine profiles at: the model's context under --max-model-len auto
+    (vLLM fits the length after profiling), else the given or default one."""
+    return model.max_position_embeddings if inp.max_model_len_auto else inp.model_len
+
+
 def batched_tokens(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> int:
     """max_num_batched_tokens: given, or as the engine defaults it on this GPU."""
-    return inp.engine.schedule(model, gpu, inp.model_len, inp.max_num_batched_tokens, inp.gpu_memory)[0]
+    return inp.engine.schedule(model, gpu, profile_len(model, inp), inp.max_num_batched_tokens, inp.gpu_memory)[0]
 
 
 def num_seqs(gpu: GPUSpec, inp: FitInputs) -> int:
@@ -652,7 +669,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             sampler_per_logit=per_logit,
             sampler_range=rng,
         )
-        enc = engine_encoder_profile(model, eng, inp.tp, tokens, inp.model_len)
+        enc = engine_encoder_profile(model, eng, inp.tp, tokens, profile_len(model, inp))
         if model.vision_params and inp.skip_mm_profiling:
             a = out["activation"]
             out["activation"] = dataclasses.replace(
@@ -667,7 +684,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             # --skip-mm-profiling removes it. Not modelled for this release: the range's high end.
             a = out["activation"]
             extra, what = 3 * GiB, "dummy images"
-            bound = encoder_profile(model, "concat", inp.tp, tokens, inp.model_len, video_cap=eng.video_frames_cap)
+            bound = encoder_profile(model, "concat", inp.tp, tokens, profile_len(model, inp), video_cap=eng.video_frames_cap)
             if bound is not None:
                 # A Qwen-VL tower under a release whose ViT code kvcalc has not counted: 0.11.0's
                 # count (q and k rotated through float32 copies) bounds the leaner code since.
@@ -682,7 +699,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
                 + ")",
             )
         if eng.v0_chunking != "none" and not inp.max_num_batched_tokens:
-            a, on = out["activation"], eng.chunks_prefill(model, inp.model_len, gpu.vendor)
+            a, on = out["activation"], eng.chunks_prefill(model, profile_len(model, inp), gpu.vendor)
             why = (
                 f"; {eng.label}'s chunked prefill is {'on' if on else 'off'} by default for this model, GPU and "
                 "max_model_len (kvcalc engines gives the rule), so the profile runs "
@@ -973,7 +990,21 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     bs = fp.alloc.block_size
     b = budget(model, gpu, inp)
     pool = b.pool
-    mml = inp.model_len
+    ctx = model.max_position_embeddings
+    accepted: int | None = None
+    whole, check = False, fp
+    if eng.concurrency_report == "blocks":
+        # vLLM compares one request of max_model_len (its blocks in every layer) with the whole
+        # available memory, before the null block is taken (0.11 and 0.33 alike; V0 compares
+        # max_model_len with num_gpu_blocks x block_size, the same figure for full attention).
+        # 0.14 to 0.16 at PP > 1: every stage's layers together, the whole model, against one stage's
+        # memory (Engine.pp_start_check).
+        check = start_check_footprint(eng, fp)
+        whole = check is not fp
+        fits_len = check.longest_request(max(pool, 0), cap=ctx + 1) if pool > 0 else 0
+        accepted = min(fits_len if fits_len is not None else ctx, ctx)
+    # --max-model-len auto: the length the start check's search finds (_auto_fit_max_model_len).
+    mml = (accepted or 1) if inp.max_model_len_auto else inp.model_len
     cap = capacity(eng, fp, pool, inp.seq, mml)
     lo = capacity(eng, fp, b.pool_low, inp.seq, mml).max_concurrency
     hi = capacity(eng, fp, b.pool_high, inp.seq, mml).max_concurrency
@@ -996,26 +1027,26 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         )
     req = int(fp.request_bytes(inp.seq))
     mem_len = fp.longest_request(cap.usable)
-    ctx = model.max_position_embeddings
     if mem_len is None or mem_len > ctx:
         max_len, limited = ctx, "max context"
     else:
         max_len, limited = mem_len, "memory"
-    accepted: int | None = None
-    whole, check = False, fp
-    if eng.concurrency_report == "blocks":
-        # vLLM compares one request of max_model_len (its blocks in every layer) with the whole
-        # available memory, before the null block is taken (0.11 and 0.33 alike; V0 compares
-        # max_model_len with num_gpu_blocks x block_size, the same figure for full attention).
-        # 0.14 to 0.16 at PP > 1: every stage's layers together, the whole model, against one stage's
-        # memory (Engine.pp_start_check).
-        check = start_check_footprint(eng, fp)
-        whole = check is not fp
-        fits_len = check.longest_request(max(pool, 0), cap=ctx + 1) if pool > 0 else 0
-        accepted = min(fits_len if fits_len is not None else ctx, ctx)
-    starts = accepted is None or inp.max_model_len is None or pool <= 0 or inp.max_model_len <= accepted
+    if inp.max_model_len_auto:
+        starts = bool(accepted)
+    else:
+        starts = accepted is None or inp.max_model_len is None or pool <= 0 or inp.max_model_len <= accepted
     warnings = []
-    if not starts:
+    if inp.max_model_len_auto:
+        assumptions.append(
+            f"--max-model-len auto: {eng.label} profiles at the model's context ({ctx:,} tokens), then takes the "
+            f"largest max_model_len whose one request fits the available memory: {accepted or 0:,} tokens"
+            + (" (the whole context)" if accepted == ctx else "")
+        )
+        if not starts:
+            warnings.append(
+                f"{eng.label} cannot auto-fit max_model_len: not one token's KV fits the {fmt_iec(max(pool, 0))} available"
+            )
+    elif not starts:
         need = int(check.request_bytes(mml))
         warnings.append(
             f"{eng.label} refuses to start with --max-model-len {mml:,}: one request of it needs "
@@ -1025,7 +1056,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             + (" on one stage's GPU (its start-up check, 0.14 to 0.16, takes the whole model's layers)" if whole else "")
             + f"; it starts with at most {accepted:,}"
         )
-    elif accepted is not None and inp.max_model_len is None and 0 < accepted < ctx:
+    elif accepted is not None and inp.max_model_len is None and not inp.max_model_len_auto and 0 < accepted < ctx:
         # vLLM's max_model_len defaults to the model's context (max_position_embeddings), which its
         # start-up check then weighs: the commonest refused start.
         warnings.append(
@@ -1117,7 +1148,11 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         fits=pool > 0 and cap.max_concurrency > 0 and starts,
         starts=starts,
         verdict=(
-            f"DOES NOT START: {eng.label} refuses --max-model-len {mml:,}; it starts with at most {accepted:,}"
+            (
+                f"DOES NOT START: {eng.label} cannot auto-fit max_model_len (not one token fits)"
+                if inp.max_model_len_auto
+                else f"DOES NOT START: {eng.label} refuses --max-model-len {mml:,}; it starts with at most {accepted:,}"
+            )
             if not starts
             else f"fits: {count_of(cap.max_concurrency, 'request')} of {inp.seq:,} tokens at once"
             + (f" on each DP rank, {cap.max_concurrency * inp.dp:,} over {inp.dp} DP ranks" if inp.dp > 1 else "")
