@@ -248,7 +248,12 @@ def is_auto_len(v: str | None) -> bool:
 
 def max_model_len(v: str | None) -> int | None:
     """--max-model-len: a number of tokens, or None (absent, or auto: is_auto_len)."""
-    return None if v is None or is_auto_len(v) else parse_tokens(v, "--max-model-len")
+    if v is None or is_auto_len(v):
+        return None
+    try:
+        return parse_tokens(v, "--max-model-len")
+    except KvcalcError as e:
+        raise KvcalcError(e.what, e.where, f"{e.accepted}; or auto (vLLM 0.14 and later)") from None
 
 
 def count(
