@@ -601,3 +601,29 @@ def test_max_model_len_auto_takes_the_largest_length_that_starts(cli):
     # Nothing fits: vLLM cannot auto-fit, and says so.
     none = cli("fit", "--model", "llama3.1-70b", "--gpu", "rtx4090", "--seq", "8192", "--max-model-len", "auto", "--json").json()
     assert none["starts"] is False and none["verdict"].startswith("DOES NOT START: vLLM 0.33 cannot auto-fit")
+
+
+def test_kv_cache_memory_is_the_pool_as_given(cli):
+    """vLLM 0.10.2 and later take --kv-cache-memory-bytes: each GPU's KV pool as given, no utilization
+    applied (v1/worker/gpu_worker.py determine_available_memory, 0.10.2, 0.11.0 and 0.33.0; not in
+    0.10.1.1)."""
+    measured = "--gpu-memory 80GiB --weights 16GiB --activation 1GiB --non-torch 0 --cudagraph 0".split()
+    args = ["fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8192", *measured, "--json"]
+    d = cli(*args, "--kv-cache-memory", "40GiB", "--engine", "vllm@0.11").json()
+    assert d["kv_pool_bytes"] == 40 * GiB
+    assert d["kv_pool_blocks"] == 40 * GiB // (16 * 131_072) == 20_480
+    left = next(b for b in d["budget"] if b["key"] == "headroom")
+    assert left["bytes"] == (80 - 16 - 1 - 40) * GiB
+    assert not any("out-of-memory" in w for w in d["warnings"])
+    # More than the device holds beside the rest: said, not hidden.
+    over = cli(*args, "--kv-cache-memory", "70GiB").json()
+    assert over["kv_pool_bytes"] == 70 * GiB
+    assert any("needs 7.00 GiB more than the device has" in w for w in over["warnings"])
+    # vllm@0.10 covers 0.8 to 0.10.2, of which only 0.10.2 takes it: taken, and said.
+    old = cli(*args, "--kv-cache-memory", "40GiB", "--engine", "vllm@0.10").json()
+    assert old["kv_pool_bytes"] == 40 * GiB and any("only 0.10.2" in w for w in old["warnings"])
+    # V0 and other engines size the pool themselves: one line, exit 2.
+    one_line_error(cli(*args, "--kv-cache-memory", "40GiB", "--engine", "vllm@0.7"), "vLLM 0.10.2 and later")
+    one_line_error(cli(*args, "--kv-cache-memory", "40GiB", "--engine", "sglang"), "vLLM 0.10.2 and later")
+    for bad in ("0", "-1GiB", "nan", "40 GiX", ""):
+        one_line_error(cli(*args, "--kv-cache-memory", bad), "--kv-cache-memory")

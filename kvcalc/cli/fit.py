@@ -67,6 +67,16 @@ def fit(
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     max_model_len: opt.MaxModelLen = None,
     max_num_seqs: opt.MaxNumSeqs = None,
+    kv_cache_memory: Annotated[
+        Optional[str],
+        typer.Option(
+            "--kv-cache-memory",
+            "--kv-cache-memory-bytes",
+            metavar="<size>",
+            help="vLLM's --kv-cache-memory-bytes (0.10.2 and later): each GPU's KV pool as given, "
+            "utilization not applied (80GiB, 85e9).",
+        ),
+    ] = None,
     concurrency: Annotated[
         Optional[str],
         typer.Option(
@@ -110,6 +120,7 @@ def fit(
         block_size=opt.block(block_size),
         max_num_batched_tokens=opt.batched_tokens(max_num_batched_tokens),
         max_model_len=opt.max_model_len(max_model_len),
+        kv_cache_memory=opt.size(kv_cache_memory, "--kv-cache-memory", positive=True),
         max_model_len_auto=opt.is_auto_len(max_model_len),
         max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs", noun="a number of requests"),
         sampler=sampler,

@@ -154,6 +154,10 @@ class Engine:
     0.14.0 to 0.16.0, which merges the stages' KV specs into global groups before the check and its
     estimated maximum length; 0.13.0 checks each worker's own, 0.17.0 projects the groups onto each
     worker again). The same at PP 1."""
+    kv_cache_memory_flag: bool = False
+    """--kv-cache-memory-bytes is taken: the KV pool of each GPU as given, after a profile run
+    that only compiles; gpu_memory_utilization is not applied (v1/worker/gpu_worker.py
+    determine_available_memory, vLLM 0.10.2 and later; not in 0.10.1.1)."""
     auto_max_model_len: bool = False
     """--max-model-len auto (or -1) is taken: after profiling at the model's context, the largest
     max_model_len whose one request fits the available memory, at most that context
@@ -331,6 +335,7 @@ VLLM_033 = Engine(
     vision_profile="fused-ir",
     video_frames_cap=14,
     auto_max_model_len=True,
+    kv_cache_memory_flag=True,
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
@@ -789,6 +794,7 @@ _RULE_LABELS = {
     "state_pages": "recurrent state",
     "pp_start_check": "start check at PP > 1",
     "auto_max_model_len": "--max-model-len auto",
+    "kv_cache_memory_flag": "--kv-cache-memory-bytes",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
 }

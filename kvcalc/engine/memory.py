@@ -448,6 +448,9 @@ class FitInputs:
     max_model_len: int | None = None
     """The engine's max_model_len (what it reports concurrency and tokens for); default: seq."""
     max_model_len_auto: bool = False
+    kv_cache_memory: int | None = None
+    """vLLM's --kv-cache-memory-bytes (0.10.2 and later, Engine.kv_cache_memory_flag): each GPU's KV
+    pool, taken as given, gpu_memory_utilization not applied."""
     """vLLM's --max-model-len auto (0.14 and later, Engine.auto_max_model_len): profiled at the
     model's context, then the largest length whose one request fits."""
     max_num_seqs: int | None = None
@@ -482,6 +485,12 @@ class FitInputs:
                 f"{self.engine.title} has no auto max_model_len",
                 "max_model_len",
                 "a number of tokens; vLLM 0.14 and later also take auto",
+            )
+        if self.kv_cache_memory is not None and not self.engine.kv_cache_memory_flag:
+            raise KvcalcError(
+                f"{self.engine.title} takes no KV cache memory as given",
+                "kv_cache_memory",
+                "vLLM 0.10.2 and later (kv_cache_memory_bytes); other engines and releases size the pool themselves",
             )
         if self.max_model_len_auto and self.max_model_len is not None:
             raise KvcalcError("both a max_model_len and auto", "max_model_len", "one of them")
@@ -823,6 +832,22 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
         lines.append(line(nt, "non_torch", "- non-torch"))
     if cg.basis != "none":
         lines.append(line(cg, "cudagraph", "- CUDA graphs"))
+    if inp.kv_cache_memory is not None:
+        # vLLM's kv_cache_memory_bytes: the pool as given; no utilization, no subtraction
+        # (v1/worker/gpu_worker.py determine_available_memory, 0.11.0 and 0.33.0). What is left of
+        # the device beside the estimated reserves says whether it can fit.
+        lines = [x for x in lines if x.key not in ("usable", "start_free")]
+        given = inp.kv_cache_memory
+        left = total.best - w.best - act.best - nt.best - cg.best - given
+        lo = total.low - w.high - act.high - nt.high - cg.high - given
+        hi = total.high - w.low - act.low - nt.low - cg.low - given
+        lines.append(BudgetLine("pool", "- KV pool, as given", given, basis="given"))
+        lines.append(BudgetLine("headroom", "= left on the device", left, lo, hi, "estimated" if lo != hi else "computed"))
+        assumptions.append(
+            "KV pool: kv_cache_memory_bytes as given, on every GPU; vLLM applies no gpu_memory_utilization and "
+            "subtracts nothing from it (v1/worker/gpu_worker.py determine_available_memory)"
+        )
+        return Budget(lines, given, None, w.best, [e for e in est.values() if e.basis != "none"], assumptions, given, given)
     pool = _pool(eng, util, total.best, w.best, act.best, nt.best, cg.best)
     pool_low = _pool(eng, util, total.low, w.high, act.high, nt.high, cg.high)
     pool_high = _pool(eng, util, total.high, w.low, act.low, nt.low, cg.low)
@@ -1080,6 +1105,14 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         warnings.append(
             "vLLM 0.11.0 stores DeepSeek-V3.2's cache as fp8_ds_mla by default (kv_cache_dtype auto); 0.11.1 and "
             "0.11.2 keep bf16: pass --kv-dtype fp8 for 0.11.0"
+        )
+    if inp.kv_cache_memory is not None and eng.key == "vllm@0.10":
+        warnings.append("of the releases vllm@0.10 covers only 0.10.2 takes kv_cache_memory_bytes; 0.8 to 0.10.1 refuse it")
+    room = next((x for x in b.lines if x.key == "headroom"), None)
+    if room is not None and room.bytes < 0:
+        warnings.append(
+            f"the given KV cache memory ({fmt_iec(inp.kv_cache_memory or 0)}) with the weights and the estimated "
+            f"reserves needs {fmt_iec(-room.bytes)} more than the device has: expect out-of-memory at start-up"
         )
     if inp.gpu_free is not None and eng.budget != "util_of_start_free":
         warnings.append(
