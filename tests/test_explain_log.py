@@ -506,3 +506,26 @@ def test_the_third_held_out_paragraph_is_current(cli):
         got[name] = m.groups()
     llama, ds = got["vllm-surajssd-8xa100-40gb-llama3.3-70b-tp4pp2"], got["vllm-surajssd-16xa100-40gb-deepseek-v2.5-tp8pp2"]
     assert f"Now: Llama {llama[0]} and {llama[1]}, DeepSeek-V2.5 {ds[0]} and {ds[1]}" in doc
+
+
+def test_a_pool_given_as_kv_cache_memory_bytes_is_read_as_the_pool(tmp_path, cli):
+    """vLLM 0.10.2 and later, given kv_cache_memory_bytes, log "Initial free memory F GiB, reserved N GiB
+    memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling" (the
+    f-string of v1/worker/gpu_worker.py determine_available_memory: 0.11.0 writes "{N:.2f}GiB", 0.33.0
+    "{N} GiB"). explain-log takes N as the pool, and kvcalc's estimate takes it as given too."""
+    for reserved in ("40.00GiB", "40.00 GiB"):
+        text = (
+            "INFO 12-02 10:00:00 [gpu_worker.py:251] Initial free memory 78.50 GiB, reserved "
+            f"{reserved} memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory "
+            "profiling. This does not respect the gpu_memory_utilization config.\n"
+            "INFO 12-02 10:00:01 [kv_cache_utils.py:1087] GPU KV cache size: 327,680 tokens\n"
+        )
+        f = parse_log(text)
+        assert (f.kv_cache_memory_gib, f.available_kv_gib, f.kv_tokens) == (40.0, 40.0, 327_680)
+        log = tmp_path / "given.log"
+        log.write_text(text)
+        d = cli("explain-log", log, "--model", "llama3.1-8b", "--gpu", "h100", "--engine", "vllm@0.11", "--json").json()
+        rows = {r["key"]: r for r in d["startups"][0]["rows"]}
+        # 40 GiB of 16-token blocks of 32 x 2 x 8 x 128 x 2 B = 2 MiB: 20,480 blocks, 327,680 tokens.
+        assert rows["available_kv"]["estimate"] == 40 * 2**30
+        assert rows["kv_tokens"]["from_log"] == rows["kv_tokens"]["estimate"] == 20_480 * 16 == 327_680

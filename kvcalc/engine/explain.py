@@ -413,6 +413,10 @@ def explain(
         max_num_seqs=s.get("max_num_seqs"),
         sampler=facts.sampler if eng.sampler_impl else None,
         skip_mm_profiling=facts.skip_mm_profiling and eng.non_torch_rule == "v1",
+        # A pool given as kv_cache_memory_bytes is the pool, whatever the budget would say.
+        kv_cache_memory=round(facts.kv_cache_memory_gib * GiB)
+        if facts.kv_cache_memory_gib and eng.kv_cache_memory_flag
+        else None,
     )
     est = fit(model, gpu, inp)
     fp = footprint(model, gpu, inp)

@@ -84,6 +84,9 @@ class LogFacts:
     v0_engine: bool = False
     """vLLM 0.8 to 0.10 ran its V0 engine: "Initializing a V0 LLM engine", or V1's "Falling back to V0"
     (pipeline parallelism without Ray in 0.8, engine/arg_utils.py _is_v1_supported_oracle)."""
+    kv_cache_memory_gib: float | None = None
+    """vLLM V1 was given kv_cache_memory_bytes: "reserved N GiB memory for KV Cache as specified by
+    kv_cache_memory_bytes config and skipped memory profiling" (v1/worker/gpu_worker.py, 0.10.2 and later)."""
     skip_mm_profiling: bool = False
     """vLLM V1 said "Skipping memory profiling for multimodal encoder and encoder cache"
     (--skip-mm-profiling, v1/worker/gpu_model_runner.py profile_run, 0.10.1 and later)."""
@@ -268,6 +271,20 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "V1 (0.8 or later)",
     ),
     ("available_kv_gib", "reserved for KV Cache is", re.compile(r"reserved for KV Cache is " + NUM + r"\s*GiB"), "float", ""),
+    (
+        "kv_cache_memory_gib",
+        "as specified by kv_cache_memory_bytes",
+        re.compile(r"reserved " + NUM + r"\s*GiB memory for KV Cache as specified by kv_cache_memory_bytes"),
+        "float",
+        "V1 (0.10.2 or later)",
+    ),
+    (
+        "available_kv_gib",
+        "as specified by kv_cache_memory_bytes",
+        re.compile(r"reserved " + NUM + r"\s*GiB memory for KV Cache as specified by kv_cache_memory_bytes"),
+        "float",
+        "V1 (0.10.2 or later)",
+    ),
     ("available_kv_gib", "kv_cache_size=", re.compile(r"kv_cache_size=" + NUM + r"\s*GiB"), "float", "0.6.4 (V0)"),
     (
         "available_kv_gib",
