@@ -598,9 +598,12 @@ def test_max_model_len_auto_takes_the_largest_length_that_starts(cli):
     # Where the whole context fits, auto is the context.
     whole = cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8192", "--max-model-len", "auto", "--json").json()
     assert whole["max_model_len"] == 131_072
-    # Nothing fits: vLLM cannot auto-fit, and says so.
+    # Less than one block left: vLLM cannot auto-fit, and says so (a block of 16 tokens is 2 MiB here).
+    tiny = cli(*args, "--kv-cache-memory", "1MiB", "--max-model-len", "auto").json()
+    assert tiny["starts"] is False and tiny["verdict"].startswith("DOES NOT START: vLLM 0.33 cannot auto-fit")
+    # Nothing left at all is DOES NOT FIT, with the fewest GPUs that hold one, as without auto.
     none = cli("fit", "--model", "llama3.1-70b", "--gpu", "rtx4090", "--seq", "8192", "--max-model-len", "auto", "--json").json()
-    assert none["starts"] is False and none["verdict"].startswith("DOES NOT START: vLLM 0.33 cannot auto-fit")
+    assert none["starts"] is True and none["verdict"].startswith("DOES NOT FIT") and "fewest" in none["verdict"]
 
 
 def test_kv_cache_memory_is_the_pool_as_given(cli):

@@ -1057,7 +1057,8 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     else:
         max_len, limited = mem_len, "memory"
     if inp.max_model_len_auto:
-        starts = bool(accepted)
+        # Nothing left for the KV cache at all is DOES NOT FIT (and its fewest-GPUs answer), as without auto.
+        starts = pool <= 0 or bool(accepted)
     else:
         starts = accepted is None or inp.max_model_len is None or pool <= 0 or inp.max_model_len <= accepted
     warnings = []
