@@ -23,6 +23,7 @@ from kvcalc.errors import KvcalcError
 
 GiB = 2**30
 NUM = r"(-?[0-9][0-9,]{0,30}(?:\.[0-9]{1,20})?)"
+_GIVEN_POOL = re.compile(r"reserved " + NUM + r"\s*GiB memory for KV Cache as specified by kv_cache_memory_bytes")
 
 
 def _num(s: str) -> float:
@@ -271,19 +272,10 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "V1 (0.8 or later)",
     ),
     ("available_kv_gib", "reserved for KV Cache is", re.compile(r"reserved for KV Cache is " + NUM + r"\s*GiB"), "float", ""),
-    (
-        "kv_cache_memory_gib",
-        "as specified by kv_cache_memory_bytes",
-        re.compile(r"reserved " + NUM + r"\s*GiB memory for KV Cache as specified by kv_cache_memory_bytes"),
-        "float",
-        "V1 (0.10.2 or later)",
-    ),
-    (
-        "available_kv_gib",
-        "as specified by kv_cache_memory_bytes",
-        re.compile(r"reserved " + NUM + r"\s*GiB memory for KV Cache as specified by kv_cache_memory_bytes"),
-        "float",
-        "V1 (0.10.2 or later)",
+    # A pool given as kv_cache_memory_bytes: the figure given, and the pool (v1/worker/gpu_worker.py).
+    *(
+        (fact, "as specified by kv_cache_memory_bytes", _GIVEN_POOL, "float", "V1 (0.10.2 or later)")
+        for fact in ("kv_cache_memory_gib", "available_kv_gib")
     ),
     ("available_kv_gib", "kv_cache_size=", re.compile(r"kv_cache_size=" + NUM + r"\s*GiB"), "float", "0.6.4 (V0)"),
     (
