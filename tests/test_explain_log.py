@@ -529,3 +529,28 @@ def test_a_pool_given_as_kv_cache_memory_bytes_is_read_as_the_pool(tmp_path, cli
         # 40 GiB of 16-token blocks of 32 x 2 x 8 x 128 x 2 B = 2 MiB: 20,480 blocks, 327,680 tokens.
         assert rows["available_kv"]["estimate"] == 40 * 2**30
         assert rows["kv_tokens"]["from_log"] == rows["kv_tokens"]["estimate"] == 20_480 * 16 == 327_680
+
+
+def test_an_auto_fitted_max_model_len_is_read_and_predicted(tmp_path, cli):
+    """vLLM 0.14 and later under --max-model-len auto log "Auto-fit max_model_len: reduced from A to B to fit
+    in available GPU memory (X GiB available for KV cache)" (v1/core/kv_cache_utils.py
+    _auto_fit_max_model_len, 0.14.0; "... in available KV cache memory (X)" from kv_cache_planning.py,
+    0.33.0). explain-log takes B as max_model_len and sets the length the log's pool gives beside it."""
+    for tail in (
+        "to fit in available GPU memory (5.70 GiB available for KV cache)",
+        "to fit in available KV cache memory (5.70 GiB)",
+    ):
+        text = (
+            "INFO 12-02 10:00:00 [model.py:1510] Using max model len 131072\n"
+            "INFO 12-02 10:00:05 [gpu_worker.py:359] Available KV cache memory: 5.70 GiB\n"
+            f"INFO 12-02 10:00:05 [kv_cache_utils.py:1442] Auto-fit max_model_len: reduced from 131072 to 46688 {tail}\n"
+        )
+        f = parse_log(text)
+        assert (f.auto_max_len, f.max_model_len) == (46_688, 46_688)
+        log = tmp_path / "auto.log"
+        log.write_text(text)
+        d = cli("explain-log", log, "--model", "llama3.1-8b", "--gpu", "rtx4090", "--engine", "vllm@0.21", "--json").json()
+        rows = {r["key"]: r for r in d["startups"][0]["rows"]}
+        # 5.70 GiB = 6,120,328,396 B over blocks of 16 tokens x 131,072 B (2 MiB): 2,918 blocks, 46,688 tokens.
+        assert rows["auto_max_len"]["log"] == 46_688
+        assert rows["auto_max_len"]["from_log"] == int(5.70 * 2**30) // (16 * 131_072) * 16 == 46_688

@@ -409,10 +409,11 @@ def explain(
         util=s["util"],
         block_size=s.get("block_size") if eng.block_size else None,
         max_num_batched_tokens=s.get("max_num_batched_tokens"),
-        max_model_len=mml,
+        max_model_len=None if facts.auto_max_len and eng.auto_max_model_len else mml,
         max_num_seqs=s.get("max_num_seqs"),
         sampler=facts.sampler if eng.sampler_impl else None,
         skip_mm_profiling=facts.skip_mm_profiling and eng.non_torch_rule == "v1",
+        max_model_len_auto=bool(facts.auto_max_len) and eng.auto_max_model_len,
         # A pool given as kv_cache_memory_bytes is the pool, whatever the budget would say.
         kv_cache_memory=round(facts.kv_cache_memory_gib * GiB)
         if facts.kv_cache_memory_gib and eng.kv_cache_memory_flag
@@ -507,6 +508,20 @@ def explain(
             # The start check's estimate: the longest max_model_len whose one request fits.
             longest = start_check_footprint(eng, fp).longest_request(max(from_log.kv_pool_bytes, 0), cap=mml + 1) or mml
             rows.append(_row("estimated_max_len", "tokens", facts.estimated_max_len, longest, est.max_model_len_accepted))
+        if facts.auto_max_len is not None and from_log is not None:
+            # --max-model-len auto: the length the start check's search settled on.
+            fitted = start_check_footprint(eng, fp).longest_request(
+                max(from_log.kv_pool_bytes, 0), cap=model.max_position_embeddings + 1
+            )
+            rows.append(
+                _row(
+                    "auto_max_len",
+                    "tokens",
+                    facts.auto_max_len,
+                    min(fitted or model.max_position_embeddings, model.max_position_embeddings),
+                    est.max_model_len_accepted,
+                )
+            )
         if facts.concurrency is not None and cap is not None:
             rows.append(
                 _row(

@@ -85,6 +85,10 @@ class LogFacts:
     v0_engine: bool = False
     """vLLM 0.8 to 0.10 ran its V0 engine: "Initializing a V0 LLM engine", or V1's "Falling back to V0"
     (pipeline parallelism without Ray in 0.8, engine/arg_utils.py _is_v1_supported_oracle)."""
+    auto_max_len: int | None = None
+    """vLLM 0.14 and later under --max-model-len auto: "Auto-fit max_model_len: reduced from A to B"
+    (B, which max_model_len becomes) or "full model context length A fits" (A)
+    (v1/core/kv_cache_utils.py _auto_fit_max_model_len; kv_cache_planning.py from 0.33)."""
     kv_cache_memory_gib: float | None = None
     """vLLM V1 was given kv_cache_memory_bytes: "reserved N GiB memory for KV Cache as specified by
     kv_cache_memory_bytes config and skipped memory profiling" (v1/worker/gpu_worker.py, 0.10.2 and later)."""
@@ -205,6 +209,13 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("max_model_len", "max seq len (", re.compile(r"max seq len \(" + _INT + r"\)"), "int", ""),
     # vLLM's config/model.py (0.11 on): "Using max model len N", the length it settled on.
     ("max_model_len", "Using max model len", re.compile(r"Using max model len " + _INT), "int", ""),
+    (
+        "auto_max_len",
+        "Auto-fit max_model_len:",
+        re.compile(r"Auto-fit max_model_len: (?:reduced from [0-9]{1,20} to |full model context length )" + _INT),
+        "autofit",
+        "0.14 or later",
+    ),
     ("tp", "tensor_parallel_size", re.compile(r"\btensor_parallel_size['\"]?\s*[=:]\s*" + _INT), "int", ""),
     ("tp", "tensor-parallel-size", re.compile(r"--tensor[-_]parallel[-_]size[= ]\s*" + _INT), "int", ""),
     ("tp", "tp_size=", re.compile(r"\btp_size=" + _INT), "int", ""),
@@ -522,6 +533,10 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "v0":
                 f.v0_engine = True
                 f.lines["v0_engine"] = line.strip()
+            elif kind == "autofit":
+                # The length vLLM settled on overrides the context it was profiled at.
+                f.auto_max_len = f.max_model_len = int(m.group(1))
+                f.lines["auto_max_len"] = line.strip()
             elif kind == "skip_mm":
                 f.skip_mm_profiling = True
                 f.lines["skip_mm_profiling"] = line.strip()
