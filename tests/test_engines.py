@@ -121,18 +121,28 @@ def test_engines_command_lists_records_and_differences(cli):
     # 0.12 and 0.13 check per stage, and --max-model-len auto arrived in 0.14.0 (engine/arg_utils.py
     # human_readable_int_or_auto).
     assert by["vllm@0.12"]["differs_from_next_newer"] == ["pp_start_check", "auto_max_model_len"]
-    # 0.11.x differs from 0.12 to 0.14 only in the vision encoder's profile: the cached embeddings padded
+    # 0.11.x differs from 0.12 to 0.14 in the vision encoder's profile: the cached embeddings padded
     # to the encoder budget, and Qwen3-VL's video counted at its formatted tokens (gpu_model_runner.py and
-    # qwen3_vl.py, 0.11.0 to 0.11.2 against 0.12.0 to 0.14.0).
-    assert by["vllm@0.11"]["differs_from_next_newer"] == ["encoder_cache_padded", "video_tokens_formatted"]
-    # 0.8 to 0.10 differ from 0.11 only in the vision encoder's profile (q and k rotated one at a time; no
-    # padding; no Qwen3-VL; a dummy video of at most 16 frames within max_model_len less an image).
+    # qwen3_vl.py, 0.11.0 to 0.11.2 against 0.12.0 to 0.14.0); and 0.11.0 alone stores DeepSeek-V3.2's
+    # cache as fp8_ds_mla under kv_cache_dtype auto (models/config.py, 0.11.0 against 0.11.1).
+    assert by["vllm@0.11"]["differs_from_next_newer"] == [
+        "encoder_cache_padded",
+        "video_tokens_formatted",
+        "sparse_mla_auto_fp8",
+    ]
+    assert by["vllm@0.11"]["rules"]["sparse_mla_auto_fp8"] == "fp8_ds_mla in 0.11.0, bf16 in the rest"
+    assert by["vllm@0.10"]["rules"]["kv_cache_memory_flag"] == "from 0.10.2"
+    # 0.8 to 0.10 differ from 0.11 in the vision encoder's profile (q and k rotated one at a time; no
+    # padding; no Qwen3-VL; a dummy video of at most 16 frames within max_model_len less an image), in
+    # kv_cache_memory_bytes (0.10.2 on), and in having no DeepSeek-V3.2 rule (it arrived in 0.11.0).
     assert by["vllm@0.10"]["differs_from_next_newer"] == [
         "vision_profile",
         "encoder_cache_padded",
         "video_frames_cap",
         "video_frames_less_image",
         "video_tokens_formatted",
+        "kv_cache_memory_flag",
+        "sparse_mla_auto_fp8",
     ]
     assert by["vllm@0.10"]["rules"]["video_frames_cap"] == "16 frames"
     assert by["vllm@0.12"]["rules"]["video_frames_cap"] == "14 frames"

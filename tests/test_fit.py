@@ -544,7 +544,7 @@ def test_vllm_0110_warns_that_deepseek_v32_defaults_to_its_fp8_layout():
     all three, so fit says so rather than choose."""
     m, h200 = resolve_model("deepseek-v3.2"), resolve_gpu("h200")
     w = fit(m, h200, FitInputs(seq=4096, tp=8, engine="vllm@0.11")).warnings
-    assert any("0.11.0 stores DeepSeek-V3.2's cache as fp8_ds_mla" in x for x in w)
+    assert any("vLLM 0.11.0 stores a sparse-MLA cache (DeepSeek-V3.2's) as fp8_ds_mla" in x for x in w)
     for other in (FitInputs(seq=4096, tp=8, engine="vllm@0.12"), FitInputs(seq=4096, tp=8, engine="vllm@0.11", kv_dtype="fp8")):
         assert not any("fp8_ds_mla" in x for x in fit(m, h200, other).warnings)
     assert not any(

@@ -158,6 +158,13 @@ class Engine:
     """--kv-cache-memory-bytes is taken: the KV pool of each GPU as given, after a profile run
     that only compiles; gpu_memory_utilization is not applied (v1/worker/gpu_worker.py
     determine_available_memory, vLLM 0.10.2 and later; not in 0.10.1.1)."""
+    kv_cache_memory_since: str = ""
+    """Where only the record's later releases take --kv-cache-memory-bytes, the first that does
+    (fit says so); empty: all of them."""
+    sparse_mla_auto_fp8: str = ""
+    """The releases of the record that store a sparse-MLA model's (DeepSeek-V3.2's) cache as
+    fp8_ds_mla under kv_cache_dtype auto, where others keep bf16 (fit says so): 0.11.0's
+    model_executor/models/config.py DeepseekV32ForCausalLM; 0.11.1 turns only fp8 into it."""
     auto_max_model_len: bool = False
     """--max-model-len auto (or -1) is taken: after profiling at the model's context, the largest
     max_model_len whose one request fits the available memory, at most that context
@@ -416,6 +423,7 @@ VLLM_011 = replace(
     "copies of q, k and v, qwen2_5_vl.py) and hold less",
     encoder_cache_padded=True,
     video_tokens_formatted=True,
+    sparse_mla_auto_fp8="0.11.0",
 )
 
 # 0.8 to 0.10: 0.11's rules but for the vision encoder's profile, whose rotary embedding took q and
@@ -432,6 +440,8 @@ VLLM_010 = replace(
     video_tokens_formatted=False,  # Qwen3-VL arrived in 0.11.0
     video_frames_cap=16,
     video_frames_less_image=True,  # 0.9.0.1 to 0.10.1.1; 0.10.2 counts from 1 within all of max_model_len
+    kv_cache_memory_since="0.10.2",
+    sparse_mla_auto_fp8="",  # DeepSeek-V3.2 arrived in 0.11.0
 )
 
 V0_HOST_STEP_S = 0.004
@@ -795,6 +805,7 @@ _RULE_LABELS = {
     "pp_start_check": "start check at PP > 1",
     "auto_max_model_len": "--max-model-len auto",
     "kv_cache_memory_flag": "--kv-cache-memory-bytes",
+    "sparse_mla_auto_fp8": "sparse MLA's cache under kv_cache_dtype auto",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
 }
@@ -834,6 +845,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = "-" if v is None else str(v)
         elif f == "video_frames_cap":
             out[f] = f"{v} frames" if v else "not modelled"
+        elif f == "sparse_mla_auto_fp8":
+            out[f] = f"fp8_ds_mla in {v}, bf16 in the rest" if v else "bf16"
+        elif f == "kv_cache_memory_flag" and e.kv_cache_memory_since:
+            out[f] = f"from {e.kv_cache_memory_since}"
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
         elif isinstance(v, bool):

@@ -396,6 +396,7 @@ def explain(
     tp, pp, mml = int(s["tp"]), int(s["pp"]), int(s["max_model_len"])
     kv = kv_dtype(str(s["kv_dtype"]), "kv_cache_dtype")
     total = round(facts.total_gib * GiB) if facts.total_gib else None
+    auto = bool(facts.auto_max_len) and eng.auto_max_model_len
     inp = FitInputs(
         seq=mml,
         engine=eng,
@@ -409,11 +410,11 @@ def explain(
         util=s["util"],
         block_size=s.get("block_size") if eng.block_size else None,
         max_num_batched_tokens=s.get("max_num_batched_tokens"),
-        max_model_len=None if facts.auto_max_len and eng.auto_max_model_len else mml,
+        max_model_len=None if auto else mml,
         max_num_seqs=s.get("max_num_seqs"),
         sampler=facts.sampler if eng.sampler_impl else None,
         skip_mm_profiling=facts.skip_mm_profiling and eng.non_torch_rule == "v1",
-        max_model_len_auto=bool(facts.auto_max_len) and eng.auto_max_model_len,
+        max_model_len_auto=auto,
         # A pool given as kv_cache_memory_bytes is the pool, whatever the budget would say.
         kv_cache_memory=round(facts.kv_cache_memory_gib * GiB)
         if facts.kv_cache_memory_gib and eng.kv_cache_memory_flag
@@ -506,22 +507,15 @@ def explain(
             )
         if facts.estimated_max_len is not None and from_log is not None:
             # The start check's estimate: the longest max_model_len whose one request fits.
-            longest = start_check_footprint(eng, fp).longest_request(max(from_log.kv_pool_bytes, 0), cap=mml + 1) or mml
+            longest = start_check_footprint(eng, fp).longest_request(max(from_log.kv_pool_bytes, 0), cap=mml + 1)
+            longest = mml if longest is None else longest  # None: max_model_len itself fits
             rows.append(_row("estimated_max_len", "tokens", facts.estimated_max_len, longest, est.max_model_len_accepted))
         if facts.auto_max_len is not None and from_log is not None:
             # --max-model-len auto: the length the start check's search settled on.
-            fitted = start_check_footprint(eng, fp).longest_request(
-                max(from_log.kv_pool_bytes, 0), cap=model.max_position_embeddings + 1
-            )
-            rows.append(
-                _row(
-                    "auto_max_len",
-                    "tokens",
-                    facts.auto_max_len,
-                    min(fitted or model.max_position_embeddings, model.max_position_embeddings),
-                    est.max_model_len_accepted,
-                )
-            )
+            ctx = model.max_position_embeddings
+            fitted = start_check_footprint(eng, fp).longest_request(max(from_log.kv_pool_bytes, 0), cap=ctx + 1)
+            fitted = ctx if fitted is None or fitted > ctx else fitted  # None: the whole context fits
+            rows.append(_row("auto_max_len", "tokens", facts.auto_max_len, fitted, est.max_model_len_accepted))
         if facts.concurrency is not None and cap is not None:
             rows.append(
                 _row(

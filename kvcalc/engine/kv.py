@@ -255,7 +255,7 @@ def dtype_note(model: ModelSpec, dt: KVDtype) -> str:
     """The KV dtype's assumption line for ``model``: an fp8 cache of sparse MLA layers (an
     indexer) is stored in FlashMLA's layout (MLAKind.kv_bytes_per_token), not one byte an element."""
     note = f"KV dtype {dt.name}: {dt.note}"
-    if dt.name == "fp8" and any(getattr(k, "indexer_head_dim", 0) for k in model.layer_kinds.values()):
+    if dt.name == "fp8" and model.has_sparse_mla:
         note += (
             "; the sparse MLA layers (with an indexer) as fp8_ds_mla, FlashMLA's layout (an fp32 scale per 128 "
             "latent elements, the rope dims in bf16): the only fp8 cache its sparse decode kernel reads"

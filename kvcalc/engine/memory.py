@@ -448,11 +448,11 @@ class FitInputs:
     max_model_len: int | None = None
     """The engine's max_model_len (what it reports concurrency and tokens for); default: seq."""
     max_model_len_auto: bool = False
+    """vLLM's --max-model-len auto (0.14 and later, Engine.auto_max_model_len): profiled at the
+    model's context, then the largest length whose one request fits."""
     kv_cache_memory: int | None = None
     """vLLM's --kv-cache-memory-bytes (0.10.2 and later, Engine.kv_cache_memory_flag): each GPU's KV
     pool, taken as given, gpu_memory_utilization not applied."""
-    """vLLM's --max-model-len auto (0.14 and later, Engine.auto_max_model_len): profiled at the
-    model's context, then the largest length whose one request fits."""
     max_num_seqs: int | None = None
     gpu_free: int | None = None
     """Memory free at start-up, before the weights load (SGLang: 'Load weight begin. avail mem');
@@ -1028,7 +1028,8 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         whole = check is not fp
         fits_len = check.longest_request(max(pool, 0), cap=ctx + 1) if pool > 0 else 0
         accepted = min(fits_len if fits_len is not None else ctx, ctx)
-    # --max-model-len auto: the length the start check's search finds (_auto_fit_max_model_len).
+    # --max-model-len auto: the length the start check's search finds (_auto_fit_max_model_len); where
+    # not one token fits, 1 keeps the capacity arithmetic defined (the verdict says DOES NOT START).
     mml = (accepted or 1) if inp.max_model_len_auto else inp.model_len
     cap = capacity(eng, fp, pool, inp.seq, mml)
     lo = capacity(eng, fp, b.pool_low, inp.seq, mml).max_concurrency
@@ -1100,15 +1101,18 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     # as kvcalc size says it.
     for w in dict.fromkeys(w for k in model.kinds() if (w := k.tp_warning(inp.tp, fp.alloc))):
         warnings.append(w)
-    if eng.key == "vllm@0.11" and inp.kv_dtype.name == "bf16" and any(getattr(k, "indexer_head_dim", 0) for k in model.kinds()):
-        # vllm/model_executor/models/config.py DeepseekV32ForCausalLM: 0.11.0 turns kv_cache_dtype auto
-        # into fp8_ds_mla; 0.11.1 and 0.11.2 only an fp8 one.
+    # Where the record's releases differ on a rule, say so rather than choose (Engine fields).
+    if eng.sparse_mla_auto_fp8 and inp.kv_dtype.name == "bf16" and model.has_sparse_mla:
         warnings.append(
-            "vLLM 0.11.0 stores DeepSeek-V3.2's cache as fp8_ds_mla by default (kv_cache_dtype auto); 0.11.1 and "
-            "0.11.2 keep bf16: pass --kv-dtype fp8 for 0.11.0"
+            f"vLLM {eng.sparse_mla_auto_fp8} stores a sparse-MLA cache (DeepSeek-V3.2's) as fp8_ds_mla by default "
+            f"(kv_cache_dtype auto), where the record's other releases keep bf16: pass --kv-dtype fp8 for "
+            f"{eng.sparse_mla_auto_fp8}"
         )
-    if inp.kv_cache_memory is not None and eng.key == "vllm@0.10":
-        warnings.append("of the releases vllm@0.10 covers only 0.10.2 takes kv_cache_memory_bytes; 0.8 to 0.10.1 refuse it")
+    if inp.kv_cache_memory is not None and eng.kv_cache_memory_since:
+        warnings.append(
+            f"of the releases {eng.key} covers only {eng.kv_cache_memory_since} and later take kv_cache_memory_bytes; "
+            "the earlier ones refuse it"
+        )
     room = next((x for x in b.lines if x.key == "headroom"), None)
     if room is not None and room.bytes < 0:
         warnings.append(
@@ -1141,6 +1145,20 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             "multimodal model: the vision tower's weights are counted, but the engine's profile run also encodes dummy "
             "images at their largest, which the activation estimate does not model; it can take GiB (Llama 3.2 Vision "
             "at 64k tokens and 128 sequences: 36.6 GiB, vllm#12126): pass --activation with the logged figure"
+        )
+    if not starts:
+        verdict = (
+            f"DOES NOT START: {eng.label} cannot auto-fit max_model_len (not one token fits)"
+            if inp.max_model_len_auto
+            else f"DOES NOT START: {eng.label} refuses --max-model-len {mml:,}; it starts with at most {accepted:,}"
+        )
+    elif pool <= 0:
+        verdict = f"DOES NOT FIT: nothing is left for the KV cache ({pool:,} B after weights and reserves)"
+    elif cap.max_concurrency == 0:
+        verdict = f"DOES NOT FIT: not even one request of {inp.seq:,} tokens fits in the KV pool"
+    else:
+        verdict = f"fits: {count_of(cap.max_concurrency, 'request')} of {inp.seq:,} tokens at once" + (
+            f" on each DP rank, {cap.max_concurrency * inp.dp:,} over {inp.dp} DP ranks" if inp.dp > 1 else ""
         )
     return FitReport(
         model=model.name,
@@ -1181,23 +1199,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         max_model_len_accepted=accepted,
         fits=pool > 0 and cap.max_concurrency > 0 and starts,
         starts=starts,
-        verdict=(
-            (
-                f"DOES NOT START: {eng.label} cannot auto-fit max_model_len (not one token fits)"
-                if inp.max_model_len_auto
-                else f"DOES NOT START: {eng.label} refuses --max-model-len {mml:,}; it starts with at most {accepted:,}"
-            )
-            if not starts
-            else f"fits: {count_of(cap.max_concurrency, 'request')} of {inp.seq:,} tokens at once"
-            + (f" on each DP rank, {cap.max_concurrency * inp.dp:,} over {inp.dp} DP ranks" if inp.dp > 1 else "")
-            if pool > 0 and cap.max_concurrency > 0
-            else "DOES NOT FIT: "
-            + (
-                f"nothing is left for the KV cache ({pool:,} B after weights and reserves)"
-                if pool <= 0
-                else f"not even one request of {inp.seq:,} tokens fits in the KV pool"
-            )
-        ),
+        verdict=verdict,
         estimates=b.estimates,
         assumptions=assumptions,
         warnings=warnings,

@@ -143,6 +143,11 @@ class LayerKindBase:
         return None
 
     @property
+    def sparse_mla(self) -> bool:
+        """Sparse MLA (DeepSeek-V3.2's indexer): an fp8 cache of it is FlashMLA's layout (MLA.kv_bytes_per_token)."""
+        return False
+
+    @property
     def rope_dims(self) -> int:
         """Dimensions a rotary embedding turns (what an engine's cos/sin cache is sized by); 0 for none."""
         return 0
@@ -455,6 +460,10 @@ class MLA(LayerKindBase):
             raise ValueError(f"indexer_head_dim must be a whole number from 0 to 2^50, got {str(d)[:40]!r}")
 
     @property
+    def sparse_mla(self) -> bool:
+        return bool(self.indexer_head_dim)
+
+    @property
     def indexer_bytes(self) -> int:
         d = self.indexer_head_dim
         return d + -(-d // 128) * 4 if d else 0
@@ -471,7 +480,7 @@ class MLA(LayerKindBase):
         if alloc.mla_padded_heads:
             # vLLM <= 0.6 (config.py get_head_size): per-head K and V, head size padded to 256 for FlashAttention.
             return heads * 2 * dtype.vector_bytes(256)
-        if dtype.name == "fp8_ds_mla" or (dtype.name == "fp8" and self.indexer_head_dim):
+        if dtype.name == "fp8_ds_mla" or (dtype.name == "fp8" and self.sparse_mla):
             # FlashMLA's fp8 layout for sparse MLA: the latent in fp8 with an fp32 scale per 128, the
             # rope dims in bf16 (512 + 16 + 128 = 656 B for DeepSeek-V3.2). Its sparse decode kernel
             # reads no other fp8 format, so an fp8 cache of a model with an indexer is stored so:

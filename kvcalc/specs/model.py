@@ -374,6 +374,11 @@ class ModelSpec:
         return any(k.window is not None for k in self.kinds())
 
     @property
+    def has_sparse_mla(self) -> bool:
+        """Some layer is sparse MLA (an indexer: DeepSeek-V3.2), whose fp8 cache has a layout of its own."""
+        return any(k.sparse_mla for k in self.kinds())
+
+    @property
     def has_state(self) -> bool:
         """Some layer keeps a fixed state per request (Mamba, linear attention)."""
         return any(k.state_bytes_per_request(1) for k in self.kinds())
