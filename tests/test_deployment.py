@@ -252,6 +252,18 @@ def test_simulate_serves_one_dp_ranks_share(cli):
     assert d["requests"] == 100 and d["dp"] == 4
 
 
+@pytest.mark.parametrize("users, near", [(6, "4 or 8"), (1, "4 (one user a rank)"), (10, "8 or 12")])
+def test_a_closed_loop_that_does_not_split_over_the_dp_ranks_is_refused(cli, users, near):
+    # The replay is one rank's share of the users; 6 users over 4 ranks used to become 1 a rank (4 in
+    # all) without a word.
+    args = ["simulate", "--model", "qwen3-30b-a3b", "--gpu", "h100", "--dp", "4", "--ep", "4", "--requests", "40"]
+    res = cli(*args, "--concurrency", str(users), "--prompt", "100", "--output", "10", "--policies", "paged-16")
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "Traceback" not in res.err
+    assert f"{users} users over 4 DP ranks does not split evenly" in res.err and f"a multiple of 4, such as {near}" in res.err
+    ok = cli(*args, "--concurrency", "8", "--prompt", "100", "--output", "10", "--policies", "paged-16", "--json").json()
+    assert ok["requests"] == 10 and ok["dp"] == 4
+
+
 def test_the_docs_worked_example_is_what_fit_and_plan_say():
     from pathlib import Path
 

@@ -116,7 +116,18 @@ def simulate(
             raise KvcalcError(f"{whole:,} requests over {dp} DP ranks", "requests", f"at least {dp} (one a rank)")
         wl = dataclasses.replace(wl, arrivals=wl.arrivals[::dp], prompts=wl.prompts[::dp], outputs=wl.outputs[::dp])
         if st.concurrency is not None:
-            st = dataclasses.replace(st, concurrency=max(1, st.concurrency // dp))
+            # The replay is one rank's share of the users: they must split evenly (a rank given
+            # concurrency // dp users would misstate the deployment that 1 or 6 users over 4 ranks make).
+            if st.concurrency % dp:
+                lo, hi = st.concurrency // dp * dp, -(-st.concurrency // dp) * dp
+                near = f"{lo:,} or {hi:,}" if lo else f"{hi:,} (one user a rank)"
+                raise KvcalcError(
+                    f"a closed loop of {st.concurrency:,} users over {dp} DP ranks does not split evenly: the replay is "
+                    f"one rank's share",
+                    "concurrency",
+                    f"a multiple of {dp}, such as {near}",
+                )
+            st = dataclasses.replace(st, concurrency=st.concurrency // dp)
     n = len(wl.prompts)
     if n < 1:
         raise KvcalcError("no requests", "requests", "at least one request")
