@@ -117,6 +117,21 @@ def test_cuda_graph_estimate_and_utilisation_lines_mark_0_21():
     assert choose_engine(f)[0].key == "vllm@0.33"
 
 
+def test_the_checkpoint_prefetchs_read_size_is_not_a_kv_block_size():
+    # vLLM 0.2x logs its checkpoint prefetch as "block_size=16777216 bytes" (weight_utils.py); a KV block
+    # is counted in tokens, and reading it as one made a 16,777,216-token block that no pool holds.
+    f = parse_log(
+        "INFO [weight_utils.py:829] Prefetching checkpoint files into page cache started (in background, "
+        "num_threads=8, block_size=16777216 bytes)\n"
+        "INFO Available KV cache memory: 13.84 GiB\n"
+    )
+    assert f.block_size is None
+    config = (
+        "INFO ... cache_config=CacheConfig(block_size=16, gpu_memory_utilization=0.9)\nINFO Available KV cache memory: 1 GiB\n"
+    )
+    assert parse_log(config).block_size == 16
+
+
 def test_current_one_line_capacity():
     f = parse_log("INFO GPU KV cache size: 452,640 tokens, Maximum concurrency for 8,192 tokens per request: 55.25x\n")
     assert (f.kv_tokens, f.concurrency, f.concurrency_len) == (452_640, 55.25, 8192)

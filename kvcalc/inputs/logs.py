@@ -226,7 +226,9 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("dtype", "--dtype", re.compile(r"--dtype[= ]\s*[\"']?([a-z0-9]{1,20})"), "str", ""),
     ("kv_cache_dtype", "kv_cache_dtype", re.compile(r"\bkv_cache_dtype['\"]?\s*[=:]\s*'?([A-Za-z0-9_]{1,20})"), "str", ""),
     ("kv_cache_dtype", "kv-cache-dtype", re.compile(r"--kv-cache-dtype[= ]\s*([A-Za-z0-9_]{1,20})"), "str", ""),
-    ("block_size", "block_size", re.compile(r"\bblock_size['\"]?\s*[=:]\s*" + _INT), "int", ""),
+    # A KV block is counted in tokens; vLLM 0.2x's checkpoint prefetch logs its read size as
+    # "block_size=16777216 bytes" (model_executor/model_loader/weight_utils.py), which is not one.
+    ("block_size", "block_size", re.compile(r"\bblock_size['\"]?\s*[=:]\s*" + _INT + r"(?![0-9]*\s*bytes)"), "int", ""),
     ("block_size", "block-size", re.compile(r"--block-size[= ]\s*" + _INT), "int", ""),
     ("block_size", "page_size=", re.compile(r"\bpage_size=" + _INT), "int", ""),
     (
