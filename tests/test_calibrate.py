@@ -193,9 +193,12 @@ def test_a_closed_loop_request_shares_its_decode_steps_with_the_other_clients_pr
 
 
 def test_a_fit_recovers_the_bandwidth_share_it_was_made_with():
-    truth = dataclasses.replace(DEFAULTS, eta_bw=0.62, request_overhead_s=0.02)
+    # A deployment whose reads all run at 0.62 of the bandwidth, the matmuls' weights too.
+    truth = dataclasses.replace(DEFAULTS, eta_bw=0.62, eta_gemm=0.62, request_overhead_s=0.02)
     r = calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), synthetic(truth), [1] * 4, BF16, engine("vllm"))
     assert r.constants.eta_bw == pytest.approx(0.62, abs=0.02)
+    # The fitted share is the matmuls' too: the H100 spec's measured 0.86 does not stay under it.
+    assert r.constants.eta_gemm == r.constants.eta_bw
     assert "eta_bw" in r.fitted and "eta_c" in r.held and "alpha_s" in r.held
     assert r.rms_fitted < 0.05 < r.rms_default
     # The request path: what TTFT leaves at the lightest load, 20 ms jittered x 0.5 to 1.5.
@@ -231,7 +234,7 @@ def test_a_run_of_another_model_is_refused():
 
 
 def test_the_cli_writes_a_calibration_the_other_commands_take(cli, tmp_path, monkeypatch):
-    truth = dataclasses.replace(DEFAULTS, eta_bw=0.62)
+    truth = dataclasses.replace(DEFAULTS, eta_bw=0.62, eta_gemm=0.62)
     files = []
     for r in synthetic(truth):
         p = tmp_path / f"{r.where}.json"
@@ -331,6 +334,15 @@ def test_the_calibration_file_reads_every_constant_and_only_those():
 
     names = [f.name for f in dataclasses.fields(StepConstants) if f.name != "origin"]
     assert list(KEYS) == names and set(RANGES) == set(names)
+
+
+def test_a_calibration_file_from_before_eta_gemm_covers_the_matmuls_with_its_eta_bw():
+    from kvcalc.inputs.calibration import parse_calibration
+
+    old = parse_calibration(json.dumps({"constants": {"eta_bw": 0.6}, "model": "m", "gpu": "h100-sxm", "tp": [1]}), "f")
+    assert old.constants["eta_bw"] == old.constants["eta_gemm"] == 0.6
+    new = parse_calibration(json.dumps({"constants": {"eta_bw": 0.6, "eta_gemm": None}, "model": "m", "gpu": "g"}), "f")
+    assert new.constants["eta_gemm"] is None
 
 
 def test_a_run_whose_figures_contradict_each_other_is_refused(cli, tmp_path):

@@ -27,7 +27,11 @@ def test_a_tp8_decode_step_term_by_term():
     # over 28,672 / 8 (read two, write one: 6 x 3,584 B).
     per_token = 80 * (2 * 4 * 8192 * 2 + 2 * (2 * (8 + 1) * 128 + (128 + 128)) + 6 * 28672 // 8)
     assert per_token == 12_615_680
-    assert s.t_memory_s == pytest.approx((bytes_read + 32 * per_token) / (3.35e12 * 0.80), rel=1e-12)
+    # The weights at the H100 spec's measured matmul share (0.86: its gemm block, AIConfigurator's GEMM
+    # tables), the KV and the small kernels' bytes at eta_bw 0.80.
+    assert h.gemm is not None and (h.gemm.bandwidth_share, h.gemm.latency_us) == (0.86, 3.4)
+    want = 17_378_131_968 / (3.35e12 * 0.86) + (kv + 32 * per_token) / (3.35e12 * 0.80)
+    assert s.t_memory_s == pytest.approx(want, rel=1e-12)
     # All-reduces: 2 per layer of 32 x 8,192 x 2 B = 524,288 B, which the H100 spec's measurements give
     # at TP 8 (vLLM's custom all-reduce in a CUDA graph, AIConfigurator's table): 11.99 us.
     a = 32 * 8192 * 2
@@ -42,9 +46,12 @@ def test_a_tp8_decode_step_term_by_term():
     per = 5e-6 + a * 2 * 7 / 8 / (0.7 * 450e9)
     assert StepModel(m, h, BF16, tp=8, constants=c).step(32, 4096).t_collective_s == pytest.approx(2 * 80 * per, rel=1e-12)
     # Fixed: 0.5 ms + 32 requests x 4 us, and each of the 80 layers' kernels: 4 matmuls (QKV, output,
-    # gate-up, down) at 3 us, one attention call at 11 us, 5 small kernels (two norms, rotary, the cache
-    # write, the activation) at 1.3 us.
-    assert s.t_fixed_s == pytest.approx(0.5e-3 + 32 * 4e-6 + 80 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6), rel=1e-12)
+    # gate-up, down) at the spec's measured 3.4 us, one attention call at 11 us, 5 small kernels (two
+    # norms, rotary, the cache write, the activation) at 1.3 us.
+    assert s.t_fixed_s == pytest.approx(0.5e-3 + 32 * 4e-6 + 80 * (4 * 3.4e-6 + 11e-6 + 5 * 1.3e-6), rel=1e-12)
+    # A GPU whose spec measures no matmuls (an H100 NVL) takes the pooled figures: eta_bw and 3 us.
+    nvl = StepModel(m, resolve_gpu("h100-nvl"), BF16, tp=8)
+    assert resolve_gpu("h100-nvl").gemm is None and (nvl.c.eta_gemm, nvl.c.gemm_latency_s) == (0.80, 3e-6)
     assert s.t_step_s == pytest.approx(max(s.t_memory_s, s.t_compute_s) + s.t_fixed_s + s.t_collective_s, rel=1e-12)
     # The bound: the same bytes at the datasheet bandwidth, nothing added.
     assert s.t_bound_s == pytest.approx(bytes_read / 3.35e12, rel=1e-12)
@@ -96,7 +103,8 @@ def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
     assert matmul / peak > weights / bw and kv / bw > attention / peak
     want = matmul / peak + kv / bw + small / bw + s.t_fixed_s
     assert s.t_step_s == pytest.approx(want, rel=1e-12)
-    assert s.t_memory_s == pytest.approx((weights + kv + small) / bw, rel=1e-12)
+    # The memory term: the weights at H100's measured matmul share (0.86), the rest at 0.80.
+    assert s.t_memory_s == pytest.approx(weights / (3.35e12 * 0.86) + (kv + small) / bw, rel=1e-12)
     assert s.t_compute_s == pytest.approx((matmul + attention) / peak, rel=1e-12)
     # 17.51 ms of matmul and attention kernels, where the larger of their bytes and FLOPs would have
     # said 12.01; the small kernels 1.077 ms more.
@@ -158,11 +166,24 @@ def test_vllm_v0_steps_carry_its_own_host_costs():
             b.t_collective_s,
             b.t_bound_s,
         )
-    # V1 releases and other engines keep the defaults; constants given on purpose are never replaced.
+    # V1 releases and other engines keep the defaults (with what they leave open, the matmuls' share and
+    # latency, the GPU's); constants given on purpose are never replaced.
+    from kvcalc.engine.steptime import for_engine, for_gpu
+
     for name in ("vllm", "vllm@0.11", "sglang", "trtllm"):
-        assert StepModel(m, h, BF16, tp=8, engine=engine(name)).c is DEFAULTS
+        assert for_engine(DEFAULTS, engine(name)) is DEFAULTS
+        assert StepModel(m, h, BF16, tp=8, engine=engine(name)).c == for_gpu(DEFAULTS, h)
     mine = StepConstants(fixed_s=1e-3)
-    assert StepModel(m, h, BF16, tp=8, constants=mine, engine=engine("vllm@0.5")).c is mine
+    assert for_engine(mine, engine("vllm@0.5")) is mine
+    assert StepModel(m, h, BF16, tp=8, constants=mine, engine=engine("vllm@0.5")).c == for_gpu(mine, h)
+    assert for_gpu(mine, h).fixed_s == 1e-3 and (for_gpu(mine, h).eta_gemm, for_gpu(mine, h).gemm_latency_s) == (
+        0.86,
+        pytest.approx(3.4e-6),
+    )
+    # Given on purpose, a matmul share or latency is kept; --efficiency sets the share with eta_bw.
+    set_ = StepConstants(eta_gemm=0.5, gemm_latency_s=1e-6)
+    assert for_gpu(set_, h) is set_
+    assert for_gpu(DEFAULTS.with_efficiency(0.6), h).eta_gemm == 0.6
 
 
 def test_the_docs_v0_example_is_what_roofline_prints(cli):
@@ -277,8 +298,9 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
     e = cli(
         "roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1", "--seq", "2k", "--efficiency", "1", "--json"
     ).json()["rows"][0]
-    # and the small kernels' 5,636,096 B for the one token at the full bandwidth.
-    fixed = 0.5e-3 + 4e-6 + 32 * (4 * 3e-6 + 11e-6 + 5 * 1.3e-6)
+    # and the small kernels' 5,636,096 B for the one token at the full bandwidth (--efficiency sets the
+    # matmuls' share too; their latency stays the H100 spec's measured 3.4 us).
+    fixed = 0.5e-3 + 4e-6 + 32 * (4 * 3.4e-6 + 11e-6 + 5 * 1.3e-6)
     assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(fixed + 5_636_096 / 3.35e12, rel=1e-9)
 
 

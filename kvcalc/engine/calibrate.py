@@ -357,6 +357,10 @@ def _fit_overhead(
 
 def _set(c: StepConstants, name: str, v: float) -> StepConstants:
     change: dict[str, Any] = {name: v}
+    if name == "eta_bw":
+        # A run measures the step's bytes together: the fitted share is the matmuls' weight reads' too
+        # (eta_gemm), not left at the GPU's microbenchmark figure.
+        change["eta_gemm"] = v
     return replace(c, **change)
 
 
@@ -385,7 +389,7 @@ def _from_measure(kernels: list[BenchRun], gpu: GPUSpec, base: StepConstants) ->
             kernels[0].where,
             "a measurement of this GPU",
         )
-    return replace(base, eta_bw=min(mid, 1.0))
+    return replace(base, eta_bw=min(mid, 1.0), eta_gemm=min(mid, 1.0))
 
 
 def _measure_report(

@@ -44,7 +44,7 @@ from kvcalc.engine.deployment import (
 from kvcalc.engine.engines import Engine
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.paging import cached_prompt_tokens
-from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, for_engine
+from kvcalc.engine.steptime import DEFAULTS, GEMM_LATENCY_S, StepConstants, StepModel, for_engine
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -406,6 +406,19 @@ def _why(rep: _Replica) -> str:
     return "; ".join(bits)
 
 
+def _gemm_words(c: StepConstants) -> str:
+    """The matmuls' bandwidth share as the step model takes it (kvcalc.engine.steptime.for_gpu)."""
+    if c.eta_gemm is not None:
+        return f"{c.eta_gemm:g}"
+    return f"the GPU's measured matmul share where its spec has one, else {c.eta_bw:g}"
+
+
+def _gemm_latency_words(c: StepConstants) -> str:
+    if c.gemm_latency_s is not None:
+        return f"{c.gemm_latency_s * 1e6:g} us"
+    return f"the GPU's measured latency, else {GEMM_LATENCY_S * 1e6:g} us,"
+
+
 def plan(
     model: ModelSpec,
     gpus: list[GPUSpec],
@@ -539,12 +552,12 @@ def plan(
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
         f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): max(weight bytes / (bandwidth x "
-        f"{constants.eta_bw:g}), matmul FLOPs / (peak x {constants.eta_c:g}, {constants.eta_c_fp8:g} at fp8)) + "
+        f"{_gemm_words(constants)}), matmul FLOPs / (peak x {constants.eta_c:g}, {constants.eta_c_fp8:g} at fp8)) + "
         f"max(KV bytes / (bandwidth x {constants.eta_bw:g}), attention FLOPs / (16-bit peak x {constants.eta_c:g})) + "
         "the small kernels' activation bytes over the same bandwidth + "
         f"{constants.fixed_s * 1e3:g} ms a step + "
         f"{constants.per_request_s * 1e6:g} us a running request + each layer's kernel latencies "
-        f"({constants.gemm_latency_s * 1e6:g} us a matmul, {constants.attn_latency_s * 1e6:g} us an attention call) + the "
+        f"({_gemm_latency_words(constants)} a matmul, {constants.attn_latency_s * 1e6:g} us an attention call) + the "
         "TP all-reduces (as the GPU spec measured them by size, where it has them) and PP hand-offs over the GPU's "
         "link, at the requests decoding (context "
         f"{traffic.prompt + max(traffic.output // 2, 1):,} tokens, mid-output) and the prompt tokens each step "

@@ -3,15 +3,16 @@
 A step runs ``n`` decoding requests (one token each, at their own contexts) and ``p`` prompt
 tokens (chunked prefill). On one tensor-parallel rank it takes
 
-    t_step = max(weight bytes / (bandwidth x eta_bw), matmul FLOPs / (matmul peak x eta_mm))
+    t_step = max(weight bytes / (bandwidth x eta_gemm), matmul FLOPs / (matmul peak x eta_mm))
              + max(KV bytes / (bandwidth x eta_bw), attention FLOPs / (16-bit peak x eta_c))
              + tokens x elementwise bytes / (bandwidth x eta_bw)  (norms, rotary, activations)
              + t_fixed                                   (scheduling, sampling, launches)
              + 2 L x allreduce(a)                        (two all-reduces per layer at TP > 1)
              + (pp - 1) x (alpha_p2p + a / link)         (PP hand-offs between stages)
 
-with ``a`` = tokens x hidden x 2 bytes of activations, ``eta_mm`` eta_c (eta_c_fp8 for fp8
-matmuls) and ``allreduce`` the GPU's measured latency at that size where its spec has one, else
+with ``a`` = tokens x hidden x 2 bytes of activations, ``eta_gemm`` the share of the bandwidth the
+GPU's own decode-shaped matmuls reach where its spec measures them (GPUSpec.gemm, with their fixed
+latency), else eta_bw, ``eta_mm`` eta_c (eta_c_fp8 for fp8 matmuls) and ``allreduce`` the GPU's measured latency at that size where its spec has one, else
 alpha + a x 2(tp-1)/tp / link. The matmuls, the attention and the small kernels between them are
 separate kernels on one stream, one after the other, so each is held to its own roofline and their
 times add: a step whose matmuls are compute-bound (a prefill chunk, hundreds of decodes) still
@@ -55,7 +56,11 @@ class StepConstants:
     :data:`DEFAULT_SOURCES` (and docs/simulation.md)."""
 
     eta_bw: float = 0.80
-    """Share of the datasheet memory bandwidth a decode step's reads reach."""
+    """Share of the datasheet memory bandwidth a decode step's reads reach (and its matmuls' weight
+    reads on a GPU whose spec does not measure them: eta_gemm)."""
+    eta_gemm: float | None = None
+    """Share of the datasheet bandwidth the matmuls' weight reads reach; None: the GPU's measured share
+    (GPUSpec.gemm) where its spec has one, else eta_bw."""
     eta_c: float = 0.70
     """Share of the dense 16-bit peak FLOP/s the matmuls and attention reach."""
     eta_c_fp8: float = 0.35
@@ -67,8 +72,9 @@ class StepConstants:
     per_request_s: float = 4e-6
     """Per-step engine cost per running request (the scheduler's schedule() and
     update_from_output()), seconds."""
-    gemm_latency_s: float = 3e-6
-    """Latency of one matrix-multiply kernel beyond its bytes over the bandwidth, seconds."""
+    gemm_latency_s: float | None = None
+    """Latency of one matrix-multiply kernel beyond its bytes over the bandwidth, seconds; None: the
+    GPU's measured figure (GPUSpec.gemm) where its spec has one, else GEMM_LATENCY_S."""
     attn_latency_s: float = 11e-6
     """Latency of one decode attention call (with its KV-cache write) beyond its bytes, seconds."""
     mla_attn_latency_s: float = 68e-6
@@ -100,9 +106,9 @@ class StepConstants:
     """'defaults', or the calibration file these came from."""
 
     def check(self) -> StepConstants:
-        for name in ("eta_bw", "eta_c", "eta_c_fp8", "moe_eta_c"):
+        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "moe_eta_c"):
             v = getattr(self, name)
-            if not (0.01 <= v <= 1.0):
+            if v is not None and not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
         if not (1.0 <= self.moe_imbalance <= 16.0):
             raise KvcalcError(f"moe_imbalance {self.moe_imbalance!r} is out of range", "moe_imbalance", "a ratio from 1 to 16")
@@ -117,8 +123,9 @@ class StepConstants:
         return self
 
     def with_efficiency(self, eta: float) -> StepConstants:
-        """The constants with one efficiency for bandwidth and compute, 16-bit and fp8 (--efficiency)."""
-        return replace(self, eta_bw=eta, eta_c=eta, eta_c_fp8=eta)
+        """The constants with one efficiency for bandwidth (the matmuls' weight reads too) and compute,
+        16-bit and fp8 (--efficiency)."""
+        return replace(self, eta_bw=eta, eta_gemm=eta, eta_c=eta, eta_c_fp8=eta)
 
     def request_path_s(self, prompt: Any) -> Any:
         """Seconds before the engine sees a request of ``prompt`` tokens."""
@@ -139,6 +146,23 @@ def defaults_for(engine: Engine | None) -> StepConstants:
         per_request_s=DEFAULTS.per_request_s if engine.host_per_request_s is None else engine.host_per_request_s,
         origin=f"defaults, {engine.label}'s host costs",
     )
+
+
+GEMM_LATENCY_S = 3e-6
+"""A matmul's fixed latency on a GPU whose spec does not measure it (DEFAULT_SOURCES)."""
+
+
+def for_gpu(constants: StepConstants, gpu: GPUSpec) -> StepConstants:
+    """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
+    and latency (GPUSpec.gemm) where its spec has them, else eta_bw and GEMM_LATENCY_S."""
+    g = gpu.gemm
+    eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
+    lat = constants.gemm_latency_s
+    if lat is None:
+        lat = g.latency_us * 1e-6 if g else GEMM_LATENCY_S
+    if eta == constants.eta_gemm and lat == constants.gemm_latency_s:
+        return constants
+    return replace(constants, eta_gemm=eta, gemm_latency_s=lat)
 
 
 def for_engine(constants: StepConstants, engine: Engine | None) -> StepConstants:
@@ -180,7 +204,11 @@ DEFAULT_SOURCES: dict[str, str] = {
     "vllm-project/vllm#46112 measured update_from_output at 1.1 us a request (0.142 ms at 128) on its machine, so "
     "about 4 us a request on a server core; synchronous with the GPU, async scheduling being off by default in "
     "0.11 and 0.12 (vllm/config/scheduler.py)",
-    "gemm_latency_s": "decode-shaped GEMMs have a fixed floor of about 3-5 us (a 1024 x 8192 bf16 GEMM takes 10.3 us "
+    "eta_gemm": "the GPU spec's measured share where it has one (gemm: vLLM's bf16 GEMMs of 1-16 tokens and 4-600 MB "
+    "of weights in AIConfigurator's gemm_perf tables, ai-dynamo/aiconfigurator 095f58a, fitted as latency + bytes / "
+    "(bandwidth x share): A100 80GB 0.74, H100 SXM 0.86, H200 0.83, B200 0.76, GB200 0.78); else eta_bw",
+    "gemm_latency_s": "the GPU spec's measured latency where it has one (the same fit: A100 80GB 5.3 us, H100 SXM "
+    "3.4, H200 3.6, B200 2.9, GB200 3.0); else 3 us: decode-shaped GEMMs have a fixed floor of about 3-5 us (a 1024 x 8192 bf16 GEMM takes 10.3 us "
     "on H100 where its 17 MB need 5.1 us; AIConfigurator's measured vLLM 0.24 gemm_perf tables); AIConfigurator's own "
     "system files charge 3 us a kernel (mem_empirical_constant_latency)",
     "attn_latency_s": "vLLM's FlashAttention-3 decode with its KV-cache write takes 11.5 us at batch 1 and 128 tokens "
@@ -267,10 +295,11 @@ def layer_kernels(model: ModelSpec) -> Kernels:
 
 def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> float:
     """The kernels' latencies of one step; ``eager`` (a batch past the largest captured CUDA graph)
-    adds each kernel's launch outside a graph (eager_launch_s)."""
+    adds each kernel's launch outside a graph (eager_launch_s). ``c`` as :func:`for_gpu` leaves it
+    (a matmul's latency open, None, is GEMM_LATENCY_S)."""
     n = layer_kernels(model)
     t = (
-        n.gemm * c.gemm_latency_s
+        n.gemm * (GEMM_LATENCY_S if c.gemm_latency_s is None else c.gemm_latency_s)
         + n.attention * c.attn_latency_s
         + n.mla_attention * c.mla_attn_latency_s
         + n.moe * c.moe_latency_s
@@ -404,7 +433,7 @@ class StepModel:
         dp: int = 1,
         engine: Engine | None = None,
     ):
-        self.c = for_engine(constants, engine).check()
+        self.c = for_gpu(for_engine(constants, engine), gpu).check()
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
         self.dp, self.ep = dp, ep
         """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``
@@ -425,6 +454,7 @@ class StepModel:
         self.peak_mm = d.peak
         self.peak_attn = peak_flops(gpu, "bf16")
         self.inv_bw = 1.0 / (d.bw * self.c.eta_bw)
+        self.inv_w = 1.0 / (d.bw * self._eta_gemm(self.c))
         self.inv_mm = self._inv_mm(self.c)
         self.inv_attn = 1.0 / (self.peak_attn * self.c.eta_c)
         self._act = model.hidden_size * ACT_BYTES
@@ -453,16 +483,22 @@ class StepModel:
         import copy
 
         new = copy.copy(self)
-        new.c = c.check()
+        new.c = for_gpu(c, self.gpu).check()
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
+        new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
         new.inv_mm = new._inv_mm(new.c)
         new.inv_attn = 1.0 / (self.peak_attn * new.c.eta_c)
         new._coll = {}
         new._dl = {}
         return new
+
+    @staticmethod
+    def _eta_gemm(c: StepConstants) -> float:
+        """The matmuls' share of the bandwidth (for_gpu has filled it in)."""
+        return c.eta_bw if c.eta_gemm is None else c.eta_gemm
 
     def _inv_mm(self, c: StepConstants) -> float:
         """Seconds a matmul FLOP costs, on average over the model's mix: the dense matrices at eta_c of
@@ -622,7 +658,7 @@ class StepModel:
         larger term plus the attention's larger term plus the small kernels' bytes, plus ``over``,
         what the step costs beyond them (fixed costs and collectives). Floats, or numpy arrays of
         them with ``larger=numpy.maximum``."""
-        tw, tkv, tel = weight_bytes * self.inv_bw, kv_bytes * self.inv_bw, elementwise_bytes * self.inv_bw
+        tw, tkv, tel = weight_bytes * self.inv_w, kv_bytes * self.inv_bw, elementwise_bytes * self.inv_bw
         tmm, tat = mm_flops * self.inv_mm, attn_flops * self.inv_attn
         if larger is None:
             top = (tw if tw >= tmm else tmm) + (tkv if tkv >= tat else tat)
@@ -705,7 +741,7 @@ class StepModel:
         w, m1, cm, c1, o = e
         # The matmuls' larger term and the small kernels' bytes are fixed over the span; the
         # attention's two lines grow with it.
-        tw = w * self.inv_bw
+        tw = w * self.inv_w
         g0 = (tw if tw >= cm else cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
         return g0 + (n * kv0 + extra_bytes) * self.inv_bw, m1, g0 + (n * a0 + extra_flops) * self.inv_attn, c1, o
 
@@ -798,14 +834,22 @@ class StepModel:
                     break
         return guess, t
 
+    def _gemm_from(self) -> str:
+        """Where the matmuls' share and latency came from, when the GPU's measurements gave them."""
+        g, c = self.gpu.gemm, self.c
+        if g is not None and c.eta_gemm == g.bandwidth_share and c.gemm_latency_s == g.latency_us * 1e-6:
+            return f", as measured on {self.gpu.name}"
+        return ""
+
     def describe(self) -> str:
         c = self.c
         parts = [
-            f"step time = max(weight bytes / (bandwidth x {c.eta_bw:g}), matmul FLOPs / ({self.compute_dtype} peak x "
+            f"step time = max(weight bytes / (bandwidth x {self._eta_gemm(c):g}{self._gemm_from()}), matmul FLOPs / "
+            f"({self.compute_dtype} peak x "
             f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
             f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
-            f"of kernel latencies per step ({c.gemm_latency_s * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
+            f"of kernel latencies per step ({(c.gemm_latency_s or 0.0) * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
             f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel)",
         ]
         if self.tp > 1 and self.link.measured is not None:

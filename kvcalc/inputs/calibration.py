@@ -16,6 +16,7 @@ from kvcalc.errors import KvcalcError
 
 KEYS = (
     "eta_bw",
+    "eta_gemm",
     "eta_c",
     "eta_c_fp8",
     "fixed_s",
@@ -39,6 +40,7 @@ ACCEPTED = "a JSON file written by kvcalc calibrate (--write FILE, or its --json
 LIMIT = 16 * 2**20
 RANGES = {
     "eta_bw": (0.01, 1.0, True),
+    "eta_gemm": (0.01, 1.0, True),
     "eta_c": (0.01, 1.0, True),
     "eta_c_fp8": (0.01, 1.0, True),
     "fixed_s": (0.0, 10.0, True),
@@ -88,7 +90,7 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
         if k not in raw:
             continue
         v = raw[k]
-        if v is None and k in ("alpha_s", "link_bytes_per_s", "net_alpha_s"):
+        if v is None and k in ("alpha_s", "link_bytes_per_s", "net_alpha_s", "eta_gemm", "gemm_latency_s"):
             out[k] = None
             continue
         lo, hi, zero_ok = RANGES[k]
@@ -102,6 +104,9 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
                 f"{k} is {str(v)[:40]!r}", f"{where}: constants.{k}", f"a number in {'[' if zero_ok else '('}{lo:g}, {hi:g}]"
             )
         out[k] = float(v)
+    if "eta_bw" in out and "eta_gemm" not in raw:
+        # A file from before eta_gemm: its fitted eta_bw covered the matmuls' weight reads too.
+        out["eta_gemm"] = out["eta_bw"]
     model, gpu, tp = doc.get("model", ""), doc.get("gpu", ""), doc.get("tp", [])
     if not isinstance(model, str) or not isinstance(gpu, str):
         raise KvcalcError("model and gpu must be names", where, ACCEPTED)

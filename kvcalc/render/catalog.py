@@ -147,10 +147,16 @@ def render_show_gpu(r: Any) -> None:
         ("ridge point (bf16)", f"{r.ridge_bf16:,.0f} FLOP/B"),
         ("interconnect", fmt_rate(g.interconnect_bytes_per_s) + " (bidirectional)" if g.interconnect_bytes_per_s else "-"),
         ("host link", fmt_rate(g.host_link_bytes_per_s) + " (bidirectional)" if g.host_link_bytes_per_s else "-"),
+        (
+            "decode matmul (measured)",
+            f"{g.gemm.latency_us:g} us + weight bytes / ({g.gemm.bandwidth_share:g} x bandwidth)" if g.gemm else "-",
+        ),
+        ("all-reduce (measured)", "TP " + ", ".join(str(n) for n in sorted(g.allreduce.latency_us)) if g.allreduce else "-"),
         ("aliases", ", ".join(g.aliases) or "-"),
     ]
     kv_lines(c, rows)
-    notes(c, "Notes", ([g.source.notes] if g.source.notes else []) + [GB_IS_GIB])
+    measured = ["the measured decode matmuls and all-reduces name their microbenchmarks in --json (gemm.url, allreduce.url)"]
+    notes(c, "Notes", ([g.source.notes] if g.source.notes else []) + (measured if g.gemm or g.allreduce else []) + [GB_IS_GIB])
 
 
 def render_import(r: Any) -> None:

@@ -127,6 +127,29 @@ class AllReduceSpec:
 
 
 @record(kw_only=True)
+class GemmSpec:
+    """How this GPU's decode-shaped matrix multiplies read their weights, measured: a matmul of a
+    few tokens takes ``latency_us`` + weight bytes / (datasheet bandwidth x ``bandwidth_share``)
+    (kvcalc.engine.steptime uses it in place of the pooled gemm_latency_s and eta_bw where a spec
+    has it)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    url: Text
+    """Where the measurements come from."""
+    latency_us: float
+    """The fixed part of one matmul, microseconds."""
+    bandwidth_share: float
+    """The share of the datasheet memory bandwidth its weight reads reach."""
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.latency_us, bool) or not 0 <= self.latency_us < 1000:
+            raise ValueError("latency_us must be microseconds from 0 to 1,000")
+        if isinstance(self.bandwidth_share, bool) or not 0.01 <= self.bandwidth_share <= 1:
+            raise ValueError("bandwidth_share must be a fraction from 0.01 to 1")
+
+
+@record(kw_only=True)
 class GPUSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
@@ -159,6 +182,9 @@ class GPUSpec:
     allreduce: AllReduceSpec | None = None
     """Measured all-reduce latencies inside the NVLink domain, where a public microbenchmark gives
     them; None: latency + bytes / bandwidth (kvcalc.engine.steptime)."""
+    gemm: GemmSpec | None = None
+    """Measured decode-shaped matmul latency and bandwidth share, where a public microbenchmark gives
+    them; None: the step model's pooled defaults (kvcalc.engine.steptime)."""
 
     def __post_init__(self) -> None:
         def conv(name: str, fn: Callable[[Any, str], float]) -> None:
@@ -208,6 +234,8 @@ class GPUSpec:
             # JSON (the catalog index) writes the group sizes as strings.
             ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
             d["allreduce"] = AllReduceSpec(**ar)
+        if isinstance(d.get("gemm"), dict):
+            d["gemm"] = GemmSpec(**d["gemm"])
         return cls(**d)
 
     def to_dict(self) -> dict[str, Any]:

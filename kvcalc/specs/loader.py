@@ -96,7 +96,15 @@ def _class_names() -> set[str]:
     """Names pydantic puts in error locations for union branches, which users never typed."""
     from kvcalc.specs.layers import KIND_CLASSES
 
-    return {c.__name__ for c in KIND_CLASSES.values()} | {"MoE", "Source", "LayerGroup", "GPUSource", "NodeSpec", "AllReduceSpec"}
+    return {c.__name__ for c in KIND_CLASSES.values()} | {
+        "MoE",
+        "Source",
+        "LayerGroup",
+        "GPUSource",
+        "NodeSpec",
+        "AllReduceSpec",
+        "GemmSpec",
+    }
 
 
 def _errors(e: Any) -> list[dict[str, Any]]:
