@@ -334,6 +334,28 @@ def test_ranks_that_print_different_kv_sizes_are_read_at_the_smallest():
     assert (g.kv_tokens, g.concurrency) == (118_000, 14.40)
 
 
+def test_without_pp_the_smallest_available_kv_memory_is_the_pool():
+    """Every rank of a TP-only start-up holds the same layers: vLLM sizes the cache to the least
+    available memory over them, so the from-log pool is the smallest figure printed, not the first
+    rank's (a TP 8 log of Qwen3-235B-FP8 printed 35.74 on rank 0 and 35.65 on six ranks). With PP each
+    stage's figure is for its own layers and the lowest rank's stays (vllm#20665)."""
+    from kvcalc.engine.explain import Given, explain
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    lines = "".join(
+        f"(VllmWorker rank={r} pid={r}) INFO [gpu_worker.py:276] Available KV cache memory: {gib} GiB\n"
+        for r, gib in ((0, "35.74"), (1, "35.65"), (2, "36.12"))
+    )
+    f = parse_startups(lines)[0]
+    assert f.available_kv_gib == 35.74 and f.rank_values["available_kv_gib"] == [35.74, 35.65, 36.12]
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    tp = explain(f, m, g, Given(engine="vllm@0.11", tp=4, pp=1, max_model_len=8192))
+    pp = explain(f, m, g, Given(engine="vllm@0.11", tp=1, pp=4, max_model_len=8192))
+    row = {x.key: x for x in tp.rows}["available_kv"]
+    assert row.log == 35.65 * GiB and tp.from_log is not None and tp.from_log.kv_pool_bytes == round(35.65 * GiB)
+    assert pp.from_log is not None and pp.from_log.kv_pool_bytes == round(35.74 * GiB)
+
+
 def test_tensorrt_llm_1x_lines_are_read_and_the_dry_run_is_not_the_pool():
     """Issue 19, cause 5: TensorRT-LLM 1.x's weights line, the GiB on its KV allocation line, its
     profile's peak and device-total line, and its first 'Allocated' line being the estimation's dry

@@ -261,14 +261,26 @@ def _pool_for_tokens(eng: Engine, fp: KVFootprint, tokens: int, seq: int, mml: i
     return hi * unit
 
 
+def _binding_available_gib(facts: LogFacts, pp: int) -> float | None:
+    """The available KV memory the engine sized its cache to. Without pipeline parallelism every rank
+    holds the same layers and vLLM takes the least memory over them (vllm/v1/core/kv_cache_utils.py
+    get_kv_cache_configs, 0.11.0 to 0.33.0; V0's executor the fewest blocks): the smallest printed.
+    With PP each stage's memory is for its own layers, so the lowest rank's stays (LogFacts)."""
+    vals = facts.rank_values.get("available_kv_gib")
+    if pp == 1 and vals:
+        return min(vals)
+    return facts.available_kv_gib
+
+
 def _vllm_pool(
-    facts: LogFacts, eng: Engine, fp: KVFootprint, util: float, seq: int, mml: int
+    facts: LogFacts, eng: Engine, fp: KVFootprint, util: float, seq: int, mml: int, pp: int = 1
 ) -> tuple[int, str, dict[str, float] | None] | None:
     comp = _components_pool(facts, util)
     if comp is not None:
         return comp[0], "components", comp[1]
-    if facts.available_kv_gib is not None:
-        return round(facts.available_kv_gib * GiB), "available", None
+    avail = _binding_available_gib(facts, pp)
+    if avail is not None:
+        return round(avail * GiB), "available", None
     bs = fp.alloc.block_size or 16
     bpb = min(fp.bytes_per_block(s) for s in range(len(fp.layouts)))
     if facts.gpu_blocks is not None:
@@ -429,7 +441,7 @@ def explain(
 
     notes: list[Note] = []
     if facts.rank_values:
-        notes.append(Note("ranks_differ", dict(facts.rank_values)))
+        notes.append(Note("ranks_differ", {**facts.rank_values, "pp": [float(pp)]}))
     if facts.ray_deduplicated:
         notes.append(Note("ray_dedup", {}))
     rows: list[Comparison] = []
@@ -438,7 +450,7 @@ def explain(
     elif eng.name == "sglang":
         got = _sglang_pool(facts, util, per_tok)
     else:
-        got = _vllm_pool(facts, eng, fp, util, mml, mml)
+        got = _vllm_pool(facts, eng, fp, util, mml, mml, pp)
     cap: Capacity | None = None
     from_log: PoolFigures | None = None
     if got is not None:
@@ -478,8 +490,9 @@ def explain(
         )
 
     if eng.name == "vllm":
-        if facts.available_kv_gib is not None:
-            log_b = facts.available_kv_gib * GiB
+        avail = _binding_available_gib(facts, pp) if basis != "components" else facts.available_kv_gib
+        if avail is not None:
+            log_b = avail * GiB
             recomputed = from_log.kv_pool_bytes if from_log and basis == "components" else None
             rows.append(_row("available_kv", "bytes", log_b, recomputed, est.kv_pool_bytes, taken=basis == "available"))
         if facts.gpu_blocks is not None and cap is not None:
