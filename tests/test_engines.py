@@ -151,7 +151,16 @@ def test_engines_command_lists_records_and_differences(cli):
     assert by["vllm@0.6"]["rules"]["host_step_s"] == "4 ms"
     assert by["vllm@0.5"]["differs_from_next_newer"] == ["v0_chunking", "host_per_request_s"]
     # 0.5.3 turned chunked prefill on by default above 32k tokens (engine/arg_utils.py); 0.2 to 0.5.2 never.
-    assert by["vllm@0.4"]["differs_from_next_newer"] == ["v0_chunking"]
+    # NCCL's NVLS buffers are counted for 0.5 to 0.7 only (NCCL 2.20 and 2.21 with two TP communicators).
+    assert by["vllm@0.4"]["differs_from_next_newer"] == ["v0_chunking", "nvls_mib_per_rank"]
+    nvls = [by[k]["rules"]["nvls_mib_per_rank"] for k in ("vllm@0.10", "vllm@0.7", "vllm@0.6", "vllm@0.5", "vllm@0.4")]
+    assert nvls == [
+        "not counted apart",
+        "2 communicators x 144 MiB a rank",
+        "2 communicators x 288 MiB a rank",
+        "2 communicators x 288 MiB a rank",
+        "not counted apart",
+    ]
     assert by["vllm@0.4"]["rules"]["v0_chunking"].startswith("off")
     # 0.7.0 raised V0's chunk to 2,048 tokens (config.py SchedulerConfig) and cached MLA latents from 0.7.1.
     assert "2,048 with chunked prefill" in by["vllm@0.7"]["rules"]["batched_tokens_default"]

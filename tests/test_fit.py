@@ -630,3 +630,47 @@ def test_kv_cache_memory_is_the_pool_as_given(cli):
     one_line_error(cli(*args, "--kv-cache-memory", "40GiB", "--engine", "sglang"), "vLLM 0.10.2 and later")
     for bad in ("0", "-1GiB", "nan", "40 GiX", ""):
         one_line_error(cli(*args, "--kv-cache-memory", bad), "--kv-cache-memory")
+
+
+@pytest.mark.parametrize(
+    "engine, gpu, tp, nvls_mib",
+    [
+        # NCCL 2.20 (torch 2.3, 2.4): 24 channels x 2 x (4 MiB + 2 MiB) = 288 MiB a rank, two TP communicators.
+        ("vllm@0.6", "h100-sxm", 8, 2 * 288 * 8),
+        ("vllm@0.5.3", "h200", 4, 2 * 288 * 4),
+        # NCCL 2.21 (torch 2.5): the buffer is NVLS's 128 KiB chunk x 8 steps, 24 x 2 x (1 + 2) = 144 MiB a rank.
+        ("vllm@0.7", "h100-sxm", 8, 2 * 144 * 8),
+        # NVLS needs more than 2 ranks on an NVSwitch of Hopper or later: none at TP 2, on A100s, on H100 NVL pairs.
+        ("vllm@0.6", "h100-sxm", 2, 0),
+        ("vllm@0.6", "a100-80gb", 8, 0),
+        ("vllm@0.6", "h100-nvl", 2, 0),
+        # Records whose NCCL does not set them apart (0.4: not read; V1 0.8 to 0.10: NCCL 2.21 and 2.26 mixed).
+        ("vllm@0.4", "h100-sxm", 8, 0),
+        ("vllm@0.10", "h100-sxm", 8, 0),
+    ],
+)
+def test_nccl_nvls_buffers_join_v0s_non_torch_memory(engine, gpu, tp, nvls_mib):
+    from kvcalc.engine.engines import engine as find
+
+    m, g = resolve_model("llama3.1-70b"), resolve_gpu(gpu)
+    r = fit(m, g, FitInputs(seq=8192, engine=find(engine), tp=tp))
+    nt = next(e for e in r.estimates if e.key == "non_torch")
+    base = (768 * MiB, 256 * MiB, 2 * GiB) if engine != "vllm@0.10" else (512 * MiB, 96 * MiB, 768 * MiB)
+    # Two communicators at best and at the high end, one at the low end.
+    assert (nt.best, nt.low, nt.high) == (base[0] + nvls_mib * MiB, base[1] + nvls_mib * MiB // 2, base[2] + nvls_mib * MiB)
+    assert ("NVLS" in nt.reason) == bool(nvls_mib)
+
+
+def test_the_nvls_example_in_the_docs_is_what_fit_says():
+    """docs/engines.md: Llama-3.1-405B-FP8 at TP 8 on H100s under vLLM 0.5.3 (vllm-project/vllm#6746)."""
+    from pathlib import Path
+
+    from kvcalc.engine.engines import engine
+
+    r = fit(resolve_model("llama3.1-405b-fp8"), resolve_gpu("h100"), FitInputs(seq=131072, engine=engine("vllm@0.5.3"), tp=8))
+    est = {e.key: e.best for e in r.estimates}
+    nvls = 2 * 288 * 8 * MiB
+    assert round((est["activation"] + est["non_torch"]) / GiB, 1) == 6.2
+    assert round((est["activation"] + est["non_torch"] - nvls) / GiB, 1) == 1.7
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    assert "kvcalc's estimate is 6.2 GiB with the NVLS buffers, 1.7 without them" in doc

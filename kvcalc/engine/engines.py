@@ -122,6 +122,14 @@ class Engine:
     FlashInfer's or PyTorch's by what is installed or set, and a log says which ('Using FlashInfer
     for top-p & top-k sampling'; 'Falling back to the PyTorch-native implementation'): FlashInfer's
     as 0.21 measures it, PyTorch's as this release's own code counts it, to the record's high end."""
+    nvls_mib_per_rank: float = 0.0
+    """NCCL's NVLink-SHARP (NVLS) buffers each TP communicator allocates on every GPU, MiB per rank of the
+    node's TP group, where the release's NCCL sizes them large and creates them before the profile reads
+    free memory: nChannels x 2 x (buffSize + 2 MiB) x ranks (NCCL src/transport/nvls.cc ncclNvlsSetup,
+    2.18 to 2.20: buffSize the 4 MiB of NCCL_BUFFSIZE, 24 channels as vllm-project/vllm#9699's NCCL log line
+    shows on 8 Hopper GPUs: 288 MiB; 2.21: buffSize 128 KiB x 8 steps, 144 MiB; 2.26 on: 16 channels of
+    1 MiB, 32 MiB, no longer apart from the other NCCL buffers). Only on GPUs with NVLS (an NVSwitch
+    domain of Hopper or later) and TP groups of more than 2 ranks; 0: not counted apart."""
     penalty_bytes_per_logit: float = 0.0
     """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
     as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
@@ -472,6 +480,7 @@ VLLM_06 = Engine(
     note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
     "(16 tokens x every attention layer); every layer holds every token; DeepSeek-V2 cached as per-head K and V "
     "padded to 256 (before MLA support in 0.7)",
+    nvls_mib_per_rank=288.0,  # torch 2.4's NCCL 2.20.5
     host_step_s=V0_HOST_STEP_S,
     host_source=V0_HOST_STEP_SOURCE
     + "; its per-request output processing runs beside the next step from 0.6.0 (async output processing, on by "
@@ -489,6 +498,7 @@ VLLM_07 = replace(
     mla_storage="latent",
     v0_chunking="0.7",
     v0_chunk_tokens=2048,
+    nvls_mib_per_rank=144.0,  # torch 2.5.1's NCCL 2.21.5
     note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
     "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent (0.7.1 on; "
     "0.7.0 cached DeepSeek as 0.6 does), which turns chunked prefill off",
@@ -513,6 +523,7 @@ VLLM_04 = replace(
     releases="0.2 to 0.5.2, the V0 engine before chunked prefill was on by default; memory rules as 0.6",
     label="vLLM 0.4 (V0)",
     v0_chunking="off",
+    nvls_mib_per_rank=0.0,  # 0.2 to 0.5.2 spans NCCL 2.14 to 2.20 and other communicators: not read
 )
 
 ENGINE_LIST: list[Engine] = [
@@ -806,6 +817,7 @@ _RULE_LABELS = {
     "auto_max_model_len": "--max-model-len auto",
     "kv_cache_memory_flag": "--kv-cache-memory-bytes",
     "sparse_mla_auto_fp8": "sparse MLA's cache under kv_cache_dtype auto",
+    "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
 }
@@ -849,6 +861,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = f"fp8_ds_mla in {v}, bf16 in the rest" if v else "bf16"
         elif f == "kv_cache_memory_flag" and e.kv_cache_memory_since:
             out[f] = f"from {e.kv_cache_memory_since}"
+        elif f == "nvls_mib_per_rank":
+            out[f] = f"2 communicators x {v:g} MiB a rank" if v else "not counted apart"
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
         elif isinstance(v, bool):

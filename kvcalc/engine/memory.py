@@ -314,9 +314,27 @@ def start_up_estimate(tp: int, pp: int) -> Estimate:
     )
 
 
-def non_torch_estimate(tp: int, pp: int) -> Estimate:
+def nvls_ranks(gpu: GPUSpec, tp: int) -> int:
+    """The ranks of a TP group that NCCL's NVLS joins on one node: NVLS needs an NVSwitch domain of
+    Hopper or later (an NVIDIA GPU with fp8 units whose NVLink domain is over 2) and more than 2 ranks
+    (vllm-project/vllm#9699); 0 where it is off."""
+    from kvcalc.engine.deployment import node_of
+
+    node = node_of(gpu)
+    ranks = min(tp, node.gpus_per_node, node.nvlink_domain)
+    if gpu.vendor != "NVIDIA" or gpu.flops_fp8 is None or node.nvlink_domain <= 2 or ranks <= 2:
+        return 0
+    return ranks
+
+
+def non_torch_estimate(tp: int, pp: int, nvls_bytes: int = 0) -> Estimate:
     """Memory outside PyTorch's allocator that the engine counts: cuBLAS and cuDNN workspaces, and
-    with more than one GPU NCCL's and the custom all-reduce's buffers."""
+    with more than one GPU NCCL's and the custom all-reduce's buffers. ``nvls_bytes``: one TP
+    communicator's NCCL NVLS buffers (Engine.nvls_mib_per_rank x ranks), which vLLM 0.5 to 0.7 create
+    twice before the profile reads free memory (vllm/worker/worker.py init_device takes its snapshot
+    before init_worker_distributed_environment; distributed/parallel_state.py GroupCoordinator makes a
+    PyNccl communicator and a torch NCCL group for TP, the latter's communicator made by the profile
+    run's first large all-reduce, 0.6.3): twice at best and high, once at low."""
     if tp * pp == 1:
         return Estimate(
             "non_torch",
@@ -326,13 +344,19 @@ def non_torch_estimate(tp: int, pp: int) -> Estimate:
             "estimated",
             "cuBLAS/cuDNN workspaces; public logs of one GPU show 0.07 to 0.35 GiB",
         )
+    nvls = ""
+    if nvls_bytes:
+        nvls = (
+            f"; plus NCCL's NVLS buffers of two TP communicators, 2 x {_gib(nvls_bytes)} (one at the low end: "
+            "NCCL 2.18 to 2.21 size them at each communicator's start, nvls.cc)"
+        )
     return Estimate(
         "non_torch",
-        768 * MiB,
-        256 * MiB,
-        2 * GiB,
+        768 * MiB + 2 * nvls_bytes,
+        256 * MiB + nvls_bytes,
+        2 * GiB + 2 * nvls_bytes,
         "estimated",
-        "cuBLAS workspaces plus NCCL and custom all-reduce buffers; public logs of 2 to 8 GPUs show 0.25 to 1.8 GiB",
+        "cuBLAS workspaces plus NCCL and custom all-reduce buffers; public logs of 2 to 8 GPUs show 0.25 to 1.8 GiB" + nvls,
     )
 
 
@@ -724,7 +748,8 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     elif eng.subtracts_non_torch and eng.non_torch_rule == "v1":
         out["non_torch"] = non_torch_v1(model, gpu, inp.tp * inp.dp, inp.pp, num_seqs(gpu, inp), eng.penalty_bytes_per_logit)
     elif eng.subtracts_non_torch:
-        out["non_torch"] = non_torch_estimate(inp.tp * inp.dp, inp.pp)
+        nvls = int(eng.nvls_mib_per_rank * MiB) * nvls_ranks(gpu, inp.tp)
+        out["non_torch"] = non_torch_estimate(inp.tp * inp.dp, inp.pp, nvls)
     else:
         out["non_torch"] = Estimate("non_torch", 0, 0, 0, "none")
     if inp.cudagraph is not None:
