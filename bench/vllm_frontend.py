@@ -56,20 +56,10 @@ def make_tokenizer() -> str:
     return path
 
 
-def main() -> None:
-    from vllm.transformers_utils.tokenizer import get_tokenizer
-    from vllm.sampling_params import RequestOutputKind, SamplingParams
-    from vllm.v1.engine import EngineCoreOutput, EngineCoreOutputs, EngineCoreRequest
-    from vllm.v1.engine.output_processor import OutputProcessor, RequestOutputCollector
-    from vllm.v1.metrics.stats import IterationStats
-    from vllm.v1.serial_utils import MsgpackDecoder, MsgpackEncoder
-    from vllm.entrypoints.openai.protocol import ChatCompletionRequest, RequestResponseMetadata
+def serving_chat():
+    """vLLM 0.11's OpenAIServingChat with the attributes its stream generator reads set as `vllm serve`
+    sets them for a plain chat model (no reasoning or tool parser, no harmony), without an engine."""
     from vllm.entrypoints.openai.serving_chat import OpenAIServingChat
-
-    tokenizer = get_tokenizer(make_tokenizer())
-    text = open(os.path.join(os.path.dirname(os.__file__), "typing.py")).read()
-    stream_ids = tokenizer.encode(text)[: N_STEPS + 16]
-    prompt_ids = tokenizer.encode(text[5000:6000])[:200]
 
     serving = object.__new__(OpenAIServingChat)
     for k, v in dict(
@@ -85,6 +75,24 @@ def main() -> None:
         enable_force_include_usage=False,
     ).items():
         setattr(serving, k, v)
+    return serving
+
+
+def main() -> None:
+    from vllm.transformers_utils.tokenizer import get_tokenizer
+    from vllm.sampling_params import RequestOutputKind, SamplingParams
+    from vllm.v1.engine import EngineCoreOutput, EngineCoreOutputs, EngineCoreRequest
+    from vllm.v1.engine.output_processor import OutputProcessor, RequestOutputCollector
+    from vllm.v1.metrics.stats import IterationStats
+    from vllm.v1.serial_utils import MsgpackDecoder, MsgpackEncoder
+    from vllm.entrypoints.openai.protocol import ChatCompletionRequest, RequestResponseMetadata
+
+    tokenizer = get_tokenizer(make_tokenizer())
+    text = open(os.path.join(os.path.dirname(os.__file__), "typing.py")).read()
+    stream_ids = tokenizer.encode(text)[: N_STEPS + 16]
+    prompt_ids = tokenizer.encode(text[5000:6000])[:200]
+
+    serving = serving_chat()
 
     async def run(n: int) -> float:
         proc = OutputProcessor(tokenizer, log_stats=True)

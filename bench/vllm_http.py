@@ -44,12 +44,11 @@ def server(port: int, n_expected: int) -> None:
     import uvloop
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from vllm_frontend import make_tokenizer
+    from vllm_frontend import make_tokenizer, serving_chat
 
     from vllm.entrypoints.openai.api_server import build_app
     from vllm.entrypoints.openai.cli_args import FrontendArgs
     from vllm.entrypoints.openai.protocol import RequestResponseMetadata
-    from vllm.entrypoints.openai.serving_chat import OpenAIServingChat
     from vllm.sampling_params import RequestOutputKind, SamplingParams
     from vllm.transformers_utils.tokenizer import get_tokenizer
     from vllm.v1.engine import EngineCoreOutput, EngineCoreOutputs, EngineCoreRequest
@@ -64,20 +63,7 @@ def server(port: int, n_expected: int) -> None:
 
     # `vllm serve`'s frontend defaults (FrontendArgs); the full parser needs a device to build.
     app = build_app(argparse.Namespace(**dataclasses.asdict(FrontendArgs())))
-    serving = object.__new__(OpenAIServingChat)
-    for k, v in dict(
-        reasoning_parser=None,
-        use_harmony=False,
-        request_logger=None,
-        tool_parser=None,
-        tool_call_id_type="random",
-        enable_log_outputs=False,
-        enable_prompt_tokens_details=False,
-        response_role="assistant",
-        enable_auto_tools=False,
-        enable_force_include_usage=False,
-    ).items():
-        setattr(serving, k, v)
+    serving = serving_chat()
 
     proc = OutputProcessor(tokenizer, log_stats=True)
     enc, dec = MsgpackEncoder(), MsgpackDecoder(EngineCoreOutputs)
