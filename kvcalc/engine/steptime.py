@@ -12,8 +12,8 @@ tokens (chunked prefill). On one tensor-parallel rank it takes
 
 with ``a`` = tokens x hidden x 2 bytes of activations, ``eta_gemm`` the share of the bandwidth the
 GPU's own decode-shaped matmuls reach where its spec measures them (GPUSpec.gemm, with their fixed
-latency), else eta_bw, ``eta_mm`` eta_c (eta_c_fp8 for fp8 matmuls) and ``allreduce`` the GPU's measured latency at that size where its spec has one, else
-alpha + a x 2(tp-1)/tp / link. The matmuls, the attention and the small kernels between them are
+latency), else eta_bw, ``eta_mm`` eta_c (eta_c_fp8 for fp8 matmuls) and ``allreduce`` the GPU's
+measured latency at that size where its spec has one, else alpha + a x 2(tp-1)/tp / link. The matmuls, the attention and the small kernels between them are
 separate kernels on one stream, one after the other, so each is held to its own roofline and their
 times add: a step whose matmuls are compute-bound (a prefill chunk, hundreds of decodes) still
 reads its requests' KV in attention kernels after them (Vidur and AIConfigurator likewise add their
@@ -208,8 +208,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "of weights in AIConfigurator's gemm_perf tables, ai-dynamo/aiconfigurator 095f58a, fitted as latency + bytes / "
     "(bandwidth x share): A100 80GB 0.74, H100 SXM 0.86, H200 0.83, B200 0.76, GB200 0.78); else eta_bw",
     "gemm_latency_s": "the GPU spec's measured latency where it has one (the same fit: A100 80GB 5.3 us, H100 SXM "
-    "3.4, H200 3.6, B200 2.9, GB200 3.0); else 3 us: decode-shaped GEMMs have a fixed floor of about 3-5 us (a 1024 x 8192 bf16 GEMM takes 10.3 us "
-    "on H100 where its 17 MB need 5.1 us; AIConfigurator's measured vLLM 0.24 gemm_perf tables); AIConfigurator's own "
+    "3.4, H200 3.6, B200 2.9, GB200 3.0); else 3 us: decode-shaped GEMMs have a fixed floor of about 3-5 us (a "
+    "1024 x 8192 bf16 GEMM takes 10.3 us on H100 where its 17 MB need 5.1 us; AIConfigurator's measured vLLM 0.24 "
+    "gemm_perf tables); AIConfigurator's own "
     "system files charge 3 us a kernel (mem_empirical_constant_latency)",
     "attn_latency_s": "vLLM's FlashAttention-3 decode with its KV-cache write takes 11.5 us at batch 1 and 128 tokens "
     "on H100 and H200 (12.8 on A100, 9.0 on L40S), where its bytes need well under 1 us (AIConfigurator's "
