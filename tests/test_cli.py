@@ -345,6 +345,28 @@ def test_a_gpu_spec_no_accelerator_has_is_refused(cli, tmp_path):
     one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f), "--plot"), "flops_bf16 is 1e-320", "tiny.yaml")
 
 
+@pytest.mark.parametrize(
+    "old, new, words",
+    [
+        ("  latency_us: 3.4", '  latency_us: "fast"', "latency_us"),
+        ("  latency_us: 3.4", "  latency_us: -1", "latency_us must be microseconds from 0 to 1,000"),
+        ("  bandwidth_share: 0.86", "  bandwidth_share: 1.5", "bandwidth_share must be a fraction from 0.01 to 1"),
+        ("  bandwidth_share: 0.86", "  bandwidth_share: .nan", "bandwidth_share must be a fraction from 0.01 to 1"),
+        ("  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  extra: 1", "unknown field"),
+    ],
+)
+def test_a_gpu_specs_measured_matmul_block_refuses_typos(cli, tmp_path, old, new, words):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
+    assert old in text
+    text = text.replace("name: h100-sxm", "name: tiny").replace(old, new)
+    text = "\n".join("aliases: []" if ln.startswith("aliases:") else ln for ln in text.splitlines())
+    f = tmp_path / "tiny.yaml"
+    f.write_text(text)
+    one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f)), words, "tiny.yaml, line", "field gemm")
+
+
 def test_shell_completion_is_installable_and_completes():
     # kvcalc --install-completion / --show-completion (typer's); the completion script answers with
     # kvcalc's own commands and options.
