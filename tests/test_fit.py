@@ -655,7 +655,8 @@ def test_nccl_nvls_buffers_join_v0s_non_torch_memory(engine, gpu, tp, nvls_mib):
     m, g = resolve_model("llama3.1-70b"), resolve_gpu(gpu)
     r = fit(m, g, FitInputs(seq=8192, engine=find(engine), tp=tp))
     nt = next(e for e in r.estimates if e.key == "non_torch")
-    base = (768 * MiB, 256 * MiB, 2 * GiB) if engine != "vllm@0.10" else (512 * MiB, 96 * MiB, 768 * MiB)
+    # V1 (vllm@0.10): 512 MiB, 96 MiB to 2.25 GiB on an NVSwitch of Hopper or later (public TP 2 and 4 breakdowns).
+    base = (768 * MiB, 256 * MiB, 2 * GiB) if engine != "vllm@0.10" else (512 * MiB, 96 * MiB, 2304 * MiB)
     # Two communicators at best and at the high end, one at the low end.
     assert (nt.best, nt.low, nt.high) == (base[0] + nvls_mib * MiB, base[1] + nvls_mib * MiB // 2, base[2] + nvls_mib * MiB)
     assert ("NVLS" in nt.reason) == bool(nvls_mib)
@@ -674,3 +675,15 @@ def test_the_nvls_example_in_the_docs_is_what_fit_says():
     assert round((est["activation"] + est["non_torch"] - nvls) / GiB, 1) == 1.7
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
     assert "kvcalc's estimate is 6.2 GiB with the NVLS buffers, 1.7 without them" in doc
+
+
+def test_v1_non_torch_memory_reaches_2_25_gib_only_on_hopper_nvswitch():
+    # vLLM V1 at TP > 1: 512 MiB at best on NVLink; the high end 2.25 GiB on an NVSwitch of Hopper or later
+    # (public TP 2 and 4 breakdowns there: 1.38 to 2.21 GiB), 0.75 GiB elsewhere (A100 NVLink, PCIe cards).
+    from kvcalc.engine.engines import engine
+
+    m = resolve_model("llama3.1-8b")
+    for gpu, high in (("h100-sxm", 2304), ("h200", 2304), ("a100-80gb", 768), ("l40s", 768)):
+        r = fit(m, resolve_gpu(gpu), FitInputs(seq=8192, engine=engine("vllm@0.11"), tp=2))
+        nt = next(e for e in r.estimates if e.key == "non_torch")
+        assert nt.high == high * MiB, gpu

@@ -296,8 +296,9 @@ def test_the_sixth_held_out_set_is_as_the_doc_says():
     assert len(six) == 10 and sum(r["counted"] for r in got) == 4
     assert sum(r["from_log"] == "ok" for r in got) == 10
     assert (sum(r["estimate"] == "ok" for r in got), sum(r["estimate"] == "ok" for r in got if r["counted"])) == (8, 3)
-    assert sum(bool(r["inside_range"]) for r in got) == 4
+    assert sum(bool(r["inside_range"]) for r in got) == 6
     assert "now 10 of 10, 8 of 10 (3 of the 4 counted) and 4 of 10" in text
+    assert "With it, 6 of the 10 lie inside the printed range" in text
     misses = {c["file"]: RESULTS[c["file"]]["headline"].estimate_error for c in six if RESULTS[c["file"]]["estimate"] == "miss"}
     assert sorted(round(v * 100, 1) for v in misses.values()) == [10.3, 23.2]
     luke = RESULTS["vllm-LukeJYK_AutoScientists-a100-80gb-qwen3-30b-a3b.log"]["headline"]

@@ -259,7 +259,11 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
     snapshot, which it takes once the CUDA context exists and before NCCL starts
     (v1/worker/gpu_worker.py, 0.10.1): cuBLAS handles and kernel images, and with more than one GPU
     NCCL's buffers and the custom all-reduce's (2 x 8 MiB a rank), symmetric-memory all-reduce from
-    0.11 (32 to 128 MiB). Public breakdowns: 0.07 to 0.35 GiB on one GPU, 0.1 to 0.75 GiB on several.
+    0.11 (32 to 128 MiB). Public breakdowns: 0.07 to 0.35 GiB on one GPU, 0.1 to 0.75 GiB on several;
+    on NVSwitch Hopper systems up to 2.2 GiB (vllm-project/vllm#21429's TP 4 profile: 2.04 GiB; a 0.10.2
+    TP 2 start on H200s: 1.38 GiB; 0.19.0 at TP 2 and 4 on H100s: 2.06 to 2.21 GiB): NCCL's buffers,
+    connected at their first collective (NCCL_RUNTIME_CONNECT, on by default from 2.22), land in the
+    profile even where 0.11 and later take the snapshot after NCCL starts. The high end there.
     From 0.27 the profile counts every persistent buffer: the sampler's penalty state,
     4.125 B per vocabulary entry per max_num_seqs row (v1/worker/gpu/sample/penalties.py, 0.33.0)."""
     extra = int(penalty * rows * model.vocab_size)
@@ -277,14 +281,20 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
         )
     nvlink = bool(gpu.interconnect_bytes_per_s)
     best = (512 if nvlink else 160) * MiB
+    nvswitch = nvlink and gpu.vendor == "NVIDIA" and gpu.flops_fp8 is not None
+    high, seen = (
+        (2304 * MiB, "0.1 to 2.2 GiB, 2.0 to 2.2 at TP 2 and 4 on Hopper NVSwitch")
+        if nvswitch
+        else (768 * MiB, "0.1 to 0.75 GiB")
+    )
     return Estimate(
         "non_torch",
         best + extra,
         96 * MiB + extra,
-        768 * MiB + extra,
+        high + extra,
         "estimated",
         "NCCL and all-reduce buffers (custom all-reduce 2 x 8 MiB a rank, symmetric memory 32 to 128 MiB on NVLink) "
-        "and cuBLAS handles; public V1 logs of 2 to 8 GPUs show 0.1 to 0.75 GiB" + why,
+        f"and cuBLAS handles; public V1 logs of 2 to 8 GPUs show {seen}" + why,
     )
 
 
