@@ -39,7 +39,7 @@ import time
 L = 64
 
 
-def server(port: int, n_expected: int) -> None:
+def server(port: int) -> None:
     import uvicorn
     import uvloop
 
@@ -179,7 +179,7 @@ def main() -> None:
     import psutil
 
     if len(sys.argv) > 1 and sys.argv[1] == "--server":
-        server(int(sys.argv[2]), 0)
+        server(int(sys.argv[2]))
         return
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -351,3 +351,15 @@ def test_a_hugging_face_id_reads_the_local_hub_cache(tmp_path, monkeypatch, cli)
     # Not in the cache: the offline message, exit 2.
     miss = cli("size", "--model", "acme/other-model", "--seq", "1k")
     assert miss.code == 2 and "works offline" in miss.err
+
+
+def test_show_prints_a_gpus_measured_matmul_and_all_reduce_blocks(cli, monkeypatch):
+    # The H100 spec's gemm block (AIConfigurator's GEMM tables fitted: 3.4 us + bytes / (0.86 x bandwidth))
+    # and its all-reduce group sizes, whole at 80 columns; a GPU without them says so.
+    monkeypatch.setenv("COLUMNS", "80")
+    text = " ".join(cli("show", "h100-sxm").out.split())
+    assert "decode matmul (measured) 3.4 us + weight bytes / (0.86 x bandwidth)" in text
+    assert "all-reduce (measured) TP 2, 4, 8" in text
+    d = cli("show", "h100-sxm", "--json").json()
+    assert (d["spec"]["gemm"]["latency_us"], d["spec"]["gemm"]["bandwidth_share"]) == (3.4, 0.86)
+    assert "decode matmul (measured) -" in " ".join(cli("show", "l40s").out.split())

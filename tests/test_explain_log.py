@@ -591,3 +591,31 @@ def test_an_auto_fitted_max_model_len_is_read_and_predicted(tmp_path, cli):
         # 5.70 GiB = 6,120,328,396 B over blocks of 16 tokens x 131,072 B (2 MiB): 2,918 blocks, 46,688 tokens.
         assert rows["auto_max_len"]["log"] == 46_688
         assert rows["auto_max_len"]["from_log"] == int(5.70 * 2**30) // (16 * 131_072) * 16 == 46_688
+
+
+def test_the_ranks_note_says_which_rule_sizes_the_cache(cli, tmp_path):
+    log = tmp_path / "ranks.log"
+    log.write_text(
+        "".join(
+            f"(VllmWorker rank={r} pid={r}) INFO [gpu_worker.py:276] Available KV cache memory: {gib} GiB\n"
+            f"(VllmWorker rank={r} pid={r}) INFO [kv_cache_utils.py:716] GPU KV cache size: {tok:,} tokens\n"
+            for r, gib, tok in ((0, "35.74", 1_594_928), (1, "35.65", 1_590_736))
+        )
+    )
+    base = [
+        "explain-log",
+        str(log),
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100",
+        "--engine",
+        "vllm@0.11",
+        "--max-model-len",
+        "8192",
+    ]
+    tp = " ".join(cli(*base, "--tp", "2").out.split())
+    assert "ranks printed 35.74, 35.65 for available_kv_gib: every rank holds the same layers" in tp
+    assert "ranks printed 1,594,928, 1,590,736 for kv_tokens: the engine uses the smallest, 1,590,736" in tp
+    pp = " ".join(cli(*base, "--pp", "2").out.split())
+    assert "each pipeline stage's is its own layers'" in pp

@@ -683,7 +683,7 @@ def test_v1_non_torch_memory_reaches_2_25_gib_only_on_hopper_nvswitch():
     from kvcalc.engine.engines import engine
 
     m = resolve_model("llama3.1-8b")
-    for gpu, high in (("h100-sxm", 2304), ("h200", 2304), ("a100-80gb", 768), ("l40s", 768)):
+    for gpu, high in (("h100-sxm", 2304), ("h200", 2304), ("a100-80gb", 768), ("l40s", 768), ("h100-nvl", 768)):
         r = fit(m, resolve_gpu(gpu), FitInputs(seq=8192, engine=engine("vllm@0.11"), tp=2))
         nt = next(e for e in r.estimates if e.key == "non_torch")
         assert nt.high == high * MiB, gpu

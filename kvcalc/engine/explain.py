@@ -441,7 +441,7 @@ def explain(
 
     notes: list[Note] = []
     if facts.rank_values:
-        notes.append(Note("ranks_differ", {**facts.rank_values, "pp": [float(pp)]}))
+        notes.append(Note("ranks_differ", {"ranks": dict(facts.rank_values), "pp": pp}))
     if facts.ray_deduplicated:
         notes.append(Note("ray_dedup", {}))
     rows: list[Comparison] = []

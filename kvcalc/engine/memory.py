@@ -16,7 +16,7 @@ from math import ceil
 from typing import Any, Literal
 
 from kvcalc._record import record
-from kvcalc.engine.deployment import Shape, check_shape, engine_flags, place, role_splits
+from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint
@@ -281,7 +281,7 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
         )
     nvlink = bool(gpu.interconnect_bytes_per_s)
     best = (512 if nvlink else 160) * MiB
-    nvswitch = nvlink and gpu.vendor == "NVIDIA" and gpu.flops_fp8 is not None
+    nvswitch = hopper_nvswitch(gpu)
     high, seen = (
         (2304 * MiB, "0.1 to 2.2 GiB, 2.0 to 2.2 at TP 2 and 4 on Hopper NVSwitch")
         if nvswitch
@@ -324,17 +324,18 @@ def start_up_estimate(tp: int, pp: int) -> Estimate:
     )
 
 
-def nvls_ranks(gpu: GPUSpec, tp: int) -> int:
-    """The ranks of a TP group that NCCL's NVLS joins on one node: NVLS needs an NVSwitch domain of
-    Hopper or later (an NVIDIA GPU with fp8 units whose NVLink domain is over 2) and more than 2 ranks
-    (vllm-project/vllm#9699); 0 where it is off."""
-    from kvcalc.engine.deployment import node_of
+def hopper_nvswitch(gpu: GPUSpec) -> bool:
+    """An NVSwitch domain of Hopper or later: an NVIDIA GPU with fp8 units whose NVLink domain is over
+    2 GPUs (an H100 NVL pair is not one), where NCCL has NVLS and its largest buffers."""
+    return gpu.vendor == "NVIDIA" and gpu.flops_fp8 is not None and node_of(gpu).nvlink_domain > 2
 
+
+def nvls_ranks(gpu: GPUSpec, tp: int) -> int:
+    """The ranks of a TP group that NCCL's NVLS joins on one node: NVLS needs a Hopper NVSwitch
+    domain (hopper_nvswitch) and more than 2 ranks (vllm-project/vllm#9699); 0 where it is off."""
     node = node_of(gpu)
     ranks = min(tp, node.gpus_per_node, node.nvlink_domain)
-    if gpu.vendor != "NVIDIA" or gpu.flops_fp8 is None or node.nvlink_domain <= 2 or ranks <= 2:
-        return 0
-    return ranks
+    return ranks if hopper_nvswitch(gpu) and ranks > 2 else 0
 
 
 def non_torch_estimate(tp: int, pp: int, nvls_bytes: int = 0) -> Estimate:

@@ -138,25 +138,25 @@ def _note(n: Any) -> str:
             "peak line: if the excerpt stops early it may be the estimation dry run, not the pool"
         )
     if k == "ranks_differ":
-        pp = int(v.get("pp", [1])[0])
+        pp = int(v["pp"])
 
         def fig(x: float) -> str:
             # Token and block counts whole (1,594,928, not 1.59493e+06); GiB as printed.
             return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.6g}"
 
+        def rule(name: str, vals: list[float]) -> str:
+            if name == "available_kv_gib" and pp > 1:
+                return (
+                    "each pipeline stage's is its own layers' (vLLM takes the fewest blocks they give); the lowest rank's is read"
+                )
+            if name == "available_kv_gib":
+                return f"every rank holds the same layers and vLLM sizes the cache to the least, {fig(min(vals))}"
+            if name in ("activation_gib", "non_torch_gib", "breakdown_weights_gib"):
+                return "read from the same budget line as the available KV memory"
+            return f"the engine uses the smallest, {fig(min(vals))}"
+
         return "; ".join(
-            f"ranks printed {', '.join(fig(x) for x in vals)} for {name}: "
-            + (
-                "each pipeline stage's is its own layers' (vLLM takes the fewest blocks they give); the lowest rank's is read"
-                if name == "available_kv_gib" and pp > 1
-                else f"every rank holds the same layers and vLLM sizes the cache to the least, {fig(min(vals))}"
-                if name == "available_kv_gib"
-                else "read from the same budget line as the available KV memory"
-                if name in ("activation_gib", "non_torch_gib", "breakdown_weights_gib")
-                else f"the engine uses the smallest, {fig(min(vals))}"
-            )
-            for name, vals in v.items()
-            if name != "pp"
+            f"ranks printed {', '.join(fig(x) for x in vals)} for {name}: {rule(name, vals)}" for name, vals in v["ranks"].items()
         )
     if k == "ray_dedup":
         return (
