@@ -353,6 +353,9 @@ def test_a_gpu_spec_no_accelerator_has_is_refused(cli, tmp_path):
         ("  bandwidth_share: 0.86", "  bandwidth_share: 1.5", "bandwidth_share must be a fraction from 0.01 to 1"),
         ("  bandwidth_share: 0.86", "  bandwidth_share: .nan", "bandwidth_share must be a fraction from 0.01 to 1"),
         ("  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  extra: 1", "unknown field"),
+        # pydantic's lax mode would read true as 1 (us): a boolean is refused where a number belongs.
+        ("  latency_us: 3.4", "  latency_us: true", "a boolean where a number belongs"),
+        ("  bandwidth_share: 0.86", "  bandwidth_share: false", "a boolean where a number belongs"),
     ],
 )
 def test_a_gpu_specs_measured_matmul_block_refuses_typos(cli, tmp_path, old, new, words):
@@ -365,6 +368,46 @@ def test_a_gpu_specs_measured_matmul_block_refuses_typos(cli, tmp_path, old, new
     f = tmp_path / "tiny.yaml"
     f.write_text(text)
     one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f)), words, "tiny.yaml, line", "field gemm")
+
+
+@pytest.mark.parametrize(
+    "kind, base, old, new, field",
+    [
+        ("gpu", "h100-sxm", "memory_smi_mib:", "memory_smi_mib: true", "memory_smi_mib"),
+        (
+            "gpu",
+            "h100-sxm",
+            "memory_bandwidth_bytes_per_s:",
+            "memory_bandwidth_bytes_per_s: true",
+            "memory_bandwidth_bytes_per_s",
+        ),
+        ("model", "llama3-8b", "    head_dim: 128", "    head_dim: true", "layer_kinds.attn.head_dim"),
+        ("model", "llama3-8b", "- repeat: 32", "- repeat: yes", "layers.0.repeat"),
+        ("model", "llama3-8b", "hidden_size: 4096", "hidden_size: on", "hidden_size"),
+    ],
+)
+def test_a_boolean_in_a_numeric_spec_field_is_refused(cli, tmp_path, kind, base, old, new, field):
+    # YAML's true / yes / on are booleans; pydantic's lax mode reads them as 1. Each is refused in one
+    # line naming the file, the line and the field, wherever the field sits (top level, a nested
+    # block, a layer kind, a list item).
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / f"{kind}_specs" / f"{base}.yaml").read_text()
+    lines, done = [], False
+    for ln in text.splitlines():
+        if ln.startswith(old) and not done:
+            ln, done = new, True
+        elif ln.startswith("name:"):
+            ln = "name: tiny"
+        elif ln.startswith("aliases:"):
+            ln = "aliases: []"
+        lines.append(ln)
+    assert done, old
+    f = tmp_path / "tiny.yaml"
+    f.write_text("\n".join(lines))
+    args = ("--model", "llama2-7b", "--gpu", str(f)) if kind == "gpu" else ("--model", str(f))
+    line = next(i for i, ln in enumerate(lines, 1) if ln == new)
+    one_line_error(cli("roofline", *args), "a boolean where a number belongs", f"tiny.yaml, line {line}, field {field}")
 
 
 def test_shell_completion_is_installable_and_completes():

@@ -168,12 +168,69 @@ def validate(kind: str, doc: dict[str, Any], where: str, text: str | None, trust
             raise KvcalcError(f"invalid {kind} spec: {e}", where, f"see 'kvcalc schema {kind}'") from None
     from pydantic import ValidationError
 
+    adapter = _adapter(cls)  # binds the constraint names the type walk below resolves
+    loc = _boolean_number(cls, doc, ())
+    if loc is not None:
+        line = yaml_line(text, loc) if text else None
+        field = ".".join(str(p) for p in loc)
+        place = f"{where}, line {line}, field {field}" if line else f"{where}, field {field}"
+        raise KvcalcError(f"invalid {kind} spec: a boolean where a number belongs", place, f"see 'kvcalc schema {kind}'")
     try:
-        return _adapter(cls).validate_python(doc)
+        return adapter.validate_python(doc)
     except ValidationError as e:
         raise validation_error(e, where, text, f"{kind} spec") from None
     except RecursionError:
         raise KvcalcError("spec nested too deeply", where, f"a {kind} spec") from None
+
+
+def _boolean_number(tp: Any, value: Any, loc: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The location of the first boolean given for a numeric field, or None.
+
+    pydantic's lax mode reads YAML's ``true`` as 1 for an int or float field, so ``latency_us: true``
+    would load as 1 us; its strict mode would refuse the nested dicts every spec is made of. So the
+    document is walked against the dataclasses' types first, and a boolean is refused wherever the
+    field does not itself take one.
+    """
+    import dataclasses
+    import types
+    import typing
+
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Annotated:
+        return _boolean_number(args[0], value, loc)
+    if origin in (typing.Union, types.UnionType):
+        if isinstance(value, bool):
+            return None if bool in args or not any(a in (int, float) for a in args) else loc
+        kinds = [a for a in args if dataclasses.is_dataclass(a)]
+        if isinstance(value, dict) and len(kinds) > 1:  # layer kinds, told apart by their tag
+            kinds = [a for a in kinds if getattr(a, "KIND", None) == value.get("kind")]
+        rest = [a for a in args if a is not type(None)]
+        pick = kinds[0] if len(kinds) == 1 else rest[0] if len(rest) == 1 else None
+        return None if pick is None else _boolean_number(pick, value, loc)
+    if tp in (int, float):
+        return loc if isinstance(value, bool) else None
+    if dataclasses.is_dataclass(tp) and isinstance(value, dict):
+        try:
+            hints = typing.get_type_hints(tp, include_extras=True)
+        except (NameError, TypeError):
+            return None
+        for f in dataclasses.fields(tp):
+            if f.name in value and f.name in hints:
+                found = _boolean_number(hints[f.name], value[f.name], (*loc, f.name))
+                if found is not None:
+                    return found
+        return None
+    if origin is list and args and isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _boolean_number(args[0], item, (*loc, i))
+            if found is not None:
+                return found
+    if origin is dict and len(args) == 2 and isinstance(value, dict):
+        for k, item in value.items():
+            found = _boolean_number(args[1], item, (*loc, k))
+            if found is not None:
+                return found
+    return None
 
 
 _ADAPTERS: dict[Any, Any] = {}
