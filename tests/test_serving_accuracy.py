@@ -408,3 +408,26 @@ def test_the_light_load_paragraph_is_as_the_runs_score():
     thr = sorted(round(e[k] * 100) for e in runs for k in ("request_throughput_per_s", "output_throughput_tok_per_s"))
     assert (tpot[0], tpot[-1], thr[0], thr[-1]) == (1, 8, 4, 14)
     assert "TensorRT-LLM): TPOT 1-8% low, throughput 4-14% high." in text
+
+
+def test_the_fifth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md's paragraph on the three vLLM runs of 2026-12-02 (fifth set): the figures it
+    quotes, as cases.yaml records the runs and the replay scores them."""
+    text = " ".join(DOC.read_text().split())
+    five = {c["id"]: c for c in CASES if c.get("held_out") == "2026-12-02 (fifth set)"}
+    assert len(five) == 3
+    b200 = errors(five["vllm43232-b200x4-qwen3-235b-fp8-main202606-random30000x1000-c64"])
+    assert abs(b200["request_throughput_per_s"]) < 0.02 and abs(b200["output_throughput_tok_per_s"]) < 0.02
+    assert round(100 * b200["mean_ttft_ms"]) == -8 and "lands within 2% on throughput, its TTFT 8% low" in text
+    nvl = five["vllm17788-h100nvl-qwen3-32b-vllm085-sharegpt-inf-seqs32"]
+    got = predict(nvl["id"])
+    assert round(got["request_throughput_per_s"], 2) == 5.19 and nvl["measured"]["request_throughput_per_s"] == 3.26
+    assert round(100 * errors(nvl)["request_throughput_per_s"]) == 59 and "where kvcalc has 5.19 (+59%)" in text
+    ds = five["vllm12568-h200x8-dsr1-vllm070v1-random1024x128-rate4"]
+    assert ds["measured"]["mean_tpot_ms"] == 177.82 and round(predict(ds["id"])["mean_tpot_ms"]) == 19
+    assert "with a TPOT of 178 ms where kvcalc" in text and "keeps up at 19 ms" in text
+    errs = [errors(c) for c in five.values()]
+    thr = [e["request_throughput_per_s"] for e in errs]
+    ttft = [e["mean_ttft_ms"] for e in errs]
+    assert round(100 * sum(map(abs, thr)) / 3) == 48 and round(100 * sum(map(abs, ttft)) / 3) == 53
+    assert "request throughput MAE 48%, TTFT 53%" in text
