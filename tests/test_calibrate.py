@@ -217,6 +217,8 @@ def test_a_run_faster_than_the_roofline_is_impossible():
     with pytest.raises(KvcalcError, match="below the roofline bound") as e:
         calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), [fast, runs[1]], [1, 1], BF16, engine("vllm"))
     assert e.value.where == "c1"
+    # One request is one request, not "1 requests".
+    assert " for 1 request of llama3.1-8b on h100-sxm " in e.value.what
 
 
 def test_contradictory_runs_are_refused():

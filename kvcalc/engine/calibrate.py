@@ -175,7 +175,7 @@ def calibrate(
         bounds.append(bound)
         if tpot < 0.98 * bound:
             raise KvcalcError(
-                f"TPOT {tpot * 1e3:,.2f} ms is below the roofline bound of {bound * 1e3:,.2f} ms for {b:,} requests of "
+                f"TPOT {tpot * 1e3:,.2f} ms is below the roofline bound of {bound * 1e3:,.2f} ms for {b:,} request{'s' if b != 1 else ''} of "
                 f"{model.name} on {gpu.name} (throughput above the roofline)",
                 r.where,
                 "a run of this model on this GPU (check the model, GPU and TP the run used)",
