@@ -450,9 +450,9 @@ def test_a_posted_0_19_log_is_read_by_its_banner(cli):
 
 def test_the_sampler_a_log_names_sets_its_warm_up():
     # vLLM 0.8 to 0.14 runs FlashInfer's top-k/top-p sampler where it is installed, else PyTorch's sort:
-    # 14 bytes a logit at the profile's peak against 28 (v1/sample/ops/topk_topp_sampler.py, 0.11).
+    # 14 bytes a logit at the profile's peak against 38 (v1/sample/ops/topk_topp_sampler.py, 0.11).
     # dennislee22's Qwen2-7B on an A100 80GB at util 0.25 (vLLM 0.10.1.1) logs FlashInfer: the warm-up
-    # is 256 rows x 152,064 vocabulary x 14 B beside the hidden states, not x 28.
+    # is 256 rows x 152,064 vocabulary x 14 B beside the hidden states, not x 38.
     from kvcalc.engine.memory import FitInputs, fit
     from kvcalc.inputs.logs import parse_startups
     from kvcalc.specs.catalog import resolve_gpu, resolve_model
@@ -476,10 +476,15 @@ def test_the_sampler_a_log_names_sets_its_warm_up():
     # (3,584 x 2 B each), above the forward pass: the best figure and the range follow the sampler named.
     hidden = 2048 * 3584 * 2
     fi, pt = activation("flashinfer"), activation("pytorch")
-    assert fi.best == 256 * 152064 * 14 + hidden and pt.best == 256 * 152064 * 28 + hidden
+    # PyTorch's sort path at 38 B a logit, as a 0.10.2 breakdown that names it measures (kolyangg/mlops-assignment:
+    # 5.58 GiB of peak activation = 1,024 rows x 151,936 x 38.3 B + 8,192 x 2,048 x 2 B of hidden states).
+    assert fi.best == 256 * 152064 * 14 + hidden and pt.best == 256 * 152064 * 38 + hidden
     assert (fi.low, fi.high) == (256 * 152064 * 12 + hidden, 256 * 152064 * 16 + hidden)
-    assert pt.high == 256 * 152064 * 40 + hidden
-    assert activation(None).best == pt.best  # the release's estimate without a sampler named: PyTorch's
+    # Its low end is the 28 B of the tensors the code names (what the sort leaves behind it), its high end 40.
+    assert (pt.low, pt.high) == (256 * 152064 * 28 + hidden, 256 * 152064 * 40 + hidden)
+    # Without a sampler named, the release's estimate lies between the two paths: 28 B, 12 to 40.
+    unknown = activation(None)
+    assert unknown.best == 256 * 152064 * 28 + hidden and fi.best < unknown.best < pt.best
 
 
 # ---- 0.8.3's V0 fallback, same-line budget terms and Ray's deduplication (2026-12-02) ---------
@@ -619,3 +624,29 @@ def test_the_ranks_note_says_which_rule_sizes_the_cache(cli, tmp_path):
     assert "ranks printed 1,594,928, 1,590,736 for kv_tokens: the engine uses the smallest, 1,590,736" in tp
     pp = " ".join(cli(*base, "--pp", "2").out.split())
     assert "each pipeline stage's is its own layers'" in pp
+
+
+def test_the_budget_line_after_the_cuda_graphs_is_read():
+    """vLLM V1 from 0.10.2 prints its budget after the CUDA graphs (v1/worker/gpu_worker.py): the device
+    total, the utilisation, the activation peak and non-torch memory are read from it, in its 0.10.2 form
+    and in the later one that joins weights and non-torch memory."""
+    from kvcalc.inputs.logs import parse_startups
+
+    head = "INFO [gpu_model_runner.py:2392] Model loading took 56.9342 GiB and 13.4 seconds\n"
+    head += "INFO [gpu_worker.py:298] Available KV cache memory: 8.68 GiB\n"
+    old = head + (
+        "INFO [gpu_worker.py:391] Free memory on device (78.57/79.18 GiB) on startup. Desired GPU memory utilization is "
+        "(0.9, 71.26 GiB). Actual usage is 56.93 GiB for weight, 5.58 GiB for peak activation, 0.07 GiB for non-torch "
+        "memory, and 0.69 GiB for CUDAGraph memory."
+    )
+    f = parse_startups(old)[0]
+    assert (f.total_gib, f.util, f.activation_gib, f.non_torch_gib) == (79.18, 0.9, 5.58, 0.07)
+    new = head + (
+        "INFO [gpu_worker.py:440] Free memory on device (78.84/79.25 GiB) on startup. Desired GPU memory utilization is "
+        "(0.9, 71.33 GiB). Actual usage is 57.26 GiB for consumed memory (weights + non-torch), 0.23 GiB for peak "
+        "activation, and 0.11 GiB for CUDAGraph memory."
+    )
+    g = parse_startups(new)[0]
+    assert (g.total_gib, g.activation_gib, g.consumed_gib) == (79.25, 0.23, 57.26)
+    # Non-torch memory is the consumed figure less the weights the load line gives: 57.26 - 56.9342.
+    assert g.non_torch_gib is not None and abs(g.non_torch_gib - 0.3258) < 1e-9

@@ -483,7 +483,7 @@ def test_the_sampler_option(cli):
 
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
     pt = cli(*ask, "pytorch").json()
-    quoted = f"{pt['kv_pool_bytes'] / 2**30:.2f} GiB at 28 B, {d['kv_pool_bytes'] / 2**30:.2f} GiB at 14 B"
+    quoted = f"{pt['kv_pool_bytes'] / 2**30:.2f} GiB at 38 B, {d['kv_pool_bytes'] / 2**30:.2f} GiB at 14 B"
     assert quoted in doc, quoted
     one_line_error(cli("fit", "--model", "qwen2.5-7b", "--gpu", "h100", "--seq", "4k", "--sampler", "triton"), "--sampler")
     one_line_error(

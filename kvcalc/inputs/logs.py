@@ -57,6 +57,9 @@ class LogFacts:
     weights_gib: float | None = None
     non_torch_gib: float | None = None
     activation_gib: float | None = None
+    consumed_gib: float | None = None
+    """vLLM V1 after 0.10.2: weights and non-torch memory together ("X GiB for consumed memory (weights +
+    non-torch)"); with the weights line it gives the non-torch figure."""
     peak_torch_gib: float | None = None
     """vLLM 0.6.4: weights and activation peak together (peak_torch_memory)."""
     available_kv_gib: float | None = None
@@ -273,6 +276,27 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "activation_gib",
         "activation peak memory",
         re.compile(r"activation peak memory(?: takes)?\s+" + NUM + r"\s*GiB"),
+        "float",
+        "",
+    ),
+    # V1 from 0.10.2, after the CUDA graphs (v1/worker/gpu_worker.py compile_or_warm_up_model): "Free memory on
+    # device (F/T GiB) on startup. Desired GPU memory utilization is (U, B GiB). Actual usage is W GiB for
+    # weight, A GiB for peak activation, N GiB for non-torch memory, and G GiB for CUDAGraph memory." (0.10.2);
+    # later releases join the first and third: "X GiB for consumed memory (weights + non-torch)".
+    (
+        "total_gib",
+        "Free memory on device (",
+        re.compile(r"Free memory on device \([0-9.]{1,20}/" + NUM + r"\s*GiB\) on startup"),
+        "float",
+        "V1 (0.10.2 or later)",
+    ),
+    ("util", "Desired GPU memory utilization is (", re.compile(r"Desired GPU memory utilization is \(" + NUM + ","), "float", ""),
+    ("activation_gib", "GiB for peak activation", re.compile(NUM + r"\s*GiB for peak activation"), "float", ""),
+    ("non_torch_gib", "GiB for non-torch memory", re.compile(NUM + r"\s*GiB for non-torch memory"), "float", ""),
+    (
+        "consumed_gib",
+        "GiB for consumed memory (weights + non-torch)",
+        re.compile(NUM + r"\s*GiB for consumed memory \(weights \+ non-torch\)"),
         "float",
         "",
     ),
@@ -595,6 +619,10 @@ def _finish(f: LogFacts) -> LogFacts:
         f.engine = "vllm"
     if f.max_model_len is None and f.concurrency_len:
         f.max_model_len = f.concurrency_len
+    if f.non_torch_gib is None and f.consumed_gib is not None and f.weights_gib is not None:
+        # The budget line after 0.10.2 joins weights and non-torch memory; the load line has the weights.
+        f.non_torch_gib = max(f.consumed_gib - f.weights_gib, 0.0)
+        f.lines["non_torch_gib"] = f.lines.get("consumed_gib", "")
     return f
 
 
