@@ -469,3 +469,28 @@ def test_prompt_cache_hit_takes_a_share(cli):
         one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "-n", "10", "--prompt-cache-hit", bad))
     r = cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "-n", "50", "--prompt-cache-hit", "0.5", "--json")
     assert r.code == 0 and any("prefix cache" in a for a in r.json()["assumptions"])
+
+
+def test_a_weight_format_given_by_flag_sizes_the_pool_and_the_steps(cli):
+    # --weight-dtype fp8 on a bf16 checkpoint (vLLM's --quantization fp8): the pool grows by exactly the
+    # bytes the weights shrink by, as kvcalc fit counts them, and a decode step reads the smaller weights.
+    base = ("--model", "qwen2.5-7b", "--gpu", "rtx4090", "--max-len", "2048")
+    ask = ("simulate", *base, "--concurrency", "1", "--requests", "20", "--prompt", "200", "--output", "200", "--json")
+    bf16, fp8 = cli(*ask).json(), cli(*ask, "--weight-dtype", "fp8").json()
+    fit = {
+        wd: next(
+            e["best"]
+            for e in cli("fit", *base[:4], "--seq", "2048", "--weight-dtype", wd, "--json").json()["estimates"]
+            if e["key"] == "weights"
+        )
+        for wd in ("bf16", "fp8")
+    }
+    assert fp8["pool_bytes"] - bf16["pool_bytes"] == fit["bf16"] - fit["fp8"]
+    # Qwen2.5-7B's attention and MLP matrices (822,212,608 + 5,703,204,864 parameters, its spec) go from
+    # 2 bytes to 1, less their fp8 scales: within 0.2% of one byte a parameter.
+    assert abs((fit["bf16"] - fit["fp8"]) / (822_212_608 + 5_703_204_864) - 1) < 0.002
+    assert any(a.startswith("weights as fp8") for a in fp8["assumptions"])
+    assert any("guesses the checkpoint's layout" in w for w in fp8["warnings"])
+    # One request at a time is bound by the weights: 8.72 GB read a step against 15.24.
+    ratio = fp8["runs"][0]["bench"]["tpot_s"]["mean"] / bf16["runs"][0]["bench"]["tpot_s"]["mean"]
+    assert 8.72 / 15.24 < ratio < 0.75

@@ -62,6 +62,7 @@ def plan(
         typer.Option("--price", metavar="<list>", help="GPU=$/hour pairs, e.g. h100=2.5,h200=3.6 (none are shipped as facts)."),
     ] = None,
     prompt_cache_hit: opt.PromptCacheHit = "0",
+    weight_dtype: opt.WeightDtypeOpt = None,
     efficiency: opt.Efficiency = None,
     calibration: opt.Calibration = None,
     request_overhead: opt.RequestOverhead = None,
@@ -108,6 +109,7 @@ def plan(
     """
     import numpy as np
 
+    from kvcalc.engine.memory import FitInputs
     from kvcalc.engine.plan import SLO, Traffic, plan as run_plan
     from kvcalc.errors import KvcalcError
     from kvcalc.inputs.workload import sample_lengths
@@ -122,6 +124,7 @@ def plan(
     if dp is not None and not dp_sizes:
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
     eng = opt.engine(engine)
+    wd = opt.weight_dtype(weight_dtype)
     if throughput:
         from kvcalc.engine.plan import SLO, max_throughput
         from kvcalc.specs.catalog import resolve_gpu
@@ -144,6 +147,7 @@ def plan(
             opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=eng),
             dp_sizes=dp_sizes,
             prompt_cache_hit=opt.prompt_cache_hit(prompt_cache_hit),
+            weight_dtype=wd,
         )
         return emit(rep, origin, as_json)
     if (users is None) == (rate is None):
@@ -216,6 +220,7 @@ def plan(
         cross_node_tp=cross_node_tp,
         ep_modes=modes,
         tp_sizes=(1, 2, 4, 8, 16) if cross_node_tp else (1, 2, 4, 8),
+        base=FitInputs(seq=traffic.length, weight_dtype=wd) if wd else None,
     )
     if r is not None and not closed_form and report.ranked:
         import dataclasses
@@ -238,6 +243,7 @@ def plan(
             constants=consts,
             max_gpus=n_max,
             traffic=traffic,
+            weight_dtype=wd,
         )
         report = dataclasses.replace(report, verified=checks)
     return emit(report, origin, as_json)

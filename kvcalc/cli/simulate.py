@@ -75,6 +75,7 @@ def simulate(
         str, typer.Option("--shared-prefix", metavar="<tokens>", help="Tokens every prompt starts with (counted in the prompt).")
     ] = "0",
     prompt_cache_hit: opt.PromptCacheHit = "0",
+    weight_dtype: opt.WeightDtypeOpt = None,
     efficiency: opt.Efficiency = None,
     calibration: opt.Calibration = None,
     request_overhead: opt.RequestOverhead = None,
@@ -211,6 +212,7 @@ def simulate(
             workers=None,
             dp=opt.parallel(dp, "--dp"),
             ep=opt.parallel(ep, "--ep"),
+            weight_dtype=opt.weight_dtype(weight_dtype),
         )
     finally:
         done()

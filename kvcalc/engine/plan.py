@@ -188,7 +188,7 @@ class _Replica:
         f = fit(model, gpu, inp)
         self.capacity = f.max_concurrency * dp
         self.kv_request = f.request_bytes
-        self.sm = StepModel(model, gpu, kv_dtype, tp, pp, constants, ep=ep, dp=dp, engine=engine)
+        self.sm = StepModel(model, gpu, kv_dtype, tp, pp, constants, ep=ep, dp=dp, engine=engine, weight_dtype=inp.weight_dtype)
         self.lanes = pp * dp
         """Batches stepping side by side: PP micro-batches on each of the DP ranks."""
         self.c = self.sm.c  # the engine release's defaults where constants were the defaults
@@ -598,6 +598,8 @@ def plan(
         )
     if traffic.rate is not None:
         assumptions.append("requests in flight per replica by Little's law: rate / replicas x (TTFT + (output - 1) x TPOT)")
+    if base is not None and base.weight_dtype:
+        assumptions.append(_weights_words(base.weight_dtype))
     warnings = []
     if not feasible:
         warnings.append(
@@ -760,6 +762,15 @@ class Verification:
         return self.tpot_mean_s / self.closed_form_tpot_s
 
 
+def _weights_words(weight_dtype: str) -> str:
+    """The assumption line of a weight format given in place of the checkpoint's."""
+    return (
+        f"weights as {weight_dtype}: kvcalc fit's per-role layout for that format (the linear layers in it; embeddings, "
+        "LM head, norms and routers in 16 bits), in memory and in each step's bytes; fp8 matmuls at the fp8 peak "
+        "where the GPU has one (W8A8)"
+    )
+
+
 def verify(
     model: ModelSpec,
     gpus: list[GPUSpec],
@@ -777,6 +788,7 @@ def verify(
     constants: StepConstants = DEFAULTS,
     max_gpus: int = 64,
     traffic: Traffic | None = None,
+    weight_dtype: str | None = None,
 ) -> list[Verification]:
     """The closed form's best deployments (up to ``top``, PP 1: the simulator runs TP only), each
     simulated at rate / replicas on one replica with the traffic's own lengths, adding replicas
@@ -795,7 +807,8 @@ def verify(
     max_len = int(np.max(prompts + outputs))
     for d in [x for x in report.ranked if x.pp == 1 and x.mode == "aggregated"][:top]:
         gpu = by_name[d.gpu]
-        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv_dtype, engine, constants, dp=d.dp, ep=d.ep) if traffic else None
+        base = FitInputs(seq=traffic.length, weight_dtype=weight_dtype) if traffic else None
+        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv_dtype, engine, constants, base, dp=d.dp, ep=d.ep) if traffic else None
         size = d.tp * d.dp
         for r in range(d.replicas, d.replicas + extra_replicas + 1):
             if size * r > max_gpus:
@@ -809,7 +822,17 @@ def verify(
             st = SimSettings(max_len, mns, mnbt, constants=constants, seed=seed)
             try:
                 sim = simulate(
-                    model, gpu, wl, st, [(f"paged-{PREFIX_BLOCK}", PREFIX_BLOCK)], engine, kv_dtype, d.tp, dp=d.dp, ep=d.ep
+                    model,
+                    gpu,
+                    wl,
+                    st,
+                    [(f"paged-{PREFIX_BLOCK}", PREFIX_BLOCK)],
+                    engine,
+                    kv_dtype,
+                    d.tp,
+                    dp=d.dp,
+                    ep=d.ep,
+                    weight_dtype=weight_dtype,
                 )
             except KvcalcError as e:
                 out.append(
@@ -1172,6 +1195,7 @@ def max_throughput(
     constants: StepConstants = DEFAULTS,
     dp_sizes: tuple[int, ...] | None = None,
     prompt_cache_hit: float = 0.0,
+    weight_dtype: str | None = None,
 ) -> ThroughputReport:
     """The highest arrival rate ``gpus`` GPUs carry within the targets, aggregated (every shape, as many
     replicas as fit) and disaggregated (x prefill + y decode instances of the best shapes), each by
@@ -1181,7 +1205,8 @@ def max_throughput(
     reps: list[_Replica] = []
     for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):
         try:
-            rep = _Replica(model, gpu, shape.tp, shape.pp, probe, kv_dtype, engine, constants, None, shape.dp, shape.ep)
+            base = FitInputs(seq=probe.length, weight_dtype=weight_dtype)
+            rep = _Replica(model, gpu, shape.tp, shape.pp, probe, kv_dtype, engine, constants, base, shape.dp, shape.ep)
         except KvcalcError:
             continue
         if rep.capacity >= 1:
@@ -1312,6 +1337,7 @@ def max_throughput(
             f"model, constants: {constants.origin}); output tokens per second per GPU = rate x output / the GPUs used",
             "aggregated: every shape kvcalc plan searches, with as many replicas as the GPUs take; disaggregated: x prefill "
             "+ y decode instances of the four best prefill and decode shapes, every split of the GPUs",
+            *([_weights_words(weight_dtype)] if weight_dtype else []),
         ],
         inputs={"model": model.name, "gpu": gpu.name, "gpus": gpus, "prompt": prompt, "output": output},
     )

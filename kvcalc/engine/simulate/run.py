@@ -97,8 +97,13 @@ def simulate(
     workers: int | None = 1,
     dp: int = 1,
     ep: int = 1,
+    weight_dtype: str | None = None,
 ) -> SimulationReport:
     """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget).
+
+    ``weight_dtype`` overrides the checkpoint's weight format (fit's per-role layout for it, and the
+    matmuls' precision: fp8 weights run W8A8 where the GPU has fp8 units), for both the pool and the
+    steps.
 
     ``workers``: policies run in that many forked processes at once (None: one a CPU for runs of
     PARALLEL_FROM requests x policies or more, where the fork pays for itself; 1: in this process).
@@ -146,10 +151,19 @@ def simulate(
             "fewer requests or policies, or a larger max_num_batched_tokens",
         )
     st = dataclasses.replace(st, mixed=engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens)[1])
-    inp = FitInputs(seq=st.max_len, engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=kv_dtype, max_num_seqs=st.max_num_seqs)
+    inp = FitInputs(
+        seq=st.max_len,
+        engine=engine,
+        tp=tp,
+        dp=dp,
+        ep=ep,
+        kv_dtype=kv_dtype,
+        max_num_seqs=st.max_num_seqs,
+        weight_dtype=weight_dtype,
+    )
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
-    cost = StepModel(model, gpu, kv_dtype, tp, constants=st.constants, ep=ep, dp=dp, engine=engine)
+    cost = StepModel(model, gpu, kv_dtype, tp, constants=st.constants, ep=ep, dp=dp, engine=engine, weight_dtype=weight_dtype)
     d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
@@ -221,6 +235,11 @@ def simulate(
             "oracle recompute every prompt"
         )
     warnings = []
+    if weight_dtype:
+        w = next((e for e in f.estimates if e.key == "weights"), None)
+        held = f" ({w.best / GiB:,.2f} GiB a GPU: {w.reason})" if w is not None else ""
+        assumptions.append(f"weights as {weight_dtype}{held}; matmuls at the {cost.compute_dtype} peak")
+        warnings += [x for x in f.warnings if "guesses the checkpoint's layout" in x]
     for r in runs:
         if r.rejected:
             warnings.append(f"{r.policy}: {count_of(r.rejected, 'request')} can never fit this policy's pool and were not served")
