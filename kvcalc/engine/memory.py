@@ -1041,6 +1041,18 @@ def check_free(gpu: GPUSpec, inp: FitInputs) -> None:
         )
 
 
+def layout_guess(model: ModelSpec, inp: FitInputs) -> str | None:
+    """The warning that a weight format given by flag guesses the checkpoint's per-role layout, where
+    it does (no measured weights given, and a layout the format implies)."""
+    if inp.weight_dtype and inp.weights is None and flag_layout(model, inp.weight_dtype) is not None:
+        return (
+            f"--weight-dtype {inp.weight_dtype} guesses the checkpoint's layout (the linear layers quantized, the "
+            "embeddings, LM head, norms and routers in bf16); the model's own config.json with its "
+            "quantization_config, or --weights, gives the real one"
+        )
+    return None
+
+
 def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     eng = inp.engine
     shape = Shape(inp.tp, inp.pp, inp.dp, inp.ep)
@@ -1160,12 +1172,9 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             f"--gpu-free is SGLang's budget (a fraction of the memory free at start-up); {eng.title} budgets the device "
             "total: pass --gpu-memory instead"
         )
-    if inp.weight_dtype and inp.weights is None and flag_layout(model, inp.weight_dtype) is not None:
-        warnings.append(
-            f"--weight-dtype {inp.weight_dtype} guesses the checkpoint's layout (the linear layers quantized, the "
-            "embeddings, LM head, norms and routers in bf16); the model's own config.json with its "
-            "quantization_config, or --weights, gives the real one"
-        )
+    guess = layout_guess(model, inp)
+    if guess:
+        warnings.append(guess)
     if shape.dp > 1 or shape.ep > 1:
         assumptions.append(
             f"{shape.describe()} ({engine_flags(shape, eng)}): each of the {shape.dp} DP rank{'s' if shape.dp > 1 else ''} "

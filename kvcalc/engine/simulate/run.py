@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvcalc.engine.engines import Engine
-from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.memory import FitInputs, fit, layout_guess
 from kvcalc.engine.simulate.scheduler import serve
 from kvcalc.engine.simulate.types import MAX_EVENTS, GiB, PolicyRun, SimSettings, SimulationReport, Workload
 from kvcalc.engine.steptime import StepModel
@@ -239,7 +239,9 @@ def simulate(
         w = next((e for e in f.estimates if e.key == "weights"), None)
         held = f" ({w.best / GiB:,.2f} GiB a GPU: {w.reason})" if w is not None else ""
         assumptions.append(f"weights as {weight_dtype}{held}; matmuls at the {cost.compute_dtype} peak")
-        warnings += [x for x in f.warnings if "guesses the checkpoint's layout" in x]
+        guess = layout_guess(model, inp)
+        if guess:
+            warnings.append(guess)
     for r in runs:
         if r.rejected:
             warnings.append(f"{r.policy}: {count_of(r.rejected, 'request')} can never fit this policy's pool and were not served")
