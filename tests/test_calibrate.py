@@ -382,3 +382,38 @@ def test_a_run_whose_figures_contradict_each_other_is_refused(cli, tmp_path):
     assert run.completed == 1000 and run.request_throughput_per_s and run.mean_output and run.mean_tpot_s
     ratio = run.request_throughput_per_s * (run.mean_output - 1) * run.mean_tpot_s / run.completed
     assert round(ratio, 2) == 1.33 and ratio < CONCURRENCY_SLACK
+
+
+def test_a_run_served_from_a_local_copy_is_matched_by_its_folder_name():
+    # vllm bench serve's --save-result JSON names the model as served: a local folder such as
+    # '/root/autodl-tmp/qwen2_5-7b-instruct/' is Qwen2.5-7B-Instruct by the catalog's loose match of its
+    # last part; a folder that names no catalog model is taken as the model given, with a warning; a run
+    # that names another catalog model is refused, naming it.
+    runs = synthetic(DEFAULTS, (1, 4))
+    local = [dataclasses.replace(r, model="/root/autodl-tmp/llama-3.1-8b-instruct/") for r in runs]
+    rep = calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), local, [1, 1], BF16, engine("vllm"))
+    assert rep.warnings == []
+    mine = [dataclasses.replace(r, model="/models/my-finetune") for r in runs]
+    rep = calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), mine, [1, 1], BF16, engine("vllm"))
+    assert rep.warnings == [
+        "the runs name '/models/my-finetune', which kvcalc cannot match to a model: taken as llama3.1-8b, as given"
+    ]
+    other = [dataclasses.replace(r, model="/data/Llama-3.1-70B-Instruct") for r in runs]
+    with pytest.raises(KvcalcError, match=r"\(llama3.1-70b\), not llama3.1-8b"):
+        calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), other, [1, 1], BF16, engine("vllm"))
+
+
+def test_runs_served_in_another_weight_format_calibrate_with_it(cli):
+    # Qwen2.5-7B served with --quantization fp8 on an RTX 4090 (violet-quartz/vllm-serving-experiments,
+    # tests/serving): at 8 users its 11.42 ms TPOT is below the bf16 weights' roofline (15.2 GB over
+    # 1,008 GB/s is 15 ms), so without the format the run is refused as impossible; with it, it fits.
+    from pathlib import Path
+
+    raw = Path(__file__).resolve().parent / "serving" / "raw"
+    files = [str(raw / f"violetquartz-rtx4090-qwen2.5-7b-vllm0251-sharegpt-fp8-c{c}.json") for c in (8, 32, 128)]
+    ask = ("calibrate", *files, "--model", "qwen2.5-7b", "--gpu", "rtx4090", "--engine", "vllm@0.25")
+    r = cli(*ask)
+    assert r.code == 2 and "below the roofline bound" in r.err and "weight format" in r.err
+    d = cli(*ask, "--weight-dtype", "fp8", "--json").json()
+    assert d["inputs"]["weight_dtype"] == "fp8" and len(d["runs"]) == 3
+    assert all(x["measured_tpot_s"] >= x["bound_tpot_s"] for x in d["runs"])

@@ -26,6 +26,7 @@ def calibrate(
     ] = "1",
     kv_dtype: opt.KVDtypeOpt = "bf16",
     engine: opt.EngineOpt = "vllm",
+    weight_dtype: opt.WeightDtypeOpt = None,
     write: Annotated[
         Optional[str],
         typer.Option("--write", metavar="<file>", help="Write the calibration (JSON) for --calibration and kvcalc.toml."),
@@ -51,7 +52,7 @@ def calibrate(
     sizes = [opt.parallel(x.strip(), "--tp") for x in tp.split(",") if x.strip()]
     if len(sizes) == 1:
         sizes = sizes * len(runs)
-    rep = run_calibrate(m, g, runs, sizes, opt.kv(kv_dtype), opt.engine(engine))
+    rep = run_calibrate(m, g, runs, sizes, opt.kv(kv_dtype), opt.engine(engine), weight_dtype=opt.weight_dtype(weight_dtype))
     if write:
         from kvcalc import files
         from kvcalc.render.json import dumps, to_json

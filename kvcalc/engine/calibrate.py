@@ -29,6 +29,7 @@ from typing import Any
 
 from kvcalc._record import record
 from kvcalc.engine.engines import Engine
+from kvcalc.engine.memory import FitInputs
 from kvcalc.engine.plan import Traffic, _prefill_wait, _Replica
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, for_engine
 from kvcalc.errors import KvcalcError
@@ -98,6 +99,22 @@ def _names(model: ModelSpec) -> set[str]:
     return out | {x.rsplit("/", 1)[-1] for x in out}
 
 
+def _run_model(name: str, model: ModelSpec, known: set[str]) -> str | None:
+    """Which model a run names, against the one given: None when it is that one (by name, alias, or
+    the catalog's loose match of its last path part: a local copy 'qwen2_5-7b-instruct/'), the
+    catalog's name for it when it is another, '' when it names nothing kvcalc knows."""
+    from kvcalc.specs.catalog import canonical_name
+
+    low = name.strip().lower().rstrip("/")
+    parts = [low, low.rsplit("/", 1)[-1]]
+    if any(p in known for p in parts):
+        return None
+    found = [c for c in (canonical_name("model", p) for p in parts) if c]
+    if model.name in found:
+        return None
+    return found[0] if found else ""
+
+
 def calibrate(
     model: ModelSpec,
     gpu: GPUSpec,
@@ -106,9 +123,11 @@ def calibrate(
     kv_dtype: KVDtype,
     engine: Engine,
     base: StepConstants = DEFAULTS,
+    weight_dtype: str | None = None,
 ) -> CalibrationReport:
     """Fit the step-time constants to measured runs (``tps``: each run's TP size), from the engine
-    release's defaults where ``base`` is the defaults."""
+    release's defaults where ``base`` is the defaults; ``weight_dtype`` is the format the runs served
+    the weights in where it is not the checkpoint's (vLLM's --quantization fp8 on a bf16 model)."""
     base = for_engine(base, engine)
     if not runs:
         raise KvcalcError("no runs", "calibrate", "one or more benchmark results")
@@ -123,13 +142,18 @@ def calibrate(
         if not runs:
             return _measure_report(model, gpu, kernels, kv_dtype, engine, base)
     pts: list[tuple[BenchRun, int, _Replica, float, float]] = []
+    unnamed: list[str] = []
     for r, tp in zip(runs, tps):
-        if r.model and r.model.lower() not in known and r.model.lower().rsplit("/", 1)[-1] not in known:
+        named = (r.model or "")[:80]
+        other = _run_model(named, model, known) if named else None
+        if other:
             raise KvcalcError(
-                f"this run is of {r.model[:80]!r}, not {model.name}",
+                f"this run is of {named!r} ({other}), not {model.name}",
                 r.where,
-                f"results of {model.name}, or a calibration for {r.model[:80]}",
+                f"results of {model.name}, or a calibration for {other}",
             )
+        if other == "" and named not in unnamed:
+            unnamed.append(named)
         tpot = r.mean_tpot_s or r.median_tpot_s or r.mean_itl_s
         missing = [
             k
@@ -148,7 +172,8 @@ def calibrate(
             raise KvcalcError("one output token a request has no TPOT", r.where, "runs of two or more output tokens")
         X, P, O = r.request_throughput_per_s, r.mean_input, r.mean_output
         traffic = Traffic(prompt=max(int(round(P)), 1), output=max(int(round(O)), 2), rate=X)
-        rep = _Replica(model, gpu, tp, 1, traffic, kv_dtype, engine, base)
+        inp = FitInputs(seq=traffic.length, weight_dtype=weight_dtype)
+        rep = _Replica(model, gpu, tp, 1, traffic, kv_dtype, engine, base, inp)
         n_d = X * (O - 1) * tpot
         # Little's law cannot put more requests in flight than the client sent at once, or than the run had.
         caps = [(v, what) for v, what in ((r.max_concurrency, "its max concurrency"), (r.completed, "its requests")) if v]
@@ -178,7 +203,7 @@ def calibrate(
                 f"TPOT {tpot * 1e3:,.2f} ms is below the roofline bound of {bound * 1e3:,.2f} ms for {b:,} request{'s' if b != 1 else ''} of "
                 f"{model.name} on {gpu.name} (throughput above the roofline)",
                 r.where,
-                "a run of this model on this GPU (check the model, GPU and TP the run used)",
+                "a run of this model on this GPU (check the model, GPU, TP and weight format the run used)",
             )
     free, held = _free(pts, base)
     if len(pts) < max(2, len(free) + 1):
@@ -257,6 +282,12 @@ def calibrate(
             "fit: least squares on log(predicted / measured TPOT), one constant at a time in its range "
             + ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in RANGES.items()),
         ],
+        warnings=[
+            f"the runs name {', '.join(repr(u) for u in unnamed)}, which kvcalc cannot match to a model: taken as "
+            f"{model.name}, as given"
+        ]
+        if unnamed
+        else [],
         inputs={
             "model": model.name,
             "gpu": gpu.name,
@@ -264,6 +295,7 @@ def calibrate(
             "engine": engine.key,
             "kv_dtype": kv_dtype.name,
             "runs": len(out),
+            **({"weight_dtype": weight_dtype} if weight_dtype else {}),
         },
     )
 
