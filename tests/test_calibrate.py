@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from conftest import one_line_error
-from kvcalc.engine.calibrate import calibrate
+from kvcalc.engine.calibrate import CalibrationReport, calibrate
 from kvcalc.engine.engines import engine
 from kvcalc.engine.simulate import SimSettings, Workload, simulate
 from kvcalc.engine.steptime import DEFAULTS
@@ -386,21 +386,29 @@ def test_a_run_whose_figures_contradict_each_other_is_refused(cli, tmp_path):
 
 def test_a_run_served_from_a_local_copy_is_matched_by_its_folder_name():
     # vllm bench serve's --save-result JSON names the model as served: a local folder such as
-    # '/root/autodl-tmp/qwen2_5-7b-instruct/' is Qwen2.5-7B-Instruct by the catalog's loose match of its
-    # last part; a folder that names no catalog model is taken as the model given, with a warning; a run
-    # that names another catalog model is refused, naming it.
-    runs = synthetic(DEFAULTS, (1, 4))
-    local = [dataclasses.replace(r, model="/root/autodl-tmp/llama-3.1-8b-instruct/") for r in runs]
-    rep = calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), local, [1, 1], BF16, engine("vllm"))
-    assert rep.warnings == []
-    mine = [dataclasses.replace(r, model="/models/my-finetune") for r in runs]
-    rep = calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), mine, [1, 1], BF16, engine("vllm"))
-    assert rep.warnings == [
+    # '/root/autodl-tmp/llama-3.1-8b-instruct/' is Llama-3.1-8B-Instruct by the catalog's loose match of
+    # its last part; a folder that names no catalog model is taken as the model given, with a warning; a
+    # run that names another catalog model is refused, naming it.
+    from kvcalc.specs.catalog import canonical_name
+
+    def fit(model_named: str) -> CalibrationReport:
+        runs = [dataclasses.replace(r, model=model_named) for r in synthetic(DEFAULTS, (1, 4))]
+        return calibrate(
+            resolve_model("llama3.1-8b"),
+            resolve_gpu("h100"),
+            runs,
+            [1, 1],
+            BF16,
+            engine("vllm"),
+            identify=lambda name: canonical_name("model", name),
+        )
+
+    assert fit("/root/autodl-tmp/llama-3.1-8b-instruct/").warnings == []
+    assert fit("/models/my-finetune").warnings == [
         "the runs name '/models/my-finetune', which kvcalc cannot match to a model: taken as llama3.1-8b, as given"
     ]
-    other = [dataclasses.replace(r, model="/data/Llama-3.1-70B-Instruct") for r in runs]
     with pytest.raises(KvcalcError, match=r"\(llama3.1-70b\), not llama3.1-8b"):
-        calibrate(resolve_model("llama3.1-8b"), resolve_gpu("h100"), other, [1, 1], BF16, engine("vllm"))
+        fit("/data/Llama-3.1-70B-Instruct")
 
 
 def test_runs_served_in_another_weight_format_calibrate_with_it(cli):

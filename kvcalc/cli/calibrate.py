@@ -52,7 +52,18 @@ def calibrate(
     sizes = [opt.parallel(x.strip(), "--tp") for x in tp.split(",") if x.strip()]
     if len(sizes) == 1:
         sizes = sizes * len(runs)
-    rep = run_calibrate(m, g, runs, sizes, opt.kv(kv_dtype), opt.engine(engine), weight_dtype=opt.weight_dtype(weight_dtype))
+    from kvcalc.specs.catalog import canonical_name
+
+    rep = run_calibrate(
+        m,
+        g,
+        runs,
+        sizes,
+        opt.kv(kv_dtype),
+        opt.engine(engine),
+        weight_dtype=opt.weight_dtype(weight_dtype),
+        identify=lambda name: canonical_name("model", name),
+    )
     if write:
         from kvcalc import files
         from kvcalc.render.json import dumps, to_json

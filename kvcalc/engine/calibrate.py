@@ -24,6 +24,7 @@ figures put more than twice its max concurrency (or its requests) decoding at on
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import field, replace
 from typing import Any
 
@@ -99,17 +100,18 @@ def _names(model: ModelSpec) -> set[str]:
     return out | {x.rsplit("/", 1)[-1] for x in out}
 
 
-def _run_model(name: str, model: ModelSpec, known: set[str]) -> str | None:
-    """Which model a run names, against the one given: None when it is that one (by name, alias, or
-    the catalog's loose match of its last path part: a local copy 'qwen2_5-7b-instruct/'), the
-    catalog's name for it when it is another, '' when it names nothing kvcalc knows."""
-    from kvcalc.specs.catalog import canonical_name
-
+def _run_model(name: str, model: ModelSpec, known: set[str], identify: Callable[[str], str | None] | None) -> str | None:
+    """Which model a run names, against the one given: None when it is that one (by name or alias, or
+    by ``identify``, the catalog's loose match, of its last path part: a local copy such as
+    'qwen2_5-7b-instruct/'); the other model's name when it is another; '' when ``identify`` knows
+    it as none. Without ``identify`` a name that is not the model's is another model's."""
     low = name.strip().lower().rstrip("/")
     parts = [low, low.rsplit("/", 1)[-1]]
     if any(p in known for p in parts):
         return None
-    found = [c for c in (canonical_name("model", p) for p in parts) if c]
+    if identify is None:
+        return name
+    found = [c for c in (identify(p) for p in parts) if c]
     if model.name in found:
         return None
     return found[0] if found else ""
@@ -124,10 +126,13 @@ def calibrate(
     engine: Engine,
     base: StepConstants = DEFAULTS,
     weight_dtype: str | None = None,
+    identify: Callable[[str], str | None] | None = None,
 ) -> CalibrationReport:
     """Fit the step-time constants to measured runs (``tps``: each run's TP size), from the engine
     release's defaults where ``base`` is the defaults; ``weight_dtype`` is the format the runs served
-    the weights in where it is not the checkpoint's (vLLM's --quantization fp8 on a bf16 model)."""
+    the weights in where it is not the checkpoint's (vLLM's --quantization fp8 on a bf16 model);
+    ``identify`` maps a model name a run gives to a catalog model (None: unknown), so that a run from
+    a local folder is matched by its name and only a run of another known model is refused."""
     base = for_engine(base, engine)
     if not runs:
         raise KvcalcError("no runs", "calibrate", "one or more benchmark results")
@@ -145,10 +150,11 @@ def calibrate(
     unnamed: list[str] = []
     for r, tp in zip(runs, tps):
         named = (r.model or "")[:80]
-        other = _run_model(named, model, known) if named else None
+        other = _run_model(named, model, known, identify) if named else None
         if other:
+            which = f" ({other})" if other != named else ""
             raise KvcalcError(
-                f"this run is of {named!r} ({other}), not {model.name}",
+                f"this run is of {named!r}{which}, not {model.name}",
                 r.where,
                 f"results of {model.name}, or a calibration for {other}",
             )
