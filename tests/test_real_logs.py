@@ -326,3 +326,15 @@ def test_the_seventh_held_out_set_is_as_the_doc_says():
     assert any(r.key == "activation" and r.log == 5.58 * 2**30 for r in facts.rows)
     sipeed = RESULTS["vllm-sipeed-4x3090-qwen3-vl-30b-a3b.log"]["headline"]
     assert round(sipeed.estimate_error * 100, 1) == -16.3 and "(-0.6% to -16.3%" in text
+
+
+def test_the_eighth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md's paragraph on the four logs of 2026-12-02 (eighth set)."""
+    text = " ".join(DOC.read_text().split())
+    eight = [c for c in CASES if c.get("held_out") == "2026-12-02 (eighth set)"]
+    got = [RESULTS[c["file"]] for c in eight]
+    assert len(eight) == 4 and not any(r["counted"] for r in got)
+    assert all(r["from_log"] == "ok" and r["estimate"] == "ok" and r["inside_range"] for r in got)
+    errs = [round(r["headline"].estimate_error * 100, 1) for r in got]
+    assert max(map(abs, errs)) < 4 and "(+3.6%, -0.5%, +3.5%, -1.6%)" in text
+    assert errs == [3.6, -0.5, 3.5, -1.6]
