@@ -345,3 +345,17 @@ def test_the_40gb_dennislee22_log_is_as_the_doc_says():
     text = " ".join(DOC.read_text().split())
     got = RESULTS["vllm-dennislee-2xa100-40gb-qwen2-7b.log"]["headline"]
     assert round(got.estimate_error * 100, 1) == -2.9 and "stayed at +0.3% (-2.9% since" in text
+
+
+def test_the_ninth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md's paragraph on the three logs of 2026-12-02 (ninth set)."""
+    text = " ".join(DOC.read_text().split())
+    nine = [c for c in CASES if c.get("held_out") == "2026-12-02 (ninth set)"]
+    got = [RESULTS[c["file"]] for c in nine]
+    assert len(nine) == 3 and not any(r["counted"] for r in got)
+    assert all(r["from_log"] == "ok" and abs(r["from_log_worst"].from_log_error) < 0.001 for r in got)
+    assert [round(r["headline"].estimate_error * 100, 1) for r in got] == [-7.4, 12.4, -4.7]
+    assert "from the defaults -7.4%, +12.4% and -4.7%, one inside the printed range" in text
+    assert sum(bool(r["inside_range"]) for r in got) == 1
+    # PyTorch's sort over the H100's 1,024 rows of Llama 3.1's 128,256 logits at 38 B.
+    assert round(1024 * 128256 * 38 / 2**30, 2) == 4.65 and "alone would take 4.65 GiB" in text
