@@ -266,3 +266,10 @@ def test_plan_takes_a_weight_format_and_its_simulation_agrees(cli):
     assert tp4(fp8)["tpot_s"] < 0.8 * tp4(bf16)["tpot_s"]
     checked = [v for v in fp8["verified"] if v["closed_form_tpot_s"]]
     assert checked and all(abs(v["tpot_mean_s"] / v["closed_form_tpot_s"] - 1) <= 0.10 for v in checked)
+
+
+def test_one_user_is_one_user(cli):
+    # The traffic line counts its users with the noun in the singular for one.
+    out = cli("plan", "--model", "llama3-8b", "--gpus", "h100", "--users", "1").out
+    assert "1 concurrent user," in out and "1 concurrent users" not in out
+    assert "2 concurrent users," in cli("plan", "--model", "llama3-8b", "--gpus", "h100", "--users", "2").out

@@ -49,6 +49,7 @@ from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
+from kvcalc.units import count_of
 
 PREFIX_BLOCK = 16
 """The block a prefix-cache hit is counted in whole: vLLM's default block size, and the paged
@@ -73,7 +74,7 @@ class Traffic:
         return self.prompt + self.output
 
     def describe(self) -> str:
-        load = f"{self.users:,} concurrent users" if self.users else f"{self.rate:g} requests/s"
+        load = count_of(self.users, "concurrent user") if self.users else f"{self.rate:g} requests/s"
         return f"{load}, {self.lengths()}"
 
     def lengths(self) -> str:
