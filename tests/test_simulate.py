@@ -494,3 +494,10 @@ def test_a_weight_format_given_by_flag_sizes_the_pool_and_the_steps(cli):
     # One request at a time is bound by the weights: 8.72 GB read a step against 15.24.
     ratio = fp8["runs"][0]["bench"]["tpot_s"]["mean"] / bf16["runs"][0]["bench"]["tpot_s"]["mean"]
     assert 8.72 / 15.24 < ratio < 0.75
+
+
+def test_one_user_in_flight_is_said_in_the_singular(cli):
+    # A closed loop of one user: its verdict and client lines count one request, not "1 requests".
+    out = cli("simulate", "--model", "llama3-8b", "--gpu", "h100", "--concurrency", "1", "--requests", "20").out
+    assert out.startswith("1 request in flight:") and "at most 1 request in flight" in " ".join(out.split())
+    assert "1 requests" not in out

@@ -118,7 +118,7 @@ def simulate(
         # One DP rank's share: every dp-th request, as round-robin routing deals them (SGLang's default;
         # vLLM's balancer with equal loads), and its share of a closed loop's users.
         if whole < dp:
-            raise KvcalcError(f"{whole:,} requests over {dp} DP ranks", "requests", f"at least {dp} (one a rank)")
+            raise KvcalcError(f"{count_of(whole, 'request')} over {dp} DP ranks", "requests", f"at least {dp} (one a rank)")
         wl = dataclasses.replace(wl, arrivals=wl.arrivals[::dp], prompts=wl.prompts[::dp], outputs=wl.outputs[::dp])
         if st.concurrency is not None:
             # The replay is one rank's share of the users: they must split evenly (a rank given
@@ -139,7 +139,7 @@ def simulate(
     st.constants.check()
     if st.concurrency is not None and not 1 <= st.concurrency <= n:
         raise KvcalcError(
-            f"a concurrency of {st.concurrency:,} with {n:,} requests",
+            f"a concurrency of {st.concurrency:,} with {count_of(n, 'request')}",
             "concurrency",
             f"1 to the number of requests ({n:,}): each user needs a request to send",
         )
@@ -278,7 +278,7 @@ def simulate(
 def _client_line(wl: Workload, st: SimSettings) -> str:
     c = st.constants
     load = (
-        f"at most {st.concurrency:,} requests in flight (each slot sends the next request when its last one ends)"
+        f"at most {count_of(st.concurrency, 'request')} in flight (each slot sends the next request when its last one ends)"
         if st.concurrency
         else "open loop: each request is sent at its arrival time"
     )
@@ -305,7 +305,7 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
     r = runs[-1]
     if st.concurrency:
         return (
-            f"{st.concurrency:,} requests in flight: {r.policy} serves {r.requests_per_s:,.3g} requests/s "
+            f"{count_of(st.concurrency, 'request')} in flight: {r.policy} serves {r.requests_per_s:,.3g} requests/s "
             f"({r.output_tokens_per_s:,.4g} output tokens/s) in steady state"
         )
     if r.offered_per_s is None:
