@@ -433,3 +433,26 @@ def test_error_lines_are_cut(capsys, monkeypatch_env):
 def test_generated_hostile_paths(capsys, monkeypatch_env, hostile, cmd, path, flag, rest):
     p = path if path.startswith("/") else str(hostile / path)
     outcome(capsys, [cmd, *([flag] if flag else []), p, *rest])
+
+
+@pytest.mark.parametrize(
+    "where, key, value",
+    [
+        ("text_config", "hidden_size", 1.3407807929942597e154),  # found by test_random_config_fields
+        ("text_config", "vocab_size", 2**60),
+        ("vision_config", "intermediate_size", 10**200),
+    ],
+)
+def test_a_config_figure_of_no_real_model_is_one_line(capsys, tmp_path, monkeypatch_env, where, key, value):
+    # A float of 1e154 that is a whole number, or an integer past 2^50, in a config.json once reached
+    # float arithmetic (the vision tower's estimate) and ended in an internal error; each is refused in
+    # one line, or (a vision_config's) noted and left uncounted.
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).parent / "configs" / "gemma3-27b.json").read_text())
+    cfg[where][key] = value
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    for argv in (["import", str(p)], ["size", "--model", str(p), "--seq", "1k", "--json"]):
+        code = outcome(capsys, argv)
+        assert code in (0, 2)

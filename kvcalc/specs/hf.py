@@ -14,6 +14,7 @@ from typing import Any
 
 from kvcalc._record import record
 from kvcalc.errors import KvcalcError
+from kvcalc.specs.constraints import MAX_FIELD
 from kvcalc.specs.model import ROLES, VISION_ENCODERS
 
 SUPPORTED = (
@@ -102,6 +103,12 @@ class _Cfg:
             raise KvcalcError(f"field {key!r} is {v}", self.where, "a positive integer")
         if key == "num_hidden_layers" and v > 100_000:
             raise KvcalcError(f"field {key!r} is {v:,}", self.where, "at most 100,000 layers")
+        if v > MAX_FIELD:
+            raise KvcalcError(
+                f"field {key!r} is over 2^50 (a {v.bit_length()}-bit integer)",
+                self.where,
+                "an integer of ordinary size (at most 2^50)",
+            )
         if not positive and v < 0:
             raise KvcalcError(f"field {key!r} is {v}", self.where, "a non-negative integer")
         return v
@@ -1043,7 +1050,7 @@ def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
             return n
     h = v.get("hidden_size") or v.get("embed_dim") or v.get("width")
     depth = v.get("num_hidden_layers") or v.get("depth") or v.get("num_layers")
-    if not isinstance(h, int) or not isinstance(depth, int) or h <= 0 or depth <= 0:
+    if not isinstance(h, int) or not isinstance(depth, int) or not 0 < h <= MAX_FIELD or not 0 < depth <= MAX_FIELD:
         b.notes.append("a vision_config kvcalc cannot read: the vision tower is not counted")
         return 0
     depth += int(v.get("num_global_layers") or 0)
@@ -1057,6 +1064,9 @@ def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:
     embed = int(v.get("num_channels") or 3) * patch * patch * h + (img // patch) ** 2 * h
     proj = h * text_hidden * (4 if v.get("spatial_merge_size") else 1) + text_hidden * text_hidden
     n = layers + embed + proj
+    if n > MAX_FIELD:  # an intermediate size, patch or image size of no real model
+        b.notes.append("a vision_config kvcalc cannot read (figures of no real model): the vision tower is not counted")
+        return 0
     b.notes.append(
         f"vision tower estimated at {n / 1e9:.2f}B parameters from vision_config ({depth} layers of {h}); "
         "engines load it beside the language model"
