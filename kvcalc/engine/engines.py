@@ -366,8 +366,13 @@ VLLM_021 = replace(
     aliases=(),
     sampler_bytes_per_logit=14,
     sampler_range=(12, 16),
-    sampler_old_gpus=(38, 34, 40),
-    sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 38, 28, 40)),
+    # Without FlashInfer (not installed, or a GPU it does not serve: ROCm, the T4) the top-k/top-p
+    # masks of 8 or more rows run as one Triton kernel in place on the fp32 logits (v1/sample/ops/
+    # topk_topp_sampler.py apply_top_k_top_p -> topk_topp_triton.py, from 0.17.0): the logits (2),
+    # their fp32 copy (4), the probabilities (4) and random_sample's exponentials (4), as FlashInfer's.
+    # Fewer rows still sort, at most 7 x vocab x 38 B.
+    sampler_old_gpus=None,
+    sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 14, 12, 16)),
     penalty_bytes_per_logit=0.0,
 )
 VLLM_017 = replace(
@@ -381,9 +386,7 @@ VLLM_017 = replace(
     cudagraph="after",
     tokens_report="blocks-per-group",
     note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens"),
-    sampler_bytes_per_logit=38,
-    sampler_range=(34, 40),
-    sampler_old_gpus=None,
+    # 0.17 to 0.20: FlashInfer's sampler only on request, the Triton masks of 0.21 otherwise (above).
 )
 # 0.15 and 0.16 check one request of max_model_len across every pipeline stage's layers against one
 # stage's memory (kv_cache_utils.py get_kv_cache_configs, read in 0.15.0 and 0.16.0).
@@ -393,6 +396,11 @@ VLLM_015 = replace(
     releases="0.15 to 0.16; rules read from 0.15.0 and 0.16.0",
     label="vLLM 0.15",
     pp_start_check="whole",
+    # Before 0.17's Triton masks PyTorch sorts the logits (apply_top_k_top_p), FlashInfer's sampler
+    # only on request ("Users must opt in explicitly via VLLM_USE_FLASHINFER_SAMPLER=1", 0.15.0).
+    sampler_bytes_per_logit=38,
+    sampler_range=(34, 40),
+    sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 38, 28, 40)),
 )
 VLLM_014 = replace(
     VLLM_015,
