@@ -650,3 +650,23 @@ def test_the_budget_line_after_the_cuda_graphs_is_read():
     assert (g.total_gib, g.activation_gib, g.consumed_gib) == (79.25, 0.23, 57.26)
     # Non-torch memory is the consumed figure less the weights the load line gives: 57.26 - 56.9342.
     assert g.non_torch_gib is not None and abs(g.non_torch_gib - 0.3258) < 1e-9
+
+
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ("Desired GPU memory utilization is (99, 71.26 GiB).", "util 99 is out of range"),
+        ("Free memory on device (78.57/99999999999999999999999 GiB) on startup.", "total_gib 1e+23 is out of range"),
+    ],
+)
+def test_a_log_figure_no_engine_prints_is_one_line(cli, tmp_path, line, words):
+    # A utilisation of 99 or a device of 10^23 GiB in a start-up line is a corrupted or hand-edited log:
+    # refused in one line quoting the line, not carried into a pool of 10^26 %.
+    log = tmp_path / "h.log"
+    log.write_text(
+        "INFO [gpu_model_runner.py:1] Model loading took 56.9342 GiB\n"
+        "INFO [gpu_worker.py:2] Available KV cache memory: 8.68 GiB\n"
+        "INFO [kv_cache_utils.py:3] GPU KV cache size: 94,784 tokens\n"
+        f"INFO [gpu_worker.py:4] {line}\n"
+    )
+    one_line_error(cli("explain-log", str(log), "--model", "qwen3-30b-a3b", "--gpu", "h100"), words, "log line")

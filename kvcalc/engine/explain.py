@@ -350,6 +350,14 @@ def _settings(
         else:
             out.append(Setting(key, default, "default", default_detail))
 
+    # Figures no engine prints: a corrupted or hand-edited line, refused rather than carried into the pool.
+    for key, value, top, accepted in (
+        ("util", facts.util, 1.0, "a memory fraction above 0 and at most 1"),
+        ("total_gib", facts.total_gib, 100_000.0, "a device's memory in GiB, above 0 and at most 100,000"),
+    ):
+        if value is not None and not 0 < value <= top:
+            line = facts.lines.get(key, "")[:120]
+            raise KvcalcError(f"the log's {key} {value:g} is out of range", f"log line {line!r}", accepted)
     mml_log = facts.max_model_len
     pick("tp", facts.tp, given.tp, "--tp", 1, "not in the log; pass --tp")
     pick("pp", facts.pp, given.pp, "--pp", 1, "not in the log; pass --pp")
