@@ -121,8 +121,9 @@ class Engine:
     """(sampler, best, low, high) bytes per logit where the release's top-k/top-p sampler is
     FlashInfer's or PyTorch's by what is installed or set, and a log says which ('Using FlashInfer
     for top-p & top-k sampling'; 'Falling back to the PyTorch-native implementation'): FlashInfer's
-    as 0.21 measures it, PyTorch's sort as public breakdowns measure it (38 B: a 0.10.2 log that names
-    the PyTorch sampler and breaks its budget down, as 0.15 to 0.20's do; docs/engines.md)."""
+    as 0.21 measures it, PyTorch's path as the release runs it: its sort up to 0.16 (38 B, as a 0.10.2
+    log that names the PyTorch sampler and breaks its budget down measures it), from 0.17 the Triton
+    masks in place (14 B; docs/engines.md)."""
     nvls_mib_per_rank: float = 0.0
     """NCCL's NVLink-SHARP (NVLS) buffers each TP communicator allocates on every GPU, MiB per rank of the
     node's TP group, where the release's NCCL sizes them large and creates them before the profile reads
