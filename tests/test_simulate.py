@@ -490,6 +490,9 @@ def test_a_weight_format_given_by_flag_sizes_the_pool_and_the_steps(cli):
     # 2 bytes to 1, less their fp8 scales: within 0.2% of one byte a parameter.
     assert abs((fit["bf16"] - fit["fp8"]) / (822_212_608 + 5_703_204_864) - 1) < 0.002
     assert any(a.startswith("weights as fp8") for a in fp8["assumptions"])
+    # The line names the weights a GPU holds, in GiB: fit's 8,721,486,992 B / 2^30 = 8.12.
+    assert fit["fp8"] == 8_721_486_992 and round(8_721_486_992 / 2**30, 2) == 8.12
+    assert any(a.startswith("weights as fp8 (8.12 GiB a GPU:") for a in fp8["assumptions"])
     assert any("guesses the checkpoint's layout" in w for w in fp8["warnings"])
     # One request at a time is bound by the weights: 8.72 GB read a step against 15.24.
     ratio = fp8["runs"][0]["bench"]["tpot_s"]["mean"] / bf16["runs"][0]["bench"]["tpot_s"]["mean"]
