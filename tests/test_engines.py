@@ -98,9 +98,10 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:12] == [
+    assert keys[:13] == [
         "vllm@0.33",
         "vllm@0.21",
+        "vllm@0.20",
         "vllm@0.17",
         "vllm@0.15",
         "vllm@0.14",
@@ -260,3 +261,14 @@ def test_the_accepted_line_names_every_record():
 
     for e in ENGINE_LIST:
         assert e.key in ACCEPTED or (e.aliases and e.aliases[0] in ACCEPTED), e.key
+
+
+def test_vllm_020_defaults_to_092_and_subtracts_its_cuda_graph_estimate():
+    # vllm 0.20.0: config/cache.py gpu_memory_utilization default 0.92; envs.py
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default "1" (0.19.0: 0.9 and "0").
+    e20, e19 = engine("vllm==0.20.0"), engine("vllm==0.19.0")
+    assert (e20.key, e20.default_util, e20.cudagraph) == ("vllm@0.20", 0.92, "estimate")
+    assert (e19.key, e19.default_util, e19.cudagraph) == ("vllm@0.17", 0.9, "after")
+    # 0.20.0 still logs "GPU KV cache size" from the blocks, as 0.19.0 does (0.21.0: concurrency x length).
+    assert e20.tokens_report == e19.tokens_report == "blocks-per-group"
+    assert engine("vllm==0.21.0").tokens_report == "concurrency-x-length"

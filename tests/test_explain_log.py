@@ -117,6 +117,61 @@ def test_cuda_graph_estimate_and_utilisation_lines_mark_0_21():
     assert choose_engine(f)[0].key == "vllm@0.33"
 
 
+_V019 = (
+    "(EngineCore pid=285) DEBUG 04-22 15:56:40 [v1/worker/gpu_worker.py:284] worker init memory snapshot: torch_peak=0.0GiB, "
+    "free_memory=78.68GiB, total_memory=79.19GiB, cuda_memory=0.51GiB, torch_memory=0.0GiB, non_torch_memory=0.51GiB, "
+    "timestamp=1776873400.8206272, auto_measure=True\n"
+    "(EngineCore pid=285) INFO 04-22 15:57:24 [v1/worker/gpu_model_runner.py:4820] Model loading took 17.22 GiB memory and "
+    "42.298113 seconds\n"
+    "(EngineCore pid=285) INFO 04-22 15:57:45 [v1/worker/gpu_model_runner.py:5955] Estimated CUDA graph memory: 0.84 GiB total\n"
+    "(EngineCore pid=285) DEBUG 04-22 15:57:45 [v1/worker/gpu_worker.py:435] Memory profiling takes 21.51 seconds. Total non "
+    "KV cache memory: 21.11GiB; torch peak memory increase: 3.65GiB; non-torch forward increase memory: 0.25GiB; weights "
+    "memory: 17.22GiB.\n"
+    "(EngineCore pid=285) INFO 04-22 15:57:45 [v1/worker/gpu_worker.py:436] Available KV cache memory: 54.12 GiB\n"
+    "{switch}\n"
+    "(EngineCore pid=285) DEBUG 04-22 15:57:49 [v1/worker/gpu_worker.py:661] Free memory on device (78.68/79.19 GiB) on startup. "
+    "Desired GPU memory utilization is (0.95, 75.23 GiB). Actual usage is 17.22 GiB for weight, 3.65 GiB for peak activation, "
+    "0.25 GiB for non-torch memory, and 1.09 GiB for CUDAGraph memory.\n"
+)
+_OFF_019 = (
+    "(EngineCore pid=285) INFO 04-22 15:57:45 [v1/worker/gpu_worker.py:470] In v0.19, CUDA graph memory profiling will be "
+    "enabled by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for CUDA graph memory "
+    "during KV cache allocation. To try it now, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase"
+)
+_ON_020 = (
+    "INFO [v1/worker/gpu_worker.py:455] CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+    "--gpu-memory-utilization=0.9500 is equivalent to --gpu-memory-utilization=0.9394 without CUDA graph memory profiling."
+)
+
+
+def test_a_0_19_budget_is_read_from_the_profile_not_the_init_snapshot(cli, tmp_path):
+    # llm-d-incubation/llm-d-planner#205's vLLM 0.19.0 log of Gemma-2-9B on an H100 (tests/logs/real): the
+    # init snapshot's non_torch_memory (0.51 GiB, the CUDA context before the model) is not the profile's
+    # non-torch increase (0.25 GiB), and 0.19 logs its CUDA-graph estimate without subtracting it.
+    f = parse_log(_V019.format(switch=_OFF_019))
+    assert (f.non_torch_gib, f.activation_gib, f.cudagraph_estimate_gib, f.cudagraph_estimate_applied) == (
+        0.25,
+        3.65,
+        0.84,
+        False,
+    )
+    log = tmp_path / "v019.log"
+    log.write_text(_V019.format(switch=_OFF_019))
+    s = cli("explain-log", log, "--model", "gemma2-9b", "--gpu", "h100-sxm", "--engine", "vllm@0.19.0", "--json").json()
+    pool = s["startups"][0]["from_log"]["kv_pool_bytes"]
+    # 0.95 x 79.19 - 17.22 - 3.65 - 0.25 = 54.1105 GiB; the log prints 54.12.
+    assert abs(pool - (0.95 * 79.19 - 17.22 - 3.65 - 0.25) * GiB) < 2
+    assert "cudagraph_estimate" not in [r["key"] for r in s["startups"][0]["rows"]]
+    # The same lines where the estimate was applied (0.20's default): 0.84 GiB more comes off.
+    on = parse_log(_V019.format(switch=_ON_020))
+    assert on.cudagraph_estimate_applied is True
+    log.write_text(_V019.format(switch=_ON_020))
+    s = cli("explain-log", log, "--model", "gemma2-9b", "--gpu", "h100-sxm", "--engine", "vllm@0.20.0", "--json").json()
+    assert abs(s["startups"][0]["from_log"]["kv_pool_bytes"] - (0.95 * 79.19 - 17.22 - 3.65 - 0.25 - 0.84) * GiB) < 2
+    # Without a banner, the "will be enabled by default" line places the log at 0.18 or 0.19.
+    assert choose_engine(f)[0].key == "vllm@0.17"
+
+
 def test_the_checkpoint_prefetchs_read_size_is_not_a_kv_block_size():
     # vLLM 0.2x logs its checkpoint prefetch as "block_size=16777216 bytes" (weight_utils.py); a KV block
     # is counted in tokens, and reading it as one made a 16,777,216-token block that no pool holds.
@@ -425,13 +480,13 @@ def test_the_start_up_banner_gives_the_release_and_the_model(form):
 
 
 def test_a_release_in_the_banner_chooses_its_rules():
-    # 0.19's banner: read with the rules of 0.17 to 0.20, not guessed from the line formats.
+    # 0.19's banner: read with the rules of 0.17 to 0.19, not guessed from the line formats.
     f = parse_log(BANNERS["monochrome"].replace("0.33.0", "0.19.0") + _KV)
     assert choose_engine(f)[0].key == "vllm@0.17"
 
 
 def test_a_posted_0_19_log_is_read_by_its_banner(cli):
-    # A real excerpt (tests/logs/README.md): the banner names 0.19.0, so 0.17-0.20's rules apply, not
+    # A real excerpt (tests/logs/README.md): the banner names 0.19.0, so 0.17-0.19's rules apply, not
     # the V1 formats' guess; the non-default args give the model, util 0.65 and max_model_len 131,072.
     f = parse_log((LOGS / "vllm-0.19-a100-gpt-oss-20b-pasted.log").read_text())
     assert (f.version, f.model, f.util, f.max_model_len, f.available_kv_gib) == (

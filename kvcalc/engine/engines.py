@@ -376,10 +376,22 @@ VLLM_021 = replace(
     sampler_impl=(("flashinfer", 14, 12, 16), ("pytorch", 14, 12, 16)),
     penalty_bytes_per_logit=0.0,
 )
+# 0.20.0 already defaults to utilisation 0.92 and subtracts its CUDA-graph estimate before sizing
+# (config/cache.py; envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1", v1/worker/
+# gpu_worker.py determine_available_memory), but still logs "GPU KV cache size" from the blocks as 0.19
+# does (v1/core/kv_cache_utils.py _report_kv_cache_config), and its encoder is not read (0.17's taken).
+VLLM_020 = replace(
+    VLLM_021,
+    version="0.20",
+    releases="0.20; rules read from 0.20.0 (the utilisation default, the CUDA-graph estimate, the KV size line), the rest as 0.17",
+    label="vLLM 0.20",
+    vision_profile="fused",
+    tokens_report="blocks-per-group",
+)
 VLLM_017 = replace(
     VLLM_021,
     version="0.17",
-    releases="0.17 to 0.20; rules read from 0.15.0, the start check from 0.17.0",
+    releases="0.17 to 0.19; rules read from 0.15.0, the start check from 0.17.0, the CUDA-graph estimate's switch from 0.19.0",
     label="vLLM 0.17",
     vision_profile="fused",
     default_util=0.9,
@@ -388,6 +400,8 @@ VLLM_017 = replace(
     tokens_report="blocks-per-group",
     note=_VLLM_V1_NOTE.format(cg="", slack="max_num_batched_tokens"),
     # 0.17 to 0.20: FlashInfer's sampler only on request, the Triton masks of 0.21 otherwise (above).
+    # 0.18 and 0.19 log their CUDA-graph estimate but subtract it only with
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (envs.py default "0", 0.19.0): graphs after sizing.
 )
 # 0.15 and 0.16 check one request of max_model_len across every pipeline stage's layers against one
 # stage's memory (kv_cache_utils.py get_kv_cache_configs, read in 0.15.0 and 0.16.0).
@@ -539,6 +553,7 @@ VLLM_04 = replace(
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
+    VLLM_020,
     VLLM_017,
     VLLM_015,
     VLLM_014,
@@ -660,7 +675,7 @@ _VERSION_RE = re.compile(
     r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,3}(?:\.?(?:post|rc|dev)[0-9]*)*(?:\+[0-9a-z.]+)?)$"
 )
 ACCEPTED = (
-    "vllm (current, 0.33), vllm@0.21, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
+    "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5), sglang@0.4, trtllm, hf, hf4, plain"
 )
@@ -693,8 +708,10 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.14"
     if version < (0, 17):
         return "vllm@0.15"
-    if version < (0, 21):
+    if version < (0, 20):
         return "vllm@0.17"
+    if version < (0, 21):
+        return "vllm@0.20"
     if version < (0, 27):
         return "vllm@0.21"
     return "vllm@0.33"

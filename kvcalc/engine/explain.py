@@ -201,9 +201,11 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
     v1 = any(f.startswith("V1") or f.startswith("0.") and "or later" in f for f in fm)
     if "0.27 or later" in fm:
         key, why = "vllm@0.33", "one line of KV cache size and concurrency (0.27 or later)"
-    elif "0.21 or later" in fm:
+    elif "0.18 or 0.19" in fm:
+        key, why = "vllm@0.17", "a CUDA-graph estimate that 'will be enabled by default' (0.18 or 0.19)"
+    elif "0.18 or later" in fm:
         key, why = ("vllm@0.21", "0.21 to 0.26") if facts.kv_tokens is not None else ("vllm@0.33", "0.21 or later")
-        why = f"CUDA-graph utilisation lines ({why})"
+        why = f"CUDA-graph estimate lines (0.18 or later; read as {why})"
     elif v1:
         key, why = "vllm@0.11", "V1 lines (0.8 or later; read with 0.11's rules)"
     elif any("V0" in f for f in fm):
@@ -217,10 +219,22 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
 # ---- the pool the log's own figures give --------------------------------------------------------
 
 
-def _components_pool(facts: LogFacts, util: float) -> tuple[int, dict[str, float]] | None:
+def cudagraph_estimate_applied(facts: LogFacts, eng: Engine) -> bool:
+    """Whether vLLM subtracted the CUDA-graph estimate the log prints before sizing the pool: as the
+    log says where it says (0.18 and 0.19 log the estimate with it off by default, unless
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), else as the release does (on from 0.20.0)."""
+    if facts.cudagraph_estimate_gib is None:
+        return False
+    if facts.cudagraph_estimate_applied is not None:
+        return facts.cudagraph_estimate_applied
+    return eng.cudagraph == "estimate"
+
+
+def _components_pool(facts: LogFacts, util: float, eng: Engine) -> tuple[int, dict[str, float]] | None:
     """vLLM's budget from the figures the log breaks it down into: util x total less the measured
     peak (0.6.4's one line: peak_torch_memory + non_torch_memory; 0.6.5 to 0.8: weights +
-    activation peak + non-torch) and, from 0.21, the CUDA-graph estimate. None if the log lacks one."""
+    activation peak + non-torch) and, where it was applied, the CUDA-graph estimate. None if the log
+    lacks one."""
     if facts.total_gib is None:
         return None
     usable = facts.total_gib * util
@@ -237,7 +251,7 @@ def _components_pool(facts: LogFacts, util: float) -> tuple[int, dict[str, float
         terms = {"weights": w, "activation": facts.activation_gib, "non_torch": facts.non_torch_gib}
     else:
         return None
-    if facts.cudagraph_estimate_gib is not None:
+    if facts.cudagraph_estimate_gib is not None and cudagraph_estimate_applied(facts, eng):
         terms["cudagraph"] = facts.cudagraph_estimate_gib
     pool = usable - sum(terms.values())
     return round(pool * GiB), {"total": facts.total_gib, "util": util, "usable": usable, **terms}
@@ -275,7 +289,7 @@ def _binding_available_gib(facts: LogFacts, pp: int) -> float | None:
 def _vllm_pool(
     facts: LogFacts, eng: Engine, fp: KVFootprint, util: float, seq: int, mml: int, pp: int = 1
 ) -> tuple[int, str, dict[str, float] | None] | None:
-    comp = _components_pool(facts, util)
+    comp = _components_pool(facts, util, eng)
     if comp is not None:
         return comp[0], "components", comp[1]
     avail = _binding_available_gib(facts, pp)
@@ -492,7 +506,7 @@ def explain(
         rows.append(_row("activation", "bytes", facts.activation_gib * GiB, None, est_line("activation") or 0, taken=True))
     if facts.non_torch_gib is not None:
         rows.append(_row("non_torch", "bytes", facts.non_torch_gib * GiB, None, est_line("non_torch") or 0, taken=True))
-    if facts.cudagraph_estimate_gib is not None:
+    if facts.cudagraph_estimate_gib is not None and cudagraph_estimate_applied(facts, eng):
         rows.append(
             _row("cudagraph_estimate", "bytes", facts.cudagraph_estimate_gib * GiB, None, est_line("cudagraph") or 0, taken=True)
         )
@@ -561,7 +575,18 @@ def explain(
             )
         if facts.available_kv_gib is not None and facts.available_kv_gib <= 0:
             notes.append(Note("no_kv_memory", {"available": facts.available_kv_gib * GiB}))
-        if facts.cudagraph_gib is not None:
+        cg_applied = cudagraph_estimate_applied(facts, eng)
+        if facts.cudagraph_estimate_gib is not None and not cg_applied:
+            notes.append(Note("cudagraph_estimate_unused", {"bytes": facts.cudagraph_estimate_gib * GiB}))
+        if facts.cudagraph_gib is not None and cg_applied:
+            assert facts.cudagraph_estimate_gib is not None
+            notes.append(
+                Note(
+                    "cudagraph_within_estimate",
+                    {"bytes": facts.cudagraph_gib * GiB, "estimate": facts.cudagraph_estimate_gib * GiB},
+                )
+            )
+        elif facts.cudagraph_gib is not None:
             notes.append(Note("cudagraph_after_sizing", {"bytes": facts.cudagraph_gib * GiB}))
         if tp * pp > 1 and from_log is not None:
             notes.append(Note("min_over_ranks", {"ranks": tp * pp}))

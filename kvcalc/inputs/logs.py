@@ -70,7 +70,12 @@ class LogFacts:
     cudagraph_gib: float | None = None
     """CUDA graphs captured after the KV cache was sized ("Graph capturing finished ... took X GiB")."""
     cudagraph_estimate_gib: float | None = None
-    """vLLM >= 0.21: the CUDA-graph estimate subtracted before sizing."""
+    """vLLM >= 0.18: its estimate of the CUDA graphs ("Estimated CUDA graph memory"), subtracted before
+    sizing where cudagraph_estimate_applied (0.20 and later by default)."""
+    cudagraph_estimate_applied: bool | None = None
+    """Whether the log says the estimate was subtracted: True for "CUDA graph memory profiling is
+    enabled", False for 0.18-0.19's "In v0.19, CUDA graph memory profiling will be enabled by default
+    ... To try it now" and 0.20's "is disabled"; None where it says neither (the release's rule)."""
     util_without_cudagraph: float | None = None
     error_kv_tokens: int | None = None
     """V0's error: the maximum number of tokens the KV cache can store."""
@@ -239,7 +244,7 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "is equivalent to --gpu-memory-utilization=",
         re.compile(r"--gpu-memory-utilization=([0-9.]{1,12}) is equivalent to --gpu-memory-utilization=([0-9.]{1,12})"),
         "util_equiv",
-        "0.21 or later",
+        "0.18 or later",
     ),
     (
         "util",
@@ -271,7 +276,27 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("weights_gib", "Load weight end.", re.compile(r"mem usage=" + NUM + r"\s*GB"), "float", ""),
     ("avail_before_load_gib", "Load weight begin.", re.compile(r"avail mem=" + NUM + r"\s*GB"), "float", "SGLang"),
     ("avail_after_load_gib", "Load weight end.", re.compile(r"avail mem=" + NUM + r"\s*GB"), "float", ""),
-    ("non_torch_gib", "non_torch_memory", re.compile(r"non_torch_memory(?: takes\s+|=|\s{2,})" + NUM + r"\s*GiB"), "float", ""),
+    # V0's budget lines (0.6.4: "non_torch_memory=X GiB"); not vLLM V1's MemorySnapshot, whose
+    # non_torch_memory is what the device held before the model (the CUDA context): "worker init memory
+    # snapshot: ... non_torch_memory=0.51GiB" (v1/worker/gpu_worker.py, 0.19.0).
+    (
+        "non_torch_gib",
+        "non_torch_memory",
+        re.compile(r"^(?!.*memory snapshot).*?non_torch_memory(?: takes\s+|=|\s{2,})" + NUM + r"\s*GiB"),
+        "float",
+        "",
+    ),
+    # V1's profile result (utils/mem_utils.py MemoryProfilingResult.__repr__, 0.19.0): "Memory profiling takes
+    # S seconds. Total non KV cache memory: X GiB; torch peak memory increase: A GiB; non-torch forward
+    # increase memory: N GiB; weights memory: W GiB." (DEBUG).
+    (
+        "activation_gib",
+        "torch peak memory increase:",
+        re.compile(r"torch peak memory increase:\s*" + NUM + r"\s*GiB"),
+        "float",
+        "",
+    ),
+    ("non_torch_gib", "non-torch forward increase memory:", re.compile(r"increase memory:\s*" + NUM + r"\s*GiB"), "float", ""),
     (
         "activation_gib",
         "activation peak memory",
@@ -372,7 +397,24 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "Estimated CUDA graph memory",
         re.compile(r"Estimated CUDA graph memory: " + NUM + r"\s*GiB"),
         "float",
-        "0.21 or later",
+        "0.18 or later",
+    ),
+    # Whether that estimate was subtracted (v1/worker/gpu_worker.py determine_available_memory: only
+    # when VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, default 0 in 0.18.0 and 0.19.0, 1 from 0.20.0).
+    ("cudagraph_estimate_applied", "CUDA graph memory profiling is enabled", re.compile(r"profiling is (enabled)"), "cg_on", ""),
+    (
+        "cudagraph_estimate_applied",
+        "CUDA graph memory profiling is disabled",
+        re.compile(r"profiling is (disabled)"),
+        "cg_on",
+        "",
+    ),
+    (
+        "cudagraph_estimate_applied",
+        "CUDA graph memory profiling will be enabled by default",
+        re.compile(r"(will) be enabled by default"),
+        "cg_on",
+        "0.18 or 0.19",
     ),
     ("max_total_num_tokens", "max_total_num_tokens=", re.compile(r"max_total_num_tokens=" + NUM), "int", "SGLang"),
     (
@@ -569,6 +611,9 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "encoder":
                 f.encoder_budget, f.encoder_items, f.encoder_modality = int(m.group(1)), int(m.group(2)), m.group(3)
                 f.lines["encoder_budget"] = line.strip()
+            elif kind == "cg_on":
+                f.cudagraph_estimate_applied = m.group(1) == "enabled"
+                f.lines["cudagraph_estimate_applied"] = line.strip()
             elif kind == "util_equiv":
                 f.util, f.util_without_cudagraph = _num(m.group(1)), _num(m.group(2))
                 f.lines["util"] = line.strip()

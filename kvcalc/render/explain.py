@@ -122,6 +122,16 @@ def _note(n: Any) -> str:
             f"vLLM refused to start: one request of max_model_len needs {v['needed'] / GiB:.2f} GiB of KV and "
             f"{v['available'] / GiB:.2f} GiB are available"
         )
+    if k == "cudagraph_estimate_unused":
+        return (
+            f"vLLM estimated its CUDA graphs at {v['bytes'] / GiB:.2f} GiB but did not subtract that before sizing the "
+            "KV cache (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, off by default before 0.20)"
+        )
+    if k == "cudagraph_within_estimate":
+        return (
+            f"CUDA graphs took {v['bytes'] / GiB:.2f} GiB after the KV cache was sized, against the "
+            f"{v['estimate'] / GiB:.2f} GiB vLLM estimated and set aside for them before sizing"
+        )
     if k == "cudagraph_after_sizing":
         return (
             f"CUDA graphs took {v['bytes'] / GiB:.2f} GiB after the KV cache was sized: they came out of the "
