@@ -84,6 +84,28 @@ def test_one_line_profile_of_0_6_4():
     assert choose_engine(f)[0].key == "vllm@0.6"
 
 
+def test_a_v0_driver_line_binds_over_its_workers(cli, tmp_path):
+    # 0324wy/MapCoder's vLLM 0.6.4.post1 log, Llama-3.1-8B at TP 4 on 48 GB cards (tests/logs/real): the
+    # workers print their profile first with a "(VllmWorkerProcess pid=...)" prefix; the driver, which
+    # also samples, prints its own last with more torch peak and less KV, and V0 takes the fewest blocks.
+    worker = (
+        "(VllmWorkerProcess pid=722547) INFO 11-18 01:15:52 worker.py:232] Memory profiling results: total_gpu_memory=44.42GiB "
+        "initial_memory_usage=4.42GiB peak_torch_memory=3.80GiB memory_usage_post_profile=4.49GiB non_torch_memory=0.71GiB "
+        "kv_cache_size=35.47GiB gpu_memory_utilization=0.90\n"
+    )
+    driver = worker.replace("(VllmWorkerProcess pid=722547) ", "").replace("3.80GiB", "4.95GiB").replace("35.47", "34.32")
+    text = worker + driver + "INFO 11-18 01:15:52 distributed_gpu_executor.py:57] # GPU blocks: 70293, # CPU blocks: 8192\n"
+    f = parse_log(text)
+    assert (f.peak_torch_gib, f.available_kv_gib) == (4.95, 34.32)
+    log = tmp_path / "v064.log"
+    log.write_text(text)
+    d = cli("explain-log", log, "--model", "llama3.1-8b", "--gpu", "l40s", "--tp", "4", "--json").json()["startups"][0]
+    # 0.90 x 44.42 - 4.95 - 0.71 = 34.318 GiB, in blocks of 16 tokens x 32 layers x 2 KV heads a rank x 2 x 128 x 2 B.
+    assert d["from_log"]["kv_pool_blocks"] == int((0.9 * 44.42 - 4.95 - 0.71) * 2**30) // (16 * 32 * 2 * 2 * 128 * 2) == 70283
+    row = next(r for r in d["rows"] if r["key"] == "available_kv")
+    assert row["log"] == pytest.approx(34.32 * 2**30)
+
+
 def test_v0_error_line_and_max_len():
     f = parse_log(
         "ValueError: The model's max seq len (29000) is larger than the maximum number of tokens that can be stored "

@@ -543,7 +543,7 @@ _MIN_OVER_RANKS = ("kv_tokens", "gpu_blocks", "max_total_num_tokens")
 # layers, so vLLM takes the minimum of the blocks they give, not of the bytes): the lowest rank's is
 # kept, the others recorded (vllm#20665: stage 0's 12.13 GiB over 14 layers binds, not stage 1's 11.33
 # over 13).
-_FIRST_OF_RANKS = ("available_kv_gib", "activation_gib", "non_torch_gib", "breakdown_weights_gib")
+_FIRST_OF_RANKS = ("available_kv_gib", "activation_gib", "non_torch_gib", "breakdown_weights_gib", "peak_torch_gib")
 """(A V0 breakdown line's activation and non-torch figures are kept from the same line as its
 available KV memory, so that the pool recomputed from them is that rank's.)"""
 
@@ -551,9 +551,16 @@ available KV memory, so that the pool recomputed from them is that rank's.)"""
 _RANK = re.compile(r"\brank=(\d{1,6})")
 
 
+# V0's worker processes prefix their lines, the driver (rank 0, which also samples) does not:
+# "(VllmWorkerProcess pid=722547) INFO ... Memory profiling results: ..." (0.6.4), "(RayWorkerWrapper pid=...)".
+_WORKER = ("(VllmWorkerProcess", "(RayWorkerWrapper")
+
+
 def _rank(line: str) -> int:
     m = _RANK.search(line)
-    return int(m.group(1)) if m else 0
+    if m:
+        return int(m.group(1))
+    return 1 if line.lstrip().startswith(_WORKER) else 0
 
 
 def _read(f: LogFacts, line: str) -> None:
