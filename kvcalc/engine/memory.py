@@ -261,9 +261,11 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
     NCCL's buffers and the custom all-reduce's (2 x 8 MiB a rank), symmetric-memory all-reduce from
     0.11 (32 to 128 MiB). Public breakdowns: 0.07 to 0.35 GiB on one GPU, 0.1 to 0.75 GiB on several;
     on NVSwitch Hopper systems up to 2.2 GiB (vllm-project/vllm#21429's TP 4 profile: 2.04 GiB; a 0.10.2
-    TP 2 start on H200s: 1.38 GiB; 0.19.0 at TP 2 and 4 on H100s: 2.06 to 2.21 GiB): NCCL's buffers,
-    connected at their first collective (NCCL_RUNTIME_CONNECT, on by default from 2.22), land in the
-    profile even where 0.11 and later take the snapshot after NCCL starts. The high end there.
+    TP 2 start on H200s: 1.38 GiB; 0.19.0 at TP 2 and 4 on H100s: 2.06 to 2.21 GiB, among them
+    llm-d-planner#205's 2.07, 2.07, 2.09 and 2.17): NCCL's buffers, connected at their first collective
+    (NCCL_RUNTIME_CONNECT, on by default from 2.22), land in the profile even where 0.11 and later take
+    the snapshot after NCCL starts. The high end there, and at TP 2 or more the best figure, 2 GiB
+    (since 2026-12-02; 0.5 before, which left such starts 3-13% over).
     From 0.27 the profile counts every persistent buffer: the sampler's penalty state,
     4.125 B per vocabulary entry per max_num_seqs row (v1/worker/gpu/sample/penalties.py, 0.33.0)."""
     extra = int(penalty * rows * model.vocab_size)
@@ -280,8 +282,11 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
             "cuBLAS handles and kernel images after vLLM's first snapshot; public V1 logs of one GPU show 0.02 to 0.25 GiB" + why,
         )
     nvlink = bool(gpu.interconnect_bytes_per_s)
-    best = (512 if nvlink else 160) * MiB
     nvswitch = hopper_nvswitch(gpu)
+    # On Hopper NVSwitch a TP (or DP x TP) group's NCCL buffers come to about 2 GiB a GPU in every public
+    # breakdown (1.38 to 2.21 GiB, median 2.07); pipeline stages alone exchange by send/recv (0.07 GiB
+    # at PP 2 and 4 in llm-d-planner#205's 0.19.0 logs) and keep the NVLink figure.
+    best = (2048 if nvswitch and tp > 1 else 512 if nvlink else 160) * MiB
     high, seen = (
         (2304 * MiB, "0.1 to 2.2 GiB, 2.0 to 2.2 at TP 2 and 4 on Hopper NVSwitch")
         if nvswitch
