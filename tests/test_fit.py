@@ -708,3 +708,35 @@ def test_v1_non_torch_memory_by_link(gpu, tp, pp, best_mib):
 
     r = fit(resolve_model("llama3.1-8b"), resolve_gpu(gpu), FitInputs(seq=8192, engine=find("vllm@0.19"), tp=tp, pp=pp))
     assert next(e for e in r.estimates if e.key == "non_torch").best == best_mib * MiB
+
+
+def test_the_fused_moe_workspaces_vllm_keeps_from_0_14():
+    from kvcalc.engine.engines import engine as find
+    from kvcalc.engine.memory import moe_workspace_bytes
+
+    # TritonExperts.workspace_shapes (vllm 0.19.0): M x k x max(i, hidden) and M x k x max(2i, hidden), 2 B.
+    # Qwen3-30B-A3B: k 8, i 768, hidden 2048 at 8,192 tokens.
+    q30 = resolve_model("qwen3-30b-a3b")
+    assert moe_workspace_bytes(q30, 8192) == 8192 * 8 * 2048 * 2 + 8192 * 8 * 2048 * 2 == 536_870_912
+    # DeepSeek-V2-Lite: k 6, i 1,408: the second workspace is the wider gate-up (2,816).
+    assert moe_workspace_bytes(resolve_model("deepseek-v2-lite"), 8192) == 8192 * 6 * 2048 * 2 + 8192 * 6 * 2816 * 2
+    # At TP 4 each rank holds a quarter of i: 192 and 384, both under the hidden size.
+    assert moe_workspace_bytes(q30, 2048, tp=4) == 2 * 2048 * 8 * 2048 * 2
+    # None for a dense model, MXFP4 experts (gpt-oss) or int4 ones.
+    assert moe_workspace_bytes(resolve_model("llama3.1-8b"), 8192) == 0
+    assert moe_workspace_bytes(resolve_model("gpt-oss-20b"), 8192) == 0
+    assert moe_workspace_bytes(q30, 8192, dtype="int4") == 0
+    # fit adds them under the sampler's warm-up from 0.14 (the modular kernel), not in 0.13 (fused_experts).
+    g = resolve_gpu("h100-sxm")
+
+    def act(release: str) -> int:
+        r = fit(q30, g, FitInputs(seq=8192, engine=find(release), max_num_batched_tokens=8192, max_num_seqs=1024))
+        return next(e for e in r.estimates if e.key == "activation").best
+
+    # The sampler's 14 B x 1,024 rows x 151,936 logits, with the 8,192 tokens' hidden states (2 B x 2,048).
+    sampler = 1024 * 151936 * 14 + 8192 * 2048 * 2
+    assert act("vllm==0.19.0") == sampler + 536_870_912
+    # 0.13 (vllm@0.12's record): PyTorch's sort at 28 B a logit, above the forward pass's 81,920 B x 8,192
+    # tokens ((8 x (3 x 768 + 2,048) + 3 x 2,048) x 2 B), and no workspace beside it.
+    assert act("vllm==0.13.0") == 1024 * 151936 * 28 + 8192 * 2048 * 2 > 8192 * (8 * (3 * 768 + 2048) + 3 * 2048) * 2
+    assert act("vllm==0.21.0") == act("vllm==0.19.0")

@@ -132,6 +132,12 @@ class Engine:
     shows on 8 Hopper GPUs: 288 MiB; 2.21: buffSize 128 KiB x 8 steps, 144 MiB; 2.26 on: 16 channels of
     1 MiB, 32 MiB, no longer apart from the other NCCL buffers). Only on GPUs with NVLS (an NVSwitch
     domain of Hopper or later) and TP groups of more than 2 ranks; 0: not counted apart."""
+    moe_workspace_held: bool = False
+    """The fused-MoE kernel's workspaces outlive the profile's forward pass, so the sampler's warm-up
+    peaks on top of them: vLLM from 0.14.0 runs its 16-bit and fp8 routed experts through the modular
+    kernel (model_executor/layers/fused_moe/modular_kernel.py _allocate_buffers), whose buffers come from
+    the worker's WorkspaceManager (v1/worker/workspace.py), grown to the largest batch and kept; 0.13.0
+    and earlier call fused_experts, whose caches are freed with the forward pass."""
     penalty_bytes_per_logit: float = 0.0
     """Persistent sampler buffers per vocabulary entry per max_num_seqs row that the profile counts
     as memory in use (0.27 and later: output_bin_counts and prompt_bin_mask, 4 B + 1 bit)."""
@@ -351,6 +357,7 @@ VLLM_033 = Engine(
     non_torch_rule="v1",
     vision_profile="fused-ir",
     video_frames_cap=14,
+    moe_workspace_held=True,
     auto_max_model_len=True,
     kv_cache_memory_flag=True,
     aliases=("vllm", "vllm@current", "vllm@latest"),
@@ -441,6 +448,7 @@ VLLM_012 = replace(
     "Qwen3-VL with a dummy video of 3/4 the image's patches",
     pp_start_check="stage",
     auto_max_model_len=False,
+    moe_workspace_held=False,  # 0.13.0's unquantized experts: fused_experts, caches freed after the pass
 )
 
 # 0.11.x: 0.12's rules but for the vision encoder's profile, whose cached embeddings are padded to the

@@ -100,6 +100,28 @@ def sampler_bytes(model: ModelSpec, rows: int, per_logit: int = 14) -> int:
     return rows * model.vocab_size * per_logit
 
 
+def moe_workspace_bytes(model: ModelSpec, tokens: int, tp: int = 1, dtype: str | None = None) -> int:
+    """The fused-MoE modular kernel's two workspaces for a batch of ``tokens`` on one GPU, as vLLM's
+    TritonExperts sizes them (model_executor/layers/fused_moe/fused_moe.py workspace_shapes, 0.19.0):
+    M x k x max(i, hidden) for the first, which the M x hidden output shares, and M x k x max(2i, hidden)
+    for the second, i the expert's intermediate width per TP rank, 16-bit, each rounded to 256 B. Counted
+    for 16-bit and fp8 experts, which run TritonExperts' shapes; 0 for a dense model and for experts in 4 bits
+    (MXFP4, Marlin's int4: kernels of their own, not read)."""
+    m = model.moe
+    f = WeightFormats.of(model, dtype)
+    q = f.quantization
+    if (
+        m is None
+        or f.experts not in ("bf16", "fp16", "fp32", "fp8")
+        or (q is not None and "experts" in q.roles and "fp8" not in q.method)
+    ):
+        return 0
+    i, h, k = -(-moe_width(model) // tp), model.hidden_size, m.num_experts_per_tok
+    first = max(tokens * k * max(i, h), tokens * h) * 2
+    second = tokens * k * max(2 * i, h) * 2
+    return -(-first // 256) * 256 + -(-second // 256) * 256
+
+
 def activation_estimate(
     model: ModelSpec,
     tokens: int,
@@ -108,6 +130,7 @@ def activation_estimate(
     act_bytes: int = 2,
     sampler_per_logit: int = 14,
     sampler_range: tuple[int, int] | None = None,
+    held: int = 0,
 ) -> Estimate:
     """vLLM's profile run: one forward pass over ``tokens`` tokens (max_num_batched_tokens), then
     the sampler over ``rows`` requests (max_num_seqs) with the hidden states still alive; the peak
@@ -116,13 +139,14 @@ def activation_estimate(
 
     ``sampler_range``: the sampler's bytes per logit at its low and high ends, and the forward pass
     0.85x to 1.15x (V1: 17 of 18 public breakdowns inside, vLLM 0.10 to 0.26); without it, V0's
-    0.6x to 1.6x of the whole peak."""
+    0.6x to 1.6x of the whole peak. ``held``: buffers the forward pass leaves allocated (vLLM's fused-MoE
+    workspaces, Engine.moe_workspace_held), alive under the sampler too."""
     forward = tokens * activation_bytes_per_token(model, tp, act_bytes)
     r = min(rows, tokens)
     hidden = tokens * model.hidden_size * act_bytes
 
     def sampler(b: int) -> int:
-        return sampler_bytes(model, r, b) + hidden
+        return sampler_bytes(model, r, b) + hidden + held
 
     best = max(forward, sampler(sampler_per_logit))
     if sampler_range is None:
@@ -142,7 +166,9 @@ def activation_estimate(
         max(high, best),
         "estimated",
         f"a forward pass over {tokens:,} tokens (max_num_batched_tokens) and the sampler over {r:,} "
-        "requests; the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, " + words,
+        + (f"requests beside the fused-MoE workspaces the pass keeps ({_gib(held)}); " if held else "requests; ")
+        + "the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, "
+        + words,
     )
 
 
@@ -717,6 +743,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             num_seqs(gpu, inp),
             sampler_per_logit=per_logit,
             sampler_range=rng,
+            held=moe_workspace_bytes(model, tokens, inp.tp, inp.weight_dtype) if eng.moe_workspace_held else 0,
         )
         enc = engine_encoder_profile(model, eng, inp.tp, tokens, profile_len(model, inp))
         if model.vision_params and inp.skip_mm_profiling:
