@@ -1,0 +1,203 @@
+"""A peer's validation records (tests/peer/vllm-memory-estimator-records.json): vLLM start-ups that
+vllm-memory-estimator's authors ran on H200, B200 and MI300X GPUs under releases 0.11 to 0.20 and
+parsed into records, each with the GPU, TP, --gpu-memory-utilization, --max-model-len and release
+it ran, and the "Available KV cache memory" and "GPU KV cache size" it logged. kvcalc's `fit`, with
+those settings and its own defaults for everything else, against each.
+
+docs/accuracy.md's section on them is this file's output (KVCALC_ACCURACY=write pytest
+tests/test_peer_records.py rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kvcalc.engine.engines import engine
+from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = json.loads((ROOT / "tests" / "peer" / "vllm-memory-estimator-records.json").read_text())
+DOC = ROOT / "docs" / "accuracy.md"
+BEGIN, END = "<!-- peer-records:begin -->", "<!-- peer-records:end -->"
+GiB = 2**30
+# The checkpoints the records ran, as kvcalc's catalog names them (DeepSeek-R1-0528 has DeepSeek-V3's
+# architecture and config).
+MODELS = {
+    "meta-llama/Llama-3.3-70B-Instruct": "llama3.3-70b",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507": "qwen3-235b-a22b",
+    "Qwen/Qwen3-VL-30B-A3B-Instruct": "qwen3-vl-30b-a3b",
+    "deepseek-ai/DeepSeek-R1-0528": "deepseek-v3",
+    "deepseek-ai/DeepSeek-V3.2": "deepseek-v3.2",
+}
+GPUS = {"H200": "h200", "B200": "b200", "MI300X": "mi300x"}
+
+
+def settings(rec: dict[str, Any]) -> dict[str, Any]:
+    """The settings a record ran with: its runtime arguments, and its log's config where they are silent."""
+    cm, lc = rec["csv_metadata"], rec["log_config"]
+    args = {}
+    for a in cm["runtime_args"].split(";"):
+        key, _, value = a.partition(":")
+        args[key.strip()] = value.strip()
+    # A Red Hat build ("0.14.1+rhai4") or a development build is read with its release's rules.
+    m = re.match(r"v?([0-9]+\.[0-9]+\.[0-9]+)", lc["vllm_version"])
+    assert m, lc["vllm_version"]
+    return {
+        "model": MODELS[lc["model"]],
+        "gpu": GPUS[cm["accelerator"]],
+        "tp": int(lc["tensor_parallel_size"]),
+        "release": m.group(1),
+        "util": float(args["gpu-memory-utilization"]),
+        "max_model_len": int(args.get("max-model-len") or lc["max_seq_len"]),
+    }
+
+
+@cache
+def results() -> list[dict[str, Any]]:
+    out = []
+    for uid, rec in sorted(DATA["records"].items()):
+        s = settings(rec)
+        inputs = FitInputs(
+            seq=s["max_model_len"],
+            engine=engine(f"vllm=={s['release']}"),
+            tp=s["tp"],
+            util=s["util"],
+            max_model_len=s["max_model_len"],
+        )
+        r = fit(resolve_model(s["model"]), resolve_gpu(s["gpu"]), inputs)
+        pool = next(b for b in r.budget if b.key == "pool")
+        assert pool.low is not None and pool.high is not None
+        logged = rec["log_memory"]["available_kv_cache_gib"]
+        # The log prints two decimals: inside the range when it is within their rounding of it.
+        inside = pool.low - 0.005 * GiB <= logged * GiB <= pool.high + 0.005 * GiB
+        out.append(
+            {
+                "uid": uid,
+                **s,
+                "record": r.engine,
+                "logged_gib": logged,
+                "kvcalc_gib": r.kv_pool_bytes / GiB,
+                "error": r.kv_pool_bytes / (logged * GiB) - 1,
+                "logged_tokens": rec["log_memory"]["kv_cache_tokens"],
+                "kvcalc_tokens": r.kv_pool_tokens,
+                "inside": inside,
+                "half_width": (pool.high - pool.low) / 2 / r.kv_pool_bytes,
+            }
+        )
+    return out
+
+
+def summary() -> dict[str, Any]:
+    got = results()
+    errors = [abs(x["error"]) for x in got]
+    return {
+        "records": len(got),
+        "within_10": sum(e <= 0.10 for e in errors),
+        "within_5": sum(e <= 0.05 for e in errors),
+        "inside": sum(x["inside"] for x in got),
+        "median_error": statistics.median(errors),
+        "median_half_width": statistics.median(x["half_width"] for x in got),
+    }
+
+
+def table() -> str:
+    s = summary()
+    groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = defaultdict(list)
+    for x in results():
+        groups[(x["model"], x["gpu"], x["tp"], x["record"])].append(x)
+    lines = [
+        BEGIN,
+        f"{s['records']} records; kvcalc's pool within 10% of the logged one on **{s['within_10']}** "
+        f"({s['within_5']} within 5%), the logged pool inside kvcalc's printed range on **{s['inside']}**; "
+        f"median error {s['median_error'] * 100:.1f}%, median half-width of the range {s['median_half_width'] * 100:.1f}% "
+        "of the pool.",
+        "",
+        "| model | GPU x TP | kvcalc record | releases | records | logged pool, GiB | kvcalc, GiB | error | inside the range |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for (model, gpu, tp, rec), xs in sorted(groups.items()):
+        releases = ", ".join(sorted({x["release"] for x in xs}, key=lambda v: tuple(map(int, v.split(".")))))
+        logged = sorted(x["logged_gib"] for x in xs)
+        ours = sorted(x["kvcalc_gib"] for x in xs)
+        errs = sorted(x["error"] * 100 for x in xs)
+
+        def span(v: list[float], fmt: str) -> str:
+            return format(v[0], fmt) if format(v[0], fmt) == format(v[-1], fmt) else f"{v[0]:{fmt}} to {v[-1]:{fmt}}"
+
+        lines.append(
+            f"| {model} | {gpu} x {tp} | {rec} | {releases} | {len(xs)} | {span(logged, '.2f')} | {span(ours, '.2f')} | "
+            f"{span(errs, '+.1f')}% | {sum(x['inside'] for x in xs)} of {len(xs)} |"
+        )
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def test_the_records_are_as_the_peer_published_them():
+    assert DATA["source"].startswith("https://github.com/ashishkamra/vllm-memory-estimator/blob/8b0e21d1/")
+    assert len(DATA["records"]) == 131
+    # Every record ran a catalog model on a catalog GPU, with its util and release stated.
+    for rec in DATA["records"].values():
+        s = settings(rec)
+        assert 0 < s["util"] <= 1 and s["max_model_len"] > 0 and s["model"] in MODELS.values()
+
+
+def test_the_doc_section_is_current():
+    text = DOC.read_text()
+    new = table()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    if os.environ.get("KVCALC_ACCURACY") == "write":
+        DOC.write_text(text[:start] + new + text[end:])
+        return
+    assert text[start:end] == new, "docs/accuracy.md is stale: KVCALC_ACCURACY=write pytest tests/test_peer_records.py"
+
+
+def test_the_records_score_as_the_doc_says():
+    # Scored at 383cd28, before the records joined and with nothing changed for them: 126 of 131 within 10%,
+    # 109 inside the range, median error 1.5%; at 1daca71 (before the tenth set's changes) 114, 98 and 3.3%.
+    s = summary()
+    text = " ".join(DOC.read_text().split())
+    assert (s["records"], s["within_10"], s["inside"]) == (131, 126, 109)
+    assert round(s["median_error"] * 100, 1) == 1.5
+    assert "126 of the 131 within 10%, 109 inside the printed range, median error 1.5%" in text
+    assert "114, 98 and 3.3%" in text
+    # The five over 10%: Qwen3-VL-30B-A3B on one MI300X (ROCm), 24% to 27% over.
+    over = [x for x in results() if abs(x["error"]) > 0.10]
+    assert {(x["model"], x["gpu"]) for x in over} == {("qwen3-vl-30b-a3b", "mi300x")} and len(over) == 5
+    assert all(0.24 <= x["error"] <= 0.27 for x in over)
+    q = next(x for x in over if x["release"] == "0.14.1")
+    assert (round(q["logged_gib"], 1), round(q["kvcalc_gib"], 1)) == (89.5, 113.4) and "(89.5 GiB where kvcalc has 113.4" in text
+
+
+def test_the_token_counts_from_the_records_own_pools():
+    # The release's block and token rules, from each record's own "Available KV cache memory" (given as
+    # the pool, --kv-cache-memory-bytes): its "GPU KV cache size" within 0.5% (the GiB's two decimals, and
+    # on MI300X the null block's share) on all but one. The exception, DeepSeek-R1 on 8 H200s under
+    # 0.20.0 at its default 163,840-token length, logs 616,096 tokens where 41.24 GiB holds 630,138 at
+    # 61 x 576 x 2 B a token: 2.2% fewer blocks than the logged memory; the record does not say why.
+    off = {}
+    for uid, rec in sorted(DATA["records"].items()):
+        s = settings(rec)
+        given = int(rec["log_memory"]["available_kv_cache_gib"] * GiB)
+        inputs = FitInputs(
+            seq=s["max_model_len"],
+            engine=engine(f"vllm=={s['release']}"),
+            tp=s["tp"],
+            util=s["util"],
+            max_model_len=s["max_model_len"],
+            kv_cache_memory=given,
+        )
+        r = fit(resolve_model(s["model"]), resolve_gpu(s["gpu"]), inputs)
+        assert r.kv_pool_tokens is not None
+        err = r.kv_pool_tokens / rec["log_memory"]["kv_cache_tokens"] - 1
+        if abs(err) > 0.005:
+            off[uid[:8]] = round(err * 100, 1)
+    assert off == {"687e659a": 2.3}
+    assert int(41.24 * GiB) // (61 * 576 * 2) == 630_138
