@@ -169,7 +169,7 @@ def test_the_questions_the_issue_names_are_there():
 def test_the_reasons_quote_kvcalc_as_it_computes():
     """The kvcalc step times docs/simulation.md's reasons quote, recomputed; AIConfigurator's are
     the recorded ones (tests/serving/aiconfigurator.yaml, terms)."""
-    from kvcalc.engine.steptime import StepModel
+    from kvcalc.engine.steptime import DEFAULTS, StepModel
 
     text = DOC.read_text()
     fp8, bf16 = kv_dtype("fp8"), kv_dtype("bf16")
@@ -196,6 +196,11 @@ def test_the_reasons_quote_kvcalc_as_it_computes():
         f"about {n6} decoding at {ms(StepModel(q30, h100, bf16, tp=4).step(n6, 4500).t_step_s)} ms on the TP 4 instance" in text
     )
     assert f"(kvcalc {kvcalc_answer('q6').disaggregated.rate_per_s:.1f}k a second," in text
+    # The routed experts at 0.598 x 768 / (768 + 509) of the peak at TP 1 (DEFAULT_SOURCES['moe_eta_c']).
+    flat = " ".join(text.split())
+    assert f"({0.598 * 768 / (768 + 509):.2f} at TP 1 for Qwen3-30B-A3B's 768" in flat
+    assert StepModel(q30, h100, bf16).moe_eta(DEFAULTS) == 0.598 * 768 / (768 + 509)
+    assert f"a 4,000-token prefill takes {StepModel(q30, h100, bf16).prefill_s(4000, 8192) * 1e3:.0f} ms" in flat
     terms = yaml.safe_load((ROOT / "tests" / "serving" / "aiconfigurator.yaml").read_text())["terms"]
     for v in terms.values():
         assert f"{v:g}" in text, v

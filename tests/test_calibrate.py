@@ -347,6 +347,17 @@ def test_a_calibration_file_from_before_eta_gemm_covers_the_matmuls_with_its_eta
     assert new.constants["eta_gemm"] is None
 
 
+def test_a_calibration_file_leaves_the_experts_share_open_or_sets_it():
+    from kvcalc.inputs.calibration import parse_calibration
+
+    doc = {"model": "m", "gpu": "g", "tp": [1]}
+    # null: the share by the experts' width (StepConstants.moe_eta); a number: that share for every width.
+    assert parse_calibration(json.dumps({**doc, "constants": {"moe_eta_c": None}}), "f").constants["moe_eta_c"] is None
+    assert parse_calibration(json.dumps({**doc, "constants": {"moe_eta_c": 0.2}}), "f").constants["moe_eta_c"] == 0.2
+    with pytest.raises(KvcalcError, match="moe_eta_c"):
+        parse_calibration(json.dumps({**doc, "constants": {"moe_eta_c": 0}}), "f")
+
+
 def test_a_run_whose_figures_contradict_each_other_is_refused(cli, tmp_path):
     # 100 requests/s, 1,000 output tokens a request, 8 ms a token: Little's law puts
     # 100 x 999 x 0.008 = 799.2 requests decoding at once, in a run that never sent more than 4.

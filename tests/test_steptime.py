@@ -451,3 +451,28 @@ def test_the_documented_json_keys_are_printed(cli, tmp_path):
     assert {"model", "gpu", "tp", "constants", "fitted", "held", "rms_default", "rms_fitted"} <= c.keys()
     keys = {"where", "decoding", "measured_tpot_s", "bound_tpot_s", "default_tpot_s", "fitted_tpot_s"}
     assert keys | {"measured_ttft_s", "fitted_ttft_s"} <= c["runs"][0].keys()
+
+
+def test_the_routed_experts_share_follows_their_width_on_a_gpu():
+    # a x n / (n + b), fitted to vLLM 0.24's Triton fused-MoE tables (bench/fit_moe_eta.py): 16-bit
+    # a 0.598, b 509; fp8 a 0.280, b 448; n the expert's intermediate width on one GPU.
+    bf16 = kv_dtype("bf16")
+    h100 = resolve_gpu("h100-sxm")
+    q30 = resolve_model("qwen3-30b-a3b")  # moe_intermediate_size 768
+    assert StepModel(q30, h100, bf16).moe_eta(DEFAULTS) == 0.598 * 768 / (768 + 509)
+    assert StepModel(q30, h100, bf16, tp=4).moe_eta(DEFAULTS) == 0.598 * 192 / (192 + 509)
+    ds = resolve_model("deepseek-v3")  # fp8-block experts of 2,048 at TP 8: 256 a GPU
+    assert StepModel(ds, resolve_gpu("h200"), bf16, tp=8).moe_eta(DEFAULTS) == 0.280 * 256 / (256 + 448)
+    # Outside the fit: expert parallelism and MXFP4 experts keep 0.15; a set moe_eta_c wins.
+    assert StepModel(q30, h100, bf16, tp=2, dp=4, ep=8).moe_eta(DEFAULTS) == 0.15
+    assert StepModel(resolve_model("gpt-oss-120b"), h100, bf16).moe_eta(DEFAULTS) == 0.15
+    assert StepConstants(moe_eta_c=0.2).moe_eta(768, "bf16") == 0.2
+
+
+def test_a_wider_expert_makes_a_long_prefill_faster_than_one_share_did():
+    # Qwen3-30B-A3B at TP 1: a 4,096-token step's routed experts at 0.36 of the peak, not 0.15.
+    bf16, h100 = kv_dtype("bf16"), resolve_gpu("h100-sxm")
+    q30 = resolve_model("qwen3-30b-a3b")
+    by_width = StepModel(q30, h100, bf16).prefill_s(4096, 8192)
+    flat = StepModel(q30, h100, bf16, constants=StepConstants(moe_eta_c=0.15)).prefill_s(4096, 8192)
+    assert by_width < flat

@@ -20,7 +20,7 @@ from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, 
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint
-from kvcalc.engine.weights import WeightFormats, flag_layout, rope_cache_bytes, rope_cache_factor, weights
+from kvcalc.engine.weights import WeightFormats, flag_layout, moe_width, rope_cache_bytes, rope_cache_factor, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -56,15 +56,6 @@ class Estimate:
 
 def _given(key: str, value: int) -> Estimate:
     return Estimate(key, value, value, value, "given", "passed by you")
-
-
-def moe_width(model: ModelSpec) -> int:
-    """One routed expert's intermediate width (moe_intermediate_size): the spec's figure, or the
-    expert's parameters over its three gated projections."""
-    m = model.moe
-    if m is None:
-        return 0
-    return m.intermediate_size or max(1, m.params_per_expert // (3 * model.hidden_size))
 
 
 def activation_bytes_per_token(model: ModelSpec, tp: int = 1, act_bytes: int = 2) -> int:

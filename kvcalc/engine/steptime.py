@@ -41,6 +41,7 @@ from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
 from kvcalc.engine.engines import Engine
+from kvcalc.engine.weights import moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -89,9 +90,9 @@ class StepConstants:
     """Latency of one small all-reduce, seconds (None: the link's default)."""
     link_bytes_per_s: float | None = None
     """Bus bandwidth of an all-reduce, one direction per GPU (None: the link's default)."""
-    moe_eta_c: float = 0.15
-    """Share of the dense peak FLOP/s vLLM's fused routed-expert kernels reach on prompt-sized
-    batches (their measured tables carry skewed routing)."""
+    moe_eta_c: float | None = None
+    """Share of the dense peak FLOP/s vLLM's fused routed-expert kernels reach; None: by the expert's
+    width on a GPU, as vLLM's measured Triton fused-MoE tables give it (moe_eta, MOE_ETA)."""
     moe_imbalance: float = 1.0
     """With expert parallelism, the busiest rank's routed-expert work over the mean beyond what
     moe_eta_c's measurements carry (1: as measured; up to 2.6 seen without EPLB: DEFAULT_SOURCES)."""
@@ -122,6 +123,18 @@ class StepConstants:
             raise KvcalcError(f"link_bytes_per_s {self.link_bytes_per_s!r} is out of range", "link_bytes_per_s", "bytes/s")
         return self
 
+    def moe_eta(self, width: float, dtype: str, quantization: str | None = None) -> float:
+        """The routed experts' share of the peak: moe_eta_c where it is set, else a x n / (n + b) for
+        ``width`` n, the expert's intermediate width on one GPU, with (a, b) by the experts' compute
+        ``dtype`` (MOE_ETA); experts of another kernel (``quantization`` "mxfp4") or split by expert
+        parallelism ("ep") take MOE_ETA_OTHER."""
+        if self.moe_eta_c is not None:
+            return self.moe_eta_c
+        if quantization in ("mxfp4", "ep"):
+            return MOE_ETA_OTHER
+        a, b = MOE_ETA["fp8" if dtype == "fp8" else "bf16"]
+        return a * width / (width + b)
+
     def with_efficiency(self, eta: float) -> StepConstants:
         """The constants with one efficiency for bandwidth (the matmuls' weight reads too) and compute,
         16-bit and fp8 (--efficiency)."""
@@ -150,6 +163,13 @@ def defaults_for(engine: Engine | None) -> StepConstants:
 
 GEMM_LATENCY_S = 3e-6
 """A matmul's fixed latency on a GPU whose spec does not measure it (DEFAULT_SOURCES)."""
+MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.598, 509.0), "fp8": (0.280, 448.0)}
+"""(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
+the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c'])."""
+MOE_ETA_OTHER = 0.15
+"""The share where the fit does not reach: MXFP4 experts (another kernel), and expert parallelism, whose
+measured ranks lose efficiency with EP's size at a given width; the middle of the EP 8 tables at 16,384
+tokens (DEFAULT_SOURCES['moe_eta_c'])."""
 
 
 def for_gpu(constants: StepConstants, gpu: GPUSpec) -> StepConstants:
@@ -237,10 +257,16 @@ DEFAULT_SOURCES: dict[str, str] = {
     "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
     "pp_alpha_s": "NCCL send/recv inside an H100 DGX in a CUDA graph: 5-8 us up to 64 KB "
     "(microsoft/vidur data/profiling/network/h100_dgx/send_recv.csv)",
-    "moe_eta_c": "vLLM 0.24's fused-MoE kernels at 16,384 tokens reach 5.6-15.2% of the fp8 peak for DeepSeek-V3's "
-    "fp8-block experts (EP 8 and TP 8 on H200, EP 16 on H100) and 11.9-23.5% of the bf16 peak for Qwen3-30B-A3B and "
-    "Qwen3-235B-A22B (EP 8, TP 4): AIConfigurator 0.12.0's measured moe/vllm/0.24.0/moe_perf tables, routed with "
-    "its power-law (1.01) token skew; 0.15 is their middle",
+    "moe_eta_c": "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.598, b 509; fp8 a 0.280, "
+    "b 448; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
+    "and H200 without EP (5,184 bf16 and 3,996 fp8-block rows, 1 to 16,384 tokens, power-law 1.01 routing; "
+    "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us + max(the touched experts' bytes at the "
+    "GPU's GEMM share of its bandwidth, their FLOPs at the peak x eta): median |log(model / measured)| 0.224 -> 0.181 "
+    "(16-bit) and 0.170 -> 0.150 (fp8) against one 0.15, and at 2,048 tokens or more the median model / measured "
+    "1.62 -> 1.09 (16-bit). MXFP4 experts (another kernel) and expert-parallel ranks keep 0.15: the same tables "
+    "at 16,384 tokens with EP 8 give 5.6-15.2% of the fp8 peak for DeepSeek-V3's fp8-block experts and 11.9-23.5% "
+    "of the bf16 peak for Qwen3-30B-A3B and Qwen3-235B-A22B, and with EP the measured share falls as EP grows at "
+    "a given width (the fit's model at EP 8 is 0.4 of the measured time at 2,048 tokens or more)",
     "moe_imbalance": "beyond the skew moe_eta_c's tables carry, none by default; the busiest expert-parallel rank's "
     "tokens over the mean reach 1.18 for DeepSeek-V3 prefill on 96 H100s with the default expert layout "
     "(LMSYS large-scale EP blog, lmsys.org/blog/2025-05-05-large-scale-ep: 50,302 against 59,337 tokens/s a node "
@@ -507,7 +533,19 @@ class StepModel:
         experts moe_imbalance times the mean."""
         imb = c.moe_imbalance if self.ep > 1 else 1.0
         f = self.expert_share
-        return ((1.0 - f) / self.eta_mm(c) + f * imb / c.moe_eta_c) / self.peak_mm
+        if not f:
+            return 1.0 / (self.eta_mm(c) * self.peak_mm)
+        return ((1.0 - f) / self.eta_mm(c) + f * imb / self.moe_eta(c)) / self.peak_mm
+
+    def moe_eta(self, c: StepConstants) -> float:
+        """The routed experts' share of the peak for this deployment: each GPU holds a tp-th of every
+        expert's width; with expert parallelism, MOE_ETA_OTHER."""
+        q = self.model.quantization
+        quant = q.method if q is not None and "experts" in q.roles else None
+        if self.ep > 1:
+            # Not covered by the fit: the tables' EP ranks lose efficiency with EP's size at a given width.
+            quant = "ep"
+        return c.moe_eta(moe_width(self.model) / self.shape.tp, self.compute_dtype, quant)
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: eta_c at 16 bits, eta_c_fp8 at fp8 (W8A8)."""
@@ -872,7 +910,7 @@ class StepModel:
         if self.ep > 1:
             parts.append(f"; the busiest EP rank carries {c.moe_imbalance:g}x the mean expert work (moe_imbalance)")
         if self.model.moe:
-            parts.append(f"; routed experts at {c.moe_eta_c:g} of the peak (moe_eta_c)")
+            parts.append(f"; routed experts at {self.moe_eta(c):.3g} of the peak (moe_eta_c)")
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
             parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))

@@ -323,6 +323,15 @@ class StreamedWeights:
         return np.rint(total)
 
 
+def moe_width(model: ModelSpec) -> int:
+    """One routed expert's intermediate width (moe_intermediate_size): the spec's figure, or the
+    expert's parameters over its three gated projections."""
+    m = model.moe
+    if m is None:
+        return 0
+    return m.intermediate_size or max(1, m.params_per_expert // (3 * model.hidden_size))
+
+
 def streamed_weights(model: ModelSpec, dtype: str | None = None) -> StreamedWeights:
     rb = role_bytes(model, dtype)
     roles = roles_of(model)

@@ -90,7 +90,7 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
         if k not in raw:
             continue
         v = raw[k]
-        if v is None and k in ("alpha_s", "link_bytes_per_s", "net_alpha_s", "eta_gemm", "gemm_latency_s"):
+        if v is None and k in ("alpha_s", "link_bytes_per_s", "net_alpha_s", "eta_gemm", "gemm_latency_s", "moe_eta_c"):
             out[k] = None
             continue
         lo, hi, zero_ok = RANGES[k]

@@ -16,7 +16,7 @@ from typing import Any
 
 def layer_shapes(model: Any, batch: int) -> list[tuple[int, int, int]]:
     """(rows, in, out) of one layer's matrix products at a decode step of ``batch`` tokens."""
-    from kvcalc.engine.memory import moe_width
+    from kvcalc.engine.weights import moe_width
 
     H = model.hidden_size
     proj: list[tuple[int, int]] = next((p for p in (k.projection_shapes(H) for k in model.kinds()) if p), [])

@@ -1,0 +1,74 @@
+"""Fit the routed experts' share of the peak (StepConstants.moe_eta_c's default, kvcalc/engine/steptime.py
+MOE_ETA) to AIConfigurator's measured vLLM fused-MoE tables.
+
+The tables: ai-dynamo/aiconfigurator at 095f58a,
+aic-core/src/aiconfigurator_core/systems/data/{h100_sxm,h200_sxm}/moe/vllm/0.24.0/moe_perf.parquet
+(`git show 095f58a:<path> > <gpu>-moe.parquet`). Needs pandas, pyarrow and scipy, which kvcalc does not:
+
+    python bench/fit_moe_eta.py DIR      # DIR holds h100_sxm-moe.parquet and h200_sxm-moe.parquet
+
+Every Triton row without expert parallelism, power-law (1.01) routing, is modelled as kvcalc's step
+model charges one fused-MoE call: 28 us + max(the touched experts' bytes at the GPU's measured GEMM share
+of its bandwidth, their FLOPs at the peak x a x n / (n + b)), n the expert's intermediate width on one
+GPU; a and b minimise the squared log error. Prints (a, b) per dtype and the median |log error| against
+one share of 0.15, overall and by batch size.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+# GPU: (bandwidth B/s, dense bf16 peak, dense fp8 peak, the spec's measured GEMM bandwidth share)
+GPUS = {"h200_sxm": (4.8e12, 989e12, 1979e12, 0.83), "h100_sxm": (3.35e12, 989e12, 1979e12, 0.86)}
+
+
+def rows(folder: Path, dtype: str) -> pd.DataFrame:
+    frames = []
+    for gpu, (bw, bf16, fp8, share) in GPUS.items():
+        d = pd.read_parquet(folder / f"{gpu}-moe.parquet")
+        d = d[(d.moe_dtype == dtype) & d.kernel_source.str.contains("triton") & (d.distribution == "power_law_1.01")]
+        d = d[d.moe_ep_size == 1]
+        frames.append(d.assign(bw=bw, peak=bf16 if dtype == "bfloat16" else fp8, share=share))
+    d = pd.concat(frames)
+    n = d.inter_size / d.moe_tp_size
+    experts, k, tokens, hidden = d.num_experts, d.topk, d.num_tokens, d.hidden_size
+    touched = experts * (1 - (1 - k / experts) ** tokens)
+    weight_bytes = 2 if dtype == "bfloat16" else 1
+    return d.assign(
+        n=n,
+        t=d.latency * 1e-3,
+        bytes=touched * 3 * hidden * n * weight_bytes,
+        flops=2 * tokens * k * 3 * hidden * n,
+    )
+
+
+def model(d: pd.DataFrame, eta: pd.Series) -> pd.Series:
+    return 28e-6 + np.maximum(d.bytes / (d.bw * d.share), d.flops / (d.peak * eta))
+
+
+def main(folder: Path) -> None:
+    for dtype in ("bfloat16", "fp8_block"):
+        d = rows(folder, dtype)
+
+        def residuals(p: np.ndarray, d: pd.DataFrame = d) -> pd.Series:
+            return np.log(model(d, p[0] * d.n / (d.n + p[1])) / d.t)
+
+        fit = least_squares(residuals, [0.5, 300.0], bounds=([0.01, 1.0], [1.0, 20000.0]))
+        a, b = fit.x
+        print(f"{dtype}: {len(d)} rows, a {a:.3f}, b {b:.0f}")
+        for name, eta in (("fit", a * d.n / (d.n + b)), ("0.15", 0.15 + 0 * d.n)):
+            ratio = model(d, eta) / d.t
+            line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
+            for lo, hi in ((1, 64), (64, 512), (512, 2048), (2048, 1 << 20)):
+                s = (d.num_tokens >= lo) & (d.num_tokens < hi)
+                line += f"; tokens {lo}-{hi - 1}: model / measured {np.median(ratio[s]):.2f}"
+            print(line)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "."))
