@@ -853,6 +853,7 @@ _RULE_LABELS = {
     "kv_cache_memory_flag": "--kv-cache-memory-bytes",
     "sparse_mla_auto_fp8": "sparse MLA's cache under kv_cache_dtype auto",
     "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
+    "moe_workspace_held": "fused-MoE workspaces held under the sampler",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
 }
