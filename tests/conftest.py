@@ -92,3 +92,16 @@ def dense(L, heads, kv, d, hidden=None, **fields):
         [{"repeat": L, "pattern": ["attn"]}],
         **{"hidden_size": hidden or heads * d, **fields},
     )
+
+
+def generated_block(doc, begin, end, new, env, command):
+    """A generated block of a doc: rewritten where ``env`` is set to "write", else checked (the message
+    names ``command``, which rewrites it)."""
+    import os
+
+    text = doc.read_text()
+    start, stop = text.index(begin), text.index(end) + len(end)
+    if os.environ.get(env) == "write":
+        doc.write_text(text[:start] + new + text[stop:])
+        return
+    assert text[start:stop] == new, f"{doc.name} is stale: {command}"

@@ -11,7 +11,6 @@ tests/test_peer_records.py rewrites it).
 from __future__ import annotations
 
 import json
-import os
 import re
 import statistics
 from collections import defaultdict
@@ -19,8 +18,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from conftest import generated_block
 from kvcalc.engine.engines import engine
-from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.memory import FitInputs, FitReport, fit
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,19 +60,25 @@ def settings(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def fit_record(s: dict[str, Any], kv_cache_memory: int | None = None) -> FitReport:
+    """kvcalc fit with a record's settings (and, given, its pool), its defaults for the rest."""
+    inputs = FitInputs(
+        seq=s["max_model_len"],
+        engine=engine(f"vllm=={s['release']}"),
+        tp=s["tp"],
+        util=s["util"],
+        max_model_len=s["max_model_len"],
+        kv_cache_memory=kv_cache_memory,
+    )
+    return fit(resolve_model(s["model"]), resolve_gpu(s["gpu"]), inputs)
+
+
 @cache
 def results() -> list[dict[str, Any]]:
     out = []
     for uid, rec in sorted(DATA["records"].items()):
         s = settings(rec)
-        inputs = FitInputs(
-            seq=s["max_model_len"],
-            engine=engine(f"vllm=={s['release']}"),
-            tp=s["tp"],
-            util=s["util"],
-            max_model_len=s["max_model_len"],
-        )
-        r = fit(resolve_model(s["model"]), resolve_gpu(s["gpu"]), inputs)
+        r = fit_record(s)
         pool = next(b for b in r.budget if b.key == "pool")
         assert pool.low is not None and pool.high is not None
         logged = rec["log_memory"]["available_kv_cache_gib"]
@@ -150,13 +156,7 @@ def test_the_records_are_as_the_peer_published_them():
 
 
 def test_the_doc_section_is_current():
-    text = DOC.read_text()
-    new = table()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    if os.environ.get("KVCALC_ACCURACY") == "write":
-        DOC.write_text(text[:start] + new + text[end:])
-        return
-    assert text[start:end] == new, "docs/accuracy.md is stale: KVCALC_ACCURACY=write pytest tests/test_peer_records.py"
+    generated_block(DOC, BEGIN, END, table(), "KVCALC_ACCURACY", "KVCALC_ACCURACY=write pytest tests/test_peer_records.py")
 
 
 def test_the_records_score_as_the_doc_says():
@@ -185,16 +185,7 @@ def test_the_token_counts_from_the_records_own_pools():
     off = {}
     for uid, rec in sorted(DATA["records"].items()):
         s = settings(rec)
-        given = int(rec["log_memory"]["available_kv_cache_gib"] * GiB)
-        inputs = FitInputs(
-            seq=s["max_model_len"],
-            engine=engine(f"vllm=={s['release']}"),
-            tp=s["tp"],
-            util=s["util"],
-            max_model_len=s["max_model_len"],
-            kv_cache_memory=given,
-        )
-        r = fit(resolve_model(s["model"]), resolve_gpu(s["gpu"]), inputs)
+        r = fit_record(s, kv_cache_memory=int(rec["log_memory"]["available_kv_cache_gib"] * GiB))
         assert r.kv_pool_tokens is not None
         err = r.kv_pool_tokens / rec["log_memory"]["kv_cache_tokens"] - 1
         if abs(err) > 0.005:
