@@ -151,6 +151,8 @@ _V019 = (
     "memory: 17.22GiB.\n"
     "(EngineCore pid=285) INFO 04-22 15:57:45 [v1/worker/gpu_worker.py:436] Available KV cache memory: 54.12 GiB\n"
     "{switch}\n"
+    "(EngineCore pid=285) INFO 04-22 15:57:49 [v1/worker/gpu_model_runner.py:6046] Graph capturing finished in 4 secs, "
+    "took 1.09 GiB\n"
     "(EngineCore pid=285) DEBUG 04-22 15:57:49 [v1/worker/gpu_worker.py:661] Free memory on device (78.68/79.19 GiB) on startup. "
     "Desired GPU memory utilization is (0.95, 75.23 GiB). Actual usage is 17.22 GiB for weight, 3.65 GiB for peak activation, "
     "0.25 GiB for non-torch memory, and 1.09 GiB for CUDAGraph memory.\n"
@@ -192,6 +194,14 @@ def test_a_0_19_budget_is_read_from_the_profile_not_the_init_snapshot(cli, tmp_p
     assert abs(s["startups"][0]["from_log"]["kv_pool_bytes"] - (0.95 * 79.19 - 17.22 - 3.65 - 0.25 - 0.84) * GiB) < 2
     # Without a banner, the "will be enabled by default" line places the log at 0.18 or 0.19.
     assert choose_engine(f)[0].key == "vllm@0.17"
+    # Each case says what became of the estimate and of the 1.09 GiB the graphs took.
+    log.write_text(_V019.format(switch=_OFF_019))
+    out = " ".join(cli("explain-log", log, "--model", "gemma2-9b", "--gpu", "h100-sxm", "--engine", "vllm@0.19.0").out.split())
+    assert "estimated its CUDA graphs at 0.84 GiB but did not subtract that" in out
+    assert "CUDA graphs took 1.09 GiB after the KV cache was sized: they came out of the" in out
+    log.write_text(_V019.format(switch=_ON_020))
+    out = " ".join(cli("explain-log", log, "--model", "gemma2-9b", "--gpu", "h100-sxm", "--engine", "vllm@0.20.0").out.split())
+    assert "CUDA graphs took 1.09 GiB after the KV cache was sized, against the 0.84 GiB vLLM estimated" in out
 
 
 def test_the_checkpoint_prefetchs_read_size_is_not_a_kv_block_size():

@@ -469,6 +469,12 @@ def test_the_routed_experts_share_follows_their_width_on_a_gpu():
     assert StepConstants(moe_eta_c=0.2).moe_eta(768, "bf16") == 0.2
 
 
+def test_the_step_models_description_names_the_experts_share(cli):
+    # roofline's realistic estimate says the share it took: 0.598 x 768 / (768 + 509) = 0.36 at TP 1.
+    out = " ".join(cli("roofline", "--model", "qwen3-30b-a3b", "--gpu", "h100").out.split())
+    assert f"routed experts at {0.598 * 768 / (768 + 509):.3g} of the peak (moe_eta_c)" in out
+
+
 def test_a_wider_expert_makes_a_long_prefill_faster_than_one_share_did():
     # Qwen3-30B-A3B at TP 1: a 4,096-token step's routed experts at 0.36 of the peak, not 0.15.
     bf16, h100 = kv_dtype("bf16"), resolve_gpu("h100-sxm")
