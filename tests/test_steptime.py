@@ -466,7 +466,7 @@ def test_the_routed_experts_share_follows_their_width_on_a_gpu():
     # Outside the fit: expert parallelism and MXFP4 experts keep 0.15; a set moe_eta_c wins.
     assert StepModel(q30, h100, bf16, tp=2, dp=4, ep=8).moe_eta(DEFAULTS) == 0.15
     assert StepModel(resolve_model("gpt-oss-120b"), h100, bf16).moe_eta(DEFAULTS) == 0.15
-    assert StepConstants(moe_eta_c=0.2).moe_eta(768, "bf16") == 0.2
+    assert StepConstants(moe_eta_c=0.2).moe_eta(768, "bf16") == 0.2 and StepConstants().moe_eta(None, "bf16") == 0.15
 
 
 def test_the_step_models_description_names_the_experts_share(cli):

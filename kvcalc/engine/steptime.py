@@ -123,14 +123,13 @@ class StepConstants:
             raise KvcalcError(f"link_bytes_per_s {self.link_bytes_per_s!r} is out of range", "link_bytes_per_s", "bytes/s")
         return self
 
-    def moe_eta(self, width: float, dtype: str, quantization: str | None = None) -> float:
+    def moe_eta(self, width: float | None, dtype: str) -> float:
         """The routed experts' share of the peak: moe_eta_c where it is set, else a x n / (n + b) for
         ``width`` n, the expert's intermediate width on one GPU, with (a, b) by the experts' compute
-        ``dtype`` (MOE_ETA); experts of another kernel (``quantization`` "mxfp4") or split by expert
-        parallelism ("ep") take MOE_ETA_OTHER."""
+        ``dtype`` (MOE_ETA); MOE_ETA_OTHER where the fit does not reach (``width`` None)."""
         if self.moe_eta_c is not None:
             return self.moe_eta_c
-        if quantization in ("mxfp4", "ep"):
+        if width is None:
             return MOE_ETA_OTHER
         a, b = MOE_ETA["fp8" if dtype == "fp8" else "bf16"]
         return a * width / (width + b)
@@ -541,11 +540,10 @@ class StepModel:
         """The routed experts' share of the peak for this deployment: each GPU holds a tp-th of every
         expert's width; with expert parallelism, MOE_ETA_OTHER."""
         q = self.model.quantization
-        quant = q.method if q is not None and "experts" in q.roles else None
-        if self.ep > 1:
-            # Not covered by the fit: the tables' EP ranks lose efficiency with EP's size at a given width.
-            quant = "ep"
-        return c.moe_eta(moe_width(self.model) / self.shape.tp, self.compute_dtype, quant)
+        # Outside the fit: MXFP4 experts (another kernel), and EP ranks, which lose efficiency with EP's
+        # size at a given width.
+        outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
+        return c.moe_eta(None if outside else moe_width(self.model) / self.shape.tp, self.compute_dtype)
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: eta_c at 16 bits, eta_c_fp8 at fp8 (W8A8)."""
