@@ -274,3 +274,22 @@ def test_vllm_020_defaults_to_092_and_subtracts_its_cuda_graph_estimate():
     # 0.20.0 still logs "GPU KV cache size" from the blocks, as 0.19.0 does (0.21.0: concurrency x length).
     assert e20.tokens_report == e19.tokens_report == "blocks-per-group"
     assert engine("vllm==0.21.0").tokens_report == "concurrency-x-length"
+
+
+def test_the_cuda_graph_estimate_on_rocm_from_0_26():
+    # vllm 0.20.0 to 0.25.0 profile the graphs only off ROCm (gpu_worker.py: `not current_platform.is_rocm()`,
+    # then `current_platform.is_cuda()`); 0.26.0 on, `is_cuda_alike()`: ROCm too.
+    from kvcalc.engine.memory import FitInputs, fit
+    from kvcalc.specs.catalog import resolve_gpu
+
+    m = resolve_model("llama3.1-8b")
+
+    def graphs(release: str, gpu: str) -> int:
+        r = fit(m, resolve_gpu(gpu), FitInputs(seq=8192, engine=engine(release)))
+        # No estimate at all (a reserve of 0) where vLLM makes none.
+        return next((e.best for e in r.estimates if e.key == "cudagraph"), 0)
+
+    assert graphs("vllm==0.21.0", "mi300x") == graphs("vllm==0.20.0", "mi300x") == 0
+    r = fit(m, resolve_gpu("mi300x"), FitInputs(seq=8192, engine=engine("vllm==0.21.0")))
+    assert "cudagraph" not in [b.key for b in r.budget]
+    assert graphs("vllm==0.21.0", "h100") == graphs("vllm==0.33.0", "mi300x") == 512 * 2**20

@@ -73,7 +73,11 @@ class Engine:
     """util x total: as an exact fraction floored, as a float (vLLM 0.11), or its ceiling (vLLM 0.33)."""
     cudagraph: Literal["none", "after", "estimate"] = "none"
     """CUDA graphs: not used; captured after the KV cache is sized (out of the headroom); or their
-    estimated memory subtracted before sizing (vLLM >= 0.21)."""
+    estimated memory subtracted before sizing (vLLM >= 0.20)."""
+    cudagraph_estimate_rocm: bool = True
+    """Whether the CUDA-graph estimate is made on ROCm too: vLLM 0.20.0 to 0.25.0 profile the graphs only
+    where current_platform.is_cuda() (v1/worker/gpu_worker.py determine_available_memory), 0.26.0 on
+    where is_cuda_alike(), ROCm included; where not, a ROCm start's graphs come out of the headroom."""
     tokens_report: Literal["pool", "blocks", "blocks-per-group", "concurrency-x-length"] = "pool"
     """What the engine logs as its KV cache size in tokens."""
     concurrency_report: Literal["bytes", "blocks"] = "bytes"
@@ -372,6 +376,8 @@ VLLM_021 = replace(
     batched_tokens_default="v1",
     note=_VLLM_V1_NOTE.format(cg=" - CUDA graphs (estimated)", slack="max_num_batched_tokens"),
     aliases=(),
+    # 0.21.0 to 0.25.0 estimate the CUDA graphs on CUDA only (0.26.0, the record's last, on ROCm too).
+    cudagraph_estimate_rocm=False,
     sampler_bytes_per_logit=14,
     sampler_range=(12, 16),
     # Without FlashInfer (not installed, or a GPU it does not serve: ROCm, the T4) the top-k/top-p
@@ -852,6 +858,7 @@ _RULE_LABELS = {
     "auto_max_model_len": "--max-model-len auto",
     "kv_cache_memory_flag": "--kv-cache-memory-bytes",
     "sparse_mla_auto_fp8": "sparse MLA's cache under kv_cache_dtype auto",
+    "cudagraph_estimate_rocm": "CUDA-graph estimate on ROCm",
     "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
     "moe_workspace_held": "fused-MoE workspaces held under the sampler",
     "host_step_s": "step host time",

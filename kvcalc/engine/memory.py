@@ -788,7 +788,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         out["non_torch"] = Estimate("non_torch", 0, 0, 0, "none")
     if inp.cudagraph is not None:
         out["cudagraph"] = _given("cudagraph", inp.cudagraph)
-    elif eng.cudagraph == "estimate":
+    elif eng.cudagraph == "estimate" and (gpu.vendor != "AMD" or eng.cudagraph_estimate_rocm):
         out["cudagraph"] = cudagraph_estimate(model)
     else:
         out["cudagraph"] = Estimate("cudagraph", 0, 0, 0, "none")
