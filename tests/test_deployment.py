@@ -45,11 +45,13 @@ def test_deepseek_v3_dp16_ep16_on_16_h100s_pool_and_concurrency():
     r = fit(m, h, FitInputs(seq=8192, dp=16, ep=16, kv_dtype=kv_dtype("fp8"), **measured))
     # Weights on one GPU: attention, dense and shared parts whole (TP 1 within each DP rank), in the
     # checkpoint's fp8 blocks; embeddings, LM head, routers and norms in 16 bits; the routed experts by
-    # expert over the 16 GPUs (16 of 256 each); vLLM's rotary cache (163,840 positions x 64 x 2 B).
+    # expert over the 16 GPUs (16 of 256 each); vLLM's rotary cache (163,840 positions x 64 x 2 B); and
+    # vLLM's 16-bit copy of each layer's fp8 kv_b_proj for the absorbed decode (61 layers x kv_lora_rank
+    # 512 x all 128 heads at TP 1 x (128 nope + 128 v) x 2 B).
     dense = sum(fp8_block(DSV3[k]) for k in ("attn", "mlp", "shared_experts", "replicated"))
     wide16 = 2 * (DSV3["embed"] + DSV3["lm_head"] + DSV3["router"] + DSV3["norms"])
     experts = Fraction(fp8_block(DSV3_EXPERTS) * 16, 256)
-    weights = math.ceil(dense + wide16 + experts) + 163_840 * 64 * 2
+    weights = math.ceil(dense + wide16 + experts) + 163_840 * 64 * 2 + 61 * 512 * 128 * (128 + 128) * 2
     assert r.weight_bytes == weights
     # The pool: 0.92 of the runtime total (85,030,076,416 B) less weights and the measured reserves.
     pool = -(-85_030_076_416 * 92 // 100) - weights - 2 * GiB - GiB - GiB // 2
@@ -74,7 +76,9 @@ def test_sglang_shards_dense_mlp_lm_head_and_shared_experts_over_the_whole_group
     v = fit(m, g, FitInputs(engine=engine("vllm"), **common)).weight_bytes
     s = fit(m, g, FitInputs(engine=engine("sglang"), **common)).weight_bytes
     parts = fp8_block(DSV3["mlp"]) + 2 * DSV3["lm_head"] + fp8_block(DSV3["shared_experts"])
-    assert v - s == pytest.approx(parts * 7 / 8, abs=2)
+    # And vLLM's 16-bit copy of the fp8 kv_b_proj for its absorbed MLA decode, all 128 heads at TP 1.
+    absorbed = 61 * 512 * 128 * (128 + 128) * 2
+    assert v - s == pytest.approx(parts * 7 / 8 + absorbed, abs=2)
 
 
 @pytest.mark.parametrize(

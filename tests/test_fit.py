@@ -740,3 +740,24 @@ def test_the_fused_moe_workspaces_vllm_keeps_from_0_14():
     # tokens ((8 x (3 x 768 + 2,048) + 3 x 2,048) x 2 B), and no workspace beside it.
     assert act("vllm==0.13.0") == 1024 * 151936 * 28 + 8192 * 2048 * 2 > 8192 * (8 * (3 * 768 + 2048) + 3 * 2048) * 2
     assert act("vllm==0.21.0") == act("vllm==0.19.0")
+
+
+def test_vllm_keeps_a_16_bit_copy_of_a_quantized_mla_kv_b_proj():
+    from pathlib import Path
+
+    from kvcalc.engine.engines import engine as find
+    from kvcalc.engine.weights import mla_absorbed_bytes
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    ds = resolve_model("deepseek-v3")  # 61 MLA layers, kv_lora_rank 512, 128 heads, 128 nope + 128 v, fp8
+    assert mla_absorbed_bytes(ds, None, 8) == 61 * 512 * 16 * 256 * 2
+    assert mla_absorbed_bytes(ds, None, 1) == 61 * 512 * 128 * 256 * 2
+    # A 16-bit kv_b_proj is viewed, not copied; pipeline stages hold their own layers (16 of 61 at PP 4).
+    assert mla_absorbed_bytes(resolve_model("deepseek-v2-lite"), None, 1) == 0
+    assert mla_absorbed_bytes(ds, None, 4, pp=4) == 16 * 512 * 32 * 256 * 2
+    h200 = resolve_gpu("h200")
+    v1 = fit(ds, h200, FitInputs(seq=8192, tp=8, engine=find("vllm==0.19.0"))).weight_bytes
+    sgl = fit(ds, h200, FitInputs(seq=8192, tp=8, engine=find("sglang"))).weight_bytes
+    assert v1 - sgl == 61 * 512 * 16 * 256 * 2
+    assert round(v1 / 2**30, 2) == 79.55 and "takes kvcalc's 79.31 GiB to 79.55 against the 79.74 GiB" in text
+    assert round((v1 - 61 * 512 * 16 * 256 * 2) / 2**30, 2) == 79.31

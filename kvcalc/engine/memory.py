@@ -20,7 +20,15 @@ from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, 
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint
-from kvcalc.engine.weights import WeightFormats, flag_layout, moe_width, rope_cache_bytes, rope_cache_factor, weights
+from kvcalc.engine.weights import (
+    WeightFormats,
+    flag_layout,
+    mla_absorbed_bytes,
+    moe_width,
+    rope_cache_bytes,
+    rope_cache_factor,
+    weights,
+)
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -222,12 +230,15 @@ def weights_estimate(
     dp: int = 1,
     ep: int = 1,
     splits: dict[str, int] | None = None,
+    mla_absorbed: bool = False,
 ) -> Estimate:
     """Weight memory on the most loaded GPU: the checkpoint's bytes by role (kvcalc.engine.weights),
-    plus, for serving engines, the rotary cos/sin cache. Exact for 16-bit checkpoints; a range where
-    an engine pads quantized matrices for its kernels or where a vision tower is estimated."""
+    plus, for serving engines, the rotary cos/sin cache, and with ``mla_absorbed`` vLLM V1's 16-bit
+    copies of a quantized MLA kv_b_proj. Exact for 16-bit checkpoints; a range where an engine pads
+    quantized matrices for its kernels or where a vision tower is estimated."""
     w = weights(model, dtype, tp, pp, dp, ep, splits)
-    best = w.per_gpu_bytes + (rope_cache_bytes(model) if engine_buffers else 0)
+    absorbed = mla_absorbed_bytes(model, dtype, tp, pp) if mla_absorbed else 0
+    best = w.per_gpu_bytes + (rope_cache_bytes(model) if engine_buffers else 0) + absorbed
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
     if engine_buffers:
@@ -236,6 +247,8 @@ def weights_estimate(
             + ("4 (a multimodal rotary embedding) x " if rope_cache_factor(model) > 1 else "")
             + "rotary dims x 2 B)"
         )
+    if absorbed:
+        why.append(f"plus vLLM's 16-bit copy of each MLA layer's quantized kv_b_proj for its absorbed decode ({_gib(absorbed)})")
     q = model.quantization
     if q is not None and not dtype and q.method == "mxfp4" and pads_mxfp4:
         # vllm/model_executor/layers/quantization/mxfp4.py (0.11) Mxfp4MoEMethod.create_weights: the Marlin
@@ -706,6 +719,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             inp.pp,
             eng.name in ("vllm", "sglang", "trtllm"),
             pads_mxfp4=eng.name == "vllm",
+            mla_absorbed=eng.name == "vllm" and eng.non_torch_rule == "v1",
             dp=inp.dp,
             ep=inp.ep,
             splits=role_splits(Shape(inp.tp, inp.pp, inp.dp, inp.ep), eng),

@@ -16,6 +16,7 @@ from typing import Any
 
 from kvcalc._record import record
 from kvcalc.specs.dtypes import weight_bits, weight_bytes
+from kvcalc.specs.layers import MLA
 from kvcalc.specs.model import SPLIT_ROLES, ModelSpec, ParamRoles, Quantization
 
 LAYER_ROLES = ("attn", "mlp", "shared_experts", "experts", "router", "norms", "replicated")
@@ -182,6 +183,30 @@ def rope_cache_bytes(model: ModelSpec) -> int:
     positions x 4 x 128 x 2 B = 131,072,000 B."""
     positions = model.max_position_embeddings * rope_cache_factor(model)
     return positions * max((k.rope_dims for k in model.kinds()), default=0) * 2
+
+
+def mla_absorbed_bytes(model: ModelSpec, dtype: str | None, tp: int, pp: int = 1) -> int:
+    """vLLM's 16-bit copies of a quantized kv_b_proj for MLA's absorbed decode: it has no quantized
+    batched matmul, so it dequantizes the projection and keeps W_UK_T and W_UV, views of one kv_lora_rank
+    x local heads x (qk_nope + v) tensor in 16 bits, beside the quantized weight the prefill uses
+    (v1/attention/backends/mla/common.py process_weights_after_loading, 0.11.0 and 0.14.0;
+    model_executor/layers/attention/mla_attention.py, 0.19.0 and 0.33.0). A 16-bit kv_b_proj is only
+    viewed: 0. DeepSeek-V3's fp8 checkpoint at TP 8: 61 x 512 x 16 x 256 x 2 B = 0.24 GiB a GPU. With
+    pipeline parallelism, the stage with the most MLA layers."""
+    f = WeightFormats.of(model, dtype)
+    q = f.quantization
+    quantized = (q is not None and "attn" in q.roles) or weight_bits(f.dense) < 16
+    if not quantized:
+        return 0
+    from kvcalc.engine.kv import stages
+
+    def layer_bytes(name: str) -> int:
+        k = model.layer_kinds[name]
+        if not isinstance(k, MLA):
+            return 0
+        return k.kv_lora_rank * -(-k.num_attention_heads // tp) * (k.qk_nope_head_dim + k.v_head_dim) * 2
+
+    return max(sum(layer_bytes(name) for name in stage) for stage in stages(model, pp))
 
 
 @record(frozen=True)
