@@ -740,6 +740,10 @@ def test_the_fused_moe_workspaces_vllm_keeps_from_0_14():
     # tokens ((8 x (3 x 768 + 2,048) + 3 x 2,048) x 2 B), and no workspace beside it.
     assert act("vllm==0.13.0") == 1024 * 151936 * 28 + 8192 * 2048 * 2 > 8192 * (8 * (3 * 768 + 2048) + 3 * 2048) * 2
     assert act("vllm==0.21.0") == act("vllm==0.19.0")
+    # fit says so, the workspaces in GiB: 536,870,912 B = 0.50 GiB.
+    r = fit(q30, g, FitInputs(seq=8192, engine=find("vllm==0.19.0"), max_num_batched_tokens=8192, max_num_seqs=1024))
+    reason = next(e for e in r.estimates if e.key == "activation").reason
+    assert f"beside the fused-MoE workspaces the pass keeps ({536_870_912 / 2**30:.2f} GiB)" in reason
 
 
 def test_vllm_keeps_a_16_bit_copy_of_a_quantized_mla_kv_b_proj():
@@ -761,3 +765,7 @@ def test_vllm_keeps_a_16_bit_copy_of_a_quantized_mla_kv_b_proj():
     assert v1 - sgl == 61 * 512 * 16 * 256 * 2
     assert round(v1 / 2**30, 2) == 79.55 and "takes kvcalc's 79.31 GiB to 79.55 against the 79.74 GiB" in text
     assert round((v1 - 61 * 512 * 16 * 256 * 2) / 2**30, 2) == 79.31
+    # fit names the copy in GiB: 255,852,544 B = 0.24 GiB.
+    r = fit(ds, h200, FitInputs(seq=8192, tp=8, engine=find("vllm==0.19.0")))
+    reason = next(e for e in r.estimates if e.key == "weights").reason
+    assert f"kv_b_proj for its absorbed decode ({61 * 512 * 16 * 256 * 2 / 2**30:.2f} GiB)" in reason
