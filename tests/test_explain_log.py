@@ -757,3 +757,21 @@ def test_a_log_figure_no_engine_prints_is_one_line(cli, tmp_path, line, words):
         f"INFO [gpu_worker.py:4] {line}\n"
     )
     one_line_error(cli("explain-log", str(log), "--model", "qwen3-30b-a3b", "--gpu", "h100"), words, "log line")
+
+
+def test_dtype_float32_makes_the_auto_kv_cache_and_the_weights_32_bit(cli):
+    # llm-d-incubation/llm-d-planner#205: Llama-3.1-8B-Instruct under vLLM 0.19.0 with --dtype float32 on an
+    # H100 (tests/logs/real). kv_cache_dtype auto is the model's dtype (vLLM utils/torch_utils.py,
+    # kv_cache_dtype_str_to_dtype), and the model is built under that default dtype (base_loader.py).
+    log = Path(__file__).parent / "logs" / "real" / "vllm-pr205-h100-llama3.1-8b-fp32.log"
+    s = cli("explain-log", log, "--model", "llama3.1-8b", "--gpu", "h100-sxm", "--json").json()["startups"][0]
+    settings = {x["key"]: x["value"] for x in s["settings"]}
+    assert (settings["kv_dtype"], settings["weight_dtype"]) == ("fp32", "fp32")
+    # 32 layers x 8 KV heads x 128 x (K and V) x 4 B = 262,144 B a token. The log's pool,
+    # 0.95 x 79.19 - 29.98 - 2.21 - 0.25 = 42.7905 GiB, holds 175,270 tokens: 175,264 in blocks of 16;
+    # the log says 175,296 (its GiB figures are rounded).
+    tokens = next(r for r in s["rows"] if r["key"] == "kv_tokens")
+    assert tokens["from_log"] == int((0.95 * 79.19 - 29.98 - 2.21 - 0.25) * GiB // 262_144) // 16 * 16 == 175_264
+    # The estimated weights are Llama-3.1-8B's 8,030,261,248 parameters at 4 bytes (29.92 GiB), within 1%.
+    weights = next(r for r in s["rows"] if r["key"] == "weights")
+    assert abs(weights["estimate"] / 4 - 8_030_261_248) < 0.01 * 8_030_261_248

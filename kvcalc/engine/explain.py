@@ -384,7 +384,9 @@ def _settings(
         "not in the log: the model's max_position_embeddings, vLLM's default; pass --seq",
     )
     kv_log = facts.kv_cache_dtype if facts.kv_cache_dtype and facts.kv_cache_dtype.lower() not in ("auto", "none") else None
-    auto = "fp16" if facts.dtype in ("float16", "half") else "bf16"
+    # kv_cache_dtype auto is the model's dtype (vLLM 0.19.0 utils/torch_utils.py,
+    # kv_cache_dtype_str_to_dtype: "auto" returns model_config.dtype), float32 included.
+    auto = {"float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}.get(facts.dtype or "", "bf16")
     if kv_log is None and facts.kv_cache_dtype is not None:
         out.append(Setting("kv_dtype", auto, "log", f"kv_cache_dtype auto: the model dtype ({facts.dtype or 'bfloat16'})"))
         if given.kv_dtype is not None and given.kv_dtype != auto:
@@ -408,6 +410,11 @@ def _settings(
             pick(key, log_value, option, flag, None, "")
     if given.weight_dtype:
         out.append(Setting("weight_dtype", given.weight_dtype, "option", "--weight-dtype"))
+    elif auto == "fp32" and model.quantization is None:
+        # vLLM builds the model under set_default_torch_dtype(model_config.dtype) (0.19.0
+        # model_executor/model_loader/base_loader.py), so --dtype float32 loads a 16-bit
+        # checkpoint's parameters as 32-bit ones.
+        out.append(Setting("weight_dtype", "fp32", "log", "dtype float32: the parameters loaded as 32-bit"))
     return out, warnings
 
 
@@ -439,7 +446,7 @@ def explain(
         dp=given.dp,
         ep=given.ep,
         kv_dtype=kv,
-        weight_dtype=given.weight_dtype,
+        weight_dtype=s.get("weight_dtype"),
         gpu_memory=total,
         util=s["util"],
         block_size=s.get("block_size") if eng.block_size else None,

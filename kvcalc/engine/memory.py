@@ -30,7 +30,7 @@ from kvcalc.engine.weights import (
     weights,
 )
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype
+from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype, normalize_weight_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 from kvcalc.units import count_of, fmt_iec
@@ -748,6 +748,8 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             tokens,
             inp.tp,
             num_seqs(gpu, inp),
+            # The forward pass runs in the model's dtype: 4 bytes an activation under --dtype float32.
+            act_bytes=4 if inp.weight_dtype and normalize_weight_dtype(inp.weight_dtype) == "fp32" else 2,
             sampler_per_logit=per_logit,
             sampler_range=rng,
             held=moe_workspace_bytes(model, tokens, inp.tp, inp.weight_dtype) if eng.moe_workspace_held else 0,
