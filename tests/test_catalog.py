@@ -20,7 +20,7 @@ deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-1b gemma3-27b g
 falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-70b llama3.3-70b
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
-deepseek-coder-6.7b""".split()
+deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -363,3 +363,26 @@ def test_show_prints_a_gpus_measured_matmul_and_all_reduce_blocks(cli, monkeypat
     d = cli("show", "h100-sxm", "--json").json()
     assert (d["spec"]["gemm"]["latency_us"], d["spec"]["gemm"]["bandwidth_share"]) == (3.4, 0.86)
     assert "decode matmul (measured) -" in " ".join(cli("show", "l40s").out.split())
+
+
+def test_gemma_and_granite_are_counted_as_llama_layers_with_their_own_ties():
+    # Gemma 7B (vLLM gemma.py): fused QKV of 16 heads x 256, o_proj, gated MLP of 24,576, two norms a
+    # layer; transformers' GemmaConfig ties the embeddings by default. Google's model card: 8.54B.
+    H, V, L, heads, d, inter = 3072, 256000, 28, 16, 256, 24576
+    layer = H * heads * d * 3 + heads * d * H + 3 * H * inter + 2 * H
+    assert resolve_model("gemma-7b").params_total == V * H + H + L * layer == 8_537_680_896
+    # Granite 3.3 8B (granite.py): 32 query and 8 KV heads of 128, MLP 12,800, tied embeddings (its config).
+    H, V, L, inter = 4096, 49159, 40, 12800
+    layer = H * 32 * 128 + 2 * H * 8 * 128 + 32 * 128 * H + 3 * H * inter + 2 * H
+    assert resolve_model("granite-3.3-8b").params_total == V * H + H + L * layer
+
+
+def test_qwen2_moe_counts_its_experts_and_its_gated_shared_expert():
+    # Qwen1.5-MoE-A2.7B (vLLM qwen2_moe.py): QKV with biases, 60 experts of 1,408 and a shared expert
+    # of 5,632 behind a 1 x hidden gate in each of 24 layers; untied embeddings. Qwen's card: 14.3B in all.
+    H, V, L, heads, d, E, Im, Ish = 2048, 151936, 24, 16, 128, 60, 1408, 5632
+    attn = 3 * H * heads * d + 3 * heads * d + heads * d * H
+    layer = attn + 2 * H + H * E + H + 3 * H * Ish + E * 3 * H * Im
+    m = resolve_model("qwen1.5-moe-a2.7b")
+    assert m.params_total == 2 * V * H + H + L * layer == 14_315_784_192
+    assert m.moe is not None and (m.moe.num_experts, m.moe.num_experts_per_tok, m.moe.params_per_expert) == (60, 4, 3 * H * Im)

@@ -20,10 +20,13 @@ from kvcalc.specs.model import ROLES, VISION_ENCODERS
 SUPPORTED = (
     "llama",
     "mistral",
+    "gemma",
+    "granite",
     "mixtral",
     "qwen2",
     "qwen3",
     "qwen3_moe",
+    "qwen2_moe",
     "deepseek_v2",
     "deepseek_v3",
     "kimi_k2",
@@ -59,6 +62,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "num_key_value_heads": 4,
         "intermediate_size": 9216,
     },
+    "gemma": {"tie_word_embeddings": True},
     "gemma2": {"tie_word_embeddings": True},
     "llama4_text": {"no_rope_layer_interval": 4, "attention_chunk_size": 8192, "interleave_moe_layer_step": 1},
     "falcon": {"tie_word_embeddings": True},
@@ -345,6 +349,32 @@ def _qwen3_moe(c: _Cfg, b: _Build) -> None:
     b.params += (L - len(moe_layers)) * _gated_mlp(H, I)
     b.intermediate = I or Im
     _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, Im))
+
+
+def _qwen2_moe(c: _Cfg, b: _Build) -> None:
+    """Qwen1.5-MoE / Qwen2-MoE (vLLM model_executor/models/qwen2_moe.py): Qwen2's attention with QKV
+    biases; in every decoder_sparse_step-th layer a router, the routed experts and one shared expert
+    of shared_expert_intermediate_size behind a sigmoid gate (a 1 x hidden linear)."""
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    Im, Ish = c.int("moe_intermediate_size"), c.int("shared_expert_intermediate_size")
+    nq, nkv, d = _attn_geometry(c, H)
+    E, k = c.int("num_experts"), c.int("num_experts_per_tok")
+    step = c.int("decoder_sparse_step", 1)
+    dense = set(c.get("mlp_only_layers") or [])
+    moe_layers = [i for i in range(L) if i not in dense and (i + 1) % step == 0]
+    if "sliding" in _qwen_windows(c, L):
+        raise KvcalcError("sliding windows in qwen2_moe are not supported", c.where, "use_sliding_window: false")
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn"] * L
+    I = c.int("intermediate_size") if len(moe_layers) < L else 0
+    a_split, a_full = _attn_roles(H, nq, nkv, d, qkv_bias=True)
+    n = len(moe_layers)
+    _add(b, attn=L * a_split, norms=L * (a_full + 2 * H), router=n * (H * E + H))
+    _add(b, shared_experts=n * _gated_mlp(H, Ish), mlp=(L - n) * _gated_mlp(H, I))
+    b.params = _embed(c, H, V, b) + L * (a_split + a_full + 2 * H)
+    b.params += n * (H * E + H + _gated_mlp(H, Ish) + E * _gated_mlp(H, Im)) + (L - n) * _gated_mlp(H, I)
+    b.intermediate = I or Im
+    _moe_block(b, E=E, k=k, n_layers=n, per_expert=_gated_mlp(H, Im))
 
 
 def _deepseek(c: _Cfg, b: _Build) -> None:
@@ -653,6 +683,11 @@ def _mllama(c: _Cfg, b: _Build) -> None:
 HANDLERS = {
     "llama": _llama,
     "mistral": _llama,
+    # Gemma (vLLM gemma.py) and Granite (granite.py) are Llama's layers: fused QKV and gate-up, two
+    # RMSNorms a layer; Granite's multipliers scale activations, not parameters.
+    "gemma": _llama,
+    "granite": _llama,
+    "qwen2_moe": _qwen2_moe,
     "mixtral": _mixtral,
     "qwen2": _qwen2,
     "qwen3": _qwen3,
