@@ -20,7 +20,7 @@ deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-1b gemma3-27b g
 falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-70b llama3.3-70b
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
-deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b""".split()
+deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -386,3 +386,16 @@ def test_qwen2_moe_counts_its_experts_and_its_gated_shared_expert():
     m = resolve_model("qwen1.5-moe-a2.7b")
     assert m.params_total == 2 * V * H + H + L * layer == 14_315_784_192
     assert m.moe is not None and (m.moe.num_experts, m.moe.num_experts_per_tok, m.moe.params_per_expert) == (60, 4, 3 * H * Im)
+
+
+def test_phi_counts_its_biases_one_layernorm_and_an_ungated_mlp():
+    # Phi-2 (vLLM phi.py): LayerNorm (weight + bias), QKV + bias, dense + bias, fc1 + bias of 4 x 2,560,
+    # fc2 + bias, a final LayerNorm, an untied LM head with a bias. Microsoft's card: 2.7B parameters.
+    H, V, L = 2560, 51200, 32
+    inter = 4 * H
+    layer = 2 * H + (3 * H * H + 3 * H) + (H * H + H) + (H * inter + inter) + (inter * H + H)
+    m = resolve_model("phi-2")
+    assert m.params_total == 2 * V * H + V + 2 * H + L * layer == 2_779_683_840
+    from kvcalc.engine.kv import KVFootprint
+
+    assert KVFootprint(m).per_token == L * 2 * 32 * 80 * 2  # K and V of 32 heads x 80 at 2 bytes, each layer

@@ -35,6 +35,7 @@ SUPPORTED = (
     "gemma3_text",
     "gpt_oss",
     "falcon",
+    "phi",
     "phi3",
     "llama4",
     "llama4_text",
@@ -487,6 +488,26 @@ def _falcon(c: _Cfg, b: _Build) -> None:
     b.intermediate = I
 
 
+def _phi(c: _Cfg, b: _Build) -> None:
+    """Phi-1/1.5/2 (vLLM 0.19.0 model_executor/models/phi.py): one LayerNorm a layer (weight and bias)
+    before attention and MLP in parallel; QKV with biases, a dense output projection with a bias; an
+    ungated MLP fc1 -> act -> fc2 of n_inner (4 x hidden when the config omits it; biases); a final
+    LayerNorm and an untied LM head with a bias. Row-parallel biases (dense, fc2) are held in full."""
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq, nkv, d = _attn_geometry(c, H)
+    if nkv != nq:
+        raise KvcalcError("phi with num_key_value_heads unlike num_attention_heads", c.where, "phi's multi-head attention")
+    I = c.get("n_inner") or 4 * H
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn"] * L
+    a_split, _ = _attn_roles(H, nq, nkv, d, qkv_bias=True)
+    _add(b, embed=V * H, lm_head=V * H + V, norms=2 * H + L * (2 * H + H + H))
+    _add(b, attn=L * a_split, mlp=L * (2 * H * I + I))
+    b.params = 2 * V * H + V + 2 * H + L * (2 * H + a_split + H + 2 * H * I + I + H)
+    b.intermediate = I
+    b.notes.append("the MLP is ungated (fc1 -> gelu -> fc2); the activation estimate takes it as a gated one of the same width")
+
+
 def _phi3(c: _Cfg, b: _Build) -> None:
     L = c.int("num_hidden_layers")
     win = ["sliding"] * L if c.get("sliding_window") else None
@@ -700,6 +721,7 @@ HANDLERS = {
     "gemma3_text": _gemma3,
     "gpt_oss": _gpt_oss,
     "falcon": _falcon,
+    "phi": _phi,
     "phi3": _phi3,
     "llama4": _llama4,
     "llama4_text": _llama4,
