@@ -504,3 +504,20 @@ def test_one_user_in_flight_is_said_in_the_singular(cli):
     out = cli("simulate", "--model", "llama3-8b", "--gpu", "h100", "--concurrency", "1", "--requests", "20").out
     assert out.startswith("1 request in flight:") and "at most 1 request in flight" in " ".join(out.split())
     assert "1 requests" not in out
+
+
+def test_a_short_run_far_below_capacity_is_not_called_overloaded():
+    # 50 requests of 1,000 + 100 tokens at 2 a second on one H100: a twentieth of what an 8B model
+    # serves there. The steady window holds about 40 completions, which fall short of the offered
+    # rate by up to 2 / sqrt(40) = 32% by chance alone (a Poisson count of k is k +/- sqrt(k)); seed 2
+    # of kvcalc simulate --seed 2 fell 9% short and was called OVERLOADED. No sampled arrival of
+    # these 40 is.
+    for seed in range(40):
+        arr = np.cumsum(np.random.default_rng(seed).exponential(1 / 2, size=50))
+        r = run("llama3.1-8b", "h100", [1000] * 50, [100] * 50, arrivals=arr, policies="paged-16")
+        assert not r.runs[0].overloaded, seed
+    # The same 50 requests at 40 a second of 2,000 + 500 on an A100 80GB are far over capacity, and
+    # a run of 50 says so.
+    arr = np.cumsum(np.random.default_rng(0).exponential(1 / 40, size=50))
+    r = run("llama3.1-8b", "a100-80gb", [2000] * 50, [500] * 50, arrivals=arr, policies="paged-16", max_len=4096)
+    assert r.runs[0].overloaded

@@ -52,6 +52,7 @@ from kvcalc.engine.simulate.types import (
     PolicyRun,
     SimSettings,
     Workload,
+    overload_margin,
 )
 from kvcalc.engine.steptime import StepModel
 from kvcalc.errors import KvcalcError
@@ -97,29 +98,34 @@ def _gc_paused(fn: F) -> F:
     return paused  # type: ignore[return-value]
 
 
-def _absorbed(reach: Any, admitted: Any) -> tuple[float | None, bool]:
+def _absorbed(reach: Any, admitted: Any, finished: Any) -> tuple[float | None, bool, bool]:
     """Over the arrival window (the 10th to the 90th percentile of the times requests reach the
-    engine): the rate the engine took them in, and whether its queue grew by more than
-    BACKLOG_SHARE of the window's arrivals. A queue that grows is an overload however fast the
-    steady window completes (a run short beside its latencies completes its first requests fast,
-    at a batch that has not yet grown). Rejected requests, never admitted, are left out."""
+    engine): the rate the engine took them in, whether its queue grew, and whether the requests in
+    the system (arrived, not finished) grew, each by more than BACKLOG_SHARE of the window's
+    arrivals and more than chance allows (overload_margin). A queue that grows is an overload
+    however fast the steady window completes (a run short beside its latencies completes its first
+    requests fast, at a batch that has not yet grown); so is a batch that grows without a queue (an
+    engine that admits every request and finishes them slower than they come). Rejected requests,
+    never admitted, are left out."""
     import numpy as np
 
     ok = ~np.isnan(admitted)
-    r, a = np.sort(reach[ok]), np.sort(admitted[ok])
+    r, a, f = np.sort(reach[ok]), np.sort(admitted[ok]), np.sort(finished[ok])
     n = len(r)
     if n < 20:
-        return None, False
+        return None, False, False
     t0, t1 = float(r[int(0.1 * n)]), float(r[int(0.9 * n)])
     if t1 <= t0:
-        return None, False
+        return None, False, False
 
-    def waiting(t: float) -> int:
-        return int(np.searchsorted(r, t, side="right") - np.searchsorted(a, t, side="right"))
+    def behind(t: float, done: Any) -> int:
+        return int(np.searchsorted(r, t, side="right") - np.searchsorted(done, t, side="right"))
 
     came = int(np.searchsorted(r, t1, side="right") - np.searchsorted(r, t0, side="right"))
-    grew = waiting(t1) - waiting(t0)
-    return (came - grew) / (t1 - t0), grew > BACKLOG_SHARE * came
+    limit = overload_margin(came, BACKLOG_SHARE) * came
+    grew = behind(t1, a) - behind(t0, a)
+    held = behind(t1, f) - behind(t0, f)
+    return (came - grew) / (t1 - t0), grew > limit, held > limit
 
 
 @_gc_paused
@@ -511,7 +517,17 @@ def serve(
     bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w)
     offered = client.offered_per_s()
     rps = float(in_win.sum()) / span
-    sustained, backlog = _absorbed(reach, ad) if offered is not None else (None, False)
+    sustained, backlog, piling = _absorbed(reach, ad, fn) if offered is not None else (None, False, False)
+    overloaded = offered is not None and (
+        rps < (1 - overload_margin(int(in_win.sum()), 1 - OVERLOAD_SHARE)) * offered or backlog or piling
+    )
+    if offered is None:
+        kept: float | None = None
+    else:
+        kept = rps if sustained is None else min(rps, sustained)
+        if piling:
+            # Admitted as they came, finished slower: the whole run's rate is what it sustained.
+            kept = min(kept, bench.request_throughput_per_s)
     return PolicyRun(
         policy=policy,
         block_size=B,
@@ -535,7 +551,7 @@ def serve(
         window_s=(float(w0), float(w1)),
         bench=bench,
         offered_per_s=offered,
-        overloaded=offered is not None and (rps < OVERLOAD_SHARE * offered or backlog),
-        sustained_per_s=None if offered is None else (rps if sustained is None else min(rps, sustained)),
+        overloaded=overloaded,
+        sustained_per_s=kept,
         timeline=[(round(t, 6), int(a), int(b)) for t, a, b in tl],
     )

@@ -3,6 +3,7 @@ and the report (plain frozen dataclasses; kvcalc.render draws them, to_json prin
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import field
 from typing import Any
@@ -22,7 +23,18 @@ OVERLOAD_SHARE = 0.95
 offered to it,"""
 BACKLOG_SHARE = 0.05
 """or when its queue grows, over the arrival window, by more than this share of the requests that
-arrive in it."""
+arrive in it;"""
+NOISE_SIGMAS = 2.0
+"""and by more than this many standard deviations of a Poisson count: k requests counted in a
+window are k +/- sqrt(k), so a steady window of k completions may fall short of the offered rate
+by 2 / sqrt(k) of it (32% at 40 requests, 7% at 800) with nothing wrong, and a queue may end a
+window 2 sqrt(k) longer than it began. Under that, a short run says it keeps up."""
+
+
+def overload_margin(count: int, share: float) -> float:
+    """The shortfall, as a share of ``count``, that a window of ``count`` requests can show by
+    chance: the larger of ``share`` and NOISE_SIGMAS / sqrt(count)."""
+    return max(share, NOISE_SIGMAS / math.sqrt(max(count, 1)))
 
 
 @record(frozen=True)
@@ -93,7 +105,8 @@ class PolicyRun:
     """The open-loop arrival rate offered; None for a burst or a concurrency limit."""
     overloaded: bool = False
     """Offered load above what this deployment serves: the steady window completes under 95% of it,
-    or the queue grows by more than 5% of what arrives while requests arrive."""
+    or the queue grows by more than 5% of what arrives while requests arrive; either by more than
+    a window of that many requests shows by chance (NOISE_SIGMAS)."""
     sustained_per_s: float | None = None
     """The rate it sustains: the steady window's completions, or, where lower, the rate it takes
     requests in while they arrive (offered less the queue's growth). None for a burst or a
