@@ -20,7 +20,7 @@ deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-1b gemma3-27b g
 falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-70b llama3.3-70b
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
-deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2""".split()
+deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2 gemma3-4b gemma3-12b""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -399,3 +399,15 @@ def test_phi_counts_its_biases_one_layernorm_and_an_ungated_mlp():
     from kvcalc.engine.kv import KVFootprint
 
     assert KVFootprint(m).per_token == L * 2 * 32 * 80 * 2  # K and V of 32 heads x 80 at 2 bytes, each layer
+
+
+def test_gemma3_takes_transformers_defaults_for_the_heads_its_4b_config_omits():
+    # google/gemma-3-4b-it's config.json names no heads: Gemma3TextConfig's defaults are 8 query and 4 KV
+    # heads of 256. Its language model: tied embeddings of 262,208 x 2,560, 34 layers of Q/K/V/O, a
+    # gated MLP of 10,240, four norms and Q/K norms; SigLIP's tower is counted apart.
+    H, V, L, heads, kv, d, inter = 2560, 262208, 34, 8, 4, 256, 10240
+    layer = H * heads * d + 2 * H * kv * d + heads * d * H + 3 * H * inter + 4 * H + 2 * d
+    m = resolve_model("gemma3-4b")
+    assert m.params_total == V * H + H + L * layer
+    assert {k.num_attention_heads for k in m.layer_kinds.values()} == {8}
+    assert {k.num_key_value_heads for k in m.layer_kinds.values()} == {4}

@@ -151,6 +151,19 @@ def test_rope_cache_is_in_the_engines_weights():
     assert p.weight_bytes == 16_060_522_496
 
 
+def test_scaled_and_gemma3_rope_caches_are_as_long_as_vllm_builds_them():
+    # Gemma-3-4B (vLLM 0.19.0 gemma3.py): its sliding layers' rope (rope_local_base_freq, no scaling)
+    # caches 131,072 positions, its global layers' linear scaling by 8 caches 8 x 131,072
+    # (linear_scaling_rope.py), each x 256 rotary dims x 2 bytes. llm-d-planner#205's log loads 8.58
+    # GiB, where the parameters are 8.08.
+    m = resolve_model("gemma3-4b")
+    assert rope_cache_bytes(m) == (131072 + 8 * 131072) * 256 * 2 == 603_979_776
+    # SGLang 0.5.6's Gemma 3 computes its angles from inv_freq and holds no cache (gemma3_causal.py).
+    assert rope_cache_bytes(m, "sglang") == 0
+    # DeepSeek-Coder-6.7B's linear scaling by 4 over 16,384 positions: one cache of 65,536.
+    assert rope_cache_bytes(resolve_model("deepseek-coder-6.7b")) == 4 * 16384 * 128 * 2
+
+
 def test_mxfp4_padding_is_in_the_range():
     # vLLM's Marlin mxfp4 path pads gpt-oss's 2,880 x 2,880 expert matrices to 2,944 x 3,072 (the best
     # estimate: vllm#23278 logs 65.9651 GiB on an H100); Triton's kernels do not pad (the low end);

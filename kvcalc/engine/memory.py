@@ -229,6 +229,7 @@ def weights_estimate(
     pp: int,
     engine_buffers: bool,
     pads_mxfp4: bool = False,
+    engine: str = "vllm",
     dp: int = 1,
     ep: int = 1,
     splits: dict[str, int] | None = None,
@@ -240,7 +241,7 @@ def weights_estimate(
     quantized matrices for its kernels or where a vision tower is estimated."""
     w = weights(model, dtype, tp, pp, dp, ep, splits)
     absorbed = mla_absorbed_bytes(model, dtype, tp, pp) if mla_absorbed else 0
-    best = w.per_gpu_bytes + (rope_cache_bytes(model) if engine_buffers else 0) + absorbed
+    best = w.per_gpu_bytes + (rope_cache_bytes(model, engine) if engine_buffers else 0) + absorbed
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
     if engine_buffers:
@@ -721,6 +722,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             inp.pp,
             eng.name in ("vllm", "sglang", "trtllm"),
             pads_mxfp4=eng.name == "vllm",
+            engine=eng.name,
             mla_absorbed=eng.name == "vllm" and eng.non_torch_rule == "v1",
             dp=inp.dp,
             ep=inp.ep,

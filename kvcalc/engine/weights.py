@@ -174,14 +174,25 @@ def rope_cache_factor(model: ModelSpec) -> int:
     return 4 if model.architecture in MROPE_ARCHITECTURES else 1
 
 
-def rope_cache_bytes(model: ModelSpec) -> int:
+def rope_cache_bytes(model: ModelSpec, engine: str = "vllm") -> int:
     """vLLM's rotary cos/sin cache: max_position_embeddings x rotary dims x 2 bytes, once per GPU
     (Llama-3.1-8B: 131,072 x 128 x 2 = 33.5 MB, the gap between its 14.96 GiB of parameters and the
     14.99 GiB vLLM logs). Multimodal rotary embeddings cache four times the positions
     ("cache_max_position_num = max_position_embeddings * 4", MRotaryEmbedding in
     rotary_embedding.py, 0.9.0.1, and rotary_embedding/mrope.py, 0.11.0): Qwen2.5-VL's 128,000
-    positions x 4 x 128 x 2 B = 131,072,000 B."""
-    positions = model.max_position_embeddings * rope_cache_factor(model)
+    positions x 4 x 128 x 2 B = 131,072,000 B. A spec's rope_caches lists the caches where they differ
+    (Gemma-3-4B: a local cache of 131,072 positions and a global one of 8 x 131,072 for its linear
+    scaling, x 256 x 2 B = 603,979,776 B, the 0.5 GiB its weights log above the parameters). SGLang
+    builds its caches as vLLM does (layers/rotary_embedding.py, 0.5.6) but for Gemma 3."""
+    if engine == "sglang" and model.architecture in ("gemma3", "gemma3_text"):
+        # SGLang 0.5.6's Gemma 3 (models/gemma3_causal.py) computes its rotary angles from inv_freq
+        # (Gemma3RotaryEmbedding, as transformers does): no cos/sin cache.
+        return 0
+    if engine == "trtllm":
+        caches = [float(rope_cache_factor(model))]  # the scaled and per-layer caches read from vLLM and SGLang only
+    else:
+        caches = model.rope_caches or [float(rope_cache_factor(model))]
+    positions = sum(round(model.max_position_embeddings * x) for x in caches)
     return positions * max((k.rope_dims for k in model.kinds()), default=0) * 2
 
 

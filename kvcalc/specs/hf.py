@@ -61,6 +61,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "max_position_embeddings": 131072,
         "tie_word_embeddings": True,
         "num_key_value_heads": 4,
+        "num_attention_heads": 8,
         "intermediate_size": 9216,
     },
     "gemma": {"tie_word_embeddings": True},
@@ -218,7 +219,7 @@ def _dense_decoder(
     nq, nkv, d = _attn_geometry(c, H)
     geo = {"num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
     windows = windows or ["full"] * L
-    for kind in set(windows):
+    for kind in sorted(set(windows)):  # a fixed order, whatever the hash seed
         if kind == "full":
             b.kinds["attn" if len(set(windows)) == 1 else "global"] = {"kind": "full", **geo}
         else:
@@ -918,6 +919,9 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
         spec["vision_params"] = vision
     if tower:
         spec["vision"] = tower
+    caches = _rope_caches(c, mt)
+    if caches:
+        spec["rope_caches"] = caches
     spec["layer_kinds"] = b.kinds
     spec["layers"] = _compress(b.order)
     # Drop the config fields that only name things.
@@ -1086,6 +1090,25 @@ def _vit_params(t: _ViT) -> int:
     merger = (m * m + m) + (m * t.out + t.out)
     embed = t.channels * t.frames * t.patch * t.patch * h + (h if t.patch_bias else 0) + t.positions * h
     return embed + t.depth * block + norm * h + merger + t.deepstack * (2 * m + merger)
+
+
+def _rope_caches(c: _Cfg, mt: str) -> list[float]:
+    """vLLM's rotary caches as multiples of max_position_embeddings, where they are not one such cache
+    (rotary_embedding/__init__.py get_rope, 0.19.0): a linear or dynamic rope_scaling builds its cache
+    over max_position x factor positions (linear_scaling_rope.py, dynamic_ntk_scaling_rope.py); Gemma 3
+    gives its sliding layers a rope of their own, rope_local_base_freq without scaling (gemma3.py), so
+    it holds two caches."""
+    rs = c.data.get("rope_scaling")
+    factor = 1.0
+    if isinstance(rs, dict) and (rs.get("rope_type") or rs.get("type")) in ("linear", "dynamic"):
+        scaling = c.get("rope_scaling")
+        f = scaling.get("factor")
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1024:
+            raise KvcalcError(f"rope_scaling.factor {str(f)[:40]!r} is not a number in (0, 1024]", c.where, "e.g. 8.0")
+        factor = float(f)
+    if mt in ("gemma3", "gemma3_text"):
+        return [1.0, factor]
+    return [factor] if factor != 1 else []
 
 
 def _vision_params(v: Any, text_hidden: int, b: _Build, mt: str = "") -> int:

@@ -253,6 +253,10 @@ class ModelSpec:
     """The checkpoint's own dtype where the engines serve another (float32 checkpoints load at 16 bits)."""
     vision_params: NonNeg = 0
     """Parameters of a vision tower and projector the engines load beside the language model (estimated)."""
+    rope_caches: list[float] = field(default_factory=list)
+    """vLLM's rotary cos/sin caches, each as a multiple of max_position_embeddings positions, where they
+    are not one such cache: a linear or dynamic rope_scaling multiplies its cache by the factor, and
+    Gemma 3 builds a local and a global one. Empty: one cache (four times as long for M-RoPE)."""
     vision: VisionTower | None = None
     """The vision encoder's geometry, where kvcalc models the engine's profile of it."""
     checkpoint: Checkpoint | None = None
@@ -301,6 +305,11 @@ class ModelSpec:
             or not 0 <= self.vision_params <= 2**50
         ):
             raise ValueError(f"vision_params must be a whole number from 0 to 2^50, got {str(self.vision_params)[:40]!r}")
+
+        if not isinstance(self.rope_caches, list) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x <= 1024 for x in self.rope_caches
+        ):
+            raise ValueError("rope_caches must be a list of multiples of max_position_embeddings, each in (0, 1024]")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelSpec:
