@@ -769,3 +769,15 @@ def test_vllm_keeps_a_16_bit_copy_of_a_quantized_mla_kv_b_proj():
     r = fit(ds, h200, FitInputs(seq=8192, tp=8, engine=find("vllm==0.19.0")))
     reason = next(e for e in r.estimates if e.key == "weights").reason
     assert f"kv_b_proj for its absorbed decode ({61 * 512 * 16 * 256 * 2 / 2**30:.2f} GiB)" in reason
+
+
+def test_kv_dtype_auto_follows_a_16_or_32_bit_weight_dtype(cli):
+    # vLLM's kv_cache_dtype auto is the model's dtype (utils/torch_utils.py, 0.19.0): --dtype float32
+    # caches K and V at 4 bytes. Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 (K, V) x 4 B = 262,144 B.
+    base = ("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8192", "--json")
+    assert cli(*base, "--weight-dtype", "fp32").json()["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 4
+    # A quantized weight format leaves the activations, and so the cache, at 16 bits; so does no flag.
+    assert cli(*base, "--weight-dtype", "fp8").json()["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2
+    assert cli(*base).json()["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2
+    # A format given wins.
+    assert cli(*base, "--weight-dtype", "fp32", "--kv-dtype", "bf16").json()["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2

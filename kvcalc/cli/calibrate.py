@@ -24,7 +24,7 @@ def calibrate(
     tp: Annotated[
         str, typer.Option("--tp", metavar="<n|list>", help="Tensor-parallel size of the runs: one, or one per run (1,1,8).")
     ] = "1",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.EngineOpt = "vllm",
     weight_dtype: opt.WeightDtypeOpt = None,
     write: Annotated[
@@ -59,7 +59,7 @@ def calibrate(
         g,
         runs,
         sizes,
-        opt.kv(kv_dtype),
+        opt.kv(kv_dtype, weight_dtype),
         opt.engine(engine),
         weight_dtype=opt.weight_dtype(weight_dtype),
         identify=lambda name: canonical_name("model", name),

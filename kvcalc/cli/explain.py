@@ -154,7 +154,7 @@ def explain_log(
         ep=opt.parallel(ep, "--ep") if ep else 1,
         util=opt.fraction(util, "--util"),
         max_model_len=opt.tokens(seq, "--seq") if seq else None,
-        kv_dtype=opt.kv(kv_dtype).name if kv_dtype else None,
+        kv_dtype=opt.kv(kv_dtype, weight_dtype).name if kv_dtype else None,
         max_num_batched_tokens=opt.batched_tokens(max_num_batched_tokens),
         max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs"),
         block_size=opt.block(block_size),

@@ -19,7 +19,7 @@ def fit(
     dp: opt.DP = "1",
     ep: opt.EP = "1",
     engine: opt.EngineOpt = "vllm",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     weight_dtype: opt.WeightDtypeOpt = None,
     gpu_memory: Annotated[
         Optional[str],
@@ -108,7 +108,7 @@ def fit(
         pp=opt.parallel(pp, "--pp"),
         dp=opt.parallel(dp, "--dp"),
         ep=opt.parallel(ep, "--ep"),
-        kv_dtype=opt.kv(kv_dtype),
+        kv_dtype=opt.kv(kv_dtype, weight_dtype),
         weight_dtype=opt.weight_dtype(weight_dtype),
         gpu_memory=opt.size(gpu_memory, "--gpu-memory", positive=True),
         gpu_free=opt.size(gpu_free, "--gpu-free", positive=True),

@@ -41,7 +41,13 @@ Batch = Annotated[
     typer.Option("--batch", "-b", metavar="<n>", help="Requests in the batch: a whole number, 1 to 16,777,216 (1000, not 1k)."),
 ]
 KVDtypeOpt = Annotated[
-    str, typer.Option("--kv-dtype", metavar="<dtype>", help="KV cache format: bf16, fp16, fp8, int8, int4, fp4, fp32.")
+    str,
+    typer.Option(
+        "--kv-dtype",
+        metavar="<dtype>",
+        help="KV cache format: auto (the model's dtype, as vLLM's kv_cache_dtype auto: fp32 or fp16 under that "
+        "--weight-dtype, else bf16), bf16, fp16, fp8, int8, int4, fp4, fp32.",
+    ),
 ]
 WeightDtypeOpt = Annotated[
     Optional[str],
@@ -297,9 +303,14 @@ def fraction(v: str | None, where: str) -> float | None:
     return parse_float(v, where, 0.0, 1.0, "a number in (0, 1], e.g. 0.9")
 
 
-def kv(v: str) -> Any:
-    from kvcalc.specs.dtypes import kv_dtype
+def kv(v: str, weight: str | None = None) -> Any:
+    """--kv-dtype, with auto taken as vLLM takes kv_cache_dtype auto: the model's dtype, which a 16- or
+    32-bit --weight-dtype sets (utils/torch_utils.py kv_cache_dtype_str_to_dtype, 0.19.0)."""
+    from kvcalc.specs.dtypes import kv_dtype, normalize_weight_dtype
 
+    if str(v).strip().lower() == "auto":
+        w = normalize_weight_dtype(weight) if weight else None
+        v = w if w in ("fp32", "fp16") else "bf16"
     return kv_dtype(v, "--kv-dtype")
 
 

@@ -53,7 +53,7 @@ def paging(
         typer.Option("--block-sizes", metavar="<list>", help="Paged block sizes to compare (up to 16 sizes, each 1 to 65,536)."),
     ] = "1,8,16,32,64,128",
     tp: opt.TP = "1",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.PoolEngine = "vllm",
     pool: opt.Pool = None,
     as_json: opt.Json = False,

@@ -52,7 +52,7 @@ def plan(
     percentile: Annotated[
         str, typer.Option("--percentile", metavar="<p>", help="The prompt percentile TTFT is judged on, for a distribution (90).")
     ] = "90",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.EngineOpt = "vllm",
     max_gpus: Annotated[
         str, typer.Option("--max-gpus", metavar="<n>", help="Largest deployment to try, 1 to 4,096 GPUs.")
@@ -142,7 +142,7 @@ def plan(
             opt.tokens(prompt or "1000", "--prompt"),
             opt.tokens(output or "200", "--output"),
             SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None),
-            opt.kv(kv_dtype),
+            opt.kv(kv_dtype, weight_dtype),
             eng,
             opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=eng),
             dp_sizes=dp_sizes,
@@ -211,7 +211,7 @@ def plan(
         specs,
         traffic,
         slo,
-        opt.kv(kv_dtype),
+        opt.kv(kv_dtype, weight_dtype),
         eng,
         max_gpus=n_max,
         prices=prices,
@@ -237,7 +237,7 @@ def plan(
             O,
             r,
             slo,
-            opt.kv(kv_dtype),
+            opt.kv(kv_dtype, weight_dtype),
             eng,
             int(pct),
             constants=consts,

@@ -32,7 +32,7 @@ def roofline(
             help="Context per request: 4096, 4k, a list, a doubling range 1k..128k or a stepped one 1k..32k:1k.",
         ),
     ] = "4k",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     weight_dtype: opt.WeightDtypeOpt = None,
     compute_dtype: Annotated[
         Optional[str],
@@ -92,7 +92,7 @@ def roofline(
         g,
         batches,
         seqs,
-        opt.kv(kv_dtype),
+        opt.kv(kv_dtype, weight_dtype),
         opt.parallel(tp, "--tp"),
         opt.weight_dtype(weight_dtype),
         compute_dtype,

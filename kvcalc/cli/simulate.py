@@ -82,7 +82,7 @@ def simulate(
     tp: opt.TP = "1",
     dp: opt.DP = "1",
     ep: opt.EP = "1",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.PoolEngine = "vllm",
     max_num_seqs: opt.MaxNumSeqs = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
@@ -113,7 +113,7 @@ def simulate(
 
     m, g, origin = opt.model_and_gpu(model, gpu)
     t = opt.parallel(tp, "--tp")
-    kv = opt.kv(kv_dtype)
+    kv = opt.kv(kv_dtype, weight_dtype)
     eng = opt.engine(engine)
     # Without --max-len: a preset workload keeps to 2,048 tokens, as vllm bench serve's ShareGPT sampling
     # does (vllm/benchmarks/datasets.py, is_valid_sequence: max_total_len=2048); lengths the user gives

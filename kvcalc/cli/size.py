@@ -12,7 +12,7 @@ def size(
     seq: opt.Seq,
     model: opt.ModelOpt = None,
     batch: opt.Batch = "1",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     tp: opt.TP = "1",
     pp: opt.PP = "1",
     dp: opt.DP = "1",

@@ -17,7 +17,7 @@ def tiers(
     gpu: opt.GPUOpt = None,
     seq: Annotated[str, typer.Option("--seq", "-s", metavar="<tokens>", help="Tokens of the request whose KV moves.")] = "32k",
     tp: opt.TP = "1",
-    kv_dtype: opt.KVDtypeOpt = "bf16",
+    kv_dtype: opt.KVDtypeOpt = "auto",
     engine: Annotated[
         str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose budget gives the HBM pool.")
     ] = "vllm",
