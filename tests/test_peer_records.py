@@ -22,6 +22,7 @@ from conftest import generated_block
 from kvcalc.engine.engines import engine
 from kvcalc.engine.memory import FitInputs, FitReport, fit
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import kv_dtype
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = json.loads((ROOT / "tests" / "peer" / "vllm-memory-estimator-records.json").read_text())
@@ -37,6 +38,14 @@ MODELS = {
     "deepseek-ai/DeepSeek-R1-0528": "deepseek-v3",
     "deepseek-ai/DeepSeek-V3.2": "deepseek-v3.2",
 }
+# fp8 checkpoints of catalog models (compressed-tensors and ModelOpt), added after the first 131 were
+# scored: run as --weight-dtype fp8, the layout a flag guesses (linear layers in fp8; embeddings, LM
+# head, norms and routers in 16 bits), not a spec of their own.
+FP8 = {
+    "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic": "llama3.3-70b",
+    "nvidia/Llama-3.3-70B-Instruct-FP8": "llama3.3-70b",
+    "RedHatAI/Qwen3-235B-A22B-FP8-dynamic": "qwen3-235b-a22b",
+}
 GPUS = {"H200": "h200", "B200": "b200", "MI300X": "mi300x"}
 
 
@@ -50,8 +59,11 @@ def settings(rec: dict[str, Any]) -> dict[str, Any]:
     # A Red Hat build ("0.14.1+rhai4") or a development build is read with its release's rules.
     m = re.match(r"v?([0-9]+\.[0-9]+\.[0-9]+)", lc["vllm_version"])
     assert m, lc["vllm_version"]
+    kv = lc.get("kv_cache_dtype") or "auto"
     return {
-        "model": MODELS[lc["model"]],
+        "model": MODELS.get(lc["model"]) or FP8[lc["model"]],
+        "weight_dtype": "fp8" if lc["model"] in FP8 else None,
+        "kv_dtype": None if kv == "auto" else kv,
         "gpu": GPUS[cm["accelerator"]],
         "tp": int(lc["tensor_parallel_size"]),
         "release": m.group(1),
@@ -69,6 +81,8 @@ def fit_record(s: dict[str, Any], kv_cache_memory: int | None = None) -> FitRepo
         util=s["util"],
         max_model_len=s["max_model_len"],
         kv_cache_memory=kv_cache_memory,
+        weight_dtype=s["weight_dtype"],
+        **({"kv_dtype": kv_dtype(s["kv_dtype"])} if s["kv_dtype"] else {}),
     )
     return fit(resolve_model(s["model"]), resolve_gpu(s["gpu"]), inputs)
 
@@ -103,8 +117,9 @@ def results() -> list[dict[str, Any]]:
     return out
 
 
-def summary() -> dict[str, Any]:
-    got = results()
+def summary(fp8: bool = False) -> dict[str, Any]:
+    """The first 131 records' scores (16-bit checkpoints), or the fp8 checkpoints' (``fp8``)."""
+    got = [x for x in results() if (x["weight_dtype"] == "fp8") == fp8]
     errors = [abs(x["error"]) for x in got]
     return {
         "records": len(got),
@@ -117,16 +132,19 @@ def summary() -> dict[str, Any]:
 
 
 def table() -> str:
-    s = summary()
+    s, f = summary(), summary(fp8=True)
     groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = defaultdict(list)
     for x in results():
-        groups[(x["model"], x["gpu"], x["tp"], x["record"])].append(x)
+        name = x["model"] + (" (fp8 checkpoints)" if x["weight_dtype"] else "")
+        groups[(name, x["gpu"], x["tp"], x["record"])].append(x)
     lines = [
         BEGIN,
         f"{s['records']} records; kvcalc's pool within 10% of the logged one on **{s['within_10']}** "
         f"({s['within_5']} within 5%), the logged pool inside kvcalc's printed range on **{s['inside']}**; "
         f"median error {s['median_error'] * 100:.1f}%, median half-width of the range {s['median_half_width'] * 100:.1f}% "
-        "of the pool.",
+        f"of the pool. The {f['records']} records of fp8 checkpoints, run as `--weight-dtype fp8`: within 10% on "
+        f"**{f['within_10']}** ({f['within_5']} within 5%), inside the range on **{f['inside']}**; median error "
+        f"{f['median_error'] * 100:.1f}%.",
         "",
         "| model | GPU x TP | kvcalc record | releases | records | logged pool, GiB | kvcalc, GiB | error | inside the range "
         "| weights logged / kvcalc, GiB |",
@@ -152,11 +170,12 @@ def table() -> str:
 
 def test_the_records_are_as_the_peer_published_them():
     assert DATA["source"].startswith("https://github.com/ashishkamra/vllm-memory-estimator/blob/8b0e21d1/")
-    assert len(DATA["records"]) == 131
+    assert len(DATA["records"]) == 131 + 55
     # Every record ran a catalog model on a catalog GPU, with its util and release stated.
     for rec in DATA["records"].values():
         s = settings(rec)
         assert 0 < s["util"] <= 1 and s["max_model_len"] > 0 and s["model"] in MODELS.values()
+        assert s["weight_dtype"] in (None, "fp8") and s["kv_dtype"] in (None, "fp8")
 
 
 def test_the_doc_section_is_current():
@@ -176,6 +195,18 @@ def test_the_records_score_as_the_doc_says():
     r1 = [x for x in results() if x["model"] == "deepseek-v3" and x["gpu"] == "h200" and x["release"] == "0.16.0"]
     assert {round(x["error"] * 100, 1) for x in r1} <= {-5.8, -5.9, -6.0} and not all(x["inside"] for x in r1)
     assert "114, 98 and 3.3%" in text
+    # The fp8 checkpoints, run as --weight-dtype fp8 (scored at e3fed11 before they joined, nothing changed).
+    f = summary(fp8=True)
+    assert (f["records"], f["within_10"], f["within_5"], f["inside"]) == (55, 55, 55, 46)
+    assert round(f["median_error"] * 100, 1) == 0.3
+    assert "all 55 land within 5% of the logged pool, 46 inside the printed range, median error 0.3%" in text
+    fp8 = [x for x in results() if x["weight_dtype"] == "fp8"]
+    outside = [x for x in fp8 if not x["inside"]]
+    assert {x["gpu"] for x in outside} == {"mi300x"} and len(outside) == 9
+    assert 1.8 <= min(x["error"] * 100 for x in outside) and max(x["error"] * 100 for x in outside) <= 3.5
+    assert all(abs(x["logged_weights_gib"] - x["kvcalc_weights_gib"]) <= 0.04 for x in fp8 if x["gpu"] != "mi300x")
+    llama = [x for x in fp8 if x["gpu"] != "mi300x" and x["model"] == "llama3.3-70b"]
+    assert all(abs(x["logged_weights_gib"] - x["kvcalc_weights_gib"]) <= 0.01 for x in llama)
     # The five over 10%: Qwen3-VL-30B-A3B on one MI300X (ROCm), 24% to 27% over.
     over = [x for x in results() if abs(x["error"]) > 0.10]
     assert {(x["model"], x["gpu"]) for x in over} == {("qwen3-vl-30b-a3b", "mi300x")} and len(over) == 5
