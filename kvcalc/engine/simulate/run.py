@@ -312,4 +312,15 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
         # A burst has no steady state to speak of: its whole run (first send to last completion) is the figure.
         rps = r.bench.request_throughput_per_s if r.bench else r.requests_per_s
         return f"every request at once (rate inf): {r.policy} serves {rps:,.3g} requests/s over the whole run"
+    b = r.bench
+    if b is not None and b.completed > 1:
+        arriving = (b.completed - 1) / r.offered_per_s
+        if arriving < b.e2el_s.p50:
+            # The last request arrives before a typical one is done: the system never reaches a steady state,
+            # so neither "keeps up" nor an overload can be read from it.
+            return (
+                f"too short to judge: requests arrive over {arriving:,.3g} s and each takes {b.e2el_s.p50:,.3g} s "
+                f"(median), so no steady state forms; {r.policy} served {b.request_throughput_per_s:,.3g} requests/s "
+                f"over the whole run against {r.offered_per_s:,.3g} offered; more requests (-n) give a verdict"
+            )
     return f"keeps up: offered {r.offered_per_s:,.3g} requests/s, {r.policy} serves {r.requests_per_s:,.3g} requests/s"

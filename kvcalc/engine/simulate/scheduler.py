@@ -105,8 +105,9 @@ def _absorbed(reach: Any, admitted: Any, finished: Any) -> tuple[float | None, b
     arrivals and more than chance allows (overload_margin). A queue that grows is an overload
     however fast the steady window completes (a run short beside its latencies completes its first
     requests fast, at a batch that has not yet grown); so is a batch that grows without a queue (an
-    engine that admits every request and finishes them slower than they come). Rejected requests,
-    never admitted, are left out."""
+    engine that admits every request and finishes them slower than they come), judged once the
+    system has had a request's median lifetime to fill. Rejected requests, never admitted, are left
+    out."""
     import numpy as np
 
     ok = ~np.isnan(admitted)
@@ -124,8 +125,15 @@ def _absorbed(reach: Any, admitted: Any, finished: Any) -> tuple[float | None, b
     came = int(np.searchsorted(r, t1, side="right") - np.searchsorted(r, t0, side="right"))
     limit = overload_margin(came, BACKLOG_SHARE) * came
     grew = behind(t1, a) - behind(t0, a)
-    held = behind(t1, f) - behind(t0, f)
-    return (came - grew) / (t1 - t0), grew > limit, held > limit
+    # The system fills for a request's lifetime after the first arrival whatever the load: judge its
+    # growth only after that, and only where that leaves half the window.
+    life = float(np.median(finished[ok] - reach[ok]))
+    s0 = max(t0, float(r[0]) + life)
+    piling = False
+    if t1 - s0 >= (t1 - t0) / 2:
+        k = int(np.searchsorted(r, t1, side="right") - np.searchsorted(r, s0, side="right"))
+        piling = behind(t1, f) - behind(s0, f) > overload_margin(k, BACKLOG_SHARE) * k
+    return (came - grew) / (t1 - t0), grew > limit, piling
 
 
 @_gc_paused
