@@ -781,3 +781,5 @@ def test_kv_dtype_auto_follows_a_16_or_32_bit_weight_dtype(cli):
     assert cli(*base).json()["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2
     # A format given wins.
     assert cli(*base, "--weight-dtype", "fp32", "--kv-dtype", "bf16").json()["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2
+    # A name that is none of them says auto is accepted too.
+    one_line_error(cli(*base, "--kv-dtype", "autox"), "unknown KV dtype 'autox' (--kv-dtype): auto or one of fp32, bf16")

@@ -311,7 +311,10 @@ def kv(v: str, weight: str | None = None) -> Any:
     if str(v).strip().lower() == "auto":
         w = normalize_weight_dtype(weight) if weight else None
         v = w if w in ("fp32", "fp16") else "bf16"
-    return kv_dtype(v, "--kv-dtype")
+    try:
+        return kv_dtype(v, "--kv-dtype")
+    except KvcalcError as e:
+        raise KvcalcError(e.what, e.where, "auto or " + (e.accepted or "")) from None
 
 
 def weight_dtype(v: str | None) -> str | None:
