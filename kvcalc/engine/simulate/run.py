@@ -321,6 +321,6 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
             return (
                 f"too short to judge: requests arrive over {arriving:,.3g} s and each takes {b.e2el_s.p50:,.3g} s "
                 f"(median), so no steady state forms; {r.policy} served {b.request_throughput_per_s:,.3g} requests/s "
-                f"over the whole run against {r.offered_per_s:,.3g} offered; more requests (-n) give a verdict"
+                f"over the whole run against {r.offered_per_s:,.3g} requests/s offered; more requests (-n) give a verdict"
             )
     return f"keeps up: offered {r.offered_per_s:,.3g} requests/s, {r.policy} serves {r.requests_per_s:,.3g} requests/s"
