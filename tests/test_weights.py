@@ -7,7 +7,7 @@ import pytest
 
 from conftest import make_model
 from kvcalc.engine.memory import FitInputs, fit
-from kvcalc.engine.weights import quantized_bytes, resident_bytes, rope_cache_bytes, weights
+from kvcalc.engine.weights import quantized_bytes, resident_bytes, rope_cache_bytes, vision_bytes, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 from kvcalc.specs.hf import spec_dict_from_config
@@ -162,6 +162,15 @@ def test_scaled_and_gemma3_rope_caches_are_as_long_as_vllm_builds_them():
     assert rope_cache_bytes(m, "sglang") == 0
     # DeepSeek-Coder-6.7B's linear scaling by 4 over 16,384 positions: one cache of 65,536.
     assert rope_cache_bytes(resolve_model("deepseek-coder-6.7b")) == 4 * 16384 * 128 * 2
+
+
+def test_a_quantized_flag_leaves_the_vision_tower_in_16_bits():
+    # Quantized checkpoints of vision-language models leave the ViT alone (Qwen/Qwen2.5-VL-7B-Instruct-AWQ:
+    # "modules_to_not_convert": ["visual"]), so --weight-dtype int4 or fp8 counts Gemma-3-27B's 451,957,104
+    # vision parameters at 2 bytes; --weight-dtype fp32 (vLLM's --dtype float32) loads them at 4.
+    m = resolve_model("gemma3-27b")
+    assert vision_bytes(m, "int4") == vision_bytes(m, "fp8") == vision_bytes(m) == 451_957_104 * 2
+    assert vision_bytes(m, "fp32") == 451_957_104 * 4
 
 
 def test_mxfp4_padding_is_in_the_range():

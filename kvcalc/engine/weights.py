@@ -156,9 +156,14 @@ def resident_bytes(model: ModelSpec, dtype: str | None = None) -> int:
 
 
 def vision_bytes(model: ModelSpec, dtype: str | None = None) -> int:
+    """The vision tower's bytes. A quantized weight format given by flag leaves it in the model's own
+    16 bits, as quantized checkpoints of vision-language models leave it (Qwen/Qwen2.5-VL-7B-Instruct-AWQ's
+    quantization_config: "modules_to_not_convert": ["visual"]); a 16- or 32-bit one loads it so too."""
     ck = model.checkpoint
     if dtype is None and ck is not None and ck.role_bytes:
         return ck.role_bytes.get("vision", 0)
+    if dtype is not None and flag_layout(model, dtype) is not None:
+        dtype = None
     return weight_bytes(model.vision_params, dtype or model.weight_dtype)
 
 
