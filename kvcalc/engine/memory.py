@@ -1090,7 +1090,7 @@ def layout_guess(model: ModelSpec, inp: FitInputs) -> str | None:
     if inp.weight_dtype and inp.weights is None and flag_layout(model, inp.weight_dtype) is not None:
         return (
             f"--weight-dtype {inp.weight_dtype} guesses the checkpoint's layout (the linear layers quantized, the "
-            "embeddings, LM head, norms and routers in bf16); the model's own config.json with its "
+            "embeddings, LM head, norms, routers and any vision tower in bf16); the model's own config.json with its "
             "quantization_config, or --weights, gives the real one"
         )
     return None

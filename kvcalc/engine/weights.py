@@ -74,7 +74,7 @@ class WeightFormats:
             q = self.quantization
             return (
                 f"--weight-dtype {self.experts} laid out as a {q.source}: {', '.join(q.roles)} as {q.method}, the "
-                "embeddings, LM head, norms and routers in bf16 (a guessed layout: the checkpoint's config.json gives "
+                "embeddings, LM head, norms, routers and any vision tower in bf16 (a guessed layout: the checkpoint's config.json gives "
                 "its own)"
             )
         if self.overridden:
