@@ -229,6 +229,15 @@ def test_bad_config_json(cli, tmp_path):
     one_line_error(cli("size", "--model", p, "--seq", "4k"), "hidden_size")
 
 
+def test_a_spec_with_rope_caches_out_of_range_is_refused(cli, tmp_path):
+    spec = cli("import", ROOT / "tests/configs/gemma3-4b.json", "--name", "g4").out
+    assert "rope_caches: [1.0, 8.0]" in spec
+    p = tmp_path / "g4.yaml"
+    for bad in ("[0]", "[2000]", "[1, true]"):
+        p.write_text(spec.replace("rope_caches: [1.0, 8.0]", f"rope_caches: {bad}"))
+        one_line_error(cli("size", "--model", p, "--seq", "4k"), str(p), "rope_caches")
+
+
 def test_commands_that_do_not_measure_import_neither_torch_nor_numpy(tmp_path):
     code = (
         "import sys; from kvcalc.cli.app import main\n"
