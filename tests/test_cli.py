@@ -236,6 +236,12 @@ def test_a_spec_with_rope_caches_out_of_range_is_refused(cli, tmp_path):
     for bad in ("[0]", "[2000]", "[1, true]"):
         p.write_text(spec.replace("rope_caches: [1.0, 8.0]", f"rope_caches: {bad}"))
         one_line_error(cli("size", "--model", p, "--seq", "4k"), str(p), "rope_caches")
+    # A config whose linear rope scaling has no usable factor: one line naming the field.
+    cfg = json.loads((ROOT / "tests/configs/gemma3-4b.json").read_text())
+    cfg["text_config"]["rope_scaling"]["factor"] = "big"
+    c = tmp_path / "config.json"
+    c.write_text(json.dumps(cfg))
+    one_line_error(cli("size", "--model", c, "--seq", "4k"), "rope_scaling.factor 'big'", "e.g. 8.0")
 
 
 def test_commands_that_do_not_measure_import_neither_torch_nor_numpy(tmp_path):
