@@ -292,7 +292,9 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
     snapshot, which it takes once the CUDA context exists and before NCCL starts
     (v1/worker/gpu_worker.py, 0.10.1): cuBLAS handles and kernel images, and with more than one GPU
     NCCL's buffers and the custom all-reduce's (2 x 8 MiB a rank), symmetric-memory all-reduce from
-    0.11 (32 to 128 MiB). Public breakdowns: 0.07 to 0.35 GiB on one GPU, 0.1 to 0.75 GiB on several;
+    0.11 (32 to 128 MiB). Public breakdowns: 0.02 to 0.46 GiB on one GPU (0.24 to 0.27 in most of
+    llm-d-planner#205's 0.19.0 starts on H100s, 0.33 under 0.26.1 on an A100, 0.46 for Granite-3.3-8B;
+    the range's high end was 0.25 GiB until 2026-12-02), 0.1 to 0.75 GiB on several;
     on NVSwitch Hopper systems up to 2.2 GiB (vllm-project/vllm#21429's TP 4 profile: 2.04 GiB; a 0.10.2
     TP 2 start on H200s: 1.38 GiB; 0.19.0 at TP 2 and 4 on H100s: 2.06 to 2.21 GiB, among them
     llm-d-planner#205's 2.07, 2.07, 2.09 and 2.17): NCCL's buffers, connected at their first collective
@@ -310,9 +312,9 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
             "non_torch",
             80 * MiB + extra,
             16 * MiB + extra,
-            256 * MiB + extra,
+            512 * MiB + extra,
             "estimated",
-            "cuBLAS handles and kernel images after vLLM's first snapshot; public V1 logs of one GPU show 0.02 to 0.25 GiB" + why,
+            "cuBLAS handles and kernel images after vLLM's first snapshot; public V1 logs of one GPU show 0.02 to 0.46 GiB" + why,
         )
     nvlink = bool(gpu.interconnect_bytes_per_s)
     nvswitch = hopper_nvswitch(gpu)
