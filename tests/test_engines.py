@@ -118,7 +118,10 @@ def test_engines_command_lists_records_and_differences(cli):
     assert "chunked_as_full" in by["vllm@0.14"]["differs_from_next_newer"]
     # The start-up check at PP > 1 took the whole model's layers in 0.14.0 to 0.16.0 only
     # (v1/core/kv_cache_utils.py get_kv_cache_configs; per worker in 0.13.0 and from 0.17.0).
-    assert by["vllm@0.15"]["differs_from_next_newer"] == ["pp_start_check"]
+    # And from 0.18.0 an fp8 cache of a sparse-MLA model follows the attention backend (layers/attention/
+    # mla_attention.py; FlashInfer's sparse MLA backend, first on compute capability 10 at <= 16 heads a GPU,
+    # keeps standard fp8), where 0.15 and 0.16 always store fp8_ds_mla.
+    assert by["vllm@0.15"]["differs_from_next_newer"] == ["pp_start_check", "sparse_mla_fp8_by_backend"]
     # 0.12 and 0.13 check per stage, and --max-model-len auto arrived in 0.14.0 (engine/arg_utils.py
     # human_readable_int_or_auto).
     # And 0.13.0 runs 16-bit experts through fused_experts, whose caches go with the pass; 0.14.0's modular

@@ -783,3 +783,33 @@ def test_kv_dtype_auto_follows_a_16_or_32_bit_weight_dtype(cli):
     assert cli(*base, "--weight-dtype", "fp32", "--kv-dtype", "bf16").json()["kv_bytes_per_token"] == 32 * 8 * 128 * 2 * 2
     # A name that is none of them says auto is accepted too.
     one_line_error(cli(*base, "--kv-dtype", "autox"), "unknown KV dtype 'autox' (--kv-dtype): auto or one of fp32, bf16")
+
+
+def test_sparse_mla_fp8_is_standard_fp8_under_flashinfers_sparse_backend():
+    # vLLM 0.18.0 turns an fp8 cache of DeepSeek-V3.2 into FlashMLA's fp8_ds_mla only under the
+    # FLASHMLA_SPARSE backend (layers/attention/mla_attention.py); on compute capability 10 at 16 heads a
+    # GPU or fewer FLASHINFER_MLA_SPARSE comes first (platforms/cuda.py) and keeps standard fp8. Per token
+    # and layer: the 512 + 64 latent at 1 byte and the indexer's 132 B, against FlashMLA's 512 + 4 x 4 + 2 x 64
+    # = 656 B and the same 132. vllm-memory-estimator's records of NVIDIA's DeepSeek-V3.2-NVFP4 on 8 B200s
+    # under 0.18.0 log 110.95 GiB holding 2,758,336 tokens: 43,188 B a token, 61 x 708.
+    m = resolve_model("deepseek-v3.2")
+
+    def per_token(gpu, tp, release, kv="fp8"):
+        inp = FitInputs(seq=8192, engine=release, tp=tp, kv_dtype=kv)
+        return fit(m, resolve_gpu(gpu), inp).kv_bytes_per_token
+
+    from kvcalc.engine.engines import engine
+    from kvcalc.specs.dtypes import kv_dtype
+
+    fp8, e4m3 = kv_dtype("fp8"), kv_dtype("fp8_e4m3")
+    v18 = engine("vllm==0.18.0")
+    assert per_token("b200", 8, v18, fp8) == 61 * (576 + 132) == 43_188
+    assert per_token("b200", 8, v18, e4m3) == 61 * (576 + 132)
+    # Hopper has only FlashMLA's sparse kernel; 32 heads a GPU at TP 4 put it first on a B200 too; 0.16 and
+    # 0.17.0's models/config.py convert every fp8 cache.
+    assert per_token("h200", 8, v18, fp8) == per_token("h200", 8, v18, e4m3) == 61 * (656 + 132)
+    assert per_token("b200", 4, v18, fp8) == 61 * (656 + 132)
+    assert per_token("b200", 8, engine("vllm==0.16.0"), fp8) == 61 * (656 + 132)
+    # A model without an indexer stores fp8 as one byte an element whatever the name.
+    llama = resolve_model("llama3.1-8b")
+    assert fit(llama, resolve_gpu("b200"), FitInputs(seq=8192, kv_dtype=e4m3)).kv_bytes_per_token == 32 * 8 * 128 * 2

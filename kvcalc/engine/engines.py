@@ -185,6 +185,13 @@ class Engine:
     """The releases of the record that store a sparse-MLA model's (DeepSeek-V3.2's) cache as
     fp8_ds_mla under kv_cache_dtype auto, where others keep bf16 (fit says so): 0.11.0's
     model_executor/models/config.py DeepseekV32ForCausalLM; 0.11.1 turns only fp8 into it."""
+    sparse_mla_fp8_by_backend: bool = False
+    """An fp8 cache of a sparse-MLA model (DeepSeek-V3.2's) is FlashMLA's fp8_ds_mla only under the
+    FLASHMLA_SPARSE backend, and keeps the standard fp8 layout under FLASHINFER_MLA_SPARSE, which comes
+    first on compute capability 10 GPUs at 16 heads a GPU or fewer (vLLM 0.18.0
+    model_executor/layers/attention/mla_attention.py; platforms/cuda.py _get_backend_priorities, from
+    0.17.0 to 0.33.0). 0.17.0 itself still turned every fp8 cache of DeepSeek-V3.2 into fp8_ds_mla
+    (model_executor/models/config.py), as 0.11 to 0.16 did."""
     auto_max_model_len: bool = False
     """--max-model-len auto (or -1) is taken: after profiling at the model's context, the largest
     max_model_len whose one request fits the available memory, at most that context
@@ -367,6 +374,7 @@ VLLM_033 = Engine(
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
+VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True)
 VLLM_021 = replace(
     VLLM_033,
     version="0.21",
@@ -420,6 +428,7 @@ VLLM_017 = replace(
 # stage's memory (kv_cache_utils.py get_kv_cache_configs, read in 0.15.0 and 0.16.0).
 VLLM_015 = replace(
     VLLM_017,
+    sparse_mla_fp8_by_backend=False,
     version="0.15",
     releases="0.15 to 0.16; rules read from 0.15.0 and 0.16.0",
     label="vLLM 0.15",
@@ -858,6 +867,7 @@ _RULE_LABELS = {
     "auto_max_model_len": "--max-model-len auto",
     "kv_cache_memory_flag": "--kv-cache-memory-bytes",
     "sparse_mla_auto_fp8": "sparse MLA's cache under kv_cache_dtype auto",
+    "sparse_mla_fp8_by_backend": "sparse MLA's fp8 cache",
     "cudagraph_estimate_rocm": "CUDA-graph estimate on ROCm",
     "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
     "moe_workspace_held": "fused-MoE workspaces held under the sampler",
@@ -902,6 +912,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = f"{v} frames" if v else "not modelled"
         elif f == "sparse_mla_auto_fp8":
             out[f] = f"fp8_ds_mla in {v}, bf16 in the rest" if v else "bf16"
+        elif f == "sparse_mla_fp8_by_backend":
+            out[f] = "standard fp8 on compute capability 10 at <= 16 heads a GPU, else fp8_ds_mla" if v else "fp8_ds_mla"
         elif f == "kv_cache_memory_flag" and e.kv_cache_memory_since:
             out[f] = f"from {e.kv_cache_memory_since}"
         elif f == "nvls_mib_per_rank":

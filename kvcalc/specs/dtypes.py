@@ -52,6 +52,13 @@ KV_DTYPES: dict[str, KVDtype] = {
         KVDtype("fp16", 16, note="2 bytes per element"),
         KVDtype("fp8", 8, note="1 byte per element; per-tensor scale (vLLM/SGLang/TensorRT-LLM fp8), no per-token storage"),
         KVDtype(
+            "fp8_e4m3",
+            8,
+            note="1 byte per element; per-tensor scale: standard fp8, which a sparse-MLA model (DeepSeek-V3.2) keeps "
+            "under vLLM's FlashInfer sparse MLA backend (576 + 132 B per token per layer) where fp8 otherwise means "
+            "fp8_ds_mla",
+        ),
+        KVDtype(
             "fp8_ds_mla",
             8,
             note="vLLM's fp8 layout for DeepSeek sparse MLA: the latent in fp8 with an fp32 scale per 128 elements, "
@@ -84,7 +91,6 @@ KV_DTYPE_ALIASES = {
     "float16": "fp16",
     "half": "fp16",
     "auto": "bf16",
-    "fp8_e4m3": "fp8",
     "fp8_e5m2": "fp8",
     "float8": "fp8",
     "float8_e4m3fn": "fp8",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvcalc.engine.engines import Engine
-from kvcalc.engine.memory import FitInputs, fit, layout_guess
+from kvcalc.engine.memory import FitInputs, engine_kv_dtype, fit, layout_guess
 from kvcalc.engine.simulate.scheduler import serve
 from kvcalc.engine.simulate.types import MAX_EVENTS, GiB, PolicyRun, SimSettings, SimulationReport, Workload
 from kvcalc.engine.steptime import StepModel
@@ -163,7 +163,9 @@ def simulate(
     )
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
-    cost = StepModel(model, gpu, kv_dtype, tp, constants=st.constants, ep=ep, dp=dp, engine=engine, weight_dtype=weight_dtype)
+    # The format the engine stores (fp8 on sparse MLA: fp8_ds_mla or standard fp8, by backend), as fit counts it.
+    stored = engine_kv_dtype(model, gpu, inp)
+    cost = StepModel(model, gpu, stored, tp, constants=st.constants, ep=ep, dp=dp, engine=engine, weight_dtype=weight_dtype)
     d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
@@ -252,7 +254,7 @@ def simulate(
         dp=dp,
         ep=ep,
         engine=engine.key,
-        kv_dtype=kv_dtype.name,
+        kv_dtype=stored.name,
         pool_bytes=pool,
         kv_bytes_per_token=per_token,
         requests=n,
