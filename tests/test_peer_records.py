@@ -38,13 +38,14 @@ MODELS = {
     "deepseek-ai/DeepSeek-R1-0528": "deepseek-v3",
     "deepseek-ai/DeepSeek-V3.2": "deepseek-v3.2",
 }
-# fp8 checkpoints of catalog models (compressed-tensors and ModelOpt), added after the first 131 were
-# scored: run as --weight-dtype fp8, the layout a flag guesses (linear layers in fp8; embeddings, LM
-# head, norms and routers in 16 bits), not a spec of their own.
-FP8 = {
-    "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic": "llama3.3-70b",
-    "nvidia/Llama-3.3-70B-Instruct-FP8": "llama3.3-70b",
-    "RedHatAI/Qwen3-235B-A22B-FP8-dynamic": "qwen3-235b-a22b",
+# Quantized checkpoints of catalog models (compressed-tensors and ModelOpt), added after the first 131
+# were scored: run with the --weight-dtype of their format, the layout a flag guesses (linear layers
+# quantized; embeddings, LM head, norms and routers in 16 bits), not a spec of their own.
+FLAGGED = {
+    "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic": ("llama3.3-70b", "fp8"),
+    "nvidia/Llama-3.3-70B-Instruct-FP8": ("llama3.3-70b", "fp8"),
+    "RedHatAI/Qwen3-235B-A22B-FP8-dynamic": ("qwen3-235b-a22b", "fp8"),
+    "nvidia/DeepSeek-V3.2-NVFP4": ("deepseek-v3.2", "fp4"),
 }
 GPUS = {"H200": "h200", "B200": "b200", "MI300X": "mi300x"}
 
@@ -60,10 +61,11 @@ def settings(rec: dict[str, Any]) -> dict[str, Any]:
     m = re.match(r"v?([0-9]+\.[0-9]+\.[0-9]+)", lc["vllm_version"])
     assert m, lc["vllm_version"]
     kv = lc.get("kv_cache_dtype") or "auto"
+    flagged = FLAGGED.get(lc["model"])
     return {
-        "model": MODELS.get(lc["model"]) or FP8[lc["model"]],
-        "weight_dtype": "fp8" if lc["model"] in FP8 else None,
-        "kv_dtype": None if kv == "auto" else kv,
+        "model": MODELS.get(lc["model"]) or FLAGGED[lc["model"]][0],
+        "weight_dtype": flagged[1] if flagged else None,
+        "kv_dtype": None if kv == "auto" else {"fp8_e4m3": "fp8"}.get(kv, kv),
         "gpu": GPUS[cm["accelerator"]],
         "tp": int(lc["tensor_parallel_size"]),
         "release": m.group(1),
@@ -117,9 +119,10 @@ def results() -> list[dict[str, Any]]:
     return out
 
 
-def summary(fp8: bool = False) -> dict[str, Any]:
-    """The first 131 records' scores (16-bit checkpoints), or the fp8 checkpoints' (``fp8``)."""
-    got = [x for x in results() if (x["weight_dtype"] == "fp8") == fp8]
+def summary(flag: str | None = None) -> dict[str, Any]:
+    """The first 131 records' scores (16-bit checkpoints), or those of the checkpoints run as
+    ``--weight-dtype flag``."""
+    got = [x for x in results() if x["weight_dtype"] == flag]
     errors = [abs(x["error"]) for x in got]
     return {
         "records": len(got),
@@ -132,10 +135,10 @@ def summary(fp8: bool = False) -> dict[str, Any]:
 
 
 def table() -> str:
-    s, f = summary(), summary(fp8=True)
+    s, f, n = summary(), summary("fp8"), summary("fp4")
     groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = defaultdict(list)
     for x in results():
-        name = x["model"] + (" (fp8 checkpoints)" if x["weight_dtype"] else "")
+        name = x["model"] + {None: "", "fp8": " (fp8 checkpoints)", "fp4": " (NVFP4 checkpoint)"}[x["weight_dtype"]]
         groups[(name, x["gpu"], x["tp"], x["record"])].append(x)
     lines = [
         BEGIN,
@@ -144,7 +147,8 @@ def table() -> str:
         f"median error {s['median_error'] * 100:.1f}%, median half-width of the range {s['median_half_width'] * 100:.1f}% "
         f"of the pool. The {f['records']} records of fp8 checkpoints, run as `--weight-dtype fp8`: within 10% on "
         f"**{f['within_10']}** ({f['within_5']} within 5%), inside the range on **{f['inside']}**; median error "
-        f"{f['median_error'] * 100:.1f}%.",
+        f"{f['median_error'] * 100:.1f}%. The {n['records']} of NVIDIA's NVFP4 DeepSeek-V3.2, run as `--weight-dtype fp4`: "
+        f"within 5% on **{n['within_5']}**, inside the range on **{n['inside']}**; median error {n['median_error'] * 100:.1f}%.",
         "",
         "| model | GPU x TP | kvcalc record | releases | records | logged pool, GiB | kvcalc, GiB | error | inside the range "
         "| weights logged / kvcalc, GiB |",
@@ -170,12 +174,12 @@ def table() -> str:
 
 def test_the_records_are_as_the_peer_published_them():
     assert DATA["source"].startswith("https://github.com/ashishkamra/vllm-memory-estimator/blob/8b0e21d1/")
-    assert len(DATA["records"]) == 131 + 55
+    assert len(DATA["records"]) == 131 + 55 + 3
     # Every record ran a catalog model on a catalog GPU, with its util and release stated.
     for rec in DATA["records"].values():
         s = settings(rec)
         assert 0 < s["util"] <= 1 and s["max_model_len"] > 0 and s["model"] in MODELS.values()
-        assert s["weight_dtype"] in (None, "fp8") and s["kv_dtype"] in (None, "fp8")
+        assert s["weight_dtype"] in (None, "fp8", "fp4") and s["kv_dtype"] in (None, "fp8")
 
 
 def test_the_doc_section_is_current():
@@ -197,7 +201,7 @@ def test_the_records_score_as_the_doc_says():
     assert {round(x["error"] * 100, 1) for x in r1} <= {-5.8, -5.9, -6.0} and not all(x["inside"] for x in r1)
     assert "114, 98 and 3.3%" in text
     # The fp8 checkpoints, run as --weight-dtype fp8 (scored at e3fed11 before they joined, nothing changed).
-    f = summary(fp8=True)
+    f = summary("fp8")
     assert (f["records"], f["within_10"], f["within_5"], f["inside"]) == (55, 55, 55, 46)
     assert round(f["median_error"] * 100, 1) == 0.3
     assert "all 55 land within 5% of the logged pool, 46 inside the printed range, median error 0.3%" in text
@@ -206,6 +210,12 @@ def test_the_records_score_as_the_doc_says():
     assert {x["gpu"] for x in outside} == {"mi300x"} and len(outside) == 9
     assert 1.8 <= min(x["error"] * 100 for x in outside) and max(x["error"] * 100 for x in outside) <= 3.5
     assert all(abs(x["logged_weights_gib"] - x["kvcalc_weights_gib"]) <= 0.04 for x in fp8 if x["gpu"] != "mi300x")
+    # NVIDIA's DeepSeek-V3.2-NVFP4 (scored at fbd5b35: +3.4%; the fp4 layout's MLA and the sparse backend's
+    # fp8 came after): within 0.2% now, its weights 0.85 GiB over the log.
+    n = [x for x in results() if x["weight_dtype"] == "fp4"]
+    assert len(n) == 3 and all(x["inside"] and abs(x["error"]) < 0.002 for x in n)
+    assert {round(x["kvcalc_weights_gib"] - x["logged_weights_gib"], 2) for x in n} == {0.85}
+    assert "They now land at -0.1%, inside the range, and their token counts within 0.2%" in text
     llama = [x for x in fp8 if x["gpu"] != "mi300x" and x["model"] == "llama3.3-70b"]
     assert all(abs(x["logged_weights_gib"] - x["kvcalc_weights_gib"]) <= 0.01 for x in llama)
     # The five over 10%: Qwen3-VL-30B-A3B on one MI300X (ROCm), 24% to 27% over.

@@ -110,7 +110,18 @@ def flag_layout(model: ModelSpec, dtype: str) -> Quantization | None:
     if key not in FLAG_LAYOUTS:
         return None
     method, group, words = FLAG_LAYOUTS[key]
-    roles = ("experts",) if key == "mxfp4" and model.moe else LINEAR_ROLES
+    roles: tuple[str, ...] = LINEAR_ROLES
+    if key == "mxfp4" and model.moe:
+        roles = ("experts",)
+    elif key == "fp4" and any(isinstance(k, MLA) for k in model.kinds()):
+        # ModelOpt's DeepSeek recipe leaves MLA unquantized ("*attn*" disabled unless --mla_quant;
+        # TensorRT-Model-Optimizer examples/deepseek/ptq.py), the replicated q and kv down-projections
+        # and the sparse-attention indexer with it. NVIDIA's DeepSeek-V3.2-NVFP4 loads 48.62 GiB a GPU at
+        # TP 8 under vLLM 0.18 (vllm-memory-estimator's records); this layout counts 49.45, every linear
+        # layer in fp4 45.57. The 0.83 GiB left is about the indexer's 0.85 B parameters at 8 bits
+        # rather than 16; not established.
+        roles = ("mlp", "shared_experts", "experts")
+        words = "NVFP4 checkpoint (an fp8 scale per 16; MLA in 16 bits, as ModelOpt's DeepSeek recipe leaves it)"
     return Quantization(method=method, roles=list(roles), group_size=group, source=words)
 
 
