@@ -244,6 +244,13 @@ def test_a_spec_with_rope_caches_out_of_range_is_refused(cli, tmp_path):
     one_line_error(cli("size", "--model", c, "--seq", "4k"), "rope_scaling.factor 'big'", "e.g. 8.0")
 
 
+def test_a_phi_config_with_an_unreadable_n_inner_is_one_line(cli, tmp_path):
+    cfg = json.loads((ROOT / "tests/configs/phi-2.json").read_text())
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**cfg, "n_inner": "big"}))
+    one_line_error(cli("import", p), "field 'n_inner' is 'big'", "a positive integer")
+
+
 def test_commands_that_do_not_measure_import_neither_torch_nor_numpy(tmp_path):
     code = (
         "import sys; from kvcalc.cli.app import main\n"

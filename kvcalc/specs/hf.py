@@ -498,7 +498,7 @@ def _phi(c: _Cfg, b: _Build) -> None:
     nq, nkv, d = _attn_geometry(c, H)
     if nkv != nq:
         raise KvcalcError("phi with num_key_value_heads unlike num_attention_heads", c.where, "phi's multi-head attention")
-    I = c.get("n_inner") or 4 * H
+    I = c.int("n_inner") if c.get("n_inner") is not None else 4 * H
     b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
     b.order = ["attn"] * L
     a_split, _ = _attn_roles(H, nq, nkv, d, qkv_bias=True)
