@@ -785,7 +785,7 @@ def test_kv_dtype_auto_follows_a_16_or_32_bit_weight_dtype(cli):
     one_line_error(cli(*base, "--kv-dtype", "autox"), "unknown KV dtype 'autox' (--kv-dtype): auto or one of fp32, bf16")
 
 
-def test_sparse_mla_fp8_is_standard_fp8_under_flashinfers_sparse_backend():
+def test_sparse_mla_fp8_is_standard_fp8_under_flashinfers_sparse_backend(cli):
     # vLLM 0.18.0 turns an fp8 cache of DeepSeek-V3.2 into FlashMLA's fp8_ds_mla only under the
     # FLASHMLA_SPARSE backend (layers/attention/mla_attention.py); on compute capability 10 at 16 heads a
     # GPU or fewer FLASHINFER_MLA_SPARSE comes first (platforms/cuda.py) and keeps standard fp8. Per token
@@ -810,6 +810,14 @@ def test_sparse_mla_fp8_is_standard_fp8_under_flashinfers_sparse_backend():
     assert per_token("h200", 8, v18, fp8) == per_token("h200", 8, v18, e4m3) == 61 * (656 + 132)
     assert per_token("b200", 4, v18, fp8) == 61 * (656 + 132)
     assert per_token("b200", 8, engine("vllm==0.16.0"), fp8) == 61 * (656 + 132)
+    # The step model and the bound read the cache in the format stored: 1,024 tokens x 43,188 B on a B200
+    # under 0.18, x 48,068 B under 0.16.
+    base = ("roofline", "--model", "deepseek-v3.2", "--gpu", "b200", "--tp", "8", "--kv-dtype", "fp8")
+    base += ("--batch", "1", "--seq", "1024", "--json")
+    r18 = cli(*base, "--engine", "vllm==0.18.0").json()["rows"][0]
+    r16 = cli(*base, "--engine", "vllm==0.16.0").json()["rows"][0]
+    assert (r18["kv_dtype"], r18["kv_bytes_read"]) == ("fp8_e4m3", 1024 * 43_188)
+    assert (r16["kv_dtype"], r16["kv_bytes_read"]) == ("fp8", 1024 * 48_068)
     # A model without an indexer stores fp8 as one byte an element whatever the name.
     llama = resolve_model("llama3.1-8b")
     assert fit(llama, resolve_gpu("b200"), FitInputs(seq=8192, kv_dtype=e4m3)).kv_bytes_per_token == 32 * 8 * 128 * 2

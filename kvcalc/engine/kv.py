@@ -18,7 +18,7 @@ from kvcalc.engine.alloc import LOGICAL, Allocation
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype as as_kv_dtype
-from kvcalc.specs.layers import Tokens
+from kvcalc.specs.layers import MLA, Tokens
 from kvcalc.specs.model import ModelSpec
 
 if TYPE_CHECKING:
@@ -249,6 +249,26 @@ class KVFootprint:
 
 DEFAULT_BATCHED_TOKENS = 8192
 """max_num_batched_tokens where no GPU says otherwise (vLLM's default for its server on H100-class GPUs)."""
+
+
+SM100 = ("b200", "gb200")
+"""Catalog GPUs of compute capability 10, where vLLM ranks FlashInfer's sparse MLA backend first at 16
+heads a GPU or fewer (Engine.sparse_mla_fp8_by_backend)."""
+
+
+def stored_kv_dtype(model: ModelSpec, gpu: str, kv: KVDtype, engine: Engine, tp: int) -> KVDtype:
+    """The cache format ``engine`` stores on ``gpu`` (a catalog name) for ``kv``: fp8 on a sparse-MLA
+    model is FlashMLA's fp8_ds_mla (MLA.kv_bytes_per_token) except where the engine's backend keeps
+    standard fp8 (Engine.sparse_mla_fp8_by_backend); any other format as given. Memory, step time and
+    the bound all read the cache in this format."""
+    if kv.name not in ("fp8", "fp8_e4m3") or not model.has_sparse_mla:
+        return kv
+    if engine.sparse_mla_fp8_by_backend and gpu in SM100:
+        heads = min(k.num_attention_heads for k in model.kinds() if isinstance(k, MLA))
+        if heads // tp <= 16:
+            return as_kv_dtype("fp8_e4m3")
+    # Every other engine and backend turns any fp8 cache of such a model into fp8_ds_mla.
+    return as_kv_dtype("fp8")
 
 
 def dtype_note(model: ModelSpec, dt: KVDtype) -> str:

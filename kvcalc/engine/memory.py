@@ -19,7 +19,7 @@ from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
-from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint
+from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
 from kvcalc.engine.weights import (
     WeightFormats,
     flag_layout,
@@ -32,7 +32,6 @@ from kvcalc.engine.weights import (
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype, normalize_weight_dtype
 from kvcalc.specs.gpu import GPUSpec
-from kvcalc.specs.layers import MLA
 from kvcalc.specs.model import ModelSpec
 from kvcalc.units import count_of, fmt_iec
 
@@ -940,30 +939,11 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
     return Budget(lines, pool, util, w.best, [e for e in est.values() if e.basis != "none"], assumptions, pool_low, pool_high)
 
 
-SM100 = ("b200", "gb200")
-"""Catalog GPUs of compute capability 10, where vLLM ranks FlashInfer's sparse MLA backend first at 16
-heads a GPU or fewer (Engine.sparse_mla_fp8_by_backend)."""
-
-
-def engine_kv_dtype(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVDtype:
-    """The cache format the engine stores for ``inp.kv_dtype``: fp8 on a sparse-MLA model is FlashMLA's
-    fp8_ds_mla (the layer kind's rule) except where the engine's backend keeps standard fp8."""
-    kv = inp.kv_dtype
-    if kv.name not in ("fp8", "fp8_e4m3") or not model.has_sparse_mla:
-        return kv
-    if inp.engine.sparse_mla_fp8_by_backend and gpu.name in SM100:
-        heads = min(k.num_attention_heads for k in model.kinds() if isinstance(k, MLA))
-        if heads // inp.tp <= 16:
-            return kv_dtype("fp8_e4m3")
-    # Every other engine and backend turns any fp8 cache of such a model into fp8_ds_mla.
-    return kv_dtype("fp8")
-
-
 def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
     """The KV footprint under the engine's allocation (its blocks and window reservations)."""
     eng = inp.engine
     in_flight = eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp)
-    kv = engine_kv_dtype(model, gpu, inp)
+    kv = stored_kv_dtype(model, gpu.name, inp.kv_dtype, eng, inp.tp)
     return KVFootprint(model, kv, inp.tp, inp.pp, eng.allocation(inp.block_size, in_flight, model))
 
 

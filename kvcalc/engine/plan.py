@@ -42,6 +42,7 @@ from kvcalc.engine.deployment import (
     place,
 )
 from kvcalc.engine.engines import Engine
+from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.paging import cached_prompt_tokens
 from kvcalc.engine.steptime import DEFAULTS, GEMM_LATENCY_S, StepConstants, StepModel, for_engine
@@ -189,7 +190,8 @@ class _Replica:
         f = fit(model, gpu, inp)
         self.capacity = f.max_concurrency * dp
         self.kv_request = f.request_bytes
-        self.sm = StepModel(model, gpu, kv_dtype, tp, pp, constants, ep=ep, dp=dp, engine=engine, weight_dtype=inp.weight_dtype)
+        stored = stored_kv_dtype(model, gpu.name, kv_dtype, engine, tp)  # as fit sizes the pool
+        self.sm = StepModel(model, gpu, stored, tp, pp, constants, ep=ep, dp=dp, engine=engine, weight_dtype=inp.weight_dtype)
         self.lanes = pp * dp
         """Batches stepping side by side: PP micro-batches on each of the DP ranks."""
         self.c = self.sm.c  # the engine release's defaults where constants were the defaults

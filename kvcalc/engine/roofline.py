@@ -24,6 +24,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import Decode as Decode, PrefillBound as PrefillBound, prefill_bound as prefill_bound
 from kvcalc.engine.deployment import Shape, check_shape, place
+from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, fit, footprint
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype
 from kvcalc.errors import KvcalcError
@@ -341,10 +342,10 @@ def roofline(
             "batches x seqs",
             f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)",
         )
-    dt = as_kv_dtype(kv_dtype)
     compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
-    inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=dt, weight_dtype=weight_dtype)
+    inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=as_kv_dtype(kv_dtype), weight_dtype=weight_dtype)
     check_shape(model, Shape(tp, 1, dp, ep), inp.engine)
+    dt = stored_kv_dtype(model, gpu.name, inp.kv_dtype, inp.engine, tp)  # the format the engine stores
     d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp)
     sm = (
         StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype, ep=ep, dp=dp, engine=inp.engine)

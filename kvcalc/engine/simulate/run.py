@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kvcalc.engine.engines import Engine
-from kvcalc.engine.memory import FitInputs, engine_kv_dtype, fit, layout_guess
+from kvcalc.engine.kv import stored_kv_dtype
+from kvcalc.engine.memory import FitInputs, fit, layout_guess
 from kvcalc.engine.simulate.scheduler import serve
 from kvcalc.engine.simulate.types import MAX_EVENTS, GiB, PolicyRun, SimSettings, SimulationReport, Workload
 from kvcalc.engine.steptime import StepModel
@@ -164,7 +165,7 @@ def simulate(
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
     # The format the engine stores (fp8 on sparse MLA: fp8_ds_mla or standard fp8, by backend), as fit counts it.
-    stored = engine_kv_dtype(model, gpu, inp)
+    stored = stored_kv_dtype(model, gpu.name, kv_dtype, engine, tp)
     cost = StepModel(model, gpu, stored, tp, constants=st.constants, ep=ep, dp=dp, engine=engine, weight_dtype=weight_dtype)
     d = cost.d
     per_token = d.kvfp.per_token
