@@ -432,6 +432,33 @@ def test_a_boolean_in_a_numeric_spec_field_is_refused(cli, tmp_path, kind, base,
     one_line_error(cli("roofline", *args), "a boolean where a number belongs", f"tiny.yaml, line {line}, field {field}")
 
 
+@pytest.mark.parametrize(
+    "new, words, where",
+    [
+        ("multiprocessors: 0", "multiprocessors must be a whole number from 1 to 99,999, got 0", "tiny.yaml"),
+        ("multiprocessors: 13.2", "a number with a fractional part (got 13.2)", "tiny.yaml, line 21, field multiprocessors"),
+        (
+            "multiprocessors: many",
+            "unable to parse string as an integer (got 'many')",
+            "tiny.yaml, line 21, field multiprocessors",
+        ),
+        ("multiprocessors: true", "a boolean where a number belongs", "tiny.yaml, line 21, field multiprocessors"),
+    ],
+)
+def test_a_gpu_specs_multiprocessor_count_is_checked(cli, tmp_path, new, words, where):
+    # The SM count sizes vLLM's Triton sampler buffer in fit's activation peak: a count that is not a
+    # positive whole number is one line naming the file and the field.
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
+    old = next(ln for ln in text.splitlines() if ln.startswith("multiprocessors:"))
+    text = text.replace("name: h100-sxm", "name: tiny").replace(old, new)
+    text = "\n".join("aliases: []" if ln.startswith("aliases:") else ln for ln in text.splitlines())
+    f = tmp_path / "tiny.yaml"
+    f.write_text(text)
+    one_line_error(cli("fit", "--model", "llama2-7b", "--gpu", str(f), "--seq", "4k"), words, where)
+
+
 def test_shell_completion_is_installable_and_completes():
     # kvcalc --install-completion / --show-completion (typer's); the completion script answers with
     # kvcalc's own commands and options.

@@ -185,6 +185,10 @@ class GPUSpec:
     gemm: GemmSpec | None = None
     """Measured decode-shaped matmul latency and bandwidth share, where a public microbenchmark gives
     them; None: the step model's pooled defaults (kvcalc.engine.steptime)."""
+    multiprocessors: int | None = None
+    """Streaming multiprocessors (NVIDIA) or compute units (AMD), as the vendor's architecture paper or
+    datasheet states them: what torch's multi_processor_count reports, and what sizes vLLM's Triton
+    sampler buffer. None: not published for this part."""
 
     def __post_init__(self) -> None:
         def conv(name: str, fn: Callable[[Any, str], float]) -> None:
@@ -205,6 +209,12 @@ class GPUSpec:
             or not 0 < self.memory_smi_mib < 2**40
         ):
             raise ValueError(f"memory_smi_mib must be a positive whole number of MiB, got {str(self.memory_smi_mib)[:40]!r}")
+        if self.multiprocessors is not None and (
+            isinstance(self.multiprocessors, bool)
+            or not isinstance(self.multiprocessors, int)
+            or not 0 < self.multiprocessors < 100_000
+        ):
+            raise ValueError(f"multiprocessors must be a whole number from 1 to 99,999, got {str(self.multiprocessors)[:40]}")
         conv("memory_bytes", parse_size)
         conv("memory_runtime_bytes", parse_size)
         for n in ("memory_bandwidth_bytes_per_s", "interconnect_bytes_per_s", "host_link_bytes_per_s"):
