@@ -105,12 +105,13 @@ def test_the_l4_log_with_its_logged_weights(cli):
 
 def test_text_pass_wins_when_the_sampler_is_wider(cli):
     """On an H100 under 0.11 (1,024 sampler rows, 8,192 batched tokens) the sampler's warm-up, 1,024
-    x 152,064 x 28 B + 8,192 x 3,584 x 2 B, with the pixels and embeddings held, beats the encoder's
-    3,541,041,152 B."""
+    x 152,064 x 28 B + 8,192 x 3,584 x 2 B, with the sampler's 1,024 rows of hidden state and their
+    random copy (2 x 1,024 x 3,584 x 2 B), torch's cuBLAS workspaces on Hopper (4,096 KiB x 8 and
+    cuBLASLt's 1,024 KiB) and the pixels and embeddings held, beats the encoder's 3,541,041,152 B."""
     d = cli("fit", "--model", "qwen2.5-vl-7b", "--gpu", "h100", "--engine", "vllm@0.11", "--seq", "8192", "--json").json()
     act = next(b for b in d["budget"] if b["key"] == "activation")
-    text = 1024 * 152_064 * 28 + 8192 * 3584 * 2
-    assert act["bytes"] == text + PATCHES * PIXELS + EMBEDDINGS == 4_690_280_448
+    text = 1024 * 152_064 * 28 + 8192 * 3584 * 2 + 2 * 1024 * 3584 * 2 + 4096 * 1024 * 8 + 1024 * 1024
+    assert act["bytes"] == text + PATCHES * PIXELS + EMBEDDINGS == 4_739_563_520
 
 
 def test_towers_not_counted_still_say_the_profile_is_not_modelled(cli):
@@ -264,11 +265,14 @@ def test_a_qwen2_vl_config_reads_its_vit_width_from_embed_dim(cli, tmp_path: Pat
 
 def test_skip_mm_profiling_leaves_the_text_pass(cli):
     """--skip-mm-profiling (vLLM V1, 0.10.1 and later): no encoder phase; the text pass alone, the
-    sampler's warm-up of 256 rows x 152,064 x 28 B with 2,048 tokens' hidden states alive."""
+    sampler's warm-up of 256 rows x 152,064 x 28 B with 2,048 tokens' hidden states alive, the 256 rows
+    taken from them and their random copy, and torch's cuBLAS workspaces on an L4 (4,096 KiB x 2 +
+    16 KiB x 8, cuBLASLt's 1,024 KiB)."""
     base = ["fit", "--model", "qwen2.5-vl-7b", "--gpu", "l4", "--seq", "2048", "--json"]
     d = cli(*base, "--engine", "vllm@0.11", "--skip-mm-profiling").json()
     act = next(b for b in d["budget"] if b["key"] == "activation")
-    assert act["bytes"] == 256 * 152_064 * 28 + 2048 * 3584 * 2 == 1_104_674_816
+    ws = 4096 * 1024 * 2 + 16 * 1024 * 8 + 1024 * 1024
+    assert act["bytes"] == 256 * 152_064 * 28 + 2048 * 3584 * 2 + 2 * 256 * 3584 * 2 + ws == 1_117_913_088
     # No multimodal warning; only the start check's (the model's 128,000 tokens do not fit an L4).
     assert [w for w in d["warnings"] if "--max-model-len" not in w] == []
     for eng in ("sglang", "vllm@0.6", "trtllm"):

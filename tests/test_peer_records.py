@@ -193,27 +193,35 @@ def test_the_records_score_as_the_doc_says():
     text = " ".join(DOC.read_text().split())
     assert "126 of the 131 within 10%, 109 inside the printed range, median error 1.5%" in text
     # Since vLLM's 16-bit copy of a quantized MLA kv_b_proj joined the weights (after they were seen).
-    assert (s["records"], s["within_10"], s["within_5"], s["inside"]) == (131, 126, 103, 113)
-    assert round(s["median_error"] * 100, 1) == 1.5
     assert "126 within 10% as before, 103 within 5% (99 before) and 112 inside the range (109" in text
+    # Since the profile's allocations beside the sampler joined the activation peak (after all eleven real-log
+    # sets): 124 records closer to the logged pool, 64 further; two DeepSeek-V3.2 starts leave the range.
+    assert (s["records"], s["within_10"], s["within_5"], s["inside"]) == (131, 126, 103, 111)
+    assert round(s["median_error"] * 100, 1) == 1.2
+    assert "the 131 records' median error goes from 1.5% to 1.2%" in text and "111 inside in all" in text
+    v32 = [x for x in results() if x["model"] == "deepseek-v3.2" and x["gpu"] == "h200" and x["release"] == "0.16.0"]
+    assert sorted(round(x["error"] * 100, 1) for x in v32) == [-6.0] * 4 and sum(x["inside"] for x in v32) == 2
     assert "113 since the one-GPU non-torch range reaches 0.5 GiB" in text
     r1 = [x for x in results() if x["model"] == "deepseek-v3" and x["gpu"] == "h200" and x["release"] == "0.16.0"]
-    assert {round(x["error"] * 100, 1) for x in r1} <= {-5.8, -5.9, -6.0} and not all(x["inside"] for x in r1)
+    assert {round(x["error"] * 100, 1) for x in r1} == {-6.1} and not any(x["inside"] for x in r1)
+    assert "DeepSeek-R1 under 0.16.0 is at -6.1%" in text
     assert "114, 98 and 3.3%" in text
     # The fp8 checkpoints, run as --weight-dtype fp8 (scored at e3fed11 before they joined, nothing changed).
     f = summary("fp8")
     assert (f["records"], f["within_10"], f["within_5"], f["inside"]) == (55, 55, 55, 46)
-    assert round(f["median_error"] * 100, 1) == 0.3
+    assert round(f["median_error"] * 100, 1) == 0.2
+    assert "median error 0.3% (0.2% since the profile's allocations beside the sampler are counted, below)" in text
     assert "all 55 land within 5% of the logged pool, 46 inside the printed range, median error 0.3%" in text
     fp8 = [x for x in results() if x["weight_dtype"] == "fp8"]
     outside = [x for x in fp8 if not x["inside"]]
     assert {x["gpu"] for x in outside} == {"mi300x"} and len(outside) == 9
-    assert 1.8 <= min(x["error"] * 100 for x in outside) and max(x["error"] * 100 for x in outside) <= 3.5
+    assert 1.7 <= min(x["error"] * 100 for x in outside) and max(x["error"] * 100 for x in outside) <= 3.5
     assert all(abs(x["logged_weights_gib"] - x["kvcalc_weights_gib"]) <= 0.04 for x in fp8 if x["gpu"] != "mi300x")
     # NVIDIA's DeepSeek-V3.2-NVFP4 (scored at fbd5b35: +3.4%; the fp4 layout's MLA and the sparse backend's
     # fp8 came after): within 0.2% now, its weights 0.85 GiB over the log.
     n = [x for x in results() if x["weight_dtype"] == "fp4"]
-    assert len(n) == 3 and all(x["inside"] and abs(x["error"]) < 0.002 for x in n)
+    assert len(n) == 3 and all(x["inside"] and abs(x["error"]) < 0.0025 for x in n)
+    assert {round(x["error"] * 100, 1) for x in n} == {-0.2} and "(-0.2% since the profile's allocations" in text
     assert {round(x["kvcalc_weights_gib"] - x["logged_weights_gib"], 2) for x in n} == {0.85}
     assert "They now land at -0.1%, inside the range, and their token counts within 0.2%" in text
     llama = [x for x in fp8 if x["gpu"] != "mi300x" and x["model"] == "llama3.3-70b"]
@@ -221,7 +229,7 @@ def test_the_records_score_as_the_doc_says():
     # The five over 10%: Qwen3-VL-30B-A3B on one MI300X (ROCm), 24% to 27% over.
     over = [x for x in results() if abs(x["error"]) > 0.10]
     assert {(x["model"], x["gpu"]) for x in over} == {("qwen3-vl-30b-a3b", "mi300x")} and len(over) == 5
-    assert all(0.24 <= x["error"] <= 0.27 for x in over)
+    assert all(24 <= round(x["error"] * 100) <= 27 for x in over)
     # Their records log 79.29 GiB of weights where kvcalc counts 58.12; an upstream development build on
     # the same GPU logged 59.84 and lands within 1%.
     assert {round(x["logged_weights_gib"], 2) for x in over} == {79.29} and {round(x["kvcalc_weights_gib"], 2) for x in over} == {

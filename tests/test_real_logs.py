@@ -300,12 +300,12 @@ def test_the_sixth_held_out_set_is_as_the_doc_says():
     assert "now 10 of 10, 8 of 10 (3 of the 4 counted) and 4 of 10" in text
     assert "With it, 6 of the 10 lie inside the printed range (7 since 0.17's sampler" in text
     lzy = RESULTS["vllm-LzyFischer_MemSuit-a100-80gb-llama3.1-8b.log"]["headline"]
-    assert round(lzy.estimate_error * 100, 1) == -0.1 and "from -1.4% to -0.1%" in text
+    assert round(lzy.estimate_error * 100, 1) == -0.2 and "from -1.4% to -0.1%" in text
     misses = {c["file"]: RESULTS[c["file"]]["headline"].estimate_error for c in six if RESULTS[c["file"]]["estimate"] == "miss"}
-    assert sorted(round(v * 100, 1) for v in misses.values()) == [19.7]
+    assert sorted(round(v * 100, 1) for v in misses.values()) == [19.6]
     assert "+19.7% with vLLM's 16-bit copy of its fp8 kv_b_proj" in text
     telco = RESULTS["vllm-Parkhb1106_Telco-RAG-h200-qwen3-30b-a3b.log"]["headline"]
-    assert round(telco.estimate_error * 100, 1) == 2.9 and "utilisation 0.5 lands at +2.9% since vLLM's fused-MoE" in text
+    assert round(telco.estimate_error * 100, 1) == 2.3 and "utilisation 0.5 lands at +2.9% since vLLM's fused-MoE" in text
     assert "Kimi-K2-Thinking (+23.2%, +20.0% since the tenth set's 2 GiB" in text
     qwen = [
         RESULTS[f]["headline"].estimate_error
@@ -314,9 +314,9 @@ def test_the_sixth_held_out_set_is_as_the_doc_says():
             "vllm-DaisukeTakai_eval_dataset-h100-qwen3-32b.log",
         )
     ]
-    assert [round(e * 100, 1) for e in qwen] == [1.2, 0.8] and "at +1.2% and +0.8% with the tenth set's" in text
+    assert [round(e * 100, 1) for e in qwen] == [1.1, 0.7] and "at +1.2% and +0.8% with the tenth set's" in text
     luke = RESULTS["vllm-LukeJYK_AutoScientists-a100-80gb-qwen3-30b-a3b.log"]["headline"]
-    assert round(luke.estimate_error * 100, 1) == -1.0 and "that log lands at -1.6% (-1.0% since" in text
+    assert round(luke.estimate_error * 100, 1) == -1.1 and "that log lands at -1.6% (-1.0% since" in text
 
 
 def test_the_seventh_held_out_set_is_as_the_doc_says():
@@ -331,15 +331,17 @@ def test_the_seventh_held_out_set_is_as_the_doc_says():
     assert sum(bool(r["inside_range"]) for r in got) == 8
     assert "9 of 9 within 10% (5 of 5 counted), 7 of 9 inside the printed range (8 of 9 since the one-GPU" in text
     h100 = RESULTS["vllm-kolyangg-h100-qwen3-30b-a3b.log"]
-    assert round(h100["headline"].estimate_error * 100, 1) == 1.0 and "from +17.7% to +1.0%" in text
+    assert round(h100["headline"].estimate_error * 100, 1) == 0.6 and "from +17.7% to +1.0%" in text
     # The breakdown's activation peak over the sampler's rows: 5.58 GiB less 8,192 tokens x 2,048 x 2 B of
-    # hidden states, over 1,024 rows x 151,936 logits.
+    # hidden states, the sampler's 1,024 rows of them and their random copy (2 x 1,024 x 2,048 x 2 B) and
+    # torch's cuBLAS workspaces on Hopper (4,096 KiB x 8 + 1,024 KiB), over 1,024 rows x 151,936 logits.
     facts = h100["report"]
-    per_logit = (5.58 * 2**30 - 8192 * 2048 * 2) / (1024 * 151936)
-    assert round(per_logit, 1) == 38.3 and "38.3 B a logit" in text
+    beside = 8192 * 2048 * 2 + 2 * 1024 * 2048 * 2 + 4096 * 1024 * 8 + 1024 * 1024
+    per_logit = (5.58 * 2**30 - beside) / (1024 * 151936)
+    assert round(per_logit, 1) == 38.0 and "38.0 B a logit" in text
     assert any(r.key == "activation" and r.log == 5.58 * 2**30 for r in facts.rows)
     sipeed = RESULTS["vllm-sipeed-4x3090-qwen3-vl-30b-a3b.log"]["headline"]
-    assert round(sipeed.estimate_error * 100, 1) == -16.3 and "(-0.6% to -16.3%" in text
+    assert round(sipeed.estimate_error * 100, 1) == -16.8 and "(-0.6% to -16.3%" in text
 
 
 def test_the_eighth_held_out_set_is_as_the_doc_says():
@@ -352,14 +354,16 @@ def test_the_eighth_held_out_set_is_as_the_doc_says():
     errs = [round(r["headline"].estimate_error * 100, 1) for r in got]
     assert max(map(abs, errs)) < 4 and "(+3.6%, -0.5%, +3.5%, -1.6%)" in text
     # gpt-oss-120b at TP 2 on H200s since 2 GiB of non-torch memory is taken at TP 2+ on Hopper NVSwitch.
-    assert errs == [3.6, -0.5, 3.5, -3.5] and "gpt-oss-120b at TP 2 on H200s is at -3.5%" in text
+    assert errs == [3.5, -0.5, 3.5, -3.6] and "gpt-oss-120b at TP 2 on H200s is at -3.5%" in text
 
 
 def test_the_40gb_dennislee22_log_is_as_the_doc_says():
     # The 40 GB nodes' start-up names PyTorch's sampler: -2.9% at its measured 38 B a logit.
     text = " ".join(DOC.read_text().split())
     got = RESULTS["vllm-dennislee-2xa100-40gb-qwen2-7b.log"]["headline"]
-    assert round(got.estimate_error * 100, 1) == -2.9 and "stayed at +0.3% (-2.9% since" in text
+    assert round(got.estimate_error * 100, 1) == -3.1 and "stayed at +0.3% (-2.9% since" in text
+    engines = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "its 40 GB twin logs PyTorch's fallback and lands at -3.1% at 38 B" in engines
 
 
 def test_the_ninth_held_out_set_is_as_the_doc_says():
@@ -372,12 +376,12 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
     # At scoring (8c00f14): -7.4%, +12.4% and -4.7%, one inside the printed range; since 0.17's Triton
     # masks (14 B a logit, not the sort's 38) the H100 log is +0.3% and inside.
     assert "from the defaults -7.4%, +12.4% and -4.7%, one inside the printed range" in text
-    assert [round(r["headline"].estimate_error * 100, 1) for r in got] == [-7.4, 12.4, 0.3]
+    assert [round(r["headline"].estimate_error * 100, 1) for r in got] == [-7.6, 12.3, 0.1]
     assert sum(bool(r["inside_range"]) for r in got) == 2 and "The H100 log lands at +0.3%, inside" in text
     # PyTorch's sort over the H100's 1,024 rows of Llama 3.1's 128,256 logits at 38 B.
     assert round(1024 * 128256 * 38 / 2**30, 2) == 4.65 and "alone would take 4.65 GiB" in text
     kaki = RESULTS["vllm-tokenkaki-a100-40gb-qwen3-8b-v0.19.1.log"]["headline"]
-    assert round(kaki.estimate_error * 100, 1) == 1.2 and "from -3.3% to +1.2%" in text
+    assert round(kaki.estimate_error * 100, 1) == 0.8 and "from -3.3% to +1.2%" in text
 
 
 def test_the_aims_paragraph_is_as_the_cases_score():
@@ -398,11 +402,11 @@ def test_the_tenth_held_out_set_is_as_the_doc_says():
     planner = [f for f in got if f.startswith("vllm-pr205-")]
     assert len(ten) == 16 and len(planner) == 11
     assert sorted(f for f, r in got.items() if r["counted"]) == sorted(planner)
-    # Now: all within 2% from their own figures; two estimates over 10%, two outside the printed range.
+    # Now: all within 2% from their own figures and within 10% from the defaults.
     assert all(r["from_log"] == "ok" for r in got.values()) and "Now all 16 land within 2% from their own figures" in text
     err = {f: round(r["headline"].estimate_error * 100, 1) for f, r in got.items()}
-    assert sorted(f for f, r in got.items() if r["estimate"] == "miss") == ["vllm-pr205-2xh100-qwen2.5-72b.log"]
-    assert (err["vllm-pr205-4xh100-llama4-scout.log"], err["vllm-pr205-2xh100-qwen2.5-72b.log"]) == (2.8, 10.3)
+    assert not [f for f, r in got.items() if r["estimate"] == "miss"]
+    assert (err["vllm-pr205-4xh100-llama4-scout.log"], err["vllm-pr205-2xh100-qwen2.5-72b.log"]) == (1.9, 5.7)
     assert "Llama-4-Scout at +2.8%" in text
     assert "Llama-4-Scout at TP 4 (+12.6%)" in text and "(+59.6%)" in text
     assert "Llama-4-Scout now lands at +3.7% and Qwen2.5-72B at +10.3%" in text
@@ -410,7 +414,7 @@ def test_the_tenth_held_out_set_is_as_the_doc_says():
     assert all(r["inside_range"] for r in got.values()) and "DeepSeek-V2-Lite (+2.0%) and Qwen3-30B-A3B (+5.2%)" in text
     assert "inside since that range reaches 0.5 GiB" in text
     q30, v2 = "vllm-pr205-h100-qwen3-30b-a3b.log", "vllm-pr205-h100-deepseek-v2-lite.log"
-    assert (err[v2], err[q30]) == (1.0, 2.0) and "DeepSeek-V2-Lite lands at +1.0%" in text and "at +2.0%, inside" in text
+    assert (err[v2], err[q30]) == (0.8, 1.2) and "DeepSeek-V2-Lite lands at +1.0%" in text and "at +2.0%, inside" in text
     # What the logs break down: 0.19.0's profile line gives the activation peaks and non-torch memory.
     assert "at scoring: from the log's own figures 5 of 16 within 2%" in text.lower()
 
@@ -423,9 +427,49 @@ def test_the_moe_workspace_paragraph_is_as_the_logs_score():
     for f in ("vllm-pr205-h100-qwen3-30b-a3b.log", "vllm-pr205-h100-deepseek-v2-lite.log"):
         row = next(r for r in RESULTS[f]["report"].rows if r.key == "activation")
         got.append((round(row.log / 2**30, 2), round(row.estimate / 2**30, 2)))
-    assert got == [(2.68, 2.56), (1.93, 1.84)]
+    assert got == [(2.68, 2.67), (1.93, 1.93)]
     assert "activation peak is 2.68 GiB for Qwen3-30B-A3B and 1.93 for DeepSeek-V2-Lite" in text
-    assert "2.56 and 1.84 with them" in text
+    assert "2.56 and 1.84 with them (2.67 and 1.93 since the three terms below are counted too)" in text
+
+
+def test_what_else_is_alive_under_the_sampler_is_as_the_doc_says():
+    """docs/engines.md's worked example: Llama-3.1-8B on one H100 under 0.19.0, and the residual over
+    llm-d-planner#205's 0.19.0 starts on H100s whose sampler outweighs the forward pass."""
+    text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    logits, hidden, rows = 1024 * 128256 * 14, 8192 * 4096 * 2, 2 * 1024 * 4096 * 2
+    triton, ws = 132 * 128256 * 4, 4096 * 1024 * 8 + 1024 * 1024
+    total = logits + hidden + rows + triton + ws
+    assert (logits, hidden, rows, triton, ws, total) == (
+        1_838_678_016,
+        67_108_864,
+        16_777_216,
+        67_719_168,
+        34_603_008,
+        2_024_886_272,
+    )
+    row = next(r for r in RESULTS["vllm-pr205-h100-llama3.1-8b.log"]["report"].rows if r.key == "activation")
+    assert row.estimate == total and round(row.log / 2**30, 2) == round(total / 2**30, 2) == 1.89
+    assert "2,024,886,272 B, 1.89 GiB" in text
+    # Every 0.19.0 start on an H100 of a text model whose sampler outweighs its forward pass: within the
+    # log's rounding (0.005 GiB) plus 0.002.
+    text_models = (
+        "llama3.1-8b", "qwen2.5-7b", "qwen3-8b", "qwen2.5-72b", "kimi-dev-72b", "phi-4", "phi-2", "gemma-7b",
+        "gemma2-2b", "gemma2-9b", "gemma2-27b", "qwen3-30b-a3b", "deepseek-v2-lite", "qwen1.5-moe-a2.7b",
+        "mixtral-8x7b", "gpt-oss-20b", "llama3.3-70b",
+    )  # fmt: skip
+    checked = 0
+    for c in CASES:
+        if c.get("engine") != "vllm@0.19.0" or c.get("model") not in text_models or c.get("pp"):
+            continue
+        if "fp32" in c["file"]:
+            continue
+        row = next((r for r in RESULTS[c["file"]]["report"].rows if r.key == "activation"), None)
+        if row is None or row.log is None:
+            continue
+        checked += 1
+        assert abs(row.log - row.estimate) <= 0.007 * 2**30, c["file"]
+    assert checked >= 30
+    assert "within 0.007 GiB of it (their rounding is 0.005)" in text
 
 
 def test_the_eleventh_held_out_set_is_as_the_doc_says():
@@ -436,20 +480,70 @@ def test_the_eleventh_held_out_set_is_as_the_doc_says():
     got = {c["file"]: RESULTS[c["file"]] for c in el}
     assert len(el) == 40 and sum(bool(c.get("excluded")) for c in el) == 11
     assert sum(r["counted"] for r in got.values()) == 29 and "so 21 count (29 with the eight above)" in text
-    # Now: all within 2% from their own figures and inside the printed range; one estimate over 10%.
+    # Now: all within 2% from their own figures, inside the printed range and within 10%.
     assert all(r["from_log"] == "ok" and r["inside_range"] for r in got.values())
-    assert [f for f, r in got.items() if r["estimate"] == "miss"] == ["vllm-pr205-2xh100-kimi-dev-72b.log"]
+    assert not [f for f, r in got.items() if r["estimate"] == "miss"]
     err = {f: round(r["headline"].estimate_error * 100, 1) for f, r in got.items()}
-    assert err["vllm-pr205-2xh100-kimi-dev-72b.log"] == 11.1 and "Kimi-Dev-72B at TP 2 (+11.1%" in text
-    assert err["vllm-pr205-h100-llama3.1-8b-fp32.log"] == 1.3 and "+1.3% from the defaults" in text
+    assert err["vllm-pr205-2xh100-kimi-dev-72b.log"] == 6.5 and "Kimi-Dev-72B at TP 2 (+11.1%" in text
+    assert err["vllm-pr205-h100-llama3.1-8b-fp32.log"] == 1.0 and "+1.3% from the defaults" in text
     err["vllm-pr205-h100-gemma3-27b.log"] = round(RESULTS["vllm-pr205-h100-gemma3-27b.log"]["headline"].estimate_error * 100, 1)
     gemma3 = [err[f"vllm-pr205-h100-gemma3-{n}.log"] for n in ("4b", "12b", "27b")]  # 27B: the tenth set's
-    assert gemma3 == [0.8, 1.2, 3.1] and "their estimates at +0.8%, +1.2% and +3.1%" in text
-    assert err["vllm-pr205-h100-phi-2.log"] == 0.4 and "+0.4% from the defaults, inside the range" in text
+    assert gemma3 == [0.6, 0.8, 2.2] and "their estimates at +0.8%, +1.2% and +3.1%" in text
+    assert "Gemma-3-4B, 12B and 27B +0.8%, +1.2% and +3.1% to +0.6%, +0.8% and +2.2%" in text
+    assert err["vllm-pr205-h100-phi-2.log"] == 0.3 and "+0.4% from the defaults, inside the range" in text
+    assert "Phi-2 +0.4% to +0.3%" in text
     assert "the counted logs go from 60 to 63 of 72 inside" in text
     # Without this set: the 43 counted before it.
     rest = [
         RESULTS[c["file"]] for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") != "2026-12-02 (eleventh set)"
     ]
-    assert (len(rest), sum(r["estimate"] == "ok" for r in rest), sum(bool(r["inside_range"]) for r in rest)) == (43, 34, 34)
+    assert (len(rest), sum(r["estimate"] == "ok" for r in rest), sum(bool(r["inside_range"]) for r in rest)) == (43, 35, 34)
     assert "34 of 43 within 10% and 33 of 43 inside the range (34 since the range change below)" in text
+
+
+def test_what_moved_with_the_sampler_side_allocations_is_as_the_doc_says():
+    """docs/accuracy.md's paragraph on the three allocations beside the sampler (counted after all eleven
+    sets were seen): every figure it quotes as the cases now score."""
+    text = " ".join(DOC.read_text().split())
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"]]
+    no11 = [c for c in counted if c.get("held_out") != "2026-12-02 (eleventh set)"]
+    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
+    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
+    assert (len(counted), ok, inside) == (72, 64, 63) and (
+        len(no11),
+        sum(RESULTS[c["file"]]["estimate"] == "ok" for c in no11),
+    ) == (43, 35)
+    assert "62 to 64 of 72 (35 of 43 without the eleventh set), inside the printed range unchanged at 63" in text
+
+    def err(f: str) -> str:
+        return f"{RESULTS[f]['headline'].estimate_error * 100:+.1f}%"
+
+    pairs = {
+        "vllm-pr205-2xh100-qwen2.5-72b.log": "+10.3% to +5.7%",
+        "vllm-pr205-2xh100-kimi-dev-72b.log": "+11.1% to +6.5%",
+        "vllm-pr205-h100-llama3.1-8b-fp32.log": "+1.3% to +1.0%",
+        "vllm-pr205-4xh100-llama4-scout.log": "+2.8% to +1.9%",
+        "vllm-pr205-h100-deepseek-v2-lite.log": "+1.0% to +0.8%",
+        "vllm-pr205-h100-qwen3-30b-a3b.log": "+2.0% to +1.2%",
+        "vllm-Parkhb1106_Telco-RAG-h200-qwen3-30b-a3b.log": "+2.9% to +2.3%",
+        "vllm-LukeJYK_AutoScientists-a100-80gb-qwen3-30b-a3b.log": "-1.0% to -1.1%",
+        "vllm-LzyFischer_MemSuit-a100-80gb-llama3.1-8b.log": "-0.1% to -0.2%",
+        "vllm-vllm-project_recipes-h200-kimi-k2.log": "+19.7% to +19.6%",
+        "vllm-kolyangg-h100-qwen3-30b-a3b.log": "+1.0% to +0.6%",
+        "vllm-sipeed-4x3090-qwen3-vl-30b-a3b.log": "-16.3% to -16.8%",
+        "vllm-tokenkaki-a100-40gb-qwen3-8b-v0.19.1.log": "+1.2% to +0.8%",
+        "vllm-dennislee-2xa100-40gb-qwen2-7b.log": "-2.9% to -3.1%",
+    }
+    for f, words in pairs.items():
+        assert words.endswith(err(f)) and words in text, (f, err(f))
+    a, b = (
+        RESULTS[f]["headline"].estimate_error
+        for f in (
+            "vllm-DaisukeTakai_eval_dataset-h100-qwen3-235b-a22b-fp8.log",
+            "vllm-DaisukeTakai_eval_dataset-h100-qwen3-32b.log",
+        )
+    )
+    assert f"+1.2% and +0.8% to {a * 100:+.1f}% and {b * 100:+.1f}%" in text
+    for nth, words in (("eighth", "to (+3.5%, -0.5%, +3.5%, -3.6%)"), ("ninth", "to (-7.6%, +12.3%, +0.1%)")):
+        got = [err(c["file"]) for c in CASES if c.get("held_out") == f"2026-12-02 ({nth} set)"]
+        assert words == "to (" + ", ".join(got) + ")" and words in text

@@ -121,6 +121,19 @@ class Engine:
     v0_chunk_tokens: int = 512
     """V0's max_num_batched_tokens with chunked prefill on: 512 through 0.6.3, 2,048 from 0.7.0
     (config.py SchedulerConfig)."""
+    sampler_row_copies: int = 0
+    """Copies of the sampler rows' hidden states alive under the profile's sampler run, rows x hidden
+    in the model's dtype each: 2 where _dummy_run returns ``hidden_states[logit_indices]`` and
+    _dummy_sampler_run replaces it with ``torch.rand_like`` (v1/worker/gpu_model_runner.py, 0.11.0
+    to 0.26.0); 1 for the V2 model runner, which gathers them and samples from them as they are
+    (v1/worker/gpu/model_runner.py profile_run, 0.33.0); 0 where not read (V0)."""
+    triton_sampler_buffer: Literal["none", "default", "fallback"] = "none"
+    """Where the top-k/top-p masks run as vLLM's Triton kernel (v1/sample/ops/topk_topp_triton.py
+    apply_top_k_top_p_triton, 0.17.0 to 0.33.0; 8 rows or more), which caches an fp32 buffer of
+    min(next power of 2 of min(SMs, rows), SMs) rows of the vocabulary on the device: 'default', the
+    sampler PyTorch's path runs unless FlashInfer's is asked for (0.17 to 0.20); 'fallback', only
+    where FlashInfer's does not run (0.21 on: ROCm, NVIDIA before sm_80, or the PyTorch sampler
+    asked for); 'none', no such kernel (before 0.17)."""
     sampler_impl: tuple[tuple[str, int, int, int], ...] = ()
     """(sampler, best, low, high) bytes per logit where the release's top-k/top-p sampler is
     FlashInfer's or PyTorch's by what is installed or set, and a log says which ('Using FlashInfer
@@ -364,6 +377,10 @@ VLLM_033 = Engine(
     note=_VLLM_V1_NOTE.format(cg=" - CUDA graphs (estimated, since 0.21)", slack="2 x max_num_batched_tokens in flight"),
     sampler_bytes_per_logit=10,
     sampler_range=(6, 16),
+    sampler_row_copies=1,
+    # The V2 model runner's sampler (v1/worker/gpu/sample/sampler.py, 0.33.0) was not read for the
+    # Triton kernel's buffer.
+    triton_sampler_buffer="none",
     penalty_bytes_per_logit=4.125,
     non_torch_rule="v1",
     vision_profile="fused-ir",
@@ -386,6 +403,8 @@ VLLM_021 = replace(
     aliases=(),
     # 0.21.0 to 0.25.0 estimate the CUDA graphs on CUDA only (0.26.0, the record's last, on ROCm too).
     cudagraph_estimate_rocm=False,
+    sampler_row_copies=2,
+    triton_sampler_buffer="fallback",
     sampler_bytes_per_logit=14,
     sampler_range=(12, 16),
     # Without FlashInfer (not installed, or a GPU it does not serve: ROCm, the T4) the top-k/top-p
@@ -408,12 +427,14 @@ VLLM_020 = replace(
     label="vLLM 0.20",
     vision_profile="fused",
     tokens_report="blocks-per-group",
+    triton_sampler_buffer="default",
 )
 VLLM_017 = replace(
     VLLM_021,
     version="0.17",
     releases="0.17 to 0.19; rules read from 0.15.0, the start check from 0.17.0, the CUDA-graph estimate's switch from 0.19.0",
     label="vLLM 0.17",
+    triton_sampler_buffer="default",
     vision_profile="fused",
     default_util=0.9,
     util_rounding="float",
@@ -433,6 +454,7 @@ VLLM_015 = replace(
     releases="0.15 to 0.16; rules read from 0.15.0 and 0.16.0",
     label="vLLM 0.15",
     pp_start_check="whole",
+    triton_sampler_buffer="none",
     # Before 0.17's Triton masks PyTorch sorts the logits (apply_top_k_top_p), FlashInfer's sampler
     # only on request ("Users must opt in explicitly via VLLM_USE_FLASHINFER_SAMPLER=1", 0.15.0).
     sampler_bytes_per_logit=38,

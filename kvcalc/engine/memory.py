@@ -99,6 +99,33 @@ def sampler_bytes(model: ModelSpec, rows: int, per_logit: int = 14) -> int:
     return rows * model.vocab_size * per_logit
 
 
+def triton_sampler_buffer_bytes(model: ModelSpec, rows: int, sms: int) -> int:
+    """The fp32 buffer vLLM's Triton top-k/top-p kernel caches on the device over ``rows`` requests
+    on a GPU of ``sms`` multiprocessors: min(next power of 2 of min(sms, rows), sms) rows of the
+    vocabulary (v1/sample/ops/topk_topp_triton.py apply_top_k_top_p_triton, 0.17.0 to 0.33.0; under
+    8 rows PyTorch's sort runs instead, topk_topp_sampler.py apply_top_k_top_p)."""
+    if rows < 8:
+        return 0
+    programs = min(sms, rows)
+    return min(1 << (programs - 1).bit_length(), sms) * model.vocab_size * 4
+
+
+HOPPER = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
+"""Catalog GPUs of compute capability 9.0, for which torch sizes its cuBLAS workspace apart."""
+
+
+def cublas_workspace_bytes(gpu: GPUSpec) -> int:
+    """torch's cuBLAS and cuBLASLt workspaces for one handle and stream, which its caching allocator
+    holds from the first matmul on (aten/src/ATen/cuda/CublasHandlePool.cpp, pytorch/pytorch at
+    26a3905: parseChosenWorkspaceSize, 4096 KiB x 8 on compute capability 9.0, else 4096 KiB x 2 +
+    16 KiB x 8; parseCUDABlasLtWorkspaceSize, 1,024 KiB). 0 for other vendors: ROCm's hipBLAS and
+    hipBLASLt workspaces differ by build and were not read."""
+    if gpu.vendor != "NVIDIA":
+        return 0
+    cublas = 4096 * 1024 * 8 if gpu.name in HOPPER else 4096 * 1024 * 2 + 16 * 1024 * 8
+    return cublas + 1024 * 1024
+
+
 def moe_workspace_bytes(model: ModelSpec, tokens: int, tp: int = 1, dtype: str | None = None) -> int:
     """The fused-MoE modular kernel's two workspaces for a batch of ``tokens`` on one GPU, as vLLM's
     TritonExperts sizes them (model_executor/layers/fused_moe/fused_moe.py workspace_shapes, 0.19.0):
@@ -132,6 +159,9 @@ def activation_estimate(
     sampler_per_logit: int = 14,
     sampler_range: tuple[int, int] | None = None,
     held: int = 0,
+    row_copies: int = 0,
+    triton_sms: int | None = None,
+    workspace: int = 0,
 ) -> Estimate:
     """vLLM's profile run: one forward pass over ``tokens`` tokens (max_num_batched_tokens), then
     the sampler over ``rows`` requests (max_num_seqs) with the hidden states still alive; the peak
@@ -141,21 +171,28 @@ def activation_estimate(
     ``sampler_range``: the sampler's bytes per logit at its low and high ends, and the forward pass
     0.85x to 1.15x (V1: 17 of 18 public breakdowns inside, vLLM 0.10 to 0.26); without it, V0's
     0.6x to 1.6x of the whole peak. ``held``: buffers the forward pass leaves allocated (vLLM's fused-MoE
-    workspaces, Engine.moe_workspace_held), alive under the sampler too."""
+    workspaces, Engine.moe_workspace_held), alive under the sampler too. ``row_copies``: copies of the
+    sampler run's rows of hidden state alive under it (Engine.sampler_row_copies). ``triton_sms``: the
+    GPU's multiprocessors where vLLM's Triton top-k/top-p kernel runs, which caches an fp32 buffer of
+    up to that many rows of the vocabulary (triton_sampler_buffer_bytes); None: it does not run.
+    ``workspace``: torch's cuBLAS workspaces, allocated by the profile's first matmul and alive through
+    both phases (cublas_workspace_bytes)."""
     forward = tokens * activation_bytes_per_token(model, tp, act_bytes)
     r = min(rows, tokens)
     hidden = tokens * model.hidden_size * act_bytes
+    hidden += row_copies * r * model.hidden_size * act_bytes
+    buffer = triton_sampler_buffer_bytes(model, r, triton_sms) if triton_sms else 0
 
     def sampler(b: int) -> int:
-        return sampler_bytes(model, r, b) + hidden + held
+        return sampler_bytes(model, r, b) + hidden + held + buffer
 
-    best = max(forward, sampler(sampler_per_logit))
+    best = max(forward, sampler(sampler_per_logit)) + workspace
     if sampler_range is None:
         low, high, words = best * 6 // 10, best * 8 // 5, "so the range is 0.6x to 1.6x"
     else:
         lo_b, hi_b = sampler_range
-        low = max(forward * 85 // 100, sampler(lo_b))
-        high = max(forward * 115 // 100, sampler(hi_b))
+        low = max(forward * 85 // 100, sampler(lo_b)) + workspace
+        high = max(forward * 115 // 100, sampler(hi_b)) + workspace
         words = (
             f"so the range takes the forward pass at 0.85x to 1.15x and the sampler at {lo_b} to {hi_b} B a logit "
             f"({sampler_per_logit} at best)"
@@ -167,7 +204,10 @@ def activation_estimate(
         max(high, best),
         "estimated",
         f"a forward pass over {tokens:,} tokens (max_num_batched_tokens) and the sampler over {r:,} "
-        + (f"requests beside the fused-MoE workspaces the pass keeps ({_gib(held)}); " if held else "requests; ")
+        + (f"requests beside the fused-MoE workspaces the pass keeps ({_gib(held)})" if held else "requests")
+        + (f" and the Triton top-k/top-p kernel's fp32 buffer ({_gib(buffer)})" if buffer else "")
+        + (f", beside torch's cuBLAS workspaces ({_gib(workspace)})" if workspace else "")
+        + "; "
         + "the profiled peak varies with the attention backend, torch.compile's fusions and the sampler, "
         + words,
     )
@@ -701,6 +741,17 @@ def batched_tokens(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> int:
     return inp.engine.schedule(model, gpu, profile_len(model, inp), inp.max_num_batched_tokens, inp.gpu_memory)[0]
 
 
+def triton_sampler_runs(eng: Engine, old_gpu: bool, sampler: str | None) -> bool:
+    """Whether the release's profile masks top-k/top-p with its Triton kernel (Engine.triton_sampler_buffer):
+    by default in 0.17 to 0.20 unless FlashInfer's sampler is named; from 0.21 where FlashInfer's does
+    not run (a GPU before sm_80 or not NVIDIA's) or PyTorch's is named."""
+    if eng.triton_sampler_buffer == "default":
+        return sampler != "flashinfer"
+    if eng.triton_sampler_buffer == "fallback":
+        return old_gpu or sampler == "pytorch"
+    return False
+
+
 def num_seqs(gpu: GPUSpec, inp: FitInputs) -> int:
     if inp.max_num_seqs:
         return inp.max_num_seqs
@@ -757,6 +808,9 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             sampler_per_logit=per_logit,
             sampler_range=rng,
             held=moe_workspace_bytes(model, tokens, inp.tp, inp.weight_dtype) if eng.moe_workspace_held else 0,
+            row_copies=eng.sampler_row_copies,
+            workspace=cublas_workspace_bytes(gpu) if eng.non_torch_rule == "v1" else 0,
+            triton_sms=gpu.multiprocessors if triton_sampler_runs(eng, old_gpu, inp.sampler) else None,
         )
         enc = engine_encoder_profile(model, eng, inp.tp, tokens, profile_len(model, inp))
         if model.vision_params and inp.skip_mm_profiling:
