@@ -265,3 +265,53 @@ def test_the_token_counts_from_the_records_own_pools():
             off[uid[:8]] = round(err * 100, 1)
     assert off == {"687e659a": 2.3}
     assert int(41.24 * GiB) // (61 * 576 * 2) == 630_138
+
+
+SWEEP = json.loads((ROOT / "tests" / "peer" / "llm-d-planner-version-sweep.json").read_text())
+
+
+def sweep_results() -> list[dict[str, Any]]:
+    """kvcalc fit on each of llm-d-planner#205's version-sweep records: the release from the file name
+    (the records' vllm_version is null), their utilisation and length, H100 SXM, defaults for the rest."""
+    out = []
+    for path, rec in sorted(SWEEP["records"].items()):
+        m = re.search(r"-vllm-v0-([0-9]+)-([0-9]+)--h100-80gb--tp1pp1dp1--", path)
+        assert m and rec["model"] == "Qwen/Qwen3-14B" and rec["gpu"] == "H100-80GB", path
+        args = rec["vllm_args"]
+        assert (args["tensor_parallel_size"], args["quantization"], args["kv_cache_dtype"]) == (1, None, "auto")
+        s = {
+            "model": "qwen3-14b",
+            "weight_dtype": None,
+            "kv_dtype": None,
+            "gpu": "h100-sxm",
+            "tp": 1,
+            "release": f"0.{m.group(1)}.{m.group(2)}",
+            "util": args["gpu_memory_utilization"],
+            "max_model_len": args["max_model_len"],
+        }
+        r = fit_record(s)
+        act = next(e for e in r.estimates if e.key == "activation")
+        out.append(
+            {
+                "release": s["release"],
+                "logged_tokens": rec["kv_cache_tokens"],
+                "kvcalc_tokens": r.kv_pool_tokens,
+                "logged_activation_gib": rec["activation_memory_gib"],
+                "kvcalc_activation_gib": act.best / GiB,
+            }
+        )
+    return out
+
+
+def test_the_version_sweep_scores_as_the_doc_says():
+    text = " ".join(DOC.read_text().split())
+    got = sweep_results()
+    assert [x["release"] for x in got] == ["0.15.0", "0.16.0", "0.17.0", "0.18.0"]
+    assert [x["logged_tokens"] for x in got] == [274_848, 274_848, 297_152, 296_400]
+    assert "274,848, 274,848, 297,152 and 296,400" in text
+    errs = [f"{(x['kvcalc_tokens'] / x['logged_tokens'] - 1) * 100:+.1f}%" for x in got]
+    assert errs == ["+0.1%", "+0.1%", "+0.1%", "+0.4%"] and "+0.1%, +0.1%, +0.1% and +0.4%, with the" in text
+    # The activation peaks as logged, to their two decimals.
+    assert [x["logged_activation_gib"] for x in got] == [5.64, 5.64, 2.23, 2.23]
+    assert all(abs(x["kvcalc_activation_gib"] - x["logged_activation_gib"]) <= 0.005 for x in got)
+    assert "5.64 GiB under 0.15 and 0.16 to 2.23 GiB under 0.17 and 0.18" in text
