@@ -833,3 +833,26 @@ def test_sparse_mla_fp8_is_standard_fp8_under_flashinfers_sparse_backend(cli):
     # A model without an indexer stores fp8 as one byte an element whatever the name.
     llama = resolve_model("llama3.1-8b")
     assert fit(llama, resolve_gpu("b200"), FitInputs(seq=8192, kv_dtype=e4m3)).kv_bytes_per_token == 32 * 8 * 128 * 2
+
+
+def test_the_triton_sampler_buffer_follows_the_release_and_the_gpu():
+    """vLLM's Triton top-k/top-p kernel caches min(next power of 2 of min(SMs, rows), SMs) fp32 rows of the
+    vocabulary (v1/sample/ops/topk_topp_triton.py): by default in 0.17 to 0.20, from 0.21 only where FlashInfer's
+    sampler does not run (ROCm, a GPU before sm_80), 0.33's V2 sampler likewise. Llama-3.1-8B (vocabulary 128,256),
+    1,024 rows: the T4's 40 SMs, the L4's 58, the MI300X's 304 compute units; torch's cuBLAS workspaces are
+    4,096 KiB x 8 + 1,024 KiB on an H100, none counted on ROCm."""
+    from kvcalc.engine.engines import engine as find
+
+    m = resolve_model("llama3.1-8b")
+
+    def act(gpu: str, release: str) -> int:
+        inp = FitInputs(seq=8192, engine=find(release), max_num_batched_tokens=8192, max_num_seqs=1024, gpu_memory=80 * 2**30)
+        return next(e for e in fit(m, resolve_gpu(gpu), inp).estimates if e.key == "activation").best
+
+    row = 128_256 * 4
+    # 0.33 on a T4 masks with Triton, on an L4 samples with FlashInfer: the same workspaces, 40 rows apart.
+    assert act("t4", "vllm==0.33.0") - act("l4", "vllm==0.33.0") == 40 * row
+    # 0.19 masks with Triton on an L4 by default, 0.21 samples with FlashInfer there.
+    assert act("l4", "vllm==0.19.0") - act("l4", "vllm==0.21.0") == 58 * row
+    # On an MI300X under 0.33: 304 rows, and no cuBLAS workspace, against an H100 with FlashInfer and 33 MiB.
+    assert act("mi300x", "vllm==0.33.0") - act("h100", "vllm==0.33.0") == 304 * row - (4096 * 1024 * 8 + 1024 * 1024)

@@ -378,9 +378,10 @@ VLLM_033 = Engine(
     sampler_bytes_per_logit=10,
     sampler_range=(6, 16),
     sampler_row_copies=1,
-    # The V2 model runner's sampler (v1/worker/gpu/sample/sampler.py, 0.33.0) was not read for the
-    # Triton kernel's buffer.
-    triton_sampler_buffer="none",
+    # The V2 model runner's sampler samples with FlashInfer where flashinfer_sampler_supported() (CUDA,
+    # a supported compute capability), else masks with apply_top_k_top_p_triton and its buffer
+    # (v1/worker/gpu/sample/sampler.py _sample_random; v1/sample/ops/topk_topp_sampler.py, 0.33.0).
+    triton_sampler_buffer="fallback",
     penalty_bytes_per_logit=4.125,
     non_torch_rule="v1",
     vision_profile="fused-ir",
@@ -404,7 +405,6 @@ VLLM_021 = replace(
     # 0.21.0 to 0.25.0 estimate the CUDA graphs on CUDA only (0.26.0, the record's last, on ROCm too).
     cudagraph_estimate_rocm=False,
     sampler_row_copies=2,
-    triton_sampler_buffer="fallback",
     sampler_bytes_per_logit=14,
     sampler_range=(12, 16),
     # Without FlashInfer (not installed, or a GPU it does not serve: ROCm, the T4) the top-k/top-p
