@@ -6,6 +6,11 @@ aic-core/src/aiconfigurator_core/systems/data/{h100_sxm,h200_sxm}/moe/vllm/0.24.
 (`git show 095f58a:<path> > <gpu>-moe.parquet`). Needs pandas, pyarrow and scipy, which kvcalc does not:
 
     python bench/fit_moe_eta.py DIR      # DIR holds h100_sxm-moe.parquet and h200_sxm-moe.parquet
+    python bench/fit_moe_eta.py DIR TAG  # DIR holds h100_sxm-TAG-moe.parquet and/or h200_sxm-TAG-moe.parquet
+
+With TAG (another release's tables, e.g. vllm-0.14.0 from .../moe/vllm/0.14.0/, sglang-0.5.9 from
+.../moe/sglang/0.5.9/) it fits that release's rows the same way and also prints how the default
+(0.24's) a and b fit them, by batch size: whether the release's kernels differ from 0.24's.
 
 Every Triton row without expert parallelism, power-law (1.01) routing, is modelled as kvcalc's step
 model charges one fused-MoE call: 28 us + max(the touched experts' bytes at the GPU's measured GEMM share
@@ -27,11 +32,21 @@ from scipy.optimize import least_squares
 GPUS = {"h200_sxm": (4.8e12, 989e12, 1979e12, 0.83), "h100_sxm": (3.35e12, 989e12, 1979e12, 0.86)}
 
 
-def rows(folder: Path, dtype: str) -> pd.DataFrame:
+# The Triton fused-MoE kernel as each release's collector names it (0.14-0.22: vllm_fused_moe; SGLang's own copy)
+TRITON = ("triton", "vllm_fused_moe", "sglang_fused_moe_triton")
+# The default's (a, b) by dtype: vLLM 0.24's fit (kvcalc/engine/steptime.py MOE_ETA)
+DEFAULT = {"bfloat16": (0.598, 509.0), "fp8_block": (0.280, 448.0)}
+
+
+def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
     frames = []
     for gpu, (bw, bf16, fp8, share) in GPUS.items():
-        d = pd.read_parquet(folder / f"{gpu}-moe.parquet")
-        d = d[(d.moe_dtype == dtype) & d.kernel_source.str.contains("triton") & (d.distribution == "power_law_1.01")]
+        path = folder / (f"{gpu}-{tag}-moe.parquet" if tag else f"{gpu}-moe.parquet")
+        if tag and not path.exists():
+            continue
+        d = pd.read_parquet(path)
+        triton = d.kernel_source.str.contains(TRITON[0]) | d.kernel_source.isin(TRITON[1:])
+        d = d[(d.moe_dtype == dtype) & triton & (d.distribution == "power_law_1.01")]
         d = d[d.moe_ep_size == 1]
         frames.append(d.assign(bw=bw, peak=bf16 if dtype == "bfloat16" else fp8, share=share))
     d = pd.concat(frames)
@@ -51,9 +66,9 @@ def model(d: pd.DataFrame, eta: pd.Series) -> pd.Series:
     return 28e-6 + np.maximum(d.bytes / (d.bw * d.share), d.flops / (d.peak * eta))
 
 
-def main(folder: Path) -> None:
+def main(folder: Path, tag: str = "") -> None:
     for dtype in ("bfloat16", "fp8_block"):
-        d = rows(folder, dtype)
+        d = rows(folder, dtype, tag)
 
         def residuals(p: np.ndarray, d: pd.DataFrame = d) -> pd.Series:
             return np.log(model(d, p[0] * d.n / (d.n + p[1])) / d.t)
@@ -61,7 +76,9 @@ def main(folder: Path) -> None:
         fit = least_squares(residuals, [0.5, 300.0], bounds=([0.01, 1.0], [1.0, 20000.0]))
         a, b = fit.x
         print(f"{dtype}: {len(d)} rows, a {a:.3f}, b {b:.0f}")
-        for name, eta in (("fit", a * d.n / (d.n + b)), ("0.15", 0.15 + 0 * d.n)):
+        da, db = DEFAULT[dtype]
+        others = (("0.15", 0.15 + 0 * d.n),) if not tag else (("default (0.24's)", da * d.n / (d.n + db)),)
+        for name, eta in (("fit", a * d.n / (d.n + b)), *others):
             ratio = model(d, eta) / d.t
             line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
             for lo, hi in ((1, 64), (64, 512), (512, 2048), (2048, 1 << 20)):
@@ -71,4 +88,4 @@ def main(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "."))
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), sys.argv[2] if len(sys.argv) > 2 else "")
