@@ -482,3 +482,51 @@ def test_a_wider_expert_makes_a_long_prefill_faster_than_one_share_did():
     by_width = StepModel(q30, h100, bf16).prefill_s(4096, 8192)
     flat = StepModel(q30, h100, bf16, constants=StepConstants(moe_eta_c=0.15)).prefill_s(4096, 8192)
     assert by_width < flat
+
+
+def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_kernels():
+    # docs/simulation.md's example: Qwen3-8B on one H100 SXM, one 233-token prompt. SGLang's scheduler
+    # timed a DeepSeek-V3 forward of one new token at 82.6 ms eager (sgl-project/sglang#12160): 61 layers,
+    # 1,208 kernels as layer_kernels counts them: 82.6 ms / 1,208 = 68 us a kernel.
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import layer_kernels
+
+    ds = layer_kernels(resolve_model("deepseek-v3"))
+    assert ds.gemm + ds.attention + ds.mla_attention + ds.moe + ds.small == 1208
+    assert round(82.6e-3 / 1208 * 1e6) == 68 and DEFAULTS.eager_host_s == 68e-6
+    m, h = resolve_model("qwen3-8b"), resolve_gpu("h100-sxm")
+    k = layer_kernels(m)
+    # 36 layers of 4 matmuls (QKV, output, gate-up, down), an attention call, 5 small kernels.
+    assert (k.gemm, k.attention, k.small, k.moe, k.mla_attention) == (36 * 4, 36, 36 * 5, 0, 0)
+    graphed = StepModel(m, h, BF16, engine=engine("sglang@0.5.10")).step(0, 0, 233, 233)
+    eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 233, 233)
+    assert graphed.t_step_s == pytest.approx(7.414e-3, abs=1e-6)
+    host = 0.5e-3 + 4e-6  # the scheduler's own time, before the forward
+    assert 360 * 68e-6 == pytest.approx(24.48e-3) and graphed.t_step_s - host < 24.48e-3
+    assert eager.t_step_s == pytest.approx(host + 24.48e-3, rel=1e-12)
+    # The GPU's terms are the engine's work either way; the host's time goes to the fixed term.
+    assert (eager.t_memory_s, eager.t_compute_s, eager.t_bound_s) == (graphed.t_memory_s, graphed.t_compute_s, graphed.t_bound_s)
+    assert eager.t_fixed_s - graphed.t_fixed_s == pytest.approx(eager.t_step_s - graphed.t_step_s, rel=1e-12)
+    # Decode steps are graphed in every engine; a prompt step whose GPU work outlasts the host is unchanged.
+    for e in ("sglang@0.5.6", "vllm@0.6.3", "trtllm"):
+        sm = StepModel(m, h, BF16, engine=engine(e))
+        ref = StepModel(m, h, BF16, engine=engine("vllm@0.11"))
+        assert sm.step(8, 500).t_step_s - sm.c.fixed_s == pytest.approx(ref.step(8, 500).t_step_s - ref.c.fixed_s)
+        big = sm.step(0, 0, 8192, 8192)
+        assert big.t_step_s - big.t_fixed_s > 24.48e-3
+    assert StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 8192, 8192).t_step_s == pytest.approx(
+        StepModel(m, h, BF16, engine=engine("sglang@0.5.10")).step(0, 0, 8192, 8192).t_step_s
+    )
+    # The simulator's spans charge a prompt span's first step as step() does.
+    sm = StepModel(m, h, BF16, engine=engine("sglang@0.5.6"))
+    m0, m1, c0, c1, o = sm.lines(0, 0.0, 233, sm.kv(233), 233 * sm.prefill_attn(117))
+    assert max(m0, c0) + o == pytest.approx(eager.t_step_s, rel=1e-9)
+
+
+def test_which_engines_run_prompt_steps_without_cuda_graphs():
+    from kvcalc.engine.engines import engine
+
+    eager = ("sglang@0.4.6", "sglang@0.5.3", "sglang@0.5.9", "vllm@0.4", "vllm@0.5.4", "vllm@0.6.3", "vllm@0.7.3", "trtllm")
+    graphed = ("sglang", "sglang@0.5.10", "sglang@0.5.23", "vllm@0.8.5", "vllm@0.11", "vllm")
+    assert [engine(e).prefill_graphs for e in eager] == [False] * len(eager)
+    assert [engine(e).prefill_graphs for e in graphed] == [True] * len(graphed)

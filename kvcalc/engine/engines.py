@@ -222,6 +222,16 @@ class Engine:
     measured apart; None: the step model's default (StepConstants.per_request_s)."""
     host_source: str = ""
     """Where host_step_s and host_per_request_s come from."""
+    prefill_graphs: bool = True
+    """Whether a step that carries prompt tokens runs in CUDA graphs: vLLM V1's piecewise graphs (up to
+    512 tokens), SGLang's piecewise graphs (on by default from 0.5.10: server_args.py
+    disable_piecewise_cuda_graph False). Where not, the model's layers run eagerly from Python and such
+    a step takes at least the host's time to issue its kernels (kvcalc.engine.steptime
+    StepConstants.eager_host_s): vLLM V0 captures decode-only batches (worker/model_runner.py
+    _use_captured_graph, 0.6.3: decode_only and ...), SGLang before 0.5.10 replays graphs for decode
+    batches only (server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9; model_runner.py
+    forward_extend calls self.model.forward), TensorRT-LLM's PyTorch backend captures generation steps
+    only unless torch_compile_config asks for piecewise graphs (llmapi/llm_args.py, default None)."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -550,6 +560,7 @@ VLLM_06 = Engine(
     "(16 tokens x every attention layer); every layer holds every token; DeepSeek-V2 cached as per-head K and V "
     "padded to 256 (before MLA support in 0.7)",
     nvls_mib_per_rank=288.0,  # torch 2.4's NCCL 2.20.5
+    prefill_graphs=False,
     host_step_s=V0_HOST_STEP_S,
     host_source=V0_HOST_STEP_SOURCE
     + "; its per-request output processing runs beside the next step from 0.6.0 (async output processing, on by "
@@ -595,6 +606,40 @@ VLLM_04 = replace(
     nvls_mib_per_rank=0.0,  # 0.2 to 0.5.2 spans NCCL 2.14 to 2.20 and other communicators: not read
 )
 
+SGLANG_05 = Engine(
+    "sglang",
+    "0.5",
+    "0.5.10 and later 0.5.x; rules read from 0.5.23",
+    "SGLang 0.5",
+    "util_of_start_free",
+    None,
+    None,
+    "full",
+    subtracts_activation=False,
+    mixes_prefill=False,
+    batched_tokens_default="sglang-0.5",
+    swa_pool_ratio=0.8,
+    swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
+    mem_fraction_rule="sglang-0.5",
+    util_flag="mem_fraction_static",
+    note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
+    "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
+    "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP and PP; token-granular pool; sliding layers hold "
+    "every token unless the architecture is on SGLang's hybrid-SWA allowlist (then a full pool plus a sliding "
+    "pool of 0.8 its size)",
+    aliases=("sglang", "sglang@current", "sglang@latest"),
+)
+# SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
+# opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9).
+SGLANG_059 = replace(
+    SGLANG_05,
+    version="0.5.9",
+    releases="0.5.0 to 0.5.9; memory rules as 0.5 (read from 0.5.23), prompts without CUDA graphs (read from 0.5.6 and 0.5.9)",
+    label="SGLang 0.5.0-0.5.9",
+    prefill_graphs=False,
+    aliases=(),
+)
+
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
@@ -609,29 +654,8 @@ ENGINE_LIST: list[Engine] = [
     VLLM_06,
     VLLM_05,
     VLLM_04,
-    Engine(
-        "sglang",
-        "0.5",
-        "0.5.x; rules read from 0.5.23",
-        "SGLang 0.5",
-        "util_of_start_free",
-        None,
-        None,
-        "full",
-        subtracts_activation=False,
-        mixes_prefill=False,
-        batched_tokens_default="sglang-0.5",
-        swa_pool_ratio=0.8,
-        swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
-        mem_fraction_rule="sglang-0.5",
-        util_flag="mem_fraction_static",
-        note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
-        "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
-        "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP and PP; token-granular pool; sliding layers hold "
-        "every token unless the architecture is on SGLang's hybrid-SWA allowlist (then a full pool plus a sliding "
-        "pool of 0.8 its size)",
-        aliases=("sglang", "sglang@current", "sglang@latest"),
-    ),
+    SGLANG_05,
+    SGLANG_059,
     Engine(
         "sglang",
         "0.4",
@@ -645,6 +669,7 @@ ENGINE_LIST: list[Engine] = [
         mixes_prefill=False,
         batched_tokens_default="sglang-0.4",
         mem_fraction_rule="sglang-0.4",
+        prefill_graphs=False,
         util_flag="mem_fraction_static",
         note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
         "profile_max_num_token); mem_fraction_static from a table by "
@@ -662,6 +687,7 @@ ENGINE_LIST: list[Engine] = [
         "window",
         per_window_pools=True,
         util_flag="free_gpu_memory_fraction",
+        prefill_graphs=False,
         note="KV pool = free_gpu_memory_fraction x (runtime total - weights - activations - non-torch); 32 tokens per "
         "block; one pool per window size, memory split in proportion to window x bytes per token",
         aliases=("trtllm", "tensorrt-llm", "tensorrt_llm"),
@@ -722,7 +748,7 @@ _VERSION_RE = re.compile(
 ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
-    "sglang (0.5), sglang@0.4, trtllm, hf, hf4, plain"
+    "sglang (0.5.10 and later 0.5), sglang@0.5.9 (0.5.0 to 0.5.9), sglang@0.4, trtllm, hf, hf4, plain"
 )
 
 
@@ -787,8 +813,10 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
             rec = _vllm_record(v)
             if rec:
                 return ENGINES[rec]
-        elif family == "sglang" and v >= (0, 5):
+        elif family == "sglang" and v >= (0, 5, 10):
             return ENGINES["sglang@0.5"]
+        elif family == "sglang" and v >= (0, 5):
+            return ENGINES["sglang@0.5.9"]
         elif family == "sglang" and v >= (0, 3):
             return ENGINES["sglang@0.4"]
         elif family == "trtllm" and v >= (1, 0):
@@ -895,6 +923,7 @@ _RULE_LABELS = {
     "moe_workspace_held": "fused-MoE workspaces held under the sampler",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
+    "prefill_graphs": "prompt steps in CUDA graphs",
 }
 
 

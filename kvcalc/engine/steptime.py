@@ -86,6 +86,10 @@ class StepConstants:
     """Cost of one small kernel (a norm, rotary, an activation, routing) in a CUDA graph, seconds."""
     eager_launch_s: float = 1.2e-6
     """What launching a kernel outside a CUDA graph adds to it, for steps past GRAPH_MAX_TOKENS."""
+    eager_host_s: float = 68e-6
+    """Host time to issue one kernel (as layer_kernels counts them) of a layer run eagerly from
+    Python, where the engine runs a step's prompt tokens without CUDA graphs (Engine.prefill_graphs):
+    such a step takes at least the host's time to issue the whole model's kernels."""
     alpha_s: float | None = None
     """Latency of one small all-reduce, seconds (None: the link's default)."""
     link_bytes_per_s: float | None = None
@@ -245,6 +249,10 @@ DEFAULT_SOURCES: dict[str, str] = {
     "eager_launch_s": "the same kernels launched eagerly: 2.5 us each on H200, 2.7 on A100 (te42kyfo/gpu-benches), "
     "1.2 us more than in a graph; vLLM captures decode graphs up to 512 tokens by default from 0.8.5 "
     "(vllm/config: min(2 x max_num_seqs, 512)), and larger steps run without them",
+    "eager_host_s": "SGLang's scheduler timed one DeepSeek-V3 forward carrying 1 new prompt token at 82.6 ms run "
+    "eagerly and 23.1 ms replayed from a CUDA graph (sgl-project/sglang#12160, its 'forward cost' log lines): the eager "
+    "forward is the host issuing 61 layers' kernels, 1,208 as layer_kernels counts them, 68 us each (82.6 ms / "
+    "1,208); one measurement, of MLA and MoE layers, taken as the cost of every model's kernels",
     "allreduce": "NVLink TP all-reduces where the GPU spec has measurements (A100 SXM, H100 SXM, H200, B200 at TP 2, "
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
     "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); linear "
@@ -334,6 +342,13 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> 
     if eager:
         t += (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * c.eager_launch_s
     return t
+
+
+def eager_host_s(model: ModelSpec, c: StepConstants) -> float:
+    """Seconds the host takes to issue one step's kernels when the model's layers run eagerly from
+    Python (no CUDA graph): every kernel layer_kernels counts, at eager_host_s each."""
+    n = layer_kernels(model)
+    return (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * c.eager_host_s
 
 
 @record(frozen=True)
@@ -473,6 +488,9 @@ class StepModel:
         self._links()
         self.layer_gaps_s = layer_latency_s(model, self.c)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)
+        self.prefill_eager = engine is not None and not engine.prefill_graphs
+        """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
+        self.eager_host_total_s = eager_host_s(model, self.c)
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
         self.mm = d.matmul_flops_per_token / tp
@@ -513,6 +531,7 @@ class StepModel:
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True)
+        new.eager_host_total_s = eager_host_s(self.model, new.c)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
         new.inv_mm = new._inv_mm(new.c)
@@ -655,15 +674,27 @@ class StepModel:
             decodes * at + extra_f,
             tokens,
             decodes + (1 if prefill_tokens else 0),
+            prefill=prefill_tokens > 0,
         )
 
     def time(
-        self, weight_bytes: float, kv_bytes: float, mm_flops: float, attn_flops: float, tokens: int, requests: int
+        self,
+        weight_bytes: float,
+        kv_bytes: float,
+        mm_flops: float,
+        attn_flops: float,
+        tokens: int,
+        requests: int,
+        prefill: bool = False,
     ) -> StepTime:
         """The step formula, once: weight and KV bytes read, matmul and attention FLOPs, and the
-        tokens and requests the step carries (for its all-reduces and per-request cost)."""
+        tokens and requests the step carries (for its all-reduces and per-request cost); ``prefill``:
+        the step carries prompt tokens (without CUDA graphs in some engines: :meth:`eager_extra_s`)."""
         fixed, coll = self._beyond(tokens, requests)
         tm, tc, t = self._terms(weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens)
+        if prefill and self.prefill_eager:
+            extra = self.eager_extra_s(t, requests)
+            t, fixed = t + extra, fixed + extra
         bound = max((weight_bytes + kv_bytes) / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
         # The largest term names the step (the first of equals, in this order).
         by, top = "memory", tm
@@ -674,6 +705,14 @@ class StepModel:
         if fixed > top:
             by = "fixed"
         return StepTime(tm, tc, fixed, coll, t, bound, by)
+
+    def eager_extra_s(self, t: float, requests: int) -> float:
+        """What a step of ``t`` seconds that runs its layers eagerly adds: the host issues the kernels
+        while the GPU runs those already issued, so after the scheduler's own work (fixed_s and
+        per_request_s, before the forward) the step takes the longer of its GPU work and the host's
+        issue of every kernel (eager_host_s)."""
+        host = self.c.fixed_s + self.c.per_request_s * requests
+        return max(0.0, self.eager_host_total_s - (t - host))
 
     def _beyond(self, tokens: int, requests: int) -> tuple[float, float]:
         """What a step costs beyond its memory and compute terms, split as StepTime reports it:
@@ -780,7 +819,11 @@ class StepModel:
         # attention's two lines grow with it.
         tw = w * self.inv_w
         g0 = (tw if tw >= cm else cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
-        return g0 + (n * kv0 + extra_bytes) * self.inv_bw, m1, g0 + (n * a0 + extra_flops) * self.inv_attn, c1, o
+        m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
+        if extra_tokens and self.prefill_eager:
+            # A span carrying prompt tokens without CUDA graphs: its first step as time() has it.
+            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, n + 1)
+        return m0, m1, c0, c1, o
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
         """lines()'s parts that do not depend on the mean length: the weights read, the KV and
