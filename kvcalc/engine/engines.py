@@ -640,6 +640,22 @@ SGLANG_059 = replace(
     aliases=(),
 )
 
+# SGLang 0.3 and 0.4: mem_fraction_static from a table, no sliding pool, prompts without CUDA graphs.
+SGLANG_04 = replace(
+    SGLANG_059,
+    version="0.4",
+    releases="0.3 and 0.4; rules read from 0.4.6.post5",
+    label="SGLang 0.4",
+    batched_tokens_default="sglang-0.4",
+    mem_fraction_rule="sglang-0.4",
+    swa_pool_ratio=None,
+    swa_architectures=frozenset(),
+    note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
+    "profile_max_num_token); mem_fraction_static from a table by "
+    "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
+    "96 GiB; every layer holds every token (no sliding pool)",
+)
+
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
@@ -656,26 +672,7 @@ ENGINE_LIST: list[Engine] = [
     VLLM_04,
     SGLANG_05,
     SGLANG_059,
-    Engine(
-        "sglang",
-        "0.4",
-        "0.3 and 0.4; rules read from 0.4.6.post5",
-        "SGLang 0.4",
-        "util_of_start_free",
-        None,
-        None,
-        "full",
-        subtracts_activation=False,
-        mixes_prefill=False,
-        batched_tokens_default="sglang-0.4",
-        mem_fraction_rule="sglang-0.4",
-        prefill_graphs=False,
-        util_flag="mem_fraction_static",
-        note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
-        "profile_max_num_token); mem_fraction_static from a table by "
-        "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
-        "96 GiB; every layer holds every token (no sliding pool)",
-    ),
+    SGLANG_04,
     Engine(
         "trtllm",
         "1.2",
