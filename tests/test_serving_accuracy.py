@@ -446,6 +446,9 @@ def test_the_light_load_paragraph_is_as_the_runs_score():
     other = [ttft[f"gpustack-h100-qwen3-8b-{e}-sharegpt-c4"] for e in ("sglang053post3", "trtllm120rc1")]
     assert (len(vllm), vllm[0], vllm[-1], *other) == (4, -78, -74, 18, -37)
     assert "TTFT at light load is 74-78% low under vLLM 0.11" in text and "to 18% high and 37% low" in text
+    vq = next(c for c in CASES if c["id"] == "violetquartz-rtx4090-qwen2.5-7b-vllm0251-sharegpt-c1")
+    assert (round(vq["measured"]["mean_ttft_ms"]), round(predict(vq["id"])["mean_ttft_ms"])) == (30, 40)
+    assert "at one user, the sixth set below, measured 30 ms where kvcalc has 40 ms" in text
 
 
 def test_the_lambda_paragraph_is_as_the_runs_score():
