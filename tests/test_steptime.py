@@ -530,3 +530,13 @@ def test_which_engines_run_prompt_steps_without_cuda_graphs():
     graphed = ("sglang", "sglang@0.5.10", "sglang@0.5.23", "vllm@0.8.5", "vllm@0.11", "vllm")
     assert [engine(e).prefill_graphs for e in eager] == [False] * len(eager)
     assert [engine(e).prefill_graphs for e in graphed] == [True] * len(graphed)
+
+
+def test_the_step_description_says_when_prompt_steps_run_without_cuda_graphs():
+    from kvcalc.engine.engines import engine
+
+    m, h = resolve_model("qwen3-8b"), resolve_gpu("h100-sxm")
+    eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).describe()
+    # 360 kernels x 68 us = 24.48 ms, printed to three figures.
+    assert "takes at least the host's issue of its kernels (24.5 ms: 68 us a kernel)" in eager
+    assert "CUDA graphs" not in StepModel(m, h, BF16, engine=engine("vllm@0.11")).describe()

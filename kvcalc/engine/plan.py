@@ -568,7 +568,13 @@ def plan(
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
-        "token budget left beside the decodes",
+        "token budget left beside the decodes"
+        + (
+            f"; {engine.label} runs those steps without CUDA graphs, so each takes at least the host's issue of the "
+            f"model's kernels ({constants.eager_host_s * 1e6:g} us a kernel)"
+            if not engine.prefill_graphs
+            else ""
+        ),
         *(
             [
                 f"prefix cache: {traffic.prompt_cache_hit:.0%} of each prompt was computed before; its whole blocks of "

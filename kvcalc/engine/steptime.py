@@ -955,4 +955,9 @@ class StepModel:
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
             parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))
+        if self.prefill_eager:
+            parts.append(
+                f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least the "
+                f"host's issue of its kernels ({self.eager_host_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
+            )
         return " ".join(parts) + f" (constants: {c.origin})"
