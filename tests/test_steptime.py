@@ -540,3 +540,32 @@ def test_the_step_description_says_when_prompt_steps_run_without_cuda_graphs():
     # 360 kernels x 68 us = 24.48 ms, printed to three figures.
     assert "takes at least the host's issue of its kernels (24.5 ms: 68 us a kernel)" in eager
     assert "CUDA graphs" not in StepModel(m, h, BF16, engine=engine("vllm@0.11")).describe()
+
+
+def test_sglang_0_5_23_runs_prompt_steps_without_graphs_at_pp_off_cuda_and_for_vision_models():
+    # SGLang 0.5.23: breakable prefill graphs by default on CUDA only (cuda_graph_config.py
+    # default_prefill_backend), turned off for PP > 1 and for multimodal models (cuda_graph_hook.py).
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.plan import _eager_prompt_words
+
+    cur = engine("sglang")
+    text, vl = resolve_model("qwen3-8b"), resolve_model("qwen2.5-vl-7b")
+    h, amd = resolve_gpu("h100-sxm"), resolve_gpu("mi300x")
+    assert cur.prompt_graphs(1, "NVIDIA", text)
+    assert not cur.prompt_graphs(2, "NVIDIA", text)
+    assert not cur.prompt_graphs(1, "AMD", text)
+    assert not cur.prompt_graphs(1, "NVIDIA", vl)
+    # vLLM V1 graphs its prompt steps everywhere; the older records nowhere.
+    for pp, vendor, m in ((1, "NVIDIA", text), (2, "AMD", vl)):
+        assert engine("vllm").prompt_graphs(pp, vendor, m) and not engine("sglang@0.5.6").prompt_graphs(pp, vendor, m)
+    # The step model follows it: a 233-token prompt step of Qwen3-8B on an MI300X takes the host's 24.48 ms.
+    assert StepModel(text, amd, BF16, engine=cur).step(0, 0, 233, 233).t_step_s == pytest.approx(0.504e-3 + 24.48e-3)
+    assert StepModel(text, h, BF16, engine=cur).step(0, 0, 233, 233).t_step_s < 10e-3
+    # And plan's TTFT assumption says where.
+    assert _eager_prompt_words(cur, [h], text, DEFAULTS) == (
+        "; SGLang 0.5 runs those steps without CUDA graphs at PP > 1 on h100-sxm, so each takes at least the "
+        "host's issue of the model's kernels (68 us a kernel)"
+    )
+    assert "without CUDA graphs on mi300x and at PP > 1 on h100-sxm" in _eager_prompt_words(cur, [h, amd], text, DEFAULTS)
+    assert "without CUDA graphs, so" in _eager_prompt_words(engine("sglang@0.5.6"), [h, amd], text, DEFAULTS)
+    assert _eager_prompt_words(engine("vllm"), [h, amd], text, DEFAULTS) == ""

@@ -232,6 +232,14 @@ class Engine:
     batches only (server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9; model_runner.py
     forward_extend calls self.model.forward), TensorRT-LLM's PyTorch backend captures generation steps
     only unless torch_compile_config asks for piecewise graphs (llmapi/llm_args.py, default None)."""
+    prefill_graphs_off: frozenset[str] = frozenset()
+    """Where a release that runs prompt steps in CUDA graphs (prefill_graphs) still runs them without:
+    'pp' (PP > 1), 'non-cuda' (a GPU that is not NVIDIA's), 'multimodal' (a model with a vision tower).
+    SGLang 0.5.23's breakable prefill graphs are on by default on CUDA only, and off for PP > 1 and for
+    multimodal models but an allowlist of newer architectures (Qwen3.5, Kimi-K2.5, GLM-5 Next and
+    others, none in kvcalc's catalog; not followed) (model_executor/cuda_graph_config.py
+    default_prefill_backend; arg_groups/cuda_graph_hook.py; configs/model_config.py
+    multimodal_breakable_cuda_graph_supported_model_archs)."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -246,6 +254,15 @@ class Engine:
     def title(self) -> str:
         """The label with the releases the rules hold for, where the label does not already say them."""
         return f"{self.label} ({self.releases})" if self.releases and self.releases not in self.label else self.label
+
+    def prompt_graphs(self, pp: int, vendor: str, model: ModelSpec) -> bool:
+        """Whether this release runs a step carrying prompt tokens in CUDA graphs for ``model`` at
+        ``pp`` pipeline stages on a GPU of ``vendor`` (prefill_graphs, prefill_graphs_off)."""
+        off = self.prefill_graphs_off
+        multimodal = bool(model.vision_params or model.vision)
+        return self.prefill_graphs and not (
+            ("pp" in off and pp > 1) or ("non-cuda" in off and vendor != "NVIDIA") or ("multimodal" in off and multimodal)
+        )
 
     @property
     def cudagraph_line(self) -> bool:
@@ -622,6 +639,7 @@ SGLANG_05 = Engine(
     swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
     mem_fraction_rule="sglang-0.5",
     util_flag="mem_fraction_static",
+    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal"}),
     note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
     "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
     "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP and PP; token-granular pool; sliding layers hold "
@@ -921,6 +939,7 @@ _RULE_LABELS = {
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
     "prefill_graphs": "prompt steps in CUDA graphs",
+    "prefill_graphs_off": "prompt steps without them where",
 }
 
 
@@ -966,6 +985,9 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = f"from {e.kv_cache_memory_since}"
         elif f == "nvls_mib_per_rank":
             out[f] = f"2 communicators x {v:g} MiB a rank" if v else "not counted apart"
+        elif f == "prefill_graphs_off":
+            words = {"pp": "PP > 1", "non-cuda": "GPUs other than NVIDIA's", "multimodal": "models with a vision tower"}
+            out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
         elif isinstance(v, bool):

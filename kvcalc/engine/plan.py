@@ -422,6 +422,21 @@ def _gemm_latency_words(c: StepConstants) -> str:
     return f"the GPU's measured latency, else {GEMM_LATENCY_S * 1e6:g} us,"
 
 
+def _eager_prompt_words(engine: Engine, gpus: list[GPUSpec], model: ModelSpec, constants: StepConstants) -> str:
+    """Where the release runs prompt steps without CUDA graphs (Engine.prompt_graphs), in words for
+    the TTFT assumption; empty where it never does on these GPUs."""
+    eager = [g.name for g in gpus if not engine.prompt_graphs(1, g.vendor, model)]
+    at_pp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(2, g.vendor, model)]
+    if not eager and not at_pp:
+        return ""
+    where = [] if len(eager) == len(gpus) else ([f"on {', '.join(eager)}"] if eager else [])
+    where += [f"at PP > 1 on {', '.join(at_pp)}"] if at_pp else []
+    return (
+        f"; {engine.label} runs those steps without CUDA graphs{' ' + ' and '.join(where) if where else ''}, so each "
+        f"takes at least the host's issue of the model's kernels ({constants.eager_host_s * 1e6:g} us a kernel)"
+    )
+
+
 def plan(
     model: ModelSpec,
     gpus: list[GPUSpec],
@@ -568,13 +583,7 @@ def plan(
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
-        "token budget left beside the decodes"
-        + (
-            f"; {engine.label} runs those steps without CUDA graphs, so each takes at least the host's issue of the "
-            f"model's kernels ({constants.eager_host_s * 1e6:g} us a kernel)"
-            if not engine.prefill_graphs
-            else ""
-        ),
+        "token budget left beside the decodes" + _eager_prompt_words(engine, gpus, model, constants),
         *(
             [
                 f"prefix cache: {traffic.prompt_cache_hit:.0%} of each prompt was computed before; its whole blocks of "

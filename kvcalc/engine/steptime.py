@@ -488,7 +488,7 @@ class StepModel:
         self._links()
         self.layer_gaps_s = layer_latency_s(model, self.c)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)
-        self.prefill_eager = engine is not None and not engine.prefill_graphs
+        self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model)
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
         self.eager_host_total_s = eager_host_s(model, self.c)
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
