@@ -960,4 +960,4 @@ class StepModel:
                 f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least the "
                 f"host's issue of its kernels ({self.eager_host_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
             )
-        return " ".join(parts) + f" (constants: {c.origin})"
+        return " ".join(parts).replace(" ; ", "; ") + f" (constants: {c.origin})"
