@@ -652,7 +652,7 @@ SGLANG_05 = Engine(
 SGLANG_059 = replace(
     SGLANG_05,
     version="0.5.9",
-    releases="0.5.0 to 0.5.9; memory rules as 0.5 (read from 0.5.23), prompts without CUDA graphs (read from 0.5.6 and 0.5.9)",
+    releases="0.5.0 to 0.5.9; memory rules read from 0.5.23, prompt steps from 0.5.6 and 0.5.9",
     label="SGLang 0.5.0-0.5.9",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
