@@ -940,7 +940,7 @@ _RULE_LABELS = {
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
     "prefill_graphs": "prompt steps in CUDA graphs",
-    "prefill_graphs_off": "prompt steps without them where",
+    "prefill_graphs_off": "prompt graphs turned off for",
 }
 
 
