@@ -524,3 +524,34 @@ def test_the_sixth_held_out_set_is_as_the_doc_says():
     assert round(read / 1e9, 1) == 14.1 and round(c1["measured"]["mean_tpot_ms"], 1) == 15.9
     assert round(read / (c1["measured"]["mean_tpot_ms"] / 1e3) / resolve_gpu("rtx4090").memory_bandwidth_bytes_per_s, 2) == 0.88
     assert "the 14.1 GB a step reads beside the embeddings at 0.88 of the card's 1,008 GB/s" in text
+
+
+def test_the_seventh_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md: ten SGLang cookbook runs scored at 4d1308a before they joined."""
+    text = " ".join(DOC.read_text().split())
+    seven = [c for c in CASES if c.get("held_out") == "2026-12-02 (seventh set)"]
+    assert len(seven) == 10 and all(c["engine"] in ("sglang@0.5.8", "sglang@0.5.9") for c in seven)
+    mae = {}
+    for k, _ in METRICS:
+        v = [abs(e[k]) for e in map(errors, seven) if k in e]
+        mae[k] = round(sum(v) / len(v) * 100)
+    assert [mae[k] for k, _ in METRICS] == [72, 71, 51, 41]
+    assert "request throughput MAE 72%, output 71%, TTFT 51%, TPOT 41%, all optimistic" in text
+    assert all(e["output_throughput_tok_per_s"] > 0 and e["mean_tpot_ms"] < 0 for e in map(errors, seven))
+    one = {c["gpu"]: c for c in seven if c["max_concurrency"] == 1 and c["random_input_len"] == 1000}
+    assert {g: round(predict(c["id"])["mean_tpot_ms"], 1) for g, c in one.items()} == {"h100-sxm": 5.3, "b200": 5.2}
+    assert (one["h100-sxm"]["measured"]["mean_tpot_ms"], one["b200"]["measured"]["mean_tpot_ms"]) == (8.05, 9.89)
+    assert "kvcalc's MiniMax step is 5.3 ms on the H100s and 5.2 on the B200s, mostly the 3.6 and 3.5 ms of kernel" in text
+    from kvcalc.engine.engines import engine as engine_of
+    from kvcalc.engine.steptime import StepModel
+
+    steps = {}
+    for g in ("h100-sxm", "b200"):
+        sm = StepModel(resolve_model("minimax-m2"), resolve_gpu(g), kv_dtype("bf16"), 8, ep=8, engine=engine_of("sglang@0.5.9"))
+        st = sm.step(1, 800)
+        steps[g] = (round(sm.layer_gaps_s * 1e3, 1), round(st.t_collective_s * 1e3, 1), round(st.t_memory_s * 1e3, 1))
+        assert round(sm.weights(1) / 1e9, 1) == 1.5
+    assert steps == {"h100-sxm": (3.6, 0.6, 0.5), "b200": (3.5, 1.0, 0.2)}
+    scout = next(c for c in seven if c["gpu"] == "mi300x")
+    assert (scout["measured"]["mean_tpot_ms"], round(predict(scout["id"])["mean_tpot_ms"], 1)) == (41.56, 18.8)
+    assert "the MI300X run's TPOT is 41.6 ms against kvcalc's 18.8" in text
