@@ -344,7 +344,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> 
     return t
 
 
-def eager_host_s(model: ModelSpec, c: StepConstants) -> float:
+def eager_issue_s(model: ModelSpec, c: StepConstants) -> float:
     """Seconds the host takes to issue one step's kernels when the model's layers run eagerly from
     Python (no CUDA graph): every kernel layer_kernels counts, at eager_host_s each."""
     n = layer_kernels(model)
@@ -490,7 +490,7 @@ class StepModel:
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)
         self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model)
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
-        self.eager_host_total_s = eager_host_s(model, self.c)
+        self.eager_host_total_s = eager_issue_s(model, self.c)
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
         self.mm = d.matmul_flops_per_token / tp
@@ -531,7 +531,7 @@ class StepModel:
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True)
-        new.eager_host_total_s = eager_host_s(self.model, new.c)
+        new.eager_host_total_s = eager_issue_s(self.model, new.c)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
         new.inv_mm = new._inv_mm(new.c)
