@@ -569,3 +569,111 @@ def test_sglang_0_5_23_runs_prompt_steps_without_graphs_at_pp_off_cuda_and_for_v
     assert "without CUDA graphs on mi300x and at PP > 1 on h100-sxm" in _eager_prompt_words(cur, [h, amd], text, DEFAULTS)
     assert "without CUDA graphs, so" in _eager_prompt_words(engine("sglang@0.5.6"), [h, amd], text, DEFAULTS)
     assert _eager_prompt_words(engine("vllm"), [h, amd], text, DEFAULTS) == ""
+
+
+# ---- the busiest expert-parallel rank, and MiniMax-M2's q/k-norm all-reduce -----------------------------
+
+
+def _simulated_busiest(E: int, k: int, b: int, ranks: int, trials: int, seed: int) -> float:
+    """An independent estimate: route b tokens to k distinct experts each, uniformly, place the
+    experts on ranks as vLLM does (the first E mod ranks ranks one more), count each rank's distinct
+    experts hit and average the largest count."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    sizes = [E // ranks + (1 if r < E % ranks else 0) for r in range(ranks)]
+    owner = np.repeat(np.arange(ranks), sizes)
+    total = 0
+    for _ in range(trials):
+        hit = np.zeros(E, dtype=bool)
+        for _t in range(b):
+            hit[rng.choice(E, size=k, replace=False)] = True
+        total += int(np.bincount(owner[hit], minlength=ranks).max())
+    return total / trials
+
+
+@pytest.mark.parametrize(
+    ("E", "k", "b", "ranks"),
+    [(256, 8, 1, 8), (256, 8, 4, 8), (256, 8, 16, 8), (384, 8, 1, 32), (60, 4, 2, 8), (128, 8, 3, 6)],
+)
+def test_busiest_rank_experts_against_a_simulation_of_routing(E, k, b, ranks):
+    from kvcalc.engine.weights import busiest_rank_experts
+
+    want = _simulated_busiest(E, k, b, ranks, 4000, seed=E * 1000 + b)
+    # The formula takes experts as independent (exact in the mean): within 2% of top-k routing.
+    assert busiest_rank_experts(E, k, b, ranks) == pytest.approx(want, rel=0.02)
+
+
+@given(
+    st.sampled_from([(256, 8), (384, 8), (128, 8), (64, 6), (60, 4), (8, 2)]),
+    st.integers(1, 4096),
+    st.sampled_from([2, 4, 8, 16, 32]),
+)
+@settings(max_examples=150, deadline=None)
+def test_busiest_rank_lies_between_the_mean_and_its_whole_share(ek, b, ranks):
+    from kvcalc.engine.weights import busiest_rank_experts, expected_experts
+
+    E, k = ek
+    if ranks > E:
+        return
+    got = busiest_rank_experts(E, k, b, ranks)
+    assert expected_experts(E, k, b) / ranks - 1e-9 <= got <= -(-E // ranks) + 1e-9
+    # More tokens never lighten the busiest rank.
+    assert busiest_rank_experts(E, k, b + 1, ranks) >= got - 1e-9
+
+
+def test_the_busiest_ep_rank_reads_its_experts_in_the_step_not_the_bound():
+    from kvcalc.engine.weights import busiest_rank_experts
+
+    m, g = resolve_model("minimax-m2"), resolve_gpu("h100-sxm")
+    ep = StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8)
+    tp = StepModel(m, g, kv_dtype("bf16"), tp=8)
+    # One MiniMax-M2 expert: 3 x 3,072 x 1,536 fp8 weights plus a 4-byte scale per 128 x 128 block
+    # (24 x 12 a matrix): 3 x (4,718,592 + 1,152) = 14,159,232 B; 62 MoE layers. One token routes to 8
+    # of 256 experts, 1 a rank on average; the busiest of 8 ranks holds about 2.54 of them.
+    expert = 3 * (3072 * 1536 + 24 * 12 * 4)
+    assert expert == 14_159_232
+    busiest = busiest_rank_experts(256, 8, 1, 8)
+    assert busiest == pytest.approx(2.544, abs=0.001)
+    assert ep.weights(1) - ep.d.weight_read(1) == pytest.approx(62 * expert * (busiest - 1), rel=1e-12)
+    # Without EP every rank reads an eighth of each expert hit: no busiest rank.
+    assert tp.weights(1) == tp.d.weight_read(1)
+    # The bound keeps the mean; the roofline's step has the busiest rank, as the simulator's does.
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.roofline import roofline
+
+    r = roofline(m, g, batches=[1, 16], seqs=[900], kv_dtype="bf16", tp=8, ep=8)
+    sm = StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("vllm"))
+    for i, b in enumerate((1, 16)):
+        assert r.rows[i].weight_bytes_read == sm.d.weight_read(b)
+        assert r.rows[i].t_step_s == pytest.approx(sm.step(b, 900).t_step_s, rel=1e-9)
+
+
+def test_minimax_m2_adds_its_qk_norm_all_reduce_a_layer_at_tp():
+    import dataclasses
+
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import norm_allreduces
+
+    m, g = resolve_model("minimax-m2"), resolve_gpu("h100-sxm")
+    # One [tokens, 2] fp32 all-reduce a layer in SGLang and vLLM 0.14 on; vLLM 0.12 and 0.13 reduce q's
+    # and k's [tokens, 1] apart.
+    assert norm_allreduces(m) == norm_allreduces(m, engine("sglang@0.5.9")) == norm_allreduces(m, engine("vllm")) == (1, 8)
+    assert norm_allreduces(m, engine("vllm@0.13")) == norm_allreduces(m, engine("vllm@0.12")) == (2, 4)
+    assert norm_allreduces(resolve_model("qwen3-235b-a22b")) == (0, 0)  # its q/k norm is per head: no TP sum
+    off = dataclasses.replace(m, source=dataclasses.replace(m.source, config={**m.source.config, "use_qk_norm": False}))
+    assert norm_allreduces(off) == (0, 0)
+    with_norm = StepModel(m, g, kv_dtype("bf16"), tp=8).collective_s(1)
+    without = StepModel(off, g, kv_dtype("bf16"), tp=8).collective_s(1)
+    # 62 layers x the H100 spec's measured TP 8 all-reduce at 8 B (its least at 256 B and above: 4.61 us,
+    # gpu_specs/h100-sxm.yaml), docs/simulation.md's 0.286 ms.
+    assert with_norm - without == pytest.approx(62 * 4.61e-6, rel=1e-9)
+    assert round((with_norm - without) * 1e3, 3) == 0.286
+    # The other two all-reduces of one token: 3,072 x 2 B = 6,144 B, between 4,096 B (5.11 us, the least
+    # at 4,096 B or more) and 8,192 B (5.11 us): 62 x 2 x 5.11 us = 0.634 ms.
+    assert round(without * 1e3, 3) == round(62 * 2 * 5.11e-3, 3) == 0.634
+    # vLLM 0.13: two of 4 B a token, each at the measured 4.61 us.
+    v013 = StepModel(m, g, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.13")).collective_s(1)
+    assert v013 - without == pytest.approx(2 * 62 * 4.61e-6, rel=1e-9)
+    # One GPU has no all-reduce of any kind.
+    assert StepModel(m, g, kv_dtype("bf16"), tp=1).collective_s(1) == 0

@@ -41,7 +41,7 @@ from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
 from kvcalc.engine.engines import Engine
-from kvcalc.engine.weights import moe_width
+from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -192,6 +192,35 @@ def for_engine(constants: StepConstants, engine: Engine | None) -> StepConstants
     """``constants``, or where they are the untouched DEFAULTS (none given on purpose) the engine
     release's own defaults (:func:`defaults_for`)."""
     return defaults_for(engine) if constants is DEFAULTS else constants
+
+
+NORM_ALLREDUCE_ARCHITECTURES = ("minimax_m2",)
+"""Architectures whose attention all-reduces at TP > 1 besides its output projection and its MLP.
+MiniMax-M2 normalises q and k over all heads together, which TP splits across ranks: each rank's
+sums of squares are all-reduced. SGLang does q's and k's in one [tokens, 2] fp32 all-reduce
+(sglang/srt/models/minimax_m2.py, MiniMaxM2RMSNormTP.forward_qk, 0.5.9), as vLLM does from 0.14
+(vllm/model_executor/layers/mamba/linear_attn.py, MiniMaxText01RMSNormTP.forward_qk, 0.14.0 and
+0.15.0); vLLM 0.12 and 0.13 call q_norm and k_norm apart, two [tokens, 1] fp32 all-reduces
+(vllm/model_executor/models/minimax_m2.py, MiniMaxM2Attention.forward, 0.12.0 and 0.13.0). A
+config with use_qk_norm false has none."""
+
+
+def norm_allreduces(model: ModelSpec, engine: Engine | None = None) -> tuple[int, int]:
+    """(all-reduces a layer, bytes a token each) of NORM_ALLREDUCE_ARCHITECTURES under ``engine``
+    (the fused form where the engine is not named); (0, 0) for other models."""
+    if model.architecture not in NORM_ALLREDUCE_ARCHITECTURES or not model.source.config.get("use_qk_norm", True):
+        return 0, 0
+    if engine is not None and engine.name == "vllm" and _release(engine.version) < (0, 14):
+        return 2, 4
+    return 1, 8
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """(major, minor) of an engine release ('0.13', '0.5.9'); (0, 0) where unnamed (the oldest)."""
+    try:
+        return tuple(int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return (0, 0)
 
 
 GRAPH_MAX_TOKENS = 512
@@ -480,6 +509,7 @@ class StepModel:
         """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``
         and ``tokens`` below are one DP rank's), and expert-parallel ranks (1 or dp x tp)."""
         self.shape = Shape(tp, pp, dp, ep)
+        self.norm_allreduces, self.norm_allreduce_bytes = norm_allreduces(model, engine)
         if dp > 1 or ep > 1:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
@@ -578,10 +608,28 @@ class StepModel:
     # ---- pieces, cached by their integer argument ------------------------------------------------
 
     def weights(self, tokens: int) -> float:
+        """Weight bytes the step's slowest rank reads: a rank's share (Decode.weight_read) plus,
+        under expert parallelism, what the busiest rank's experts add (:meth:`busiest_extra`)."""
         w = self._w.get(tokens)
         if w is None:
-            w = self._w[tokens] = float(self.d.weight_read(tokens))
+            w = self._w[tokens] = float(self.d.weight_read(tokens)) + self.busiest_extra(tokens)
         return w
+
+    def busiest_extra(self, tokens: int) -> float:
+        """Expert bytes the busiest expert-parallel rank reads beyond a rank's mean share, in a step of
+        ``tokens`` tokens on each DP rank. Each MoE layer ends in a collective that waits for every
+        rank, so the layer lasts as long as its busiest rank takes to read the experts its tokens
+        route to: under uniform routing, busiest_rank_experts of them where the mean is the
+        expected distinct experts over the ranks (2.54 against 1 for one token of MiniMax-M2's
+        256 experts, top 8, over 8 ranks). 0 without EP: each rank then reads a tp-th of every
+        expert the batch routes to."""
+        sw = self.d.sw
+        if self.ep <= 1 or not sw.moe_layers:
+            return 0.0
+        b = tokens * self.dp
+        E, k = sw.num_experts, sw.experts_per_tok
+        skew = busiest_rank_experts(E, k, b, self.ep) - float(expected_experts(E, k, b)) / self.ep
+        return sw.moe_layers * float(sw.expert_bytes_each) * max(skew, 0.0)
 
     def kv(self, length: int) -> float:
         v = self.kv_memo.get(length)
@@ -613,6 +661,9 @@ class StepModel:
             t = 0.0
             if self.tp > 1:
                 t += 2 * self.model.num_layers * self.link.allreduce_s(a, self.tp)
+                if self.norm_allreduces:
+                    nb = tokens * self.norm_allreduce_bytes
+                    t += self.norm_allreduces * self.model.num_layers * self.link.allreduce_s(nb, self.tp)
             if self.pp > 1:
                 net = self.placement.pp_network_handoffs
                 t += (self.pp - 1 - net) * (P2P_ALPHA_S + a / self.near_link.bytes_per_s)
@@ -751,14 +802,19 @@ class StepModel:
         overhead is computed once per distinct batch."""
         over = {b: self._beyond(b, b) for b in dict.fromkeys(batches)}
         terms, both = self._terms, {b: f + c for b, (f, c) in over.items()}
+        skew = {b: self.busiest_extra(b) for b in over} if self.ep > 1 else None
         if not isinstance(weight_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns
             import numpy as np
 
+            if skew is not None:
+                weight_bytes = weight_bytes + np.asarray([skew[b] for b in batches], dtype=np.float64)
             o = np.asarray([both[b] for b in batches], dtype=np.float64)
             el = np.asarray(batches, dtype=np.float64) * self.elementwise
             t = terms(weight_bytes, kv_bytes, mm_flops, attn_flops, o, el, np.maximum)[2].tolist()
         else:
             e = self.elementwise
+            if skew is not None:
+                weight_bytes = [w + skew[b] for w, b in zip(weight_bytes, batches)]
             t = [
                 terms(w, k, f, a, both[b], e * b)[2]
                 for w, k, f, a, b in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches)
@@ -921,6 +977,12 @@ class StepModel:
             return f", as measured on {self.gpu.name}"
         return ""
 
+    def _allreduces_said(self) -> str:
+        if not self.norm_allreduces:
+            return "2 all-reduces"
+        what = "one" if self.norm_allreduces == 1 else str(self.norm_allreduces)
+        return f"{2 + self.norm_allreduces} all-reduces ({what} of {self.norm_allreduce_bytes} B a token: the q/k norm over all heads)"
+
     def describe(self) -> str:
         c = self.c
         parts = [
@@ -935,12 +997,12 @@ class StepModel:
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]
             parts.append(
-                f"+ 2 all-reduces per layer over {self.link.kind}, as measured on {self.gpu.name} at TP {self.tp} "
+                f"+ {self._allreduces_said()} per layer over {self.link.kind}, as measured on {self.gpu.name} at TP {self.tp} "
                 f"({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the measured sizes)"
             )
         elif self.tp > 1:
             parts.append(
-                f"+ 2 all-reduces per layer over {self.link.kind} ({self.link.alpha_s * 1e6:g} us + bytes / "
+                f"+ {self._allreduces_said()} per layer over {self.link.kind} ({self.link.alpha_s * 1e6:g} us + bytes / "
                 f"{self.link.bytes_per_s / 1e9:g} GB/s)"
             )
         if self.dp > 1 and self.model.moe:
@@ -949,7 +1011,10 @@ class StepModel:
                 f"({self.stage_link.alpha_s * 1e6:g} us + bytes / {self.stage_link.bytes_per_s / 1e9:g} GB/s)"
             )
         if self.ep > 1:
-            parts.append(f"; the busiest EP rank carries {c.moe_imbalance:g}x the mean expert work (moe_imbalance)")
+            parts.append(
+                "; the busiest EP rank reads the most distinct experts (uniform routing: the expected largest "
+                f"of the ranks' counts) and carries {c.moe_imbalance:g}x the mean expert FLOPs (moe_imbalance)"
+            )
         if self.model.moe:
             parts.append(f"; routed experts at {self.moe_eta(c):.3g} of the peak (moe_eta_c)")
         if self.pp > 1:
