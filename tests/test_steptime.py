@@ -487,13 +487,18 @@ def test_a_wider_expert_makes_a_long_prefill_faster_than_one_share_did():
 def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_kernels():
     # docs/simulation.md's example: Qwen3-8B on one H100 SXM, one 233-token prompt. SGLang's scheduler
     # timed a DeepSeek-V3 forward of one new token at 82.6 ms eager (sgl-project/sglang#12160): 61 layers,
-    # 1,208 kernels as layer_kernels counts them: 82.6 ms / 1,208 = 68 us a kernel.
+    # 1,690 kernels as layer_kernels counts them at fp8: 82.6 ms / 1,690 = 49 us a kernel.
     from kvcalc.engine.engines import engine
     from kvcalc.engine.steptime import layer_kernels
 
     ds = layer_kernels(resolve_model("deepseek-v3"))
     assert ds.gemm + ds.attention + ds.mla_attention + ds.moe + ds.small == 1208
-    assert round(82.6e-3 / 1208 * 1e6) == 68 and DEFAULTS.eager_host_s == 68e-6
+    fp8 = layer_kernels(resolve_model("deepseek-v3"), None, "fp8")
+    # Activation quantization before every fp8 linear: 61 MLA layers x 4 projections, 3 dense MLPs x 2, and in
+    # 58 MoE layers the shared experts' 2 and the fused experts' 2: 244 + 6 + 232 = 482.
+    assert fp8.small - ds.small == 61 * 4 + 3 * 2 + 58 * (2 + 2) == 482
+    assert fp8.gemm + fp8.attention + fp8.mla_attention + fp8.moe + fp8.small == 1690
+    assert round(82.6e-3 / 1690 * 1e6) == 49 and DEFAULTS.eager_host_s == 49e-6
     m, h = resolve_model("qwen3-8b"), resolve_gpu("h100-sxm")
     k = layer_kernels(m)
     # 36 layers of 4 matmuls (QKV, output, gate-up, down), an attention call, 5 small kernels.
@@ -502,8 +507,8 @@ def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_ker
     eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 233, 233)
     assert graphed.t_step_s == pytest.approx(7.414e-3, abs=1e-6)
     host = 0.5e-3 + 4e-6  # the scheduler's own time, before the forward
-    assert 360 * 68e-6 == pytest.approx(24.48e-3) and graphed.t_step_s - host < 24.48e-3
-    assert eager.t_step_s == pytest.approx(host + 24.48e-3, rel=1e-12)
+    assert 360 * 49e-6 == pytest.approx(17.64e-3) and graphed.t_step_s - host < 17.64e-3
+    assert eager.t_step_s == pytest.approx(host + 17.64e-3, rel=1e-12)
     # The GPU's terms are the engine's work either way; the host's time goes to the fixed term.
     assert (eager.t_memory_s, eager.t_compute_s, eager.t_bound_s) == (graphed.t_memory_s, graphed.t_compute_s, graphed.t_bound_s)
     assert eager.t_fixed_s - graphed.t_fixed_s == pytest.approx(eager.t_step_s - graphed.t_step_s, rel=1e-12)
@@ -513,7 +518,7 @@ def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_ker
         ref = StepModel(m, h, BF16, engine=engine("vllm@0.11"))
         assert sm.step(8, 500).t_step_s - sm.c.fixed_s == pytest.approx(ref.step(8, 500).t_step_s - ref.c.fixed_s)
         big = sm.step(0, 0, 8192, 8192)
-        assert big.t_step_s - big.t_fixed_s > 24.48e-3
+        assert big.t_step_s - big.t_fixed_s > 17.64e-3
     assert StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 8192, 8192).t_step_s == pytest.approx(
         StepModel(m, h, BF16, engine=engine("sglang@0.5.10")).step(0, 0, 8192, 8192).t_step_s
     )
@@ -537,8 +542,8 @@ def test_the_step_description_says_when_prompt_steps_run_without_cuda_graphs():
 
     m, h = resolve_model("qwen3-8b"), resolve_gpu("h100-sxm")
     eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).describe()
-    # 360 kernels x 68 us = 24.48 ms, printed to three figures.
-    assert "takes at least the host's issue of its kernels (24.5 ms: 68 us a kernel)" in eager
+    # 360 kernels x 49 us = 17.64 ms, printed to three figures.
+    assert "takes at least the host's issue of its kernels (17.6 ms: 49 us a kernel)" in eager
     assert "CUDA graphs" not in StepModel(m, h, BF16, engine=engine("vllm@0.11")).describe()
 
 
@@ -558,13 +563,13 @@ def test_sglang_0_5_23_runs_prompt_steps_without_graphs_at_pp_off_cuda_and_for_v
     # vLLM V1 graphs its prompt steps everywhere; the older records nowhere.
     for pp, vendor, m in ((1, "NVIDIA", text), (2, "AMD", vl)):
         assert engine("vllm").prompt_graphs(pp, vendor, m) and not engine("sglang@0.5.6").prompt_graphs(pp, vendor, m)
-    # The step model follows it: a 233-token prompt step of Qwen3-8B on an MI300X takes the host's 24.48 ms.
-    assert StepModel(text, amd, BF16, engine=cur).step(0, 0, 233, 233).t_step_s == pytest.approx(0.504e-3 + 24.48e-3)
+    # The step model follows it: a 233-token prompt step of Qwen3-8B on an MI300X takes the host's 17.64 ms.
+    assert StepModel(text, amd, BF16, engine=cur).step(0, 0, 233, 233).t_step_s == pytest.approx(0.504e-3 + 17.64e-3)
     assert StepModel(text, h, BF16, engine=cur).step(0, 0, 233, 233).t_step_s < 10e-3
     # And plan's TTFT assumption says where.
     assert _eager_prompt_words(cur, [h], text, DEFAULTS) == (
         "; SGLang 0.5 runs those steps without CUDA graphs at PP > 1 on h100-sxm, so each takes at least the "
-        "host's issue of the model's kernels (68 us a kernel)"
+        "host's issue of the model's kernels (49 us a kernel)"
     )
     assert "without CUDA graphs on mi300x and at PP > 1 on h100-sxm" in _eager_prompt_words(cur, [h, amd], text, DEFAULTS)
     assert "without CUDA graphs, so" in _eager_prompt_words(engine("sglang@0.5.6"), [h, amd], text, DEFAULTS)
@@ -677,3 +682,34 @@ def test_minimax_m2_adds_its_qk_norm_all_reduce_a_layer_at_tp():
     assert v013 - without == pytest.approx(2 * 62 * 4.61e-6, rel=1e-9)
     # One GPU has no all-reduce of any kind.
     assert StepModel(m, g, kv_dtype("bf16"), tp=1).collective_s(1) == 0
+
+
+def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
+    from kvcalc.engine.steptime import layer_kernels, quant_kernels
+
+    # Meta's FP8 Llama-3.1-405B stores the MLPs in fp8, attention in 16 bits: 126 layers x gate-up and down.
+    big = resolve_model("llama3.1-405b-fp8")
+    assert tuple(big.quantization.roles) == ("mlp",)  # type: ignore[union-attr]
+    assert quant_kernels(big) == 126 * 2
+    # --weight-dtype fp8 on a 16-bit checkpoint: the layout an fp8 config gets, every linear layer (32 layers x
+    # QKV, output, gate-up, down).
+    assert quant_kernels(resolve_model("llama3.1-8b"), "fp8") == 32 * 4
+    assert quant_kernels(resolve_model("llama3.1-8b")) == 0  # 16-bit weights quantize nothing
+    # MiniMax-M2: 62 layers of QKV and output projections and the fused experts' two inputs.
+    assert quant_kernels(resolve_model("minimax-m2")) == 62 * (2 + 2)
+    # The kernels exist only where the matmuls run at fp8: an A100 runs fp8 weights at 16 bits.
+    ds = resolve_model("deepseek-v3")
+    h200 = StepModel(ds, resolve_gpu("h200"), kv_dtype("fp8"), tp=8)
+    a100 = StepModel(ds, resolve_gpu("a100-80gb"), BF16, tp=8)
+    assert (h200.compute_dtype, a100.compute_dtype) == ("fp8", "bf16")
+    assert h200.kernels.small - layer_kernels(ds).small == 482 and a100.kernels == layer_kernels(ds)
+    # Each is one small kernel in a CUDA graph: 482 x 1.3 us beside the 16-bit count.
+    assert h200.layer_gaps_s - layer_latency_s_16(ds, h200) == pytest.approx(482 * 1.3e-6, rel=1e-9)
+    assert "482 of them quantizing the fp8 matmuls' activations" in h200.describe()
+    assert "quantizing" not in a100.describe()
+
+
+def layer_latency_s_16(model, sm):
+    from kvcalc.engine.steptime import layer_latency_s
+
+    return layer_latency_s(model, sm.c)

@@ -86,7 +86,7 @@ class StepConstants:
     """Cost of one small kernel (a norm, rotary, an activation, routing) in a CUDA graph, seconds."""
     eager_launch_s: float = 1.2e-6
     """What launching a kernel outside a CUDA graph adds to it, for steps past GRAPH_MAX_TOKENS."""
-    eager_host_s: float = 68e-6
+    eager_host_s: float = 49e-6
     """Host time to issue one kernel (as layer_kernels counts them) of a layer run eagerly from
     Python, where the engine runs a step's prompt tokens without CUDA graphs (Engine.prefill_graphs):
     such a step takes at least the host's time to issue the whole model's kernels."""
@@ -280,8 +280,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(vllm/config: min(2 x max_num_seqs, 512)), and larger steps run without them",
     "eager_host_s": "SGLang's scheduler timed one DeepSeek-V3 forward carrying 1 new prompt token at 82.6 ms run "
     "eagerly and 23.1 ms replayed from a CUDA graph (sgl-project/sglang#12160, its 'forward cost' log lines): the eager "
-    "forward is the host issuing 61 layers' kernels, 1,208 as layer_kernels counts them, 68 us each (82.6 ms / "
-    "1,208); one measurement, of MLA and MoE layers, taken as the cost of every model's kernels",
+    "forward is the host issuing 61 layers' kernels, 1,690 as layer_kernels counts them at fp8 (1,208 and the 482 "
+    "kernels quantizing the fp8 matmuls' activations), 49 us each (82.6 ms / 1,690); one measurement, of MLA and MoE "
+    "layers, taken as the cost of every model's kernels",
     "allreduce": "NVLink TP all-reduces where the GPU spec has measurements (A100 SXM, H100 SXM, H200, B200 at TP 2, "
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
     "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); linear "
@@ -333,12 +334,13 @@ class Kernels:
     small: int
 
 
-def layer_kernels(model: ModelSpec) -> Kernels:
+def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16") -> Kernels:
     """Each kind's mixer as it says (LayerKind.decode_kernels, an MLA kind's attention charged as
     MLA), two norms a layer, and the MLP: gate-up, down and the activation for a dense layer; the
     router, one fused call for the routed experts, the shared experts' two multiplies where the
     model has them, top-k, alignment and the combine for an MoE layer (vllm/model_executor/layers/
-    fused_moe)."""
+    fused_moe). Matmuls that run at fp8 (``compute_dtype``) add their activations' quantization
+    kernels (:func:`quant_kernels`) to the small ones."""
     g = a = am = k = 0
     for name, n in model.layer_counts().items():
         kind = model.layer_kinds[name]
@@ -353,14 +355,49 @@ def layer_kernels(model: ModelSpec) -> Kernels:
     shared = 2 if model.params is not None and model.params.shared_experts else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
     k += layers * 2 + (layers - moe) + moe * 3
+    if compute_dtype == "fp8":
+        k += quant_kernels(model, weight_dtype)
     return Kernels(g, a, am, moe, k)
 
 
-def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> float:
+def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
+    """Kernels a step spends quantizing activations for fp8 (W8A8) matmuls: one before each fp8
+    linear layer (vLLM 0.11's Fp8LinearMethod: per_token_group_quant_fp8 for block scales,
+    vllm/model_executor/layers/quantization/utils/fp8_utils.py apply_w8a8_block_fp8_linear;
+    scaled_fp8_quant otherwise, w8a8_utils.py Fp8LinearOp; its RMSNorm-and-quant fusion pass is off by
+    default, config/compilation.py enable_fusion) and two in each fused routed-expert call, before
+    each of its multiplies (fused_moe.py, moe_kernel_quantize_input). The roles the checkpoint
+    stores in fp8 say which (its quantization config, or the layout --weight-dtype stands for)."""
+    from kvcalc.engine.weights import LINEAR_ROLES, WeightFormats
+
+    f = WeightFormats.of(model, weight_dtype)
+    if f.quantization is not None:
+        if not f.quantization.method.startswith("fp8"):
+            return 0
+        roles: tuple[str, ...] = tuple(f.quantization.roles)
+    else:
+        roles = LINEAR_ROLES if f.dense in FP8_CHECKPOINTS else ()
+        if f.experts in FP8_CHECKPOINTS and "experts" not in roles:
+            roles = (*roles, "experts")
+    n = 0
+    if "attn" in roles:
+        n += sum(c * model.layer_kinds[name].decode_linears for name, c in model.layer_counts().items())
+    moe = model.moe.num_moe_layers if model.moe else 0
+    if "mlp" in roles:
+        n += (model.num_layers - moe) * 2
+    if "shared_experts" in roles and model.params is not None and model.params.shared_experts:
+        n += moe * 2
+    if "experts" in roles:
+        n += moe * 2
+    return n
+
+
+def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, kernels: Kernels | None = None) -> float:
     """The kernels' latencies of one step; ``eager`` (a batch past the largest captured CUDA graph)
     adds each kernel's launch outside a graph (eager_launch_s). ``c`` as :func:`for_gpu` leaves it
-    (a matmul's latency open, None, is GEMM_LATENCY_S)."""
-    n = layer_kernels(model)
+    (a matmul's latency open, None, is GEMM_LATENCY_S). ``kernels``: as layer_kernels counts them
+    for the deployment (default: the model's at 16 bits)."""
+    n = kernels or layer_kernels(model)
     t = (
         n.gemm * (GEMM_LATENCY_S if c.gemm_latency_s is None else c.gemm_latency_s)
         + n.attention * c.attn_latency_s
@@ -373,10 +410,10 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False) -> 
     return t
 
 
-def eager_issue_s(model: ModelSpec, c: StepConstants) -> float:
+def eager_issue_s(model: ModelSpec, c: StepConstants, kernels: Kernels | None = None) -> float:
     """Seconds the host takes to issue one step's kernels when the model's layers run eagerly from
     Python (no CUDA graph): every kernel layer_kernels counts, at eager_host_s each."""
-    n = layer_kernels(model)
+    n = kernels or layer_kernels(model)
     return (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * c.eager_host_s
 
 
@@ -516,11 +553,13 @@ class StepModel:
         self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
-        self.layer_gaps_s = layer_latency_s(model, self.c)
-        self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True)
+        self.weight_dtype = weight_dtype
+        self.kernels = layer_kernels(model, weight_dtype, self.compute_dtype)
+        self.layer_gaps_s = layer_latency_s(model, self.c, kernels=self.kernels)
+        self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
         self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model)
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
-        self.eager_host_total_s = eager_issue_s(model, self.c)
+        self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
         self.mm = d.matmul_flops_per_token / tp
@@ -559,9 +598,9 @@ class StepModel:
         new = copy.copy(self)
         new.c = for_gpu(c, self.gpu).check()
         new._links()
-        new.layer_gaps_s = layer_latency_s(self.model, new.c)
-        new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True)
-        new.eager_host_total_s = eager_issue_s(self.model, new.c)
+        new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
+        new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
+        new.eager_host_total_s = eager_issue_s(self.model, new.c, self.kernels)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
         new.inv_mm = new._inv_mm(new.c)
@@ -983,6 +1022,11 @@ class StepModel:
         what = "one" if self.norm_allreduces == 1 else str(self.norm_allreduces)
         return f"{2 + self.norm_allreduces} all-reduces ({what} of {self.norm_allreduce_bytes} B a token: the q/k norm over all heads)"
 
+    def _quant_said(self) -> str:
+        """The small kernels that quantize fp8 matmuls' activations, where the step has them."""
+        q = quant_kernels(self.model, self.weight_dtype) if self.compute_dtype == "fp8" else 0
+        return f", {q:,} of them quantizing the fp8 matmuls' activations" if q else ""
+
     def describe(self) -> str:
         c = self.c
         parts = [
@@ -992,7 +1036,7 @@ class StepModel:
             f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
             f"of kernel latencies per step ({(c.gemm_latency_s or 0.0) * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
-            f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel)",
+            f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel{self._quant_said()})",
         ]
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]

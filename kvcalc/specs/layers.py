@@ -122,6 +122,9 @@ class LayerKindBase:
     """Kernels one decode step runs in this kind's mixer (attention or state), besides the norms and
     the MLP: (matrix multiplies, attention kernels, other small kernels), as vLLM's model code
     launches them (the step-time model charges each kind of kernel its latency)."""
+    decode_linears: ClassVar[int] = 0
+    """Of decode_kernels' matrix multiplies, those by a weight matrix of the checkpoint (linear
+    layers, which its quantization covers); MLA's absorbed batched multiplies are not."""
 
     def __post_init__(self) -> None:
         check_positive(self, *self._positive)
@@ -222,6 +225,7 @@ class _Attention(LayerKindBase):
     decode_kernels: ClassVar[tuple[int, int, int]] = (2, 1, 2)
     """The fused QKV and output projections; attention; rotary and the KV-cache write
     (vllm/model_executor/models/llama.py, LlamaAttention)."""
+    decode_linears: ClassVar[int] = 2
     _positive: ClassVar[tuple[str, ...]] = ("num_attention_heads", "num_key_value_heads", "head_dim", "v_head_dim")
 
     def __post_init__(self) -> None:
@@ -431,6 +435,10 @@ class MLA(LayerKindBase):
     """The q down and up projections, the kv down projection, the absorbed k and v batched
     multiplies, the output projection; attention; the q and kv norms, rotary, the latent write
     (vllm/model_executor/models/deepseek_v2.py, DeepseekV2MLAAttention and the MLA backend)."""
+    decode_linears: ClassVar[int] = 4
+    """The q down and up, kv down and output projections (the batched multiplies use kv_b_proj's
+    weight dequantized to 16 bits: vllm/v1/attention/backends/mla/common.py,
+    get_and_maybe_dequant_weights, 0.11.0)."""
     mla_attention: ClassVar[bool] = True
     """Its attention call is an MLA decode kernel (FlashMLA, FlashAttention-MLA), with a latency of
     its own."""
@@ -572,6 +580,7 @@ class RecurrentState(LayerKindBase):
     decode_kernels: ClassVar[tuple[int, int, int]] = (2, 0, 4)
     """The input and output projections; the convolution, the state update, gating and the norm
     (vllm/model_executor/layers/mamba/mamba_mixer2.py)."""
+    decode_linears: ClassVar[int] = 2
     state_bytes: Pos
     """Bytes of state one request holds in this layer on one GPU (tp=1), independent of length."""
     note: str = ""
