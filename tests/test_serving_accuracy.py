@@ -576,3 +576,39 @@ def test_the_seventh_held_out_set_is_as_the_doc_says():
     scout = next(c for c in seven if c["gpu"] == "mi300x")
     assert (scout["measured"]["mean_tpot_ms"], round(predict(scout["id"])["mean_tpot_ms"], 1)) == (41.56, 16.9)
     assert "the MI300X run's TPOT is 41.6 ms against kvcalc's 18.8" in text
+
+
+def test_the_eighth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md: twenty-three runs of three sources, scored at 464774e before they joined."""
+    text = " ".join(DOC.read_text().split())
+    eight = [c for c in CASES if c.get("held_out") == "2026-12-02 (eighth set)"]
+    assert len(eight) == 23 and len({c["url"].split("/blob/")[0] for c in eight}) == 3
+    errs = {c["id"]: errors(c) for c in eight}
+    mae = {}
+    for k, _ in METRICS:
+        v = [abs(e[k]) for e in errs.values() if k in e]
+        mae[k] = round(sum(v) / len(v) * 100)
+    t8 = [e["mean_tpot_ms"] for c in eight for e in [errs[c["id"]]] if int(c["tp"]) == 8]
+    assert [mae[k] for k, _ in METRICS] == [72, 71, 44, 38] and round(100 * sum(t8) / len(t8)) == -40
+    assert "request throughput MAE 72%, output 71%, TTFT 44%, TPOT 38%, TP 8 TPOT bias -40%" in text
+    assert all(e["request_throughput_per_s"] > 0 and e["mean_tpot_ms"] < 0 for e in errs.values())
+    assert "(throughput high on 23 of 23, TPOT low on 23 of 23)" in text
+    dense = [errs[c["id"]] for c in eight if c["model"] == "qwen3-32b"]
+    tpot = sorted(round(-e["mean_tpot_ms"] * 100) for e in dense)
+    thr = sorted(round(e["request_throughput_per_s"] * 100) for e in dense)
+    assert (len(dense), tpot[0], tpot[-1], thr[0], thr[-1]) == (6, 1, 9, 4, 35)
+    assert "Qwen3-32B under vLLM 0.14, TPOT 1-9% low and throughput 4-35% high" in text
+    h100 = sorted((c for c in eight if c["gpu"] == "h100-sxm" and c["model"] == "glm-4.6"), key=lambda c: c["engine"])
+    assert [round(1 + errs[c["id"]]["request_throughput_per_s"], 1) for c in h100] == [2.3, 2.8]
+    assert [(round(c["measured"]["mean_tpot_ms"]), round(predict(c["id"])["mean_tpot_ms"])) for c in h100] == [
+        (684, 123),
+        (509, 113),
+    ]
+    assert "serves 2.3 and 2.8 times less than kvcalc predicts (TPOTs of 684 and 509 ms where kvcalc has 123 and 113)" in text
+    amd = [1 + errs[c["id"]]["request_throughput_per_s"] for c in eight if c["gpu"] == "mi300x"]
+    assert (round(min(amd), 1), round(max(amd), 1)) == (1.7, 4.5) and "the MI300X runs 1.7 to 4.5 times less" in text
+    glm = [errs[c["id"]]["request_throughput_per_s"] for c in eight if c["model"] == "glm-4.6" and c["gpu"] != "h100-sxm"]
+    assert (round(100 * min(glm)), round(100 * max(glm))) == (
+        2,
+        53,
+    ) and "on the other GLM-4.6 runs kvcalc's throughput is 2-53% high" in text
