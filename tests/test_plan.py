@@ -273,3 +273,13 @@ def test_one_user_is_one_user(cli):
     out = cli("plan", "--model", "llama3-8b", "--gpus", "h100", "--users", "1").out
     assert "1 concurrent user," in out and "1 concurrent users" not in out
     assert "2 concurrent users," in cli("plan", "--model", "llama3-8b", "--gpus", "h100", "--users", "2").out
+
+
+def test_plan_says_each_moe_layer_waits_for_the_busiest_ep_rank(cli):
+    # A DP-attention plan's step is the step model's, whose EP weight term is the busiest rank's experts
+    # (tests/test_steptime.py checks the figure); the plan says so beside the FLOPs skew.
+    ask = ("plan", "--model", "deepseek-v3", "--gpus", "h200", "--kv-dtype", "fp8", "--users", "64")
+    d = cli(*ask, "--prompt", "4k", "--output", "1k", "--ttft", "2s", "--tpot", "50ms", "--json").json()
+    said = [a for a in d["assumptions"] if a.startswith("DP attention")]
+    assert said and "waits for the busiest EP rank, which reads the most distinct experts" in said[0]
+    assert "carries moe_imbalance 1x the mean expert FLOPs" in said[0]

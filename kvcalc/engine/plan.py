@@ -605,8 +605,9 @@ def plan(
     if any(d.dp > 1 for d in feasible):
         assumptions.append(
             "DP attention: requests spread evenly over the DP ranks, which step in lockstep (the MoE layers gather "
-            "every rank's tokens); the busiest EP rank carries moe_imbalance "
-            f"{constants.moe_imbalance:g}x the mean expert work (1.0 balanced to 2.6 unbalanced at EP 32)"
+            "every rank's tokens); each MoE layer waits for the busiest EP rank, which reads the most distinct "
+            "experts (uniform routing: the expected largest of the ranks' counts) and carries moe_imbalance "
+            f"{constants.moe_imbalance:g}x the mean expert FLOPs (1.0 balanced to 2.6 unbalanced at EP 32)"
         )
     if disaggregate and latency:
         assumptions.append(
