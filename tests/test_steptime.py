@@ -665,6 +665,9 @@ def test_minimax_m2_adds_its_qk_norm_all_reduce_a_layer_at_tp():
     # and k's [tokens, 1] apart.
     assert norm_allreduces(m) == norm_allreduces(m, engine("sglang@0.5.9")) == norm_allreduces(m, engine("vllm")) == (1, 8)
     assert norm_allreduces(m, engine("vllm@0.13")) == norm_allreduces(m, engine("vllm@0.12")) == (2, 4)
+    # By the record's release: vllm@0.13 resolves to the 0.12 record; a record without a release is older than none.
+    assert engine("vllm@0.13").older_than(0, 14) and not engine("vllm@0.14").older_than(0, 14)
+    assert not engine("hf").older_than(99) and engine("sglang@0.5.9").older_than(0, 5, 10)
     assert norm_allreduces(resolve_model("qwen3-235b-a22b")) == (0, 0)  # its q/k norm is per head: no TP sum
     off = dataclasses.replace(m, source=dataclasses.replace(m.source, config={**m.source.config, "use_qk_norm": False}))
     assert norm_allreduces(off) == (0, 0)

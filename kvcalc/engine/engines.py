@@ -250,6 +250,11 @@ class Engine:
     def key(self) -> str:
         return f"{self.name}@{self.version}" if self.version else self.name
 
+    def older_than(self, *release: int) -> bool:
+        """Whether this record's release comes before ``release`` (0, 14); a record without a
+        release number (hf, plain) is none's."""
+        return bool(self.version) and _version_tuple(self.version) < release
+
     @property
     def title(self) -> str:
         """The label with the releases the rules hold for, where the label does not already say them."""

@@ -210,17 +210,9 @@ def norm_allreduces(model: ModelSpec, engine: Engine | None = None) -> tuple[int
     (the fused form where the engine is not named); (0, 0) for other models."""
     if model.architecture not in NORM_ALLREDUCE_ARCHITECTURES or not model.source.config.get("use_qk_norm", True):
         return 0, 0
-    if engine is not None and engine.name == "vllm" and _release(engine.version) < (0, 14):
+    if engine is not None and engine.name == "vllm" and engine.older_than(0, 14):
         return 2, 4
     return 1, 8
-
-
-def _release(version: str) -> tuple[int, ...]:
-    """(major, minor) of an engine release ('0.13', '0.5.9'); (0, 0) where unnamed (the oldest)."""
-    try:
-        return tuple(int(x) for x in version.split(".")[:2])
-    except ValueError:
-        return (0, 0)
 
 
 GRAPH_MAX_TOKENS = 512
@@ -553,8 +545,9 @@ class StepModel:
         self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
-        self.weight_dtype = weight_dtype
         self.kernels = layer_kernels(model, weight_dtype, self.compute_dtype)
+        self.quant_kernels = quant_kernels(model, weight_dtype) if self.compute_dtype == "fp8" else 0
+        """Of the kernels' small ones, those quantizing fp8 matmuls' activations."""
         self.layer_gaps_s = layer_latency_s(model, self.c, kernels=self.kernels)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
         self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model)
@@ -1024,7 +1017,7 @@ class StepModel:
 
     def _quant_said(self) -> str:
         """The small kernels that quantize fp8 matmuls' activations, where the step has them."""
-        q = quant_kernels(self.model, self.weight_dtype) if self.compute_dtype == "fp8" else 0
+        q = self.quant_kernels
         return f", {q:,} of them quantizing the fp8 matmuls' activations" if q else ""
 
     def describe(self) -> str:
