@@ -1,5 +1,7 @@
 """The one step-time model: each term against arithmetic written out here."""
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -716,3 +718,16 @@ def layer_latency_s_16(model, sm):
     from kvcalc.engine.steptime import layer_latency_s
 
     return layer_latency_s(model, sm.c)
+
+
+def test_the_busiest_rank_figures_docs_simulation_md_quotes():
+    from kvcalc.engine.weights import busiest_rank_experts, expected_experts
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    # MiniMax-M2: 256 experts, top 8, over 8 ranks of 32.
+    got = [(round(busiest_rank_experts(256, 8, b, 8), 2), round(float(expected_experts(256, 8, b)) / 8, 1)) for b in (1, 16, 100)]
+    assert got == [(2.54, 1.0), (16.71, 12.7), (31.9, 30.7)]
+    # One token: 8 of 256 experts hit, 1 a rank on average (8 x 32 / 256).
+    assert 256 * (1 - (1 - 8 / 256) ** 1) / 8 == 1.0
+    assert "1 a rank on average, but 2.54 on the busiest" in text
+    assert "at 16 tokens 16.7 against 12.7; at 100 tokens 31.9 of 32 against 30.7" in text
