@@ -355,11 +355,11 @@ def test_the_second_held_out_set_of_2026_12_02_is_as_the_doc_says():
     r1 = [errors(c) for c in second if c["model"] == "deepseek-v3"]
     big = [errors(c) for c in second if c["model"] == "llama3.1-405b-fp8"]
     ratios = [1 + e["request_throughput_per_s"] for e in r1]
-    assert (round(min(ratios), 1), round(max(ratios), 1)) == (1.5, 2.4)
+    assert (round(min(ratios), 1), round(max(ratios), 1)) == (1.5, 2.0)
     tpot = sorted(-e["mean_tpot_ms"] for e in r1)
     ttft = sorted(-e["mean_ttft_ms"] for e in r1)
-    assert (round(tpot[0] * 100), round(tpot[-1] * 100)) == (32, 58) and (round(ttft[0] * 100), round(ttft[-1] * 100)) == (43, 70)
-    assert "Now DeepSeek-R1 serves 1.5 to 2.4 times less than kvcalc predicts, with TPOT 32-58% low and TTFT 43-70% low" in text
+    assert (round(tpot[0] * 100), round(tpot[-1] * 100)) == (32, 49) and (round(ttft[0] * 100), round(ttft[-1] * 100)) == (43, 70)
+    assert "Now DeepSeek-R1 serves 1.5 to 2.0 times less than kvcalc predicts, with TPOT 32-49% low and TTFT 43-70% low" in text
     c4 = next(c for c in second if c["id"] == "dstack-r1-h200-vllm-c4")
     assert (round(c4["measured"]["mean_ttft_ms"]), round(predict(c4["id"])["mean_ttft_ms"])) == (976, 494)
     assert "took 976 ms where kvcalc's takes 494" in text
@@ -546,7 +546,8 @@ def test_the_seventh_held_out_set_is_as_the_doc_says():
         mae[k] = round(sum(v) / len(v) * 100)
     # As scored at 4d1308a, before the busiest EP rank and MiniMax-M2's norm all-reduce (quoted), and now.
     assert "Scored at commit 4d1308a before they joined: request throughput MAE 72%, output 71%, TTFT 51%, TPOT 41%" in text
-    assert [mae[k] for k, _ in METRICS] == [55, 55, 52, 35]
+    assert [mae[k] for k, _ in METRICS] == [52, 52, 52, 34]
+    assert "52%, 52%, 52%, 34% and 20.2 ms" in text
     assert "the set scores request throughput MAE 58%, output 57%, TTFT 51%, TPOT 36%, still optimistic on every run" in text
     assert "6.4 and 6.2 ms and 55%, 55%, 52%, 35%, the MI300X run 16.9 ms" in text
     assert all(e["output_throughput_tok_per_s"] > 0 and e["mean_tpot_ms"] < 0 for e in map(errors, seven))
@@ -574,7 +575,7 @@ def test_the_seventh_held_out_set_is_as_the_doc_says():
     assert steps == {"h100-sxm": (3.6, 0.9), "b200": (3.5, 1.4)}
     assert "2.8 GB a step on that GPU, not 1.5" in text
     scout = next(c for c in seven if c["gpu"] == "mi300x")
-    assert (scout["measured"]["mean_tpot_ms"], round(predict(scout["id"])["mean_tpot_ms"], 1)) == (41.56, 16.9)
+    assert (scout["measured"]["mean_tpot_ms"], round(predict(scout["id"])["mean_tpot_ms"], 1)) == (41.56, 20.2)
     assert "the MI300X run's TPOT is 41.6 ms against kvcalc's 18.8" in text
 
 
@@ -589,8 +590,10 @@ def test_the_eighth_held_out_set_is_as_the_doc_says():
         v = [abs(e[k]) for e in errs.values() if k in e]
         mae[k] = round(sum(v) / len(v) * 100)
     t8 = [e["mean_tpot_ms"] for c in eight for e in [errs[c["id"]]] if int(c["tp"]) == 8]
-    assert [mae[k] for k, _ in METRICS] == [72, 71, 44, 38] and round(100 * sum(t8) / len(t8)) == -40
+    # As scored (quoted), and since the MI300X took its own matmul figures.
     assert "request throughput MAE 72%, output 71%, TTFT 44%, TPOT 38%, TP 8 TPOT bias -40%" in text
+    assert [mae[k] for k, _ in METRICS] == [56, 55, 44, 35] and round(100 * sum(t8) / len(t8)) == -36
+    assert "scores request throughput MAE 56%, output 55%, TTFT 44%, TPOT 35%, TP 8 TPOT bias -36%" in text
     assert all(e["request_throughput_per_s"] > 0 and e["mean_tpot_ms"] < 0 for e in errs.values())
     assert "(throughput high on 23 of 23, TPOT low on 23 of 23)" in text
     dense = [errs[c["id"]] for c in eight if c["model"] == "qwen3-32b"]
@@ -606,7 +609,8 @@ def test_the_eighth_held_out_set_is_as_the_doc_says():
     ]
     assert "serves 2.3 and 2.8 times less than kvcalc predicts (TPOTs of 684 and 509 ms where kvcalc has 123 and 113)" in text
     amd = [1 + errs[c["id"]]["request_throughput_per_s"] for c in eight if c["gpu"] == "mi300x"]
-    assert (round(min(amd), 1), round(max(amd), 1)) == (1.7, 4.5) and "the MI300X runs 1.7 to 4.5 times less" in text
+    assert "the MI300X runs 1.7 to 4.5 times less" in text  # at scoring
+    assert (round(min(amd), 1), round(max(amd), 1)) == (1.3, 3.5) and "MI300X runs serve 1.3 to 3.5 times less" in text
     glm = [errs[c["id"]]["request_throughput_per_s"] for c in eight if c["model"] == "glm-4.6" and c["gpu"] != "h100-sxm"]
     assert (round(100 * min(glm)), round(100 * max(glm))) == (
         2,

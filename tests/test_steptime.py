@@ -731,3 +731,59 @@ def test_the_busiest_rank_figures_docs_simulation_md_quotes():
     assert 256 * (1 - (1 - 8 / 256) ** 1) / 8 == 1.0
     assert "1 a rank on average, but 2.54 on the busiest" in text
     assert "at 16 tokens 16.7 against 12.7; at 100 tokens 31.9 of 32 against 30.7" in text
+
+
+# AMD aiter's tuned fp8 block-scale GEMMs on MI300X at 16 tokens (ROCm/aiter#3324, aiter/configs/model_configs/
+# a8w8_blockscale_tuned_gemm_{qwen36_27b,qwen3_vl_32b,qwen3_vl_235b}.csv at 466ccb7): (N, K, microseconds).
+MI300X_FP8_GEMMS = [
+    (5120, 768, 5.13),
+    (4096, 1024, 6.24),
+    (5120, 1024, 5.91),
+    (1280, 4096, 14.66),
+    (1280, 5120, 17.47),
+    (5120, 1536, 7.71),
+    (4096, 2048, 8.99),
+    (2304, 4096, 15.04),
+    (2048, 5120, 17.31),
+    (5120, 2048, 9.36),
+    (5120, 2176, 11.23),
+    (2560, 5120, 17.46),
+    (5120, 3072, 11.75),
+    (5120, 3200, 13.69),
+    (4096, 4096, 15.54),
+    (3584, 5120, 17.66),
+    (4608, 4096, 15.49),
+    (4096, 5120, 17.74),
+    (5120, 4096, 16.13),
+    (5120, 4352, 14.56),
+    (4352, 5120, 17.6),
+    (5120, 5120, 17.98),
+    (5120, 6400, 20.56),
+    (6400, 5120, 18.14),
+    (7168, 5120, 18.64),
+    (8192, 5120, 19.17),
+    (5120, 8704, 28.84),
+    (8704, 5120, 19.09),
+    (5120, 12800, 41.5),
+    (12800, 5120, 22.26),
+    (17408, 5120, 27.35),
+    (25600, 5120, 36.63),
+]
+
+
+def test_the_mi300x_matmul_figures_are_the_fit_of_the_cited_kernel_times():
+    import numpy as np
+
+    # Weight bytes: N x K fp8 and a 4-byte scale per 128 x 128 block. The fit: t = latency + bytes / (5.3 TB/s x
+    # share), least squares in relative error (minimise the sum of (model / t - 1)^2), linear in latency and 1/share.
+    w = np.array([n * k + -(-n // 128) * -(-k // 128) * 4 for n, k, _ in MI300X_FP8_GEMMS], dtype=float)
+    t = np.array([us for _, _, us in MI300X_FP8_GEMMS]) * 1e-6
+    (lat, inv), *_ = np.linalg.lstsq(np.vstack([1 / t, w / t]).T, np.ones_like(t), rcond=None)
+    share = 1 / (inv * 5.3e12)
+    g = resolve_gpu("mi300x").gemm
+    assert g is not None and (round(lat * 1e6, 1), round(share, 2)) == (g.latency_us, g.bandwidth_share) == (6.4, 0.57)
+    med = lambda lat_s, sh: float(np.median(abs((lat_s + w / (5.3e12 * sh)) / t - 1)))
+    assert (round(med(6.4e-6, 0.57), 2), round(med(3e-6, 0.80), 2)) == (0.22, 0.48)
+    # The step model takes them in place of the pooled figures.
+    sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("mi300x"), BF16)
+    assert (sm.c.gemm_latency_s, sm.c.eta_gemm) == (6.4e-6, 0.57)
