@@ -171,6 +171,10 @@ def _row(
 # ---- which engine wrote the log -----------------------------------------------------------------
 
 
+# vLLM's earliest V1 record: what a V1 engine of a release kvcalc reads as V0 (0.7.x under VLLM_USE_V1=1) is read with.
+EARLIEST_V1 = "vllm@0.10"
+
+
 def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine, Setting]:
     """The engine record for a log: --engine; else the release its version line names; else what
     its line formats say; else the family's current rules."""
@@ -196,6 +200,14 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
                 return v0, Setting(
                     "engine", v0.key, "log", f"version {facts.version} running its V0 engine (the log says so): 0.7's V0 rules"
                 )
+            if facts.v1_engine and e.non_torch_rule != "v1" and e.name == "vllm" and not facts.v0_engine:
+                early = ENGINES[EARLIEST_V1]
+                return early, Setting(
+                    "engine",
+                    early.key,
+                    "log",
+                    f"version {facts.version} running its V1 engine (the log says so): the earliest V1 rules kvcalc holds",
+                )
             return e, Setting("engine", e.key, "log", f"version {facts.version}")
     fm = facts.formats
     v1 = any(f.startswith("V1") or f.startswith("0.") and "or later" in f for f in fm)
@@ -208,6 +220,8 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
         why = f"CUDA-graph estimate lines (0.18 or later; read as {why})"
     elif v1:
         key, why = "vllm@0.11", "V1 lines (0.8 or later; read with 0.11's rules)"
+    elif facts.v1_engine and not facts.v0_engine:
+        key, why = EARLIEST_V1, "V1 engine lines in formats before 0.8 (VLLM_USE_V1=1 from 0.7.0; the earliest V1 rules)"
     elif any("V0" in f for f in fm):
         key, why = "vllm@0.6", "V0 lines (0.2 to 0.7; read with 0.6's rules)"
     else:

@@ -93,6 +93,11 @@ class LogFacts:
     v0_engine: bool = False
     """vLLM 0.8 to 0.10 ran its V0 engine: "Initializing a V0 LLM engine", or V1's "Falling back to V0"
     (pipeline parallelism without Ray in 0.8, engine/arg_utils.py _is_v1_supported_oracle)."""
+    v1_engine: bool = False
+    """vLLM's V1 engine, as its own lines say: VLLM_USE_V1=1 on the launch line, "Initializing a V1 LLM
+    engine", or a line from a V1-only source file (v1/worker/gpu_model_runner.py, v1/core/kv_cache_utils.py;
+    V0 logs from worker/model_runner.py and its executors). Read where the release number alone would give
+    V0's rules: V1 ran behind VLLM_USE_V1=1 from 0.7.0, before it became the default in 0.8."""
     auto_max_len: int | None = None
     """vLLM 0.14 and later under --max-model-len auto: "Auto-fit max_model_len: reduced from A to B"
     (B, which max_model_len becomes) or "full model context length A fits" (A)
@@ -179,6 +184,10 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ),
     ("v0_engine", "Initializing a V0 LLM engine", re.compile(r"Initializing a V0 LLM engine"), "v0", ""),
     ("v0_engine", "Falling back to V0", re.compile(r"Falling back to V0"), "v0", ""),
+    ("v1_engine", "VLLM_USE_V1=1", re.compile(r"\bVLLM_USE_V1=1\b"), "v1", ""),
+    ("v1_engine", "Initializing a V1 LLM engine", re.compile(r"Initializing a V1 LLM engine"), "v1", ""),
+    ("v1_engine", "gpu_model_runner.py", re.compile(r"\bgpu_model_runner\.py:\d"), "v1", ""),
+    ("v1_engine", "kv_cache_utils.py", re.compile(r"\bkv_cache_utils\.py:\d"), "v1", ""),
     (
         "skip_mm_profiling",
         "Skipping memory profiling for multimodal encoder",
@@ -608,6 +617,10 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "v0":
                 f.v0_engine = True
                 f.lines["v0_engine"] = line.strip()
+            elif kind == "v1":
+                if not f.v1_engine:
+                    f.v1_engine = True
+                    f.lines["v1_engine"] = line.strip()
             elif kind == "autofit":
                 # The length vLLM settled on overrides the context it was profiled at.
                 f.auto_max_len = f.max_model_len = int(m.group(1))
