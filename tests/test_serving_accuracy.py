@@ -616,3 +616,43 @@ def test_the_eighth_held_out_set_is_as_the_doc_says():
         2,
         53,
     ) and "on the other GLM-4.6 runs kvcalc's throughput is 2-53% high" in text
+
+
+def test_the_ninth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md: twenty runs of four sources, scored at d4be2a6 before they joined."""
+    text = " ".join(DOC.read_text().split())
+    nine = [c for c in CASES if c.get("held_out") == "2026-12-03 (ninth set)"]
+    assert len(nine) == 20 and len({c["url"].split("/blob/")[0] for c in nine}) == 4
+    errs = {c["id"]: errors(c) for c in nine}
+    mae, n = {}, {}
+    for k, _ in METRICS:
+        v = [abs(e[k]) for e in errs.values() if k in e]
+        mae[k], n[k] = round(sum(v) / len(v) * 100), len(v)
+    t8 = [errs[c["id"]]["mean_tpot_ms"] for c in nine if int(c["tp"]) == 8 and "mean_tpot_ms" in errs[c["id"]]]
+    assert [mae[k] for k, _ in METRICS] == [57, 56, 43, 41] and n["mean_tpot_ms"] == 12
+    assert (len(t8), round(100 * sum(t8) / len(t8))) == (3, -90)
+    assert "request throughput MAE 57%, output 56%, TTFT 43%, TPOT 41% (12 runs), TP 8 TPOT bias -90% (3 runs)" in text
+    assert all(e["request_throughput_per_s"] > 0 for e in errs.values()) and "throughput is high on 20 of 20" in text
+
+    def span(prefix: str) -> tuple[int, int]:
+        v = [round(100 * e["request_throughput_per_s"]) for i, e in errs.items() if i.startswith(prefix)]
+        assert len(v) == 4, prefix
+        return min(v), max(v)
+
+    assert span("simonmo-h100x2-qwq32b-sglang") == (7, 42) and span("mvll-sgl045p3-dsr1-h200x8-") == (10, 15)
+    assert span("simonmo-h100x2-qwq32b-vllm") == (7, 161) and span("mvll-vllm084-dsr1-h200x8-") == (47, 76)
+    sgl = [c for c in CASES if c["id"].startswith("mvll-sgl045p3-dsr1") and c["num_prompts"] == 50]
+    fifty = [round(100 * errors(c)["request_throughput_per_s"]) for c in sgl]
+    assert (min(fifty), max(fifty)) == (12, 20)
+    assert "7-42% high on SGLang's QwQ-32B runs and 10-15% on its DeepSeek-R1 runs (12-20% on the 50-prompt ones)" in text
+    assert "but 7-161% and 47-76% high on vLLM 0.8.2's and 0.8.4's" in text
+    long = {c["engine"]: c["measured"]["output_throughput_tok_per_s"] for c in nine if "random32000x100" in c["id"]}
+    assert long == {"vllm@0.8": 15.15, "sglang@0.4.4": 30.08} and "(15.15 against 30.08 output tokens/s)" in text
+    amd = [c for c in nine if c["gpu"] == "mi300x"]
+    x = sorted(round(1 + errs[c["id"]]["request_throughput_per_s"], 1) for c in amd)
+    tp = sorted(round(c["measured"]["mean_tpot_ms"]) for c in amd)
+    mine = sorted(round(predict(c["id"])["mean_tpot_ms"]) for c in amd)
+    assert (x[0], x[-1], tp[0], tp[-1], mine[0], mine[-1]) == (1.8, 1.9, 646, 1569, 83, 92)
+    assert "serve 1.8 to 1.9 times less" in text and "(646 to 1,569 ms, where kvcalc has 83 to 92)" in text
+    ds = next(c for c in nine if c["model"] == "deepseek-v3.2")
+    assert round(1 + errs[ds["id"]]["request_throughput_per_s"], 1) == 3.0 and "run serves 3.0 times less" in text
