@@ -242,6 +242,51 @@ def test_vllm_v0_chunks_prompts_by_release_model_and_gpu(eng, model, gpu, max_le
     assert engine(eng).schedule(resolve_model(model), resolve_gpu(gpu), max_len, budget) == want
 
 
+@pytest.mark.parametrize(
+    "eng, max_len, budget, chunked, want",
+    [
+        # --no-enable-chunked-prefill: whole prompts in steps of their own, max(max_model_len, 2,048) tokens
+        # (0.6.5's config.py SchedulerConfig and core/scheduler.py _schedule_default), where 0.6.3 at
+        # 131,072 tokens on MI300X defaults to 512-token chunks beside the decodes (the dstack runs).
+        ("vllm@0.6.3", 131072, None, False, (131072, False)),
+        ("vllm@0.6.3", 1024, None, False, (2048, False)),
+        ("vllm@0.6.3", 131072, 262144, False, (262144, False)),
+        # --enable-chunked-prefill where the default is off (0.7 on ROCm): the release's chunk.
+        ("vllm@0.7.3", 131072, None, True, (2048, True)),
+        ("vllm@0.6.3", 131072, None, None, (512, True)),
+    ],
+)
+def test_v0_chunked_prefill_as_given(eng, max_len, budget, chunked, want):
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    m, g = resolve_model("llama3.1-405b-fp8"), resolve_gpu("mi300x")
+    assert engine(eng).schedule(m, g, max_len, budget, chunked_prefill=chunked) == want
+
+
+def test_chunked_prefill_by_hand_is_refused_where_not_modelled_or_impossible(cli):
+    from kvcalc.errors import KvcalcError
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    for name in ("vllm@0.11", "vllm", "sglang@0.5"):
+        with pytest.raises(KvcalcError, match="not modelled with chunked prefill set by hand"):
+            engine(name).schedule(m, g, 8192, chunked_prefill=False)
+    # V0 refuses a budget under max_model_len without chunked prefill (config.py _verify_args).
+    with pytest.raises(KvcalcError, match="below max_model_len 8,192 without chunked prefill"):
+        engine("vllm@0.6").schedule(m, g, 8192, 2048, chunked_prefill=False)
+    base = ("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--requests", "50", "--policies", "paged-16")
+    for args, want in (
+        (("--no-chunked-prefill",), "vLLM 0.33 is not modelled with chunked prefill set by hand (--chunked-prefill)"),
+        (("--engine", "vllm@0.6", "--no-chunked-prefill", "--max-num-batched-tokens", "512"), "is below max_model_len"),
+    ):
+        r = cli(*base, *args)
+        assert r.code == 2 and want in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    d = cli(*base, "--engine", "vllm@0.6", "--no-chunked-prefill", "--json").json()
+    assert any(
+        "waiting prompts first, as prefill steps of their own" in a and "chunked prefill off" in a for a in d["assumptions"]
+    )
+
+
 def test_fit_says_why_v0_profiles_the_tokens_it_does(cli):
     # DeepSeek-V3 under 0.7.3: MLA forces chunked prefill off, so the profile runs max_model_len tokens;
     # Llama-3.1-8B under 0.6.3 at 131,072 tokens: on, a 512-token chunk. The reason names both.

@@ -83,6 +83,14 @@ BlockSize = Annotated[
     Optional[str],
     typer.Option("--block-size", metavar="<tokens>", help="Tokens per KV block (vLLM 16, TensorRT-LLM 32), 1 to 65,536."),
 ]
+ChunkedPrefill = Annotated[
+    Optional[bool],
+    typer.Option(
+        "--chunked-prefill/--no-chunked-prefill",
+        help="vLLM V0's --enable-chunked-prefill as the server sets it (default: the release's rule, kvcalc engines); "
+        "off, each prompt runs whole in a step of its own while the decodes wait.",
+    ),
+]
 MaxBatchedTokens = Annotated[
     Optional[str],
     typer.Option(

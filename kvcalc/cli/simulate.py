@@ -86,6 +86,7 @@ def simulate(
     engine: opt.PoolEngine = "vllm",
     max_num_seqs: opt.MaxNumSeqs = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
+    chunked_prefill: opt.ChunkedPrefill = None,
     pool: opt.Pool = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
     plot_file: Annotated[
@@ -185,7 +186,7 @@ def simulate(
     if conc:
         arrival += f", at most {conc:,} in flight"
     total_mem = g.memory_runtime_bytes
-    mnbt = eng.schedule(m, g, ml, opt.batched_tokens(max_num_batched_tokens))[0]
+    mnbt = eng.schedule(m, g, ml, opt.batched_tokens(max_num_batched_tokens), chunked_prefill=chunked_prefill)[0]
     mns = opt.count(max_num_seqs, "--max-num-seqs") or eng.default_num_seqs(total_mem, g.name)
     hit = opt.prompt_cache_hit(prompt_cache_hit)
     wl = Workload(arrivals, P, O, desc, arrival, prefix, hit)
@@ -195,7 +196,7 @@ def simulate(
             "--concurrency",
             f"at most {n:,} (or more --requests)",
         )
-    st = SimSettings(ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n)
+    st = SimSettings(ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n, chunked_prefill=chunked_prefill)
     progress, done = _progress(not as_json, n * len(pols))
     try:
         rep = run_sim(

@@ -347,13 +347,32 @@ class Engine:
         max_model_len: int,
         batched_tokens: int | None = None,
         runtime_total: int | None = None,
+        chunked_prefill: bool | None = None,
     ) -> tuple[int, bool]:
         """(max_num_batched_tokens, whether a step carries prompt work beside decodes) on this GPU: the
         budget given or the release's default; V0 chunks when its default says so, or when the
         budget given is under max_model_len (V0 refuses a budget below it without chunked prefill:
         config.py SchedulerConfig._verify_args). runtime_total: the device memory the defaults go by,
-        where not the GPU spec's."""
+        where not the GPU spec's. chunked_prefill: V0's --enable-chunked-prefill as given (None: the
+        release's default); off, a prompt runs whole in a step of its own while the decodes wait, and
+        the budget defaults to max(max_model_len, 2,048) (vllm/core/scheduler.py _schedule_default and
+        config.py SchedulerConfig, 0.6.5)."""
         chunked = self.chunks_prefill(model, max_model_len, gpu.vendor)
+        if chunked_prefill is not None:
+            if self.v0_chunking == "none":
+                raise KvcalcError(
+                    f"{self.label} is not modelled with chunked prefill set by hand",
+                    "chunked_prefill",
+                    "a vLLM V0 release (vllm@0.4 to vllm@0.7); V1 and SGLang chunk as their defaults say",
+                )
+            if not chunked_prefill and batched_tokens is not None and batched_tokens < max_model_len:
+                raise KvcalcError(
+                    f"max_num_batched_tokens {batched_tokens:,} is below max_model_len {max_model_len:,} without "
+                    "chunked prefill, which vLLM refuses to start with (config.py SchedulerConfig._verify_args)",
+                    "max_num_batched_tokens",
+                    f"at least {max_model_len:,}, or chunked prefill on",
+                )
+            chunked = chunked_prefill
         total = runtime_total or gpu.memory_runtime_bytes
         budget = batched_tokens or self.default_batched_tokens(total, gpu.name, max_model_len, chunked)
         if self.v0_chunking == "none":

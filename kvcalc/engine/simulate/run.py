@@ -151,7 +151,9 @@ def simulate(
             "requests",
             "fewer requests or policies, or a larger max_num_batched_tokens",
         )
-    st = dataclasses.replace(st, mixed=engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens)[1])
+    st = dataclasses.replace(
+        st, mixed=engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens, chunked_prefill=st.chunked_prefill)[1]
+    )
     inp = FitInputs(
         seq=st.max_len,
         engine=engine,

@@ -67,6 +67,9 @@ class SimSettings:
     """At most this many requests in flight (a benchmark client's --max-concurrency); None: open loop."""
     seed: int = 0
     """Seeds the request-path overhead's jitter."""
+    chunked_prefill: bool | None = None
+    """vLLM V0's --enable-chunked-prefill as the deployment set it; None: the release's default
+    (Engine.schedule)."""
     mixed: bool = True
     """Prompt chunks ride beside the decodes (vLLM's chunked prefill), or run first as steps of their
     own while the decodes wait (SGLang; vLLM V0 without chunked prefill): Engine.schedule's answer,
