@@ -539,3 +539,12 @@ def test_library_errors_name_no_command_line_flag():
                 if flags and "measure --json" not in seg:
                     leaks.append(f"{p.relative_to(root)}:{n.lineno} {sorted(flags)}")
     assert not leaks, leaks
+
+
+def test_an_option_or_a_flag_pair_given_twice_is_one_line_exit_2(cli):
+    # click keeps the last of a repeated option silently; kvcalc refuses it (app.refuse_repeats), and a
+    # flag pair's two spellings are one option.
+    r = cli("fit", "--model", "llama3.1-8b", "--tp", "2", "--tp", "4", "--seq", "4k")
+    assert r.code == 2 and "option --tp given more than once (also as --tp)" in r.err and len(r.err.strip().splitlines()) == 1
+    r = cli("simulate", "--engine", "vllm@0.6", "--chunked-prefill", "--no-chunked-prefill", "--requests", "10")
+    assert r.code == 2 and "option --no-chunked-prefill given more than once (also as --chunked-prefill)" in r.err

@@ -146,7 +146,13 @@ def refuse_repeats(cmd: Any, name: str, args: list[str]) -> None:
     """An option given twice is an error: click would silently keep the last value."""
     from kvcalc.errors import KvcalcError
 
-    options = {o: p for p in cmd.params if getattr(p, "param_type_name", "") == "option" for o in p.opts}
+    # A flag pair's two spellings (--chunked-prefill / --no-chunked-prefill) are one option.
+    options = {
+        o: p
+        for p in cmd.params
+        if getattr(p, "param_type_name", "") == "option"
+        for o in (*p.opts, *getattr(p, "secondary_opts", ()))
+    }
     seen: dict[str, str] = {}
     skip = False
     for token in args:
