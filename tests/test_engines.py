@@ -285,6 +285,8 @@ def test_chunked_prefill_by_hand_is_refused_where_not_modelled_or_impossible(cli
     assert any(
         "waiting prompts first, as prefill steps of their own" in a and "chunked prefill off" in a for a in d["assumptions"]
     )
+    assert d["prompts_beside_decodes"] is False
+    assert cli(*base, "--engine", "vllm@0.6", "--chunked-prefill", "--json").json()["prompts_beside_decodes"] is True
 
 
 def test_fit_says_why_v0_profiles_the_tokens_it_does(cli):

@@ -277,6 +277,7 @@ def simulate(
         verdict=_verdict(runs, st),
         assumptions=assumptions,
         warnings=warnings,
+        prompts_beside_decodes=st.mixed,
     )
 
 

@@ -147,6 +147,9 @@ class SimulationReport:
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
+    prompts_beside_decodes: bool = True
+    """Prompt chunks ride in the decodes' steps (chunked prefill), or run first in steps of their own
+    (SGLang; vLLM V0 with chunked prefill off): SimSettings.mixed as the run used it."""
     dp: int = 1
     """Data-parallel attention ranks: the runs are one rank's (every dp-th request)."""
     ep: int = 1
