@@ -637,3 +637,19 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     )
     over = (act.estimate + nt.estimate - act.log - nt.log) / GiB
     assert f"estimates are {over:.2f} GiB over what its ranks measured" in text
+
+
+def test_the_candidates_each_later_search_left_out_are_kept():
+    """docs/accuracy.md: the rejected candidates of the later searches are kept beside the cases, one
+    file a set, each naming its sources."""
+    text = " ".join(DOC.read_text().split())
+    assert "kept, with why, in `tests/logs/real/rejected/` (and for serving runs in `tests/serving/rejected/`)" in text
+    for folder, sets in (
+        (REAL / "rejected", ("thirteenth", "fourteenth")),
+        (ROOT / "tests" / "serving" / "rejected", ("eighth", "ninth")),
+    ):
+        files = {p.stem.split("-")[-2]: p.read_text() for p in folder.glob("*.md")}
+        assert set(sets) <= set(files), folder
+        assert all(t.count("https://") >= 20 for t in files.values())
+    held = {c.get("held_out") for c in CASES}
+    assert THIRTEENTH in held and FOURTEENTH in held
