@@ -689,5 +689,26 @@ def test_the_tp8_bias_splits_as_the_doc_says():
         and not c["id"].startswith("dstack-405bfp8-mi300x8")
     ]
     assert bias(dense) == (-13, 13)
+    r1 = next(c for c in CASES if c["id"] == "gpustack-h200x8-deepseek-r1-0528-vllm0110-tp8-sharegpt-c4")
+    assert (round(r1["measured"]["mean_tpot_ms"], 1), round(predict(r1["id"])["mean_tpot_ms"], 1)) == (19.4, 13.9)
+    assert "(DeepSeek-R1 on 8 H200s at 4 in flight: 19.4 ms measured, 13.9 ms kvcalc)" in text
     assert "mixture-of-experts models -40% under vLLM (25 runs) and -31% under SGLang (31), dense models -21%" in text
     assert "under vLLM (16; -13% without the three MI300X runs of multi-step scheduling, below) and -22% under SGLang (5)" in text
+
+
+def test_the_saturated_runs_paragraph_is_as_the_runs_score():
+    """docs/accuracy.md: the runs that send every request at once with no cap, 500 requests or more."""
+    import statistics
+
+    text = " ".join(DOC.read_text().split())
+    sat = [c for c in CASES if c.get("request_rate") in (None, "inf") and not c.get("max_concurrency")]
+    sat = [c for c in sat if int(c["measured"]["completed"]) >= 500]
+    tp = [e["mean_tpot_ms"] for c in sat for e in [errors(c)] if "mean_tpot_ms" in e]
+    th = [e["request_throughput_per_s"] for c in sat for e in [errors(c)] if "request_throughput_per_s" in e]
+    pct = lambda v: round(100 * v)
+    got = (len(sat), sum(x < 0 for x in tp), len(tp), pct(statistics.median(tp)), pct(min(tp)), pct(max(tp)))
+    assert got == (27, 23, 25, -42, -83, 87)
+    got = (sum(x > 0 for x in th), len(th), pct(statistics.median(th)), pct(min(th)), pct(max(th)))
+    assert got == (21, 26, 21, -47, 179)
+    assert "500 requests or more: 27 runs) have TPOT low on 23 of 25, a median 42% low (83% low to 87% high)" in text
+    assert "and throughput high on 21 of 26, a median 21% high (47% low to 179% high)" in text
