@@ -20,8 +20,13 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.16.0", "vllm@0.15"),
         ("vllm@0.17.0", "vllm@0.17"),
         ("vllm@0.11.2", "vllm@0.11"),
-        ("vllm@0.8.5", "vllm@0.10"),
+        ("vllm@0.8.5", "vllm@0.8.5"),
+        ("vllm@0.8.5.post1", "vllm@0.8.5"),
+        ("vllm@0.8.4", "vllm@0.8.4"),
+        ("vllm@0.8.3", "vllm@0.8"),
+        ("vllm@0.8.0", "vllm@0.8"),
         ("vllm==0.9.2", "vllm@0.10"),
+        ("vllm==0.9.0", "vllm@0.10"),
         ("vllm-0.6", "vllm@0.6"),
         ("vllm@0.5.5", "vllm@0.5"),
         ("vllm==0.6.0", "vllm@0.6"),
@@ -98,7 +103,7 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:13] == [
+    assert keys[:16] == [
         "vllm@0.33",
         "vllm@0.21",
         "vllm@0.20",
@@ -108,12 +113,18 @@ def test_engines_command_lists_records_and_differences(cli):
         "vllm@0.12",
         "vllm@0.11",
         "vllm@0.10",
+        "vllm@0.8.5",
+        "vllm@0.8.4",
+        "vllm@0.8",
         "vllm@0.7",
         "vllm@0.6",
         "vllm@0.5",
         "vllm@0.4",
     ]
     by = {e["key"]: e for e in d["engines"]}
+    # V1's batch defaults by release (engine/arg_utils.py, read in 0.8.0, 0.8.2 to 0.8.5 and 0.9.0).
+    for key in ("vllm@0.8.5", "vllm@0.8.4", "vllm@0.8"):
+        assert by[key]["differs_from_next_newer"] == ["batched_tokens_default"], key
     assert "in_flight" in by["vllm@0.21"]["differs_from_next_newer"]
     assert "chunked_as_full" in by["vllm@0.14"]["differs_from_next_newer"]
     # The start-up check at PP > 1 took the whole model's layers in 0.14.0 to 0.16.0 only

@@ -607,7 +607,7 @@ def test_a_v0_release_running_v1_is_read_with_the_earliest_v1_rules(cli):
     """vllm-project/vllm#12569 (main of 2025-01-30, between 0.7.0 and 0.7.1): VLLM_USE_V1=1 on the launch
     line, V1's gpu_model_runner.py and kv_cache_utils.py lines, no version line. Its V0-era formats
     ('Loading model weights took X GB') alone read as V0 (+27.7% on its 1,381 blocks, the fourteenth
-    set's first score); its V1 lines make it vllm@0.10's rules (1,266 blocks: -8.3%)."""
+    set's first score); its V1 lines make it the earliest V1 record's rules, vllm@0.8 (1,266 blocks: -8.3%)."""
     from kvcalc.engine.explain import choose_engine
     from kvcalc.inputs.logs import parse_log
 
@@ -615,18 +615,18 @@ def test_a_v0_release_running_v1_is_read_with_the_earliest_v1_rules(cli):
     f = parse_log(log.read_text())
     assert f.v1_engine and not f.v0_engine and f.version is None and f.gpu_blocks == 1381
     eng, why = choose_engine(f)
-    assert eng.key == "vllm@0.10" and "V1 engine lines in formats before 0.8" in why.detail
+    assert eng.key == "vllm@0.8" and "V1 engine lines in formats before 0.8" in why.detail
     # With the release named, the same: 0.7.1 alone is V0's record.
     f.version = "0.7.1"
     eng, why = choose_engine(f)
-    assert eng.key == "vllm@0.10" and "running its V1 engine" in why.detail
+    assert eng.key == "vllm@0.8" and "running its V1 engine" in why.detail
     # With V0's source files and no VLLM_USE_V1 it reads as V0, as before.
     v0 = log.read_text().replace("VLLM_USE_V1=1 ", "").replace("gpu_model_runner.py", "model_runner.py")
     g = parse_log(v0.replace("kv_cache_utils.py", "executor_base.py"))
     assert not g.v1_engine and choose_engine(g)[0].key == "vllm@0.6"
     args = ("--model", "llama3.1-70b", "--gpu", "h100-sxm", "--weight-dtype", "int8", "--json")
     d = cli("explain-log", str(log), *args).json()["startups"][0]
-    assert d["engine"] == "vllm@0.10"
+    assert d["engine"] == "vllm@0.8"
     blocks = next(r for r in d["rows"] if r["key"] == "gpu_blocks")
     assert (blocks["log"], blocks["estimate"]) == (1381, 1266)
     # 1,266 blocks: (0.98 x 79.19 GiB - 67.73 weights - 3.61 activation - 0.08 non-torch) / (16 x 320 KiB).

@@ -63,7 +63,9 @@ class Engine:
     """Tokens in flight added to window reservations: none; max_num_batched_tokens; or
     max_concurrent_batches x max_num_batched_tokens (2 at PP 1 with async scheduling, PP + 1 with
     the V2 model runner)."""
-    batched_tokens_default: Literal["none", "v0", "v1", "v1-160", "sglang-0.4", "sglang-0.5"] = "none"
+    batched_tokens_default: Literal[
+        "none", "v0", "v1-0.8.0", "v1-0.8.4", "v1-0.8.5", "v1", "v1-160", "sglang-0.4", "sglang-0.5"
+    ] = "none"
     """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or v0_chunk_tokens with
     chunked prefill, on by v0_chunking's rule); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048); and 16,384 on GPUs of
     >= 160 GiB in current releases; SGLang's chunked_prefill_size by the GPU's memory (server_args.py:
@@ -321,11 +323,25 @@ class Engine:
         slots' floor, which half a pool of 4,096 tokens or more does not bind."""
         if self.batched_tokens_default in ("sglang-0.4", "sglang-0.5"):
             return 2048
-        if self.batched_tokens_default in ("v1", "v1-160") and (
-            runtime_total >= 160 * GiB or (runtime_total >= 70 * GiB and "a100" not in gpu_name.lower())
+        if self.batched_tokens_default == "v1-0.8.0":
+            return 1024  # every GPU (engine/arg_utils.py _set_default_args_v1, 0.8.0 to 0.8.3)
+        if self.batched_tokens_default in ("v1-0.8.4", "v1-0.8.5", "v1", "v1-160") and self._large_batch_gpu(
+            runtime_total, gpu_name
         ):
             return 1024
         return 256
+
+    def _large_batch_gpu(self, runtime_total: int, gpu_name: str) -> bool:
+        """Whether vLLM V1 gives this GPU its larger batch defaults (engine/arg_utils.py): by name, an H100 or
+        H200 (0.8.0 to 0.8.4); 70 GiB of memory or more (0.8.5); and not an A100 (0.9.0 on, after
+        vllm-project/vllm#17885)."""
+        name = gpu_name.lower()
+        rule = self.batched_tokens_default
+        if rule in ("v1-0.8.0", "v1-0.8.4"):
+            return "h100" in name or "h200" in name
+        if rule == "v1-0.8.5":
+            return runtime_total >= 70 * GiB
+        return runtime_total >= 160 * GiB or (runtime_total >= 70 * GiB and "a100" not in name)
 
     def chunks_prefill(self, model: ModelSpec | None, max_model_len: int, vendor: str = "NVIDIA") -> bool:
         """Whether the engine, left at its defaults, schedules prompts in chunks beside the decodes
@@ -396,9 +412,7 @@ class Engine:
         # vllm/engine/arg_utils.py get_batch_defaults: by the device's total memory and name.
         if self.batched_tokens_default == "v1-160" and runtime_total >= 160 * GiB:
             return 16384
-        if runtime_total >= 70 * GiB and "a100" not in gpu_name.lower():
-            return 8192
-        return 2048
+        return 8192 if self._large_batch_gpu(runtime_total, gpu_name) else 2048
 
 
 _VLLM_V1_NOTE = (
@@ -554,13 +568,13 @@ VLLM_011 = replace(
     sparse_mla_auto_fp8="0.11.0",
 )
 
-# 0.8 to 0.10: 0.11's rules but for the vision encoder's profile, whose rotary embedding took q and
+# 0.9 to 0.10 (and 0.8 below): 0.11's rules but for the vision encoder's profile, whose rotary embedding took q and
 # k one at a time (model_executor/models/qwen2_5_vl.py, 0.9.0.1 to 0.10.2), and whose cached
 # embeddings are not padded.
 VLLM_010 = replace(
     VLLM_011,
     version="0.10",
-    releases="0.8 to 0.10, the V1 engine; rules read from 0.11.0, the vision encoder's profile from 0.9.0.1 to 0.10.2",
+    releases="0.9 to 0.10, the V1 engine; rules read from 0.11.0, the vision encoder's profile from 0.9.0.1 to 0.10.2",
     label="vLLM 0.10",
     vision_profile="each",
     vision_profile_later="",
@@ -570,6 +584,31 @@ VLLM_010 = replace(
     video_frames_less_image=True,  # 0.9.0.1 to 0.10.1.1; 0.10.2 counts from 1 within all of max_model_len
     kv_cache_memory_since="0.10.2",
     sparse_mla_auto_fp8="",  # DeepSeek-V3.2 arrived in 0.11.0
+)
+# 0.8: 0.10's record but for V1's batch defaults (engine/arg_utils.py, read in 0.8.0, 0.8.2, 0.8.3, 0.8.4,
+# 0.8.5 and 0.9.0): 8,192 tokens a step on a GPU named H100 or H200 and 2,048 on others, with 1,024
+# requests on every GPU, to 0.8.3; 0.8.4 gives the others 256 requests; 0.8.5 decides by memory (70 GiB
+# or more), an A100 80GB included, which 0.9.0 leaves out again (vllm-project/vllm#17885).
+VLLM_085 = replace(
+    VLLM_010,
+    version="0.8.5",
+    releases="0.8.5, the V1 engine; rules as 0.10's but for the batch defaults (read from 0.8.5)",
+    label="vLLM 0.8.5",
+    batched_tokens_default="v1-0.8.5",
+)
+VLLM_084 = replace(
+    VLLM_085,
+    version="0.8.4",
+    releases="0.8.4, the V1 engine; rules as 0.10's but for the batch defaults (read from 0.8.4)",
+    label="vLLM 0.8.4",
+    batched_tokens_default="v1-0.8.4",
+)
+VLLM_08 = replace(
+    VLLM_085,
+    version="0.8",
+    releases="0.8.0 to 0.8.3, the V1 engine; rules as 0.10's but for the batch defaults (read from 0.8.0, 0.8.2 and 0.8.3)",
+    label="vLLM 0.8",
+    batched_tokens_default="v1-0.8.0",
 )
 
 V0_HOST_STEP_S = 0.004
@@ -709,6 +748,9 @@ ENGINE_LIST: list[Engine] = [
     VLLM_012,
     VLLM_011,
     VLLM_010,
+    VLLM_085,
+    VLLM_084,
+    VLLM_08,
     VLLM_07,
     VLLM_06,
     VLLM_05,
@@ -786,7 +828,8 @@ _VERSION_RE = re.compile(
     r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,3}(?:\.?(?:post|rc|dev)[0-9]*)*(?:\+[0-9a-z.]+)?)$"
 )
 ACCEPTED = (
-    "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
+    "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
+    "vllm@0.8.4, vllm@0.8, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.10 and later 0.5), sglang@0.5.9 (0.5.0 to 0.5.9), sglang@0.4, trtllm, hf, hf4, plain"
 )
@@ -809,6 +852,12 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.6"
     if version < (0, 8):
         return "vllm@0.7"
+    if version < (0, 8, 4):
+        return "vllm@0.8"
+    if version < (0, 8, 5):
+        return "vllm@0.8.4"
+    if version < (0, 9):
+        return "vllm@0.8.5"
     if version < (0, 11):
         return "vllm@0.10"
     if version < (0, 12):
@@ -908,6 +957,9 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
     "batched_tokens_default": {
         "v1-160": "16,384 (>= 160 GiB), 8,192 (>= 70 GiB, not A100), else 2,048",
         "v1": "8,192 (>= 70 GiB, not A100), else 2,048",
+        "v1-0.8.5": "8,192 and 1,024 requests (>= 70 GiB, A100 80GB included), else 2,048 and 256",
+        "v1-0.8.4": "8,192 and 1,024 requests (a GPU named H100 or H200), else 2,048 and 256",
+        "v1-0.8.0": "8,192 (a GPU named H100 or H200), else 2,048; 1,024 requests on every GPU",
         "v0": "max(max_model_len, 2,048); {chunk} with chunked prefill",
         "sglang-0.5": "chunked_prefill_size: 2,048 (< 35 GiB), 4,096 (< 60 GiB), 8,192 (< 160 GiB), else 16,384",
         "sglang-0.4": "chunked_prefill_size: 2,048 (< 25,000 MiB), else 8,192",

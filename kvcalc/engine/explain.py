@@ -171,8 +171,9 @@ def _row(
 # ---- which engine wrote the log -----------------------------------------------------------------
 
 
-# vLLM's earliest V1 record: what a V1 engine of a release kvcalc reads as V0 (0.7.x under VLLM_USE_V1=1) is read with.
-EARLIEST_V1 = "vllm@0.10"
+# vLLM's earliest V1 record: what a V1 engine of a release kvcalc reads as V0 (0.7.x under VLLM_USE_V1=1) is
+# read with (0.7's own V1 batch defaults not read).
+EARLIEST_V1 = "vllm@0.8"
 
 
 def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine, Setting]:
