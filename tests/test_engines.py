@@ -354,3 +354,27 @@ def test_the_cuda_graph_estimate_on_rocm_from_0_26():
     r = fit(m, resolve_gpu("mi300x"), FitInputs(seq=8192, engine=engine("vllm==0.21.0")))
     assert "cudagraph" not in [b.key for b in r.budget]
     assert graphs("vllm==0.21.0", "h100") == graphs("vllm==0.33.0", "mi300x") == 512 * 2**20
+
+
+@pytest.mark.parametrize(
+    "release, gpu, want",
+    [
+        # vLLM's _set_default_args_v1 (engine/arg_utils.py) as read in each release: (max_num_batched_tokens,
+        # max_num_seqs) for the OpenAI server.
+        ("vllm@0.8.2", "h100-nvl", (8192, 1024)),  # "h100" in the device name
+        ("vllm@0.8.2", "a100-80gb", (2048, 1024)),  # 1,024 requests on every GPU to 0.8.3
+        ("vllm@0.8.3", "l40s", (2048, 1024)),
+        ("vllm@0.8.4", "l40s", (2048, 256)),
+        ("vllm@0.8.4", "b200", (2048, 256)),  # by name: a B200 is not an H100 or H200
+        ("vllm@0.8.5", "b200", (8192, 1024)),  # by memory from 0.8.5
+        ("vllm@0.8.5", "a100-80gb", (8192, 1024)),  # an A100 80GB included in 0.8.5 only
+        ("vllm@0.9.0", "a100-80gb", (2048, 256)),  # vllm-project/vllm#17885
+        ("vllm@0.9.0", "h20", (8192, 1024)),
+    ],
+)
+def test_v1_batch_defaults_by_release(release, gpu, want):
+    from kvcalc.specs.catalog import resolve_gpu
+
+    e, g = engine(release), resolve_gpu(gpu)
+    total = g.memory_runtime_bytes
+    assert (e.default_batched_tokens(total, g.name, 8192), e.default_num_seqs(total, g.name)) == want

@@ -67,7 +67,9 @@ class Engine:
         "none", "v0", "v1-0.8.0", "v1-0.8.4", "v1-0.8.5", "v1", "v1-160", "sglang-0.4", "sglang-0.5"
     ] = "none"
     """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or v0_chunk_tokens with
-    chunked prefill, on by v0_chunking's rule); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048); and 16,384 on GPUs of
+    chunked prefill, on by v0_chunking's rule); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048;
+    in 0.8.0 to 0.8.4 on a GPU named H100 or H200, in 0.8.5 on any of >= 70 GiB: Engine._large_batch_gpu);
+    and 16,384 on GPUs of
     >= 160 GiB in current releases; SGLang's chunked_prefill_size by the GPU's memory (server_args.py:
     0.4.6.post5 2,048 under 25,000 MiB, else 8,192; 0.5.3 2,048 under 35 GiB, 4,096 under 60, 8,192
     under 160, else 16,384)."""
@@ -316,18 +318,17 @@ class Engine:
         )
 
     def default_num_seqs(self, runtime_total: int, gpu_name: str) -> int:
-        """max_num_seqs as vLLM defaults it (engine/arg_utils.py get_batch_defaults): 1024 on GPUs of
-        >= 70 GiB that are not A100 (V1), else 256. SGLang's max_running_requests: the smaller of half
+        """max_num_seqs as vLLM defaults it (engine/arg_utils.py get_batch_defaults): 1024 on the GPUs
+        that get V1's larger batch (_large_batch_gpu; every GPU in 0.8.0 to 0.8.3), else 256. SGLang's max_running_requests: the smaller of half
         its token pool and its request slots, max(pool tokens / context x 512, 2,048) up to 4,096
         (managers/tp_worker.py, model_executor/model_runner.py, 0.4.6.post5 and 0.5.3): 2,048, the
         slots' floor, which half a pool of 4,096 tokens or more does not bind."""
         if self.batched_tokens_default in ("sglang-0.4", "sglang-0.5"):
             return 2048
-        if self.batched_tokens_default == "v1-0.8.0":
+        rule = self.batched_tokens_default
+        if rule == "v1-0.8.0":
             return 1024  # every GPU (engine/arg_utils.py _set_default_args_v1, 0.8.0 to 0.8.3)
-        if self.batched_tokens_default in ("v1-0.8.4", "v1-0.8.5", "v1", "v1-160") and self._large_batch_gpu(
-            runtime_total, gpu_name
-        ):
+        if rule.startswith("v1") and self._large_batch_gpu(runtime_total, gpu_name):
             return 1024
         return 256
 
