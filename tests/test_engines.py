@@ -378,3 +378,13 @@ def test_v1_batch_defaults_by_release(release, gpu, want):
     e, g = engine(release), resolve_gpu(gpu)
     total = g.memory_runtime_bytes
     assert (e.default_batched_tokens(total, g.name, 8192), e.default_num_seqs(total, g.name)) == want
+
+
+def test_only_vllm_v1_takes_a_prompts_blocks_chunk_by_chunk():
+    """v1/core/kv_cache_manager.py allocate_slots (0.8.2, 0.11.0, 0.16.0) against V0's
+    core/block_manager.py can_allocate (0.6.5) and SGLang's PrefillAdder: Engine.prompt_blocks."""
+    from kvcalc.engine.engines import ENGINE_LIST
+
+    v1 = {e.key for e in ENGINE_LIST if e.name == "vllm" and e.v0_chunking == "none"}
+    assert {"vllm@0.8", "vllm@0.11", "vllm@0.33"} <= v1
+    assert {e.key for e in ENGINE_LIST if e.prompt_blocks == "chunk"} == v1

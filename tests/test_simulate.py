@@ -21,6 +21,7 @@ def run(model, gpu, prompts, outputs, arrivals=None, policies="prealloc,oracle,p
     arr = np.zeros(len(prompts)) if arrivals is None else np.asarray(arrivals, dtype=float)
     wl = Workload(arr, prompts, outputs, "test", "test", kw.pop("prefix", 0), kw.pop("hit", 0.0))
     workers = kw.pop("workers", 1)
+    eng = engine(kw.pop("engine", "vllm"))
     st_ = SimSettings(kw.pop("max_len", 2048), kw.pop("max_num_seqs", 256), kw.pop("mnbt", 2048), **kw)
     return simulate(
         resolve_model(model),
@@ -28,7 +29,7 @@ def run(model, gpu, prompts, outputs, arrivals=None, policies="prealloc,oracle,p
         wl,
         st_,
         parse_policies(policies),
-        engine("vllm"),
+        eng,
         BF16,
         pool_bytes=pool,
         workers=workers,
@@ -519,13 +520,22 @@ def test_a_short_run_far_below_capacity_is_not_called_overloaded():
     # 50 requests at 40 a second of 2,000 + 500 on an A100 80GB arrive in about 1.4 s and each takes
     # about 17 s: the run ends before a steady state forms, and the verdict says so, with the whole
     # run's rate, where it had said "keeps up" and served 59 a second (the steady window's completions,
-    # all at the end).
+    # all at the end). So under vLLM V0, which admits each prompt as it comes (its blocks fit) and
+    # holds it until the budget reaches it: nothing queues.
     arr = np.cumsum(np.random.default_rng(0).exponential(1 / 40, size=50))
-    r = run("llama3.1-8b", "a100-80gb", [2000] * 50, [500] * 50, arrivals=arr, policies="paged-16", max_len=4096)
+    kw = dict(arrivals=arr, policies="paged-16", max_len=4096)
+    r = run("llama3.1-8b", "a100-80gb", [2000] * 50, [500] * 50, engine="vllm@0.6", **kw)
     b = r.runs[0].bench
     assert (b.completed - 1) / r.runs[0].offered_per_s < b.e2el_s.p50
     assert r.verdict.startswith("too short to judge: requests arrive over 1.")
     assert f"served {b.request_throughput_per_s:,.3g} requests/s over the whole run" in r.verdict
+    # vLLM V1 admits a prompt only when the step's token budget reaches its first chunk
+    # (Engine.prompt_blocks), so the same burst queues as it comes, and it is overloaded: its
+    # prompts alone need 2 x 8.03e9 parameters x 2,000 tokens = 3.2e13 FLOPs each, at most
+    # 312e12 / 3.2e13 = 9.7 a second at the A100's bf16 peak, where 35.6 a second are offered.
+    r = run("llama3.1-8b", "a100-80gb", [2000] * 50, [500] * 50, **kw)
+    assert r.runs[0].overloaded and r.verdict.startswith("OVERLOADED: offered 35.6 requests/s")
+    assert r.runs[0].sustained_per_s is not None and r.runs[0].sustained_per_s < 312e12 / (2 * 8.03e9 * 2000)
 
 
 def test_a_system_that_fills_without_a_queue_is_overloaded_once_it_has_had_time_to_fill():
@@ -540,3 +550,28 @@ def test_a_system_that_fills_without_a_queue_is_overloaded_once_it_has_had_time_
     assert _absorbed(reach, reach, finish)[1:] == (False, True)
     # The same growth in a run whose requests live longer than it lasts is its filling, not a verdict.
     assert _absorbed(reach, reach, reach + 200.0 + np.arange(1001) * 0.02)[1:] == (False, False)
+
+
+def test_v1_takes_a_prompts_blocks_chunk_by_chunk_and_v0_all_at_admission():
+    """vLLM V1 allocates only the blocks of the tokens a step schedules (v1/core/kv_cache_manager.py
+    allocate_slots, 0.8.2 to 0.16.0), so a prompt whose whole length does not fit beside a running
+    request is admitted on its first chunk, and preempted (its computed chunks dropped) when a later
+    chunk finds no block; V0 and SGLang wait until the whole prompt fits."""
+    # A pool of 100 blocks of 16 tokens (Llama-3.1-8B: 2 x 32 layers x 8 KV heads x 128 x 2 B = 131,072 B
+    # a token). A (1,000 + 200 tokens) runs first and holds 63 blocks, growing to 75; B's prompt needs
+    # 63 more, so B cannot finish its prompt until A ends. The budget is 256 tokens a step.
+    pool = 100 * 16 * 131072
+    ab = dict(arrivals=[0.0, 0.05], policies="paged-16", pool=pool, mnbt=256)
+    for name in ("vllm@0.6", "sglang"):
+        r = run("llama3.1-8b", "h100", [1000, 1000], [200, 10], engine=name, **ab).runs[0]
+        assert (r.preemptions, r.recomputed_tokens, r.max_running, r.completed) == (0, 0, 1, 2), name
+    for name in ("vllm@0.8", "vllm"):
+        r = run("llama3.1-8b", "h100", [1000, 1000], [200, 10], engine=name, **ab).runs[0]
+        # B's chunks of 255 tokens (the budget less A's decode): 16 blocks, then 32 beside A's 63-75;
+        # the third (48) never fits, so each admission ends in a preemption that drops one or two
+        # chunks, and the step after one admits nothing: a cycle of at most three steps while A
+        # decodes its 199 tokens after its prompt (B arrives about 8 steps in): at least 60 cycles.
+        assert r.max_running == 2 and r.completed == 2, name
+        assert r.recomputed_tokens % 255 == 0, name
+        assert 255 * r.preemptions <= r.recomputed_tokens <= 510 * r.preemptions, name
+        assert r.preemptions >= 60, name

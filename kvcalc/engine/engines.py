@@ -112,6 +112,17 @@ class Engine:
     enable_mixed_chunk off by default in server_args.py, 0.4.6.post5 and 0.5.3). A prefill batch holds
     at most chunked_prefill_size tokens over its requests (schedule_policy.py PrefillAdder takes each
     request's tokens off rem_chunk_tokens), which max_num_batched_tokens stands for here."""
+    prompt_blocks: Literal["whole", "chunk"] = "whole"
+    """When a paged prompt's KV blocks are taken. 'whole': all of them when the request is admitted,
+    which waits until they fit (vLLM V0: core/block_manager.py can_allocate counts the whole prompt's
+    blocks, also with chunked prefill, 0.6.5; SGLang's PrefillAdder counts the whole prompt).
+    'chunk': vLLM V1 takes only the blocks of the tokens it schedules in a step
+    (v1/core/kv_cache_manager.py allocate_slots: cdiv(computed + new tokens, block_size) less those
+    held), so a waiting request is admitted when its first chunk fits, and a running request that
+    finds no free block preempts the last admitted, its computed tokens dropped
+    (v1/core/sched/scheduler.py schedule: self.running.pop(), num_computed_tokens = 0), and no
+    waiting request is admitted in that step ('if not preempted_reqs'); read in 0.8.2, 0.11.0 and
+    0.16.0."""
     v0_chunking: Literal["none", "off", "0.5", "0.6", "0.7"] = "none"
     """vLLM V0's chunked prefill, on or off by default by release (engine/arg_utils.py
     create_engine_config; config.py): 'off', never (0.2 to 0.5.2, enable_chunked_prefill False);
@@ -434,6 +445,7 @@ VLLM_033 = Engine(
     state_pages="align",
     in_flight="concurrent_batches",
     batched_tokens_default="v1-160",
+    prompt_blocks="chunk",
     util_rounding="ceil",
     cudagraph="estimate",
     tokens_report="concurrency-x-length",
@@ -920,6 +932,10 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
 # ---- kvcalc engines: what each record does, in words ----------------------------------------
 
 _RULE_WORDS: dict[str, dict[str, str]] = {
+    "prompt_blocks": {
+        "whole": "all at admission, which waits until they fit",
+        "chunk": "chunk by chunk as steps schedule them; admitted when the first chunk fits",
+    },
     "budget": {
         "util_of_total": "util x device total, less the measured reserves",
         "fraction_of_free": "util x what is free after weights and reserves",
@@ -1018,6 +1034,7 @@ _RULE_LABELS = {
     "host_per_request_s": "host time a request",
     "prefill_graphs": "prompt steps in CUDA graphs",
     "prefill_graphs_off": "prompt graphs turned off for",
+    "prompt_blocks": "a paged prompt's blocks taken",
 }
 
 
@@ -1053,6 +1070,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 out[f] = "a table by TP x PP"
         elif f == "block_size":
             out[f] = "-" if v is None else str(v)
+        elif f == "prompt_blocks" and e.budget == "all":
+            out[f] = "-"  # (no pool, no scheduler)
         elif f == "video_frames_cap":
             out[f] = f"{v} frames" if v else "not modelled"
         elif f == "sparse_mla_auto_fp8":

@@ -224,6 +224,15 @@ class Paged(Blocks):
         self.other += nb
         return True
 
+    def grow(self, i: int, tokens: int) -> None:
+        """A prompt's blocks grown to hold its first ``tokens`` tokens (vLLM V1 takes a chunk's blocks
+        as it schedules the chunk); over the pool is the scheduler's to resolve by preemption."""
+        nb = self.own_blocks(tokens)
+        old = self.pref_blocks[i]
+        if nb > old:
+            self.pref_blocks[i] = nb
+            self.other += nb - old
+
     def prompt_done(self, i: int) -> None:
         self.version += 1
         self.other -= self.pref_blocks.pop(i)

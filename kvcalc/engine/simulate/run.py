@@ -152,7 +152,9 @@ def simulate(
             "fewer requests or policies, or a larger max_num_batched_tokens",
         )
     st = dataclasses.replace(
-        st, mixed=engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens, chunked_prefill=st.chunked_prefill)[1]
+        st,
+        mixed=engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens, chunked_prefill=st.chunked_prefill)[1],
+        chunk_blocks=engine.prompt_blocks == "chunk",
     )
     inp = FitInputs(
         seq=st.max_len,
@@ -214,7 +216,12 @@ def simulate(
             "first-come first-served"
         ),
         f"prealloc reserves {st.max_len:,} tokens per request; oracle reserves its exact length, contiguous, first-fit; "
-        "paged-B takes B-token blocks as tokens arrive",
+        "paged-B takes B-token blocks as tokens arrive"
+        + (
+            ", a prompt's chunk by chunk as steps schedule them (admitted when its first chunk fits: vLLM V1)"
+            if st.chunk_blocks
+            else ", a prompt's all at admission (admitted when they fit)"
+        ),
         "paged: a request that needs a block when none is free preempts the most recently admitted request "
         + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)"),
         "KV bytes per token are the model's logical bytes (sliding windows and states as kvcalc size counts them); "

@@ -171,7 +171,8 @@ def serve(
     swapped: dict[int, int] = {}  # request -> tokens held in host memory
     fin: dict[int, int] = {}  # decoding request -> the step it samples its last token
     dec_base: dict[int, int] = {}  # decoding request -> base (its length at step S is base + S)
-    prefilling: deque[list[int]] = deque()  # [request, prompt tokens left, tokens done, length after]
+    # [request, prompt tokens left, tokens done, length after, tokens found in the prefix cache]
+    prefilling: deque[list[int]] = deque()
     heap: list[tuple[int, int]] = []
     front: deque[int] = deque()  # preempted requests, served before new arrivals
     order: list[int] = []  # admission order, for LIFO preemption
@@ -197,6 +198,11 @@ def serve(
     tl_gap = 0.0
     report_every = max(n // 100, 1)
     mns = st.max_num_seqs
+    mnbt = st.max_num_batched_tokens
+    # vLLM V1 (paged): a prompt takes its blocks chunk by chunk, is admitted when its first chunk fits,
+    # and no request is admitted in a step that preempted one (Engine.prompt_blocks).
+    chunk = paged and st.chunk_blocks and mixed
+    skip_admit = skipped = False
     # Bound methods looked up once: the loop below runs millions of times.
     take, client_finished = client.take, client.finished
     lines, span_s, span_until = cost.lines, cost.span_s, cost.span_until
@@ -206,6 +212,7 @@ def serve(
     itl_add, itl_w_add = itl.append, itl_w.append
     push, pop = heapq.heappush, heapq.heappop
     reserve, prompt_done, closed = alloc.reserve, alloc.prompt_done, st.concurrency is not None
+    grow: Callable[[int, int], None] = alloc.grow if isinstance(alloc, Paged) else (lambda i, tokens: None)
     kv, prefill_attn, kv_of, pattn_of = cost.kv, cost.prefill_attn, cost.kv_memo, cost.prefill_attn_memo
     isnan = math.isnan
     longest = _longest(alloc.can_ever, int(np.max(wl.prompts + wl.outputs)))
@@ -271,9 +278,18 @@ def serve(
     C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P] if paged and B and wl.prompt_cache_hit else None
 
     def admit() -> None:
-        nonlocal rejected, blocked, blocked_at, pf_done
+        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped
+        if skip_admit:
+            skip_admit = False
+            if dec_base or prefilling:
+                skipped = True  # (the next step tries again)
+                return
         cached_prefix = alloc.cached_prefix
+        # V1's token budget left for a new prompt's first chunk, after the decodes and the prompts running.
+        avail = (mnbt - len(dec_base) - (sum(x[1] for x in prefilling) if prefilling else 0)) if chunk else 0
         while len(dec_base) + len(prefilling) < mns:
+            if chunk and avail <= 0:
+                return
             if front:
                 i = front[0]
             else:
@@ -293,12 +309,14 @@ def serve(
                     return
             else:
                 length = P[i] + gen[i]
-                if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
+                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
+                need = length if not chunk else cached + min(length - cached, avail)
+                if not reserve(i, need, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
-                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
-                prefilling.append([i, length - cached, cached, length])
+                prefilling.append([i, length - cached, cached, length, cached])
                 pf_done += cached
+                avail -= length - cached
             if front and front[0] == i:
                 front.popleft()
             else:
@@ -308,17 +326,20 @@ def serve(
             order.append(i)
 
     def preempt_until_fits() -> None:
-        """Paged: free blocks by preempting the most recently admitted running requests."""
-        nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done
+        """Paged: free blocks by preempting the most recently admitted running requests (a prompt's
+        computed tokens are dropped, to be computed again)."""
+        nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done, skip_admit
         assert isinstance(alloc, Paged)
         while in_use(S, len(dec_base)) > cap and order:
             i = order.pop()
+            skip_admit = chunk
             if i in dec_base:
                 length = drop_decoder(i)
             elif i in alloc.pref_blocks:
                 for k, x in enumerate(prefilling):
                     if x[0] == i:
                         pf_done -= x[2]
+                        recomputed += x[2] - x[4]
                         del prefilling[k]
                         break
                 alloc.prompt_done(i)
@@ -352,6 +373,22 @@ def serve(
     for events in range(1, MAX_EVENTS + 2):  # noqa: B007 (counted, reported after the loop)
         if done + rejected >= n:
             break
+        # V1 (chunk): first the running prompts' blocks for this step's chunks, then admission, which a
+        # preemption (here or after the last step, as the decodes grew) skips for this step.
+        if chunk and prefilling:
+            # The blocks of each prompt's chunk in this step, taken in admission order as the budget
+            # gives the chunks out; past the pool, the last admitted requests are preempted first.
+            b = mnbt - len(dec_base)
+            for x in prefilling:
+                if b <= 0:
+                    break
+                c = x[1] if x[1] < b else b
+                b -= c
+                grow(x[0], x[2] + c)
+            if in_use(S, len(dec_base)) > cap:
+                preempt_until_fits()
+            u_last = l_last = -1
+        skipped = False
         if front:
             if front[0] != blocked or alloc.version != blocked_at:
                 admit()
@@ -450,7 +487,7 @@ def serve(
             # A span of decode-only steps up to the next event.
             ln = lines(nd, mean)
             K = heap[0][0] - S if heap else 1
-            if K < 1:
+            if K < 1 or skipped:
                 K = 1
             # Cut at the step blocks run out (paged), then at the next arrival that could be admitted.
             full = to_full(S, K, nd) if paged else K + 1
@@ -460,7 +497,10 @@ def serve(
             h0 = u_last if u_last >= 0 else in_use(S, nd)
             pk = client.head
             if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
-                if r_now < mns and fits_held(P[pk[1]] + gen[pk[1]], h0):
+                first = P[pk[1]] + gen[pk[1]]
+                if chunk and first > mnbt - nd:
+                    first = mnbt - nd  # (V1: the first chunk's blocks)
+                if r_now < mns and first > 0 and fits_held(first, h0):
                     K, dt = span_until(ln, pk[0] - now, K, True)
             dt += stall
             itl_add((dt + held) / K)

@@ -74,6 +74,10 @@ class SimSettings:
     """Prompt chunks ride beside the decodes (vLLM's chunked prefill), or run first as steps of their
     own while the decodes wait (SGLang; vLLM V0 without chunked prefill): Engine.schedule's answer,
     which simulate sets."""
+    chunk_blocks: bool = False
+    """Paged: a prompt takes the blocks of each chunk as it is scheduled, and is admitted when its
+    first chunk fits (vLLM V1), rather than all its blocks at admission (Engine.prompt_blocks, which
+    simulate sets)."""
 
 
 @record(frozen=True)
