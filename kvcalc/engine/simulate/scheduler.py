@@ -171,7 +171,8 @@ def serve(
     swapped: dict[int, int] = {}  # request -> tokens held in host memory
     fin: dict[int, int] = {}  # decoding request -> the step it samples its last token
     dec_base: dict[int, int] = {}  # decoding request -> base (its length at step S is base + S)
-    # [request, prompt tokens left, tokens done, length after, tokens found in the prefix cache]
+    # [request, prompt tokens left, tokens done, length after, tokens found in the prefix cache, tokens
+    # its blocks hold]
     prefilling: deque[list[int]] = deque()
     heap: list[tuple[int, int]] = []
     front: deque[int] = deque()  # preempted requests, served before new arrivals
@@ -314,7 +315,7 @@ def serve(
                 if not reserve(i, need, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
-                prefilling.append([i, length - cached, cached, length, cached])
+                prefilling.append([i, length - cached, cached, length, cached, need])
                 pf_done += cached
                 avail -= length - cached
             if front and front[0] == i:
@@ -379,15 +380,20 @@ def serve(
             # The blocks of each prompt's chunk in this step, taken in admission order as the budget
             # gives the chunks out; past the pool, the last admitted requests are preempted first.
             b = mnbt - len(dec_base)
+            grew = False
             for x in prefilling:
                 if b <= 0:
                     break
                 c = x[1] if x[1] < b else b
                 b -= c
-                grow(x[0], x[2] + c)
-            if in_use(S, len(dec_base)) > cap:
-                preempt_until_fits()
-            u_last = l_last = -1
+                if x[2] + c > x[5]:
+                    x[5] = x[2] + c
+                    grow(x[0], x[5])
+                    grew = True
+            if grew:
+                if in_use(S, len(dec_base)) > cap:
+                    preempt_until_fits()
+                u_last = l_last = -1
         skipped = False
         if front:
             if front[0] != blocked or alloc.version != blocked_at:
