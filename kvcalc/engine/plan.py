@@ -211,10 +211,12 @@ class _Replica:
         new.sm, new.c = self.sm.with_constants(c), c
         return new
 
-    def step(self, decodes: float, rate: float) -> tuple[float, str, float] | None:
-        """(mean step seconds, what bounds a step, the share of time in steps that carry prompt work)
-        in steady state, with ``decodes`` requests decoding (in PP micro-batches) and ``rate``
-        prompts arriving per second; None when the prompts alone outrun the replica.
+    def step(self, decodes: float, rate: float) -> tuple[float, str, float, float, float] | None:
+        """(mean step seconds, what bounds a step, the share of time in steps that carry prompt work,
+        those steps a second, and what each one queued behind a request when its decode begins adds
+        to its decode, seconds) in steady state, with ``decodes`` requests decoding (in PP
+        micro-batches) and ``rate`` prompts arriving per second; None when the prompts alone outrun
+        the replica.
 
         Prompts come whole, as the simulator and vLLM take them: a step carries every prompt waiting,
         up to the token budget left beside the decodes (chunked beyond it). With mu = rate x step
@@ -222,7 +224,9 @@ class _Replica:
         (1 - e^-mu)) tokens (P / ceil(P / room) when a prompt needs several chunks). Prefill steps
         then number rate x P / q a second and take the share u = rate x P / q x T(q) of the time;
         decode-only steps fill the rest, (1 - u) / T(0) a second, and the mean step is one over the
-        two counts together."""
+        two counts together. A step with prompt work lengthens a decoding request's next token by
+        T(q) - T(0) (mixed), or by T(q) (prompts first), and the prompt steps that come while it
+        decodes stretch those by 1 / (1 - n_p (T(q) - T(0))), or 1 / (1 - u): the last figure."""
         b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
         mixed = self.mixed
         # An engine that runs prompts first, as steps of their own (SGLang), gives them the whole budget;
@@ -232,7 +236,7 @@ class _Replica:
         sm, mid = self.sm, self.C + max(Pn // 2, 1)
         t0 = sm.step(b, self.ctx).t_step_s if b else sm.overhead_s(0, 0)
         if rate <= 0:
-            return t0, sm.step(max(b, 1), self.ctx).bound_by, 0.0
+            return t0, sm.step(max(b, 1), self.ctx).bound_by, 0.0, 0.0, 0.0
         if room <= 0:
             return None
         per_pp = rate / self.lanes  # each micro-batch's steps see its share of the prompts
@@ -258,7 +262,8 @@ class _Replica:
         bound = (
             sm.step(max(b, 1), self.ctx, max(math.ceil(q), 1), mid).bound_by if u > 0.5 else sm.step(max(b, 1), self.ctx).bound_by
         )
-        return t, bound, u
+        late = (tq - t0) / (1 - n_p * (tq - t0)) if mixed else tq / (1 - u)
+        return t, bound, u, n_p, late
 
     def ttft(self, decodes: float, t_step: float) -> float:
         """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
@@ -302,18 +307,27 @@ def _prefill_wait(u: float, x: float) -> float:
 
 
 def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float, float, float, str, float] | None:
-    """(requests in flight, requests/s, mean step s, TTFT s, step bound, prefill share) per replica in
+    """(requests in flight, requests/s, mean TPOT s, TTFT s, step bound, prefill share) per replica in
     steady state, or None when none exists (the prompts or the decodes outrun the replica).
 
     Rate: throughput x is the rate per replica. Users (a closed loop of N per replica): x = N / (TTFT +
-    (output - 1) x step), at most what keeps prefill under 99% of the time. Either way the decoding
-    count is x (output - 1) step (Little's law)."""
+    (output - 1) x TPOT), at most what keeps prefill under 99% of the time. Either way the decoding
+    count is x (output - 1) TPOT (Little's law).
+
+    TPOT is the mean step, plus the prompt steps queued behind a request as its decode begins:
+    prompts are computed first come first served, so those that reached the engine while it waited
+    for and ran its own prompt steps, n_p x W of them (W its time there, to its first token), come
+    in its first decode steps, each adding what ``_Replica.step`` says over its output - 1 tokens.
+    With long prompts near the replica's prefill capacity this is most of a request's TPOT (Qwen2.5-32B
+    at TP 4 with 32,000-token prompts at half a request a second: docs/simulation.md)."""
     out = max(traffic.output, 1)
     users = math.ceil(traffic.users / replicas) if traffic.users else None
     x = traffic.rate / replicas if traffic.rate is not None else 0.0
     nd = float(users) if users else 0.0
     limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
-    res: tuple[float, str, float] | None = None
+    path = float(rep.c.request_path_s(rep.P_tail))
+    res: tuple[float, str, float, float, float] | None = None
+    tpot = ttft = 0.0
     for k in range(400):
         res = rep.step(nd, x)
         if users:
@@ -322,11 +336,13 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
                 res = rep.step(nd, x)
         if res is None:
             return None
-        t = res[0]
+        t, _, u, n_p, late = res
+        ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
+        tpot = t + (n_p * (ttft - path) * late / (out - 1) if out > 1 else 0.0)
         if users:
-            x_new = users / (rep.ttft(nd, t) + (out - 1) * t)
+            x_new = users / (ttft + (out - 1) * tpot)
             x = x_new if k < 20 else 0.5 * (x + x_new)
-        new = min(x * (out - 1) * t, float(users)) if users else x * (out - 1) * t
+        new = min(x * (out - 1) * tpot, float(users)) if users else x * (out - 1) * tpot
         if new > limit:
             return None
         if abs(new - nd) <= 1e-7 * max(nd, 1) and k > 1:
@@ -334,10 +350,11 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
             break
         nd = new if k < 20 else 0.5 * (nd + new)
     assert res is not None
-    t, bound, u = res
+    t, bound, u, n_p, late = res
     ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
-    n = float(users) if users else x * (ttft + (out - 1) * t)
-    return n, x, t, ttft, bound, u
+    tpot = t + (n_p * (ttft - path) * late / (out - 1) if out > 1 else 0.0)
+    n = float(users) if users else x * (ttft + (out - 1) * tpot)
+    return n, x, tpot, ttft, bound, u
 
 
 def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price: float | None, why: str = "") -> Deployment:
@@ -584,6 +601,8 @@ def plan(
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
         "token budget left beside the decodes" + _eager_prompt_words(engine, gpus, model, constants),
+        "TPOT (mean): the mean step over prompt and decode-only steps, plus the prompts that reached the engine while "
+        "a request waited for its first token, whose steps come first in its decode (first come, first served)",
         *(
             [
                 f"prefix cache: {traffic.prompt_cache_hit:.0%} of each prompt was computed before; its whole blocks of "
