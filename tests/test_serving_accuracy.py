@@ -152,6 +152,8 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
         concurrency=per_rank * ranks if per_rank else None,
         # vLLM V0's --enable-chunked-prefill where the run states it.
         chunked_prefill=case.get("chunked_prefill"),
+        # --no-enable-prefix-caching where the run states it (vLLM V1's default is on).
+        prefix_caching=case.get("prefix_caching", True),
     )
     # A run whose prompts the same server had already served in the session (the same benchmark
     # prompts sent again with prefix caching on) finds them in the prefix cache: the case says so.

@@ -566,7 +566,8 @@ def test_v1_takes_a_prompts_blocks_chunk_by_chunk_and_v0_all_at_admission():
         r = run("llama3.1-8b", "h100", [1000, 1000], [200, 10], engine=name, **ab).runs[0]
         assert (r.preemptions, r.recomputed_tokens, r.max_running, r.completed) == (0, 0, 1, 2), name
     for name in ("vllm@0.8", "vllm"):
-        r = run("llama3.1-8b", "h100", [1000, 1000], [200, 10], engine=name, **ab).runs[0]
+        # Prefix caching off (--no-enable-prefix-caching).
+        r = run("llama3.1-8b", "h100", [1000, 1000], [200, 10], engine=name, prefix_caching=False, **ab).runs[0]
         # B's chunks of 255 tokens (the budget less A's decode): 16 blocks, then 32 beside A's 63-75;
         # the third (48) never fits, so each admission ends in a preemption that drops one or two
         # chunks, and the step after one admits nothing: a cycle of at most three steps while A
@@ -575,3 +576,9 @@ def test_v1_takes_a_prompts_blocks_chunk_by_chunk_and_v0_all_at_admission():
         assert r.recomputed_tokens % 255 == 0, name
         assert 255 * r.preemptions <= r.recomputed_tokens <= 510 * r.preemptions, name
         assert r.preemptions >= 60, name
+        # Prefix caching on (V1's default): B's two computed chunks, 510 tokens, stay cached in their
+        # 510 // 16 = 31 full blocks (496 tokens) when it is preempted, so B is readmitted on them and
+        # waits for room for the rest: one preemption, 510 - 496 = 14 tokens computed again.
+        c = run("llama3.1-8b", "h100", [1000, 1000], [200, 10], engine=name, **ab).runs[0]
+        assert (c.preemptions, c.recomputed_tokens, c.max_running, c.completed) == (1, 14, 2, 2), name
+        assert c.duration_s < r.duration_s, name

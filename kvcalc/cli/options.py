@@ -91,6 +91,14 @@ ChunkedPrefill = Annotated[
         "off, each prompt runs whole in a step of its own while the decodes wait.",
     ),
 ]
+PrefixCaching = Annotated[
+    bool,
+    typer.Option(
+        "--prefix-caching/--no-prefix-caching",
+        help="The server's --enable-prefix-caching (vLLM V1's default: on). Off, a prompt that vLLM V1 preempts "
+        "mid-prefill computes its chunks again; --shared-prefix and --prompt-cache-hit need it on.",
+    ),
+]
 MaxBatchedTokens = Annotated[
     Optional[str],
     typer.Option(

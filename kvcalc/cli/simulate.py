@@ -87,6 +87,7 @@ def simulate(
     max_num_seqs: opt.MaxNumSeqs = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     chunked_prefill: opt.ChunkedPrefill = None,
+    prefix_caching: opt.PrefixCaching = True,
     pool: opt.Pool = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
     plot_file: Annotated[
@@ -196,7 +197,9 @@ def simulate(
             "--concurrency",
             f"at most {n:,} (or more --requests)",
         )
-    st = SimSettings(ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n, chunked_prefill=chunked_prefill)
+    st = SimSettings(
+        ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n, chunked_prefill=chunked_prefill, prefix_caching=prefix_caching
+    )
     progress, done = _progress(not as_json, n * len(pols))
     try:
         rep = run_sim(

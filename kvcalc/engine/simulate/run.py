@@ -144,6 +144,12 @@ def simulate(
             "concurrency",
             f"1 to the number of requests ({n:,}): each user needs a request to send",
         )
+    if not st.prefix_caching and (wl.shared_prefix or wl.prompt_cache_hit):
+        raise KvcalcError(
+            "a shared prefix or prompt-cache hits with prefix caching off: nothing would be found in the cache",
+            "prefix_caching",
+            "prefix caching on, or neither a shared prefix nor prompt-cache hits",
+        )
     est = estimate_events(wl, st, len(policies))
     if est > MAX_EVENTS:
         raise KvcalcError(
@@ -223,7 +229,16 @@ def simulate(
             else ", a prompt's all at admission (admitted when they fit)"
         ),
         "paged: a request that needs a block when none is free preempts the most recently admitted request "
-        + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)"),
+        + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)")
+        + (
+            (
+                "; a prompt preempted mid-prefill finds its computed blocks in the prefix cache, less those others took"
+                if st.prefix_caching
+                else "; a prompt preempted mid-prefill computes its chunks again (prefix caching off)"
+            )
+            if st.chunk_blocks
+            else ""
+        ),
         "KV bytes per token are the model's logical bytes (sliding windows and states as kvcalc size counts them); "
         "steady-state figures are the window between the 10th and 90th percentile completions; the benchmark "
         "figures (vllm bench serve's definitions) span the whole run, first send to last completion",

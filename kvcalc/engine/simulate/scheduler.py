@@ -204,6 +204,11 @@ def serve(
     # and no request is admitted in a step that preempted one (Engine.prompt_blocks).
     chunk = paged and st.chunk_blocks and mixed
     skip_admit = skipped = False
+    # V1 with prefix caching: a prompt preempted mid-prefill -> the tokens of its computed full blocks
+    # still in the cache (its first blocks, evicted last).
+    cache_kept: dict[int, int] = {}
+    keeps = chunk and st.prefix_caching
+    blk = B or 1
     # Bound methods looked up once: the loop below runs millions of times.
     take, client_finished = client.take, client.finished
     lines, span_s, span_until = cost.lines, cost.span_s, cost.span_until
@@ -311,6 +316,10 @@ def serve(
             else:
                 length = P[i] + gen[i]
                 cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
+                if cache_kept and i in cache_kept:
+                    # Its cached blocks sit last among the pool's free blocks: as many as are still free remain.
+                    left = cached_prefix + max(cap - in_use(S, len(dec_base)), 0) * blk
+                    cached = min(max(cached, min(cache_kept.pop(i), left)), length - 1)
                 need = length if not chunk else cached + min(length - cached, avail)
                 if not reserve(i, need, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
@@ -340,7 +349,15 @@ def serve(
                 for k, x in enumerate(prefilling):
                     if x[0] == i:
                         pf_done -= x[2]
-                        recomputed += x[2] - x[4]
+                        keep = 0
+                        if keeps:
+                            # Its computed full blocks stay cached, less those the requests short of blocks
+                            # take now (its last blocks, freed first).
+                            over = in_use(S, len(dec_base)) - cap
+                            keep = min(x[2] // blk * blk, alloc.cached_prefix + max(alloc.pref_blocks[i] - over, 0) * blk)
+                            if keep > x[4]:
+                                cache_kept[i] = keep
+                        recomputed += max(x[2] - max(keep, x[4]), 0)
                         del prefilling[k]
                         break
                 alloc.prompt_done(i)
