@@ -327,3 +327,30 @@ def test_long_prompts_near_the_prefill_capacity_count_the_prompts_queued_behind_
     s8 = _steady(_Replica(resolve_model("llama3.1-8b"), g, 1, 1, t8, bf16, eng), t8, 1)
     assert s8 is not None and round(s8[5], 2) == 0.32
     assert "within 10% for Llama-3.1-8B at 8,000 + 100 tokens at 1.5 a second, where the prompts' steps take 32% of" in text
+
+
+def test_a_replica_that_holds_one_request_runs_no_prompt_beside_a_decode():
+    """Qwen2.5-32B on one H100 at 32,100 tokens a request: its pool holds one (kvcalc fit), so the next
+    prompt cannot be computed beside the request decoding (under V1 its first chunk waits in the
+    prefix cache), and the closed form's TPOT is the decode-only step, where taking the prompts'
+    share of the time, as a larger pool would, put it 1.6x over the simulation (plan's TP 1 x 5 row
+    at half a request a second: -38%)."""
+    import numpy as np
+
+    from kvcalc.engine.plan import _steady
+    from kvcalc.engine.simulate import SimSettings, Workload, simulate
+
+    m, g, bf16, eng = resolve_model("qwen2.5-32b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("vllm")
+    t = Traffic(prompt=32000, output=100, rate=0.1)
+    rep = _Replica(m, g, 1, 1, t, bf16, eng)
+    assert rep.capacity == fit(m, g, FitInputs(seq=32100, engine=eng)).max_concurrency == 1
+    st = _steady(rep, t, 1)
+    assert st is not None
+    alone = rep.step(0.1 * 99 * st[2], 0.0)
+    assert alone is not None and st[2] == alone[0]
+    n = 300
+    arr = np.cumsum(np.random.default_rng(0).exponential(10.0, size=n))
+    wl = Workload(arr, np.full(n, 32000), np.full(n, 100), "t", "p")
+    st_ = SimSettings(32100, eng.default_num_seqs(g.memory_runtime_bytes, g.name), eng.schedule(m, g, 32100)[0])
+    run_ = simulate(m, g, wl, st_, [("paged-16", 16)], eng, bf16, 1).runs[0]
+    assert run_.recomputed_tokens == 0 and run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)

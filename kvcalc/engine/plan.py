@@ -338,7 +338,7 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
             return None
         t, _, u, n_p, late = res
         ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
-        tpot = t + (n_p * (ttft - path) * late / (out - 1) if out > 1 else 0.0)
+        tpot = _tpot(rep, nd, x, res, ttft - path, out)
         if users:
             x_new = users / (ttft + (out - 1) * tpot)
             x = x_new if k < 20 else 0.5 * (x + x_new)
@@ -352,9 +352,25 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
     assert res is not None
     t, bound, u, n_p, late = res
     ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
-    tpot = t + (n_p * (ttft - path) * late / (out - 1) if out > 1 else 0.0)
+    tpot = _tpot(rep, nd, x, res, ttft - path, out)
     n = float(users) if users else x * (ttft + (out - 1) * tpot)
     return n, x, tpot, ttft, bound, u
+
+
+def _tpot(rep: _Replica, nd: float, x: float, res: tuple[float, str, float, float, float], wait: float, out: int) -> float:
+    """A request's mean TPOT (``_steady``): the mean step, plus the prompt steps queued behind it when
+    its decode begins, n_p x ``wait`` (its time in the engine to its first token), each adding
+    ``late``. Those prompts must fit beside it: a pool that holds c requests at full length holds at
+    most c - 1 others, each ``n_p / x`` prompt steps; one that holds one request never runs a prompt
+    beside a decode, and the TPOT is the decode-only step."""
+    t, _, _, n_p, late = res
+    if rep.capacity < 2 and x > 0:
+        alone = rep.step(nd, 0.0)
+        return alone[0] if alone else t
+    if out <= 1 or x <= 0:
+        return t
+    queued = min(n_p * wait, (rep.capacity - 1) * n_p / (x / rep.lanes))
+    return t + queued * late / (out - 1)
 
 
 def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price: float | None, why: str = "") -> Deployment:
