@@ -510,15 +510,25 @@ def serve(
             # A span of decode-only steps up to the next event.
             ln = lines(nd, mean)
             K = heap[0][0] - S if heap else 1
-            if K < 1 or skipped:
+            if K < 1:
                 K = 1
+            h0 = u_last if u_last >= 0 else in_use(S, nd)
+            pk = client.head
+            if skipped and K > 1:
+                # Admission was skipped this step (V1, after a preemption): the next step admits the request
+                # waiting first if its first chunk fits by then (blocks only run short as the span goes on).
+                j = front[0] if front else (pk[1] if pk is not None and pk[0] <= now else -1)
+                if j >= 0:
+                    first = P[j] + gen[j]
+                    if first > mnbt - nd:
+                        first = mnbt - nd
+                    if first > 0 and r_now < mns and fits_held(first, h0):
+                        K = 1
             # Cut at the step blocks run out (paged), then at the next arrival that could be admitted.
             full = to_full(S, K, nd) if paged else K + 1
             if full < K:
                 K = full
             dt = span_s(ln, K)
-            h0 = u_last if u_last >= 0 else in_use(S, nd)
-            pk = client.head
             if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
                 first = P[pk[1]] + gen[pk[1]]
                 if chunk and first > mnbt - nd:
