@@ -292,9 +292,9 @@ def serve(
                 return
         cached_prefix = alloc.cached_prefix
         # V1's token budget left for a new prompt's first chunk, after the decodes and the prompts running.
-        avail = (mnbt - len(dec_base) - (sum(x[1] for x in prefilling) if prefilling else 0)) if chunk else 0
+        avail = (mnbt - len(dec_base) - (sum(x[1] for x in prefilling) if prefilling else 0)) if chunk else 1
         while len(dec_base) + len(prefilling) < mns:
-            if chunk and avail <= 0:
+            if avail <= 0:
                 return
             if front:
                 i = front[0]
@@ -313,6 +313,14 @@ def serve(
                 if not resume(i):
                     blocked, blocked_at = i, alloc.version
                     return
+            elif not chunk:
+                length = P[i] + gen[i]
+                if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
+                    blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
+                    return
+                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
+                prefilling.append([i, length - cached, cached, length, cached, length])
+                pf_done += cached
             else:
                 length = P[i] + gen[i]
                 cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
@@ -320,7 +328,7 @@ def serve(
                     # Its cached blocks sit last among the pool's free blocks: as many as are still free remain.
                     left = cached_prefix + max(cap - in_use(S, len(dec_base)), 0) * blk
                     cached = min(max(cached, min(cache_kept.pop(i), left)), length - 1)
-                need = length if not chunk else cached + min(length - cached, avail)
+                need = cached + min(length - cached, avail)
                 if not reserve(i, need, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
