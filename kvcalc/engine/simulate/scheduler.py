@@ -13,7 +13,10 @@ Policies (``prealloc``, ``oracle``, ``paged-B``):
 - ``oracle`` reserves exactly prompt + output tokens, contiguously, first-fit (holes appear);
 - ``paged-B`` takes blocks of B tokens as tokens arrive; when a running request needs a block
   and none is free, the most recently admitted request is preempted (its blocks freed; its
-  tokens recomputed later, or swapped to host memory and back), as vLLM does.
+  tokens recomputed later, or swapped to host memory and back), as vLLM does. A prompt takes all
+  its blocks at admission (vLLM V0, SGLang), or under vLLM V1 (``SimSettings.chunk_blocks``) those
+  of each chunk as it is scheduled, admitted when its first chunk fits, no request admitted in a
+  step that preempted one.
 A shared prompt prefix (``shared_prefix``) is stored once under paging (prefix caching: its full
 blocks are shared and not recomputed); the contiguous policies copy it into every request. A
 prompt found in the prefix cache (``prompt_cache_hit``, a share of each prompt) is not recomputed
@@ -343,9 +346,18 @@ def serve(
                 admitted[i] = now
             order.append(i)
 
+    def fits_first(j: int, nd: int, held: int) -> bool:
+        """Whether request j could be admitted beside ``nd`` decodes with ``held`` blocks in use: its
+        whole length, or under V1 its first chunk (the budget the decodes leave)."""
+        first = P[j] + gen[j]
+        if chunk and first > mnbt - nd:
+            first = mnbt - nd
+        return first > 0 and fits_held(first, held)
+
     def preempt_until_fits() -> None:
-        """Paged: free blocks by preempting the most recently admitted running requests (a prompt's
-        computed tokens are dropped, to be computed again)."""
+        """Paged: free blocks by preempting the most recently admitted running requests (their
+        computed tokens to be computed again; under V1 with prefix caching, a prompt's full blocks
+        stay cached, less those taken at once: cache_kept)."""
         nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done, skip_admit
         assert isinstance(alloc, Paged)
         while in_use(S, len(dec_base)) > cap and order:
@@ -526,22 +538,15 @@ def serve(
                 # Admission was skipped this step (V1, after a preemption): the next step admits the request
                 # waiting first if its first chunk fits by then (blocks only run short as the span goes on).
                 j = front[0] if front else (pk[1] if pk is not None and pk[0] <= now else -1)
-                if j >= 0:
-                    first = P[j] + gen[j]
-                    if first > mnbt - nd:
-                        first = mnbt - nd
-                    if first > 0 and r_now < mns and fits_held(first, h0):
-                        K = 1
+                if j >= 0 and r_now < mns and fits_first(j, nd, h0):
+                    K = 1
             # Cut at the step blocks run out (paged), then at the next arrival that could be admitted.
             full = to_full(S, K, nd) if paged else K + 1
             if full < K:
                 K = full
             dt = span_s(ln, K)
             if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
-                first = P[pk[1]] + gen[pk[1]]
-                if chunk and first > mnbt - nd:
-                    first = mnbt - nd  # (V1: the first chunk's blocks)
-                if r_now < mns and first > 0 and fits_held(first, h0):
+                if r_now < mns and fits_first(pk[1], nd, h0):
                     K, dt = span_until(ln, pk[0] - now, K, True)
             dt += stall
             itl_add((dt + held) / K)
