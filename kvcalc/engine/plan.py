@@ -336,7 +336,7 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
                 res = rep.step(nd, x)
         if res is None:
             return None
-        t, _, u, n_p, late = res
+        t, _, u, _, _ = res
         ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
         tpot = _tpot(rep, nd, x, res, ttft - path, out)
         if users:
@@ -350,7 +350,7 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
             break
         nd = new if k < 20 else 0.5 * (nd + new)
     assert res is not None
-    t, bound, u, n_p, late = res
+    t, bound, u, _, _ = res
     ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
     tpot = _tpot(rep, nd, x, res, ttft - path, out)
     n = float(users) if users else x * (ttft + (out - 1) * tpot)
