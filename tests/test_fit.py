@@ -1,6 +1,7 @@
 """fit: engine budgets, the KV pool, concurrency, the longest request, and TP/PP sharding."""
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 
 GiB, MiB = 2**30, 2**20
+ROOT = Path(__file__).resolve().parent.parent
 A100 = resolve_gpu("a100-80gb")
 
 
@@ -453,6 +455,43 @@ def test_sglang_budgets_a_fraction_of_the_memory_free_at_start_up():
     # vLLM does not take it: a warning says so.
     v = fit(m, resolve_gpu("h100"), FitInputs(seq=4096, gpu_free=70 * GiB))
     assert any("--gpu-free is SGLang's budget" in w for w in v.warnings)
+
+
+def test_sglang_start_up_memory_follows_the_interconnect():
+    """What SGLang's distributed start-up holds before the weights, read from its logs as the device
+    total less 'Load weight begin. avail mem' (SGLang's GB is GiB): on NVLink GPUs 79.19 - 76.63 = 2.56
+    GiB (8 H100s, sglang#1386), 139.80 - 137.29 = 2.51 (8 H200s, sglang#11716), 178.40 - 175.25 = 3.15
+    (8 B200s, sglang#5390); over PCIe 22.00 - 21.63 = 0.37 (4 L4s) and 95.14 - 94.01 = 1.13 (4 RTX PRO
+    6000s, sglang#40558). Each lies inside the range kvcalc prints for its interconnect, and the two
+    interconnects' best figures are apart."""
+    m = resolve_model("llama3.1-8b")
+
+    def start_up(gpu: str, tp: int) -> tuple[float, float, float]:
+        r = fit(m, resolve_gpu(gpu), FitInputs(seq=4096, engine="sglang", tp=tp, util=0.8))
+        line = next(b for b in r.budget if b.key == "non_torch")
+        assert line.low is not None and line.high is not None
+        return line.low / GiB, line.bytes / GiB, line.high / GiB
+
+    for gpu, logged in (("h100-sxm", 2.56), ("h200", 2.51), ("b200", 3.15)):
+        lo, best, hi = start_up(gpu, 8)
+        assert lo <= logged <= hi and abs(best - 2.5) < 0.01, gpu
+    for gpu, logged in (("l4", 0.37), ("rtx-pro-6000", 1.13)):
+        lo, best, hi = start_up(gpu, 4)
+        assert lo <= logged <= hi and abs(best - 0.75) < 0.01, gpu
+    # One GPU keeps the CUDA context's 0.6 GiB (139.80 - 139.20 on an H200, sglang#6753).
+    lo, best, hi = start_up("h200", 1)
+    assert lo <= 0.60 <= hi < 0.9
+    # The pool it leaves: sglang#1386, 8 H100s, mem_fraction_static 0.83, Qwen2-72B (the Qwen2.5-72B
+    # geometry): 0.83 x (79.19 - 2.5) GiB - the weights on a rank.
+    q = resolve_model("qwen2.5-72b")
+    r = fit(q, resolve_gpu("h100-sxm"), FitInputs(seq=32768, engine="sglang", tp=8, util=0.83))
+    total = resolve_gpu("h100-sxm").memory_runtime_bytes
+    assert r.kv_pool_bytes == int(Fraction("0.83") * (total - 2560 * 2**20)) - r.weight_bytes
+    # docs/engines.md's worked example quotes it.
+    text = " ".join((ROOT / "docs" / "engines.md").read_text().split())
+    tokens = r.kv_pool_bytes // (80 * 2 * 128 * 2)  # 1 KV head a rank x 128 x 80 layers x K and V x 2 B
+    assert f"- {r.weight_bytes / GiB:.2f} GiB of weights a rank = {r.kv_pool_bytes / GiB:.2f} GiB, {tokens:,} tokens" in text
+    assert f"the log's 1,218,251 ({tokens / 1_218_251 - 1:+.1%};" in text
 
 
 def test_memory_free_at_start_up_is_at_most_the_device(cli):

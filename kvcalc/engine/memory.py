@@ -378,11 +378,24 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
     )
 
 
-def start_up_estimate(tp: int, pp: int) -> Estimate:
+def start_up_estimate(tp: int, pp: int, gpu: GPUSpec) -> Estimate:
     """SGLang: what the device holds before the weights load, which its budget leaves out of the
-    memory it takes mem_fraction_static of (the CUDA context, and with more than one GPU NCCL's
-    communicators and the custom all-reduce's buffers): about 0.6 GiB on one GPU, 1.3 on several
-    (SGLang's logs: the device total against 'Load weight begin. avail mem')."""
+    memory it takes mem_fraction_static of: the CUDA context, and with more than one GPU what
+    ``init_torch_distributed`` makes (model_executor/model_runner.py, 0.5.3): NCCL communicators,
+    each with its buffers, and the custom all-reduce's. NCCL's NVLS is off (entrypoints/engine.py
+    sets NCCL_NVLS_ENABLE to --enable-nccl-nvls, 0.4.4.post3 and 0.5.3). Read from SGLang's logs as
+    the device total less 'Load weight begin. avail mem' (the smallest over ranks):
+
+    - one GPU: about 0.6 GiB (an H200, sglang#6753: 139.80 - 139.20);
+    - GPUs joined by NVLink, where NCCL runs many channels and the custom all-reduce is on: 2.56 GiB
+      on 8 H100s (sglang#1386, 0.3.0), 2.25 on 16 H800s over two nodes (sglang#4161, 0.4.3.post2),
+      3.15 on 8 B200s (sglang#5390, 2025-05: 'Init torch distributed ends. mem usage=2.50 GB') and
+      2.51 on 8 H200s (sglang#11716, 0.5.3: 2.01 GB of it distributed init). No log shows 2 to 4
+      NVLink ranks, so the range keeps 0.9 GiB at its low end;
+    - GPUs on PCIe: 0.37 GiB on 4 L4s (llms-in-clouds, 0.4.3.post4: 'mem usage=0.13 GB') and 1.13
+      on 4 RTX PRO 6000s (sglang#40558, NCCL 2.29.7: 'mem usage=0.39 GB', a Blackwell context).
+
+    The device totals are kvcalc's runtime estimates (gpu_specs), good to about 0.1 GiB."""
     if tp * pp == 1:
         return Estimate(
             "non_torch",
@@ -393,14 +406,26 @@ def start_up_estimate(tp: int, pp: int) -> Estimate:
             "in use before the weights (the CUDA context); pass --gpu-free with SGLang's 'Load weight begin. avail mem' "
             "figure for the exact budget",
         )
+    if node_of(gpu).nvlink_domain > 1:
+        return Estimate(
+            "non_torch",
+            2560 * MiB,
+            920 * MiB,
+            3277 * MiB,
+            "estimated",
+            "in use before the weights (the CUDA context, NCCL communicators, custom all-reduce buffers): SGLang's logs "
+            "of 8 and 16 NVLink GPUs show 2.25 to 3.15 GiB; pass --gpu-free with SGLang's 'Load weight begin. avail "
+            "mem' figure for the exact budget",
+        )
     return Estimate(
         "non_torch",
-        1331 * MiB,
-        920 * MiB,
-        1843 * MiB,
+        768 * MiB,
+        358 * MiB,
+        1229 * MiB,
         "estimated",
-        "in use before the weights (the CUDA context, NCCL communicators, custom all-reduce buffers); pass --gpu-free "
-        "with SGLang's 'Load weight begin. avail mem' figure for the exact budget",
+        "in use before the weights (the CUDA context, NCCL communicators over PCIe): SGLang's logs of 4 PCIe GPUs "
+        "show 0.37 to 1.13 GiB; pass --gpu-free with SGLang's 'Load weight begin. avail mem' figure for the exact "
+        "budget",
     )
 
 
@@ -853,7 +878,9 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         out["non_torch"] = _given("non_torch", inp.non_torch)
     elif eng.budget == "util_of_start_free":
         out["non_torch"] = (
-            Estimate("non_torch", 0, 0, 0, "none") if inp.gpu_free is not None else start_up_estimate(inp.tp * inp.dp, inp.pp)
+            Estimate("non_torch", 0, 0, 0, "none")
+            if inp.gpu_free is not None
+            else start_up_estimate(inp.tp * inp.dp, inp.pp, gpu)
         )
     elif eng.subtracts_non_torch and eng.non_torch_rule == "v1":
         out["non_torch"] = non_torch_v1(model, gpu, inp.tp * inp.dp, inp.pp, num_seqs(gpu, inp), eng.penalty_bytes_per_logit)
