@@ -208,14 +208,16 @@ def test_the_records_score_as_the_doc_says():
     assert "114, 98 and 3.3%" in text
     # The fp8 checkpoints, run as --weight-dtype fp8 (scored at e3fed11 before they joined, nothing changed).
     f = summary("fp8")
-    assert (f["records"], f["within_10"], f["within_5"], f["inside"]) == (55, 55, 55, 46)
+    # 46 inside as scored; 54 since the weights' range reaches 2% over the count (memory.LOADED_WEIGHTS_MARGIN_PCT).
+    assert (f["records"], f["within_10"], f["within_5"], f["inside"]) == (55, 55, 55, 54)
     assert round(f["median_error"] * 100, 1) == 0.2
     assert "median error 0.3% (0.2% since the profile's allocations beside the sampler are counted, below)" in text
-    assert "all 55 land within 5% of the logged pool, 46 inside the printed range, median error 0.3%" in text
+    assert "all 55 land within 5% of the logged pool, 46 inside the printed range (54 since the loaded" in text
     fp8 = [x for x in results() if x["weight_dtype"] == "fp8"]
     outside = [x for x in fp8 if not x["inside"]]
-    assert {x["gpu"] for x in outside} == {"mi300x"} and len(outside) == 9
-    assert 1.7 <= min(x["error"] * 100 for x in outside) and max(x["error"] * 100 for x in outside) <= 3.5
+    assert [(x["model"], x["gpu"], round(x["error"] * 100, 1)) for x in outside] == [("qwen3-235b-a22b", "mi300x", 3.5)]
+    over = sorted(x["logged_weights_gib"] / x["kvcalc_weights_gib"] - 1 for x in fp8 if x["gpu"] == "mi300x")
+    assert 0.009 <= over[0] and over[-1] <= 0.015 and "MI300X starts log 0.9% to 1.5% over kvcalc's count" in text
     assert all(abs(x["logged_weights_gib"] - x["kvcalc_weights_gib"]) <= 0.04 for x in fp8 if x["gpu"] != "mi300x")
     # NVIDIA's DeepSeek-V3.2-NVFP4 (scored at fbd5b35: +3.4%; the fp4 layout's MLA and the sparse backend's
     # fp8 came after): within 0.2% now, its weights 0.85 GiB over the log.

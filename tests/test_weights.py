@@ -182,7 +182,8 @@ def test_mxfp4_padding_is_in_the_range():
     w = next(b for b in f.budget if b.key == "weights")
     experts = weights(m).roles["experts"]
     assert w.bytes - w.low == int(experts * (2944 * 3072 - 2880 * 2880) / (2880 * 2880))
-    assert w.high - w.bytes == int(experts * (3072 * 3072 - 2944 * 3072) / (2880 * 2880))
+    # Beside it, the 2% by which engines' loaded weights can exceed the count (memory.LOADED_WEIGHTS_MARGIN_PCT).
+    assert w.high - w.bytes == int(experts * (3072 * 3072 - 2944 * 3072) / (2880 * 2880)) + w.bytes * 2 // 100
     assert abs(w.bytes / 2**30 - 65.9651) / 65.9651 < 0.005
 
 
