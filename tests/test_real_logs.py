@@ -181,11 +181,18 @@ def held_out_summary() -> str:
         return ""
     days = sorted({str(c["held_out"]) for c in held})
     with_inputs, fl_ok, est_ok, ranged, inside, widths, median = aims(held)
+    fresh = [c for c in held if RESULTS[c["file"]]["counted"]]
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"]]
+    f_inputs, f_fl, f_est, f_ranged, f_inside, f_widths, f_median = aims(fresh)
     return (
         f" Of these, {len(held)} were held out ({', '.join(days)}: collected and scored before they joined, each "
         f"counted here whatever it infers): from the log's own figures {fl_ok} of {len(with_inputs)} within 2%; from "
         f"kvcalc's defaults {est_ok} of {len(held)} within 10%; the logged figure inside the printed range in {inside} "
-        f"of {len(ranged)}, median half-width {median:.0%} ({len(widths)} logs)."
+        f"of {len(ranged)}, median half-width {median:.0%} ({len(widths)} logs). Those held out that state every "
+        f"setting, the aims' fresh logs ({len(fresh)}): {f_fl} of {len(f_inputs)} within 2% from their own figures, "
+        f"{f_est} of {len(fresh)} within 10% from the defaults, {f_inside} of {len(f_ranged)} inside the printed range, "
+        f"median half-width {f_median:.0%} ({len(f_widths)} logs). The other {len(counted) - len(fresh)} counted logs "
+        "were collected before held-out scoring began, and kvcalc's rules were read against them."
     )
 
 
