@@ -16,6 +16,7 @@ kvcalc reads all of them as GiB and says so.
 from __future__ import annotations
 
 from dataclasses import field
+from fractions import Fraction
 from typing import Any
 
 from kvcalc._record import record
@@ -345,7 +346,7 @@ def _sglang_pool(facts: LogFacts, util: float, per_token: int) -> tuple[int, str
     return None
 
 
-def _trt_pool(facts: LogFacts, fp: KVFootprint) -> tuple[int, str, dict[str, float] | None] | None:
+def _trt_pool(facts: LogFacts, fp: KVFootprint, util: float) -> tuple[int, str, dict[str, float] | None] | None:
     if facts.trt_peak_gib is not None and facts.trt_total_gib is not None and facts.trt_fraction is not None:
         # TensorRT-LLM 1.x (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator): the fraction of what
         # the profile left free, with the dry run's KV added back: fraction x (total - peak + dry-run KV).
@@ -353,6 +354,13 @@ def _trt_pool(facts: LogFacts, fp: KVFootprint) -> tuple[int, str, dict[str, flo
         pool = int(facts.trt_fraction * free * GiB)
         parts = {"total": facts.trt_total_gib, "peak": facts.trt_peak_gib, "tmp": facts.trt_tmp_kv_gib or 0.0}
         return pool, "trt_components", parts | {"fraction": facts.trt_fraction}
+    if facts.trt_free_gib is not None and facts.trt_peak_gib is None:
+        # TensorRT-LLM's C++ KV cache manager (the TensorRT engine path): the fraction of the memory free once the
+        # engine is loaded, the device's free memory plus its memory pool's, as that line logs it
+        # (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp BaseKVCacheManager::calculateFreeMemBytes, NVIDIA/
+        # TensorRT-LLM@b35ac1b: freePrimaryMemBytes = finalFreeMem x freeMemFraction).
+        pool = int(Fraction(str(util)) * round(facts.trt_free_gib * GiB))
+        return pool, "trt_free", {"available": facts.trt_free_gib, "fraction": util}
     if facts.trt_kv_bytes is not None:
         return facts.trt_kv_bytes, "trt_bytes", None
     if facts.trt_tokens is not None:
@@ -490,7 +498,7 @@ def explain(
         notes.append(Note("ray_dedup", {}))
     rows: list[Comparison] = []
     if eng.name == "trtllm":
-        got = _trt_pool(facts, fp)
+        got = _trt_pool(facts, fp, util)
     elif eng.name == "sglang":
         got = _sglang_pool(facts, util, per_tok)
     else:
@@ -648,14 +656,14 @@ def explain(
                     "trt_kv_gib",
                     "bytes",
                     facts.trt_kv_gib * GiB,
-                    from_log.kv_pool_bytes if from_log and basis == "trt_components" else None,
+                    from_log.kv_pool_bytes if from_log and basis in ("trt_components", "trt_free") else None,
                     est.kv_pool_bytes,
                 )
             )
         if len(facts.trt_allocations) > 1:
             gib, tok = facts.trt_allocations[0]
             notes.append(Note("trt_dry_run", {"gib": gib, "tokens": tok, "lines": len(facts.trt_allocations)}))
-        elif facts.trt_allocations and facts.trt_peak_gib is None:
+        elif facts.trt_allocations and facts.trt_peak_gib is None and facts.trt_free_gib is None:
             notes.append(Note("trt_maybe_dry_run", {"tokens": facts.trt_allocations[0][1]}))
         if facts.trt_kv_bytes is not None:
             rows.append(_row("trt_kv_bytes", "bytes", facts.trt_kv_bytes, None, est.kv_pool_bytes, taken=True))

@@ -139,6 +139,11 @@ class LogFacts:
     """'device total memory' on the peak line (TensorRT-LLM's free/total reading)."""
     trt_tmp_kv_gib: float | None = None
     """The dry run's KV memory, which the real pool's budget adds back."""
+    trt_free_gib: float | None = None
+    """'available' on the C++ KV cache manager's 'Memory usage when calculating max tokens in paged kv cache'
+    line: the device's free memory plus the runtime's memory pool's, which it takes the fraction of."""
+    trt_free_total_gib: float | None = None
+    """'total' on that line: the device's memory."""
     lines: dict[str, str] = field(default_factory=dict)
     """The line each fact was read from (fact name -> line)."""
     rank_of: dict[str, int] = field(default_factory=dict)
@@ -444,6 +449,15 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "TensorRT-LLM 1.x",
     ),
     (
+        "trt_free",
+        "Memory usage when calculating max tokens in paged kv cache",
+        re.compile(
+            r"Memory usage when calculating max tokens in paged kv cache: total: " + NUM + r" GiB, available: " + NUM + r" GiB"
+        ),
+        "trt_free",
+        "TensorRT-LLM's C++ KV cache manager",
+    ),
+    (
         "trt_alloc",
         "for max tokens in paged KV cache",
         re.compile(r"Allocated " + NUM + r" GiB for max tokens in paged KV cache \(" + NUM + r"\)"),
@@ -603,6 +617,9 @@ def _read(f: LogFacts, line: str) -> None:
                 f.trt_allocations.append((gib, tokens))
                 f.trt_kv_gib, f.trt_tokens = gib, tokens
                 f.lines["trt_tokens"] = line.strip()
+            elif kind == "trt_free":
+                f.trt_free_total_gib, f.trt_free_gib = _num(m.group(1)), _num(m.group(2))
+                f.lines["trt_free"] = line.strip()
             elif kind == "trt_peak":
                 f.trt_peak_gib, f.trt_available_kv_gib, f.trt_fraction = (_num(m.group(i)) for i in (1, 2, 3))
                 f.trt_kv_per_token = int(_num(m.group(4)))

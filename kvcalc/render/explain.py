@@ -39,6 +39,7 @@ BASIS = {
     "kv_sizes": "the K and V sizes the log allocated",
     "trt_bytes": "the bytes the log allocated",
     "trt_components": "the log's profile peak, device total and fraction",
+    "trt_free": "the memory the log says was available, and the fraction",
 }
 
 
@@ -63,7 +64,11 @@ def _reason(row: Any, r: Any) -> str:
         "kv_bytes_per_token": "(K size + V size) / #tokens from the log, against kvcalc's per-token bytes",
         "max_total_num_tokens": "KV pool / bytes per token (SGLang pages are single tokens)",
         "trt_kv_bytes": "free_gpu_memory_fraction x memory free after loading",
-        "trt_kv_gib": "free_gpu_memory_fraction x (device total - profile peak + the dry run's KV), the log's own terms",
+        "trt_kv_gib": (
+            "free_gpu_memory_fraction x the memory available once the engine is loaded, as the log gives it"
+            if r.from_log is not None and r.from_log.basis == "trt_free"
+            else "free_gpu_memory_fraction x (device total - profile peak + the dry run's KV), the log's own terms"
+        ),
         "trt_tokens": f"bytes / ({bs}-token blocks x {per})",
     }.get(row.key, "")
 
