@@ -793,6 +793,44 @@ def test_a_log_figure_no_engine_prints_is_one_line(cli, tmp_path, line, words):
     one_line_error(cli("explain-log", str(log), "--model", "qwen3-30b-a3b", "--gpu", "h100"), words, "log line")
 
 
+@pytest.mark.parametrize(
+    "total, available, words",
+    [
+        ("31.84", "-17.83", "available -17.83 GiB of total 31.84 GiB"),
+        ("31.84", "99999.5", "available 99999.5 GiB"),
+        ("0.00", "0.00", "total 0 GiB"),
+    ],
+)
+def test_a_trt_free_memory_line_no_engine_prints_is_one_line(cli, tmp_path, total, available, words):
+    # TensorRT-LLM's C++ manager itself checks "Free memory cannot exceed total memory" (kvCacheManager.cpp):
+    # a negative, oversized or zero-device figure is a corrupted line, refused in one line quoting it.
+    log = tmp_path / "t.log"
+    log.write_text(
+        "[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: "
+        f"total: {total} GiB, available: {available} GiB\n"
+        "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 16.05 GiB for max tokens in paged KV cache (263008).\n"
+    )
+    r = cli("explain-log", str(log), "--model", "llama3.1-8b", "--gpu", "rtx5090", "--engine", "trtllm", "--kv-dtype", "fp8")
+    one_line_error(r, words, "log line", "available memory from 0 to that total")
+
+
+def test_the_trt_free_memory_line_gives_the_pool(cli, tmp_path):
+    # The pool is the fraction of what that line says was available: 0.9 x 17.83 GiB = 16.047 GiB, which the
+    # 'Allocated 16.05 GiB' line rounds; at 65,536 B a token (fp8 KV: 32 layers x 8 heads x 128 x 2 x 1 B) that is
+    # 262,914 tokens, 8,217 blocks of 32 rounded up (NVIDIA/TensorRT-LLM#4275's RTX 5090 start).
+    log = tmp_path / "t.log"
+    log.write_text(
+        "[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: 31.84 GiB, "
+        "available: 17.83 GiB\n"
+        "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 16.05 GiB for max tokens in paged KV cache (263008).\n"
+    )
+    args = ("explain-log", str(log), "--model", "llama3.1-8b", "--gpu", "rtx5090", "--engine", "trtllm", "--kv-dtype", "fp8")
+    d = cli(*args, "--util", "0.9", "--json").json()
+    fl = d["startups"][0]["from_log"]
+    assert fl["basis"] == "trt_free" and fl["kv_pool_bytes"] == int(0.9 * round(17.83 * 2**30))
+    assert fl["kv_pool_tokens"] == 8217 * 32 == 262_944
+
+
 def test_dtype_float32_makes_the_auto_kv_cache_and_the_weights_32_bit(cli):
     # llm-d-incubation/llm-d-planner#205: Llama-3.1-8B-Instruct under vLLM 0.19.0 with --dtype float32 on an
     # H100 (tests/logs/real). kv_cache_dtype auto is the model's dtype (vLLM utils/torch_utils.py,

@@ -395,6 +395,16 @@ def _settings(
         if value is not None and not 0 < value <= top:
             line = facts.lines.get(key, "")[:120]
             raise KvcalcError(f"the log's {key} {value:g} is out of range", f"log line {line!r}", accepted)
+    if facts.trt_free_gib is not None and facts.trt_free_total_gib is not None:
+        # TensorRT-LLM checks it too: "Free memory cannot exceed total memory" (kvCacheManager.cpp).
+        total, free = facts.trt_free_total_gib, facts.trt_free_gib
+        if not (0 < total <= 100_000 and 0 <= free <= total):
+            line = facts.lines.get("trt_free", "")[:120]
+            raise KvcalcError(
+                f"the log's available {free:g} GiB of total {total:g} GiB is out of range",
+                f"log line {line!r}",
+                "a total above 0 and at most 100,000 GiB, and available memory from 0 to that total",
+            )
     mml_log = facts.max_model_len
     pick("tp", facts.tp, given.tp, "--tp", 1, "not in the log; pass --tp")
     pick("pp", facts.pp, given.pp, "--pp", 1, "not in the log; pass --pp")
