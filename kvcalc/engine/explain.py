@@ -312,7 +312,9 @@ def _vllm_pool(
     if avail is not None:
         return round(avail * GiB), "available", None
     bs = fp.alloc.block_size or 16
-    bpb = min(fp.bytes_per_block(s) for s in range(len(fp.layouts)))
+    # The stage with the most bytes a block binds (capacity: num_blocks = min over the stages of pool // its
+    # bytes a block, the engine's minimum over its workers), so a logged block count is its pool.
+    bpb = max(fp.bytes_per_block(s) for s in range(len(fp.layouts)))
     if facts.gpu_blocks is not None:
         return facts.gpu_blocks * bpb, "blocks", None
     if facts.error_kv_tokens is not None:
