@@ -457,6 +457,29 @@ def test_sglang_budgets_a_fraction_of_the_memory_free_at_start_up():
     assert any("--gpu-free is SGLang's budget" in w for w in v.warnings)
 
 
+@pytest.mark.parametrize(
+    "release, gib, tp, want",
+    [
+        # server_args.py ServerArgs.__post_init__ of each release (the sglang wheels): by TP alone ...
+        ("sglang@0.3.0", 80, 8, "0.83"),
+        ("sglang@0.3.6", 80, 8, "0.82"),
+        ("sglang@0.4.4.post3", 80, 8, "0.81"),
+        ("sglang@0.4.4.post3", 192, 1, "0.88"),
+        # ... from 0.4.5.post3 to 0.4.6.post1, (memory - 13 GiB) / memory on GPUs over 80 GiB: 143,771 MiB (an
+        # H200 as nvidia-smi gives it) -> (143,771 - 13,312) / 143,771.
+        ("sglang@0.4.5.post3", 141, 8, str((143_771 - 13_312) / 143_771)),
+        ("sglang@0.4.5.post3", 80, 8, "0.81"),
+    ],
+)
+def test_sglang_default_memory_fraction_by_release(release, gib, tp, want):
+    gpu = {80: "h100-sxm", 141: "h200", 192: "mi300x"}[gib]
+    r = fit(resolve_model("llama3.1-8b"), resolve_gpu(gpu), FitInputs(seq=4096, engine=release, tp=tp))
+    assert r.util == pytest.approx(float(want), abs=1e-12)
+    if release == "sglang@0.4.5.post3" and gib == 141:
+        doc = " ".join((ROOT / "docs" / "engines.md").read_text().split())
+        assert f"({r.util:.3f} on an H200 of 143,771 MiB)" in doc
+
+
 def test_sglang_start_up_memory_follows_the_interconnect():
     """What SGLang's distributed start-up holds before the weights, read from its logs as the device
     total less 'Load weight begin. avail mem' (SGLang's GB is GiB): on NVLink GPUs 79.19 - 76.63 = 2.56

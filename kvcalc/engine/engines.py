@@ -90,7 +90,9 @@ class Engine:
     """One block is reserved (vLLM V1's null block): the pool holds one block less than it logs."""
     subtracts_activation: bool = True
     subtracts_non_torch: bool = True
-    mem_fraction_rule: Literal["none", "sglang-0.5", "sglang-0.4"] = "none"
+    mem_fraction_rule: Literal[
+        "none", "sglang-0.5", "sglang-0.4", "sglang-0.4.5", "sglang-0.4.0", "sglang-0.3.6", "sglang-0.3"
+    ] = "none"
     """SGLang's default mem_fraction_static: derived from GPU memory, TP and PP (0.5.x), or a table by TP x PP (0.4)."""
     sampler_bytes_per_logit: int = 14
     """The profile run's sampler peak, in bytes per vocabulary entry per request (max_num_seqs rows):
@@ -739,7 +741,7 @@ SGLANG_059 = replace(
 SGLANG_04 = replace(
     SGLANG_059,
     version="0.4",
-    releases="0.3 and 0.4; rules read from 0.4.6.post5",
+    releases="0.4.6.post2 and later 0.4.x; rules read from 0.4.6.post5",
     label="SGLang 0.4",
     batched_tokens_default="sglang-0.4",
     mem_fraction_rule="sglang-0.4",
@@ -749,6 +751,53 @@ SGLANG_04 = replace(
     "profile_max_num_token); mem_fraction_static from a table by "
     "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
     "96 GiB; every layer holds every token (no sliding pool)",
+)
+# Earlier 0.3 and 0.4 releases: 0.4.6.post2's rules but for the default mem_fraction_static, which
+# server_args.py ServerArgs.__post_init__ set by TP from a table alone until 0.4.5.post2, with 0.83
+# (0.3.0 to 0.3.5) or 0.82 (0.3.6) at TP 8 to 15, and from 0.4.5.post3 to 0.4.6.post1 as (GPU memory -
+# 13 GiB) / GPU memory on GPUs over 80 GiB (read from the sglang wheels of each release named).
+_SGLANG_04_NOTE = (
+    "KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py profile_max_num_token); "
+    "mem_fraction_static {rule}; every layer holds every token (no sliding pool)"
+)
+SGLANG_0453 = replace(
+    SGLANG_04,
+    version="0.4.5.post3",
+    releases="0.4.5.post3 to 0.4.6.post1; rules read from 0.4.6.post5, the default memory fraction from 0.4.5.post3 and 0.4.6",
+    label="SGLang 0.4.5.post3-0.4.6.post1",
+    mem_fraction_rule="sglang-0.4.5",
+    note=_SGLANG_04_NOTE.format(
+        rule="from a table by TP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), else "
+        "(GPU memory - 13 GiB) / GPU memory"
+    ),
+    aliases=(),
+)
+SGLANG_040 = replace(
+    SGLANG_04,
+    version="0.4.0",
+    releases="0.4.0 to 0.4.5.post2; rules read from 0.4.6.post5, the default memory fraction from 0.4.0, 0.4.3 and 0.4.5",
+    label="SGLang 0.4.0-0.4.5",
+    mem_fraction_rule="sglang-0.4.0",
+    note=_SGLANG_04_NOTE.format(rule="from a table by TP (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16)"),
+    aliases=(),
+)
+SGLANG_036 = replace(
+    SGLANG_04,
+    version="0.3.6",
+    releases="0.3.6; rules read from 0.4.6.post5, the default memory fraction from 0.3.6",
+    label="SGLang 0.3.6",
+    mem_fraction_rule="sglang-0.3.6",
+    note=_SGLANG_04_NOTE.format(rule="from a table by TP (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.82 at 8, 0.79 at 16)"),
+    aliases=(),
+)
+SGLANG_03 = replace(
+    SGLANG_04,
+    version="0.3",
+    releases="0.3.0 to 0.3.5; rules read from 0.4.6.post5, the default memory fraction from 0.3.0 to 0.3.5",
+    label="SGLang 0.3",
+    mem_fraction_rule="sglang-0.3",
+    note=_SGLANG_04_NOTE.format(rule="from a table by TP (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.83 at 8, 0.79 at 16)"),
+    aliases=(),
 )
 
 ENGINE_LIST: list[Engine] = [
@@ -771,6 +820,10 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_05,
     SGLANG_059,
     SGLANG_04,
+    SGLANG_0453,
+    SGLANG_040,
+    SGLANG_036,
+    SGLANG_03,
     Engine(
         "trtllm",
         "1.2",
@@ -844,7 +897,8 @@ ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
     "vllm@0.8.4, vllm@0.8, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
-    "sglang (0.5.10 and later 0.5), sglang@0.5.9 (0.5.0 to 0.5.9), sglang@0.4, trtllm, hf, hf4, plain"
+    "sglang (0.5.10 and later 0.5), sglang@0.5.9 (0.5.0 to 0.5.9), sglang@0.4 (0.4.6.post2 on), sglang@0.4.5.post3, "
+    "sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
 
 
@@ -890,6 +944,22 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
     return "vllm@0.33"
 
 
+def _sglang_record(v: tuple[int, ...], version: str) -> str:
+    """The record of a 0.3 or 0.4 SGLang release, by where its default mem_fraction_static changed
+    (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3 and 0.4.6.post2."""
+    m = re.search(r"post([0-9]+)", version)
+    post = int(m.group(1)) if m else 0
+    if v < (0, 3, 6):
+        return "sglang@0.3"
+    if v < (0, 4):
+        return "sglang@0.3.6"
+    if v < (0, 4, 5) or (v == (0, 4, 5) and post < 3):
+        return "sglang@0.4.0"
+    if v < (0, 4, 6) or (v == (0, 4, 6) and post < 2):
+        return "sglang@0.4.5.post3"
+    return "sglang@0.4"
+
+
 def engine(name: str | Engine, where: str = "engine") -> Engine:
     """Parse an engine name, with an optional release (or pass a parsed one through)."""
     if isinstance(name, Engine):
@@ -920,7 +990,7 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
         elif family == "sglang" and v >= (0, 5):
             return ENGINES["sglang@0.5.9"]
         elif family == "sglang" and v >= (0, 3):
-            return ENGINES["sglang@0.4"]
+            return ENGINES[_sglang_record(v, version)]
         elif family == "trtllm" and v >= (1, 0):
             return ENGINES["trtllm@1.2"]
         raise KvcalcError(f"no rules for {family} {version[:20]}", where, ACCEPTED)
@@ -1066,8 +1136,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule == "sglang-0.5":
                 out[f] = "from GPU memory, TP, PP"
-            elif e.mem_fraction_rule == "sglang-0.4":
-                out[f] = "a table by TP x PP"
+            elif e.mem_fraction_rule in ("sglang-0.4", "sglang-0.4.5"):
+                out[f] = "a table by TP x PP, or from GPU memory over 80 GiB"
+            elif e.mem_fraction_rule != "none":
+                out[f] = "a table by TP"
         elif f == "block_size":
             out[f] = "-" if v is None else str(v)
         elif f == "prompt_blocks" and e.budget == "all":

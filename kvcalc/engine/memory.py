@@ -528,9 +528,18 @@ def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str) -> float:
     0.5.x (srt/arg_groups/memory_hook.py, handle_gpu_memory_settings; 0.5.23): by the GPU's memory
     in MiB as nvidia-smi reports it, reserve 512 MiB + 1.5 x max(chunked_prefill_size, 2048) +
     tp x pp / 8 x 1024 + 2 x cuda_graph_max_bs MiB (at least 10 GiB on GPUs over 60 GiB), and keep
-    round((memory - reserved) / memory, 3). 0.4 (server_args.py, 0.4.6.post5): a table by TP x PP on GPUs
-    of <= 80 GiB, raised towards (memory - 18 GiB) / memory on GPUs over 96 GiB.
+    round((memory - reserved) / memory, 3). 0.4 (server_args.py, 0.4.6.post5; from 0.4.6.post2): a table
+    by TP x PP on GPUs of <= 80 GiB, raised towards (memory - 18 GiB) / memory on GPUs over 96 GiB. Before:
+    0.4.5.post3 to 0.4.6.post1 the table on GPUs of <= 80 GiB, else (memory - 13 GiB) / memory; 0.3.0 to
+    0.4.5.post2 the table by TP alone, 0.83 at TP 8 to 15 in 0.3.0 to 0.3.5, 0.82 in 0.3.6, 0.81 from 0.4.0.
     """
+    table = {"sglang-0.3": 0.83, "sglang-0.3.6": 0.82, "sglang-0.4.0": 0.81, "sglang-0.4.5": 0.81}
+    if rule in table:
+        # 0.3.0 to 0.4.6.post1 (server_args.py, read from each release's wheel): by TP alone, 0.83, 0.82 or 0.81
+        # at TP 8 to 15; from 0.4.5.post3 to 0.4.6.post1 on GPUs over 80 GiB, (memory - 13 GiB) / memory.
+        if rule == "sglang-0.4.5" and gpu_mib > 81920:
+            return (gpu_mib - 13 * 1024) / gpu_mib
+        return 0.79 if tp >= 16 else table[rule] if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
     if rule == "sglang-0.4":
         p = tp * pp
         m = 0.88
