@@ -22,6 +22,10 @@ from kvcalc.specs.model import ModelSpec
 GiB = 2**30
 
 
+MemFractionRule = Literal["none", "sglang-0.5", "sglang-0.4", "sglang-0.4.5", "sglang-0.4.0", "sglang-0.3.6", "sglang-0.3"]
+"""How an SGLang release sets its default mem_fraction_static (memory.sglang_mem_fraction)."""
+
+
 @record(frozen=True)
 class Engine:
     name: str
@@ -90,9 +94,7 @@ class Engine:
     """One block is reserved (vLLM V1's null block): the pool holds one block less than it logs."""
     subtracts_activation: bool = True
     subtracts_non_torch: bool = True
-    mem_fraction_rule: Literal[
-        "none", "sglang-0.5", "sglang-0.4", "sglang-0.4.5", "sglang-0.4.0", "sglang-0.3.6", "sglang-0.3"
-    ] = "none"
+    mem_fraction_rule: MemFractionRule = "none"
     """SGLang's default mem_fraction_static: derived from GPU memory, TP and PP (0.5.x), or a table by TP x PP (0.4)."""
     sampler_bytes_per_logit: int = 14
     """The profile run's sampler peak, in bytes per vocabulary entry per request (max_num_seqs rows):
@@ -760,45 +762,35 @@ _SGLANG_04_NOTE = (
     "KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py profile_max_num_token); "
     "mem_fraction_static {rule}; every layer holds every token (no sliding pool)"
 )
-SGLANG_0453 = replace(
-    SGLANG_04,
-    version="0.4.5.post3",
-    releases="0.4.5.post3 to 0.4.6.post1; rules read from 0.4.6.post5, the default memory fraction from 0.4.5.post3 and 0.4.6",
-    label="SGLang 0.4.5.post3-0.4.6.post1",
-    mem_fraction_rule="sglang-0.4.5",
-    note=_SGLANG_04_NOTE.format(
-        rule="from a table by TP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), else "
-        "(GPU memory - 13 GiB) / GPU memory"
-    ),
-    aliases=(),
+
+
+def _sglang_before_046(version: str, releases: str, read: str, rule: MemFractionRule, table: str) -> Engine:
+    """An earlier 0.3 or 0.4 release: sglang@0.4's record with its own default mem_fraction_static, read
+    from the server_args.py of the wheels named by ``read``."""
+    return replace(
+        SGLANG_04,
+        version=version,
+        releases=releases + "; rules read from 0.4.6.post5, the default memory fraction from " + read,
+        label="SGLang " + releases.replace(" to ", "-"),
+        mem_fraction_rule=rule,
+        note=_SGLANG_04_NOTE.format(rule=table),
+        aliases=(),
+    )
+
+
+_TABLE = "from a table by TP (0.88 at 1, 0.87 at 2, 0.85 at 4, {} at 8, 0.79 at 16)"
+SGLANG_0453 = _sglang_before_046(
+    "0.4.5.post3",
+    "0.4.5.post3 to 0.4.6.post1",
+    "0.4.5.post3 and 0.4.6",
+    "sglang-0.4.5",
+    _TABLE.format("0.81") + " on GPUs of <= 80 GiB, else (GPU memory - 13 GiB) / GPU memory",
 )
-SGLANG_040 = replace(
-    SGLANG_04,
-    version="0.4.0",
-    releases="0.4.0 to 0.4.5.post2; rules read from 0.4.6.post5, the default memory fraction from 0.4.0, 0.4.3 and 0.4.5",
-    label="SGLang 0.4.0-0.4.5",
-    mem_fraction_rule="sglang-0.4.0",
-    note=_SGLANG_04_NOTE.format(rule="from a table by TP (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16)"),
-    aliases=(),
+SGLANG_040 = _sglang_before_046(
+    "0.4.0", "0.4.0 to 0.4.5.post2", "0.4.0, 0.4.3, 0.4.5 and 0.4.5.post2", "sglang-0.4.0", _TABLE.format("0.81")
 )
-SGLANG_036 = replace(
-    SGLANG_04,
-    version="0.3.6",
-    releases="0.3.6; rules read from 0.4.6.post5, the default memory fraction from 0.3.6",
-    label="SGLang 0.3.6",
-    mem_fraction_rule="sglang-0.3.6",
-    note=_SGLANG_04_NOTE.format(rule="from a table by TP (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.82 at 8, 0.79 at 16)"),
-    aliases=(),
-)
-SGLANG_03 = replace(
-    SGLANG_04,
-    version="0.3",
-    releases="0.3.0 to 0.3.5; rules read from 0.4.6.post5, the default memory fraction from 0.3.0 to 0.3.5",
-    label="SGLang 0.3",
-    mem_fraction_rule="sglang-0.3",
-    note=_SGLANG_04_NOTE.format(rule="from a table by TP (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.83 at 8, 0.79 at 16)"),
-    aliases=(),
-)
+SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"))
+SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"))
 
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
