@@ -754,7 +754,7 @@ SGLANG_04 = replace(
     "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
     "96 GiB; every layer holds every token (no sliding pool)",
 )
-# Earlier 0.3 and 0.4 releases: 0.4.6.post2's rules but for the default mem_fraction_static, which
+# Earlier 0.3 and 0.4 releases: sglang@0.4's rules but for the default mem_fraction_static, which
 # server_args.py ServerArgs.__post_init__ set by TP from a table alone until 0.4.5.post2, with 0.83
 # (0.3.0 to 0.3.5) or 0.82 (0.3.6) at TP 8 to 15, and from 0.4.5.post3 to 0.4.6.post1 as (GPU memory -
 # 13 GiB) / GPU memory on GPUs over 80 GiB (read from the sglang wheels of each release named).
@@ -1128,8 +1128,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule == "sglang-0.5":
                 out[f] = "from GPU memory, TP, PP"
-            elif e.mem_fraction_rule in ("sglang-0.4", "sglang-0.4.5"):
-                out[f] = "a table by TP x PP, or from GPU memory over 80 GiB"
+            elif e.mem_fraction_rule == "sglang-0.4":
+                out[f] = "a table by TP x PP, raised on GPUs over 96 GiB"
+            elif e.mem_fraction_rule == "sglang-0.4.5":
+                out[f] = "a table by TP, or from GPU memory over 80 GiB"
             elif e.mem_fraction_rule != "none":
                 out[f] = "a table by TP"
         elif f == "block_size":
