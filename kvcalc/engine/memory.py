@@ -458,22 +458,42 @@ def nvls_ranks(gpu: GPUSpec, tp: int) -> int:
     return ranks if hopper_nvswitch(gpu) and ranks > 2 else 0
 
 
-def non_torch_estimate(tp: int, pp: int, nvls_bytes: int = 0) -> Estimate:
+# The high end of V0's non-torch memory on AMD GPUs, where the runtime's own memory is counted: the one
+# public breakdown of a ROCm V0 start on an MI300X shows 6.07 GiB at TP 1 (llm-tracker.info's 'vLLM
+# MI300X vs H100', a ROCm build of 0.6.4's profile: non_torch_memory=6.07GiB beside 67.70 GB of
+# weights); the same profile on other ROCm cards shows 0.29 to 0.73 GiB (MI50s, nlzy/vllm-gfx906#10;
+# a 24 GB Radeon, ServerlessLLM's docs/stable/store/rocm_quickstart.md; gfx906 cards, Said-Akbar/triton-gcn5#4). With more than one GPU, RCCL's
+# buffers come on top: about 1 GiB for a rank's first communicator and 0.65 GiB for each further one
+# (LUMI's measurements on MI250X, Lumi-supercomputer/LUMI-AI-Guide#111), and V0 makes two for TP
+# (a PyNccl communicator and torch's group).
+ROCM_V0_NON_TORCH_HIGH = 6216 * MiB
+RCCL_TP_COMMUNICATORS = 1690 * MiB
+
+
+def non_torch_estimate(tp: int, pp: int, nvls_bytes: int = 0, rocm: bool = False) -> Estimate:
     """Memory outside PyTorch's allocator that the engine counts: cuBLAS and cuDNN workspaces, and
     with more than one GPU NCCL's and the custom all-reduce's buffers. ``nvls_bytes``: one TP
     communicator's NCCL NVLS buffers (Engine.nvls_mib_per_rank x ranks), which vLLM 0.5 to 0.7 create
     twice before the profile reads free memory (vllm/worker/worker.py init_device takes its snapshot
     before init_worker_distributed_environment; distributed/parallel_state.py GroupCoordinator makes a
     PyNccl communicator and a torch NCCL group for TP, the latter's communicator made by the profile
-    run's first large all-reduce, 0.6.3): twice at best and high, once at low."""
+    run's first large all-reduce, 0.6.3): twice at best and high, once at low. ``rocm``: an AMD GPU,
+    whose range reaches the ROCm runtime memory an MI300X breakdown shows (ROCM_V0_NON_TORCH_HIGH);
+    the best figure stays the NVIDIA one, which the other ROCm cards' breakdowns bear out."""
+    rocm_why = (
+        "; on ROCm the high end allows 6.07 GiB, what the one public MI300X breakdown of a V0 start shows (other "
+        "ROCm cards show 0.29 to 0.73 GiB)"
+        if rocm
+        else ""
+    )
     if tp * pp == 1:
         return Estimate(
             "non_torch",
             256 * MiB,
             64 * MiB,
-            512 * MiB,
+            ROCM_V0_NON_TORCH_HIGH if rocm else 512 * MiB,
             "estimated",
-            "cuBLAS/cuDNN workspaces; public logs of one GPU show 0.07 to 0.35 GiB",
+            "cuBLAS/cuDNN workspaces; public logs of one GPU show 0.07 to 0.35 GiB" + rocm_why,
         )
     nvls = ""
     if nvls_bytes:
@@ -481,13 +501,17 @@ def non_torch_estimate(tp: int, pp: int, nvls_bytes: int = 0) -> Estimate:
             f"; plus NCCL's NVLS buffers of two TP communicators, 2 x {_gib(nvls_bytes)} (one at the low end: "
             "NCCL 2.18 to 2.21 size them at each communicator's start, nvls.cc)"
         )
+    if rocm:
+        rocm_why += ", and RCCL's buffers for two TP communicators, about 1.65 GiB (LUMI's measurements)"
     return Estimate(
         "non_torch",
         768 * MiB + 2 * nvls_bytes,
         256 * MiB + nvls_bytes,
-        2 * GiB + 2 * nvls_bytes,
+        (ROCM_V0_NON_TORCH_HIGH + RCCL_TP_COMMUNICATORS if rocm else 2 * GiB) + 2 * nvls_bytes,
         "estimated",
-        "cuBLAS workspaces plus NCCL and custom all-reduce buffers; public logs of 2 to 8 GPUs show 0.25 to 1.8 GiB" + nvls,
+        "cuBLAS workspaces plus NCCL and custom all-reduce buffers; public logs of 2 to 8 GPUs show 0.25 to 1.8 GiB"
+        + nvls
+        + rocm_why,
     )
 
 
@@ -910,7 +934,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         out["non_torch"] = non_torch_v1(model, gpu, inp.tp * inp.dp, inp.pp, num_seqs(gpu, inp), eng.penalty_bytes_per_logit)
     elif eng.subtracts_non_torch:
         nvls = int(eng.nvls_mib_per_rank * MiB) * nvls_ranks(gpu, inp.tp)
-        out["non_torch"] = non_torch_estimate(inp.tp * inp.dp, inp.pp, nvls)
+        out["non_torch"] = non_torch_estimate(inp.tp * inp.dp, inp.pp, nvls, rocm=gpu.vendor == "AMD" and eng.name == "vllm")
     else:
         out["non_torch"] = Estimate("non_torch", 0, 0, 0, "none")
     if inp.cudagraph is not None:
