@@ -116,6 +116,39 @@ def test_sglang_mem_fraction_matches_its_release():
     assert sglang_mem_fraction(143771, 1, 1, "sglang-0.4") == min(0.88 + 49152 * 0.12 / 143771, (143771 - 18432) / 143771)
 
 
+def test_sglang_0_4_7_to_0_5_2_mem_fraction_and_dp_attention():
+    """server_args.py of 0.4.7, 0.4.7.post1 to 0.5.2, 0.5.3rc2 to 0.5.9 (each wheel read): the reserve by GPU memory,
+    and SGLang's tp_size, every GPU of a DP-attention group, where kvcalc's tp is the attention TP."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.memory import sglang_mem_fraction
+
+    # 0.4.7.post1 to 0.5.2: a B200 (183,359 MiB) reserves 32 GiB; an H20 (97,871 MiB) at TP 8 (12 + 8 / 2) GiB; an H100
+    # (81,559 MiB) at TP 8 (9.5 + 8 / 2) GiB, and 4 GiB more with DP attention.
+    assert sglang_mem_fraction(183359, 8, 1, "sglang-0.4.7.post1") == round((183359 - 32768) / 183359, 3) == 0.821
+    assert sglang_mem_fraction(97871, 8, 1, "sglang-0.4.7.post1") == round((97871 - 16384) / 97871, 3) == 0.833
+    assert sglang_mem_fraction(81559, 8, 1, "sglang-0.4.7.post1") == round((81559 - 13824) / 81559, 3) == 0.831
+    assert sglang_mem_fraction(81559, 8, 1, "sglang-0.4.7.post1", dp=8) == round((81559 - 17920) / 81559, 3) == 0.78
+    # 0.4.7: 0.79 on NVIDIA GPUs over 180,000 MiB; elsewhere 0.4.6.post5's rule (an MI300X's 196,592 MiB is ROCm).
+    assert sglang_mem_fraction(183359, 8, 1, "sglang-0.4.7") == 0.79
+    mi = sglang_mem_fraction(196592, 8, 1, "sglang-0.4.7", cuda=False)
+    assert mi == sglang_mem_fraction(196592, 8, 1, "sglang-0.4") == min(0.88 + 49152 * 0.12 / 196592, (196592 - 18432) / 196592)
+    # 0.5.3 on: DP attention adds cuda_graph_max_bs x dp x 3 MiB, and x 1.5 more past 300: a GB200 (about 189 GiB, the
+    # top tier: chunk 16,384, max bs 512) at tp_size 4, dp 2: 512 + 24,576 + 512 + 1,024 + 3,072 + 1,536 = 31,232 MiB.
+    assert sglang_mem_fraction(189471, 4, 1, "sglang-0.5", dp=2) == round((189471 - 31232) / 189471, 3)
+    # Under DP attention fit passes SGLang's tp_size, kvcalc's tp x dp: --tp 16 --dp 16 on H100s is 16 ways, 0.79 in 0.4.
+    r = fit(resolve_model("deepseek-v3"), resolve_gpu("h100"), FitInputs(seq=4096, engine=engine("sglang@0.4.6.post2"), dp=16))
+    assert r.util == 0.79
+    # Each release to its record.
+    assert [engine(f"sglang@{v}").key for v in ("0.4.6.post5", "0.4.7", "0.4.8", "0.4.10.post2", "0.5.2", "0.5.3")] == [
+        "sglang@0.4",
+        "sglang@0.4.7",
+        "sglang@0.4.7.post1",
+        "sglang@0.4.7.post1",
+        "sglang@0.5.2",
+        "sglang@0.5.9",
+    ]
+
+
 def test_sglang_holds_every_token_of_sliding_layers_unless_allowlisted():
     """SGLang keeps a sliding pool only for allowlisted architectures: Gemma-3 holds all 62 layers."""
     g = resolve_model("gemma3-27b")

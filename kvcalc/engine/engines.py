@@ -22,7 +22,17 @@ from kvcalc.specs.model import ModelSpec
 GiB = 2**30
 
 
-MemFractionRule = Literal["none", "sglang-0.5", "sglang-0.4", "sglang-0.4.5", "sglang-0.4.0", "sglang-0.3.6", "sglang-0.3"]
+MemFractionRule = Literal[
+    "none",
+    "sglang-0.5",
+    "sglang-0.4.7.post1",
+    "sglang-0.4.7",
+    "sglang-0.4",
+    "sglang-0.4.5",
+    "sglang-0.4.0",
+    "sglang-0.3.6",
+    "sglang-0.3",
+]
 """How an SGLang release sets its default mem_fraction_static (memory.sglang_mem_fraction)."""
 
 
@@ -68,7 +78,17 @@ class Engine:
     max_concurrent_batches x max_num_batched_tokens (2 at PP 1 with async scheduling, PP + 1 with
     the V2 model runner)."""
     batched_tokens_default: Literal[
-        "none", "v0", "v1-0.8.0", "v1-0.8.4", "v1-0.8.5", "v1", "v1-160", "sglang-0.4", "sglang-0.5"
+        "none",
+        "v0",
+        "v1-0.8.0",
+        "v1-0.8.4",
+        "v1-0.8.5",
+        "v1",
+        "v1-160",
+        "sglang-0.4",
+        "sglang-0.4.7",
+        "sglang-0.4.7.post1",
+        "sglang-0.5",
     ] = "none"
     """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or v0_chunk_tokens with
     chunked prefill, on by v0_chunking's rule); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048;
@@ -338,7 +358,7 @@ class Engine:
         its token pool and its request slots, max(pool tokens / context x 512, 2,048) up to 4,096
         (managers/tp_worker.py, model_executor/model_runner.py, 0.4.6.post5 and 0.5.3): 2,048, the
         slots' floor, which half a pool of 4,096 tokens or more does not bind."""
-        if self.batched_tokens_default in ("sglang-0.4", "sglang-0.5"):
+        if self.batched_tokens_default.startswith("sglang"):
             return 2048
         rule = self.batched_tokens_default
         if rule == "v1-0.8.0":
@@ -420,6 +440,12 @@ class Engine:
             return self.v0_chunk_tokens if chunked_prefill else max(max_model_len, 2048)
         if self.batched_tokens_default == "sglang-0.4":
             return 2048 if runtime_total < 25_000 * 2**20 else 8192
+        if self.batched_tokens_default == "sglang-0.4.7":
+            # server_args.py, 0.4.7: 16,384 on GPUs of over 180,000 MiB (the B200), 2,048 under 25,000 MiB.
+            return 16384 if runtime_total > 180_000 * 2**20 else 2048 if runtime_total < 25_000 * 2**20 else 8192
+        if self.batched_tokens_default == "sglang-0.4.7.post1":
+            # server_args.py, 0.4.7.post1 to 0.5.2: 2,048 under 35 GiB, 8,192 under 160 GiB, else 16,384.
+            return 2048 if runtime_total < 35 * GiB else 8192 if runtime_total < 160 * GiB else 16384
         if self.batched_tokens_default == "sglang-0.5":
             for limit, tokens in ((35, 2048), (60, 4096), (160, 8192)):
                 if runtime_total < limit * GiB:
@@ -706,7 +732,8 @@ VLLM_04 = replace(
 SGLANG_05 = Engine(
     "sglang",
     "0.5",
-    "0.5.10 and later 0.5.x; rules read from 0.5.23",
+    "0.5.10 and later 0.5.x; rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9 (later "
+    "releases' further reserves not followed)",
     "SGLang 0.5",
     "util_of_start_free",
     None,
@@ -722,7 +749,8 @@ SGLANG_05 = Engine(
     prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal"}),
     note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
     "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
-    "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP and PP; token-granular pool; sliding layers hold "
+    "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP, PP and DP "
+    "attention; token-granular pool; sliding layers hold "
     "every token unless the architecture is on SGLang's hybrid-SWA allowlist (then a full pool plus a sliding "
     "pool of 0.8 its size)",
     aliases=("sglang", "sglang@current", "sglang@latest"),
@@ -732,8 +760,9 @@ SGLANG_05 = Engine(
 SGLANG_059 = replace(
     SGLANG_05,
     version="0.5.9",
-    releases="0.5.0 to 0.5.9; memory rules read from 0.5.23, prompt steps from 0.5.6 and 0.5.9",
-    label="SGLang 0.5.0-0.5.9",
+    releases="0.5.3 to 0.5.9; memory rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9, "
+    "prompt steps from 0.5.6 and 0.5.9",
+    label="SGLang 0.5.3-0.5.9",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
     aliases=(),
@@ -743,7 +772,7 @@ SGLANG_059 = replace(
 SGLANG_04 = replace(
     SGLANG_059,
     version="0.4",
-    releases="0.4.6.post2 and later 0.4.x; rules read from 0.4.6.post5",
+    releases="0.4.6.post2 to 0.4.6.post5; rules read from 0.4.6.post5",
     label="SGLang 0.4",
     batched_tokens_default="sglang-0.4",
     mem_fraction_rule="sglang-0.4",
@@ -753,6 +782,48 @@ SGLANG_04 = replace(
     "profile_max_num_token); mem_fraction_static from a table by "
     "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
     "96 GiB; every layer holds every token (no sliding pool)",
+)
+# SGLang 0.4.7 to 0.5.2: each its own default mem_fraction_static and chunked_prefill_size, read from
+# server_args.py of the wheels of 0.4.7, 0.4.7.post1, 0.4.8, 0.4.9 (.post1 to .post6), 0.4.10 (.post1, .post2),
+# 0.5.1 and 0.5.2; 0.5.3rc2 has 0.5's rule.
+SGLANG_047 = replace(
+    SGLANG_04,
+    version="0.4.7",
+    releases="0.4.7; rules read from 0.4.6.post5, the default memory fraction and chunk from 0.4.7",
+    label="SGLang 0.4.7",
+    batched_tokens_default="sglang-0.4.7",
+    mem_fraction_rule="sglang-0.4.7",
+    note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
+    "profile_max_num_token); mem_fraction_static as 0.4.6.post5's but 0.79 on NVIDIA GPUs of over 180,000 MiB "
+    "(the B200); every layer holds every token (no sliding pool)",
+    aliases=(),
+)
+_BUCKETS = (
+    "mem_fraction_static = (memory - reserve) / memory, the reserve (2.8 + TP x PP / 10) GiB under 35 GiB, "
+    "(9.5 + TP x PP / 2) GiB under 90 GiB, (12 + TP x PP / 2) GiB under 160 GiB, else 32 GiB, 4 GiB more with DP "
+    "attention"
+)
+SGLANG_0471 = replace(
+    SGLANG_04,
+    version="0.4.7.post1",
+    releases="0.4.7.post1 to 0.4.10.post2; rules read from 0.4.6.post5, the default memory fraction and chunk from "
+    "0.4.7.post1, 0.4.8, 0.4.9, 0.4.9.post6, 0.4.10.post1 and 0.4.10.post2",
+    label="SGLang 0.4.7.post1-0.4.10.post2",
+    batched_tokens_default="sglang-0.4.7.post1",
+    mem_fraction_rule="sglang-0.4.7.post1",
+    note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
+    "profile_max_num_token); " + _BUCKETS + "; every layer holds every token (no sliding pool)",
+    aliases=(),
+)
+SGLANG_052 = replace(
+    SGLANG_059,
+    version="0.5.2",
+    releases="0.5.0rc0 to 0.5.2; memory rules read from 0.5.23, the default memory fraction and chunk from 0.5.1 and 0.5.2",
+    label="SGLang 0.5.0-0.5.2",
+    batched_tokens_default="sglang-0.4.7.post1",
+    mem_fraction_rule="sglang-0.4.7.post1",
+    note=SGLANG_059.note.replace("mem_fraction_static derived from GPU memory, TP, PP and DP attention", _BUCKETS),
+    aliases=(),
 )
 # Earlier 0.3 and 0.4 releases: sglang@0.4's rules but for the default mem_fraction_static, which
 # server_args.py ServerArgs.__post_init__ set by TP from a table alone until 0.4.5.post2, with 0.83
@@ -811,6 +882,9 @@ ENGINE_LIST: list[Engine] = [
     VLLM_04,
     SGLANG_05,
     SGLANG_059,
+    SGLANG_052,
+    SGLANG_0471,
+    SGLANG_047,
     SGLANG_04,
     SGLANG_0453,
     SGLANG_040,
@@ -889,7 +963,8 @@ ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
     "vllm@0.8.4, vllm@0.8, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
-    "sglang (0.5.10 and later 0.5), sglang@0.5.9 (0.5.0 to 0.5.9), sglang@0.4 (0.4.6.post2 on), sglang@0.4.5.post3, "
+    "sglang (0.5.10 and later 0.5), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.7.post1 "
+    "(to 0.4.10.post2), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
 
@@ -938,7 +1013,7 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
 
 def _sglang_record(v: tuple[int, ...], version: str) -> str:
     """The record of a 0.3 or 0.4 SGLang release, by where its default mem_fraction_static changed
-    (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3 and 0.4.6.post2."""
+    (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3, 0.4.6.post2, 0.4.7 and 0.4.7.post1."""
     m = re.search(r"post([0-9]+)", version)
     post = int(m.group(1)) if m else 0
     if v < (0, 3, 6):
@@ -949,7 +1024,11 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
         return "sglang@0.4.0"
     if v < (0, 4, 6) or (v == (0, 4, 6) and post < 2):
         return "sglang@0.4.5.post3"
-    return "sglang@0.4"
+    if v < (0, 4, 7):
+        return "sglang@0.4"
+    if v == (0, 4, 7) and post < 1:
+        return "sglang@0.4.7"
+    return "sglang@0.4.7.post1"
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:
@@ -979,8 +1058,10 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
                 return ENGINES[rec]
         elif family == "sglang" and v >= (0, 5, 10):
             return ENGINES["sglang@0.5"]
-        elif family == "sglang" and v >= (0, 5):
+        elif family == "sglang" and v >= (0, 5, 3):
             return ENGINES["sglang@0.5.9"]
+        elif family == "sglang" and v >= (0, 5):
+            return ENGINES["sglang@0.5.2"]
         elif family == "sglang" and v >= (0, 3):
             return ENGINES[_sglang_record(v, version)]
         elif family == "trtllm" and v >= (1, 0):
@@ -1041,6 +1122,8 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "v1-0.8.0": "8,192 (a GPU named H100 or H200), else 2,048; 1,024 requests on every GPU",
         "v0": "max(max_model_len, 2,048); {chunk} with chunked prefill",
         "sglang-0.5": "chunked_prefill_size: 2,048 (< 35 GiB), 4,096 (< 60 GiB), 8,192 (< 160 GiB), else 16,384",
+        "sglang-0.4.7.post1": "chunked_prefill_size: 2,048 (< 35 GiB), 8,192 (< 160 GiB), else 16,384",
+        "sglang-0.4.7": "chunked_prefill_size: 16,384 (> 180,000 MiB), 2,048 (< 25,000 MiB), else 8,192",
         "sglang-0.4": "chunked_prefill_size: 2,048 (< 25,000 MiB), else 8,192",
         "none": "-",
     },
@@ -1127,7 +1210,11 @@ def _rule_words(e: Engine) -> dict[str, str]:
         if f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule == "sglang-0.5":
-                out[f] = "from GPU memory, TP, PP"
+                out[f] = "from GPU memory, TP, PP, DP attention"
+            elif e.mem_fraction_rule == "sglang-0.4.7.post1":
+                out[f] = "a reserve by GPU memory and TP x PP, 4 GiB more with DP attention"
+            elif e.mem_fraction_rule == "sglang-0.4.7":
+                out[f] = "a table by TP x PP, raised on GPUs over 96 GiB, 0.79 over 180,000 MiB (NVIDIA)"
             elif e.mem_fraction_rule == "sglang-0.4":
                 out[f] = "a table by TP x PP, raised on GPUs over 96 GiB"
             elif e.mem_fraction_rule == "sglang-0.4.5":

@@ -546,16 +546,23 @@ def runtime_total(gpu: GPUSpec) -> Estimate:
 # ---- SGLang's default memory fraction ----------------------------------------------------------
 
 
-def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str) -> float:
-    """SGLang's default mem_fraction_static.
+def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str, dp: int = 1, cuda: bool = True) -> float:
+    """SGLang's default mem_fraction_static. ``tp`` is SGLang's tp_size, every GPU of a pipeline stage
+    (with DP attention kvcalc's tp x dp); ``dp`` > 1: DP attention is on, over that many ranks;
+    ``cuda``: an NVIDIA GPU (SGLang's is_cuda()).
 
-    0.5.x (srt/arg_groups/memory_hook.py, handle_gpu_memory_settings; 0.5.23): by the GPU's memory
-    in MiB as nvidia-smi reports it, reserve 512 MiB + 1.5 x max(chunked_prefill_size, 2048) +
-    tp x pp / 8 x 1024 + 2 x cuda_graph_max_bs MiB (at least 10 GiB on GPUs over 60 GiB), and keep
-    round((memory - reserved) / memory, 3). 0.4 (server_args.py, 0.4.6.post5; from 0.4.6.post2): a table
-    by TP x PP on GPUs of <= 80 GiB, raised towards (memory - 18 GiB) / memory on GPUs over 96 GiB. Before:
-    0.4.5.post3 to 0.4.6.post1 the table on GPUs of <= 80 GiB, else (memory - 13 GiB) / memory; 0.3.0 to
-    0.4.5.post2 the table by TP alone, 0.83 at TP 8 to 15 in 0.3.0 to 0.3.5, 0.82 in 0.3.6, 0.81 from 0.4.0.
+    0.5.3 to 0.5.x (server_args.py _handle_gpu_memory_settings, 0.5.3rc2 to 0.5.9; memory_hook.py later):
+    by the GPU's memory in MiB as nvidia-smi reports it, reserve 512 MiB + 1.5 x max(chunked_prefill_size,
+    2048) + tp x pp / 8 x 1024 + 2 x cuda_graph_max_bs MiB, with DP attention cuda_graph_max_bs x dp x 3
+    more (and x 1.5 more past 300), at least 10 GiB on GPUs over 60 GiB, and keep round((memory -
+    reserved) / memory, 3). 0.4.7.post1 to 0.5.2 (server_args.py __post_init__; the same code in each
+    wheel between): a reserve by the GPU's memory, (2.8 + tp x pp / 10) GiB under 35 GiB, (9.5 + tp x pp /
+    2) GiB under 90 GiB, (12 + tp x pp / 2) GiB under 160 GiB, else 32 GiB, 4 GiB more with DP attention,
+    and round((memory - reserved) / memory, 3). 0.4 (0.4.6.post2 to 0.4.6.post5): a table by TP x PP on
+    GPUs of <= 80 GiB, raised towards (memory - 18 GiB) / memory on GPUs over 96 GiB; 0.4.7 as 0.4 but
+    0.79 on NVIDIA GPUs of over 180,000 MiB (the B200). Before: 0.4.5.post3 to 0.4.6.post1 the table on
+    GPUs of <= 80 GiB, else (memory - 13 GiB) / memory; 0.3.0 to 0.4.5.post2 the table by TP alone, 0.83
+    at TP 8 to 15 in 0.3.0 to 0.3.5, 0.82 in 0.3.6, 0.81 from 0.4.0.
     """
     table = {"sglang-0.3": 0.83, "sglang-0.3.6": 0.82, "sglang-0.4.0": 0.81, "sglang-0.4.5": 0.81}
     if rule in table:
@@ -564,15 +571,30 @@ def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str) -> float:
         if rule == "sglang-0.4.5" and gpu_mib > 81920:
             return (gpu_mib - 13 * 1024) / gpu_mib
         return 0.79 if tp >= 16 else table[rule] if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
-    if rule == "sglang-0.4":
+    if rule in ("sglang-0.4", "sglang-0.4.7"):
         p = tp * pp
         m = 0.88
         if gpu_mib <= 81920:
             m = 0.79 if p >= 16 else 0.81 if p >= 8 else 0.85 if p >= 4 else 0.87 if p >= 2 else 0.88
+        if rule == "sglang-0.4.7" and cuda and gpu_mib > 180_000:
+            return 0.79
         if gpu_mib > 96 * 1024:
             m = min(m + 48 * 1024 * (1 - m) / gpu_mib, (gpu_mib - 18 * 1024) / gpu_mib)
         return m
     gib = 1024
+    if rule == "sglang-0.4.7.post1":
+        p = tp * pp
+        if gpu_mib < 35 * gib:
+            reserved = (2.8 + p / 10) * gib
+        elif gpu_mib < 90 * gib:
+            reserved = (9.5 + p / 2) * gib
+        elif gpu_mib < 160 * gib:
+            reserved = (12 + p / 2) * gib
+        else:
+            reserved = 32 * gib
+        if dp > 1:
+            reserved += 4 * gib
+        return round((gpu_mib - reserved) / gpu_mib, 3)
     if gpu_mib < 20 * gib:
         cps, bs = 2048, 8
     elif gpu_mib < 35 * gib:
@@ -586,6 +608,8 @@ def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str) -> float:
     else:
         cps, bs = 16384, 512
     reserved = 512 + max(cps, 2048) * 1.5 + tp * pp / 8 * 1024 + bs * 2
+    if dp > 1:
+        reserved += bs * dp * 3 + (bs * dp * 1.5 if bs > 300 else 0)
     if gpu_mib > 60 * gib:
         reserved = max(reserved, 10 * gib)
     return round((gpu_mib - reserved) / gpu_mib, 3)
@@ -952,7 +976,9 @@ def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) ->
         return inp.util, "given"
     if eng.mem_fraction_rule != "none":
         mib = gpu.memory_smi_mib if gpu.memory_smi_mib and inp.gpu_memory is None else total // MiB
-        return sglang_mem_fraction(mib, inp.tp, inp.pp, eng.mem_fraction_rule), "derived"
+        # SGLang's tp_size spans every GPU of a stage: with DP attention kvcalc's tp x dp.
+        rule = eng.mem_fraction_rule
+        return sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA"), "derived"
     return eng.default_util, "default"
 
 
