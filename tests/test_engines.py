@@ -230,7 +230,11 @@ def test_sglang_runs_prompts_first_with_its_own_batch_defaults():
     s05, s04, v = engine("sglang@0.5"), engine("sglang@0.4"), engine("vllm@0.11")
     assert not s05.mixes_prefill and not s04.mixes_prefill and v.mixes_prefill
     assert s05.default_num_seqs(80 * GiB, "h100-sxm") == s04.default_num_seqs(24 * GiB, "l4") == 2048
+    # 0.5.3 to 0.5.19 (sglang@0.5.9): 2,048 under 35 GiB; 0.5.20 on (sglang@0.5): 2,048 only under 20 GiB.
+    s059 = engine("sglang@0.5.9")
     for total, tokens in ((22 * GiB, 2048), (40 * GiB, 4096), (79 * GiB, 8192), (140 * GiB, 8192), (180 * GiB, 16384)):
+        assert s059.default_batched_tokens(total, "x", 4096) == tokens, total
+    for total, tokens in ((16 * GiB, 2048), (22 * GiB, 4096), (40 * GiB, 4096), (79 * GiB, 8192), (180 * GiB, 16384)):
         assert s05.default_batched_tokens(total, "x", 4096) == tokens, total
     assert s04.default_batched_tokens(24_000 * 2**20, "l4", 4096) == 2048
     assert s04.default_batched_tokens(26_000 * 2**20, "x", 4096) == 8192

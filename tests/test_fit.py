@@ -89,12 +89,13 @@ def test_sglang_and_trtllm_budgets():
     common = dict(seq=8192, gpu_memory=80 * GiB, weights=16 * GiB, activation=2 * GiB, non_torch=1 * GiB)
     s = fit(m, A100, FitInputs(engine="sglang", **common))
     # SGLang 0.5 derives mem_fraction_static from the GPU's 81,920 MiB at tp 1: chunked prefill 8,192,
-    # CUDA-graph batch 256, reserved 512 + 1.5 x 8,192 + 1 x 1 / 8 x 1,024 + 2 x 256 MiB.
-    frac = round((81920 - (512 + 1.5 * 8192 + 1024 / 8 + 2 * 256)) / 81920, 3)
-    assert frac == 0.836 and s.util == frac
+    # CUDA-graph batch 256, reserved 512 + 1.5 x 8,192 + 1 x 1 / 8 x 1,024 + 2 x 256 MiB, and 8 MiB for each of the
+    # 58 prompt-step sizes it captures up to 8,192 tokens (0.5.10 on).
+    frac = round((81920 - (512 + 1.5 * 8192 + 1024 / 8 + 2 * 256 + 58 * 8)) / 81920, 3)
+    assert frac == 0.83 and s.util == frac
     # The pool: mem_fraction_static x what is free at start-up (the total less the 1 GiB in use before the
     # weights, given as --non-torch) - weights; activations live in the headroom (issue 19, cause 3).
-    assert s.kv_pool_bytes == (80 * GiB - 1 * GiB) * 836 // 1000 - 16 * GiB
+    assert s.kv_pool_bytes == (80 * GiB - 1 * GiB) * 830 // 1000 - 16 * GiB
     assert s.kv_pool_tokens == s.kv_pool_bytes // (2 * 32 * 8 * 128 * 2)
     t = fit(m, A100, FitInputs(engine="trtllm", **common))
     # TensorRT-LLM: free_gpu_memory_fraction of what is free after weights, activations, non-torch;
@@ -147,6 +148,51 @@ def test_sglang_0_4_7_to_0_5_2_mem_fraction_and_dp_attention():
         "sglang@0.5.2",
         "sglang@0.5.9",
     ]
+
+
+def test_sglang_0_5_10_on_reserves_for_prompt_graphs():
+    """0.5.10 on (server_args.py 0.5.10 to 0.5.18, arg_groups/memory_hook.py 0.5.19 to 0.5.23): 8 MiB for each
+    prompt-step size captured up to the chunk, 1.5 GiB for an MLA model, before the 10 GiB floor; 0.5.10 to 0.5.19
+    capture none under DP attention; 0.5.20 on take a 4,096-token chunk and decode graphs to 48 under 35 GiB."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.memory import prefill_graph_sizes, sglang_mem_fraction
+
+    # 4..32 by 4 (8), 48..256 by 16 (14), 288..512 by 32 (8), 576..1024 by 64 (8), 1280..4096 by 256 (12), then by 512.
+    assert [prefill_graph_sizes(n) for n in (2048, 4096, 8192, 16384)] == [42, 50, 58, 74]
+    # An H100 at TP 1: 512 + 12,288 + 128 + 512 + 58 x 8 = 13,904 MiB; an MLA model 512 + 12,288 + 128 + 512 + 1,536.
+    assert sglang_mem_fraction(81559, 1, 1, "sglang-0.5", prefill_graphs=True) == round((81559 - 13904) / 81559, 3) == 0.83
+    mla = sglang_mem_fraction(81559, 1, 1, "sglang-0.5", prefill_graphs=True, mla=True)
+    assert mla == round((81559 - 14976) / 81559, 3) == 0.816
+    # Under the floor the reserve does not show: an H200 at TP 1 (143,771 MiB) 13,440 + 464 = 13,904 MiB still.
+    assert sglang_mem_fraction(143771, 1, 1, "sglang-0.5", prefill_graphs=True) == round((143771 - 13904) / 143771, 3)
+    # 0.5.10 to 0.5.19 under DP attention: no prompt graphs, no reserve.
+    dp = sglang_mem_fraction(81559, 8, 1, "sglang-0.5.10", dp=8, prefill_graphs=True)
+    assert (
+        dp
+        == sglang_mem_fraction(81559, 8, 1, "sglang-0.5.3", dp=8)
+        == round((81559 - (512 + 12288 + 1024 + 1024 + 12288 + 6144)) / 81559, 3)
+    )
+    # An RTX 4090 (24,564 MiB) at TP 1: 0.5.20 on 512 + 1.5 x 4,096 + 128 + 2 x 48 + 50 x 8 = 7,280 MiB; 0.5.19 512 +
+    # 3,072 + 128 + 2 x 24 + 42 x 8 = 4,096; 0.5.9 (no prompt graphs) 3,760.
+    assert sglang_mem_fraction(24564, 1, 1, "sglang-0.5", prefill_graphs=True) == round((24564 - 7280) / 24564, 3) == 0.704
+    assert sglang_mem_fraction(24564, 1, 1, "sglang-0.5.10", prefill_graphs=True) == round((24564 - 4096) / 24564, 3)
+    assert sglang_mem_fraction(24564, 1, 1, "sglang-0.5.3") == round((24564 - 3760) / 24564, 3) == 0.847
+    # fit passes whether the record's prompt steps run in graphs: Llama-3.1-8B on an H100 under sglang (0.5.23), 0.83.
+    r = fit(resolve_model("llama3.1-8b"), resolve_gpu("h100"), FitInputs(seq=4096, engine=engine("sglang")))
+    assert r.util == 0.83
+    assert [engine(f"sglang@{v}").key for v in ("0.5.9", "0.5.10", "0.5.19", "0.5.20", "0.5.23")] == [
+        "sglang@0.5.9",
+        "sglang@0.5.19",
+        "sglang@0.5.19",
+        "sglang@0.5",
+        "sglang@0.5",
+    ]
+    assert sglang_mem_fraction(24564, 1, 1, "sglang-0.5.10", prefill_graphs=True) == 0.833
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    assert "before the floor: 0.83 on an H100 at TP 1" in doc
+    assert "0.704 on an RTX 4090 at TP 1, where 0.5.19 gives 0.833 and 0.5.9 0.847" in doc
+    assert engine("sglang@0.5.19").default_batched_tokens(24 * 2**30, "rtx4090", 8192) == 2048
+    assert engine("sglang").default_batched_tokens(24 * 2**30, "rtx4090", 8192) == 4096
 
 
 def test_sglang_holds_every_token_of_sliding_layers_unless_allowlisted():

@@ -25,6 +25,8 @@ GiB = 2**30
 MemFractionRule = Literal[
     "none",
     "sglang-0.5",
+    "sglang-0.5.10",
+    "sglang-0.5.3",
     "sglang-0.4.7.post1",
     "sglang-0.4.7",
     "sglang-0.4",
@@ -89,6 +91,7 @@ class Engine:
         "sglang-0.4.7",
         "sglang-0.4.7.post1",
         "sglang-0.5",
+        "sglang-0.5.20",
     ] = "none"
     """How max_num_batched_tokens defaults: V0 (max(max_model_len, 2048), or v0_chunk_tokens with
     chunked prefill, on by v0_chunking's rule); V1 (8192 on GPUs of >= 70 GiB that are not A100, else 2048;
@@ -446,8 +449,10 @@ class Engine:
         if self.batched_tokens_default == "sglang-0.4.7.post1":
             # server_args.py, 0.4.7.post1 to 0.5.2: 2,048 under 35 GiB, 8,192 under 160 GiB, else 16,384.
             return 2048 if runtime_total < 35 * GiB else 8192 if runtime_total < 160 * GiB else 16384
-        if self.batched_tokens_default == "sglang-0.5":
-            for limit, tokens in ((35, 2048), (60, 4096), (160, 8192)):
+        if self.batched_tokens_default in ("sglang-0.5", "sglang-0.5.20"):
+            # 0.5.20 (arg_groups/memory_hook.py) moved GPUs of 20 to 35 GiB to 4,096 tokens.
+            low = 20 if self.batched_tokens_default == "sglang-0.5.20" else 35
+            for limit, tokens in ((low, 2048), (60, 4096), (160, 8192)):
                 if runtime_total < limit * GiB:
                     return tokens
             return 16384
@@ -732,8 +737,7 @@ VLLM_04 = replace(
 SGLANG_05 = Engine(
     "sglang",
     "0.5",
-    "0.5.10 and later 0.5.x; rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9 (later "
-    "releases' further reserves not followed)",
+    "0.5.20 and later 0.5.x; rules read from 0.5.23, the default memory fraction and chunk from 0.5.20 and 0.5.23",
     "SGLang 0.5",
     "util_of_start_free",
     None,
@@ -741,7 +745,7 @@ SGLANG_05 = Engine(
     "full",
     subtracts_activation=False,
     mixes_prefill=False,
-    batched_tokens_default="sglang-0.5",
+    batched_tokens_default="sglang-0.5.20",
     swa_pool_ratio=0.8,
     swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
     mem_fraction_rule="sglang-0.5",
@@ -750,19 +754,33 @@ SGLANG_05 = Engine(
     note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
     "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
     "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP, PP and DP "
-    "attention; token-granular pool; sliding layers hold "
+    "attention (and the prompt graphs, from 0.5.10); token-granular pool; sliding layers hold "
     "every token unless the architecture is on SGLang's hybrid-SWA allowlist (then a full pool plus a sliding "
     "pool of 0.8 its size)",
     aliases=("sglang", "sglang@current", "sglang@latest"),
 )
+# SGLang 0.5.10 to 0.5.19: the same rules but the chunk and decode graphs of GPUs under 35 GiB (2,048 tokens,
+# 24 or 80), and no prompt-graph reserve under DP attention (server_args.py, 0.5.10 to 0.5.18; memory_hook.py, 0.5.19).
+SGLANG_0519 = replace(
+    SGLANG_05,
+    version="0.5.19",
+    releases="0.5.10 to 0.5.19; rules read from 0.5.23, the default memory fraction and chunk from 0.5.10, 0.5.14, "
+    "0.5.18 and 0.5.19",
+    label="SGLang 0.5.10-0.5.19",
+    batched_tokens_default="sglang-0.5",
+    mem_fraction_rule="sglang-0.5.10",
+    aliases=(),
+)
 # SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
-# opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9).
+# opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9), so no reserve for them.
 SGLANG_059 = replace(
     SGLANG_05,
     version="0.5.9",
     releases="0.5.3 to 0.5.9; memory rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9, "
     "prompt steps from 0.5.6 and 0.5.9",
     label="SGLang 0.5.3-0.5.9",
+    batched_tokens_default="sglang-0.5",
+    mem_fraction_rule="sglang-0.5.3",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
     aliases=(),
@@ -822,7 +840,9 @@ SGLANG_052 = replace(
     label="SGLang 0.5.0-0.5.2",
     batched_tokens_default="sglang-0.4.7.post1",
     mem_fraction_rule="sglang-0.4.7.post1",
-    note=SGLANG_059.note.replace("mem_fraction_static derived from GPU memory, TP, PP and DP attention", _BUCKETS),
+    note=SGLANG_059.note.replace(
+        "mem_fraction_static derived from GPU memory, TP, PP and DP attention (and the prompt graphs, from 0.5.10)", _BUCKETS
+    ),
     aliases=(),
 )
 # Earlier 0.3 and 0.4 releases: sglang@0.4's rules but for the default mem_fraction_static, which
@@ -881,6 +901,7 @@ ENGINE_LIST: list[Engine] = [
     VLLM_05,
     VLLM_04,
     SGLANG_05,
+    SGLANG_0519,
     SGLANG_059,
     SGLANG_052,
     SGLANG_0471,
@@ -963,7 +984,7 @@ ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
     "vllm@0.8.4, vllm@0.8, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
-    "sglang (0.5.10 and later 0.5), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.7.post1 "
+    "sglang (0.5.20 and later 0.5), sglang@0.5.19 (0.5.10 to 0.5.19), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.7.post1 "
     "(to 0.4.10.post2), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
@@ -1056,8 +1077,10 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
             rec = _vllm_record(v)
             if rec:
                 return ENGINES[rec]
-        elif family == "sglang" and v >= (0, 5, 10):
+        elif family == "sglang" and v >= (0, 5, 20):
             return ENGINES["sglang@0.5"]
+        elif family == "sglang" and v >= (0, 5, 10):
+            return ENGINES["sglang@0.5.19"]
         elif family == "sglang" and v >= (0, 5, 3):
             return ENGINES["sglang@0.5.9"]
         elif family == "sglang" and v >= (0, 5):
@@ -1121,6 +1144,7 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "v1-0.8.4": "8,192 and 1,024 requests (a GPU named H100 or H200), else 2,048 and 256",
         "v1-0.8.0": "8,192 (a GPU named H100 or H200), else 2,048; 1,024 requests on every GPU",
         "v0": "max(max_model_len, 2,048); {chunk} with chunked prefill",
+        "sglang-0.5.20": "chunked_prefill_size: 2,048 (< 20 GiB), 4,096 (< 60 GiB), 8,192 (< 160 GiB), else 16,384",
         "sglang-0.5": "chunked_prefill_size: 2,048 (< 35 GiB), 4,096 (< 60 GiB), 8,192 (< 160 GiB), else 16,384",
         "sglang-0.4.7.post1": "chunked_prefill_size: 2,048 (< 35 GiB), 8,192 (< 160 GiB), else 16,384",
         "sglang-0.4.7": "chunked_prefill_size: 16,384 (> 180,000 MiB), 2,048 (< 25,000 MiB), else 8,192",
@@ -1210,6 +1234,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
         if f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule == "sglang-0.5":
+                out[f] = "from GPU memory, TP, PP, DP attention, prompt graphs"
+            elif e.mem_fraction_rule == "sglang-0.5.10":
+                out[f] = "from GPU memory, TP, PP, DP attention, prompt graphs (not under DP attention)"
+            elif e.mem_fraction_rule == "sglang-0.5.3":
                 out[f] = "from GPU memory, TP, PP, DP attention"
             elif e.mem_fraction_rule == "sglang-0.4.7.post1":
                 out[f] = "a reserve by GPU memory and TP x PP, 4 GiB more with DP attention"

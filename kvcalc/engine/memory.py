@@ -546,16 +546,46 @@ def runtime_total(gpu: GPUSpec) -> Estimate:
 # ---- SGLang's default memory fraction ----------------------------------------------------------
 
 
-def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str, dp: int = 1, cuda: bool = True) -> float:
+def prefill_graph_sizes(max_tokens: int) -> int:
+    """How many prompt-step sizes SGLang captures in CUDA graphs up to ``max_tokens``
+    (server_args.py _generate_piecewise_cuda_graph_tokens, 0.5.10; arg_groups/cuda_graph_hook.py
+    generate_prefill_cuda_graph_batch_sizes, 0.5.23): 4 to 32 by 4, 48 to 256 by 16, 288 to 512 by 32,
+    576 to 1,024 by 64, 1,280 to 4,096 by 256, then by 512."""
+    sizes = [
+        *range(4, 33, 4),
+        *range(48, 257, 16),
+        *range(288, 513, 32),
+        *range(576, 1025, 64),
+        *range(1280, 4097, 256),
+        *range(4608, max_tokens + 1, 512),
+    ]
+    return sum(1 for x in sizes if x <= max_tokens)
+
+
+def sglang_mem_fraction(
+    gpu_mib: int,
+    tp: int,
+    pp: int,
+    rule: str,
+    dp: int = 1,
+    cuda: bool = True,
+    prefill_graphs: bool = False,
+    mla: bool = False,
+) -> float:
     """SGLang's default mem_fraction_static. ``tp`` is SGLang's tp_size, every GPU of a pipeline stage
     (with DP attention kvcalc's tp x dp); ``dp`` > 1: DP attention is on, over that many ranks;
-    ``cuda``: an NVIDIA GPU (SGLang's is_cuda()).
+    ``cuda``: an NVIDIA GPU (SGLang's is_cuda()); ``prefill_graphs``: prompt steps are captured in CUDA
+    graphs (0.5.10 on), ``mla``: an MLA model, for whose graphs SGLang reserves a flat 1.5 GiB.
 
-    0.5.3 to 0.5.x (server_args.py _handle_gpu_memory_settings, 0.5.3rc2 to 0.5.9; memory_hook.py later):
-    by the GPU's memory in MiB as nvidia-smi reports it, reserve 512 MiB + 1.5 x max(chunked_prefill_size,
-    2048) + tp x pp / 8 x 1024 + 2 x cuda_graph_max_bs MiB, with DP attention cuda_graph_max_bs x dp x 3
-    more (and x 1.5 more past 300), at least 10 GiB on GPUs over 60 GiB, and keep round((memory -
-    reserved) / memory, 3). 0.4.7.post1 to 0.5.2 (server_args.py __post_init__; the same code in each
+    0.5.3 to 0.5.9 (server_args.py _handle_gpu_memory_settings, 0.5.3rc2 to 0.5.9): by the GPU's memory
+    in MiB as nvidia-smi reports it, reserve 512 MiB + 1.5 x max(chunked_prefill_size, 2048) + tp x pp /
+    8 x 1024 + 2 x cuda_graph_max_bs MiB, with DP attention cuda_graph_max_bs x dp x 3 more (and x 1.5
+    more past 300), at least 10 GiB on GPUs over 60 GiB, and keep round((memory - reserved) / memory,
+    3). From 0.5.10, before that floor, 8 MiB for each captured prompt-step size up to the chunk (1.5
+    GiB for an MLA model) where prompt steps run in graphs (0.5.10 to 0.5.19 not under DP attention:
+    server_args.py _handle_piecewise_cuda_graph); from 0.5.20 (arg_groups/memory_hook.py, read in
+    0.5.20 and 0.5.23) GPUs under 35 GiB take a 4,096-token chunk and decode graphs to 48 (160 at TP 4
+    or more) where 0.5.19 took 2,048 and 24 (80). 0.4.7.post1 to 0.5.2 (server_args.py __post_init__; the same code in each
     wheel between): a reserve by the GPU's memory, (2.8 + tp x pp / 10) GiB under 35 GiB, (9.5 + tp x pp /
     2) GiB under 90 GiB, (12 + tp x pp / 2) GiB under 160 GiB, else 32 GiB, 4 GiB more with DP attention,
     and round((memory - reserved) / memory, 3). 0.4 (0.4.6.post2 to 0.4.6.post5): a table by TP x PP on
@@ -597,6 +627,8 @@ def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str, dp: int = 1, 
         return round((gpu_mib - reserved) / gpu_mib, 3)
     if gpu_mib < 20 * gib:
         cps, bs = 2048, 8
+    elif gpu_mib < 35 * gib and rule == "sglang-0.5":
+        cps, bs = 4096, (48 if tp < 4 else 160)
     elif gpu_mib < 35 * gib:
         cps, bs = 2048, (24 if tp < 4 else 80)
     elif gpu_mib < 60 * gib:
@@ -610,6 +642,8 @@ def sglang_mem_fraction(gpu_mib: int, tp: int, pp: int, rule: str, dp: int = 1, 
     reserved = 512 + max(cps, 2048) * 1.5 + tp * pp / 8 * 1024 + bs * 2
     if dp > 1:
         reserved += bs * dp * 3 + (bs * dp * 1.5 if bs > 300 else 0)
+    if rule in ("sglang-0.5", "sglang-0.5.10") and prefill_graphs and not (rule == "sglang-0.5.10" and dp > 1):
+        reserved += 1.5 * gib if mla else prefill_graph_sizes(cps) * 8
     if gpu_mib > 60 * gib:
         reserved = max(reserved, 10 * gib)
     return round((gpu_mib - reserved) / gpu_mib, 3)
@@ -978,7 +1012,9 @@ def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) ->
         mib = gpu.memory_smi_mib if gpu.memory_smi_mib and inp.gpu_memory is None else total // MiB
         # SGLang's tp_size spans every GPU of a stage: with DP attention kvcalc's tp x dp.
         rule = eng.mem_fraction_rule
-        return sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA"), "derived"
+        graphs = eng.prompt_graphs(inp.pp, gpu.vendor, model)
+        mla = any(k.KIND == "mla" for k in model.kinds())
+        return sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA", graphs, mla), "derived"
     return eng.default_util, "default"
 
 
