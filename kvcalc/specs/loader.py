@@ -200,7 +200,9 @@ def _boolean_number(tp: Any, value: Any, loc: tuple[Any, ...]) -> tuple[Any, ...
         return _boolean_number(args[0], value, loc)
     if origin in (typing.Union, types.UnionType):
         if isinstance(value, bool):
-            return None if bool in args or not any(a in (int, float) for a in args) else loc
+            # Optional constrained numbers (Pos | None) are Annotated[int, ...] inside the union.
+            base = [typing.get_args(a)[0] if typing.get_origin(a) is typing.Annotated else a for a in args]
+            return None if bool in base or not any(a in (int, float) for a in base) else loc
         kinds = [a for a in args if dataclasses.is_dataclass(a)]
         if isinstance(value, dict) and len(kinds) > 1:  # layer kinds, told apart by their tag
             kinds = [a for a in kinds if getattr(a, "KIND", None) == value.get("kind")]
