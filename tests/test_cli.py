@@ -406,6 +406,8 @@ def test_a_gpu_specs_measured_matmul_block_refuses_typos(cli, tmp_path, old, new
         ("model", "llama3-8b", "    head_dim: 128", "    head_dim: true", "layer_kinds.attn.head_dim"),
         ("model", "llama3-8b", "- repeat: 32", "- repeat: yes", "layers.0.repeat"),
         ("model", "llama3-8b", "hidden_size: 4096", "hidden_size: on", "hidden_size"),
+        # An optional constrained number (Pos | None) too: pydantic sees Annotated[int, ...] inside the union.
+        ("model", "gemma3-4b", "vision_config_layers:", "vision_config_layers: true", "vision_config_layers"),
     ],
 )
 def test_a_boolean_in_a_numeric_spec_field_is_refused(cli, tmp_path, kind, base, old, new, field):
@@ -548,3 +550,17 @@ def test_an_option_or_a_flag_pair_given_twice_is_one_line_exit_2(cli):
     assert r.code == 2 and "option --tp given more than once (also as --tp)" in r.err and len(r.err.strip().splitlines()) == 1
     r = cli("simulate", "--engine", "vllm@0.6", "--chunked-prefill", "--no-chunked-prefill", "--requests", "10")
     assert r.code == 2 and "option --no-chunked-prefill given more than once (also as --chunked-prefill)" in r.err
+
+
+def test_a_vision_config_figure_must_be_positive(cli, tmp_path):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "model_specs" / "gemma3-4b.yaml").read_text()
+    assert "vision_config_hidden: 1152" in text
+    text = text.replace("vision_config_hidden: 1152", "vision_config_hidden: 0").replace("name: gemma3-4b", "name: tiny")
+    text = "\n".join("aliases: []" if ln.startswith("aliases:") else ln for ln in text.splitlines())
+    f = tmp_path / "tiny.yaml"
+    f.write_text(text)
+    one_line_error(
+        cli("fit", "--model", str(f), "--seq", "4k", "--engine", "sglang"), "greater than 0", "field vision_config_hidden"
+    )

@@ -144,10 +144,61 @@ def test_sglang_0_4_7_to_0_5_2_mem_fraction_and_dp_attention():
         "sglang@0.4",
         "sglang@0.4.7",
         "sglang@0.4.7.post1",
-        "sglang@0.4.7.post1",
+        "sglang@0.4.9.post3",
         "sglang@0.5.2",
         "sglang@0.5.9",
     ]
+
+
+def test_sglang_cuts_a_multimodal_models_fraction_by_release():
+    """model_runner.py 0.3.0 to 0.4.8: x 0.9, given or default; none in 0.4.9 to 0.4.9.post2; from 0.4.9.post3
+    (server_args.py adjust_mem_fraction_for_vlm; memory_hook.py from 0.5.19) the default alone, x 0.95 x
+    clamp(1 - 0.1 x (layers x hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05), vision_config's num_hidden_layers and
+    hidden_size (24 and 1024 where it names neither)."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.memory import vit_fraction_factor
+
+    # Gemma 3 (27 layers of 1,152): 27 x 1,152^2 / (24 x 1,024^2) = 1.423828; 0.95 x (1 - 0.0423828).
+    assert (
+        round(vit_fraction_factor(resolve_model("gemma3-27b")), 6)
+        == round(0.95 * (1 - 0.1 * (27 * 1152**2 / (24 * 1024**2) - 1)), 6)
+        == 0.909736
+    )
+    # Qwen2.5-VL's vision_config names its depth 'depth', so SGLang takes 24 layers of 1,280: 0.95 x (1 - 0.05625).
+    assert vit_fraction_factor(resolve_model("qwen2.5-vl-7b")) == 0.95 * (1 - 0.1 * (1280**2 / 1024**2 - 1))
+    # Llama 4 Scout (34 of 1,408) and Llama 3.2 Vision (32 of 1,280, its 8 global layers not read).
+    assert round(vit_fraction_factor(resolve_model("llama4-scout")), 6) == 0.790553
+    assert round(vit_fraction_factor(resolve_model("llama3.2-11b-vision")), 6) == round(
+        0.95 * (1 - 0.1 * (32 * 1280**2 / (24 * 1024**2) - 1)), 6
+    )
+    g, h = resolve_model("gemma3-27b"), resolve_gpu("h100")
+
+    def util(eng: str, given: float | None = None) -> float | None:
+        return fit(g, h, FitInputs(seq=4096, engine=engine(eng), util=given)).util
+
+    # 0.5.23 on an H100 at TP 1: no prompt graphs for a multimodal model, so 0.835, then x 0.909736.
+    assert util("sglang") == 0.835 * vit_fraction_factor(g)
+    assert util("sglang@0.4.9") == round((81559 - 10240) / 81559, 3)
+    assert util("sglang@0.4.8") == round((81559 - 10240) / 81559, 3) * 0.9 and util("sglang@0.4.8", 0.8) == 0.8 * 0.9
+    assert util("sglang", 0.8) == util("sglang@0.4.9", 0.8) == 0.8
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    k = {
+        m: f"{vit_fraction_factor(resolve_model(m)):.3f}"
+        for m in ("qwen2.5-vl-7b", "qwen3-vl-8b", "gemma3-27b", "llama3.2-11b-vision", "llama4-scout")
+    }
+    assert k == {
+        "qwen2.5-vl-7b": "0.897",
+        "qwen3-vl-8b": "0.925",
+        "gemma3-27b": "0.910",
+        "llama3.2-11b-vision": "0.847",
+        "llama4-scout": "0.791",
+    }
+    assert (
+        "Qwen2.5-VL x 0.897, Qwen3-VL x 0.925; Gemma 3 (27 of 1,152) x 0.910, Llama 3.2 Vision (32 of 1,280; its 8 global layers not read) x 0.847, Llama 4 Scout (34 of 1,408) x 0.791"
+        in doc
+    )
+    # A text-only model is not cut.
+    assert fit(resolve_model("gemma3-1b"), h, FitInputs(seq=4096, engine=engine("sglang@0.4.8"))).util == 0.874
 
 
 def test_sglang_0_5_10_on_reserves_for_prompt_graphs():

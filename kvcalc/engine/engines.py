@@ -252,6 +252,10 @@ class Engine:
     max_model_len whose one request fits the available memory, at most that context
     (engine/arg_utils.py human_readable_int_or_auto, v1/core/kv_cache_utils.py
     _auto_fit_max_model_len; vLLM 0.14.0 and later, not 0.13.0)."""
+    vlm_fraction: Literal["none", "runner-0.9", "vit"] = "none"
+    """How SGLang cuts mem_fraction_static for a multimodal model: 'runner-0.9', x 0.9 whether given or
+    not (model_executor/model_runner.py, 0.3.0 to 0.4.8); 'vit', the default alone, by the vision tower's
+    size (memory.vit_fraction_factor; 0.4.9.post3 on); 'none' (0.4.9 to 0.4.9.post2, and other engines)."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -749,6 +753,7 @@ SGLANG_05 = Engine(
     swa_pool_ratio=0.8,
     swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
     mem_fraction_rule="sglang-0.5",
+    vlm_fraction="vit",
     util_flag="mem_fraction_static",
     prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal"}),
     note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
@@ -794,6 +799,7 @@ SGLANG_04 = replace(
     label="SGLang 0.4",
     batched_tokens_default="sglang-0.4",
     mem_fraction_rule="sglang-0.4",
+    vlm_fraction="runner-0.9",
     swa_pool_ratio=None,
     swa_architectures=frozenset(),
     note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
@@ -824,14 +830,34 @@ _BUCKETS = (
 SGLANG_0471 = replace(
     SGLANG_04,
     version="0.4.7.post1",
-    releases="0.4.7.post1 to 0.4.10.post2; rules read from 0.4.6.post5, the default memory fraction and chunk from "
-    "0.4.7.post1, 0.4.8, 0.4.9, 0.4.9.post6, 0.4.10.post1 and 0.4.10.post2",
-    label="SGLang 0.4.7.post1-0.4.10.post2",
+    releases="0.4.7.post1 to 0.4.8; rules read from 0.4.6.post5, the default memory fraction and chunk from "
+    "0.4.7.post1 and 0.4.8",
+    label="SGLang 0.4.7.post1-0.4.8",
     batched_tokens_default="sglang-0.4.7.post1",
     mem_fraction_rule="sglang-0.4.7.post1",
     note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
-    "profile_max_num_token); " + _BUCKETS + "; every layer holds every token (no sliding pool)",
+    "profile_max_num_token); " + _BUCKETS + "; x 0.9 for a multimodal model; every layer holds every token (no "
+    "sliding pool)",
     aliases=(),
+)
+# 0.4.9 drops the model runner's x 0.9 for multimodal models; 0.4.9.post3 cuts the default by the vision tower.
+SGLANG_049 = replace(
+    SGLANG_0471,
+    version="0.4.9",
+    releases="0.4.9 to 0.4.9.post2; rules read from 0.4.6.post5, the default memory fraction and chunk from 0.4.9, "
+    "0.4.9.post1 and 0.4.9.post2",
+    label="SGLang 0.4.9-0.4.9.post2",
+    vlm_fraction="none",
+    note=SGLANG_0471.note.replace("; x 0.9 for a multimodal model", ""),
+)
+SGLANG_0493 = replace(
+    SGLANG_0471,
+    version="0.4.9.post3",
+    releases="0.4.9.post3 to 0.4.10.post2; rules read from 0.4.6.post5, the default memory fraction and chunk from "
+    "0.4.9.post3, 0.4.9.post6, 0.4.10.post1 and 0.4.10.post2",
+    label="SGLang 0.4.9.post3-0.4.10.post2",
+    vlm_fraction="vit",
+    note=SGLANG_0471.note.replace("x 0.9 for a multimodal model", "the default cut by a multimodal model's vision tower"),
 )
 SGLANG_052 = replace(
     SGLANG_059,
@@ -904,6 +930,8 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_0519,
     SGLANG_059,
     SGLANG_052,
+    SGLANG_0493,
+    SGLANG_049,
     SGLANG_0471,
     SGLANG_047,
     SGLANG_04,
@@ -984,8 +1012,8 @@ ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
     "vllm@0.8.4, vllm@0.8, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
-    "sglang (0.5.20 and later 0.5), sglang@0.5.19 (0.5.10 to 0.5.19), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.7.post1 "
-    "(to 0.4.10.post2), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
+    "sglang (0.5.20 and later 0.5), sglang@0.5.19 (0.5.10 to 0.5.19), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
+    "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
 
@@ -1034,7 +1062,8 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
 
 def _sglang_record(v: tuple[int, ...], version: str) -> str:
     """The record of a 0.3 or 0.4 SGLang release, by where its default mem_fraction_static changed
-    (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3, 0.4.6.post2, 0.4.7 and 0.4.7.post1."""
+    (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3, 0.4.6.post2, 0.4.7 and 0.4.7.post1, or its cut for a multimodal
+    model (model_runner.py, server_args.py): 0.4.9 and 0.4.9.post3."""
     m = re.search(r"post([0-9]+)", version)
     post = int(m.group(1)) if m else 0
     if v < (0, 3, 6):
@@ -1049,7 +1078,11 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
         return "sglang@0.4"
     if v == (0, 4, 7) and post < 1:
         return "sglang@0.4.7"
-    return "sglang@0.4.7.post1"
+    if v < (0, 4, 9):
+        return "sglang@0.4.7.post1"
+    if v == (0, 4, 9) and post < 3:
+        return "sglang@0.4.9"
+    return "sglang@0.4.9.post3"
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:
@@ -1198,6 +1231,7 @@ _RULE_LABELS = {
     "sparse_mla_fp8_by_backend": "sparse MLA's fp8 cache",
     "cudagraph_estimate_rocm": "CUDA-graph estimate on ROCm",
     "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
+    "vlm_fraction": "memory fraction of a multimodal model",
     "moe_workspace_held": "fused-MoE workspaces held under the sampler",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
@@ -1263,6 +1297,12 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = f"from {e.kv_cache_memory_since}"
         elif f == "nvls_mib_per_rank":
             out[f] = f"2 communicators x {v:g} MiB a rank" if v else "not counted apart"
+        elif f == "vlm_fraction":
+            out[f] = {
+                "none": "as any model's",
+                "runner-0.9": "x 0.9, given or default (model runner)",
+                "vit": "the default x 0.95 x (1 - 0.1 x (ViT layers x width^2 / (24 x 1024^2) - 1)), held to 0.76-0.9975",
+            }[v]
         elif f == "prefill_graphs_off":
             words = {"pp": "PP > 1", "non-cuda": "GPUs other than NVIDIA's", "multimodal": "models with a vision tower"}
             out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"

@@ -1004,18 +1004,49 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     return out
 
 
-def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) -> tuple[float | None, str]:
+def vit_fraction_factor(model: ModelSpec) -> float:
+    """What SGLang multiplies its default mem_fraction_static by for a multimodal model from 0.4.9.post3
+    (server_args.py adjust_mem_fraction_for_vlm, 0.4.9.post3 to 0.5.18; arg_groups/memory_hook.py from
+    0.5.19): 0.95 x (1 - 0.1 x (layers x hidden^2 / (24 x 1024^2) - 1)), the second factor held to 0.8 to
+    1.05, with vision_config's num_hidden_layers and hidden_size (24 and 1024 where it names neither)."""
+    layers = model.vision_config_layers or 24
+    hidden = model.vision_config_hidden or 1024
+    ratio = layers * hidden**2 / (24 * 1024**2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+
+
+def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) -> tuple[float | None, str, str]:
+    """The memory fraction, how it was had (given, derived, default), and for a derived one what set it."""
     eng = inp.engine
+    multimodal = bool(model.vision_params or model.vision)
     if inp.util is not None:
-        return inp.util, "given"
+        if multimodal and eng.vlm_fraction == "runner-0.9":
+            # model_runner.py (0.3.0 to 0.4.8) multiplies the fraction it is given by 0.9 for a multimodal model.
+            return (
+                inp.util * 0.9,
+                "derived",
+                f"the given {inp.util:g} x 0.9, as SGLang's model runner takes it for a multimodal model",
+            )
+        return inp.util, "given", ""
     if eng.mem_fraction_rule != "none":
         mib = gpu.memory_smi_mib if gpu.memory_smi_mib and inp.gpu_memory is None else total // MiB
         # SGLang's tp_size spans every GPU of a stage: with DP attention kvcalc's tp x dp.
         rule = eng.mem_fraction_rule
         graphs = eng.prompt_graphs(inp.pp, gpu.vendor, model)
         mla = any(k.KIND == "mla" for k in model.kinds())
-        return sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA", graphs, mla), "derived"
-    return eng.default_util, "default"
+        f = sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA", graphs, mla)
+        why = f"SGLang's default for this GPU's memory at tp {inp.tp * inp.dp}, pp {inp.pp}"
+        if inp.dp > 1:
+            why += f" (DP attention over {inp.dp})"
+        if multimodal and eng.vlm_fraction == "vit":
+            k = vit_fraction_factor(model)
+            why += f", x {k:.3f} for the vision tower ({model.vision_config_layers or 24} layers of {model.vision_config_hidden or 1024})"
+            f *= k
+        elif multimodal and eng.vlm_fraction == "runner-0.9":
+            why += ", x 0.9 for a multimodal model"
+            f *= 0.9
+        return f, "derived", why
+    return eng.default_util, "default", ""
 
 
 def _pool(eng: Engine, util: float | None, total: int, w: int, act: int, nt: int, cg: int) -> int:
@@ -1053,7 +1084,7 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
     eng = inp.engine
     est = _estimates(model, gpu, inp)
     total, w, act, nt, cg = (est[k] for k in ("total", "weights", "activation", "non_torch", "cudagraph"))
-    util, util_basis = _default_util(model, gpu, inp, total.best)
+    util, util_basis, util_why = _default_util(model, gpu, inp, total.best)
     assumptions = []
     if total.basis != "given":
         assumptions.append(
@@ -1070,7 +1101,7 @@ def budget(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> Budget:
                 flag = "--gpu-free (or --non-torch)"
             assumptions.append(f"{e.key.replace('_', '-')}: {e.reason}; pass {flag} to use the measured figure")
     if util_basis == "derived":
-        assumptions.append(f"{eng.util_flag} {util:g}: SGLang's default for this GPU's memory at tp {inp.tp}, pp {inp.pp}")
+        assumptions.append(f"{eng.util_flag} {util:g}: {util_why}")
 
     def line(e: Estimate, key: str, label: str) -> BudgetLine:
         if e.exact:

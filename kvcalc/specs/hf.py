@@ -919,6 +919,14 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
         spec["vision_params"] = vision
     if tower:
         spec["vision"] = tower
+    if vision:
+        # As written, for SGLang's default memory fraction (server_args.py adjust_mem_fraction_for_vlm reads
+        # vision_config.num_hidden_layers and hidden_size, 24 and 1024 where absent).
+        v = cfg.get("vision_config") or {}
+        for key, field_name in (("num_hidden_layers", "vision_config_layers"), ("hidden_size", "vision_config_hidden")):
+            x = v.get(key)
+            if isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 2**31:
+                spec[field_name] = x
     caches = _rope_caches(c, mt)
     if caches:
         spec["rope_caches"] = caches

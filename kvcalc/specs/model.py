@@ -259,6 +259,11 @@ class ModelSpec:
     Gemma 3 builds a local and a global one. Empty: one cache (four times as long for M-RoPE)."""
     vision: VisionTower | None = None
     """The vision encoder's geometry, where kvcalc models the engine's profile of it."""
+    vision_config_layers: Pos | None = None
+    """vision_config's num_hidden_layers as config.json writes it; None where it does not (Qwen-VL's ViT
+    names its depth 'depth'). SGLang's default memory fraction reads it (24 where absent)."""
+    vision_config_hidden: Pos | None = None
+    """vision_config's hidden_size as config.json writes it; None where it does not (SGLang then takes 1024)."""
     checkpoint: Checkpoint | None = None
     """The checkpoint's own bytes, where its files were read; the weights then come from them."""
     layer_kinds: KindMap
@@ -305,6 +310,10 @@ class ModelSpec:
             or not 0 <= self.vision_params <= 2**50
         ):
             raise ValueError(f"vision_params must be a whole number from 0 to 2^50, got {str(self.vision_params)[:40]!r}")
+        for f in ("vision_config_layers", "vision_config_hidden"):
+            v = getattr(self, f)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= 2**31):
+                raise ValueError(f"{f} must be a whole number from 1 to 2^31, got {str(v)[:40]!r}")
 
         if not isinstance(self.rope_caches, list) or not all(
             isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x <= 1024 for x in self.rope_caches
