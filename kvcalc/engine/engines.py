@@ -827,37 +827,35 @@ _BUCKETS = (
     "(9.5 + TP x PP / 2) GiB under 90 GiB, (12 + TP x PP / 2) GiB under 160 GiB, else 32 GiB, 4 GiB more with DP "
     "attention"
 )
-SGLANG_0471 = replace(
-    SGLANG_04,
-    version="0.4.7.post1",
-    releases="0.4.7.post1 to 0.4.8; rules read from 0.4.6.post5, the default memory fraction and chunk from "
-    "0.4.7.post1 and 0.4.8",
-    label="SGLang 0.4.7.post1-0.4.8",
-    batched_tokens_default="sglang-0.4.7.post1",
-    mem_fraction_rule="sglang-0.4.7.post1",
-    note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
-    "profile_max_num_token); " + _BUCKETS + "; x 0.9 for a multimodal model; every layer holds every token (no "
-    "sliding pool)",
-    aliases=(),
-)
+_VLM_WORDS = {
+    "runner-0.9": "; x 0.9 for a multimodal model",
+    "none": "",
+    "vit": "; the default cut by a multimodal model's vision tower",
+}
+
+
+def _sglang_bucketed(version: str, releases: str, read: str, vlm: Literal["none", "runner-0.9", "vit"]) -> Engine:
+    """A release of 0.4.7.post1 to 0.4.10.post2: sglang@0.4's record with the bucketed default
+    mem_fraction_static and chunk, and its own cut for a multimodal model, read from the wheels ``read``."""
+    return replace(
+        SGLANG_04,
+        version=version,
+        releases=f"{releases}; rules read from 0.4.6.post5, the default memory fraction and chunk from {read}",
+        label="SGLang " + releases.replace(" to ", "-"),
+        batched_tokens_default="sglang-0.4.7.post1",
+        mem_fraction_rule="sglang-0.4.7.post1",
+        vlm_fraction=vlm,
+        note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
+        f"profile_max_num_token); {_BUCKETS}{_VLM_WORDS[vlm]}; every layer holds every token (no sliding pool)",
+        aliases=(),
+    )
+
+
+SGLANG_0471 = _sglang_bucketed("0.4.7.post1", "0.4.7.post1 to 0.4.8", "0.4.7.post1 and 0.4.8", "runner-0.9")
 # 0.4.9 drops the model runner's x 0.9 for multimodal models; 0.4.9.post3 cuts the default by the vision tower.
-SGLANG_049 = replace(
-    SGLANG_0471,
-    version="0.4.9",
-    releases="0.4.9 to 0.4.9.post2; rules read from 0.4.6.post5, the default memory fraction and chunk from 0.4.9, "
-    "0.4.9.post1 and 0.4.9.post2",
-    label="SGLang 0.4.9-0.4.9.post2",
-    vlm_fraction="none",
-    note=SGLANG_0471.note.replace("; x 0.9 for a multimodal model", ""),
-)
-SGLANG_0493 = replace(
-    SGLANG_0471,
-    version="0.4.9.post3",
-    releases="0.4.9.post3 to 0.4.10.post2; rules read from 0.4.6.post5, the default memory fraction and chunk from "
-    "0.4.9.post3, 0.4.9.post6, 0.4.10.post1 and 0.4.10.post2",
-    label="SGLang 0.4.9.post3-0.4.10.post2",
-    vlm_fraction="vit",
-    note=SGLANG_0471.note.replace("x 0.9 for a multimodal model", "the default cut by a multimodal model's vision tower"),
+SGLANG_049 = _sglang_bucketed("0.4.9", "0.4.9 to 0.4.9.post2", "0.4.9, 0.4.9.post1 and 0.4.9.post2", "none")
+SGLANG_0493 = _sglang_bucketed(
+    "0.4.9.post3", "0.4.9.post3 to 0.4.10.post2", "0.4.9.post3, 0.4.9.post6, 0.4.10.post1 and 0.4.10.post2", "vit"
 )
 SGLANG_052 = replace(
     SGLANG_059,
@@ -1261,28 +1259,26 @@ class EnginesReport:
     labels: dict[str, str]
 
 
+# How each SGLang record sets its default mem_fraction_static, in words (memory.sglang_mem_fraction).
+_FRACTION_WORDS: dict[str, str] = {
+    "sglang-0.5": "from GPU memory, TP, PP, DP attention, prompt graphs",
+    "sglang-0.5.10": "from GPU memory, TP, PP, DP attention, prompt graphs (not under DP attention)",
+    "sglang-0.5.3": "from GPU memory, TP, PP, DP attention",
+    "sglang-0.4.7.post1": "a reserve by GPU memory and TP x PP, 4 GiB more with DP attention",
+    "sglang-0.4.7": "a table by TP x PP, raised on GPUs over 96 GiB, 0.79 over 180,000 MiB (NVIDIA)",
+    "sglang-0.4": "a table by TP x PP, raised on GPUs over 96 GiB",
+    "sglang-0.4.5": "a table by TP, or from GPU memory over 80 GiB",
+}
+
+
 def _rule_words(e: Engine) -> dict[str, str]:
     out: dict[str, str] = {}
     for f in _RULE_LABELS:
         v = getattr(e, f)
         if f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
-            if e.mem_fraction_rule == "sglang-0.5":
-                out[f] = "from GPU memory, TP, PP, DP attention, prompt graphs"
-            elif e.mem_fraction_rule == "sglang-0.5.10":
-                out[f] = "from GPU memory, TP, PP, DP attention, prompt graphs (not under DP attention)"
-            elif e.mem_fraction_rule == "sglang-0.5.3":
-                out[f] = "from GPU memory, TP, PP, DP attention"
-            elif e.mem_fraction_rule == "sglang-0.4.7.post1":
-                out[f] = "a reserve by GPU memory and TP x PP, 4 GiB more with DP attention"
-            elif e.mem_fraction_rule == "sglang-0.4.7":
-                out[f] = "a table by TP x PP, raised on GPUs over 96 GiB, 0.79 over 180,000 MiB (NVIDIA)"
-            elif e.mem_fraction_rule == "sglang-0.4":
-                out[f] = "a table by TP x PP, raised on GPUs over 96 GiB"
-            elif e.mem_fraction_rule == "sglang-0.4.5":
-                out[f] = "a table by TP, or from GPU memory over 80 GiB"
-            elif e.mem_fraction_rule != "none":
-                out[f] = "a table by TP"
+            if e.mem_fraction_rule != "none":
+                out[f] = _FRACTION_WORDS.get(e.mem_fraction_rule, "a table by TP")
         elif f == "block_size":
             out[f] = "-" if v is None else str(v)
         elif f == "prompt_blocks" and e.budget == "all":
