@@ -256,6 +256,13 @@ class Engine:
     """How SGLang cuts mem_fraction_static for a multimodal model: 'runner-0.9', x 0.9 whether given or
     not (model_executor/model_runner.py, 0.3.0 to 0.4.8); 'vit', the default alone, by the vision tower's
     size (memory.vit_fraction_factor; 0.4.9.post3 on); 'none' (0.4.9 to 0.4.9.post2, and other engines)."""
+    aiter_fraction: bool = False
+    """SGLang multiplies mem_fraction_static, given or default, by 0.85 where ROCm's aiter attention runs at
+    a context over 8,192 tokens (model_executor/model_runner.py, 0.4.7 to 0.5.4; server_args.py
+    _handle_attention_backend_compatibility, 0.5.5 to 0.5.18; arg_groups/attention_hook.py from 0.5.19,
+    unless SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set for a given one). aiter is the default on an
+    AMD GPU for every MHA model and an MLA model of 16 or 128 heads over tp_size (model_runner.py
+    model_specific_adjustment, 0.4.7 to 0.5.4; server_args.py from 0.5.5)."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -754,6 +761,7 @@ SGLANG_05 = Engine(
     swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
     mem_fraction_rule="sglang-0.5",
     vlm_fraction="vit",
+    aiter_fraction=True,
     util_flag="mem_fraction_static",
     prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal"}),
     note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
@@ -800,6 +808,7 @@ SGLANG_04 = replace(
     batched_tokens_default="sglang-0.4",
     mem_fraction_rule="sglang-0.4",
     vlm_fraction="runner-0.9",
+    aiter_fraction=False,
     swa_pool_ratio=None,
     swa_architectures=frozenset(),
     note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
@@ -817,6 +826,7 @@ SGLANG_047 = replace(
     label="SGLang 0.4.7",
     batched_tokens_default="sglang-0.4.7",
     mem_fraction_rule="sglang-0.4.7",
+    aiter_fraction=True,
     note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
     "profile_max_num_token); mem_fraction_static as 0.4.6.post5's but 0.79 on NVIDIA GPUs of over 180,000 MiB "
     "(the B200); every layer holds every token (no sliding pool)",
@@ -845,6 +855,7 @@ def _sglang_bucketed(version: str, releases: str, read: str, vlm: Literal["none"
         batched_tokens_default="sglang-0.4.7.post1",
         mem_fraction_rule="sglang-0.4.7.post1",
         vlm_fraction=vlm,
+        aiter_fraction=True,
         note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
         f"profile_max_num_token); {_BUCKETS}{_VLM_WORDS[vlm]}; every layer holds every token (no sliding pool)",
         aliases=(),
@@ -1230,6 +1241,7 @@ _RULE_LABELS = {
     "cudagraph_estimate_rocm": "CUDA-graph estimate on ROCm",
     "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
     "vlm_fraction": "memory fraction of a multimodal model",
+    "aiter_fraction": "x 0.85 for ROCm's aiter attention over 8,192 tokens",
     "moe_workspace_held": "fused-MoE workspaces held under the sampler",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",

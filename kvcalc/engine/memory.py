@@ -32,6 +32,7 @@ from kvcalc.engine.weights import (
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype, normalize_weight_dtype
 from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.layers import MLA
 from kvcalc.specs.model import ModelSpec
 from kvcalc.units import count_of, fmt_iec
 
@@ -1015,38 +1016,54 @@ def vit_fraction_factor(model: ModelSpec) -> float:
     return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
 
 
+def _aiter_cut(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> bool:
+    """Whether SGLang cuts the memory fraction by 0.85 for ROCm's aiter attention: on an AMD GPU, where aiter
+    is the default backend (every MHA model; an MLA model whose heads over tp_size are 16 or 128,
+    model_runner.py model_specific_adjustment, 0.4.7 to 0.5.4), at a context over 8,192 tokens."""
+    if not inp.engine.aiter_fraction or gpu.vendor != "AMD":
+        return False
+    context = inp.max_model_len or model.max_position_embeddings
+    mla = [k for k in model.kinds() if isinstance(k, MLA)]
+    if mla and max(1, mla[0].num_attention_heads // (inp.tp * inp.dp)) not in (16, 128):
+        return False
+    return context > 8192
+
+
 def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) -> tuple[float | None, str, str]:
     """The memory fraction, how it was had (given, derived, default), and for a derived one what set it."""
     eng = inp.engine
     multimodal = bool(model.vision_params or model.vision)
+    cuts = []
     if inp.util is not None:
-        if multimodal and eng.vlm_fraction == "runner-0.9":
-            # model_runner.py (0.3.0 to 0.4.8) multiplies the fraction it is given by 0.9 for a multimodal model.
-            return (
-                inp.util * 0.9,
-                "derived",
-                f"the given {inp.util:g} x 0.9, as SGLang's model runner takes it for a multimodal model",
-            )
-        return inp.util, "given", ""
-    if eng.mem_fraction_rule != "none":
+        f, basis, why = inp.util, "given", f"the given {inp.util:g}"
+    elif eng.mem_fraction_rule != "none":
         mib = gpu.memory_smi_mib if gpu.memory_smi_mib and inp.gpu_memory is None else total // MiB
         # SGLang's tp_size spans every GPU of a stage: with DP attention kvcalc's tp x dp.
         rule = eng.mem_fraction_rule
         graphs = eng.prompt_graphs(inp.pp, gpu.vendor, model)
         mla = any(k.KIND == "mla" for k in model.kinds())
         f = sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA", graphs, mla)
-        why = f"SGLang's default for this GPU's memory at tp {inp.tp * inp.dp}, pp {inp.pp}"
+        basis, why = "derived", f"SGLang's default for this GPU's memory at tp {inp.tp * inp.dp}, pp {inp.pp}"
         if inp.dp > 1:
             why += f" (DP attention over {inp.dp})"
         if multimodal and eng.vlm_fraction == "vit":
             k = vit_fraction_factor(model)
-            why += f", x {k:.3f} for the vision tower ({model.vision_config_layers or 24} layers of {model.vision_config_hidden or 1024})"
+            cuts.append(
+                f"x {k:.3f} for the vision tower ({model.vision_config_layers or 24} layers of {model.vision_config_hidden or 1024})"
+            )
             f *= k
-        elif multimodal and eng.vlm_fraction == "runner-0.9":
-            why += ", x 0.9 for a multimodal model"
-            f *= 0.9
-        return f, "derived", why
-    return eng.default_util, "default", ""
+    else:
+        return eng.default_util, "default", ""
+    if multimodal and eng.vlm_fraction == "runner-0.9":
+        # model_runner.py (0.3.0 to 0.4.8) multiplies the fraction it is given by 0.9 for a multimodal model.
+        cuts.append("x 0.9 for a multimodal model (SGLang's model runner)")
+        f *= 0.9
+    if _aiter_cut(model, gpu, inp):
+        cuts.append("x 0.85 for ROCm's aiter attention at a context over 8,192 tokens")
+        f *= 0.85
+    if cuts:
+        basis, why = "derived", why + ", " + ", ".join(cuts)
+    return f, basis, why
 
 
 def _pool(eng: Engine, util: float | None, total: int, w: int, act: int, nt: int, cg: int) -> int:
