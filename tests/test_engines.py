@@ -408,3 +408,16 @@ def test_only_vllm_v1_takes_a_prompts_blocks_chunk_by_chunk():
     v1 = {e.key for e in ENGINE_LIST if e.name == "vllm" and e.v0_chunking == "none"}
     assert {"vllm@0.8", "vllm@0.11", "vllm@0.33"} <= v1
     assert {e.key for e in ENGINE_LIST if e.prompt_blocks == "chunk"} == v1
+
+
+def test_each_sglang_record_says_how_it_sets_its_default_fraction():
+    """kvcalc engines: every SGLang record's default-fraction rule in words, and a record whose table differs from
+    the next newer one's only at TP 8 (0.3.6's 0.82 beside 0.4.0's 0.81) says so."""
+    from kvcalc.engine.engines import ENGINE_LIST, engines_report
+
+    rows = {r.key: r for r in engines_report().engines}
+    for e in ENGINE_LIST:
+        if e.name == "sglang":
+            assert rows[e.key].rules["default_util"] not in ("", "-"), e.key
+    assert rows["sglang@0.3.6"].rules["default_util"] == "a table by TP, 0.82 at TP 8"
+    assert "default_util" in rows["sglang@0.3.6"].differs_from_next_newer

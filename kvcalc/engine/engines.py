@@ -1279,7 +1279,10 @@ _FRACTION_WORDS: dict[str, str] = {
     "sglang-0.4.7.post1": "a reserve by GPU memory and TP x PP, 4 GiB more with DP attention",
     "sglang-0.4.7": "a table by TP x PP, raised on GPUs over 96 GiB, 0.79 over 180,000 MiB (NVIDIA)",
     "sglang-0.4": "a table by TP x PP, raised on GPUs over 96 GiB",
-    "sglang-0.4.5": "a table by TP, or from GPU memory over 80 GiB",
+    "sglang-0.4.5": "a table by TP (0.81 at TP 8), or from GPU memory over 80 GiB",
+    "sglang-0.4.0": "a table by TP, 0.81 at TP 8",
+    "sglang-0.3.6": "a table by TP, 0.82 at TP 8",
+    "sglang-0.3": "a table by TP, 0.83 at TP 8",
 }
 
 
@@ -1290,7 +1293,7 @@ def _rule_words(e: Engine) -> dict[str, str]:
         if f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule != "none":
-                out[f] = _FRACTION_WORDS.get(e.mem_fraction_rule, "a table by TP")
+                out[f] = _FRACTION_WORDS[e.mem_fraction_rule]
         elif f == "block_size":
             out[f] = "-" if v is None else str(v)
         elif f == "prompt_blocks" and e.budget == "all":
