@@ -819,19 +819,6 @@ SGLANG_04 = replace(
 # SGLang 0.4.7 to 0.5.2: each its own default mem_fraction_static and chunked_prefill_size, read from
 # server_args.py of the wheels of 0.4.7, 0.4.7.post1, 0.4.8, 0.4.9 (.post1 to .post6), 0.4.10 (.post1, .post2),
 # 0.5.1 and 0.5.2; 0.5.3rc2 has 0.5's rule.
-SGLANG_047 = replace(
-    SGLANG_04,
-    version="0.4.7",
-    releases="0.4.7; rules read from 0.4.6.post5, the default memory fraction and chunk from 0.4.7",
-    label="SGLang 0.4.7",
-    batched_tokens_default="sglang-0.4.7",
-    mem_fraction_rule="sglang-0.4.7",
-    aiter_fraction=True,
-    note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
-    "profile_max_num_token); mem_fraction_static as 0.4.6.post5's but 0.79 on NVIDIA GPUs of over 180,000 MiB "
-    "(the B200); every layer holds every token (no sliding pool)",
-    aliases=(),
-)
 _BUCKETS = (
     "mem_fraction_static = (memory - reserve) / memory, the reserve (2.8 + TP x PP / 10) GiB under 35 GiB, "
     "(9.5 + TP x PP / 2) GiB under 90 GiB, (12 + TP x PP / 2) GiB under 160 GiB, else 32 GiB, 4 GiB more with DP "
@@ -844,24 +831,37 @@ _VLM_WORDS = {
 }
 
 
-def _sglang_bucketed(version: str, releases: str, read: str, vlm: Literal["none", "runner-0.9", "vit"]) -> Engine:
-    """A release of 0.4.7.post1 to 0.4.10.post2: sglang@0.4's record with the bucketed default
-    mem_fraction_static and chunk, and its own cut for a multimodal model, read from the wheels ``read``."""
+def _sglang_bucketed(
+    version: str,
+    releases: str,
+    read: str,
+    vlm: Literal["none", "runner-0.9", "vit"],
+    rule: Literal["sglang-0.4.7", "sglang-0.4.7.post1"] = "sglang-0.4.7.post1",
+) -> Engine:
+    """A release of 0.4.7 to 0.4.10.post2: sglang@0.4's record with its own default mem_fraction_static
+    and chunk (``rule``: 0.4.7's, or the bucketed one of 0.4.7.post1 on), ROCm's aiter cut, and its own
+    cut for a multimodal model, read from the wheels ``read``."""
+    words = (
+        "mem_fraction_static as 0.4.6.post5's but 0.79 on NVIDIA GPUs of over 180,000 MiB (the B200)"
+        if rule == "sglang-0.4.7"
+        else _BUCKETS
+    )
     return replace(
         SGLANG_04,
         version=version,
         releases=f"{releases}; rules read from 0.4.6.post5, the default memory fraction and chunk from {read}",
         label="SGLang " + releases.replace(" to ", "-"),
-        batched_tokens_default="sglang-0.4.7.post1",
-        mem_fraction_rule="sglang-0.4.7.post1",
+        batched_tokens_default=rule,
+        mem_fraction_rule=rule,
         vlm_fraction=vlm,
         aiter_fraction=True,
         note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
-        f"profile_max_num_token); {_BUCKETS}{_VLM_WORDS[vlm]}; every layer holds every token (no sliding pool)",
+        f"profile_max_num_token); {words}{_VLM_WORDS[vlm]}; every layer holds every token (no sliding pool)",
         aliases=(),
     )
 
 
+SGLANG_047 = _sglang_bucketed("0.4.7", "0.4.7", "0.4.7", "runner-0.9", "sglang-0.4.7")
 SGLANG_0471 = _sglang_bucketed("0.4.7.post1", "0.4.7.post1 to 0.4.8", "0.4.7.post1 and 0.4.8", "runner-0.9")
 # 0.4.9 drops the model runner's x 0.9 for multimodal models; 0.4.9.post3 cuts the default by the vision tower.
 SGLANG_049 = _sglang_bucketed("0.4.9", "0.4.9 to 0.4.9.post2", "0.4.9, 0.4.9.post1 and 0.4.9.post2", "none")
