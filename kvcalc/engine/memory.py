@@ -1043,9 +1043,8 @@ def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) ->
         graphs = eng.prompt_graphs(inp.pp, gpu.vendor, model)
         mla = any(k.KIND == "mla" for k in model.kinds())
         f = sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA", graphs, mla)
-        basis, why = "derived", f"SGLang's default for this GPU's memory at tp {inp.tp * inp.dp}, pp {inp.pp}"
-        if inp.dp > 1:
-            why += f" (DP attention over {inp.dp})"
+        where = f"tp {inp.tp}" if inp.dp == 1 else f"tp_size {inp.tp * inp.dp} (attention TP {inp.tp} x DP {inp.dp})"
+        basis, why = "derived", f"SGLang's default for this GPU's memory at {where}, pp {inp.pp}"
         if multimodal and eng.vlm_fraction == "vit":
             k = vit_fraction_factor(model)
             cuts.append(
