@@ -151,7 +151,7 @@ def test_sglang_0_4_7_to_0_5_2_mem_fraction_and_dp_attention():
 
 
 def test_sglang_cuts_a_multimodal_models_fraction_by_release():
-    """model_runner.py 0.3.0 to 0.4.8: x 0.9, given or default; none in 0.4.9 to 0.4.9.post2; from 0.4.9.post3
+    """model_runner.py: x 0.95 (0.3.0 to 0.4.4.post3) or x 0.9 (0.4.4.post4 to 0.4.8), given or default; none in 0.4.9 to 0.4.9.post2; from 0.4.9.post3
     (server_args.py adjust_mem_fraction_for_vlm; memory_hook.py from 0.5.19) the default alone, x 0.95 x
     clamp(1 - 0.1 x (layers x hidden^2 / (24 x 1024^2) - 1), 0.8, 1.05), vision_config's num_hidden_layers and
     hidden_size (24 and 1024 where it names neither)."""
@@ -181,6 +181,9 @@ def test_sglang_cuts_a_multimodal_models_fraction_by_release():
     assert util("sglang@0.4.9") == round((81559 - 10240) / 81559, 3)
     assert util("sglang@0.4.8") == round((81559 - 10240) / 81559, 3) * 0.9 and util("sglang@0.4.8", 0.8) == 0.8 * 0.9
     assert util("sglang", 0.8) == util("sglang@0.4.9", 0.8) == 0.8
+    # model_runner.py multiplied by 0.95 up to 0.4.4.post3 (0.3.0, 0.4.0, 0.4.3 and 0.4.4.post3 read), 0.9 from 0.4.4.post4.
+    assert util("sglang@0.4.4.post3", 0.8) == 0.8 * 0.95 and util("sglang@0.4.4.post4", 0.8) == 0.8 * 0.9
+    assert util("sglang@0.3.0", 0.8) == 0.8 * 0.95
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
     k = {
         m: f"{vit_fraction_factor(resolve_model(m)):.3f}"

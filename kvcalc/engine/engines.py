@@ -252,9 +252,9 @@ class Engine:
     max_model_len whose one request fits the available memory, at most that context
     (engine/arg_utils.py human_readable_int_or_auto, v1/core/kv_cache_utils.py
     _auto_fit_max_model_len; vLLM 0.14.0 and later, not 0.13.0)."""
-    vlm_fraction: Literal["none", "runner-0.9", "vit"] = "none"
-    """How SGLang cuts mem_fraction_static for a multimodal model: 'runner-0.9', x 0.9 whether given or
-    not (model_executor/model_runner.py, 0.3.0 to 0.4.8); 'vit', the default alone, by the vision tower's
+    vlm_fraction: Literal["none", "runner-0.95", "runner-0.9", "vit"] = "none"
+    """How SGLang cuts mem_fraction_static for a multimodal model: 'runner-0.95' and 'runner-0.9', x 0.95
+    (0.3.0 to 0.4.4.post3) or x 0.9 (0.4.4.post4 to 0.4.8) whether given or not (model_executor/model_runner.py); 'vit', the default alone, by the vision tower's
     size (memory.vit_fraction_factor; 0.4.9.post3 on); 'none' (0.4.9 to 0.4.9.post2, and other engines)."""
     aiter_fraction: bool = False
     """SGLang multiplies mem_fraction_static, given or default, by 0.85 where ROCm's aiter attention runs at
@@ -825,6 +825,7 @@ _BUCKETS = (
     "attention"
 )
 _VLM_WORDS = {
+    "runner-0.95": "; x 0.95 for a multimodal model",
     "runner-0.9": "; x 0.9 for a multimodal model",
     "none": "",
     "vit": "; the default cut by a multimodal model's vision tower",
@@ -890,15 +891,24 @@ _SGLANG_04_NOTE = (
 )
 
 
-def _sglang_before_046(version: str, releases: str, read: str, rule: MemFractionRule, table: str) -> Engine:
+def _sglang_before_046(
+    version: str,
+    releases: str,
+    read: str,
+    rule: MemFractionRule,
+    table: str,
+    vlm: Literal["runner-0.95", "runner-0.9"] = "runner-0.9",
+) -> Engine:
     """An earlier 0.3 or 0.4 release: sglang@0.4's record with its own default mem_fraction_static, read
-    from the server_args.py of the wheels named by ``read``."""
+    from the server_args.py of the wheels named by ``read``, and its model runner's cut for a multimodal
+    model (model_runner.py: x 0.95 to 0.4.4.post3, x 0.9 from 0.4.4.post4)."""
     return replace(
         SGLANG_04,
         version=version,
         releases=releases + "; rules read from 0.4.6.post5, the default memory fraction from " + read,
         label="SGLang " + releases.replace(" to ", "-"),
         mem_fraction_rule=rule,
+        vlm_fraction=vlm,
         note=_SGLANG_04_NOTE.format(rule=table),
         aliases=(),
     )
@@ -912,11 +922,19 @@ SGLANG_0453 = _sglang_before_046(
     "sglang-0.4.5",
     _TABLE.format("0.81") + " on GPUs of <= 80 GiB, else (GPU memory - 13 GiB) / GPU memory",
 )
-SGLANG_040 = _sglang_before_046(
-    "0.4.0", "0.4.0 to 0.4.5.post2", "0.4.0, 0.4.3, 0.4.5 and 0.4.5.post2", "sglang-0.4.0", _TABLE.format("0.81")
+# 0.4.4.post4 turned the model runner's multimodal cut from x 0.95 to x 0.9 (model_runner.py of 0.4.4.post3 and .post4).
+SGLANG_0444 = _sglang_before_046(
+    "0.4.4.post4",
+    "0.4.4.post4 to 0.4.5.post2",
+    "0.4.4.post4, 0.4.5, 0.4.5.post1 and 0.4.5.post2",
+    "sglang-0.4.0",
+    _TABLE.format("0.81"),
 )
-SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"))
-SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"))
+SGLANG_040 = _sglang_before_046(
+    "0.4.0", "0.4.0 to 0.4.4.post3", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
+)
+SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"), "runner-0.95")
+SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"), "runner-0.95")
 
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
@@ -945,6 +963,7 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_047,
     SGLANG_04,
     SGLANG_0453,
+    SGLANG_0444,
     SGLANG_040,
     SGLANG_036,
     SGLANG_03,
@@ -1023,7 +1042,7 @@ ACCEPTED = (
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19 (0.5.10 to 0.5.19), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
-    "sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
+    "sglang@0.4.4.post4, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
 
 
@@ -1072,15 +1091,17 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
 def _sglang_record(v: tuple[int, ...], version: str) -> str:
     """The record of a 0.3 or 0.4 SGLang release, by where its default mem_fraction_static changed
     (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3, 0.4.6.post2, 0.4.7 and 0.4.7.post1, or its cut for a multimodal
-    model (model_runner.py, server_args.py): 0.4.9 and 0.4.9.post3."""
+    model (model_runner.py, server_args.py): 0.4.4.post4, 0.4.9 and 0.4.9.post3."""
     m = re.search(r"post([0-9]+)", version)
     post = int(m.group(1)) if m else 0
     if v < (0, 3, 6):
         return "sglang@0.3"
     if v < (0, 4):
         return "sglang@0.3.6"
-    if v < (0, 4, 5) or (v == (0, 4, 5) and post < 3):
+    if v < (0, 4, 4) or (v == (0, 4, 4) and post < 4):
         return "sglang@0.4.0"
+    if v < (0, 4, 5) or (v == (0, 4, 5) and post < 3):
+        return "sglang@0.4.4.post4"
     if v < (0, 4, 6) or (v == (0, 4, 6) and post < 2):
         return "sglang@0.4.5.post3"
     if v < (0, 4, 7):
@@ -1311,6 +1332,7 @@ def _rule_words(e: Engine) -> dict[str, str]:
         elif f == "vlm_fraction":
             out[f] = {
                 "none": "as any model's",
+                "runner-0.95": "x 0.95, given or default (model runner)",
                 "runner-0.9": "x 0.9, given or default (model runner)",
                 "vit": "the default x 0.95 x (1 - 0.1 x (ViT layers x width^2 / (24 x 1024^2) - 1)), held to 0.76-0.9975",
             }[v]

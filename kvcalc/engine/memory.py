@@ -1053,10 +1053,12 @@ def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) ->
             f *= k
     else:
         return eng.default_util, "default", ""
-    if multimodal and eng.vlm_fraction == "runner-0.9":
-        # model_runner.py (0.3.0 to 0.4.8) multiplies the fraction it is given by 0.9 for a multimodal model.
-        cuts.append("x 0.9 for a multimodal model (SGLang's model runner)")
-        f *= 0.9
+    if multimodal and eng.vlm_fraction in ("runner-0.95", "runner-0.9"):
+        # model_runner.py multiplies the fraction it is given for a multimodal model: by 0.95 (0.3.0 to 0.4.4.post3)
+        # or 0.9 (0.4.4.post4 to 0.4.8).
+        k = 0.95 if eng.vlm_fraction == "runner-0.95" else 0.9
+        cuts.append(f"x {k:g} for a multimodal model (SGLang's model runner)")
+        f *= k
     if _aiter_cut(model, gpu, inp):
         cuts.append("x 0.85 for ROCm's aiter attention at a context over 8,192 tokens")
         f *= 0.85
