@@ -222,6 +222,10 @@ def test_sglang_cuts_the_fraction_for_rocm_aiter_attention_over_8k_tokens():
     assert util("llama3.1-8b", "sglang@0.5.9") == base * 0.85
     assert util("llama3.1-8b", "sglang@0.5.9", max_model_len=8192) == base
     assert util("llama3.1-8b", "sglang@0.5.9", util=0.8) == 0.8 * 0.85
+    # sglang#36656's nightly (Llama-3.1-8B, aiter): "MF 0.867", "old effective MF 0.73695".
+    assert util("llama3.1-8b", "sglang@0.5.9", util=0.867) == 0.867 * 0.85 and round(0.867 * 0.85, 5) == 0.73695
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    assert "names its fraction 0.867 and its effective one 0.73695, 0.867 x 0.85" in doc
     assert util("llama3.1-8b", "sglang@0.4.6.post5") == sglang_mem_fraction(mib, 1, 1, "sglang-0.4", cuda=False)
     assert (
         fit(resolve_model("llama3.1-8b"), resolve_gpu("h100"), FitInputs(seq=4096, engine=engine("sglang@0.5.9"))).util == 0.835
