@@ -20,7 +20,8 @@ deepseek-v2-lite deepseek-v3 kimi-k2 gemma2-9b gemma2-27b gemma3-1b gemma3-27b g
 falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-70b llama3.3-70b
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
-deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2 gemma3-4b gemma3-12b""".split()
+deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2 gemma3-4b gemma3-12b
+glm-5""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -208,6 +209,9 @@ def test_hybrid_state_models():
         ("glm-4.6", 355e9, 0.01),  # Z.ai: 355B total (its MTP layer included there)
         ("minimax-m2", 230e9, 0.01),  # MiniMax: 230B total (MTP modules included there)
         ("deepseek-v3.2", 671e9 + 0.9e9, 0.005),  # V3's 671B plus the indexer
+        # Z.ai: 744B total (zai-org/GLM-5's README), the MTP layer not in it: one more MoE layer and its
+        # projection (about 9.9B by this count) make the 754B that GLM-5.1's card gives.
+        ("glm-5", 744e9, 0.001),
     ],
 )
 def test_parameter_counts(name, published, rel):
@@ -234,6 +238,27 @@ def test_deepseek_v32_caches_the_indexer_keys():
     assert kv_size(m, 1, kv_dtype="fp8").kv_bytes_per_token == 61 * (512 + 4 * 4 + 64 * 2 + 132)
     # A dense MLA model's fp8 cache stays one byte an element: DeepSeek-V3, 576 B a layer.
     assert kv_size(resolve_model("deepseek-v3"), 1, kv_dtype="fp8").kv_bytes_per_token == 61 * 576
+
+
+def test_glm5_caches_deepseek_v32s_latent_and_indexer_keys_on_all_78_layers():
+    """GLM-5: kv_lora_rank 512 + 64 rope dims a layer, and the indexer's 128-dim fp8 key with its
+    fp32 scale, on every one of its 78 layers (transformers 5.25.0 GlmMoeDsaConfig: all "full")."""
+    m = resolve_model("glm-5")
+    assert resolve_model("zai-org/GLM-5.1") == m
+    assert kv_size(m, 1).kv_bytes_per_token == 78 * ((512 + 64) * 2 + 128 + 4) == 100_152
+    assert kv_size(m, 1, kv_dtype="fp8").kv_bytes_per_token == 78 * (512 + 4 * 4 + 64 * 2 + 132)
+    assert m.moe is not None and (m.moe.num_experts, m.moe.num_experts_per_tok, m.moe.num_moe_layers) == (256, 8, 75)
+    # One routed expert: gate, up (6144 x 2048 each) and down (2048 x 6144).
+    assert m.moe.params_per_expert == 3 * 6144 * 2048
+
+
+def test_glm_moe_dsa_with_shared_indexer_layers_is_refused():
+    """GLM-5.2's configs let layers reuse an earlier layer's top-k (index_topk_freq, indexer_types);
+    kvcalc does not model which of them cache indexer keys, so it says so instead of guessing."""
+    cfg = json.loads((CONFIGS / "glm-5.json").read_text())
+    for extra in ({"index_topk_freq": 4, "index_skip_topk_offset": 3}, {"indexer_types": ["full", "shared"] * 39}):
+        with pytest.raises(KvcalcError, match="reuse another layer's indexer"):
+            spec_dict_from_config({**cfg, **extra}, "config.json", name="glm-5.2")
 
 
 def test_mllama_cross_layers_hold_the_image_tokens():

@@ -42,6 +42,7 @@ SUPPORTED = (
     "qwen3_next",
     "jamba",
     "deepseek_v32",
+    "glm_moe_dsa",
     "glm4_moe",
     "minimax_m2",
     "mllama",
@@ -379,7 +380,7 @@ def _qwen2_moe(c: _Cfg, b: _Build) -> None:
     _moe_block(b, E=E, k=k, n_layers=n, per_expert=_gated_mlp(H, Im))
 
 
-def _deepseek(c: _Cfg, b: _Build) -> None:
+def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
     H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
     nq = c.int("num_attention_heads")
     r = c.int("kv_lora_rank")
@@ -415,7 +416,7 @@ def _deepseek(c: _Cfg, b: _Build) -> None:
     first_dense = c.int("first_k_dense_replace", 0, positive=False)
     freq = c.int("moe_layer_freq", 1)
     moe_layers = [i for i in range(L) if i >= first_dense and i % freq == 0]
-    router = H * E + (E if c.get("topk_method") == "noaux_tc" else 0)  # V3's e_score_correction_bias
+    router = H * E + (E if router_bias or c.get("topk_method") == "noaux_tc" else 0)  # V3's e_score_correction_bias
     _add(
         b,
         attn=L * (q_split + r * nq * (nope + vd) + nq * vd * H),
@@ -440,6 +441,24 @@ def _deepseek(c: _Cfg, b: _Build) -> None:
     _moe_block(b, E=E, k=k, n_layers=len(moe_layers), per_expert=_gated_mlp(H, Im))
     if c.get("num_nextn_predict_layers"):
         b.notes.append("the multi-token-prediction (MTP) layer is not counted: it is not used in plain decoding")
+
+
+def _glm_moe_dsa(c: _Cfg, b: _Build) -> None:
+    """GLM-5 (transformers' glm_moe_dsa): DeepSeek-V3.2's layers, MLA with a sparse-attention indexer
+    on every layer, 64 heads of 192 + 64 for q and k and 256 for v; its router always carries the
+    e_score_correction_bias (transformers 5.25.0 modeling_glm_moe_dsa.py, GlmMoeDsaTopkRouter)."""
+    kinds = c.get("indexer_types")
+    freq = c.int("index_topk_freq") if c.has("index_topk_freq") else 1
+    if (isinstance(kinds, list) and any(k != "full" for k in kinds)) or freq > 1:
+        # GLM-5.2 and later: "shared" layers reuse an earlier layer's top-k and run no indexer of their
+        # own; which of them still cache indexer keys is not modelled.
+        raise KvcalcError(
+            "indexer_types or index_topk_freq makes some layers reuse another layer's indexer (GLM-5.2 and later), "
+            "which kvcalc does not model",
+            c.where,
+            "a glm_moe_dsa config whose every layer runs its own indexer (GLM-5, GLM-5.1)",
+        )
+    _deepseek(c, b, router_bias=True)
 
 
 def _gpt_oss(c: _Cfg, b: _Build) -> None:
@@ -729,6 +748,7 @@ HANDLERS = {
     "qwen3_next": _qwen3_next,
     "jamba": _jamba,
     "deepseek_v32": _deepseek,
+    "glm_moe_dsa": _glm_moe_dsa,
     "glm4_moe": _glm4_moe,
     "minimax_m2": _minimax_m2,
     "mllama_text_model": _mllama,
