@@ -252,13 +252,29 @@ def test_glm5_caches_deepseek_v32s_latent_and_indexer_keys_on_all_78_layers():
     assert m.moe.params_per_expert == 3 * 6144 * 2048
 
 
-def test_glm_moe_dsa_with_shared_indexer_layers_is_refused():
-    """GLM-5.2's configs let layers reuse an earlier layer's top-k (index_topk_freq, indexer_types);
-    kvcalc does not model which of them cache indexer keys, so it says so instead of guessing."""
+def test_layers_sharing_an_indexers_top_k_cache_no_indexer_keys():
+    """GLM-5.2's config.json sets index_topk_freq 4 and index_skip_topk_offset 3: layer i runs its own
+    indexer when max(i - 3 + 1, 0) % 4 == 0 (vLLM 0.24 deepseek_v2.py, SGLang 0.5.23 model_config.py),
+    layers 0, 1, 2 and 6, 10, ..., 74: 3 + 18 = 21; the other 57 build no indexer and cache no keys."""
     cfg = json.loads((CONFIGS / "glm-5.json").read_text())
-    for extra in ({"index_topk_freq": 4, "index_skip_topk_offset": 3}, {"indexer_types": ["full", "shared"] * 39}):
-        with pytest.raises(KvcalcError, match="reuse another layer's indexer"):
-            spec_dict_from_config({**cfg, **extra}, "config.json", name="glm-5.2")
+    indexed = [0, 1, 2, *range(6, 78, 4)]
+    assert len(indexed) == 21
+    per_token = 78 * (512 + 64) * 2 + 21 * (128 + 4)
+    shared = "".join("F" if i in indexed else "S" for i in range(78))
+    for extra in (
+        {"index_topk_freq": 4, "index_skip_topk_offset": 3},
+        {"index_topk_pattern": shared},
+        {"indexer_types": ["full" if c == "F" else "shared" for c in shared]},
+    ):
+        d, _ = spec_dict_from_config({**cfg, **extra}, "config.json", name="glm-5.2")
+        m = validate("model", d, "glm-5.2", None)
+        assert kv_size(m, 1).kv_bytes_per_token == per_token == 92_628
+        # The indexer's weights go with it: 57 layers fewer of wq_b, wk, weights_proj and k_norm.
+        indexer = 2048 * 32 * 128 + 6144 * 128 + 6144 * 32 + 2 * 128
+        assert resolve_model("glm-5").params_total - m.params_total == 57 * indexer
+    for bad in ({"indexer_types": ["full"] * 77}, {"index_topk_pattern": "F" * 77 + "X"}):
+        with pytest.raises(KvcalcError, match="indexer_types|index_topk_pattern"):
+            spec_dict_from_config({**cfg, **bad}, "config.json", name="glm-5.2")
 
 
 def test_mllama_cross_layers_hold_the_image_tokens():

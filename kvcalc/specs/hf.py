@@ -397,9 +397,12 @@ def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
         "v_head_dim": vd,
     }
     idx_dim = c.int("index_head_dim", 0, positive=False) if c.has("index_head_dim") else 0
+    own = _indexer_layers(c, L) if idx_dim else [False] * L
     if idx_dim:
+        if not all(own):
+            b.kinds["mla_shared"] = dict(b.kinds["mla"])
         b.kinds["mla"]["indexer_head_dim"] = idx_dim
-    b.order = ["mla"] * L
+    b.order = ["mla" if o or not idx_dim else "mla_shared" for o in own]
     # vLLM keeps the q and kv down-projections whole on every rank (a replicated fused_qkv_a_proj)
     # and splits the up-projections and o_proj by heads.
     if qr:
@@ -432,9 +435,15 @@ def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
         # wk from the hidden state with its LayerNorm, and the per-head weights projection.
         n_idx = c.int("index_n_heads")
         indexer = (qr or H) * n_idx * idx_dim + H * idx_dim + H * n_idx
-        _add(b, replicated=L * indexer, norms=L * 2 * idx_dim)
-        b.params += L * (indexer + 2 * idx_dim)
+        n_own = sum(own)
+        _add(b, replicated=n_own * indexer, norms=n_own * 2 * idx_dim)
+        b.params += n_own * (indexer + 2 * idx_dim)
         b.notes.append(f"sparse-attention indexer: {n_idx} heads of {idx_dim}, top-{c.int('index_topk')}; its keys cached in fp8")
+        if n_own < L:
+            b.notes.append(
+                f"{L - n_own} of the {L} layers reuse the last indexed layer's top-k: they hold no indexer and cache no "
+                "indexer keys (vLLM 0.24 deepseek_v2.py, SGLang 0.5.23 memory_pool.py)"
+            )
     b.params += len(moe_layers) * (router + (E + shared) * _gated_mlp(H, Im))
     b.params += (L - len(moe_layers)) * _gated_mlp(H, I)
     b.intermediate = I
@@ -443,21 +452,32 @@ def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
         b.notes.append("the multi-token-prediction (MTP) layer is not counted: it is not used in plain decoding")
 
 
-def _glm_moe_dsa(c: _Cfg, b: _Build) -> None:
-    """GLM-5 (transformers' glm_moe_dsa): DeepSeek-V3.2's layers, MLA with a sparse-attention indexer
-    on every layer, 64 heads of 192 + 64 for q and k and 256 for v; its router always carries the
-    e_score_correction_bias (transformers 5.25.0 modeling_glm_moe_dsa.py, GlmMoeDsaTopkRouter)."""
+def _indexer_layers(c: _Cfg, L: int) -> list[bool]:
+    """Which layers run a sparse-attention indexer of their own (and cache its keys). A layer that
+    reuses the last indexed layer's top-k ("shared", IndexCache) builds none: indexer_types where the
+    config lists it (SGLang 0.5.23 model_config.py, transformers' glm_moe_dsa), else index_topk_pattern
+    ("F" or "S" a layer), else layer i is indexed when max(i - offset + 1, 0) % index_topk_freq == 0,
+    offset index_skip_topk_offset or 2 (vLLM 0.24 deepseek_v2.py, SGLang 0.5.23). DeepSeek-V3.2 and
+    GLM-5 give none of these: every layer is indexed."""
     kinds = c.get("indexer_types")
+    if kinds is not None:
+        if not isinstance(kinds, list) or len(kinds) != L or any(k not in ("full", "shared") for k in kinds):
+            raise KvcalcError("indexer_types is not one 'full' or 'shared' a layer", c.where, f"a list of {L} of them")
+        return [k == "full" for k in kinds]
+    pattern = c.get("index_topk_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, str) or len(pattern) != L or set(pattern) - {"F", "S"}:
+            raise KvcalcError("index_topk_pattern is not one 'F' or 'S' a layer", c.where, f"a string of {L} of them")
+        return [p == "F" for p in pattern]
     freq = c.int("index_topk_freq") if c.has("index_topk_freq") else 1
-    if (isinstance(kinds, list) and any(k != "full" for k in kinds)) or freq > 1:
-        # GLM-5.2 and later: "shared" layers reuse an earlier layer's top-k and run no indexer of their
-        # own; which of them still cache indexer keys is not modelled.
-        raise KvcalcError(
-            "indexer_types or index_topk_freq makes some layers reuse another layer's indexer (GLM-5.2 and later), "
-            "which kvcalc does not model",
-            c.where,
-            "a glm_moe_dsa config whose every layer runs its own indexer (GLM-5, GLM-5.1)",
-        )
+    offset = c.int("index_skip_topk_offset") if c.has("index_skip_topk_offset") else 2
+    return [max(i - offset + 1, 0) % freq == 0 for i in range(L)]
+
+
+def _glm_moe_dsa(c: _Cfg, b: _Build) -> None:
+    """GLM-5 (transformers' glm_moe_dsa): DeepSeek-V3.2's layers, MLA with a sparse-attention indexer,
+    64 heads of 192 + 64 for q and k and 256 for v; its router always carries the
+    e_score_correction_bias (transformers 5.25.0 modeling_glm_moe_dsa.py, GlmMoeDsaTopkRouter)."""
     _deepseek(c, b, router_bias=True)
 
 
