@@ -452,3 +452,35 @@ def test_gemma3_takes_transformers_defaults_for_the_heads_its_4b_config_omits():
     assert m.params_total == V * H + H + L * layer
     assert {k.num_attention_heads for k in m.layer_kinds.values()} == {8}
     assert {k.num_key_value_heads for k in m.layer_kinds.values()} == {4}
+
+
+def test_sparse_attention_reads_the_indexer_keys_and_the_top_k_latents():
+    """DeepSeek Sparse Attention: a decode token reads every cached indexer key (128 fp8 + a 4-byte
+    scale) and the bf16 latents (576 x 2) of at most index_topk = 2,048 tokens, per layer; docs/formulas.md
+    works DeepSeek-V3.2 at 131,072 tokens."""
+    from kvcalc.engine.bound import Decode
+    from kvcalc.specs.dtypes import kv_dtype
+
+    text = " ".join((Path(__file__).parents[1] / "docs" / "formulas.md").read_text().split())
+    m = resolve_model("deepseek-v3.2")
+    d = Decode(m, resolve_gpu("h200"), kv_dtype("bf16"), tp=8)
+    assert d.kv_request(131_072) == 61 * (131_072 * 132 + 2_048 * 1_152) == 61 * 19_660_800
+    assert 131_072 * 1_284 == 168_296_448 and round(168_296_448 / 19_660_800, 1) == 8.6
+    assert "131,072 x 132 + 2,048 x 1,152 = 19,660,800 B a layer" in text and "8.6 times as much" in text
+    # Below the top-k every latent is read: the sparse read is the dense one.
+    assert d.kv_request(1_000) == 61 * 1_000 * 1_284
+    # What it holds is unchanged: every token's latent and key.
+    assert d.kvfp.request_bytes(131_072) == 61 * 131_072 * 1_284
+    # FLOPs a decode token: the indexer (64 heads of 128, + 1 for the heads' weighting) over every key,
+    # and absorbed MLA (2 x 16 heads a rank x (2 x 512 + 64)) over the top 2,048.
+    idx, mla = 2 * 64 * (128 + 1), 2 * (128 // 8) * (2 * 512 + 64)
+    assert d.attn_flops(131_072) == 61 * (idx * 131_072 + mla * 2_048)
+    assert d.attn_flops(1_000) == 61 * (idx * 1_000 + mla * 1_000)
+    # A prompt of p tokens: query i attends to min(i, 2,048) keys, decompressed (2 x 16 x (128 + 64 + 128)).
+    kind = m.layer_kinds["mla"]
+    p, pre = 5_000, 2 * 16 * (128 + 64 + 128)
+    pairs = 2_048 * 2_049 // 2 + (5_000 - 2_048) * 2_048
+    assert kind.prefill_attn_flops(p, 8) == pre * pairs + idx * (5_000 * 5_001 // 2)
+    # A dense MLA model (DeepSeek-V3) reads all it holds.
+    v3 = Decode(resolve_model("deepseek-v3"), resolve_gpu("h200"), kv_dtype("bf16"), tp=8)
+    assert v3.kv_request(131_072) == 61 * 131_072 * 1_152

@@ -102,7 +102,9 @@ class Decode:
         return self.sw.bytes_read(batch, self.tp, self.tp * self.dp, batch * self.dp)
 
     def kv_request(self, seq: Any) -> Any:
-        return self.kvfp.request_bytes(seq)
+        """KV bytes one decode token of a request at context ``seq`` reads on one rank: all the request
+        holds, or under sparse attention its indexer keys and the top-k latents (KVFootprint.read_bytes)."""
+        return self.kvfp.read_bytes(seq)
 
     def attn_flops(self, seq: Any) -> Any:
         """Attention FLOPs of one decode token at context ``seq``, on one rank."""

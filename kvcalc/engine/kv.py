@@ -241,6 +241,18 @@ class KVFootprint:
             best = r if best is None else tmax(best, r)
         return best
 
+    def read_bytes(self, seq: Tokens) -> Tokens:
+        """Cache bytes one decode token of a request at context ``seq`` reads on the most loaded GPU: what
+        the request holds, but under sparse attention its indexer keys and top-k latents (numpy-friendly)."""
+        kinds = self.model.layer_kinds
+        best: Tokens = None
+        for counts in self.stage_counts:
+            r: Tokens = 0
+            for name, n in counts.items():
+                r = r + n * kinds[name].read_bytes_for(seq, self.kv_dtype, self.tp, self.alloc)
+            best = r if best is None else tmax(best, r)
+        return best
+
     def longest_request(self, pool: int, cap: int = 2**40) -> int | None:
         """Largest S with request_bytes(S) <= pool (0 if none); None if it never runs out below ``cap``."""
         first_over = first_true(lambda s: bool(self.request_bytes(s) > pool), 1, cap)

@@ -399,9 +399,13 @@ def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
     idx_dim = c.int("index_head_dim", 0, positive=False) if c.has("index_head_dim") else 0
     own = _indexer_layers(c, L) if idx_dim else [False] * L
     if idx_dim:
+        # Every layer attends sparsely (a shared layer to the last indexed one's top-k); only the
+        # indexed ones hold the indexer and its keys.
+        b.kinds["mla"]["indexer_topk"] = c.int("index_topk")
         if not all(own):
             b.kinds["mla_shared"] = dict(b.kinds["mla"])
         b.kinds["mla"]["indexer_head_dim"] = idx_dim
+        b.kinds["mla"]["indexer_heads"] = c.int("index_n_heads")
     b.order = ["mla" if o or not idx_dim else "mla_shared" for o in own]
     # vLLM keeps the q and kv down-projections whole on every rank (a replicated fused_qkv_a_proj)
     # and splits the up-projections and o_proj by heads.

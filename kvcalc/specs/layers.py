@@ -162,6 +162,11 @@ class LayerKindBase:
         """Bytes a request of length ``seq`` holds in this layer on one rank."""
         return self.tokens_held(seq, alloc) * self.kv_bytes_per_token(dtype, tp, alloc) + self.state_bytes_per_request(tp)
 
+    def read_bytes_for(self, seq: Tokens, dtype: KVDtype, tp: int, alloc: TokenRule) -> Tokens:
+        """Bytes one decode token of a request at context ``seq`` reads from this layer's cache on one
+        rank: all it holds, but for sparse attention (MLAKind)."""
+        return self.bytes_for(seq, dtype, tp, alloc)
+
     # ---- FLOPs ---------------------------------------------------------------------------
     def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
         """FLOPs of one decode token's attention at context ``seq`` (scores and weighted sum)."""
@@ -452,6 +457,11 @@ class MLA(LayerKindBase):
     indexer_head_dim: NonNeg = 0
     """DeepSeek-V3.2's sparse-attention indexer: one key of this size per token per layer, stored in
     fp8 with an fp32 scale per 128 elements whatever the KV dtype (vLLM's DeepseekV32IndexerCache)."""
+    indexer_heads: NonNeg = 0
+    """The indexer's query heads (config.json index_n_heads): each scores every cached key."""
+    indexer_topk: NonNeg = 0
+    """The keys each query attends to (config.json index_topk): the indexer's best, at most this many.
+    0: attention over every cached token (also where the indexer's layout is known but not its top-k)."""
 
     _positive: ClassVar[tuple[str, ...]] = (
         "num_attention_heads",
@@ -463,13 +473,23 @@ class MLA(LayerKindBase):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        d = self.indexer_head_dim
-        if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_FIELD:
-            raise ValueError(f"indexer_head_dim must be a whole number from 0 to 2^50, got {str(d)[:40]!r}")
+        for name in ("indexer_head_dim", "indexer_heads", "indexer_topk"):
+            d = getattr(self, name)
+            if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_FIELD:
+                raise ValueError(f"{name} must be a whole number from 0 to 2^50, got {str(d)[:40]!r}")
+        if self.indexer_heads and not self.indexer_head_dim:
+            raise ValueError("indexer_heads needs an indexer (indexer_head_dim above 0)")
+
+    @property
+    def sparse_topk(self) -> int:
+        """The keys a query attends to under sparse attention (0: every cached token)."""
+        return self.indexer_topk
 
     @property
     def sparse_mla(self) -> bool:
-        return bool(self.indexer_head_dim)
+        """Attention over an indexer's top-k: a layer with an indexer, or one reusing another's picks
+        (both run the sparse backends, whose fp8 cache layout is FlashMLA's)."""
+        return bool(self.indexer_head_dim or self.indexer_topk)
 
     @property
     def indexer_bytes(self) -> int:
@@ -502,6 +522,31 @@ class MLA(LayerKindBase):
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.full_tokens(seq)
 
+    def read_bytes_for(self, seq: Tokens, dtype: KVDtype, tp: int, alloc: TokenRule) -> Tokens:
+        # DeepSeek Sparse Attention: the indexer scores every cached key (its fp8 keys, all of them),
+        # and the attention reads the latents of the top-k it picks, at most indexer_topk of them
+        # (DeepSeek-V3.2's inference code; vLLM's FLASHMLA_SPARSE and SGLang's NSA backends gather
+        # those rows by index). Dense MLA reads every latent it holds.
+        k = self.sparse_topk
+        if not k:
+            return self.bytes_for(seq, dtype, tp, alloc)
+        latent = self.kv_bytes_per_token(dtype, tp, alloc) - self.indexer_bytes
+        return seq * self.indexer_bytes + tmin(seq, k) * latent
+
+    def roofline_note(self) -> str | None:
+        if not self.sparse_topk:
+            return None
+        return (
+            f"sparse attention (an indexer's top-{self.sparse_topk:,}): a decode token reads every cached token's "
+            f"indexer key and the latents of at most {self.sparse_topk:,} tokens, and its attention FLOPs are the "
+            "indexer's scores over every key plus the attention over those"
+        )
+
+    def _indexer_flops(self, seq: Tokens) -> Tokens:
+        """The indexer's scores for one query over ``seq`` keys: each head's dot product with every key,
+        then the heads' weighted sum (2 FLOPs a multiply-add); every rank runs it whole."""
+        return 2 * self.indexer_heads * (self.indexer_head_dim + 1) * seq
+
     def elementwise_bytes_per_token(self, tp: int = 1) -> int:
         # Rotary reads and writes the heads' and the shared key's rope dims; the latent write reads
         # the latent (2 bytes each).
@@ -514,15 +559,27 @@ class MLA(LayerKindBase):
         return 2 * heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim)
 
     def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
-        return self._pair_flops(tp) * seq
+        k = self.sparse_topk
+        if not k:
+            return self._pair_flops(tp) * seq
+        return self._pair_flops(tp) * tmin(seq, k) + self._indexer_flops(seq)
 
     def prefill_attn_flops(self, p: Tokens, tp: int = 1) -> Tokens:
-        # Prefill runs MLA decompressed (K of nope + rope dims, V of v_head_dim per head).
-        return self._prefill_pair_flops(tp) * (p * (p + 1) // 2)
+        # Prefill runs MLA decompressed (K of nope + rope dims, V of v_head_dim per head). Under sparse
+        # attention query i attends to min(i, top-k) keys, and the indexer scores all i.
+        k = self.sparse_topk
+        if not k:
+            return self._prefill_pair_flops(tp) * (p * (p + 1) // 2)
+        inside = tmin(p, k)
+        pairs = inside * (inside + 1) // 2 + (p - inside) * k
+        return self._prefill_pair_flops(tp) * pairs + self._indexer_flops(p * (p + 1) // 2)
 
     def prefill_attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
         # A prompt chunk attends decompressed too, not in the absorbed form a decode token uses.
-        return self._prefill_pair_flops(tp) * seq
+        k = self.sparse_topk
+        if not k:
+            return self._prefill_pair_flops(tp) * seq
+        return self._prefill_pair_flops(tp) * tmin(seq, k) + self._indexer_flops(seq)
 
     def _prefill_pair_flops(self, tp: int) -> int:
         heads = max(1, self.num_attention_heads // tp)
@@ -567,6 +624,8 @@ class MLA(LayerKindBase):
 
     def describe(self) -> str:
         idx = f", indexer {self.indexer_head_dim}" if self.indexer_head_dim else ""
+        if self.sparse_topk:
+            idx += f", top-{self.sparse_topk}"
         return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q{idx}"
 
 
