@@ -21,7 +21,7 @@ falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
 deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2 gemma3-4b gemma3-12b
-glm-5""".split()
+glm-5 glm-4.7-flash""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -212,6 +212,7 @@ def test_hybrid_state_models():
         # Z.ai: 744B total (zai-org/GLM-5's README), the MTP layer not in it: one more MoE layer and its
         # projection (about 9.9B by this count) make the 754B that GLM-5.1's card gives.
         ("glm-5", 744e9, 0.001),
+        ("glm-4.7-flash", 30e9, 0.01),  # NVIDIA's Megatron Bridge page: about 30B total, 3B active
     ],
 )
 def test_parameter_counts(name, published, rel):
@@ -484,3 +485,14 @@ def test_sparse_attention_reads_the_indexer_keys_and_the_top_k_latents():
     # A dense MLA model (DeepSeek-V3) reads all it holds.
     v3 = Decode(resolve_model("deepseek-v3"), resolve_gpu("h200"), kv_dtype("bf16"), tp=8)
     assert v3.kv_request(131_072) == 61 * 131_072 * 1_152
+
+
+def test_glm47_flash_is_mla_on_all_47_layers_and_glm47_is_glm46s_architecture():
+    """GLM-4.7-Flash (glm4_moe_lite): one 512 + 64 latent a layer, 47 layers, no indexer; GLM-4.7 is
+    the glm4_moe class of GLM-4.5 and 4.6 (transformers' glm4_moe docs; NVIDIA's Megatron Bridge page)."""
+    m = resolve_model("zai-org/GLM-4.7-Flash")
+    assert kv_size(m, 1).kv_bytes_per_token == 47 * (512 + 64) * 2 == 54_144
+    assert m.moe is not None and (m.moe.num_experts, m.moe.num_experts_per_tok, m.moe.num_moe_layers) == (64, 4, 46)
+    assert m.moe.params_per_expert == 3 * 2048 * 1536
+    g = resolve_model("zai-org/GLM-4.7")
+    assert g.name == "glm-4.6" and kv_size(g, 1).kv_bytes_per_token == 92 * 2 * 8 * 128 * 2

@@ -44,6 +44,7 @@ SUPPORTED = (
     "deepseek_v32",
     "glm_moe_dsa",
     "glm4_moe",
+    "glm4_moe_lite",
     "minimax_m2",
     "mllama",
     "qwen2_vl",
@@ -485,6 +486,12 @@ def _glm_moe_dsa(c: _Cfg, b: _Build) -> None:
     _deepseek(c, b, router_bias=True)
 
 
+def _glm4_moe_lite(c: _Cfg, b: _Build) -> None:
+    """GLM-4.7-Flash (transformers' glm4_moe_lite): DeepSeek-V3's MLA and MoE blocks, its router with
+    the e_score_correction_bias (transformers 5.25.0 modeling_glm4_moe_lite.py)."""
+    _deepseek(c, b, router_bias=True)
+
+
 def _gpt_oss(c: _Cfg, b: _Build) -> None:
     H, V, L, I = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers", "intermediate_size"))
     nq, nkv, d = _attn_geometry(c, H)
@@ -774,6 +781,7 @@ HANDLERS = {
     "deepseek_v32": _deepseek,
     "glm_moe_dsa": _glm_moe_dsa,
     "glm4_moe": _glm4_moe,
+    "glm4_moe_lite": _glm4_moe_lite,
     "minimax_m2": _minimax_m2,
     "mllama_text_model": _mllama,
     "qwen2_vl": _qwen2,
