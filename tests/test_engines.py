@@ -168,7 +168,8 @@ def test_engines_command_lists_records_and_differences(cli):
     assert by["vllm@0.10"]["rules"]["kv_cache_memory_flag"] == "from 0.10.2"
     # 0.8 to 0.10 differ from 0.11 in the vision encoder's profile (q and k rotated one at a time; no
     # padding; no Qwen3-VL; a dummy video of at most 16 frames within max_model_len less an image), in
-    # kv_cache_memory_bytes (0.10.2 on), and in having no DeepSeek-V3.2 rule (it arrived in 0.11.0).
+    # kv_cache_memory_bytes (0.10.2 on), and in having no DeepSeek-V3.2 rules (it arrived in 0.11.0: its
+    # fp8_ds_mla under auto, and the 64-token blocks platforms/cuda.py forces for sparse MLA).
     assert by["vllm@0.10"]["differs_from_next_newer"] == [
         "vision_profile",
         "encoder_cache_padded",
@@ -177,7 +178,9 @@ def test_engines_command_lists_records_and_differences(cli):
         "video_tokens_formatted",
         "kv_cache_memory_flag",
         "sparse_mla_auto_fp8",
+        "sparse_mla_block",
     ]
+    assert by["vllm@0.11"]["rules"]["sparse_mla_block"] == "64 tokens" == by["vllm@0.33"]["rules"]["sparse_mla_block"]
     assert by["vllm@0.10"]["rules"]["video_frames_cap"] == "16 frames"
     assert by["vllm@0.12"]["rules"]["video_frames_cap"] == "14 frames"
     # V0's host costs (the step-time model's): 4 ms a step from 0.2 to 0.7, and before async output

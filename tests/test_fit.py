@@ -1089,3 +1089,21 @@ def test_the_triton_sampler_buffer_follows_the_release_and_the_gpu():
     assert act("l4", "vllm==0.19.0") - act("l4", "vllm==0.21.0") == 58 * row
     # On an MI300X under 0.33: 304 rows, and no cuBLAS workspace, against an H100 with FlashInfer and 33 MiB.
     assert act("mi300x", "vllm==0.33.0") - act("h100", "vllm==0.33.0") == 304 * row - (4096 * 1024 * 8 + 1024 * 1024)
+
+
+def test_vllm_takes_64_token_blocks_for_sparse_mla_on_nvidia_only():
+    """vLLM forces blocks of 64 for a sparse-MLA model's backends on NVIDIA GPUs (platforms/cuda.py,
+    0.11.0 and 0.16.0; the eighteenth set's 0.19.1 and 0.20.0 logs say so); ROCm and dense MLA keep 16,
+    and a block size given wins."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.memory import FitInputs, fit
+
+    glm, h200, mi = resolve_model("glm-5"), resolve_gpu("h200"), resolve_gpu("mi355x")
+    inp = FitInputs(seq=32768, tp=8, weight_dtype="fp8", engine=engine("vllm@0.20"))
+    r = fit(glm, h200, inp)
+    assert r.block_size == 64 and r.kv_pool_tokens % 64 == 0
+    assert any("blocks of 64 tokens, not 16" in a for a in r.assumptions)
+    assert fit(glm, mi, inp).block_size == 16
+    assert fit(glm, h200, inp.replace(block_size=16)).block_size == 16
+    assert fit(glm, h200, inp.replace(engine=engine("vllm@0.10"))).block_size == 16
+    assert fit(resolve_model("deepseek-v3"), h200, inp.replace(weight_dtype=None)).block_size == 16

@@ -247,6 +247,12 @@ class Engine:
     model_executor/layers/attention/mla_attention.py; platforms/cuda.py _get_backend_priorities, from
     0.17.0 to 0.33.0). 0.17.0 itself still turned every fp8 cache of DeepSeek-V3.2 into fp8_ds_mla
     (model_executor/models/config.py), as 0.11 to 0.16 did."""
+    sparse_mla_block: int | None = None
+    """The block size a sparse-MLA model's (DeepSeek-V3.2's, GLM-5's) cache takes on NVIDIA GPUs, where
+    not the record's: vLLM forces 64 for its sparse backends (platforms/cuda.py "Forcing kv cache block
+    size to 64 for FlashMLASparse backend", 0.11.0 and 0.16.0; 0.24.0's DEEPSEEK_V32_INDEXER backend
+    supports only 64, v1/attention/backends/mla/indexer.py; 0.19.1 and 0.20.0 log "Setting kv cache
+    block size to 64 for DEEPSEEK_V32_INDEXER backend")."""
     auto_max_model_len: bool = False
     """--max-model-len auto (or -1) is taken: after profiling at the model's context, the largest
     max_model_len whose one request fits the available memory, at most that context
@@ -351,8 +357,16 @@ class Engine:
             return "window" if model is not None and model.architecture in self.swa_architectures else "full"
         return self.window_style
 
-    def allocation(self, block_size: int | None = None, in_flight: int = 0, model: ModelSpec | None = None) -> Allocation:
-        bs = block_size if block_size is not None else self.block_size
+    def block_size_for(self, model: ModelSpec | None, vendor: str = "NVIDIA") -> int | None:
+        """The block size the engine takes for this model, unless one is given (sparse_mla_block)."""
+        if self.sparse_mla_block and vendor == "NVIDIA" and model is not None and model.has_sparse_mla:
+            return self.sparse_mla_block
+        return self.block_size
+
+    def allocation(
+        self, block_size: int | None = None, in_flight: int = 0, model: ModelSpec | None = None, vendor: str = "NVIDIA"
+    ) -> Allocation:
+        bs = block_size if block_size is not None else self.block_size_for(model, vendor)
         style = self.window_style_for(model)
         return Allocation(
             name=self.key,
@@ -516,7 +530,7 @@ VLLM_033 = Engine(
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
-VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True)
+VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True, sparse_mla_block=64)
 VLLM_021 = replace(
     VLLM_033,
     version="0.21",
@@ -643,6 +657,7 @@ VLLM_010 = replace(
     video_frames_less_image=True,  # 0.9.0.1 to 0.10.1.1; 0.10.2 counts from 1 within all of max_model_len
     kv_cache_memory_since="0.10.2",
     sparse_mla_auto_fp8="",  # DeepSeek-V3.2 arrived in 0.11.0
+    sparse_mla_block=None,
 )
 # 0.8: 0.10's record but for V1's batch defaults (engine/arg_utils.py, read in 0.8.0, 0.8.2, 0.8.3, 0.8.4,
 # 0.8.5 and 0.9.0): 8,192 tokens a step on a GPU named H100 or H200 and 2,048 on others, with 1,024
@@ -1259,6 +1274,7 @@ _RULE_LABELS = {
     "kv_cache_memory_flag": "--kv-cache-memory-bytes",
     "sparse_mla_auto_fp8": "sparse MLA's cache under kv_cache_dtype auto",
     "sparse_mla_fp8_by_backend": "sparse MLA's fp8 cache",
+    "sparse_mla_block": "sparse MLA's block (NVIDIA)",
     "cudagraph_estimate_rocm": "CUDA-graph estimate on ROCm",
     "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
     "vlm_fraction": "memory fraction of a multimodal model",
@@ -1323,6 +1339,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = f"{v} frames" if v else "not modelled"
         elif f == "sparse_mla_auto_fp8":
             out[f] = f"fp8_ds_mla in {v}, bf16 in the rest" if v else "bf16"
+        elif f == "sparse_mla_block":
+            out[f] = f"{v} tokens" if v else "the record's block"
         elif f == "sparse_mla_fp8_by_backend":
             out[f] = "standard fp8 on compute capability 10 at <= 16 heads a GPU, else fp8_ds_mla" if v else "fp8_ds_mla"
         elif f == "kv_cache_memory_flag" and e.kv_cache_memory_since:

@@ -1184,7 +1184,7 @@ def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
     eng = inp.engine
     in_flight = eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp)
     kv = stored_kv_dtype(model, gpu.name, inp.kv_dtype, eng, inp.tp)
-    return KVFootprint(model, kv, inp.tp, inp.pp, eng.allocation(inp.block_size, in_flight, model))
+    return KVFootprint(model, kv, inp.tp, inp.pp, eng.allocation(inp.block_size, in_flight, model, gpu.vendor))
 
 
 # ---- the pool carved as each engine carves it ------------------------------------------------
@@ -1376,6 +1376,11 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         )
     for note in dict.fromkeys(n for k in model.kinds() if (n := k.engine_note(eng))):
         assumptions.append(note)
+    if inp.block_size is None and eng.block_size and fp.alloc.block_size == eng.sparse_mla_block != eng.block_size:
+        assumptions.append(
+            f"blocks of {fp.alloc.block_size} tokens, not {eng.block_size}: {eng.label} forces them for a sparse-MLA "
+            "model's backends on NVIDIA GPUs"
+        )
     if fp.alloc.block_size and fp.alloc.state_page_bytes and eng.block_size and fp.alloc.block_size != eng.block_size:
         assumptions.append(
             f"block size raised to {fp.alloc.block_size} tokens so that one attention page holds a recurrent state "
