@@ -472,9 +472,11 @@ def test_sparse_attention_reads_the_indexer_keys_and_the_top_k_latents():
     assert d.kv_request(1_000) == 61 * 1_000 * 1_284
     # What it holds is unchanged: every token's latent and key.
     assert d.kvfp.request_bytes(131_072) == 61 * 131_072 * 1_284
-    # FLOPs a decode token: the indexer (64 heads of 128, + 1 for the heads' weighting) over every key,
-    # and absorbed MLA (2 x 16 heads a rank x (2 x 512 + 64)) over the top 2,048.
-    idx, mla = 2 * 64 * (128 + 1), 2 * (128 // 8) * (2 * 512 + 64)
+    # FLOPs a decode token: the indexer (64 heads of 128, + 1 for the heads' weighting, 2 FLOPs a
+    # multiply-add, in fp8 at twice the 16-bit rate: half of it at the 16-bit peak) over every key, and
+    # absorbed MLA (2 x 16 heads a rank x (2 x 512 + 64)) over the top 2,048.
+    idx, mla = 2 * 64 * (128 + 1) // 2, 2 * (128 // 8) * (2 * 512 + 64)
+    assert "counted as n_i x (d_i + 1) x s at the 16-bit peak" in text
     assert d.attn_flops(131_072) == 61 * (idx * 131_072 + mla * 2_048)
     assert d.attn_flops(1_000) == 61 * (idx * 1_000 + mla * 1_000)
     # A prompt of p tokens: query i attends to min(i, 2,048) keys, decompressed (2 x 16 x (128 + 64 + 128)).

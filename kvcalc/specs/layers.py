@@ -543,9 +543,11 @@ class MLA(LayerKindBase):
         )
 
     def _indexer_flops(self, seq: Tokens) -> Tokens:
-        """The indexer's scores for one query over ``seq`` keys: each head's dot product with every key,
-        then the heads' weighted sum (2 FLOPs a multiply-add); every rank runs it whole."""
-        return 2 * self.indexer_heads * (self.indexer_head_dim + 1) * seq
+        """The indexer's scores for one query over ``seq`` keys, in FLOPs at the 16-bit peak: each head's
+        dot product with every key and the heads' weighted sum, 2 x n_i x (d_i + 1) FLOPs a key, which
+        every rank runs whole and in fp8 (DeepGEMM's fp8 MQA logits in vLLM, SGLang's NSA indexer), at
+        twice the 16-bit rate on every GPU that runs these models: half of them at the 16-bit peak."""
+        return self.indexer_heads * (self.indexer_head_dim + 1) * seq
 
     def elementwise_bytes_per_token(self, tp: int = 1) -> int:
         # Rotary reads and writes the heads' and the shared key's rope dims; the latent write reads
