@@ -219,6 +219,19 @@ def test_the_checkpoint_prefetchs_read_size_is_not_a_kv_block_size():
     assert parse_log(config).block_size == 16
 
 
+def test_the_block_size_vllm_forces_for_an_attention_backend_is_read():
+    # vLLM raises the block for MLA backends after the config line that printed 16 (platforms/cuda.py
+    # 0.11.0 to 0.16.0; platforms/interface.py 0.19 on): the pool is counted in the later figure's blocks.
+    forced = (
+        "INFO ... cache_config=CacheConfig(block_size=16, gpu_memory_utilization=0.9)\n"
+        "INFO 10-01 12:00:00 [cuda.py:165] Forcing kv cache block size to 64 for FlashMLA backend.\n"
+        "INFO Available KV cache memory: 40.00 GiB\n"
+    )
+    assert parse_log(forced).block_size == 64
+    real = (Path(__file__).parent / "logs" / "real" / "vllm-bbartels-8xh200-glm-5.1-fp8-0.20.0.log").read_text()
+    assert parse_log(real).block_size == 64
+
+
 def test_current_one_line_capacity():
     f = parse_log("INFO GPU KV cache size: 452,640 tokens, Maximum concurrency for 8,192 tokens per request: 55.25x\n")
     assert (f.kv_tokens, f.concurrency, f.concurrency_len) == (452_640, 55.25, 8192)

@@ -253,6 +253,10 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("block_size", "block_size", re.compile(r"\bblock_size['\"]?\s*[=:]\s*" + _INT + r"(?![0-9]*\s*bytes)"), "int", ""),
     ("block_size", "block-size", re.compile(r"--block-size[= ]\s*" + _INT), "int", ""),
     ("block_size", "page_size=", re.compile(r"\bpage_size=" + _INT), "int", ""),
+    # vLLM's platform hook raising the block for an attention backend: "Forcing kv cache block size to 64 for
+    # FlashMLA backend." (platforms/cuda.py, 0.11.0 to 0.16.0), "Setting kv cache block size to 64 for
+    # DEEPSEEK_V32_INDEXER backend." (platforms/interface.py, 0.19 on); later than the config line.
+    ("block_size", "kv cache block size to", re.compile(r"(?:Forcing|Setting) kv cache block size to " + _INT), "int", ""),
     (
         "util",
         "is equivalent to --gpu-memory-utilization=",
