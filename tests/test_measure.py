@@ -120,6 +120,20 @@ def test_measure_on_cpu_end_to_end():
     assert all(k.correct and k.t_measured_s for k in r.kernels)
 
 
+@pytest.mark.slow
+def test_measuring_a_sparse_attention_model_says_it_times_a_dense_decode():
+    from kvcalc.measure.cache import geometry_from_model
+    from kvcalc.measure.run import measure
+    from kvcalc.specs.catalog import resolve_model
+
+    m = resolve_model("deepseek-v3.2")
+    r = measure(geometry_from_model(m, 16), [64, 30], device="cpu", dtype_name="float32", model=m, runs=3)
+    assert any("attends sparsely (an indexer's top-2,048)" in n for n in r.notes)
+    dense = resolve_model("deepseek-v3")
+    r = measure(geometry_from_model(dense, 16), [64, 30], device="cpu", dtype_name="float32", model=dense, runs=3)
+    assert not any("sparsely" in n for n in r.notes)
+
+
 def test_a_wrong_kernel_is_reported_and_not_timed(monkeypatch):
     from kvcalc.measure import run
 
