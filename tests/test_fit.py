@@ -1107,3 +1107,26 @@ def test_vllm_takes_64_token_blocks_for_sparse_mla_on_nvidia_only():
     assert fit(glm, h200, inp.replace(block_size=16)).block_size == 16
     assert fit(glm, h200, inp.replace(engine=engine("vllm@0.10"))).block_size == 16
     assert fit(resolve_model("deepseek-v3"), h200, inp.replace(weight_dtype=None)).block_size == 16
+
+
+def test_sglang_pages_a_sparse_mla_cache_in_64_and_says_its_blackwell_default_is_fp8():
+    """SGLang 0.5.3 to 0.5.23: a DSA model's pages are 64 tokens on CUDA GPUs ("Setting page size to 64 for
+    DeepSeek DSA", server_args.py; memory_pool.py 0.5.23), and kv_cache_dtype auto is fp8_e4m3 on compute
+    capability 10 and up (server_args.py 0.5.6 to 0.5.14, arg_groups/overrides.py 0.5.19 and 0.5.23)."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.memory import FitInputs, fit
+
+    m = resolve_model("deepseek-v3.2")
+    inp = FitInputs(seq=32768, tp=8, engine=engine("sglang@0.5.6"))
+    b200 = fit(m, resolve_gpu("b200"), inp)
+    assert b200.block_size == 64 and b200.kv_pool_tokens % 64 == 0
+    assert any("stores a sparse-MLA cache as fp8_e4m3 on b200 by default" in w for w in b200.warnings)
+    assert any("where its pool is otherwise token-granular" in a for a in b200.assumptions)
+    h200 = fit(m, resolve_gpu("h200"), inp)
+    assert h200.block_size == 64 and not any("fp8_e4m3" in w for w in h200.warnings)
+    # Given fp8, no warning; ROCm pages of 1 (the record's token-granular pool); 0.4 had no DSA rules.
+    from kvcalc.specs.dtypes import kv_dtype
+
+    assert not any("fp8_e4m3" in w for w in fit(m, resolve_gpu("b200"), inp.replace(kv_dtype=kv_dtype("fp8"))).warnings)
+    assert fit(m, resolve_gpu("mi355x"), inp).block_size is None
+    assert fit(m, resolve_gpu("b200"), inp.replace(engine=engine("sglang@0.4"))).block_size is None

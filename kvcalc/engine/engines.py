@@ -253,6 +253,11 @@ class Engine:
     size to 64 for FlashMLASparse backend", 0.11.0 and 0.16.0; 0.24.0's DEEPSEEK_V32_INDEXER backend
     supports only 64, v1/attention/backends/mla/indexer.py; 0.19.1 and 0.20.0 log "Setting kv cache
     block size to 64 for DEEPSEEK_V32_INDEXER backend")."""
+    sparse_mla_auto_kv: str = ""
+    """What the engine stores a sparse-MLA model's cache as under kv_cache_dtype auto on the GPUs that name
+    (fit warns where kvcalc's 16-bit default differs): SGLang 0.5.3 to 0.5.23 take fp8_e4m3 on compute
+    capability 10 and up, bf16 below (server_args.py 0.5.3rc2 to 0.5.14, arg_groups/overrides.py 0.5.19 and
+    0.5.23: "Setting KV cache dtype to ... for DeepSeek DSA on SM{major} device")."""
     auto_max_model_len: bool = False
     """--max-model-len auto (or -1) is taken: after profiling at the model's context, the largest
     max_model_len whose one request fits the available memory, at most that context
@@ -779,6 +784,11 @@ SGLANG_05 = Engine(
     aiter_fraction=True,
     util_flag="mem_fraction_static",
     prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal"}),
+    # DeepSeek-V3.2 and GLM-5 (DSA): pages of 64 tokens on CUDA GPUs ("Setting page size to 64 for DeepSeek
+    # DSA", server_args.py 0.5.3rc2 to 0.5.14; mem_cache/memory_pool.py 0.5.23 asserts "DSA requires 64-token
+    # physical pages"), 1 on ROCm (0.5.9 on); fp8_e4m3 under auto on compute capability 10 and up.
+    sparse_mla_block=64,
+    sparse_mla_auto_kv="fp8_e4m3 on compute capability 10 and up (B200, GB200, RTX 5090, RTX PRO 6000)",
     note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
     "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
     "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP, PP and DP "
@@ -826,6 +836,8 @@ SGLANG_04 = replace(
     aiter_fraction=False,
     swa_pool_ratio=None,
     swa_architectures=frozenset(),
+    sparse_mla_block=None,  # DeepSeek-V3.2 arrived in 0.5.3
+    sparse_mla_auto_kv="",
     note="KV pool = mem_fraction_static x the memory free at start-up - weights (model_runner.py "
     "profile_max_num_token); mem_fraction_static from a table by "
     "TP x PP on GPUs of <= 80 GiB (0.88 at 1, 0.87 at 2, 0.85 at 4, 0.81 at 8, 0.79 at 16), raised on GPUs over "
@@ -1275,6 +1287,7 @@ _RULE_LABELS = {
     "sparse_mla_auto_fp8": "sparse MLA's cache under kv_cache_dtype auto",
     "sparse_mla_fp8_by_backend": "sparse MLA's fp8 cache",
     "sparse_mla_block": "sparse MLA's block (NVIDIA)",
+    "sparse_mla_auto_kv": "sparse MLA's cache under auto, by GPU",
     "cudagraph_estimate_rocm": "CUDA-graph estimate on ROCm",
     "nvls_mib_per_rank": "NCCL NVLS buffers (TP > 2, NVSwitch Hopper+)",
     "vlm_fraction": "memory fraction of a multimodal model",
@@ -1339,6 +1352,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = f"{v} frames" if v else "not modelled"
         elif f == "sparse_mla_auto_fp8":
             out[f] = f"fp8_ds_mla in {v}, bf16 in the rest" if v else "bf16"
+        elif f == "sparse_mla_auto_kv":
+            out[f] = v or "as the model's dtype"
         elif f == "sparse_mla_block":
             out[f] = f"{v} tokens" if v else "the record's block"
         elif f == "sparse_mla_fp8_by_backend":

@@ -19,7 +19,7 @@ from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
-from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
+from kvcalc.engine.kv import SM10_UP, KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
 from kvcalc.engine.weights import (
     WeightFormats,
     flag_layout,
@@ -1376,10 +1376,11 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         )
     for note in dict.fromkeys(n for k in model.kinds() if (n := k.engine_note(eng))):
         assumptions.append(note)
-    if inp.block_size is None and eng.block_size and fp.alloc.block_size == eng.sparse_mla_block != eng.block_size:
+    if inp.block_size is None and eng.sparse_mla_block and fp.alloc.block_size == eng.sparse_mla_block != eng.block_size:
+        instead = f"not {eng.block_size}" if eng.block_size else "where its pool is otherwise token-granular"
         assumptions.append(
-            f"blocks of {fp.alloc.block_size} tokens, not {eng.block_size}: {eng.label} forces them for a sparse-MLA "
-            "model's backends on NVIDIA GPUs"
+            f"blocks of {fp.alloc.block_size} tokens, {instead}: {eng.label} forces them for a sparse-MLA model's "
+            "backends on NVIDIA GPUs"
         )
     if fp.alloc.block_size and fp.alloc.state_page_bytes and eng.block_size and fp.alloc.block_size != eng.block_size:
         assumptions.append(
@@ -1446,6 +1447,11 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             f"vLLM {eng.sparse_mla_auto_fp8} stores a sparse-MLA cache (DeepSeek-V3.2's) as fp8_ds_mla by default "
             f"(kv_cache_dtype auto), where the record's other releases keep bf16: pass --kv-dtype fp8 for "
             f"{eng.sparse_mla_auto_fp8}"
+        )
+    if eng.sparse_mla_auto_kv and inp.kv_dtype.name == "bf16" and model.has_sparse_mla and gpu.name in SM10_UP:
+        warnings.append(
+            f"{eng.label} stores a sparse-MLA cache as fp8_e4m3 on {gpu.name} by default (kv_cache_dtype auto: "
+            f"{eng.sparse_mla_auto_kv}): pass --kv-dtype fp8 for its default; bf16 is counted here"
         )
     if inp.kv_cache_memory is not None and eng.kv_cache_memory_since:
         warnings.append(
