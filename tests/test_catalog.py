@@ -265,6 +265,7 @@ def test_layers_sharing_an_indexers_top_k_cache_no_indexer_keys():
     for extra in (
         {"index_topk_freq": 4, "index_skip_topk_offset": 3},
         {"index_topk_pattern": shared},
+        {"index_topk_pattern": list(shared)},
         {"indexer_types": ["full" if c == "F" else "shared" for c in shared]},
     ):
         d, _ = spec_dict_from_config({**cfg, **extra}, "config.json", name="glm-5.2")
@@ -273,7 +274,7 @@ def test_layers_sharing_an_indexers_top_k_cache_no_indexer_keys():
         # The indexer's weights go with it: 57 layers fewer of wq_b, wk, weights_proj and k_norm.
         indexer = 2048 * 32 * 128 + 6144 * 128 + 6144 * 32 + 2 * 128
         assert resolve_model("glm-5").params_total - m.params_total == 57 * indexer
-    for bad in ({"indexer_types": ["full"] * 77}, {"index_topk_pattern": "F" * 77 + "X"}):
+    for bad in ({"indexer_types": ["full"] * 77}, {"index_topk_pattern": "F" * 77 + "X"}, {"index_topk_pattern": [1] * 78}):
         with pytest.raises(KvcalcError, match="indexer_types|index_topk_pattern"):
             spec_dict_from_config({**cfg, **bad}, "config.json", name="glm-5.2")
 

@@ -471,8 +471,9 @@ def _indexer_layers(c: _Cfg, L: int) -> list[bool]:
         return [k == "full" for k in kinds]
     pattern = c.get("index_topk_pattern")
     if pattern is not None:
-        if not isinstance(pattern, str) or len(pattern) != L or set(pattern) - {"F", "S"}:
-            raise KvcalcError("index_topk_pattern is not one 'F' or 'S' a layer", c.where, f"a string of {L} of them")
+        # A string or a list, one "F" or "S" a layer (vLLM and SGLang index it either way).
+        if not isinstance(pattern, (str, list)) or len(pattern) != L or any(p not in ("F", "S") for p in pattern):
+            raise KvcalcError("index_topk_pattern is not one 'F' or 'S' a layer", c.where, f"a string or list of {L} of them")
         return [p == "F" for p in pattern]
     freq = c.int("index_topk_freq") if c.has("index_topk_freq") else 1
     offset = c.int("index_skip_topk_offset") if c.has("index_skip_topk_offset") else 2
