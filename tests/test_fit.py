@@ -1130,3 +1130,14 @@ def test_sglang_pages_a_sparse_mla_cache_in_64_and_says_its_blackwell_default_is
     assert not any("fp8_e4m3" in w for w in fit(m, resolve_gpu("b200"), inp.replace(kv_dtype=kv_dtype("fp8"))).warnings)
     assert fit(m, resolve_gpu("mi355x"), inp).block_size is None
     assert fit(m, resolve_gpu("b200"), inp.replace(engine=engine("sglang@0.4"))).block_size is None
+    # kv_cache_dtype auto (the commands' default) is what SGLang stores: FlashMLA's fp8 layout on the B200,
+    # 61 layers x (656 + 132) B a token, and the 16-bit latent on the H200.
+    import dataclasses
+
+    from kvcalc.specs.dtypes import BF16
+
+    auto = inp.replace(kv_dtype=dataclasses.replace(BF16, auto=True))
+    b = fit(m, resolve_gpu("b200"), auto)
+    assert b.kv_bytes_per_token == 61 * (656 + 132) and any("kv_cache_dtype auto: SGLang" in a for a in b.assumptions)
+    assert fit(m, resolve_gpu("h200"), auto).kv_bytes_per_token == 61 * (576 * 2 + 132)
+    assert fit(m, resolve_gpu("b200"), auto.replace(engine=engine("vllm@0.20"))).kv_bytes_per_token == 61 * (576 * 2 + 132)

@@ -325,8 +325,10 @@ def kv(v: str, weight: str | None = None) -> Any:
     from kvcalc.specs.dtypes import kv_dtype, normalize_weight_dtype
 
     if str(v).strip().lower() == "auto":
+        import dataclasses
+
         w = normalize_weight_dtype(weight) if weight else None
-        v = w if w in ("fp32", "fp16") else "bf16"
+        return dataclasses.replace(kv_dtype(w if w in ("fp32", "fp16") else "bf16"), auto=True)
     try:
         return kv_dtype(v, "--kv-dtype")
     except KvcalcError as e:

@@ -275,7 +275,10 @@ def stored_kv_dtype(model: ModelSpec, gpu: str, kv: KVDtype, engine: Engine, tp:
     """The cache format ``engine`` stores on ``gpu`` (a catalog name) for ``kv``: fp8 on a sparse-MLA
     model is FlashMLA's fp8_ds_mla (MLA.kv_bytes_per_token) except where the engine's backend keeps
     standard fp8 (Engine.sparse_mla_fp8_by_backend); any other format as given. Memory, step time and
-    the bound all read the cache in this format."""
+    the bound all read the cache in this format. Under kv_cache_dtype auto (``kv.auto``) an engine may store
+    a sparse-MLA cache in fp8 on some GPUs (Engine.sparse_mla_auto_kv: SGLang on compute capability 10 and up)."""
+    if kv.auto and engine.sparse_mla_auto_kv and model.has_sparse_mla and gpu in SM10_UP:
+        kv = as_kv_dtype("fp8")
     if kv.name not in ("fp8", "fp8_e4m3") or not model.has_sparse_mla:
         return kv
     if engine.sparse_mla_fp8_by_backend and gpu in SM100:

@@ -1448,11 +1448,17 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             f"(kv_cache_dtype auto), where the record's other releases keep bf16: pass --kv-dtype fp8 for "
             f"{eng.sparse_mla_auto_fp8}"
         )
-    if eng.sparse_mla_auto_kv and inp.kv_dtype.name == "bf16" and model.has_sparse_mla and gpu.name in SM10_UP:
-        warnings.append(
-            f"{eng.label} stores a sparse-MLA cache as fp8_e4m3 on {gpu.name} by default (kv_cache_dtype auto: "
-            f"{eng.sparse_mla_auto_kv}): pass --kv-dtype fp8 for its default; bf16 is counted here"
-        )
+    if eng.sparse_mla_auto_kv and model.has_sparse_mla and gpu.name in SM10_UP and inp.kv_dtype.name == "bf16":
+        if inp.kv_dtype.auto:
+            assumptions.append(
+                f"kv_cache_dtype auto: {eng.label} stores a sparse-MLA cache as fp8 on {gpu.name} "
+                f"({eng.sparse_mla_auto_kv}), so it is counted so"
+            )
+        else:
+            warnings.append(
+                f"{eng.label} stores a sparse-MLA cache as fp8_e4m3 on {gpu.name} by default (kv_cache_dtype auto: "
+                f"{eng.sparse_mla_auto_kv}); bf16 as given is counted here"
+            )
     if inp.kv_cache_memory is not None and eng.kv_cache_memory_since:
         warnings.append(
             f"of the releases {eng.key} covers only {eng.kv_cache_memory_since} and later take kv_cache_memory_bytes; "

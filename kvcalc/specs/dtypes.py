@@ -31,6 +31,9 @@ class KVDtype:
     """If > 0: one ``group_scale_bytes`` scale per ``group`` elements (micro-scaling formats)."""
     group_scale_bytes: int = 0
     note: str = ""
+    auto: bool = False
+    """Taken for kv_cache_dtype auto (the model's dtype), which an engine may store otherwise on some GPUs
+    (engine.kv.stored_kv_dtype)."""
 
     def vector_bytes(self, dim: int) -> int:
         """Exact bytes of one stored vector of ``dim`` elements."""
