@@ -179,7 +179,9 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
             st,
             [("paged-16", 16)],
             eng,
-            kv_dtype(case.get("kv_dtype") or "bf16"),
+            # Where the run states no KV dtype, the engine's kv_cache_dtype auto (the model's dtype, but
+            # SGLang's fp8 for a DSA model on Blackwell: Engine.sparse_mla_auto_kv).
+            kv_dtype(case["kv_dtype"]) if case.get("kv_dtype") else dataclasses.replace(kv_dtype("bf16"), auto=True),
             int(case["tp"]),
             dp=int(case.get("dp") or 1),
             ep=int(case.get("ep") or 1),
