@@ -713,10 +713,12 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
     assert (round(v32, 2), round(s32, 2), round(v32 / s32, 2), round(15.15 / 30.08, 2)) == (16.76, 38.29, 0.44, 0.50)
     assert "vLLM 0.8.2 at 0.44 of SGLang 0.4.4's rate (16.76 against 38.29 output tokens/s), where the runs measured 0.50" in text
     # TTFT 41% until SGLang 0.4.4.post3's own default memory fraction was read.
-    assert [mae[k] for k, _ in METRICS] == [44, 43, 42, 26]
+    # 44, 43 and 42 until a DSA model's indexer kernels were counted (the DeepSeek-V3.2-Exp run).
+    assert [mae[k] for k, _ in METRICS] == [43, 42, 41, 26]
+    assert "43%, 42% and 41% since a DSA model's indexer kernels are counted" in text
     assert "throughput MAE 44%, output 43%, TTFT 41%, TPOT 26% (12 runs), TP 8 TPOT bias -57% (TTFT 42% since" in text
     ds = next(c for c in nine if c["model"] == "deepseek-v3.2")
-    assert round(1 + errs[ds["id"]]["request_throughput_per_s"], 1) == 3.0 and "run serves 3.0 times less" in text
+    assert round(1 + errs[ds["id"]]["request_throughput_per_s"], 1) == 2.8 and "run serves 3.0 times less (2.8 since" in text
 
 
 def test_the_tp8_bias_splits_as_the_doc_says():

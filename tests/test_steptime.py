@@ -315,6 +315,16 @@ def test_an_mla_moe_layer_counts_its_kernels():
     assert layer_kernels(resolve_model("deepseek-v3")) == Kernels(
         gemm=61 * 6 + 3 * 2 + 58 * 3, attention=0, mla_attention=61, moe=58, small=61 * 4 + 61 * 2 + 3 + 58 * 3
     )
+    # DeepSeek-V3.2 adds its indexer on each of the 61 layers (vLLM 0.24 deepseek_v2.py Indexer.forward): the
+    # q up-projection and the fused wk and weights projection, the fp8 paged logits over every key (an
+    # attention call), and the key norm, rotary, q quantization, the key's quantize-and-cache write, top-k.
+    assert layer_kernels(resolve_model("deepseek-v3.2")) == Kernels(
+        gemm=61 * (6 + 2) + 3 * 2 + 58 * 3,
+        attention=61,
+        mla_attention=61,
+        moe=58,
+        small=61 * (4 + 5) + 61 * 2 + 3 + 58 * 3,
+    )
     # Past 512 tokens a step runs without CUDA graphs: every kernel's launch adds 1.2 us.
     sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16)
     k = layer_kernels(resolve_model("llama3.1-8b"))
