@@ -264,11 +264,11 @@ DEFAULT_BATCHED_TOKENS = 8192
 
 
 SM100 = ("b200", "gb200")
+"""Catalog GPUs of compute capability 10, where vLLM ranks FlashInfer's sparse MLA backend first at 16
+heads a GPU or fewer (Engine.sparse_mla_fp8_by_backend)."""
 SM10_UP = (*SM100, "rtx5090", "rtx-pro-6000")
 """Catalog GPUs of compute capability 10 or 12 (Blackwell), where SGLang stores a DSA model's cache in fp8
 under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
-"""Catalog GPUs of compute capability 10, where vLLM ranks FlashInfer's sparse MLA backend first at 16
-heads a GPU or fewer (Engine.sparse_mla_fp8_by_backend)."""
 
 
 def stored_kv_dtype(model: ModelSpec, gpu: str, kv: KVDtype, engine: Engine, tp: int) -> KVDtype:

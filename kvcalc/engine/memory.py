@@ -19,7 +19,7 @@ from kvcalc._record import record
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
-from kvcalc.engine.kv import SM10_UP, KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
+from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
 from kvcalc.engine.weights import (
     WeightFormats,
     flag_layout,
@@ -1448,16 +1448,18 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             f"(kv_cache_dtype auto), where the record's other releases keep bf16: pass --kv-dtype fp8 for "
             f"{eng.sparse_mla_auto_fp8}"
         )
-    if eng.sparse_mla_auto_kv and model.has_sparse_mla and gpu.name in SM10_UP and inp.kv_dtype.name == "bf16":
+    # Where the engine's kv_cache_dtype auto stores a format of its own here (stored_kv_dtype): say which.
+    auto_dt = stored_kv_dtype(model, gpu.name, dataclasses.replace(inp.kv_dtype, auto=True), eng, inp.tp)
+    if eng.sparse_mla_auto_kv and auto_dt.name != inp.kv_dtype.name:
         if inp.kv_dtype.auto:
             assumptions.append(
-                f"kv_cache_dtype auto: {eng.label} stores a sparse-MLA cache as fp8 on {gpu.name} "
+                f"kv_cache_dtype auto: {eng.label} stores this sparse-MLA cache as fp8 on {gpu.name} "
                 f"({eng.sparse_mla_auto_kv}), so it is counted so"
             )
-        else:
+        elif inp.kv_dtype.bits == 16:
             warnings.append(
                 f"{eng.label} stores a sparse-MLA cache as fp8_e4m3 on {gpu.name} by default (kv_cache_dtype auto: "
-                f"{eng.sparse_mla_auto_kv}); bf16 as given is counted here"
+                f"{eng.sparse_mla_auto_kv}); {inp.kv_dtype.name} as given is counted here"
             )
     if inp.kv_cache_memory is not None and eng.kv_cache_memory_since:
         warnings.append(

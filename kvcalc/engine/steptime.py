@@ -329,8 +329,8 @@ class Kernels:
 
 def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16") -> Kernels:
     """Each kind's mixer as it says (LayerKind.decode_kernels, an MLA kind's attention charged as
-    MLA, a sparse-attention indexer's kernels on the layers that hold one), two norms a layer, and the MLP: gate-up, down and the activation for a dense layer; the
-    router, one fused call for the routed experts, the shared experts' two multiplies where the
+    MLA, and LayerKind.indexer_kernels on the layers that hold a sparse-attention indexer), two norms a
+    layer, and the MLP: gate-up, down and the activation for a dense layer; the router, one fused call for the routed experts, the shared experts' two multiplies where the
     model has them, top-k, alignment and the combine for an MoE layer (vllm/model_executor/layers/
     fused_moe). Matmuls that run at fp8 (``compute_dtype``) add their activations' quantization
     kernels (:func:`quant_kernels`) to the small ones."""
@@ -343,12 +343,8 @@ def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dty
             am += n * ka
         else:
             a += n * ka
-        if getattr(kind, "indexer_head_dim", 0):
-            # A sparse-attention indexer (vLLM 0.24 deepseek_v2.py Indexer.forward): its q up-projection and
-            # the fused wk and weights projection; the fp8 paged logits over every cached key, charged as an
-            # attention call; the key norm, rotary, the q quantization, the key's quantize-and-cache write and
-            # the top-k.
-            g, a, k = g + n * 2, a + n, k + n * 5
+        ig, ia, ik = kind.indexer_kernels
+        g, a, k = g + n * ig, a + n * ia, k + n * ik
     layers = model.num_layers
     moe = model.moe.num_moe_layers if model.moe else 0
     shared = 2 if model.params is not None and model.params.shared_experts else 0

@@ -148,7 +148,7 @@ def measure(
     caches = [build(geo, lens, dtype, device, seed=seed + i, kv_fp8=kv_fp8) for i in range(n_caches)]
     if rotate > 1:
         notes.append(f"{n_caches} caches rotated so the working set ({n_caches * one:,} B) is at least 4x L2")
-    topk = max((getattr(k, "sparse_topk", 0) for k in model.kinds()), default=0) if model is not None else 0
+    topk = max((k.sparse_topk for k in model.kinds()), default=0) if model is not None else 0
     if topk:
         notes.append(
             f"{model.name} attends sparsely (an indexer's top-{topk:,}); this measures a dense decode of the latent "

@@ -398,7 +398,7 @@ def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
         "v_head_dim": vd,
     }
     idx_dim = c.int("index_head_dim", 0, positive=False) if c.has("index_head_dim") else 0
-    own = _indexer_layers(c, L) if idx_dim else [False] * L
+    own = _indexer_layers(c, L) if idx_dim else [True] * L
     if idx_dim:
         # Every layer attends sparsely (a shared layer to the last indexed one's top-k); only the
         # indexed ones hold the indexer and its keys.
@@ -407,7 +407,7 @@ def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
             b.kinds["mla_shared"] = dict(b.kinds["mla"])
         b.kinds["mla"]["indexer_head_dim"] = idx_dim
         b.kinds["mla"]["indexer_heads"] = c.int("index_n_heads")
-    b.order = ["mla" if o or not idx_dim else "mla_shared" for o in own]
+    b.order = ["mla" if o else "mla_shared" for o in own]
     # vLLM keeps the q and kv down-projections whole on every rank (a replicated fused_qkv_a_proj)
     # and splits the up-projections and o_proj by heads.
     if qr:
@@ -480,16 +480,11 @@ def _indexer_layers(c: _Cfg, L: int) -> list[bool]:
     return [max(i - offset + 1, 0) % freq == 0 for i in range(L)]
 
 
-def _glm_moe_dsa(c: _Cfg, b: _Build) -> None:
-    """GLM-5 (transformers' glm_moe_dsa): DeepSeek-V3.2's layers, MLA with a sparse-attention indexer,
-    64 heads of 192 + 64 for q and k and 256 for v; its router always carries the
-    e_score_correction_bias (transformers 5.25.0 modeling_glm_moe_dsa.py, GlmMoeDsaTopkRouter)."""
-    _deepseek(c, b, router_bias=True)
-
-
-def _glm4_moe_lite(c: _Cfg, b: _Build) -> None:
-    """GLM-4.7-Flash (transformers' glm4_moe_lite): DeepSeek-V3's MLA and MoE blocks, its router with
-    the e_score_correction_bias (transformers 5.25.0 modeling_glm4_moe_lite.py)."""
+def _deepseek_biased_router(c: _Cfg, b: _Build) -> None:
+    """DeepSeek's MLA and MoE layers whose router always carries the e_score_correction_bias, whatever
+    topk_method says: GLM-5 (transformers' glm_moe_dsa, MLA with a sparse-attention indexer, 64 heads
+    of 192 + 64 for q and k and 256 for v) and GLM-4.7-Flash (glm4_moe_lite); transformers 5.25.0
+    modeling_glm_moe_dsa.py GlmMoeDsaTopkRouter, modeling_glm4_moe_lite.py."""
     _deepseek(c, b, router_bias=True)
 
 
@@ -780,9 +775,9 @@ HANDLERS = {
     "qwen3_next": _qwen3_next,
     "jamba": _jamba,
     "deepseek_v32": _deepseek,
-    "glm_moe_dsa": _glm_moe_dsa,
+    "glm_moe_dsa": _deepseek_biased_router,
     "glm4_moe": _glm4_moe,
-    "glm4_moe_lite": _glm4_moe_lite,
+    "glm4_moe_lite": _deepseek_biased_router,
     "minimax_m2": _minimax_m2,
     "mllama_text_model": _mllama,
     "qwen2_vl": _qwen2,

@@ -126,6 +126,17 @@ class LayerKindBase:
     """Of decode_kernels' matrix multiplies, those by a weight matrix of the checkpoint (linear
     layers, which its quantization covers); MLA's absorbed batched multiplies are not."""
 
+    @property
+    def indexer_kernels(self) -> tuple[int, int, int]:
+        """Kernels a sparse-attention indexer adds to decode_kernels on a layer that holds one, counted
+        the same way (matrix multiplies, attention-like calls, small kernels)."""
+        return (0, 0, 0)
+
+    @property
+    def sparse_topk(self) -> int:
+        """The keys a query attends to under sparse attention (0: every key the layer holds)."""
+        return 0
+
     def __post_init__(self) -> None:
         check_positive(self, *self._positive)
 
@@ -482,8 +493,14 @@ class MLA(LayerKindBase):
 
     @property
     def sparse_topk(self) -> int:
-        """The keys a query attends to under sparse attention (0: every cached token)."""
         return self.indexer_topk
+
+    @property
+    def indexer_kernels(self) -> tuple[int, int, int]:
+        # vLLM 0.24 deepseek_v2.py Indexer.forward: its q up-projection and the fused wk and weights
+        # projection; the fp8 paged logits over every cached key, charged as an attention call; the key
+        # norm, rotary, the q quantization, the key's quantize-and-cache write and the top-k.
+        return (2, 1, 5) if self.indexer_head_dim else (0, 0, 0)
 
     @property
     def sparse_mla(self) -> bool:
