@@ -1,5 +1,7 @@
 """Engine records: version parsing, the rules that differ between releases, and kvcalc engines."""
 
+from pathlib import Path
+
 import pytest
 
 from conftest import one_line_error
@@ -28,9 +30,11 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm==0.9.2", "vllm@0.10"),
         ("vllm==0.9.0", "vllm@0.10"),
         ("vllm-0.6", "vllm@0.6"),
+        ("vllm@0.7.1", "vllm@0.7"),
+        ("vllm@0.7.2", "vllm@0.7.2"),
         ("vllm@0.5.5", "vllm@0.5"),
         ("vllm==0.6.0", "vllm@0.6"),
-        ("vllm@0.7.3", "vllm@0.7"),
+        ("vllm@0.7.3", "vllm@0.7.2"),
         ("vllm@0.5.2", "vllm@0.4"),
         ("vllm@0.5.3", "vllm@0.5"),
         ("vllm@0.2.4", "vllm@0.4"),
@@ -42,7 +46,7 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.10.1.1", "vllm@0.10"),
         ("vllm==0.9.0.1", "vllm@0.10"),
         ("vllm@0.10.2rc1", "vllm@0.10"),
-        ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7"),
+        ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7.2"),
         ("vllm@0.6.3.post2.dev308+gb489fc3c", "vllm@0.6"),
         # Each 0.3 and 0.4 release to the record of its default mem_fraction_static (server_args.py of each).
         ("sglang@0.4.3.post4", "sglang@0.4.0"),
@@ -117,10 +121,34 @@ def test_vllm_v0_keeps_every_token_and_pads_mla_heads():
     assert request_bytes(d, 16, alloc=engine_allocation(engine("vllm"), d)) == 27 * (512 + 64) * 2 * 16
 
 
+def test_vllm_072_aligns_mla_entries_to_256_bytes_on_cuda():
+    """vLLM 0.7.2 and 0.7.3 (worker/cache_engine.py _align_cache, get_cache_block_size) round each token's
+    MLA entry up to 256 B of the 16-bit model dtype on CUDA; 0.7.1 and 0.8 do not."""
+    d = resolve_model("deepseek-v3")  # 61 MLA layers, latent 512 + 64 = 576 elements
+    padded = -(-576 // 128) * 128
+    assert padded == 640
+    for spelling in ("vllm@0.7.2", "vllm@0.7.3", "vllm==0.7.3"):
+        alloc = engine_allocation(engine(spelling), d)
+        assert request_bytes(d, 16, alloc=alloc) == 61 * padded * 2 * 16
+        # The alignment counts elements of the model's dtype; an fp8 cache keeps 640 of them at a byte each.
+        assert request_bytes(d, 16, "fp8", alloc=alloc) == 61 * padded * 16
+    for spelling in ("vllm@0.7.1", "vllm@0.8.0"):
+        assert request_bytes(d, 16, alloc=engine_allocation(engine(spelling), d)) == 61 * 576 * 2 * 16
+    # Not on ROCm (_align_cache asks current_platform.is_cuda()).
+    rocm = engine("vllm@0.7.3").allocation(None, 0, d, "AMD")
+    assert request_bytes(d, 16, alloc=rocm) == 61 * 576 * 2 * 16
+    # docs/engines.md's check against dzhsurf's 0.7.3 log: 9,442 blocks for 10.99 GiB.
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    per_block = 10.99 * 2**30 / 9442
+    assert (round(per_block), round(per_block / 16 / 61, 1)) == (1_249_780, 1280.5)
+    assert "logs 9,442 blocks for 10.99 GiB: 1,249,780 B a block, 1,280.5 B a token a layer" in doc
+    assert "DeepSeek's 576 elements take 640, 78,080 B a token over 61 layers in 16 bits where the latent is 70,272" in doc
+
+
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:16] == [
+    assert keys[:17] == [
         "vllm@0.33",
         "vllm@0.21",
         "vllm@0.20",
@@ -133,6 +161,7 @@ def test_engines_command_lists_records_and_differences(cli):
         "vllm@0.8.5",
         "vllm@0.8.4",
         "vllm@0.8",
+        "vllm@0.7.2",
         "vllm@0.7",
         "vllm@0.6",
         "vllm@0.5",

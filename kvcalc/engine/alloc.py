@@ -35,6 +35,9 @@ class Allocation:
     """transformers 4.x cached MLA as decompressed per-head K and V instead of the latent."""
     mla_padded_heads: bool = False
     """vLLM before 0.7 cached DeepSeek-V2's MLA as per-head K and V, head size padded to 256."""
+    mla_align: int = 0
+    """Elements each token's MLA latent is padded to a multiple of (vLLM 0.7.2 and 0.7.3 on CUDA: 128,
+    engines.MLA_ALIGN_ELEMENTS); 0: none."""
     pad_groups: bool = False
     """vLLM's hybrid KV-cache manager: layers of each attention type are grouped in equal-sized groups
     (padding the last group of a type with empty layers) so that all groups share one block pool."""

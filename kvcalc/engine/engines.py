@@ -59,7 +59,7 @@ class Engine:
     """How a sliding or chunked layer is sized: its window (min(S, w)); vLLM's reservation (window
     plus the tokens in flight, in blocks, plus one); transformers' w - 1; or every token (engines
     that do not save memory on windows)."""
-    mla_storage: Literal["latent", "expanded", "padded-heads"] = "latent"
+    mla_storage: Literal["latent", "latent-256", "expanded", "padded-heads"] = "latent"
     """MLA: the latent; decompressed per-head K and V (transformers 4.x); per-head K and V padded
     to a head size of 256 (vLLM before MLA support, 0.5-0.6)."""
     pad_groups: bool = False
@@ -380,6 +380,7 @@ class Engine:
             window_style=style,  # type: ignore[arg-type]
             mla_expanded=self.mla_expanded,
             mla_padded_heads=self.mla_storage == "padded-heads",
+            mla_align=MLA_ALIGN_ELEMENTS if self.mla_storage == "latent-256" and vendor == "NVIDIA" else 0,
             pad_groups=self.pad_groups,
             chunked_as_full=self.chunked_as_full,
             state_pages=self.state_pages,
@@ -732,7 +733,7 @@ VLLM_06 = Engine(
 VLLM_07 = replace(
     VLLM_06,
     version="0.7",
-    releases="0.7, the V0 engine; rules read from 0.7.3 and 0.7.0",
+    releases="0.7.0 and 0.7.1, the V0 engine; rules read from 0.7.3 and 0.7.0",
     label="vLLM 0.7 (V0)",
     mla_storage="latent",
     v0_chunking="0.7",
@@ -742,6 +743,23 @@ VLLM_07 = replace(
     "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent (0.7.1 on; "
     "0.7.0 cached DeepSeek as 0.6 does), which turns chunked prefill off",
     aliases=(),
+)
+MLA_ALIGN_ELEMENTS = 128
+"""vLLM 0.7.2 and 0.7.3 pad each token's MLA cache entry to 256 bytes' worth of the model's (16-bit)
+dtype, 128 elements, on CUDA (worker/cache_engine.py CacheEngine._align_cache and get_cache_block_size:
+align_to_256bytes(num_heads x head_size, model_config.dtype), VLLM_CUDA_MEM_ALIGN_KV_CACHE on by
+default in envs.py; read in 0.7.2 and 0.7.3, absent from 0.7.1 and 0.8.0): DeepSeek's 576-element
+latent takes 640, 1,280 B a layer in 16 bits (640 B in fp8)."""
+# 0.7.2 and 0.7.3: 0.7's rules with the MLA latent's entries aligned (MLA_ALIGN_ELEMENTS).
+VLLM_072 = replace(
+    VLLM_07,
+    version="0.7.2",
+    releases="0.7.2 and 0.7.3, the V0 engine; rules read from 0.7.3 and 0.7.2",
+    label="vLLM 0.7.2 (V0)",
+    mla_storage="latent-256",
+    note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
+    "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent, each "
+    "token's entry padded to 256 bytes on CUDA (576 elements to 640), which turns chunked prefill off",
 )
 VLLM_05 = replace(
     VLLM_06,
@@ -976,6 +994,7 @@ ENGINE_LIST: list[Engine] = [
     VLLM_085,
     VLLM_084,
     VLLM_08,
+    VLLM_072,
     VLLM_07,
     VLLM_06,
     VLLM_05,
@@ -1065,7 +1084,7 @@ _VERSION_RE = re.compile(
 )
 ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
-    "vllm@0.8.4, vllm@0.8, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
+    "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19 (0.5.10 to 0.5.19), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
@@ -1088,8 +1107,10 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.5"
     if version < (0, 7):
         return "vllm@0.6"
-    if version < (0, 8):
+    if version < (0, 7, 2):
         return "vllm@0.7"
+    if version < (0, 8):
+        return "vllm@0.7.2"
     if version < (0, 8, 4):
         return "vllm@0.8"
     if version < (0, 8, 5):
@@ -1221,7 +1242,12 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "blocks": "blocks x block size",
         "pool": "pool // bytes per token",
     },
-    "mla_storage": {"latent": "the latent", "expanded": "per-head K and V", "padded-heads": "per-head K and V, head size 256"},
+    "mla_storage": {
+        "latent": "the latent",
+        "latent-256": "the latent, each token's entry padded to 256 bytes on NVIDIA GPUs",
+        "expanded": "per-head K and V",
+        "padded-heads": "per-head K and V, head size 256",
+    },
     "state_pages": {
         "align": "two pages padded to the attention page (prefix caching)",
         "padded": "one page padded to the attention page",

@@ -67,6 +67,9 @@ class TokenRule(Protocol):
     @property
     def mla_padded_heads(self) -> bool: ...
 
+    @property
+    def mla_align(self) -> int: ...
+
     def state_bytes(self, raw: int) -> int: ...
 
     def full_tokens(self, seq: Tokens) -> Tokens: ...
@@ -534,7 +537,10 @@ class MLA(LayerKindBase):
             # backend (layers/attention/mla_attention.py); SGLang 0.5.4's NSA runs fp8 on flashmla_kv.
             lat = self.kv_lora_rank + -(-self.kv_lora_rank // 128) * 4 + 2 * self.qk_rope_head_dim
             return lat + self.indexer_bytes
-        return dtype.vector_bytes(self.latent_dim) + self.indexer_bytes
+        dims = self.latent_dim
+        if alloc.mla_align:
+            dims = -(-dims // alloc.mla_align) * alloc.mla_align
+        return dtype.vector_bytes(dims) + self.indexer_bytes
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.full_tokens(seq)
