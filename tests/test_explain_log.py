@@ -106,6 +106,38 @@ def test_a_v0_driver_line_binds_over_its_workers(cli, tmp_path):
     assert row["log"] == pytest.approx(34.32 * 2**30)
 
 
+def test_a_worker_behind_a_compose_prefix_is_still_a_worker():
+    # dzhsurf's vLLM 0.7.3 start under docker compose (tests/logs/real): every line carries the service's
+    # "vllm-server-1  | " prefix, the workers' "(VllmWorkerProcess pid=...)" after it; the driver's line,
+    # printed last, is rank 0's and binds (V0 takes the fewest blocks over its workers).
+    line = (
+        "vllm-server-1  | {who}INFO 03-03 02:44:10 worker.py:267] model weights take 50.47GiB; non_torch_memory takes "
+        "{nt}GiB; PyTorch activation peak memory takes 6.52GiB; the rest of the memory reserved for KV Cache is {kv}GiB.\n"
+    )
+    text = line.format(who="(VllmWorkerProcess pid=354) ", nt="4.66", kv="13.49") + line.format(who="", nt="7.16", kv="10.99")
+    f = parse_log(text)
+    assert (f.non_torch_gib, f.available_kv_gib) == (7.16, 10.99)
+    assert f.rank_values["available_kv_gib"] == [13.49, 10.99]
+
+
+def test_a_worker_with_less_kv_memory_binds_over_the_drivers_breakdown(cli, tmp_path):
+    # Without PP every rank holds the same layers and V0 sizes every cache to the fewest blocks: where a
+    # worker printed less KV memory than the driver's breakdown leaves, the worker's figure is the pool.
+    line = (
+        "{who}INFO 03-03 02:44:10 worker.py:267] the current vLLM instance can use total_gpu_memory (79.10GiB) x "
+        "gpu_memory_utilization (0.95) = 75.14GiB\n"
+        "{who}INFO 03-03 02:44:10 worker.py:267] model weights take 50.47GiB; non_torch_memory takes "
+        "{nt}GiB; PyTorch activation peak memory takes 6.52GiB; the rest of the memory reserved for KV Cache is {kv}GiB.\n"
+    )
+    text = line.format(who="", nt="4.66", kv="13.49") + line.format(who="(VllmWorkerProcess pid=354) ", nt="7.16", kv="10.99")
+    log = tmp_path / "v073.log"
+    log.write_text(text)
+    args = ("--model", "llama3.1-70b", "--gpu", "h100-sxm", "--tp", "8", "--engine", "vllm@0.7.3", "--json")
+    d = cli("explain-log", log, *args).json()["startups"][0]
+    # The worker's 10.99 GiB in blocks of 16 tokens x 80 layers x 1 KV head a rank x 2 x 128 x 2 B.
+    assert d["from_log"]["kv_pool_blocks"] == int(10.99 * 2**30) // (16 * 80 * 1 * 2 * 128 * 2) == 18006
+
+
 def test_v0_error_line_and_max_len():
     f = parse_log(
         "ValueError: The model's max seq len (29000) is larger than the maximum number of tokens that can be stored "

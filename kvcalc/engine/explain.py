@@ -305,10 +305,13 @@ def _binding_available_gib(facts: LogFacts, pp: int) -> float | None:
 def _vllm_pool(
     facts: LogFacts, eng: Engine, fp: KVFootprint, util: float, seq: int, mml: int, pp: int = 1
 ) -> tuple[int, str, dict[str, float] | None] | None:
-    comp = _components_pool(facts, util, eng)
-    if comp is not None:
-        return comp[0], "components", comp[1]
     avail = _binding_available_gib(facts, pp)
+    comp = _components_pool(facts, util, eng)
+    # The breakdown is one rank's (the lowest's); where another rank printed less KV memory, that rank
+    # binds (without PP), and its figure is the pool.
+    binding_elsewhere = avail is not None and facts.available_kv_gib is not None and avail < facts.available_kv_gib
+    if comp is not None and not binding_elsewhere:
+        return comp[0], "components", comp[1]
     if avail is not None:
         return round(avail * GiB), "available", None
     bs = fp.alloc.block_size or 16

@@ -583,11 +583,15 @@ _RANK = re.compile(r"\brank=(\d{1,6})")
 _WORKER = ("(VllmWorkerProcess", "(RayWorkerWrapper")
 
 
+# A container runtime's prefix before the engine's own line: docker compose's "vllm-server-1  | ".
+_COMPOSE_PREFIX = re.compile(r"^\s*[A-Za-z0-9][\w.-]*\s+\|\s?")
+
+
 def _rank(line: str) -> int:
     m = _RANK.search(line)
     if m:
         return int(m.group(1))
-    return 1 if line.lstrip().startswith(_WORKER) else 0
+    return 1 if _COMPOSE_PREFIX.sub("", line, count=1).lstrip().startswith(_WORKER) else 0
 
 
 def _read(f: LogFacts, line: str) -> None:
