@@ -9,7 +9,7 @@ from conftest import make_model, one_line_error
 from kvcalc.engine.alloc import Allocation
 from kvcalc.engine.engines import ENGINES
 from kvcalc.engine.kv import kv_size, pp_partition, request_bytes
-from kvcalc.engine.memory import FitInputs, fit
+from kvcalc.engine.memory import FitInputs, fit, sglang_mem_fraction
 from kvcalc.engine.plan import reverse
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
@@ -236,6 +236,65 @@ def test_sglang_cuts_the_fraction_for_rocm_aiter_attention_over_8k_tokens():
     assert util("kimi-k2", "sglang@0.5.9", tp=8) == ds
 
 
+def test_sglang_prompt_graphs_and_their_reserve_by_release():
+    """Which SGLang releases capture prompt steps in graphs, read in each wheel: 0.5.10 to 0.5.14's piecewise
+    graphs are off for DP attention, PP and Qwen3-Next (server_args.py _handle_piecewise_cuda_graph, 0.5.10;
+    _disable_tc_piecewise_cudagraph_if_incompatible, 0.5.14; configs/model_config.py's architecture list, with
+    DeepSeek-V3.2 and GLM-5 in it to 0.5.12); 0.5.15 on CUDA take breakable graphs, off for MLA models and DP
+    attention (0.5.15, 0.5.16), for MLA models without an indexer (0.5.17), for neither after, and for PP from
+    0.5.19 (arg_groups/cuda_graph_hook.py); DeepSeek-V3's architecture on trtllm_mla (B200) runs its prompts
+    eagerly from 0.5.15, decided after the memory reserve."""
+    from kvcalc.engine.engines import engine
+
+    ds, v32, q = resolve_model("deepseek-v3"), resolve_model("deepseek-v3.2"), resolve_model("qwen3-next-80b-a3b")
+    kimi, llama = resolve_model("kimi-k2"), resolve_model("llama3.1-8b")
+
+    def graphs(v: str, m: object, dp: int = 1, pp: int = 1, gpu: str = "h200", sizing: bool = False) -> bool:
+        return engine(f"sglang@{v}").prompt_graphs(pp, "NVIDIA", m, dp, gpu, sizing)  # type: ignore[arg-type]
+
+    # DP attention: off to 0.5.16, on from 0.5.17.
+    assert [graphs(v, llama, dp=8) for v in ("0.5.10", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.19", "0.5.23")] == [
+        False, False, False, False, True, True, True
+    ]  # fmt: skip
+    # MLA: on under the piecewise graphs, off in 0.5.15 and 0.5.16, off in 0.5.17 unless sparse, on after.
+    assert [graphs(v, ds) for v in ("0.5.12", "0.5.14", "0.5.16", "0.5.17", "0.5.18")] == [True, True, False, False, True]
+    assert [graphs(v, v32) for v in ("0.5.12", "0.5.13", "0.5.16", "0.5.17")] == [False, True, False, True]
+    # Qwen3-Next: off while the piecewise graphs are the default (0.5.10 to 0.5.14), on under the breakable ones.
+    assert [graphs(v, q) for v in ("0.5.10", "0.5.14", "0.5.15", "0.5.23")] == [False, False, True, True]
+    # PP: off under the piecewise graphs, on in 0.5.15 to 0.5.18, off from 0.5.19.
+    assert [graphs(v, llama, pp=2) for v in ("0.5.14", "0.5.15", "0.5.18", "0.5.19", "0.5.23")] == [
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
+    # DeepSeek-V3 and Kimi-K2 (DeepseekV3ForCausalLM) on a B200 from 0.5.18: eager prompts, but the reserve stays.
+    for m in (ds, kimi):
+        assert not graphs("0.5.18", m, gpu="b200") and graphs("0.5.18", m, gpu="b200", sizing=True)
+        assert graphs("0.5.18", m, gpu="h200") and not graphs("0.5.23", m, gpu="gb200")
+    assert graphs("0.5.18", v32, gpu="b200")
+    # fit follows the release: DP attention's reserve differs between 0.5.14 and 0.5.19 (H200, TP 1 x DP 8).
+    h200 = resolve_gpu("h200")
+    u14, u19 = (
+        fit(llama, h200, FitInputs(seq=4096, engine=engine(f"sglang@{v}"), tp=1, dp=8)).util for v in ("0.5.14", "0.5.19")
+    )
+    assert u14 == sglang_mem_fraction(143771, 8, 1, "sglang-0.5.10", dp=8, prefill_graphs=False)
+    assert u19 == sglang_mem_fraction(143771, 8, 1, "sglang-0.5.10", dp=8, prefill_graphs=True) < u14
+    # docs/engines.md: DeepSeek-V3 at TP 8 on H200s (143,771 MiB): 512 + 1.5 x 8,192 + 1,024 + 2 x 512 = 14,848 MiB,
+    # and 1,536 more for an MLA model's prompt graphs under 0.5.14 and 0.5.18, none under 0.5.16.
+    ut = {v: fit(ds, h200, FitInputs(seq=4096, engine=engine(f"sglang@{v}"), tp=8)).util for v in ("0.5.14", "0.5.16", "0.5.18")}
+    assert ut == {
+        "0.5.14": round((143771 - 14848 - 1536) / 143771, 3),
+        "0.5.16": round((143771 - 14848) / 143771, 3),
+        "0.5.18": 0.886,
+    }
+    assert ut["0.5.16"] == 0.897
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    assert "DeepSeek-V3 at TP 8 on H200s reserves 1.5 GiB more under 0.5.14 and 0.5.18 than under 0.5.16" in doc
+    assert "for MLA models and DP attention in 0.5.15 and 0.5.16, for MLA models without an indexer in 0.5.17" in doc
+
+
 def test_sglang_0_5_10_on_reserves_for_prompt_graphs():
     """0.5.10 on (server_args.py 0.5.10 to 0.5.18, arg_groups/memory_hook.py 0.5.19 to 0.5.23): 8 MiB for each
     prompt-step size captured up to the chunk, 1.5 GiB for an MLA model, before the 10 GiB floor; 0.5.10 to 0.5.19
@@ -251,8 +310,8 @@ def test_sglang_0_5_10_on_reserves_for_prompt_graphs():
     assert mla == round((81559 - 14976) / 81559, 3) == 0.816
     # Under the floor the reserve does not show: an H200 at TP 1 (143,771 MiB) 13,440 + 464 = 13,904 MiB still.
     assert sglang_mem_fraction(143771, 1, 1, "sglang-0.5", prefill_graphs=True) == round((143771 - 13904) / 143771, 3)
-    # 0.5.10 to 0.5.19 under DP attention: no prompt graphs, no reserve.
-    dp = sglang_mem_fraction(81559, 8, 1, "sglang-0.5.10", dp=8, prefill_graphs=True)
+    # Without prompt graphs, no reserve for them: as 0.5.3 to 0.5.9's rule.
+    dp = sglang_mem_fraction(81559, 8, 1, "sglang-0.5.10", dp=8, prefill_graphs=False)
     assert (
         dp
         == sglang_mem_fraction(81559, 8, 1, "sglang-0.5.3", dp=8)
@@ -268,7 +327,7 @@ def test_sglang_0_5_10_on_reserves_for_prompt_graphs():
     assert r.util == 0.83
     assert [engine(f"sglang@{v}").key for v in ("0.5.9", "0.5.10", "0.5.19", "0.5.20", "0.5.23")] == [
         "sglang@0.5.9",
-        "sglang@0.5.19",
+        "sglang@0.5.12",
         "sglang@0.5.19",
         "sglang@0.5",
         "sglang@0.5",

@@ -38,6 +38,14 @@ MemFractionRule = Literal[
 """How an SGLang release sets its default mem_fraction_static (memory.sglang_mem_fraction)."""
 
 
+SM100 = ("b200", "gb200")
+"""Catalog GPUs of compute capability 10, where vLLM ranks FlashInfer's sparse MLA backend first at 16
+heads a GPU or fewer (Engine.sparse_mla_fp8_by_backend)."""
+SM10_UP = (*SM100, "rtx5090", "rtx-pro-6000")
+"""Catalog GPUs of compute capability 10 or 12 (Blackwell), where SGLang stores a DSA model's cache in fp8
+under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
+
+
 @record(frozen=True)
 class Engine:
     name: str
@@ -298,12 +306,24 @@ class Engine:
     only unless torch_compile_config asks for piecewise graphs (llmapi/llm_args.py, default None)."""
     prefill_graphs_off: frozenset[str] = frozenset()
     """Where a release that runs prompt steps in CUDA graphs (prefill_graphs) still runs them without:
-    'pp' (PP > 1), 'non-cuda' (a GPU that is not NVIDIA's), 'multimodal' (a model with a vision tower).
-    SGLang 0.5.23's breakable prefill graphs are on by default on CUDA only, and off for PP > 1 and for
-    multimodal models but an allowlist of newer architectures (Qwen3.5, Kimi-K2.5, GLM-5 Next and
-    others, none in kvcalc's catalog; not followed) (model_executor/cuda_graph_config.py
-    default_prefill_backend; arg_groups/cuda_graph_hook.py; configs/model_config.py
-    multimodal_breakable_cuda_graph_supported_model_archs)."""
+    'pp' (PP > 1), 'non-cuda' (a GPU that is not NVIDIA's), 'multimodal' (a model with a vision tower),
+    'dp' (DP attention), 'mla' (an MLA model), 'mla-dense' (an MLA model without a sparse-attention
+    indexer), 'qwen3-next' and 'dsa' (those architectures, by name: Qwen3-Next; DeepSeek-V3.2 and GLM-5),
+    and 'deepseek-sm100' (DeepSeek-V3's architecture, Kimi-K2's too, on a compute capability 10 GPU,
+    B200 and GB200, whose default trtllm_mla attention SGLang will not capture for prompts: decided
+    after the memory reserve is, so it leaves the reserve in place). SGLang's prompt graphs by release
+    (each read in its wheel): 0.5.10 to 0.5.14 piecewise graphs (server_args.py
+    _handle_piecewise_cuda_graph, 0.5.10 to 0.5.13; _disable_tc_piecewise_cudagraph_if_incompatible,
+    0.5.14), off for DP attention, PP, non-CUDA GPUs, multimodal models and an architecture list
+    (configs/model_config.py piecewise_cuda_graph_disabled_model_archs: Qwen3-Next throughout,
+    DeepSeek-V3.2 and GLM-5 to 0.5.12); from 0.5.15 breakable graphs on CUDA
+    (model_executor/cuda_graph_config.py default_prefill_backend; ROCm keeps piecewise graphs, which
+    it turns off), off for multimodal models and, by _disable_breakable_cudagraph_if_incompatible, MLA
+    models and DP attention (0.5.15 and 0.5.16), MLA models without an indexer (0.5.17), neither from
+    0.5.18; PP turns them off from 0.5.19 (arg_groups/cuda_graph_hook.py apply_cuda_graph_compatibility,
+    0.5.19 and 0.5.23); and from 0.5.15 _disable_prefill_cuda_graph_for_deepseek_trtllm_mla
+    ('deepseek-sm100'). An allowlist of newer multimodal architectures (Qwen3.5, Kimi-K2.5, GLM-5 Next
+    and others, none in kvcalc's catalog) keeps its graphs; not followed."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -324,13 +344,25 @@ class Engine:
         """The label with the releases the rules hold for, where the label does not already say them."""
         return f"{self.label} ({self.releases})" if self.releases and self.releases not in self.label else self.label
 
-    def prompt_graphs(self, pp: int, vendor: str, model: ModelSpec) -> bool:
+    def prompt_graphs(self, pp: int, vendor: str, model: ModelSpec, dp: int = 1, gpu: str = "", sizing: bool = False) -> bool:
         """Whether this release runs a step carrying prompt tokens in CUDA graphs for ``model`` at
-        ``pp`` pipeline stages on a GPU of ``vendor`` (prefill_graphs, prefill_graphs_off)."""
+        ``pp`` pipeline stages and ``dp`` DP-attention ranks on ``gpu`` (a catalog name) of ``vendor``
+        (prefill_graphs, prefill_graphs_off); ``sizing``: as the engine sees it when it sizes its memory
+        reserve, before the rules it applies after ('deepseek-sm100')."""
         off = self.prefill_graphs_off
         multimodal = bool(model.vision_params or model.vision)
+        mla = any(k.KIND == "mla" for k in model.kinds())
+        arch = model.architecture
         return self.prefill_graphs and not (
-            ("pp" in off and pp > 1) or ("non-cuda" in off and vendor != "NVIDIA") or ("multimodal" in off and multimodal)
+            ("pp" in off and pp > 1)
+            or ("non-cuda" in off and vendor != "NVIDIA")
+            or ("multimodal" in off and multimodal)
+            or ("dp" in off and dp > 1)
+            or ("mla" in off and mla)
+            or ("mla-dense" in off and mla and not model.has_sparse_mla)
+            or ("qwen3-next" in off and arch == "qwen3_next")
+            or ("dsa" in off and arch in ("deepseek_v32", "glm_moe_dsa"))
+            or ("deepseek-sm100" in off and not sizing and arch in ("deepseek_v3", "kimi_k2") and gpu in SM100)
         )
 
     @property
@@ -801,7 +833,7 @@ SGLANG_05 = Engine(
     vlm_fraction="vit",
     aiter_fraction=True,
     util_flag="mem_fraction_static",
-    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal"}),
+    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "deepseek-sm100"}),
     # DeepSeek-V3.2 and GLM-5 (DSA): pages of 64 tokens on CUDA GPUs ("Setting page size to 64 for DeepSeek
     # DSA", server_args.py 0.5.3rc2 to 0.5.14; mem_cache/memory_pool.py 0.5.23 asserts "DSA requires 64-token
     # physical pages"), 1 on ROCm (0.5.9 on); fp8_e4m3 under auto on compute capability 10 and up.
@@ -816,16 +848,55 @@ SGLANG_05 = Engine(
     aliases=("sglang", "sglang@current", "sglang@latest"),
 )
 # SGLang 0.5.10 to 0.5.19: the same rules but the chunk and decode graphs of GPUs under 35 GiB (2,048 tokens,
-# 24 or 80), and no prompt-graph reserve under DP attention (server_args.py, 0.5.10 to 0.5.18; memory_hook.py, 0.5.19).
+# 24 or 80), and prompt graphs (and their reserve) by release (Engine.prefill_graphs_off).
 SGLANG_0519 = replace(
     SGLANG_05,
     version="0.5.19",
-    releases="0.5.10 to 0.5.19; rules read from 0.5.23, the default memory fraction and chunk from 0.5.10, 0.5.14, "
-    "0.5.18 and 0.5.19",
-    label="SGLang 0.5.10-0.5.19",
+    releases="0.5.19; rules read from 0.5.23, the default memory fraction and chunk from 0.5.10, 0.5.14, "
+    "0.5.18 and 0.5.19, prompt graphs from 0.5.19",
+    label="SGLang 0.5.19",
     batched_tokens_default="sglang-0.5",
     mem_fraction_rule="sglang-0.5.10",
+    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "deepseek-sm100"}),
     aliases=(),
+)
+SGLANG_0518 = replace(
+    SGLANG_0519,
+    version="0.5.18",
+    releases="0.5.18; as 0.5.19 but prompt graphs at PP > 1, read from 0.5.18",
+    label="SGLang 0.5.18",
+    prefill_graphs_off=frozenset({"non-cuda", "multimodal", "deepseek-sm100"}),
+)
+SGLANG_0517 = replace(
+    SGLANG_0519,
+    version="0.5.17",
+    releases="0.5.17; as 0.5.18 but no prompt graphs for MLA models without an indexer, read from 0.5.17",
+    label="SGLang 0.5.17",
+    prefill_graphs_off=frozenset({"non-cuda", "multimodal", "mla-dense", "deepseek-sm100"}),
+)
+SGLANG_0516 = replace(
+    SGLANG_0519,
+    version="0.5.16",
+    releases="0.5.15 and 0.5.16; as 0.5.18 but no prompt graphs for MLA models or under DP attention, read from "
+    "0.5.15 and 0.5.16",
+    label="SGLang 0.5.15-0.5.16",
+    prefill_graphs_off=frozenset({"non-cuda", "multimodal", "mla", "dp", "deepseek-sm100"}),
+)
+SGLANG_0514 = replace(
+    SGLANG_0519,
+    version="0.5.14",
+    releases="0.5.13 and 0.5.14; piecewise prompt graphs, off for DP attention, PP, non-CUDA GPUs, multimodal "
+    "models and Qwen3-Next, read from 0.5.13 and 0.5.14",
+    label="SGLang 0.5.13-0.5.14",
+    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "dp", "qwen3-next"}),
+)
+SGLANG_0512 = replace(
+    SGLANG_0519,
+    version="0.5.12",
+    releases="0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5 either, read from "
+    "0.5.10, 0.5.11 and 0.5.12",
+    label="SGLang 0.5.10-0.5.12",
+    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa"}),
 )
 # SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
 # opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9), so no reserve for them.
@@ -1001,6 +1072,11 @@ ENGINE_LIST: list[Engine] = [
     VLLM_04,
     SGLANG_05,
     SGLANG_0519,
+    SGLANG_0518,
+    SGLANG_0517,
+    SGLANG_0516,
+    SGLANG_0514,
+    SGLANG_0512,
     SGLANG_059,
     SGLANG_052,
     SGLANG_0493,
@@ -1086,7 +1162,8 @@ ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
     "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
-    "sglang (0.5.20 and later 0.5), sglang@0.5.19 (0.5.10 to 0.5.19), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
+    "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
+    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.4.post4, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
@@ -1191,7 +1268,9 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
         elif family == "sglang" and v >= (0, 5, 20):
             return ENGINES["sglang@0.5"]
         elif family == "sglang" and v >= (0, 5, 10):
-            return ENGINES["sglang@0.5.19"]
+            for last in (12, 14, 16, 17, 18, 19):
+                if v <= (0, 5, last):
+                    return ENGINES[f"sglang@0.5.{last}"]
         elif family == "sglang" and v >= (0, 5, 3):
             return ENGINES["sglang@0.5.9"]
         elif family == "sglang" and v >= (0, 5):
@@ -1396,7 +1475,17 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 "vit": "the default x 0.95 x (1 - 0.1 x (ViT layers x width^2 / (24 x 1024^2) - 1)), held to 0.76-0.9975",
             }[v]
         elif f == "prefill_graphs_off":
-            words = {"pp": "PP > 1", "non-cuda": "GPUs other than NVIDIA's", "multimodal": "models with a vision tower"}
+            words = {
+                "pp": "PP > 1",
+                "non-cuda": "GPUs other than NVIDIA's",
+                "multimodal": "models with a vision tower",
+                "dp": "DP attention",
+                "mla": "MLA models",
+                "mla-dense": "MLA models without an indexer",
+                "qwen3-next": "Qwen3-Next",
+                "dsa": "DeepSeek-V3.2 and GLM-5",
+                "deepseek-sm100": "DeepSeek-V3 and Kimi-K2 on B200 and GB200 (after sizing)",
+            }
             out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"

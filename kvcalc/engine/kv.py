@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL, Allocation
+from kvcalc.engine.engines import SM10_UP, SM100
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype as as_kv_dtype
@@ -261,14 +262,6 @@ class KVFootprint:
 
 DEFAULT_BATCHED_TOKENS = 8192
 """max_num_batched_tokens where no GPU says otherwise (vLLM's default for its server on H100-class GPUs)."""
-
-
-SM100 = ("b200", "gb200")
-"""Catalog GPUs of compute capability 10, where vLLM ranks FlashInfer's sparse MLA backend first at 16
-heads a GPU or fewer (Engine.sparse_mla_fp8_by_backend)."""
-SM10_UP = (*SM100, "rtx5090", "rtx-pro-6000")
-"""Catalog GPUs of compute capability 10 or 12 (Blackwell), where SGLang stores a DSA model's cache in fp8
-under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
 
 
 def stored_kv_dtype(model: ModelSpec, gpu: str, kv: KVDtype, engine: Engine, tp: int) -> KVDtype:

@@ -583,8 +583,9 @@ def sglang_mem_fraction(
     8 x 1024 + 2 x cuda_graph_max_bs MiB, with DP attention cuda_graph_max_bs x dp x 3 more (and x 1.5
     more past 300), at least 10 GiB on GPUs over 60 GiB, and keep round((memory - reserved) / memory,
     3). From 0.5.10, before that floor, 8 MiB for each captured prompt-step size up to the chunk (1.5
-    GiB for an MLA model) where prompt steps run in graphs (0.5.10 to 0.5.19 not under DP attention:
-    server_args.py _handle_piecewise_cuda_graph); from 0.5.20 (arg_groups/memory_hook.py, read in
+    GiB for an MLA model) where prompt steps run in graphs as the engine decides before it sizes
+    (Engine.prompt_graphs with sizing: by release, e.g. not under DP attention in 0.5.10 to 0.5.16,
+    nor for an MLA model in 0.5.15 to 0.5.16); from 0.5.20 (arg_groups/memory_hook.py, read in
     0.5.20 and 0.5.23) GPUs under 35 GiB take a 4,096-token chunk and decode graphs to 48 (160 at TP 4
     or more) where 0.5.19 took 2,048 and 24 (80). 0.4.7.post1 to 0.5.2 (server_args.py __post_init__; the same code in each
     wheel between): a reserve by the GPU's memory, (2.8 + tp x pp / 10) GiB under 35 GiB, (9.5 + tp x pp /
@@ -643,7 +644,7 @@ def sglang_mem_fraction(
     reserved = 512 + max(cps, 2048) * 1.5 + tp * pp / 8 * 1024 + bs * 2
     if dp > 1:
         reserved += bs * dp * 3 + (bs * dp * 1.5 if bs > 300 else 0)
-    if rule in ("sglang-0.5", "sglang-0.5.10") and prefill_graphs and not (rule == "sglang-0.5.10" and dp > 1):
+    if rule in ("sglang-0.5", "sglang-0.5.10") and prefill_graphs:
         reserved += 1.5 * gib if mla else prefill_graph_sizes(cps) * 8
     if gpu_mib > 60 * gib:
         reserved = max(reserved, 10 * gib)
@@ -1040,7 +1041,7 @@ def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) ->
         mib = gpu.memory_smi_mib if gpu.memory_smi_mib and inp.gpu_memory is None else total // MiB
         # SGLang's tp_size spans every GPU of a stage: with DP attention kvcalc's tp x dp.
         rule = eng.mem_fraction_rule
-        graphs = eng.prompt_graphs(inp.pp, gpu.vendor, model)
+        graphs = eng.prompt_graphs(inp.pp, gpu.vendor, model, inp.dp, gpu.name, sizing=True)
         mla = any(k.KIND == "mla" for k in model.kinds())
         f = sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA", graphs, mla)
         where = f"tp {inp.tp}" if inp.dp == 1 else f"tp_size {inp.tp * inp.dp} (attention TP {inp.tp} x DP {inp.dp})"

@@ -458,12 +458,14 @@ def _gemm_latency_words(c: StepConstants) -> str:
 def _eager_prompt_words(engine: Engine, gpus: list[GPUSpec], model: ModelSpec, constants: StepConstants) -> str:
     """Where the release runs prompt steps without CUDA graphs (Engine.prompt_graphs), in words for
     the TTFT assumption; empty where it never does on these GPUs."""
-    eager = [g.name for g in gpus if not engine.prompt_graphs(1, g.vendor, model)]
-    at_pp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(2, g.vendor, model)]
-    if not eager and not at_pp:
+    eager = [g.name for g in gpus if not engine.prompt_graphs(1, g.vendor, model, 1, g.name)]
+    at_pp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(2, g.vendor, model, 1, g.name)]
+    at_dp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(1, g.vendor, model, 2, g.name)]
+    if not eager and not at_pp and not at_dp:
         return ""
     where = [] if len(eager) == len(gpus) else ([f"on {', '.join(eager)}"] if eager else [])
     where += [f"at PP > 1 on {', '.join(at_pp)}"] if at_pp else []
+    where += [f"under DP attention on {', '.join(at_dp)}"] if at_dp else []
     return (
         f"; {engine.label} runs those steps without CUDA graphs{' ' + ' and '.join(where) if where else ''}, so each "
         f"takes at least the host's issue of the model's kernels ({constants.eager_host_s * 1e6:g} us a kernel)"

@@ -553,7 +553,7 @@ class StepModel:
         """Of the kernels' small ones, those quantizing fp8 matmuls' activations."""
         self.layer_gaps_s = layer_latency_s(model, self.c, kernels=self.kernels)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
-        self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model)
+        self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model, dp, gpu.name)
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
