@@ -860,43 +860,44 @@ SGLANG_0519 = replace(
     prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "deepseek-sm100"}),
     aliases=(),
 )
-SGLANG_0518 = replace(
-    SGLANG_0519,
-    version="0.5.18",
-    releases="0.5.18; as 0.5.19 but prompt graphs at PP > 1, read from 0.5.18",
-    label="SGLang 0.5.18",
-    prefill_graphs_off=frozenset({"non-cuda", "multimodal", "deepseek-sm100"}),
+
+
+def _sglang_prompt_graphs(version: str, releases: str, label: str, off: set[str]) -> Engine:
+    """0.5.19's record for a release of 0.5.10 to 0.5.18 that turns its prompt graphs off for other
+    deployments (Engine.prefill_graphs_off)."""
+    return replace(SGLANG_0519, version=version, releases=releases, label=label, prefill_graphs_off=frozenset(off))
+
+
+SGLANG_0518 = _sglang_prompt_graphs(
+    "0.5.18",
+    "0.5.18; as 0.5.19 but prompt graphs at PP > 1, read from 0.5.18",
+    "SGLang 0.5.18",
+    {"non-cuda", "multimodal", "deepseek-sm100"},
 )
-SGLANG_0517 = replace(
-    SGLANG_0519,
-    version="0.5.17",
-    releases="0.5.17; as 0.5.18 but no prompt graphs for MLA models without an indexer, read from 0.5.17",
-    label="SGLang 0.5.17",
-    prefill_graphs_off=frozenset({"non-cuda", "multimodal", "mla-dense", "deepseek-sm100"}),
+SGLANG_0517 = _sglang_prompt_graphs(
+    "0.5.17",
+    "0.5.17; as 0.5.18 but no prompt graphs for MLA models without an indexer, read from 0.5.17",
+    "SGLang 0.5.17",
+    {"non-cuda", "multimodal", "mla-dense", "deepseek-sm100"},
 )
-SGLANG_0516 = replace(
-    SGLANG_0519,
-    version="0.5.16",
-    releases="0.5.15 and 0.5.16; as 0.5.18 but no prompt graphs for MLA models or under DP attention, read from "
-    "0.5.15 and 0.5.16",
-    label="SGLang 0.5.15-0.5.16",
-    prefill_graphs_off=frozenset({"non-cuda", "multimodal", "mla", "dp", "deepseek-sm100"}),
+SGLANG_0516 = _sglang_prompt_graphs(
+    "0.5.16",
+    "0.5.15 and 0.5.16; as 0.5.18 but no prompt graphs for MLA models or under DP attention, read from 0.5.15 and 0.5.16",
+    "SGLang 0.5.15-0.5.16",
+    {"non-cuda", "multimodal", "mla", "dp", "deepseek-sm100"},
 )
-SGLANG_0514 = replace(
-    SGLANG_0519,
-    version="0.5.14",
-    releases="0.5.13 and 0.5.14; piecewise prompt graphs, off for DP attention, PP, non-CUDA GPUs, multimodal "
-    "models and Qwen3-Next, read from 0.5.13 and 0.5.14",
-    label="SGLang 0.5.13-0.5.14",
-    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "dp", "qwen3-next"}),
+SGLANG_0514 = _sglang_prompt_graphs(
+    "0.5.14",
+    "0.5.13 and 0.5.14; piecewise prompt graphs, off for DP attention, PP, non-CUDA GPUs, multimodal models and "
+    "Qwen3-Next, read from 0.5.13 and 0.5.14",
+    "SGLang 0.5.13-0.5.14",
+    {"pp", "non-cuda", "multimodal", "dp", "qwen3-next"},
 )
-SGLANG_0512 = replace(
-    SGLANG_0519,
-    version="0.5.12",
-    releases="0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5 either, read from "
-    "0.5.10, 0.5.11 and 0.5.12",
-    label="SGLang 0.5.10-0.5.12",
-    prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa"}),
+SGLANG_0512 = _sglang_prompt_graphs(
+    "0.5.12",
+    "0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5 either, read from 0.5.10, 0.5.11 and 0.5.12",
+    "SGLang 0.5.10-0.5.12",
+    {"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa"},
 )
 # SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
 # opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9), so no reserve for them.
