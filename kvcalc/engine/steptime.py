@@ -250,9 +250,10 @@ DEFAULT_SOURCES: dict[str, str] = {
     "0.11 and 0.12 (vllm/config/scheduler.py)",
     "eta_gemm": "the GPU spec's measured share where it has one (gemm: vLLM's bf16 GEMMs of 1-16 tokens and 4-600 MB "
     "of weights in AIConfigurator's gemm_perf tables, ai-dynamo/aiconfigurator 095f58a, fitted as latency + bytes / "
-    "(bandwidth x share): A100 80GB 0.74, H100 SXM 0.86, H200 0.83, B200 0.76, GB200 0.78; MI300X 0.57 from AMD aiter's "
+    "(bandwidth x share): A100 80GB 0.74 (taken for the A100 40GB too, the same GA100, which no table measures), H100 SXM "
+    "0.86, H200 0.83, B200 0.76, GB200 0.78; MI300X 0.57 from AMD aiter's "
     "fp8 block-scale GEMMs at 16 tokens, ROCm/aiter#3324); else eta_bw",
-    "gemm_latency_s": "the GPU spec's measured latency where it has one (the same fit: A100 80GB 5.3 us, H100 SXM "
+    "gemm_latency_s": "the GPU spec's measured latency where it has one (the same fit: A100 80GB and 40GB 5.3 us, H100 SXM "
     "3.4, H200 3.6, B200 2.9, GB200 3.0, MI300X 6.4); else 3 us: decode-shaped GEMMs have a fixed floor of about 3-5 us (a "
     "1024 x 8192 bf16 GEMM takes 10.3 us on H100 where its 17 MB need 5.1 us; AIConfigurator's measured vLLM 0.24 "
     "gemm_perf tables); AIConfigurator's own "
