@@ -1430,7 +1430,7 @@ class EnginesReport:
 # How each SGLang record sets its default mem_fraction_static, in words (memory.sglang_mem_fraction).
 _FRACTION_WORDS: dict[str, str] = {
     "sglang-0.5": "from GPU memory, TP, PP, DP attention, prompt graphs",
-    "sglang-0.5.10": "from GPU memory, TP, PP, DP attention, prompt graphs (not under DP attention)",
+    "sglang-0.5.10": "from GPU memory, TP, PP, DP attention, prompt graphs (where the release captures them)",
     "sglang-0.5.3": "from GPU memory, TP, PP, DP attention",
     "sglang-0.4.7.post1": "a reserve by GPU memory and TP x PP, 4 GiB more with DP attention",
     "sglang-0.4.7": "a table by TP x PP, raised on GPUs over 96 GiB, 0.79 over 180,000 MiB (NVIDIA)",
