@@ -68,7 +68,9 @@ from kvcalc.specs.catalog import resolve_model
         ("sglang@0.4.9.post3", "sglang@0.4.9.post3"),
         ("sglang@0.5.0rc2", "sglang@0.5.2"),
         ("sglang@0.5.2", "sglang@0.5.2"),
-        ("sglang@0.5.3", "sglang@0.5.9"),
+        ("sglang@0.5.3", "sglang@0.5.5"),
+        ("sglang@0.5.5", "sglang@0.5.5"),
+        ("sglang@0.5.6", "sglang@0.5.9"),
         ("trtllm", "trtllm@1.2"),
         ("tensorrt-llm==1.0.0", "trtllm@1.2"),
         ("transformers", "hf"),
@@ -143,6 +145,50 @@ def test_vllm_072_aligns_mla_entries_to_256_bytes_on_cuda():
     assert (round(per_block), round(per_block / 16 / 61, 1)) == (1_249_780, 1280.5)
     assert "logs 9,442 blocks for 10.99 GiB: 1,249,780 B a block, 1,280.5 B a token a layer" in doc
     assert "DeepSeek's 576 elements take 640, 78,080 B a token over 61 layers in 16 bits where the latent is 70,272" in doc
+
+
+def test_each_engine_gives_the_uneven_layers_of_a_pipeline_to_its_own_stages():
+    """vLLM to 0.7.3 gives every layer left over to the last stage and 0.8.0 on one each to the stages
+    before the last (vllm/distributed/utils.py get_pp_indices); SGLang to 0.5.5 as vLLM 0.7, from 0.5.6
+    one each to the last stages (sglang/srt/distributed/utils.py); TensorRT-LLM one each to the first
+    (tensorrt_llm/mapping.py pp_layers, torch.tensor_split)."""
+    from kvcalc.engine.kv import pp_partition
+
+    # 32 layers over 3 stages: 10 each and 2 left over.
+    assert pp_partition(32, 3, "before-last") == [11, 11, 10]
+    assert pp_partition(32, 3, "last") == [10, 10, 12]
+    assert pp_partition(32, 3, "last-n") == [10, 11, 11]
+    assert pp_partition(32, 3, "first-n") == [11, 11, 10]
+    # torch.tensor_split(range(46), 4): 12, 12, 11, 11.
+    assert pp_partition(46, 4, "first-n") == [12, 12, 11, 11]
+    rules = {e: engine(e).pp_split for e in ("vllm@0.6.3", "vllm@0.7.3", "vllm@0.8.0", "vllm", "sglang@0.4.9", "sglang@0.5.5")}
+    assert rules == {
+        "vllm@0.6.3": "last",
+        "vllm@0.7.3": "last",
+        "vllm@0.8.0": "before-last",
+        "vllm": "before-last",
+        "sglang@0.4.9": "last",
+        "sglang@0.5.5": "last",
+    }
+    assert [engine(e).pp_split for e in ("sglang@0.5.6", "sglang@0.5.14", "sglang", "trtllm")] == ["last-n"] * 3 + ["first-n"]
+    docs = Path(__file__).parent.parent / "docs"
+    formulas = " ".join((docs / "formulas.md").read_text().split())
+    assert "32 layers over 3 stages: [11, 11, 10] (vLLM 0.8 on, TensorRT-LLM), [10, 10, 12] (vLLM 0.7), [10, 11, 11]" in formulas
+    engines_doc = " ".join((docs / "engines.md").read_text().split())
+    assert pp_partition(62, 4, "last") == [15, 15, 15, 17] and max(pp_partition(62, 4, "before-last")) == 16
+    assert "62 layers at PP 4 put 17 on the last stage under vLLM 0.7 and at most 16 under 0.8" in engines_doc
+    # dzhsurf's 0.7.3 start at PP 2 (tests/logs/real): stages of 24.04 and 26.67 GiB, DeepSeek-V3's 61 layers
+    # (3 dense) split 30 / 31 with the extra layer last.
+    assert pp_partition(61, 2, "last") == [30, 31] and round(26.67 - 24.04, 2) == 2.63
+    assert (
+        "loads 2.63 GiB more on its second stage than on its first: 31 MoE layers against three dense and 27 MoE" in engines_doc
+    )
+    # The busiest stage's KV: Llama-3.1-8B (32 layers, 8 KV heads x 128, bf16: 4,096 B a layer a token) at PP 3.
+    m = resolve_model("llama3.1-8b")
+    per_layer = 2 * 8 * 128 * 2
+    for e, layers in (("vllm@0.7.3", 12), ("vllm@0.8.0", 11), ("sglang@0.5.6", 11), ("trtllm", 11)):
+        # 32 tokens: whole blocks of 16 (vLLM) and 32 (TensorRT-LLM), and SGLang's token-granular pool.
+        assert request_bytes(m, 32, pp=3, alloc=engine_allocation(engine(e), m, pp=3)) == layers * 32 * per_layer, e
 
 
 def test_engines_command_lists_records_and_differences(cli):

@@ -17,6 +17,10 @@ def cdiv(a: Tokens, b: int) -> Tokens:
     return -(-a // b)
 
 
+PPSplit = Literal["before-last", "last", "last-n", "first-n"]
+"""How an engine gives the layers that do not divide evenly over its pipeline stages (kv.pp_partition)."""
+
+
 @record(frozen=True)
 class Allocation:
     """``name='logical'`` is the model's own need: a full layer holds every token, a sliding
@@ -35,6 +39,8 @@ class Allocation:
     """transformers 4.x cached MLA as decompressed per-head K and V instead of the latent."""
     mla_padded_heads: bool = False
     """vLLM before 0.7 cached DeepSeek-V2's MLA as per-head K and V, head size padded to 256."""
+    pp_split: PPSplit = "before-last"
+    """Which pipeline stages take the layers that do not divide evenly (kv.pp_partition)."""
     mla_align: int = 0
     """Elements each token's MLA latent is padded to a multiple of (vLLM 0.7.2 and 0.7.3 on CUDA: 128,
     engines.MLA_ALIGN_ELEMENTS); 0: none."""

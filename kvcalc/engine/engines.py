@@ -14,7 +14,7 @@ from dataclasses import field, replace
 from typing import Literal
 
 from kvcalc._record import record
-from kvcalc.engine.alloc import Allocation
+from kvcalc.engine.alloc import Allocation, PPSplit
 from kvcalc.errors import KvcalcError, unknown_name
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
@@ -67,6 +67,13 @@ class Engine:
     """How a sliding or chunked layer is sized: its window (min(S, w)); vLLM's reservation (window
     plus the tokens in flight, in blocks, plus one); transformers' w - 1; or every token (engines
     that do not save memory on windows)."""
+    pp_split: PPSplit = "before-last"
+    """Which pipeline stages take the layers that do not divide evenly (kv.pp_partition): vLLM 0.8.0 on
+    the stages just before the last; vLLM to 0.7.3 and SGLang to 0.5.5 the last stage all of them
+    (vllm/distributed/utils.py get_pp_indices, read in 0.6.3, 0.6.6, 0.7.0 and 0.7.3 against 0.8.0 to
+    0.9.0; sglang/srt/distributed/utils.py, 0.4.5.post1 to 0.5.5); SGLang from 0.5.6 the last stages one
+    each (0.5.6, 0.5.14, 0.5.23); TensorRT-LLM the first stages one each (tensorrt_llm/mapping.py
+    pp_layers, NVIDIA/TensorRT-LLM at b35ac1b)."""
     mla_storage: Literal["latent", "latent-256", "expanded", "padded-heads"] = "latent"
     """MLA: the latent; decompressed per-head K and V (transformers 4.x); per-head K and V padded
     to a head size of 256 (vLLM before MLA support, 0.5-0.6)."""
@@ -413,6 +420,7 @@ class Engine:
             mla_expanded=self.mla_expanded,
             mla_padded_heads=self.mla_storage == "padded-heads",
             mla_align=MLA_ALIGN_ELEMENTS if self.mla_storage == "latent-256" and vendor == "NVIDIA" else 0,
+            pp_split=self.pp_split,
             pad_groups=self.pad_groups,
             chunked_as_full=self.chunked_as_full,
             state_pages=self.state_pages,
@@ -739,6 +747,7 @@ VLLM_06 = Engine(
     0.9,
     16,
     "full",
+    pp_split="last",
     mla_storage="padded-heads",
     batched_tokens_default="v0",
     v0_chunking="0.6",
@@ -833,6 +842,7 @@ SGLANG_05 = Engine(
     vlm_fraction="vit",
     aiter_fraction=True,
     util_flag="mem_fraction_static",
+    pp_split="last-n",
     prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "deepseek-sm100"}),
     # DeepSeek-V3.2 and GLM-5 (DSA): pages of 64 tokens on CUDA GPUs ("Setting page size to 64 for DeepSeek
     # DSA", server_args.py 0.5.3rc2 to 0.5.14; mem_cache/memory_pool.py 0.5.23 asserts "DSA requires 64-token
@@ -904,19 +914,28 @@ SGLANG_0512 = _sglang_prompt_graphs(
 SGLANG_059 = replace(
     SGLANG_05,
     version="0.5.9",
-    releases="0.5.3 to 0.5.9; memory rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9, "
+    releases="0.5.6 to 0.5.9; memory rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9, "
     "prompt steps from 0.5.6 and 0.5.9",
-    label="SGLang 0.5.3-0.5.9",
+    label="SGLang 0.5.6-0.5.9",
     batched_tokens_default="sglang-0.5",
     mem_fraction_rule="sglang-0.5.3",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
     aliases=(),
 )
+# 0.5.3 to 0.5.5: 0.5.9's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
+SGLANG_055 = replace(
+    SGLANG_059,
+    version="0.5.5",
+    releases="0.5.3 to 0.5.5; as 0.5.9 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 and 0.5.5",
+    label="SGLang 0.5.3-0.5.5",
+    pp_split="last",
+)
 
 # SGLang 0.3 and 0.4: mem_fraction_static from a table, no sliding pool, prompts without CUDA graphs.
 SGLANG_04 = replace(
     SGLANG_059,
+    pp_split="last",
     version="0.4",
     releases="0.4.6.post2 to 0.4.6.post5; rules read from 0.4.6.post5",
     label="SGLang 0.4",
@@ -987,7 +1006,7 @@ SGLANG_0493 = _sglang_bucketed(
     "0.4.9.post3", "0.4.9.post3 to 0.4.10.post2", "0.4.9.post3, 0.4.9.post6, 0.4.10.post1 and 0.4.10.post2", "vit"
 )
 SGLANG_052 = replace(
-    SGLANG_059,
+    SGLANG_055,
     version="0.5.2",
     releases="0.5.0rc0 to 0.5.2; memory rules read from 0.5.23, the default memory fraction and chunk from 0.5.1 and 0.5.2",
     label="SGLang 0.5.0-0.5.2",
@@ -1079,6 +1098,7 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_0514,
     SGLANG_0512,
     SGLANG_059,
+    SGLANG_055,
     SGLANG_052,
     SGLANG_0493,
     SGLANG_049,
@@ -1102,6 +1122,7 @@ ENGINE_LIST: list[Engine] = [
         per_window_pools=True,
         util_flag="free_gpu_memory_fraction",
         prefill_graphs=False,
+        pp_split="first-n",
         note="KV pool = free_gpu_memory_fraction x (runtime total - weights - activations - non-torch); 32 tokens per "
         "block; one pool per window size, memory split in proportion to window x bytes per token",
         aliases=("trtllm", "tensorrt-llm", "tensorrt_llm"),
@@ -1164,7 +1185,7 @@ ACCEPTED = (
     "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
-    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9 (0.5.3 to 0.5.9), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
+    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9 (0.5.6 to 0.5.9), sglang@0.5.5 (0.5.3 to 0.5.5), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.4.post4, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
@@ -1272,8 +1293,10 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
             for last in (12, 14, 16, 17, 18, 19):
                 if v <= (0, 5, last):
                     return ENGINES[f"sglang@0.5.{last}"]
-        elif family == "sglang" and v >= (0, 5, 3):
+        elif family == "sglang" and v >= (0, 5, 6):
             return ENGINES["sglang@0.5.9"]
+        elif family == "sglang" and v >= (0, 5, 3):
+            return ENGINES["sglang@0.5.5"]
         elif family == "sglang" and v >= (0, 5):
             return ENGINES["sglang@0.5.2"]
         elif family == "sglang" and v >= (0, 3):
@@ -1321,6 +1344,12 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "blocks-per-group": "blocks // groups x block size",
         "blocks": "blocks x block size",
         "pool": "pool // bytes per token",
+    },
+    "pp_split": {
+        "before-last": "one each to the stages before the last",
+        "last": "all to the last stage",
+        "last-n": "one each to the last stages",
+        "first-n": "one each to the first stages",
     },
     "mla_storage": {
         "latent": "the latent",
@@ -1386,6 +1415,7 @@ _RULE_LABELS = {
     "null_block": "null block",
     "tokens_report": "tokens logged",
     "mla_storage": "MLA cached as",
+    "pp_split": "pipeline layers left over",
     "state_pages": "recurrent state",
     "pp_start_check": "start check at PP > 1",
     "auto_max_model_len": "--max-model-len auto",

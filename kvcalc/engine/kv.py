@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from kvcalc._record import record
-from kvcalc.engine.alloc import LOGICAL, Allocation
+from kvcalc.engine.alloc import LOGICAL, Allocation, PPSplit
 from kvcalc.engine.engines import SM10_UP, SM100
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
@@ -43,20 +43,26 @@ def check_parallel(model: ModelSpec, tp: int = 1, pp: int = 1) -> None:
         k.check_tp(tp, name)
 
 
-def pp_partition(num_layers: int, pp: int) -> list[int]:
-    """Layers per pipeline stage, as vLLM splits them: even, with the remainder given to the
-    stages just before the last one (which also holds the LM head)."""
+def pp_partition(num_layers: int, pp: int, split: PPSplit = "before-last") -> list[int]:
+    """Layers per pipeline stage: even, and the remainder one each to the stages just before the last
+    ('before-last': vLLM 0.8.0 on, vllm/distributed/utils.py get_pp_indices), all of it to the last
+    stage ('last': vLLM to 0.7.3, SGLang to 0.5.5), one each to the last stages ('last-n': SGLang from
+    0.5.6, sglang/srt/distributed/utils.py get_pp_indices) or to the first ('first-n': TensorRT-LLM,
+    tensorrt_llm/mapping.py pp_layers)."""
     per, rem = divmod(num_layers, pp)
     parts = [per] * pp
-    for i in range(2, rem + 2):
-        parts[-i] += 1
+    if split == "last":
+        parts[-1] += rem
+    else:
+        for i in range(rem):
+            parts[{"before-last": -2 - i, "last-n": -1 - i, "first-n": i}[split]] += 1
     return parts
 
 
-def stages(model: ModelSpec, pp: int) -> list[list[str]]:
+def stages(model: ModelSpec, pp: int, split: PPSplit = "before-last") -> list[list[str]]:
     out, i = [], 0
     order = model.layer_list
-    for n in pp_partition(model.num_layers, pp):
+    for n in pp_partition(model.num_layers, pp, split):
         out.append(order[i : i + n])
         i += n
     return out
@@ -165,7 +171,7 @@ class KVFootprint:
 
     @cached_property
     def layouts(self) -> list[StageLayout]:
-        return [stage_layout(self.model, names, self.alloc) for names in stages(self.model, self.pp)]
+        return [stage_layout(self.model, names, self.alloc) for names in stages(self.model, self.pp, self.alloc.pp_split)]
 
     @property
     def stage_counts(self) -> list[dict[str, int]]:
@@ -398,7 +404,7 @@ def kv_size(
     per_stage = fp.stage_bytes(seq)
     top = max(range(len(per_stage)), key=lambda i: (per_stage[i][1], per_stage[i][0]))
     top_counts = fp.stage_counts[top]
-    names = stages(model, pp)[top]
+    names = stages(model, pp, alloc.pp_split)[top]
     padding = {k: n - names.count(k) for k, n in top_counts.items() if n > names.count(k)}
     rows = []
     for name, k in model.layer_kinds.items():

@@ -16,6 +16,7 @@ from math import ceil
 from typing import Any, Literal
 
 from kvcalc._record import record
+from kvcalc.engine.alloc import PPSplit
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import Engine, engine as parse_engine
@@ -279,13 +280,14 @@ def weights_estimate(
     ep: int = 1,
     splits: dict[str, int] | None = None,
     mla_absorbed: bool = False,
+    pp_split: PPSplit = "before-last",
 ) -> Estimate:
     """Weight memory on the most loaded GPU: the checkpoint's bytes by role (kvcalc.engine.weights),
     plus, for serving engines, the rotary cos/sin cache, and with ``mla_absorbed`` vLLM V1's 16-bit
     copies of a quantized MLA kv_b_proj. Exact for 16-bit checkpoints; a range where an engine pads
     quantized matrices for its kernels or where a vision tower is estimated."""
-    w = weights(model, dtype, tp, pp, dp, ep, splits)
-    absorbed = mla_absorbed_bytes(model, dtype, tp, pp) if mla_absorbed else 0
+    w = weights(model, dtype, tp, pp, dp, ep, splits, pp_split)
+    absorbed = mla_absorbed_bytes(model, dtype, tp, pp, pp_split) if mla_absorbed else 0
     best = w.per_gpu_bytes + (rope_cache_bytes(model, engine) if engine_buffers else 0) + absorbed
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
@@ -913,6 +915,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             dp=inp.dp,
             ep=inp.ep,
             splits=role_splits(Shape(inp.tp, inp.pp, inp.dp, inp.ep), eng),
+            pp_split=eng.pp_split,
         )
     # An engine that does not take activations out of its pool (SGLang keeps them in the headroom
     # that mem_fraction_static leaves) ignores a measured figure too.

@@ -16,6 +16,7 @@ from math import ceil
 from typing import Any
 
 from kvcalc._record import record
+from kvcalc.engine.alloc import PPSplit
 from kvcalc.specs.dtypes import weight_bits, weight_bytes
 from kvcalc.specs.layers import MLA
 from kvcalc.specs.model import SPLIT_ROLES, ModelSpec, ParamRoles, Quantization
@@ -213,7 +214,7 @@ def rope_cache_bytes(model: ModelSpec, engine: str = "vllm") -> int:
     return positions * max((k.rope_dims for k in model.kinds()), default=0) * 2
 
 
-def mla_absorbed_bytes(model: ModelSpec, dtype: str | None, tp: int, pp: int = 1) -> int:
+def mla_absorbed_bytes(model: ModelSpec, dtype: str | None, tp: int, pp: int = 1, pp_split: PPSplit = "before-last") -> int:
     """vLLM's 16-bit copies of a quantized kv_b_proj for MLA's absorbed decode: it has no quantized
     batched matmul, so it dequantizes the projection and keeps W_UK_T and W_UV, views of one kv_lora_rank
     x local heads x (qk_nope + v) tensor in 16 bits, beside the quantized weight the prefill uses
@@ -234,7 +235,7 @@ def mla_absorbed_bytes(model: ModelSpec, dtype: str | None, tp: int, pp: int = 1
             return 0
         return k.kv_lora_rank * -(-k.num_attention_heads // tp) * (k.qk_nope_head_dim + k.v_head_dim) * 2
 
-    return max(sum(layer_bytes(name) for name in stage) for stage in stages(model, pp))
+    return max(sum(layer_bytes(name) for name in stage) for stage in stages(model, pp, pp_split))
 
 
 @record(frozen=True)
@@ -250,10 +251,10 @@ class Weights:
     """Of per_gpu_bytes, the vision tower's share."""
 
 
-def _stage_layers(num_layers: int, pp: int) -> list[int]:
+def _stage_layers(num_layers: int, pp: int, split: PPSplit = "before-last") -> list[int]:
     from kvcalc.engine.kv import pp_partition
 
-    return pp_partition(num_layers, pp)
+    return pp_partition(num_layers, pp, split)
 
 
 def expert_share(model: ModelSpec, tp: int, dp: int = 1, ep: int = 1) -> Fraction:
@@ -274,9 +275,11 @@ def weights(
     dp: int = 1,
     ep: int = 1,
     splits: dict[str, int] | None = None,
+    pp_split: PPSplit = "before-last",
 ) -> Weights:
     """Resident weight bytes in total and on the most loaded GPU: split roles over tp ranks, routers,
-    norms and replicated matrices whole on each; layers split over pp stages as vLLM splits them, the
+    norms and replicated matrices whole on each; layers split over pp stages as the engine splits them
+    (``pp_split``, kv.pp_partition), the
     embedding on the first stage and the LM head on the last (a tied LM head is a copy there). With
     data-parallel attention (dp > 1) every DP rank holds the attention and dense parts at its own
     tp, and the routed experts spread over all dp x tp GPUs of a stage (:func:`expert_share`);
@@ -297,7 +300,7 @@ def weights(
             return Fraction(rb[r], ways[r])
         return Fraction(rb[r], tp) if r in SPLIT_ROLES else Fraction(rb[r])
 
-    parts = _stage_layers(model.num_layers, pp)
+    parts = _stage_layers(model.num_layers, pp, pp_split)
     best: Fraction = Fraction(-1)
     best_roles: dict[str, Fraction] = {}
     for i, n in enumerate(parts):
