@@ -643,6 +643,11 @@ def test_a_v1_release_running_v0_is_read_with_v0_rules(cli):
     assert f.version == "0.8.3" and f.v0_engine
     d = _llama_pp(cli)
     assert d["startups"][0]["engine"] == "vllm@0.7"
+    # But its pipeline stages are 0.8.3's (get_pp_indices changed in 0.8.0): the layers left over go to the
+    # stages before the last, where 0.7 gave them all to the last.
+    from kvcalc.engine.engines import ENGINES
+
+    assert choose_engine(f)[0].pp_split == "before-last" and ENGINES["vllm@0.7"].pp_split == "last"
     # Without the V0 lines the same version is V1's.
     v1 = "\n".join(line for line in text.splitlines() if "V0" not in line)
     assert not parse_log(v1).v0_engine

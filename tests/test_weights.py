@@ -198,3 +198,29 @@ def test_user_spec_without_roles_splits_everything_but_experts():
     )
     assert m.params is None
     assert weights(m, None, tp=2).per_gpu_bytes == 10**7  # 2 x 10^7 bytes over 2 ranks
+
+
+def test_which_layers_hold_the_experts_and_what_each_pipeline_stage_weighs():
+    """The engines' model code: DeepSeek's and GLM's layers from first_k_dense_replace on (deepseek_v2.py,
+    glm4_moe.py), Jamba's every expert_layer_period-th from expert_layer_offset, Qwen's every
+    decoder_sparse_step-th but mlp_only_layers, Llama 4's every interleave_moe_layer_step-th."""
+    import math
+    from fractions import Fraction
+
+    from kvcalc.engine.weights import moe_layer_mask, role_bytes
+
+    ds = resolve_model("deepseek-v3")
+    assert moe_layer_mask(ds) == [False] * 3 + [True] * 58
+    assert moe_layer_mask(resolve_model("jamba-v0.1")) == [i % 2 == 1 for i in range(32)]
+    assert moe_layer_mask(resolve_model("qwen3-30b-a3b")) == [True] * 48
+    assert moe_layer_mask(resolve_model("glm-4.6")) == [False] * 3 + [True] * 89
+    assert moe_layer_mask(resolve_model("llama3.1-8b")) is None
+    # DeepSeek-V3 at PP 2 as vLLM 0.7 splits it (30 / 31): the second stage holds 31 of the 58 MoE layers and
+    # no dense MLP, the first three dense layers and 27 MoE ones. The busiest is the second.
+    rb = role_bytes(ds)
+    w = weights(ds, None, 1, 2, pp_split="last")
+    assert w.roles["experts"] == -(-rb["experts"] * 31 // 58)
+    assert "mlp" not in w.roles and "lm_head" in w.roles
+    assert w.roles["attn"] == math.ceil(Fraction(rb["attn"] * 31, 61))
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "formulas.md").read_text().split())
+    assert "split 30 / 31, the second stage holds 31 of the 58 MoE layers, not 31 / 61 of them" in doc

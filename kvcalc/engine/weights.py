@@ -251,6 +251,38 @@ class Weights:
     """Of per_gpu_bytes, the vision tower's share."""
 
 
+def moe_layer_mask(model: ModelSpec) -> list[bool] | None:
+    """Which layers hold routed experts, by index, as the engines' model code decides from the config:
+    from first_k_dense_replace on, every moe_layer_freq-th (DeepSeek-V2/V3, Kimi-K2, GLM-4.x, GLM-5:
+    vllm/model_executor/models/deepseek_v2.py and glm4_moe.py), every expert_layer_period-th from
+    expert_layer_offset (Jamba), every interleave_moe_layer_step-th (Llama 4), every
+    decoder_sparse_step-th but mlp_only_layers (Qwen MoE), else every layer. None where the rule does
+    not give the spec's num_moe_layers (the stages then share the experts by their layer counts)."""
+    if model.moe is None:
+        return None
+    c = model.source.config
+    n = model.num_layers
+    if "first_k_dense_replace" in c:
+        k, freq = int(c["first_k_dense_replace"]), int(c.get("moe_layer_freq") or 1)
+        mask = [i >= k and i % freq == 0 for i in range(n)]
+    elif "expert_layer_period" in c:
+        period, offset = int(c["expert_layer_period"]), int(c.get("expert_layer_offset") or 0)
+        mask = [i % period == offset for i in range(n)]
+    elif "interleave_moe_layer_step" in c:
+        step = int(c["interleave_moe_layer_step"])
+        mask = [step > 0 and (i + 1) % step == 0 for i in range(n)]
+    elif "decoder_sparse_step" in c:
+        step, dense = int(c["decoder_sparse_step"]), set(c.get("mlp_only_layers") or [])
+        mask = [i not in dense and (i + 1) % step == 0 for i in range(n)]
+    else:
+        mask = [True] * n
+    return mask if sum(mask) == model.moe.num_moe_layers else None
+
+
+MOE_LAYER_ROLES = ("experts", "shared_experts", "router")
+"""The roles only an MoE layer holds (its dense MLP is the 'mlp' role of the layers without experts)."""
+
+
 def _stage_layers(num_layers: int, pp: int, split: PPSplit = "before-last") -> list[int]:
     from kvcalc.engine.kv import pp_partition
 
@@ -301,11 +333,24 @@ def weights(
         return Fraction(rb[r], tp) if r in SPLIT_ROLES else Fraction(rb[r])
 
     parts = _stage_layers(model.num_layers, pp, pp_split)
+    # A stage's share of each role: its layers' share, but for the roles of the MoE layers (and the dense
+    # MLP of the others), where the model says which layers those are.
+    mask = moe_layer_mask(model) if pp > 1 else None
+    moe_total = sum(mask) if mask else 0
     best: Fraction = Fraction(-1)
     best_roles: dict[str, Fraction] = {}
+    start = 0
     for i, n in enumerate(parts):
         share = Fraction(n, model.num_layers)
         roles: dict[str, Fraction] = {r: per_rank(r) * share for r in LAYER_ROLES}
+        if mask:
+            moe_here = sum(mask[start : start + n])
+            for r in MOE_LAYER_ROLES:
+                roles[r] = per_rank(r) * Fraction(moe_here, moe_total)
+            dense_total = model.num_layers - moe_total
+            if dense_total:
+                roles["mlp"] = per_rank("mlp") * Fraction(n - moe_here, dense_total)
+        start += n
         if i == 0:
             roles["embed"] = per_rank("embed")
             roles["vision"] = Fraction(vis, tp)
