@@ -8,7 +8,7 @@ from conftest import one_line_error
 from kvcalc.engine.engines import ENGINES, engine
 from kvcalc.engine.kv import engine_allocation, request_bytes
 from kvcalc.errors import KvcalcError
-from kvcalc.specs.catalog import resolve_model
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
 
 
 @pytest.mark.parametrize(
@@ -27,8 +27,8 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.8.4", "vllm@0.8.4"),
         ("vllm@0.8.3", "vllm@0.8"),
         ("vllm@0.8.0", "vllm@0.8"),
-        ("vllm==0.9.2", "vllm@0.10"),
-        ("vllm==0.9.0", "vllm@0.10"),
+        ("vllm==0.9.2", "vllm@0.9"),
+        ("vllm==0.9.0", "vllm@0.9"),
         ("vllm-0.6", "vllm@0.6"),
         ("vllm@0.7.1", "vllm@0.7"),
         ("vllm@0.7.2", "vllm@0.7.2"),
@@ -38,13 +38,13 @@ from kvcalc.specs.catalog import resolve_model
         ("vllm@0.5.2", "vllm@0.4"),
         ("vllm@0.5.3", "vllm@0.5"),
         ("vllm@0.2.4", "vllm@0.4"),
-        ("vllm@0.18.1", "vllm@0.17"),
+        ("vllm@0.18.1", "vllm@0.18"),
         ("vllm@0.24", "vllm@0.21"),
         ("vllm@0.30.2", "vllm@0.33"),
         ("vllm v0.10.1.post1", "vllm@0.10"),
         # Four-number releases and pre-, dev- and local versions, as pip and the banners print them.
         ("vllm@0.10.1.1", "vllm@0.10"),
-        ("vllm==0.9.0.1", "vllm@0.10"),
+        ("vllm==0.9.0.1", "vllm@0.9"),
         ("vllm@0.10.2rc1", "vllm@0.10"),
         ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7.2"),
         ("vllm@0.6.3.post2.dev308+gb489fc3c", "vllm@0.6"),
@@ -191,19 +191,56 @@ def test_each_engine_gives_the_uneven_layers_of_a_pipeline_to_its_own_stages():
         assert request_bytes(m, 32, pp=3, alloc=engine_allocation(engine(e), m, pp=3)) == layers * 32 * per_layer, e
 
 
+def test_a_dense_mla_models_blocks_follow_the_releases_default_backend():
+    """vllm/platforms/cuda.py forced FlashMLA's 64 on Hopper (0.8.0 to 0.9.2), CUTLASS MLA's 128 on
+    compute capability 10 (0.10 to 0.14), FlashInfer MLA's 64 there for a qk_nope_head_dim of 128 (0.15 to
+    0.17); from 0.18 the chosen backend's smallest kernel block where 16 is not one: FlashAttention MLA's
+    16 on Hopper, FlashInfer MLA's 32 on compute capability 10."""
+    ds, glm = resolve_model("deepseek-v3"), resolve_model("glm-4.7-flash")  # qk_nope_head_dim 128 and 192
+    # Release, GPU and the block: across the records and the GPU families they treat apart.
+    cases = [
+        ("vllm@0.8.4", "h100", 64),
+        ("vllm@0.9.2", "h200", 64),
+        ("vllm@0.9.2", "b200", 16),
+        ("vllm@0.10.1", "b200", 128),
+        ("vllm@0.14", "h200", 64),
+        ("vllm@0.16", "b200", 64),
+        ("vllm@0.17", "h100", 64),
+        ("vllm@0.19", "h200", 16),
+        ("vllm@0.20", "b200", 32),
+        ("vllm", "gb200", 32),
+        ("vllm", "a100", 16),
+        ("vllm@0.7.3", "h100", 16),
+    ]
+    got = [(e, g, engine(e).block_size_for(ds, "NVIDIA", resolve_gpu(g).name)) for e, g, _ in cases]
+    assert got == cases
+    assert engine("vllm@0.16").block_size_for(glm, "NVIDIA", "b200") == 128
+    assert engine("vllm").block_size_for(glm, "NVIDIA", "b200") == 32
+    # Not on AMD, nor for a model without MLA, nor where a sparse-MLA rule applies.
+    assert engine("vllm@0.11").block_size_for(ds, "AMD", "mi300x") == 16
+    assert engine("vllm@0.11").block_size_for(resolve_model("llama3.1-8b"), "NVIDIA", "h100-sxm") == 16
+    assert engine("vllm@0.11").block_size_for(resolve_model("deepseek-v3.2"), "NVIDIA", "h200") == 64
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    # Kimi-K2 on 8 H200s under 0.11 logs 715,072 tokens: 11,173 blocks of 64 (715,088 was 44,693 of 16).
+    assert 715_072 == 11_173 * 64 and 715_088 == 44_693 * 16
+    assert "logs 715,072 tokens, 11,173 blocks of 64, which its own figures now give to the token" in doc
+
+
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:17] == [
+    assert keys[:19] == [
         "vllm@0.33",
         "vllm@0.21",
         "vllm@0.20",
+        "vllm@0.18",
         "vllm@0.17",
         "vllm@0.15",
         "vllm@0.14",
         "vllm@0.12",
         "vllm@0.11",
         "vllm@0.10",
+        "vllm@0.9",
         "vllm@0.8.5",
         "vllm@0.8.4",
         "vllm@0.8",
@@ -430,7 +467,7 @@ def test_vllm_020_defaults_to_092_and_subtracts_its_cuda_graph_estimate():
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default "1" (0.19.0: 0.9 and "0").
     e20, e19 = engine("vllm==0.20.0"), engine("vllm==0.19.0")
     assert (e20.key, e20.default_util, e20.cudagraph) == ("vllm@0.20", 0.92, "estimate")
-    assert (e19.key, e19.default_util, e19.cudagraph) == ("vllm@0.17", 0.9, "after")
+    assert (e19.key, e19.default_util, e19.cudagraph) == ("vllm@0.18", 0.9, "after")
     # 0.20.0 still logs "GPU KV cache size" from the blocks, as 0.19.0 does (0.21.0: concurrency x length).
     assert e20.tokens_report == e19.tokens_report == "blocks-per-group"
     assert engine("vllm==0.21.0").tokens_report == "concurrency-x-length"

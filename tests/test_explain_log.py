@@ -557,13 +557,13 @@ def test_the_start_up_banner_gives_the_release_and_the_model(form):
 
 
 def test_a_release_in_the_banner_chooses_its_rules():
-    # 0.19's banner: read with the rules of 0.17 to 0.19, not guessed from the line formats.
+    # 0.19's banner: read with the rules of 0.18 and 0.19, not guessed from the line formats.
     f = parse_log(BANNERS["monochrome"].replace("0.33.0", "0.19.0") + _KV)
-    assert choose_engine(f)[0].key == "vllm@0.17"
+    assert choose_engine(f)[0].key == "vllm@0.18"
 
 
 def test_a_posted_0_19_log_is_read_by_its_banner(cli):
-    # A real excerpt (tests/logs/README.md): the banner names 0.19.0, so 0.17-0.19's rules apply, not
+    # A real excerpt (tests/logs/README.md): the banner names 0.19.0, so 0.18-0.19's rules apply, not
     # the V1 formats' guess; the non-default args give the model, util 0.65 and max_model_len 131,072.
     f = parse_log((LOGS / "vllm-0.19-a100-gpt-oss-20b-pasted.log").read_text())
     assert (f.version, f.model, f.util, f.max_model_len, f.available_kv_gib) == (
@@ -573,10 +573,10 @@ def test_a_posted_0_19_log_is_read_by_its_banner(cli):
         131072,
         36.56,
     )
-    assert choose_engine(f)[0].key == "vllm@0.17"
+    assert choose_engine(f)[0].key == "vllm@0.18"
     d = cli("explain-log", LOGS / "vllm-0.19-a100-gpt-oss-20b-pasted.log", "--gpu", "a100-80gb", "--json").json()
     row = next(r for r in d["startups"][0]["rows"] if r["key"] == "available_kv")
-    assert d["startups"][0]["engine"] == "vllm@0.17"
+    assert d["startups"][0]["engine"] == "vllm@0.18"
     assert abs(row["estimate"] / (36.56 * 2**30) - 1) < 0.10  # kvcalc's estimate within 10% of what vLLM logged
 
 

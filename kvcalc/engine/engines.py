@@ -44,6 +44,37 @@ heads a GPU or fewer (Engine.sparse_mla_fp8_by_backend)."""
 SM10_UP = (*SM100, "rtx5090", "rtx-pro-6000")
 """Catalog GPUs of compute capability 10 or 12 (Blackwell), where SGLang stores a DSA model's cache in fp8
 under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
+HOPPER_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
+"""Catalog GPUs of compute capability 9.0, where FlashMLA runs."""
+
+DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
+"""How a vLLM release sizes the blocks of a dense (indexer-free) MLA model's cache on NVIDIA GPUs
+(Engine.dense_mla):
+'flashmla' (0.8.0 to 0.9.2): FlashMLA by default where it runs, 64 on Hopper;
+'cutlass' (0.10.1.1 to 0.14.0): CUTLASS MLA on compute capability 10, 128; FlashMLA elsewhere, 64 on Hopper;
+'flashinfer' (0.15.0 to 0.17.0): FlashInfer MLA, 64, on compute capability 10 for a qk_nope_head_dim of 128
+(CUTLASS's 128 otherwise); FlashMLA, 64, on Hopper (each vllm/platforms/cuda.py check_and_update_config,
+"Forcing kv cache block size to N for X backend");
+'selector' (0.18.0 on): the backend the priorities pick and its smallest kernel block where 16 is not one
+(platforms/interface.py update_block_size_for_backend, v1/attention/backend.py get_preferred_block_size;
+read in 0.18.0, 0.19.0, 0.20.0, 0.24.0 and 0.33.0): FlashAttention MLA on Hopper, any multiple of 16, so 16;
+FlashInfer MLA on compute capability 10, 32 and 64, so 32, for a qk_nope_head_dim of 64, 128 or 192 (0.18.0:
+64 or 128), else CUTLASS MLA's 128; 'none': the record's block (V0 to 0.7.3, and other GPUs)."""
+
+
+def dense_mla_block(rule: DenseMLARule, gpu: str, qk_nope: int) -> int | None:
+    """The block a vLLM release's default MLA backend forces on ``gpu`` (a catalog name) for a dense MLA
+    model with ``qk_nope`` (its qk_nope_head_dim); None: the record's own."""
+    sm100, hopper = gpu in SM100, gpu in HOPPER_GPUS
+    if rule == "flashmla":
+        return 64 if hopper else None
+    if rule == "cutlass":
+        return 128 if sm100 else 64 if hopper else None
+    if rule == "flashinfer":
+        return (64 if qk_nope == 128 else 128) if sm100 else 64 if hopper else None
+    if rule == "selector":
+        return (32 if qk_nope in (64, 128, 192) else 128) if sm100 else None
+    return None
 
 
 @record(frozen=True)
@@ -262,6 +293,9 @@ class Engine:
     model_executor/layers/attention/mla_attention.py; platforms/cuda.py _get_backend_priorities, from
     0.17.0 to 0.33.0). 0.17.0 itself still turned every fp8 cache of DeepSeek-V3.2 into fp8_ds_mla
     (model_executor/models/config.py), as 0.11 to 0.16 did."""
+    dense_mla: DenseMLARule = "none"
+    """The blocks a dense MLA model's cache takes on NVIDIA GPUs, by the release's default backend
+    (DenseMLARule, dense_mla_block)."""
     sparse_mla_block: int | None = None
     """The block size a sparse-MLA model's (DeepSeek-V3.2's, GLM-5's) cache takes on NVIDIA GPUs, where
     not the record's: vLLM forces 64 for its sparse backends (platforms/cuda.py "Forcing kv cache block
@@ -401,16 +435,28 @@ class Engine:
             return "window" if model is not None and model.architecture in self.swa_architectures else "full"
         return self.window_style
 
-    def block_size_for(self, model: ModelSpec | None, vendor: str = "NVIDIA") -> int | None:
-        """The block size the engine takes for this model, unless one is given (sparse_mla_block)."""
-        if self.sparse_mla_block and vendor == "NVIDIA" and model is not None and model.has_sparse_mla:
-            return self.sparse_mla_block
+    def block_size_for(self, model: ModelSpec | None, vendor: str = "NVIDIA", gpu: str = "") -> int | None:
+        """The block size the engine takes for this model on ``gpu`` (a catalog name), unless one is given
+        (sparse_mla_block, dense_mla)."""
+        if model is not None and vendor == "NVIDIA":
+            if self.sparse_mla_block and model.has_sparse_mla:
+                return self.sparse_mla_block
+            mla = [k for k in model.kinds() if k.KIND == "mla"]
+            if mla and not model.has_sparse_mla:
+                forced = dense_mla_block(self.dense_mla, gpu, getattr(mla[0], "qk_nope_head_dim", 0))
+                if forced:
+                    return forced
         return self.block_size
 
     def allocation(
-        self, block_size: int | None = None, in_flight: int = 0, model: ModelSpec | None = None, vendor: str = "NVIDIA"
+        self,
+        block_size: int | None = None,
+        in_flight: int = 0,
+        model: ModelSpec | None = None,
+        vendor: str = "NVIDIA",
+        gpu: str = "",
     ) -> Allocation:
-        bs = block_size if block_size is not None else self.block_size_for(model, vendor)
+        bs = block_size if block_size is not None else self.block_size_for(model, vendor, gpu)
         style = self.window_style_for(model)
         return Allocation(
             name=self.key,
@@ -576,7 +622,7 @@ VLLM_033 = Engine(
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
-VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True, sparse_mla_block=64)
+VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True, sparse_mla_block=64, dense_mla="selector")
 VLLM_021 = replace(
     VLLM_033,
     version="0.21",
@@ -613,11 +659,12 @@ VLLM_020 = replace(
     tokens_report="blocks-per-group",
     triton_sampler_buffer="default",
 )
-VLLM_017 = replace(
+VLLM_018 = replace(
     VLLM_021,
-    version="0.17",
-    releases="0.17 to 0.19; rules read from 0.15.0, the start check from 0.17.0, the CUDA-graph estimate's switch from 0.19.0",
-    label="vLLM 0.17",
+    version="0.18",
+    releases="0.18 to 0.19; rules read from 0.15.0, the start check from 0.17.0, the CUDA-graph estimate's switch from "
+    "0.19.0, the MLA blocks from 0.18.0 and 0.19.0",
+    label="vLLM 0.18",
     triton_sampler_buffer="default",
     vision_profile="fused",
     default_util=0.9,
@@ -628,6 +675,15 @@ VLLM_017 = replace(
     # 0.17 to 0.20: FlashInfer's sampler only on request, the Triton masks of 0.21 otherwise (above).
     # 0.18 and 0.19 log their CUDA-graph estimate but subtract it only with
     # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (envs.py default "0", 0.19.0): graphs after sizing.
+)
+# 0.17: 0.18's rules, but a dense MLA model's blocks forced by the platform as 0.15 and 0.16 force them
+# (vllm/platforms/cuda.py, read in 0.17.0), before 0.18 took them from the chosen backend.
+VLLM_017 = replace(
+    VLLM_018,
+    version="0.17",
+    releases="0.17; rules read from 0.15.0, the start check and the MLA blocks from 0.17.0",
+    label="vLLM 0.17",
+    dense_mla="flashinfer",
 )
 # 0.15 and 0.16 check one request of max_model_len across every pipeline stage's layers against one
 # stage's memory (kv_cache_utils.py get_kv_cache_configs, read in 0.15.0 and 0.16.0).
@@ -647,6 +703,7 @@ VLLM_015 = replace(
 )
 VLLM_014 = replace(
     VLLM_015,
+    dense_mla="cutlass",
     version="0.14",
     releases="0.14, the V1 engine; rules read from 0.11.0, the encoder's batch and the start check from 0.14.0",
     label="vLLM 0.14",
@@ -693,7 +750,8 @@ VLLM_011 = replace(
 VLLM_010 = replace(
     VLLM_011,
     version="0.10",
-    releases="0.9 to 0.10, the V1 engine; rules read from 0.11.0, the vision encoder's profile from 0.9.0.1 to 0.10.2",
+    releases="0.10, the V1 engine; rules read from 0.11.0, the vision encoder's profile from 0.9.0.1 to 0.10.2, the MLA "
+    "blocks from 0.10.1.1",
     label="vLLM 0.10",
     vision_profile="each",
     vision_profile_later="",
@@ -705,14 +763,23 @@ VLLM_010 = replace(
     sparse_mla_auto_fp8="",  # DeepSeek-V3.2 arrived in 0.11.0
     sparse_mla_block=None,
 )
+# 0.9: 0.10's rules, but FlashMLA's 64-token blocks for a dense MLA model where it runs and nothing else forced
+# (vllm/platforms/cuda.py, read in 0.9.0 and 0.9.2; CUTLASS MLA on compute capability 10 from 0.10).
+VLLM_09 = replace(
+    VLLM_010,
+    version="0.9",
+    releases="0.9, the V1 engine; as 0.10 but the MLA blocks, read from 0.9.0 and 0.9.2",
+    label="vLLM 0.9",
+    dense_mla="flashmla",
+)
 # 0.8: 0.10's record but for V1's batch defaults (engine/arg_utils.py, read in 0.8.0, 0.8.2, 0.8.3, 0.8.4,
 # 0.8.5 and 0.9.0): 8,192 tokens a step on a GPU named H100 or H200 and 2,048 on others, with 1,024
 # requests on every GPU, to 0.8.3; 0.8.4 gives the others 256 requests; 0.8.5 decides by memory (70 GiB
 # or more), an A100 80GB included, which 0.9.0 leaves out again (vllm-project/vllm#17885).
 VLLM_085 = replace(
-    VLLM_010,
+    VLLM_09,
     version="0.8.5",
-    releases="0.8.5, the V1 engine; rules as 0.10's but for the batch defaults (read from 0.8.5)",
+    releases="0.8.5, the V1 engine; rules as 0.9's but for the batch defaults (read from 0.8.5)",
     label="vLLM 0.8.5",
     batched_tokens_default="v1-0.8.5",
 )
@@ -1076,12 +1143,14 @@ ENGINE_LIST: list[Engine] = [
     VLLM_033,
     VLLM_021,
     VLLM_020,
+    VLLM_018,
     VLLM_017,
     VLLM_015,
     VLLM_014,
     VLLM_012,
     VLLM_011,
     VLLM_010,
+    VLLM_09,
     VLLM_085,
     VLLM_084,
     VLLM_08,
@@ -1181,7 +1250,8 @@ _VERSION_RE = re.compile(
     r"^([a-z0-9_-]+?)(?:@|==|=|-|:|\s+)v?([0-9]+(?:\.[0-9]+){0,3}(?:\.?(?:post|rc|dev)[0-9]*)*(?:\+[0-9a-z.]+)?)$"
 )
 ACCEPTED = (
-    "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, vllm@0.8.5, "
+    "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.18, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, "
+    "vllm@0.9, vllm@0.8.5, "
     "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
@@ -1216,6 +1286,8 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.8.4"
     if version < (0, 9):
         return "vllm@0.8.5"
+    if version < (0, 10):
+        return "vllm@0.9"
     if version < (0, 11):
         return "vllm@0.10"
     if version < (0, 12):
@@ -1226,8 +1298,10 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.14"
     if version < (0, 17):
         return "vllm@0.15"
-    if version < (0, 20):
+    if version < (0, 18):
         return "vllm@0.17"
+    if version < (0, 20):
+        return "vllm@0.18"
     if version < (0, 21):
         return "vllm@0.20"
     if version < (0, 27):
@@ -1345,6 +1419,13 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "blocks": "blocks x block size",
         "pool": "pool // bytes per token",
     },
+    "dense_mla": {
+        "none": "the record's block",
+        "flashmla": "64 on Hopper (FlashMLA)",
+        "cutlass": "128 on B200/GB200 (CUTLASS MLA), 64 on Hopper (FlashMLA)",
+        "flashinfer": "64 on B200/GB200 at qk_nope 128 (FlashInfer MLA), else 128; 64 on Hopper (FlashMLA)",
+        "selector": "32 on B200/GB200 (FlashInfer MLA), 128 where it cannot run; 16 on Hopper (FlashAttention MLA)",
+    },
     "pp_split": {
         "before-last": "one each to the stages before the last",
         "last": "all to the last stage",
@@ -1416,6 +1497,7 @@ _RULE_LABELS = {
     "tokens_report": "tokens logged",
     "mla_storage": "MLA cached as",
     "pp_split": "pipeline layers left over",
+    "dense_mla": "dense MLA's block (NVIDIA)",
     "state_pages": "recurrent state",
     "pp_start_check": "start check at PP > 1",
     "auto_max_model_len": "--max-model-len auto",

@@ -1188,7 +1188,7 @@ def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
     eng = inp.engine
     in_flight = eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp)
     kv = stored_kv_dtype(model, gpu.name, inp.kv_dtype, eng, inp.tp)
-    return KVFootprint(model, kv, inp.tp, inp.pp, eng.allocation(inp.block_size, in_flight, model, gpu.vendor))
+    return KVFootprint(model, kv, inp.tp, inp.pp, eng.allocation(inp.block_size, in_flight, model, gpu.vendor, gpu.name))
 
 
 # ---- the pool carved as each engine carves it ------------------------------------------------
@@ -1380,11 +1380,25 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         )
     for note in dict.fromkeys(n for k in model.kinds() if (n := k.engine_note(eng))):
         assumptions.append(note)
-    if inp.block_size is None and eng.sparse_mla_block and fp.alloc.block_size == eng.sparse_mla_block != eng.block_size:
+    if (
+        inp.block_size is None
+        and model.has_sparse_mla
+        and eng.sparse_mla_block
+        and fp.alloc.block_size == eng.sparse_mla_block != eng.block_size
+    ):
         instead = f"not {eng.block_size}" if eng.block_size else "where its pool is otherwise token-granular"
         assumptions.append(
             f"blocks of {fp.alloc.block_size} tokens, {instead}: {eng.label} forces them for a sparse-MLA model's "
             "backends on NVIDIA GPUs"
+        )
+    elif (
+        inp.block_size is None
+        and not model.has_sparse_mla
+        and fp.alloc.block_size == eng.block_size_for(model, gpu.vendor, gpu.name) != eng.block_size
+    ):
+        assumptions.append(
+            f"blocks of {fp.alloc.block_size} tokens, not {eng.block_size}: {eng.label}'s default MLA backend on "
+            f"{gpu.name} takes them"
         )
     if fp.alloc.block_size and fp.alloc.state_page_bytes and eng.block_size and fp.alloc.block_size != eng.block_size:
         assumptions.append(
