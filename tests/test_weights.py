@@ -224,3 +224,21 @@ def test_which_layers_hold_the_experts_and_what_each_pipeline_stage_weighs():
     assert w.roles["attn"] == math.ceil(Fraction(rb["attn"] * 31, 61))
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "formulas.md").read_text().split())
     assert "split 30 / 31, the second stage holds 31 of the 58 MoE layers, not 31 / 61 of them" in doc
+
+
+def test_a_config_whose_moe_layout_cannot_be_read_shares_the_experts_evenly():
+    """A config with a layout key kvcalc cannot use (0, a string, a bool, a non-list) gives no mask, so the
+    stages share the experts by their layer counts, rather than failing."""
+    import dataclasses
+
+    from kvcalc.engine.weights import moe_layer_mask
+
+    m = resolve_model("qwen3-30b-a3b")
+    for bad in ({"decoder_sparse_step": 0}, {"decoder_sparse_step": "2"}, {"decoder_sparse_step": True}, {"mlp_only_layers": 5}):
+        odd = dataclasses.replace(m, source=dataclasses.replace(m.source, config={**m.source.config, **bad}))
+        assert moe_layer_mask(odd) is None, bad
+        assert weights(odd, None, 1, 3).per_gpu_bytes == weights(m, None, 1, 3).per_gpu_bytes
+    ds = resolve_model("deepseek-v3")
+    for bad in ({"first_k_dense_replace": -1}, {"moe_layer_freq": 0}):
+        odd = dataclasses.replace(ds, source=dataclasses.replace(ds.source, config={**ds.source.config, **bad}))
+        assert moe_layer_mask(odd) is None, bad

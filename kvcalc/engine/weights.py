@@ -262,21 +262,30 @@ def moe_layer_mask(model: ModelSpec) -> list[bool] | None:
         return None
     c = model.source.config
     n = model.num_layers
+
+    def count(key: str, default: int, least: int = 1) -> int | None:
+        v = c.get(key, default)
+        v = default if v is None else v
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= least else None
+
     if "first_k_dense_replace" in c:
-        k, freq = int(c["first_k_dense_replace"]), int(c.get("moe_layer_freq") or 1)
-        mask = [i >= k and i % freq == 0 for i in range(n)]
+        k, freq = count("first_k_dense_replace", 0, 0), count("moe_layer_freq", 1)
+        mask = [i >= k and i % freq == 0 for i in range(n)] if k is not None and freq else None
     elif "expert_layer_period" in c:
-        period, offset = int(c["expert_layer_period"]), int(c.get("expert_layer_offset") or 0)
-        mask = [i % period == offset for i in range(n)]
+        period, offset = count("expert_layer_period", 1), count("expert_layer_offset", 0, 0)
+        mask = [i % period == offset for i in range(n)] if period and offset is not None else None
     elif "interleave_moe_layer_step" in c:
-        step = int(c["interleave_moe_layer_step"])
-        mask = [step > 0 and (i + 1) % step == 0 for i in range(n)]
+        step = count("interleave_moe_layer_step", 1)
+        mask = [(i + 1) % step == 0 for i in range(n)] if step else None
     elif "decoder_sparse_step" in c:
-        step, dense = int(c["decoder_sparse_step"]), set(c.get("mlp_only_layers") or [])
-        mask = [i not in dense and (i + 1) % step == 0 for i in range(n)]
+        every, dense = count("decoder_sparse_step", 1), c.get("mlp_only_layers") or []
+        if every and isinstance(dense, list):
+            mask = [i not in dense and (i + 1) % every == 0 for i in range(n)]
+        else:
+            mask = None
     else:
         mask = [True] * n
-    return mask if sum(mask) == model.moe.num_moe_layers else None
+    return mask if mask is not None and sum(mask) == model.moe.num_moe_layers else None
 
 
 MOE_LAYER_ROLES = ("experts", "shared_experts", "router")
