@@ -45,7 +45,8 @@ SM10_UP = (*SM100, "rtx5090", "rtx-pro-6000")
 """Catalog GPUs of compute capability 10 or 12 (Blackwell), where SGLang stores a DSA model's cache in fp8
 under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
 HOPPER_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
-"""Catalog GPUs of compute capability 9.0, where FlashMLA runs."""
+"""Catalog GPUs of compute capability 9.0: where FlashMLA runs, and torch sizes its cuBLAS workspace apart
+(memory.cublas_workspace_bytes)."""
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
 """How a vLLM release sizes the blocks of a dense (indexer-free) MLA model's cache on NVIDIA GPUs
@@ -392,7 +393,7 @@ class Engine:
         reserve, before the rules it applies after ('deepseek-sm100')."""
         off = self.prefill_graphs_off
         multimodal = bool(model.vision_params or model.vision)
-        mla = any(k.KIND == "mla" for k in model.kinds())
+        mla = model.mla is not None
         arch = model.architecture
         return self.prefill_graphs and not (
             ("pp" in off and pp > 1)
@@ -441,9 +442,9 @@ class Engine:
         if model is not None and vendor == "NVIDIA":
             if self.sparse_mla_block and model.has_sparse_mla:
                 return self.sparse_mla_block
-            mla = [k for k in model.kinds() if k.KIND == "mla"]
-            if mla and not model.has_sparse_mla:
-                forced = dense_mla_block(self.dense_mla, gpu, getattr(mla[0], "qk_nope_head_dim", 0))
+            mla = model.mla
+            if mla is not None and not model.has_sparse_mla:
+                forced = dense_mla_block(self.dense_mla, gpu, mla.qk_nope_head_dim)
                 if forced:
                     return forced
         return self.block_size
@@ -509,7 +510,7 @@ class Engine:
             return False
         if model is not None and (model.has_windows or (rule != "0.5" and model.vision_params > 0)):
             return False
-        mla = model is not None and any(k.KIND == "mla" for k in model.kinds())
+        mla = model is not None and model.mla is not None
         return not (rule == "0.7" and (vendor != "NVIDIA" or mla))
 
     def schedule(

@@ -19,7 +19,7 @@ from kvcalc._record import record
 from kvcalc.engine.alloc import PPSplit
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
-from kvcalc.engine.engines import Engine, engine as parse_engine
+from kvcalc.engine.engines import HOPPER_GPUS, Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
 from kvcalc.engine.weights import (
     WeightFormats,
@@ -112,10 +112,6 @@ def triton_sampler_buffer_bytes(model: ModelSpec, rows: int, sms: int) -> int:
     return min(1 << (programs - 1).bit_length(), sms) * model.vocab_size * 4
 
 
-HOPPER = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
-"""Catalog GPUs of compute capability 9.0, for which torch sizes its cuBLAS workspace apart."""
-
-
 def cublas_workspace_bytes(gpu: GPUSpec) -> int:
     """torch's cuBLAS and cuBLASLt workspaces for one handle and stream, which its caching allocator
     holds from the first matmul on (aten/src/ATen/cuda/CublasHandlePool.cpp, pytorch/pytorch at
@@ -124,7 +120,7 @@ def cublas_workspace_bytes(gpu: GPUSpec) -> int:
     hipBLASLt workspaces differ by build and were not read."""
     if gpu.vendor != "NVIDIA":
         return 0
-    cublas = 4096 * 1024 * 8 if gpu.name in HOPPER else 4096 * 1024 * 2 + 16 * 1024 * 8
+    cublas = 4096 * 1024 * 8 if gpu.name in HOPPER_GPUS else 4096 * 1024 * 2 + 16 * 1024 * 8
     return cublas + 1024 * 1024
 
 
@@ -1045,7 +1041,7 @@ def _default_util(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, total: int) ->
         # SGLang's tp_size spans every GPU of a stage: with DP attention kvcalc's tp x dp.
         rule = eng.mem_fraction_rule
         graphs = eng.prompt_graphs(inp.pp, gpu.vendor, model, inp.dp, gpu.name, sizing=True)
-        mla = any(k.KIND == "mla" for k in model.kinds())
+        mla = model.mla is not None
         f = sglang_mem_fraction(mib, inp.tp * inp.dp, inp.pp, rule, inp.dp, gpu.vendor == "NVIDIA", graphs, mla)
         where = f"tp {inp.tp}" if inp.dp == 1 else f"tp_size {inp.tp * inp.dp} (attention TP {inp.tp} x DP {inp.dp})"
         basis, why = "derived", f"SGLang's default for this GPU's memory at {where}, pp {inp.pp}"

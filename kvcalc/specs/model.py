@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from kvcalc._record import record
 from kvcalc.specs.dtypes import normalize_weight_dtype
-from kvcalc.specs.layers import FORBID, LayerKind, LayerKindBase, check_positive, layer_from_dict
+from kvcalc.specs.layers import FORBID, MLA, LayerKind, LayerKindBase, check_positive, layer_from_dict
 
 if TYPE_CHECKING:
     # Annotated constraints for pydantic, bound by kvcalc.specs.constraints.install().
@@ -390,6 +390,11 @@ class ModelSpec:
     def has_windows(self) -> bool:
         """Some layer attends to a bounded window (sliding window, chunked local attention)."""
         return any(k.window is not None for k in self.kinds())
+
+    @property
+    def mla(self) -> MLA | None:
+        """The model's MLA layer kind (DeepSeek-style latent attention), if it has one."""
+        return next((k for k in self.kinds() if isinstance(k, MLA)), None)
 
     @property
     def has_sparse_mla(self) -> bool:
