@@ -1200,3 +1200,18 @@ def test_sglang_pages_a_sparse_mla_cache_in_64_and_says_its_blackwell_default_is
     assert b.kv_bytes_per_token == 61 * (656 + 132) and any("kv_cache_dtype auto: SGLang" in a for a in b.assumptions)
     assert fit(m, resolve_gpu("h200"), auto).kv_bytes_per_token == 61 * (576 * 2 + 132)
     assert fit(m, resolve_gpu("b200"), auto.replace(engine=engine("vllm@0.20"))).kv_bytes_per_token == 61 * (576 * 2 + 132)
+
+
+def test_fit_counts_a_dense_mla_model_in_its_backends_blocks_and_says_so():
+    """vLLM 0.11 on an H200 forces FlashMLA's 64-token blocks for DeepSeek-V3 (platforms/cuda.py): the
+    pool is whole blocks of 64 tokens x 61 layers x 576 x 2 B, and an assumption line says why."""
+    from kvcalc.engine.engines import engine
+
+    r = fit(resolve_model("deepseek-v3"), resolve_gpu("h200"), FitInputs(seq=32768, tp=8, engine=engine("vllm@0.11")))
+    per_block = 64 * 61 * 576 * 2
+    assert r.block_size == 64 and r.kv_pool_blocks == r.kv_pool_bytes // per_block
+    assert r.kv_pool_tokens == r.kv_pool_blocks * 64
+    assert any(a.startswith("blocks of 64 tokens, not 16: vLLM 0.11's default MLA backend on h200") for a in r.assumptions)
+    # On an A100 the release forces nothing: blocks of 16, and no such line.
+    a = fit(resolve_model("deepseek-v3"), resolve_gpu("a100-80gb"), FitInputs(seq=32768, tp=8, engine=engine("vllm@0.11")))
+    assert a.block_size == 16 and not any("default MLA backend" in x for x in a.assumptions)
