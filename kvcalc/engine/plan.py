@@ -46,6 +46,7 @@ from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.paging import cached_prompt_tokens
 from kvcalc.engine.steptime import DEFAULTS, GEMM_LATENCY_S, StepConstants, StepModel, for_engine
+from kvcalc.engine.track import TrackRecord, for_estimate
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -160,6 +161,9 @@ class PlanReport:
     inputs: dict[str, Any] = field(default_factory=dict)
     disaggregation: str = ""
     """Whether disaggregated prefill/decode wins over the best aggregated deployment, and why."""
+    track_record: TrackRecord | None = None
+    """How far kvcalc with the default constants has been from public measured runs of the best (or
+    nearest) deployment's kind (kvcalc.engine.track); None under a calibration or an efficiency given."""
 
 
 class _Replica:
@@ -695,7 +699,15 @@ def plan(
         disagg_note = f"only disaggregated deployments meet the targets: {dis.shape} on {dis.gpus} x {dis.gpu}"
     elif disaggregate and latency and agg:
         disagg_note = f"no disaggregated deployment of at most {max_gpus} GPUs meets the targets"
+    shown = feasible[0] if feasible else nearest
     return PlanReport(
+        track_record=(
+            for_estimate(
+                model.is_moe, shown.tp * shown.pp * shown.dp, constants, engine, ("mean_tpot", "output_throughput", "mean_ttft")
+            )
+            if shown
+            else None
+        ),
         disaggregation=disagg_note,
         model=model.name,
         traffic=traffic.describe(),

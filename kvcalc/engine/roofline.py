@@ -27,6 +27,7 @@ from kvcalc.engine.deployment import Shape, check_shape, place
 from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, fit, footprint
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype
+from kvcalc.engine.track import TrackRecord, for_estimate
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype, kv_dtype as as_kv_dtype
 from kvcalc.specs.gpu import GPUSpec
@@ -123,6 +124,9 @@ class RooflineReport:
     dp: int = 1
     """Data-parallel attention ranks: a batch is one rank's; throughputs count them all."""
     ep: int = 1
+    track_record: TrackRecord | None = None
+    """How far the realistic step (t_step_s) with default constants has been from public measured runs
+    of this kind (kvcalc.engine.track); None for a calibration or without the step model."""
 
 
 VECTOR_POINTS = 4096
@@ -395,6 +399,7 @@ def roofline(
         kv_equals_weights={b: rows.columns["kv_equals_weights_at_seq"][i] for i, b in enumerate(batches)},
         prefill=pre,
         assumptions=assumptions,
+        track_record=for_estimate(model.is_moe, tp * dp, constants, inp.engine) if sm else None,
         inputs={
             "model": model.name,
             "gpu": gpu.name,

@@ -60,20 +60,31 @@ def verdict_line(c: Any, text: str, style: str = "bold") -> None:
     c.print(text, style=style, markup=False, highlight=False)
 
 
-def notes(c: Any, title: str, items: list[str], style: str = "dim") -> None:
-    """A titled list whose wrapped lines stay indented under their item."""
+def notes(c: Any, title: str | None, items: list[str], style: str = "dim") -> None:
+    """A titled list whose wrapped lines stay indented under their item (no title: the list alone)."""
     if not items:
         return
     from rich.table import Table
     from rich.text import Text
 
-    c.print(f"[bold]{title}[/bold]")
+    if title:
+        c.print(f"[bold]{title}[/bold]")
     t = Table.grid(padding=(0, 1))
     t.add_column(no_wrap=True)
     t.add_column(overflow="fold")
     for i in items:
         t.add_row(" -", Text(i, style=style))
     c.print(t)
+
+
+def track_record(c: Any, rec: Any) -> None:
+    """kvcalc's track record on public runs like this one (kvcalc.engine.track), where a report has one."""
+    if rec is None:
+        return
+    first, *rest = rec.lines()
+    c.print("[bold]Track record[/bold]")
+    c.print(first, style="dim", markup=False, highlight=False)
+    notes(c, None, rest)
 
 
 def origin_line(c: Any, origin: dict[str, str] | None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, esc, notes, table, verdict_line
+from kvcalc.render.console import console, esc, notes, table, track_record, verdict_line
 
 
 def _ms(t: float) -> str:
@@ -194,6 +194,7 @@ def render(r: Any) -> None:
             )
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Not considered", [f"{k}: {v}" for k, v in r.skipped.items()], "")
+    track_record(c, r.track_record)
     notes(c, "Assumptions", r.assumptions)
     c.print(
         "[dim]shape: DP attention ranks, TP, EP, PP and replicas (x2); P/D: prefill and decode pools; in flight: requests per replica; holds: requests of the full length its KV pool holds; binding: what sets "

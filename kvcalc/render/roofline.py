@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, esc, kv_lines, ms, notes, table, verdict_line
+from kvcalc.render.console import console, esc, kv_lines, ms, notes, table, track_record, verdict_line
 from kvcalc.units import count_of, fmt_bytes, fmt_flops, fmt_rate, fmt_si
 
 TABLE_ROWS = 64
@@ -229,6 +229,7 @@ def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> 
 
         for ch in charts(r):
             c.print(ascii_loglog(ch["series"], ch["title"], ch["xlabel"], ch["ylabel"]), markup=False, highlight=False)
+    track_record(c, r.track_record)
     notes(c, "Assumptions", r.assumptions)
     c.print("[dim]ms = 10^-3 s; GB = 10^9 B, GiB = 2^30 B; tokens/s is an upper bound per model replica.[/dim]")
     if r.measure is not None:

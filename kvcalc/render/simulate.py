@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, esc, notes, table, verdict_line
+from kvcalc.render.console import console, esc, notes, table, track_record, verdict_line
 from kvcalc.units import count_of, fmt_iec, fmt_si
 
 
@@ -92,6 +92,7 @@ def render(r: Any, plot: bool = False) -> None:
     if plot:
         c.print(ascii_timeline(r), markup=False, highlight=False)
     notes(c, "Warnings", r.warnings, "yellow")
+    track_record(c, r.track_record)
     notes(c, "Assumptions", [f"workload: {r.workload}", *r.assumptions])
     c.print(
         "[dim]KV util: bytes of tokens held / bytes reserved; batch: requests running; "

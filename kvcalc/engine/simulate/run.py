@@ -19,6 +19,7 @@ from kvcalc.engine.memory import FitInputs, fit, layout_guess
 from kvcalc.engine.simulate.scheduler import serve
 from kvcalc.engine.simulate.types import MAX_EVENTS, GiB, PolicyRun, SimSettings, SimulationReport, Workload
 from kvcalc.engine.steptime import StepModel
+from kvcalc.engine.track import for_estimate
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -300,6 +301,7 @@ def simulate(
         assumptions=assumptions,
         warnings=warnings,
         prompts_beside_decodes=st.mixed,
+        track_record=for_estimate(model.is_moe, tp * dp, st.constants, engine, ("mean_tpot", "output_throughput", "mean_ttft")),
     )
 
 

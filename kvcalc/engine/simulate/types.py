@@ -11,6 +11,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.simulate.metrics import BenchMetrics, Percentiles
 from kvcalc.engine.steptime import DEFAULTS, StepConstants
+from kvcalc.engine.track import TrackRecord
 from kvcalc.errors import KvcalcError
 
 GiB = 2**30
@@ -163,6 +164,9 @@ class SimulationReport:
     dp: int = 1
     """Data-parallel attention ranks: the runs are one rank's (every dp-th request)."""
     ep: int = 1
+    track_record: TrackRecord | None = None
+    """How far a simulation with the default constants has been from public measured runs of this kind
+    (kvcalc.engine.track); None under a calibration or an efficiency given."""
 
 
 def parse_policies(text: str) -> list[tuple[str, int | None]]:

@@ -1,0 +1,136 @@
+"""How far kvcalc's step model with its default constants has been from public measured serving
+runs of the same kind: its track record, printed beside a realistic estimate so that a user can
+see how much to trust it.
+
+The figures come from docs/accuracy.md's serving section: every public ``vllm bench serve`` /
+``bench_serving`` / genai-perf run in tests/serving/cases.yaml, replayed through ``simulate`` as the
+benchmark ran it with the default constants. ``tests/test_serving_accuracy.py`` writes
+:mod:`kvcalc.engine.track_data` from that replay and fails when the two differ, so the record cannot
+go stale. Nothing here changes a prediction: the record is what kvcalc is judged against, never a
+correction fitted to it (a calibration from one's own runs is ``kvcalc calibrate``).
+
+Runs are grouped by two things that separate kvcalc's errors on that corpus: whether the model
+routes tokens to experts (mixture of experts) and how many GPUs one replica spans (TP x PP x
+data-parallel attention ranks: 1, 2 to 4, more than 4). A group with fewer than
+:data:`MIN_RUNS` runs of a metric says how few there are instead of a median.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field, replace
+from typing import Any
+
+from kvcalc._record import record
+from kvcalc.engine.steptime import DEFAULTS, StepConstants, defaults_for
+from kvcalc.engine.track_data import CORPUS_RUNS, GROUPS
+
+MIN_RUNS = 5
+"""Fewer runs than this of a metric in a group: the record gives their count, not their spread."""
+
+METRIC_NAMES = {
+    "mean_tpot": "mean TPOT",
+    "output_throughput": "output throughput",
+    "mean_ttft": "mean TTFT",
+}
+
+
+@record(frozen=True)
+class MetricRecord:
+    """One metric over a group's runs, as ``kvcalc / measured - 1``: negative where kvcalc's figure
+    was below the measured one (a TPOT too short, a throughput too low)."""
+
+    metric: str
+    runs: int
+    median_error: float | None
+    """None when the group has fewer than MIN_RUNS runs of this metric."""
+    lower_quartile_error: float | None = None
+    upper_quartile_error: float | None = None
+
+    def describe(self) -> str:
+        name = METRIC_NAMES.get(self.metric, self.metric)
+        if self.median_error is None or self.lower_quartile_error is None or self.upper_quartile_error is None:
+            return f"{name}: {self.runs} run{'s' if self.runs != 1 else ''}, too few to say"
+        return (
+            f"{name}: {_signed(self.median_error)} measured at the median; middle half "
+            f"{_span(self.lower_quartile_error, self.upper_quartile_error)} ({self.runs} runs)"
+        )
+
+
+@record(frozen=True)
+class TrackRecord:
+    kind: str
+    """The group, in words: 'mixture-of-experts models on more than 4 GPUs a replica'."""
+    group: str
+    """The group's key: '<dense|moe>/<1|2-4|5+>'."""
+    metrics: list[MetricRecord] = field(default_factory=list)
+    corpus_runs: int = CORPUS_RUNS
+    source: str = (
+        "docs/accuracy.md, serving section: public measured vllm bench serve, bench_serving and genai-perf runs "
+        "replayed with the default step-time constants"
+    )
+
+    def lines(self) -> list[str]:
+        """What the record says, a line each: whose runs, then each metric."""
+        return [
+            f"With its default constants, on public measured runs of {self.kind} (docs/accuracy.md: "
+            f"{self.corpus_runs} runs in all), kvcalc's figure was:",
+            *(m.describe() for m in self.metrics),
+        ]
+
+
+def _pct(x: float) -> str:
+    return f"{abs(x):.0%}"
+
+
+def _signed(x: float) -> str:
+    word = "below" if x < 0 else "above"
+    return f"{_pct(x)} {word}" if _pct(x) != "0%" else "at"
+
+
+def _span(lo: float, hi: float) -> str:
+    if lo < 0 and hi < 0:
+        return f"{_pct(hi)} to {_pct(lo)} below"
+    if lo >= 0 and hi >= 0:
+        return f"{_pct(lo)} to {_pct(hi)} above"
+    return f"{_pct(lo)} below to {_pct(hi)} above"
+
+
+def group_of(moe: bool, gpus: int) -> tuple[str, str]:
+    """The group key and its words for a model kind and the GPUs of one replica."""
+    size = "1" if gpus <= 1 else "2-4" if gpus <= 4 else "5+"
+    words = {"1": "one GPU", "2-4": "2 to 4 GPUs a replica", "5+": "more than 4 GPUs a replica"}[size]
+    kind = "mixture-of-experts models" if moe else "dense models"
+    return f"{'moe' if moe else 'dense'}/{size}", f"{kind} on {words}"
+
+
+def track_record(moe: bool, gpus: int, metrics: tuple[str, ...] = ("mean_tpot", "output_throughput")) -> TrackRecord:
+    """kvcalc's record with its default constants on public runs of this kind (model kind, GPUs a
+    replica), for the metrics asked, in that order."""
+    key, words = group_of(moe, gpus)
+    stats = GROUPS.get(key, {})
+    out = []
+    for m in metrics:
+        runs, median, lo, hi = stats.get(m, (0, None, None, None))
+        if runs < MIN_RUNS:
+            out.append(MetricRecord(m, runs, None))
+        else:
+            out.append(MetricRecord(m, runs, median, lo, hi))
+    return TrackRecord(words, key, out)
+
+
+def for_estimate(
+    moe: bool,
+    gpus: int,
+    constants: StepConstants | None,
+    engine: Any = None,
+    metrics: tuple[str, ...] = ("mean_tpot", "output_throughput"),
+) -> TrackRecord | None:
+    """The record to print beside an estimate made with ``constants``: None unless they are the
+    default constants (DEFAULTS, or the release's own defaults), since the record says nothing of a
+    calibration or of an efficiency someone chose."""
+    if constants is None:
+        return None
+    mine = replace(constants, origin="")
+    if mine != replace(DEFAULTS, origin="") and mine != replace(defaults_for(engine), origin=""):
+        return None
+    return track_record(moe, gpus, metrics)
