@@ -95,8 +95,9 @@ def _percent(x: float) -> str:
             "--tpot",
             "50ms",
         ),
+        ("plan", "--throughput", "--model", "llama3.1-70b", "--gpus", "b200", "--max-gpus", "8"),
     ],
-    ids=lambda a: a[0],
+    ids=lambda a: "-".join(a[:2]),
 )
 def test_the_record_is_printed_as_its_json_says_and_not_under_a_chosen_efficiency(cli, monkeypatch, args):
     monkeypatch.setenv("COLUMNS", "80")

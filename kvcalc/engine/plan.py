@@ -1232,6 +1232,9 @@ class ThroughputReport:
     assumptions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
+    track_record: TrackRecord | None = None
+    """How far kvcalc with the default constants has been from public measured runs of the winning
+    deployment's kind (kvcalc.engine.track); None under a calibration, or when nothing meets the targets."""
 
 
 def _bisect_rate(ok: Any, hi: float) -> float:
@@ -1388,7 +1391,13 @@ def max_throughput(
             f"aggregated carries {ratio:.2f}x the output tokens per GPU: the {dis.deployment.why.replace('the ', '', 1)} "
             "while the other pool idles part of the time; an aggregated replica fills prefill gaps with decodes"
         )
+    won = (dis if winner == "disaggregated" else agg).deployment if winner else None
     return ThroughputReport(
+        track_record=(
+            for_estimate(model.is_moe, won.tp * won.pp * won.dp, constants, engine, ("output_throughput", "mean_tpot"))
+            if won
+            else None
+        ),
         model=model.name,
         gpu=gpu.name,
         gpus=gpus,

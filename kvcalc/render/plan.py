@@ -261,6 +261,7 @@ def render_throughput(r: Any) -> None:
     if r.why:
         c.print(r.why[0].upper() + r.why[1:])
     notes(c, "Warnings", r.warnings, "yellow")
+    track_record(c, r.track_record)
     notes(c, "Assumptions", r.assumptions)
     c.print(
         "[dim]agg: prefill and decode on the same GPUs; disagg: separate prefill and decode pools. out tok/s/GPU: output tokens a second per GPU used (AIConfigurator's tokens/s/gpu). ms = 10^-3 s.[/dim]"
