@@ -856,6 +856,31 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     assert "under vLLM (16; -11% without the three MI300X runs of multi-step scheduling, below; -21% and -13% until the" in text
 
 
+def test_the_untuned_moe_tiles_paragraph_is_as_the_runs_score():
+    """docs/accuracy.md's MoE bullet: the SGLang cookbook's one-user B200 runs, with and without a tuned
+    fused-MoE config in SGLang 0.5.6 (its configs/ directory, read from the wheel)."""
+    text = " ".join(DOC.read_text().split())
+
+    def tpot(case_id: str) -> int:
+        return round(100 * errors(next(c for c in CASES if c["id"] == case_id))["mean_tpot_ms"])
+
+    assert tpot("sglcb-dsr1-b200x8-c1-1k1k") == 21
+    untuned = [
+        tpot(f"sglcb-{m}-b200x8-c1-{w}") for m, w in (("qwen3-235b", "1k1k"), ("glm46", "1k1k"), ("qwen3next", "sharegpt"))
+    ]
+    assert (max(untuned), min(untuned)) == (-19, -39)
+    glm = next(c for c in CASES if c["id"] == "sglcb-glm46-b200x8-c1-1k1k")
+    measured, got = glm["measured"]["mean_tpot_ms"], predict(glm["id"])["mean_tpot_ms"]
+    assert (round(measured, 1), round(got, 1)) == (14.8, 9.0)
+    # The gap over GLM-4.6's 92 layers (config.json num_hidden_layers), in microseconds a layer.
+    layers = resolve_model("glm-4.6").num_layers
+    assert layers == 92 and round((measured - got) / layers * 1e3) == 63
+    assert (
+        "cookbook's one-user runs split that way: DeepSeek-R1's TPOT is 21% high, the three without a config 19-39% low" in text
+    )
+    assert "GLM-4.6's one-user gap, 14.8 ms measured against 9.0, is 63 us a layer" in text
+
+
 def test_the_saturated_runs_paragraph_is_as_the_runs_score():
     """docs/accuracy.md: the runs that send every request at once with no cap, 500 requests or more."""
     import statistics
