@@ -48,7 +48,7 @@ def test_a_record_reads_as_its_figures(groups):
 
 def test_a_spread_across_zero_and_a_median_at_zero(groups):
     m = MetricRecord("mean_tpot", 27, -0.004, -0.066, 0.09)
-    assert m.describe() == "mean TPOT: at measured at the median; middle half 7% below to 9% above (27 runs)"
+    assert m.describe() == "mean TPOT: within 0.5% of measured at the median; middle half 7% below to 9% above (27 runs)"
 
 
 def test_too_few_runs_give_their_count_not_a_spread(groups):
@@ -110,3 +110,60 @@ def test_the_record_is_printed_as_its_json_says_and_not_under_a_chosen_efficienc
         assert f"({m['runs']} runs)" in text and lo in text and hi in text
     assert "Track record" not in cli(*args, "--efficiency", "0.7").out
     assert cli(*args, "--efficiency", "0.7", "--json").json()["track_record"] is None
+
+
+# ---- fit's record on public start-up logs --------------------------------------------------------------
+
+LOG_GROUPS = {"vllm-v1/1": (68, 64, 0.0038, 0.0027, 0.0085), "trtllm/1": (2, 0, 0.4057, 0.2897, 0.5217)}
+
+
+@pytest.mark.parametrize(
+    ("key", "gpus", "group"),
+    [
+        ("vllm@0.6", 1, "vllm-v0/1"),
+        ("vllm@0.7.2", 4, "vllm-v0/2+"),
+        ("vllm@0.8", 1, "vllm-v1/1"),
+        ("vllm@0.11", 2, "vllm-v1/2+"),
+        ("sglang@0.5.9", 8, "sglang/2+"),
+        ("trtllm", 1, "trtllm/1"),
+    ],
+)
+def test_memory_groups_are_engine_family_by_one_gpu_or_more(key, gpus, group):
+    grp = track.memory_group(engine(key), gpus)
+    assert grp is not None and grp[0] == group
+
+
+def test_engines_that_are_no_release_have_no_memory_record():
+    assert track.memory_group(engine("hf"), 1) is None and track.memory_record(engine("plain"), 1) is None
+
+
+def test_a_memory_record_reads_as_its_figures(monkeypatch):
+    from kvcalc.engine import track_logs_data
+
+    monkeypatch.setattr(track_logs_data, "LOG_GROUPS", LOG_GROUPS)
+    monkeypatch.setattr(track_logs_data, "LOGS", 150)
+    rec = track.memory_record(engine("vllm@0.11"), 1)
+    assert rec is not None and rec.kind == "vLLM V1 (0.8 and later) on one GPU"
+    # 0.0038: 0.4%, under half a percent; the quartiles 0.27% and 0.85%: 0% to 1% above.
+    assert rec.lines()[1:] == [
+        "within 10% of the logged figure on 64 of 68",
+        "at the median, within 0.5% of the logged figure; middle half 0% to 1% above",
+    ]
+    few = track.memory_record(engine("trtllm"), 1)
+    assert few is not None and few.median_error is None and few.lines()[1] == "2 logs, too few to say"
+
+
+def test_fit_prints_its_record_as_its_json_says(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--engine", "sglang@0.5.9", "--tp", "2")
+    text = " ".join(cli(*args).out.split())
+    rec = cli(*args, "--json").json()["track_record"]
+    assert rec["group"] == "sglang/2+" and rec["kind"] in text
+    assert f"within 10% of the logged figure on {rec['within_10']} of {rec['logs']}" in text
+    assert _percent(rec["lower_quartile_error"]) in text and _percent(rec["upper_quartile_error"]) in text
+    assert (
+        cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", "--engine", "plain", "--json").json()["track_record"]
+        is None
+    )
+    given = ("--weights", "15GiB", "--activation", "1GiB", "--non-torch", "0", "--gpu-memory", "79GiB", "--cudagraph", "0")
+    assert cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", *given, "--json").json()["track_record"] is None

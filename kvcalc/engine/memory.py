@@ -21,6 +21,7 @@ from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, 
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
 from kvcalc.engine.engines import HOPPER_GPUS, Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
+from kvcalc.engine.track import MemoryRecord, memory_record
 from kvcalc.engine.weights import (
     WeightFormats,
     flag_layout,
@@ -846,6 +847,9 @@ class FitReport:
     """The first line: whether a request of the length fits, and how many do."""
     fewest: ReverseReport | None = None
     """When nothing fits: the fewest GPUs that hold one request (kvcalc.engine.plan.reverse)."""
+    track_record: MemoryRecord | None = None
+    """How far this estimate with kvcalc's defaults has been from public start-up logs of this engine and
+    GPU count (kvcalc.engine.track); None when every term of the budget was given."""
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1568,6 +1572,7 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         assumptions=assumptions,
         warnings=warnings,
         inputs={"model": model.name, "gpu": gpu.name, **inp.echo()},
+        track_record=(memory_record(eng, inp.tp * inp.pp * inp.dp) if any(e.basis == "estimated" for e in b.estimates) else None),
     )
 
 

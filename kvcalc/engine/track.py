@@ -84,7 +84,7 @@ def _pct(x: float) -> str:
 
 def _signed(x: float) -> str:
     word = "below" if x < 0 else "above"
-    return f"{_pct(x)} {word}" if _pct(x) != "0%" else "at"
+    return f"{_pct(x)} {word}" if _pct(x) != "0%" else "within 0.5% of"
 
 
 def _span(lo: float, hi: float) -> str:
@@ -134,3 +134,69 @@ def for_estimate(
     if mine != replace(DEFAULTS, origin="") and mine != replace(defaults_for(engine), origin=""):
         return None
     return track_record(moe, gpus, metrics)
+
+
+# ---- memory: kvcalc fit's estimate against public start-up logs -----------------------------------------
+
+
+@record(frozen=True)
+class MemoryRecord:
+    """How far fit's KV pool estimate with its defaults has been from public start-up logs of one kind
+    (tests/logs/real: those that state their settings or were held out), each error ``kvcalc / log - 1``
+    on the log's headline figure (its tokens, blocks or available KV memory)."""
+
+    kind: str
+    """The group in words: 'vLLM V1 (0.8 and later) on one GPU'."""
+    group: str
+    """The group's key: '<vllm-v0|vllm-v1|sglang|trtllm>/<1|2+>'."""
+    logs: int
+    within_10: int
+    """Logs of the group whose headline figure the estimate put within 10%."""
+    median_error: float | None
+    """None when the group has fewer than MIN_RUNS logs."""
+    lower_quartile_error: float | None = None
+    upper_quartile_error: float | None = None
+    corpus_logs: int = 0
+
+    def lines(self) -> list[str]:
+        head = (
+            f"With its defaults, on public start-up logs of {self.kind} (docs/accuracy.md: {self.corpus_logs} logs "
+            "in all), kvcalc's KV pool estimate was:"
+        )
+        if self.median_error is None or self.lower_quartile_error is None or self.upper_quartile_error is None:
+            return [head, f"{self.logs} log{'s' if self.logs != 1 else ''}, too few to say"]
+        return [
+            head,
+            f"within 10% of the logged figure on {self.within_10} of {self.logs}",
+            f"at the median, {_signed(self.median_error)} the logged figure; middle half "
+            f"{_span(self.lower_quartile_error, self.upper_quartile_error)}",
+        ]
+
+
+def memory_group(engine: Any, gpus: int) -> tuple[str, str] | None:
+    """The group key and its words for an engine record and the GPUs of one replica; None for the
+    engines that are not a serving engine's release (hf, plain)."""
+    family = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}.get(engine.name)
+    if family is None:
+        return None
+    key = engine.name
+    if engine.name == "vllm":
+        v1 = engine.non_torch_rule == "v1"
+        key += "-v1" if v1 else "-v0"
+        family += " V1 (0.8 and later)" if v1 else " V0 (to 0.7)"
+    size = "1" if gpus <= 1 else "2+"
+    return f"{key}/{size}", f"{family} on {'one GPU' if size == '1' else 'more than one GPU'}"
+
+
+def memory_record(engine: Any, gpus: int) -> MemoryRecord | None:
+    """fit's record on public start-up logs of this engine family and GPU count."""
+    from kvcalc.engine.track_logs_data import LOG_GROUPS, LOGS
+
+    grp = memory_group(engine, gpus)
+    if grp is None:
+        return None
+    key, words = grp
+    n, within, median, lo, hi = LOG_GROUPS.get(key, (0, 0, None, None, None))
+    if n < MIN_RUNS:
+        return MemoryRecord(words, key, n, within, None, corpus_logs=LOGS)
+    return MemoryRecord(words, key, n, within, median, lo, hi, corpus_logs=LOGS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, esc, kv_lines, nb, notes, table, verdict_line
+from kvcalc.render.console import console, esc, kv_lines, nb, notes, table, track_record, verdict_line
 from kvcalc.units import count_of, fmt_bytes, fmt_iec, fmt_si
 
 GIB = 2**30
@@ -77,5 +77,6 @@ def render(r: Any) -> None:
             rr.append(("GPUs needed", "more than 64 GPUs of this type (the shapes kvcalc plan searches, on whole servers)"))
         kv_lines(c, rr)
     notes(c, "Warnings", r.warnings, "yellow")
+    track_record(c, r.track_record)
     notes(c, "Assumptions", r.assumptions)
     c.print("[dim]GB = 10^9 B, GiB = 2^30 B. Concurrency assumes every request reaches the given length.[/dim]")
