@@ -46,6 +46,23 @@ def test_a_record_reads_as_its_figures(groups):
     assert ttft.runs == 72 and ttft.median_error == -0.531
 
 
+def test_an_estimate_is_carried_through_the_middle_half(groups):
+    # A 9.0 ms step in a group whose TPOT was 47.9% to 23.2% below measured: 9.0 / (1 - 0.232) = 11.72 ms and
+    # 9.0 / (1 - 0.479) = 17.27 ms measured; a throughput 16.2% to 66.6% above: 1,000 / 1.666 = 600 and
+    # 1,000 / 1.162 = 861 tokens/s.
+    rec = track_record(
+        True, 8, ("mean_tpot", "output_throughput"), {"mean_tpot": 0.009, "output_throughput": 1000.0}, "this step"
+    )
+    tpot, thr = rec.metrics
+    assert (round(tpot.measured_low * 1e3, 2), round(tpot.measured_high * 1e3, 2)) == (11.72, 17.27)
+    assert (round(thr.measured_low), round(thr.measured_high)) == (600, 861)
+    assert tpot.describe(rec.subject).endswith("; off by as much, this step's 9.0 ms would measure 11.7 to 17.3 ms")
+    assert thr.describe(rec.subject).endswith("this step's 1,000 tokens/s would measure 600 to 861 tokens/s")
+    # No figure, or too few runs: no band.
+    assert track_record(True, 8).metrics[0].measured_low is None
+    assert track_record(False, 1, ("output_throughput",), {"output_throughput": 1000.0}).metrics[0].measured_low is None
+
+
 def test_a_spread_across_zero_and_a_median_at_zero(groups):
     m = MetricRecord("mean_tpot", 27, -0.004, -0.066, 0.09)
     assert m.describe() == "mean TPOT: within 0.5% of measured at the median; middle half 7% below to 9% above (27 runs)"
@@ -108,6 +125,11 @@ def test_the_record_is_printed_as_its_json_says_and_not_under_a_chosen_efficienc
         lo, hi = sorted((_percent(m["lower_quartile_error"]), _percent(m["upper_quartile_error"])), key=lambda p: int(p[:-1]))
         assert f"{_percent(m['median_error'])} {'below' if m['median_error'] < 0 else 'above'} measured" in text
         assert f"({m['runs']} runs)" in text and lo in text and hi in text
+        if m["metric"] == "mean_tpot" and args[1] != "--throughput":
+            # The report's own TPOT through the quartiles: estimate / (1 + error).
+            est = m["estimate"]
+            a, b = est / (1 + m["upper_quartile_error"]), est / (1 + m["lower_quartile_error"])
+            assert f"{est * 1e3:,.1f} ms would measure {min(a, b) * 1e3:,.1f} to {max(a, b) * 1e3:,.1f} ms" in text
     assert "Track record" not in cli(*args, "--efficiency", "0.7").out
     assert cli(*args, "--efficiency", "0.7", "--json").json()["track_record"] is None
 
@@ -167,3 +189,15 @@ def test_fit_prints_its_record_as_its_json_says(cli, monkeypatch):
     )
     given = ("--weights", "15GiB", "--activation", "1GiB", "--non-torch", "0", "--gpu-memory", "79GiB", "--cudagraph", "0")
     assert cli("fit", "--model", "llama3.1-8b", "--gpu", "h100", "--seq", "8k", *given, "--json").json()["track_record"] is None
+
+
+def test_plan_warns_when_the_track_record_puts_a_met_tpot_target_at_risk(cli):
+    # GLM-4.6 on B200s: kvcalc's best TP 8 replica decodes in about 12 ms; on public MoE runs of more than 4 GPUs
+    # kvcalc's TPOT was 23-48% below measured, so a 15 ms target is met by kvcalc and at risk by its record, a 40
+    # ms one is not.
+    base = ("plan", "--model", "glm-4.6", "--gpus", "b200", "--rate", "2", "--prompt", "1000", "--output", "200", "--ttft", "2s")
+    d = cli(*base, "--tpot", "15ms", "--json").json()
+    band = next(m for m in d["track_record"]["metrics"] if m["metric"] == "mean_tpot")
+    assert d["best"]["tpot_s"] < 0.015 < band["measured_high"]
+    assert any("meets the 15.0 ms target" in w and f"{band['measured_high'] * 1e3:,.1f} ms" in w for w in d["warnings"])
+    assert not any("target, but" in w for w in cli(*base, "--tpot", "40ms", "--json").json()["warnings"])

@@ -700,14 +700,29 @@ def plan(
     elif disaggregate and latency and agg:
         disagg_note = f"no disaggregated deployment of at most {max_gpus} GPUs meets the targets"
     shown = feasible[0] if feasible else nearest
+    track = (
+        for_estimate(
+            model.is_moe,
+            shown.tp * shown.pp * shown.dp,
+            constants,
+            engine,
+            ("mean_tpot", "output_throughput", "mean_ttft"),
+            {"mean_tpot": shown.tpot_s} if shown.tpot_s > 0 else None,
+            "the best deployment" if feasible else "the nearest deployment",
+        )
+        if shown
+        else None
+    )
+    tpot_band = next((m for m in track.metrics if m.metric == "mean_tpot"), None) if track else None
+    if feasible and slo.tpot_s and tpot_band and tpot_band.measured_high and tpot_band.measured_high > slo.tpot_s:
+        warnings.append(
+            f"the best deployment's TPOT of {feasible[0].tpot_s * 1e3:,.1f} ms meets the {slo.tpot_s * 1e3:,.1f} ms target, but "
+            f"kvcalc's TPOT was {tpot_band.middle_half()} measured in the middle half of public runs of "
+            f"{track.kind if track else ''}: off by as much, "
+            f"it would measure up to {tpot_band.measured_high * 1e3:,.1f} ms (the track record below)"
+        )
     return PlanReport(
-        track_record=(
-            for_estimate(
-                model.is_moe, shown.tp * shown.pp * shown.dp, constants, engine, ("mean_tpot", "output_throughput", "mean_ttft")
-            )
-            if shown
-            else None
-        ),
+        track_record=track,
         disaggregation=disagg_note,
         model=model.name,
         traffic=traffic.describe(),
@@ -1394,7 +1409,15 @@ def max_throughput(
     won = (dis if winner == "disaggregated" else agg).deployment if winner else None
     return ThroughputReport(
         track_record=(
-            for_estimate(model.is_moe, won.tp * won.pp * won.dp, constants, engine, ("output_throughput", "mean_tpot"))
+            for_estimate(
+                model.is_moe,
+                won.tp * won.pp * won.dp,
+                constants,
+                engine,
+                ("output_throughput", "mean_tpot"),
+                {"mean_tpot": won.tpot_s} if won.tpot_s > 0 else None,
+                f"the {winner} best",
+            )
             if won
             else None
         ),

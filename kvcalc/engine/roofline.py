@@ -399,7 +399,19 @@ def roofline(
         kv_equals_weights={b: rows.columns["kv_equals_weights_at_seq"][i] for i, b in enumerate(batches)},
         prefill=pre,
         assumptions=assumptions,
-        track_record=for_estimate(model.is_moe, tp * dp, constants, inp.engine) if sm else None,
+        track_record=(
+            for_estimate(
+                model.is_moe,
+                tp * dp,
+                constants,
+                inp.engine,
+                ("mean_tpot",),
+                {"mean_tpot": rows[0].t_step_s} if len(rows) == 1 and rows[0].t_step_s else None,
+                "this step",
+            )
+            if sm
+            else None
+        ),
         inputs={
             "model": model.name,
             "gpu": gpu.name,

@@ -45,15 +45,37 @@ class MetricRecord:
     """None when the group has fewer than MIN_RUNS runs of this metric."""
     lower_quartile_error: float | None = None
     upper_quartile_error: float | None = None
+    estimate: float | None = None
+    """This report's own figure for the metric (seconds for TPOT and TTFT, tokens/s for throughput),
+    where it has one."""
+    measured_low: float | None = None
+    """What a measurement would be were kvcalc off here as on the middle half of the group's runs:
+    estimate / (1 + error) at the quartiles, the lower of the two."""
+    measured_high: float | None = None
 
-    def describe(self) -> str:
+    def middle_half(self) -> str:
+        """The middle half of the errors in words: '23% to 48% below' ('' below MIN_RUNS runs)."""
+        if self.lower_quartile_error is None or self.upper_quartile_error is None:
+            return ""
+        return _span(self.lower_quartile_error, self.upper_quartile_error)
+
+    def describe(self, subject: str = "this estimate") -> str:
         name = METRIC_NAMES.get(self.metric, self.metric)
         if self.median_error is None or self.lower_quartile_error is None or self.upper_quartile_error is None:
             return f"{name}: {self.runs} run{'s' if self.runs != 1 else ''}, too few to say"
-        return (
-            f"{name}: {_signed(self.median_error)} measured at the median; middle half "
-            f"{_span(self.lower_quartile_error, self.upper_quartile_error)} ({self.runs} runs)"
-        )
+        text = f"{name}: {_signed(self.median_error)} measured at the median; middle half {self.middle_half()} ({self.runs} runs)"
+        if self.estimate is not None and self.measured_low is not None and self.measured_high is not None:
+            text += (
+                f"; off by as much, {subject}'s {_figure(self.metric, self.estimate)} would measure "
+                f"{_figure(self.metric, self.measured_low, unit=False)} to {_figure(self.metric, self.measured_high)}"
+            )
+        return text
+
+
+def _figure(metric: str, value: float, unit: bool = True) -> str:
+    if metric == "output_throughput":
+        return f"{value:,.0f}" + (" tokens/s" if unit else "")
+    return f"{value * 1e3:,.1f}" + (" ms" if unit else "")
 
 
 @record(frozen=True)
@@ -63,6 +85,8 @@ class TrackRecord:
     group: str
     """The group's key: '<dense|moe>/<1|2-4|5+>'."""
     metrics: list[MetricRecord] = field(default_factory=list)
+    subject: str = "this estimate"
+    """Whose figures the metrics' estimates are: 'this step', 'the paged-16 run', 'the best deployment'."""
     corpus_runs: int = CORPUS_RUNS
     source: str = (
         "docs/accuracy.md, serving section: public measured vllm bench serve, bench_serving and genai-perf runs "
@@ -74,7 +98,7 @@ class TrackRecord:
         return [
             f"With its default constants, on public measured runs of {self.kind} (docs/accuracy.md: "
             f"{self.corpus_runs} runs in all), kvcalc's figure was:",
-            *(m.describe() for m in self.metrics),
+            *(m.describe(self.subject) for m in self.metrics),
         ]
 
 
@@ -103,19 +127,31 @@ def group_of(moe: bool, gpus: int) -> tuple[str, str]:
     return f"{'moe' if moe else 'dense'}/{size}", f"{kind} on {words}"
 
 
-def track_record(moe: bool, gpus: int, metrics: tuple[str, ...] = ("mean_tpot", "output_throughput")) -> TrackRecord:
+def track_record(
+    moe: bool,
+    gpus: int,
+    metrics: tuple[str, ...] = ("mean_tpot", "output_throughput"),
+    estimates: dict[str, float] | None = None,
+    subject: str = "this estimate",
+) -> TrackRecord:
     """kvcalc's record with its default constants on public runs of this kind (model kind, GPUs a
-    replica), for the metrics asked, in that order."""
+    replica), for the metrics asked, in that order; with ``estimates`` (a report's own figures by
+    metric), what each would measure were kvcalc off as on the middle half of those runs."""
     key, words = group_of(moe, gpus)
     stats = GROUPS.get(key, {})
     out = []
     for m in metrics:
         runs, median, lo, hi = stats.get(m, (0, None, None, None))
-        if runs < MIN_RUNS:
+        if runs < MIN_RUNS or median is None or lo is None or hi is None:
             out.append(MetricRecord(m, runs, None))
-        else:
+            continue
+        est = (estimates or {}).get(m)
+        if est is None or not est > 0 or lo <= -1 or hi <= -1:
             out.append(MetricRecord(m, runs, median, lo, hi))
-    return TrackRecord(words, key, out)
+            continue
+        a, b = est / (1 + hi), est / (1 + lo)
+        out.append(MetricRecord(m, runs, median, lo, hi, est, min(a, b), max(a, b)))
+    return TrackRecord(words, key, out, subject)
 
 
 def for_estimate(
@@ -124,6 +160,8 @@ def for_estimate(
     constants: StepConstants | None,
     engine: Any = None,
     metrics: tuple[str, ...] = ("mean_tpot", "output_throughput"),
+    estimates: dict[str, float] | None = None,
+    subject: str = "this estimate",
 ) -> TrackRecord | None:
     """The record to print beside an estimate made with ``constants``: None unless they are the
     default constants (DEFAULTS, or the release's own defaults), since the record says nothing of a
@@ -133,7 +171,7 @@ def for_estimate(
     mine = replace(constants, origin="")
     if mine != replace(DEFAULTS, origin="") and mine != replace(defaults_for(engine), origin=""):
         return None
-    return track_record(moe, gpus, metrics)
+    return track_record(moe, gpus, metrics, estimates, subject)
 
 
 # ---- memory: kvcalc fit's estimate against public start-up logs -----------------------------------------

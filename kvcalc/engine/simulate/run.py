@@ -19,7 +19,7 @@ from kvcalc.engine.memory import FitInputs, fit, layout_guess
 from kvcalc.engine.simulate.scheduler import serve
 from kvcalc.engine.simulate.types import MAX_EVENTS, GiB, PolicyRun, SimSettings, SimulationReport, Workload
 from kvcalc.engine.steptime import StepModel
-from kvcalc.engine.track import for_estimate
+from kvcalc.engine.track import TrackRecord, for_estimate
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -301,7 +301,23 @@ def simulate(
         assumptions=assumptions,
         warnings=warnings,
         prompts_beside_decodes=st.mixed,
-        track_record=for_estimate(model.is_moe, tp * dp, st.constants, engine, ("mean_tpot", "output_throughput", "mean_ttft")),
+        track_record=_track(model, tp * dp, st, engine, runs),
+    )
+
+
+def _track(model: ModelSpec, gpus: int, st: SimSettings, engine: Engine, runs: list[PolicyRun]) -> TrackRecord | None:
+    """The track record of this kind of deployment, with the figures of the run a benchmark replay
+    takes (the first paged policy, else the first; tests/test_serving_accuracy.py replays paged-16)."""
+    run = next((r for r in runs if r.policy.startswith("paged")), runs[0] if runs else None)
+    b = run.bench if run is not None else None
+    estimates = (
+        {"mean_tpot": b.tpot_s.mean, "output_throughput": b.output_throughput_tok_per_s, "mean_ttft": b.ttft_s.mean}
+        if b is not None and b.completed
+        else None
+    )
+    subject = f"the {run.policy} run" if run is not None else "this estimate"
+    return for_estimate(
+        model.is_moe, gpus, st.constants, engine, ("mean_tpot", "output_throughput", "mean_ttft"), estimates, subject
     )
 
 
