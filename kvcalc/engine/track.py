@@ -13,6 +13,10 @@ Runs are grouped by two things that separate kvcalc's errors on that corpus: whe
 routes tokens to experts (mixture of experts) and how many GPUs one replica spans (TP x PP x
 data-parallel attention ranks: 1, 2 to 4, more than 4). A group with fewer than
 :data:`MIN_RUNS` runs of a metric says how few there are instead of a median.
+
+``fit`` has its own record (:class:`MemoryRecord`): its KV pool estimate against the public start-up
+logs of tests/logs/real, by engine family and one GPU or more, which ``tests/test_real_logs.py``
+writes to :mod:`kvcalc.engine.track_logs_data` the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, defaults_for
 from kvcalc.engine.track_data import CORPUS_RUNS, GROUPS
+from kvcalc.engine.track_logs_data import LOG_GROUPS, LOGS
 
 MIN_RUNS = 5
 """Fewer runs than this of a metric in a group: the record gives their count, not their spread."""
@@ -228,8 +233,6 @@ def memory_group(engine: Any, gpus: int) -> tuple[str, str] | None:
 
 def memory_record(engine: Any, gpus: int) -> MemoryRecord | None:
     """fit's record on public start-up logs of this engine family and GPU count."""
-    from kvcalc.engine.track_logs_data import LOG_GROUPS, LOGS
-
     grp = memory_group(engine, gpus)
     if grp is None:
         return None
