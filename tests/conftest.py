@@ -105,3 +105,14 @@ def generated_block(doc, begin, end, new, env, command):
         doc.write_text(text[:start] + new + text[stop:])
         return
     assert text[start:stop] == new, f"{doc.name} is stale: {command}"
+
+
+def generated_file(path, new, env, command):
+    """A generated file: rewritten where ``env`` is set to "write", else checked (the message names
+    ``command``, which rewrites it)."""
+    import os
+
+    if os.environ.get(env) == "write":
+        path.write_text(new)
+        return
+    assert path.read_text() == new, f"{path.name} is stale: {command}"

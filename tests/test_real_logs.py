@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import yaml
 
+from conftest import generated_block, generated_file
 from kvcalc.engine.engines import engine
 from kvcalc.engine.explain import Given, Setting, explain
 from kvcalc.engine.track import MIN_RUNS, memory_group
@@ -284,13 +285,7 @@ def track_module() -> str:
 
 
 def test_track_record_is_current():
-    new = track_module()
-    if os.environ.get("KVCALC_ACCURACY") == "write":
-        TRACK.write_text(new)
-        return
-    assert TRACK.read_text() == new, (
-        "kvcalc/engine/track_logs_data.py is stale: KVCALC_ACCURACY=write pytest tests/test_real_logs.py"
-    )
+    generated_file(TRACK, track_module(), "KVCALC_ACCURACY", "KVCALC_ACCURACY=write pytest tests/test_real_logs.py")
 
 
 def track_table() -> str:
@@ -304,13 +299,9 @@ def track_table() -> str:
 
 
 def test_accuracy_doc_track_table_is_current():
-    new = track_table()
-    text = DOC.read_text()
-    start, end = text.index(TRACK_BEGIN), text.index(TRACK_END) + len(TRACK_END)
-    if os.environ.get("KVCALC_ACCURACY") == "write":
-        DOC.write_text(text[:start] + new + text[end:])
-        return
-    assert text[start:end] == new, "docs/accuracy.md is stale: KVCALC_ACCURACY=write pytest tests/test_real_logs.py"
+    generated_block(
+        DOC, TRACK_BEGIN, TRACK_END, track_table(), "KVCALC_ACCURACY", "KVCALC_ACCURACY=write pytest tests/test_real_logs.py"
+    )
 
 
 def test_accuracy_doc_matches():

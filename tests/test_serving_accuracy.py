@@ -24,6 +24,7 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
+from conftest import generated_block, generated_file
 from kvcalc.engine.engines import engine
 from kvcalc.engine.simulate import SimSettings, Workload, simulate
 from kvcalc.engine.steptime import DEFAULTS
@@ -389,13 +390,7 @@ def track_module() -> str:
 
 
 def test_track_record_is_current():
-    new = track_module()
-    if os.environ.get("KVCALC_ACCURACY") == "write":
-        TRACK.write_text(new)
-        return
-    assert TRACK.read_text() == new, (
-        "kvcalc/engine/track_data.py is stale: KVCALC_ACCURACY=write pytest tests/test_serving_accuracy.py"
-    )
+    generated_file(TRACK, track_module(), "KVCALC_ACCURACY", "KVCALC_ACCURACY=write pytest tests/test_serving_accuracy.py")
 
 
 TRACK_BEGIN, TRACK_END = "<!-- track:begin -->", "<!-- track:end -->"
@@ -423,13 +418,14 @@ def track_table() -> str:
 
 
 def test_accuracy_doc_track_table_is_current():
-    new = track_table()
-    text = DOC.read_text()
-    start, end = text.index(TRACK_BEGIN), text.index(TRACK_END) + len(TRACK_END)
-    if os.environ.get("KVCALC_ACCURACY") == "write":
-        DOC.write_text(text[:start] + new + text[end:])
-        return
-    assert text[start:end] == new, "docs/accuracy.md is stale: KVCALC_ACCURACY=write pytest tests/test_serving_accuracy.py"
+    generated_block(
+        DOC,
+        TRACK_BEGIN,
+        TRACK_END,
+        track_table(),
+        "KVCALC_ACCURACY",
+        "KVCALC_ACCURACY=write pytest tests/test_serving_accuracy.py",
+    )
 
 
 def test_the_held_out_paragraph_quotes_kvcalc_and_the_runs():

@@ -419,6 +419,14 @@ def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price:
     )
 
 
+def _track(
+    model: ModelSpec, dep: Deployment, constants: StepConstants, engine: Engine, metrics: tuple[str, ...], subject: str
+) -> TrackRecord | None:
+    """The track record of a deployment's kind (model kind, GPUs a replica), its TPOT carried through it."""
+    tpot = {"mean_tpot": dep.tpot_s} if dep.tpot_s > 0 else None
+    return for_estimate(model.is_moe, dep.tp * dep.pp * dep.dp, constants, engine, metrics, tpot, subject)
+
+
 def _placement(gpu: GPUSpec, shape: Shape, replicas: int) -> str:
     per = node_of(gpu).gpus_per_node
     total = shape.gpus * replicas
@@ -701,13 +709,12 @@ def plan(
         disagg_note = f"no disaggregated deployment of at most {max_gpus} GPUs meets the targets"
     shown = feasible[0] if feasible else nearest
     track = (
-        for_estimate(
-            model.is_moe,
-            shown.tp * shown.pp * shown.dp,
+        _track(
+            model,
+            shown,
             constants,
             engine,
             ("mean_tpot", "output_throughput", "mean_ttft"),
-            {"mean_tpot": shown.tpot_s} if shown.tpot_s > 0 else None,
             "the best deployment" if feasible else "the nearest deployment",
         )
         if shown
@@ -1408,19 +1415,9 @@ def max_throughput(
         )
     won = (dis if winner == "disaggregated" else agg).deployment if winner else None
     return ThroughputReport(
-        track_record=(
-            for_estimate(
-                model.is_moe,
-                won.tp * won.pp * won.dp,
-                constants,
-                engine,
-                ("output_throughput", "mean_tpot"),
-                {"mean_tpot": won.tpot_s} if won.tpot_s > 0 else None,
-                f"the {winner} best",
-            )
-            if won
-            else None
-        ),
+        track_record=_track(model, won, constants, engine, ("output_throughput", "mean_tpot"), f"the {winner} best")
+        if won
+        else None,
         model=model.name,
         gpu=gpu.name,
         gpus=gpus,
