@@ -773,6 +773,14 @@ VLLM_09 = replace(
     label="vLLM 0.9",
     dense_mla="flashmla",
 )
+# V1 before 0.9.1 took no start-up snapshot: its non-torch memory is all the device has in use after the
+# profile less PyTorch's allocations (v1/worker/gpu_worker.py determine_available_memory, read in 0.7.1, 0.8.0,
+# 0.8.4, 0.8.5 and 0.9.0; 0.9.1 measures against a snapshot, vllm-project/vllm#19312), so the CUDA context
+# counts there too. kvcalc keeps 0.10's estimate for them: tried on 2026-12-03 with the context's 0.6 GiB added
+# (start_up_estimate's one-GPU figure), 1 of the 13 public logs of these releases entered 10% (an RTX 5090
+# start of 0.9.0, +12.3% to +7.1%) and 3 left it (an L4 start of 0.9.0.1, +7.9% to -24.5%; 4 A10s under 0.8.5,
+# -4.2% to -17.1%; an H100 under a V1 of January 2025, -8.3% to -17.0%): their activation estimates run high
+# by about as much, which no breakdown of these releases (they log none) can separate.
 # 0.8: 0.10's record but for V1's batch defaults (engine/arg_utils.py, read in 0.8.0, 0.8.2, 0.8.3, 0.8.4,
 # 0.8.5 and 0.9.0): 8,192 tokens a step on a GPU named H100 or H200 and 2,048 on others, with 1,024
 # requests on every GPU, to 0.8.3; 0.8.4 gives the others 256 requests; 0.8.5 decides by memory (70 GiB
