@@ -662,6 +662,31 @@ def test_the_sixth_held_out_set_is_as_the_doc_says():
     assert "the 14.1 GB a step reads beside the embeddings at 0.88 of the card's 1,008 GB/s" in text
 
 
+def test_the_tenth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md: nine GLM-4.7-Flash runs on one B200 scored at c05ee0b before they joined."""
+    text = " ".join(DOC.read_text().split())
+    ten = [c for c in CASES if c.get("held_out") == "2026-12-03 (tenth set)"]
+    assert len(ten) == 9 and all(c["model"] == "glm-4.7-flash" and c["gpu"] == "b200" and c["tp"] == 1 for c in ten)
+    errs = [errors(c) for c in ten]
+
+    def mae(k: str) -> int:
+        return round(100 * sum(abs(e[k]) for e in errs) / len(errs))
+
+    assert [mae(k) for k, _ in METRICS] == [60, 60, 61, 32]
+    assert "request throughput MAE 60%, output 60%, TTFT 61%, TPOT 32%, kvcalc optimistic on all nine" in text
+    assert all(e["output_throughput_tok_per_s"] > 0 and e["mean_tpot_ms"] < 0 for e in errs)
+    one = {c["id"].rsplit("-", 1)[1]: c for c in ten if c["max_concurrency"] == 1}
+    steps = [predict(c["id"])["mean_tpot_ms"] for c in one.values()]
+    assert len(steps) == 3 and (round(min(steps), 1), round(max(steps), 1)) == (7.9, 8.0)
+    assert (one["1k1k"]["measured"]["mean_tpot_ms"], one["8k1k"]["measured"]["mean_tpot_ms"]) == (8.75, 12.63)
+    # 47 MLA layers x (512 + 64) x 2 B; 7,000 tokens more of it over the B200's 8 TB/s.
+    per_token = 47 * (512 + 64) * 2
+    assert resolve_model("glm-4.7-flash").num_layers == 47 and per_token == 54_144
+    assert 7000 * per_token / resolve_gpu("b200").memory_bandwidth_bytes_per_s < 0.05e-3
+    assert "8.75 ms with prompts of up to 1,000 tokens to 12.63 ms with prompts of up to 8,000" in text
+    assert len(track_groups()["moe/1"]["mean_tpot"]) == 13 and "has 13, enough for a band" in text
+
+
 def test_the_seventh_held_out_set_is_as_the_doc_says():
     """docs/accuracy.md: ten SGLang cookbook runs scored at 4d1308a before they joined."""
     text = " ".join(DOC.read_text().split())
