@@ -56,8 +56,8 @@ def test_an_estimate_is_carried_through_the_middle_half(groups):
     tpot, thr = rec.metrics
     assert (round(tpot.measured_low * 1e3, 2), round(tpot.measured_high * 1e3, 2)) == (11.72, 17.27)
     assert (round(thr.measured_low), round(thr.measured_high)) == (600, 861)
-    assert tpot.describe(rec.subject).endswith("; off by as much, this step's 9.0 ms would measure 11.7 to 17.3 ms")
-    assert thr.describe(rec.subject).endswith("this step's 1,000 tokens/s would measure 600 to 861 tokens/s")
+    assert tpot.describe(rec.subject).endswith("; off by as much, the 9.0 ms of this step would measure 11.7 to 17.3 ms")
+    assert thr.describe(rec.subject).endswith("the 1,000 tokens/s of this step would measure 600 to 861 tokens/s")
     # No figure, or too few runs: no band.
     assert track_record(True, 8).metrics[0].measured_low is None
     assert track_record(False, 1, ("output_throughput",), {"output_throughput": 1000.0}).metrics[0].measured_low is None
@@ -129,7 +129,10 @@ def test_the_record_is_printed_as_its_json_says_and_not_under_a_chosen_efficienc
             # The report's own TPOT through the quartiles: estimate / (1 + error).
             est = m["estimate"]
             a, b = est / (1 + m["upper_quartile_error"]), est / (1 + m["lower_quartile_error"])
-            assert f"{est * 1e3:,.1f} ms would measure {min(a, b) * 1e3:,.1f} to {max(a, b) * 1e3:,.1f} ms" in text
+            assert (
+                f"the {est * 1e3:,.1f} ms of {rec['subject']} would measure {min(a, b) * 1e3:,.1f} to {max(a, b) * 1e3:,.1f} ms"
+                in text
+            )
     assert "Track record" not in cli(*args, "--efficiency", "0.7").out
     assert cli(*args, "--efficiency", "0.7", "--json").json()["track_record"] is None
 
@@ -199,3 +202,10 @@ def test_plan_warns_when_the_track_record_puts_a_met_tpot_target_at_risk(cli):
     assert d["best"]["tpot_s"] < 0.015 < band["measured_high"]
     assert any("meets the 15.0 ms target" in w and f"{band['measured_high'] * 1e3:,.1f} ms" in w for w in d["warnings"])
     assert not any("target, but" in w for w in cli(*base, "--tpot", "40ms", "--json").json()["warnings"])
+
+
+def test_a_dp_simulations_figures_are_said_to_be_one_ranks(cli):
+    # simulate's runs under DP attention are one DP rank's (SimulationReport.dp), and the record says so.
+    args = ("simulate", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "1", "--dp", "8", "--ep", "8")
+    d = cli(*args, "--requests", "64", "--concurrency", "16", "--prompt", "500", "--output", "50", "--json").json()
+    assert d["track_record"]["group"] == "moe/5+" and d["track_record"]["subject"] == "the paged-16 run (one of 8 DP ranks)"

@@ -71,7 +71,7 @@ class MetricRecord:
         text = f"{name}: {_signed(self.median_error)} measured at the median; middle half {self.middle_half()} ({self.runs} runs)"
         if self.estimate is not None and self.measured_low is not None and self.measured_high is not None:
             text += (
-                f"; off by as much, {subject}'s {_figure(self.metric, self.estimate)} would measure "
+                f"; off by as much, the {_figure(self.metric, self.estimate)} of {subject} would measure "
                 f"{_figure(self.metric, self.measured_low, unit=False)} to {_figure(self.metric, self.measured_high)}"
             )
         return text

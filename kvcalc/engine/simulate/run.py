@@ -301,13 +301,14 @@ def simulate(
         assumptions=assumptions,
         warnings=warnings,
         prompts_beside_decodes=st.mixed,
-        track_record=_track(model, tp * dp, st, engine, runs),
+        track_record=_track(model, tp, dp, st, engine, runs),
     )
 
 
-def _track(model: ModelSpec, gpus: int, st: SimSettings, engine: Engine, runs: list[PolicyRun]) -> TrackRecord | None:
-    """The track record of this kind of deployment, with the figures of the run a benchmark replay
-    takes (the first paged policy, else the first; tests/test_serving_accuracy.py replays paged-16)."""
+def _track(model: ModelSpec, tp: int, dp: int, st: SimSettings, engine: Engine, runs: list[PolicyRun]) -> TrackRecord | None:
+    """The track record of this kind of deployment (tp x dp GPUs a replica), with the figures of the run
+    a benchmark replay takes (the first paged policy, else the first; tests/test_serving_accuracy.py
+    replays paged-16): one DP rank's, as the runs are."""
     run = next((r for r in runs if r.policy.startswith("paged")), runs[0] if runs else None)
     b = run.bench if run is not None else None
     estimates = (
@@ -315,10 +316,11 @@ def _track(model: ModelSpec, gpus: int, st: SimSettings, engine: Engine, runs: l
         if b is not None and b.completed
         else None
     )
-    subject = f"the {run.policy} run" if run is not None else "this estimate"
-    return for_estimate(
-        model.is_moe, gpus, st.constants, engine, ("mean_tpot", "output_throughput", "mean_ttft"), estimates, subject
-    )
+    subject = "this estimate"
+    if run is not None:
+        subject = f"the {run.policy} run" + (f" (one of {dp} DP ranks)" if dp > 1 else "")
+    metrics = ("mean_tpot", "output_throughput", "mean_ttft")
+    return for_estimate(model.is_moe, tp * dp, st.constants, engine, metrics, estimates, subject)
 
 
 def _client_line(wl: Workload, st: SimSettings) -> str:
