@@ -417,6 +417,25 @@ def track_table() -> str:
     return "\n".join(rows)
 
 
+def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
+    """docs/accuracy.md: each run left out of its group, is its error inside the others' quartiles?"""
+    text = " ".join(DOC.read_text().split())
+    counts = []
+    for name, _ in TRACK_METRICS:
+        inside = n = 0
+        for metrics in track_groups().values():
+            xs = metrics.get(name, [])
+            if len(xs) < 6:
+                continue
+            for i, x in enumerate(xs):
+                q1, q3 = np.percentile(np.asarray(xs[:i] + xs[i + 1 :]), [25, 75])
+                n += 1
+                inside += bool(q1 <= x <= q3)
+        counts.append((inside, n))
+    assert counts == [(68, 149), (79, 172), (77, 163)]
+    assert "in 68 of 149 runs for TPOT, 79 of 172 for output throughput and 77 of 163 for TTFT: 46-47% of them" in text
+
+
 def test_accuracy_doc_track_table_is_current():
     generated_block(
         DOC,
