@@ -720,13 +720,12 @@ def plan(
         if shown
         else None
     )
-    tpot_band = next((m for m in track.metrics if m.metric == "mean_tpot"), None) if track else None
-    if feasible and slo.tpot_s and tpot_band and tpot_band.measured_high and tpot_band.measured_high > slo.tpot_s:
+    band = next((m for m in track.metrics if m.metric == "mean_tpot"), None) if track and feasible and slo.tpot_s else None
+    if track and band and band.measured_high and slo.tpot_s and band.measured_high > slo.tpot_s:
         warnings.append(
             f"the best deployment's TPOT of {feasible[0].tpot_s * 1e3:,.1f} ms meets the {slo.tpot_s * 1e3:,.1f} ms target, but "
-            f"kvcalc's TPOT was {tpot_band.middle_half()} measured in the middle half of public runs of "
-            f"{track.kind if track else ''}: off by as much, "
-            f"it would measure up to {tpot_band.measured_high * 1e3:,.1f} ms (the track record below)"
+            f"kvcalc's TPOT was {band.middle_half()} measured in the middle half of public runs of {track.kind}: off by "
+            f"as much, it would measure up to {band.measured_high * 1e3:,.1f} ms (its track record)"
         )
     return PlanReport(
         track_record=track,
