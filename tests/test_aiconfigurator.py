@@ -275,12 +275,16 @@ def test_the_decode_steps_stand_as_the_docs_say():
     both tools price."""
     g = step_ratios()
     assert len(STEPS) == 21 and all(r["isl"] == 1000 and r["osl"] == 200 for r in STEPS)
-    assert all(0.90 <= x <= 1.10 for x in g["dense"])
+    assert all(0.99 <= round(x, 2) <= 1.13 for x in g["dense"]) and sum(x < 1 for x in g["dense"]) == 1
     assert all(x >= 1.0 for x in g["qwen3 moe"])
     ds = g["deepseek-v3"]
-    assert ds[0] < 0.8 and all(0.95 <= x <= 1.05 for x in ds[1:])
+    assert ds[0] < 0.85 and all(0.95 <= x <= 1.05 for x in ds[1:])
     text = " ".join(DOC.read_text().split())
-    assert "within 10% of AIConfigurator's on every dense row" in text
+    assert (
+        "within 13% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, and at or above it on all but one"
+        in text
+    )
+    assert f"at one request is the exception ({ds[0]:.2f})" in text
     assert "at or above AIConfigurator's on every Qwen3 MoE row" in text
     # DeepSeek-V3 at one request on H200 (AIC's static_gen --detail time: generation_mla_block 1,367.321 ms
     # over 200 steps; its moe_perf table's fp8-block rows, 7168 x 2048 at TP 8, one token: 55.2-56.8 us).
@@ -295,6 +299,8 @@ def test_the_decode_steps_stand_as_the_docs_say():
         f"kvcalc charges {(DEFAULTS.moe_latency_s + experts / bw) * 1e6:.0f} us (its 28 us floor and {experts / 1e6:.0f} MB"
         in text
     )
-    assert f"kvcalc charges {(DEFAULTS.mla_attn_latency_s * 1e6 + 23.2):.0f} us (68 us of attention, 23 us" in text
+    # The MLA module as kvcalc charges it on H200: the call, six projections at 3.6 us and four small kernels at 2.7.
+    assert h200.gemm.latency_us == 3.6 and DEFAULTS.kernel_gap_s == 2.7e-6
+    assert f"kvcalc charges {DEFAULTS.mla_attn_latency_s * 1e6 + 6 * 3.6 + 4 * 2.7:.0f} us (59 us of attention, 32 us" in text
     r1 = StepModel(resolve_model("deepseek-r1"), h200, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.11"))
     assert f"kvcalc's (vLLM 0.11 rules) {r1.step(4, 228 + 213 // 2).t_step_s * 1e3:.1f} ms." in text

@@ -78,12 +78,13 @@ class StepConstants:
     GPU's measured figure (GPUSpec.gemm) where its spec has one, else GEMM_LATENCY_S."""
     attn_latency_s: float = 11e-6
     """Latency of one decode attention call (with its KV-cache write) beyond its bytes, seconds."""
-    mla_attn_latency_s: float = 68e-6
+    mla_attn_latency_s: float = 59e-6
     """Latency of one MLA decode attention call beyond its bytes, seconds."""
     moe_latency_s: float = 28e-6
     """Latency of one fused routed-expert call (both multiplies) beyond its bytes, seconds."""
-    kernel_gap_s: float = 1.3e-6
-    """Cost of one small kernel (a norm, rotary, an activation, routing) in a CUDA graph, seconds."""
+    kernel_gap_s: float = 2.7e-6
+    """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
+    with the spacing before the next, seconds."""
     eager_launch_s: float = 1.2e-6
     """What launching a kernel outside a CUDA graph adds to it, for steps past GRAPH_MAX_TOKENS."""
     eager_host_s: float = 49e-6
@@ -263,12 +264,17 @@ DEFAULT_SOURCES: dict[str, str] = {
     "generation_attention_perf tables)",
     "mla_attn_latency_s": "vLLM 0.24's whole MLA attention module at TP 8 (16 heads a GPU) takes 89-93 us a layer "
     "at batch 1 on H200 with FlashAttention-MLA (about 94 on H100; AIConfigurator's measured mla tables); less its "
-    "six projections and four small kernels as this model charges them (23.2 us), 68 us for the attention call",
+    "six projections and four small kernels as this model charges them on H200 (6 x 3.6 + 4 x 2.7 = 32.4 us), "
+    "59 us for the attention call (91 - 32.4)",
     "moe_latency_s": "vLLM's fused-MoE Triton kernel (both expert multiplies, CUDA graph): a fixed floor of 22-35 us "
     "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
     "read at 0.85-0.97 of peak (AIConfigurator's measured moe tables, straight-line fits)",
-    "kernel_gap_s": "10,000 dependent kernels in a CUDA graph: 1.3 us each on H200, 1.4 on A100 "
-    "(te42kyfo/gpu-benches, gpu-small-kernels)",
+    "kernel_gap_s": "one decode step's small kernels as a trace times them: the eleven kernels besides the router's "
+    "matmul between an MoE layer's all-reduce and its fused-MoE call (a fused add-RMSNorm, routing, the fp8 "
+    "activations' quantization, token alignment) take 1.0 to 7.3 us, median 2.2, with 6.4 us of spacing over the "
+    "span's twelve kernels (0.53 each): DeepSeek-V3.1 on H200 under vLLM at 4 in flight (vllm-project/vllm#28084); "
+    "2.7 us a small kernel. An empty kernel takes 1.3 us in a CUDA graph on H200 (te42kyfo/gpu-benches, "
+    "gpu-small-kernels): a floor, not what a norm or a routing kernel takes",
     "eager_launch_s": "the same kernels launched eagerly: 2.5 us each on H200, 2.7 on A100 (te42kyfo/gpu-benches), "
     "1.2 us more than in a graph; vLLM captures decode graphs up to 512 tokens by default from 0.8.5 "
     "(vllm/config: min(2 x max_num_seqs, 512)), and larger steps run without them",
