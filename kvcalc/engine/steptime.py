@@ -332,6 +332,18 @@ class Kernels:
     moe: int
     """Fused routed-expert calls (one an MoE layer: both expert multiplies)."""
     small: int
+    moe_inner: int = 0
+    """Kernels inside the fused routed-expert calls besides the two multiplies: token alignment, the
+    combine and, where the experts run at fp8, the quantization of each multiply's input (vLLM 0.11's
+    fused_experts_impl: moe_align_block_size, moe_kernel_quantize_input twice, moe_sum). The fused-MoE
+    measurements moe_latency_s comes from time the whole call (AIConfigurator's collect_moe.py times
+    fused_experts), so these carry no latency of their own in a CUDA graph; run eagerly, the host
+    issues them like any other."""
+
+    @property
+    def total(self) -> int:
+        """Every kernel of a step, as the host issues them."""
+        return self.gemm + self.attention + self.mla_attention + self.moe + self.small + self.moe_inner
 
 
 def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16") -> Kernels:
@@ -356,10 +368,26 @@ def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dty
     moe = model.moe.num_moe_layers if model.moe else 0
     shared = 2 if model.params is not None and model.params.shared_experts else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
-    k += layers * 2 + (layers - moe) + moe * 3
+    k += layers * 2 + (layers - moe) + moe
+    inner = moe * 2
     if compute_dtype == "fp8":
-        k += quant_kernels(model, weight_dtype)
-    return Kernels(g, a, am, moe, k)
+        q, q_experts = quant_kernels(model, weight_dtype), expert_quant_kernels(model, weight_dtype)
+        k, inner = k + q - q_experts, inner + q_experts
+    return Kernels(g, a, am, moe, k, inner)
+
+
+def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
+    """The weight roles a checkpoint stores in fp8 (its quantization config, or the layout
+    --weight-dtype stands for)."""
+    from kvcalc.engine.weights import LINEAR_ROLES, WeightFormats
+
+    f = WeightFormats.of(model, weight_dtype)
+    if f.quantization is not None:
+        return tuple(f.quantization.roles) if f.quantization.method.startswith("fp8") else ()
+    roles: tuple[str, ...] = LINEAR_ROLES if f.dense in FP8_CHECKPOINTS else ()
+    if f.experts in FP8_CHECKPOINTS and "experts" not in roles:
+        roles = (*roles, "experts")
+    return roles
 
 
 def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
@@ -368,20 +396,9 @@ def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
     vllm/model_executor/layers/quantization/utils/fp8_utils.py apply_w8a8_block_fp8_linear;
     scaled_fp8_quant otherwise, w8a8_utils.py Fp8LinearOp; its RMSNorm-and-quant fusion pass is off by
     default, config/compilation.py enable_fusion) and two in each fused routed-expert call, before
-    each of its multiplies (fused_moe.py, moe_kernel_quantize_input). The roles the checkpoint
-    stores in fp8 say which (its quantization config, or the layout --weight-dtype stands for)."""
-    from kvcalc.engine.weights import LINEAR_ROLES, WeightFormats
-
-    f = WeightFormats.of(model, weight_dtype)
-    if f.quantization is not None:
-        if not f.quantization.method.startswith("fp8"):
-            return 0
-        roles: tuple[str, ...] = tuple(f.quantization.roles)
-    else:
-        roles = LINEAR_ROLES if f.dense in FP8_CHECKPOINTS else ()
-        if f.experts in FP8_CHECKPOINTS and "experts" not in roles:
-            roles = (*roles, "experts")
-    n = 0
+    each of its multiplies (fused_moe.py, moe_kernel_quantize_input; :func:`expert_quant_kernels`)."""
+    roles = _fp8_roles(model, weight_dtype)
+    n = expert_quant_kernels(model, weight_dtype)
     if "attn" in roles:
         n += sum(c * model.layer_kinds[name].decode_linears for name, c in model.layer_counts().items())
     moe = model.moe.num_moe_layers if model.moe else 0
@@ -389,9 +406,14 @@ def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
         n += (model.num_layers - moe) * 2
     if "shared_experts" in roles and model.params is not None and model.params.shared_experts:
         n += moe * 2
-    if "experts" in roles:
-        n += moe * 2
     return n
+
+
+def expert_quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
+    """Of :func:`quant_kernels`, those inside the fused routed-expert calls: two a call where the
+    routed experts are stored in fp8."""
+    moe = model.moe.num_moe_layers if model.moe else 0
+    return 2 * moe if "experts" in _fp8_roles(model, weight_dtype) else 0
 
 
 def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, kernels: Kernels | None = None) -> float:
@@ -408,7 +430,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
         + n.small * c.kernel_gap_s
     )
     if eager:
-        t += (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * c.eager_launch_s
+        t += n.total * c.eager_launch_s
     return t
 
 
@@ -416,7 +438,7 @@ def eager_issue_s(model: ModelSpec, c: StepConstants, kernels: Kernels | None = 
     """Seconds the host takes to issue one step's kernels when the model's layers run eagerly from
     Python (no CUDA graph): every kernel layer_kernels counts, at eager_host_s each."""
     n = kernels or layer_kernels(model)
-    return (n.gemm + n.attention + n.mla_attention + n.moe + n.small) * c.eager_host_s
+    return n.total * c.eager_host_s
 
 
 @record(frozen=True)
