@@ -1048,9 +1048,23 @@ class StepModel:
         return f"{2 + self.norm_allreduces} all-reduces ({what} of {self.norm_allreduce_bytes} B a token: the q/k norm over all heads)"
 
     def _quant_said(self) -> str:
-        """The small kernels that quantize fp8 matmuls' activations, where the step has them."""
-        q = self.quant_kernels
+        """The small kernels that quantize fp8 matmuls' activations, where the step has them (those inside
+        the fused routed-expert calls are in the call's latency)."""
+        k = self.kernels
+        q = self.quant_kernels - (k.moe_inner - 2 * k.moe)  # less the fused calls' alignment and combine
         return f", {q:,} of them quantizing the fp8 matmuls' activations" if q else ""
+
+    def _latencies_said(self) -> str:
+        """Each kernel kind's latency, for the kinds the step runs."""
+        c, k = self.c, self.kernels
+        said = [f"{(c.gemm_latency_s or 0.0) * 1e6:g} us a matmul"]
+        if k.attention:
+            said.append(f"{c.attn_latency_s * 1e6:g} us an attention call")
+        if k.mla_attention:
+            said.append(f"{c.mla_attn_latency_s * 1e6:g} us an MLA attention call")
+        if k.moe:
+            said.append(f"{c.moe_latency_s * 1e6:g} us a fused routed-expert call, its own kernels within it")
+        return ", ".join([*said, f"{c.kernel_gap_s * 1e6:g} us a small kernel"]) + self._quant_said()
 
     def describe(self) -> str:
         c = self.c
@@ -1060,8 +1074,7 @@ class StepModel:
             f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
             f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
-            f"of kernel latencies per step ({(c.gemm_latency_s or 0.0) * 1e6:g} us a matmul, {c.attn_latency_s * 1e6:g} us an "
-            f"attention call, {c.kernel_gap_s * 1e6:g} us a small kernel{self._quant_said()})",
+            f"of kernel latencies per step ({self._latencies_said()})",
         ]
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]
