@@ -350,9 +350,10 @@ def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dty
     """Each kind's mixer as it says (LayerKind.decode_kernels, an MLA kind's attention charged as
     MLA, and LayerKind.indexer_kernels on the layers that hold a sparse-attention indexer), two norms a
     layer, and the MLP: gate-up, down and the activation for a dense layer; the router, one fused call for the routed experts, the shared experts' two multiplies where the
-    model has them, top-k, alignment and the combine for an MoE layer (vllm/model_executor/layers/
-    fused_moe). Matmuls that run at fp8 (``compute_dtype``) add their activations' quantization
-    kernels (:func:`quant_kernels`) to the small ones."""
+    model has them and top-k for an MoE layer, with the alignment and the combine inside the fused call
+    (Kernels.moe_inner; vllm/model_executor/layers/fused_moe). Matmuls that run at fp8
+    (``compute_dtype``) add their activations' quantization kernels (:func:`quant_kernels`): to the
+    small ones, but for the routed experts' two, which run inside the fused call."""
     g = a = am = k = 0
     for name, n in model.layer_counts().items():
         kind = model.layer_kinds[name]
