@@ -404,7 +404,11 @@ def track_table() -> str:
         if len(xs) < MIN_RUNS:
             return f"{len(xs)} run{'s' if len(xs) != 1 else ''}, too few"
         q1, med, q3 = track_quartiles(xs)
-        return f"{med:+.0%} ({q1:+.0%} to {q3:+.0%}; {len(xs)})"
+
+        def pct(x: float) -> str:  # a share that rounds to nothing has no sign
+            return "0%" if f"{abs(x):.0%}" == "0%" else f"{x:+.0%}"
+
+        return f"{pct(med)} ({pct(q1)} to {pct(q3)}; {len(xs)})"
 
     rows = [
         TRACK_BEGIN,
