@@ -728,7 +728,7 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     assert h200.kernels.total - layer_kernels(ds).total == 482 and a100.kernels == layer_kernels(ds)
     # Each is one small kernel in a CUDA graph, 2.7 us beside the 16-bit count, but for the 58 x 2 quantizing the
     # routed experts' inputs inside the fused call, whose measured latency holds them: (482 - 116) x 2.7 us.
-    assert h200.kernels.moe_inner - layer_kernels(ds).moe_inner == 116
+    assert h200.kernels.moe_inner - layer_kernels(ds).moe_inner == 116 and (h200.quant_kernels, h200.quant_small) == (482, 366)
     assert h200.layer_gaps_s - layer_latency_s_16(ds, h200) == pytest.approx((482 - 116) * 2.7e-6, rel=1e-9)
     assert "366 of them quantizing the fp8 matmuls' activations" in h200.describe()  # 482 less the 116 inside the calls
     assert "59 us an MLA attention call, 28 us a fused routed-expert call, its own kernels within it" in h200.describe()

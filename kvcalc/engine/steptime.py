@@ -81,7 +81,8 @@ class StepConstants:
     mla_attn_latency_s: float = 59e-6
     """Latency of one MLA decode attention call beyond its bytes, seconds."""
     moe_latency_s: float = 28e-6
-    """Latency of one fused routed-expert call (both multiplies) beyond its bytes, seconds."""
+    """Latency of one fused routed-expert call (both multiplies, and the alignment, quantization and
+    combine kernels inside it: Kernels.moe_inner) beyond its bytes, seconds."""
     kernel_gap_s: float = 2.7e-6
     """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
     with the spacing before the next, seconds."""
@@ -266,7 +267,8 @@ DEFAULT_SOURCES: dict[str, str] = {
     "at batch 1 on H200 with FlashAttention-MLA (about 94 on H100; AIConfigurator's measured mla tables); less its "
     "six projections and four small kernels as this model charges them on H200 (6 x 3.6 + 4 x 2.7 = 32.4 us), "
     "59 us for the attention call (91 - 32.4)",
-    "moe_latency_s": "vLLM's fused-MoE Triton kernel (both expert multiplies, CUDA graph): a fixed floor of 22-35 us "
+    "moe_latency_s": "vLLM's fused_experts call (both expert multiplies and the kernels around them inside it, CUDA "
+    "graph; AIConfigurator's collector times the whole call): a fixed floor of 22-35 us "
     "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
     "read at 0.85-0.97 of peak (AIConfigurator's measured moe tables, straight-line fits)",
     "kernel_gap_s": "one decode step's small kernels as a trace times them: the eleven kernels besides the router's "
@@ -579,8 +581,12 @@ class StepModel:
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
         self.kernels = layer_kernels(model, weight_dtype, self.compute_dtype)
-        self.quant_kernels = quant_kernels(model, weight_dtype) if self.compute_dtype == "fp8" else 0
-        """Of the kernels' small ones, those quantizing fp8 matmuls' activations."""
+        fp8 = self.compute_dtype == "fp8"
+        self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
+        """Kernels quantizing fp8 matmuls' activations: among the small ones, but for the routed experts'
+        two a call, which run inside the fused calls (Kernels.moe_inner)."""
+        self.quant_small = self.quant_kernels - expert_quant_kernels(model, weight_dtype) if fp8 else 0
+        """Of quant_kernels, those charged as small kernels."""
         self.layer_gaps_s = layer_latency_s(model, self.c, kernels=self.kernels)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
         self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model, dp, gpu.name)
@@ -1051,8 +1057,7 @@ class StepModel:
     def _quant_said(self) -> str:
         """The small kernels that quantize fp8 matmuls' activations, where the step has them (those inside
         the fused routed-expert calls are in the call's latency)."""
-        k = self.kernels
-        q = self.quant_kernels - (k.moe_inner - 2 * k.moe)  # less the fused calls' alignment and combine
+        q = self.quant_small
         return f", {q:,} of them quantizing the fp8 matmuls' activations" if q else ""
 
     def _latencies_said(self) -> str:
