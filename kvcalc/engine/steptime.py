@@ -88,7 +88,7 @@ class StepConstants:
     with the spacing before the next, seconds."""
     eager_launch_s: float = 1.2e-6
     """What launching a kernel outside a CUDA graph adds to it, for steps past GRAPH_MAX_TOKENS."""
-    eager_host_s: float = 49e-6
+    eager_host_s: float = 44e-6
     """Host time to issue one kernel (as layer_kernels counts them) of a layer run eagerly from
     Python, where the engine runs a step's prompt tokens without CUDA graphs (Engine.prefill_graphs):
     such a step takes at least the host's time to issue the whole model's kernels."""
@@ -282,8 +282,8 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(vllm/config: min(2 x max_num_seqs, 512)), and larger steps run without them",
     "eager_host_s": "SGLang's scheduler timed one DeepSeek-V3 forward carrying 1 new prompt token at 82.6 ms run "
     "eagerly and 23.1 ms replayed from a CUDA graph (sgl-project/sglang#12160, its 'forward cost' log lines): the eager "
-    "forward is the host issuing 61 layers' kernels, 1,690 as layer_kernels counts them at fp8 (1,208 and the 482 "
-    "kernels quantizing the fp8 matmuls' activations), 49 us each (82.6 ms / 1,690); one measurement, of MLA and MoE "
+    "forward is the host issuing 61 layers' kernels, 1,864 as layer_kernels counts them at fp8 (1,382 and the 482 "
+    "kernels quantizing the fp8 matmuls' activations), 44 us each (82.6 ms / 1,864); one measurement, of MLA and MoE "
     "layers, taken as the cost of every model's kernels",
     "allreduce": "NVLink TP all-reduces where the GPU spec has measurements (A100 SXM, H100 SXM, H200, B200 at TP 2, "
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
@@ -348,11 +348,34 @@ class Kernels:
         return self.gemm + self.attention + self.mla_attention + self.moe + self.small + self.moe_inner
 
 
+GROUPED_TOPK_ARCHITECTURES = frozenset(
+    {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "glm_moe_dsa", "minimax_m2"}
+)
+"""Model types whose MoE layers vLLM routes by grouped top-k (use_grouped_topk=True): vLLM 0.11's
+deepseek_v2.py (DeepSeek-V2, V3, V3.2 and Kimi-K2, whose checkpoints name DeepseekV3ForCausalLM) and
+glm4_moe.py; 0.16's glm4_moe_lite.py (its MoE a Glm4MoE) and registry (GlmMoeDsaForCausalLM in
+deepseek_v2.py); 0.13's minimax_m2.py (one group, with the score-correction bias)."""
+
+
+def routing_kernels(model: ModelSpec) -> int:
+    """Small kernels an MoE layer's top-k runs outside the fused routed-expert call, as vLLM 0.11
+    runs them (vllm/model_executor/layers/fused_moe/fused_moe.py). Grouped top-k with a
+    score-correction bias (:data:`GROUPED_TOPK_ARCHITECTURES`) takes fused_grouped_topk: the scores'
+    sigmoid and bias in one compiled kernel, ops.grouped_topk's two kernels and the indices' cast, 4,
+    as a trace of DeepSeek-V3.1's decode on H200 shows them (vllm-project/vllm#28084:
+    triton_poi_fused__to_copy_add_sigmoid, topk_with_k2_kernel, group_idx_and_topk_idx_kernel,
+    triton_poi_fused__to_copy; 1.9, 1.8, 7.3 and 1.0 us). DeepSeek-V2's gates, without the bias, take
+    grouped_topk's compiled torch code instead, not traced, and are charged the same 4. Other routers
+    are charged as fused_topk runs, 2: the logits' cast to fp32 and topk_softmax (Llama 4's custom
+    routing and gpt-oss's MXFP4 experts route by code of their own, charged the same)."""
+    return 4 if model.architecture in GROUPED_TOPK_ARCHITECTURES else 2
+
+
 def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16") -> Kernels:
     """Each kind's mixer as it says (LayerKind.decode_kernels, an MLA kind's attention charged as
     MLA, and LayerKind.indexer_kernels on the layers that hold a sparse-attention indexer), two norms a
     layer, and the MLP: gate-up, down and the activation for a dense layer; the router, one fused call for the routed experts, the shared experts' two multiplies where the
-    model has them and top-k for an MoE layer, with the alignment and the combine inside the fused call
+    model has them and the top-k's kernels (:func:`routing_kernels`) for an MoE layer, with the alignment and the combine inside the fused call
     (Kernels.moe_inner; vllm/model_executor/layers/fused_moe). Matmuls that run at fp8
     (``compute_dtype``) add their activations' quantization kernels (:func:`quant_kernels`): to the
     small ones, but for the routed experts' two, which run inside the fused call."""
@@ -371,7 +394,7 @@ def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dty
     moe = model.moe.num_moe_layers if model.moe else 0
     shared = 2 if model.params is not None and model.params.shared_experts else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
-    k += layers * 2 + (layers - moe) + moe
+    k += layers * 2 + (layers - moe) + moe * routing_kernels(model)
     inner = moe * 2
     if compute_dtype == "fp8":
         q, q_experts = quant_kernels(model, weight_dtype), expert_quant_kernels(model, weight_dtype)
