@@ -309,7 +309,8 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
 def test_an_mla_moe_layer_counts_its_kernels():
     # DeepSeek-V3: 61 MLA layers (6 matmuls, an MLA attention call, 4 small kernels each), 3 dense MLP
     # layers (2 matmuls, the activation) and 58 MoE layers with shared experts (router and 2 shared
-    # matmuls: 3; one fused routed-expert call; top-k outside it, alignment and the combine inside it: 4 + 2),
+    # matmuls: 3; the shared experts' activation, a silu and a multiply inside vLLM's fused-MoE op: 2; one fused
+    # routed-expert call; top-k outside it, alignment and the combine inside it: 4 + 2),
     # two norms a layer. The call's own kernels are timed in its measured latency (moe_inner). Grouped
     # top-k with the score-correction bias runs 4 kernels in vLLM 0.11 (fused_grouped_topk: sigmoid and bias,
     # ops.grouped_topk's two, the indices' cast), as vllm-project/vllm#28084's trace shows them.
@@ -320,7 +321,7 @@ def test_an_mla_moe_layer_counts_its_kernels():
         attention=0,
         mla_attention=61,
         moe=58,
-        small=61 * 4 + 61 * 2 + 3 + 58 * 4,
+        small=61 * 4 + 61 * 2 + 3 + 58 * (4 + 2),
         moe_inner=58 * 2,
     )
     # DeepSeek-V3.2 adds its indexer on each of the 61 layers (vLLM 0.24 deepseek_v2.py Indexer.forward): the
@@ -331,13 +332,20 @@ def test_an_mla_moe_layer_counts_its_kernels():
         attention=61,
         mla_attention=61,
         moe=58,
-        small=61 * (4 + 5) + 61 * 2 + 3 + 58 * 4,
+        small=61 * (4 + 5) + 61 * 2 + 3 + 58 * (4 + 2),
         moe_inner=58 * 2,
     )
     # Qwen3-235B routes by softmax top-k (vLLM 0.11 fused_topk: the logits' fp32 cast and topk_softmax): 94 MoE
     # layers of 2 routing kernels, no shared experts, two norms and the attention's rotary and cache write.
     q = layer_kernels(resolve_model("qwen3-235b-a22b"))
     assert (q.moe, q.small, q.moe_inner) == (94, 94 * 2 + 94 * 2 + 94 * 2, 94 * 2)
+    # Qwen3-Next runs its shared expert in compiled code (vLLM 0.11 qwen3_next.py, no SharedFusedMoE): one
+    # activation kernel, as a dense MLP's; 48 layers, all MoE.
+    nxt = resolve_model("qwen3-next-80b-a3b")
+    assert nxt.moe is not None and nxt.moe.num_moe_layers == nxt.num_layers == 48
+    from kvcalc.engine.steptime import shared_activation_kernels
+
+    assert shared_activation_kernels(nxt) == 1 and shared_activation_kernels(resolve_model("qwen3-30b-a3b")) == 0
     # Past 512 tokens a step runs without CUDA graphs: every kernel's launch adds 1.2 us.
     sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16)
     k = layer_kernels(resolve_model("llama3.1-8b"))
@@ -532,19 +540,19 @@ def test_a_wider_expert_makes_a_long_prefill_faster_than_one_share_did():
 def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_kernels():
     # docs/simulation.md's example: Qwen3-8B on one H100 SXM, one 233-token prompt. SGLang's scheduler
     # timed a DeepSeek-V3 forward of one new token at 82.6 ms eager (sgl-project/sglang#12160): 61 layers,
-    # 1,864 kernels as layer_kernels counts them at fp8: 82.6 ms / 1,864 = 44 us a kernel.
+    # 1,980 kernels as layer_kernels counts them at fp8: 82.6 ms / 1,980 = 42 us a kernel.
     from kvcalc.engine.engines import engine
     from kvcalc.engine.steptime import layer_kernels
 
     ds = layer_kernels(resolve_model("deepseek-v3"))
-    assert ds.gemm + ds.attention + ds.mla_attention + ds.moe + ds.small + ds.moe_inner == ds.total == 1382
+    assert ds.gemm + ds.attention + ds.mla_attention + ds.moe + ds.small + ds.moe_inner == ds.total == 1498
     fp8 = layer_kernels(resolve_model("deepseek-v3"), None, "fp8")
     # Activation quantization before every fp8 linear: 61 MLA layers x 4 projections, 3 dense MLPs x 2, and in
     # 58 MoE layers the shared experts' 2 and the fused experts' 2: 244 + 6 + 232 = 482.
     # (the routed experts' 2 run inside the fused call: moe_inner)
     assert fp8.small - ds.small == 61 * 4 + 3 * 2 + 58 * 2 and fp8.moe_inner - ds.moe_inner == 58 * 2
-    assert fp8.total == 1382 + 482 == 1864
-    assert round(82.6e-3 / 1864 * 1e6) == 44 and DEFAULTS.eager_host_s == 44e-6
+    assert fp8.total == 1498 + 482 == 1980
+    assert round(82.6e-3 / 1980 * 1e6) == 42 and DEFAULTS.eager_host_s == 42e-6
     m, h = resolve_model("qwen3-8b"), resolve_gpu("h100-sxm")
     k = layer_kernels(m)
     # 36 layers of 4 matmuls (QKV, output, gate-up, down), an attention call, 5 small kernels.
@@ -553,8 +561,8 @@ def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_ker
     eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 233, 233)
     assert graphed.t_step_s == pytest.approx(7.666e-3, abs=1e-6)
     host = 0.5e-3 + 4e-6  # the scheduler's own time, before the forward
-    assert 360 * 44e-6 == pytest.approx(15.84e-3) and graphed.t_step_s - host < 15.84e-3
-    assert eager.t_step_s == pytest.approx(host + 15.84e-3, rel=1e-12)
+    assert 360 * 42e-6 == pytest.approx(15.12e-3) and graphed.t_step_s - host < 15.12e-3
+    assert eager.t_step_s == pytest.approx(host + 15.12e-3, rel=1e-12)
     # The GPU's terms are the engine's work either way; the host's time goes to the fixed term.
     assert (eager.t_memory_s, eager.t_compute_s, eager.t_bound_s) == (graphed.t_memory_s, graphed.t_compute_s, graphed.t_bound_s)
     assert eager.t_fixed_s - graphed.t_fixed_s == pytest.approx(eager.t_step_s - graphed.t_step_s, rel=1e-12)
@@ -564,7 +572,7 @@ def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_ker
         ref = StepModel(m, h, BF16, engine=engine("vllm@0.11"))
         assert sm.step(8, 500).t_step_s - sm.c.fixed_s == pytest.approx(ref.step(8, 500).t_step_s - ref.c.fixed_s)
         big = sm.step(0, 0, 8192, 8192)
-        assert big.t_step_s - big.t_fixed_s > 15.84e-3
+        assert big.t_step_s - big.t_fixed_s > 15.12e-3
     assert StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 8192, 8192).t_step_s == pytest.approx(
         StepModel(m, h, BF16, engine=engine("sglang@0.5.10")).step(0, 0, 8192, 8192).t_step_s
     )
@@ -588,8 +596,8 @@ def test_the_step_description_says_when_prompt_steps_run_without_cuda_graphs():
 
     m, h = resolve_model("qwen3-8b"), resolve_gpu("h100-sxm")
     eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).describe()
-    # 360 kernels x 44 us = 15.84 ms, printed to three figures.
-    assert "takes at least the host's issue of its kernels (15.8 ms: 44 us a kernel)" in eager
+    # 360 kernels x 42 us = 15.12 ms, printed to three figures.
+    assert "takes at least the host's issue of its kernels (15.1 ms: 42 us a kernel)" in eager
     assert "CUDA graphs" not in StepModel(m, h, BF16, engine=engine("vllm@0.11")).describe()
 
 
@@ -609,13 +617,13 @@ def test_sglang_0_5_23_runs_prompt_steps_without_graphs_at_pp_off_cuda_and_for_v
     # vLLM V1 graphs its prompt steps everywhere; the older records nowhere.
     for pp, vendor, m in ((1, "NVIDIA", text), (2, "AMD", vl)):
         assert engine("vllm").prompt_graphs(pp, vendor, m) and not engine("sglang@0.5.6").prompt_graphs(pp, vendor, m)
-    # The step model follows it: a 233-token prompt step of Qwen3-8B on an MI300X takes the host's 15.84 ms.
-    assert StepModel(text, amd, BF16, engine=cur).step(0, 0, 233, 233).t_step_s == pytest.approx(0.504e-3 + 15.84e-3)
+    # The step model follows it: a 233-token prompt step of Qwen3-8B on an MI300X takes the host's 15.12 ms.
+    assert StepModel(text, amd, BF16, engine=cur).step(0, 0, 233, 233).t_step_s == pytest.approx(0.504e-3 + 15.12e-3)
     assert StepModel(text, h, BF16, engine=cur).step(0, 0, 233, 233).t_step_s < 10e-3
     # And plan's TTFT assumption says where.
     assert _eager_prompt_words(cur, [h], text, DEFAULTS) == (
         "; SGLang 0.5 runs those steps without CUDA graphs at PP > 1 on h100-sxm, so each takes at least the "
-        "host's issue of the model's kernels (44 us a kernel)"
+        "host's issue of the model's kernels (42 us a kernel)"
     )
     assert "without CUDA graphs on mi300x and at PP > 1 on h100-sxm" in _eager_prompt_words(cur, [h, amd], text, DEFAULTS)
     assert "without CUDA graphs, so" in _eager_prompt_words(engine("sglang@0.5.6"), [h, amd], text, DEFAULTS)

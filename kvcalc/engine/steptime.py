@@ -88,7 +88,7 @@ class StepConstants:
     with the spacing before the next, seconds."""
     eager_launch_s: float = 1.2e-6
     """What launching a kernel outside a CUDA graph adds to it, for steps past GRAPH_MAX_TOKENS."""
-    eager_host_s: float = 44e-6
+    eager_host_s: float = 42e-6
     """Host time to issue one kernel (as layer_kernels counts them) of a layer run eagerly from
     Python, where the engine runs a step's prompt tokens without CUDA graphs (Engine.prefill_graphs):
     such a step takes at least the host's time to issue the whole model's kernels."""
@@ -282,8 +282,8 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(vllm/config: min(2 x max_num_seqs, 512)), and larger steps run without them",
     "eager_host_s": "SGLang's scheduler timed one DeepSeek-V3 forward carrying 1 new prompt token at 82.6 ms run "
     "eagerly and 23.1 ms replayed from a CUDA graph (sgl-project/sglang#12160, its 'forward cost' log lines): the eager "
-    "forward is the host issuing 61 layers' kernels, 1,864 as layer_kernels counts them at fp8 (1,382 and the 482 "
-    "kernels quantizing the fp8 matmuls' activations), 44 us each (82.6 ms / 1,864); one measurement, of MLA and MoE "
+    "forward is the host issuing 61 layers' kernels, 1,980 as layer_kernels counts them at fp8 (1,498 and the 482 "
+    "kernels quantizing the fp8 matmuls' activations), 42 us each (82.6 ms / 1,980); one measurement, of MLA and MoE "
     "layers, taken as the cost of every model's kernels",
     "allreduce": "NVLink TP all-reduces where the GPU spec has measurements (A100 SXM, H100 SXM, H200, B200 at TP 2, "
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
@@ -371,11 +371,32 @@ def routing_kernels(model: ModelSpec) -> int:
     return 4 if model.architecture in GROUPED_TOPK_ARCHITECTURES else 2
 
 
+SHARED_IN_FUSED_MOE_ARCHITECTURES = frozenset(
+    {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "glm_moe_dsa", "llama4_text"}
+)
+"""Model types whose shared experts vLLM runs inside the fused-MoE layer (SharedFusedMoE: vLLM 0.11's
+deepseek_v2.py, glm4_moe.py and llama4.py; GLM-4.7-Flash's and GLM-5's classes build on the first
+two in 0.16)."""
+
+
+def shared_activation_kernels(model: ModelSpec) -> int:
+    """Kernels of an MoE layer's shared-expert activation: none without shared experts; 2 where vLLM
+    runs the shared experts inside the fused-MoE custom op (:data:`SHARED_IN_FUSED_MOE_ARCHITECTURES`),
+    which torch.compile does not enter, so SiluAndMul takes its native torch code, a silu and a
+    multiply (custom ops are off under Inductor: the two elementwise kernels between the shared
+    experts' multiplies in vllm-project/vllm#28084's single-stream trace of DeepSeek-V3.1, 2.18 and
+    2.02 us); else 1, compiled as a dense MLP's is."""
+    if model.params is None or not model.params.shared_experts:
+        return 0
+    return 2 if model.architecture in SHARED_IN_FUSED_MOE_ARCHITECTURES else 1
+
+
 def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16") -> Kernels:
     """Each kind's mixer as it says (LayerKind.decode_kernels, an MLA kind's attention charged as
     MLA, and LayerKind.indexer_kernels on the layers that hold a sparse-attention indexer), two norms a
     layer, and the MLP: gate-up, down and the activation for a dense layer; the router, one fused call for the routed experts, the shared experts' two multiplies where the
-    model has them and the top-k's kernels (:func:`routing_kernels`) for an MoE layer, with the alignment and the combine inside the fused call
+    model has them with their activation (:func:`shared_activation_kernels`) and the top-k's kernels
+    (:func:`routing_kernels`) for an MoE layer, with the alignment and the combine inside the fused call
     (Kernels.moe_inner; vllm/model_executor/layers/fused_moe). Matmuls that run at fp8
     (``compute_dtype``) add their activations' quantization kernels (:func:`quant_kernels`): to the
     small ones, but for the routed experts' two, which run inside the fused call."""
@@ -394,7 +415,7 @@ def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dty
     moe = model.moe.num_moe_layers if model.moe else 0
     shared = 2 if model.params is not None and model.params.shared_experts else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
-    k += layers * 2 + (layers - moe) + moe * routing_kernels(model)
+    k += layers * 2 + (layers - moe) + moe * (routing_kernels(model) + shared_activation_kernels(model))
     inner = moe * 2
     if compute_dtype == "fp8":
         q, q_experts = quant_kernels(model, weight_dtype), expert_quant_kernels(model, weight_dtype)
