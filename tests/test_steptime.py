@@ -765,7 +765,16 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     assert h200.kernels.moe_inner - layer_kernels(ds).moe_inner == 116 and (h200.quant_kernels, h200.quant_small) == (482, 366)
     assert h200.layer_gaps_s - layer_latency_s_16(ds, h200) == pytest.approx((482 - 116) * 2.7e-6, rel=1e-9)
     assert "366 of them quantizing the fp8 matmuls' activations" in h200.describe()  # 482 less the 116 inside the calls
-    assert "59 us an MLA attention call, 28 us a fused routed-expert call, its own kernels within it" in h200.describe()
+    # The description names each kind's count a step and its latency, so the kernel latencies add up by hand:
+    # 61 x 6 + 3 x 2 + 58 x 3 matmuls, 61 MLA calls, 58 fused calls, and the small kernels: 61 x (4 + 2) + 3 (the
+    # dense MLPs' activations) + 58 x (4 + 2) (top-k and the shared experts' activation) + 366 = 1,083.
+    said = (
+        "546 matmuls at 3.6 us, 61 MLA attention calls at 59 us, 58 fused routed-expert calls at 28 us, their own "
+        "kernels within them, 1,083 small kernels at 2.7 us, 366 of them quantizing the fp8 matmuls' activations"
+    )
+    assert said in " ".join(h200.describe().split())
+    assert 61 * 6 + 3 * 2 + 58 * 3 == 546 and 61 * 6 + 3 + 58 * 6 + 366 == 1083
+    assert h200.layer_gaps_s == pytest.approx((546 * 3.6 + 61 * 59 + 58 * 28 + 1083 * 2.7) * 1e-6, rel=1e-12)
     assert "quantizing" not in a100.describe()
 
 

@@ -1105,16 +1105,17 @@ class StepModel:
         return f", {q:,} of them quantizing the fp8 matmuls' activations" if q else ""
 
     def _latencies_said(self) -> str:
-        """Each kernel kind's latency, for the kinds the step runs."""
+        """Each kernel kind the step runs, how many a step and the latency of each: the counts times the
+        latencies add up to layer_gaps_s."""
         c, k = self.c, self.kernels
-        said = [f"{(c.gemm_latency_s or 0.0) * 1e6:g} us a matmul"]
+        said = [f"{k.gemm:,} matmuls at {(c.gemm_latency_s or 0.0) * 1e6:g} us"]
         if k.attention:
-            said.append(f"{c.attn_latency_s * 1e6:g} us an attention call")
+            said.append(f"{k.attention:,} attention calls at {c.attn_latency_s * 1e6:g} us")
         if k.mla_attention:
-            said.append(f"{c.mla_attn_latency_s * 1e6:g} us an MLA attention call")
+            said.append(f"{k.mla_attention:,} MLA attention calls at {c.mla_attn_latency_s * 1e6:g} us")
         if k.moe:
-            said.append(f"{c.moe_latency_s * 1e6:g} us a fused routed-expert call, its own kernels within it")
-        return ", ".join([*said, f"{c.kernel_gap_s * 1e6:g} us a small kernel"]) + self._quant_said()
+            said.append(f"{k.moe:,} fused routed-expert calls at {c.moe_latency_s * 1e6:g} us, their own kernels within them")
+        return ", ".join([*said, f"{k.small:,} small kernels at {c.kernel_gap_s * 1e6:g} us"]) + self._quant_said()
 
     def describe(self) -> str:
         c = self.c
