@@ -775,6 +775,10 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     assert said in " ".join(h200.describe().split())
     assert 61 * 6 + 3 * 2 + 58 * 3 == 546 and 61 * 6 + 3 + 58 * 6 + 366 == 1083
     assert h200.layer_gaps_s == pytest.approx((546 * 3.6 + 61 * 59 + 58 * 28 + 1083 * 2.7) * 1e-6, rel=1e-12)
+    # docs/simulation.md's worked sum, term by term in ms.
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    terms = [546 * 3.6e-3, 61 * 59e-3, 58 * 28e-3, 1083 * 2.7e-3]
+    assert f"{' + '.join(f'{t:.3f}' for t in terms)} = {h200.layer_gaps_s * 1e3:.3f} ms of kernel latencies a step" in doc
     assert "quantizing" not in a100.describe()
 
 
