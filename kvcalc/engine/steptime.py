@@ -379,6 +379,10 @@ deepseek_v2.py, glm4_moe.py and llama4.py; GLM-4.7-Flash's and GLM-5's classes b
 two in 0.16)."""
 
 
+def _has_shared_experts(model: ModelSpec) -> bool:
+    return model.params is not None and bool(model.params.shared_experts)
+
+
 def shared_activation_kernels(model: ModelSpec) -> int:
     """Kernels of an MoE layer's shared-expert activation: none without shared experts; 2 where vLLM
     runs the shared experts inside the fused-MoE custom op (:data:`SHARED_IN_FUSED_MOE_ARCHITECTURES`),
@@ -386,7 +390,7 @@ def shared_activation_kernels(model: ModelSpec) -> int:
     multiply (custom ops are off under Inductor: the two elementwise kernels between the shared
     experts' multiplies in vllm-project/vllm#28084's single-stream trace of DeepSeek-V3.1, 2.18 and
     2.02 us); else 1, compiled as a dense MLP's is."""
-    if model.params is None or not model.params.shared_experts:
+    if not _has_shared_experts(model):
         return 0
     return 2 if model.architecture in SHARED_IN_FUSED_MOE_ARCHITECTURES else 1
 
@@ -413,7 +417,7 @@ def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dty
         g, a, k = g + n * ig, a + n * ia, k + n * ik
     layers = model.num_layers
     moe = model.moe.num_moe_layers if model.moe else 0
-    shared = 2 if model.params is not None and model.params.shared_experts else 0
+    shared = 2 if _has_shared_experts(model) else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
     k += layers * 2 + (layers - moe) + moe * (routing_kernels(model) + shared_activation_kernels(model))
     inner = moe * 2
@@ -451,7 +455,7 @@ def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
     moe = model.moe.num_moe_layers if model.moe else 0
     if "mlp" in roles:
         n += (model.num_layers - moe) * 2
-    if "shared_experts" in roles and model.params is not None and model.params.shared_experts:
+    if "shared_experts" in roles and _has_shared_experts(model):
         n += moe * 2
     return n
 
