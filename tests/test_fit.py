@@ -577,6 +577,23 @@ def test_a_multimodal_model_says_what_is_not_modelled():
     assert not any("dummy images" in w for w in fit(resolve_model("llama3.1-8b"), h, FitInputs(seq=8192)).warnings)
 
 
+def test_a_negative_pools_range_reads_as_two_figures(cli):
+    # Llama-3.1-405B on one L4: the KV pool line's range is below zero at both ends. Its text is the
+    # JSON's two bounds in GiB joined by '..', not a hyphen that reads as a double minus.
+    args = ("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "8k")
+    d = cli(*args, "--json").json()
+    pool = next(b for b in d["budget"] if b["label"] == "= KV pool")
+    lo, hi = pool["low"] / 2**30, pool["high"] / 2**30
+    assert lo < hi < 0
+    text = cli(*args).out.replace("\u00a0", " ")  # labels and figures keep together with no-break spaces
+    row = next(line for line in text.splitlines() if "KV pool" in line and "GiB" in line)
+    assert row.split()[-1] == f"{lo:.2f}..{hi:.2f}" and "--" not in row
+    # A range of positive figures keeps its hyphen: the device's own line.
+    dev = next(b for b in d["budget"] if b["label"] == "device memory")
+    row = next(line for line in text.splitlines() if line.strip().startswith("device memory"))
+    assert row.split()[-1] == f"{dev['low'] / 2**30:.2f}-{dev['high'] / 2**30:.2f}"
+
+
 def test_a_model_that_cannot_fit_says_so_first_and_names_the_fewest_gpus(cli):
     # Llama-3.1-405B on one L4: the first line says it does not fit, and how many L4s hold one request
     # of the length (the plan search over TP x PP on L4s); the JSON carries both.

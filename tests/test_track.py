@@ -63,6 +63,25 @@ def test_an_estimate_is_carried_through_the_middle_half(groups):
     assert track_record(False, 1, ("output_throughput",), {"output_throughput": 1000.0}).metrics[0].measured_low is None
 
 
+def test_an_unbounded_figure_carries_no_band(groups):
+    # A deployment with no steady state has an unbounded TPOT: inf / (1 - 0.232) is no figure a
+    # measurement could show, so the record says the group's spread and no more.
+    for est in (float("inf"), float("nan"), 0.0, -1.0):
+        tpot = track_record(True, 8, ("mean_tpot",), {"mean_tpot": est}).metrics[0]
+        assert (tpot.estimate, tpot.measured_low, tpot.measured_high) == (None, None, None)
+        assert tpot.describe() == "mean TPOT: 35% below measured at the median; middle half 23% to 48% below (60 runs)"
+
+
+def test_plan_with_no_deployment_prints_no_unbounded_figure(cli):
+    # The serving-time issue's example at 8 GPUs: no deployment carries it, and the nearest has no steady
+    # state; its record lines say the group's spread with no 'inf ms'.
+    args = ("plan", "-m", "llama3.1-70b", "--gpus", "h100", "--rate", "26.4", "--prompt", "1000", "--output", "200")
+    args += ("--ttft", "1s", "--tpot", "50ms", "--max-gpus", "8")
+    out = " ".join(cli(*args).out.split())
+    assert out.startswith("NO DEPLOYMENT") and "Track record" in out
+    assert " inf " not in out and "inf ms" not in out
+
+
 def test_a_spread_across_zero_and_a_median_at_zero(groups):
     m = MetricRecord("mean_tpot", 27, -0.004, -0.066, 0.09)
     assert m.describe() == "mean TPOT: within 0.5% of measured at the median; middle half 7% below to 9% above (27 runs)"

@@ -21,6 +21,7 @@ writes to :mod:`kvcalc.engine.track_logs_data` the same way.
 
 from __future__ import annotations
 
+import math
 from dataclasses import field, replace
 from typing import Any
 
@@ -151,7 +152,9 @@ def track_record(
             out.append(MetricRecord(m, runs, None))
             continue
         est = (estimates or {}).get(m)
-        if est is None or not est > 0 or lo <= -1 or hi <= -1:
+        # A figure that is not a finite positive one (a deployment with no steady state: an unbounded
+        # TPOT) has nothing to carry the record to.
+        if est is None or not 0 < est < math.inf or lo <= -1 or hi <= -1:
             out.append(MetricRecord(m, runs, median, lo, hi))
             continue
         a, b = est / (1 + hi), est / (1 + lo)

@@ -10,6 +10,14 @@ from kvcalc.units import count_of, fmt_bytes, fmt_iec, fmt_si
 GIB = 2**30
 
 
+def _gib_span(low: int, high: int) -> str:
+    """A budget line's range in GiB: '0.69-0.93', or '-754.52..-736.68' where a bound is negative (a
+    hyphen between negative figures would read as a double minus; '..' as in the length ranges the
+    options take, uniform:100..4000)."""
+    sep = "-" if low >= 0 and high >= 0 else ".."
+    return f"{low / GIB:.2f}{sep}{high / GIB:.2f}"
+
+
 def render(r: Any) -> None:
     c = console()
     if r.verdict:
@@ -31,7 +39,7 @@ def render(r: Any) -> None:
     for line in r.budget:
         row = [nb(line.label), f"{line.bytes:,}", nb(fmt_si(line.bytes)), nb(fmt_iec(line.bytes))]
         if ranged:
-            row.append(nb(f"{line.low / GIB:.2f}-{line.high / GIB:.2f}") if line.low is not None else line.basis)
+            row.append(nb(_gib_span(line.low, line.high)) if line.low is not None else line.basis)
         t.add_row(*row)
     c.print(t)
     tokens = "unbounded in tokens" if r.kv_pool_tokens is None else f"{r.kv_pool_tokens:,} tokens"
