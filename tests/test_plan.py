@@ -109,6 +109,10 @@ def test_the_winner_says_what_it_won(cli):
         (["--users", "4", "--gpus", "h1000"], "h100"),
         (["--users", "4", "--max-gpus", "0"], "--max-gpus"),
         (["--users", "4", "--percentile", "101"], "--percentile"),
+        # 130,000 + 2,000 = 132,000 tokens, over Llama-3.1-8B's context of 131,072: a server refuses every
+        # such request, where plan had sized deployments for it.
+        (["--rate", "0.1", "--prompt", "130000", "--output", "2000"], "make 132,000 tokens, over llama3.1-8b's context"),
+        (["--rate", "0.1", "--prompt", "fixed:131072", "--output", "1"], "make 131,073 tokens"),
     ],
 )
 def test_bad_input_is_one_line(cli, args, needle):

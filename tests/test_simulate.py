@@ -507,6 +507,47 @@ def test_one_user_in_flight_is_said_in_the_singular(cli):
     assert "1 requests" not in out
 
 
+def test_one_request_is_judged_by_its_own_latency(cli):
+    # One request drawn at 1 a second offers no rate (its arrivals span nothing): the verdict gives
+    # its own first-token time and TPOT, as the JSON holds them, where it had called the run a burst
+    # "(rate inf)" against the user's --rate 1.
+    args = ("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--requests", "1", "--rate", "1")
+    d = cli(*args, "--json").json()
+    run_ = d["runs"][-1]
+    assert run_["completed"] == 1 and run_["offered_per_s"] is None
+    want = (
+        f"one request: no rate to judge; {run_['policy']} serves it in {run_['ttft_s']['mean'] * 1e3:,.4g} ms to its "
+        f"first token and {run_['tpot_s']['mean'] * 1e3:,.3g} ms a token after"
+    )
+    assert d["verdict"] == want
+    out = " ".join(cli(*args).out.split())
+    assert out.startswith(want) and "rate inf" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        # 130,000 + 2,000 = 132,000 tokens, over Llama-3.1-8B's 131,072 (max_position_embeddings).
+        (("--prompt", "130000", "--output", "2000"), "make 132,000 tokens, over llama3.1-8b's context of 131,072"),
+        # fixed:1500 and 1000 make 2,500, over the 2,048 --max-len allows.
+        (("--prompt", "fixed:1500", "--output", "1000", "--max-len", "2048"), "make 2,500 tokens, over --max-len 2,048"),
+    ],
+)
+def test_a_fixed_prompt_and_output_past_the_limit_are_refused(cli, args, needle):
+    one_line_error(
+        cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--requests", "5", *args), needle, "--prompt/--output"
+    )
+
+
+def test_a_distributions_longest_draws_are_cut_not_refused(cli):
+    # A fixed 130,000-token prompt beside ShareGPT-like outputs: an output is cut at the 1,072 tokens
+    # the context leaves (131,072 - 130,000), and the run goes ahead.
+    r = cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--requests", "20", "--prompt", "130000", "--json")
+    assert r.code == 0
+    d = r.json()
+    assert d["mean_prompt"] == 130_000 and 130_000 < d["max_len"] <= 131_072 and d["mean_output"] <= 1_072
+
+
 def test_a_short_run_far_below_capacity_is_not_called_overloaded():
     # 50 requests of 1,000 + 100 tokens at 2 a second on one H100: a twentieth of what an 8B model
     # serves there. The steady window holds about 40 completions, which fall short of the offered

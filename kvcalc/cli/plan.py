@@ -112,7 +112,7 @@ def plan(
     from kvcalc.engine.memory import FitInputs
     from kvcalc.engine.plan import SLO, Traffic, plan as run_plan
     from kvcalc.errors import KvcalcError
-    from kvcalc.inputs.workload import sample_lengths
+    from kvcalc.inputs.workload import check_fixed_pair, sample_lengths
     from kvcalc.specs.catalog import resolve_gpu
     from kvcalc.units import parse_float, parse_seconds
 
@@ -171,6 +171,8 @@ def plan(
 
     preset = opt.workload_preset(workload)
     p_def, o_def = (preset[0], preset[1]) if preset else ("1000", "200")
+    ctx = m.max_position_embeddings
+    check_fixed_pair(prompt or p_def, output or o_def, ctx, f"{m.name}'s context of {ctx:,} tokens")
     p_mean, p_tail = tokens(prompt, p_def, "--prompt")
     o_mean, _ = tokens(output, o_def, "--output")
     if gpus is None:

@@ -110,7 +110,7 @@ def simulate(
 
     from kvcalc.engine.simulate import SimSettings, Workload, parse_policies, simulate as run_sim
     from kvcalc.errors import KvcalcError
-    from kvcalc.inputs.workload import read_request_trace, sample_lengths
+    from kvcalc.inputs.workload import check_fixed_pair, read_request_trace, sample_lengths
     from kvcalc.units import parse_float
 
     m, g, origin = opt.model_and_gpu(model, gpu)
@@ -153,10 +153,9 @@ def simulate(
             desc = f"prompts {prompt or p_spec}, outputs {output or o_spec}"
         # A prompt or output is at most the limit less the one token a request outputs; without
         # --max-len, the limit of lengths the user gives is the model's context.
-        if max_len:
-            lim: str | None = f"--max-len {ml:,} less one output token"
-        else:
-            lim = f"{m.name}'s context of {ml:,} tokens less one output token" if prompt or output else None
+        whole = f"--max-len {ml:,}" if max_len else f"{m.name}'s context of {ml:,} tokens"
+        lim = f"{whole} less one output token" if max_len or prompt or output else None
+        check_fixed_pair(prompt or p_spec, output or o_spec, ml, whole)
         P = sample_lengths(prompt or p_spec, n, seed_n, ml - 1, "--prompt", lim)[0]
         O = sample_lengths(output or o_spec, n, seed_n + 1, ml - 1, "--output", lim)[0]
         # A request longer than --max-len is cut at it (its output shortened), as a server's limit would.

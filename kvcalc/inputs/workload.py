@@ -30,6 +30,34 @@ def _tokens(v: str, where: str) -> int:
     return parse_tokens(v, where)
 
 
+def fixed_tokens(spec: str | None, where: str = "lengths") -> int | None:
+    """The length of a fixed-length spec (N or fixed:N), else None (a distribution, or no spec)."""
+    if spec is None:
+        return None
+    s = str(spec).strip()
+    kind, _, arg = s.partition(":")
+    if ":" not in s and s and s[0].isdigit():
+        return _tokens(s, where)
+    if kind.strip().lower() == "fixed" and arg:
+        return _tokens(arg, where)
+    return None
+
+
+def check_fixed_pair(prompt: str | None, output: str | None, limit: int, limit_words: str) -> None:
+    """Refuse a fixed prompt and a fixed output that together pass ``limit`` tokens: every request
+    would be longer than the server takes (vLLM's OpenAI server answers a prompt + max_tokens over
+    max_model_len with an error, not a shorter output: vllm/entrypoints/openai/serving_engine.py
+    _validate_input, 0.6.6 and 0.11.0), where a distribution's longest draws are cut at it.
+    ``limit_words`` says what the limit is."""
+    p, o = fixed_tokens(prompt, "--prompt"), fixed_tokens(output, "--output")
+    if p is not None and o is not None and p + o > limit:
+        raise KvcalcError(
+            f"a {p:,}-token prompt and a {o:,}-token output make {p + o:,} tokens, over {limit_words}",
+            "--prompt/--output",
+            f"a prompt and an output of at most {limit:,} tokens together",
+        )
+
+
 def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "lengths", limit: str | None = None):
     """(lengths, lifetimes, description, notes) for ``n`` requests of a typed distribution, none
     longer than ``max_len``; ``limit`` says what that is in an error (default: --max-len)."""

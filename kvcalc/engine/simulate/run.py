@@ -356,6 +356,14 @@ def _verdict(runs: list[PolicyRun], st: SimSettings) -> str:
             f"{count_of(st.concurrency, 'request')} in flight: {r.policy} serves {r.requests_per_s:,.3g} requests/s "
             f"({r.output_tokens_per_s:,.4g} output tokens/s) in steady state"
         )
+    if r.offered_per_s is None and r.completed + r.rejected <= 1:
+        # One request offers no rate, whatever rate it was drawn at: its own latency is the figure.
+        if r.completed < 1:
+            return f"one request: {r.policy} never admits it"
+        return (
+            f"one request: no rate to judge; {r.policy} serves it in {r.ttft_s.mean * 1e3:,.4g} ms to its first "
+            f"token and {r.tpot_s.mean * 1e3:,.3g} ms a token after"
+        )
     if r.offered_per_s is None:
         # A burst has no steady state to speak of: its whole run (first send to last completion) is the figure.
         rps = r.bench.request_throughput_per_s if r.bench else r.requests_per_s
