@@ -855,3 +855,78 @@ def test_the_mi300x_matmul_figures_are_the_fit_of_the_cited_kernel_times():
     # The step model takes them in place of the pooled figures.
     sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("mi300x"), BF16)
     assert (sm.c.gemm_latency_s, sm.c.eta_gemm) == (6.4e-6, 0.57)
+
+
+def test_the_h200_matmul_check_is_as_the_doc_says():
+    # docs/simulation.md, "The matmul figures, checked on an H200": each quoted figure recomputed from
+    # bench/data/h200-gemm-cold-2026-12-04.csv (bench/gemm_cold.py's output) and the H200 spec's own
+    # gemm line, read from gpu_specs/h200.yaml, not from the step model.
+    import csv
+    import statistics
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    rows = list(csv.DictReader((root / "bench" / "data" / "h200-gemm-cold-2026-12-04.csv").open()))
+    spec = yaml.safe_load((root / "gpu_specs" / "h200.yaml").read_text())
+    lat, share = spec["gemm"]["latency_us"], spec["gemm"]["bandwidth_share"]
+    assert (lat, share) == (3.6, 0.83)
+    bw = 4.8e12  # the H200's datasheet bandwidth, bytes/s
+    doc = " ".join((root / "docs" / "simulation.md").read_text().split())
+
+    def f(r, k):
+        return float(r[k])
+
+    shapes = {(r["n"], r["k"]) for r in rows}
+    assert len(rows) == 84 and len(shapes) == 28 and {r["m"] for r in rows} == {"1", "8", "32"}
+    l2 = 60e6
+    below = [r for r in rows if f(r, "weight_bytes") < l2]
+    above = [r for r in rows if f(r, "weight_bytes") >= l2]
+    slow = [f(r, "cold_us") / f(r, "warm_us") - 1 for r in below]
+    worst = max(below, key=lambda r: f(r, "cold_us") / f(r, "warm_us"))
+    assert round(statistics.median(slow) * 100) == 25 and round(max(slow) * 100) == 46
+    assert (worst["m"], round(f(worst, "weight_bytes") / 1e6), worst["cold_us"], worst["warm_us"]) == (
+        "8",
+        42,
+        "15.442",
+        "10.557",
+    )
+    assert round(max(abs(f(r, "cold_us") / f(r, "warm_us") - 1) for r in above) * 100, 1) == 1.3
+    aic = [r for r in rows if r["aic_us"]]
+    assert len(aic) == 54
+    vs_cold = [f(r, "aic_us") / f(r, "cold_us") - 1 for r in aic]
+    vs_warm = [f(r, "aic_us") / f(r, "warm_us") - 1 for r in aic]
+    aic_below = [r for r in aic if f(r, "weight_bytes") < l2]
+    assert round(statistics.median(vs_cold) * 100, 1) == -1.9 and round(statistics.median(vs_warm) * 100, 1) == 9.3
+    assert round(statistics.median(f(r, "aic_us") / f(r, "cold_us") - 1 for r in aic_below) * 100, 1) == -4.3
+    assert round(statistics.median(f(r, "aic_us") / f(r, "warm_us") - 1 for r in aic_below) * 100, 1) == 17.4
+
+    def line(r):  # 3.6 us + bytes / (0.83 x 4.8 TB/s), in us
+        return lat + f(r, "weight_bytes") / (share * bw) * 1e6
+
+    err = [line(r) / f(r, "cold_us") - 1 for r in rows]
+    assert round(statistics.median(err) * 100, 1) == 0.1
+    assert round(statistics.median(abs(e) for e in err) * 100, 1) == 10.6
+    assert (round(min(err) * 100, 1), round(max(err) * 100, 1)) == (-38.7, 14.5)
+    smallest = min(rows, key=lambda r: (f(r, "weight_bytes"), int(r["m"])))
+    assert (round(f(smallest, "cold_us"), 1), round(line(smallest), 1)) == (7.2, 4.7)
+    # Llama-3.1-70B's layer at TP 8: qkv (8,192 -> 1,280), o (1,024 -> 8,192), gate-up (8,192 -> 7,168),
+    # down (3,584 -> 8,192).
+    layer = {("1280", "8192"), ("8192", "1024"), ("7168", "8192"), ("8192", "3584")}
+    sizes = sorted(round(f(r, "weight_bytes") / 1e6) for r in rows if (r["n"], r["k"]) in layer and r["m"] == "1")
+    assert sizes == [17, 21, 59, 117]
+    for m, cold in (("1", 67.3), ("8", 66.9), ("32", 65.6)):
+        sel = [r for r in rows if (r["n"], r["k"]) in layer and r["m"] == m]
+        assert round(sum(line(r) for r in sel), 1) == 68.1 and round(sum(f(r, "cold_us") for r in sel), 1) == cold
+    small = {r["m"]: r["us"] for r in csv.DictReader((root / "bench" / "data" / "h200-small-kernel-2026-12-04.csv").open())}
+    assert (small["1"], small["32"]) == ("1.122", "1.451")
+    for quote in (
+        "a median 25% slower than the warm one (up to 46%: 15.44 against 10.56 us for 42 MB at 8 tokens)",
+        "above it, within 1.3%",
+        "(54 of the 84), sits a median 1.9% under the cold figure and 9.3% over the warm one (4.3% under and 17.4% over below the L2)",
+        "is a median 0.1% off the cold figures, half of them within 10.6%, from 38.7% short (4 MB, where a cold call takes 7.2 us and the line says 4.7) to 14.5% long",
+        "(21, 17, 117 and 59 MB) the line says 68.1 us against 67.3, 66.9 and 65.6 us measured cold at 1, 8 and 32 tokens",
+        "1 x 4,096 tensor at 1.12 us in a graph of 256 (1.45 us at 32 x 4,096)",
+        "times 28 bf16 decode shapes of 4 MB to 0.94 GB at 1, 8 and 32 tokens",
+    ):
+        assert quote in doc, quote
