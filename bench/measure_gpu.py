@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DRY = os.environ.get("KVCALC_DRY") == "1"
-BUDGET_S = 480.0
+BUDGET_S = float(os.environ.get("KVCALC_BUDGET_S", "480"))
+"""Seconds of sweep before the remaining rows are skipped (KVCALC_BUDGET_S: a shorter lease)."""
 
 SWEEP = [
     # label, model, batch, seq, dist, kv, full step
@@ -96,7 +97,10 @@ def sweep(start: float) -> list[dict]:
     from kvcalc.specs.catalog import resolve_model
 
     rows = []
+    only = os.environ.get("KVCALC_ROWS", "")  # rows whose label holds this text (a rerun of some)
     for label, model, b, s, dist, kv, full in SWEEP:
+        if only and only not in label:
+            continue
         if DRY:
             b, s, dist = min(b, 4), s // 64, "uniform:16..256" if dist else None
         if time.time() - start > BUDGET_S:

@@ -344,6 +344,70 @@ def test_memory_check_counts_baselines_ceilings_and_weights():
     assert need >= 2 * 2048 * 128 * (576 + 512) * 4 * 2 + 2 * 256 * 2**20
 
 
+def test_a_baseline_that_does_not_fit_is_left_out_not_the_kernel(monkeypatch):
+    # The first GPU run (an H200, bench/measure_gpu.sh) refused DeepSeek-V3's latent at 64 x 4,096:
+    # sdpa-dense's copy with all 128 query heads repeated needs 64 x 4,096 x 128 x (576 + 512) x 2 B x 2
+    # = 146 GB, where the paged cache under test is 64 x 4,096 x 576 x 2 B = 0.3 GB. With the default
+    # kernels, a baseline that does not fit is now left out and said; asked for by name, it still refuses.
+    from kvcalc.errors import KvcalcError
+    from kvcalc.measure import run
+
+    geo = Geometry("mla", 128, 1, 512, 64, 512, 64)
+    assert 64 * 4096 * 128 * (576 + 512) * 2 * 2 == 146_028_888_064
+    lens = [64, 64]
+    every = run.memory_needed(geo, lens, 4, 4, 1, ["cpu-paged", "sdpa-dense", "gather-sdpa"], 256 * 2**20, "cpu")
+    fewer = run.memory_needed(geo, lens, 4, 4, 1, ["cpu-paged", "gather-sdpa"], 256 * 2**20, "cpu")
+    assert fewer < every
+    free = int((fewer + every) / 2 / 0.9)  # room for all but sdpa-dense
+    monkeypatch.setattr(run, "_free_bytes", lambda device: free)
+    r = run.measure(geo, lens, device="cpu", dtype_name="float32", runs=2)
+    assert [k.kernel for k in r.kernels] == ["cpu-paged", "gather-sdpa"]
+    assert any(n.startswith(f"sdpa-dense left out: with it the measurement needs {every:,} B") for n in r.notes)
+    assert r.memory_needed_bytes == fewer
+    with pytest.raises(KvcalcError, match="the measurement needs"):
+        run.measure(geo, lens, device="cpu", dtype_name="float32", runs=2, kernels=["cpu-paged", "sdpa-dense"])
+
+
+def test_a_gpu_runs_table_keeps_every_figure_whole_at_80_columns(monkeypatch, capsys):
+    # The first GPU run's table (DeepSeek-V3's latent on an H200, 80 columns, piped) cropped its last
+    # column to "x boun" and 3,227.31 to "3227.3": graph-timed kernels are named "triton-paged (graph)",
+    # and every column refused to wrap. The figures of that run, rendered here as a GPU result.
+    import dataclasses
+
+    from kvcalc.measure.run import measure
+    from kvcalc.render.measure import render
+
+    monkeypatch.setenv("COLUMNS", "80")
+    r = measure(Geometry("mla", 128, 1, 512, 64, 512, 16), [64, 64], device="cpu", dtype_name="float32", runs=2)
+    figures = {
+        "cpu-paged": (1.8e-3, 906.7e-6, 352.7e9, 0.08, 0.07, 12.29),
+        "gather-sdpa": (1.7e-3, 238.142e-3, 1.34e9, 0.0003, 0.0003, 3227.31),
+        "sdpa-dense": (1.7e-3, 1.2e-3, 300.1e9, 0.07, 0.06, 16.25),
+    }
+    kernels = [
+        dataclasses.replace(
+            k,
+            kernel="triton-paged" if k.kernel == "cpu-paged" else k.kernel,
+            rel_error=e,
+            t_measured_s=t,
+            achieved_bytes_per_s=a,
+            pct_read_ceiling=pr,
+            pct_datasheet=ps,
+            measured_over_bound=xb,
+            cuda_graph=True,
+        )
+        for k in r.kernels
+        for e, t, a, pr, ps, xb in [figures[k.kernel]]
+    ]
+    render(dataclasses.replace(r, kernels=kernels, device="cuda", device_name="NVIDIA H200"))
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    text = " ".join(out.replace("\u00a0", " ").split())
+    assert "x bound" in text and "3,227.31" in text and "12.29" in text and "238.142 ms" in text
+    for k in kernels:
+        assert k.kernel in text
+
+
 def test_a_kernel_that_fails_costs_its_row_only(monkeypatch):
     from kvcalc.measure import run
 
@@ -423,3 +487,42 @@ def test_measure_states_the_memory_it_needs(monkeypatch):
     want = run.memory_needed(geo, [20], 4, 4, r.caches, [k.kernel for k in r.kernels], 256 * 2**20, "cpu")
     assert r.memory_needed_bytes == want > 0
     assert 0 < r.memory_needed_bytes <= 0.9 * r.memory_free_bytes
+
+
+def test_the_first_gpu_runs_paragraph_is_its_data():
+    # docs/measure.md, "The first GPU run": each table row and figure from the run's own JSON
+    # (bench/data/h200-measure-2026-12-04.json, bench/measure_gpu.sh's summary on an H200).
+    root = Path(__file__).resolve().parent.parent
+    d = json.loads((root / "bench" / "data" / "h200-measure-2026-12-04.json").read_text())
+    doc = (root / "docs" / "measure.md").read_text()
+    flat = " ".join(doc.split())
+    assert d["environment"]["device"] == "NVIDIA H200" and d["environment"]["triton"] == "3.6.0"
+    assert all(s["ok"] for s in d["smoke"]) and len(d["smoke"]) == 4
+    errs = sorted(s["rel_error"] for s in d["smoke"])
+    assert (f"{errs[0]:.1e}", f"{errs[-1]:.1e}") == ("1.9e-03", "2.0e-03")
+    first = d["rows"][0]
+    assert round(first["read_ceiling_bytes_per_s"] / 1e12, 2) == 4.31
+    assert round(first["read_ceiling_bytes_per_s"] / first["datasheet_bytes_per_s"], 2) == 0.90
+    table = [line for line in doc.splitlines() if line.startswith("| ") and " us |" in line]
+    triton = [(r, r["kernels"][0]) for r in d["rows"] if r["kernels"][0]["kernel"] == "triton-paged"]
+    # The seven attention rows (the full step's attention row is the table's 64 x 2,048 kind, not quoted).
+    rows = [x for x in triton if not x[0].get("full_step")]
+    assert len(rows) == len(table) == 7
+    for (r, k), line in zip(rows, table, strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[2] == f"{k['t_measured_s'] * 1e6:,.1f} us", line
+        assert cells[3] == f"{k['pct_read_ceiling']:.0%}", line
+        assert cells[4] == f"{k['measured_over_bound']:.2f}", line
+        lo, hi = r["seq_lens"]["min"], r["seq_lens"]["max"]
+        assert (f"{lo:,}" in cells[1]) and (f"{hi:,}" in cells[1]) and cells[1].startswith(f"{r['batch']} ")
+    full = next(r for r in d["rows"] if r.get("full_step"))["full_step"]
+    assert f"took {full['t_measured_s'] * 1e3:.2f} ms, {full['measured_over_bound']:.2f} times its bound" in flat
+    mla = next(r for r in d["rows"] if r["geometry"]["kind"] == "mla")
+    assert (
+        f"({mla['t_bound_s'] * 1e6:.1f} us at the bf16 peak), about {round(mla['flops'] / mla['t_measured_s'] / 1e12, -1):.0f} TFLOP/s"
+        in flat
+    )
+    assert "GQA reaches 83% at 262,144 tokens and 79% at 131,072" in flat and 32 * 8192 == 262_144 and 64 * 2048 == 131_072
+    # The sdpa-dense copy the first run could not hold: 64 x 4,096 x 128 heads x (576 + 512) x 2 B, K and V.
+    assert round(64 * 4096 * 128 * (576 + 512) * 2 * 2 / 1e9) == 146 and "needs 146 GB at 64 x 4,096" in flat
+    assert round(64 * 4096 * 576 * 2 / 1e9, 1) == 0.3

@@ -51,7 +51,9 @@ def render(r: Any) -> None:
         ("% sheet", "right"),
         ("x bound", "right"),
     )
-    for col in t.columns:
+    # Figures never wrap; the kernel's name may ("triton-paged (graph)" on a GPU), so that at 80
+    # columns the name takes two lines rather than the last column losing its digits.
+    for col in t.columns[1:]:
         col.no_wrap = True
     for k in r.kernels:
         if k.t_measured_s is None:
@@ -66,7 +68,7 @@ def render(r: Any) -> None:
             fmt_rate(k.achieved_bytes_per_s),
             f"{k.pct_read_ceiling:.0%}",
             f"{k.pct_datasheet:.0%}" if k.pct_datasheet is not None else "-",
-            f"{k.measured_over_bound:.2f}",
+            f"{k.measured_over_bound:,.2f}",
         )
     c.print(t)
     c.print(
