@@ -364,4 +364,8 @@ def test_a_replica_that_holds_one_request_runs_no_prompt_beside_a_decode():
     wl = Workload(arr, np.full(n, 32000), np.full(n, 100), "t", "p")
     st_ = SimSettings(32100, eng.default_num_seqs(g.memory_runtime_bytes, g.name), eng.schedule(m, g, 32100)[0])
     run_ = simulate(m, g, wl, st_, [("paged-16", 16)], eng, bf16, 1).runs[0]
-    assert run_.recomputed_tokens == 0 and run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)
+    # The prompt waiting in the prefix cache loses only the blocks the decoding request grows into
+    # meanwhile (its last ones first): 32,000 to 32,100 tokens is at most 2,007 - 2,000 = 7 blocks of 16 a
+    # request, so at most 300 x 7 x 16 tokens are computed again in all, whole blocks of them.
+    assert run_.recomputed_tokens % 16 == 0 and 0 <= run_.recomputed_tokens <= 300 * 7 * 16
+    assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)

@@ -623,3 +623,24 @@ def test_v1_takes_a_prompts_blocks_chunk_by_chunk_and_v0_all_at_admission():
         c = run("llama3.1-8b", "h100", [1000, 1000], [200, 10], engine=name, **ab).runs[0]
         assert (c.preemptions, c.recomputed_tokens, c.max_running, c.completed) == (1, 14, 2, 2), name
         assert c.duration_s < r.duration_s, name
+
+
+def test_a_preempted_decoding_request_comes_back_on_what_is_left_of_its_blocks():
+    """vLLM V1 with prefix caching: a preempted request's full blocks, its output's too, stay cached
+    (v1/request.py append_output_token_ids hashes each full block; get_computed_blocks looks the whole
+    sequence up on readmission, 0.11.0), freed last block first, so the blocks allocated while it waits
+    take its tail first."""
+    # A pool of 100 blocks of 16 tokens. A and B (500 + 600 tokens each) decode side by side; at 800
+    # tokens each they hold 50 + 50 blocks, and the next token needs a block: B, admitted last, is
+    # preempted with 800 tokens, and A takes one of its 50 freed blocks at once. B cannot come back
+    # beside A (49 free against the 50 it needs), so A grows from 51 to 69 blocks (1,100 tokens) taking
+    # 18 more of them; B returns when A ends, on its first 50 - 1 - 18 = 31 blocks: 31 x 16 = 496 tokens
+    # found, 800 - 496 = 304 computed again.
+    pool = 100 * 16 * 131072
+    kw = dict(arrivals=[0.0, 0.01], policies="paged-16", pool=pool, mnbt=2048, engine="vllm")
+    on = run("llama3.1-8b", "h100", [500, 500], [600, 600], **kw).runs[0]
+    assert (on.preemptions, on.recomputed_tokens, on.completed) == (1, 304, 2)
+    # Prefix caching off: all 800 again.
+    off = run("llama3.1-8b", "h100", [500, 500], [600, 600], prefix_caching=False, **kw).runs[0]
+    assert (off.preemptions, off.recomputed_tokens, off.completed) == (1, 800, 2)
+    assert on.duration_s < off.duration_s

@@ -9,7 +9,7 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
     "dense/1": {
         "mean_tpot": (27, -0.005, -0.0446, 0.1118),
         "output_throughput": (28, 0.0175, -0.1588, 0.0854),
-        "mean_ttft": (28, -0.1005, -0.4887, 0.0522),
+        "mean_ttft": (28, -0.1005, -0.4887, 0.0489),
     },
     "dense/2-4": {
         "mean_tpot": (17, -0.086, -0.1473, -0.0257),

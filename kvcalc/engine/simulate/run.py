@@ -233,9 +233,10 @@ def simulate(
         + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)")
         + (
             (
-                "; a prompt preempted mid-prefill finds its computed blocks in the prefix cache, less those others took"
+                "; a preempted request, mid-prompt or decoding, finds its computed blocks in the prefix cache, "
+                "less those allocated since (its last ones first)"
                 if st.prefix_caching
-                else "; a prompt preempted mid-prefill computes its chunks again (prefix caching off)"
+                else "; a preempted request computes its tokens again (prefix caching off)"
             )
             if st.chunk_blocks
             else ""

@@ -207,9 +207,13 @@ def serve(
     # and no request is admitted in a step that preempted one (Engine.prompt_blocks).
     chunk = paged and st.chunk_blocks and mixed
     skip_admit = skipped = False
-    # V1 with prefix caching: a prompt preempted mid-prefill -> the tokens of its computed full blocks
-    # still in the cache (its first blocks, evicted last).
+    # V1 with prefix caching: a request preempted mid-prefill or decoding -> the tokens of its computed
+    # full blocks still in the cache (its first blocks, evicted last).
     cache_kept: dict[int, int] = {}
+    # ... and the blocks in use and the blocks freed so far when it was preempted: the blocks allocated
+    # since (the change in use plus those freed) came first from its freed blocks, its last ones first.
+    cache_at: dict[int, tuple[int, int]] = {}
+    freed_total = 0
     keeps = chunk and st.prefix_caching
     blk = B or 1
     # Bound methods looked up once: the loop below runs millions of times.
@@ -221,6 +225,7 @@ def serve(
     itl_add, itl_w_add = itl.append, itl_w.append
     push, pop = heapq.heappush, heapq.heappop
     reserve, prompt_done, closed = alloc.reserve, alloc.prompt_done, st.concurrency is not None
+    own_blocks = alloc.own_blocks if isinstance(alloc, Paged) else (lambda length: 0)
     grow: Callable[[int, int], None] = alloc.grow if isinstance(alloc, Paged) else (lambda i, tokens: None)
     kv, prefill_attn, kv_of, pattn_of = cost.kv, cost.prefill_attn, cost.kv_memo, cost.prefill_attn_memo
     isnan = math.isnan
@@ -258,12 +263,13 @@ def serve(
         push(heap, (f, i))
 
     def drop_decoder(i: int) -> int:
-        nonlocal sum_base
+        nonlocal sum_base, freed_total
         base = dec_base.pop(i)
         fin.pop(i, None)
         sum_base -= base
         if paged:
             stop_decode(base)
+            freed_total += own_blocks(base + S)
         return base + S
 
     def finished(i: int) -> None:
@@ -287,7 +293,7 @@ def serve(
     C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P] if paged and B and wl.prompt_cache_hit else None
 
     def admit() -> None:
-        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped
+        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed
         if skip_admit:
             skip_admit = False
             if dec_base or prefilling:
@@ -328,9 +334,18 @@ def serve(
                 length = P[i] + gen[i]
                 cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
                 if cache_kept and i in cache_kept:
-                    # Its cached blocks sit last among the pool's free blocks: as many as are still free remain.
-                    left = cached_prefix + max(cap - in_use(S, len(dec_base)), 0) * blk
-                    cached = min(max(cached, min(cache_kept.pop(i), left)), length - 1)
+                    # Its cached blocks were the pool's free blocks when it was preempted, its last ones
+                    # first in line: every block allocated since took one of them, and as many as are still
+                    # free remain.
+                    kept = cache_kept.pop(i)
+                    u0, f0 = cache_at.pop(i)
+                    held = in_use(S, len(dec_base))
+                    taken = max(held - u0 + freed_total - f0, 0)
+                    own = max((kept - cached_prefix) // blk - taken, 0)
+                    left = cached_prefix + min(own, max(cap - held, 0)) * blk
+                    now_kept = min(kept, left)
+                    recomputed += max(kept - max(now_kept, cached), 0)
+                    cached = min(max(cached, now_kept), length - 1)
                 need = cached + min(length - cached, avail)
                 if not reserve(i, need, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
@@ -356,31 +371,44 @@ def serve(
 
     def preempt_until_fits() -> None:
         """Paged: free blocks by preempting the most recently admitted running requests (their
-        computed tokens to be computed again; under V1 with prefix caching, a prompt's full blocks
-        stay cached, less those taken at once: cache_kept)."""
-        nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done, skip_admit
+        computed tokens to be computed again; under V1 with prefix caching, a request's full blocks,
+        a prompt's or a decoding request's, stay cached, less those taken at once: cache_kept)."""
+        nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done, skip_admit, freed_total
         assert isinstance(alloc, Paged)
         while in_use(S, len(dec_base)) > cap and order:
             i = order.pop()
             skip_admit = chunk
+            kept = 0
             if i in dec_base:
+                over = in_use(S, len(dec_base)) - cap
                 length = drop_decoder(i)
+                if keeps:
+                    # A decoding request's full blocks, its prompt's and its output's so far, stay cached as
+                    # a prompt's do (V1 hashes every full block a request computes), less those the requests
+                    # short of blocks take now (its last blocks, freed first).
+                    kept = min(length // blk * blk, alloc.cached_prefix + max(own_blocks(length) - over, 0) * blk)
+                    if kept > 0:
+                        cache_kept[i] = kept
+                        cache_at[i] = (in_use(S, len(dec_base)), freed_total)
             elif i in alloc.pref_blocks:
+                keep = found = 0
                 for k, x in enumerate(prefilling):
                     if x[0] == i:
                         pf_done -= x[2]
-                        keep = 0
+                        found = x[4]
                         if keeps:
                             # Its computed full blocks stay cached, less those the requests short of blocks
                             # take now (its last blocks, freed first).
                             over = in_use(S, len(dec_base)) - cap
                             keep = min(x[2] // blk * blk, alloc.cached_prefix + max(alloc.pref_blocks[i] - over, 0) * blk)
-                            if keep > x[4]:
-                                cache_kept[i] = keep
                         recomputed += max(x[2] - max(keep, x[4]), 0)
                         del prefilling[k]
                         break
+                freed_total += alloc.pref_blocks[i]
                 alloc.prompt_done(i)
+                if keep > found:
+                    cache_kept[i] = keep
+                    cache_at[i] = (in_use(S, len(dec_base)), freed_total)
                 length = 0
             else:
                 continue
@@ -394,7 +422,7 @@ def serve(
                 swapped_bytes += nbytes
                 stall += nbytes / host_bw
             else:
-                recomputed += length
+                recomputed += length - kept
             front.appendleft(i)
 
     def complete_due() -> None:

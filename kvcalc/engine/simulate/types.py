@@ -77,10 +77,11 @@ class SimSettings:
     which simulate sets."""
     prefix_caching: bool = True
     """The engine keeps computed blocks in its prefix cache (vLLM V1's default, `--enable-prefix-caching`:
-    engine/arg_utils.py, 0.8.2 and 0.11.0). Under chunk_blocks a prompt preempted mid-prefill then
-    finds its computed blocks again when readmitted, less those others took meanwhile (V1 frees a
-    request's blocks tail first, so its first blocks are evicted last:
-    v1/core/single_type_kv_cache_manager.py free, 0.11.0); off, it computes them again."""
+    engine/arg_utils.py, 0.8.2 and 0.11.0). Under chunk_blocks a request preempted mid-prefill or
+    while decoding then finds its computed full blocks again when readmitted, less those others took
+    meanwhile (V1 frees a request's blocks tail first, so its first blocks are evicted last:
+    v1/core/single_type_kv_cache_manager.py free; it hashes its output's full blocks as they fill:
+    v1/request.py append_output_token_ids, 0.11.0); off, it computes them again."""
     chunk_blocks: bool = False
     """Paged: a prompt takes the blocks of each chunk as it is scheduled, and is admitted when its
     first chunk fits (vLLM V1), rather than all its blocks at admission (Engine.prompt_blocks, which
