@@ -25,8 +25,11 @@ from __future__ import annotations
 import csv
 import sys
 import time
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 COLD_BYTES = 2 * 2**30
 """Bytes of distinct weights the cold graph cycles through: 2 GiB, 34 times an H200's 60 MB L2."""
@@ -90,17 +93,9 @@ def graph_of(calls, dev: str):
     """A callable that runs ``calls`` (a list of zero-argument callables) in one CUDA graph."""
     if dev == "cpu":
         return lambda: [c() for c in calls]
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for c in calls:  # warm the kernels' selection outside the capture
-            c()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for c in calls:
-            c()
-    return g.replay
+    from kvcalc.measure.timing import _capture  # measure's own capture: a side-stream warm-up, then the graph
+
+    return _capture(calls)
 
 
 def main() -> None:
