@@ -421,6 +421,8 @@ def serve(
                 swap_used += nbytes
                 swapped_bytes += nbytes
                 stall += nbytes / host_bw
+                cache_kept.pop(i, None)  # it comes back from host memory, not the prefix cache
+                cache_at.pop(i, None)
             else:
                 recomputed += length - kept
             front.appendleft(i)
