@@ -66,13 +66,11 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "len
     s = str(spec).strip()
     kind, _, arg = s.partition(":")
     kind = kind.strip().lower()
-    if ":" not in s and s and s[0].isdigit():
-        kind, arg = "fixed", s  # a plain token count is a fixed length, as plan takes it
     rng = np.random.default_rng(seed)
     notes = []
     lim = limit or f"--max-len {max_len:,}"
-    if kind == "fixed" and arg:
-        n_tok = _tokens(arg, where)
+    n_tok = fixed_tokens(s, where)  # a plain token count is a fixed length, as plan takes it
+    if n_tok is not None:
         if n_tok > max_len:
             raise KvcalcError(f"fixed length {n_tok:,} exceeds {lim}", where, f"a length up to {lim}")
         lengths = np.full(n, n_tok, dtype=np.int64)

@@ -134,7 +134,13 @@ def measure(
     n_caches = max(layers, rotate)
     names = list(kernels or (GPU_KERNELS if device == "cuda" else CPU_KERNELS))
     ceiling_bytes = 2 * 2**30 if device == "cuda" else 256 * 2**20
-    need = memory_needed(geo, lens, elt, kv_elt, n_caches, names, ceiling_bytes, device, model if weights else None, layers)
+
+    def needed(kernel_names: list[str]) -> int:
+        return memory_needed(
+            geo, lens, elt, kv_elt, n_caches, kernel_names, ceiling_bytes, device, model if weights else None, layers
+        )
+
+    need = needed(names)
     free = _free_bytes(device)
     if kernels is None:
         # The default baselines are for comparison: one that does not fit is left out, said in a note,
@@ -145,9 +151,7 @@ def measure(
                 break
             if drop in names:
                 names.remove(drop)
-                smaller = memory_needed(
-                    geo, lens, elt, kv_elt, n_caches, names, ceiling_bytes, device, model if weights else None, layers
-                )
+                smaller = needed(names)
                 notes.append(
                     f"{drop} left out: with it the measurement needs {need:,} B, more than 90% of the {free:,} B free "
                     f"on the {device}; without it, {smaller:,} B"
