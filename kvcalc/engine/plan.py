@@ -215,12 +215,33 @@ class _Replica:
         new.sm, new.c = self.sm.with_constants(c), c
         return new
 
-    def step(self, decodes: float, rate: float) -> tuple[float, str, float, float, float] | None:
+    def seen(self, decodes: float, users: int | None) -> float:
+        """The batch a decoding request's own steps carry, per micro-batch, with ``decodes`` requests
+        decoding on average (the time average, Little's law).
+
+        A request's mean TPOT weighs each step by the requests in it, so it sees the batch size-biased:
+        its own seat plus the others. With Poisson arrivals the others decoding beside it are Poisson
+        with the time-average mean (an M/G/infinity count, independent of the tagged request), so it
+        sees ``decodes + 1`` (E[b^2] / E[b] = m + 1 for a Poisson m). In a closed loop of N users the
+        others are the N - 1 remaining users, each decoding the share ``decodes / N`` of the time:
+        ``decodes + 1 - decodes / N``, which is N when every user is always decoding. At most what the
+        pool holds at full length, per micro-batch."""
+        per = decodes / self.lanes
+        seen = per + 1 - min(decodes / users, 1.0) if users else per + 1
+        # No more than the pool holds at full length sit beside it (one that holds one request never
+        # runs another beside it).
+        return max(min(seen, self.capacity / self.lanes), 1.0) if self.capacity else seen
+
+    def step(self, decodes: float, rate: float, batch: float | None = None) -> tuple[float, str, float, float, float] | None:
         """(mean step seconds, what bounds a step, the share of time in steps that carry prompt work,
         those steps a second, and what each one queued behind a request when its decode begins adds
-        to its decode, seconds) in steady state, with ``decodes`` requests decoding (in PP
-        micro-batches) and ``rate`` prompts arriving per second; None when the prompts alone outrun
-        the replica.
+        to its decode, seconds) in steady state, with ``decodes`` requests decoding (spread over the
+        PP micro-batches, rounded up) and ``rate`` prompts arriving per second; None when the prompts
+        alone outrun the replica. With ``batch`` (``seen``), the mean step and the last figure are as a
+        decoding request's own tokens see them, with ``batch`` requests in its micro-batch (between
+        whole batches by linear interpolation: a step's time is linear in its requests between two);
+        the prompt steps, their share and their count stay those of the time-average batch, which is
+        what a prompt finds.
 
         Prompts come whole, as the simulator and vLLM take them: a step carries every prompt waiting,
         up to the token budget left beside the decodes (chunked beyond it). With mu = rate x step
@@ -238,9 +259,19 @@ class _Replica:
         room = self.budget - b if mixed else self.budget
         Pn = self.P - self.C  # the tokens a prompt's steps compute
         sm, mid = self.sm, self.C + max(Pn // 2, 1)
-        t0 = sm.step(b, self.ctx).t_step_s if b else sm.overhead_s(0, 0)
+
+        def at(n: float, q: int = 0) -> float:
+            """A step's seconds with n requests decoding (linear between whole counts) and q prompt tokens."""
+            if not n and not q:
+                return sm.overhead_s(0, 0)
+            lo = math.floor(n + 1e-9)
+            t_lo = sm.step(lo, self.ctx, q, mid if q else 0).t_step_s if lo or q else sm.overhead_s(0, 0)
+            w = n - lo
+            return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, mid if q else 0).t_step_s - t_lo)
+
+        t0 = at(b)
         if rate <= 0:
-            return t0, sm.step(max(b, 1), self.ctx).bound_by, 0.0, 0.0, 0.0
+            return (at(batch) if batch is not None else t0), sm.step(max(b, 1), self.ctx).bound_by, 0.0, 0.0, 0.0
         if room <= 0:
             return None
         per_pp = rate / self.lanes  # each micro-batch's steps see its share of the prompts
@@ -252,7 +283,7 @@ class _Replica:
             else:
                 lump = mu / -math.expm1(-mu) if mu > 1e-9 else 1.0
                 q = min(float(room), Pn * lump)
-            tq = sm.step(b if mixed else 0, self.ctx, max(math.ceil(q), 1), mid).t_step_s
+            tq = at(b if mixed else 0, max(math.ceil(q), 1))
             n_p = per_pp * Pn / q
             u = n_p * tq
             if u >= 1:
@@ -266,7 +297,15 @@ class _Replica:
         bound = (
             sm.step(max(b, 1), self.ctx, max(math.ceil(q), 1), mid).bound_by if u > 0.5 else sm.step(max(b, 1), self.ctx).bound_by
         )
-        late = (tq - t0) / (1 - n_p * (tq - t0)) if mixed else tq / (1 - u)
+        own = u
+        if batch is not None:
+            # The same prompt steps, as the requests decoding beside the tagged one make them.
+            t0, tq = at(batch), at(batch if mixed else 0, max(math.ceil(q), 1))
+            own = n_p * tq
+            if own >= 1 or (mixed and n_p * (tq - t0) >= 1):
+                return math.inf, bound, u, n_p, math.inf
+            t = 1.0 / (n_p + (1 - own) / t0) if mixed else t0 / (1 - own)
+        late = (tq - t0) / (1 - n_p * (tq - t0)) if mixed else tq / (1 - own)
         return t, bound, u, n_p, late
 
     def ttft(self, decodes: float, t_step: float) -> float:
@@ -331,18 +370,26 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
     limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
     path = float(rep.c.request_path_s(rep.P_tail))
     res: tuple[float, str, float, float, float] | None = None
+    own: tuple[float, str, float, float, float] | None = None
     tpot = ttft = 0.0
-    for k in range(400):
+
+    def both(nd: float, x: float) -> tuple[Any, Any]:
+        # The steps as a prompt finds them (the time-average batch) and as a decoding request's own
+        # tokens do (``_Replica.seen``); None where the prompts outrun the replica.
         res = rep.step(nd, x)
+        return res, (rep.step(nd, x, rep.seen(nd, users)) if res is not None and out > 1 else res)
+
+    for k in range(400):
+        res, own = both(nd, x)
         if users:
             while res is None or res[2] > 0.99:
                 x *= 0.9  # a closed loop cannot outrun its prompts: they queue
-                res = rep.step(nd, x)
-        if res is None:
+                res, own = both(nd, x)
+        if res is None or own is None:
             return None
         t, _, u, _, _ = res
         ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
-        tpot = _tpot(rep, nd, x, res, ttft - path, out)
+        tpot = _tpot(rep, nd, x, own, ttft - path, out, users)
         if users:
             x_new = users / (ttft + (out - 1) * tpot)
             x = x_new if k < 20 else 0.5 * (x + x_new)
@@ -353,15 +400,17 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
             nd = new
             break
         nd = new if k < 20 else 0.5 * (nd + new)
-    assert res is not None
+    assert res is not None and own is not None
     t, bound, u, _, _ = res
     ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
-    tpot = _tpot(rep, nd, x, res, ttft - path, out)
+    tpot = _tpot(rep, nd, x, own, ttft - path, out, users)
     n = float(users) if users else x * (ttft + (out - 1) * tpot)
     return n, x, tpot, ttft, bound, u
 
 
-def _tpot(rep: _Replica, nd: float, x: float, res: tuple[float, str, float, float, float], wait: float, out: int) -> float:
+def _tpot(
+    rep: _Replica, nd: float, x: float, res: tuple[float, str, float, float, float], wait: float, out: int, users: int | None
+) -> float:
     """A request's mean TPOT (``_steady``): the mean step, plus the prompt steps queued behind it when
     its decode begins, n_p x ``wait`` (its time in the engine to its first token), each adding
     ``late``. Those prompts must fit beside it: a pool that holds c requests at full length holds at
@@ -369,7 +418,7 @@ def _tpot(rep: _Replica, nd: float, x: float, res: tuple[float, str, float, floa
     beside a decode, and the TPOT is the decode-only step."""
     t, _, _, n_p, late = res
     if rep.capacity < 2 and x > 0:
-        alone = rep.step(nd, 0.0)
+        alone = rep.step(nd, 0.0, rep.seen(nd, users))
         return alone[0] if alone else t
     if out <= 1 or x <= 0:
         return t
@@ -1050,13 +1099,14 @@ class _Prefill:
 
 
 def _decode_tpot(rep: _Replica, rate: float, out: int) -> tuple[float, float] | None:
-    """(TPOT s, requests decoding) on one decode instance at ``rate`` requests/s: decode-only steps,
-    Little's law n = rate x (output - 1) x TPOT(n), solved by iteration."""
+    """(TPOT s, requests decoding) on one decode instance at ``rate`` requests/s: decode-only steps at
+    the batch a request's own tokens see (``_Replica.seen``), Little's law n = rate x (output - 1) x
+    TPOT(n), solved by iteration."""
     n = 0.0
     t = rep.sm.overhead_s(0, 0)
     limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
     for k in range(300):
-        res = rep.step(max(n, 1.0), 0.0)
+        res = rep.step(n, 0.0, rep.seen(n, None))
         if res is None:
             return None
         t = res[0]
