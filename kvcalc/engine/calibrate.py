@@ -194,8 +194,9 @@ def calibrate(
             )
         pts.append((r, tp, rep, n_d, tpot))
 
-    def predict(c: StepConstants, rep: _Replica, n_d: float, X: float) -> tuple[float, float, float] | None:
-        got = rep.with_constants(c).step(n_d, X)
+    def predict(c: StepConstants, rep: _Replica, n_d: float, r: BenchRun) -> tuple[float, float, float] | None:
+        # plan's step at the run's load, at the batch a decoding request's own tokens see (_Replica.seen).
+        got = rep.with_constants(c).step(n_d, _seen_rate(r), rep.seen(n_d, _clients(r)))
         return None if got is None else (got[0], got[2], 0.0)
 
     # Physically impossible: faster than the bound of the decode step at the measured batch.
@@ -222,7 +223,7 @@ def calibrate(
     def loss(c: StepConstants) -> float:
         tot = 0.0
         for r, _tp, rep, n_d, tpot in pts:
-            got = predict(c, rep, n_d, _seen_rate(r))
+            got = predict(c, rep, n_d, r)
             tot += 25.0 if got is None else math.log(got[0] / tpot) ** 2
         return tot
 
@@ -236,8 +237,8 @@ def calibrate(
     out: list[CalibrationRun] = []
     for (r, tp, rep, n_d, tpot), bound in zip(pts, bounds):
         X = r.request_throughput_per_s or 0.0
-        d0 = predict(base, rep, n_d, _seen_rate(r))
-        f1 = predict(c, rep, n_d, _seen_rate(r))
+        d0 = predict(base, rep, n_d, r)
+        f1 = predict(c, rep, n_d, r)
         ttft = _ttft(c, rep, n_d, X)
         out.append(
             CalibrationRun(
@@ -347,6 +348,12 @@ def _golden(f: Any, lo: float, hi: float, c: StepConstants, name: str) -> StepCo
             f2 = f(x2)
     best = (a + b) / 2
     return _set(c, name, best) if f(best) <= f(getattr(c, name)) else c
+
+
+def _clients(r: BenchRun) -> int | None:
+    """The clients of a closed loop (a max concurrency and no request rate), None for open traffic."""
+    c = r.max_concurrency
+    return c if c and not (r.request_rate_per_s and math.isfinite(r.request_rate_per_s)) else None
 
 
 def _seen_rate(r: BenchRun) -> float:
