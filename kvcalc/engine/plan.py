@@ -207,12 +207,14 @@ class _Replica:
         self.C = cached_prompt_tokens(self.hit, self.P, PREFIX_BLOCK)
         self.budget, self.mixed = engine.schedule(model, gpu, traffic.length)
         self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
+        self.memo: dict[tuple[Traffic, int], Any] = {}
+        """``_steady``'s answers, by traffic and replica count."""
 
     def with_constants(self, c: StepConstants) -> _Replica:
         import copy
 
         new = copy.copy(self)
-        new.sm, new.c = self.sm.with_constants(c), c
+        new.sm, new.c, new.memo = self.sm.with_constants(c), c, {}
         return new
 
     def seen(self, decodes: float, users: int | None) -> float:
@@ -326,7 +328,10 @@ def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bo
     replica, the reason it fails or '', each constraint's use of its limit)."""
     st = _steady(rep, traffic, replicas)
     if st is None:
-        return False, math.inf, "prefill", {"prefill": math.inf, "memory": math.inf}
+        # The prompts alone outrun the replica, or with them its pool full cannot carry the rate.
+        x = (traffic.rate or 0.0) / replicas
+        why = "prefill" if x > 0 and rep.step(0.0, x) is None else "memory"
+        return False, math.inf, why, {"prefill": math.inf, "memory": math.inf}
     n, x, t, ttft, bound, u = st
     use = {
         "memory": n / rep.capacity if rep.capacity else math.inf,
@@ -350,6 +355,14 @@ def _prefill_wait(u: float, x: float) -> float:
 
 
 def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float, float, float, str, float] | None:
+    """``_solve``, once for each traffic and replica count on a replica (checks and reports ask again)."""
+    key = (traffic, replicas)
+    if key not in rep.memo:
+        rep.memo[key] = _solve(rep, traffic, replicas)
+    return rep.memo[key]  # type: ignore[no-any-return]
+
+
+def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float, float, float, str, float] | None:
     """(requests in flight, requests/s, mean TPOT s, TTFT s, step bound, prefill share) per replica in
     steady state, or None when none exists (the prompts or the decodes outrun the replica).
 
@@ -404,8 +417,100 @@ def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, floa
     t, bound, u, _, _ = res
     ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
     tpot = _tpot(rep, nd, x, own, ttft - path, out, users)
+    if not users and x > 0 and out > 1 and rep.capacity >= 1:
+        pool = _pool(rep, x, out, path, x * (ttft + (out - 1) * tpot))
+        if pool is None:
+            return None
+        tpot, ttft = pool
     n = float(users) if users else x * (ttft + (out - 1) * tpot)
     return n, x, tpot, ttft, bound, u
+
+
+POOL_POINTS = 12
+"""Pool sizes at which ``_pool`` evaluates the step model, evenly spaced over the states it weighs
+(linear between)."""
+
+POOL_SIGMAS = 8
+"""``_pool`` weighs the states within this many Poisson standard deviations of the steady state's
+requests in flight (and up to what the pool holds); the rest carry under 1e-12 of the probability
+where the count is Poisson, and the chain's own spread is of that order."""
+
+
+def _pool(rep: _Replica, x: float, out: int, path: float, n: float) -> tuple[float, float] | None:
+    """(mean TPOT, mean TTFT) of open (Poisson) traffic at ``x`` requests/s on one replica whose pool
+    holds at most c requests, from the distribution of the requests in it, not its mean alone; None
+    when the replica cannot carry ``x`` even with its pool full.
+
+    The requests in the pool are a birth-death chain: arrivals at x; with k in it, each decodes a token
+    every T(k) (``_tpot`` at the batch k, the prompts arriving at x beside it) after F(k) to its first
+    token (``_Replica.ttft`` beside k - 1 others, and the M/D/1 wait for prefill capacity), so they
+    leave at k / S(k), S(k) = F(k) + (output - 1) T(k). Past c (what the pool holds at full length,
+    the engine's max_num_seqs, or the most beside which a prompt still gets a step) arrivals wait,
+    leaving at c / S(c), so the chain is stable only for x < c / S(c). Its stationary law gives:
+
+    - TTFT: the request path, the wait for a seat in the pool (Little: the mean queue / x), and F as
+      the state an arrival finds (Poisson arrivals see the time average) plus itself;
+    - TPOT: a request's tokens over its decoding time. It spends time in state k in proportion to k
+      p_k (the size-biased law: it is one of the k), making tokens at 1 / T(k), so its mean TPOT is
+      sum(k p_k) / sum(k p_k / T(k)). With S constant the chain is Poisson and this is T at the mean
+      plus one, ``_Replica.seen``; near the pool's limit the tail of full pools and the queue for a
+      seat, which a mean alone misses, come in.
+
+    ``n``, the steady state's requests in flight, centres the states weighed (``POOL_SIGMAS``)."""
+    lanes = rep.lanes
+    c = min(rep.capacity, rep.max_seqs * lanes)
+    spread = POOL_SIGMAS * math.sqrt(n + 1)
+    s0, hi = max(0, math.floor(n - spread)), max(min(c, math.ceil(n + spread) + POOL_SIGMAS), 1)
+    k0 = max(s0, 1)  # the first state with a request decoding
+    ks = sorted({k0, hi} | {round(k0 + (hi - k0) * i / (POOL_POINTS - 1)) for i in range(POOL_POINTS)})
+    got: list[tuple[int, float, float]] = []
+    for k in ks:
+        seen = rep.step(k, x, max(k / lanes, 1.0))
+        found = rep.step(k - 1, x)
+        if seen is None or found is None or not math.isfinite(seen[0]):
+            break  # a prompt gets no step beside k requests: the pool's effective limit is below k
+        t, _, u, _, _ = found
+        first = rep.ttft(k - 1, t) - path + _prefill_wait(u, x)
+        got.append((k, _tpot(rep, float(k), x, seen, first, out, None), first))
+    if not got:
+        return None
+    top = got[-1][0]
+    full = top < hi or hi == c  # the chain reaches the most the pool seats: past it, arrivals wait
+    xs = [g[0] for g in got]
+    # T, F and S by state k0 .. top (index k - k0).
+    T, F = _interp(xs, [g[1] for g in got]), _interp(xs, [g[2] for g in got])
+    S = [f + (out - 1) * t for t, f in zip(T, F)]
+    if full and x * S[-1] >= top:
+        return None
+    # p_k / p_(k-1) = x S(k) / k (arrivals at x, departures k / S(k)) from the first state weighed, s0;
+    # past a full pool each further state is rho = x S(top) / top times the one before.
+    p = [0.0] if s0 == 0 else []  # log p, relative to the first state
+    logp = 0.0
+    for k in range(k0, top + 1):
+        if p or k > k0:
+            logp += math.log(x * S[k - k0] / k)
+        p.append(logp)
+    peak = max(p)
+    p = [math.exp(v - peak) for v in p]  # index k - s0
+    tail = queue = 0.0
+    if full:
+        rho = x * S[-1] / top
+        tail, queue = p[-1] * rho / (1 - rho), p[-1] * rho / (1 - rho) ** 2  # states past it: mass, mean excess
+    z = sum(p) + tail
+    states = range(s0, top + 1)
+    busy = sum(k * q for k, q in zip(states, p) if k) + top * tail
+    rate = sum(k * q / T[k - k0] for k, q in zip(states, p) if k) + top * tail / T[-1]
+    # An arrival finds state k and joins it: its first token as with k + 1 in the pool (at most top).
+    first = sum(q * F[min(k + 1, top) - k0] for k, q in zip(states, p)) + tail * F[-1]
+    return busy / rate, path + queue / z / x + first / z
+
+
+def _interp(xs: list[int], ys: list[float]) -> list[float]:
+    """ys at every whole k from xs[0] to xs[-1], linear between the points xs."""
+    out = [ys[0]]
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        out += [y0 + (y1 - y0) * (k - x0) / (x1 - x0) for k in range(x0 + 1, x1 + 1)]
+    return out
 
 
 def _tpot(
