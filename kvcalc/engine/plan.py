@@ -785,8 +785,9 @@ def plan(
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
         "token budget left beside the decodes" + _eager_prompt_words(engine, gpus, model, constants),
-        "TPOT (mean): the mean step over prompt and decode-only steps, plus the prompts that reached the engine while "
-        "a request waited for its first token, whose steps come first in its decode (first come, first served)",
+        "TPOT (mean): the mean step over prompt and decode-only steps at the batch a request's own tokens see (the "
+        "others decoding and itself), plus the prompts that reached the engine while it waited for its first token, "
+        "whose steps come first in its decode (first come, first served)",
         *(
             [
                 f"prefix cache: {traffic.prompt_cache_hit:.0%} of each prompt was computed before; its whole blocks of "
@@ -820,6 +821,12 @@ def plan(
         )
     if traffic.rate is not None:
         assumptions.append("requests in flight per replica by Little's law: rate / replicas x (TTFT + (output - 1) x TPOT)")
+        assumptions.append(
+            "the pool's states: the requests in a replica's pool as a birth-death chain (arrivals at the rate, each "
+            "leaving after its first token and output at the step times of that many in the pool); the mean TTFT and "
+            "TPOT are over its stationary law, with the wait for a seat when the pool is full, and a rate the full pool "
+            "cannot carry has no steady state (memory)"
+        )
     if base is not None and base.weight_dtype:
         assumptions.append(_weights_words(base.weight_dtype))
     warnings = []
