@@ -209,12 +209,14 @@ class _Replica:
         self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
         self.memo: dict[tuple[Traffic, int], Any] = {}
         """``_steady``'s answers, by traffic and replica count."""
+        self.steps: dict[tuple[int, float, float | None], Any] = {}
+        """``step``'s answers, by whole batch, rate and seen batch."""
 
     def with_constants(self, c: StepConstants) -> _Replica:
         import copy
 
         new = copy.copy(self)
-        new.sm, new.c, new.memo = self.sm.with_constants(c), c, {}
+        new.sm, new.c, new.memo, new.steps = self.sm.with_constants(c), c, {}, {}
         return new
 
     def seen(self, decodes: float, users: int | None) -> float:
@@ -235,10 +237,18 @@ class _Replica:
         return max(min(seen, self.capacity / self.lanes), 1.0) if self.capacity else seen
 
     def step(self, decodes: float, rate: float, batch: float | None = None) -> tuple[float, str, float, float, float] | None:
+        """``_step``, once for each whole batch, rate and seen batch (the steady state and the pool's
+        states ask for the same ones again)."""
+        key = (max(math.ceil(decodes / self.lanes - 1e-9), 0), rate, batch)
+        if key not in self.steps:
+            self.steps[key] = self._step(*key)
+        return self.steps[key]  # type: ignore[no-any-return]
+
+    def _step(self, b: int, rate: float, batch: float | None) -> tuple[float, str, float, float, float] | None:
         """(mean step seconds, what bounds a step, the share of time in steps that carry prompt work,
         those steps a second, and what each one queued behind a request when its decode begins adds
-        to its decode, seconds) in steady state, with ``decodes`` requests decoding (spread over the
-        PP micro-batches, rounded up) and ``rate`` prompts arriving per second; None when the prompts
+        to its decode, seconds) in steady state, with ``b`` requests decoding in each PP
+        micro-batch (``decodes`` spread over them, rounded up) and ``rate`` prompts arriving per second; None when the prompts
         alone outrun the replica. With ``batch`` (``seen``), the mean step and the last figure are as a
         decoding request's own tokens see them, with ``batch`` requests in its micro-batch (between
         whole batches by linear interpolation: a step's time is linear in its requests between two);
@@ -254,7 +264,6 @@ class _Replica:
         two counts together. A step with prompt work lengthens a decoding request's next token by
         T(q) - T(0) (mixed), or by T(q) (prompts first), and the prompt steps that come while it
         decodes stretch those by 1 / (1 - n_p (T(q) - T(0))), or 1 / (1 - u): the last figure."""
-        b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
         mixed = self.mixed
         # An engine that runs prompts first, as steps of their own (SGLang), gives them the whole budget;
         # its decodes wait through those steps, so a token comes only with each decode step.
@@ -262,8 +271,15 @@ class _Replica:
         Pn = self.P - self.C  # the tokens a prompt's steps compute
         sm, mid = self.sm, self.C + max(Pn // 2, 1)
 
+        seen_at: dict[tuple[float, int], float] = {}
+
         def at(n: float, q: int = 0) -> float:
             """A step's seconds with n requests decoding (linear between whole counts) and q prompt tokens."""
+            if (n, q) not in seen_at:
+                seen_at[n, q] = step_at(n, q)
+            return seen_at[n, q]
+
+        def step_at(n: float, q: int) -> float:
             if not n and not q:
                 return sm.overhead_s(0, 0)
             lo = math.floor(n + 1e-9)
