@@ -835,6 +835,13 @@ def plan(
             "each KV head once) crosses NVLink inside one domain, else the prefill GPUs' NICs at 0.7 of their rate; TTFT "
             "= request path + M/D/1 wait + the prompt's steps + the transfer + 1.5 decode steps"
         )
+    if traffic.users:
+        assumptions.append(
+            "users: each sends its next request when its last one finishes, out of step with the others (prompts "
+            "reach the engine as a steady stream, as lengths that differ make them); clients replaying identical "
+            "lengths, as a benchmark's fixed-length dataset does, stay in step, and their prompts come in bursts "
+            "whose TTFT is several times this one (docs/simulation.md)"
+        )
     if traffic.rate is not None:
         assumptions.append("requests in flight per replica by Little's law: rate / replicas x (TTFT + (output - 1) x TPOT)")
         assumptions.append(
