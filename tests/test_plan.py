@@ -528,3 +528,20 @@ def test_users_out_of_step_agree_with_the_simulation_and_identical_lengths_do_no
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert "the closed form's mean TTFT is 108 ms; simulated with every length the same, 772 ms;" in text
     assert "at sigma 0.1 (about 10% apart), 104 ms (the closed form 108), and the mean TPOT 21.9 ms against 22.3" in text
+
+
+def test_a_winner_the_simulation_cannot_run_is_not_called_refuted(cli):
+    # DeepSeek-V3 in fp8 on H200s at 5 requests/s of 4k + 1k tokens: the closed form's best is
+    # disaggregated (16 GPUs), which the simulator (one aggregated replica, no PP) does not run; the
+    # first line says so rather than reading as if the simulation had found 16 GPUs short.
+    ask = ("plan", "--model", "deepseek-v3", "--gpus", "h200", "--kv-dtype", "fp8", "--rate", "5", "--prompt", "4k")
+    r = cli(*ask, "--output", "1k", "--ttft", "2s", "--tpot", "50ms")
+    d = cli(*ask, "--output", "1k", "--ttft", "2s", "--tpot", "50ms", "--json").json()
+    best = d["best"]
+    assert best["mode"] == "disaggregated" and all(v["gpus"] > best["gpus"] for v in d["verified"] if v["ok"])
+    first = " ".join(r.out.split("\n\n")[0].split())
+    ok = min((v for v in d["verified"] if v["ok"]), key=lambda v: v["gpus"])
+    assert (
+        f"the simulation checks aggregated deployments without PP only, and of those the fewest that do: {ok['gpus']} x h200"
+        in first
+    )

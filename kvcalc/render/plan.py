@@ -76,10 +76,12 @@ def verdict(r: Any) -> str:
                     "nor do the others checked" if sb is None else f"and the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
                 )
             else:
-                line += (
-                    f"; in simulation none of the {len(r.verified)} checked does"
+                # The simulator runs one aggregated replica without PP: the best was not among those it checked.
+                why = "aggregated deployments without PP" if b.mode == "disaggregated" else "deployments without PP"
+                line += f"; the simulation checks {why} only, " + (
+                    f"and none of the {len(r.verified)} it checked does"
                     if sb is None
-                    else f"; in simulation the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
+                    else f"and of those the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
                 )
         return line
     if r.nearest:
