@@ -476,8 +476,10 @@ def _pool(rep: _Replica, x: float, out: int, path: float, n: float) -> tuple[flo
     lanes = rep.lanes
     c = min(rep.capacity, rep.max_seqs * lanes)
     spread = POOL_SIGMAS * math.sqrt(n + 1)
-    s0, hi = max(0, math.floor(n - spread)), max(min(c, math.ceil(n + spread) + POOL_SIGMAS), 1)
+    # A steady state past what the pool seats (its mean can be, queueing) weighs the states up to it.
+    s0 = max(0, min(math.floor(n - spread), c - 1))
     k0 = max(s0, 1)  # the first state with a request decoding
+    hi = max(min(c, math.ceil(n + spread) + POOL_SIGMAS), k0)
     ks = sorted({k0, hi} | {round(k0 + (hi - k0) * i / (POOL_POINTS - 1)) for i in range(POOL_POINTS)})
     got: list[tuple[int, float, float]] = []
     for k in ks:
