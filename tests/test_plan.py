@@ -5,6 +5,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import one_line_error
 from kvcalc.engine.engines import engine
@@ -451,31 +452,60 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
     assert "| the pool's states (now) | 62 | 1.8% | 19% | 61 | 6.2% | 118% |" in text
 
 
+class _FixedSeat:
+    """A replica whose every step takes 10 ms with nothing beside it and whose prompt takes 1 s."""
+
+    lanes = 1
+
+    def __init__(self, seats: int):
+        self.capacity, self.max_seqs = seats, 10 * seats
+
+    def step(self, decodes: float, rate: float, batch: float | None = None) -> tuple[float, str, float, float, float]:
+        return 0.01, "memory", 0.0, 0.0, 0.0
+
+    def ttft(self, decodes: float, t_step: float) -> float:
+        return 0.004 + 1.0
+
+    def seen(self, decodes: float, users: int | None) -> float:
+        return 1.0
+
+
+@given(seats=st.integers(1, 40), load=st.floats(0.01, 0.97))
+@settings(max_examples=60, deadline=None)
+def test_the_pool_chain_waits_as_erlang_c_for_any_seats_and_load(seats, load):
+    # M/M/c with c seats and A = load x c erlangs: P(wait) = C(c, A), mean wait C / (c / S - x).
+    from kvcalc.engine.plan import _pool
+
+    S = 2.0
+    A = load * seats
+    x = A / S
+    terms = [1.0]
+    for k in range(1, seats):
+        terms.append(terms[-1] * A / k)
+    top = terms[-1] * A / seats / (1 - load)
+    erlang_c = top / (sum(terms) + top)
+    got = _pool(_FixedSeat(seats), x, 101, 0.004, A)  # type: ignore[arg-type]
+    assert got is not None
+    assert got[0] == pytest.approx(0.01, rel=1e-9)
+    assert got[1] == pytest.approx(0.004 + erlang_c / (seats / S - x) + 1.0, rel=1e-6)
+
+
 def test_the_pool_chain_is_erlang_c_when_a_request_holds_its_seat_a_fixed_time():
     """docs/simulation.md: with S(k) constant the chain is the M/M/c queue, and its wait for a seat is
     Erlang C's. A stub replica: every step 10 ms (no prompt work beside it), 1 s to the first token,
     100 tokens after it: S = 1 + 100 x 0.01 = 2 s; 4 requests/s offer A = 8 erlangs to c = 10 seats."""
     from kvcalc.engine.plan import _pool
 
-    class Stub:
-        capacity, max_seqs, lanes = 10, 1000, 1
-
-        def step(self, decodes: float, rate: float, batch: float | None = None) -> tuple[float, str, float, float, float]:
-            return 0.01, "memory", 0.0, 0.0, 0.0
-
-        def ttft(self, decodes: float, t_step: float) -> float:
-            return 0.004 + 1.0
-
     A, c, S = 8.0, 10, 2.0
     term = A**c / math.factorial(c) * c / (c - A)
     erlang_c = term / (sum(A**k / math.factorial(k) for k in range(c)) + term)
     wait = erlang_c * S / (c - A)  # W_q = C(c, A) / (c mu - lambda), mu = 1 / S
-    got = _pool(Stub(), 4.0, 101, 0.004, A)  # type: ignore[arg-type]
+    got = _pool(_FixedSeat(c), 4.0, 101, 0.004, A)  # type: ignore[arg-type]
     assert got is not None
     assert got[0] == pytest.approx(0.01, rel=1e-12)
     assert got[1] == pytest.approx(0.004 + wait + 1.0, rel=1e-9)
     # At 5 requests/s the 10 seats would need 10 erlangs: no steady state.
-    assert _pool(Stub(), 5.0, 101, 0.004, 10.0) is None  # type: ignore[arg-type]
+    assert _pool(_FixedSeat(c), 5.0, 101, 0.004, 10.0) is None  # type: ignore[arg-type]
 
 
 def test_plan_near_a_memory_limit_agrees_with_its_simulation(cli):
