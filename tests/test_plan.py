@@ -575,3 +575,16 @@ def test_a_winner_the_simulation_cannot_run_is_not_called_refuted(cli):
         f"the simulation checks aggregated deployments without PP only, and of those the fewest that do: {ok['gpus']} x h200"
         in first
     )
+
+
+def test_a_rate_the_pools_cannot_carry_is_short_of_memory_not_prefill(cli):
+    # Llama-3.1-8B, 3 requests/s of 120,000 + 8,000 tokens on H100s, at most 64: a TP 1 replica's
+    # prompts alone take 3 / 64 x about 8 s a prompt, under half its time, but its pool holds 3 such
+    # requests and each stays about a minute decoding 8,000 tokens, so its full pool cannot carry
+    # its share (3 / 64 x 70 s > 3): the shortfall is memory's, with no steady state, not prefill's.
+    ask = ("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--rate", "3", "--prompt", "120000", "--output", "8000")
+    d = cli(*ask, "--closed-form", "--json").json()
+    assert d["best"] is None
+    near = d["nearest"]
+    assert near["shortfall"] == "memory past its limit (no steady state at this rate)"
+    assert near["use"]["prefill"] < 0.5 and near["capacity_per_replica"] == 3

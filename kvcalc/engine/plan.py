@@ -346,8 +346,10 @@ def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bo
     if st is None:
         # The prompts alone outrun the replica, or with them its pool full cannot carry the rate.
         x = (traffic.rate or 0.0) / replicas
-        why = "prefill" if x > 0 and rep.step(0.0, x) is None else "memory"
-        return False, math.inf, why, {"prefill": math.inf, "memory": math.inf}
+        alone = rep.step(0.0, x) if x > 0 else None
+        if x > 0 and alone is None:
+            return False, math.inf, "prefill", {"prefill": math.inf, "memory": math.inf}
+        return False, math.inf, "memory", {"memory": math.inf, "prefill": alone[2] if alone else 0.0}
     n, x, t, ttft, bound, u = st
     use = {
         "memory": n / rep.capacity if rep.capacity else math.inf,
