@@ -3,6 +3,7 @@
 import math
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -130,6 +131,26 @@ def test_prefill_share_limits_a_replica():
     assert not ok and fail == "prefill" and use["prefill"] > 1
 
 
+def _closed_and_simulated(model: str, gpu: str, tp: int, prompt: int, output: int, rate: float) -> tuple[Any, Any]:
+    """The closed form's steady state (``_steady``) and 3,000 simulated requests (paged, Poisson at
+    ``rate``, seed 0) of one vLLM replica, bf16 KV."""
+    import numpy as np
+
+    from kvcalc.engine.plan import _steady
+    from kvcalc.engine.simulate import SimSettings, Workload, simulate
+
+    m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine("vllm")
+    t = Traffic(prompt=prompt, output=output, rate=rate)
+    st = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
+    assert st is not None
+    n = 3000
+    arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
+    wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
+    mem = g.memory_runtime_bytes
+    settings_ = SimSettings(prompt + output, eng.default_num_seqs(mem, g.name), eng.schedule(m, g, prompt + output)[0])
+    return st, simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
+
+
 @pytest.mark.parametrize(
     "model,gpu,tp,rate,prompt,output",
     [
@@ -146,21 +167,7 @@ def test_the_closed_form_agrees_with_the_simulation(model, gpu, tp, rate, prompt
     # The issue's aim: closed form and simulation within 10% on TPOT and on whether a replica keeps up,
     # on the same step model. The simulation is the independent implementation: event by event, with
     # whole prompts in steps, where the closed form averages over a steady state.
-    import numpy as np
-
-    from kvcalc.engine.plan import _steady
-    from kvcalc.engine.simulate import SimSettings, Workload, simulate
-
-    m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine("vllm")
-    t = Traffic(prompt=prompt, output=output, rate=rate)
-    st = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
-    assert st is not None
-    n = 3000
-    arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
-    wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
-    mem = g.memory_runtime_bytes
-    settings_ = SimSettings(prompt + output, eng.default_num_seqs(mem, g.name), eng.schedule(m, g, prompt + output)[0])
-    run_ = simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
+    st, run_ = _closed_and_simulated(model, gpu, tp, prompt, output, rate)
     assert not run_.overloaded
     assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)
     assert run_.ttft_s.mean == pytest.approx(st[3], rel=0.25)
@@ -412,10 +419,8 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
     the closed form over the pool's states (``_pool``) against 3,000 simulated requests: mean TPOT
     within 10% on 62, mean gap 1.8%, the simulation at most 19% above; mean TTFT within 25% on 61,
     mean gap 6.2%, worst 118%."""
-    import numpy as np
 
     from kvcalc.engine.plan import _steady
-    from kvcalc.engine.simulate import SimSettings, Workload, simulate
 
     tpot, ttft = [], []
     for model, gpu, tp, prompt, output, share in AGREEMENT_SHAPES:
@@ -426,16 +431,7 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
             rep = _Replica(m, g, tp, 1, t, bf16, eng)
             st = _steady(rep, t, 1)
             lo, hi = ((lo + hi) / 2, hi) if st is not None and st[0] <= rep.capacity else (lo, (lo + hi) / 2)
-        rate = lo * share
-        t = Traffic(prompt=prompt, output=output, rate=rate)
-        st = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
-        assert st is not None
-        n = 3000
-        arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
-        wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
-        mem = g.memory_runtime_bytes
-        s = SimSettings(prompt + output, eng.default_num_seqs(mem, g.name), eng.schedule(m, g, prompt + output)[0])
-        run_ = simulate(m, g, wl, s, [("paged-16", 16)], eng, bf16, tp).runs[0]
+        st, run_ = _closed_and_simulated(model, gpu, tp, prompt, output, lo * share)
         tpot.append(run_.tpot_s.mean / st[2] - 1)
         ttft.append(run_.ttft_s.mean / st[3] - 1)
     got = (
