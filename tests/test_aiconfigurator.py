@@ -196,6 +196,14 @@ def test_the_reasons_quote_kvcalc_as_it_computes():
         f"about {n6} decoding at {ms(StepModel(q30, h100, bf16, tp=4).step(n6, 4500).t_step_s)} ms on the TP 4 instance" in text
     )
     assert f"(kvcalc {kvcalc_answer('q6').disaggregated.rate_per_s:.1f}k a second," in text
+    q4 = kvcalc_answer("q4").disaggregated.deployment
+    assert q4 is not None
+    said = " ".join(text.split())
+    assert (
+        f"decode instance holds {q4.capacity_per_replica} requests of this length; at {round(q4.in_flight_per_replica)} in flight"
+        in said
+    )
+    assert f"that wait brings its mean TTFT to {q4.ttft_s:.2f} s of the 2 s allowed" in said
     # The routed experts at 0.598 x 768 / (768 + 509) of the peak at TP 1 (DEFAULT_SOURCES['moe_eta_c']).
     flat = " ".join(text.split())
     assert f"({0.598 * 768 / (768 + 509):.2f} at TP 1 for Qwen3-30B-A3B's 768" in flat

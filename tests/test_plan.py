@@ -484,6 +484,12 @@ def test_the_pool_chain_waits_as_erlang_c_for_any_seats_and_load(seats, load):
     assert got is not None
     assert got[0] == pytest.approx(0.01, rel=1e-9)
     assert got[1] == pytest.approx(0.004 + erlang_c / (seats / S - x) + 1.0, rel=1e-6)
+    # A decode instance: requests arrive with their first token and hold a seat for their 100 tokens,
+    # S = 1 s, so at twice the rate it is offered the same A erlangs and waits C / (c / 1 - 2x).
+    got = _pool(_FixedSeat(seats), 2 * x, 101, 0.0, A, decode_only=True)  # type: ignore[arg-type]
+    assert got is not None
+    assert got[0] == pytest.approx(0.01, rel=1e-9)
+    assert got[1] == pytest.approx(erlang_c / (seats - 2 * x), rel=1e-6, abs=1e-12)
 
 
 def test_the_pool_chain_is_erlang_c_when_a_request_holds_its_seat_a_fixed_time():

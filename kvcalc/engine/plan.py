@@ -454,7 +454,7 @@ requests in flight (and up to what the pool holds); the rest carry under 1e-12 o
 where the count is Poisson, and the chain's own spread is of that order."""
 
 
-def _pool(rep: _Replica, x: float, out: int, path: float, n: float) -> tuple[float, float] | None:
+def _pool(rep: _Replica, x: float, out: int, path: float, n: float, decode_only: bool = False) -> tuple[float, float] | None:
     """(mean TPOT, mean TTFT) of open (Poisson) traffic at ``x`` requests/s on one replica whose pool
     holds at most c requests, from the distribution of the requests in it, not its mean alone; None
     when the replica cannot carry ``x`` even with its pool full.
@@ -474,7 +474,11 @@ def _pool(rep: _Replica, x: float, out: int, path: float, n: float) -> tuple[flo
       plus one, ``_Replica.seen``; near the pool's limit the tail of full pools and the queue for a
       seat, which a mean alone misses, come in.
 
-    ``n``, the steady state's requests in flight, centres the states weighed (``POOL_SIGMAS``)."""
+    ``n``, the steady state's requests in flight, centres the states weighed (``POOL_SIGMAS``).
+
+    ``decode_only``: a disaggregated decode instance, whose requests arrive with their first token
+    (F = 0, ``path`` 0) and whose steps carry no prompts; the TTFT figure is then the wait for a seat
+    alone."""
     lanes = rep.lanes
     c = min(rep.capacity, rep.max_seqs * lanes)
     spread = POOL_SIGMAS * math.sqrt(n + 1)
@@ -485,6 +489,12 @@ def _pool(rep: _Replica, x: float, out: int, path: float, n: float) -> tuple[flo
     ks = sorted({k0, hi} | {round(k0 + (hi - k0) * i / (POOL_POINTS - 1)) for i in range(POOL_POINTS)})
     got: list[tuple[int, float, float]] = []
     for k in ks:
+        if decode_only:
+            alone = rep.step(k, 0.0, max(k / lanes, 1.0))
+            if alone is None:
+                break
+            got.append((k, alone[0], 0.0))
+            continue
         seen = rep.step(k, x, max(k / lanes, 1.0))
         found = rep.step(k - 1, x)
         if seen is None or found is None or not math.isfinite(seen[0]):
@@ -837,7 +847,8 @@ def plan(
         assumptions.append(
             "disaggregated: x prefill instances and y decode instances, the fewest of each; a prompt's KV (every layer, "
             "each KV head once) crosses NVLink inside one domain, else the prefill GPUs' NICs at 0.7 of their rate; TTFT "
-            "= request path + M/D/1 wait + the prompt's steps + the transfer + 1.5 decode steps"
+            "= request path + M/D/1 wait + the prompt's steps + the transfer + 1.5 decode steps (+ the wait for a decode "
+            "instance's seat, from its pool's states, for a rate)"
         )
     if traffic.users:
         assumptions.append(
@@ -1237,10 +1248,12 @@ class _Prefill:
         return float(c.request_path_s(prompt)) + _prefill_wait(u, lane) + work
 
 
-def _decode_tpot(rep: _Replica, rate: float, out: int) -> tuple[float, float] | None:
-    """(TPOT s, requests decoding) on one decode instance at ``rate`` requests/s: decode-only steps at
-    the batch a request's own tokens see (``_Replica.seen``), Little's law n = rate x (output - 1) x
-    TPOT(n), solved by iteration."""
+def _decode_tpot(rep: _Replica, rate: float, out: int, open_loop: bool = True) -> tuple[float, float, float] | None:
+    """(TPOT s, requests decoding, the wait for a seat s) on one decode instance at ``rate``
+    requests/s: decode-only steps at the batch a request's own tokens see (``_Replica.seen``), Little's
+    law n = rate x (output - 1) x TPOT(n), solved by iteration; with open (Poisson) traffic, over the
+    pool's states (``_pool``: the TPOT, and the wait when the pool is full), None when even a full pool
+    cannot carry the rate."""
     n = 0.0
     t = rep.sm.overhead_s(0, 0)
     limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
@@ -1256,7 +1269,12 @@ def _decode_tpot(rep: _Replica, rate: float, out: int) -> tuple[float, float] | 
             n = new
             break
         n = new if k < 20 else 0.5 * (n + new)
-    return t, n
+    if not open_loop or rate <= 0 or out <= 1:
+        return t, n, 0.0
+    pool = _pool(rep, rate, out, 0.0, n, decode_only=True)
+    if pool is None:
+        return None
+    return pool[0], n, pool[1]
 
 
 def _pools_deployment(
@@ -1354,10 +1372,10 @@ def _disaggregated(
                 # Fewest decode instances meeting TPOT and memory at this rate.
                 y, dec = 0, None
                 for yy in range(1, max_gpus // dr.shape.gpus + 1):
-                    got = _decode_tpot(dr, rate / yy, out_tokens)
+                    got = _decode_tpot(dr, rate / yy, out_tokens, not traffic.users)
                     if got is None:
                         continue
-                    tp_s, n = got
+                    tp_s, n, _ = got
                     if n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or tp_s <= slo.tpot_s):
                         y, dec = yy, got
                         break
@@ -1374,7 +1392,7 @@ def _disaggregated(
                         continue
                     link_bw, link_alpha, _ = _kv_link(gpu, pr, y * dr.shape.gpus + xx * pr.shape.gpus)
                     transfer = shipped / link_bw + link_alpha
-                    t_all = base_ttft + transfer + 1.5 * dec[0]
+                    t_all = base_ttft + transfer + 1.5 * dec[0] + dec[2]
                     if slo.ttft_s is None or t_all <= slo.ttft_s:
                         x, ttft = xx, t_all
                         break
@@ -1528,7 +1546,7 @@ def max_throughput(
                     got = _decode_tpot(dr, rate / y, out_t)
                     if got is None:
                         return False
-                    t, n = got
+                    t, n, _ = got
                     return n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or t <= slo.tpot_s)
 
                 hi = y * max(dr.capacity, 1) / max(out_t * 1e-3, 1e-3)
@@ -1544,6 +1562,20 @@ def max_throughput(
 
                 r_pre = _bisect_rate(pre_ok, x * pr.dp * 1e3)
                 rate = min(r_dec, r_pre)
+
+                def all_ok(
+                    rate: float, dr: _Replica = dr, pf: _Prefill = pf, x: int = x, y: int = y, transfer: float = transfer
+                ) -> bool:
+                    # The decode instances' wait for a seat lengthens the TTFT too, most near their pool's limit.
+                    got, t = _decode_tpot(dr, rate / y, out_t), pf.ttft_s(rate / x, prompt)
+                    return (
+                        got is not None
+                        and t is not None
+                        and (slo.ttft_s is None or t + transfer + 1.5 * got[0] + got[2] <= slo.ttft_s)
+                    )
+
+                if rate > 0 and not all_ok(rate):
+                    rate = _bisect_rate(all_ok, rate)
                 if rate <= 0:
                     continue
                 used = x * pr.shape.gpus + y * dr.shape.gpus
@@ -1552,7 +1584,7 @@ def max_throughput(
                 got = _decode_tpot(dr, rate / y, out_t)
                 base_ttft = pf.ttft_s(rate / x, prompt)
                 assert got is not None and base_ttft is not None
-                ttft = base_ttft + transfer + 1.5 * got[0]
+                ttft = base_ttft + transfer + 1.5 * got[0] + got[2]
                 use = {"TPOT": got[0] / slo.tpot_s if slo.tpot_s else 0.0, "TTFT": ttft / slo.ttft_s if slo.ttft_s else 0.0}
                 use["memory"] = got[1] / dr.capacity
                 binding = "prefill" if r_pre < r_dec else "decode"
