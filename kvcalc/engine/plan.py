@@ -444,9 +444,10 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
     return n, x, tpot, ttft, bound, u
 
 
-POOL_POINTS = 12
-"""Pool sizes at which ``_pool`` evaluates the step model, evenly spaced over the states it weighs
-(linear between)."""
+POOL_GRID = 1.25
+"""``_pool`` evaluates the step model at every pool size to 8, then at sizes 1.25x apart (and at the
+ends of the states it weighs), linear between: a grid that does not move with the load, so the
+figures it gives grow with the rate as the chain's do."""
 
 POOL_SIGMAS = 8
 """``_pool`` weighs the states within this many Poisson standard deviations of the steady state's
@@ -486,7 +487,7 @@ def _pool(rep: _Replica, x: float, out: int, path: float, n: float, decode_only:
     s0 = max(0, min(math.floor(n - spread), c - 1))
     k0 = max(s0, 1)  # the first state with a request decoding
     hi = max(min(c, math.ceil(n + spread) + POOL_SIGMAS), k0)
-    ks = sorted({k0, hi} | {round(k0 + (hi - k0) * i / (POOL_POINTS - 1)) for i in range(POOL_POINTS)})
+    ks = sorted({k0, hi} | {k for k in _grid(hi) if k0 < k < hi})
     got: list[tuple[int, float, float]] = []
     for k in ks:
         if decode_only:
@@ -533,6 +534,15 @@ def _pool(rep: _Replica, x: float, out: int, path: float, n: float, decode_only:
     # An arrival finds state k and joins it: its first token as with k + 1 in the pool (at most top).
     first = sum(q * F[min(k + 1, top) - k0] for k, q in zip(states, p)) + tail * F[-1]
     return busy / rate, path + queue / z / x + first / z
+
+
+def _grid(hi: int) -> list[int]:
+    """Pool sizes 1 to 8, then 1.25x apart, up to hi (``POOL_GRID``)."""
+    out, k = list(range(1, min(hi, 8) + 1)), 8.0
+    while k * POOL_GRID <= hi:
+        k *= POOL_GRID
+        out.append(round(k))
+    return out
 
 
 def _interp(xs: list[int], ys: list[float]) -> list[float]:
