@@ -451,8 +451,9 @@ figures it gives grow with the rate as the chain's do."""
 
 POOL_SIGMAS = 8
 """``_pool`` weighs the states within this many Poisson standard deviations of the steady state's
-requests in flight (and up to what the pool holds); the rest carry under 1e-12 of the probability
-where the count is Poisson, and the chain's own spread is of that order."""
+requests in flight (and up to what the pool holds, plus this many beyond the spread): a Poisson count
+leaves under 1e-12 of its probability outside, and the chain, wider where S grows with k, is weighed
+over the same states."""
 
 
 def _pool(rep: _Replica, x: float, out: int, path: float, n: float, decode_only: bool = False) -> tuple[float, float] | None:
