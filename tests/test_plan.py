@@ -612,3 +612,23 @@ def test_more_load_never_shortens_the_closed_forms_ttft_or_tpot(model, gpu, tp, 
             assert st[2] >= prev[2] * (1 - 1e-12) and st[3] >= prev[3] * (1 - 1e-12), rate
         prev = st
     assert prev is not None and i > 20
+
+
+def test_plan_says_how_much_of_a_ttft_is_the_wait_for_a_seat(cli):
+    # Llama-3.1-8B on one H100 at 32,000 + 1,000 tokens: its pool holds 13 such requests. At 0.26
+    # requests/s about 8 are in flight and the pool is often full, so part of the mean TTFT is the wait
+    # for a seat (the pool's states); the line says so with the JSON's figures. At 0.05/s the pool is
+    # never full and no line is printed.
+    ask = ("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--max-gpus", "1", "--prompt", "32000", "--output", "1000")
+    d = cli(*ask, "--rate", "0.26", "--closed-form", "--json").json()
+    b = d["best"]
+    assert b["capacity_per_replica"] == 13 and 0 < b["seat_wait_s"] < b["ttft_s"] and 0 < b["pool_full_share"] < 1
+    text = " ".join(cli(*ask, "--rate", "0.26", "--closed-form").out.split())
+    ms = lambda t: f"{t * 1e3:,.1f}" if t < 1 else f"{t * 1e3:,.0f}"
+    said = f"its mean TTFT of {ms(b['ttft_s'])} ms includes {ms(b['seat_wait_s'])} ms waiting for a seat: its KV pool is full {b['pool_full_share']:.0%} of the time"
+    assert said in text
+    # One replica's place is said once.
+    assert b["placement"] == "1 of one 8-GPU node"
+    light = cli(*ask, "--rate", "0.05", "--closed-form", "--json").json()["best"]
+    assert light["seat_wait_s"] < 1e-6 * light["ttft_s"]
+    assert "waiting for a seat" not in cli(*ask, "--rate", "0.05", "--closed-form").out

@@ -132,6 +132,11 @@ class Deployment:
     """Disaggregated: a prompt's KV from its prefill to its decode instance, part of the TTFT."""
     why: str = ""
     """Why this shape: PP across servers, DP attention for an MLA latent, disaggregation."""
+    seat_wait_s: float = 0.0
+    """The part of the mean TTFT spent waiting for a seat in a full KV pool (a decode instance's,
+    disaggregated), from the pool's states; 0 for users, or where the pool is never full."""
+    pool_full_share: float = 0.0
+    """The share of the time that pool is full (its pool's states)."""
 
 
 @record(frozen=True)
@@ -211,12 +216,15 @@ class _Replica:
         """``_steady``'s answers, by traffic and replica count."""
         self.steps: dict[tuple[int, float, float | None], Any] = {}
         """``step``'s answers, by whole batch, rate and seen batch."""
+        self.seats: dict[tuple[Traffic, int], tuple[float, float]] = {}
+        """The wait for a seat and the share of the time the pool is full (``_pool``), by traffic and
+        replica count, where ``_steady`` took the pool's states."""
 
     def with_constants(self, c: StepConstants) -> _Replica:
         import copy
 
         new = copy.copy(self)
-        new.sm, new.c, new.memo, new.steps = self.sm.with_constants(c), c, {}, {}
+        new.sm, new.c, new.memo, new.steps, new.seats = self.sm.with_constants(c), c, {}, {}, {}
         return new
 
     def seen(self, decodes: float, users: int | None) -> float:
@@ -439,7 +447,8 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         pool = _pool(rep, x, out, path, x * (ttft + (out - 1) * tpot))
         if pool is None:
             return None
-        tpot, ttft = pool
+        tpot, ttft, wait, full = pool
+        rep.seats[traffic, replicas] = (wait, full)
     n = float(users) if users else x * (ttft + (out - 1) * tpot)
     return n, x, tpot, ttft, bound, u
 
@@ -456,8 +465,10 @@ leaves under 1e-12 of its probability outside, and the chain, wider where S grow
 over the same states."""
 
 
-def _pool(rep: _Replica, x: float, out: int, path: float, n: float, decode_only: bool = False) -> tuple[float, float] | None:
-    """(mean TPOT, mean TTFT) of open (Poisson) traffic at ``x`` requests/s on one replica whose pool
+def _pool(
+    rep: _Replica, x: float, out: int, path: float, n: float, decode_only: bool = False
+) -> tuple[float, float, float, float] | None:
+    """(mean TPOT, mean TTFT, its wait for a seat, the share of the time the pool is full) of open (Poisson) traffic at ``x`` requests/s on one replica whose pool
     holds at most c requests, from the distribution of the requests in it, not its mean alone; None
     when the replica cannot carry ``x`` even with its pool full.
 
@@ -534,7 +545,8 @@ def _pool(rep: _Replica, x: float, out: int, path: float, n: float, decode_only:
     rate = sum(k * q / T[k - k0] for k, q in zip(states, p) if k) + top * tail / T[-1]
     # An arrival finds state k and joins it: its first token as with k + 1 in the pool (at most top).
     first = sum(q * F[min(k + 1, top) - k0] for k, q in zip(states, p)) + tail * F[-1]
-    return busy / rate, path + queue / z / x + first / z
+    wait = queue / z / x
+    return busy / rate, path + wait + first / z, wait, (p[-1] + tail) / z if full else 0.0
 
 
 def _grid(hi: int) -> list[int]:
@@ -587,6 +599,7 @@ def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price:
             or "carries no steady state"
         )
     tpot, ttft, bound = (st[2], st[3], st[4]) if st else (math.inf, math.inf, "compute")
+    seat = rep.seats.get((traffic, replicas), (0.0, 0.0))
     gpus = rep.shape.gpus * replicas
     return Deployment(
         gpu=rep.gpu.name,
@@ -611,6 +624,8 @@ def _deployment(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int, price:
         engine_flags=engine_flags(rep.shape, rep.engine),
         placement=_placement(rep.gpu, rep.shape, replicas),
         why=_why(rep),
+        seat_wait_s=seat[0],
+        pool_full_share=seat[1],
     )
 
 
@@ -630,7 +645,8 @@ def _placement(gpu: GPUSpec, shape: Shape, replicas: int) -> str:
     if replicas > 1:
         where = f"{replicas} replicas of {where}"
     if total < per:
-        return f"{where}; {total} of one {per}-GPU node"
+        # One replica's place already says its share of the node.
+        return where if replicas == 1 else f"{where}; {total} of one {per}-GPU node"
     spare = nodes * per - total
     return where + (f"; {nodes} nodes in all" + (f" ({spare} GPUs spare)" if spare else "") if replicas > 1 else "")
 
@@ -1259,8 +1275,9 @@ class _Prefill:
         return float(c.request_path_s(prompt)) + _prefill_wait(u, lane) + work
 
 
-def _decode_tpot(rep: _Replica, rate: float, out: int, open_loop: bool = True) -> tuple[float, float, float] | None:
-    """(TPOT s, requests decoding, the wait for a seat s) on one decode instance at ``rate``
+def _decode_tpot(rep: _Replica, rate: float, out: int, open_loop: bool = True) -> tuple[float, float, float, float] | None:
+    """(TPOT s, requests decoding, the wait for a seat s, the share of the time its pool is full) on one
+    decode instance at ``rate``
     requests/s: decode-only steps at the batch a request's own tokens see (``_Replica.seen``), Little's
     law n = rate x (output - 1) x TPOT(n), solved by iteration; with open (Poisson) traffic, over the
     pool's states (``_pool``: the TPOT, and the wait when the pool is full), None when even a full pool
@@ -1281,11 +1298,11 @@ def _decode_tpot(rep: _Replica, rate: float, out: int, open_loop: bool = True) -
             break
         n = new if k < 20 else 0.5 * (n + new)
     if not open_loop or rate <= 0 or out <= 1:
-        return t, n, 0.0
+        return t, n, 0.0, 0.0
     pool = _pool(rep, rate, out, 0.0, n, decode_only=True)
     if pool is None:
         return None
-    return pool[0], n, pool[1]
+    return pool[0], n, pool[2], pool[3]
 
 
 def _pools_deployment(
@@ -1304,9 +1321,11 @@ def _pools_deployment(
     price: float | None,
     binding: str,
     why: str,
+    seat: tuple[float, float] = (0.0, 0.0),
 ) -> Deployment:
     """A disaggregated deployment: x prefill instances of ``pr``'s shape beside y decode instances
-    of ``dr``'s, on ``gpus`` GPUs."""
+    of ``dr``'s, on ``gpus`` GPUs; ``seat``: a decode instance's wait for a seat and the share of the
+    time its pool is full."""
     _, _, what = _kv_link(gpu, pr, gpus)
     return Deployment(
         gpu=gpu.name,
@@ -1334,6 +1353,8 @@ def _pools_deployment(
         decode_pool=f"{y} x {dr.shape.describe()}",
         kv_transfer_s=transfer,
         why=why.format(what=what),
+        seat_wait_s=seat[0],
+        pool_full_share=seat[1],
     )
 
 
@@ -1378,7 +1399,7 @@ def _disaggregated(
         pf = _Prefill(pr)
         for dr in dec_reps:
             rate = traffic.rate if traffic.rate is not None else float(traffic.users or 1) / max(out_tokens * 0.02, 1e-3)
-            best: tuple[int, int, float, float, float, float] | None = None
+            best: tuple[int, int, float, float, float, float, float, float] | None = None
             for _ in range(12 if traffic.users else 1):
                 # Fewest decode instances meeting TPOT and memory at this rate.
                 y, dec = 0, None
@@ -1386,7 +1407,7 @@ def _disaggregated(
                     got = _decode_tpot(dr, rate / yy, out_tokens, not traffic.users)
                     if got is None:
                         continue
-                    tp_s, n, _ = got
+                    tp_s, n, _, _ = got
                     if n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or tp_s <= slo.tpot_s):
                         y, dec = yy, got
                         break
@@ -1410,7 +1431,7 @@ def _disaggregated(
                 if not x:
                     best = None
                     break
-                best = (x, y, ttft, dec[0], dec[1], transfer)
+                best = (x, y, ttft, dec[0], dec[1], transfer, dec[2], dec[3])
                 if traffic.users:
                     new = float(traffic.users) / (ttft + (out_tokens - 1) * dec[0])
                     if abs(new - rate) <= 1e-4 * rate:
@@ -1419,7 +1440,7 @@ def _disaggregated(
                     rate = 0.5 * (rate + new)
             if best is None:
                 continue
-            x, y, ttft, tpot, n, transfer = best
+            x, y, ttft, tpot, n, transfer, seat, full = best
             gpus = x * pr.shape.gpus + y * dr.shape.gpus
             while not fits_nodes(gpu, gpus) and gpus <= max_gpus:
                 gpus += 1  # the pools together take whole servers (or a share of one); the rest idles
@@ -1433,7 +1454,11 @@ def _disaggregated(
                 f"cross {{what}} in {transfer * 1e3:,.1f} ms"
             )
             binding = max(use, key=lambda k: use[k])
-            found.append(_pools_deployment(gpu, engine, pr, dr, x, y, gpus, tpot, n, ttft, transfer, use, price, binding, why))
+            found.append(
+                _pools_deployment(
+                    gpu, engine, pr, dr, x, y, gpus, tpot, n, ttft, transfer, use, price, binding, why, (seat, full)
+                )
+            )
     found.sort(key=lambda d: (d.gpus, d.tpot_s))
     return found[:keep]
 
@@ -1557,7 +1582,7 @@ def max_throughput(
                     got = _decode_tpot(dr, rate / y, out_t)
                     if got is None:
                         return False
-                    t, n, _ = got
+                    t, n, _, _ = got
                     return n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or t <= slo.tpot_s)
 
                 hi = y * max(dr.capacity, 1) / max(out_t * 1e-3, 1e-3)
@@ -1615,6 +1640,7 @@ def max_throughput(
                     None,
                     binding,
                     f"the {binding} pool sets the rate",
+                    (got[2], got[3]),
                 )
                 best_dis = (rate * out_t / used, dep)
 

@@ -148,6 +148,12 @@ def render(r: Any) -> None:
         for line in (b.engine_flags, b.placement, b.why):
             if line:
                 c.print(f"  {line}")
+        if b.seat_wait_s >= 0.05 * b.ttft_s:
+            pool = "a decode instance's KV pool" if b.mode == "disaggregated" else "its KV pool"
+            c.print(
+                f"  its mean TTFT of {_ms(b.ttft_s)} ms includes {_ms(b.seat_wait_s)} ms waiting for a seat: {pool} is "
+                f"full {b.pool_full_share:.0%} of the time"
+            )
         if r.disaggregation:
             c.print(r.disaggregation[0].upper() + r.disaggregation[1:])
         others = [d for d in r.per_gpu_type if d.gpu != b.gpu]
