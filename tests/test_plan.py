@@ -632,3 +632,6 @@ def test_plan_says_how_much_of_a_ttft_is_the_wait_for_a_seat(cli):
     light = cli(*ask, "--rate", "0.05", "--closed-form", "--json").json()["best"]
     assert light["seat_wait_s"] < 1e-6 * light["ttft_s"]
     assert "waiting for a seat" not in cli(*ask, "--rate", "0.05", "--closed-form").out
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    shown = f"waits {ms(b['seat_wait_s'])} ms of its {ms(b['ttft_s'])} ms, its 13-request pool full {b['pool_full_share']:.0%} of the time"
+    assert shown in doc
