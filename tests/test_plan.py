@@ -562,21 +562,79 @@ def test_users_out_of_step_agree_with_the_simulation_and_identical_lengths_do_no
     assert "at sigma 0.1 (about 10% apart), 104 ms (the closed form 108), and the mean TPOT 21.9 ms against 22.3" in text
 
 
-def test_a_winner_the_simulation_cannot_run_is_not_called_refuted(cli):
+def test_a_disaggregated_winner_is_checked_by_simulating_its_two_pools(cli):
     # DeepSeek-V3 in fp8 on H200s at 5 requests/s of 4k + 1k tokens: the closed form's best is
-    # disaggregated (16 GPUs), which the simulator (one aggregated replica, no PP) does not run; the
-    # first line says so rather than reading as if the simulation had found 16 GPUs short.
+    # disaggregated (16 GPUs). The simulation runs one prefill instance and one decode instance of it
+    # and agrees; before 2026-12-04 it ran aggregated deployments only, and the first line said so.
     ask = ("plan", "--model", "deepseek-v3", "--gpus", "h200", "--kv-dtype", "fp8", "--rate", "5", "--prompt", "4k")
     r = cli(*ask, "--output", "1k", "--ttft", "2s", "--tpot", "50ms")
     d = cli(*ask, "--output", "1k", "--ttft", "2s", "--tpot", "50ms", "--json").json()
-    best = d["best"]
-    assert best["mode"] == "disaggregated" and all(v["gpus"] > best["gpus"] for v in d["verified"] if v["ok"])
+    best, first_check = d["best"], d["verified"][0]
+    assert best["mode"] == first_check["mode"] == "disaggregated"
+    assert (first_check["shape"], first_check["gpus"]) == (best["shape"].replace("(", "").replace(")", ""), best["gpus"])
+    assert first_check["ok"] and first_check["offered_per_s"] == 5
+    # The decode instance's mean TPOT against the closed form's at the same rate: within 10% (issue 17).
+    assert abs(first_check["tpot_mean_s"] / first_check["closed_form_tpot_s"] - 1) < 0.01  # docs/simulation.md: within 1%
     first = " ".join(r.out.split("\n\n")[0].split())
-    ok = min((v for v in d["verified"] if v["ok"]), key=lambda v: v["gpus"])
+    assert first.startswith(f"Fewest GPUs: {best['gpus']} x h200 (1 x DP4 TP2 EP8 prefill + 1 x DP4 TP2 EP8 decode)")
+    assert "meets the targets; the simulation agrees" in first
+
+
+def test_a_disaggregated_deployment_simulates_as_its_two_pools_added_up():
+    # One Llama-3.1-8B prefill instance and one decode instance on H100s, 1,000 + 100 tokens at 0.02
+    # requests/s: nothing queues, so a request's TTFT is its request path (4 ms + 1.5 us a prompt
+    # token, x 0.5 to 1.5: 5.5 ms at the median), its prompt's prefill steps, the KV's transfer
+    # (given: 10 ms) and its decode instance's first step, which computes the prompt's last 8 tokens
+    # (992 of the 1,000 are whole 16-token blocks in place); and its TPOT is a decode step at batch 1.
+    # Each part from the step-time model on its own; the simulation joins the two stages.
+    import numpy as np
+
+    from kvcalc.engine.plan import Deployment, _Sim, _verify_pools
+    from kvcalc.engine.steptime import DEFAULTS, StepModel, for_engine
+
+    m, h, bf16, eng = resolve_model("llama3.1-8b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("vllm")
+    n = 400
+    P, O = np.full(n, 1000), np.full(n, 100)
+    c = for_engine(DEFAULTS, eng)
+    d = Deployment(
+        gpu=h.name, tp=1, pp=1, replicas=1, gpus=2, cost_per_hour=None, in_flight_per_replica=0.0,
+        capacity_per_replica=1, tpot_s=0.0, ttft_s=0.0, step_bound_by="memory", memory_share=0.0, binding="TTFT",
+        use={}, feasible=True, mode="disaggregated", prefill_pool="1 x TP 1", decode_pool="1 x TP 1",
+        kv_transfer_s=0.010, prefill_instances=1, prefill_tp=1, prefill_dp=1, prefill_ep=1,
+    )  # fmt: skip
+    sim = _Sim(m, P, O, bf16, eng, c, 0, None, Traffic(prompt=1000, output=100, rate=0.02))
+    (v,) = _verify_pools(sim, h, d, 0.02, SLO(ttft_s=10.0, tpot_s=1.0), "p50", 50, 0, 64)
+    sm = StepModel(m, h, bf16, 1, constants=c, engine=eng)
+    budget = eng.schedule(m, h, 1100)[0]
+    expect = 0.004 + 1.5e-6 * 1000 + sm.prefill_s(1000, budget) + 0.010 + sm.step(0, 0.0, 8, 1000).t_step_s
+    assert v.ok and v.mode == "disaggregated" and v.gpus == 2
+    assert v.ttft_s == pytest.approx(expect, rel=0.03)
+    assert v.tpot_s == pytest.approx(sm.step(1, 1050).t_step_s, rel=0.03)
+
+
+def test_a_pool_the_simulation_finds_short_gets_an_instance_more(cli):
+    # Llama-3.1-70B on H100s at 12 requests/s of 2,000 + 500 tokens, TTFT 1 s at p90: the closed form
+    # passes 4 x TP 2 prefill + 1 x TP 8 decode on its mean TTFT (652 ms); simulated, the prompts'
+    # queue puts the p90 past 1 s, so the check adds a prefill instance (the pool that holds most of
+    # the TTFT), which rounds up to three 8-GPU servers, and the decode pool is left as it was.
+    ask = ("plan", "--model", "llama3.1-70b", "--gpus", "h100", "--rate", "12", "--prompt", "2000", "--output", "500")
+    d = cli(*ask, "--ttft", "1s", "--tpot", "30ms", "--json").json()
+    assert d["best"]["shape"] == "4 x (TP 2) prefill + 1 x (TP 8) decode" and d["best"]["ttft_s"] < 1.0
+    first, second = d["verified"][:2]
+    assert first["prefill_pool"] == "4 x TP 2" and not first["ok"] and first["note"].startswith("TTFT p90 ")
+    assert first["ttft_s"] > 1.0
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    closed, simulated = round(d["best"]["ttft_s"] * 1e3), round(first["ttft_s"] * 1e3)
     assert (
-        f"the simulation checks aggregated deployments without PP only, and of those the fewest that do: {ok['gpus']} x h200"
-        in first
+        f"passes 4 x TP 2 prefill + 1 x TP 8 decode on 16 GPUs at a mean TTFT of {closed:,} ms, but the prompts' queue "
+        f"puts the simulated p90 at {simulated:,} ms; a fifth prefill instance (24 GPUs: three servers) meets it" in text
     )
+    assert (second["prefill_pool"], second["decode_pool"], second["gpus"]) == ("5 x TP 2", "1 x TP 8", 24)
+    assert second["ok"] and second["ttft_s"] <= 1.0
+    r = cli(*ask, "--ttft", "1s", "--tpot", "30ms")
+    first_line = " ".join(r.out.split("\nllama3.1-70b, ")[0].split())
+    assert "in simulation it does not (TTFT p90 " in first_line
+    assert first_line.endswith("and the fewest that do: 24 x h100-sxm (5 x TP2 prefill + 1 x TP8 decode)")
 
 
 def test_a_rate_the_pools_cannot_carry_is_short_of_memory_not_prefill(cli):

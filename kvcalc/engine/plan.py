@@ -137,6 +137,13 @@ class Deployment:
     disaggregated), from the pool's states; 0 for users, or where the pool is never full."""
     pool_full_share: float = 0.0
     """The share of the time that pool is full (its pool's states)."""
+    prefill_instances: int = 0
+    """Disaggregated: the prefill instances (replicas counts the decode instances); 0 aggregated."""
+    prefill_tp: int = 0
+    """Disaggregated: a prefill instance's TP, DP attention ranks and EP (tp, dp, ep are the decode
+    instance's)."""
+    prefill_dp: int = 0
+    prefill_ep: int = 0
 
 
 @record(frozen=True)
@@ -1046,7 +1053,8 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
 
 @record(frozen=True)
 class Verification:
-    """A deployment run through kvcalc simulate: one replica at rate / replicas, Poisson."""
+    """A deployment run through kvcalc simulate: one replica at rate / replicas, Poisson (or one
+    prefill and one decode instance at their shares: plan's _verify_pools)."""
 
     gpu: str
     tp: int
@@ -1068,6 +1076,11 @@ class Verification:
     dp: int = 1
     ep: int = 1
     shape: str = ""
+    mode: str = "aggregated"
+    """'disaggregated': one prefill and one decode instance were run; replicas, tp, dp and ep are
+    the decode pool's, offered_per_s and served_per_s the deployment's (served: the lesser pool's)."""
+    prefill_pool: str = ""
+    decode_pool: str = ""
 
     @property
     def agreement(self) -> float | None:
@@ -1105,50 +1118,31 @@ def verify(
     traffic: Traffic | None = None,
     weight_dtype: str | None = None,
 ) -> list[Verification]:
-    """The closed form's best deployments (up to ``top``, PP 1: the simulator runs TP only), each
-    simulated at rate / replicas on one replica with the traffic's own lengths, adding replicas
-    (up to ``extra_replicas`` more) until the targets hold at the ``percentile`` (50, 90 or 99) and
-    the replica keeps up with what it is offered, never past ``max_gpus``. The simulation steps
-    with the same step-time model as the closed form, so the two are compared on mean TPOT."""
+    """The closed form's best deployments without PP (up to ``top``: the simulator runs TP, DP
+    attention and EP), each simulated with the traffic's own lengths, Poisson, adding replicas (up
+    to ``extra_replicas`` more) until the targets hold at the ``percentile`` (50, 90 or 99) and the
+    deployment keeps up with what it is offered, never past ``max_gpus``. An aggregated deployment
+    runs as one replica at rate / replicas; a disaggregated one as one prefill instance and one
+    decode instance at their shares (``_verify_pools``). The simulation steps with the same
+    step-time model as the closed form, so the two are compared on mean TPOT."""
     constants = for_engine(constants, engine)
-    import numpy as np
-
-    from kvcalc.engine.simulate import SimSettings, Workload, simulate
-
     by_name = {g.name: g for g in gpus}
     key = "p99" if percentile > 90 else "p90" if percentile > 50 else "p50"
     out: list[Verification] = []
-    n = len(prompts)
-    max_len = int(np.max(prompts + outputs))
-    for d in [x for x in report.ranked if x.pp == 1 and x.mode == "aggregated"][:top]:
+    sim = _Sim(model, prompts, outputs, kv_dtype, engine, constants, seed, weight_dtype, traffic)
+    for d in [x for x in report.ranked if x.pp == 1][:top]:
         gpu = by_name[d.gpu]
-        base = FitInputs(seq=traffic.length, weight_dtype=weight_dtype) if traffic else None
-        rep = _Replica(model, gpu, d.tp, d.pp, traffic, kv_dtype, engine, constants, base, dp=d.dp, ep=d.ep) if traffic else None
+        if d.mode == "disaggregated":
+            out += _verify_pools(sim, gpu, d, rate, slo, key, percentile, extra_replicas, max_gpus)
+            continue
+        rep = sim.replica(gpu, d.tp, d.dp, d.ep)
         size = d.tp * d.dp
         for r in range(d.replicas, d.replicas + extra_replicas + 1):
             if size * r > max_gpus:
                 break
             lam = rate / r
-            arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
-            hit = traffic.prompt_cache_hit if traffic else 0.0
-            wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s", 0, hit)
-            mnbt = engine.schedule(model, gpu, max_len)[0]
-            mns = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
-            st = SimSettings(max_len, mns, mnbt, constants=constants, seed=seed)
             try:
-                sim = simulate(
-                    model,
-                    gpu,
-                    wl,
-                    st,
-                    [(f"paged-{PREFIX_BLOCK}", PREFIX_BLOCK)],
-                    engine,
-                    kv_dtype,
-                    d.tp,
-                    dp=d.dp,
-                    ep=d.ep,
-                    weight_dtype=weight_dtype,
-                )
+                run = sim.run(gpu, lam, d.tp, d.dp, d.ep)
             except KvcalcError as e:
                 out.append(
                     Verification(
@@ -1171,7 +1165,6 @@ def verify(
                     )
                 )
                 break
-            run = sim.runs[0]
             ttft, tpot = getattr(run.ttft_s, key), getattr(run.tpot_s, key)
             # The simulation is one DP rank's; whether it keeps up is the simulator's own verdict.
             served = (run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * d.dp
@@ -1182,37 +1175,223 @@ def verify(
                 why.append(f"TTFT {key} {ttft * 1e3:,.0f} ms")
             if slo.tpot_s is not None and tpot > slo.tpot_s:
                 why.append(f"TPOT {key} {tpot * 1e3:,.1f} ms")
-            v = Verification(
-                d.gpu,
-                d.tp,
-                d.pp,
-                r,
-                size * r,
-                ttft,
-                tpot,
-                percentile,
-                lam,
-                served,
-                run.preemptions,
-                ok,
-                "; ".join(why),
-                tpot_mean_s=run.tpot_s.mean,
-                closed_form_tpot_s=_closed_form_tpot(rep, traffic, r),
-                dp=d.dp,
-                ep=d.ep,
-                shape=d.shape,
+            st = _steady(rep, traffic, r) if rep is not None and traffic is not None else None
+            out.append(
+                Verification(
+                    d.gpu,
+                    d.tp,
+                    d.pp,
+                    r,
+                    size * r,
+                    ttft,
+                    tpot,
+                    percentile,
+                    lam,
+                    served,
+                    run.preemptions,
+                    ok,
+                    "; ".join(why),
+                    tpot_mean_s=run.tpot_s.mean,
+                    closed_form_tpot_s=st[2] if st else None,
+                    dp=d.dp,
+                    ep=d.ep,
+                    shape=d.shape,
+                )
             )
-            out.append(v)
             if ok:
                 break
     return out
 
 
-def _closed_form_tpot(rep: _Replica | None, traffic: Traffic | None, replicas: int) -> float | None:
-    if rep is None or traffic is None:
-        return None
-    st = _steady(rep, traffic, replicas)
-    return st[2] if st else None
+class _Sim:
+    """One replica or instance of a deployment run through kvcalc simulate on the plan's requests."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        prompts: Any,
+        outputs: Any,
+        kv_dtype: KVDtype,
+        engine: Engine,
+        constants: StepConstants,
+        seed: int,
+        weight_dtype: str | None,
+        traffic: Traffic | None,
+    ):
+        import numpy as np
+
+        self.model, self.prompts, self.outputs, self.kv_dtype = model, prompts, outputs, kv_dtype
+        self.engine, self.constants, self.seed, self.weight_dtype, self.traffic = engine, constants, seed, weight_dtype, traffic
+        self.max_len = int(np.max(prompts + outputs))
+
+    def replica(self, gpu: GPUSpec, tp: int, dp: int, ep: int) -> _Replica | None:
+        """The closed form's replica of this shape (None without the plan's traffic)."""
+        t = self.traffic
+        if t is None:
+            return None
+        base = FitInputs(seq=t.length, weight_dtype=self.weight_dtype)
+        return _Replica(self.model, gpu, tp, 1, t, self.kv_dtype, self.engine, self.constants, base, dp=dp, ep=ep)
+
+    def run(
+        self,
+        gpu: GPUSpec,
+        lam: float,
+        tp: int,
+        dp: int,
+        ep: int,
+        stage: str = "",
+        keep: dict[str, Any] | None = None,
+    ) -> Any:
+        """The paged run of one replica at ``lam`` requests/s, Poisson. ``stage`` 'prefill': each
+        request ends at its first token; 'decode': each arrives with its prompt's KV in place (a
+        prefix-cache hit of the whole prompt: the last token is computed again, as a decode instance
+        does for the first token's logits) and without the client's request path, which its prefill
+        counted; its arrivals are a second Poisson stream."""
+        import numpy as np
+
+        from kvcalc.engine.simulate import SimSettings, Workload, simulate
+
+        n = len(self.prompts)
+        seed = self.seed + (1 if stage == "decode" else 0)
+        arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
+        hit = self.traffic.prompt_cache_hit if self.traffic else 0.0
+        outputs, c = self.outputs, self.constants
+        if stage == "prefill":
+            outputs = np.ones_like(self.outputs)
+        elif stage == "decode":
+            hit = 1.0
+            c = dataclasses.replace(c, request_overhead_s=0.0, tokenize_s_per_token=0.0)
+        wl = Workload(arrivals, self.prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s", 0, hit)
+        mnbt = self.engine.schedule(self.model, gpu, self.max_len)[0]
+        mns = self.engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
+        st = SimSettings(self.max_len, mns, mnbt, constants=c, seed=self.seed)
+        report = simulate(
+            self.model,
+            gpu,
+            wl,
+            st,
+            [(f"paged-{PREFIX_BLOCK}", PREFIX_BLOCK)],
+            self.engine,
+            self.kv_dtype,
+            tp,
+            dp=dp,
+            ep=ep,
+            weight_dtype=self.weight_dtype,
+            keep=keep,
+        )
+        return report.runs[0]
+
+
+def _verify_pools(
+    sim: _Sim,
+    gpu: GPUSpec,
+    d: Deployment,
+    rate: float,
+    slo: SLO,
+    key: str,
+    percentile: int,
+    extra: int,
+    max_gpus: int,
+) -> list[Verification]:
+    """A disaggregated deployment in simulation: one prefill instance at rate / x, each request
+    ending at its first token, and one decode instance at rate / y, each request arriving with its
+    prompt's KV (``_Sim.run``'s stages). A request's TTFT is its prefill instance's (the request
+    path, the queue, the prompt) plus the KV's transfer plus its decode instance's (the wait for a
+    seat and the first step), the two stages' measured requests taken in order; its TPOT is the
+    decode instance's. Where the targets or the rate are missed, the pool that misses gets an
+    instance more (up to ``extra`` more in all), never past ``max_gpus``."""
+    import numpy as np
+
+    from kvcalc.engine.deployment import Shape
+    from kvcalc.engine.simulate.metrics import pct
+
+    x, y = d.prefill_instances, d.replicas
+    pre_shape, dec_shape = Shape(d.prefill_tp, 1, d.prefill_dp, d.prefill_ep), Shape(d.tp, 1, d.dp, d.ep)
+    rep = sim.replica(gpu, d.tp, d.dp, d.ep)
+    out_tokens = sim.traffic.output if sim.traffic else int(np.mean(sim.outputs))
+    got: list[Verification] = []
+    for _ in range(extra + 1):
+        gpus = x * pre_shape.gpus + y * dec_shape.gpus
+        while not fits_nodes(gpu, gpus) and gpus <= max_gpus:
+            gpus += 1  # whole servers, as the closed form counts them
+        if gpus > max_gpus:
+            break
+        pools = (f"{x} x {pre_shape.describe()}", f"{y} x {dec_shape.describe()}")
+        shape = f"{pools[0]} prefill + {pools[1]} decode"
+
+        base = Verification(
+            d.gpu,
+            d.tp,
+            1,
+            y,
+            gpus,
+            0.0,
+            0.0,
+            percentile,
+            rate,
+            0.0,
+            0,
+            False,
+            dp=d.dp,
+            ep=d.ep,
+            shape=shape,
+            mode="disaggregated",
+            prefill_pool=pools[0],
+            decode_pool=pools[1],
+        )
+        first: dict[str, Any] = {}
+        then: dict[str, Any] = {}
+        try:
+            pre = sim.run(gpu, rate / x, pre_shape.tp, pre_shape.dp, pre_shape.ep, "prefill", first)
+            dec = sim.run(gpu, rate / y, dec_shape.tp, dec_shape.dp, dec_shape.ep, "decode", then)
+        except KvcalcError as e:
+            got.append(dataclasses.replace(base, note=e.what))
+            break
+        a = (first["first"] - first["sent"])[first["measured"]]
+        b = (then["first"] - then["sent"])[then["measured"]]
+        m = min(len(a), len(b))
+        ttft = getattr(pct(a[:m] + d.kv_transfer_s + b[:m]), key)
+        tpot = getattr(dec.tpot_s, key)
+
+        def served(run: Any, lanes: int) -> float:
+            return float(run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * lanes
+
+        pre_served, dec_served = served(pre, pre_shape.dp * x), served(dec, dec_shape.dp * y)
+        why = []
+        if pre.overloaded:
+            why.append(f"prefill serves {pre_served:.2f} of {rate:.2f} requests/s")
+        if dec.overloaded:
+            why.append(f"decode serves {dec_served:.2f} of {rate:.2f} requests/s")
+        ttft_miss = slo.ttft_s is not None and ttft > slo.ttft_s
+        tpot_miss = slo.tpot_s is not None and tpot > slo.tpot_s
+        if ttft_miss:
+            why.append(f"TTFT {key} {ttft * 1e3:,.0f} ms")
+        if tpot_miss:
+            why.append(f"TPOT {key} {tpot * 1e3:,.1f} ms")
+        closed = _decode_tpot(rep, rate / y, out_tokens) if rep is not None else None
+        ok = not why
+        got.append(
+            dataclasses.replace(
+                base,
+                ttft_s=ttft,
+                tpot_s=tpot,
+                served_per_s=min(pre_served, dec_served),
+                preemptions=dec.preemptions,
+                ok=ok,
+                note="; ".join(why),
+                tpot_mean_s=dec.tpot_s.mean,
+                closed_form_tpot_s=closed[0] if closed else None,
+            )
+        )
+        if ok:
+            break
+        # The pool that misses gets an instance more: prefill where it falls behind or holds most of the
+        # TTFT, decode where it falls behind, misses the TPOT, or holds most of the TTFT (its seat wait).
+        pre_part = getattr(pct(a), key)
+        grow_pre = pre.overloaded or (ttft_miss and pre_part >= getattr(pct(b), key))
+        grow_dec = dec.overloaded or tpot_miss or (ttft_miss and not grow_pre)
+        x, y = x + grow_pre, y + grow_dec
+    return got
 
 
 # ---- disaggregated prefill and decode ------------------------------------------------------------------
@@ -1355,6 +1534,10 @@ def _pools_deployment(
         why=why.format(what=what),
         seat_wait_s=seat[0],
         pool_full_share=seat[1],
+        prefill_instances=x,
+        prefill_tp=pr.tp,
+        prefill_dp=pr.dp,
+        prefill_ep=pr.ep,
     )
 
 

@@ -76,9 +76,8 @@ def verdict(r: Any) -> str:
                     "nor do the others checked" if sb is None else f"and the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
                 )
             else:
-                # The simulator runs one aggregated replica without PP: the best was not among those it checked.
-                why = "aggregated deployments without PP" if b.mode == "disaggregated" else "deployments without PP"
-                line += f"; the simulation checks {why} only, " + (
+                # The simulator runs no PP: the best was not among those it checked.
+                line += "; the simulation checks deployments without PP only, " + (
                     f"and none of the {len(r.verified)} it checked does"
                     if sb is None
                     else f"and of those the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
@@ -161,13 +160,16 @@ def render(r: Any) -> None:
             c.print("Best of each other GPU: " + "; ".join(f"{d.gpus} x {esc(d.gpu)} ({_shape(d)})" for d in others))
     if r.verified:
         c.print(
-            f"[bold]Checked by simulation[/bold] (kvcalc simulate, one replica at the rate it is offered, p{r.verified[0].percentile}):"
+            f"[bold]Checked by simulation[/bold] (kvcalc simulate, one replica at the rate it is offered; P/D: one prefill "
+            f"and one decode instance at theirs, the deployment's rate shown; p{r.verified[0].percentile}):"
         )
-        # Figures only in the table, so that it stays whole at 80 columns; why a row misses goes below.
+        # Figures only in the table, so that it stays whole at 80 columns; why a row misses goes below,
+        # and a P/D row is named by the number the table above gave its pools (new ones said below).
+        one_gpu = len({v.gpu for v in r.verified}) == 1
         t3 = table(
-            None,
+            f"on {esc(r.verified[0].gpu)}" if one_gpu else None,
             ("GPUs", "right"),
-            ("GPU", "left"),
+            *([] if one_gpu else [("GPU", "left")]),
             ("shape", "left"),
             ("TTFT\nms", "right"),
             ("TPOT\nms", "right"),
@@ -178,11 +180,18 @@ def render(r: Any) -> None:
         for col in t3.columns:
             col.no_wrap = True
         misses = []
+        labels = [_pools(d) for d in r.ranked if d.mode == "disaggregated"]
+        told = len(labels)
         for v in r.verified:
+            name = _shape(v)
+            if v.mode == "disaggregated":
+                if name not in labels:
+                    labels.append(name)
+                name = f"P/D #{labels.index(name) + 1}"
             t3.add_row(
                 f"{v.gpus:,}",
-                esc(v.gpu),
-                _shape(v),
+                *([] if one_gpu else [esc(v.gpu)]),
+                name,
                 f"{v.ttft_s * 1e3:,.0f}",
                 f"{v.tpot_s * 1e3:,.1f}",
                 f"{v.served_per_s:,.2f}/{v.offered_per_s:,.2f}",
@@ -192,13 +201,15 @@ def render(r: Any) -> None:
             if not v.ok:
                 misses.append(f"{v.gpus:,} x {v.gpu} ({_shape(v)}): {v.note}")
         c.print(t3)
+        for i, name in enumerate(labels[told:], told + 1):
+            c.print(f"P/D #{i}: {name}")
         notes(c, "Misses", misses, "")
         sb = _simulated_best(r)
         if sb is not None:
             b = sb
             c.print(
-                f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {esc(b.gpu)}[/bold] ({_shape(b)}, "
-                f"{b.replicas} replica{'s' if b.replicas > 1 else ''})"
+                f"Fewest that meet the targets in simulation: [bold]{b.gpus} x {esc(b.gpu)}[/bold] ({_shape(b)}"
+                + (")" if b.mode == "disaggregated" else f", {b.replicas} replica{'s' if b.replicas > 1 else ''})")
             )
     notes(c, "Warnings", r.warnings, "yellow")
     notes(c, "Not considered", [f"{k}: {v}" for k, v in r.skipped.items()], "")

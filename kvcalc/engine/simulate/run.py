@@ -100,6 +100,7 @@ def simulate(
     dp: int = 1,
     ep: int = 1,
     weight_dtype: str | None = None,
+    keep: dict[str, Any] | None = None,
 ) -> SimulationReport:
     """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget).
 
@@ -109,7 +110,10 @@ def simulate(
 
     ``workers``: policies run in that many forked processes at once (None: one a CPU for runs of
     PARALLEL_FROM requests x policies or more, where the fork pays for itself; 1: in this process).
-    Each policy's run is the same either way."""
+    Each policy's run is the same either way.
+
+    ``keep``: where given, each request's times in the first policy's run (scheduler.serve's
+    ``keep``); the policies then run in this process."""
     import numpy as np
 
     from kvcalc.engine.deployment import Shape, check_shape
@@ -199,14 +203,14 @@ def simulate(
         return v
 
     job = (wl, st, cost, pool, req_bytes, per_token, host)
-    procs = _workers(workers, len(policies), n)
+    procs = 1 if keep is not None else _workers(workers, len(policies), n)
     if procs > 1:
         runs = _run_parallel(job, policies, procs, progress)
     else:
         runs = []
         for name, B in policies:
             cb = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
-            runs.append(serve(name, B, *job, cb))
+            runs.append(serve(name, B, *job, cb, keep if not runs else None))
     pre = next((r for r in runs if r.policy == "prealloc"), None)
     pg = next((r for r in runs if r.block_size), None)
     ratio = pg.requests_per_s / pre.requests_per_s if pre and pg and pre.requests_per_s else None

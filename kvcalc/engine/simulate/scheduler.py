@@ -151,7 +151,12 @@ def serve(
     per_token: int,
     host_bw: float,
     progress: Callable[[int, int], None] | None,
+    keep: dict[str, Any] | None = None,
 ) -> PolicyRun:
+    """One policy's run of the workload. ``keep``, where given, receives each request's times (s):
+    'sent', 'first' (its first token), 'finish', and 'measured' (a mask: it completed in the
+    measured window), so that runs of two stages can be joined request by request (plan's check of
+    a disaggregated deployment)."""
     from array import array
 
     import numpy as np
@@ -639,6 +644,8 @@ def serve(
     if w0 is None or not acc_t:
         acc_live, acc_res, acc_run, acc_t = whole_live, whole_res, whole_run, whole_t
     bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w)
+    if keep is not None:
+        keep.update(sent=sent, first=ft, finish=fn, measured=in_win)
     offered = client.offered_per_s()
     rps = float(in_win.sum()) / span
     sustained, backlog, piling = _absorbed(reach, ad, fn) if offered is not None else (None, False, False)
