@@ -338,6 +338,19 @@ def test_a_patch_release_of_a_known_one_takes_its_rules():
     assert engine("vllm@0.33.1").key == "vllm@0.33" and engine("sglang@0.5.23").key == "sglang@0.5"
 
 
+def test_max_num_seqs_under_pp_is_per_scheduler():
+    # vLLM 0.6.5 (V0): a scheduler per virtual engine, pp of them, each admitting up to max_num_seqs
+    # (engine/llm_engine.py builds pipeline_parallel_size Schedulers; core/scheduler.py SchedulingBudget
+    # num_curr_seqs <= max_num_seqs). vLLM 0.11.0 (V1): one scheduler, len(self.running) <=
+    # max_num_running_reqs = max_num_seqs over every batch the batch queue holds. SGLang 0.5.3:
+    # max_micro_batch_size = max_running_requests // pp_size. DP ranks each schedule their own.
+    v0, v1, sgl = engine("vllm@0.6.5"), engine("vllm@0.11"), engine("sglang@0.5.3")
+    assert [v0.seqs_in_flight(256, pp) for pp in (1, 2, 4)] == [256, 512, 1024]
+    assert [v1.seqs_in_flight(256, pp) for pp in (1, 2, 4)] == [256, 256, 256]
+    assert [sgl.seqs_in_flight(2048, pp) for pp in (1, 2, 4)] == [2048, 2048, 2048]
+    assert v1.seqs_in_flight(1024, 2, dp=4) == 4096 and v0.seqs_in_flight(256, 2, dp=2) == 1024
+
+
 def test_sglang_runs_prompts_first_with_its_own_batch_defaults():
     # SGLang 0.4.6.post5 and 0.5.3: scheduler.py get_next_batch_to_run runs a prefill batch first when
     # one forms and decodes otherwise (enable_mixed_chunk False); max_running_requests is the smaller of

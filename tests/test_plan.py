@@ -521,7 +521,7 @@ class _FixedSeat:
     lanes = 1
 
     def __init__(self, seats: int):
-        self.capacity, self.max_seqs = seats, 10 * seats
+        self.capacity, self.max_seqs, self.seq_limit = seats, 10 * seats, 10 * seats
 
     def step(self, decodes: float, rate: float, batch: float | None = None) -> tuple[float, str, float, float, float]:
         return 0.01, "memory", 0.0, 0.0, 0.0

@@ -473,6 +473,18 @@ class Engine:
             state_pages=self.state_pages,
         )
 
+    def seqs_in_flight(self, max_num_seqs: int, pp: int, dp: int = 1) -> int:
+        """The most requests one replica runs at once: ``max_num_seqs`` per DP rank, whose scheduler
+        is its own. With PP, vLLM V0 keeps a scheduler per virtual engine, pp of them, each with
+        max_num_seqs and 1/pp of the blocks (engine/llm_engine.py, core/scheduler.py: num_gpu_blocks
+        //= pipeline_parallel_size, 0.6.5); vLLM V1 runs one scheduler whose running requests, over
+        every batch in flight, are at most max_num_seqs (v1/core/sched/scheduler.py
+        max_num_running_reqs, v1/engine/core.py step_with_batch_queue, 0.11.0); SGLang splits
+        max_running_requests over its micro-batches (managers/scheduler.py max_micro_batch_size =
+        max_running_requests // pp_size, 0.5.3). TensorRT-LLM's is taken as V0's (not read)."""
+        one_scheduler = self.prompt_blocks == "chunk" or self.batched_tokens_default.startswith("sglang")
+        return max_num_seqs * dp * (1 if one_scheduler else pp)
+
     def default_num_seqs(self, runtime_total: int, gpu_name: str) -> int:
         """max_num_seqs as vLLM defaults it (engine/arg_utils.py get_batch_defaults): 1024 on the GPUs
         that get V1's larger batch (_large_batch_gpu; every GPU in 0.8.0 to 0.8.3), else 256. SGLang's max_running_requests: the smaller of half

@@ -13,7 +13,8 @@ data-parallel replicas. Each candidate is checked for:
   with PP the replica keeps PP micro-batches in flight, each crossing every stage;
 - latency targets: TPOT as above; TTFT the request path, half a step, the M/D/1 wait for prefill
   capacity and the prompt's own steps (``verify`` checks both by simulation);
-- max_num_seqs: requests in flight per micro-batch within the engine's default.
+- max_num_seqs: requests in flight within the engine's default, as it applies it with PP
+  (Engine.seqs_in_flight).
 
 The load is either concurrent users (a closed loop: each always has one request in flight) or an
 arrival rate; for a rate, the requests in flight per replica follow Little's law, n = lambda x
@@ -219,6 +220,8 @@ class _Replica:
         self.C = cached_prompt_tokens(self.hit, self.P, PREFIX_BLOCK)
         self.budget, self.mixed = engine.schedule(model, gpu, traffic.length)
         self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
+        self.seq_limit = engine.seqs_in_flight(self.max_seqs, pp, dp)
+        """The most requests the replica runs at once (max_num_seqs as the engine applies it with PP and DP)."""
         self.memo: dict[tuple[Traffic, int], Any] = {}
         """``_steady``'s answers, by traffic and replica count."""
         self.steps: dict[tuple[int, float, float | None], Any] = {}
@@ -369,7 +372,7 @@ def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bo
     use = {
         "memory": n / rep.capacity if rep.capacity else math.inf,
         "prefill": u,
-        "max_num_seqs": n / (rep.max_seqs * rep.lanes),
+        "max_num_seqs": n / (rep.seq_limit),
     }
     if slo.tpot_s:
         use["TPOT"] = t / slo.tpot_s
@@ -413,7 +416,7 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
     users = math.ceil(traffic.users / replicas) if traffic.users else None
     x = traffic.rate / replicas if traffic.rate is not None else 0.0
     nd = float(users) if users else 0.0
-    limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
+    limit = 4 * max(rep.capacity, rep.seq_limit) + 1
     path = float(rep.c.request_path_s(rep.P_tail))
     res: tuple[float, str, float, float, float] | None = None
     own: tuple[float, str, float, float, float] | None = None
@@ -500,7 +503,7 @@ def _pool(
     (F = 0, ``path`` 0) and whose steps carry no prompts; the TTFT figure is then the wait for a seat
     alone."""
     lanes = rep.lanes
-    c = min(rep.capacity, rep.max_seqs * lanes)
+    c = min(rep.capacity, rep.seq_limit)
     spread = POOL_SIGMAS * math.sqrt(n + 1)
     # A steady state past what the pool seats (its mean can be, queueing) weighs the states up to it.
     s0 = max(0, min(math.floor(n - spread), c - 1))
@@ -1463,7 +1466,7 @@ def _decode_tpot(rep: _Replica, rate: float, out: int, open_loop: bool = True) -
     cannot carry the rate."""
     n = 0.0
     t = rep.sm.overhead_s(0, 0)
-    limit = 4 * max(rep.capacity, rep.max_seqs * rep.lanes) + 1
+    limit = 4 * max(rep.capacity, rep.seq_limit) + 1
     for k in range(300):
         res = rep.step(n, 0.0, rep.seen(n, None))
         if res is None:
@@ -1545,7 +1548,7 @@ def _pool_shapes(reps: list[_Replica], prompt: int) -> tuple[list[_Replica], lis
     """The four shapes that prefill a prompt fastest for their GPUs (PP 1), and the four that decode
     most for theirs: the disaggregated search is a product of the two."""
     pre = sorted((r for r in reps if r.pp == 1), key=lambda r: r.sm.prefill_s(prompt, r.budget) * r.shape.gpus / r.dp)
-    dec = sorted(reps, key=lambda r: r.sm.step(min(r.capacity, r.max_seqs * r.lanes), r.ctx).t_step_s * r.shape.gpus)
+    dec = sorted(reps, key=lambda r: r.sm.step(min(r.capacity, r.seq_limit), r.ctx).t_step_s * r.shape.gpus)
     return pre[:4], dec[:4]
 
 
@@ -1591,7 +1594,7 @@ def _disaggregated(
                     if got is None:
                         continue
                     tp_s, n, _, _ = got
-                    if n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or tp_s <= slo.tpot_s):
+                    if n <= dr.capacity and n <= dr.seq_limit and (slo.tpot_s is None or tp_s <= slo.tpot_s):
                         y, dec = yy, got
                         break
                 if not y or dec is None:
@@ -1766,7 +1769,7 @@ def max_throughput(
                     if got is None:
                         return False
                     t, n, _, _ = got
-                    return n <= dr.capacity and n <= dr.max_seqs * dr.lanes and (slo.tpot_s is None or t <= slo.tpot_s)
+                    return n <= dr.capacity and n <= dr.seq_limit and (slo.tpot_s is None or t <= slo.tpot_s)
 
                 hi = y * max(dr.capacity, 1) / max(out_t * 1e-3, 1e-3)
                 r_dec = _bisect_rate(dec_ok, hi)
