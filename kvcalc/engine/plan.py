@@ -1121,11 +1121,11 @@ def verify(
     traffic: Traffic | None = None,
     weight_dtype: str | None = None,
 ) -> list[Verification]:
-    """The closed form's best deployments without PP (up to ``top``: the simulator runs TP, DP
-    attention and EP), each simulated with the traffic's own lengths, Poisson, adding replicas (up
-    to ``extra_replicas`` more) until the targets hold at the ``percentile`` (50, 90 or 99) and the
-    deployment keeps up with what it is offered, never past ``max_gpus``. An aggregated deployment
-    runs as one replica at rate / replicas; a disaggregated one as one prefill instance and one
+    """The closed form's best deployments (up to ``top``), each simulated with the traffic's own
+    lengths, Poisson, adding replicas (up to ``extra_replicas`` more) until the targets hold at the
+    ``percentile`` (50, 90 or 99) and the deployment keeps up with what it is offered, never past
+    ``max_gpus``. An aggregated deployment runs as one replica at rate / replicas (with PP, one
+    micro-batch of it: simulate's ``pp``); a disaggregated one as one prefill instance and one
     decode instance at their shares (``_verify_pools``). The simulation steps with the same
     step-time model as the closed form, so the two are compared on mean TPOT."""
     constants = for_engine(constants, engine)
@@ -1133,19 +1133,19 @@ def verify(
     key = "p99" if percentile > 90 else "p90" if percentile > 50 else "p50"
     out: list[Verification] = []
     sim = _Sim(model, prompts, outputs, kv_dtype, engine, constants, seed, weight_dtype, traffic)
-    for d in [x for x in report.ranked if x.pp == 1][:top]:
+    for d in report.ranked[:top]:
         gpu = by_name[d.gpu]
         if d.mode == "disaggregated":
             out += _verify_pools(sim, gpu, d, rate, slo, key, percentile, extra_replicas, max_gpus)
             continue
-        rep = sim.replica(gpu, d.tp, d.dp, d.ep)
-        size = d.tp * d.dp
+        rep = sim.replica(gpu, d.tp, d.dp, d.ep, d.pp)
+        size = d.tp * d.dp * d.pp
         for r in range(d.replicas, d.replicas + extra_replicas + 1):
             if size * r > max_gpus:
                 break
             lam = rate / r
             try:
-                run = sim.run(gpu, lam, d.tp, d.dp, d.ep)
+                run = sim.run(gpu, lam, d.tp, d.dp, d.ep, pp=d.pp)
             except KvcalcError as e:
                 out.append(
                     Verification(
@@ -1169,8 +1169,8 @@ def verify(
                 )
                 break
             ttft, tpot = getattr(run.ttft_s, key), getattr(run.tpot_s, key)
-            # The simulation is one DP rank's; whether it keeps up is the simulator's own verdict.
-            served = (run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * d.dp
+            # The simulation is one DP rank's (PP micro-batch's); whether it keeps up is the simulator's own verdict.
+            served = (run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * d.dp * d.pp
             keeps_up = not run.overloaded
             ok = keeps_up and (slo.ttft_s is None or ttft <= slo.ttft_s) and (slo.tpot_s is None or tpot <= slo.tpot_s)
             why = [] if keeps_up else [f"serves {served:.2f} of {lam:.2f} requests/s"]
@@ -1227,13 +1227,13 @@ class _Sim:
         self.engine, self.constants, self.seed, self.weight_dtype, self.traffic = engine, constants, seed, weight_dtype, traffic
         self.max_len = int(np.max(prompts + outputs))
 
-    def replica(self, gpu: GPUSpec, tp: int, dp: int, ep: int) -> _Replica | None:
+    def replica(self, gpu: GPUSpec, tp: int, dp: int, ep: int, pp: int = 1) -> _Replica | None:
         """The closed form's replica of this shape (None without the plan's traffic)."""
         t = self.traffic
         if t is None:
             return None
         base = FitInputs(seq=t.length, weight_dtype=self.weight_dtype)
-        return _Replica(self.model, gpu, tp, 1, t, self.kv_dtype, self.engine, self.constants, base, dp=dp, ep=ep)
+        return _Replica(self.model, gpu, tp, pp, t, self.kv_dtype, self.engine, self.constants, base, dp=dp, ep=ep)
 
     def run(
         self,
@@ -1244,6 +1244,7 @@ class _Sim:
         ep: int,
         stage: str = "",
         keep: dict[str, Any] | None = None,
+        pp: int = 1,
     ) -> Any:
         """The paged run of one replica at ``lam`` requests/s, Poisson. ``stage`` 'prefill': each
         request ends at its first token; 'decode': each arrives with its prompt's KV in place (a
@@ -1281,6 +1282,7 @@ class _Sim:
             ep=ep,
             weight_dtype=self.weight_dtype,
             keep=keep,
+            pp=pp,
         )
         return report.runs[0]
 
@@ -1309,8 +1311,8 @@ def _verify_pools(
     from kvcalc.engine.simulate.metrics import pct
 
     x, y = d.prefill_instances, d.replicas
-    pre_shape, dec_shape = Shape(d.prefill_tp, 1, d.prefill_dp, d.prefill_ep), Shape(d.tp, 1, d.dp, d.ep)
-    rep = sim.replica(gpu, d.tp, d.dp, d.ep)
+    pre_shape, dec_shape = Shape(d.prefill_tp, 1, d.prefill_dp, d.prefill_ep), Shape(d.tp, d.pp, d.dp, d.ep)
+    rep = sim.replica(gpu, d.tp, d.dp, d.ep, d.pp)
     out_tokens = sim.traffic.output if sim.traffic else int(np.mean(sim.outputs))
     got: list[Verification] = []
     for _ in range(extra + 1):
@@ -1325,7 +1327,7 @@ def _verify_pools(
         base = Verification(
             d.gpu,
             d.tp,
-            1,
+            d.pp,
             y,
             gpus,
             0.0,
@@ -1346,7 +1348,7 @@ def _verify_pools(
         then: dict[str, Any] = {}
         try:
             pre = sim.run(gpu, rate / x, pre_shape.tp, pre_shape.dp, pre_shape.ep, "prefill", first)
-            dec = sim.run(gpu, rate / y, dec_shape.tp, dec_shape.dp, dec_shape.ep, "decode", then)
+            dec = sim.run(gpu, rate / y, dec_shape.tp, dec_shape.dp, dec_shape.ep, "decode", then, dec_shape.pp)
         except KvcalcError as e:
             got.append(dataclasses.replace(base, note=e.what))
             break
@@ -1359,7 +1361,7 @@ def _verify_pools(
         def served(run: Any, lanes: int) -> float:
             return float(run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * lanes
 
-        pre_served, dec_served = served(pre, pre_shape.dp * x), served(dec, dec_shape.dp * y)
+        pre_served, dec_served = served(pre, pre_shape.dp * x), served(dec, dec_shape.dp * dec_shape.pp * y)
         why = []
         if pre.overloaded:
             why.append(f"prefill serves {pre_served:.2f} of {rate:.2f} requests/s")

@@ -76,8 +76,8 @@ def verdict(r: Any) -> str:
                     "nor do the others checked" if sb is None else f"and the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"
                 )
             else:
-                # The simulator runs no PP: the best was not among those it checked.
-                line += "; the simulation checks deployments without PP only, " + (
+                # The best was not among those checked (a check table given without it).
+                line += "; the simulation did not run it, " + (
                     f"and none of the {len(r.verified)} it checked does"
                     if sb is None
                     else f"and of those the fewest that do: {sb.gpus} x {sb.gpu} ({_shape(sb)})"

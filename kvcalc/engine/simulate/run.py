@@ -101,6 +101,7 @@ def simulate(
     ep: int = 1,
     weight_dtype: str | None = None,
     keep: dict[str, Any] | None = None,
+    pp: int = 1,
 ) -> SimulationReport:
     """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget).
 
@@ -113,32 +114,45 @@ def simulate(
     Each policy's run is the same either way.
 
     ``keep``: where given, each request's times in the first policy's run (scheduler.serve's
-    ``keep``); the policies then run in this process."""
+    ``keep``); the policies then run in this process.
+
+    ``pp``: pipeline stages. The replica keeps pp micro-batches in flight, each crossing every stage
+    in a step of the whole model (the step-time model's PP step); the run is one micro-batch's: every
+    (dp x pp)-th request, a pp-th of the pool, and the engine's max_num_seqs as it applies it with PP
+    (Engine.seqs_in_flight) shared evenly, as plan's closed form takes them."""
     import numpy as np
 
     from kvcalc.engine.deployment import Shape, check_shape
 
-    check_shape(model, Shape(tp, 1, dp, ep), engine)
+    check_shape(model, Shape(tp, pp, dp, ep), engine)
     whole = len(wl.prompts)
-    if dp > 1:
+    lanes = dp * pp
+    if lanes > 1:
         # One DP rank's share: every dp-th request, as round-robin routing deals them (SGLang's default;
-        # vLLM's balancer with equal loads), and its share of a closed loop's users.
-        if whole < dp:
-            raise KvcalcError(f"{count_of(whole, 'request')} over {dp} DP ranks", "requests", f"at least {dp} (one a rank)")
-        wl = dataclasses.replace(wl, arrivals=wl.arrivals[::dp], prompts=wl.prompts[::dp], outputs=wl.outputs[::dp])
+        # vLLM's balancer with equal loads), and its share of a closed loop's users; with PP, one
+        # micro-batch's share of that.
+        what = "DP ranks" if pp == 1 else "PP micro-batches" if dp == 1 else "DP ranks x PP micro-batches"
+        one = "rank" if pp == 1 else "micro-batch"
+        if whole < lanes:
+            raise KvcalcError(f"{count_of(whole, 'request')} over {lanes} {what}", "requests", f"at least {lanes} (one a {one})")
+        wl = dataclasses.replace(wl, arrivals=wl.arrivals[::lanes], prompts=wl.prompts[::lanes], outputs=wl.outputs[::lanes])
         if st.concurrency is not None:
             # The replay is one rank's share of the users: they must split evenly (a rank given
             # concurrency // dp users would misstate the deployment that 1 or 6 users over 4 ranks make).
-            if st.concurrency % dp:
-                lo, hi = st.concurrency // dp * dp, -(-st.concurrency // dp) * dp
-                near = f"{lo:,} or {hi:,}" if lo else f"{hi:,} (one user a rank)"
+            if st.concurrency % lanes:
+                lo, hi = st.concurrency // lanes * lanes, -(-st.concurrency // lanes) * lanes
+                near = f"{lo:,} or {hi:,}" if lo else f"{hi:,} (one user a {one})"
                 raise KvcalcError(
-                    f"a closed loop of {st.concurrency:,} users over {dp} DP ranks does not split evenly: the replay is "
-                    f"one rank's share",
+                    f"a closed loop of {st.concurrency:,} users over {lanes} {what} does not split evenly: the replay is "
+                    f"one {one}'s share",
                     "concurrency",
-                    f"a multiple of {dp}, such as {near}",
+                    f"a multiple of {lanes}, such as {near}",
                 )
-            st = dataclasses.replace(st, concurrency=st.concurrency // dp)
+            st = dataclasses.replace(st, concurrency=st.concurrency // lanes)
+    engine_seqs = st.max_num_seqs
+    if pp > 1:
+        # The engine's max_num_seqs over the micro-batches in flight, shared evenly (Engine.seqs_in_flight).
+        st = dataclasses.replace(st, max_num_seqs=max(engine.seqs_in_flight(st.max_num_seqs, pp) // pp, 1))
     n = len(wl.prompts)
     if n < 1:
         raise KvcalcError("no requests", "requests", "at least one request")
@@ -171,21 +185,27 @@ def simulate(
         seq=st.max_len,
         engine=engine,
         tp=tp,
+        pp=pp,
         dp=dp,
         ep=ep,
         kv_dtype=kv_dtype,
-        max_num_seqs=st.max_num_seqs,
+        max_num_seqs=engine_seqs,
         weight_dtype=weight_dtype,
     )
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
     # The format the engine stores (fp8 on sparse MLA: fp8_ds_mla or standard fp8, by backend), as fit counts it.
     stored = stored_kv_dtype(model, gpu.name, kv_dtype, engine, tp)
-    cost = StepModel(model, gpu, stored, tp, constants=st.constants, ep=ep, dp=dp, engine=engine, weight_dtype=weight_dtype)
+    cost = StepModel(model, gpu, stored, tp, pp, constants=st.constants, ep=ep, dp=dp, engine=engine, weight_dtype=weight_dtype)
     d = cost.d
     per_token = d.kvfp.per_token
     if per_token <= 0:
         raise KvcalcError(f"{model.name} caches no tokens", "model", "a model with attention layers")
+    if pp > 1 and pool_bytes is None:
+        # A stage's pool holds its layers of every request in flight; the run counts a request's KV over
+        # every layer (the step reads them all), so one micro-batch's share is the tokens the busiest
+        # stage's pool holds, over pp, at the whole model's bytes a token.
+        pool = pool * per_token // max(f.kv_bytes_per_token, 1) // pp
     if pool < per_token:
         raise KvcalcError(
             f"the KV pool ({pool:,} B) does not hold one token of {model.name} on {gpu.name}",
@@ -249,10 +269,19 @@ def simulate(
         "steady-state figures are the window between the 10th and 90th percentile completions; the benchmark "
         "figures (vllm bench serve's definitions) span the whole run, first send to last completion",
     ]
-    if dp > 1:
+    if pp > 1:
         assumptions.insert(
             0,
-            f"{Shape(tp, 1, dp, ep).describe()}: the runs are one DP rank's, serving every {dp}th request of the "
+            f"{Shape(tp, pp, dp, ep).describe()}: the runs are one PP micro-batch's"
+            + (" on one DP rank" if dp > 1 else "")
+            + f", serving every {_nth(lanes)} request of the {whole:,} (round robin) with a {_nth(pp)} of the pool and "
+            f"max_num_seqs {st.max_num_seqs:,}; its steps cross every stage, the other micro-batches' interleaved with "
+            f"them, so the deployment serves {lanes} x each throughput figure",
+        )
+    elif dp > 1:
+        assumptions.insert(
+            0,
+            f"{Shape(tp, 1, dp, ep).describe()}: the runs are one DP rank's, serving every {_nth(dp)} request of the "
             f"{whole:,} (round robin){' and ' + str(st.concurrency) + ' of the users' if st.concurrency else ''}; the other "
             f"ranks step in lockstep with batches alike, so the deployment serves {dp} x each throughput figure",
         )
@@ -306,8 +335,14 @@ def simulate(
         assumptions=assumptions,
         warnings=warnings,
         prompts_beside_decodes=st.mixed,
-        track_record=_track(model, tp, dp, st, engine, runs),
+        track_record=_track(model, tp * pp, dp, st, engine, runs),
     )
+
+
+def _nth(k: int) -> str:
+    """2nd, 3rd, 4th, 11th, 21st: every k-th request, a k-th of the pool."""
+    tail = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{tail}"
 
 
 def _track(model: ModelSpec, tp: int, dp: int, st: SimSettings, engine: Engine, runs: list[PolicyRun]) -> TrackRecord | None:
