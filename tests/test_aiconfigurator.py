@@ -203,7 +203,40 @@ def test_the_reasons_quote_kvcalc_as_it_computes():
         f"decode instance holds {q4.capacity_per_replica} requests of this length; at {round(q4.in_flight_per_replica)} in flight"
         in said
     )
-    assert f"that wait brings its mean TTFT to {q4.ttft_s:.2f} s of the 2 s allowed" in said
+    assert f"is full {q4.pool_full_share:.0%} of the time and a request waits {q4.seat_wait_s * 1e3:.0f} ms for a seat" in said
+    assert f"that wait brings its p90 TTFT to {q4.ttft_at_percentile_s:.2f} s of the 2 s allowed (mean {q4.ttft_s:.2f} s)" in said
+    # Q5: kvcalc on AIC's split, 2 x TP 2 prefill + 1 x TP 4 decode, at the most its p90 TTFT allows.
+    from kvcalc.engine.plan import Traffic, _decode_tpot, _kv_link, _pools_ttft, _Prefill, _Replica
+    from kvcalc.engine.steptime import for_engine
+    from kvcalc.engine.tiers import disaggregation
+
+    l70, vllm = resolve_model("llama3.1-70b"), engine("vllm")
+    t5 = Traffic(prompt=2000, output=500, rate=1.0)
+    pre5, dec5 = (_Replica(l70, h100, tp, 1, t5, bf16, vllm, for_engine(DEFAULTS, vllm)) for tp in (2, 4))
+    pf5 = _Prefill(pre5)
+    bw, alpha, _ = _kv_link(h100, pre5, 8)
+    move = disaggregation(l70, h100, 2000, 1.0, bf16).bytes_per_request / bw + alpha
+
+    def at(rate: float) -> Any:
+        dec = _decode_tpot(dec5, rate, 500)
+        return _pools_ttft(pf5, rate / 2, 2000, move, dec[0], dec[2], dec[3], 90) if dec else None
+
+    lo, hi = 0.0, 20.0
+    for _ in range(50):
+        got = at((lo + hi) / 2)
+        lo, hi = ((lo + hi) / 2, hi) if got and got[1] <= 1.0 else (lo, (lo + hi) / 2)
+    mean5, p90 = at(lo)
+    aic5 = next(x for x in QUESTIONS if x["id"] == "q5")["aic"]["vllm"]["disagg"]["tok_s_gpu"]
+    prompt_ms = pre5.sm.prefill_s(2000, pre5.budget) * 1e3
+    assert f"{aic5:.1f} output tokens/s per GPU, {aic5 * 8 / 500:.2f} requests/s" in said
+    assert f"a 2,000-token prompt takes {prompt_ms:.0f} ms on a TP 2 instance" in said
+    assert f"each would be busy {aic5 * 8 / 500 / 2 * prompt_ms / 1e3:.0%} of the time" in said
+    busy = pf5.load(lo / 2)[0]
+    assert (
+        f"On AIC's split kvcalc carries {lo:.2f} requests/s ({lo * 500 / 8:.0f} tokens/s per GPU), each prefill instance" in said
+    )
+    assert f"{busy:.0%} busy at a mean TTFT of {mean5 * 1e3:.0f} ms and a p90 of {p90:.2f} s" in said
+    assert f"carries {kvcalc_answer('q5').disaggregated.rate_per_s:.2f}." in said
     # The routed experts at 0.598 x 768 / (768 + 509) of the peak at TP 1 (DEFAULT_SOURCES['moe_eta_c']).
     flat = " ".join(text.split())
     assert f"({0.598 * 768 / (768 + 509):.2f} at TP 1 for Qwen3-30B-A3B's 768" in flat

@@ -5,6 +5,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -575,6 +576,105 @@ def test_the_disaggregated_closed_form_tracks_its_simulation():
     assert "| disaggregated (36 shapes) | 35 | 1.7% | 12% | 34 | 9.6% | 55% |" in text
 
 
+@pytest.mark.slow
+def test_the_closed_forms_p90_ttft_tracks_the_simulations():
+    """docs/simulation.md and ``_ttft_at``: on 48 disaggregated shapes (four prefill/decode pairs,
+    prompts of 1,000 to 16,000 tokens, the decode instance at 30% and 70% of the most its pool
+    carries, prefill instances enough to keep each under 50% and under 80% busy), the closed form's
+    p90 TTFT (``_pools_ttft``) against the p90 of 4,000 simulated requests in each stage: within 15%
+    on 39, mean gap 11%, at most 37% below and never above; the mean taken as the p90, as plan did
+    until 2026-12-04, lands 43% below on average."""
+    import numpy as np
+
+    from kvcalc.engine.plan import _decode_tpot, _kv_link, _pools_ttft, _Prefill, _Sim
+    from kvcalc.engine.steptime import DEFAULTS, for_engine
+    from kvcalc.engine.tiers import disaggregation
+
+    gaps, mean_gaps = [], []
+    for model, gpu, pre_tp, dec_tp in (
+        ("llama3.1-8b", "h100", 1, 1),
+        ("llama3.1-70b", "h100", 2, 4),
+        ("qwen3-32b", "h200", 1, 2),
+        ("llama3.1-70b", "h200", 4, 8),
+    ):
+        m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine("vllm")
+        c = for_engine(DEFAULTS, eng)
+        for prompt, output in ((1000, 200), (4000, 1000), (16000, 500)):
+            t = Traffic(prompt=prompt, output=output, rate=1.0)
+            dr, pr = _Replica(m, g, dec_tp, 1, t, bf16, eng, c), _Replica(m, g, pre_tp, 1, t, bf16, eng, c)
+            lo, hi = 0.0, 1000.0
+            for _ in range(40):  # the most one decode instance's pool carries
+                lo, hi = (lo, (lo + hi) / 2) if _decode_tpot(dr, (lo + hi) / 2, output) is None else ((lo + hi) / 2, hi)
+            for share in (0.3, 0.7):
+                for busy in (0.5, 0.8):
+                    rate, pf, x = share * lo, _Prefill(pr), 1
+                    while (pf.load(rate / x) or (1.0,))[0] > busy:
+                        x += 1
+                    dec = _decode_tpot(dr, rate, output)
+                    bw, alpha, _ = _kv_link(g, pr, x * pre_tp + dec_tp)
+                    transfer = disaggregation(m, g, prompt, 1.0, bf16).bytes_per_request / bw + alpha
+                    mean, p90 = _pools_ttft(pf, rate / x, prompt, transfer, dec[0], dec[2], dec[3], 90)
+                    sim = _Sim(m, np.full(4000, prompt), np.full(4000, output), bf16, eng, c, 0, None, t)
+                    a, b = {}, {}
+                    sim.run(g, rate / x, pre_tp, 1, 1, "prefill", a)
+                    sim.run(g, rate, dec_tp, 1, 1, "decode", b)
+                    ta, tb = (a["first"] - a["sent"])[a["measured"]], (b["first"] - b["sent"])[b["measured"]]
+                    k = min(len(ta), len(tb))
+                    simulated = float(np.percentile(ta[:k] + transfer + tb[:k], 90))
+                    gaps.append(p90 / simulated - 1)
+                    mean_gaps.append(mean / simulated - 1)
+    got = (
+        len(gaps),
+        sum(abs(e) <= 0.15 for e in gaps),
+        round(100 * sum(abs(e) for e in gaps) / len(gaps)),
+        round(-100 * min(gaps)),
+        max(gaps) <= 0,
+        round(-100 * sum(mean_gaps) / len(mean_gaps)),
+    )
+    print(got)
+    assert got == (48, 39, 11, 37, True, 43)
+
+
+PLAN_QUESTIONS = [
+    "--model llama3.1-8b --gpus h100 --rate 5 --prompt 1000 --output 200 --ttft 500ms --tpot 30ms",
+    "--model llama3.1-8b --gpus h100 --rate 20 --prompt 2000 --output 500 --ttft 1s --tpot 20ms",
+    "--model llama3.1-70b --gpus h100 --rate 4 --prompt 2000 --output 500 --ttft 1s --tpot 30ms",
+    "--model llama3.1-70b --gpus h100 --rate 12 --prompt 2000 --output 500 --ttft 1s --tpot 30ms",
+    "--model llama3.1-70b --gpus h200 --rate 8 --prompt 4000 --output 1000 --ttft 2s --tpot 40ms",
+    "--model llama3.1-70b --gpus h100 --rate 26.4 --prompt 1000 --output 200 --ttft 1s --tpot 50ms --max-gpus 16",
+    "--model qwen3-32b --gpus h100 --rate 10 --prompt 4000 --output 1000 --ttft 2s --tpot 30ms",
+    "--model qwen3-32b --gpus a100-80gb --rate 3 --prompt 8000 --output 500 --ttft 3s --tpot 50ms",
+    "--model deepseek-v3 --gpus h200 --kv-dtype fp8 --rate 5 --prompt 4k --output 1k --ttft 2s --tpot 50ms",
+    "--model deepseek-v3 --gpus h200 --kv-dtype fp8 --rate 2 --prompt 8k --output 1k --ttft 3s --tpot 60ms",
+    "--model qwen3-235b-a22b --gpus h200 --rate 4 --prompt 4000 --output 1000 --ttft 2s --tpot 50ms",
+    "--model qwen3-30b-a3b --gpus h100 --rate 8 --prompt 4000 --output 1000 --ttft 1s --tpot 20ms",
+    "--model llama3.1-405b --gpus h100 --rate 2 --prompt 2000 --output 300 --ttft 3s --tpot 80ms",
+    "--model llama3.1-8b --gpus l40s --rate 3 --prompt 1500 --output 300 --ttft 1s --tpot 40ms",
+    "--model mistral-7b --gpus a10g --rate 1 --prompt 1000 --output 200 --ttft 2s --tpot 60ms",
+    "--model llama3.1-8b --gpus h100 --rate 0.3 --prompt 32000 --output 1000 --ttft 5s --tpot 30ms",
+    "--model llama3.1-70b --gpus mi300x --rate 6 --prompt 3000 --output 400 --ttft 1.5s --tpot 35ms",
+    "--model gpt-oss-120b --gpus h100 --rate 10 --prompt 2000 --output 1000 --ttft 1s --tpot 20ms",
+]
+
+
+@pytest.mark.slow
+def test_plan_agrees_with_its_own_check_on_17_of_18_questions(cli):
+    # docs/simulation.md: eighteen plan questions (dense and MoE models, one GPU to three servers,
+    # aggregated, PP and disaggregated winners): the simulation's check agrees with the closed form's
+    # winner on all but Llama-3.1-405B at TP 8 x PP 2, whose simulated TPOT p90 (81.6 ms) is over its
+    # 80 ms target where the closed form judges the mean.
+    disagree = []
+    for q in PLAN_QUESTIONS:
+        d = cli("plan", *q.split(), "--json").json()
+        best, checks = d["best"], d["verified"]
+        own = next(
+            v for v in checks if (v["gpus"], v["shape"]) == (best["gpus"], best["shape"].replace("(", "").replace(")", ""))
+        )
+        if not own["ok"]:
+            disagree.append((q.split()[1], own["note"]))
+    assert disagree == [("llama3.1-405b", "TPOT p90 81.6 ms")]
+
+
 class _FixedSeat:
     """A replica whose every step takes 10 ms with nothing beside it and whose prompt takes 1 s."""
 
@@ -703,7 +803,7 @@ def test_a_disaggregated_winner_is_checked_by_simulating_its_two_pools(cli):
     # The decode instance's mean TPOT against the closed form's at the same rate: within 10% (issue 17).
     assert abs(first_check["tpot_mean_s"] / first_check["closed_form_tpot_s"] - 1) < 0.01  # docs/simulation.md: within 1%
     first = " ".join(r.out.split("\n\n")[0].split())
-    assert first.startswith(f"Fewest GPUs: {best['gpus']} x h200 (1 x DP4 TP2 EP8 prefill + 1 x DP4 TP2 EP8 decode)")
+    assert first.startswith(f"Fewest GPUs: {best['gpus']} x h200 (1 x DP2 TP4 EP8 prefill + 1 x DP4 TP2 EP8 decode)")
     assert "meets the targets; the simulation agrees" in first
 
 
@@ -778,29 +878,48 @@ def test_a_disaggregated_deployment_simulates_as_its_two_pools_added_up():
     assert v.tpot_s == pytest.approx(sm.step(1, 1050).t_step_s, rel=0.03)
 
 
-def test_a_pool_the_simulation_finds_short_gets_an_instance_more(cli):
-    # Llama-3.1-70B on H100s at 12 requests/s of 2,000 + 500 tokens, TTFT 1 s at p90: the closed form
-    # passes 4 x TP 2 prefill + 1 x TP 8 decode on its mean TTFT (652 ms); simulated, the prompts'
-    # queue puts the p90 past 1 s, so the check adds a prefill instance (the pool that holds most of
-    # the TTFT), which rounds up to three 8-GPU servers, and the decode pool is left as it was.
+def test_a_ttft_target_is_judged_at_its_percentile_as_the_simulation_judges_it(cli):
+    # Llama-3.1-70B on H100s at 12 requests/s of 2,000 + 500 tokens, TTFT 1 s at p90. On its mean
+    # TTFT (652 ms) the closed form passed 4 x TP 2 prefill + 1 x TP 8 decode on 16 GPUs, which the
+    # simulation found at a p90 of 1,436 ms (until 2026-12-04). Judged at the p90, the prompts' wait
+    # for prefill capacity taken as exponential when met, it picks a fifth prefill instance (24 GPUs:
+    # three servers), and the simulation agrees.
     ask = ("plan", "--model", "llama3.1-70b", "--gpus", "h100", "--rate", "12", "--prompt", "2000", "--output", "500")
     d = cli(*ask, "--ttft", "1s", "--tpot", "30ms", "--json").json()
-    assert d["best"]["shape"] == "4 x (TP 2) prefill + 1 x (TP 8) decode" and d["best"]["ttft_s"] < 1.0
-    first, second = d["verified"][:2]
-    assert first["prefill_pool"] == "4 x TP 2" and not first["ok"] and first["note"].startswith("TTFT p90 ")
-    assert first["ttft_s"] > 1.0
+    best, check = d["best"], d["verified"][0]
+    assert (best["shape"], best["gpus"]) == ("5 x (TP 2) prefill + 1 x (TP 8) decode", 24)
+    assert d["slo"]["percentile"] == 90 and best["ttft_s"] < best["ttft_at_percentile_s"] <= 1.0
+    assert check["ok"] and check["ttft_s"] <= 1.0 and check["prefill_pool"] == "5 x TP 2"
+    first_line = " ".join(cli(*ask, "--ttft", "1s", "--tpot", "30ms").out.split("\nllama3.1-70b, ")[0].split())
+    assert first_line == "Fewest GPUs: 24 x h100-sxm (5 x TP2 prefill + 1 x TP8 decode) meets the targets; the simulation agrees"
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
-    closed, simulated = round(d["best"]["ttft_s"] * 1e3), round(first["ttft_s"] * 1e3)
     assert (
-        f"passes 4 x TP 2 prefill + 1 x TP 8 decode on 16 GPUs at a mean TTFT of {closed:,} ms, but the prompts' queue "
-        f"puts the simulated p90 at {simulated:,} ms; a fifth prefill instance (24 GPUs: three servers) meets it" in text
+        f"it picks 5 x TP 2 prefill + 1 x TP 8 decode on 24 GPUs, at a p90 TTFT of {round(best['ttft_at_percentile_s'] * 1e3):,} "
+        f"ms (mean {round(best['ttft_s'] * 1e3):,}); simulated, {round(check['ttft_s'] * 1e3):,} ms" in text
     )
-    assert (second["prefill_pool"], second["decode_pool"], second["gpus"]) == ("5 x TP 2", "1 x TP 8", 24)
-    assert second["ok"] and second["ttft_s"] <= 1.0
-    r = cli(*ask, "--ttft", "1s", "--tpot", "30ms")
-    first_line = " ".join(r.out.split("\nllama3.1-70b, ")[0].split())
-    assert "in simulation it does not (TTFT p90 " in first_line
-    assert first_line.endswith("and the fewest that do: 24 x h100-sxm (5 x TP2 prefill + 1 x TP8 decode)")
+
+
+def test_a_pool_the_simulation_finds_short_gets_an_instance_more():
+    # The same load on four TP 2 prefill instances (16 GPUs), as the mean-judged closed form had it:
+    # the prompts' queue puts the simulated p90 TTFT past 1 s, so the check adds a prefill instance
+    # (the pool that holds most of the TTFT), which rounds up to three 8-GPU servers, and leaves the
+    # decode pool as it was.
+    import dataclasses
+
+    from kvcalc.engine.plan import _Sim, _verify_pools
+    from kvcalc.engine.steptime import DEFAULTS, for_engine
+
+    m, h, bf16, eng = resolve_model("llama3.1-70b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("vllm")
+    t = Traffic(prompt=2000, output=500, rate=12.0)
+    slo = SLO(ttft_s=1.0, tpot_s=0.030)
+    best = plan(m, [h], t, slo, bf16, eng).best
+    assert best is not None and best.prefill_instances == 5
+    four = dataclasses.replace(best, prefill_instances=4, gpus=16)
+    P, O = np.full(2000, 2000), np.full(2000, 500)
+    sim = _Sim(m, P, O, bf16, eng, for_engine(DEFAULTS, eng), 0, None, t)
+    first, second = _verify_pools(sim, h, four, 12.0, slo, "p90", 90, 4, 64)[:2]
+    assert first.prefill_pool == "4 x TP 2" and not first.ok and first.note.startswith("TTFT p90 ") and first.ttft_s > 1.0
+    assert (second.prefill_pool, second.decode_pool, second.gpus, second.ok) == ("5 x TP 2", "1 x TP 8", 24, True)
 
 
 def test_a_rate_the_pools_cannot_carry_is_short_of_memory_not_prefill(cli):

@@ -50,7 +50,12 @@ def plan(
     ] = None,
     tpot: Annotated[Optional[str], typer.Option("--tpot", metavar="<time>", help="Time-per-output-token target: 50ms.")] = None,
     percentile: Annotated[
-        str, typer.Option("--percentile", metavar="<p>", help="The prompt percentile TTFT is judged on, for a distribution (90).")
+        str,
+        typer.Option(
+            "--percentile",
+            metavar="<p>",
+            help="The percentile TTFT is judged at (50, 90 or 99; others round up), and the prompt it is judged on for a distribution (90).",
+        ),
     ] = "90",
     kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.EngineOpt = "vllm",
@@ -110,7 +115,7 @@ def plan(
     import numpy as np
 
     from kvcalc.engine.memory import FitInputs
-    from kvcalc.engine.plan import SLO, Traffic, plan as run_plan
+    from kvcalc.engine.plan import SLO, Traffic, latency_percentile, plan as run_plan
     from kvcalc.errors import KvcalcError
     from kvcalc.inputs.workload import check_fixed_pair, sample_lengths
     from kvcalc.specs.catalog import resolve_gpu
@@ -126,7 +131,7 @@ def plan(
     eng = opt.engine(engine)
     wd = opt.weight_dtype(weight_dtype)
     if throughput:
-        from kvcalc.engine.plan import SLO, max_throughput
+        from kvcalc.engine.plan import SLO, latency_percentile, max_throughput
         from kvcalc.specs.catalog import resolve_gpu
         from kvcalc.units import parse_seconds
 
@@ -135,13 +140,18 @@ def plan(
         if not gpus or "," in gpus:
             raise KvcalcError("--throughput needs one GPU type", "--gpus", "one GPU, e.g. --gpus h200")
         g = resolve_gpu(gpus.strip(), "--gpus")
+        pct_t = parse_float(percentile, "--percentile", 0.0, 100.0, "a percentile from 0 to 100", open_low=False)
         rep = max_throughput(
             m,
             g,
             opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs"),
             opt.tokens(prompt or "1000", "--prompt"),
             opt.tokens(output or "200", "--output"),
-            SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None),
+            SLO(
+                parse_seconds(ttft, "--ttft") if ttft else None,
+                parse_seconds(tpot, "--tpot") if tpot else None,
+                latency_percentile(pct_t),
+            ),
             opt.kv(kv_dtype, weight_dtype),
             eng,
             opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=[g], engine=eng),
@@ -205,7 +215,11 @@ def plan(
         prompt_tail=p_tail,
         prompt_cache_hit=opt.prompt_cache_hit(prompt_cache_hit),
     )
-    slo = SLO(parse_seconds(ttft, "--ttft") if ttft else None, parse_seconds(tpot, "--tpot") if tpot else None)
+    slo = SLO(
+        parse_seconds(ttft, "--ttft") if ttft else None,
+        parse_seconds(tpot, "--tpot") if tpot else None,
+        latency_percentile(pct),
+    )
     consts = opt.step_constants(efficiency, calibration, request_overhead, model=m, gpus=specs, engine=eng)
     n_max = opt.need_count(max_gpus, "--max-gpus", maximum=4096, noun="a number of GPUs")
     report = run_plan(
