@@ -54,7 +54,7 @@ def plan(
         typer.Option(
             "--percentile",
             metavar="<p>",
-            help="The percentile TTFT is judged at (50, 90 or 99; others round up), and the prompt it is judged on for a distribution (90).",
+            help="The percentile TTFT is judged at (50, 90 or 99; another goes to the next of these up, 99 at most), and the prompt it is judged on for a distribution (90).",
         ),
     ] = "90",
     kv_dtype: opt.KVDtypeOpt = "auto",
