@@ -644,3 +644,20 @@ def test_a_preempted_decoding_request_comes_back_on_what_is_left_of_its_blocks()
     off = run("llama3.1-8b", "h100", [500, 500], [600, 600], prefix_caching=False, **kw).runs[0]
     assert (off.preemptions, off.recomputed_tokens, off.completed) == (1, 800, 2)
     assert on.duration_s < off.duration_s
+
+
+def test_simulate_runs_a_pp_replica_as_one_micro_batch(cli, monkeypatch):
+    # kvcalc simulate --pp 2 (Llama-3.1-405B at TP 8 x PP 2 on H100s): one of the two micro-batches
+    # in flight, every 2nd of the 400 requests, its share of the stages' pools at the whole model's
+    # 126 x 8 KV heads x 128 x 2 x 2 B / 8 = 64,512 B a token; the first line says the rates are one
+    # micro-batch's and the header says so too; bad sizes get one line.
+    monkeypatch.setenv("COLUMNS", "100")
+    args = ("simulate", "--model", "llama3.1-405b", "--gpu", "h100", "--tp", "8", "--pp", "2", "--rate", "1", "--requests", "400")
+    d = cli(*args, "--json").json()
+    assert (d["pp"], d["tp"], d["requests"], d["kv_bytes_per_token"]) == (2, 8, 200, 64512)
+    assert d["verdict"].endswith("(one of 2 PP micro-batches: the deployment's rates are 2 x these)")
+    text = " ".join(cli(*args).out.split())
+    assert "(TP 8, PP 2, one micro-batch shown: its share of vllm@0.33's KV pools" in text
+    assert "64,512 B per token over every layer" in text
+    one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--pp", "40", "--rate", "1"), "--pp")
+    one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--pp", "4", "--rate", "1", "--requests", "3"))

@@ -80,6 +80,7 @@ def simulate(
     calibration: opt.Calibration = None,
     request_overhead: opt.RequestOverhead = None,
     tp: opt.TP = "1",
+    pp: opt.PP = "1",
     dp: opt.DP = "1",
     ep: opt.EP = "1",
     kv_dtype: opt.KVDtypeOpt = "auto",
@@ -216,6 +217,7 @@ def simulate(
             dp=opt.parallel(dp, "--dp"),
             ep=opt.parallel(ep, "--ep"),
             weight_dtype=opt.weight_dtype(weight_dtype),
+            pp=opt.parallel(pp, "--pp"),
         )
     finally:
         done()

@@ -22,9 +22,15 @@ def render(r: Any, plot: bool = False) -> None:
         style = "bold red" if r.verdict.startswith("OVERLOADED") else "bold"
         verdict_line(c, r.verdict, style)
     dpw = f", DP {r.dp}" + (f", EP {r.ep}" if r.ep > 1 else "") + ": one DP rank shown" if r.dp > 1 else ""
+    pool = (
+        f"PP {r.pp}{dpw}, one micro-batch shown: its share of {r.engine}'s KV pools {fmt_si(r.pool_bytes)} = "
+        f"{fmt_iec(r.pool_bytes)} over every stage, {r.kv_bytes_per_token:,} B per token over every layer"
+        if getattr(r, "pp", 1) > 1
+        else f"{dpw[2:] + ', ' if dpw else ''}{r.engine}'s KV pool {fmt_si(r.pool_bytes)} = {fmt_iec(r.pool_bytes)} per GPU, "
+        f"{r.kv_bytes_per_token:,} B per token"
+    )
     c.print(
-        f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold] (TP {r.tp}{dpw}, {r.engine}'s KV pool {fmt_si(r.pool_bytes)} = "
-        f"{fmt_iec(r.pool_bytes)} per GPU, {r.kv_bytes_per_token:,} B per token): {count_of(r.requests, 'request')}, "
+        f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold] (TP {r.tp}, {pool}): {count_of(r.requests, 'request')}, "
         f"mean prompt {r.mean_prompt:,.0f} and output {r.mean_output:,.0f} tokens, max {r.max_len:,}; {r.arrival}"
     )
     t = table(

@@ -235,7 +235,12 @@ def simulate(
     pg = next((r for r in runs if r.block_size), None)
     ratio = pg.requests_per_s / pre.requests_per_s if pre and pg and pre.requests_per_s else None
     assumptions = [
-        f"KV pool {pool / GiB:,.2f} GiB per GPU: {f.engine_label}'s budget on {gpu.name} (kvcalc fit)",
+        (
+            f"KV pool {pool / GiB:,.2f} GiB: one micro-batch's share of its stages' pools ({f.kv_pool_bytes / GiB:,.2f} GiB "
+            f"a GPU, {f.engine_label}'s budget on {gpu.name}: kvcalc fit) at {per_token:,} B a token over every layer"
+            if pp > 1 and pool_bytes is None
+            else f"KV pool {pool / GiB:,.2f} GiB per GPU: {f.engine_label}'s budget on {gpu.name} (kvcalc fit)"
+        ),
         cost.describe() + ": the batch as it stands at each step (weights read, the KV the batch reads, the FLOPs of its tokens)",
         _client_line(wl, st),
         f"continuous batching: up to {st.max_num_seqs:,} requests, {st.max_num_batched_tokens:,} tokens per step, "
@@ -313,6 +318,7 @@ def simulate(
         tp=tp,
         dp=dp,
         ep=ep,
+        pp=pp,
         engine=engine.key,
         kv_dtype=stored.name,
         pool_bytes=pool,
@@ -331,7 +337,13 @@ def simulate(
         runs=runs,
         paged_over_prealloc=ratio,
         concurrency=st.concurrency,
-        verdict=_verdict(runs, st),
+        verdict=_verdict(runs, st)
+        + (
+            f" (one of {lanes} {'DP ranks' if pp == 1 else 'PP micro-batches' if dp == 1 else 'DP ranks x PP micro-batches'}: "
+            f"the deployment's rates are {lanes} x these)"
+            if lanes > 1
+            else ""
+        ),
         assumptions=assumptions,
         warnings=warnings,
         prompts_beside_decodes=st.mixed,

@@ -165,6 +165,9 @@ class SimulationReport:
     dp: int = 1
     """Data-parallel attention ranks: the runs are one rank's (every dp-th request)."""
     ep: int = 1
+    pp: int = 1
+    """Pipeline stages: the runs are one micro-batch's (every (dp x pp)-th request), pool_bytes its
+    share of every stage's pool at kv_bytes_per_token over every layer."""
     track_record: TrackRecord | None = None
     """How far a simulation with the default constants has been from public measured runs of this kind
     (kvcalc.engine.track); None under a calibration or an efficiency given."""
