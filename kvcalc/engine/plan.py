@@ -1478,9 +1478,16 @@ class _Prefill:
         self.rep = rep
         self.P, self.C = rep.P - rep.C, rep.C  # computed and cached tokens of a prompt
         self.budget = rep.budget
+        self.loads: dict[float, tuple[float, float] | None] = {}
+        """``load``'s answers by rate (the searches ask for the same rates again)."""
 
     def load(self, rate: float) -> tuple[float, float] | None:
         """(share of time busy, mean seconds of a step) at ``rate`` prompts/s on one instance."""
+        if rate not in self.loads:
+            self.loads[rate] = self._load(rate)
+        return self.loads[rate]
+
+    def _load(self, rate: float) -> tuple[float, float] | None:
         lane = rate / self.rep.dp
         room, P = self.budget, self.P
         mid = self.C + max(P // 2, 1)
