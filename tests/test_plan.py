@@ -413,6 +413,21 @@ AGREEMENT_SHAPES = [
 ]
 
 
+def _agreement(tpot: list[float], ttft: list[float]) -> tuple[Any, ...]:
+    """A grid's closed form against its simulation (each figure simulated / closed - 1): shapes, TPOT
+    within 10%, mean TPOT gap %, the simulation's TPOT above at most %, TTFT within 25%, mean TTFT gap
+    %, worst TTFT gap %."""
+    return (
+        len(tpot),
+        sum(abs(e) <= 0.10 for e in tpot),
+        round(100 * sum(abs(e) for e in tpot) / len(tpot), 1),
+        round(100 * max(tpot)),
+        sum(abs(e) <= 0.25 for e in ttft),
+        round(100 * sum(abs(e) for e in ttft) / len(ttft), 1),
+        round(100 * max(abs(e) for e in ttft)),
+    )
+
+
 @pytest.mark.slow
 def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
     """docs/simulation.md: on 64 shapes (three models, TP 1 to 8, prompts of 200 to 32,000 tokens, at
@@ -446,15 +461,7 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
         round(100 * sum(abs(e) for e in p90) / len(p90)),
         sum(abs(e) <= 0.25 for e in mean_as),
     ) == (61, 42, 13, 32)
-    got = (
-        len(tpot),
-        sum(abs(e) <= 0.10 for e in tpot),
-        round(100 * sum(abs(e) for e in tpot) / len(tpot), 1),
-        round(100 * max(tpot)),
-        sum(abs(e) <= 0.25 for e in ttft),
-        round(100 * sum(abs(e) for e in ttft) / len(ttft), 1),
-        round(100 * max(abs(e) for e in ttft)),
-    )
+    got = _agreement(tpot, ttft)
     assert got == (64, 62, 1.8, 19, 61, 6.1, 117)
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert "| the pool's states (now) | 62 | 1.8% | 19% | 61 | 6.1% | 117% |" in text
@@ -505,16 +512,7 @@ def test_the_closed_form_tracks_the_simulation_with_pp():
         tpot.append(run_.tpot_s.mean / st[2] - 1)
         ttft.append(run_.ttft_s.mean / st[3] - 1)
         over += run_.overloaded
-    got = (
-        len(tpot),
-        sum(abs(e) <= 0.10 for e in tpot),
-        round(100 * sum(abs(e) for e in tpot) / len(tpot), 1),
-        round(100 * max(tpot)),
-        sum(abs(e) <= 0.25 for e in ttft),
-        round(100 * sum(abs(e) for e in ttft) / len(ttft), 1),
-        round(100 * max(abs(e) for e in ttft)),
-        over,
-    )
+    got = (*_agreement(tpot, ttft), over)
     assert got == (48, 48, 1.0, 2, 48, 3.7, 9, 0)
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert "| PP (48 shapes) | 48 | 1.0% | 2% | 48 | 3.7% | 9% |" in text
@@ -572,16 +570,7 @@ def test_the_disaggregated_closed_form_tracks_its_simulation():
         tpot.append(run_.tpot_s.mean / dec[0] - 1)
         ttft.append(float(np.mean(ta[:k] + transfer + tb[:k])) / closed_ttft - 1)
         kept += not (pre.overloaded or run_.overloaded)
-    got = (
-        len(tpot),
-        sum(abs(e) <= 0.10 for e in tpot),
-        round(100 * sum(abs(e) for e in tpot) / len(tpot), 1),
-        round(100 * max(tpot)),
-        sum(abs(e) <= 0.25 for e in ttft),
-        round(100 * sum(abs(e) for e in ttft) / len(ttft), 1),
-        round(100 * max(abs(e) for e in ttft)),
-        kept,
-    )
+    got = (*_agreement(tpot, ttft), kept)
     assert got == (36, 35, 1.7, 12, 34, 9.6, 55, 35)
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert "| disaggregated (36 shapes) | 35 | 1.7% | 12% | 34 | 9.6% | 55% |" in text

@@ -1196,29 +1196,13 @@ def verify(
             if size * r > max_gpus:
                 break
             lam = rate / r
+            base = Verification(
+                d.gpu, d.tp, d.pp, r, size * r, 0.0, 0.0, percentile, lam, 0.0, 0, False, dp=d.dp, ep=d.ep, shape=d.shape
+            )
             try:
                 run = sim.run(gpu, lam, d.tp, d.dp, d.ep, pp=d.pp)
             except KvcalcError as e:
-                out.append(
-                    Verification(
-                        d.gpu,
-                        d.tp,
-                        d.pp,
-                        r,
-                        size * r,
-                        0.0,
-                        0.0,
-                        percentile,
-                        lam,
-                        0.0,
-                        0,
-                        False,
-                        e.what,
-                        dp=d.dp,
-                        ep=d.ep,
-                        shape=d.shape,
-                    )
-                )
+                out.append(dataclasses.replace(base, note=e.what))
                 break
             ttft, tpot = getattr(run.ttft_s, key), getattr(run.tpot_s, key)
             # The simulation is one DP rank's (PP micro-batch's); whether it keeps up is the simulator's own verdict.
@@ -1234,25 +1218,16 @@ def verify(
                 why.append(f"mean TPOT {mean_tpot * 1e3:,.1f} ms")
             st = _steady(rep, traffic, r) if rep is not None and traffic is not None else None
             out.append(
-                Verification(
-                    d.gpu,
-                    d.tp,
-                    d.pp,
-                    r,
-                    size * r,
-                    ttft,
-                    tpot,
-                    percentile,
-                    lam,
-                    served,
-                    run.preemptions,
-                    ok,
-                    "; ".join(why),
-                    tpot_mean_s=run.tpot_s.mean,
+                dataclasses.replace(
+                    base,
+                    ttft_s=ttft,
+                    tpot_s=tpot,
+                    served_per_s=served,
+                    preemptions=run.preemptions,
+                    ok=ok,
+                    note="; ".join(why),
+                    tpot_mean_s=mean_tpot,
                     closed_form_tpot_s=st[2] if st else None,
-                    dp=d.dp,
-                    ep=d.ep,
-                    shape=d.shape,
                 )
             )
             if ok:
