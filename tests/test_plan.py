@@ -676,10 +676,54 @@ def test_plan_agrees_with_its_own_check_on_all_18_questions(cli):
     assert disagree == []
 
 
+@pytest.mark.slow
+def test_prompts_of_many_lengths_queue_as_m_g_1():
+    """docs/simulation.md, ``_prefill_wait``: a prefill instance (Llama-3.1-8B on one H100,
+    Llama-3.1-70B at TP 4) takes prompts drawn lognormal about a median of 1,000 or 3,000 tokens at
+    sigma 0.5 or 1.0 (squared coefficient of variation 0.28 to 1.67), at the rate that keeps it 50%
+    or 80% busy; the closed form's mean TTFT against 4,000 simulated requests: with the
+    Pollaczek-Khinchine wait, (1 + cv2) / 2 of the work a prompt holds, within 25% on 11 of 16,
+    mean gap 21%, from 39% to 7% below; with M/D/1's (one length), within 25% on 5, mean gap 40%."""
+    import numpy as np
+
+    from kvcalc.engine.plan import _Prefill, _Sim
+    from kvcalc.engine.steptime import DEFAULTS, for_engine
+
+    eng, bf16 = engine("vllm"), kv_dtype("bf16")
+    c = for_engine(DEFAULTS, eng)
+    gaps: dict[bool, list[float]] = {False: [], True: []}
+    for model, gpu, tp in (("llama3.1-8b", "h100", 1), ("llama3.1-70b", "h100", 4)):
+        m, g = resolve_model(model), resolve_gpu(gpu)
+        for median in (1000, 3000):
+            for sigma in (0.5, 1.0):
+                lengths = np.round(median * np.exp(sigma * np.random.default_rng(1).standard_normal(20_000)))
+                lengths = np.minimum(np.maximum(lengths, 1), 30_000).astype(int)
+                mean, cv2 = int(round(lengths.mean())), float(lengths.var() / lengths.mean() ** 2)
+                for busy in (0.5, 0.8):
+                    rep = _Replica(m, g, tp, 1, Traffic(prompt=mean, output=300, rate=1.0), bf16, eng, c)
+                    pf, lo, hi = _Prefill(rep), 0.0, 1000.0
+                    for _ in range(50):  # the rate at which the instance is `busy` of the time
+                        got = pf.load((lo + hi) / 2)
+                        lo, hi = (lo, (lo + hi) / 2) if got is None or got[0] > busy else ((lo + hi) / 2, hi)
+                    t = Traffic(prompt=mean, output=300, rate=lo)
+                    sim = _Sim(m, lengths[:4000], np.full(4000, 300), bf16, eng, c, 0, None, t)
+                    keep: dict[str, Any] = {}
+                    sim.run(g, lo, tp, 1, 1, "prefill", keep)
+                    simulated = float((keep["first"] - keep["sent"])[keep["measured"]].mean())
+                    for spread in (False, True):
+                        t2 = Traffic(prompt=mean, output=300, rate=1.0, prompt_cv2=cv2 if spread else 0.0)
+                        closed = _Prefill(_Replica(m, g, tp, 1, t2, bf16, eng, c)).ttft_s(lo, mean)
+                        gaps[spread].append(closed / simulated - 1)
+    summary = {k: (sum(abs(e) <= 0.25 for e in v), round(100 * sum(abs(e) for e in v) / len(v))) for k, v in gaps.items()}
+    assert summary == {True: (11, 21), False: (5, 40)}
+    assert (round(100 * min(gaps[True])), round(100 * max(gaps[True]))) == (-39, -7)
+
+
 class _FixedSeat:
     """A replica whose every step takes 10 ms with nothing beside it and whose prompt takes 1 s."""
 
     lanes = 1
+    cv2 = 0.0  # prompts of one length
 
     def __init__(self, seats: int):
         self.capacity, self.max_seqs, self.seq_limit = seats, 10 * seats, 10 * seats

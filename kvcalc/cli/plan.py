@@ -167,6 +167,7 @@ def plan(
     pct = parse_float(percentile, "--percentile", 0.0, 100.0, "a percentile from 0 to 100", open_low=False)
 
     samples: dict[str, Any] = {}
+    cv2: dict[str, float] = {}
 
     def tokens(spec: str | None, preset: str, where: str) -> tuple[int, int]:
         s = spec or preset
@@ -177,6 +178,7 @@ def plan(
         ctx = m.max_position_embeddings
         sample = sample_lengths(s, 20_000, 0, ctx, where, f"{m.name}'s context of {ctx:,} tokens")[0]
         samples[where] = sample[:2000]
+        cv2[where] = float(np.var(sample) / np.mean(sample) ** 2)
         return max(int(round(float(np.mean(sample)))), 1), int(np.percentile(sample, pct))
 
     preset = opt.workload_preset(workload)
@@ -213,6 +215,7 @@ def plan(
         users=n_users,
         rate=r,
         prompt_tail=p_tail,
+        prompt_cv2=cv2.get("--prompt", 0.0),
         prompt_cache_hit=opt.prompt_cache_hit(prompt_cache_hit),
     )
     slo = SLO(

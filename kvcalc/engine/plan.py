@@ -11,7 +11,7 @@ data-parallel replicas. Each candidate is checked for:
   the token budget (Poisson lumps), prefill steps take the share u of the time and decode-only
   steps the rest; the mean step is the TPOT, and u >= 1 means the prompts outrun the replica;
   with PP the replica keeps PP micro-batches in flight, each crossing every stage;
-- latency targets: TPOT as above; TTFT the request path, half a step, the M/D/1 wait for prefill
+- latency targets: TPOT as above; TTFT the request path, half a step, the M/G/1 wait for prefill
   capacity and the prompt's own steps (``verify`` checks both by simulation);
 - max_num_seqs: requests in flight within the engine's default, as it applies it with PP
   (Engine.seqs_in_flight).
@@ -71,6 +71,10 @@ class Traffic:
     prompt_cache_hit: float = 0.0
     """The share of each prompt already in the prefix cache when it arrives (its whole blocks are
     not computed again; ``cached_prompt_tokens``)."""
+    prompt_cv2: float = 0.0
+    """The squared coefficient of variation of the prompts' lengths (variance / mean^2; 0 when they
+    are all one length): how much more than one length's the prompts' queue for prefill capacity
+    waits (``_prefill_wait``)."""
 
     @property
     def length(self) -> int:
@@ -250,6 +254,7 @@ class _Replica:
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
         self.P, self.O = traffic.prompt, max(traffic.output, 1)
         self.P_tail = traffic.prompt_tail or traffic.prompt
+        self.cv2 = traffic.prompt_cv2
         # Prompt tokens found in the prefix cache, which no step computes (the pages verify simulates).
         self.hit = traffic.prompt_cache_hit
         self.C = cached_prompt_tokens(self.hit, self.P, PREFIX_BLOCK)
@@ -419,19 +424,21 @@ def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bo
 
 def _replica_ttft_at(rep: _Replica, traffic: Traffic, replicas: int, st: tuple[Any, ...], percentile: int) -> float:
     """A replica's TTFT at ``percentile`` (``_ttft_at``): its waits are the prompt's for the prefill
-    capacity (M/D/1 at the share u of the time in prompt steps, met with chance u) and, for a rate,
+    capacity (M/G/1 at the share u of the time in prompt steps, met with chance u) and, for a rate,
     the wait for a seat in its pool (met when the pool is full)."""
     _, x, _, ttft, _, u = st
     seat, full = rep.seats.get((traffic, replicas), (0.0, 0.0))
-    return _ttft_at(ttft, [(_prefill_wait(u, x), u), (seat, full)], percentile)
+    return _ttft_at(ttft, [(_prefill_wait(u, x, rep.cv2), u), (seat, full)], percentile)
 
 
-def _prefill_wait(u: float, x: float) -> float:
-    """Mean wait for the prefill capacity, as in an M/D/1 queue: prompts arrive at x a second and
-    each holds the replica's prompt work for u / x seconds, so the wait is u / (1 - u) x (u / x) / 2."""
+def _prefill_wait(u: float, x: float, cv2: float = 0.0) -> float:
+    """Mean wait for the prefill capacity, as in an M/G/1 queue (Pollaczek-Khinchine): prompts
+    arrive at x a second and each holds the replica's prompt work for S = u / x seconds on average,
+    in proportion to its length, whose squared coefficient of variation is ``cv2``; so the wait is
+    u / (1 - u) x S x (1 + cv2) / 2, M/D/1's (cv2 0) for prompts of one length."""
     if x <= 0 or u <= 0:
         return 0.0
-    return u / (1 - u) * (u / x) / 2
+    return u / (1 - u) * (u / x) * (1 + cv2) / 2
 
 
 def _steady(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float, float, float, str, float] | None:
@@ -481,7 +488,7 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         if res is None or own is None:
             return None
         t, _, u, _, _ = res
-        ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
+        ttft = rep.ttft(nd, t) + _prefill_wait(u, x, rep.cv2)
         tpot = _tpot(rep, nd, x, own, ttft - path, out, users)
         if users:
             x_new = users / (ttft + (out - 1) * tpot)
@@ -495,7 +502,7 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         nd = new if k < 20 else 0.5 * (nd + new)
     assert res is not None and own is not None
     t, bound, u, _, _ = res
-    ttft = rep.ttft(nd, t) + _prefill_wait(u, x)
+    ttft = rep.ttft(nd, t) + _prefill_wait(u, x, rep.cv2)
     tpot = _tpot(rep, nd, x, own, ttft - path, out, users)
     if not users and x > 0 and out > 1 and rep.capacity >= 1:
         pool = _pool(rep, x, out, path, x * (ttft + (out - 1) * tpot))
@@ -528,7 +535,7 @@ def _pool(
 
     The requests in the pool are a birth-death chain: arrivals at x; with k in it, each decodes a token
     every T(k) (``_tpot`` at the batch k, the prompts arriving at x beside it) after F(k) to its first
-    token (``_Replica.ttft`` beside k - 1 others, and the M/D/1 wait for prefill capacity), so they
+    token (``_Replica.ttft`` beside k - 1 others, and the M/G/1 wait for prefill capacity), so they
     leave at k / S(k), S(k) = F(k) + (output - 1) T(k). Past c (what the pool holds at full length,
     the engine's max_num_seqs, or the most beside which a prompt still gets a step) arrivals wait,
     leaving at c / S(c), so the chain is stable only for x < c / S(c). Its stationary law gives:
@@ -567,7 +574,7 @@ def _pool(
         if seen is None or found is None or not math.isfinite(seen[0]):
             break  # a prompt gets no step beside k requests: the pool's effective limit is below k
         t, _, u, _, _ = found
-        first = rep.ttft(k - 1, t) - path + _prefill_wait(u, x)
+        first = rep.ttft(k - 1, t) - path + _prefill_wait(u, x, rep.cv2)
         got.append((k, _tpot(rep, float(k), x, seen, first, out, None), first))
     if not got:
         return None
@@ -896,7 +903,8 @@ def plan(
         "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage",
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
-        "(M/D/1: u / (1 - u) x the prompt's service time / 2), then the steps that carry the prompt in chunks of the "
+        "(M/G/1, Pollaczek-Khinchine: u / (1 - u) x the prompt's service time x (1 + cv2) / 2, cv2 the prompts' "
+        "lengths' squared coefficient of variation, 0 for one length), then the steps that carry the prompt in chunks of the "
         "token budget left beside the decodes" + _eager_prompt_words(engine, gpus, model, constants),
         f"TTFT p{slo.percentile} (what the TTFT target bounds): the mean with its waits (for prefill capacity, met "
         "with chance u, and for a seat in a full pool) taken together as 0 or, when met, exponential with their "
@@ -933,7 +941,7 @@ def plan(
         assumptions.append(
             "disaggregated: x prefill instances and y decode instances, the fewest of each; a prompt's KV (every layer, "
             "each KV head once) crosses NVLink inside one domain, else the prefill GPUs' NICs at 0.7 of their rate; TTFT "
-            "= request path + M/D/1 wait + the prompt's steps + the transfer + 1.5 decode steps (+ the wait for a decode "
+            "= request path + M/G/1 wait + the prompt's steps + the transfer + 1.5 decode steps (+ the wait for a decode "
             "instance's seat, from its pool's states, for a rate)"
         )
     if traffic.users:
@@ -1488,7 +1496,7 @@ class _Prefill:
         got = self.load(rate)
         if got is None:
             return math.inf, 1.0
-        return _prefill_wait(got[0], rate / self.rep.dp), got[0]
+        return _prefill_wait(got[0], rate / self.rep.dp, self.rep.cv2), got[0]
 
     def ttft_s(self, rate: float, prompt: int) -> float | None:
         got = self.load(rate)
@@ -1499,7 +1507,7 @@ class _Prefill:
         c = self.rep.c
         cached = cached_prompt_tokens(self.rep.hit, prompt, PREFIX_BLOCK)
         work = self.rep.sm.prefill_s(prompt - cached, self.budget, start=cached)
-        return float(c.request_path_s(prompt)) + _prefill_wait(u, lane) + work
+        return float(c.request_path_s(prompt)) + _prefill_wait(u, lane, self.rep.cv2) + work
 
 
 def _pools_ttft(
