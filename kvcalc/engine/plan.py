@@ -1337,6 +1337,7 @@ class _Sim:
             weight_dtype=self.weight_dtype,
             keep=keep,
             pp=pp,
+            prefilled=stage == "decode",
         )
         return report.runs[0]
 

@@ -102,6 +102,7 @@ def simulate(
     weight_dtype: str | None = None,
     keep: dict[str, Any] | None = None,
     pp: int = 1,
+    prefilled: bool = False,
 ) -> SimulationReport:
     """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget).
 
@@ -119,7 +120,15 @@ def simulate(
     ``pp``: pipeline stages. The replica keeps pp micro-batches in flight, each crossing every stage
     in a step of the whole model (the step-time model's PP step); the run is one micro-batch's: every
     (dp x pp)-th request, a pp-th of the pool, and the engine's max_num_seqs as it applies it with PP
-    (Engine.seqs_in_flight) shared evenly, as plan's closed form takes them."""
+    (Engine.seqs_in_flight) shared evenly, as plan's closed form takes them.
+
+    ``prefilled``: a disaggregated decode instance, whose requests arrive with their prompt's KV
+    (the workload's prefix-cache hit of the whole prompt): what is left of a prompt rides beside the
+    decodes whatever the engine's scheduling (vLLM computes the last tokens again for the first
+    token's logits, v1/core/kv_cache_manager.py; SGLang's decode instance streams the first token
+    the prefill instance sent and adds the request to its running batch without a step of its own,
+    disaggregation/decode.py get_new_prebuilt_batch and "Generate fake extend output", 0.5.3), never
+    as a prefill step of its own."""
     import numpy as np
 
     from kvcalc.engine.deployment import Shape, check_shape
@@ -178,7 +187,8 @@ def simulate(
         )
     st = dataclasses.replace(
         st,
-        mixed=engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens, chunked_prefill=st.chunked_prefill)[1],
+        mixed=prefilled
+        or engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens, chunked_prefill=st.chunked_prefill)[1],
         chunk_blocks=engine.prompt_blocks == "chunk",
     )
     inp = FitInputs(
