@@ -719,6 +719,26 @@ def test_prompts_of_many_lengths_queue_as_m_g_1():
     assert (round(100 * min(gaps[True])), round(100 * max(gaps[True]))) == (-39, -7)
 
 
+@given(
+    lam=st.floats(0.01, 100.0),
+    load=st.floats(0.01, 0.99),
+    rest=st.floats(0.0, 10.0),
+    percentile=st.sampled_from([50, 90, 99]),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_ttft_percentile_is_m_m_1s_exactly_for_its_wait(lam, load, rest, percentile):
+    # M/M/1 at arrival rate lam and load rho: the wait is 0 with chance 1 - rho, else exponential,
+    # P(W > t) = rho e^-(mu - lam) t (Kleinrock, Queueing Systems I, 3.2), so its q quantile solves
+    # rho e^-(mu - lam) t = 1 - q; a TTFT of that wait plus a fixed rest is the rest plus it.
+    from kvcalc.engine.plan import _ttft_at
+
+    mu = lam / load
+    mean_wait = load / (mu - lam)
+    q = percentile / 100
+    quantile = math.log(load / (1 - q)) / (mu - lam) if load > 1 - q else 0.0
+    assert _ttft_at(rest + mean_wait, [(mean_wait, load)], percentile) == pytest.approx(rest + quantile, rel=1e-9, abs=1e-12)
+
+
 class _FixedSeat:
     """A replica whose every step takes 10 ms with nothing beside it and whose prompt takes 1 s."""
 
