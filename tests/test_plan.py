@@ -869,6 +869,8 @@ def test_a_disaggregated_winner_is_checked_by_simulating_its_two_pools(cli):
     assert abs(first_check["tpot_mean_s"] / first_check["closed_form_tpot_s"] - 1) < 0.01  # docs/simulation.md: within 1%
     first = " ".join(r.out.split("\n\n")[0].split())
     assert first.startswith(f"Fewest GPUs: {best['gpus']} x h200 (1 x DP2 TP4 EP8 prefill + 1 x DP4 TP2 EP8 decode)")
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "the closed form's winner (1 x DP 2 x TP 4 x EP 8 prefill + 1 x DP 4 x TP 2 x EP 8 decode) meets" in doc
     assert "meets the targets; the simulation agrees" in first
 
 
