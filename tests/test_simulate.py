@@ -659,5 +659,10 @@ def test_simulate_runs_a_pp_replica_as_one_micro_batch(cli, monkeypatch):
     text = " ".join(cli(*args).out.split())
     assert "(TP 8, PP 2, one micro-batch shown: its share of vllm@0.33's KV pools" in text
     assert "64,512 B per token over every layer" in text
+    # A pool given per GPU is a stage's too: 20 GiB x 64,512 / 32,256 (the whole model's bytes a token over
+    # a stage's) / 2 micro-batches is 20 GiB again.
+    given = cli(*args, "--pool", "20GiB", "--json").json()
+    assert given["pool_bytes"] == 20 * 2**30 * 64512 // 32256 // 2 == 20 * 2**30
+    assert "(20.00 GiB a GPU, as given)" in " ".join(given["assumptions"])
     one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--pp", "40", "--rate", "1"), "--pp")
     one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--pp", "4", "--rate", "1", "--requests", "3"))

@@ -1207,7 +1207,7 @@ def verify(
     step-time model as the closed form, so the two are compared on mean TPOT."""
     constants = for_engine(constants, engine)
     by_name = {g.name: g for g in gpus}
-    key = "p99" if percentile > 90 else "p90" if percentile > 50 else "p50"
+    key = f"p{latency_percentile(percentile)}"
     out: list[Verification] = []
     sim = _Sim(model, prompts, outputs, kv_dtype, engine, constants, seed, weight_dtype, traffic)
     for d in report.ranked[:top]:
@@ -1231,7 +1231,7 @@ def verify(
                 break
             ttft, tpot = getattr(run.ttft_s, key), getattr(run.tpot_s, key)
             # The simulation is one DP rank's (PP micro-batch's); whether it keeps up is the simulator's own verdict.
-            served = (run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * d.dp * d.pp
+            served = _served(run, d.dp * d.pp)
             keeps_up = not run.overloaded
             # The targets as the closed form judges them: TTFT at the percentile, the mean TPOT.
             mean_tpot = run.tpot_s.mean
@@ -1342,6 +1342,30 @@ class _Sim:
         return report.runs[0]
 
 
+def _served(run: Any, lanes: int) -> float:
+    """What a deployment of ``lanes`` like the simulated one serves, requests/s: the rate the run
+    sustains (its own overload verdict's figure), else its steady window's."""
+    return float(run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * lanes
+
+
+def _on_servers(gpu: GPUSpec, gpus: int, max_gpus: int) -> int:
+    """``gpus`` rounded up to whole servers or a share of one (``fits_nodes``); the rest idles. Past
+    ``max_gpus`` when no count up to it fits."""
+    while not fits_nodes(gpu, gpus) and gpus <= max_gpus:
+        gpus += 1
+    return gpus
+
+
+def _pools_shape(x: int, pre: Shape, y: int, dec: Shape) -> tuple[str, str, str]:
+    """(shape, prefill pool, decode pool) of x prefill instances beside y decode instances, as a
+    disaggregated Deployment and its Verification name them."""
+    return (
+        f"{x} x ({pre.describe()}) prefill + {y} x ({dec.describe()}) decode",
+        f"{x} x {pre.describe()}",
+        f"{y} x {dec.describe()}",
+    )
+
+
 def _verify_pools(
     sim: _Sim,
     gpu: GPUSpec,
@@ -1362,7 +1386,6 @@ def _verify_pools(
     instance more (up to ``extra`` more in all), never past ``max_gpus``."""
     import numpy as np
 
-    from kvcalc.engine.deployment import Shape
     from kvcalc.engine.simulate.metrics import pct
 
     x, y = d.prefill_instances, d.replicas
@@ -1371,13 +1394,10 @@ def _verify_pools(
     out_tokens = sim.traffic.output if sim.traffic else int(np.mean(sim.outputs))
     got: list[Verification] = []
     for _ in range(extra + 1):
-        gpus = x * pre_shape.gpus + y * dec_shape.gpus
-        while not fits_nodes(gpu, gpus) and gpus <= max_gpus:
-            gpus += 1  # whole servers, as the closed form counts them
+        gpus = _on_servers(gpu, x * pre_shape.gpus + y * dec_shape.gpus, max_gpus)
         if gpus > max_gpus:
             break
-        pools = (f"{x} x {pre_shape.describe()}", f"{y} x {dec_shape.describe()}")
-        shape = f"{pools[0]} prefill + {pools[1]} decode"
+        shape, pre_pool, dec_pool = _pools_shape(x, pre_shape, y, dec_shape)
 
         base = Verification(
             d.gpu,
@@ -1396,8 +1416,8 @@ def _verify_pools(
             ep=d.ep,
             shape=shape,
             mode="disaggregated",
-            prefill_pool=pools[0],
-            decode_pool=pools[1],
+            prefill_pool=pre_pool,
+            decode_pool=dec_pool,
         )
         first: dict[str, Any] = {}
         then: dict[str, Any] = {}
@@ -1412,11 +1432,7 @@ def _verify_pools(
         m = min(len(a), len(b))
         ttft = getattr(pct(a[:m] + d.kv_transfer_s + b[:m]), key)
         tpot = getattr(dec.tpot_s, key)
-
-        def served(run: Any, lanes: int) -> float:
-            return float(run.sustained_per_s if run.sustained_per_s is not None else run.requests_per_s) * lanes
-
-        pre_served, dec_served = served(pre, pre_shape.dp * x), served(dec, dec_shape.dp * dec_shape.pp * y)
+        pre_served, dec_served = _served(pre, pre_shape.dp * x), _served(dec, dec_shape.dp * dec_shape.pp * y)
         why = []
         if pre.overloaded:
             why.append(f"prefill serves {pre_served:.2f} of {rate:.2f} requests/s")
@@ -1594,6 +1610,7 @@ def _pools_deployment(
     of ``dr``'s, on ``gpus`` GPUs; ``seat``: a decode instance's wait for a seat and the share of the
     time its pool is full; ``ttft_at``: the TTFT at the targets' percentile (default: the mean)."""
     _, _, what = _kv_link(gpu, pr, gpus)
+    shape, pre_pool, dec_pool = _pools_shape(x, pr.shape, y, dr.shape)
     return Deployment(
         gpu=gpu.name,
         tp=dr.tp,
@@ -1612,12 +1629,12 @@ def _pools_deployment(
         feasible=True,
         dp=dr.dp,
         ep=dr.ep,
-        shape=f"{x} x ({pr.shape.describe()}) prefill + {y} x ({dr.shape.describe()}) decode",
+        shape=shape,
         engine_flags=f"prefill: {engine_flags(pr.shape, engine)}; decode: {engine_flags(dr.shape, engine)}",
         placement=f"prefill {x} x {pr.shape.gpus} GPUs, decode {y} x {dr.shape.gpus} GPUs; KV over {what}",
         mode="disaggregated",
-        prefill_pool=f"{x} x {pr.shape.describe()}",
-        decode_pool=f"{y} x {dr.shape.describe()}",
+        prefill_pool=pre_pool,
+        decode_pool=dec_pool,
         kv_transfer_s=transfer,
         why=why.format(what=what),
         seat_wait_s=seat[0],
@@ -1712,9 +1729,7 @@ def _disaggregated(
             if best is None:
                 continue
             x, y, ttft, tpot, n, transfer, seat, full, ttft_at = best
-            gpus = x * pr.shape.gpus + y * dr.shape.gpus
-            while not fits_nodes(gpu, gpus) and gpus <= max_gpus:
-                gpus += 1  # the pools together take whole servers (or a share of one); the rest idles
+            gpus = _on_servers(gpu, x * pr.shape.gpus + y * dr.shape.gpus, max_gpus)
             if gpus > max_gpus:
                 continue
             use = {"memory": n / dr.capacity, "TTFT": ttft_at / slo.ttft_s if slo.ttft_s else 0.0}

@@ -136,11 +136,11 @@ def simulate(
     check_shape(model, Shape(tp, pp, dp, ep), engine)
     whole = len(wl.prompts)
     lanes = dp * pp
+    what = "DP ranks" if pp == 1 else "PP micro-batches" if dp == 1 else "DP ranks x PP micro-batches"
     if lanes > 1:
         # One DP rank's share: every dp-th request, as round-robin routing deals them (SGLang's default;
         # vLLM's balancer with equal loads), and its share of a closed loop's users; with PP, one
         # micro-batch's share of that.
-        what = "DP ranks" if pp == 1 else "PP micro-batches" if dp == 1 else "DP ranks x PP micro-batches"
         one = "rank" if pp == 1 else "micro-batch"
         if whole < lanes:
             raise KvcalcError(f"{count_of(whole, 'request')} over {lanes} {what}", "requests", f"at least {lanes} (one a {one})")
@@ -211,10 +211,11 @@ def simulate(
     per_token = d.kvfp.per_token
     if per_token <= 0:
         raise KvcalcError(f"{model.name} caches no tokens", "model", "a model with attention layers")
-    if pp > 1 and pool_bytes is None:
-        # A stage's pool holds its layers of every request in flight; the run counts a request's KV over
-        # every layer (the step reads them all), so one micro-batch's share is the tokens the busiest
-        # stage's pool holds, over pp, at the whole model's bytes a token.
+    per_gpu = pool
+    if pp > 1:
+        # A stage's pool (fit's, or the one given per GPU) holds its layers of every request in flight;
+        # the run counts a request's KV over every layer (the step reads them all), so one micro-batch's
+        # share is the tokens the busiest stage's pool holds, over pp, at the whole model's bytes a token.
         pool = pool * per_token // max(f.kv_bytes_per_token, 1) // pp
     if pool < per_token:
         raise KvcalcError(
@@ -241,15 +242,16 @@ def simulate(
         for name, B in policies:
             cb = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
             runs.append(serve(name, B, *job, cb, keep if not runs else None))
+    source = "as given" if pool_bytes is not None else f"{f.engine_label}'s budget on {gpu.name}, from kvcalc fit"
     pre = next((r for r in runs if r.policy == "prealloc"), None)
     pg = next((r for r in runs if r.block_size), None)
     ratio = pg.requests_per_s / pre.requests_per_s if pre and pg and pre.requests_per_s else None
     assumptions = [
         (
-            f"KV pool {pool / GiB:,.2f} GiB: one micro-batch's share of its stages' pools ({f.kv_pool_bytes / GiB:,.2f} GiB "
-            f"a GPU, {f.engine_label}'s budget on {gpu.name}: kvcalc fit) at {per_token:,} B a token over every layer"
-            if pp > 1 and pool_bytes is None
-            else f"KV pool {pool / GiB:,.2f} GiB per GPU: {f.engine_label}'s budget on {gpu.name} (kvcalc fit)"
+            f"KV pool {pool / GiB:,.2f} GiB: one micro-batch's share of its stages' pools ({per_gpu / GiB:,.2f} GiB "
+            f"a GPU, {source}) at {per_token:,} B a token over every layer"
+            if pp > 1
+            else f"KV pool {pool / GiB:,.2f} GiB per GPU: {source}"
         ),
         cost.describe() + ": the batch as it stands at each step (weights read, the KV the batch reads, the FLOPs of its tokens)",
         _client_line(wl, st),
@@ -348,12 +350,7 @@ def simulate(
         paged_over_prealloc=ratio,
         concurrency=st.concurrency,
         verdict=_verdict(runs, st)
-        + (
-            f" (one of {lanes} {'DP ranks' if pp == 1 else 'PP micro-batches' if dp == 1 else 'DP ranks x PP micro-batches'}: "
-            f"the deployment's rates are {lanes} x these)"
-            if lanes > 1
-            else ""
-        ),
+        + (f" (one of {lanes} {what}: the deployment's rates are {lanes} x these)" if lanes > 1 else ""),
         assumptions=assumptions,
         warnings=warnings,
         prompts_beside_decodes=st.mixed,
