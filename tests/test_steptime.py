@@ -937,3 +937,81 @@ def test_the_h200_matmul_check_is_as_the_doc_says():
         "times 28 bf16 decode shapes of 4 MB to 0.94 GB at 1, 8 and 32 tokens",
     ):
         assert quote in doc, quote
+
+
+def test_sglang_decode_graph_sizes_by_release_as_each_wheel_sets_them():
+    # server_args.py cuda_graph_max_bs and cuda_graph_runner.py's capture list, read in each wheel:
+    # 0.5.3 to 0.5.19 by memory band (80-160 GiB: 256 at TP < 4, else 512; over 160 GiB: 512), 0.5.20 on
+    # 48 / 160 under 35 GiB (arg_groups/memory_hook.py, 0.5.23); 0.4.7.post1 to 0.5.2 160, and 256 over
+    # 90 GiB, 512 over 160,000 MiB; 0.4.7 256 over 96 GiB, 512 over 180,000 MiB; 0.4.6.post2 to .post5 256
+    # over 96 GiB; 0.4.5.post3 to 0.4.6.post1 256 over 81,920 MiB; 0.4.0 to 0.4.5.post2 160; under
+    # 25,000 MiB (35 GiB from 0.4.7.post1) 8 at TP < 4, else 80.
+    from kvcalc.engine.engines import sglang_decode_graph_max as g
+
+    h100, h200, b200, l4, a10 = 81559, 143771, 183359, 23034, 24564
+    assert [g(h200, 8, "sglang-0.5.3"), g(h200, 2, "sglang-0.5.3"), g(h100, 1, "sglang-0.5.10"), g(b200, 1, "sglang-0.5")] == [
+        512,
+        256,
+        256,
+        512,
+    ]
+    assert [g(a10, 1, "sglang-0.5.10"), g(a10, 1, "sglang-0.5"), g(a10, 4, "sglang-0.5"), g(l4 - 5000, 8, "sglang-0.5")] == [
+        24,
+        48,
+        160,
+        8,
+    ]
+    assert [g(h100, 8, "sglang-0.4.7.post1"), g(h200, 8, "sglang-0.4.7.post1"), g(b200, 8, "sglang-0.4.7.post1")] == [
+        160,
+        256,
+        512,
+    ]
+    assert [g(h200, 8, "sglang-0.4.7"), g(b200, 8, "sglang-0.4.7"), g(b200, 8, "sglang-0.4"), g(97871, 8, "sglang-0.4")] == [
+        256,
+        512,
+        256,
+        160,
+    ]
+    assert [g(h100, 8, "sglang-0.4.5"), g(81921, 8, "sglang-0.4.5"), g(h200, 8, "sglang-0.4.0"), g(b200, 8, "sglang-0.3")] == [
+        160,
+        256,
+        160,
+        160,
+    ]
+    assert [g(l4, 1, "sglang-0.4.0"), g(l4, 4, "sglang-0.4.7"), g(l4, 1, "sglang-0.3.6"), g(h100, 8, "sglang-0.3.6", 8)] == [
+        8,
+        80,
+        4,
+        96,
+    ]
+
+
+def test_a_decode_step_past_sglangs_largest_graph_takes_the_hosts_time_to_issue_its_kernels():
+    # Qwen3-8B (360 kernels: 36 layers x (4 matmuls + attention + 5 small)) on 8 H200s under SGLang 0.5.23,
+    # which captures decode batches up to 512 there (143,771 MiB, tp_size 8). At 513 its layers run eagerly:
+    # the scheduler's 0.5 ms + 4 us x 513 requests, then the host's 360 x 42 us, which outlast the GPU's work.
+    from kvcalc.engine.engines import engine
+
+    m, h = resolve_model("qwen3-8b"), resolve_gpu("h200")
+    sm = StepModel(m, h, BF16, tp=8, engine=engine("sglang"))
+    assert sm.decode_graph_max == 512
+    graphed, eager = sm.step(512, 1000), sm.step(513, 1000)
+    assert eager.t_step_s == pytest.approx(0.5e-3 + 513 * 4e-6 + 360 * 42e-6, rel=1e-12)
+    assert round(graphed.t_step_s * 1e3, 1) == 10.2
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    assert (
+        "at 512 requests of 1,000 tokens a step takes 10.2 ms, at 513 the host's 0.5 ms + 513 x 4 us + 360 x 42 us = 17.67 ms"
+        in doc
+    )
+    # The host's time is not the GPU's: the bound moves by one request's share only.
+    assert graphed.t_bound_s < eager.t_bound_s < graphed.t_bound_s * 1.01
+    # vLLM V1 is not charged it (torch.compile runs larger steps; kvcalc adds only their launches).
+    v = StepModel(m, h, BF16, tp=8, engine=engine("vllm@0.11"))
+    assert v.decode_graph_max is None and v.step(513, 1000).t_step_s < 12e-3
+    # The simulator's spans and roofline's columns charge it as step() does.
+    m0, m1, c0, c1, o = sm.lines(513, 1000.0)
+    assert max(m0, c0) + o == pytest.approx(eager.t_step_s, rel=1e-9)
+    wb, kvb = sm.weights(513), 513 * sm.kv(1000)
+    cols = sm.decode_columns([wb], [kvb], [sm.mm * 513], [513 * sm.attn(1000)], [513])
+    assert cols[0][0] == pytest.approx(sm.step(513, 1000).t_step_s, rel=1e-6)
+    assert "a decode step of more than 512 requests runs without CUDA graphs" in sm.describe()

@@ -485,6 +485,20 @@ class Engine:
         one_scheduler = self.prompt_blocks == "chunk" or self.batched_tokens_default.startswith("sglang")
         return max_num_seqs * dp * (1 if one_scheduler else pp)
 
+    def decode_graph_max(self, gpu: GPUSpec, tp: int, dp: int = 1) -> int | None:
+        """The largest decode batch (one DP rank's requests) this release replays from a CUDA graph
+        by default: a larger one runs its layers eagerly from Python. SGLang's cuda_graph_max_bs and
+        capture list by release (sglang_decode_graph_max), its tp_size being every GPU of a stage
+        (kvcalc's tp x dp); its graph runner falls back to the eager forward above it
+        (model_executor/cuda_graph_runner.py can_run, model_runner.py _forward_raw, 0.5.3). None: no
+        limit kvcalc models (vLLM V1 runs larger steps torch.compiled without graphs, charged as
+        eager launches past GRAPH_MAX_TOKENS; V0 captures up to max_num_seqs rounded up to 8, config.py
+        _set_cudagraph_sizes, 0.6.6; TensorRT-LLM not read)."""
+        if self.mem_fraction_rule == "none":
+            return None
+        mib = gpu.memory_smi_mib or int(gpu.memory_runtime_bytes) // 2**20
+        return sglang_decode_graph_max(mib, tp * dp, self.mem_fraction_rule, dp)
+
     def default_num_seqs(self, runtime_total: int, gpu_name: str) -> int:
         """max_num_seqs as vLLM defaults it (engine/arg_utils.py get_batch_defaults): 1024 on the GPUs
         that get V1's larger batch (_large_batch_gpu; every GPU in 0.8.0 to 0.8.3), else 256. SGLang's max_running_requests: the smaller of half
@@ -1280,6 +1294,66 @@ ACCEPTED = (
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.4.post4, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
 )
+
+
+def sglang_graph_band(gpu_mib: float, tp_size: int, rule: MemFractionRule) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) as SGLang 0.5.3 and later default them by the GPU's
+    memory in MiB and tp_size (server_args.py _handle_gpu_memory_settings, read in 0.5.3, 0.5.5, 0.5.9
+    and 0.5.10; arg_groups/memory_hook.py in 0.5.23): under 20 GiB 2,048 and 8; under 35 GiB 2,048
+    and 24 at TP < 4 (16 in 0.5.3), else 80, where from 0.5.20 (``rule`` sglang-0.5) 4,096 and 48
+    (160); under 60 GiB 4,096 and 32 (160); under 160 GiB 8,192 and 256 (512); else 16,384 and 512."""
+    if gpu_mib < 20 * 1024:
+        return 2048, 8
+    if gpu_mib < 35 * 1024:
+        if rule == "sglang-0.5":
+            return 4096, (48 if tp_size < 4 else 160)
+        return 2048, (24 if tp_size < 4 else 80)
+    if gpu_mib < 60 * 1024:
+        return 4096, (32 if tp_size < 4 else 160)
+    if gpu_mib < 160 * 1024:
+        return 8192, (256 if tp_size < 4 else 512)
+    return 16384, 512
+
+
+def sglang_decode_graph_max(gpu_mib: float, tp_size: int, rule: MemFractionRule, dp: int = 1) -> int:
+    """The largest decode batch SGLang captures in a CUDA graph by default, by release (``rule``, the
+    record's mem_fraction_rule), the GPU's memory in MiB (get_device_memory_capacity) and tp_size: the
+    capture list of model_executor/cuda_graph_runner.py (get_batch_sizes_to_capture) cut at
+    server_args.py's cuda_graph_max_bs, each read in the wheels named.
+
+    - 0.3.0 to 0.3.5 (read in 0.3.0): 160.
+    - 0.3.6: 160; 4 on GPUs under 25,000 MiB; 96 with DP attention.
+    - 0.4.0 to 0.4.5.post2 (0.4.0, 0.4.3, 0.4.4.post3, 0.4.5): 160; under 25,000 MiB 8 at TP < 4, else
+      80 (8 at any TP in 0.4.0, whose DP attention also takes 96; 0.4.3 on ROCm adds sizes to 256
+      after the cut, which this record does not follow).
+    - 0.4.5.post3 to 0.4.6.post1: 256 on GPUs over 81,920 MiB (0.4.6.post1: without DP attention),
+      else 160; under 25,000 MiB 8 or 80.
+    - 0.4.6.post2 to 0.4.6.post5: 256 over 96 GiB, else 160; under 25,000 MiB 8 or 80.
+    - 0.4.7: 512 over 180,000 MiB, 256 over 96 GiB, else 160; under 25,000 MiB 8 or 80.
+    - 0.4.7.post1 to 0.5.2 (0.4.7.post1, 0.4.8, 0.4.9, 0.4.10.post2, 0.5.0rc0, 0.5.2): 512 over
+      160,000 MiB, 256 over 90 GiB, else 160; under 35 GiB 8 or 80.
+    - 0.5.3 and later: cuda_graph_max_bs by sglang_graph_band, the capture list reaching it.
+    """
+    if rule in ("sglang-0.5.3", "sglang-0.5.10", "sglang-0.5"):
+        return sglang_graph_band(gpu_mib, tp_size, rule)[1]
+    if rule == "sglang-0.3":
+        return 160
+    small = 25_000 if rule != "sglang-0.4.7.post1" else 35 * 1024
+    if gpu_mib < small:
+        if rule == "sglang-0.3.6":
+            return 4
+        return 8 if tp_size < 4 else 80
+    if rule == "sglang-0.3.6" and dp > 1:
+        return 96
+    if rule == "sglang-0.4.7.post1":
+        return 512 if gpu_mib > 160_000 else 256 if gpu_mib > 90 * 1024 else 160
+    if rule == "sglang-0.4.7" and gpu_mib > 180_000:
+        return 512
+    if rule in ("sglang-0.4.7", "sglang-0.4"):
+        return 256 if gpu_mib > 96 * 1024 else 160
+    if rule == "sglang-0.4.5":
+        return 256 if gpu_mib > 81_920 else 160
+    return 160
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:

@@ -19,7 +19,7 @@ from kvcalc._record import record
 from kvcalc.engine.alloc import PPSplit
 from kvcalc.engine.deployment import Shape, check_shape, engine_flags, node_of, place, role_splits
 from kvcalc.engine.encoder import EncoderProfile, encoder_profile, modelled as encoder_modelled
-from kvcalc.engine.engines import HOPPER_GPUS, Engine, engine as parse_engine
+from kvcalc.engine.engines import HOPPER_GPUS, Engine, MemFractionRule, engine as parse_engine, sglang_graph_band
 from kvcalc.engine.kv import KVFootprint, dtype_note, start_check_footprint, stored_kv_dtype
 from kvcalc.engine.track import MemoryRecord, memory_record
 from kvcalc.engine.weights import (
@@ -566,7 +566,7 @@ def sglang_mem_fraction(
     gpu_mib: int,
     tp: int,
     pp: int,
-    rule: str,
+    rule: MemFractionRule,
     dp: int = 1,
     cuda: bool = True,
     prefill_graphs: bool = False,
@@ -626,20 +626,7 @@ def sglang_mem_fraction(
         if dp > 1:
             reserved += 4 * gib
         return round((gpu_mib - reserved) / gpu_mib, 3)
-    if gpu_mib < 20 * gib:
-        cps, bs = 2048, 8
-    elif gpu_mib < 35 * gib and rule == "sglang-0.5":
-        cps, bs = 4096, (48 if tp < 4 else 160)
-    elif gpu_mib < 35 * gib:
-        cps, bs = 2048, (24 if tp < 4 else 80)
-    elif gpu_mib < 60 * gib:
-        cps, bs = 4096, (32 if tp < 4 else 160)
-    elif gpu_mib < 90 * gib:
-        cps, bs = 8192, (256 if tp < 4 else 512)
-    elif gpu_mib < 160 * gib:
-        cps, bs = 8192, (256 if tp < 4 else 512)
-    else:
-        cps, bs = 16384, 512
+    cps, bs = sglang_graph_band(gpu_mib, tp, rule)
     reserved = 512 + max(cps, 2048) * 1.5 + tp * pp / 8 * 1024 + bs * 2
     if dp > 1:
         reserved += bs * dp * 3 + (bs * dp * 1.5 if bs > 300 else 0)

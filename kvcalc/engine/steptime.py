@@ -639,6 +639,9 @@ class StepModel:
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
         self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model, dp, gpu.name)
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
+        self.decode_graph_max = engine.decode_graph_max(gpu, tp, dp) if engine is not None else None
+        """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
+        a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
@@ -862,7 +865,7 @@ class StepModel:
         the step carries prompt tokens (without CUDA graphs in some engines: :meth:`eager_extra_s`)."""
         fixed, coll = self._beyond(tokens, requests)
         tm, tc, t = self._terms(weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens)
-        if prefill and self.prefill_eager:
+        if self.eager(prefill, requests):
             extra = self.eager_extra_s(t, requests)
             t, fixed = t + extra, fixed + extra
         bound = max((weight_bytes + kv_bytes) / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
@@ -875,6 +878,14 @@ class StepModel:
         if fixed > top:
             by = "fixed"
         return StepTime(tm, tc, fixed, coll, t, bound, by)
+
+    def eager(self, prefill: bool, requests: int) -> bool:
+        """Whether a step runs its layers eagerly from Python: one that carries prompt tokens where
+        the engine runs those without CUDA graphs (prefill_eager), a decode-only one of more requests
+        than the engine's largest decode graph (decode_graph_max)."""
+        if prefill:
+            return self.prefill_eager
+        return self.decode_graph_max is not None and requests > self.decode_graph_max
 
     def eager_extra_s(self, t: float, requests: int) -> float:
         """What a step of ``t`` seconds that runs its layers eagerly adds: the host issues the kernels
@@ -938,7 +949,15 @@ class StepModel:
                 terms(w, k, f, a, both[b], e * b)[2]
                 for w, k, f, a, b in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches)
             ]
-        return t, [over[b][0] for b in batches], [over[b][1] for b in batches]
+        fixed = [over[b][0] for b in batches]
+        if self.decode_graph_max is not None:
+            # Batches past the engine's largest decode graph run eagerly, as time() has them.
+            for i, b in enumerate(batches):
+                if self.eager(False, b):
+                    extra = self.eager_extra_s(t[i], b)
+                    t[i] += extra
+                    fixed[i] += extra
+        return t, fixed, [over[b][1] for b in batches]
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0, start: int = 0) -> float:
         """Seconds of the steps that carry a ``prompt`` in chunks of at most ``chunk`` tokens,
@@ -995,9 +1014,9 @@ class StepModel:
         tw = w * self.inv_w
         g0 = (tw if tw >= cm else cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
         m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
-        if extra_tokens and self.prefill_eager:
-            # A span carrying prompt tokens without CUDA graphs: its first step as time() has it.
-            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, n + 1)
+        if self.eager(extra_tokens > 0, n + (1 if extra_tokens else 0)):
+            # A span run without CUDA graphs: its first step as time() has it.
+            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, n + (1 if extra_tokens else 0))
         return m0, m1, c0, c1, o
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
@@ -1157,9 +1176,14 @@ class StepModel:
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
             parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))
+        issue = f"the host's issue of its kernels ({self.eager_host_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
         if self.prefill_eager:
+            parts.append(f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least {issue}")
+        if self.decode_graph_max is not None:
+            n = self.decode_graph_max
             parts.append(
-                f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least the "
-                f"host's issue of its kernels ({self.eager_host_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
+                f"; a decode step of more than {n:,} requests{' a DP rank' if self.dp > 1 else ''} runs without CUDA graphs "
+                f"(this release captures decode batches up to {n:,} here) and takes at least "
+                + ("that" if self.prefill_eager else issue)
             )
         return " ".join(parts).replace(" ; ", "; ") + f" (constants: {c.origin})"

@@ -18,8 +18,8 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
     },
     "dense/5+": {
         "mean_tpot": (24, -0.0903, -0.2606, -0.0094),
-        "output_throughput": (26, 0.0382, -0.1561, 0.1872),
-        "mean_ttft": (24, -0.1097, -0.2873, 0.2447),
+        "output_throughput": (26, 0.0357, -0.1561, 0.1872),
+        "mean_ttft": (24, -0.1097, -0.2873, 0.2481),
     },
     "moe/1": {
         "mean_tpot": (13, -0.2067, -0.3259, -0.0655),
@@ -27,13 +27,13 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (13, -0.4222, -0.7402, -0.1879),
     },
     "moe/2-4": {
-        "mean_tpot": (8, -0.4113, -0.4284, -0.3619),
-        "output_throughput": (11, 0.1994, -0.0349, 0.5011),
+        "mean_tpot": (8, -0.4001, -0.4284, -0.3192),
+        "output_throughput": (11, 0.1994, -0.0465, 0.5011),
         "mean_ttft": (9, -0.5166, -0.6248, -0.2833),
     },
     "moe/5+": {
-        "mean_tpot": (60, -0.3145, -0.4595, -0.2076),
-        "output_throughput": (72, 0.304, 0.1334, 0.5533),
+        "mean_tpot": (60, -0.3145, -0.4479, -0.2076),
+        "output_throughput": (72, 0.304, 0.1206, 0.5533),
         "mean_ttft": (72, -0.5155, -0.6711, -0.3195),
     },
 }
