@@ -1055,3 +1055,16 @@ def test_plan_says_how_much_of_a_ttft_is_the_wait_for_a_seat(cli):
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     shown = f"waits {ms(b['seat_wait_s'])} ms of its {ms(b['ttft_s'])} ms, its 13-request pool full {b['pool_full_share']:.0%} of the time"
     assert shown in doc
+
+
+def test_plans_decode_assumption_names_sglangs_largest_decode_graph_on_each_gpu():
+    # SGLang 0.5.20 on (server_args / arg_groups/memory_hook.py, 0.5.23): 80-160 GiB GPUs capture decode
+    # batches up to 256 at tp_size < 4 and 512 from 4; over 160 GiB 512 at any TP.
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.plan import _eager_decode_words
+    from kvcalc.engine.steptime import DEFAULTS
+
+    words = _eager_decode_words(engine("sglang"), [resolve_gpu("h100-sxm"), resolve_gpu("b200")], DEFAULTS)
+    assert "(h100-sxm: 256 requests at TP < 4, 512 at TP >= 4; b200: 512 requests) without one" in words
+    assert "42 us a kernel" in words
+    assert _eager_decode_words(engine("vllm"), [resolve_gpu("h100-sxm")], DEFAULTS) == ""

@@ -775,6 +775,25 @@ def _eager_prompt_words(engine: Engine, gpus: list[GPUSpec], model: ModelSpec, c
     )
 
 
+def _eager_decode_words(engine: Engine, gpus: list[GPUSpec], constants: StepConstants) -> str:
+    """The largest decode batch the release replays from a CUDA graph on each GPU (Engine.decode_graph_max),
+    in words for the decode step's assumption; empty where the release has no such limit."""
+    said = []
+    for g in gpus:
+        small, large = engine.decode_graph_max(g, 1), engine.decode_graph_max(g, 4)
+        if small is None or large is None:
+            return ""
+        said.append(
+            f"{g.name}: {small:,} requests" if small == large else f"{g.name}: {small:,} requests at TP < 4, {large:,} at TP >= 4"
+        )
+    return (
+        f"; {engine.label} runs a decode batch (a DP rank's) past the largest it captures in a CUDA graph ("
+        + "; ".join(said)
+        + ") without one, so it takes at least the host's issue of the model's kernels "
+        f"({constants.eager_host_s * 1e6:g} us a kernel)"
+    )
+
+
 def plan(
     model: ModelSpec,
     gpus: list[GPUSpec],
@@ -917,7 +936,8 @@ def plan(
         "TP all-reduces (as the GPU spec measured them by size, where it has them) and PP hand-offs over the GPU's "
         "link, at the requests decoding (context "
         f"{traffic.prompt + max(traffic.output // 2, 1):,} tokens, mid-output) and the prompt tokens each step "
-        "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage",
+        "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage"
+        + _eager_decode_words(engine, gpus, constants),
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/G/1, Pollaczek-Khinchine: u / (1 - u) x the prompt's service time x (1 + cv2) / 2, cv2 the prompts' "
