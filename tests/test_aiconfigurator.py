@@ -316,16 +316,15 @@ def test_the_decode_steps_stand_as_the_docs_say():
     both tools price."""
     g = step_ratios()
     assert len(STEPS) == 21 and all(r["isl"] == 1000 and r["osl"] == 200 for r in STEPS)
-    assert all(0.99 <= round(x, 2) <= 1.13 for x in g["dense"]) and sum(x < 1 for x in g["dense"]) == 1
+    assert all(0.95 <= round(x, 2) <= 1.07 for x in g["dense"]) and sum(x < 1 for x in g["dense"]) == 4
     assert all(x >= 1.0 for x in g["qwen3 moe"])
     ds = g["deepseek-v3"]
     assert ds[0] < 0.85 and all(0.95 <= x <= 1.05 for x in ds[1:])
     text = " ".join(DOC.read_text().split())
     assert (
-        "within 13% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, and at or above it on all but one"
-        in text
+        "within 7% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, above it on 8 of 12" in text
     )
-    assert f"at one request is the exception ({ds[0]:.2f}; 0.78 until the routers' top-k was counted" in text
+    assert f"at one request is the exception ({ds[0]:.2f}; 0.83 until the host's time ran beside the GPU's" in text
     assert "at or above AIConfigurator's on every Qwen3 MoE row" in text
     # DeepSeek-V3 at one request on H200 (AIC's static_gen --detail time: generation_mla_block 1,367.321 ms
     # over 200 steps; its moe_perf table's fp8-block rows, 7168 x 2048 at TP 8, one token: 55.2-56.8 us).

@@ -265,8 +265,14 @@ def test_engines_command_lists_records_and_differences(cli):
     # 0.12 and 0.13 check per stage, and --max-model-len auto arrived in 0.14.0 (engine/arg_utils.py
     # human_readable_int_or_auto).
     # And 0.13.0 runs 16-bit experts through fused_experts, whose caches go with the pass; 0.14.0's modular
-    # kernel keeps its workspaces (v1/worker/workspace.py).
-    assert by["vllm@0.12"]["differs_from_next_newer"] == ["pp_start_check", "auto_max_model_len", "moe_workspace_held"]
+    # kernel keeps its workspaces (v1/worker/workspace.py). And 0.14.0 schedules ahead by default
+    # (vllm/config/vllm.py: async_scheduling None turns on), which 0.13.0's config/scheduler.py leaves off.
+    assert by["vllm@0.12"]["differs_from_next_newer"] == [
+        "pp_start_check",
+        "auto_max_model_len",
+        "moe_workspace_held",
+        "async_scheduling",
+    ]
     # 0.11.x differs from 0.12 to 0.14 in the vision encoder's profile: the cached embeddings padded
     # to the encoder budget, and Qwen3-VL's video counted at its formatted tokens (gpu_model_runner.py and
     # qwen3_vl.py, 0.11.0 to 0.11.2 against 0.12.0 to 0.14.0); and 0.11.0 alone stores DeepSeek-V3.2's

@@ -194,7 +194,7 @@ def test_the_docs_v0_example_is_what_roofline_prints(cli):
 
     text = (Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text()
     base = ["roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--batch", "32", "--seq", "4k", "--json"]
-    v1 = cli(*base).json()
+    v1 = cli(*base, "--engine", "vllm@0.12").json()
     v05 = cli(*base, "--engine", "vllm@0.5.4").json()
     v06 = cli(*base, "--engine", "vllm@0.6").json()
     assert v05["t_fixed_s"] - v1["t_fixed_s"] == pytest.approx(4e-3 + 32 * 103e-6 - 0.5e-3 - 32 * 4e-6, rel=1e-9)
@@ -296,13 +296,14 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
     for row in d["rows"]:
         assert row["t_step_s"] > row["t_bound_s"]
         assert row["tokens_per_s_step"] == pytest.approx(row["batch"] / row["t_step_s"])
-    # --efficiency 1 leaves only the per-step cost between them (32 layers of kernels as above).
+    # --efficiency 1 leaves only the per-step cost between them (32 layers of kernels as above; the host's
+    # 0.5 ms + 4 us run beside the GPU's work under the default release, which schedules ahead)
     e = cli(
         "roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1", "--seq", "2k", "--efficiency", "1", "--json"
     ).json()["rows"][0]
     # and the small kernels' 5,636,096 B for the one token at the full bandwidth (--efficiency sets the
     # matmuls' share too; their latency stays the H100 spec's measured 3.4 us).
-    fixed = 0.5e-3 + 4e-6 + 32 * (4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6)
+    fixed = 32 * (4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6)
     assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(fixed + 5_636_096 / 3.35e12, rel=1e-9)
 
 
@@ -400,6 +401,15 @@ def test_the_docs_worked_example_is_what_roofline_prints(cli):
         f"{d['tokens_per_s']:,.0f}:",
     ):
         assert figure in text, figure
+    # The host's 0.5 ms + 32 x 4 us run beside the GPU's work under the default release (async scheduling).
+    w = cli(
+        *["roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--batch", "32", "--seq", "4k"],
+        "--engine",
+        "vllm@0.12",
+        "--json",
+    ).json()
+    assert w["t_step_s"] - d["t_step_s"] == pytest.approx(0.5e-3 + 32 * 4e-6, rel=1e-9)
+    assert f"takes 8.186 + 3.676 + 1.918 = {w['t_step_s'] * 1e3:.3f} ms, {w['tokens_per_s_step']:,.0f} tokens/s" in text
 
 
 @settings(max_examples=300, deadline=None)
@@ -1015,3 +1025,33 @@ def test_a_decode_step_past_sglangs_largest_graph_takes_the_hosts_time_to_issue_
     cols = sm.decode_columns([wb], [kvb], [sm.mm * 513], [513 * sm.attn(1000)], [513])
     assert cols[0][0] == pytest.approx(sm.step(513, 1000).t_step_s, rel=1e-6)
     assert "a decode step of more than 512 requests runs without CUDA graphs" in sm.describe()
+
+
+def test_vllm_from_0_14_schedules_ahead_so_its_host_time_runs_beside_the_gpus():
+    # vllm/config/vllm.py (0.14.0): async_scheduling None turns on unless PP > 1 (and a few other cases);
+    # 0.13.0's config/scheduler.py defaults it off. Scheduled ahead, a step takes the longer of the GPU's
+    # work and the host's 0.5 ms + 4 us a running request, where before it took their sum.
+    from kvcalc.engine.engines import engine
+
+    m, b200 = resolve_model("gemma3-1b"), resolve_gpu("b200")
+    before = StepModel(m, b200, BF16, engine=engine("vllm@0.12"))
+    ahead = StepModel(m, b200, BF16, engine=engine("vllm@0.14"))
+    assert (before.async_host, ahead.async_host, StepModel(m, b200, BF16, engine=engine("vllm")).async_host) == (
+        False,
+        True,
+        True,
+    )
+    for n in (1, 100, 1000, 4000):
+        host = 0.5e-3 + 4e-6 * n
+        gpu = before.step(n, 1).t_step_s - host
+        assert ahead.step(n, 1).t_step_s == pytest.approx(max(gpu, host), rel=1e-12)
+    # One request: the GPU's 1.27 ms hide the host's 0.504; a thousand: the host's 4.5 ms hide the GPU's 2.79.
+    assert round(before.step(1, 1).t_step_s * 1e3, 2) == 1.77 and round(ahead.step(1, 1).t_step_s * 1e3, 2) == 1.27
+    assert ahead.step(1000, 1).t_step_s == pytest.approx(4.5e-3, rel=1e-12)
+    # Not at PP > 1, nor across nodes (Ray's executor).
+    assert not StepModel(m, b200, BF16, pp=2, engine=engine("vllm")).async_host
+    # The simulator's spans and roofline's columns as step().
+    m0, m1, c0, c1, o = ahead.lines(1000, 1.0)
+    assert max(m0, c0) + o == pytest.approx(4.5e-3, rel=1e-9)
+    cols = ahead.decode_columns([ahead.weights(1000)], [1000 * ahead.kv(1)], [ahead.mm * 1000], [1000 * ahead.attn(1)], [1000])
+    assert cols[0][0] == pytest.approx(4.5e-3, rel=1e-6)

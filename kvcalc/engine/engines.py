@@ -336,6 +336,12 @@ class Engine:
     measured apart; None: the step model's default (StepConstants.per_request_s)."""
     host_source: str = ""
     """Where host_step_s and host_per_request_s come from."""
+    async_scheduling: bool = False
+    """Whether the release schedules the next step while the GPU runs this one by default, so that its
+    host time per step (StepConstants.fixed_s and per_request_s) runs beside the GPU's work: vLLM from
+    0.14 (vllm/config/vllm.py __post_init__: async_scheduling None turns on unless PP > 1, a
+    speculative method other than EAGLE's, or an executor other than mp, uni or external_launcher,
+    such as Ray's; 0.14.0; off by default in 0.13.0's config/scheduler.py)."""
     prefill_graphs: bool = True
     """Whether a step that carries prompt tokens runs in CUDA graphs: vLLM V1's piecewise graphs (up to
     512 tokens), SGLang's piecewise graphs (on by default from 0.5.10: server_args.py
@@ -649,7 +655,7 @@ VLLM_033 = Engine(
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
-VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True, sparse_mla_block=64, dense_mla="selector")
+VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True, sparse_mla_block=64, dense_mla="selector", async_scheduling=True)
 VLLM_021 = replace(
     VLLM_033,
     version="0.21",
@@ -746,6 +752,7 @@ VLLM_014 = replace(
 )
 VLLM_012 = replace(
     VLLM_014,
+    async_scheduling=False,
     version="0.12",
     releases="0.12 to 0.13, the V1 engine; rules read from 0.11.0, the encoder's batch from 0.12.0 and 0.13.0",
     label="vLLM 0.12",
@@ -1608,6 +1615,7 @@ _RULE_LABELS = {
     "moe_workspace_held": "fused-MoE workspaces held under the sampler",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
+    "async_scheduling": "host time beside the GPU's (async scheduling)",
     "prefill_graphs": "prompt steps in CUDA graphs",
     "prefill_graphs_off": "prompt graphs turned off for",
     "prompt_blocks": "a paged prompt's blocks taken",

@@ -249,7 +249,7 @@ DEFAULT_SOURCES: dict[str, str] = {
     "running request a step on a 2-vCPU VM (bench/vllm_scheduler.py), of which update_from_output is 2.5-3.7 us; "
     "vllm-project/vllm#46112 measured update_from_output at 1.1 us a request (0.142 ms at 128) on its machine, so "
     "about 4 us a request on a server core; synchronous with the GPU, async scheduling being off by default in "
-    "0.11 and 0.12 (vllm/config/scheduler.py)",
+    "0.11 to 0.13 (vllm/config/scheduler.py); from 0.14 it runs beside the GPU's work (Engine.async_scheduling)",
     "eta_gemm": "the GPU spec's measured share where it has one (gemm: vLLM's bf16 GEMMs of 1-16 tokens and 4-600 MB "
     "of weights in AIConfigurator's gemm_perf tables, ai-dynamo/aiconfigurator 095f58a, fitted as latency + bytes / "
     "(bandwidth x share): A100 80GB 0.74 (taken for the A100 40GB too, the same GA100, which no table measures), H100 SXM "
@@ -643,6 +643,12 @@ class StepModel:
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
+        self.async_host = (
+            engine is not None and engine.async_scheduling and pp == 1 and self.placement.nodes == 1 and not self.prefill_eager
+        )
+        """Whether the engine schedules the next step while the GPU runs this one (Engine.async_scheduling;
+        off at PP > 1 and across nodes, where vLLM's executor is Ray's): the host's fixed and per-request
+        time then runs beside the GPU's work, and a step takes the longer of the two."""
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
         self.mm = d.matmul_flops_per_token / tp
@@ -868,6 +874,9 @@ class StepModel:
         if self.eager(prefill, requests):
             extra = self.eager_extra_s(t, requests)
             t, fixed = t + extra, fixed + extra
+        elif self.async_host:
+            hidden = self.hidden_host_s(t, requests)
+            t, fixed = t - hidden, fixed - hidden
         bound = max((weight_bytes + kv_bytes) / self.d.bw, mm_flops / self.peak_mm + attn_flops / self.peak_attn)
         # The largest term names the step (the first of equals, in this order).
         by, top = "memory", tm
@@ -886,6 +895,13 @@ class StepModel:
         if prefill:
             return self.prefill_eager
         return self.decode_graph_max is not None and requests > self.decode_graph_max
+
+    def hidden_host_s(self, t: float, requests: int) -> float:
+        """What of a step of ``t`` seconds the host's own time (fixed_s and per_request_s) no longer adds
+        when the engine schedules ahead (async_host): it runs beside the GPU's work, so the step takes
+        the longer of the two."""
+        host = self.c.fixed_s + self.c.per_request_s * requests
+        return min(host, max(t - host, 0.0))
 
     def eager_extra_s(self, t: float, requests: int) -> float:
         """What a step of ``t`` seconds that runs its layers eagerly adds: the host issues the kernels
@@ -950,13 +966,18 @@ class StepModel:
                 for w, k, f, a, b in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches)
             ]
         fixed = [over[b][0] for b in batches]
-        if self.decode_graph_max is not None:
-            # Batches past the engine's largest decode graph run eagerly, as time() has them.
+        if self.decode_graph_max is not None or self.async_host:
+            # Batches past the engine's largest decode graph run eagerly; an engine that schedules
+            # ahead hides its host time: as time() has them.
             for i, b in enumerate(batches):
                 if self.eager(False, b):
                     extra = self.eager_extra_s(t[i], b)
-                    t[i] += extra
-                    fixed[i] += extra
+                elif self.async_host:
+                    extra = -self.hidden_host_s(t[i], b)
+                else:
+                    continue
+                t[i] += extra
+                fixed[i] += extra
         return t, fixed, [over[b][1] for b in batches]
 
     def prefill_s(self, prompt: int, chunk: int, decodes: int = 0, ctx: float = 0.0, start: int = 0) -> float:
@@ -1014,9 +1035,14 @@ class StepModel:
         tw = w * self.inv_w
         g0 = (tw if tw >= cm else cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
         m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
-        if self.eager(extra_tokens > 0, n + (1 if extra_tokens else 0)):
+        requests = n + (1 if extra_tokens else 0)
+        if self.eager(extra_tokens > 0, requests):
             # A span run without CUDA graphs: its first step as time() has it.
-            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, n + (1 if extra_tokens else 0))
+            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, requests)
+        elif self.async_host:
+            # The host's time beside the GPU's: the span's first step as time() has it (later steps,
+            # whose GPU work only grows, hide no less).
+            o -= self.hidden_host_s((m0 if m0 >= c0 else c0) + o, requests)
         return m0, m1, c0, c1, o
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
@@ -1179,6 +1205,11 @@ class StepModel:
         issue = f"the host's issue of its kernels ({self.eager_host_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
         if self.prefill_eager:
             parts.append(f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least {issue}")
+        if self.async_host:
+            parts.append(
+                f"; the host's {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request run beside the GPU's "
+                "work (the release schedules the next step ahead), so a step takes the longer of the two"
+            )
         if self.decode_graph_max is not None:
             n = self.decode_graph_max
             parts.append(
