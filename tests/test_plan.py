@@ -1075,3 +1075,12 @@ def test_plans_decode_assumption_names_sglangs_largest_decode_graph_on_each_gpu(
     assert "(h100-sxm: 256 requests at TP < 4, 512 at TP >= 4; b200: 512 requests) without one" in words
     assert "42 us a kernel" in words
     assert _eager_decode_words(engine("vllm"), [resolve_gpu("h100-sxm")], DEFAULTS) == ""
+
+
+def test_plans_decode_assumption_says_when_the_host_time_runs_beside_the_gpus(cli):
+    # vLLM from 0.14 schedules ahead (vllm/config/vllm.py, 0.14.0); 0.12 and 0.13 do not.
+    ask = ("plan", "--model", "llama3.1-8b", "--gpus", "h100", "--rate", "2", "--prompt", "1000", "--output", "200")
+    now = cli(*ask, "--json").json()["assumptions"]
+    old = cli(*ask, "--engine", "vllm@0.12", "--json").json()["assumptions"]
+    said = "schedules the next step while the GPU runs this one, so the host's per-step and per-request time runs beside"
+    assert any(said in a for a in now) and not any(said in a for a in old)

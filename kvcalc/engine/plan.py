@@ -937,6 +937,13 @@ def plan(
         "link, at the requests decoding (context "
         f"{traffic.prompt + max(traffic.output // 2, 1):,} tokens, mid-output) and the prompt tokens each step "
         "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage"
+        + (
+            f"; {engine.label} schedules the next step while the GPU runs this one, so the host's per-step and "
+            "per-request time runs beside the GPU's work and a step takes the longer of the two (not at PP > 1 or "
+            "across nodes)"
+            if engine.async_scheduling
+            else ""
+        )
         + _eager_decode_words(engine, gpus, constants),
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
