@@ -336,12 +336,17 @@ class Engine:
     measured apart; None: the step model's default (StepConstants.per_request_s)."""
     host_source: str = ""
     """Where host_step_s and host_per_request_s come from."""
-    async_scheduling: bool = False
-    """Whether the release schedules the next step while the GPU runs this one by default, so that its
-    host time per step (StepConstants.fixed_s and per_request_s) runs beside the GPU's work: vLLM from
-    0.14 (vllm/config/vllm.py __post_init__: async_scheduling None turns on unless PP > 1, a
-    speculative method other than EAGLE's, or an executor other than mp, uni or external_launcher,
-    such as Ray's; 0.14.0; off by default in 0.13.0's config/scheduler.py)."""
+    async_scheduling: Literal["none", "one-node", "pp1", "pp1-no-dp"] = "none"
+    """Where the release schedules the next step while the GPU runs this one by default, so that its
+    host time per step (StepConstants.fixed_s and per_request_s) runs beside the GPU's work:
+    "one-node", vLLM from 0.14 at PP 1 on one node (vllm/config/vllm.py __post_init__: async_scheduling
+    None turns on unless PP > 1, a speculative method other than EAGLE's, or an executor other than
+    mp, uni or external_launcher, Ray's being the default across nodes; 0.14.0; off by default in
+    0.13.0's config/scheduler.py); "pp1", SGLang's overlap scheduler, on by default from 0.3.6 but
+    at PP > 1, with EAGLE or with mixed chunks (server_args.py disable_overlap_schedule, read in
+    0.3.6, 0.4.0 to 0.4.3, 0.4.6.post5, 0.4.9, 0.5.2 and 0.5.3; opt-in enable_overlap_schedule to
+    0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (0.3.6 to 0.4.1; this record follows
+    0.4.0 where 0.4.2 to 0.4.4.post3 keep it on)."""
     prefill_graphs: bool = True
     """Whether a step that carries prompt tokens runs in CUDA graphs: vLLM V1's piecewise graphs (up to
     512 tokens), SGLang's piecewise graphs (on by default from 0.5.10: server_args.py
@@ -655,7 +660,9 @@ VLLM_033 = Engine(
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
-VLLM_033 = replace(VLLM_033, sparse_mla_fp8_by_backend=True, sparse_mla_block=64, dense_mla="selector", async_scheduling=True)
+VLLM_033 = replace(
+    VLLM_033, sparse_mla_fp8_by_backend=True, sparse_mla_block=64, dense_mla="selector", async_scheduling="one-node"
+)
 VLLM_021 = replace(
     VLLM_033,
     version="0.21",
@@ -752,7 +759,7 @@ VLLM_014 = replace(
 )
 VLLM_012 = replace(
     VLLM_014,
-    async_scheduling=False,
+    async_scheduling="none",
     version="0.12",
     releases="0.12 to 0.13, the V1 engine; rules read from 0.11.0, the encoder's batch from 0.12.0 and 0.13.0",
     label="vLLM 0.12",
@@ -968,6 +975,7 @@ SGLANG_05 = Engine(
 )
 # SGLang 0.5.10 to 0.5.19: the same rules but the chunk and decode graphs of GPUs under 35 GiB (2,048 tokens,
 # 24 or 80), and prompt graphs (and their reserve) by release (Engine.prefill_graphs_off).
+SGLANG_05 = replace(SGLANG_05, async_scheduling="pp1")
 SGLANG_0519 = replace(
     SGLANG_05,
     version="0.5.19",
@@ -1178,8 +1186,11 @@ SGLANG_0444 = _sglang_before_046(
 SGLANG_040 = _sglang_before_046(
     "0.4.0", "0.4.0 to 0.4.4.post3", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
 )
+SGLANG_040 = replace(SGLANG_040, async_scheduling="pp1-no-dp")
 SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"), "runner-0.95")
+SGLANG_036 = replace(SGLANG_036, async_scheduling="pp1-no-dp")
 SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"), "runner-0.95")
+SGLANG_03 = replace(SGLANG_03, async_scheduling="none")
 
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
@@ -1703,6 +1714,13 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 "deepseek-sm100": "DeepSeek-V3 and Kimi-K2 on B200 and GB200 (after sizing)",
             }
             out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"
+        elif f == "async_scheduling":
+            out[f] = {
+                "none": "no",
+                "one-node": "yes, at PP 1 on one node",
+                "pp1": "yes, at PP 1",
+                "pp1-no-dp": "yes, at PP 1 without DP attention",
+            }[str(v)]
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
         elif isinstance(v, bool):

@@ -939,9 +939,9 @@ def plan(
         "carries (chunked prefill); with PP, PP micro-batches are in flight and a token crosses every stage"
         + (
             f"; {engine.label} schedules the next step while the GPU runs this one, so the host's per-step and "
-            "per-request time runs beside the GPU's work and a step takes the longer of the two (not at PP > 1 or "
-            "across nodes)"
-            if engine.async_scheduling
+            "per-request time runs beside the GPU's work and a step takes the longer of the two (not at PP > 1"
+            + {"one-node": " or across nodes)", "pp1-no-dp": " or under DP attention)"}.get(engine.async_scheduling, ")")
+            if engine.async_scheduling != "none"
             else ""
         )
         + _eager_decode_words(engine, gpus, constants),

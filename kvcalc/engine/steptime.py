@@ -643,12 +643,16 @@ class StepModel:
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
+        mode = engine.async_scheduling if engine is not None else "none"
         self.async_host = (
-            engine is not None and engine.async_scheduling and pp == 1 and self.placement.nodes == 1 and not self.prefill_eager
+            mode != "none"
+            and pp == 1
+            and not (mode == "one-node" and self.placement.nodes > 1)
+            and not (mode == "pp1-no-dp" and dp > 1)
         )
-        """Whether the engine schedules the next step while the GPU runs this one (Engine.async_scheduling;
-        off at PP > 1 and across nodes, where vLLM's executor is Ray's): the host's fixed and per-request
-        time then runs beside the GPU's work, and a step takes the longer of the two."""
+        """Whether the engine schedules the next step while the GPU runs this one (Engine.async_scheduling:
+        never at PP > 1; for vLLM not across nodes, where its executor is Ray's): the host's fixed and
+        per-request time then runs beside the GPU's work, and a step takes the longer of the two."""
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
         self.mm = d.matmul_flops_per_token / tp
