@@ -1633,6 +1633,23 @@ _RULE_LABELS = {
 }
 
 
+_CHOICE_WORDS: dict[str, dict[str, str]] = {
+    "vlm_fraction": {
+        "none": "as any model's",
+        "runner-0.95": "x 0.95, given or default (model runner)",
+        "runner-0.9": "x 0.9, given or default (model runner)",
+        "vit": "the default x 0.95 x (1 - 0.1 x (ViT layers x width^2 / (24 x 1024^2) - 1)), held to 0.76-0.9975",
+    },
+    "async_scheduling": {
+        "none": "no",
+        "one-node": "yes, at PP 1 on one node",
+        "pp1": "yes, at PP 1",
+        "pp1-no-dp": "yes, at PP 1 without DP attention",
+    },
+}
+"""kvcalc engines' words for each choice of the fields that are one of a few named choices."""
+
+
 @record(frozen=True)
 class EngineRow:
     key: str
@@ -1694,13 +1711,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = f"from {e.kv_cache_memory_since}"
         elif f == "nvls_mib_per_rank":
             out[f] = f"2 communicators x {v:g} MiB a rank" if v else "not counted apart"
-        elif f == "vlm_fraction":
-            out[f] = {
-                "none": "as any model's",
-                "runner-0.95": "x 0.95, given or default (model runner)",
-                "runner-0.9": "x 0.9, given or default (model runner)",
-                "vit": "the default x 0.95 x (1 - 0.1 x (ViT layers x width^2 / (24 x 1024^2) - 1)), held to 0.76-0.9975",
-            }[v]
+        elif f in _CHOICE_WORDS:
+            out[f] = _CHOICE_WORDS[f][str(v)]
         elif f == "prefill_graphs_off":
             words = {
                 "pp": "PP > 1",
@@ -1714,13 +1726,6 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 "deepseek-sm100": "DeepSeek-V3 and Kimi-K2 on B200 and GB200 (after sizing)",
             }
             out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"
-        elif f == "async_scheduling":
-            out[f] = {
-                "none": "no",
-                "one-node": "yes, at PP 1 on one node",
-                "pp1": "yes, at PP 1",
-                "pp1-no-dp": "yes, at PP 1 without DP attention",
-            }[str(v)]
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
         elif isinstance(v, bool):
