@@ -430,6 +430,20 @@ def _agreement(tpot: list[float], ttft: list[float]) -> tuple[Any, ...]:
     )
 
 
+def _pool_rate(m: Any, g: Any, tp: int, pp: int, prompt: int, output: int, eng: Any) -> float:
+    """The rate at which the closed form's requests in flight reach what one replica's pool holds
+    (bisected): the grids' 100%."""
+    from kvcalc.engine.plan import _steady
+
+    lo, hi = 0.0, 1000.0
+    for _ in range(40):
+        t = Traffic(prompt=prompt, output=output, rate=(lo + hi) / 2)
+        rep = _Replica(m, g, tp, pp, t, kv_dtype("bf16"), eng)
+        st = _steady(rep, t, 1)
+        lo, hi = ((lo + hi) / 2, hi) if st is not None and st[0] <= rep.capacity else (lo, (lo + hi) / 2)
+    return lo
+
+
 @pytest.mark.slow
 def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
     """docs/simulation.md: on 64 shapes (three models, TP 1 to 8, prompts of 200 to 32,000 tokens, at
@@ -445,12 +459,7 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
     tpot, ttft, p90, mean_as = [], [], [], []
     for model, gpu, tp, prompt, output, share in AGREEMENT_SHAPES:
         m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine("vllm")
-        lo, hi = 0.0, 1000.0
-        for _ in range(40):  # the rate at which the requests in flight reach what the pool holds
-            t = Traffic(prompt=prompt, output=output, rate=(lo + hi) / 2)
-            rep = _Replica(m, g, tp, 1, t, bf16, eng)
-            st = _steady(rep, t, 1)
-            lo, hi = ((lo + hi) / 2, hi) if st is not None and st[0] <= rep.capacity else (lo, (lo + hi) / 2)
+        lo = _pool_rate(m, g, tp, 1, prompt, output, eng)
         st, run_ = _closed_and_simulated(model, gpu, tp, prompt, output, lo * share)
         tpot.append(run_.tpot_s.mean / st[2] - 1)
         ttft.append(run_.ttft_s.mean / st[3] - 1)
@@ -502,12 +511,7 @@ def test_the_closed_form_tracks_the_simulation_with_pp():
     tpot, ttft, over = [], [], 0
     for model, gpu, tp, pp, prompt, output, share in PP_SHAPES:
         m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine("vllm")
-        lo, hi = 0.0, 1000.0
-        for _ in range(40):  # the rate at which the requests in flight reach what the pool holds
-            t = Traffic(prompt=prompt, output=output, rate=(lo + hi) / 2)
-            rep = _Replica(m, g, tp, pp, t, bf16, eng)
-            st = _steady(rep, t, 1)
-            lo, hi = ((lo + hi) / 2, hi) if st is not None and st[0] <= rep.capacity else (lo, (lo + hi) / 2)
+        lo = _pool_rate(m, g, tp, pp, prompt, output, eng)
         t = Traffic(prompt=prompt, output=output, rate=lo * share)
         st = _steady(_Replica(m, g, tp, pp, t, bf16, eng), t, 1)
         n = 3000 * pp
@@ -1094,17 +1098,11 @@ def test_the_closed_form_tracks_the_simulation_under_sglang():
     while the decodes wait, whose decode batches past its largest CUDA graph run eagerly and whose
     overlap scheduler runs the host's time beside the GPU's: the closed form against 3,000 simulated
     requests each, at the rates where its requests in flight reach what the pool holds."""
-    from kvcalc.engine.plan import _steady
 
     tpot, ttft, kept = [], [], 0
     for model, gpu, tp, prompt, output, share in AGREEMENT_SHAPES:
-        m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine("sglang")
-        lo, hi = 0.0, 1000.0
-        for _ in range(40):
-            t = Traffic(prompt=prompt, output=output, rate=(lo + hi) / 2)
-            rep = _Replica(m, g, tp, 1, t, bf16, eng)
-            st = _steady(rep, t, 1)
-            lo, hi = ((lo + hi) / 2, hi) if st is not None and st[0] <= rep.capacity else (lo, (lo + hi) / 2)
+        m, g, eng = resolve_model(model), resolve_gpu(gpu), engine("sglang")
+        lo = _pool_rate(m, g, tp, 1, prompt, output, eng)
         st, run_ = _closed_and_simulated(model, gpu, tp, prompt, output, lo * share, "sglang")
         tpot.append(run_.tpot_s.mean / st[2] - 1)
         ttft.append(run_.ttft_s.mean / st[3] - 1)
