@@ -503,8 +503,10 @@ class Engine:
         (kvcalc's tp x dp); its graph runner falls back to the eager forward above it
         (model_executor/cuda_graph_runner.py can_run, model_runner.py _forward_raw, 0.5.3). None: no
         limit kvcalc models (vLLM V1 runs larger steps torch.compiled without graphs, charged as
-        eager launches past GRAPH_MAX_TOKENS; V0 captures up to max_num_seqs rounded up to 8, config.py
-        _set_cudagraph_sizes, 0.6.6; TensorRT-LLM not read)."""
+        eager launches past GRAPH_MAX_TOKENS; V0 captures batches up to max_num_seqs rounded up to 8, config.py
+        _set_cudagraph_sizes, 0.6.6, but runs a decode eagerly once its longest context passes
+        max_seq_len_to_capture, 8,192 by default, worker/model_runner.py _use_captured_graph, which the
+        step model, pricing a batch at its mean context, does not follow; TensorRT-LLM not read)."""
         if self.mem_fraction_rule == "none":
             return None
         mib = gpu.memory_smi_mib or int(gpu.memory_runtime_bytes) // 2**20
