@@ -406,6 +406,11 @@ def test_show_prints_a_gpus_measured_matmul_and_all_reduce_blocks(cli, monkeypat
     d = cli("show", "h100-sxm", "--json").json()
     assert (d["spec"]["gemm"]["latency_us"], d["spec"]["gemm"]["bandwidth_share"]) == (3.4, 0.86)
     assert "decode matmul (measured) -" in " ".join(cli("show", "l40s").out.split())
+    # Its attention block (AIConfigurator's decode-attention tables fitted: 24.5 ns a request and KV head);
+    # the H100 NVL has none.
+    assert "decode attention (measured) 24.5 ns per request and KV head a call" in text
+    assert d["spec"]["attention"]["request_head_ns"] == 24.5 and "attention.url" in text
+    assert "decode attention (measured) -" in " ".join(cli("show", "h100-nvl").out.split())
 
 
 def test_gemma_and_granite_are_counted_as_llama_layers_with_their_own_ties():

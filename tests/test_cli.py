@@ -393,6 +393,29 @@ def test_a_gpu_specs_measured_matmul_block_refuses_typos(cli, tmp_path, old, new
 
 
 @pytest.mark.parametrize(
+    "old, new, words",
+    [
+        ("  request_head_ns: 24.5", '  request_head_ns: "slow"', "request_head_ns"),
+        ("  request_head_ns: 24.5", "  request_head_ns: -1", "request_head_ns must be nanoseconds from 0 to 100,000"),
+        ("  request_head_ns: 24.5", "  request_head_ns: .nan", "request_head_ns must be nanoseconds from 0 to 100,000"),
+        ("  request_head_ns: 24.5", "  request_head_ns: 24.5\n  extra: 1", "unknown field"),
+        ("  request_head_ns: 24.5", "  request_head_ns: true", "a boolean where a number belongs"),
+        ("  request_head_ns: 24.5", "", "request_head_ns"),
+    ],
+)
+def test_a_gpu_specs_measured_attention_block_refuses_typos(cli, tmp_path, old, new, words):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
+    assert old in text
+    text = text.replace("name: h100-sxm", "name: tiny").replace(old, new)
+    text = "\n".join("aliases: []" if ln.startswith("aliases:") else ln for ln in text.splitlines())
+    f = tmp_path / "tiny.yaml"
+    f.write_text(text)
+    one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f)), words, "tiny.yaml", "field attention")
+
+
+@pytest.mark.parametrize(
     "kind, base, old, new, field",
     [
         ("gpu", "h100-sxm", "memory_smi_mib:", "memory_smi_mib: true", "memory_smi_mib"),

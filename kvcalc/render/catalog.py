@@ -151,12 +151,23 @@ def render_show_gpu(r: Any) -> None:
             "decode matmul (measured)",
             f"{g.gemm.latency_us:g} us + weight bytes / ({g.gemm.bandwidth_share:g} x bandwidth)" if g.gemm else "-",
         ),
+        (
+            "decode attention (measured)",
+            f"{g.attention.request_head_ns:g} ns per request and KV head a call" if g.attention else "-",
+        ),
         ("all-reduce (measured)", "TP " + ", ".join(str(n) for n in sorted(g.allreduce.latency_us)) if g.allreduce else "-"),
         ("aliases", ", ".join(g.aliases) or "-"),
     ]
     kv_lines(c, rows)
-    measured = ["the measured decode matmuls and all-reduces name their microbenchmarks in --json (gemm.url, allreduce.url)"]
-    notes(c, "Notes", ([g.source.notes] if g.source.notes else []) + (measured if g.gemm or g.allreduce else []) + [GB_IS_GIB])
+    measured = [
+        "the measured decode matmuls, decode attention and all-reduces name their microbenchmarks in --json "
+        "(gemm.url, attention.url, allreduce.url)"
+    ]
+    notes(
+        c,
+        "Notes",
+        ([g.source.notes] if g.source.notes else []) + (measured if g.gemm or g.attention or g.allreduce else []) + [GB_IS_GIB],
+    )
 
 
 def render_import(r: Any) -> None:

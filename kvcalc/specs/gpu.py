@@ -150,6 +150,26 @@ class GemmSpec:
 
 
 @record(kw_only=True)
+class AttentionSpec:
+    """What this GPU's decode attention kernel costs per request, measured: beyond its bytes over the
+    bandwidth, each call takes ``request_head_ns`` for every (request, KV head) pair it runs on the GPU,
+    the per-request work of its thread blocks, which a batch of hundreds of short requests makes the
+    larger part of the call (kvcalc.engine.steptime uses it in place of ATTN_REQUEST_S where a spec
+    has it)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    url: Text
+    """Where the measurements come from."""
+    request_head_ns: float
+    """Nanoseconds per request and KV head, per attention call."""
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.request_head_ns, bool) or not 0 <= self.request_head_ns < 100_000:
+            raise ValueError("request_head_ns must be nanoseconds from 0 to 100,000")
+
+
+@record(kw_only=True)
 class GPUSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
@@ -185,6 +205,9 @@ class GPUSpec:
     gemm: GemmSpec | None = None
     """Measured decode-shaped matmul latency and bandwidth share, where a public microbenchmark gives
     them; None: the step model's pooled defaults (kvcalc.engine.steptime)."""
+    attention: AttentionSpec | None = None
+    """Measured decode attention cost per request and KV head, where a public microbenchmark gives it;
+    None: the step model's default (kvcalc.engine.steptime.ATTN_REQUEST_S)."""
     multiprocessors: int | None = None
     """Streaming multiprocessors (NVIDIA) or compute units (AMD), as the vendor's architecture paper or
     datasheet states them: what torch's multi_processor_count reports, and what sizes vLLM's Triton
@@ -246,6 +269,8 @@ class GPUSpec:
             d["allreduce"] = AllReduceSpec(**ar)
         if isinstance(d.get("gemm"), dict):
             d["gemm"] = GemmSpec(**d["gemm"])
+        if isinstance(d.get("attention"), dict):
+            d["attention"] = AttentionSpec(**d["attention"])
         return cls(**d)
 
     def to_dict(self) -> dict[str, Any]:

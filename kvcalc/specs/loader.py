@@ -104,6 +104,7 @@ def _class_names() -> set[str]:
         "NodeSpec",
         "AllReduceSpec",
         "GemmSpec",
+        "AttentionSpec",
     }
 
 
