@@ -49,8 +49,12 @@ def test_a_tp8_decode_step_term_by_term():
     assert StepModel(m, h, BF16, tp=8, constants=c).step(32, 4096).t_collective_s == pytest.approx(2 * 80 * per, rel=1e-12)
     # Fixed: 0.5 ms + 32 requests x 4 us, and each of the 80 layers' kernels: 4 matmuls (QKV, output,
     # gate-up, down) at the spec's measured 3.4 us, one attention call at 11 us, 5 small kernels (two
-    # norms, rotary, the cache write, the activation) at 2.7 us.
-    assert s.t_fixed_s == pytest.approx(0.5e-3 + 32 * 4e-6 + 80 * (4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6), rel=1e-12)
+    # norms, rotary, the cache write, the activation) at 2.7 us; and each attention call's work per
+    # request and KV head, 32 requests x 1 KV head a rank (8 / TP 8) at the spec's measured 24.5 ns
+    # (its attention block: AIConfigurator's decode-attention tables).
+    assert h.attention is not None and h.attention.request_head_ns == 24.5
+    per_layer = 4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6 + 32 * 1 * 24.5e-9
+    assert s.t_fixed_s == pytest.approx(0.5e-3 + 32 * 4e-6 + 80 * per_layer, rel=1e-12)
     # A GPU whose spec measures no matmuls (an H100 NVL) takes the pooled figures: eta_bw and 3 us.
     nvl = StepModel(m, resolve_gpu("h100-nvl"), BF16, tp=8)
     assert resolve_gpu("h100-nvl").gemm is None and (nvl.c.eta_gemm, nvl.c.gemm_latency_s) == (0.80, 3e-6)
@@ -182,9 +186,12 @@ def test_vllm_v0_steps_carry_its_own_host_costs():
         0.86,
         pytest.approx(3.4e-6),
     )
-    # Given on purpose, a matmul share or latency is kept; --efficiency sets the share with eta_bw.
-    set_ = StepConstants(eta_gemm=0.5, gemm_latency_s=1e-6)
+    # Given on purpose, a matmul share or latency, or an attention call's cost a request, is kept;
+    # --efficiency sets the share with eta_bw.
+    set_ = StepConstants(eta_gemm=0.5, gemm_latency_s=1e-6, attn_request_s=5e-9)
     assert for_gpu(set_, h) is set_
+    # A GPU whose spec measures no attention table (an H100 NVL) takes the H100's 24.5 ns.
+    assert resolve_gpu("h100-nvl").attention is None and for_gpu(DEFAULTS, resolve_gpu("h100-nvl")).attn_request_s == 24.5e-9
     assert for_gpu(DEFAULTS.with_efficiency(0.6), h).eta_gemm == 0.6
 
 
@@ -200,6 +207,40 @@ def test_the_docs_v0_example_is_what_roofline_prints(cli):
     assert v05["t_fixed_s"] - v1["t_fixed_s"] == pytest.approx(4e-3 + 32 * 103e-6 - 0.5e-3 - 32 * 4e-6, rel=1e-9)
     assert f"{v05['t_step_s'] * 1e3:.3f} ms" in text and f"{v06['t_step_s'] * 1e3:.3f} ms" in text
     assert f"{(4e-3 + 32 * 103e-6) * 1e3:.3f} ms" in text  # 7.296
+
+
+def test_a_decode_attention_call_pays_for_each_request_and_kv_head():
+    # AIConfigurator's measured vLLM 0.24 decode attention on H100 SXM (FlashAttention 3, bf16 KV, heads of
+    # 128; ai-dynamo/aiconfigurator 095f58a, systems/data/h100_sxm/attention/vllm/0.24.0/
+    # generation_attention_perf.parquet, its latency column in ms): 1,024 requests of 32 tokens, 32 query
+    # and 8 KV heads, 0.237872 ms; 2,048 requests of 2 tokens, 8 and 1, 0.073712 ms. A call is charged
+    # 11 us + max(KV bytes / (0.8 x 3.35 TB/s), FLOPs / (0.7 x 989.5 TFLOP/s)) + requests x KV heads x the
+    # spec's 24.5 ns (its attention block, fitted over the table: bench/fit_attn_request.py).
+    h = resolve_gpu("h100-sxm")
+    assert h.attention is not None and h.attention.request_head_ns == 24.5
+    for b, ctx, q, kv, measured in ((1024, 32, 32, 8, 0.237872e-3), (2048, 2, 8, 1, 0.073712e-3)):
+        kv_bytes = b * ctx * kv * 128 * 2 * 2
+        flops = b * ctx * q * 128 * 2 * 2
+        without = 11e-6 + max(kv_bytes / (0.8 * 3.35e12), flops / (0.7 * 989.5e12))
+        charged = without + b * kv * 24.5e-9
+        assert without < 0.3 * measured  # the bytes alone say a quarter of the call
+        assert charged == pytest.approx(measured, rel=0.2)
+    # The step model charges it per request through every attention layer: Qwen3-8B's 36 layers of 8 KV
+    # heads, 36 x 8 x 24.5 ns = 7.056 us a request on one H100, 1 KV head a rank at TP 8 (0.882 us).
+    m = resolve_model("qwen3-8b")
+    one, eight = StepModel(m, h, BF16), StepModel(m, h, BF16, tp=8)
+    assert (one.attn_heads, eight.attn_heads) == (36 * 8, 36 * 1)
+    assert one.attn_request_s == pytest.approx(7.056e-6, rel=1e-12) and eight.attn_request_s == pytest.approx(0.882e-6, rel=1e-12)
+    import dataclasses
+
+    off = StepModel(m, h, BF16, constants=dataclasses.replace(DEFAULTS, attn_request_s=0.0))
+    assert one.step(512, 300).t_fixed_s - off.step(512, 300).t_fixed_s == pytest.approx(512 * 7.056e-6, rel=1e-9)
+    assert one.step(512, 300).t_step_s - off.step(512, 300).t_step_s == pytest.approx(512 * 7.056e-6, rel=1e-9)
+    # MLA's call is measured whole (mla_attn_latency_s), and a state layer has no such call.
+    assert StepModel(resolve_model("deepseek-v3"), h, BF16, tp=8).attn_request_s == 0.0
+    # A GPU whose spec has no attention table takes the H100's figure; the B200's kernel pays a third of it.
+    assert StepModel(m, resolve_gpu("h100-nvl"), BF16).attn_request_s == pytest.approx(36 * 8 * 24.5e-9, rel=1e-12)
+    assert StepModel(m, resolve_gpu("b200"), BF16).attn_request_s == pytest.approx(36 * 8 * 8.5e-9, rel=1e-12)
 
 
 def test_pcie_all_reduce_follows_nccls_ring_model():
@@ -302,8 +343,9 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
         "roofline", "--model", "llama3.1-8b", "--gpu", "h100", "--batch", "1", "--seq", "2k", "--efficiency", "1", "--json"
     ).json()["rows"][0]
     # and the small kernels' 5,636,096 B for the one token at the full bandwidth (--efficiency sets the
-    # matmuls' share too; their latency stays the H100 spec's measured 3.4 us).
-    fixed = 32 * (4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6)
+    # matmuls' share too; their latency stays the H100 spec's measured 3.4 us), and the one request's 8
+    # KV heads in each attention call at the spec's measured 24.5 ns.
+    fixed = 32 * (4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6 + 1 * 8 * 24.5e-9)
     assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(fixed + 5_636_096 / 3.35e12, rel=1e-9)
 
 
@@ -409,7 +451,10 @@ def test_the_docs_worked_example_is_what_roofline_prints(cli):
         "--json",
     ).json()
     assert w["t_step_s"] - d["t_step_s"] == pytest.approx(0.5e-3 + 32 * 4e-6, rel=1e-9)
-    assert f"takes 8.186 + 3.676 + 1.918 = {w['t_step_s'] * 1e3:.3f} ms, {w['tokens_per_s_step']:,.0f} tokens/s" in text
+    assert (
+        f"takes 8.186 + {w['t_fixed_s'] * 1e3:.3f} + 1.918 = {w['t_step_s'] * 1e3:.3f} ms, {w['tokens_per_s_step']:,.0f} tokens/s"
+        in text
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -573,7 +618,8 @@ def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_ker
     ahead = StepModel(m, h, BF16, engine=engine("sglang@0.5.10")).step(0, 0, 233, 233)
     assert ahead.t_step_s == pytest.approx(graphed.t_step_s - 0.504e-3, rel=1e-12)
     eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 233, 233)
-    assert graphed.t_step_s == pytest.approx(7.666e-3, abs=1e-6)
+    # (7.666 ms until the prompt's 36 layers x 8 KV heads in the attention calls were charged 24.5 ns each: 7.1 us)
+    assert graphed.t_step_s == pytest.approx(7.673e-3, abs=1e-6)
     host = 0.5e-3 + 4e-6  # the scheduler's own time, before the forward
     assert 360 * 42e-6 == pytest.approx(15.12e-3) and graphed.t_step_s - host < 15.12e-3
     assert eager.t_step_s == pytest.approx(host + 15.12e-3, rel=1e-12)
@@ -1017,11 +1063,13 @@ def test_a_decode_step_past_sglangs_largest_graph_takes_the_hosts_time_to_issue_
     graphed, eager = sm.step(512, 1000), sm.step(513, 1000)
     assert eager.t_step_s == pytest.approx(0.5e-3 + 513 * 4e-6 + 360 * 42e-6, rel=1e-12)
     # In a graph the host's 0.5 ms + 512 x 4 us run beside the GPU's work (SGLang's overlap scheduler).
-    assert round(graphed.t_step_s * 1e3, 1) == 7.7 and graphed.t_step_s > 0.5e-3 + 512 * 4e-6
+    # (of it, the attention calls' work: 512 requests x 36 layers x 1 KV head a rank x the H200's 25.5 ns = 0.47 ms)
+    assert round(graphed.t_step_s * 1e3, 1) == 8.1 and graphed.t_step_s > 0.5e-3 + 512 * 4e-6
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     assert (
-        "at 512 requests of 1,000 tokens a step takes 7.7 ms (its overlap scheduler runs the host's 2.55 ms beside the GPU's "
-        "work), at 513 the host's 0.5 ms + 513 x 4 us + 360 x 42 us = 17.67 ms" in doc
+        "at 512 requests of 1,000 tokens a step takes 8.1 ms (its overlap scheduler runs the host's 2.55 ms beside the GPU's "
+        "work; 7.7 ms until each attention call's work per request was charged, 2026-12-04), at 513 the host's 0.5 ms + 513 x 4 us + 360 x 42 us = 17.67 ms"
+        in doc
     )
     # The host's time is not the GPU's: the bound moves by one request's share only.
     assert graphed.t_bound_s < eager.t_bound_s < graphed.t_bound_s * 1.01

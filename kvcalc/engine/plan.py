@@ -46,7 +46,7 @@ from kvcalc.engine.engines import Engine
 from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.paging import cached_prompt_tokens
-from kvcalc.engine.steptime import DEFAULTS, GEMM_LATENCY_S, StepConstants, StepModel, for_engine
+from kvcalc.engine.steptime import ATTN_REQUEST_S, DEFAULTS, GEMM_LATENCY_S, StepConstants, StepModel, for_engine
 from kvcalc.engine.track import TrackRecord, for_estimate
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -758,6 +758,12 @@ def _gemm_latency_words(c: StepConstants) -> str:
     return f"the GPU's measured latency, else {GEMM_LATENCY_S * 1e6:g} us,"
 
 
+def _attn_request_words(c: StepConstants) -> str:
+    if c.attn_request_s is not None:
+        return f"{c.attn_request_s * 1e9:g} ns"
+    return f"the GPU's measured cost, else {ATTN_REQUEST_S * 1e9:g} ns,"
+
+
 def _eager_prompt_words(engine: Engine, gpus: list[GPUSpec], model: ModelSpec, constants: StepConstants) -> str:
     """Where the release runs prompt steps without CUDA graphs (Engine.prompt_graphs), in words for
     the TTFT assumption; empty where it never does on these GPUs."""
@@ -932,7 +938,8 @@ def plan(
         "the small kernels' activation bytes over the same bandwidth + "
         f"{constants.fixed_s * 1e3:g} ms a step + "
         f"{constants.per_request_s * 1e6:g} us a running request + each layer's kernel latencies "
-        f"({_gemm_latency_words(constants)} a matmul, {constants.attn_latency_s * 1e6:g} us an attention call) + the "
+        f"({_gemm_latency_words(constants)} a matmul, {constants.attn_latency_s * 1e6:g} us an attention call, and "
+        f"{_attn_request_words(constants)} a running request and KV head in each attention call) + the "
         "TP all-reduces (as the GPU spec measured them by size, where it has them) and PP hand-offs over the GPU's "
         "link, at the requests decoding (context "
         f"{traffic.prompt + max(traffic.output // 2, 1):,} tokens, mid-output) and the prompt tokens each step "

@@ -78,6 +78,10 @@ class StepConstants:
     GPU's measured figure (GPUSpec.gemm) where its spec has one, else GEMM_LATENCY_S."""
     attn_latency_s: float = 11e-6
     """Latency of one decode attention call (with its KV-cache write) beyond its bytes, seconds."""
+    attn_request_s: float | None = None
+    """What one decode attention call adds per request it runs and KV head on the GPU, seconds (the
+    per-request work of its thread blocks; MLA's calls are measured whole in mla_attn_latency_s); None:
+    the GPU's measured figure (GPUSpec.attention) where its spec has one, else ATTN_REQUEST_S."""
     mla_attn_latency_s: float = 59e-6
     """Latency of one MLA decode attention call beyond its bytes, seconds."""
     moe_latency_s: float = 28e-6
@@ -168,6 +172,9 @@ def defaults_for(engine: Engine | None) -> StepConstants:
 
 GEMM_LATENCY_S = 3e-6
 """A matmul's fixed latency on a GPU whose spec does not measure it (DEFAULT_SOURCES)."""
+ATTN_REQUEST_S = 24.5e-9
+"""A decode attention call's cost per request and KV head on a GPU whose spec does not measure it: the
+H100's (DEFAULT_SOURCES['attn_request_s'])."""
 MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.598, 509.0), "fp8": (0.280, 448.0)}
 """(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
 the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c'])."""
@@ -179,15 +186,19 @@ tokens (DEFAULT_SOURCES['moe_eta_c'])."""
 
 def for_gpu(constants: StepConstants, gpu: GPUSpec) -> StepConstants:
     """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
-    and latency (GPUSpec.gemm) where its spec has them, else eta_bw and GEMM_LATENCY_S."""
+    and latency (GPUSpec.gemm) and its decode attention's cost per request and KV head
+    (GPUSpec.attention) where its spec has them, else eta_bw, GEMM_LATENCY_S and ATTN_REQUEST_S."""
     g = gpu.gemm
     eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
     lat = constants.gemm_latency_s
     if lat is None:
         lat = g.latency_us * 1e-6 if g else GEMM_LATENCY_S
-    if eta == constants.eta_gemm and lat == constants.gemm_latency_s:
+    per = constants.attn_request_s
+    if per is None:
+        per = gpu.attention.request_head_ns * 1e-9 if gpu.attention else ATTN_REQUEST_S
+    if eta == constants.eta_gemm and lat == constants.gemm_latency_s and per == constants.attn_request_s:
         return constants
-    return replace(constants, eta_gemm=eta, gemm_latency_s=lat)
+    return replace(constants, eta_gemm=eta, gemm_latency_s=lat, attn_request_s=per)
 
 
 def for_engine(constants: StepConstants, engine: Engine | None) -> StepConstants:
@@ -263,6 +274,14 @@ DEFAULT_SOURCES: dict[str, str] = {
     "attn_latency_s": "vLLM's FlashAttention-3 decode with its KV-cache write takes 11.5 us at batch 1 and 128 tokens "
     "on H100 and H200 (12.8 on A100, 9.0 on L40S), where its bytes need well under 1 us (AIConfigurator's "
     "generation_attention_perf tables)",
+    "attn_request_s": "the GPU spec's measured figure where it has one (attention: vLLM's decode attention in "
+    "AIConfigurator's generation_attention_perf tables, ai-dynamo/aiconfigurator 095f58a, 1 to 2,048 requests of 2 to "
+    "131,072 tokens, bf16 KV of 128-dimension heads, full attention, fitted as 11 us + max(KV bytes / (bandwidth x 0.8), "
+    "FLOPs / (peak x 0.7)) + requests x KV heads x this, bench/fit_attn_request.py: H100 SXM 24.5 ns and H200 25.5 "
+    "(FlashAttention 3, vLLM 0.24), A100 40.5 (FlashAttention 2, vLLM 0.14; taken for the A100 40GB), L40S 18 "
+    "(FlashAttention 2, vLLM 0.24), B200 8.5 and GB200 8 (FlashInfer's TensorRT-LLM decode kernel, vLLM 0.24)); else "
+    "the H100's 24.5 ns. Without it the step model put 256 requests or more of at most 1,024 tokens at 0.35-0.8 of the "
+    "measured call (a median 2.43x under on H100, 2.82x on H200, 2.85x on A100, 1.71x on B200)",
     "mla_attn_latency_s": "vLLM 0.24's whole MLA attention module at TP 8 (16 heads a GPU) takes 89-93 us a layer "
     "at batch 1 on H200 with FlashAttention-MLA (about 94 on H100; AIConfigurator's measured mla tables); less its "
     "six projections and four small kernels as this model charges them on H200 (6 x 3.6 + 4 x 2.7 = 32.4 us), "
@@ -485,6 +504,15 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
     return t
 
 
+def attention_heads(model: ModelSpec, tp: int = 1) -> int:
+    """(request, KV head) pairs one decoding request brings to a step's attention calls on a rank:
+    each attention layer's KV heads on the rank (LayerKind.decode_attention_heads), summed over the
+    layers. A decode attention kernel runs thread blocks per request and KV head, and past a few
+    hundred short requests their per-request work, not the KV bytes, sets the call's time
+    (StepConstants.attn_request_s)."""
+    return sum(n * model.layer_kinds[name].decode_attention_heads(tp) for name, n in model.layer_counts().items())
+
+
 def eager_issue_s(model: ModelSpec, c: StepConstants, kernels: Kernels | None = None) -> float:
     """Seconds the host takes to issue one step's kernels when the model's layers run eagerly from
     Python (no CUDA graph): every kernel layer_kernels counts, at eager_host_s each."""
@@ -637,6 +665,10 @@ class StepModel:
         """Of quant_kernels, those charged as small kernels."""
         self.layer_gaps_s = layer_latency_s(model, self.c, kernels=self.kernels)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
+        self.attn_heads = attention_heads(model, tp)
+        """(request, KV head) pairs a decoding request brings to the step's attention calls (attention_heads)."""
+        self.attn_request_s = self.attn_heads * (self.c.attn_request_s or 0.0)
+        """What each request in the step adds to its attention calls, seconds (StepConstants.attn_request_s)."""
         self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model, dp, gpu.name)
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
         self.decode_graph_max = engine.decode_graph_max(gpu, tp, dp) if engine is not None else None
@@ -693,6 +725,7 @@ class StepModel:
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
+        new.attn_request_s = self.attn_heads * (new.c.attn_request_s or 0.0)
         new.eager_host_total_s = eager_issue_s(self.model, new.c, self.kernels)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
@@ -832,9 +865,11 @@ class StepModel:
 
     def overhead_s(self, tokens: int, requests: int) -> float:
         """What a step costs beyond its memory and compute terms: the engine's per-step and
-        per-request cost, the kernel gaps of every layer, the collectives."""
+        per-request cost, the kernel gaps of every layer, the attention calls' work per request
+        (attn_request_s), the collectives."""
         gaps = self.layer_gaps_s if tokens <= GRAPH_MAX_TOKENS else self.layer_gaps_eager_s
-        return self.c.fixed_s + self.c.per_request_s * requests + gaps + self.collective_s(tokens)
+        per_request = self.c.per_request_s + self.attn_request_s
+        return self.c.fixed_s + per_request * requests + gaps + self.collective_s(tokens)
 
     # ---- one step ------------------------------------------------------------------------------------
 
@@ -1170,6 +1205,16 @@ class StepModel:
             said.append(f"{k.moe:,} fused routed-expert calls at {c.moe_latency_s * 1e6:g} us, their own kernels within them")
         return ", ".join([*said, f"{k.small:,} small kernels at {c.kernel_gap_s * 1e6:g} us"]) + self._quant_said()
 
+    def _attn_request_said(self) -> str:
+        """The attention calls' work per request, where the step has attention calls it applies to."""
+        if not self.attn_heads:
+            return ""
+        c, a = self.c, self.gpu.attention
+        said = f"{(c.attn_request_s or 0.0) * 1e9:g} ns each"
+        if a is not None and c.attn_request_s == a.request_head_ns * 1e-9:
+            said += f", as measured on {self.gpu.name}"
+        return f" + {self.attn_request_s * 1e6:.3g} us per request in the attention calls ({self.attn_heads:,} KV heads, {said})"
+
     def describe(self) -> str:
         c = self.c
         parts = [
@@ -1178,7 +1223,7 @@ class StepModel:
             f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
             f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
-            f"of kernel latencies per step ({self._latencies_said()})",
+            f"of kernel latencies per step ({self._latencies_said()})" + self._attn_request_said(),
         ]
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]

@@ -23,6 +23,7 @@ KEYS = (
     "per_request_s",
     "gemm_latency_s",
     "attn_latency_s",
+    "attn_request_s",
     "mla_attn_latency_s",
     "moe_latency_s",
     "kernel_gap_s",
@@ -51,6 +52,7 @@ RANGES = {
     "eager_host_s": (0.0, 10.0, True),
     "gemm_latency_s": (0.0, 10.0, True),
     "attn_latency_s": (0.0, 10.0, True),
+    "attn_request_s": (0.0, 10.0, True),
     "mla_attn_latency_s": (0.0, 10.0, True),
     "moe_latency_s": (0.0, 10.0, True),
     "tokenize_s_per_token": (0.0, 10.0, True),
@@ -92,7 +94,15 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
         if k not in raw:
             continue
         v = raw[k]
-        if v is None and k in ("alpha_s", "link_bytes_per_s", "net_alpha_s", "eta_gemm", "gemm_latency_s", "moe_eta_c"):
+        if v is None and k in (
+            "alpha_s",
+            "link_bytes_per_s",
+            "net_alpha_s",
+            "eta_gemm",
+            "gemm_latency_s",
+            "attn_request_s",
+            "moe_eta_c",
+        ):
             out[k] = None
             continue
         lo, hi, zero_ok = RANGES[k]

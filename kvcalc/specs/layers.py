@@ -129,6 +129,12 @@ class LayerKindBase:
     """Of decode_kernels' matrix multiplies, those by a weight matrix of the checkpoint (linear
     layers, which its quantization covers); MLA's absorbed batched multiplies are not."""
 
+    def decode_attention_heads(self, tp: int = 1) -> int:
+        """KV heads one request brings to this kind's decode attention call on a rank (the step-time
+        model charges the call a cost per request and KV head); 0 where the kind runs no such call,
+        and for MLA, whose call is measured whole (kvcalc.engine.steptime)."""
+        return 0
+
     @property
     def indexer_kernels(self) -> tuple[int, int, int]:
         """Kernels a sparse-attention indexer adds to decode_kernels on a layer that holds one, counted
@@ -262,6 +268,9 @@ class _Attention(LayerKindBase):
     def kv_heads_per_rank(self, tp: int) -> int:
         # Heads are replicated when tp exceeds the number of KV heads.
         return max(1, self.num_key_value_heads // tp)
+
+    def decode_attention_heads(self, tp: int = 1) -> int:
+        return self.kv_heads_per_rank(tp)
 
     def kv_bytes_per_token(self, dtype: KVDtype, tp: int, alloc: TokenRule) -> int:
         return self.kv_heads_per_rank(tp) * (dtype.vector_bytes(self.head_dim) + dtype.vector_bytes(self.dv))
