@@ -3,11 +3,12 @@ attn_request_s) to AIConfigurator's measured vLLM decode-attention tables.
 
 The tables: ai-dynamo/aiconfigurator at 095f58a,
 aic-core/src/aiconfigurator_core/systems/data/<gpu>/attention/vllm/<release>/generation_attention_perf.parquet
-(`git show 095f58a:<path> > <gpu>-vllm-<release>.parquet`): one attention call (vLLM's attention layer,
+(`git show 095f58a:<path> > <gpu>-vllm-<release>.parquet`; SGLang's tables, .../attention/sglang/<release>/, as
+<gpu>-sglang-<release>.parquet, fit the same way): one attention call (vLLM's attention layer,
 with its KV-cache write) timed at batch sizes 1 to 2,048 and contexts 2 to 131,072 tokens, for 1 to 64
 query heads and 1 to 8 KV heads of 128 dimensions. Needs pandas and pyarrow, which kvcalc does not:
 
-    python bench/fit_attn_request.py DIR    # DIR holds the <gpu>-vllm-<release>.parquet files
+    python bench/fit_attn_request.py DIR    # DIR holds the <gpu>-<engine>-<release>.parquet files
 
 Every row of 16-bit KV, head dimension 128 and full attention (no window) is modelled as kvcalc's step model charges one decode
 attention call: attn_latency_s (11 us) + max(KV bytes / (datasheet bandwidth x eta_bw 0.8), attention
