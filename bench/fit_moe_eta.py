@@ -13,9 +13,11 @@ With TAG (another release's tables, e.g. vllm-0.14.0 from .../moe/vllm/0.14.0/, 
 (0.24's) a and b fit them, by batch size: whether the release's kernels differ from 0.24's.
 
 Every Triton row without expert parallelism, power-law (1.01) routing, is modelled as kvcalc's step
-model charges one fused-MoE call: 28 us + max(the touched experts' bytes at the GPU's measured GEMM share
-of its bandwidth, their FLOPs at the peak x a x n / (n + b)), n the expert's intermediate width on one
-GPU; a and b minimise the squared log error. Prints (a, b) per dtype and the median |log error| against
+model charges one fused-MoE call: 28 us + the root-sum-square of the touched experts' bytes at the GPU's
+measured GEMM share of its bandwidth and their FLOPs at the peak x a x n / (n + b) (steptime.matmul_s;
+the larger of the two until 2026-12-04, which fitted a 0.598, b 509 and a 0.280, b 448 with a median
+|log error| of 0.181 and 0.150 where the root-sum-square gives 0.147 and 0.112), n the expert's
+intermediate width on one GPU; a and b minimise the squared log error. Prints (a, b) per dtype and the median |log error| against
 one share of 0.15, overall and by batch size.
 """
 
@@ -35,7 +37,7 @@ GPUS = {"h200_sxm": (4.8e12, 989e12, 1979e12, 0.83), "h100_sxm": (3.35e12, 989e1
 # The Triton fused-MoE kernel as each release's collector names it (0.14-0.22: vllm_fused_moe; SGLang's own copy)
 TRITON = ("triton", "vllm_fused_moe", "sglang_fused_moe_triton")
 # The default's (a, b) by dtype: vLLM 0.24's fit (kvcalc/engine/steptime.py MOE_ETA)
-DEFAULT = {"bfloat16": (0.598, 509.0), "fp8_block": (0.280, 448.0)}
+DEFAULT = {"bfloat16": (0.666, 545.0), "fp8_block": (0.307, 473.0)}
 
 
 def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
@@ -63,7 +65,7 @@ def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
 
 
 def model(d: pd.DataFrame, eta: pd.Series) -> pd.Series:
-    return 28e-6 + np.maximum(d.bytes / (d.bw * d.share), d.flops / (d.peak * eta))
+    return 28e-6 + np.hypot(d.bytes / (d.bw * d.share), d.flops / (d.peak * eta))
 
 
 def main(folder: Path, tag: str = "") -> None:

@@ -237,10 +237,10 @@ def test_the_reasons_quote_kvcalc_as_it_computes():
     )
     assert f"{busy:.0%} busy at a mean TTFT of {mean5 * 1e3:.0f} ms and a p90 of {p90:.2f} s" in said
     assert f"carries {kvcalc_answer('q5').disaggregated.rate_per_s:.2f}." in said
-    # The routed experts at 0.598 x 768 / (768 + 509) of the peak at TP 1 (DEFAULT_SOURCES['moe_eta_c']).
+    # The routed experts at 0.666 x 768 / (768 + 545) of the peak at TP 1 (DEFAULT_SOURCES['moe_eta_c']).
     flat = " ".join(text.split())
-    assert f"({0.598 * 768 / (768 + 509):.2f} at TP 1 for Qwen3-30B-A3B's 768" in flat
-    assert StepModel(q30, h100, bf16).moe_eta(DEFAULTS) == 0.598 * 768 / (768 + 509)
+    assert f"({0.666 * 768 / (768 + 545):.2f} at TP 1 for Qwen3-30B-A3B's 768" in flat
+    assert StepModel(q30, h100, bf16).moe_eta(DEFAULTS) == 0.666 * 768 / (768 + 545)
     assert f"a 4,000-token prefill takes {StepModel(q30, h100, bf16).prefill_s(4000, 8192) * 1e3:.0f} ms" in flat
     terms = yaml.safe_load((ROOT / "tests" / "serving" / "aiconfigurator.yaml").read_text())["terms"]
     for v in terms.values():
@@ -316,13 +316,13 @@ def test_the_decode_steps_stand_as_the_docs_say():
     both tools price."""
     g = step_ratios()
     assert len(STEPS) == 21 and all(r["isl"] == 1000 and r["osl"] == 200 for r in STEPS)
-    assert all(0.95 <= round(x, 2) <= 1.07 for x in g["dense"]) and sum(x < 1 for x in g["dense"]) == 4
+    assert all(0.95 <= round(x, 2) <= 1.08 for x in g["dense"]) and sum(x < 1 for x in g["dense"]) == 3
     assert all(x >= 1.0 for x in g["qwen3 moe"])
     ds = g["deepseek-v3"]
     assert ds[0] < 0.85 and all(0.95 <= x <= 1.05 for x in ds[1:])
     text = " ".join(DOC.read_text().split())
     assert (
-        "within 7% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, above it on 8 of 12" in text
+        "within 8% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, above it on 9 of 12" in text
     )
     assert f"at one request is the exception ({ds[0]:.2f}; 0.83 until the host's time ran beside the GPU's" in text
     assert "at or above AIConfigurator's on every Qwen3 MoE row" in text

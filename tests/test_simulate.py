@@ -91,7 +91,8 @@ def test_one_request_decodes_at_the_step_model():
     # (6,738,415,616 parameters less the 131,072,000 of the input embedding, at 2 bytes, plus one
     # 8,192-byte embedding row) over 3.35 TB/s x 0.86 (the H100 spec's measured matmul share) and its
     # KV (2 x 32 layers x 4,096 x 2 B = 524,288 B per token) over 3.35 TB/s x 0.80; the compute term
-    # (2 x 6.6e9 FLOPs over 989.5 TFLOPS x 0.7) is 400x smaller. Each step adds its 32 layers' kernel
+    # (2 x 6.6e9 FLOPs over 989.5 TFLOPS x 0.7) is 400x smaller, and combines with the weights' time as
+    # their root-sum-square (adding under 0.01%). Each step adds its 32 layers' kernel
     # latencies: 4 matmuls at 3.4 us (the spec's measured latency), an attention call at 11 us, 5 small
     # kernels at 2.7 us, and the attention call's work for its one request's 32 KV heads at the spec's
     # measured 24.5 ns each. The host's 0.5 ms and 4 us for its one request run beside the GPU's work: the
@@ -103,8 +104,11 @@ def test_one_request_decodes_at_the_step_model():
     # + 6 x 11,008) B for the token, at the same bandwidth.
     weights = (6_738_415_616 - 131_072_000) * 2 + 8_192
     small = 32 * (2 * 4 * 4096 * 2 + 2 * (2 * 64 * 128 + 32 * 256) + 6 * 11008)
+    import math
+
+    flops = 2 * (6_738_415_616 - 131_072_000)
     steps = [
-        weights / (3.35e12 * 0.86)
+        math.hypot(weights / (3.35e12 * 0.86), flops / (989.5e12 * 0.7))
         + (524_288 * (100 + k) + small) / (3.35e12 * 0.80)
         + 32 * (4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6 + 32 * 24.5e-9)
         for k in range(99)

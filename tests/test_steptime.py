@@ -58,7 +58,18 @@ def test_a_tp8_decode_step_term_by_term():
     # A GPU whose spec measures no matmuls (an H100 NVL) takes the pooled figures: eta_bw and 3 us.
     nvl = StepModel(m, resolve_gpu("h100-nvl"), BF16, tp=8)
     assert resolve_gpu("h100-nvl").gemm is None and (nvl.c.eta_gemm, nvl.c.gemm_latency_s) == (0.80, 3e-6)
-    assert s.t_step_s == pytest.approx(max(s.t_memory_s, s.t_compute_s) + s.t_fixed_s + s.t_collective_s, rel=1e-12)
+    # The step: the matmuls' weights (over the measured share) and their FLOPs (32 tokens at 0.7 of the bf16
+    # peak) combine as their root-sum-square; the attention's KV bytes, above its FLOPs (32 x 4,096 pairs x 80
+    # layers x 2 x 8 heads x (128 + 128)), and the small kernels' bytes add to it, then the fixed costs and
+    # the all-reduces.
+    import math
+
+    tw, tmm = 17_378_131_968 / (3.35e12 * 0.86), 32 * sm.mm / (989.5e12 * 0.7)
+    tat = 32 * 4096 * 80 * 2 * 8 * (128 + 128) / (989.5e12 * 0.7)
+    assert s.t_compute_s == pytest.approx(tmm + tat, rel=1e-12) and kv / (3.35e12 * 0.80) > tat
+    rest = (kv + 32 * per_token) / (3.35e12 * 0.80) + s.t_fixed_s + s.t_collective_s
+    assert s.t_step_s == pytest.approx(math.hypot(tw, tmm) + rest, rel=1e-12)
+    assert round(tw * 1e3, 3) == 6.032 and round(tmm * 1e3, 3) == 0.803 and round(math.hypot(tw, tmm) * 1e3, 3) == 6.085
     # The bound: the same bytes at the datasheet bandwidth, nothing added.
     assert s.t_bound_s == pytest.approx(bytes_read / 3.35e12, rel=1e-12)
     assert s.bound_by == "memory"
@@ -107,13 +118,19 @@ def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
     small = 512 * 32 * (2 * 4 * 4096 * 2 + 2 * (2 * 40 * 128 + 8 * 256) + 6 * 14336)
     bw, peak = 3.35e12 * 0.80, 989.5e12 * 0.70
     assert matmul / peak > weights / bw and kv / bw > attention / peak
-    want = matmul / peak + kv / bw + small / bw + s.t_fixed_s
+    # The matmuls: the root-sum-square of their FLOPs at 0.70 of the peak and their weights at H100's
+    # measured matmul share (0.86), near enough to their knee that the two overlap imperfectly.
+    import math
+
+    mm = math.hypot(matmul / peak, weights / (3.35e12 * 0.86))
+    want = mm + kv / bw + small / bw + s.t_fixed_s
     assert s.t_step_s == pytest.approx(want, rel=1e-12)
     # The memory term: the weights at H100's measured matmul share (0.86), the rest at 0.80.
     assert s.t_memory_s == pytest.approx(weights / (3.35e12 * 0.86) + (kv + small) / bw, rel=1e-12)
     assert s.t_compute_s == pytest.approx((matmul + attention) / peak, rel=1e-12)
-    # 17.51 ms of matmul and attention kernels, where the larger of their bytes and FLOPs would have
-    # said 12.01; the small kernels 1.077 ms more.
+    # 18.67 ms of matmul and attention kernels (17.51 with the matmuls at the larger of their two terms),
+    # where the larger of all bytes and all FLOPs would have said 12.01; the small kernels 1.077 ms more.
+    assert (mm + kv / bw) * 1e3 == pytest.approx(18.67, abs=0.005)
     assert (matmul / peak + kv / bw) * 1e3 == pytest.approx(17.51, abs=0.005)
     assert max((weights + kv) / bw, (matmul + attention) / peak) * 1e3 == pytest.approx(12.01, abs=0.005)
     assert small / bw * 1e3 == pytest.approx(1.077, abs=0.0005)
@@ -123,8 +140,9 @@ def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
     from pathlib import Path
 
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
-    quoted = f"The kernels take {matmul / peak * 1e3:.3f} + {kv / bw * 1e3:.3f} = {(matmul / peak + kv / bw) * 1e3:.2f} ms"
+    quoted = f"The kernels take {mm * 1e3:.3f} + {kv / bw * 1e3:.3f} = {(mm + kv / bw) * 1e3:.2f} ms"
     assert quoted in doc, quoted
+    assert f"root-sum-square, {mm * 1e3:.3f} ms" in doc
     assert f"512 x 256 x 131,072 B = {kv:,} B of KV" in doc
 
 
@@ -346,7 +364,16 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
     # matmuls' share too; their latency stays the H100 spec's measured 3.4 us), and the one request's 8
     # KV heads in each attention call at the spec's measured 24.5 ns.
     fixed = 32 * (4 * 3.4e-6 + 11e-6 + 5 * 2.7e-6 + 1 * 8 * 24.5e-9)
-    assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(fixed + 5_636_096 / 3.35e12, rel=1e-9)
+    # The matmuls' FLOPs for the one token add a sliver beside their weights' time (the root-sum-square of
+    # the two, where the bound takes the larger): Llama-3.1-8B's 7,504,924,672 streamed parameters (as above) and the
+    # one embedding row the step reads.
+    import math
+
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    params = 32 * layer + 4096 * 128256 + 65 * 4096
+    tw, tmm = (2 * params + 4096 * 2) / 3.35e12, 2 * params / 989.5e12
+    knee = math.hypot(tw, tmm) - tw
+    assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(fixed + 5_636_096 / 3.35e12 + knee, rel=1e-9)
 
 
 def test_an_mla_moe_layer_counts_its_kernels():
@@ -452,7 +479,7 @@ def test_the_docs_worked_example_is_what_roofline_prints(cli):
     ).json()
     assert w["t_step_s"] - d["t_step_s"] == pytest.approx(0.5e-3 + 32 * 4e-6, rel=1e-9)
     assert (
-        f"takes 8.186 + {w['t_fixed_s'] * 1e3:.3f} + 1.918 = {w['t_step_s'] * 1e3:.3f} ms, {w['tokens_per_s_step']:,.0f} tokens/s"
+        f"takes 8.239 + {w['t_fixed_s'] * 1e3:.3f} + 1.918 = {w['t_step_s'] * 1e3:.3f} ms, {w['tokens_per_s_step']:,.0f} tokens/s"
         in text
     )
 
@@ -562,15 +589,16 @@ def test_the_documented_json_keys_are_printed(cli, tmp_path):
 
 
 def test_the_routed_experts_share_follows_their_width_on_a_gpu():
-    # a x n / (n + b), fitted to vLLM 0.24's Triton fused-MoE tables (bench/fit_moe_eta.py): 16-bit
-    # a 0.598, b 509; fp8 a 0.280, b 448; n the expert's intermediate width on one GPU.
+    # a x n / (n + b), fitted to vLLM 0.24's Triton fused-MoE tables (bench/fit_moe_eta.py, the call's weights
+    # and FLOPs combined as their root-sum-square): 16-bit a 0.666, b 545; fp8 a 0.307, b 473; n the expert's
+    # intermediate width on one GPU.
     bf16 = kv_dtype("bf16")
     h100 = resolve_gpu("h100-sxm")
     q30 = resolve_model("qwen3-30b-a3b")  # moe_intermediate_size 768
-    assert StepModel(q30, h100, bf16).moe_eta(DEFAULTS) == 0.598 * 768 / (768 + 509)
-    assert StepModel(q30, h100, bf16, tp=4).moe_eta(DEFAULTS) == 0.598 * 192 / (192 + 509)
+    assert StepModel(q30, h100, bf16).moe_eta(DEFAULTS) == 0.666 * 768 / (768 + 545)
+    assert StepModel(q30, h100, bf16, tp=4).moe_eta(DEFAULTS) == 0.666 * 192 / (192 + 545)
     ds = resolve_model("deepseek-v3")  # fp8-block experts of 2,048 at TP 8: 256 a GPU
-    assert StepModel(ds, resolve_gpu("h200"), bf16, tp=8).moe_eta(DEFAULTS) == 0.280 * 256 / (256 + 448)
+    assert StepModel(ds, resolve_gpu("h200"), bf16, tp=8).moe_eta(DEFAULTS) == 0.307 * 256 / (256 + 473)
     # Outside the fit: expert parallelism and MXFP4 experts keep 0.15; a set moe_eta_c wins.
     assert StepModel(q30, h100, bf16, tp=2, dp=4, ep=8).moe_eta(DEFAULTS) == 0.15
     assert StepModel(resolve_model("gpt-oss-120b"), h100, bf16).moe_eta(DEFAULTS) == 0.15
@@ -578,9 +606,9 @@ def test_the_routed_experts_share_follows_their_width_on_a_gpu():
 
 
 def test_the_step_models_description_names_the_experts_share(cli):
-    # roofline's realistic estimate says the share it took: 0.598 x 768 / (768 + 509) = 0.36 at TP 1.
+    # roofline's realistic estimate says the share it took: 0.666 x 768 / (768 + 545) = 0.39 at TP 1.
     out = " ".join(cli("roofline", "--model", "qwen3-30b-a3b", "--gpu", "h100").out.split())
-    assert f"routed experts at {0.598 * 768 / (768 + 509):.3g} of the peak (moe_eta_c)" in out
+    assert f"routed experts at {0.666 * 768 / (768 + 545):.3g} of the peak (moe_eta_c)" in out
 
 
 def test_a_wider_expert_makes_a_long_prefill_faster_than_one_share_did():
@@ -618,8 +646,9 @@ def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_ker
     ahead = StepModel(m, h, BF16, engine=engine("sglang@0.5.10")).step(0, 0, 233, 233)
     assert ahead.t_step_s == pytest.approx(graphed.t_step_s - 0.504e-3, rel=1e-12)
     eager = StepModel(m, h, BF16, engine=engine("sglang@0.5.6")).step(0, 0, 233, 233)
-    # (7.666 ms until the prompt's 36 layers x 8 KV heads in the attention calls were charged 24.5 ns each: 7.1 us)
-    assert graphed.t_step_s == pytest.approx(7.673e-3, abs=1e-6)
+    # (7.666 ms until the prompt's 36 layers x 8 KV heads in the attention calls were charged 24.5 ns each: 7.1 us;
+    # 7.673 ms until the matmuls' weights and FLOPs, near their knee at 233 tokens, combined as their root-sum-square)
+    assert graphed.t_step_s == pytest.approx(9.736e-3, abs=1e-6)
     host = 0.5e-3 + 4e-6  # the scheduler's own time, before the forward
     assert 360 * 42e-6 == pytest.approx(15.12e-3) and graphed.t_step_s - host < 15.12e-3
     assert eager.t_step_s == pytest.approx(host + 15.12e-3, rel=1e-12)
@@ -1064,12 +1093,12 @@ def test_a_decode_step_past_sglangs_largest_graph_takes_the_hosts_time_to_issue_
     assert eager.t_step_s == pytest.approx(0.5e-3 + 513 * 4e-6 + 360 * 42e-6, rel=1e-12)
     # In a graph the host's 0.5 ms + 512 x 4 us run beside the GPU's work (SGLang's overlap scheduler).
     # (of it, the attention calls' work: 512 requests x 36 layers x 1 KV head a rank x the H200's 25.5 ns = 0.47 ms)
-    assert round(graphed.t_step_s * 1e3, 1) == 8.1 and graphed.t_step_s > 0.5e-3 + 512 * 4e-6
+    assert round(graphed.t_step_s * 1e3, 1) == 8.2 and graphed.t_step_s > 0.5e-3 + 512 * 4e-6
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     assert (
-        "at 512 requests of 1,000 tokens a step takes 8.1 ms (its overlap scheduler runs the host's 2.55 ms beside the GPU's "
-        "work; 7.7 ms until each attention call's work per request was charged, 2026-12-04), at 513 the host's 0.5 ms + 513 x 4 us + 360 x 42 us = 17.67 ms"
-        in doc
+        "at 512 requests of 1,000 tokens a step takes 8.2 ms (its overlap scheduler runs the host's 2.55 ms beside the GPU's "
+        "work; 8.1 ms until the matmuls' two terms combined as their root-sum-square, 7.7 ms until each attention call's work "
+        "per request was charged, 2026-12-04), at 513 the host's 0.5 ms + 513 x 4 us + 360 x 42 us = 17.67 ms" in doc
     )
     # The host's time is not the GPU's: the bound moves by one request's share only.
     assert graphed.t_bound_s < eager.t_bound_s < graphed.t_bound_s * 1.01

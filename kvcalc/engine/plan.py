@@ -932,7 +932,7 @@ def plan(
     assumptions = [
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
-        f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): max(weight bytes / (bandwidth x "
+        f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): the root-sum-square of (weight bytes / (bandwidth x "
         f"{_gemm_words(constants)}), matmul FLOPs / (peak x {constants.eta_c:g}, {constants.eta_c_fp8:g} at fp8)) + "
         f"max(KV bytes / (bandwidth x {constants.eta_bw:g}), attention FLOPs / (16-bit peak x {constants.eta_c:g})) + "
         "the small kernels' activation bytes over the same bandwidth + "
@@ -1239,6 +1239,8 @@ def verify(
     micro-batch of it: simulate's ``pp``); a disaggregated one as one prefill instance and one
     decode instance at their shares (``_verify_pools``). The simulation steps with the same
     step-time model as the closed form, so the two are compared on mean TPOT."""
+    import numpy as np
+
     constants = for_engine(constants, engine)
     by_name = {g.name: g for g in gpus}
     key = f"p{latency_percentile(percentile)}"
@@ -1259,7 +1261,8 @@ def verify(
                 d.gpu, d.tp, d.pp, r, size * r, 0.0, 0.0, percentile, lam, 0.0, 0, False, dp=d.dp, ep=d.ep, shape=d.shape
             )
             try:
-                run = sim.run(gpu, lam, d.tp, d.dp, d.ep, pp=d.pp)
+                life = d.ttft_s + float(np.mean(outputs)) * d.tpot_s
+                run = sim.run(gpu, lam, d.tp, d.dp, d.ep, pp=d.pp, requests=_check_requests(len(prompts), life, lam))
             except KvcalcError as e:
                 out.append(dataclasses.replace(base, note=e.what))
                 break
@@ -1292,6 +1295,25 @@ def verify(
             if ok:
                 break
     return out
+
+
+CHECK_LIVES = 16
+"""A plan check simulates enough requests that its arrival window (the middle 80% of them, where the
+simulator judges overload) spans this many of the closed form's request lifetimes (TTFT + output x
+TPOT). A queue fills for several lifetimes before it settles, longer the nearer the load is to what
+the deployment holds: a decode instance of Qwen3-32B on 8 H100s at 10 requests/s of 1,000 output
+tokens (21.6 ms a token, a 22 s lifetime) is still filling after 2,000 requests, 7 lifetimes, and
+reads as serving 9.35 of the 10, where 4,000 and 8,000 serve 10.05 and 9.99."""
+CHECK_MAX_REQUESTS = 20_000
+"""The most requests a plan check simulates for one replica or instance."""
+
+
+def _check_requests(base: int, life_s: float, lam: float) -> int:
+    """Requests a plan check simulates at ``lam`` requests/s for a request lifetime of ``life_s``:
+    at least the plan's ``base`` samples, and enough for CHECK_LIVES lifetimes (CHECK_MAX_REQUESTS
+    at most)."""
+    need = math.ceil(CHECK_LIVES * max(life_s, 0.0) * lam / 0.8) if math.isfinite(life_s) else base
+    return max(base, min(need, CHECK_MAX_REQUESTS))
 
 
 class _Sim:
@@ -1333,8 +1355,10 @@ class _Sim:
         stage: str = "",
         keep: dict[str, Any] | None = None,
         pp: int = 1,
+        requests: int = 0,
     ) -> Any:
-        """The paged run of one replica at ``lam`` requests/s, Poisson. ``stage`` 'prefill': each
+        """The paged run of one replica at ``lam`` requests/s, Poisson, of ``requests`` requests (the
+        plan's samples repeated; at least the samples once). ``stage`` 'prefill': each
         request ends at its first token; 'decode': each arrives with its prompt's KV in place (a
         prefix-cache hit of the whole prompt: the last token is computed again, as a decode instance
         does for the first token's logits) and without the client's request path, which its prefill
@@ -1343,17 +1367,17 @@ class _Sim:
 
         from kvcalc.engine.simulate import SimSettings, Workload, simulate
 
-        n = len(self.prompts)
+        n = max(len(self.prompts), requests)
         seed = self.seed + (1 if stage == "decode" else 0)
         arrivals = np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, size=n))
         hit = self.traffic.prompt_cache_hit if self.traffic else 0.0
-        outputs, c = self.outputs, self.constants
+        prompts, outputs, c = np.resize(self.prompts, n), np.resize(self.outputs, n), self.constants
         if stage == "prefill":
-            outputs = np.ones_like(self.outputs)
+            outputs = np.ones_like(outputs)
         elif stage == "decode":
             hit = 1.0
             c = dataclasses.replace(c, request_overhead_s=0.0, tokenize_s_per_token=0.0)
-        wl = Workload(arrivals, self.prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s", 0, hit)
+        wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s", 0, hit)
         mnbt = self.engine.schedule(self.model, gpu, self.max_len)[0]
         mns = self.engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
         st = SimSettings(self.max_len, mns, mnbt, constants=c, seed=self.seed)
@@ -1456,8 +1480,15 @@ def _verify_pools(
         first: dict[str, Any] = {}
         then: dict[str, Any] = {}
         try:
-            pre = sim.run(gpu, rate / x, pre_shape.tp, pre_shape.dp, pre_shape.ep, "prefill", first)
-            dec = sim.run(gpu, rate / y, dec_shape.tp, dec_shape.dp, dec_shape.ep, "decode", then, dec_shape.pp)
+            # Both stages run as many requests, their measured ones paired in order: enough for the decode
+            # instance's lifetimes and the prefill instance's.
+            mean_out = float(np.mean(sim.outputs))
+            count = max(
+                _check_requests(len(sim.prompts), mean_out * d.tpot_s, rate / y),
+                _check_requests(len(sim.prompts), d.ttft_s, rate / x),
+            )
+            pre = sim.run(gpu, rate / x, pre_shape.tp, pre_shape.dp, pre_shape.ep, "prefill", first, requests=count)
+            dec = sim.run(gpu, rate / y, dec_shape.tp, dec_shape.dp, dec_shape.ep, "decode", then, dec_shape.pp, requests=count)
         except KvcalcError as e:
             got.append(dataclasses.replace(base, note=e.what))
             break

@@ -3,7 +3,7 @@
 A step runs ``n`` decoding requests (one token each, at their own contexts) and ``p`` prompt
 tokens (chunked prefill). On one tensor-parallel rank it takes
 
-    t_step = max(weight bytes / (bandwidth x eta_gemm), matmul FLOPs / (matmul peak x eta_mm))
+    t_step = rss(weight bytes / (bandwidth x eta_gemm), matmul FLOPs / (matmul peak x eta_mm))
              + max(KV bytes / (bandwidth x eta_bw), attention FLOPs / (16-bit peak x eta_c))
              + tokens x elementwise bytes / (bandwidth x eta_bw)  (norms, rotary, activations)
              + t_fixed                                   (scheduling, sampling, launches)
@@ -13,7 +13,9 @@ tokens (chunked prefill). On one tensor-parallel rank it takes
 with ``a`` = tokens x hidden x 2 bytes of activations, ``eta_gemm`` the share of the bandwidth the
 GPU's own decode-shaped matmuls reach where its spec measures them (GPUSpec.gemm, with their fixed
 latency), else eta_bw, ``eta_mm`` eta_c (eta_c_fp8 for fp8 matmuls) and ``allreduce`` the GPU's
-measured latency at that size where its spec has one, else alpha + a x 2(tp-1)/tp / link. The matmuls, the attention and the small kernels between them are
+measured latency at that size where its spec has one, else alpha + a x 2(tp-1)/tp / link, and
+``rss(a, b)`` = sqrt(a^2 + b^2) (:func:`matmul_s`: near the knee a matmul is neither purely memory- nor
+compute-bound, and the measured tables take longer than the larger of the two). The matmuls, the attention and the small kernels between them are
 separate kernels on one stream, one after the other, so each is held to its own roofline and their
 times add: a step whose matmuls are compute-bound (a prefill chunk, hundreds of decodes) still
 reads its requests' KV in attention kernels after them (Vidur and AIConfigurator likewise add their
@@ -175,7 +177,7 @@ GEMM_LATENCY_S = 3e-6
 ATTN_REQUEST_S = 24.5e-9
 """A decode attention call's cost per request and KV head on a GPU whose spec does not measure it: the
 H100's (DEFAULT_SOURCES['attn_request_s'])."""
-MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.598, 509.0), "fp8": (0.280, 448.0)}
+MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.307, 473.0)}
 """(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
 the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c'])."""
 MOE_ETA_OTHER = 0.15
@@ -315,16 +317,24 @@ DEFAULT_SOURCES: dict[str, str] = {
     "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
     "pp_alpha_s": "NCCL send/recv inside an H100 DGX in a CUDA graph: 5-8 us up to 64 KB "
     "(microsoft/vidur data/profiling/network/h100_dgx/send_recv.csv)",
-    "moe_eta_c": "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.598, b 509; fp8 a 0.280, "
-    "b 448; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
+    "moe_eta_c": "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.666, b 545; fp8 a 0.307, "
+    "b 473; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
     "and H200 without EP (5,184 bf16 and 3,996 fp8-block rows, 1 to 16,384 tokens, power-law 1.01 routing; "
-    "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us + max(the touched experts' bytes at the "
-    "GPU's GEMM share of its bandwidth, their FLOPs at the peak x eta): median |log(model / measured)| 0.224 -> 0.181 "
-    "(16-bit) and 0.170 -> 0.150 (fp8) against one 0.15, and at 2,048 tokens or more the median model / measured "
-    "1.62 -> 1.09 (16-bit). MXFP4 experts (another kernel) and expert-parallel ranks keep 0.15: the same tables "
+    "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us + the root-sum-square of the touched experts' "
+    "bytes at the GPU's GEMM share of its bandwidth and their FLOPs at the peak x eta (matmul_s): median "
+    "|log(model / measured)| 0.231 -> 0.147 (16-bit) and 0.158 -> 0.112 (fp8) against one 0.15, and at 2,048 tokens or "
+    "more the median model / measured 1.70 -> 1.08 (16-bit); with the larger of the two in place of the root-sum-square "
+    "(until 2026-12-04) the fit was a 0.598, b 509 and a 0.280, b 448, median 0.181 and 0.150. MXFP4 experts (another "
+    "kernel) and expert-parallel ranks keep 0.15: the same tables "
     "at 16,384 tokens with EP 8 give 5.6-15.2% of the fp8 peak for DeepSeek-V3's fp8-block experts and 11.9-23.5% "
     "of the bf16 peak for Qwen3-30B-A3B and Qwen3-235B-A22B, and with EP the measured share falls as EP grows at "
     "a given width (the fit's model at EP 8 is 0.4 of the measured time at 2,048 tokens or more)",
+    "matmul_s": "a step's matmuls take the root-sum-square of their weights' time over the bandwidth and their FLOPs' "
+    "time at the peak, not the larger of the two: over vLLM's bf16 GEMMs of 4 to 600 MB of weights and up to 4,096 "
+    "tokens (AIConfigurator's gemm_perf tables, 095f58a: H100, H200 and B200 of 0.24, A100 of 0.14; "
+    "bench/fit_gemm_knee.py), with the spec's latency and share and eta_c 0.7, the median |log(model / measured)| goes "
+    "from 0.108, 0.111, 0.111 and 0.092 to 0.103, 0.111, 0.083 and 0.081, and at 64 to 512 tokens, where the two terms "
+    "meet, the median measured / model from 1.12, 1.11, 1.18 and 1.19 to 0.99, 0.96, 1.03 and 1.06",
     "moe_imbalance": "beyond the skew moe_eta_c's tables carry, none by default; the busiest expert-parallel rank's "
     "tokens over the mean reach 1.18 for DeepSeek-V3 prefill on 96 H100s with the default expert layout "
     "(LMSYS large-scale EP blog, lmsys.org/blog/2025-05-05-large-scale-ep: 50,302 against 59,337 tokens/s a node "
@@ -502,6 +512,16 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
     if eager:
         t += n.total * c.eager_launch_s
     return t
+
+
+def matmul_s(weights_s: Any, flops_s: Any) -> Any:
+    """A step's matmuls, from their weights' time over the bandwidth and their FLOPs' time at the peak
+    (floats or numpy arrays): the root-sum-square of the two. A matmul is neither purely memory- nor
+    purely compute-bound near the knee where the two are equal, and the measured tables take longer
+    there than the larger of the two: vLLM's bf16 GEMMs of 64 to 512 tokens (AIConfigurator's
+    gemm_perf tables) a median 1.11-1.19x the larger on H100, H200, A100 and B200 and 0.96-1.06x the
+    root-sum-square; its Triton fused-MoE calls likewise (DEFAULT_SOURCES['matmul_s'])."""
+    return (weights_s * weights_s + flops_s * flops_s) ** 0.5
 
 
 def attention_heads(model: ModelSpec, tp: int = 1) -> int:
@@ -972,10 +992,13 @@ class StepModel:
         them with ``larger=numpy.maximum``."""
         tw, tkv, tel = weight_bytes * self.inv_w, kv_bytes * self.inv_bw, elementwise_bytes * self.inv_bw
         tmm, tat = mm_flops * self.inv_mm, attn_flops * self.inv_attn
+        # The matmuls' weight stream and their math overlap, but not perfectly: their time is the
+        # root-sum-square of the two (matmul_s), which the measured GEMM and fused-MoE tables follow
+        # through the knee where a max() of the two is up to 1.4x short.
         if larger is None:
-            top = (tw if tw >= tmm else tmm) + (tkv if tkv >= tat else tat)
+            top = matmul_s(tw, tmm) + (tkv if tkv >= tat else tat)
         else:
-            top = larger(tw, tmm) + larger(tkv, tat)
+            top = matmul_s(tw, tmm) + larger(tkv, tat)
         return tw + tkv + tel, tmm + tat, top + tel + over
 
     def decode_columns(
@@ -1071,8 +1094,7 @@ class StepModel:
         w, m1, cm, c1, o = e
         # The matmuls' larger term and the small kernels' bytes are fixed over the span; the
         # attention's two lines grow with it.
-        tw = w * self.inv_w
-        g0 = (tw if tw >= cm else cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
+        g0 = matmul_s(w * self.inv_w, cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
         m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
         requests = n + (1 if extra_tokens else 0)
         if self.eager(extra_tokens > 0, requests):
@@ -1218,7 +1240,7 @@ class StepModel:
     def describe(self) -> str:
         c = self.c
         parts = [
-            f"step time = max(weight bytes / (bandwidth x {self._eta_gemm(c):g}{self._gemm_from()}), matmul FLOPs / "
+            f"step time = the root-sum-square of (weight bytes / (bandwidth x {self._eta_gemm(c):g}{self._gemm_from()}), matmul FLOPs / "
             f"({self.compute_dtype} peak x "
             f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
             f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
