@@ -12,7 +12,8 @@ Every bf16 row of 4 to 600 MB of weights and at most 4,096 tokens (torch's linea
 modelled as the step model charges a matmul: the GPU spec's latency + combine(weight bytes /
 (datasheet bandwidth x the spec's share), FLOPs / (bf16 peak x eta_c 0.7)), combine the larger of the
 two or their root-sum-square. Prints, for each, the median |log(model / measured)| over all rows and
-over 64 to 512 tokens, where the two terms meet, and the median measured / model there.
+over 64 to 512 tokens, where the two terms meet, and the median measured / model there and where the two
+terms are within 25% of each other.
 """
 
 from __future__ import annotations
@@ -43,12 +44,13 @@ def main(folder: Path) -> None:
         tc = (2 * d.m * d.n * d.k / (peak * 0.7)).to_numpy(float)
         measured = d.latency.to_numpy(float) * 1e-3  # the tables' latency is in ms
         knee = ((d.m >= 64) & (d.m <= 512)).to_numpy()
+        meet = (tc / tw >= 0.8) & (tc / tw < 1.25)  # the two terms within 25% of each other
         line = f"{name.removesuffix('-gemm.parquet')} ({len(d):,} rows):"
         for label, model in (("larger", latency + np.maximum(tw, tc)), ("root-sum-square", latency + np.hypot(tw, tc))):
             e = np.log(model / measured)
             line += (
                 f" {label}: median |log error| {np.median(np.abs(e)):.3f}, at 64-512 tokens {np.median(np.abs(e[knee])):.3f}"
-                f" and measured / model {np.exp(-np.median(e[knee])):.2f};"
+                f" and measured / model {np.exp(-np.median(e[knee])):.2f}, where the terms meet {np.median(measured[meet] / model[meet]):.2f};"
             )
         print(line.rstrip(";"))
 
