@@ -368,19 +368,36 @@ def test_a_gpu_spec_no_accelerator_has_is_refused(cli, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "old, new, words",
+    "block, old, new, words",
     [
-        ("  latency_us: 3.4", '  latency_us: "fast"', "latency_us"),
-        ("  latency_us: 3.4", "  latency_us: -1", "latency_us must be microseconds from 0 to 1,000"),
-        ("  bandwidth_share: 0.86", "  bandwidth_share: 1.5", "bandwidth_share must be a fraction from 0.01 to 1"),
-        ("  bandwidth_share: 0.86", "  bandwidth_share: .nan", "bandwidth_share must be a fraction from 0.01 to 1"),
-        ("  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  extra: 1", "unknown field"),
+        ("gemm", "  latency_us: 3.4", '  latency_us: "fast"', "latency_us"),
+        ("gemm", "  latency_us: 3.4", "  latency_us: -1", "latency_us must be microseconds from 0 to 1,000"),
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 1.5", "bandwidth_share must be a fraction from 0.01 to 1"),
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: .nan", "bandwidth_share must be a fraction from 0.01 to 1"),
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  extra: 1", "unknown field"),
         # pydantic's lax mode would read true as 1 (us): a boolean is refused where a number belongs.
-        ("  latency_us: 3.4", "  latency_us: true", "a boolean where a number belongs"),
-        ("  bandwidth_share: 0.86", "  bandwidth_share: false", "a boolean where a number belongs"),
+        ("gemm", "  latency_us: 3.4", "  latency_us: true", "a boolean where a number belongs"),
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: false", "a boolean where a number belongs"),
+        ("attention", "  request_head_ns: 24.5", '  request_head_ns: "slow"', "request_head_ns"),
+        (
+            "attention",
+            "  request_head_ns: 24.5",
+            "  request_head_ns: -1",
+            "request_head_ns must be nanoseconds from 0 to 100,000",
+        ),
+        (
+            "attention",
+            "  request_head_ns: 24.5",
+            "  request_head_ns: .nan",
+            "request_head_ns must be nanoseconds from 0 to 100,000",
+        ),
+        ("attention", "  request_head_ns: 24.5", "  request_head_ns: 24.5\n  extra: 1", "unknown field"),
+        ("attention", "  request_head_ns: 24.5", "  request_head_ns: true", "a boolean where a number belongs"),
+        ("attention", "  request_head_ns: 24.5", "", "request_head_ns"),
     ],
 )
-def test_a_gpu_specs_measured_matmul_block_refuses_typos(cli, tmp_path, old, new, words):
+def test_a_gpu_specs_measured_blocks_refuse_typos(cli, tmp_path, block, old, new, words):
+    # The H100 spec's measured matmul (gemm) and decode-attention (attention) blocks, each mistyped.
     from pathlib import Path
 
     text = (Path(__file__).resolve().parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
@@ -389,30 +406,7 @@ def test_a_gpu_specs_measured_matmul_block_refuses_typos(cli, tmp_path, old, new
     text = "\n".join("aliases: []" if ln.startswith("aliases:") else ln for ln in text.splitlines())
     f = tmp_path / "tiny.yaml"
     f.write_text(text)
-    one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f)), words, "tiny.yaml, line", "field gemm")
-
-
-@pytest.mark.parametrize(
-    "old, new, words",
-    [
-        ("  request_head_ns: 24.5", '  request_head_ns: "slow"', "request_head_ns"),
-        ("  request_head_ns: 24.5", "  request_head_ns: -1", "request_head_ns must be nanoseconds from 0 to 100,000"),
-        ("  request_head_ns: 24.5", "  request_head_ns: .nan", "request_head_ns must be nanoseconds from 0 to 100,000"),
-        ("  request_head_ns: 24.5", "  request_head_ns: 24.5\n  extra: 1", "unknown field"),
-        ("  request_head_ns: 24.5", "  request_head_ns: true", "a boolean where a number belongs"),
-        ("  request_head_ns: 24.5", "", "request_head_ns"),
-    ],
-)
-def test_a_gpu_specs_measured_attention_block_refuses_typos(cli, tmp_path, old, new, words):
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
-    assert old in text
-    text = text.replace("name: h100-sxm", "name: tiny").replace(old, new)
-    text = "\n".join("aliases: []" if ln.startswith("aliases:") else ln for ln in text.splitlines())
-    f = tmp_path / "tiny.yaml"
-    f.write_text(text)
-    one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f)), words, "tiny.yaml", "field attention")
+    one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f)), words, "tiny.yaml, line", f"field {block}")
 
 
 @pytest.mark.parametrize(
