@@ -411,6 +411,11 @@ def test_show_prints_a_gpus_measured_matmul_and_all_reduce_blocks(cli, monkeypat
     assert "decode attention (measured) 24.5 ns per request and KV head a call" in text
     assert d["spec"]["attention"]["request_head_ns"] == 24.5 and "attention.url" in text
     assert "decode attention (measured) -" in " ".join(cli("show", "h100-nvl").out.split())
+    # Its fp8 matmuls (the same fit over the fp8 GEMM tables, less the input's quantization: 3.3 us + bytes /
+    # (0.78 x bandwidth)); the A100, without fp8 units, has none.
+    assert "decode matmul fp8 (measured) 3.3 us + weight bytes / (0.78 x bandwidth)" in text
+    assert (d["spec"]["gemm_fp8"]["latency_us"], d["spec"]["gemm_fp8"]["bandwidth_share"]) == (3.3, 0.78)
+    assert "decode matmul fp8 (measured) -" in " ".join(cli("show", "a100-80gb").out.split())
 
 
 def test_gemma_and_granite_are_counted_as_llama_layers_with_their_own_ties():

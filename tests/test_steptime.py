@@ -227,6 +227,37 @@ def test_the_docs_v0_example_is_what_roofline_prints(cli):
     assert f"{(4e-3 + 32 * 103e-6) * 1e3:.3f} ms" in text  # 7.296
 
 
+def test_an_fp8_step_reads_its_weights_at_the_gpus_fp8_matmul_figures():
+    # Llama-3.1-405B-FP8's matmuls run at fp8 on an H100 (W8A8): its spec's gemm_fp8 block, vLLM 0.24's fp8
+    # GEMMs fitted (bench/fit_gemm_fp8.py) as 6.0 us + bytes / (0.78 x 3.35 TB/s), less the 2.7 us of the
+    # input's quantization charged as a small kernel: 3.3 us. Its bf16 twin keeps the gemm block, 3.4 us and 0.86.
+    h = resolve_gpu("h100-sxm")
+    fp8 = StepModel(resolve_model("llama3.1-405b-fp8"), h, BF16, tp=8)
+    assert fp8.compute_dtype == "fp8" and (fp8.c.eta_gemm, fp8.c.gemm_latency_s) == (0.78, pytest.approx(3.3e-6))
+    assert fp8.inv_w == pytest.approx(1 / (3.35e12 * 0.78), rel=1e-12)
+    bf16 = StepModel(resolve_model("llama3.1-405b"), h, BF16, tp=8)
+    assert bf16.compute_dtype == "bf16" and (bf16.c.eta_gemm, bf16.c.gemm_latency_s) == (0.86, pytest.approx(3.4e-6))
+    # The weights' term of one token's step: the rank's fp8 weights over the fp8 share.
+    s = fp8.step(1, 1024)
+    tw = fp8.weights(1) / (3.35e12 * 0.78)
+    assert s.t_memory_s == pytest.approx(tw + (fp8.kv(1024) + fp8.elementwise) / (3.35e12 * 0.80), rel=1e-12)
+    assert "as measured on h100-sxm for fp8 matmuls" in fp8.describe()
+    # A GPU with fp8 units and no measured matmuls keeps the pooled figures; the B200 takes its own.
+    nvl = StepModel(resolve_model("llama3.1-405b-fp8"), resolve_gpu("h100-nvl"), BF16, tp=8)
+    assert (nvl.c.eta_gemm, nvl.c.gemm_latency_s) == (0.80, 3e-6)
+    b200 = StepModel(resolve_model("llama3.1-405b-fp8"), resolve_gpu("b200"), BF16, tp=8)
+    assert (b200.c.eta_gemm, b200.c.gemm_latency_s) == (0.66, pytest.approx(3.7e-6))
+    # A block-scaled fp8 checkpoint (DeepSeek-V3's 128 x 128 blocks) keeps the bf16 figures: no table measures
+    # its kernels in a CUDA graph.
+    ds = StepModel(resolve_model("deepseek-v3"), h, BF16, tp=8)
+    assert (
+        ds.compute_dtype == "fp8"
+        and not ds.fp8_measured
+        and (ds.c.eta_gemm, ds.c.gemm_latency_s) == (0.86, pytest.approx(3.4e-6))
+    )
+    assert resolve_model("llama3.1-405b-fp8").quantization.method != "fp8-block"  # type: ignore[union-attr]
+
+
 def test_a_decode_attention_call_pays_for_each_request_and_kv_head():
     # AIConfigurator's measured vLLM 0.24 decode attention on H100 SXM (FlashAttention 3, bf16 KV, heads of
     # 128; ai-dynamo/aiconfigurator 095f58a, systems/data/h100_sxm/attention/vllm/0.24.0/

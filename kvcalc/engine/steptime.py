@@ -186,11 +186,18 @@ measured ranks lose efficiency with EP's size at a given width; the middle of th
 tokens (DEFAULT_SOURCES['moe_eta_c'])."""
 
 
-def for_gpu(constants: StepConstants, gpu: GPUSpec) -> StepConstants:
+def gemm_block(gpu: GPUSpec, fp8: bool = False) -> Any:
+    """The GPU spec's measured matmul figures for a step's matmuls: its fp8 ones (GPUSpec.gemm_fp8)
+    where the matmuls run at fp8 and it has them, else its bf16 ones (GPUSpec.gemm), else None."""
+    return gpu.gemm_fp8 if fp8 and gpu.gemm_fp8 is not None else gpu.gemm
+
+
+def for_gpu(constants: StepConstants, gpu: GPUSpec, fp8: bool = False) -> StepConstants:
     """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
-    and latency (GPUSpec.gemm) and its decode attention's cost per request and KV head
-    (GPUSpec.attention) where its spec has them, else eta_bw, GEMM_LATENCY_S and ATTN_REQUEST_S."""
-    g = gpu.gemm
+    and latency (GPUSpec.gemm, or GPUSpec.gemm_fp8 for ``fp8`` matmuls where it has them: gemm_block)
+    and its decode attention's cost per request and KV head (GPUSpec.attention) where its spec has
+    them, else eta_bw, GEMM_LATENCY_S and ATTN_REQUEST_S."""
+    g = gemm_block(gpu, fp8)
     eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
     lat = constants.gemm_latency_s
     if lat is None:
@@ -321,8 +328,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "b 473; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
     "and H200 without EP (5,184 bf16 and 3,996 fp8-block rows, 1 to 16,384 tokens, power-law 1.01 routing; "
     "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us + the root-sum-square of the touched experts' "
-    "bytes at the GPU's GEMM share of its bandwidth and their FLOPs at the peak x eta (matmul_s): median "
-    "|log(model / measured)| 0.231 -> 0.147 (16-bit) and 0.158 -> 0.112 (fp8) against one 0.15, and at 2,048 tokens or "
+    "bytes at the GPU's bf16 GEMM share of its bandwidth (as a step reads a block-scaled fp8 checkpoint's weights too: "
+    "fp8_block_scaled) and their FLOPs at the peak x eta (matmul_s): median |log(model / measured)| 0.231 -> 0.147 "
+    "(16-bit) and 0.158 -> 0.112 (fp8) against one 0.15, and at 2,048 tokens or "
     "more the median model / measured 1.70 -> 1.08 (16-bit); with the larger of the two in place of the root-sum-square "
     "(until 2026-12-04) the fit was a 0.598, b 509 and a 0.280, b 448, median 0.181 and 0.150. MXFP4 experts (another "
     "kernel) and expert-parallel ranks keep 0.15: the same tables "
@@ -617,6 +625,15 @@ def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> 
     return Link(kind, c.link_bytes_per_s or bw, alpha if c.alpha_s is None else c.alpha_s, measured)
 
 
+def fp8_block_scaled(model: ModelSpec, weight_dtype: str | None = None) -> bool:
+    """Whether a checkpoint's fp8 weights carry 128 x 128 block scales (its quantization config's
+    fp8-block: DeepSeek-V3, MiniMax-M2, Qwen3's FP8 releases). Their matmuls run block-scaled kernels
+    (CUTLASS's or DeepGEMM's), which no CUDA-graph table measures: AIConfigurator's collector times its
+    fp8-block GEMMs eagerly, one layer a call (collector/vllm/collect_gemm.py), 2-6x the per-tensor
+    kernels at one token, the launch rather than the kernel. They keep the GPU's bf16 figures."""
+    return weight_dtype is None and model.quantization is not None and model.quantization.method == "fp8-block"
+
+
 def matmul_dtype(model: ModelSpec, gpu: GPUSpec, weight_dtype: str | None = None) -> str:
     """The precision a checkpoint's matmuls run in: fp8 for fp8 weights on a GPU with fp8 units
     (vLLM and SGLang run fp8 checkpoints W8A8 there), 16-bit otherwise."""
@@ -663,7 +680,11 @@ class StepModel:
         dp: int = 1,
         engine: Engine | None = None,
     ):
-        self.c = for_gpu(for_engine(constants, engine), gpu).check()
+        self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
+        self.fp8_measured = self.compute_dtype == "fp8" and not fp8_block_scaled(model, weight_dtype)
+        """Whether the step's matmuls run the fp8 kernels the GPU spec's gemm_fp8 block measures (per-tensor or
+        per-channel scales); block-scaled fp8 checkpoints keep the gemm block's figures (fp8_block_scaled)."""
+        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured).check()
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
         self.dp, self.ep = dp, ep
         """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``
@@ -673,7 +694,6 @@ class StepModel:
         if dp > 1 or ep > 1:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
-        self.compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
         self.kernels = layer_kernels(model, weight_dtype, self.compute_dtype)
@@ -741,7 +761,7 @@ class StepModel:
         import copy
 
         new = copy.copy(self)
-        new.c = for_gpu(c, self.gpu).check()
+        new.c = for_gpu(c, self.gpu, self.fp8_measured).check()
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
@@ -1197,9 +1217,10 @@ class StepModel:
 
     def _gemm_from(self) -> str:
         """Where the matmuls' share and latency came from, when the GPU's measurements gave them."""
-        g, c = self.gpu.gemm, self.c
+        c, fp8 = self.c, self.fp8_measured
+        g = gemm_block(self.gpu, fp8)
         if g is not None and c.eta_gemm == g.bandwidth_share and c.gemm_latency_s == g.latency_us * 1e-6:
-            return f", as measured on {self.gpu.name}"
+            return f", as measured on {self.gpu.name}" + (" for fp8 matmuls" if fp8 and g is self.gpu.gemm_fp8 else "")
         return ""
 
     def _allreduces_said(self) -> str:

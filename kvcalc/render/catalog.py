@@ -152,6 +152,10 @@ def render_show_gpu(r: Any) -> None:
             f"{g.gemm.latency_us:g} us + weight bytes / ({g.gemm.bandwidth_share:g} x bandwidth)" if g.gemm else "-",
         ),
         (
+            "decode matmul fp8 (measured)",
+            f"{g.gemm_fp8.latency_us:g} us + weight bytes / ({g.gemm_fp8.bandwidth_share:g} x bandwidth)" if g.gemm_fp8 else "-",
+        ),
+        (
             "decode attention (measured)",
             f"{g.attention.request_head_ns:g} ns per request and KV head a call" if g.attention else "-",
         ),
@@ -161,7 +165,7 @@ def render_show_gpu(r: Any) -> None:
     kv_lines(c, rows)
     measured = [
         "the measured decode matmuls, decode attention and all-reduces name their microbenchmarks in --json "
-        "(gemm.url, attention.url, allreduce.url)"
+        "(gemm.url, gemm_fp8.url, attention.url, allreduce.url)"
     ]
     notes(
         c,

@@ -205,6 +205,9 @@ class GPUSpec:
     gemm: GemmSpec | None = None
     """Measured decode-shaped matmul latency and bandwidth share, where a public microbenchmark gives
     them; None: the step model's pooled defaults (kvcalc.engine.steptime)."""
+    gemm_fp8: GemmSpec | None = None
+    """The same for fp8 (W8A8) matmuls, the latency without their input's quantization (a small kernel
+    of its own in the step model); None: the gemm block's figures serve fp8 matmuls too."""
     attention: AttentionSpec | None = None
     """Measured decode attention cost per request and KV head, where a public microbenchmark gives it;
     None: the step model's default (kvcalc.engine.steptime.ATTN_REQUEST_S)."""
@@ -269,6 +272,8 @@ class GPUSpec:
             d["allreduce"] = AllReduceSpec(**ar)
         if isinstance(d.get("gemm"), dict):
             d["gemm"] = GemmSpec(**d["gemm"])
+        if isinstance(d.get("gemm_fp8"), dict):
+            d["gemm_fp8"] = GemmSpec(**d["gemm_fp8"])
         if isinstance(d.get("attention"), dict):
             d["attention"] = AttentionSpec(**d["attention"])
         return cls(**d)
