@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-# GPU: (bandwidth B/s, dense bf16 peak, dense fp8 peak, the spec's measured bf16 and fp8 GEMM bandwidth shares)
-GPUS = {"h200_sxm": (4.8e12, 989e12, 1979e12, 0.83, 0.74), "h100_sxm": (3.35e12, 989e12, 1979e12, 0.86, 0.78)}
+# GPU: (bandwidth B/s, dense bf16 peak, dense fp8 peak, the spec's measured GEMM bandwidth share)
+GPUS = {"h200_sxm": (4.8e12, 989e12, 1979e12, 0.83), "h100_sxm": (3.35e12, 989e12, 1979e12, 0.86)}
 
 
 # The Triton fused-MoE kernel as each release's collector names it (0.14-0.22: vllm_fused_moe; SGLang's own copy)
@@ -42,7 +42,7 @@ DEFAULT = {"bfloat16": (0.666, 545.0), "fp8_block": (0.307, 473.0)}
 
 def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
     frames = []
-    for gpu, (bw, bf16, fp8, share16, _share8) in GPUS.items():
+    for gpu, (bw, bf16, fp8, share) in GPUS.items():
         path = folder / (f"{gpu}-{tag}-moe.parquet" if tag else f"{gpu}-moe.parquet")
         if tag and not path.exists():
             continue
@@ -50,9 +50,9 @@ def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
         triton = d.kernel_source.str.contains(TRITON[0]) | d.kernel_source.isin(TRITON[1:])
         d = d[(d.moe_dtype == dtype) & triton & (d.distribution == "power_law_1.01")]
         d = d[d.moe_ep_size == 1]
-        # The fp8-block experts' bytes at the GPU's bf16 GEMM share, as the step model reads a block-scaled
-        # checkpoint's weights (steptime.fp8_block_scaled); share8, the fp8 one, is shown beside.
-        frames.append(d.assign(bw=bw, peak=bf16 if dtype == "bfloat16" else fp8, share=share16))
+        # Block-scaled fp8 experts read at the bf16 GEMM share, as the step model reads a block-fp8 checkpoint's
+        # weights (steptime.fp8_block_scaled): the GPU spec's gemm_fp8 figures cover per-tensor scaling only.
+        frames.append(d.assign(bw=bw, peak=bf16 if dtype == "bfloat16" else fp8, share=share))
     d = pd.concat(frames)
     n = d.inter_size / d.moe_tp_size
     experts, k, tokens, hidden = d.num_experts, d.topk, d.num_tokens, d.hidden_size
