@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kvcalc.engine.paging import simulate as run
-from kvcalc.inputs.workload import sample_lengths
+from kvcalc.inputs.workload import length_summary, sample_lengths
 from kvcalc.specs.catalog import resolve_model
 from kvcalc.specs.dtypes import BF16
 
@@ -250,3 +250,12 @@ def test_a_prefix_cache_hit_never_reaches_the_last_token(hit, prompt, block):
     c = cached_prompt_tokens(hit, prompt, block)
     assert c % block == 0 and 0 <= c <= prompt - 1 and c <= hit * prompt
     assert c > min(hit * prompt, prompt - 1) - block  # no whole block of the hit is left out
+
+
+def test_length_summary_is_plans_mean_tail_and_squared_variation():
+    # Lengths 100, 200, 300, 400: mean 250; variance ((150^2 + 50^2) x 2) / 4 = 12,500; cv2 = 12,500 /
+    # 250^2 = 0.2; the 90th percentile by linear interpolation sits 0.7 of the way from 300 to 400: 370.
+    assert length_summary([100, 200, 300, 400], 90) == (250, 370, 0.2)
+    # One length: no variation; a mean under half a token still counts as one.
+    assert length_summary([7, 7, 7], 50) == (7, 7, 0.0)
+    assert length_summary([0, 0, 1], 50)[0] == 1

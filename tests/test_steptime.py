@@ -279,17 +279,19 @@ def test_a_decode_attention_call_pays_for_each_request_and_kv_head():
     m = resolve_model("qwen3-8b")
     one, eight = StepModel(m, h, BF16), StepModel(m, h, BF16, tp=8)
     assert (one.attn_heads, eight.attn_heads) == (36 * 8, 36 * 1)
-    assert one.attn_request_s == pytest.approx(7.056e-6, rel=1e-12) and eight.attn_request_s == pytest.approx(0.882e-6, rel=1e-12)
+    assert one.attn_per_request_s == pytest.approx(7.056e-6, rel=1e-12) and eight.attn_per_request_s == pytest.approx(
+        0.882e-6, rel=1e-12
+    )
     import dataclasses
 
     off = StepModel(m, h, BF16, constants=dataclasses.replace(DEFAULTS, attn_request_s=0.0))
     assert one.step(512, 300).t_fixed_s - off.step(512, 300).t_fixed_s == pytest.approx(512 * 7.056e-6, rel=1e-9)
     assert one.step(512, 300).t_step_s - off.step(512, 300).t_step_s == pytest.approx(512 * 7.056e-6, rel=1e-9)
     # MLA's call is measured whole (mla_attn_latency_s), and a state layer has no such call.
-    assert StepModel(resolve_model("deepseek-v3"), h, BF16, tp=8).attn_request_s == 0.0
+    assert StepModel(resolve_model("deepseek-v3"), h, BF16, tp=8).attn_per_request_s == 0.0
     # A GPU whose spec has no attention table takes the H100's figure; the B200's kernel pays a third of it.
-    assert StepModel(m, resolve_gpu("h100-nvl"), BF16).attn_request_s == pytest.approx(36 * 8 * 24.5e-9, rel=1e-12)
-    assert StepModel(m, resolve_gpu("b200"), BF16).attn_request_s == pytest.approx(36 * 8 * 8.5e-9, rel=1e-12)
+    assert StepModel(m, resolve_gpu("h100-nvl"), BF16).attn_per_request_s == pytest.approx(36 * 8 * 24.5e-9, rel=1e-12)
+    assert StepModel(m, resolve_gpu("b200"), BF16).attn_per_request_s == pytest.approx(36 * 8 * 8.5e-9, rel=1e-12)
 
 
 def test_pcie_all_reduce_follows_nccls_ring_model():

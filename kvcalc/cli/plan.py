@@ -117,7 +117,7 @@ def plan(
     from kvcalc.engine.memory import FitInputs
     from kvcalc.engine.plan import SLO, Traffic, latency_percentile, plan as run_plan
     from kvcalc.errors import KvcalcError
-    from kvcalc.inputs.workload import check_fixed_pair, sample_lengths
+    from kvcalc.inputs.workload import check_fixed_pair, length_summary, sample_lengths
     from kvcalc.specs.catalog import resolve_gpu
     from kvcalc.units import parse_float, parse_seconds
 
@@ -178,8 +178,8 @@ def plan(
         ctx = m.max_position_embeddings
         sample = sample_lengths(s, 20_000, 0, ctx, where, f"{m.name}'s context of {ctx:,} tokens")[0]
         samples[where] = sample[:2000]
-        cv2[where] = float(np.var(sample) / np.mean(sample) ** 2)
-        return max(int(round(float(np.mean(sample)))), 1), int(np.percentile(sample, pct))
+        mean, tail, cv2[where] = length_summary(sample, pct)
+        return mean, tail
 
     preset = opt.workload_preset(workload)
     p_def, o_def = (preset[0], preset[1]) if preset else ("1000", "200")

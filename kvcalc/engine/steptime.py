@@ -46,7 +46,7 @@ from kvcalc.engine.engines import Engine
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
-from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.gpu import GemmSpec, GPUSpec
 from kvcalc.specs.model import ModelSpec
 
 FP8_CHECKPOINTS = ("fp8", "fp8_e4m3", "fp8_e5m2")
@@ -186,7 +186,7 @@ measured ranks lose efficiency with EP's size at a given width; the middle of th
 tokens (DEFAULT_SOURCES['moe_eta_c'])."""
 
 
-def gemm_block(gpu: GPUSpec, fp8: bool = False) -> Any:
+def gemm_block(gpu: GPUSpec, fp8: bool = False) -> GemmSpec | None:
     """The GPU spec's measured matmul figures for a step's matmuls: its fp8 ones (GPUSpec.gemm_fp8)
     where the matmuls run at fp8 and it has them, else its bf16 ones (GPUSpec.gemm), else None."""
     return gpu.gemm_fp8 if fp8 and gpu.gemm_fp8 is not None else gpu.gemm
@@ -707,7 +707,7 @@ class StepModel:
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
         self.attn_heads = attention_heads(model, tp)
         """(request, KV head) pairs a decoding request brings to the step's attention calls (attention_heads)."""
-        self.attn_request_s = self.attn_heads * (self.c.attn_request_s or 0.0)
+        self.attn_per_request_s = self.attn_heads * (self.c.attn_request_s or 0.0)
         """What each request in the step adds to its attention calls, seconds (StepConstants.attn_request_s)."""
         self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model, dp, gpu.name)
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
@@ -765,7 +765,7 @@ class StepModel:
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
-        new.attn_request_s = self.attn_heads * (new.c.attn_request_s or 0.0)
+        new.attn_per_request_s = self.attn_heads * (new.c.attn_request_s or 0.0)
         new.eager_host_total_s = eager_issue_s(self.model, new.c, self.kernels)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
@@ -906,9 +906,9 @@ class StepModel:
     def overhead_s(self, tokens: int, requests: int) -> float:
         """What a step costs beyond its memory and compute terms: the engine's per-step and
         per-request cost, the kernel gaps of every layer, the attention calls' work per request
-        (attn_request_s), the collectives."""
+        (attn_per_request_s), the collectives."""
         gaps = self.layer_gaps_s if tokens <= GRAPH_MAX_TOKENS else self.layer_gaps_eager_s
-        per_request = self.c.per_request_s + self.attn_request_s
+        per_request = self.c.per_request_s + self.attn_per_request_s
         return self.c.fixed_s + per_request * requests + gaps + self.collective_s(tokens)
 
     # ---- one step ------------------------------------------------------------------------------------
@@ -1112,7 +1112,7 @@ class StepModel:
             kv0, a0, g, ga = self._interp(mean_len)
             e = self._pieces(n, extra_tokens, g, ga)
         w, m1, cm, c1, o = e
-        # The matmuls' larger term and the small kernels' bytes are fixed over the span; the
+        # The matmuls' time (matmul_s) and the small kernels' bytes are fixed over the span; the
         # attention's two lines grow with it.
         g0 = matmul_s(w * self.inv_w, cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
         m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
@@ -1256,7 +1256,9 @@ class StepModel:
         said = f"{(c.attn_request_s or 0.0) * 1e9:g} ns each"
         if a is not None and c.attn_request_s == a.request_head_ns * 1e-9:
             said += f", as measured on {self.gpu.name}"
-        return f" + {self.attn_request_s * 1e6:.3g} us per request in the attention calls ({self.attn_heads:,} KV heads, {said})"
+        return (
+            f" + {self.attn_per_request_s * 1e6:.3g} us per request in the attention calls ({self.attn_heads:,} KV heads, {said})"
+        )
 
     def describe(self) -> str:
         c = self.c

@@ -113,6 +113,16 @@ def sample_lengths(spec: str, n: int, seed: int, max_len: int, where: str = "len
     return lengths, lengths.astype(np.float64), s, notes
 
 
+def length_summary(sample: Any, percentile: float) -> tuple[int, int, float]:
+    """(mean, tail, cv2) of sampled lengths as plan's Traffic takes them: the mean rounded to a whole
+    token (at least 1), the length at ``percentile`` (numpy's linear interpolation, truncated), and
+    the squared coefficient of variation, variance / mean^2 (Traffic.prompt_cv2)."""
+    import numpy as np
+
+    mean = float(np.mean(sample))
+    return max(int(round(mean)), 1), int(np.percentile(sample, percentile)), float(np.var(sample) / mean**2)
+
+
 def read_trace(text: str, where: str, max_len: int, is_csv: bool):
     """(lengths, lifetimes, description, notes) from a trace of prompt and output token counts."""
     import numpy as np
