@@ -1394,3 +1394,34 @@ def test_the_async_scheduling_paragraph_is_as_the_runs_score():
     modes = [engine(e).async_scheduling for e in ("sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.5.post3", "sglang")]
     assert modes == ["none", "pp1-no-dp", "pp1-no-dp", "pp1", "pp1"]
     assert "over the corpus request throughput MAE went from 33.5% to 35.1%, output throughput from 32.2% to 33.9%" in text
+
+
+def test_the_sampling_runs_are_as_the_simulation_doc_says():
+    """docs/simulation.md ("Not charged: the sampler"): the benchmark clients send temperature 0
+    until vllm-project/vllm#32723 (first in 0.15); of the corpus only the runs of a later
+    `vllm bench serve` without --temperature, or whose client set its own sampling, sample."""
+
+    def client_text(c: dict[str, Any]) -> str:
+        raw = SERVING / str(c.get("raw", ""))
+        extra = raw.read_text() if raw.suffix == ".txt" and raw.is_file() else ""
+        return str(c["source"]) + "\n" + extra
+
+    def release(c: dict[str, Any]) -> tuple[int, ...]:
+        v = str(c.get("engine_as_run", "")).split("@")[-1].split()[0]
+        return tuple(int(x) for x in v.split(".")[:2] if x.isdigit())
+
+    later_client = [
+        c["id"]
+        for c in CASES
+        if "vllm bench serve" in client_text(c)
+        and "--temperature" not in client_text(c)
+        and (release(c) >= (0, 15) or "main202606" in c["id"])
+    ]
+    own_flags = [c["id"] for c in CASES if "temperature 0.7" in str(c.get("inferred", {}).get("sampling", ""))]
+    assert len([i for i in later_client if i.startswith("violetquartz-")]) == 12
+    assert [i for i in later_client if not i.startswith("violetquartz-")] == [
+        "vllm43232-b200x4-qwen3-235b-fp8-main202606-random30000x1000-c64"
+    ]
+    assert own_flags == ["vllm17788-h100nvl-qwen3-32b-vllm085-sharegpt-inf-seqs32"]
+    text = " ".join((ROOT / "docs" / "simulation.md").read_text().split())
+    assert f"Of the serving corpus (docs/accuracy.md) {len(later_client) + len(own_flags)} runs sample" in text
