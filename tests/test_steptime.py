@@ -98,6 +98,20 @@ def test_measured_all_reduces_interpolate_and_never_charge_a_smaller_message_mor
     assert tp_link(resolve_gpu("h100-nvl"), 2).measured is None
 
 
+def test_mi300x_all_reduces_are_the_posted_custom_all_reduce_at_tp_2_and_4_only():
+    # vLLM's custom all-reduce on MI300X, fp16 (vllm-project/vllm#19744's TP 4 "baseline" column:
+    # 14.65 us at 512 KB, 22.91 at 1 MB; ROCm/aiter#801's TP 2 "vllm cr": 28.15 us at 1 MB).
+    mi = resolve_gpu("mi300x")
+    assert tp_link(mi, 4).allreduce_s(2**20, 4) == pytest.approx(22.91e-6)
+    assert tp_link(mi, 2).allreduce_s(2**20, 2) == pytest.approx(28.15e-6)
+    # 768 KB, halfway between 512 KB and 1 MB: linear.
+    assert tp_link(mi, 4).allreduce_s(768 * 1024, 4) == pytest.approx((14.65 + (22.91 - 14.65) / 2) * 1e-6)
+    # No TP 8 table: 5 us + bytes x 2 x 7/8 over 0.7 of one direction of its 896 GB/s Infinity Fabric.
+    link8 = tp_link(mi, 8)
+    assert link8.measured is None
+    assert link8.allreduce_s(2**20, 8) == pytest.approx(5e-6 + 2**20 * 2 * 7 / 8 / (0.7 * 448e9))
+
+
 def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
     # Llama-3.1-8B on one H100 SXM (3.35 TB/s, 989.5 TFLOP/s bf16), 512 requests at 256 tokens: the
     # matmuls are compute-bound and the attention reads KV, memory-bound. They are separate kernels on

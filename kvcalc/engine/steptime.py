@@ -315,8 +315,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "layers, taken as the cost of every model's kernels",
     "allreduce": "NVLink TP all-reduces where the GPU spec has measurements (A100 SXM, H100 SXM, H200, B200 at TP 2, "
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
-    "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); linear "
-    "between measured sizes, each size at the least measured at it or any larger size",
+    "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); MI300X at "
+    "TP 2 and 4: vLLM's custom all-reduce, fp16, 16 KB to 16 MB (kernel benchmarks of vllm-project/vllm#19744 and "
+    "ROCm/aiter#801); linear between measured sizes, each size at the least measured at it or any larger size",
     "alpha_s": "NVLink without measurements: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
     "(AIConfigurator's custom_allreduce_perf); PCIe: NCCL's ring latency model, 6.6 us + 1.0 us per hop over 2(N-1) "
     "hops (NVIDIA/nccl src/graph/tuning.cc), 8.6/12.6/20.6 us at 2/4/8 GPUs against 6.0/12.0/22.4 measured on L40S",
