@@ -88,6 +88,10 @@ def test_sglang_shards_dense_mlp_lm_head_and_shared_experts_over_the_whole_group
         ("qwen3-30b-a3b", Shape(tp=2, dp=2, ep=2), "vllm", "must equal DP x TP = 4"),
         ("qwen3-30b-a3b", Shape(tp=1, dp=2, ep=2), "trtllm", "no data-parallel attention"),
         ("qwen3-30b-a3b", Shape(tp=1, dp=2, ep=2), "vllm@0.6", "predates"),
+        # --enable-expert-parallel is in 0.8.0's engine/arg_utils.py, not 0.7.3's; --data-parallel-size
+        # in 0.8.4's, not 0.8.0's.
+        ("qwen3-30b-a3b", Shape(tp=2, ep=2), "vllm@0.7.3", "predates --enable-expert-parallel"),
+        ("qwen3-30b-a3b", Shape(tp=1, dp=2, ep=2), "vllm@0.8", "predates --data-parallel-size"),
         ("mixtral-8x7b", Shape(tp=1, dp=16, ep=16), "vllm", "more ranks than"),
         ("qwen3-30b-a3b", Shape(tp=1, dp=3, ep=3), "sglang", "does not divide"),
     ],
@@ -96,6 +100,13 @@ def test_bad_combinations_are_refused(model, shape, eng, words):
     with pytest.raises(KvcalcError) as e:
         check_shape(resolve_model(model), shape, engine(eng))
     assert words in e.value.line()
+
+
+def test_vllm_takes_expert_parallelism_over_tp_from_0_8_and_data_parallel_from_0_8_4():
+    # simon-mo/R1-Benchmark served DeepSeek-R1 with vLLM 0.8.4 at TP 8 with --enable-expert-parallel.
+    m = resolve_model("qwen3-30b-a3b")
+    check_shape(m, Shape(tp=2, ep=2), engine("vllm@0.8"))
+    check_shape(m, Shape(tp=1, dp=2, ep=2), engine("vllm@0.8.4"))
 
 
 def test_bad_combinations_give_one_line_and_exit_2(cli):

@@ -170,24 +170,29 @@ def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) ->
             raise KvcalcError(
                 f"{engine.title} has no data-parallel attention or expert parallelism in kvcalc's rules",
                 "engine",
-                "vllm (0.9 and later) or sglang",
+                "vllm (0.8 and later) or sglang",
             )
-        if engine.name == "vllm" and _too_old(engine.version, (0, 9)):
+        # vLLM's --enable-expert-parallel (experts over the TP x DP ranks) is in 0.8.0's
+        # engine/arg_utils.py and not 0.7.3's; --data-parallel-size is in 0.8.4's and not 0.8.0's.
+        if engine.name == "vllm" and shape.ep > 1 and _too_old(engine.version, (0, 8, 0)):
+            raise KvcalcError(f"{engine.title} predates --enable-expert-parallel (vLLM 0.8.0)", "engine", "vllm@0.8 or later")
+        if engine.name == "vllm" and shape.dp > 1 and _too_old(engine.version, (0, 8, 4)):
             raise KvcalcError(
-                f"{engine.title} predates --data-parallel-size with expert parallelism (vLLM 0.9)",
+                f"{engine.title} predates --data-parallel-size (read in vLLM 0.8.4, not in 0.8.0)",
                 "engine",
-                "vllm@0.9 or later",
+                "vllm@0.8.4 or later",
             )
         if engine.name == "sglang" and shape.dp > 1 and _too_old(engine.version, (0, 4)):
             raise KvcalcError(f"{engine.title} predates --enable-dp-attention (SGLang 0.4)", "engine", "sglang@0.4 or later")
 
 
 def _too_old(version: str, need: tuple[int, ...]) -> bool:
+    """Whether a release (its first len(need) numbers; a record named "0.8" is 0.8.0) is older than ``need``."""
     try:
-        v = tuple(int(x) for x in version.split(".")[:2])
+        parts = [int(x) for x in version.split(".")[: len(need)]]
     except ValueError:
         return False
-    return bool(version) and v < need
+    return bool(version) and tuple(parts + [0] * (len(need) - len(parts))) < need
 
 
 LinkKind = str  # 'nvlink', 'pcie' or 'network'
