@@ -1189,3 +1189,17 @@ def test_vllm_from_0_14_schedules_ahead_so_its_host_time_runs_beside_the_gpus():
     assert max(m0, c0) + o == pytest.approx(4.5e-3, rel=1e-9)
     cols = ahead.decode_columns([ahead.weights(1000)], [1000 * ahead.kv(1)], [ahead.mm * 1000], [1000 * ahead.attn(1)], [1000])
     assert cols[0][0] == pytest.approx(4.5e-3, rel=1e-6)
+
+
+def test_a_decode_step_forced_eager_takes_the_hosts_issue_of_every_kernel():
+    # A decode beside another DP rank's prompt step runs without CUDA graphs (Engine.dp_prompt_lockstep):
+    # the host issues every kernel at 42 us (sgl-project/sglang#12160's eager forward), after its own
+    # step work, and the GPU's few milliseconds hide under that.
+    from kvcalc.engine.engines import engine
+
+    m, g = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100")
+    sm = StepModel(m, g, BF16, 1, 1, dp=4, ep=4, engine=engine("sglang@0.5.9"))
+    graph, eager = sm.step(8, 1024), sm.step(8, 1024, eager=True)
+    issue = sm.kernels.total * 42e-6
+    assert graph.t_step_s < issue / 2
+    assert eager.t_step_s == pytest.approx(sm.c.fixed_s + 8 * sm.c.per_request_s + issue, rel=1e-12)

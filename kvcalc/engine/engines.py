@@ -377,6 +377,14 @@ class Engine:
     0.5.19 and 0.5.23); and from 0.5.15 _disable_prefill_cuda_graph_for_deepseek_trtllm_mla
     ('deepseek-sm100'). An allowlist of newer multimodal architectures (Qwen3.5, Kimi-K2.5, GLM-5 Next
     and others, none in kvcalc's catalog) keeps its graphs; not followed."""
+    dp_prompt_lockstep: bool = False
+    """Under DP attention, whether every rank steps with any rank's prompt batch, as a decode too: the
+    ranks gather their batches every step for the MoE layers (SGLang's MLP sync), so a rank's decode
+    step lasts as long as another rank's prompt step, and it runs without its CUDA graph, which is
+    taken only when every rank's batch decodes (SGLang's can_cuda_graph is the minimum over ranks:
+    managers/scheduler.py's all_reduce MIN of each rank's forward mode, 0.4.0; prepare_mlp_sync_batch_raw's
+    min(global_info), 0.4.6.post5 and 0.5.3; managers/scheduler_dp_attn_mixin.py, 0.5.9). Read to 0.5.9,
+    where prompt batches run without CUDA graphs; not read for vLLM or later SGLang releases."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -1040,6 +1048,7 @@ SGLANG_059 = replace(
     mem_fraction_rule="sglang-0.5.3",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
+    dp_prompt_lockstep=True,
     aliases=(),
 )
 # 0.5.3 to 0.5.5: 0.5.9's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
@@ -1631,6 +1640,7 @@ _RULE_LABELS = {
     "async_scheduling": "host time beside the GPU's (async scheduling)",
     "prefill_graphs": "prompt steps in CUDA graphs",
     "prefill_graphs_off": "prompt graphs turned off for",
+    "dp_prompt_lockstep": "DP ranks step with any rank's prompt batch, without graphs",
     "prompt_blocks": "a paged prompt's blocks taken",
 }
 

@@ -332,21 +332,42 @@ class _Replica:
         def mid(q: int) -> int:
             return _chunk_end(self.C, Pn, q)
 
-        seen_at: dict[tuple[float, int], float] = {}
+        seen_at: dict[tuple[float, int, bool], float] = {}
 
-        def at(n: float, q: int = 0) -> float:
-            """A step's seconds with n requests decoding (linear between whole counts) and q prompt tokens."""
-            if (n, q) not in seen_at:
-                seen_at[n, q] = step_at(n, q)
-            return seen_at[n, q]
+        def at(n: float, q: int = 0, eager: bool = False) -> float:
+            """A step's seconds with n requests decoding (linear between whole counts) and q prompt
+            tokens; ``eager``: without CUDA graphs (StepModel.step)."""
+            if (n, q, eager) not in seen_at:
+                seen_at[n, q, eager] = step_at(n, q, eager)
+            return seen_at[n, q, eager]
 
-        def step_at(n: float, q: int) -> float:
+        def step_at(n: float, q: int, eager: bool) -> float:
             if not n and not q:
                 return sm.overhead_s(0, 0)
             lo = math.floor(n + 1e-9)
-            t_lo = sm.step(lo, self.ctx, q, mid(q) if q else 0).t_step_s if lo or q else sm.overhead_s(0, 0)
+            end = mid(q) if q else 0
+            t_lo = sm.step(lo, self.ctx, q, end, eager).t_step_s if lo or q else sm.overhead_s(0, 0)
             w = n - lo
-            return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, mid(q) if q else 0).t_step_s - t_lo)
+            return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, end, eager).t_step_s - t_lo)
+
+        # DP attention in lockstep (StepModel.lockstep_ranks, prompts first): the other ranks run prompt
+        # steps as often as this one, n_p a second each, so lam = others x n_p a second in all, and a
+        # decode step steps beside at least one of them with chance 1 - e^(-lam x t), t the step before
+        # it (the prompts that came during it): a = 1 - e^(-lam t0) after a plain decode step, b = 1 -
+        # e^(-lam tf) after one beside a prompt step (without CUDA graphs and at least a prompt step
+        # long, tf = max(te, tq)), a share phi = a / (1 + a - b) of the decode steps in steady state, as
+        # the simulator draws them.
+        others = sm.lockstep_ranks if not mixed else 0
+
+        def decode_gap(n_p: float, tq: float, t0: float, te: float, u: float) -> float:
+            """Seconds between a decoding request's tokens: the decode steps take the time the prompt
+            steps leave, 1 - u, at (1 - phi) t0 + phi tf each."""
+            if not others or n_p <= 0:
+                return t0 / (1 - u)
+            lam, tf = others * n_p, (te if te > tq else tq)
+            a, b = -math.expm1(-lam * t0), -math.expm1(-lam * tf)
+            phi = a / (1 + a - b)
+            return ((1 - phi) * t0 + phi * tf) / (1 - u)
 
         t0 = at(b)
         if rate <= 0:
@@ -368,7 +389,9 @@ class _Replica:
             if u >= 1:
                 return None
             # Mixed: every step gives each decoding request a token; else only the decode steps do.
-            new = 1.0 / (n_p + (1 - u) / t0) if mixed else t0 / (1 - u)
+            new = 1.0 / (n_p + (1 - u) / t0) if mixed else decode_gap(n_p, tq, t0, at(b, 0, True), u)
+            if math.isinf(new):
+                return None
             if abs(new - t) <= 1e-10 * t:
                 t = new
                 break
@@ -385,7 +408,9 @@ class _Replica:
             own = n_p * tq
             if own >= 1 or (mixed and n_p * (tq - t0) >= 1):
                 return math.inf, bound, u, n_p, math.inf
-            t = 1.0 / (n_p + (1 - own) / t0) if mixed else t0 / (1 - own)
+            t = 1.0 / (n_p + (1 - own) / t0) if mixed else decode_gap(n_p, tq, t0, at(batch, 0, True), own)
+            if math.isinf(t):
+                return math.inf, bound, u, n_p, math.inf
         late = (tq - t0) / (1 - n_p * (tq - t0)) if mixed else tq / (1 - own)
         return t, bound, u, n_p, late
 

@@ -716,6 +716,9 @@ class StepModel:
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
+        self.lockstep_ranks = dp - 1 if dp > 1 and engine is not None and engine.dp_prompt_lockstep else 0
+        """The other DP ranks whose prompt steps this rank steps with, running its decodes without CUDA
+        graphs (Engine.dp_prompt_lockstep); 0 where the engine's ranks do not (or one rank)."""
         mode = engine.async_scheduling if engine is not None else "none"
         self.async_host = (
             mode != "none"
@@ -914,9 +917,11 @@ class StepModel:
 
     # ---- one step ------------------------------------------------------------------------------------
 
-    def step(self, decodes: int, ctx: float, prefill_tokens: int = 0, prefill_ctx: int = 0) -> StepTime:
+    def step(self, decodes: int, ctx: float, prefill_tokens: int = 0, prefill_ctx: int = 0, eager: bool = False) -> StepTime:
         """One step: ``decodes`` requests at mean context ``ctx`` plus ``prefill_tokens`` prompt
-        tokens of one chunk ending at context ``prefill_ctx`` (0: the chunk is the prompt's start)."""
+        tokens of one chunk ending at context ``prefill_ctx`` (0: the chunk is the prompt's start);
+        ``eager``: without CUDA graphs whatever its size (a decode beside another DP rank's prompt
+        step: lockstep_ranks)."""
         tokens = decodes + prefill_tokens
         if tokens < 1:
             raise KvcalcError("a step needs at least one token", "batch", "a positive batch")
@@ -934,6 +939,7 @@ class StepModel:
             tokens,
             decodes + (1 if prefill_tokens else 0),
             prefill=prefill_tokens > 0,
+            eager=eager,
         )
 
     def time(
@@ -945,13 +951,14 @@ class StepModel:
         tokens: int,
         requests: int,
         prefill: bool = False,
+        eager: bool = False,
     ) -> StepTime:
         """The step formula, once: weight and KV bytes read, matmul and attention FLOPs, and the
         tokens and requests the step carries (for its all-reduces and per-request cost); ``prefill``:
         the step carries prompt tokens (without CUDA graphs in some engines: :meth:`eager_extra_s`)."""
         fixed, coll = self._beyond(tokens, requests)
         tm, tc, t = self._terms(weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens)
-        if self.eager(prefill, requests):
+        if eager or self.eager(prefill, requests):
             extra = self.eager_extra_s(t, requests)
             t, fixed = t + extra, fixed + extra
         elif self.async_host:
@@ -1095,13 +1102,21 @@ class StepModel:
     # ---- spans, for the simulator -----------------------------------------------------------------------
 
     def lines(
-        self, n: int, mean_len: float, extra_tokens: int = 0, extra_bytes: float = 0.0, extra_flops: float = 0.0
+        self,
+        n: int,
+        mean_len: float,
+        extra_tokens: int = 0,
+        extra_bytes: float = 0.0,
+        extra_flops: float = 0.0,
+        eager: bool = False,
     ) -> tuple[float, float, float, float, float]:
         """(m0, m1, c0, c1, o): step k of a span takes max(m0 + m1 k, c0 + c1 k) + o seconds, for n
         decoding requests of mean length mean_len (growing by one per step) plus a fixed extra load
         (prompt tokens, their KV bytes and attention FLOPs). The matmuls' larger term, which the span
         does not change, is in both m0 and c0; the lines are the attention's KV reads and FLOPs. A decode-only span of a full-attention
-        model keeps what depends only on n, a batch size (the simulator asks at every event)."""
+        model keeps what depends only on n, a batch size (the simulator asks at every event). ``eager``:
+        the span runs without CUDA graphs whatever its size (a decode beside another DP rank's prompt
+        step: lockstep_ranks)."""
         if self.linear:
             kv0, a0 = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len
             e = self._dl.get(n) if not extra_tokens else None
@@ -1118,7 +1133,7 @@ class StepModel:
         g0 = matmul_s(w * self.inv_w, cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
         m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
         requests = n + (1 if extra_tokens else 0)
-        if self.eager(extra_tokens > 0, requests):
+        if eager or self.eager(extra_tokens > 0, requests):
             # A span run without CUDA graphs: its first step as time() has it.
             o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, requests)
         elif self.async_host:

@@ -32,8 +32,8 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (9, -0.5069, -0.6272, -0.2791),
     },
     "moe/5+": {
-        "mean_tpot": (60, -0.3208, -0.4483, -0.2194),
-        "output_throughput": (72, 0.3183, 0.1391, 0.6216),
-        "mean_ttft": (72, -0.5134, -0.6685, -0.3373),
+        "mean_tpot": (60, -0.3208, -0.4439, -0.2194),
+        "output_throughput": (72, 0.3183, 0.1391, 0.5966),
+        "mean_ttft": (72, -0.5134, -0.6383, -0.3373),
     },
 }

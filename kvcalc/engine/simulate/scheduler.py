@@ -191,6 +191,15 @@ def serve(
     now = stall = 0.0
     held = 0.0  # prefill steps of their own (not mixed) the decoding requests waited through since their last token
     mixed = st.mixed
+    # DP attention in lockstep (StepModel.lockstep_ranks; prompt steps of their own only): the other
+    # ranks are alike, each running prompt steps as often as this one does (its prompt steps so far
+    # over the time so far), so theirs come at ``others`` times that rate, and a step of this rank's
+    # decodes of t seconds steps beside at least one of them with chance 1 - e^(-rate x t): then it
+    # runs without CUDA graphs and for at least a prompt step's time (``foreign_dt``, this rank's
+    # last). ``foreign`` counts such steps owed, as they accrue over the decode spans.
+    others = 0 if mixed else cost.lockstep_ranks if st.busy_ranks is None else min(cost.lockstep_ranks, st.busy_ranks - 1)
+    foreign = foreign_dt = 0.0
+    own_prompt_steps = 0
     sum_base = pf_done = swap_used = 0
     done = rejected = preemptions = recomputed = swapped_bytes = 0
     blocked = blocked_at = -1  # the request that last did not fit, and the allocator's version then
@@ -505,6 +514,9 @@ def serve(
                 extra_f += c * (prefill_attn(h if h > 1 else 1) if v is None else v)
             ln = lines(nd, mean, T, extra_b, extra_f) if mixed else lines(0, 0.0, T, extra_b, extra_f)
             dt = span_s(ln, 1) + stall
+            if others:
+                own_prompt_steps += 1
+                foreign_dt = dt - stall
             if nd and mixed:
                 itl_add(dt + held)
                 itl_w_add(nd)
@@ -575,14 +587,22 @@ def serve(
                 j = front[0] if front else (pk[1] if pk is not None and pk[0] <= now else -1)
                 if j >= 0 and r_now < mns and fits_first(j, nd, h0):
                     K = 1
+            if foreign >= 1.0:
+                K = 1  # a step beside another rank's prompt step
             # Cut at the step blocks run out (paged), then at the next arrival that could be admitted.
             full = to_full(S, K, nd) if paged else K + 1
             if full < K:
                 K = full
             dt = span_s(ln, K)
-            if not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
+            if foreign >= 1.0:
+                foreign -= 1.0
+                e = span_s(lines(nd, mean, 0, 0.0, 0.0, True), 1)
+                dt = e if e > foreign_dt else foreign_dt
+            elif not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
                 if r_now < mns and fits_first(pk[1], nd, h0):
                     K, dt = span_until(ln, pk[0] - now, K, True)
+            if others and own_prompt_steps and now > 0:
+                foreign += K * -math.expm1(-others * own_prompt_steps / now * dt / K)
             dt += stall
             itl_add((dt + held) / K)
             itl_w_add(nd * K)

@@ -86,6 +86,10 @@ class SimSettings:
     """Paged: a prompt takes the blocks of each chunk as it is scheduled, and is admitted when its
     first chunk fits (vLLM V1), rather than all its blocks at admission (Engine.prompt_blocks, which
     simulate sets)."""
+    busy_ranks: int | None = None
+    """With DP attention, the ranks that serve requests (None: every rank). A replay of fewer users
+    than ranks (one user on one of four) runs one user a rank, but only that many ranks run prompt
+    steps for the others to step beside (StepModel.lockstep_ranks)."""
 
 
 @record(frozen=True)
