@@ -300,7 +300,14 @@ def simulate(
             0,
             f"{Shape(tp, 1, dp, ep).describe()}: the runs are one DP rank's, serving every {_nth(dp)} request of the "
             f"{whole:,} (round robin){' and ' + str(st.concurrency) + ' of the users' if st.concurrency else ''}; the other "
-            f"ranks step in lockstep with batches alike, so the deployment serves {dp} x each throughput figure",
+            f"ranks step in lockstep with batches alike, so the deployment serves {dp} x each throughput figure"
+            + (
+                f"; {engine.label}'s ranks step with any rank's prompt batch, so a decode step beside one of the "
+                f"other {cost.lockstep_ranks}'s (drawn at this rank's own rate of prompt steps) runs without CUDA graphs "
+                "and lasts at least the prompt step"
+                if cost.lockstep_ranks and not st.mixed
+                else ""
+            ),
         )
     if wl.shared_prefix:
         assumptions.append(
