@@ -310,3 +310,15 @@ def test_a_pinned_dp_that_fits_no_server_or_a_dense_model_is_refused(cli):
     assert r.code == 2 and "mixture-of-experts" in r.err
     r = cli("plan", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--users", "8", "--ep", "sideways")
     assert r.code == 2 and "on, off or both" in r.err
+
+
+def test_sglangs_flags_for_dp_attention_follow_the_release():
+    # --attn-dp-size from 0.5.22 (server_args.py, 0.5.23); --dp-size with --enable-dp-attention before
+    # (server_args.py, 0.4.0 to 0.5.9).
+    from kvcalc.engine.deployment import engine_flags
+
+    shape = Shape(tp=2, dp=4, ep=8)
+    assert engine_flags(shape, engine("sglang")) == "--tp-size 8 --attn-dp-size 4 --ep-size 8"
+    for old in ("sglang@0.5.9", "sglang@0.4.6.post5", "sglang@0.5.19"):
+        assert engine_flags(shape, engine(old)) == "--tp-size 8 --dp-size 4 --enable-dp-attention --ep-size 8", old
+    assert engine_flags(Shape(tp=8), engine("sglang@0.5.9")) == "--tp-size 8"

@@ -115,9 +115,13 @@ def engine_flags(shape: Shape, engine: Engine) -> str:
     """The shape in the engine's own flags."""
     if engine.name == "sglang":
         # 0.5.22 renamed attention DP --attn-dp-size (--dp-size now counts whole replicas);
-        # sglang/srt/server_args.py, 0.5.23. The older spelling is --dp-size N --enable-dp-attention.
+        # sglang/srt/server_args.py, 0.5.23. The older spelling is --dp-size N --enable-dp-attention
+        # (server_args.py, 0.4.0 to 0.5.9), which the records of releases before 0.5.20 print; the
+        # current record ("0.5", 0.5.20 and later) prints 0.5.23's.
         s = f"--tp-size {shape.dp * shape.tp}"
-        if shape.dp > 1:
+        if shape.dp > 1 and engine.version != "0.5" and engine.older_than(0, 5, 22):
+            s += f" --dp-size {shape.dp} --enable-dp-attention"
+        elif shape.dp > 1:
             s += f" --attn-dp-size {shape.dp}"
         if shape.ep > 1:
             s += f" --ep-size {shape.ep}"
