@@ -295,6 +295,11 @@ def test_the_lockstep_is_sglangs_to_0_5_9_and_needs_other_busy_ranks():
     _, without = _dp_closed_and_simulated(*args, off)
     _, four = _dp_closed_and_simulated(*args, "sglang@0.5.9", busy=4)
     assert one.tpot_s.mean == without.tpot_s.mean < four.tpot_s.mean
+    from kvcalc.errors import KvcalcError
+
+    for bad in (0, 5):
+        with pytest.raises(KvcalcError, match="busy ranks"):
+            _dp_closed_and_simulated(*args, "sglang@0.5.9", busy=bad)
 
 
 @pytest.mark.parametrize("hit", [0.5, 0.9])

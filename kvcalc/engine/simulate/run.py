@@ -166,6 +166,8 @@ def simulate(
     if n < 1:
         raise KvcalcError("no requests", "requests", "at least one request")
     st.constants.check()
+    if st.busy_ranks is not None and not 1 <= st.busy_ranks <= dp:
+        raise KvcalcError(f"{st.busy_ranks} busy ranks of {dp}", "busy_ranks", f"1 to the DP ranks ({dp})")
     if st.concurrency is not None and not 1 <= st.concurrency <= n:
         raise KvcalcError(
             f"a concurrency of {st.concurrency:,} with {count_of(n, 'request')}",
