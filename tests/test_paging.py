@@ -119,6 +119,13 @@ def test_bad_workloads(cli, args, needle):
         ('{"prompt_tokens": 5000, "output_tokens": 1}\n', "--max-len"),
         ("", "no requests"),
         ("[1, 2]\n", "line 1"),
+        # A vllm bench serve --save-result JSON: its input_lens and output_lens, request by request.
+        ('{"input_lens": [10, 20], "output_lens": [5]}', "input_lens lists 2 requests and output_lens 1"),
+        ('{"input_lens": 10, "output_lens": [5]}', "must both be lists"),
+        ('{"input_lens": [10, "x"], "output_lens": [5, 6]}', "request 2"),
+        ('{"input_lens": [10, 5000], "output_lens": [5, 6]}', "request 2"),
+        ('{"input_lens": [0], "output_lens": [0]}', "positive"),
+        ('{"input_lens": [],\n "output_lens": []}', "no requests"),
     ],
 )
 def test_bad_traces(cli, tmp_path, text, needle):

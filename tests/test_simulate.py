@@ -1,6 +1,7 @@
 """kvcalc simulate: continuous batching over time under each allocation policy."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -237,6 +238,21 @@ def test_trace_with_arrival_times(cli, tmp_path):
     d = cli("simulate", "--model", "llama2-7b", "--trace", f, "--json").json()
     assert d["requests"] == 10 and d["arrival"] == "the trace's arrival times"
     assert all(p["completed"] == 10 for p in d["runs"])
+
+
+def test_a_bench_serve_result_is_a_trace_of_its_requests(cli, tmp_path):
+    # vllm bench serve --save-result writes one JSON object, pretty-printed or not, with each request's
+    # prompt and output tokens in input_lens and output_lens; an empty output (a request that ended at
+    # once) is replayed as one token.
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps({"num_prompts": 4, "input_lens": [100, 200, 300, 400], "output_lens": [10, 0, 30, 40]}, indent=1))
+    d = cli("simulate", "--model", "llama2-7b", "--trace", f, "--rate", "1", "--json").json()
+    assert d["requests"] == 4 and d["mean_prompt"] == (100 + 200 + 300 + 400) / 4 and d["mean_output"] == (10 + 1 + 30 + 40) / 4
+    assert all(p["completed"] == 4 for p in d["runs"])
+    # The corpus's own recorded runs are such files: dstack's 1,000 requests of 215.196 and 120.689 tokens.
+    lengths = Path(__file__).parent / "serving" / "lengths" / "dstack-405bfp8-h100x8-qps16.json"
+    d = cli("simulate", "--model", "llama3.1-8b", "--trace", lengths, "--rate", "4", "--policies", "paged-16", "--json").json()
+    assert d["requests"] == 1000 and round(d["mean_prompt"], 3) == 215.196
 
 
 def test_text_and_plot(cli, tmp_path):

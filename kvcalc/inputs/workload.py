@@ -18,7 +18,8 @@ ACCEPTED = (
 )
 TRACE_ACCEPTED = (
     "JSON Lines or CSV with a prompt and an output token count per request "
-    "(prompt_tokens/output_tokens, input_tokens/output_tokens, prompt_len/output_len or prompt/output)"
+    "(prompt_tokens/output_tokens, input_tokens/output_tokens, prompt_len/output_len or prompt/output), "
+    "or a vllm bench serve --save-result JSON (its input_lens and output_lens)"
 )
 PROMPT_KEYS = ("prompt_tokens", "input_tokens", "prompt_len", "input_len", "prompt")
 OUTPUT_KEYS = ("output_tokens", "completion_tokens", "output_len", "generated_tokens", "output")
@@ -143,26 +144,27 @@ def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[
     import json
 
     rows: list[tuple[int, int, float | None]] = []
+    unit = "line"
 
     def take(rec, line_no):
         if not isinstance(rec, dict):
-            raise KvcalcError("a record is not an object", f"{where}, line {line_no}", TRACE_ACCEPTED)
+            raise KvcalcError("a record is not an object", f"{where}, {unit} {line_no}", TRACE_ACCEPTED)
         p = next((rec[k] for k in PROMPT_KEYS if k in rec), None)
         o = next((rec[k] for k in OUTPUT_KEYS if k in rec), None)
         if p is None or o is None:
-            raise KvcalcError("no prompt or output token count", f"{where}, line {line_no}", TRACE_ACCEPTED)
+            raise KvcalcError("no prompt or output token count", f"{where}, {unit} {line_no}", TRACE_ACCEPTED)
         try:
             p_i, o_i = int(str(p).strip()), int(str(o).strip())
         except (TypeError, ValueError):
             raise KvcalcError(
-                f"token counts must be whole numbers, got {p!r} and {o!r}", f"{where}, line {line_no}", TRACE_ACCEPTED
+                f"token counts must be whole numbers, got {p!r} and {o!r}", f"{where}, {unit} {line_no}", TRACE_ACCEPTED
             ) from None
         if p_i < 0 or o_i < 0 or p_i + o_i == 0:
-            raise KvcalcError(f"token counts must be positive, got {p_i} and {o_i}", f"{where}, line {line_no}", TRACE_ACCEPTED)
+            raise KvcalcError(f"token counts must be positive, got {p_i} and {o_i}", f"{where}, {unit} {line_no}", TRACE_ACCEPTED)
         if p_i + o_i > max_len:
             raise KvcalcError(
                 f"request of {p_i + o_i:,} tokens exceeds --max-len {max_len:,}",
-                f"{where}, line {line_no}",
+                f"{where}, {unit} {line_no}",
                 "a --max-len at least the longest request",
             )
         t = next((rec[k] for k in ARRIVAL_KEYS if k in rec and rec[k] not in (None, "")), None)
@@ -174,7 +176,9 @@ def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[
                 t_f = math.nan
             if not math.isfinite(t_f) or t_f < 0 or t_f > 1e9:
                 raise KvcalcError(
-                    f"arrival time {str(t)[:40]!r} is not a time in seconds", f"{where}, line {line_no}", "seconds from 0 to 1e9"
+                    f"arrival time {str(t)[:40]!r} is not a time in seconds",
+                    f"{where}, {unit} {line_no}",
+                    "seconds from 0 to 1e9",
                 )
         rows.append((p_i, o_i, t_f))
 
@@ -187,6 +191,13 @@ def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[
                 take({k.strip().lower(): v for k, v in rec.items() if k}, reader.line_num)
         except csv.Error as e:
             raise KvcalcError(f"malformed CSV: {e}", f"{where}, line {reader.line_num}", TRACE_ACCEPTED) from None
+    elif (pairs := bench_result_lengths(text, where)) is not None:
+        # vllm bench serve's --save-result JSON: one object whose input_lens and output_lens list each
+        # request's prompt and output tokens as the client counted them (vllm/benchmarks/serve.py, 0.11.0;
+        # benchmarks/benchmark_serving.py before), with no send times of its own.
+        unit = "request"
+        for no, (p, o) in enumerate(pairs, 1):
+            take({"prompt_tokens": p, "output_tokens": o}, no)
     else:
         for no, line in enumerate(text.splitlines(), 1):
             if not line.strip():
@@ -206,6 +217,29 @@ def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[
 
 def is_csv_name(name: str) -> bool:
     return bool(re.search(r"\.csv$", name, re.I))
+
+
+def bench_result_lengths(text: str, where: str) -> list[tuple[Any, Any]] | None:
+    """(prompt, output) per request of a vllm bench serve --save-result JSON, or None where the text is
+    not one (JSON Lines, a single record of them, or malformed: the line reader says where)."""
+    import json
+
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or not {"input_lens", "output_lens"} & obj.keys():
+        return None
+    ins, outs = obj.get("input_lens"), obj.get("output_lens")
+    if not isinstance(ins, list) or not isinstance(outs, list):
+        raise KvcalcError("input_lens and output_lens must both be lists of token counts", where, TRACE_ACCEPTED)
+    if len(ins) != len(outs):
+        raise KvcalcError(
+            f"input_lens lists {count_of(len(ins), 'request')} and output_lens {len(outs):,}", where, "as many of each"
+        )
+    return list(zip(ins, outs, strict=True))
 
 
 def read_trace_file(path: str, max_len: int) -> tuple[Any, Any, str, list[str]]:
