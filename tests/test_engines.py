@@ -556,3 +556,11 @@ def test_each_sglang_record_says_how_it_sets_its_default_fraction():
             assert rows[e.key].rules["default_util"] not in ("", "-"), e.key
     assert rows["sglang@0.3.6"].rules["default_util"] == "a table by TP, 0.82 at TP 8"
     assert "default_util" in rows["sglang@0.3.6"].differs_from_next_newer
+
+
+def test_a_record_named_by_fewer_numbers_is_its_first_release():
+    # vllm@0.8 holds 0.8.0 to 0.8.3: as old as 0.8.0, older than 0.8.4; suffixes after the numbers are dropped.
+    assert not engine("vllm@0.8").older_than(0, 8, 0) and engine("vllm@0.8").older_than(0, 8, 4)
+    assert not engine("vllm@0.8.4").older_than(0, 8, 4) and engine("vllm@0.7.3").older_than(0, 8, 0)
+    assert not engine("sglang@0.4.6.post5").older_than(0, 4) and engine("vllm@0.12").older_than(0, 14)
+    assert not engine("vllm@0.14").older_than(0, 14)

@@ -178,25 +178,16 @@ def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) ->
             )
         # vLLM's --enable-expert-parallel (experts over the TP x DP ranks) is in 0.8.0's
         # engine/arg_utils.py and not 0.7.3's; --data-parallel-size is in 0.8.4's and not 0.8.0's.
-        if engine.name == "vllm" and shape.ep > 1 and _too_old(engine.version, (0, 8, 0)):
+        if engine.name == "vllm" and shape.ep > 1 and engine.older_than(0, 8, 0):
             raise KvcalcError(f"{engine.title} predates --enable-expert-parallel (vLLM 0.8.0)", "engine", "vllm@0.8 or later")
-        if engine.name == "vllm" and shape.dp > 1 and _too_old(engine.version, (0, 8, 4)):
+        if engine.name == "vllm" and shape.dp > 1 and engine.older_than(0, 8, 4):
             raise KvcalcError(
                 f"{engine.title} predates --data-parallel-size (read in vLLM 0.8.4, not in 0.8.0)",
                 "engine",
                 "vllm@0.8.4 or later",
             )
-        if engine.name == "sglang" and shape.dp > 1 and _too_old(engine.version, (0, 4)):
+        if engine.name == "sglang" and shape.dp > 1 and engine.older_than(0, 4):
             raise KvcalcError(f"{engine.title} predates --enable-dp-attention (SGLang 0.4)", "engine", "sglang@0.4 or later")
-
-
-def _too_old(version: str, need: tuple[int, ...]) -> bool:
-    """Whether a release (its first len(need) numbers; a record named "0.8" is 0.8.0) is older than ``need``."""
-    try:
-        parts = [int(x) for x in version.split(".")[: len(need)]]
-    except ValueError:
-        return False
-    return bool(version) and tuple(parts + [0] * (len(need) - len(parts))) < need
 
 
 LinkKind = str  # 'nvlink', 'pcie' or 'network'

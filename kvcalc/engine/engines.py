@@ -396,9 +396,13 @@ class Engine:
         return f"{self.name}@{self.version}" if self.version else self.name
 
     def older_than(self, *release: int) -> bool:
-        """Whether this record's release comes before ``release`` (0, 14); a record without a
-        release number (hf, plain) is none's."""
-        return bool(self.version) and _version_tuple(self.version) < release
+        """Whether this record's release comes before ``release`` (0, 14); a record named by fewer
+        numbers than asked is its first release ("0.8" is 0.8.0); a record without a release number
+        (hf, plain) is none's."""
+        if not self.version:
+            return False
+        v = _version_tuple(self.version)
+        return v + (0,) * (len(release) - len(v)) < release
 
     @property
     def title(self) -> str:

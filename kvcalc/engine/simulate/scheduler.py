@@ -197,7 +197,9 @@ def serve(
     # decodes of t seconds steps beside at least one of them with chance 1 - e^(-rate x t): then it
     # runs without CUDA graphs and for at least a prompt step's time (``foreign_dt``, this rank's
     # last). ``foreign`` counts such steps owed, as they accrue over the decode spans.
-    others = 0 if mixed else cost.lockstep_ranks if st.busy_ranks is None else min(cost.lockstep_ranks, st.busy_ranks - 1)
+    others = 0 if mixed else cost.lockstep_ranks
+    if others and st.busy_ranks is not None:
+        others = min(others, st.busy_ranks - 1)
     foreign = foreign_dt = 0.0
     own_prompt_steps = 0
     sum_base = pf_done = swap_used = 0
