@@ -441,3 +441,22 @@ def test_runs_served_in_another_weight_format_calibrate_with_it(cli):
     d = cli(*ask, "--weight-dtype", "fp8", "--json").json()
     assert d["inputs"]["weight_dtype"] == "fp8" and len(d["runs"]) == 3
     assert all(x["measured_tpot_s"] >= x["bound_tpot_s"] for x in d["runs"])
+
+
+def test_a_fitted_matmul_share_stands_in_for_the_gpus_measured_one():
+    # The MI300X's spec measures its fp8 matmuls' share of the peak (0.28, GemmSpec.compute_share); a
+    # calibration that fits eta_c_fp8 fits the matmuls the runs ran, so its figure replaces that one.
+    from kvcalc.engine.calibrate import _set
+    from kvcalc.engine.steptime import StepModel
+    from kvcalc.inputs.calibration import parse_calibration
+
+    mi = resolve_gpu("mi300x")
+    fitted = _set(DEFAULTS, "eta_c_fp8", 0.2)
+    assert (fitted.eta_c_fp8, fitted.eta_c_gemm) == (0.2, 0.2)
+    sm = StepModel(resolve_model("llama3.1-8b"), mi, BF16, weight_dtype="fp8")
+    assert sm.eta_mm(sm.c) == 0.28 and sm.with_constants(fitted).eta_mm(sm.with_constants(fitted).c) == 0.2
+    # A file may leave it open (null: the GPU's) or set it; outside 0.01-1 is refused.
+    f = parse_calibration(json.dumps({"constants": {"eta_c_gemm": None}, "model": "m", "gpu": "g"}), "f")
+    assert f.constants["eta_c_gemm"] is None
+    with pytest.raises(KvcalcError, match="eta_c_gemm"):
+        parse_calibration(json.dumps({"constants": {"eta_c_gemm": 1.5}, "model": "m", "gpu": "g"}), "f")

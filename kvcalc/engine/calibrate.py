@@ -415,6 +415,10 @@ def _set(c: StepConstants, name: str, v: float) -> StepConstants:
         # A run measures the step's bytes together: the fitted share is the matmuls' weight reads' too
         # (eta_gemm), not left at the GPU's microbenchmark figure.
         change["eta_gemm"] = v
+    if name in ("eta_c", "eta_c_fp8"):
+        # Likewise the matmuls' share of the peak: the fitted figure, not the GPU's measured one
+        # (GemmSpec.compute_share, which for_gpu would otherwise put in eta_c_gemm).
+        change["eta_c_gemm"] = v
     return replace(c, **change)
 
 

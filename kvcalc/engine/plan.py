@@ -777,6 +777,13 @@ def _gemm_words(c: StepConstants) -> str:
     return f"the GPU's measured matmul share where its spec has one, else {c.eta_bw:g}"
 
 
+def _compute_words(c: StepConstants) -> str:
+    """The matmuls' share of the peak as the step model takes it (kvcalc.engine.steptime.for_gpu)."""
+    if c.eta_c_gemm is not None:
+        return f"{c.eta_c_gemm:g}"
+    return f"the GPU's measured share where its spec has one, else {c.eta_c:g}, {c.eta_c_fp8:g} at fp8"
+
+
 def _gemm_latency_words(c: StepConstants) -> str:
     if c.gemm_latency_s is not None:
         return f"{c.gemm_latency_s * 1e6:g} us"
@@ -958,7 +965,8 @@ def plan(
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
         f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): the root-sum-square of (weight bytes / (bandwidth x "
-        f"{_gemm_words(constants)}), matmul FLOPs / (peak x {constants.eta_c:g}, {constants.eta_c_fp8:g} at fp8)) + "
+        f"{_gemm_words(constants)}), matmul FLOPs / (peak x {_compute_words(constants)})) (their sum where the GPU's "
+        "measured matmuls add them) + "
         f"max(KV bytes / (bandwidth x {constants.eta_bw:g}), attention FLOPs / (16-bit peak x {constants.eta_c:g})) + "
         "the small kernels' activation bytes over the same bandwidth + "
         f"{constants.fixed_s * 1e3:g} ms a step + "

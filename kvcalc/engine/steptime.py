@@ -69,6 +69,10 @@ class StepConstants:
     eta_c_fp8: float = 0.35
     """Share of the dense fp8 peak FLOP/s that fp8 (W8A8) matmuls reach: half eta_c, as vLLM's fp8
     kernels reach half the share of their peak that the same shapes reach in bf16."""
+    eta_c_gemm: float | None = None
+    """Share of the dense peak at their precision that the dense matmuls reach; None: the GPU's
+    measured share where its spec has one for matmuls at that precision (GemmSpec.compute_share), else
+    eta_c at 16 bits and eta_c_fp8 at fp8."""
     fixed_s: float = 0.0005
     """Per-step engine cost outside the kernels (scheduling, input preparation, output
     processing), seconds."""
@@ -119,7 +123,7 @@ class StepConstants:
     """'defaults', or the calibration file these came from."""
 
     def check(self) -> StepConstants:
-        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "moe_eta_c"):
+        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "eta_c_gemm", "moe_eta_c"):
             v = getattr(self, name)
             if v is not None and not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
@@ -149,7 +153,7 @@ class StepConstants:
     def with_efficiency(self, eta: float) -> StepConstants:
         """The constants with one efficiency for bandwidth (the matmuls' weight reads too) and compute,
         16-bit and fp8 (--efficiency)."""
-        return replace(self, eta_bw=eta, eta_gemm=eta, eta_c=eta, eta_c_fp8=eta)
+        return replace(self, eta_bw=eta, eta_gemm=eta, eta_c=eta, eta_c_fp8=eta, eta_c_gemm=eta)
 
     def request_path_s(self, prompt: Any) -> Any:
         """Seconds before the engine sees a request of ``prompt`` tokens."""
@@ -192,11 +196,13 @@ def gemm_block(gpu: GPUSpec, fp8: bool = False) -> GemmSpec | None:
     return gpu.gemm_fp8 if fp8 and gpu.gemm_fp8 is not None else gpu.gemm
 
 
-def for_gpu(constants: StepConstants, gpu: GPUSpec, fp8: bool = False) -> StepConstants:
+def for_gpu(constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_dtype: str | None = None) -> StepConstants:
     """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
-    and latency (GPUSpec.gemm, or GPUSpec.gemm_fp8 for ``fp8`` matmuls where it has them: gemm_block)
-    and its decode attention's cost per request and KV head (GPUSpec.attention) where its spec has
-    them, else eta_bw, GEMM_LATENCY_S and ATTN_REQUEST_S."""
+    and latency (GPUSpec.gemm, or GPUSpec.gemm_fp8 for ``fp8`` matmuls where it has them: gemm_block),
+    the share of the peak its measured matmuls reach where they ran at ``compute_dtype``, the step's
+    matmuls' precision (GemmSpec.compute_share), and its decode attention's cost per request and KV
+    head (GPUSpec.attention) where its spec has them, else eta_bw, GEMM_LATENCY_S, eta_c or
+    eta_c_fp8, and ATTN_REQUEST_S."""
     g = gemm_block(gpu, fp8)
     eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
     lat = constants.gemm_latency_s
@@ -205,9 +211,12 @@ def for_gpu(constants: StepConstants, gpu: GPUSpec, fp8: bool = False) -> StepCo
     per = constants.attn_request_s
     if per is None:
         per = gpu.attention.request_head_ns * 1e-9 if gpu.attention else ATTN_REQUEST_S
-    if eta == constants.eta_gemm and lat == constants.gemm_latency_s and per == constants.attn_request_s:
+    mm = constants.eta_c_gemm
+    if mm is None and g is not None and g.compute_dtype == compute_dtype:
+        mm = g.compute_share
+    if (eta, lat, per, mm) == (constants.eta_gemm, constants.gemm_latency_s, constants.attn_request_s, constants.eta_c_gemm):
         return constants
-    return replace(constants, eta_gemm=eta, gemm_latency_s=lat, attn_request_s=per)
+    return replace(constants, eta_gemm=eta, gemm_latency_s=lat, attn_request_s=per, eta_c_gemm=mm)
 
 
 def for_engine(constants: StepConstants, engine: Engine | None) -> StepConstants:
@@ -263,6 +272,11 @@ DEFAULT_SOURCES: dict[str, str] = {
     "0.46-0.51 (H200) and 0.47 (B200) of the share of the fp8 peak that the same M x N x K reaches in bf16 of the bf16 "
     "peak, over the shapes compute-bound in both (AIConfigurator's measured gemm_perf tables, ai-dynamo/aiconfigurator "
     "095f58a; 0.39-0.41 of the fp8 peak against 0.76-0.77 of the bf16 peak on Hopper): eta_c x 0.50",
+    "eta_c_gemm": "the GPU spec's measured share where it has one for matmuls at the step's precision (gemm.compute_share): "
+    "MI300X 0.28 of the dense fp8 peak, AMD aiter's tuned fp8 block-scale GEMMs of 32 weight shapes at 16 to 16,384 tokens "
+    "(ROCm/aiter@466ccb7 model_configs, bench/data/mi300x-aiter-fp8-gemm-466ccb7.csv), fitted with the latency and the "
+    "bandwidth share, the weights' time and the math's added (gemm.combine sum; bench/fit_gemm_mi300x.py); else eta_c "
+    "and eta_c_fp8",
     "fixed_s": "vLLM V1's schedule() 0.2 ms, _update_states 0.18 ms, _prepare_inputs 0.05 ms per step "
     "(vllm-project/vllm#42131): about 0.4-0.5 ms",
     "per_request_s": "vLLM 0.11's Scheduler.schedule() + update_from_output() in steady decode take 8.0-13.8 us a "
@@ -523,13 +537,16 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
     return t
 
 
-def matmul_s(weights_s: Any, flops_s: Any) -> Any:
+def matmul_s(weights_s: Any, flops_s: Any, added: bool = False) -> Any:
     """A step's matmuls, from their weights' time over the bandwidth and their FLOPs' time at the peak
     (floats or numpy arrays): the root-sum-square of the two. A matmul is neither purely memory- nor
     purely compute-bound near the knee where the two are equal, and the measured tables take longer
     there than the larger of the two: vLLM's bf16 GEMMs of 64 to 512 tokens (AIConfigurator's
     gemm_perf tables) a median 1.11-1.19x the larger on H100, H200, A100 and B200 and 0.96-1.06x the
-    root-sum-square; its Triton fused-MoE calls likewise (DEFAULT_SOURCES['matmul_s'])."""
+    root-sum-square; its Triton fused-MoE calls likewise (DEFAULT_SOURCES['matmul_s']). ``added``: the
+    sum of the two, on a GPU whose measured matmuls overlap them not at all (GemmSpec.combine "sum")."""
+    if added:
+        return weights_s + flops_s
     return (weights_s * weights_s + flops_s * flops_s) ** 0.5
 
 
@@ -685,7 +702,11 @@ class StepModel:
         self.fp8_measured = self.compute_dtype == "fp8" and not fp8_block_scaled(model, weight_dtype)
         """Whether the step's matmuls run the fp8 kernels the GPU spec's gemm_fp8 block measures (per-tensor or
         per-channel scales); block-scaled fp8 checkpoints keep the gemm block's figures (fp8_block_scaled)."""
-        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured).check()
+        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype).check()
+        g = gemm_block(gpu, self.fp8_measured)
+        self.mm_added = g is not None and g.combine == "sum" and g.compute_dtype == self.compute_dtype
+        """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
+        their root-sum-square (matmul_s)."""
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
         self.dp, self.ep = dp, ep
         """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``
@@ -765,7 +786,7 @@ class StepModel:
         import copy
 
         new = copy.copy(self)
-        new.c = for_gpu(c, self.gpu, self.fp8_measured).check()
+        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype).check()
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
@@ -804,7 +825,10 @@ class StepModel:
         return c.moe_eta(None if outside else moe_width(self.model) / self.shape.tp, self.compute_dtype)
 
     def eta_mm(self, c: StepConstants) -> float:
-        """The dense matmuls' share of their peak: eta_c at 16 bits, eta_c_fp8 at fp8 (W8A8)."""
+        """The dense matmuls' share of their peak: the GPU's measured share where its spec has one
+        (eta_c_gemm, as for_gpu fills it in), else eta_c at 16 bits and eta_c_fp8 at fp8 (W8A8)."""
+        if c.eta_c_gemm is not None:
+            return c.eta_c_gemm
         return c.eta_c_fp8 if self.compute_dtype == "fp8" else c.eta_c
 
     def _links(self) -> None:
@@ -1024,9 +1048,9 @@ class StepModel:
         # root-sum-square of the two (matmul_s), which the measured GEMM and fused-MoE tables follow
         # through the knee where a max() of the two is up to 1.4x short.
         if larger is None:
-            top = matmul_s(tw, tmm) + (tkv if tkv >= tat else tat)
+            top = matmul_s(tw, tmm, self.mm_added) + (tkv if tkv >= tat else tat)
         else:
-            top = matmul_s(tw, tmm) + larger(tkv, tat)
+            top = matmul_s(tw, tmm, self.mm_added) + larger(tkv, tat)
         return tw + tkv + tel, tmm + tat, top + tel + over
 
     def decode_columns(
@@ -1130,7 +1154,7 @@ class StepModel:
         w, m1, cm, c1, o = e
         # The matmuls' time (matmul_s) and the small kernels' bytes are fixed over the span; the
         # attention's two lines grow with it.
-        g0 = matmul_s(w * self.inv_w, cm) + self.elementwise * (n + extra_tokens) * self.inv_bw
+        g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * (n + extra_tokens) * self.inv_bw
         m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
         requests = n + (1 if extra_tokens else 0)
         if eager or self.eager(extra_tokens > 0, requests):
@@ -1239,6 +1263,13 @@ class StepModel:
             return f", as measured on {self.gpu.name}" + (" for fp8 matmuls" if fp8 and g is self.gpu.gemm_fp8 else "")
         return ""
 
+    def _compute_from(self) -> str:
+        """Where the matmuls' share of the peak came from, when the GPU's measurements gave it."""
+        g = gemm_block(self.gpu, self.fp8_measured)
+        if g is not None and g.compute_share is not None and self.c.eta_c_gemm == g.compute_share:
+            return f", as measured on {self.gpu.name}" + (", the two added" if self.mm_added else "")
+        return ""
+
     def _allreduces_said(self) -> str:
         if not self.norm_allreduces:
             return "2 all-reduces"
@@ -1279,9 +1310,9 @@ class StepModel:
     def describe(self) -> str:
         c = self.c
         parts = [
-            f"step time = the root-sum-square of (weight bytes / (bandwidth x {self._eta_gemm(c):g}{self._gemm_from()}), matmul FLOPs / "
-            f"({self.compute_dtype} peak x "
-            f"{self.eta_mm(c):g})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
+            f"step time = the {'sum' if self.mm_added else 'root-sum-square'} of (weight bytes / (bandwidth x "
+            f"{self._eta_gemm(c):g}{self._gemm_from()}), matmul FLOPs / ({self.compute_dtype} peak x "
+            f"{self.eta_mm(c):g}{self._compute_from()})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
             f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
             f"of kernel latencies per step ({self._latencies_said()})" + self._attn_request_said(),

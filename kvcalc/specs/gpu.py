@@ -10,7 +10,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 from kvcalc._record import record
 from kvcalc.errors import KvcalcError
@@ -140,6 +140,17 @@ class GemmSpec:
     """The fixed part of one matmul, microseconds."""
     bandwidth_share: float
     """The share of the datasheet memory bandwidth its weight reads reach."""
+    compute_share: float | None = None
+    """Where the tables measure matmuls of many tokens too: the share of the dense peak at compute_dtype
+    their math reaches, in place of StepConstants.eta_c or eta_c_fp8 for matmuls at that precision
+    (None: those)."""
+    compute_dtype: Literal["bf16", "fp8"] = "bf16"
+    """The precision the tables' matmuls ran in: compute_share and combine hold for a step's matmuls at it."""
+    combine: Literal["rss", "sum"] = "rss"
+    """How a matmul's weight reads and its math combine in the measured tables (matmuls at compute_dtype;
+    others take "rss"): "rss", the root-sum-square of the two (NVIDIA's, kvcalc.engine.steptime.matmul_s),
+    or "sum", one after the other (the two overlap not at all: AMD aiter's MI300X GEMMs,
+    gpu_specs/mi300x.yaml)."""
     notes: str = ""
 
     def __post_init__(self) -> None:
@@ -147,6 +158,13 @@ class GemmSpec:
             raise ValueError("latency_us must be microseconds from 0 to 1,000")
         if isinstance(self.bandwidth_share, bool) or not 0.01 <= self.bandwidth_share <= 1:
             raise ValueError("bandwidth_share must be a fraction from 0.01 to 1")
+        c = self.compute_share
+        if c is not None and (isinstance(c, bool) or not 0.01 <= c <= 1):
+            raise ValueError("compute_share must be a fraction from 0.01 to 1")
+        if self.combine not in ("rss", "sum"):
+            raise ValueError(f"combine must be rss or sum, got {str(self.combine)[:40]!r}")
+        if self.compute_dtype not in ("bf16", "fp8"):
+            raise ValueError(f"compute_dtype must be bf16 or fp8, got {str(self.compute_dtype)[:40]!r}")
 
 
 @record(kw_only=True)

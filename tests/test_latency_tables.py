@@ -1,0 +1,98 @@
+"""kvcalc's steps against engines' own offline latency benchmarks: one batch of prompts at once, each
+generating a fixed number of tokens, timed whole (docs/accuracy.md, "The MI300X's matmuls over every
+size"). A check of the step model on a vendor's microbenchmark, not a fit: nothing here sets a constant."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from kvcalc.engine.engines import engine
+from kvcalc.engine.simulate import SimSettings, Workload, simulate
+from kvcalc.engine.steptime import DEFAULTS
+from kvcalc.specs.catalog import resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import kv_dtype
+from kvcalc.specs.gpu import GemmSpec, GPUSpec
+
+HERE = Path(__file__).resolve().parent
+TABLE = yaml.safe_load((HERE / "serving" / "latency" / "rocm-vllm-mi300x.yaml").read_text())
+DOC = HERE.parent / "docs" / "accuracy.md"
+
+# gpu_specs/mi300x.yaml's gemm block until 2026-12-05: the 16-token rows alone, the step model's fp8 share and
+# the root-sum-square.
+BEFORE = GemmSpec(url="https://github.com/ROCm/aiter/pull/3324", latency_us=6.4, bandwidth_share=0.57)
+
+
+def seconds(gpu: GPUSpec, model: str, batch: int, prompt: int, output: int) -> float:
+    """benchmark_latency.py's one batch: ``batch`` prompts of ``prompt`` tokens sent at once, each generating
+    ``output`` tokens (ignore_eos), under vLLM 0.8.5's V1 engine as the LLM class sets it up on a GPU of 70 GiB
+    or more (max_num_batched_tokens 16,384, max_num_seqs 1,024: vllm/engine/arg_utils.py, ROCm/vllm@7bb0618b1);
+    the seconds from the prompts' arrival to the last token."""
+    m = resolve_model(model)
+    st = SimSettings(prompt + output, 1024, 16384, constants=DEFAULTS)
+    wl = Workload(np.zeros(batch), np.full(batch, prompt), np.full(batch, output), "latency", "fixed", 0, 0.0)
+    run = simulate(
+        m,
+        gpu,
+        wl,
+        st,
+        [("paged-16", 16)],
+        engine(TABLE["engine"]),
+        kv_dtype(TABLE["kv_dtype"]),
+        int(TABLE["tp"]),
+        weight_dtype=TABLE["weight_dtype"],
+    ).runs[0]
+    assert run.bench is not None and run.bench.completed == batch
+    return run.bench.duration_s
+
+
+@cache
+def ratios(before: bool = False) -> dict[tuple[str, int], list[float]]:
+    """kvcalc's seconds over the table's, by (model, prompt tokens), at each batch size."""
+    gpu = resolve_gpu(TABLE["gpu"])
+    if before:
+        gpu = dataclasses.replace(gpu, gemm=BEFORE)
+    out = {}
+    for t in TABLE["tables"]:
+        out[(t["model"], t["input_len"])] = [
+            seconds(gpu, t["model"], b, t["input_len"], TABLE["output_len"]) / s
+            for b, s in zip(TABLE["batch_sizes"], t["seconds"])
+        ]
+    return out
+
+
+def summary(r: dict[tuple[str, int], list[float]]) -> tuple[float, tuple[float, float], tuple[float, float]]:
+    """(mean |log(kvcalc / measured)| over every row, the range at one request, the range at 128)."""
+    allr = [x for v in r.values() for x in v]
+    one, most = [v[0] for v in r.values()], [v[-1] for v in r.values()]
+    return (
+        round(sum(abs(math.log(x)) for x in allr) / len(allr), 3),
+        (round(min(one), 2), round(max(one), 2)),
+        (round(min(most), 2), round(max(most), 2)),
+    )
+
+
+def test_the_table_is_the_cited_readme_as_kvcalc_reads_it():
+    # 2 models x 2 prompt lengths x 8 batch sizes; the step model's MI300X with the table's fp8 weights runs its
+    # matmuls at fp8, the precision of the kernel tables its compute share comes from.
+    assert TABLE["url"].startswith("https://github.com/ROCm/vllm/blob/7bb0618b1")
+    assert len(TABLE["tables"]) == 4 and all(len(t["seconds"]) == len(TABLE["batch_sizes"]) == 8 for t in TABLE["tables"])
+    # Every time grows with the batch, and the longer prompts take longer at every batch.
+    for t in TABLE["tables"]:
+        assert t["seconds"] == sorted(t["seconds"])
+
+
+def test_the_mi300x_matmuls_move_the_latency_tables_as_the_doc_says():
+    now, before = summary(ratios()), summary(ratios(before=True))
+    assert before == (0.134, (1.17, 1.18), (0.65, 0.85))
+    assert now == (0.11, (1.18, 1.22), (0.76, 1.07))
+    text = " ".join(DOC.read_text().split())
+    assert (
+        "kvcalc's time for the whole batch was 1.17-1.18 times the measured at one request and 0.65-0.85 at 128, "
+        "a mean |log| of 0.134; with these figures 1.18-1.22 and 0.76-1.07, 0.110" in text
+    )
