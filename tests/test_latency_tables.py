@@ -96,3 +96,24 @@ def test_the_mi300x_matmuls_move_the_latency_tables_as_the_doc_says():
         "kvcalc's time for the whole batch was 1.17-1.18 times the measured at one request and 0.65-0.85 at 128, "
         "a mean |log| of 0.134; with these figures 1.18-1.22 and 0.76-1.07, 0.110" in text
     )
+
+
+def test_sglangs_one_batch_deepseek_steps_are_as_the_doc_says():
+    # docs/accuracy.md, "Large MoE and MLA models at TP 8": kvcalc's decode step for the one-batch runs
+    # SGLang's pull requests posted (DeepSeek-V3 and V3.1 at TP 8, mid-output contexts), beside their
+    # measured steps as the doc quotes them (sgl-project/sglang#14764, #3236, #5662, #5432, #3237).
+    from kvcalc.engine.steptime import StepModel
+
+    def step_ms(gpu: str, release: str, batch: int, ctx: int) -> float:
+        sm = StepModel(resolve_model("deepseek-v3"), resolve_gpu(gpu), kv_dtype("bf16"), tp=8, engine=engine(release))
+        return round(sm.step(batch, ctx).t_step_s * 1e3, 1)
+
+    # 16 requests of 512 prompt tokens generating 512: contexts 512 to 1,024, 768 mid-output.
+    assert step_ms("h200", "sglang@0.5.6", 16, 768) == 20.5
+    assert step_ms("h200", "sglang@0.4.2.post4", 1, 256) == 12.2 and step_ms("h200", "sglang@0.4.5.post3", 1, 1050) == 12.2
+    assert step_ms("mi300x", "sglang@0.4.2.post4", 4, 2176) == 17.3
+    text = " ".join(DOC.read_text().split())
+    assert "16.8 ms (sgl-project/sglang#14764, December 2025, the 0.5.6 era: 16.20 ms median with" in text
+    assert "where kvcalc's step is 20.5 ms." in text
+    assert "(#5662, #5432), where kvcalc has 12.2; and on 8 MI300Xs 38.5 ms at 4 requests of 2,048 tokens" in text
+    assert "(#3237, February 2025) where kvcalc has 17.3." in text
