@@ -378,6 +378,11 @@ def test_a_gpu_spec_no_accelerator_has_is_refused(cli, tmp_path):
         # pydantic's lax mode would read true as 1 (us): a boolean is refused where a number belongs.
         ("gemm", "  latency_us: 3.4", "  latency_us: true", "a boolean where a number belongs"),
         ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: false", "a boolean where a number belongs"),
+        # The compute share, its precision and how the two terms combine (GemmSpec; MI300X's block has them).
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  compute_share: 1.5", "compute_share must be a fraction"),
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  compute_share: true", "a boolean where a number belongs"),
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  compute_dtype: fp16", "Input should be 'bf16' or 'fp8'"),
+        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  combine: max", "Input should be 'rss' or 'sum'"),
         ("attention", "  request_head_ns: 24.5", '  request_head_ns: "slow"', "request_head_ns"),
         (
             "attention",
