@@ -117,3 +117,31 @@ def test_sglangs_one_batch_deepseek_steps_are_as_the_doc_says():
     assert "where kvcalc's step is 20.5 ms." in text
     assert "(#5662, #5432), where kvcalc has 12.2; and on 8 MI300Xs 38.5 ms at 4 requests of 2,048 tokens" in text
     assert "(#3237, February 2025) where kvcalc has 17.3." in text
+
+
+def test_the_mi300x_fused_moe_tables_against_kvcalcs_charge_are_as_the_doc_says():
+    # docs/accuracy.md: one fused routed-expert call as kvcalc charges it on MI300X (moe_latency_s, the
+    # touched experts' fp8 bytes, 3 x hidden x width each, at the gemm block's 0.58 of 5.3 TB/s, and their
+    # FLOPs, 2 x 3 x hidden x width x top-k a token, at moe_eta of the width x the fp8 peak, added as the
+    # MI300X's matmuls add), against aiter's measured calls under uniform routing (its tuner's random top-k).
+    import csv
+
+    from kvcalc.engine.steptime import DEFAULTS
+    from kvcalc.engine.weights import expected_experts
+
+    path = HERE.parent / "bench" / "data" / "mi300x-aiter-fp8-fmoe-e404860.csv"
+    with path.open() as fh:
+        rows = list(csv.DictReader(fh))
+    g = resolve_gpu("mi300x").gemm
+    assert g is not None and g.bandwidth_share == 0.58 and g.combine == "sum"
+    ratios = []
+    for r in rows:
+        t, h, n, e, k = (int(r[c]) for c in ("tokens", "model_dim", "inter_dim", "experts", "topk"))
+        weights = expected_experts(e, k, t) * 3 * h * n / (5.3e12 * 0.58)
+        math_s = 2 * 3 * h * n * k * t / (2614.9e12 * DEFAULTS.moe_eta(n, "fp8"))
+        ratios.append((DEFAULTS.moe_latency_s + weights + math_s) / (float(r["us"]) * 1e-6))
+    assert len(rows) == 47 and len({(r["model_dim"], r["inter_dim"], r["experts"], r["topk"]) for r in rows}) == 4
+    assert (round(float(np.median(ratios)), 2), round(min(ratios), 2), round(max(ratios), 2)) == (1.54, 0.63, 2.4)
+    text = " ".join(DOC.read_text().split())
+    assert "is a median 1.54 times the measured (0.63 at one token of GLM-5's 257 narrow experts" in text
+    assert "whose kernel's floor is 67 us, to 2.40)" in text
