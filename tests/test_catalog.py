@@ -406,6 +406,9 @@ def test_show_prints_a_gpus_measured_matmul_and_all_reduce_blocks(cli, monkeypat
     d = cli("show", "h100-sxm", "--json").json()
     assert (d["spec"]["gemm"]["latency_us"], d["spec"]["gemm"]["bandwidth_share"]) == (3.4, 0.86)
     assert "decode matmul (measured) -" in " ".join(cli("show", "l40s").out.split())
+    # The MI300X's block measures the math too (fp8, the two terms added): said whole.
+    mi = " ".join(cli("show", "mi300x").out.split())
+    assert "decode matmul (measured) 7.4 us + weight bytes / (0.58 x bandwidth), plus fp8 FLOPs / (0.28 x peak)" in mi
     # Its attention block (AIConfigurator's decode-attention tables fitted: 24.5 ns a request and KV head);
     # the H100 NVL has none.
     assert "decode attention (measured) 24.5 ns per request and KV head a call" in text

@@ -133,6 +133,18 @@ def render_show_model(r: Any) -> None:
         notes(c, "Notes", [m.source.notes])
 
 
+def _gemm_said(g: Any) -> str:
+    """A GPU spec's measured matmul block in words: its latency and bandwidth share, and where it has
+    them its share of the peak and how the two terms combine (GemmSpec)."""
+    if g is None:
+        return "-"
+    said = f"{g.latency_us:g} us + weight bytes / ({g.bandwidth_share:g} x bandwidth)"
+    if g.compute_share is not None:
+        how = "plus" if g.combine == "sum" else "root-sum-square with"
+        said += f", {how} {g.compute_dtype} FLOPs / ({g.compute_share:g} x peak)"
+    return said
+
+
 def render_show_gpu(r: Any) -> None:
     c = console()
     g = r.spec
@@ -147,14 +159,8 @@ def render_show_gpu(r: Any) -> None:
         ("ridge point (bf16)", f"{r.ridge_bf16:,.0f} FLOP/B"),
         ("interconnect", fmt_rate(g.interconnect_bytes_per_s) + " (bidirectional)" if g.interconnect_bytes_per_s else "-"),
         ("host link", fmt_rate(g.host_link_bytes_per_s) + " (bidirectional)" if g.host_link_bytes_per_s else "-"),
-        (
-            "decode matmul (measured)",
-            f"{g.gemm.latency_us:g} us + weight bytes / ({g.gemm.bandwidth_share:g} x bandwidth)" if g.gemm else "-",
-        ),
-        (
-            "decode matmul fp8 (measured)",
-            f"{g.gemm_fp8.latency_us:g} us + weight bytes / ({g.gemm_fp8.bandwidth_share:g} x bandwidth)" if g.gemm_fp8 else "-",
-        ),
+        ("decode matmul (measured)", _gemm_said(g.gemm)),
+        ("decode matmul fp8 (measured)", _gemm_said(g.gemm_fp8)),
         (
             "decode attention (measured)",
             f"{g.attention.request_head_ns:g} ns per request and KV head a call" if g.attention else "-",
