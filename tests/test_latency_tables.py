@@ -33,16 +33,20 @@ def seconds(gpu: GPUSpec, model: str, batch: int, prompt: int, output: int) -> f
     ``output`` tokens (ignore_eos), under vLLM 0.8.5's V1 engine as the LLM class sets it up on a GPU of 70 GiB
     or more (max_num_batched_tokens 16,384, max_num_seqs 1,024: vllm/engine/arg_utils.py, ROCm/vllm@7bb0618b1);
     the seconds from the prompts' arrival to the last token."""
-    m = resolve_model(model)
-    st = SimSettings(prompt + output, 1024, 16384, constants=DEFAULTS)
-    wl = Workload(np.zeros(batch), np.full(batch, prompt), np.full(batch, output), "latency", "fixed", 0, 0.0)
+    return batch_seconds(gpu, model, batch, prompt, output, SimSettings(prompt + output, 1024, 16384), TABLE["engine"])
+
+
+def batch_seconds(gpu: GPUSpec, model: str, batch: int, prompt: int, output: int, st: SimSettings, release: str) -> float:
+    """Seconds from ``batch`` prompts of ``prompt`` tokens, all sent at once, to the last of their ``output``
+    tokens each, under ``release`` with ``st``, at the table's TP, KV and weight formats, default constants."""
+    wl = Workload(np.zeros(batch), np.full(batch, prompt), np.full(batch, output), "offline", "fixed", 0, 0.0)
     run = simulate(
-        m,
+        resolve_model(model),
         gpu,
         wl,
         st,
         [("paged-16", 16)],
-        engine(TABLE["engine"]),
+        engine(release),
         kv_dtype(TABLE["kv_dtype"]),
         int(TABLE["tp"]),
         weight_dtype=TABLE["weight_dtype"],
@@ -126,7 +130,6 @@ def test_the_mi300x_fused_moe_tables_against_kvcalcs_charge_are_as_the_doc_says(
     # MI300X's matmuls add), against aiter's measured calls under uniform routing (its tuner's random top-k).
     import csv
 
-    from kvcalc.engine.steptime import DEFAULTS
     from kvcalc.engine.weights import expected_experts
 
     path = HERE.parent / "bench" / "data" / "mi300x-aiter-fp8-fmoe-e404860.csv"
@@ -157,21 +160,8 @@ def throughput_ratios(before: bool = False) -> list[float]:
     out = []
     for t in TABLE["throughput"]:
         n, p, o = t["prompts"], t["input_len"], t["output_len"]
-        st = SimSettings(8192, n, 131072, constants=DEFAULTS, chunked_prefill=False)
-        wl = Workload(np.zeros(n), np.full(n, p), np.full(n, o), "throughput", "fixed", 0, 0.0)
-        run = simulate(
-            resolve_model(t["model"]),
-            gpu,
-            wl,
-            st,
-            [("paged-16", 16)],
-            engine(TABLE["throughput_engine"]),
-            kv_dtype(TABLE["kv_dtype"]),
-            int(TABLE["tp"]),
-            weight_dtype=TABLE["weight_dtype"],
-        ).runs[0]
-        assert run.bench is not None and run.bench.completed == n
-        out.append(n * (p + o) / run.bench.duration_s / t["tokens_per_s"])
+        st = SimSettings(8192, n, 131072, chunked_prefill=False)
+        out.append(n * (p + o) / batch_seconds(gpu, t["model"], n, p, o, st, TABLE["throughput_engine"]) / t["tokens_per_s"])
     return out
 
 
