@@ -1274,3 +1274,17 @@ def test_a_decode_step_forced_eager_takes_the_hosts_issue_of_every_kernel():
     issue = sm.kernels.total * 42e-6
     assert graph.t_step_s < issue / 2
     assert eager.t_step_s == pytest.approx(sm.c.fixed_s + 8 * sm.c.per_request_s + issue, rel=1e-12)
+
+
+def test_the_step_says_how_its_matmul_terms_combine():
+    # roofline's assumption line (StepModel.describe): on MI300X fp8 matmuls the two terms are added and
+    # the share of the peak is the spec's measured one; 16-bit ones there, and an H100's, keep the
+    # root-sum-square and eta_c.
+    m = resolve_model("llama3.1-70b")
+    fp8 = StepModel(m, resolve_gpu("mi300x"), BF16, weight_dtype="fp8").describe()
+    assert "step time = the sum of (weight bytes / (bandwidth x 0.58, as measured on mi300x)" in fp8
+    assert "matmul FLOPs / (fp8 peak x 0.28, as measured on mi300x, the two added))" in fp8
+    bf16 = StepModel(m, resolve_gpu("mi300x"), BF16).describe()
+    assert "step time = the root-sum-square of (" in bf16 and "(bf16 peak x 0.7))" in bf16
+    h100 = StepModel(m, resolve_gpu("h100-sxm"), BF16, weight_dtype="fp8").describe()
+    assert "step time = the root-sum-square of (" in h100 and "(fp8 peak x 0.35))" in h100
