@@ -1288,3 +1288,119 @@ def test_the_step_says_how_its_matmul_terms_combine():
     assert "step time = the root-sum-square of (" in bf16 and "(bf16 peak x 0.7))" in bf16
     h100 = StepModel(m, resolve_gpu("h100-sxm"), BF16, weight_dtype="fp8").describe()
     assert "step time = the root-sum-square of (" in h100 and "(fp8 peak x 0.35))" in h100
+
+
+def _triton(model: str, gpu: str, tp: int = 1, release: str = "sglang@0.5.9") -> tuple[StepModel, StepModel]:
+    """The model on the GPU under an SGLang release, with its default decode attention and with the
+    Triton backend (--attention-backend triton)."""
+    from kvcalc.engine.engines import engine, with_attention_backend
+
+    m, g, e = resolve_model(model), resolve_gpu(gpu), engine(release)
+    return StepModel(m, g, BF16, tp, engine=e), StepModel(m, g, BF16, tp, engine=with_attention_backend(e, "triton"))
+
+
+def test_sglangs_triton_decode_takes_at_least_its_longest_part_over_one_blocks_rate():
+    # Qwen3-8B (config.json: 32 query heads, 8 KV heads of 128, 36 layers) on one H100 (132 SMs), one request at
+    # 32,000 tokens. Blocks a request: a KV head each, its 4 query heads in one (BLOCK_H min(16, 32 / 8)): 8.
+    # Splits: cdiv(int(132 x log2(32,000 / 64)), 1 x 8) = cdiv(1,183, 8) = 148, capped at 8. A part: cdiv(32,000,
+    # 8) = 4,000 tokens, a whole number of 32-token tiles. A block's bytes a token: one KV head's keys and values,
+    # 2 x 128 x 2 B, on 36 layers = 18,432 B. Floor: 4,000 x 18,432 B / 5.27 GB/s = 13.990 ms.
+    base, tri = _triton("qwen3-8b", "h100-sxm")
+    assert base.triton is None and base.attn_floor_s(1, 32000) == 0.0
+    assert tri.triton == (8, 18432.0, 132)
+    assert tri.attn_floor_s(1, 32000) == pytest.approx(4000 * 18432 / 5.27e9, rel=1e-12)
+    # It stands in for the KV reads' 32,000 x 147,456 B / (3.35 TB/s x 0.8) = 1.761 ms; nothing else moves.
+    kv_s = 32000 * 147456 / (3.35e12 * 0.8)
+    assert tri.step(1, 32000).t_step_s - base.step(1, 32000).t_step_s == pytest.approx(4000 * 18432 / 5.27e9 - kv_s, rel=1e-6)
+    # The fit's source (sgl-project/sglang#21775, bench/data/sglang-21775-triton-decode-h100.csv): the released
+    # kernel's time a token at each length, which kvcalc's whole step (its other terms from its defaults)
+    # follows within 2%; its default backend stays 4.5-5.5% below FlashInfer's.
+    import csv
+
+    rows = list(csv.DictReader((Path(__file__).parent.parent / "bench" / "data" / "sglang-21775-triton-decode-h100.csv").open()))
+    for r in rows:
+        L = int(r["input_len"])
+        assert tri.step(1, L).t_step_s == pytest.approx(1 / float(r["old_triton_tok_s"]), rel=0.02)
+        assert 0.944 < base.step(1, L).t_step_s * float(r["flashinfer_tok_s"]) < 0.956
+
+
+def test_sglangs_triton_decode_of_an_mla_model_splits_its_latent_among_fewer_parts_as_the_batch_grows():
+    # GLM-4.7-Flash (config.json: 20 heads, MLA latent 512 + rope 64, 47 layers) on one B200 (148 SMs). MLA's one
+    # latent head serves every query head: cdiv(20, min(16, 20)) = 2 blocks a request, each reading the whole
+    # latent, 576 x 2 B x 47 layers = 54,144 B a token.
+    base, tri = _triton("glm-4.7-flash", "b200")
+    assert tri.triton == (2, 54144.0, 148)
+    # 64 requests at 4,300: cdiv(int(148 x log2(4,300 / 64)), 64 x 2) = cdiv(898, 128) = 8 splits; a part
+    # cdiv(4,300, 8) = 538 rounded up to 32-token tiles, 544.
+    assert tri.attn_floor_s(64, 4300) == pytest.approx(544 * 54144 / 5.27e9, rel=1e-12)
+    # 256 requests at 1,000: cdiv(int(148 x log2(1,000 / 64)), 512) = cdiv(586, 512) = 2 splits, parts of 500,
+    # rounded to 512.
+    assert tri.attn_floor_s(256, 1000) == pytest.approx(512 * 54144 / 5.27e9, rel=1e-12)
+    # Short contexts: log2 is held at 1 below 128 tokens (int(148 x 1) = 148 over 2 blocks: 74, capped at 8),
+    # and a part is never longer than the context: 16 tokens, one part of 16 (not a 32-token tile).
+    assert tri.attn_floor_s(1, 16) == pytest.approx(16 * 54144 / 5.27e9, rel=1e-12)
+    # The simulator's spans and roofline's columns charge it as step() does.
+    m0, m1, c0, c1, o = tri.lines(64, 4300.0)
+    assert max(m0, c0) + o == pytest.approx(tri.step(64, 4300).t_step_s, rel=1e-9)
+    wb, kvb = tri.weights(64), 64 * tri.kv(4300)
+    cols = tri.decode_columns([wb], [kvb], [tri.mm * 64], [64 * tri.attn(4300)], [64], [4300])
+    assert cols[0][0] == pytest.approx(tri.step(64, 4300).t_step_s, rel=1e-9)
+    assert "Triton" in tri.describe() and "Triton" not in base.describe()
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 600), ctx=st.integers(1, 200_000), rate=st.floats(1e8, 1e12))
+def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_itself(n, ctx, rate):
+    base, tri = _triton("qwen3-8b", "h100-sxm")
+    c = dataclasses.replace(DEFAULTS, triton_cta_bytes_per_s=rate)
+    base, tri = base.with_constants(c), tri.with_constants(c)
+    t0, t1, floor = base.step(n, ctx).t_step_s, tri.step(n, ctx).t_step_s, tri.attn_floor_s(n, ctx)
+    assert t0 <= t1 <= t0 + floor + 1e-12
+    # A faster block only lowers the floor.
+    assert tri.with_constants(dataclasses.replace(c, triton_cta_bytes_per_s=rate * 2)).attn_floor_s(n, ctx) <= floor
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (("--engine", "sglang@0.5.9", "--attention-backend", "trition"), ("unknown attention backend", "did you mean triton")),
+        (("--engine", "vllm@0.11", "--attention-backend", "triton"), ("SGLang's Triton decode kernel only",)),
+        (("--engine", "sglang", "--attention-backend", "triton"), ("0.4.4.post4 to 0.5.9",)),
+        (("--engine", "sglang@0.4.0", "--attention-backend", "triton"), ("0.4.4.post4 to 0.5.9",)),
+        (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "mi300x"), ("NVIDIA GPUs only",)),
+        (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--model", "gemma2-9b"), ("full-attention model",)),
+    ],
+)
+@pytest.mark.parametrize("command", ["simulate", "roofline", "plan"])
+def test_an_attention_backend_kvcalc_does_not_price_is_refused_in_one_line(cli, command, args, needles):
+    base = {
+        "simulate": ("simulate", "--requests", "20"),
+        "roofline": ("roofline", "--batch", "8"),
+        "plan": ("plan", "--users", "10", "--tpot", "50ms"),
+    }[command]
+    defaults = {"--model": "qwen3-8b", "--gpu": "h100-sxm"}
+    given_ = dict(zip(args[::2], args[1::2]))
+    extra = [x for k, v in defaults.items() if k not in given_ for x in (k, v)]
+    argv = [*base, *args, *extra]
+    if command == "plan":  # plan takes the GPUs it may choose among
+        argv = ["--gpus" if a == "--gpu" else a for a in argv]
+    one_line_error(cli(*argv), "--attention-backend", *needles)
+
+
+def test_a_one_user_simulation_on_sglangs_triton_backend_steps_as_the_step_model_does(cli):
+    # GLM-4.7-Flash on one B200 under SGLang 0.5.7 with --attention-backend triton: one user, prompts of 8,000
+    # tokens, 500 out. Each decode step is step(1, context) as the context grows from 8,000 to 8,499: the
+    # simulation's TPOT is their mean (its spans hold the splits, 8 throughout).
+    _, tri = _triton("glm-4.7-flash", "b200", release="sglang@0.5.7")
+    r = cli(
+        "simulate", "--model", "glm-4.7-flash", "--gpu", "b200", "--engine", "sglang@0.5.7", "--attention-backend",
+        "triton", "--concurrency", "1", "--requests", "4", "--prompt", "8000", "--output", "500", "--policies",
+        "paged-16", "--json",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    run = r.json()["runs"][0]
+    steps = [tri.step(1, 8000 + k).t_step_s for k in range(1, 500)]
+    assert run["bench"]["tpot_s"]["mean"] == pytest.approx(sum(steps) / len(steps), rel=0.005)
+    assert (
+        run["bench"]["tpot_s"]["mean"] > 1.5 * _triton("glm-4.7-flash", "b200", release="sglang@0.5.7")[0].step(1, 8250).t_step_s
+    )

@@ -79,6 +79,15 @@ EngineOpt = Annotated[
         "(kvcalc engines lists them).",
     ),
 ]
+AttentionBackend = Annotated[
+    Optional[str],
+    typer.Option(
+        "--attention-backend",
+        metavar="<backend>",
+        help="Decode attention kernel, as the server's --attention-backend chose it: default (the release's own) or "
+        "triton (SGLang's Triton backend, 0.4.4.post4 to 0.5.9, on NVIDIA GPUs: its split-KV kernel's floor priced).",
+    ),
+]
 BlockSize = Annotated[
     Optional[str],
     typer.Option("--block-size", metavar="<tokens>", help="Tokens per KV block (vLLM 16, TensorRT-LLM 32), 1 to 65,536."),
@@ -343,10 +352,22 @@ def weight_dtype(v: str | None) -> str | None:
     return normalize_weight_dtype(v, "--weight-dtype")
 
 
-def engine(v: str) -> Any:
-    from kvcalc.engine.engines import engine as parse_engine
+def engine(v: str, attention_backend: str | None = None) -> Any:
+    from kvcalc.engine.engines import engine as parse_engine, with_attention_backend
 
-    return parse_engine(v, "--engine")
+    return with_attention_backend(parse_engine(v, "--engine"), attention_backend, "--attention-backend")
+
+
+def check_backend(model: Any, gpus: list[Any], eng: Any) -> None:
+    """Refuse, before any work, an --attention-backend the step model does not price for the model on a GPU."""
+    from kvcalc.engine.steptime import check_triton
+    from kvcalc.errors import KvcalcError
+
+    for g in gpus:
+        try:
+            check_triton(model, g, eng)
+        except KvcalcError as e:
+            raise KvcalcError(e.what, "--attention-backend", e.accepted) from None
 
 
 def model_and_gpu(model: str | None, gpu: str | None, need_gpu: bool = True) -> tuple[Any, Any, dict[str, str]]:

@@ -59,6 +59,7 @@ def plan(
     ] = "90",
     kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.EngineOpt = "vllm",
+    attention_backend: opt.AttentionBackend = None,
     max_gpus: Annotated[
         str, typer.Option("--max-gpus", metavar="<n>", help="Largest deployment to try, 1 to 4,096 GPUs.")
     ] = "64",
@@ -128,8 +129,9 @@ def plan(
         raise KvcalcError(f"--ep {ep[:20]!r}", "--ep", "on, off or both")
     if dp is not None and not dp_sizes:
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
-    eng = opt.engine(engine)
+    eng = opt.engine(engine, attention_backend)
     wd = opt.weight_dtype(weight_dtype)
+
     if throughput:
         from kvcalc.engine.plan import SLO, latency_percentile, max_throughput
         from kvcalc.specs.catalog import resolve_gpu
@@ -140,6 +142,7 @@ def plan(
         if not gpus or "," in gpus:
             raise KvcalcError("--throughput needs one GPU type", "--gpus", "one GPU, e.g. --gpus h200")
         g = resolve_gpu(gpus.strip(), "--gpus")
+        opt.check_backend(m, [g], eng)
         pct_t = parse_float(percentile, "--percentile", 0.0, 100.0, "a percentile from 0 to 100", open_low=False)
         rep = max_throughput(
             m,
@@ -199,6 +202,10 @@ def plan(
     if not names or len(names) > 64:
         raise KvcalcError("give one to 64 GPU types", "--gpus", "a comma-separated list such as h100,h200")
     specs = [resolve_gpu(x, "--gpus") for x in names]
+    if eng.attention_backend == "triton" and not gpus:
+        # SGLang's Triton decode is priced on NVIDIA GPUs only: the default list keeps those.
+        specs = [x for x in specs if x.vendor == "NVIDIA" and x.multiprocessors]
+    opt.check_backend(m, specs, eng)
     prices: dict[str, float] = {}
     for part in (price or "").split(","):
         if not part.strip():

@@ -48,6 +48,7 @@ def roofline(
     engine: Annotated[
         str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose KV pool decides which batches fit.")
     ] = "vllm",
+    attention_backend: opt.AttentionBackend = None,
     allreduce: Annotated[
         bool, typer.Option("--allreduce", help="Add the tensor-parallel all-reduce time as a separate line.")
     ] = False,
@@ -86,7 +87,8 @@ def roofline(
     m, g, origin = opt.model_and_gpu(model, gpu)
     batches = parse_count_list(batch, "--batch")
     seqs = parse_token_list(seq, "--seq")
-    eng = opt.engine(engine)
+    eng = opt.engine(engine, attention_backend)
+    opt.check_backend(m, [g], eng)
     r = run_roofline(
         m,
         g,

@@ -85,6 +85,7 @@ def simulate(
     ep: opt.EP = "1",
     kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.PoolEngine = "vllm",
+    attention_backend: opt.AttentionBackend = None,
     max_num_seqs: opt.MaxNumSeqs = None,
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     chunked_prefill: opt.ChunkedPrefill = None,
@@ -117,7 +118,8 @@ def simulate(
     m, g, origin = opt.model_and_gpu(model, gpu)
     t = opt.parallel(tp, "--tp")
     kv = opt.kv(kv_dtype, weight_dtype)
-    eng = opt.engine(engine)
+    eng = opt.engine(engine, attention_backend)
+    opt.check_backend(m, [g], eng)
     # Without --max-len: a preset workload keeps to 2,048 tokens, as vllm bench serve's ShareGPT sampling
     # does (vllm/benchmarks/datasets.py, is_valid_sequence: max_total_len=2048); lengths the user gives
     # are drawn up to the model's context, and --max-len becomes their longest request (below).

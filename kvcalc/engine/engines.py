@@ -15,7 +15,7 @@ from typing import Literal
 
 from kvcalc._record import record
 from kvcalc.engine.alloc import Allocation, PPSplit
-from kvcalc.errors import KvcalcError, unknown_name
+from kvcalc.errors import KvcalcError, closest, unknown_name
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
@@ -385,6 +385,10 @@ class Engine:
     managers/scheduler.py's all_reduce MIN of each rank's forward mode, 0.4.0; prepare_mlp_sync_batch_raw's
     min(global_info), 0.4.6.post5 and 0.5.3; managers/scheduler_dp_attn_mixin.py, 0.5.9). Read to 0.5.9,
     where prompt batches run without CUDA graphs; not read for vLLM or later SGLang releases."""
+    attention_backend: Literal["", "triton"] = ""
+    """The decode attention kernel the deployment chose where it is not the release's default (the
+    server's --attention-backend): "triton", SGLang's Triton backend, whose split-KV decode kernel the
+    step model prices (StepModel.attn_floor_s; with_attention_backend); "": the release's default."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -1462,6 +1466,62 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
     if v == (0, 4, 9) and post < 3:
         return "sglang@0.4.9"
     return "sglang@0.4.9.post3"
+
+
+ATTENTION_BACKENDS = ("default", "triton")
+"""What --attention-backend accepts: the release's default kernel, or SGLang's Triton backend."""
+
+TRITON_RECORDS = frozenset(
+    {
+        "sglang@0.4.4.post4",
+        "sglang@0.4.5.post3",
+        "sglang@0.4",
+        "sglang@0.4.7",
+        "sglang@0.4.7.post1",
+        "sglang@0.4.9",
+        "sglang@0.4.9.post3",
+        "sglang@0.5.2",
+        "sglang@0.5.5",
+        "sglang@0.5.9",
+    }
+)
+"""The SGLang records whose Triton decode the step model prices (0.4.4.post4 to 0.5.9): their releases size
+the decode kernel's KV splits by the batch and the GPU's multiprocessors, at most
+--triton-attention-num-kv-splits (8), for MLA too (get_num_kv_splits_triton in
+srt/layers/attention/triton_backend.py, read alike in 0.4.4.post3, 0.4.5.post3, 0.4.7.post1, 0.5.0rc0, 0.5.2,
+0.5.3, 0.5.6, 0.5.9 and 0.5.10). 0.4.0 launches a fixed count; by 0.5.12 MLA's cap grows to the
+multiprocessors (_mla_decode_kv_splits_cap), not followed; the records spanning either are refused."""
+
+
+def with_attention_backend(e: Engine, backend: str | None, where: str = "attention_backend") -> Engine:
+    """``e`` running the decode attention kernel ``backend`` names (None, "" or "default": the release's
+    own). Only SGLang's Triton backend, in the releases whose splits the step model follows
+    (TRITON_RECORDS), is priced; anything else is refused in one line."""
+    key = (backend or "").strip().lower()
+    if key in ("", "default"):
+        return e
+    if key not in ATTENTION_BACKENDS:
+        near = closest(key, ATTENTION_BACKENDS)
+        raise KvcalcError(
+            f"unknown attention backend {str(backend)[:40]!r}",
+            where,
+            ("did you mean " + ", ".join(near) + "? " if near else "") + "default, or triton (SGLang's Triton backend)",
+        )
+    if e.name != "sglang":
+        raise KvcalcError(
+            f"attention backend triton with {e.title}: kvcalc prices SGLang's Triton decode kernel only",
+            where,
+            "default, or triton with an SGLang engine (sglang, sglang@0.5.7)",
+        )
+    if e.key not in TRITON_RECORDS:
+        raise KvcalcError(
+            f"attention backend triton with {e.title}: kvcalc prices the Triton decode kernel of SGLang 0.4.4.post4 "
+            "to 0.5.9, which size its KV splits by the batch (earlier releases launch a fixed count; by 0.5.12 MLA's "
+            "cap follows the GPU)",
+            where,
+            "a release from 0.4.4.post4 to 0.5.9 (sglang@0.4.5.post3, sglang@0.5.7), or default",
+        )
+    return replace(e, attention_backend="triton")
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:

@@ -240,7 +240,7 @@ def decode_points(
     }
     if sm is not None:
         wb, kvb, mmf, af = vec if vec else (W, KV, MM, AF)
-        ts, tf, tcol = sm.decode_columns(wb, kvb, mmf, af, B)
+        ts, tf, tcol = sm.decode_columns(wb, kvb, mmf, af, B, S)
         cols["t_step_s"], cols["t_fixed_s"], cols["t_collective_s"] = ts, tf, tcol
         cols["tokens_per_s_step"] = _per(B, d.dp, ts)
     else:

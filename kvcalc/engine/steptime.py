@@ -47,6 +47,7 @@ from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_wi
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GemmSpec, GPUSpec
+from kvcalc.specs.layers import DecodeGeometry
 from kvcalc.specs.model import ModelSpec
 
 FP8_CHECKPOINTS = ("fp8", "fp8_e4m3", "fp8_e5m2")
@@ -119,6 +120,11 @@ class StepConstants:
     server, the hand-off to the engine), added to TTFT."""
     tokenize_s_per_token: float = 1.5e-6
     """Tokenisation per prompt token, added to TTFT with the request overhead."""
+    triton_cta_bytes_per_s: float = 5.27e9
+    """KV-cache bytes one thread block of SGLang's Triton split-KV decode kernel reads a second: its
+    blocks each walk their share of a request's context one tile at a time, so at a small batch a step
+    takes at least the longest share over this, whatever the bandwidth (StepModel.attn_floor_s; only
+    where the deployment runs that backend: Engine.attention_backend)."""
     origin: str = "defaults"
     """'defaults', or the calibration file these came from."""
 
@@ -135,6 +141,12 @@ class StepConstants:
             v = getattr(self, name)
             if v is not None and not (0.0 <= v < 10.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "seconds from 0 to 10")
+        if not (1e6 <= self.triton_cta_bytes_per_s <= 1e13):
+            raise KvcalcError(
+                f"triton_cta_bytes_per_s {self.triton_cta_bytes_per_s!r} is out of range",
+                "triton_cta_bytes_per_s",
+                "bytes/s from 1e6 to 1e13",
+            )
         if self.link_bytes_per_s is not None and not (0 < self.link_bytes_per_s < 1e15):
             raise KvcalcError(f"link_bytes_per_s {self.link_bytes_per_s!r} is out of range", "link_bytes_per_s", "bytes/s")
         return self
@@ -245,6 +257,16 @@ def norm_allreduces(model: ModelSpec, engine: Engine | None = None) -> tuple[int
         return 2, 4
     return 1, 8
 
+
+TRITON_BLOCK_H = 16
+"""Query heads one block of SGLang's grouped Triton decode kernel takes (BLOCK_H in
+srt/layers/attention/triton_ops/decode_attention.py _decode_grouped_att_m_fwd, 0.4.4.post3 to 0.5.9)."""
+TRITON_MIN_BLOCK_KV = 32
+"""Tokens a part of a request's context is rounded up to a multiple of (_MIN_BLOCK_KV, kv_len_per_split in
+srt/layers/attention/triton_ops/decode_attention.py, 0.4.4.post3 to 0.5.9)."""
+TRITON_MAX_SPLITS = 8
+"""The most parts SGLang's Triton decode kernel splits a request's context into: --triton-attention-num-kv-splits,
+8 by default (server_args.py, 0.4.4.post3 to 0.5.9)."""
 
 GRAPH_MAX_TOKENS = 512
 """The largest step vLLM captures in a CUDA graph by default (0.8.5 and later)."""
@@ -367,6 +389,11 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(NVIDIA/nccl#1244, nccl-tests, no CUDA graph); bandwidth 0.94 of the node's NICs (46-48 GB/s a 400 Gb/s NIC, "
     "NVIDIA/nccl-tests#290); PP send/recv between nodes 17 us and 0.7 of one NIC (microsoft/vidur "
     "data/profiling/network/h100_dgx/send_recv.csv, 1 GPU a node)",
+    "triton_cta_bytes_per_s": "SGLang's Triton backend decoding one Qwen3-8B request on one H100 (sgl-project/sglang#21775, "
+    "March 2026, the table's 'Old Triton' column, that PR's base): the step's time rises 0.437 us a token of context from "
+    "1,000 to 32,000 tokens (7.07 to 20.68 ms a token), FlashInfer's 0.058 us; at 8 splits each of the kernel's 64 blocks "
+    "(1 request x 8 KV heads x 8 splits) reads an eighth of a token's keys and values of one KV head, 512 B x 36 layers / 8, "
+    "so 2,304 B / 0.437 us = 5.27 GB/s a block (bench/fit_triton_decode.py)",
     "request_overhead_s": "vLLM's OpenAI server over its offline engine: +4 ms TTFT, HTTP and ZMQ "
     "(tenstorrent/tt-inference-server#190)",
     "tokenize_s_per_token": "vLLM 0.11's tokenizer (get_tokenizer: a fast, Rust tokenizer, here a byte-level BPE of 32,000) "
@@ -662,6 +689,32 @@ def matmul_dtype(model: ModelSpec, gpu: GPUSpec, weight_dtype: str | None = None
     return "bf16"
 
 
+def check_triton(model: ModelSpec, gpu: GPUSpec, engine: Engine | None) -> DecodeGeometry | None:
+    """The decode geometry SGLang's Triton backend runs ``model`` with where ``engine`` runs that backend
+    (Engine.attention_backend; None elsewhere), refused in one line where kvcalc does not price it: on a
+    GPU without NVIDIA's measured block rate or its multiprocessors in its spec, or for a model whose
+    layers are not all of one full-attention kind (windows, states and mixed kinds take other kernels)."""
+    if engine is None or engine.attention_backend != "triton":
+        return None
+    where = "attention_backend"
+    if gpu.vendor != "NVIDIA" or not gpu.multiprocessors:
+        raise KvcalcError(
+            f"SGLang's Triton decode kernel on {gpu.name}: its per-block rate is measured on NVIDIA GPUs only",
+            where,
+            "an NVIDIA GPU with its multiprocessors in its spec, or the default attention backend",
+        )
+    kinds = model.kinds()
+    g = kinds[0].decode_geometry() if len(kinds) == 1 and not model.has_windows else None
+    if g is None:
+        raise KvcalcError(
+            f"SGLang's Triton decode kernel for {model.name}: priced for models whose every layer attends to the whole "
+            "context with one attention kind",
+            where,
+            "a full-attention model (no windows, states or mixed kinds), or the default attention backend",
+        )
+    return g
+
+
 @record(frozen=True)
 class StepTime:
     """One step's time, by term (seconds, on one rank)."""
@@ -780,6 +833,52 @@ class StepModel:
         )
         self.k1, self.k0 = kvs[1] - kvs[0], 2 * kvs[0] - kvs[1]
         self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
+        self.triton = self._triton(engine)
+        """(KV-head blocks a request brings to SGLang's Triton decode kernel, KV bytes a token of context puts
+        on one of its blocks over every layer, the GPU's multiprocessors) where the deployment runs that
+        kernel (Engine.attention_backend); None elsewhere (attn_floor_s)."""
+
+    def _triton(self, engine: Engine | None) -> tuple[int, float, int] | None:
+        g = check_triton(self.model, self.gpu, engine)
+        if g is None:
+            return None
+        # One request's blocks (srt/layers/attention/triton_ops/decode_attention.py, 0.5.6): a block a KV head
+        # and a group of at most 16 of its query heads (_decode_grouped_att_m_fwd, BLOCK_H 16; MLA's one latent
+        # head is every query head's), a block a query head where each has its own KV head (_decode_att_m_fwd).
+        heads = max(g.n_q // self.tp, 1)
+        kv = 1 if g.kind == "mla" else max(g.n_kv // self.tp, 1)
+        group = max(heads // kv, 1)
+        blocks = heads if group == 1 else -(-heads // min(TRITON_BLOCK_H, group))
+        # A block reads its KV head's bytes for the tokens of its split, every layer: a token's KV bytes on the
+        # GPU over its KV heads (MLA: the latent; its values, the latent's first columns, read again from cache).
+        return blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0)
+
+    def attn_floor_s(self, n: int, ctx: float) -> float:
+        """The least time the decode attention of ``n`` requests at context ``ctx`` takes on SGLang's Triton
+        backend (0 elsewhere): the kernel splits each request's context into at most TRITON_MAX_SPLITS
+        parts, fewer as the batch fills the GPU (get_num_kv_splits_triton in
+        srt/layers/attention/triton_backend.py, 0.4.4.post3 to 0.5.10: cdiv(multiprocessors x max(log2(length /
+        64), 1), requests x blocks a request)), parts of whole tiles (TRITON_MIN_BLOCK_KV), one block a part
+        and KV head, and a block reads its part a tile at a time, at triton_cta_bytes_per_s; the blocks run
+        side by side, so the step waits on a part (the requests' lengths taken as their mean). A floor: more
+        blocks than the GPU runs at once would wait their turn, which is not charged."""
+        return self._floor_line(n, ctx)[0]
+
+    def _floor_line(self, n: int, ctx: float) -> tuple[float, float]:
+        """attn_floor_s at ``ctx`` and what it grows a step (every request's context a token longer: its
+        part a 1 / splits token), the splits held as they are at ``ctx``."""
+        t = self.triton
+        if t is None or n < 1:
+            return 0.0, 0.0
+        blocks, per_token, sms = t
+        L = max(math.ceil(ctx), 1)
+        reach = int(sms * max(math.log2(L / 64.0), 1.0))
+        splits = max(min(-(-reach // (n * blocks)), TRITON_MAX_SPLITS), 1)
+        rate = self.c.triton_cta_bytes_per_s
+        # A part: the context over the splits, rounded up to whole tiles of TRITON_MIN_BLOCK_KV tokens.
+        per_split = -(-L // splits)
+        part = min(-(-per_split // TRITON_MIN_BLOCK_KV) * TRITON_MIN_BLOCK_KV, L)
+        return part * per_token / rate, per_token / rate / splits
 
     def with_constants(self, c: StepConstants) -> StepModel:
         """The same model and shape under other constants (the byte and FLOP caches are kept)."""
@@ -964,6 +1063,7 @@ class StepModel:
             decodes + (1 if prefill_tokens else 0),
             prefill=prefill_tokens > 0,
             eager=eager,
+            floor=self.attn_floor_s(decodes, ctx) if self.triton else 0.0,
         )
 
     def time(
@@ -976,12 +1076,16 @@ class StepModel:
         requests: int,
         prefill: bool = False,
         eager: bool = False,
+        floor: float = 0.0,
     ) -> StepTime:
         """The step formula, once: weight and KV bytes read, matmul and attention FLOPs, and the
         tokens and requests the step carries (for its all-reduces and per-request cost); ``prefill``:
-        the step carries prompt tokens (without CUDA graphs in some engines: :meth:`eager_extra_s`)."""
+        the step carries prompt tokens (without CUDA graphs in some engines: :meth:`eager_extra_s`);
+        ``floor``: the least time the KV reads take (attn_floor_s)."""
         fixed, coll = self._beyond(tokens, requests)
-        tm, tc, t = self._terms(weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens)
+        tm, tc, t = self._terms(
+            weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens, floor=floor or None
+        )
         if eager or self.eager(prefill, requests):
             extra = self.eager_extra_s(t, requests)
             t, fixed = t + extra, fixed + extra
@@ -1037,12 +1141,16 @@ class StepModel:
         over: Any,
         elementwise_bytes: Any,
         larger: Any = None,
+        floor: Any = None,
     ) -> tuple[Any, Any, Any]:
         """The memory and compute terms (all bytes, all FLOPs) and the step's time: the matmuls'
         larger term plus the attention's larger term plus the small kernels' bytes, plus ``over``,
         what the step costs beyond them (fixed costs and collectives). Floats, or numpy arrays of
         them with ``larger=numpy.maximum``."""
         tw, tkv, tel = weight_bytes * self.inv_w, kv_bytes * self.inv_bw, elementwise_bytes * self.inv_bw
+        if floor is not None:
+            # The KV reads take at least the attention kernel's floor (attn_floor_s).
+            tkv = larger(tkv, floor) if larger is not None else (tkv if tkv >= floor else floor)
         tmm, tat = mm_flops * self.inv_mm, attn_flops * self.inv_attn
         # The matmuls' weight stream and their math overlap, but not perfectly: their time is the
         # root-sum-square of the two (matmul_s), which the measured GEMM and fused-MoE tables follow
@@ -1054,7 +1162,13 @@ class StepModel:
         return tw + tkv + tel, tmm + tat, top + tel + over
 
     def decode_columns(
-        self, weight_bytes: Any, kv_bytes: Any, mm_flops: Any, attn_flops: Any, batches: list[int]
+        self,
+        weight_bytes: Any,
+        kv_bytes: Any,
+        mm_flops: Any,
+        attn_flops: Any,
+        batches: list[int],
+        seqs: list[int] | None = None,
     ) -> tuple[list[float], list[float], list[float]]:
         """:meth:`time` of many decode-only steps (``batches[i]`` requests, one token each), as columns
         (t_step_s, t_fixed_s, t_collective_s) without a :class:`StepTime` per step: what a roofline
@@ -1062,6 +1176,8 @@ class StepModel:
         overhead is computed once per distinct batch."""
         over = {b: self._beyond(b, b) for b in dict.fromkeys(batches)}
         terms, both = self._terms, {b: f + c for b, (f, c) in over.items()}
+        # The attention kernel's floor at each point's batch and context (``seqs``), where it has one.
+        floors = [self.attn_floor_s(b, x) for b, x in zip(batches, seqs)] if self.triton and seqs is not None else None
         skew = {b: self.busiest_extra(b) for b in over} if self.ep > 1 else None
         if not isinstance(weight_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns
             import numpy as np
@@ -1070,14 +1186,16 @@ class StepModel:
                 weight_bytes = weight_bytes + np.asarray([skew[b] for b in batches], dtype=np.float64)
             o = np.asarray([both[b] for b in batches], dtype=np.float64)
             el = np.asarray(batches, dtype=np.float64) * self.elementwise
-            t = terms(weight_bytes, kv_bytes, mm_flops, attn_flops, o, el, np.maximum)[2].tolist()
+            fl = np.asarray(floors, dtype=np.float64) if floors is not None else None
+            t = terms(weight_bytes, kv_bytes, mm_flops, attn_flops, o, el, np.maximum, fl)[2].tolist()
         else:
             e = self.elementwise
             if skew is not None:
                 weight_bytes = [w + skew[b] for w, b in zip(weight_bytes, batches)]
+            fls: list[float | None] = list(floors) if floors is not None else [None] * len(batches)
             t = [
-                terms(w, k, f, a, both[b], e * b)[2]
-                for w, k, f, a, b in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches)
+                terms(w, k, f, a, both[b], e * b, floor=fl)[2]
+                for w, k, f, a, b, fl in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches, fls)
             ]
         fixed = [over[b][0] for b in batches]
         if self.decode_graph_max is not None or self.async_host:
@@ -1156,6 +1274,13 @@ class StepModel:
         # attention's two lines grow with it.
         g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * (n + extra_tokens) * self.inv_bw
         m0, c0 = g0 + (n * kv0 + extra_bytes) * self.inv_bw, g0 + (n * a0 + extra_flops) * self.inv_attn
+        if self.triton is not None:
+            # The decodes' KV reads take at least the Triton kernel's floor: its line where it is the higher
+            # as the span starts (the splits held there).
+            f0, f1 = self._floor_line(n, mean_len)
+            kv_s = n * kv0 * self.inv_bw
+            if f0 > kv_s:
+                m0, m1 = m0 - kv_s + f0, f1
         requests = n + (1 if extra_tokens else 0)
         if eager or self.eager(extra_tokens > 0, requests):
             # A span run without CUDA graphs: its first step as time() has it.
@@ -1340,6 +1465,13 @@ class StepModel:
             )
         if self.model.moe:
             parts.append(f"; routed experts at {self.moe_eta(c):.3g} of the peak (moe_eta_c)")
+        if self.triton is not None:
+            blocks, per_token, _ = self.triton
+            parts.append(
+                f"; decode attention on SGLang's Triton backend: the KV reads take at least the longest part of a "
+                f"request's context (split in up to {TRITON_MAX_SPLITS} by the batch, {blocks} blocks a request) x "
+                f"{per_token:,.0f} B a token / {c.triton_cta_bytes_per_s / 1e9:g} GB/s (one block's rate)"
+            )
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
             parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))

@@ -37,6 +37,7 @@ KEYS = (
     "net_alpha_s",
     "request_overhead_s",
     "tokenize_s_per_token",
+    "triton_cta_bytes_per_s",
 )
 IGNORED = ("origin",)
 ACCEPTED = "a JSON file written by kvcalc calibrate (--write FILE, or its --json output)"
@@ -64,6 +65,7 @@ RANGES = {
     "moe_eta_c": (0.01, 1.0, True),
     "moe_imbalance": (1.0, 16.0, True),
     "net_alpha_s": (0.0, 10.0, True),
+    "triton_cta_bytes_per_s": (1e6, 1e13, True),
 }
 
 
