@@ -1,6 +1,7 @@
 """The one step-time model: each term against arithmetic written out here."""
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -1318,6 +1319,11 @@ def test_sglangs_triton_decode_takes_at_least_its_longest_part_over_one_blocks_r
     import csv
 
     rows = list(csv.DictReader((Path(__file__).parent.parent / "bench" / "data" / "sglang-21775-triton-decode-h100.csv").open()))
+    # The rate itself: the released kernel's least-squares slope, 36 layers x 512 B / 8 parts over it.
+    import numpy as np
+
+    slope = np.polyfit([float(r["input_len"]) for r in rows], [1 / float(r["old_triton_tok_s"]) for r in rows], 1)[0]
+    assert round(36 * 512 / 8 / slope / 1e7) == 527 and DEFAULTS.triton_cta_bytes_per_s == 5.27e9
     for r in rows:
         L = int(r["input_len"])
         assert tri.step(1, L).t_step_s == pytest.approx(1 / float(r["old_triton_tok_s"]), rel=0.02)
@@ -1404,3 +1410,20 @@ def test_a_one_user_simulation_on_sglangs_triton_backend_steps_as_the_step_model
     assert (
         run["bench"]["tpot_s"]["mean"] > 1.5 * _triton("glm-4.7-flash", "b200", release="sglang@0.5.7")[0].step(1, 8250).t_step_s
     )
+
+
+def test_the_simulation_doc_works_the_triton_floor_as_the_step_model_does():
+    """docs/simulation.md's worked example of SGLang's Triton decode floor, and its check on the tenth set."""
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    base, tri = _triton("qwen3-8b", "h100-sxm")
+    assert round(tri.attn_floor_s(1, 32000) * 1e3, 2) == 13.99 and round(32000 * 147456 / (3.35e12 * 0.8) * 1e3, 2) == 1.76
+    assert round(tri.step(1, 32000).t_step_s * 1e3, 2) == 20.63
+    assert int(132 * math.log2(32000 / 64)) == 1183 and -(-1183 // 8) == 148
+    assert (
+        "splits cdiv(int(132 x log2(500)), 8) = cdiv(1,183, 8) = 148, capped at 8; parts of 4,000 tokens; the floor 4,000 x "
+        "18,432 B / 5.27 GB/s = 13.99 ms where the KV bytes take 1.76 ms at the bandwidth, and the step 20.63 ms (20.68 measured)"
+        in doc
+    )
+    assert round(1e3 / 48.35, 2) == 20.68 and round(36 * 2 * 128 * 2 / 8) == 2304
+    assert "2,304 B / 0.437 us = 5.27 GB/s" in doc and round(2304 / 0.437e-6 / 1e9, 2) == 5.27
+    assert "9.16, 11.75 and 13.76 ms against 8.75, 10.94 and 12.63 measured, where kvcalc had 8.0 ms at every length" in doc
