@@ -984,7 +984,14 @@ def plan(
             if engine.async_scheduling != "none"
             else ""
         )
-        + _eager_decode_words(engine, gpus, constants),
+        + _eager_decode_words(engine, gpus, constants)
+        + (
+            "; decode attention on SGLang's Triton backend: the KV reads take at least the longest part of a request's "
+            "context that one of the kernel's thread blocks reads (up to 8 parts a request, fewer as the batch fills "
+            f"the GPU) at {constants.triton_cta_bytes_per_s / 1e9:g} GB/s a block"
+            if engine.attention_backend == "triton"
+            else ""
+        ),
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/G/1, Pollaczek-Khinchine: u / (1 - u) x the prompt's service time x (1 + cv2) / 2, cv2 the prompts' "
