@@ -1442,3 +1442,29 @@ def test_plan_prices_the_triton_floor_in_its_closed_form_and_its_simulation_agre
     assert abs(v["tpot_mean_s"] / v["closed_form_tpot_s"] - 1) < 0.10 and v["ok"]
     assert any("SGLang's Triton backend" in a for a in t["assumptions"])
     assert not any("Triton backend" in a for a in b["assumptions"])
+
+
+@pytest.mark.parametrize(
+    ("engine_", "gpu", "model", "warned"),
+    [
+        ("sglang@0.5.9", "a100-80gb", "glm-4.7-flash", True),  # MLA on an A100: Triton by default
+        ("sglang@0.5.9", "h100-sxm", "glm-4.7-flash", False),  # Hopper: FlashAttention 3
+        ("sglang@0.5.9", "b200", "glm-4.7-flash", False),  # compute capability 10: FlashInfer from 0.4.7.post1
+        ("sglang@0.4.5.post3", "b200", "glm-4.7-flash", True),  # before 0.4.7.post1: Triton on Blackwell too
+        ("sglang@0.4.0", "h100-sxm", "glm-4.7-flash", True),  # before 0.4.5.post3: Triton for MLA everywhere
+        ("sglang@0.5.9", "a100-80gb", "qwen3-8b", False),  # GQA: FlashInfer
+        ("vllm@0.11", "a100-80gb", "glm-4.7-flash", False),
+        ("sglang@0.5.9", "mi300x", "glm-4.7-flash", False),  # AMD: not priced either way
+    ],
+)
+def test_roofline_warns_where_sglang_would_pick_its_triton_backend_unasked(cli, engine_, gpu, model, warned):
+    # model_executor/model_runner.py's defaults (0.4.4.post3: MLA -> triton; 0.4.5.post3: fa3 on Hopper, else triton;
+    # 0.4.7.post1 and 0.5.x: flashinfer on compute capability 10 too).
+    r = cli("roofline", "--model", model, "--gpu", gpu, "--engine", engine_, "--batch", "1", "--seq", "8000", "--json")
+    assert r.code == 0, r.err
+    said = [w for w in r.json()["warnings"] if "Triton backend unless told otherwise" in w]
+    assert bool(said) == warned
+    if warned:
+        r = cli("roofline", "--model", model, "--gpu", gpu, "--engine", engine_, "--batch", "1", "--seq", "8000", "--json",
+                "--attention-backend", "triton")  # fmt: skip
+        assert r.code == 2 or not [w for w in r.json()["warnings"] if "Triton backend" in w]

@@ -1524,6 +1524,24 @@ def with_attention_backend(e: Engine, backend: str | None, where: str = "attenti
     return replace(e, attention_backend="triton")
 
 
+def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec) -> str | None:
+    """A warning where an SGLang release, given no --attention-backend, decodes ``model`` on ``gpu`` with its
+    Triton backend but the step model was not asked to price it: MLA models on NVIDIA GPUs other than Hopper
+    (FlashAttention 3 there from 0.4.5.post3) and, from 0.4.7.post1, other than compute capability 10
+    (FlashInfer there), by model_executor/model_runner.py's defaults (read in 0.4.4.post3, 0.4.5.post3,
+    0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6). None elsewhere."""
+    if e.name != "sglang" or e.attention_backend or model.mla is None or gpu.vendor != "NVIDIA":
+        return None
+    fa3 = e.key not in ("sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post4")
+    flashinfer = fa3 and e.key not in ("sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7")
+    if (fa3 and gpu.name in HOPPER_GPUS) or (flashinfer and gpu.name in SM100):
+        return None
+    return (
+        f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend unless told otherwise; these figures "
+        "are the default kernels' (pass --attention-backend triton to price the Triton kernel's floor)"
+    )
+
+
 def engine(name: str | Engine, where: str = "engine") -> Engine:
     """Parse an engine name, with an optional release (or pass a parsed one through)."""
     if isinstance(name, Engine):

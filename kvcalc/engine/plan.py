@@ -42,7 +42,7 @@ from kvcalc.engine.deployment import (
     node_of,
     place,
 )
-from kvcalc.engine.engines import Engine
+from kvcalc.engine.engines import Engine, triton_default_note
 from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.paging import cached_prompt_tokens
@@ -1052,7 +1052,7 @@ def plan(
         )
     if base is not None and base.weight_dtype:
         assumptions.append(_weights_words(base.weight_dtype))
-    warnings = []
+    warnings = list(dict.fromkeys(n for g in gpus if (n := triton_default_note(engine, model, g))))
     if not feasible:
         warnings.append(
             "no deployment of at most "

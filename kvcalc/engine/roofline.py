@@ -24,6 +24,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import Decode as Decode, PrefillBound as PrefillBound, prefill_bound as prefill_bound
 from kvcalc.engine.deployment import Shape, check_shape, place
+from kvcalc.engine.engines import triton_default_note
 from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, fit, footprint
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype
@@ -385,6 +386,7 @@ def roofline(
             "MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on average (uniform routing)"
         )
     assumptions += list(dict.fromkeys(n for k in model.kinds() if (n := k.roofline_note())))
+    note = triton_default_note(inp.engine, model, gpu) if sm is not None else None
     return RooflineReport(
         model=model.name,
         gpu=gpu.name,
@@ -399,6 +401,7 @@ def roofline(
         kv_equals_weights={b: rows.columns["kv_equals_weights_at_seq"][i] for i, b in enumerate(batches)},
         prefill=pre,
         assumptions=assumptions,
+        warnings=[note] if note else [],
         track_record=(
             for_estimate(
                 model.is_moe,

@@ -224,6 +224,8 @@ def render(r: Any, origin: dict[str, str] | None = None, plot: bool = False) -> 
         for w in p.warnings:
             if "does not fit" not in w or len(r.rows) == 1:
                 c.print(f"[yellow]warning:[/yellow] {w}", markup=True)
+    for w in r.warnings:
+        c.print(f"[yellow]warning:[/yellow] {esc(w)}", markup=True)
     if plot:
         from kvcalc.render.plot import ascii_loglog
 

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from kvcalc.engine.engines import Engine
+from kvcalc.engine.engines import Engine, triton_default_note
 from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, fit, layout_guess
 from kvcalc.engine.simulate.scheduler import serve
@@ -330,6 +330,9 @@ def simulate(
         guess = layout_guess(model, inp)
         if guess:
             warnings.append(guess)
+    note = triton_default_note(engine, model, gpu)
+    if note:
+        warnings.append(note)
     for r in runs:
         if r.rejected:
             warnings.append(f"{r.policy}: {count_of(r.rejected, 'request')} can never fit this policy's pool and were not served")
