@@ -1427,6 +1427,12 @@ def test_the_simulation_doc_works_the_triton_floor_as_the_step_model_does():
     assert round(1e3 / 48.35, 2) == 20.68 and round(36 * 2 * 128 * 2 / 8) == 2304
     assert "2,304 B / 0.437 us = 5.27 GB/s" in doc and round(2304 / 0.437e-6 / 1e9, 2) == 5.27
     assert "9.16, 11.75 and 13.76 ms against 8.75, 10.94 and 12.63 measured, where kvcalc had 8.0 ms at every length" in doc
+    # The two earlier runs' growth a token of context, and the floor's for Llama-3.1-8B (32 layers, 8 KV heads of 128).
+    grow = [round((1 / b - 1 / a) / (2154 - 194) * 1e6, 3) for a, b in ((150.66, 138.86), (155.01, 141.59))]
+    assert grow == [0.288, 0.312]
+    _, llama = _triton("llama3.1-8b", "h100-sxm")
+    assert llama.triton == (8, 16384.0, 132) and round(16384 / 8 / 5.27e9 * 1e6, 3) == 0.389
+    assert "grow 0.288 and 0.312 us a token of context, where the floor grows 0.389" in doc
 
 
 def test_plan_prices_the_triton_floor_in_its_closed_form_and_its_simulation_agrees(cli):
