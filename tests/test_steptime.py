@@ -1446,7 +1446,7 @@ def test_plan_prices_the_triton_floor_in_its_closed_form_and_its_simulation_agre
     assert round(b["best"]["tpot_s"] * 1e3, 1) == 15.8 and round(t["best"]["tpot_s"] * 1e3, 1) == 28.6
     v = t["verified"][0]
     assert abs(v["tpot_mean_s"] / v["closed_form_tpot_s"] - 1) < 0.10 and v["ok"]
-    assert any("SGLang's Triton backend" in a for a in t["assumptions"])
+    assert any("SGLang's Triton backend" in a and "at 5.27 GB/s a block" in a for a in t["assumptions"])
     assert not any("Triton backend" in a for a in b["assumptions"])
 
 
