@@ -47,6 +47,10 @@ under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
 HOPPER_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
 """Catalog GPUs of compute capability 9.0: where FlashMLA runs, and torch sizes its cuBLAS workspace apart
 (memory.cublas_workspace_bytes)."""
+TRITON_GPUS = (*HOPPER_GPUS, *SM100)
+"""The GPUs SGLang's Triton decode floor is priced on (StepModel.attn_floor_s): Hopper, where its block rate was
+measured, and compute capability 10, where the compiled kernel's registers and shared memory are Hopper's
+(steptime.TRITON_BLOCKS_PER_SM)."""
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
 """How a vLLM release sizes the blocks of a dense (indexer-free) MLA model's cache on NVIDIA GPUs
@@ -1536,10 +1540,10 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec) -> str | None
     flashinfer = fa3 and e.key not in ("sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7")
     if (fa3 and gpu.name in HOPPER_GPUS) or (flashinfer and gpu.name in SM100):
         return None
-    return (
-        f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend unless told otherwise; these figures "
-        "are the default kernels' (pass --attention-backend triton to price the Triton kernel's floor)"
-    )
+    said = f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend unless told otherwise; these figures are the default kernels'"
+    if gpu.name in TRITON_GPUS and e.key in TRITON_RECORDS:
+        return said + " (pass --attention-backend triton to price the Triton kernel's floor)"
+    return said + " (kvcalc prices that kernel for SGLang 0.4.4.post4 to 0.5.9 on Hopper, B200 and GB200 only)"
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:

@@ -42,7 +42,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
-from kvcalc.engine.engines import Engine
+from kvcalc.engine.engines import TRITON_GPUS, Engine
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -264,6 +264,14 @@ srt/layers/attention/triton_ops/decode_attention.py _decode_grouped_att_m_fwd, 0
 TRITON_MIN_BLOCK_KV = 32
 """Tokens a part of a request's context is rounded up to a multiple of (_MIN_BLOCK_KV, kv_len_per_split in
 srt/layers/attention/triton_ops/decode_attention.py, 0.4.4.post3 to 0.5.9)."""
+TRITON_BLOCKS_PER_SM = {(64, 0, 64): 5, (128, 0, 128): 3, (256, 0, 256): 2, (256, 32, 256): 2, (512, 64, 512): 2}
+"""Blocks of SGLang's grouped Triton decode kernel one multiprocessor runs at once on Hopper and compute capability
+10, by the kernel's tile (BLOCK_DMODEL, BLOCK_DPE, BLOCK_DV: the key's width rounded up to a power of 2, MLA's
+latent as 512 + 64 or 256 + 32, the value's): the kernel of SGLang 0.5.6 compiled with Triton 3.5.0 (the release
+pins torch 2.9.1, which pins it) for sm_90a and sm_100a at 4 warps and 2 stages uses 96, 160 (158 on sm_100a),
+226, 249 and 255 registers a thread and 7,168, 13,312, 25,600, 26,624 and 52,224 B of shared memory, so the
+65,536 registers of a multiprocessor hold 5, 3, 2, 2 and 2 such blocks (a warp's registers in units of 256),
+fewer than its 228 KB of shared memory or its 64 warps would (bench/triton_decode_occupancy.py)."""
 TRITON_MAX_SPLITS = 8
 """The most parts SGLang's Triton decode kernel splits a request's context into: --triton-attention-num-kv-splits,
 8 by default (server_args.py, 0.4.4.post3 to 0.5.9)."""
@@ -697,11 +705,12 @@ def check_triton(model: ModelSpec, gpu: GPUSpec, engine: Engine | None) -> Decod
     if engine is None or engine.attention_backend != "triton":
         return None
     where = "attention_backend"
-    if gpu.vendor != "NVIDIA" or not gpu.multiprocessors:
+    if gpu.name not in TRITON_GPUS or not gpu.multiprocessors:
         raise KvcalcError(
-            f"SGLang's Triton decode kernel on {gpu.name}: its per-block rate is measured on NVIDIA GPUs only",
+            f"SGLang's Triton decode kernel on {gpu.name}: its block rate is measured on Hopper and its occupancy "
+            "compiled for Hopper and compute capability 10 only",
             where,
-            "an NVIDIA GPU with its multiprocessors in its spec, or the default attention backend",
+            "one of " + ", ".join(TRITON_GPUS) + ", or the default attention backend",
         )
     kinds = model.kinds()
     g = kinds[0].decode_geometry() if len(kinds) == 1 and not model.has_windows else None
@@ -712,7 +721,28 @@ def check_triton(model: ModelSpec, gpu: GPUSpec, engine: Engine | None) -> Decod
             where,
             "a full-attention model (no windows, states or mixed kinds), or the default attention backend",
         )
+    if g.kind != "mla" and g.n_kv == g.n_q or triton_tile(g) not in TRITON_BLOCKS_PER_SM:
+        raise KvcalcError(
+            f"SGLang's Triton decode kernel for {model.name}: priced for its grouped kernel (query heads sharing KV heads, "
+            f"or MLA) at the tiles compiled ({', '.join(f'{a + b}/{c}' for a, b, c in TRITON_BLOCKS_PER_SM)} of key/value)",
+            where,
+            "a GQA, MQA or MLA model of those widths, or the default attention backend",
+        )
     return g
+
+
+def triton_tile(g: DecodeGeometry) -> tuple[int, int, int]:
+    """The tile SGLang's grouped Triton decode kernel takes for a layer (_decode_grouped_att_m_fwd in
+    srt/layers/attention/triton_ops/decode_attention.py, 0.4.4.post3 to 0.5.9): (BLOCK_DMODEL, BLOCK_DPE,
+    BLOCK_DV), MLA's 576-wide key as 512 + 64 and a 288-wide one as 256 + 32, else the key's width rounded up
+    to a power of 2 and none; the value's width rounded up."""
+    lk = g.d_a + g.d_b
+    dv = 1 << max(g.dv - 1, 0).bit_length()
+    if lk == 576:
+        return 512, 64, dv
+    if lk == 288:
+        return 256, 32, dv
+    return 1 << max(lk - 1, 0).bit_length(), 0, dv
 
 
 @record(frozen=True)
@@ -835,10 +865,10 @@ class StepModel:
         self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
         self.triton = self._triton(engine)
         """(KV-head blocks a request brings to SGLang's Triton decode kernel, KV bytes a token of context puts
-        on one of its blocks over every layer, the GPU's multiprocessors) where the deployment runs that
-        kernel (Engine.attention_backend); None elsewhere (attn_floor_s)."""
+        on one of its blocks over every layer, the GPU's multiprocessors, blocks one runs at once) where the
+        deployment runs that kernel (Engine.attention_backend); None elsewhere (attn_floor_s)."""
 
-    def _triton(self, engine: Engine | None) -> tuple[int, float, int] | None:
+    def _triton(self, engine: Engine | None) -> tuple[int, float, int, int] | None:
         g = check_triton(self.model, self.gpu, engine)
         if g is None:
             return None
@@ -851,7 +881,7 @@ class StepModel:
         blocks = heads if group == 1 else -(-heads // min(TRITON_BLOCK_H, group))
         # A block reads its KV head's bytes for the tokens of its split, every layer: a token's KV bytes on the
         # GPU over its KV heads (MLA: the latent; its values, the latent's first columns, read again from cache).
-        return blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0)
+        return blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0), TRITON_BLOCKS_PER_SM[triton_tile(g)]
 
     def attn_floor_s(self, n: int, ctx: float) -> float:
         """The least time the decode attention of ``n`` requests at context ``ctx`` takes on SGLang's Triton
@@ -860,8 +890,8 @@ class StepModel:
         srt/layers/attention/triton_backend.py, 0.4.4.post3 to 0.5.10: cdiv(multiprocessors x max(log2(length /
         64), 1), requests x blocks a request)), parts of whole tiles (TRITON_MIN_BLOCK_KV), one block a part
         and KV head, and a block reads its part a tile at a time, at triton_cta_bytes_per_s; the blocks run
-        side by side, so the step waits on a part (the requests' lengths taken as their mean). A floor: more
-        blocks than the GPU runs at once would wait their turn, which is not charged."""
+        side by side, as many at once as the multiprocessors hold (TRITON_BLOCKS_PER_SM), so the step waits on a
+        part for each whole wave of blocks (the requests' lengths taken as their mean)."""
         return self._floor_line(n, ctx)[0]
 
     def _floor_line(self, n: int, ctx: float) -> tuple[float, float]:
@@ -870,7 +900,7 @@ class StepModel:
         t = self.triton
         if t is None or n < 1:
             return 0.0, 0.0
-        blocks, per_token, sms = t
+        blocks, per_token, sms, per_sm = t
         L = max(math.ceil(ctx), 1)
         reach = int(sms * max(math.log2(L / 64.0), 1.0))
         splits = max(min(-(-reach // (n * blocks)), TRITON_MAX_SPLITS), 1)
@@ -878,7 +908,9 @@ class StepModel:
         # A part: the context over the splits, rounded up to whole tiles of TRITON_MIN_BLOCK_KV tokens.
         per_split = -(-L // splits)
         part = min(-(-per_split // TRITON_MIN_BLOCK_KV) * TRITON_MIN_BLOCK_KV, L)
-        return part * per_token / rate, per_token / rate / splits
+        # Blocks past what the GPU runs at once wait their turn: whole waves of them.
+        waves = -(-(n * blocks * splits) // (sms * per_sm))
+        return waves * part * per_token / rate, waves * per_token / rate / splits
 
     def with_constants(self, c: StepConstants) -> StepModel:
         """The same model and shape under other constants (the byte and FLOP caches are kept)."""
@@ -1466,11 +1498,12 @@ class StepModel:
         if self.model.moe:
             parts.append(f"; routed experts at {self.moe_eta(c):.3g} of the peak (moe_eta_c)")
         if self.triton is not None:
-            blocks, per_token, _ = self.triton
+            blocks, per_token, _, per_sm = self.triton
             parts.append(
                 f"; decode attention on SGLang's Triton backend: the KV reads take at least the longest part of a "
                 f"request's context (split in up to {TRITON_MAX_SPLITS} by the batch, {blocks} blocks a request) x "
-                f"{per_token:,.0f} B a token / {c.triton_cta_bytes_per_s / 1e9:g} GB/s (one block's rate)"
+                f"{per_token:,.0f} B a token / {c.triton_cta_bytes_per_s / 1e9:g} GB/s (one block's rate), once for "
+                f"every wave of blocks past the {per_sm} a multiprocessor runs at once"
             )
         if self.pp > 1:
             net = self.placement.pp_network_handoffs

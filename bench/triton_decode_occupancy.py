@@ -1,0 +1,122 @@
+"""How many blocks of SGLang's grouped Triton decode kernel one multiprocessor runs at once
+(kvcalc.engine.steptime.TRITON_BLOCKS_PER_SM), from the released kernel compiled, without a GPU.
+
+Needs triton==3.5.0 (the version SGLang 0.5.6's torch 2.9.1 pins; it ships ptxas) and the kernel's file from
+SGLang's wheel, which kvcalc does not carry:
+
+    pip download --no-deps sglang==0.5.6 && unzip -o sglang-0.5.6-*.whl 'sglang/srt/layers/attention/triton_ops/*'
+    python bench/triton_decode_occupancy.py sglang/srt/layers/attention/triton_ops/decode_attention.py
+
+For each tile the kernel takes (_decode_grouped_att_m_fwd: BLOCK_DMODEL, BLOCK_DPE, BLOCK_DV; 32 tokens a tile,
+16 query heads a block, 4 warps, 2 stages), it compiles _fwd_grouped_kernel_stage1 for sm_90a and sm_100a, runs
+ptxas -v on its PTX for the registers a thread, reads the shared memory from the compiled metadata, and prints
+blocks a multiprocessor = min(65,536 registers / (4 warps x a warp's registers, in units of 256), 233,472 B of
+shared memory / (the block's + 1,024 reserved), 64 warps / 4).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import types
+
+TILES = (
+    (64, 0, 64, 64, 64),
+    (128, 0, 128, 128, 128),
+    (256, 0, 256, 256, 256),
+    (256, 32, 256, 288, 256),
+    (512, 64, 512, 576, 512),
+)
+"""(BLOCK_DMODEL, BLOCK_DPE, BLOCK_DV, Lk, Lv): GQA heads of 64, 128 and 256, MLA latents of 256 + 32 and 512 + 64."""
+POINTERS = ("Q", "K_Buffer", "V_Buffer", "kv_indptr", "kv_indices", "Att_Out", "Att_Lse", "num_kv_splits")
+
+
+def load(path: str) -> types.ModuleType:
+    # The file imports is_hip from sglang.srt.utils, which pulls in all of SGLang: a stand-in answers False.
+    for name in ("sglang", "sglang.srt"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    utils = types.ModuleType("sglang.srt.utils")
+    utils.is_hip = lambda: False  # type: ignore[attr-defined]
+    sys.modules["sglang.srt.utils"] = utils
+    spec = importlib.util.spec_from_file_location("decode_attention", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def compile_tile(kernel, tile: tuple[int, ...], cc: int) -> tuple[int, int]:
+    import triton
+    import triton.backends.nvidia as nv
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    dm, dpe, dv, lk, lv = tile
+    mla = dpe > 0
+    const = {
+        "kv_group_num": 16 if mla else 4,
+        "q_head_num": 16 if mla else 32,
+        "BLOCK_DMODEL": dm,
+        "BLOCK_DPE": dpe,
+        "BLOCK_DV": dv,
+        "BLOCK_N": 32,
+        "BLOCK_H": 16,
+        "MIN_BLOCK_KV": 32,
+        "logit_cap": 0.0,
+        "xai_temperature_len": -1,
+        "Lk": lk,
+        "Lv": lv,
+    }
+    sig = {}
+    for name in kernel.arg_names:
+        if name in const:
+            sig[name] = "constexpr"
+        elif name in POINTERS:
+            sig[name] = (
+                "*fp32"
+                if name.startswith("Att_")
+                else "*i32"
+                if name in ("kv_indptr", "kv_indices", "num_kv_splits")
+                else "*bf16"
+            )
+        elif name == "sm_scale":
+            sig[name] = "fp32"
+        else:
+            sig[name] = "i32"
+    src = ASTSource(fn=kernel, signature=sig, constexprs={(kernel.arg_names.index(k),): v for k, v in const.items()})
+    out = triton.compile(src, target=GPUTarget("cuda", cc, 32), options={"num_warps": 4, "num_stages": 2})
+    with tempfile.TemporaryDirectory() as d:
+        ptx = os.path.join(d, "k.ptx")
+        with open(ptx, "w") as fh:
+            fh.write(out.asm["ptx"])
+        ptxas = os.path.join(os.path.dirname(nv.__file__), "bin", "ptxas")
+        r = subprocess.run(
+            [ptxas, "-v", f"--gpu-name=sm_{cc}a", ptx, "-o", os.path.join(d, "k.cubin")], capture_output=True, text=True
+        )
+    line = next(x for x in (r.stdout + r.stderr).splitlines() if "registers" in x)
+    return int(line.split("Used ")[1].split(" ")[0]), int(out.metadata.shared)
+
+
+def blocks_per_sm(regs: int, shared: int, warps: int = 4) -> int:
+    per_warp = -(-regs * 32 // 256) * 256
+    return min(65536 // (per_warp * warps), 233472 // (shared + 1024), 64 // warps)
+
+
+def main() -> None:
+    import triton
+
+    kernel = load(sys.argv[1])._fwd_grouped_kernel_stage1
+    print(f"Triton {triton.__version__}")
+    for cc in (90, 100):
+        for tile in TILES:
+            regs, shared = compile_tile(kernel, tile, cc)
+            print(
+                f"sm_{cc}a tile {tile[:3]}: {regs} registers a thread, {shared:,} B shared: {blocks_per_sm(regs, shared)} blocks a multiprocessor"
+            )
+
+
+if __name__ == "__main__":
+    main()
