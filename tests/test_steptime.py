@@ -1377,8 +1377,9 @@ def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_
         (("--engine", "vllm@0.11", "--attention-backend", "triton"), ("SGLang's Triton decode kernel only",)),
         (("--engine", "sglang", "--attention-backend", "triton"), ("0.4.4.post4 to 0.5.9",)),
         (("--engine", "sglang@0.4.0", "--attention-backend", "triton"), ("0.4.4.post4 to 0.5.9",)),
-        (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "mi300x"), ("compute capability 10 only",)),
-        (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "a100-80gb"), ("compute capability 10 only",)),
+        (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "mi300x"), ("specs give their multiprocessors",)),
+        (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "a100-80gb"), ("h100-sxm, h100-pcie",)),
+        (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "gb200"), ("specs give their multiprocessors",)),
         (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--model", "llama2-7b"), ("grouped kernel",)),
         (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--model", "gemma2-9b"), ("full-attention model",)),
     ],
@@ -1489,7 +1490,7 @@ def test_roofline_warns_where_sglang_would_pick_its_triton_backend_unasked(cli, 
         # it says where kvcalc prices it, and asking is refused in one line.
         priced = gpu in ("h100-sxm", "b200") and engine_ != "sglang@0.4.0"
         assert ("pass --attention-backend triton" in said[0]) == priced
-        assert ("on Hopper, B200 and GB200 only" in said[0]) == (not priced)
+        assert ("on the H100, H200, H20 and B200 only" in said[0]) == (not priced)
         r = cli("roofline", "--model", model, "--gpu", gpu, "--engine", engine_, "--batch", "1", "--seq", "8000", "--json",
                 "--attention-backend", "triton")  # fmt: skip
         if priced:

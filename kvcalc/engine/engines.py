@@ -47,10 +47,11 @@ under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
 HOPPER_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
 """Catalog GPUs of compute capability 9.0: where FlashMLA runs, and torch sizes its cuBLAS workspace apart
 (memory.cublas_workspace_bytes)."""
-TRITON_GPUS = (*HOPPER_GPUS, *SM100)
+TRITON_GPUS = ("h100-sxm", "h100-pcie", "h200", "h20", "b200")
 """The GPUs SGLang's Triton decode floor is priced on (StepModel.attn_floor_s): Hopper, where its block rate was
 measured, and compute capability 10, where the compiled kernel's registers and shared memory are Hopper's
-(steptime.TRITON_BLOCKS_PER_SM)."""
+(steptime.TRITON_BLOCKS_PER_SM), those whose specs give their multiprocessors (not yet the H100 NVL's or the
+GB200's), which the kernel's splits and turns are counted in."""
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
 """How a vLLM release sizes the blocks of a dense (indexer-free) MLA model's cache on NVIDIA GPUs
@@ -1543,7 +1544,7 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec) -> str | None
     said = f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend unless told otherwise; these figures are the default kernels'"
     if gpu.name in TRITON_GPUS and e.key in TRITON_RECORDS:
         return said + " (pass --attention-backend triton to price the Triton kernel's floor)"
-    return said + " (kvcalc prices that kernel for SGLang 0.4.4.post4 to 0.5.9 on Hopper, B200 and GB200 only)"
+    return said + " (kvcalc prices that kernel for SGLang 0.4.4.post4 to 0.5.9 on the H100, H200, H20 and B200 only)"
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:

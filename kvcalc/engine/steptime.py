@@ -708,7 +708,7 @@ def check_triton(model: ModelSpec, gpu: GPUSpec, engine: Engine | None) -> Decod
     if gpu.name not in TRITON_GPUS or not gpu.multiprocessors:
         raise KvcalcError(
             f"SGLang's Triton decode kernel on {gpu.name}: its block rate is measured on Hopper and its occupancy "
-            "compiled for Hopper and compute capability 10 only",
+            "compiled for Hopper and compute capability 10, on the GPUs whose specs give their multiprocessors",
             where,
             "one of " + ", ".join(TRITON_GPUS) + ", or the default attention backend",
         )
