@@ -873,12 +873,11 @@ class StepModel:
         if g is None:
             return None
         # One request's blocks (srt/layers/attention/triton_ops/decode_attention.py, 0.5.6): a block a KV head
-        # and a group of at most 16 of its query heads (_decode_grouped_att_m_fwd, BLOCK_H 16; MLA's one latent
-        # head is every query head's), a block a query head where each has its own KV head (_decode_att_m_fwd).
+        # and a group of at most 16 of its query heads on the GPU (_decode_grouped_att_m_fwd, BLOCK_H 16; MLA's
+        # one latent head is every query head's).
         heads = max(g.n_q // self.tp, 1)
         kv = 1 if g.kind == "mla" else max(g.n_kv // self.tp, 1)
-        group = max(heads // kv, 1)
-        blocks = heads if group == 1 else -(-heads // min(TRITON_BLOCK_H, group))
+        blocks = -(-heads // min(TRITON_BLOCK_H, max(heads // kv, 1)))
         # A block reads its KV head's bytes for the tokens of its split, every layer: a token's KV bytes on the
         # GPU over its KV heads (MLA: the latent; its values, the latent's first columns, read again from cache).
         return blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0), TRITON_BLOCKS_PER_SM[triton_tile(g)]
