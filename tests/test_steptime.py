@@ -1517,3 +1517,13 @@ def test_the_triton_kernels_blocks_a_multiprocessor_follow_its_compiled_register
     assert triton_tile(DecodeGeometry("mla", 20, 1, 512, 64, 512, True)) == (512, 64, 512)
     assert triton_tile(DecodeGeometry("gqa", 32, 8, 80, 0, 80, False)) == (128, 0, 128)
     assert triton_tile(DecodeGeometry("gqa", 32, 8, 192, 0, 192, False)) == (256, 0, 256)
+
+
+def test_kvcalc_engines_says_which_sglang_releases_triton_decode_it_prices(cli):
+    r = cli("engines", "--json")
+    assert r.code == 0, r.err
+    rows = {e["key"]: e["rules"]["triton_decode"] for e in r.json()["engines"]}
+    assert rows["sglang@0.5.9"] == rows["sglang@0.4.4.post4"] == "yes (H100, H200, H20, B200)"
+    assert rows["sglang@0.4.0"] == rows["sglang@0.5.12"] == rows["sglang@0.5"] == "no"
+    assert rows["vllm@0.11"] == "-"
+    assert r.json()["labels"]["triton_decode"] == "--attention-backend triton priced"

@@ -1729,6 +1729,7 @@ _RULE_LABELS = {
     "prefill_graphs_off": "prompt graphs turned off for",
     "dp_prompt_lockstep": "DP ranks step with any rank's prompt batch, without graphs",
     "prompt_blocks": "a paged prompt's blocks taken",
+    "triton_decode": "--attention-backend triton priced",
 }
 
 
@@ -1787,8 +1788,11 @@ _FRACTION_WORDS: dict[str, str] = {
 def _rule_words(e: Engine) -> dict[str, str]:
     out: dict[str, str] = {}
     for f in _RULE_LABELS:
-        v = getattr(e, f)
-        if f == "default_util":
+        v = getattr(e, f, None)
+        if f == "triton_decode":
+            # Not a field: which records' Triton decode the step model prices (TRITON_RECORDS).
+            out[f] = ("yes (H100, H200, H20, B200)" if e.key in TRITON_RECORDS else "no") if e.name == "sglang" else "-"
+        elif f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule != "none":
                 out[f] = _FRACTION_WORDS[e.mem_fraction_rule]
