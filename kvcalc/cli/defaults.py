@@ -36,6 +36,7 @@ OPTION_KEYS: dict[str, tuple[type, ...]] = {
     "tp": (int,),
     "util": (int, float),
     "block_size": (int,),
+    "attention_backend": (str,),
 }
 """Options every command that has them takes from kvcalc.toml when the command line leaves them out."""
 KEYS = ("model", "gpu", "calibration", *OPTION_KEYS)
@@ -143,9 +144,11 @@ def option_defaults() -> tuple[dict[str, str], str]:
             continue
         v = doc[key]
         if isinstance(v, bool) or not isinstance(v, types) or (isinstance(v, str) and not 0 < len(v) <= 200):
-            words = {"engine": "a name such as 'vllm@0.11'", "kv_dtype": "a name such as 'fp8'"}.get(
-                key, "a number" if key == "util" else "a whole number"
-            )
+            words = {
+                "engine": "a name such as 'vllm@0.11'",
+                "kv_dtype": "a name such as 'fp8'",
+                "attention_backend": "a name such as 'triton'",
+            }.get(key, "a number" if key == "util" else "a whole number")
             raise KvcalcError(f"{key} must be {words}, got {str(v)[:40]!r}", where, f"{key} = {words.split(' such as ')[-1]}")
         _check_value(key, v, f"{where}, key {key}")
         out[key] = str(v)
@@ -162,6 +165,10 @@ def _check_value(key: str, v: Any, where: str) -> None:
         from kvcalc.specs.dtypes import kv_dtype
 
         kv_dtype(str(v), where)
+    elif key == "attention_backend":
+        from kvcalc.engine.engines import attention_backend_name
+
+        attention_backend_name(str(v), where)
     elif key == "util" and not 0 < float(v) <= 1:
         raise KvcalcError(f"util {v!r} is out of range", where, "a fraction in (0, 1], e.g. 0.9")
     elif key in ("tp", "block_size"):

@@ -1498,13 +1498,10 @@ srt/layers/attention/triton_backend.py, read alike in 0.4.4.post3, 0.4.5.post3, 
 multiprocessors (_mla_decode_kv_splits_cap), not followed; the records spanning either are refused."""
 
 
-def with_attention_backend(e: Engine, backend: str | None, where: str = "attention_backend") -> Engine:
-    """``e`` running the decode attention kernel ``backend`` names (None, "" or "default": the release's
-    own). Only SGLang's Triton backend, in the releases whose splits the step model follows
-    (TRITON_RECORDS), is priced; anything else is refused in one line."""
-    key = (backend or "").strip().lower()
-    if key in ("", "default"):
-        return e
+def attention_backend_name(backend: str | None, where: str = "attention_backend") -> str:
+    """An attention backend's name as ATTENTION_BACKENDS spells it (None or "": "default"); an unknown one
+    is refused in one line with the closest names."""
+    key = (backend or "").strip().lower() or "default"
     if key not in ATTENTION_BACKENDS:
         near = closest(key, ATTENTION_BACKENDS)
         raise KvcalcError(
@@ -1512,6 +1509,16 @@ def with_attention_backend(e: Engine, backend: str | None, where: str = "attenti
             where,
             ("did you mean " + ", ".join(near) + "? " if near else "") + "default, or triton (SGLang's Triton backend)",
         )
+    return key
+
+
+def with_attention_backend(e: Engine, backend: str | None, where: str = "attention_backend") -> Engine:
+    """``e`` running the decode attention kernel ``backend`` names (None, "" or "default": the release's
+    own). Only SGLang's Triton backend, in the releases whose splits the step model follows
+    (TRITON_RECORDS), is priced; anything else is refused in one line."""
+    key = attention_backend_name(backend, where)
+    if key == "default":
+        return e
     if e.name != "sglang":
         raise KvcalcError(
             f"attention backend triton with {e.title}: kvcalc prices SGLang's Triton decode kernel only",
