@@ -1523,7 +1523,20 @@ def test_kvcalc_engines_says_which_sglang_releases_triton_decode_it_prices(cli):
     r = cli("engines", "--json")
     assert r.code == 0, r.err
     rows = {e["key"]: e["rules"]["triton_decode"] for e in r.json()["engines"]}
-    assert rows["sglang@0.5.9"] == rows["sglang@0.4.4.post4"] == "yes (H100, H200, H20, B200)"
+    assert rows["sglang@0.5.9"] == rows["sglang@0.4.4.post4"] == "yes, on the H100, H200, H20 and B200"
     assert rows["sglang@0.4.0"] == rows["sglang@0.5.12"] == rows["sglang@0.5"] == "no"
     assert rows["vllm@0.11"] == "-"
     assert r.json()["labels"]["triton_decode"] == "--attention-backend triton priced"
+
+
+def test_plan_on_the_triton_backend_without_gpus_searches_the_gpus_it_prices(cli):
+    # The default GPU list holds A100s and MI300Xs, where the Triton floor is not priced: with the backend
+    # asked for and no --gpus, plan searches the H100, H200, H20 and B200 rather than refusing.
+    r = cli("plan", "--model", "qwen3-8b", "--engine", "sglang@0.5.9", "--attention-backend", "triton", "--users", "10",
+            "--tpot", "50ms", "--closed-form", "--json")  # fmt: skip
+    assert r.code == 0, r.err
+    searched = {d["gpu"] for d in r.json()["ranked"]}
+    assert searched and searched <= {"h100-sxm", "h100-pcie", "h200", "h20", "b200"}
+    # Named on the command line, a GPU it does not price is refused in one line.
+    one_line_error(cli("plan", "--model", "qwen3-8b", "--engine", "sglang@0.5.9", "--attention-backend", "triton",
+                       "--gpus", "h100,a100-80gb", "--users", "10", "--tpot", "50ms"), "--attention-backend", "a100-80gb")  # fmt: skip

@@ -85,7 +85,8 @@ AttentionBackend = Annotated[
         "--attention-backend",
         metavar="<backend>",
         help="Decode attention kernel, as the server's --attention-backend chose it: default (the release's own) or "
-        "triton (SGLang's Triton backend, 0.4.4.post4 to 0.5.9, on NVIDIA GPUs: its split-KV kernel's floor priced).",
+        "triton (SGLang's Triton backend, 0.4.4.post4 to 0.5.9, on the H100, H200, H20 and B200: its split-KV kernel's "
+        "floor priced).",
     ),
 ]
 BlockSize = Annotated[

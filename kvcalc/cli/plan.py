@@ -131,7 +131,6 @@ def plan(
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
     eng = opt.engine(engine, attention_backend)
     wd = opt.weight_dtype(weight_dtype)
-
     if throughput:
         from kvcalc.engine.plan import SLO, latency_percentile, max_throughput
         from kvcalc.specs.catalog import resolve_gpu
@@ -203,8 +202,10 @@ def plan(
         raise KvcalcError("give one to 64 GPU types", "--gpus", "a comma-separated list such as h100,h200")
     specs = [resolve_gpu(x, "--gpus") for x in names]
     if eng.attention_backend == "triton" and not gpus:
-        # SGLang's Triton decode is priced on NVIDIA GPUs only: the default list keeps those.
-        specs = [x for x in specs if x.vendor == "NVIDIA" and x.multiprocessors]
+        from kvcalc.engine.engines import TRITON_GPUS
+
+        # SGLang's Triton decode is priced on TRITON_GPUS only: the default list keeps those.
+        specs = [x for x in specs if x.name in TRITON_GPUS]
     opt.check_backend(m, specs, eng)
     prices: dict[str, float] = {}
     for part in (price or "").split(","):

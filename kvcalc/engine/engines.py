@@ -52,6 +52,8 @@ TRITON_GPUS = ("h100-sxm", "h100-pcie", "h200", "h20", "b200")
 measured, and compute capability 10, where the compiled kernel's registers and shared memory are Hopper's
 (steptime.TRITON_BLOCKS_PER_SM), those whose specs give their multiprocessors (not yet the H100 NVL's or the
 GB200's), which the kernel's splits and turns are counted in."""
+TRITON_GPU_WORDS = "the H100, H200, H20 and B200"
+"""TRITON_GPUS as the messages that name them say it."""
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
 """How a vLLM release sizes the blocks of a dense (indexer-free) MLA model's cache on NVIDIA GPUs
@@ -1551,7 +1553,7 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec) -> str | None
     said = f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend unless told otherwise; these figures are the default kernels'"
     if gpu.name in TRITON_GPUS and e.key in TRITON_RECORDS:
         return said + " (pass --attention-backend triton to price the Triton kernel's floor)"
-    return said + " (kvcalc prices that kernel for SGLang 0.4.4.post4 to 0.5.9 on the H100, H200, H20 and B200 only)"
+    return said + f" (kvcalc prices that kernel for SGLang 0.4.4.post4 to 0.5.9 on {TRITON_GPU_WORDS} only)"
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:
@@ -1798,7 +1800,7 @@ def _rule_words(e: Engine) -> dict[str, str]:
         v = getattr(e, f, None)
         if f == "triton_decode":
             # Not a field: which records' Triton decode the step model prices (TRITON_RECORDS).
-            out[f] = ("yes (H100, H200, H20, B200)" if e.key in TRITON_RECORDS else "no") if e.name == "sglang" else "-"
+            out[f] = (f"yes, on {TRITON_GPU_WORDS}" if e.key in TRITON_RECORDS else "no") if e.name == "sglang" else "-"
         elif f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule != "none":

@@ -988,7 +988,8 @@ def plan(
         + (
             "; decode attention on SGLang's Triton backend: the KV reads take at least the longest part of a request's "
             "context that one of the kernel's thread blocks reads (up to 8 parts a request, fewer as the batch fills "
-            f"the GPU) at {constants.triton_cta_bytes_per_s / 1e9:g} GB/s a block"
+            f"the GPU) at {constants.triton_cta_bytes_per_s / 1e9:g} GB/s a block, once for every turn of the blocks "
+            "past those the multiprocessors run at once"
             if engine.attention_backend == "triton"
             else ""
         ),
