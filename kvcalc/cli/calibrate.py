@@ -26,6 +26,7 @@ def calibrate(
     ] = "1",
     kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.EngineOpt = "vllm",
+    attention_backend: opt.AttentionBackend = None,
     weight_dtype: opt.WeightDtypeOpt = None,
     write: Annotated[
         Optional[str],
@@ -60,7 +61,7 @@ def calibrate(
         runs,
         sizes,
         opt.kv(kv_dtype, weight_dtype),
-        opt.engine(engine),
+        opt.engine(engine, attention_backend),
         weight_dtype=opt.weight_dtype(weight_dtype),
         identify=lambda name: canonical_name("model", name),
     )

@@ -13,7 +13,7 @@ from kvcalc.errors import KvcalcError
 
 BUILTIN = {"model": "llama3.1-8b", "gpu": "h100-sxm"}
 ACCEPTED = (
-    "UTF-8 TOML with model, gpu, calibration, engine, kv_dtype, tp, util and block_size keys (kvcalc.toml, or "
+    "UTF-8 TOML with model, gpu, calibration, engine, kv_dtype, tp, util, block_size and attention_backend keys (kvcalc.toml, or "
     "[tool.kvcalc] in pyproject.toml)"
 )
 

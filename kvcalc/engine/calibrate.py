@@ -29,7 +29,7 @@ from dataclasses import field, replace
 from typing import Any
 
 from kvcalc._record import record
-from kvcalc.engine.engines import Engine
+from kvcalc.engine.engines import Engine, triton_default_note
 from kvcalc.engine.memory import FitInputs
 from kvcalc.engine.plan import Traffic, _prefill_wait, _Replica
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, for_engine
@@ -288,18 +288,31 @@ def calibrate(
             "run's request rate, whole, in chunks of the engine's token budget), on the step-time model",
             "fit: least squares on log(predicted / measured TPOT), one constant at a time in its range "
             + ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in RANGES.items()),
+            *(
+                [
+                    "decode attention on SGLang's Triton backend (--attention-backend triton): each step's KV reads take "
+                    "at least the longest part of a request's context one of the kernel's thread blocks reads, at "
+                    "triton_cta_bytes_per_s a block, in the predictions the fit compares"
+                ]
+                if engine.attention_backend == "triton"
+                else []
+            ),
         ],
-        warnings=[
-            f"the runs name {', '.join(repr(u) for u in unnamed)}, which kvcalc cannot match to a model: taken as "
-            f"{model.name}, as given"
-        ]
-        if unnamed
-        else [],
+        warnings=(
+            [
+                f"the runs name {', '.join(repr(u) for u in unnamed)}, which kvcalc cannot match to a model: taken as "
+                f"{model.name}, as given"
+            ]
+            if unnamed
+            else []
+        )
+        + ([note] if (note := triton_default_note(engine, model, gpu)) else []),
         inputs={
             "model": model.name,
             "gpu": gpu.name,
             "tp": tps,
             "engine": engine.key,
+            **({"attention_backend": engine.attention_backend} if engine.attention_backend else {}),
             "kv_dtype": kv_dtype.name,
             "runs": len(out),
             **({"weight_dtype": weight_dtype} if weight_dtype else {}),
