@@ -1370,6 +1370,17 @@ def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_
     assert tri.with_constants(dataclasses.replace(c, triton_cta_bytes_per_s=rate * 2)).attn_floor_s(n, ctx) <= floor
 
 
+def test_the_h100_nvl_takes_the_triton_floor_of_its_132_multiprocessors():
+    # The H100 NVL is the SXM5's die at 132 SMs (16,896 CUDA cores, 128 an SM: its spec's multiprocessors), so
+    # at the same block rate its Triton floor is the H100 SXM's: Qwen3-8B, one request at 32,000 tokens, 8
+    # parts of 4,000 tokens, 4,000 x 18,432 B / 5.27 GB/s (test above); at 200 requests of 2,000 tokens,
+    # cdiv(int(132 x log2(31.25)), 200 x 8) = 1 split, 1,600 blocks in cdiv(1,600, 132 x 3) = 5 turns:
+    # 5 x 2,000 x 18,432 / 5.27e9.
+    nvl = _triton("qwen3-8b", "h100-nvl")[1]
+    assert nvl.attn_floor_s(1, 32_000) == pytest.approx(4_000 * 18_432 / 5.27e9, rel=1e-12)
+    assert nvl.attn_floor_s(200, 2_000) == pytest.approx(5 * 2_000 * 18_432 / 5.27e9, rel=1e-12)
+
+
 @pytest.mark.parametrize(
     ("args", "needles"),
     [
@@ -1531,12 +1542,12 @@ def test_kvcalc_engines_says_which_sglang_releases_triton_decode_it_prices(cli):
 
 def test_plan_on_the_triton_backend_without_gpus_searches_the_gpus_it_prices(cli):
     # The default GPU list holds A100s and MI300Xs, where the Triton floor is not priced: with the backend
-    # asked for and no --gpus, plan searches the H100, H200, H20 and B200 rather than refusing.
+    # asked for and no --gpus, plan searches the H100s (SXM, PCIe, NVL), H200, H20 and B200 rather than refusing.
     r = cli("plan", "--model", "qwen3-8b", "--engine", "sglang@0.5.9", "--attention-backend", "triton", "--users", "10",
             "--tpot", "50ms", "--closed-form", "--json")  # fmt: skip
     assert r.code == 0, r.err
     searched = {d["gpu"] for d in r.json()["ranked"]}
-    assert searched and searched <= {"h100-sxm", "h100-pcie", "h200", "h20", "b200"}
+    assert searched and searched <= {"h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20", "b200"}
     # Named on the command line, a GPU it does not price is refused in one line.
     one_line_error(cli("plan", "--model", "qwen3-8b", "--engine", "sglang@0.5.9", "--attention-backend", "triton",
                        "--gpus", "h100,a100-80gb", "--users", "10", "--tpot", "50ms"), "--attention-backend", "a100-80gb")  # fmt: skip

@@ -47,11 +47,11 @@ under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
 HOPPER_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
 """Catalog GPUs of compute capability 9.0: where FlashMLA runs, and torch sizes its cuBLAS workspace apart
 (memory.cublas_workspace_bytes)."""
-TRITON_GPUS = ("h100-sxm", "h100-pcie", "h200", "h20", "b200")
+TRITON_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20", "b200")
 """The GPUs SGLang's Triton decode floor is priced on (StepModel.attn_floor_s): Hopper, where its block rate was
 measured, and compute capability 10, where the compiled kernel's registers and shared memory are Hopper's
-(steptime.TRITON_BLOCKS_PER_SM), those whose specs give their multiprocessors (not yet the H100 NVL's or the
-GB200's), which the kernel's splits and turns are counted in."""
+(steptime.TRITON_BLOCKS_PER_SM), those whose specs give their multiprocessors (not yet the GB200's: its SM
+count is not published), which the kernel's splits and turns are counted in."""
 TRITON_GPU_WORDS = "the H100, H200, H20 and B200"
 """TRITON_GPUS as the messages that name them say it."""
 
