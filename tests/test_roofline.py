@@ -278,3 +278,19 @@ def test_kvcalc_toml_sets_the_attention_backend_for_the_commands_that_take_it(cl
     one_line_error(cli("roofline", "--batch", "1"), "unknown attention backend", "kvcalc.toml, key attention_backend", "triton")
     (tmp_path / "kvcalc.toml").write_text("attention_backend = 3\n")
     one_line_error(cli("roofline", "--batch", "1"), "attention_backend must be a name such as 'triton'", "kvcalc.toml")
+
+
+def test_an_option_from_kvcalc_toml_that_the_command_refuses_is_named_by_its_file_and_key(cli, tmp_path, monkeypatch):
+    # attention_backend = "triton" is a valid name, so the file is read; the command refuses it only beside
+    # what else it runs (vLLM, the default engine; a model the kernel is not priced for). The line names
+    # kvcalc.toml and its key, where the value came from, not --attention-backend, which was never typed.
+    (tmp_path / "kvcalc.toml").write_text('attention_backend = "triton"\n')
+    monkeypatch.chdir(tmp_path)
+    where = f"({tmp_path / 'kvcalc.toml'}, key attention_backend)"
+    line = one_line_error(cli("roofline", "--batch", "8"), "SGLang's Triton decode kernel only", where)
+    assert "--attention-backend" not in line
+    one_line_error(
+        cli("simulate", "--engine", "sglang@0.5.9", "--model", "llama2-7b", "--requests", "20"), "grouped kernel", where
+    )
+    # Typed on the command line, the same value is named as the option.
+    one_line_error(cli("roofline", "--batch", "8", "--attention-backend", "triton"), "(--attention-backend)")

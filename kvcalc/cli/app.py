@@ -117,7 +117,7 @@ class KvcalcCommand(TyperCommand):
             # would exit 1 for it; kvcalc's entry point stops quietly with 0 (docs/security.md).
             raise ReaderGone from None
         except KvcalcError as e:
-            where = flag_where(self, e.where)
+            where = file_where(self, ctx, flag_where(self, e.where))
             if where == e.where:
                 raise
             raise KvcalcError(e.what, where, e.accepted) from None
@@ -140,6 +140,24 @@ def flag_where(cmd: Any, where: str | None) -> str | None:
         return "/".join(flags.get(x, x) for x in ARGUMENT_OPTIONS.get(m.group(0), m.group(0)).split("/"))
 
     return re.sub(r"[a-z_]+", one, where)
+
+
+def file_where(cmd: Any, ctx: Any, where: str | None) -> str | None:
+    """An error's ``where`` that names one option whose value the command took from kvcalc.toml (click's
+    default_map, not the command line) as that file and key, where the user can find and change it:
+    ``--attention-backend`` -> ``/path/kvcalc.toml, key attention_backend``."""
+    from typer._click.core import ParameterSource
+
+    if not where or not ctx.default_map:
+        return where
+    for p in cmd.params:
+        if getattr(p, "param_type_name", "") == "option" and where in p.opts:
+            if ctx.get_parameter_source(p.name) == ParameterSource.DEFAULT_MAP:
+                from kvcalc.cli.defaults import option_defaults
+
+                return f"{option_defaults()[1]}, key {p.name}"
+            break
+    return where
 
 
 def refuse_repeats(cmd: Any, name: str, args: list[str]) -> None:
