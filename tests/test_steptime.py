@@ -1486,7 +1486,7 @@ def test_plan_prices_the_triton_floor_in_its_closed_form_and_its_simulation_agre
         ("sglang@0.4.0", "h100-sxm", "glm-4.7-flash", True),  # before 0.4.5.post3: Triton for MLA everywhere
         ("sglang@0.5.9", "a100-80gb", "qwen3-8b", False),  # GQA: FlashInfer
         ("vllm@0.11", "a100-80gb", "glm-4.7-flash", False),
-        ("sglang@0.5.9", "mi300x", "glm-4.7-flash", False),  # AMD: not priced either way
+        ("sglang@0.5.9", "mi300x", "glm-4.7-flash", False),  # AMD: another warning (test below)
     ],
 )
 def test_roofline_warns_where_sglang_would_pick_its_triton_backend_unasked(cli, engine_, gpu, model, warned):
@@ -1551,3 +1551,58 @@ def test_plan_on_the_triton_backend_without_gpus_searches_the_gpus_it_prices(cli
     # Named on the command line, a GPU it does not price is refused in one line.
     one_line_error(cli("plan", "--model", "qwen3-8b", "--engine", "sglang@0.5.9", "--attention-backend", "triton",
                        "--gpus", "h100,a100-80gb", "--users", "10", "--tpot", "50ms"), "--attention-backend", "a100-80gb")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("engine_", "gpu", "model", "tp", "said"),
+    [
+        # vLLM: V0 (0.7.x) takes TritonMLABackend for any MLA model on CUDA and ROCm (platforms/cuda.py and rocm.py,
+        # 0.7.3); V1 FlashMLA on Hopper, CUTLASS MLA on compute capability 10 from 0.10, Triton elsewhere, and on
+        # ROCm Triton unless VLLM_ROCM_USE_AITER (platforms/cuda.py and rocm.py, 0.11.0).
+        (
+            "vllm@0.11",
+            "a100-80gb",
+            "deepseek-v2-lite",
+            1,
+            "vLLM 0.11 decodes an MLA model on a100-80gb with its Triton MLA backend;",
+        ),
+        ("vllm@0.11", "h100-sxm", "deepseek-v3", 8, None),
+        ("vllm@0.9", "b200", "deepseek-v3", 8, "with its Triton MLA backend;"),
+        ("vllm@0.10", "b200", "deepseek-v3", 8, None),
+        ("vllm@0.7.2", "h200", "deepseek-v3", 8, "with its Triton MLA backend;"),
+        (
+            "vllm@0.11",
+            "mi300x",
+            "deepseek-v3",
+            8,
+            "with its Triton MLA backend unless AITER is turned on (VLLM_ROCM_USE_AITER=1)",
+        ),
+        ("vllm@0.7.2", "mi300x", "deepseek-v3", 8, "on mi300x with its Triton MLA backend;"),
+        ("vllm@0.6", "a100-80gb", "deepseek-v2-lite", 1, None),  # MLA cached as per-head K and V: no MLA kernel
+        ("vllm@0.11", "a100-80gb", "qwen3-8b", 1, None),
+        ("vllm@0.11", "a100-80gb", "deepseek-v3.2", 8, None),  # sparse MLA: its own kernels
+        # SGLang on AMD: Triton only before 0.4.7.post1; then AITER where a GPU holds 16 or 128 heads.
+        ("sglang@0.4.0", "mi300x", "deepseek-v3", 8, "with its Triton backend, its only MLA backend on AMD GPUs"),
+        ("sglang@0.5.9", "mi300x", "deepseek-v3", 8, None),  # 128 / 8 = 16 heads: AITER
+        (
+            "sglang@0.5.9",
+            "mi300x",
+            "deepseek-v3",
+            4,
+            "16 or 128 of its 128 heads (at TP 1, 8), else with its Triton backend, as at TP 4",
+        ),
+        ("sglang@0.5.9", "mi300x", "kimi-k2", 8, "16 or 128 of its 64 heads (at TP 4), else with its Triton backend, as at TP 8"),
+        ("sglang@0.5.9", "mi300x", "glm-4.7-flash", 1, "16 or 128 of its 20 heads (at no TP size)"),
+    ],
+)
+def test_roofline_warns_where_an_engine_decodes_mla_with_a_triton_kernel_unasked(cli, engine_, gpu, model, tp, said):
+    r = cli(
+        "roofline", "--model", model, "--gpu", gpu, "--engine", engine_, "--tp", tp, "--batch", "1", "--seq", "8000", "--json"
+    )
+    assert r.code == 0, r.err
+    notes = [w for w in r.json()["warnings"] if "Triton" in w]
+    if said is None:
+        assert notes == []
+    else:
+        assert len(notes) == 1 and said in notes[0], notes
+        assert "these figures are the default kernels'" in notes[0]

@@ -306,7 +306,7 @@ def calibrate(
             if unnamed
             else []
         )
-        + ([note] if (note := triton_default_note(engine, model, gpu)) else []),
+        + list(dict.fromkeys(n for t in sorted(set(tps)) if (n := triton_default_note(engine, model, gpu, t)))),
         inputs={
             "model": model.name,
             "gpu": gpu.name,

@@ -1538,13 +1538,43 @@ def with_attention_backend(e: Engine, backend: str | None, where: str = "attenti
     return replace(e, attention_backend="triton")
 
 
-def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec) -> str | None:
-    """A warning where an SGLang release, given no --attention-backend, decodes ``model`` on ``gpu`` with its
-    Triton backend but the step model was not asked to price it: MLA models on NVIDIA GPUs other than Hopper
-    (FlashAttention 3 there from 0.4.5.post3) and, from 0.4.7.post1, other than compute capability 10
-    (FlashInfer there), by model_executor/model_runner.py's defaults (read in 0.4.4.post3, 0.4.5.post3,
-    0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6). None elsewhere."""
-    if e.name != "sglang" or e.attention_backend or model.mla is None or gpu.vendor != "NVIDIA":
+SGLANG_AITER_MLA_HEADS = (16, 128)
+"""Heads a GPU holds (the config's num_key_value_heads over TP, at least 1; MLA checkpoints set it to their query
+heads, as DeepSeek-V3's 128, Kimi-K2's 64 and GLM-4.7-Flash's 20) at which SGLang decodes an MLA model on
+an AMD GPU with AITER's kernel; at any other count it takes its Triton backend (model_runner.py from 0.4.7.post1,
+server_args.py from 0.5.6, arg_groups/model_override_base.py from 0.5.19: "current aiter only support head
+number 16 or 128"; read in 0.4.7.post1, 0.5.2, 0.5.3, 0.5.6, 0.5.10, 0.5.14 and 0.5.19)."""
+SGLANG_HIP_TRITON_ONLY = frozenset(
+    {"sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post4", "sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
+)
+"""SGLang records before 0.4.7.post1, whose only MLA decode backend on AMD GPUs is Triton (model_runner.py, read in
+0.4.0, 0.4.4.post3 and 0.4.5.post3: no AITER backend)."""
+
+
+def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None = None) -> str | None:
+    """A warning where a release, given no attention backend, decodes the MLA model ``model`` on ``gpu`` (at
+    ``tp``, where it is known) with a Triton kernel whose time the step model does not price unasked. None elsewhere.
+
+    SGLang: on NVIDIA GPUs other than Hopper (FlashAttention 3 there from 0.4.5.post3) and, from 0.4.7.post1,
+    other than compute capability 10 (FlashInfer there), by model_executor/model_runner.py's defaults (read in
+    0.4.4.post3, 0.4.5.post3, 0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6); on AMD
+    GPUs before 0.4.7.post1, and after it where a GPU holds other than 16 or 128 heads (SGLANG_AITER_MLA_HEADS).
+    vLLM (releases that cache MLA's latent): its Triton MLA backend, 4 KV splits a request
+    (v1/attention/backends/mla/triton_mla.py, num_kv_splits = 4, read in 0.11.0; attention/backends/triton_mla.py
+    in 0.7.3), where no other MLA backend
+    runs: every NVIDIA GPU under V0 (0.7.x: platforms/cuda.py returns TritonMLABackend for any MLA model, read in
+    0.7.3), and under V1 NVIDIA GPUs other than Hopper (FlashMLA) and compute capability 10 (CUTLASS MLA from 0.10;
+    platforms/cuda.py, read in 0.11.0); AMD GPUs under V0, and under V1 unless AITER is turned on
+    (platforms/rocm.py: ROCM_AITER_MLA only under VLLM_ROCM_USE_AITER, off by default; read in 0.11.0)."""
+    if e.attention_backend or model.mla is None or model.has_sparse_mla:
+        return None
+    if e.name == "vllm":
+        return _vllm_triton_mla_note(e, gpu)
+    if e.name != "sglang":
+        return None
+    if gpu.vendor == "AMD":
+        return _sglang_hip_note(e, model, gpu, tp)
+    if gpu.vendor != "NVIDIA":
         return None
     fa3 = e.key not in ("sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post4")
     flashinfer = fa3 and e.key not in ("sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7")
@@ -1554,6 +1584,41 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec) -> str | None
     if gpu.name in TRITON_GPUS and e.key in TRITON_RECORDS:
         return said + " (pass --attention-backend triton to price the Triton kernel's floor)"
     return said + f" (kvcalc prices that kernel for SGLang 0.4.4.post4 to 0.5.9 on {TRITON_GPU_WORDS} only)"
+
+
+def _sglang_hip_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None) -> str | None:
+    """SGLang's MLA decode backend on an AMD GPU, where it is Triton's (triton_default_note)."""
+    tail = f"; these figures are the default kernels' (kvcalc prices that kernel on {TRITON_GPU_WORDS} only)"
+    if e.key in SGLANG_HIP_TRITON_ONLY:
+        return f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend, its only MLA backend on AMD GPUs" + tail
+    heads = model.mla.num_attention_heads if model.mla is not None else 1
+    aiter = [t for t in (1, 2, 4, 8, 16) if max(heads // t, 1) in SGLANG_AITER_MLA_HEADS]
+    if tp is not None and max(heads // tp, 1) in SGLANG_AITER_MLA_HEADS:
+        return None
+    where = f"at TP {', '.join(map(str, aiter))}" if aiter else "at no TP size"
+    return (
+        f"{e.label} decodes {model.name} on {gpu.name} with AITER's MLA kernel only where a GPU holds 16 or 128 of its "
+        f"{heads} heads ({where}), else with its Triton backend" + (f", as at TP {tp}" if tp is not None else "") + tail
+    )
+
+
+def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
+    """vLLM's MLA decode backend, where it is the Triton one (triton_default_note)."""
+    if e.mla_storage not in ("latent", "latent-256"):
+        return None  # MLA cached as per-head K and V (0.6 and before): no MLA kernel
+    tail = (
+        "; these figures are the default kernels' (kvcalc does not price vLLM's Triton MLA kernel, which splits each "
+        "request's context into 4 parts whatever the batch)"
+    )
+    if gpu.vendor == "AMD":
+        aiter = "" if e.key in ("vllm@0.7", "vllm@0.7.2") else " unless AITER is turned on (VLLM_ROCM_USE_AITER=1)"
+        return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend{aiter}" + tail
+    if gpu.vendor != "NVIDIA":
+        return None
+    flashmla = e.key not in ("vllm@0.7", "vllm@0.7.2")  # V0: Triton MLA on every CUDA GPU (platforms/cuda.py, 0.7.3)
+    if (flashmla and gpu.name in HOPPER_GPUS) or (gpu.name in SM100 and e.dense_mla not in ("none", "flashmla")):
+        return None
+    return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend" + tail
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:

@@ -386,7 +386,7 @@ def roofline(
             "MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on average (uniform routing)"
         )
     assumptions += list(dict.fromkeys(n for k in model.kinds() if (n := k.roofline_note())))
-    note = triton_default_note(inp.engine, model, gpu) if sm is not None else None
+    note = triton_default_note(inp.engine, model, gpu, tp) if sm is not None else None
     return RooflineReport(
         model=model.name,
         gpu=gpu.name,

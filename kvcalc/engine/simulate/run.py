@@ -330,7 +330,7 @@ def simulate(
         guess = layout_guess(model, inp)
         if guess:
             warnings.append(guess)
-    note = triton_default_note(engine, model, gpu)
+    note = triton_default_note(engine, model, gpu, tp)
     if note:
         warnings.append(note)
     for r in runs:
