@@ -1606,3 +1606,44 @@ def test_roofline_warns_where_an_engine_decodes_mla_with_a_triton_kernel_unasked
     else:
         assert len(notes) == 1 and said in notes[0], notes
         assert "these figures are the default kernels'" in notes[0]
+
+
+def test_a_gated_deltanet_layer_is_charged_the_kernels_its_decode_and_prompt_paths_launch():
+    # Qwen3-Next: 36 Gated DeltaNet layers and 12 full-attention ones (config.json layer_types). Read from the
+    # engines' code, a GDN layer launches 3 matmuls and 13 small kernels in a decode step (vLLM 0.11,
+    # qwen3_next.py: 6 layout copies, a concatenation, the convolution update, a sigmoid, the gating, the
+    # recurrent update, the gated norm, out_proj's copy) and 3 and 25 in a prompt step run eagerly (SGLang
+    # 0.5.6: the same but the chunked delta rule's 12 kernels for the one recurrent update, the prefix test, the
+    # state's gather and scatter). Mamba-2's count, which the layers had before, is 2 and 4.
+    from kvcalc.engine.steptime import layer_kernels
+    from kvcalc.specs.layers import GDN_DECODE_KERNELS, GDN_PROMPT_KERNELS
+
+    assert GDN_DECODE_KERNELS == (3, 0, 6 + 1 + 1 + 1 + 1 + 1 + 1 + 1)
+    assert GDN_PROMPT_KERNELS == (3, 0, 6 + 1 + 1 + 1 + 1 + 1 + (3 + 2 + 1 + 1 + 2 + 1 + 1 + 1) + 1 + 1)
+    m = resolve_model("qwen3-next-80b-a3b")
+    assert m.layer_counts() == {"attn": 12, "linear": 36} and m.layer_kinds["linear"].mixer == "gdn"
+    mamba2 = dataclasses.replace(m.layer_kinds["linear"], mixer="mamba2")
+    before = layer_kernels(dataclasses.replace(m, layer_kinds={**m.layer_kinds, "linear": mamba2})).total
+    decode, prompt = layer_kernels(m).total, layer_kernels(m, prompt=True).total
+    assert decode - before == 36 * ((3 + 13) - (2 + 4))
+    assert prompt - decode == 36 * (25 - 13)
+    # Layers of every other kind launch the same kernels in either step.
+    llama = resolve_model("llama3.1-8b")
+    assert layer_kernels(llama, prompt=True) == layer_kernels(llama)
+    # SGLang 0.5.9 runs prompt steps without CUDA graphs: a one-token prompt step takes at least the host's issue
+    # of the prompt path's kernels at 42 us each; a decode step past its largest graph, the decode path's.
+    from kvcalc.engine.engines import engine
+
+    sm = StepModel(m, resolve_gpu("b200"), BF16, 8, engine=engine("sglang@0.5.9"))
+    assert sm.prefill_eager and sm.eager_prompt_total_s == pytest.approx(prompt * 42e-6)
+    assert sm.step(0, 0, prefill_tokens=1).t_step_s >= prompt * 42e-6
+    assert sm.eager_host_total_s == pytest.approx(decode * 42e-6)
+    big = (sm.decode_graph_max or 0) + 1
+    assert sm.step(big, 100).t_step_s < prompt * 42e-6 + sm.c.fixed_s + sm.c.per_request_s * big
+    # docs/accuracy.md quotes the prompt step's floor before and after.
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "accuracy.md").read_text().split())
+    said = (
+        f"a prompt step of Qwen3-Next takes at least {prompt:,} kernels' issue, {prompt * 42e-3:.0f} ms, where kvcalc had "
+        f"{before:,}, {before * 42e-3:.0f} ms"
+    )
+    assert said in doc, said

@@ -482,8 +482,11 @@ def shared_activation_kernels(model: ModelSpec) -> int:
     return 2 if model.architecture in SHARED_IN_FUSED_MOE_ARCHITECTURES else 1
 
 
-def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16") -> Kernels:
-    """Each kind's mixer as it says (LayerKind.decode_kernels, an MLA kind's attention charged as
+def layer_kernels(
+    model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16", prompt: bool = False
+) -> Kernels:
+    """Each kind's mixer as it says (LayerKind.mixer_kernels: its decode kernels, or with ``prompt`` those of
+    a prompt step run eagerly, where its prompt path differs; an MLA kind's attention charged as
     MLA, and LayerKind.indexer_kernels on the layers that hold a sparse-attention indexer), two norms a
     layer, and the MLP: gate-up, down and the activation for a dense layer; the router, one fused call for the routed experts, the shared experts' two multiplies where the
     model has them with their activation (:func:`shared_activation_kernels`) and the top-k's kernels
@@ -494,7 +497,7 @@ def layer_kernels(model: ModelSpec, weight_dtype: str | None = None, compute_dty
     g = a = am = k = 0
     for name, n in model.layer_counts().items():
         kind = model.layer_kinds[name]
-        kg, ka, kk = kind.decode_kernels
+        kg, ka, kk = kind.mixer_kernels(prompt)
         g, k = g + n * kg, k + n * kk
         if kind.mla_attention:
             am += n * ka
@@ -538,7 +541,7 @@ def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
     roles = _fp8_roles(model, weight_dtype)
     n = expert_quant_kernels(model, weight_dtype)
     if "attn" in roles:
-        n += sum(c * model.layer_kinds[name].decode_linears for name, c in model.layer_counts().items())
+        n += sum(c * model.layer_kinds[name].mixer_linears() for name, c in model.layer_counts().items())
     moe = model.moe.num_moe_layers if model.moe else 0
     if "mlp" in roles:
         n += (model.num_layers - moe) * 2
@@ -820,6 +823,11 @@ class StepModel:
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
+        """The host's issue of a decode step's kernels run eagerly (a batch past the largest decode graph)."""
+        self.prompt_kernels = layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True)
+        """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""
+        self.eager_prompt_total_s = eager_issue_s(model, self.c, self.prompt_kernels)
+        """The host's issue of a prompt step's kernels, where the engine runs such steps eagerly (prefill_eager)."""
         self.lockstep_ranks = dp - 1 if dp > 1 and engine is not None and engine.dp_prompt_lockstep else 0
         """The other DP ranks whose prompt steps this rank steps with, running its decodes without CUDA
         graphs (Engine.dp_prompt_lockstep); 0 where the engine's ranks do not (or one rank)."""
@@ -922,6 +930,7 @@ class StepModel:
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
         new.attn_per_request_s = self.attn_heads * (new.c.attn_request_s or 0.0)
         new.eager_host_total_s = eager_issue_s(self.model, new.c, self.kernels)
+        new.eager_prompt_total_s = eager_issue_s(self.model, new.c, self.prompt_kernels)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
         new.inv_mm = new._inv_mm(new.c)
@@ -1118,7 +1127,7 @@ class StepModel:
             weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens, floor=floor or None
         )
         if eager or self.eager(prefill, requests):
-            extra = self.eager_extra_s(t, requests)
+            extra = self.eager_extra_s(t, requests, prompt=prefill and self.prefill_eager)
             t, fixed = t + extra, fixed + extra
         elif self.async_host:
             hidden = self.hidden_host_s(t, requests)
@@ -1149,13 +1158,15 @@ class StepModel:
         host = self.c.fixed_s + self.c.per_request_s * requests
         return min(host, max(t - host, 0.0))
 
-    def eager_extra_s(self, t: float, requests: int) -> float:
+    def eager_extra_s(self, t: float, requests: int, prompt: bool = False) -> float:
         """What a step of ``t`` seconds that runs its layers eagerly adds: the host issues the kernels
         while the GPU runs those already issued, so after the scheduler's own work (fixed_s and
         per_request_s, before the forward) the step takes the longer of its GPU work and the host's
-        issue of every kernel (eager_host_s)."""
+        issue of every kernel (eager_host_s): a prompt step's kernels (``prompt``: prompt_kernels, where a
+        mixer's prompt path launches more), else a decode step's."""
         host = self.c.fixed_s + self.c.per_request_s * requests
-        return max(0.0, self.eager_host_total_s - (t - host))
+        issue = self.eager_prompt_total_s if prompt else self.eager_host_total_s
+        return max(0.0, issue - (t - host))
 
     def _beyond(self, tokens: int, requests: int) -> tuple[float, float]:
         """What a step costs beyond its memory and compute terms, split as StepTime reports it:
@@ -1315,7 +1326,7 @@ class StepModel:
         requests = n + (1 if extra_tokens else 0)
         if eager or self.eager(extra_tokens > 0, requests):
             # A span run without CUDA graphs: its first step as time() has it.
-            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, requests)
+            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, requests, prompt=extra_tokens > 0 and self.prefill_eager)
         elif self.async_host:
             # The host's time beside the GPU's: the span's first step as time() has it (later steps,
             # whose GPU work only grows, hide no less).
@@ -1507,7 +1518,9 @@ class StepModel:
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
             parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))
-        issue = f"the host's issue of its kernels ({self.eager_host_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
+        issue = (
+            f"the host's issue of its kernels ({self.eager_prompt_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
+        )
         if self.prefill_eager:
             parts.append(f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least {issue}")
         if self.async_host:

@@ -618,6 +618,7 @@ def _qwen3_next(c: _Cfg, b: _Build) -> None:
         "kind": "state",
         "state_bytes": elems * eb,
         "note": f"Gated DeltaNet: conv state ({kern}-1) x {conv_ch} + recurrent state {nv} x {dk} x {dv} = {elems:,} elements in {dt}",
+        "mixer": "gdn",
     }
     b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
     b.order = ["attn" if t == "full" else "linear" for t in types]

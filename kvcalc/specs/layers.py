@@ -129,6 +129,17 @@ class LayerKindBase:
     """Of decode_kernels' matrix multiplies, those by a weight matrix of the checkpoint (linear
     layers, which its quantization covers); MLA's absorbed batched multiplies are not."""
 
+    def mixer_kernels(self, prompt: bool = False) -> tuple[int, int, int]:
+        """The kernels this layer's mixer launches, counted as decode_kernels counts them: in a decode step,
+        or (``prompt``) in a step of prompt tokens that the engine runs eagerly, where a mixer's prompt path
+        differs from its decode path (RecurrentState.mixer); decode_kernels unless the layer says otherwise."""
+        return self.decode_kernels
+
+    def mixer_linears(self) -> int:
+        """Of mixer_kernels' matrix multiplies, those by a weight matrix (decode_linears unless the layer
+        says otherwise)."""
+        return self.decode_linears
+
     def decode_attention_heads(self, tp: int = 1) -> int:
         """KV heads one request brings to this kind's decode attention call on a rank (the step-time
         model charges the call a cost per request and KV head); 0 where the kind runs no such call,
@@ -663,6 +674,27 @@ class MLA(LayerKindBase):
         return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q{idx}"
 
 
+GDN_DECODE_KERNELS = (3, 0, 13)
+"""A Gated DeltaNet layer's decode kernels as vLLM 0.11 launches them (model_executor/models/qwen3_next.py,
+Qwen3NextGatedDeltaNet._forward, the decode branch): in_proj_qkvz, in_proj_ba and out_proj; the copies
+that reshape the split value, z, b and a and flatten the split query and key (6), their concatenation,
+causal_conv1d_update, b's sigmoid, fused_gdn_gating, fused_recurrent_gated_delta_rule (the q and k
+l2-norms inside it), the gated RMSNorm and out_proj's copy into the layer's output (SGLang 0.5.6's CUDA-graph
+path fuses the copies and the gating: fused_qkvzba_split_reshape_cat, fused_sigmoid_gating_delta_rule_update)."""
+GDN_PROMPT_KERNELS = (3, 0, 25)
+"""A Gated DeltaNet layer's kernels in a prompt step as SGLang 0.5.6 runs it eagerly (models/qwen3_next.py
+Qwen3GatedDeltaNet._forward outside a CUDA graph; layers/attention/hybrid_linear_attn_backend.py
+GDNAttnBackend.forward_extend; layers/attention/fla/chunk.py): the three projections; the copies that
+reshape the split value, z, b and a and flatten the split query and key (6) and their concatenation; the
+prefix-length test; causal_conv1d_fn (channel-last, no copy); fused_gdn_gating; the state's gather; the
+chunked delta rule (chunk_gated_delta_rule: input_guard's copies of the non-contiguous q, k and v (3), the
+two l2-norms, chunk_local_cumsum, chunk_scaled_dot_kkt_fwd, solve_tril's two kernels, recompute_w_u_fwd,
+chunk_gated_delta_rule_fwd_h and chunk_fwd_o: 12; the chunk indices are computed once a forward,
+fla/index.py's tensor_cache); the state's scatter back and the gated RMSNorm (the custom op gdn_with_output,
+which would copy the result once more, runs only under a forward context, not counted). Its decode path
+launches GDN_DECODE_KERNELS."""
+
+
 @register
 @record(frozen=True, kw_only=True)
 class RecurrentState(LayerKindBase):
@@ -678,8 +710,19 @@ class RecurrentState(LayerKindBase):
     """Bytes of state one request holds in this layer on one GPU (tp=1), independent of length."""
     note: str = ""
     """How the byte count was derived, e.g. the state shapes and dtype."""
+    mixer: Literal["mamba2", "gdn"] = "mamba2"
+    """Which recurrence, for the kernels it launches (mixer_kernels): 'mamba2' (decode_kernels) or 'gdn',
+    Gated DeltaNet (Qwen3-Next's linear-attention layers: GDN_DECODE_KERNELS, GDN_PROMPT_KERNELS)."""
 
     _positive: ClassVar[tuple[str, ...]] = ("state_bytes",)
+
+    def mixer_kernels(self, prompt: bool = False) -> tuple[int, int, int]:
+        if self.mixer == "gdn":
+            return GDN_PROMPT_KERNELS if prompt else GDN_DECODE_KERNELS
+        return self.decode_kernels
+
+    def mixer_linears(self) -> int:
+        return GDN_DECODE_KERNELS[0] if self.mixer == "gdn" else self.decode_linears
 
     def state_bytes_per_request(self, tp: int = 1) -> int:
         # The state is split across ranks with its heads / channels.
