@@ -316,13 +316,14 @@ def test_the_decode_steps_stand_as_the_docs_say():
     both tools price."""
     g = step_ratios()
     assert len(STEPS) == 21 and all(r["isl"] == 1000 and r["osl"] == 200 for r in STEPS)
-    assert all(0.95 <= round(x, 2) <= 1.08 for x in g["dense"]) and sum(x < 1 for x in g["dense"]) == 3
+    assert all(0.95 <= round(x, 2) <= 1.08 for x in g["dense"]) and sum(x < 1 for x in g["dense"]) == 1
     assert all(x >= 1.0 for x in g["qwen3 moe"])
     ds = g["deepseek-v3"]
     assert ds[0] < 0.85 and all(0.95 <= x <= 1.05 for x in ds[1:])
     text = " ".join(DOC.read_text().split())
     assert (
-        "within 8% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, above it on 9 of 12" in text
+        "within 8% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, above it on 11 of 12 (9 of "
+        "12 until Qwen3's query and key norms were counted, 2026-12-05;" in text
     )
     assert f"at one request is the exception ({ds[0]:.2f}; 0.83 until the host's time ran beside the GPU's" in text
     assert "at or above AIConfigurator's on every Qwen3 MoE row" in text

@@ -268,10 +268,10 @@ def test_kvcalc_toml_sets_the_attention_backend_for_the_commands_that_take_it(cl
     monkeypatch.chdir(tmp_path)
     got = cli("roofline", "--batch", "1", "--seq", "32000", "--json").json()["rows"][0]["t_step_s"]
     flag = cli("roofline", "--batch", "1", "--seq", "32000", "--attention-backend", "triton", "--json").json()
-    assert got == flag["rows"][0]["t_step_s"] and round(got * 1e3, 2) == 20.63
-    # The flag wins: default puts the release's own kernel back (FlashInfer's figures, 8.40 ms).
+    assert got == flag["rows"][0]["t_step_s"] and round(got * 1e3, 2) == 20.82
+    # The flag wins: default puts the release's own kernel back (FlashInfer's figures, 8.59 ms; 8.40 before Qwen3's q/k norms).
     back = cli("roofline", "--batch", "1", "--seq", "32000", "--attention-backend", "default", "--json").json()
-    assert round(back["rows"][0]["t_step_s"] * 1e3, 2) == 8.40
+    assert round(back["rows"][0]["t_step_s"] * 1e3, 2) == 8.59
     # fit has no such option and ignores the key, as it does block_size where it does not apply.
     assert cli("fit", "--seq", "8k").code == 0
     (tmp_path / "kvcalc.toml").write_text('attention_backend = "trition"\n')

@@ -444,6 +444,26 @@ glm4_moe.py; 0.16's glm4_moe_lite.py (its MoE a Glm4MoE) and registry (GlmMoeDsa
 deepseek_v2.py); 0.13's minimax_m2.py (one group, with the score-correction bias)."""
 
 
+QK_NORM_ARCHITECTURES = frozenset({"qwen3", "qwen3_moe", "qwen3_next"})
+"""Model types whose attention layers norm each query and key head before rotary (q_norm and k_norm, two
+RMSNorm calls a layer: vLLM 0.11's qwen3.py and qwen3_moe.py Qwen3(Moe)Attention.forward, qwen3_next.py
+Qwen3NextAttention.forward); glm4_moe does where its config sets use_qk_norm (glm4_moe.py Glm4MoeAttention)."""
+GATED_ATTENTION_ARCHITECTURES = frozenset({"qwen3_next"})
+"""Model types whose attention output is gated by a sigmoid of a second half of the query projection (vLLM 0.11's
+qwen3_next.py Qwen3NextAttention.forward, attn_output_gate): the query's and the gate's copies out of the
+projection, the sigmoid, the multiply and o_proj's copy into the layer's output, 5 kernels a layer."""
+
+
+def attention_norm_kernels(model: ModelSpec) -> int:
+    """Small kernels an attention layer of ``model`` launches beyond Llama's (the rotary and the KV-cache write
+    that _Attention.decode_kernels counts): 2 for the query and key norms (QK_NORM_ARCHITECTURES; glm4_moe by
+    its config's use_qk_norm) and 5 for Qwen3-Next's output gate (GATED_ATTENTION_ARCHITECTURES)."""
+    norms = model.architecture in QK_NORM_ARCHITECTURES or (
+        model.architecture == "glm4_moe" and bool(model.source.config.get("use_qk_norm"))
+    )
+    return (2 if norms else 0) + (5 if model.architecture in GATED_ATTENTION_ARCHITECTURES else 0)
+
+
 def routing_kernels(model: ModelSpec) -> int:
     """Small kernels an MoE layer's top-k runs outside the fused routed-expert call, as vLLM 0.11
     runs them (vllm/model_executor/layers/fused_moe/fused_moe.py). Grouped top-k with a
@@ -486,7 +506,8 @@ def layer_kernels(
     model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16", prompt: bool = False
 ) -> Kernels:
     """Each kind's mixer as it says (LayerKind.mixer_kernels: its decode kernels, or with ``prompt`` those of
-    a prompt step run eagerly, where its prompt path differs; an MLA kind's attention charged as
+    a prompt step run eagerly, where its prompt path differs; the query and key norms and output gate of the
+    models that have them on each attention layer, attention_norm_kernels; an MLA kind's attention charged as
     MLA, and LayerKind.indexer_kernels on the layers that hold a sparse-attention indexer), two norms a
     layer, and the MLP: gate-up, down and the activation for a dense layer; the router, one fused call for the routed experts, the shared experts' two multiplies where the
     model has them with their activation (:func:`shared_activation_kernels`) and the top-k's kernels
@@ -506,6 +527,9 @@ def layer_kernels(
         ig, ia, ik = kind.indexer_kernels
         g, a, k = g + n * ig, a + n * ia, k + n * ik
     layers = model.num_layers
+    k += attention_norm_kernels(model) * sum(
+        n for name, n in model.layer_counts().items() if model.layer_kinds[name].KIND in ("full", "sliding", "chunked")
+    )
     moe = model.moe.num_moe_layers if model.moe else 0
     shared = 2 if _has_shared_experts(model) else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
