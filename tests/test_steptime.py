@@ -1674,6 +1674,9 @@ def test_a_gated_deltanet_layer_is_charged_the_kernels_its_decode_and_prompt_pat
         ("qwen3-next-80b-a3b", 12 * (2 + 5)),  # 12 attention layers: the norms and the output gate's 5 (qwen3_next.py)
         ("glm-4.6", 92 * 2),  # config use_qk_norm true (glm4_moe.py Glm4MoeAttention)
         ("glm-4.5-air", 0),  # use_qk_norm false
+        # MiniMax-M2's norms over all heads, q's and k's: each a sum of squares before its all-reduce and the scaling after
+        # (vLLM 0.13 minimax_m2.py MiniMaxM2Attention.forward; linear_attn.py MiniMaxText01RMSNormTP._forward, compiled)
+        ("minimax-m2", 62 * 2 * 2),
         ("llama3.1-8b", 0),
     ],
 )

@@ -457,11 +457,15 @@ projection, the sigmoid, the multiply and o_proj's copy into the layer's output,
 def attention_norm_kernels(model: ModelSpec) -> int:
     """Small kernels an attention layer of ``model`` launches beyond Llama's (the rotary and the KV-cache write
     that _Attention.decode_kernels counts): 2 for the query and key norms (QK_NORM_ARCHITECTURES; glm4_moe by
-    its config's use_qk_norm) and 5 for Qwen3-Next's output gate (GATED_ATTENTION_ARCHITECTURES)."""
+    its config's use_qk_norm), 4 for MiniMax-M2's norms over all heads, each a sum of squares before its
+    all-reduce and the scaling after it (NORM_ALLREDUCE_ARCHITECTURES: vLLM 0.13's minimax_m2.py
+    MiniMaxM2Attention.forward and layers/mamba/linear_attn.py MiniMaxText01RMSNormTP._forward, compiled; the
+    all-reduces are norm_allreduces'), and 5 for Qwen3-Next's output gate (GATED_ATTENTION_ARCHITECTURES)."""
     norms = model.architecture in QK_NORM_ARCHITECTURES or (
         model.architecture == "glm4_moe" and bool(model.source.config.get("use_qk_norm"))
     )
-    return (2 if norms else 0) + (5 if model.architecture in GATED_ATTENTION_ARCHITECTURES else 0)
+    split = model.architecture in NORM_ALLREDUCE_ARCHITECTURES and bool(model.source.config.get("use_qk_norm", True))
+    return (2 if norms else 0) + (4 if split else 0) + (5 if model.architecture in GATED_ATTENTION_ARCHITECTURES else 0)
 
 
 def routing_kernels(model: ModelSpec) -> int:
