@@ -1661,3 +1661,19 @@ def test_the_minimax_norm_kernels_paragraph_is_as_the_runs_score():
         "on 8 B200s at one user TPOT 34% -> 27% low, at 100 users 40% -> 33% low; on 8 H100s at one user 18% -> 9% low; on 4 "
         "MI300Xs 41% and 35% -> 38% and 31% low." in text
     )
+
+
+def test_the_query_and_key_norms_paragraph_counts_the_runs_it_moves():
+    """docs/accuracy.md: the runs of the models whose attention layers have query and key norms or an output gate
+    (every scored run of them moves with the kernels counted; one run of them scores nothing)."""
+    from kvcalc.engine.steptime import attention_norm_kernels
+
+    text = " ".join(DOC.read_text().split())
+    runs = [
+        c
+        for c in CASES
+        if resolve_model(c["model"]).architecture != "minimax_m2" and attention_norm_kernels(resolve_model(c["model"])) > 0
+    ]
+    scored = [c for c in runs if errors(c)]
+    assert (len(runs), len(scored)) == (42, 41)
+    assert "Nothing was fitted; 41 runs of these models move, most towards what they measured" in text
