@@ -1655,6 +1655,15 @@ def test_a_gated_deltanet_layer_is_charged_the_kernels_its_decode_and_prompt_pat
     assert sm.eager_host_total_s == pytest.approx(decode * 42e-6)
     big = (sm.decode_graph_max or 0) + 1
     assert sm.step(big, 100).t_step_s < prompt * 42e-6 + sm.c.fixed_s + sm.c.per_request_s * big
+    # The step's description names each floor: 1,680 x 42 us = 70.56 ms a prompt step, 1,248 x 42 us = 52.42 ms a
+    # decode step past the largest graph (the decode path's 16 kernels a GDN layer, not the prompt path's 28).
+    assert (prompt, decode) == (1680, 1248)
+    said = sm.describe()
+    assert (
+        "prompt tokens runs without CUDA graphs in this release and takes at least the host's issue of its kernels (70.6 ms"
+        in said
+    )
+    assert "decode batches up to 512 here) and takes at least the host's issue of its kernels (52.4 ms" in said
     # docs/accuracy.md quotes the prompt step's floor before and after.
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "accuracy.md").read_text().split())
     now_ms, gdn = prompt * 42e-3, prompt - 12 * 7

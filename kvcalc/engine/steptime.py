@@ -1546,11 +1546,15 @@ class StepModel:
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
             parts.append(f"+ {self.pp - 1} PP hand-offs" + (f" ({net} between nodes)" if net else ""))
-        issue = (
-            f"the host's issue of its kernels ({self.eager_prompt_total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
-        )
+
+        def issue(total_s: float) -> str:
+            return f"the host's issue of its kernels ({total_s * 1e3:.3g} ms: {c.eager_host_s * 1e6:g} us a kernel)"
+
+        prompt_issue, decode_issue = issue(self.eager_prompt_total_s), issue(self.eager_host_total_s)
         if self.prefill_eager:
-            parts.append(f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least {issue}")
+            parts.append(
+                f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least {prompt_issue}"
+            )
         if self.async_host:
             parts.append(
                 f"; the host's {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request run beside the GPU's "
@@ -1561,6 +1565,6 @@ class StepModel:
             parts.append(
                 f"; a decode step of more than {n:,} requests{' a DP rank' if self.dp > 1 else ''} runs without CUDA graphs "
                 f"(this release captures decode batches up to {n:,} here) and takes at least "
-                + ("that" if self.prefill_eager else issue)
+                + ("that" if self.prefill_eager and prompt_issue == decode_issue else decode_issue)
             )
         return " ".join(parts).replace(" ; ", "; ") + f" (constants: {c.origin})"
