@@ -1544,11 +1544,11 @@ heads, as DeepSeek-V3's 128, Kimi-K2's 64 and GLM-4.7-Flash's 20) at which SGLan
 an AMD GPU with AITER's kernel; at any other count it takes its Triton backend (model_runner.py from 0.4.7.post1,
 server_args.py from 0.5.6, arg_groups/model_override_base.py from 0.5.19: "current aiter only support head
 number 16 or 128"; read in 0.4.7.post1, 0.5.2, 0.5.3, 0.5.6, 0.5.10, 0.5.14 and 0.5.19)."""
-SGLANG_HIP_TRITON_ONLY = frozenset(
-    {"sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post4", "sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
-)
-"""SGLang records before 0.4.7.post1, whose only MLA decode backend on AMD GPUs is Triton (model_runner.py, read in
-0.4.0, 0.4.4.post3 and 0.4.5.post3: no AITER backend)."""
+SGLANG_BEFORE_FA3_MLA = frozenset({"sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post4"})
+"""SGLang records before 0.4.5.post3, which decode MLA with Triton on Hopper too (no FlashAttention 3 MLA default)."""
+SGLANG_BEFORE_0_4_7_POST1 = SGLANG_BEFORE_FA3_MLA | {"sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
+"""SGLang records before 0.4.7.post1, whose MLA defaults had neither FlashInfer on compute capability 10 nor an AITER
+backend on AMD GPUs, where Triton was the only one (model_runner.py, read in 0.4.0, 0.4.4.post3 and 0.4.5.post3)."""
 
 
 def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None = None) -> str | None:
@@ -1558,7 +1558,8 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
     SGLang: on NVIDIA GPUs other than Hopper (FlashAttention 3 there from 0.4.5.post3) and, from 0.4.7.post1,
     other than compute capability 10 (FlashInfer there), by model_executor/model_runner.py's defaults (read in
     0.4.4.post3, 0.4.5.post3, 0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6); on AMD
-    GPUs before 0.4.7.post1, and after it where a GPU holds other than 16 or 128 heads (SGLANG_AITER_MLA_HEADS).
+    GPUs before 0.4.7.post1 (SGLANG_BEFORE_0_4_7_POST1), and after it where a GPU holds other than 16 or 128 heads
+    (SGLANG_AITER_MLA_HEADS).
     vLLM (releases that cache MLA's latent): its Triton MLA backend, 4 KV splits a request
     (v1/attention/backends/mla/triton_mla.py, num_kv_splits = 4, read in 0.11.0; attention/backends/triton_mla.py
     in 0.7.3), where no other MLA backend
@@ -1576,8 +1577,7 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
         return _sglang_hip_note(e, model, gpu, tp)
     if gpu.vendor != "NVIDIA":
         return None
-    fa3 = e.key not in ("sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post4")
-    flashinfer = fa3 and e.key not in ("sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7")
+    fa3, flashinfer = e.key not in SGLANG_BEFORE_FA3_MLA, e.key not in SGLANG_BEFORE_0_4_7_POST1
     if (fa3 and gpu.name in HOPPER_GPUS) or (flashinfer and gpu.name in SM100):
         return None
     said = f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend unless told otherwise; these figures are the default kernels'"
@@ -1589,7 +1589,7 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
 def _sglang_hip_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None) -> str | None:
     """SGLang's MLA decode backend on an AMD GPU, where it is Triton's (triton_default_note)."""
     tail = f"; these figures are the default kernels' (kvcalc prices that kernel on {TRITON_GPU_WORDS} only)"
-    if e.key in SGLANG_HIP_TRITON_ONLY:
+    if e.key in SGLANG_BEFORE_0_4_7_POST1:
         return f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend, its only MLA backend on AMD GPUs" + tail
     heads = model.mla.num_attention_heads if model.mla is not None else 1
     aiter = [t for t in (1, 2, 4, 8, 16) if max(heads // t, 1) in SGLANG_AITER_MLA_HEADS]
@@ -1610,13 +1610,13 @@ def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
         "; these figures are the default kernels' (kvcalc does not price vLLM's Triton MLA kernel, which splits each "
         "request's context into 4 parts whatever the batch)"
     )
+    v0 = e.older_than(0, 8)  # V0: Triton MLA on every GPU, no AITER (platforms/cuda.py and rocm.py, 0.7.3)
     if gpu.vendor == "AMD":
-        aiter = "" if e.key in ("vllm@0.7", "vllm@0.7.2") else " unless AITER is turned on (VLLM_ROCM_USE_AITER=1)"
+        aiter = "" if v0 else " unless AITER is turned on (VLLM_ROCM_USE_AITER=1)"
         return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend{aiter}" + tail
     if gpu.vendor != "NVIDIA":
         return None
-    flashmla = e.key not in ("vllm@0.7", "vllm@0.7.2")  # V0: Triton MLA on every CUDA GPU (platforms/cuda.py, 0.7.3)
-    if (flashmla and gpu.name in HOPPER_GPUS) or (gpu.name in SM100 and e.dense_mla not in ("none", "flashmla")):
+    if (not v0 and gpu.name in HOPPER_GPUS) or (gpu.name in SM100 and e.dense_mla not in ("none", "flashmla")):
         return None
     return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend" + tail
 
