@@ -1699,3 +1699,22 @@ def test_attention_layers_are_charged_their_query_and_key_norms_and_output_gate(
     # Only the small kernels move, by the same count in a decode and a prompt step.
     assert (got.small - plain.small, got.gemm, got.attention) == (extra, plain.gemm, plain.attention)
     assert got_prompt.small - plain_prompt.small == extra
+
+
+@pytest.mark.parametrize(
+    ("log", "engine_", "gpu", "model"),
+    [
+        # vLLM 0.7.3 (V0) on 16 H100s: "cuda.py:160] Using Triton MLA backend" (tests/logs/real/cases.yaml)
+        ("vllm-dzhsurf-16xh100-deepseek-v3-awq-tp8pp2.log", "vllm@0.7.2", "h100-sxm", "deepseek-v3"),
+        # DeepSeek-V2.5 on A100-40GBs, vLLM 0.8.3 fallen back to V0 (read with 0.7's rules): "[cuda.py:191] Using Triton MLA
+        # backend"
+        ("vllm-surajssd-16xa100-40gb-deepseek-v2.5-tp8pp2.log", "vllm@0.7", "a100-40gb", "deepseek-v2"),
+    ],
+)
+def test_real_logs_pick_the_triton_mla_backend_the_warning_names(log, engine_, gpu, model):
+    from kvcalc.engine.engines import engine, triton_default_note
+
+    text = (Path(__file__).parent / "logs" / "real" / log).read_text()
+    assert "Using Triton MLA backend" in text
+    note = triton_default_note(engine(engine_), resolve_model(model), resolve_gpu(gpu), 8)
+    assert note is not None and "with its Triton MLA backend" in note
