@@ -13,12 +13,19 @@ With TAG (another release's tables, e.g. vllm-0.14.0 from .../moe/vllm/0.14.0/, 
 (0.24's) a and b fit them, by batch size: whether the release's kernels differ from 0.24's.
 
 Every Triton row without expert parallelism, power-law (1.01) routing, is modelled as kvcalc's step
-model charges one fused-MoE call: 28 us + the root-sum-square of the touched experts' bytes at the GPU's
+model charges one fused-MoE call: its floor (28 us, moe_latency_s; 38 us for block-scaled fp8,
+moe_latency_s + moe_fp8_s) + the root-sum-square of the touched experts' bytes at the GPU's
 measured GEMM share of its bandwidth and their FLOPs at the peak x a x n / (n + b) (steptime.matmul_s;
 the larger of the two until 2026-12-04, which fitted a 0.598, b 509 and a 0.280, b 448 with a median
 |log error| of 0.181 and 0.150 where the root-sum-square gives 0.147 and 0.112), n the expert's
 intermediate width on one GPU; a and b minimise the squared log error. Prints (a, b) per dtype and the median |log error| against
 one share of 0.15, overall and by batch size.
+
+The floors: for each dtype it also prints the median, over the rows of 1 to 16 tokens, of the measured
+time less the root-sum-square term at the default (a, b): 26.1 us at 16 bits (28 us kept, the straight-line
+fits' figure) and 38.2 us for block-scaled fp8 (SGLang 0.5.9's tables: 34.3 and 42.3 us), which set fp8's
+floor at 38 us: moe_fp8_s, 10 us over moe_latency_s. Until 2026-12-05 both took 28 us and fp8's fit was
+a 0.307, b 473 (median |log| 0.112).
 """
 
 from __future__ import annotations
@@ -37,7 +44,9 @@ GPUS = {"h200_sxm": (4.8e12, 989e12, 1979e12, 0.83), "h100_sxm": (3.35e12, 989e1
 # The Triton fused-MoE kernel as each release's collector names it (0.14-0.22: vllm_fused_moe; SGLang's own copy)
 TRITON = ("triton", "vllm_fused_moe", "sglang_fused_moe_triton")
 # The default's (a, b) by dtype: vLLM 0.24's fit (kvcalc/engine/steptime.py MOE_ETA)
-DEFAULT = {"bfloat16": (0.666, 545.0), "fp8_block": (0.307, 473.0)}
+DEFAULT = {"bfloat16": (0.666, 545.0), "fp8_block": (0.311, 459.0)}
+# The call's floor by dtype: moe_latency_s, and for fp8 experts moe_latency_s + moe_fp8_s
+FLOOR = {"bfloat16": 28e-6, "fp8_block": 38e-6}
 
 
 def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
@@ -66,26 +75,35 @@ def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
     )
 
 
-def model(d: pd.DataFrame, eta: pd.Series) -> pd.Series:
-    return 28e-6 + np.hypot(d.bytes / (d.bw * d.share), d.flops / (d.peak * eta))
+def body(d: pd.DataFrame, eta: pd.Series) -> pd.Series:
+    return np.hypot(d.bytes / (d.bw * d.share), d.flops / (d.peak * eta))
+
+
+def model(d: pd.DataFrame, eta: pd.Series, floor: float) -> pd.Series:
+    return floor + body(d, eta)
 
 
 def main(folder: Path, tag: str = "") -> None:
     for dtype in ("bfloat16", "fp8_block"):
         d = rows(folder, dtype, tag)
 
-        def residuals(p: np.ndarray, d: pd.DataFrame = d) -> pd.Series:
-            return np.log(model(d, p[0] * d.n / (d.n + p[1])) / d.t)
+        floor = FLOOR[dtype]
+        da, db = DEFAULT[dtype]
+        small = d.num_tokens <= 16
+        implied = np.median((d.t - body(d, da * d.n / (d.n + db)))[small]) * 1e6
+        print(f"{dtype}: measured less the root-sum-square term, 1-16 tokens, median {implied:.1f} us (floor {floor * 1e6:g} us)")
+
+        def residuals(p: np.ndarray, d: pd.DataFrame = d, floor: float = floor) -> pd.Series:
+            return np.log(model(d, p[0] * d.n / (d.n + p[1]), floor) / d.t)
 
         fit = least_squares(residuals, [0.5, 300.0], bounds=([0.01, 1.0], [1.0, 20000.0]))
         a, b = fit.x
         print(f"{dtype}: {len(d)} rows, a {a:.3f}, b {b:.0f}")
-        da, db = DEFAULT[dtype]
         others = (("0.15", 0.15 + 0 * d.n),) if not tag else (("default (0.24's)", da * d.n / (d.n + db)),)
         for name, eta in (("fit", a * d.n / (d.n + b)), *others):
-            ratio = model(d, eta) / d.t
+            ratio = model(d, eta, floor) / d.t
             line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
-            for lo, hi in ((1, 64), (64, 512), (512, 2048), (2048, 1 << 20)):
+            for lo, hi in ((1, 2), (2, 17), (1, 64), (64, 512), (512, 2048), (2048, 1 << 20)):
                 s = (d.num_tokens >= lo) & (d.num_tokens < hi)
                 line += f"; tokens {lo}-{hi - 1}: model / measured {np.median(ratio[s]):.2f}"
             print(line)

@@ -157,6 +157,19 @@ def test_every_difference_over_15_percent_has_its_reasons(q):
         assert head in section, f"{q}: no reason given for the {mode} difference, as '{head}'"
 
 
+def test_the_winners_agree_as_the_docs_say():
+    """docs/simulation.md: kvcalc's winner of aggregated against disaggregated is AIC vLLM's in five of
+    the six questions, all but Q6, as the generated table shows them."""
+    text = DOC.read_text()
+    block = text[text.index("Which mode wins:") : text.index(END)]
+    rows = [line.split("|")[1:4] for line in block.splitlines() if line.startswith("| Q")]
+    mode = lambda cell: "agg" if cell.strip().startswith("agg") else cell.split()[0]
+    differ = [q.strip() for q, mine, vllm in rows if mode(mine) != mode(vllm)]
+    assert len(rows) == 6 and differ == ["Q6"]
+    said = " ".join(text.split())
+    assert "is the same in five of the six questions for AIC's vLLM backend; in Q6 kvcalc's split wins" in said
+
+
 def test_the_questions_the_issue_names_are_there():
     ids = {q["id"]: q for q in QUESTIONS}
     assert len(ids) >= 6
@@ -325,7 +338,10 @@ def test_the_decode_steps_stand_as_the_docs_say():
         "within 8% of AIConfigurator's on every dense row, from one GPU to TP 8, at 1 to 64 requests, above it on 11 of 12 (9 of "
         "12 until Qwen3's query and key norms were counted, 2026-12-05;" in text
     )
-    assert f"at one request is the exception ({ds[0]:.2f}; 0.83 until the host's time ran beside the GPU's" in text
+    assert (
+        f"at one request is the exception ({ds[0]:.2f}; 0.80 until fp8 fused-MoE calls took their own floor, 2026-12-05; "
+        "0.83 until the host's time ran beside the GPU's" in text
+    )
     assert "at or above AIConfigurator's on every Qwen3 MoE row" in text
     # DeepSeek-V3 at one request on H200 (AIC's static_gen --detail time: generation_mla_block 1,367.321 ms
     # over 200 steps; its moe_perf table's fp8-block rows, 7168 x 2048 at TP 8, one token: 55.2-56.8 us).
@@ -336,12 +352,15 @@ def test_the_decode_steps_stand_as_the_docs_say():
     h200 = resolve_gpu("h200")
     assert h200.gemm is not None
     bw = float(h200.memory_bandwidth_bytes_per_s) * h200.gemm.bandwidth_share
+    # At fp8 the call's floor is moe_latency_s + moe_fp8_s: 28 + 10 us.
+    assert DEFAULTS.moe_latency_s + DEFAULTS.moe_fp8_s == pytest.approx(38e-6)
     assert (
-        f"kvcalc charges {(DEFAULTS.moe_latency_s + experts / bw) * 1e6:.0f} us (its 28 us floor and {experts / 1e6:.0f} MB"
-        in text
+        f"kvcalc charges {(DEFAULTS.moe_latency_s + DEFAULTS.moe_fp8_s + experts / bw) * 1e6:.0f} us (its 38 us floor at "
+        f"fp8 and {experts / 1e6:.0f} MB" in text
     )
+    assert "39 us at 28 us until 2026-12-05" in text and f"{(28e-6 + experts / bw) * 1e6:.0f}" == "39"
     # The MLA module as kvcalc charges it on H200: the call, six projections at 3.6 us and four small kernels at 2.7.
     assert h200.gemm.latency_us == 3.6 and DEFAULTS.kernel_gap_s == 2.7e-6
     assert f"kvcalc charges {DEFAULTS.mla_attn_latency_s * 1e6 + 6 * 3.6 + 4 * 2.7:.0f} us (59 us of attention, 32 us" in text
     r1 = StepModel(resolve_model("deepseek-r1"), h200, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.11"))
-    assert f"kvcalc's (vLLM 0.11 rules) {r1.step(4, 228 + 213 // 2).t_step_s * 1e3:.1f} ms (13.9 until" in text
+    assert f"kvcalc's (vLLM 0.11 rules) {r1.step(4, 228 + 213 // 2).t_step_s * 1e3:.1f} ms (14.7 until fp8 fused-MoE" in text

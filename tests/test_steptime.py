@@ -640,7 +640,7 @@ def test_the_documented_json_keys_are_printed(cli, tmp_path):
 
 def test_the_routed_experts_share_follows_their_width_on_a_gpu():
     # a x n / (n + b), fitted to vLLM 0.24's Triton fused-MoE tables (bench/fit_moe_eta.py, the call's weights
-    # and FLOPs combined as their root-sum-square): 16-bit a 0.666, b 545; fp8 a 0.307, b 473; n the expert's
+    # and FLOPs combined as their root-sum-square): 16-bit a 0.666, b 545; fp8 a 0.311, b 459 (0.307, 473 until fp8 calls took their own 38 us floor, 2026-12-05); n the expert's
     # intermediate width on one GPU.
     bf16 = kv_dtype("bf16")
     h100 = resolve_gpu("h100-sxm")
@@ -648,7 +648,7 @@ def test_the_routed_experts_share_follows_their_width_on_a_gpu():
     assert StepModel(q30, h100, bf16).moe_eta(DEFAULTS) == 0.666 * 768 / (768 + 545)
     assert StepModel(q30, h100, bf16, tp=4).moe_eta(DEFAULTS) == 0.666 * 192 / (192 + 545)
     ds = resolve_model("deepseek-v3")  # fp8-block experts of 2,048 at TP 8: 256 a GPU
-    assert StepModel(ds, resolve_gpu("h200"), bf16, tp=8).moe_eta(DEFAULTS) == 0.307 * 256 / (256 + 473)
+    assert StepModel(ds, resolve_gpu("h200"), bf16, tp=8).moe_eta(DEFAULTS) == 0.311 * 256 / (256 + 459)
     # Outside the fit: expert parallelism and MXFP4 experts keep 0.15; a set moe_eta_c wins.
     assert StepModel(q30, h100, bf16, tp=2, dp=4, ep=8).moe_eta(DEFAULTS) == 0.15
     assert StepModel(resolve_model("gpt-oss-120b"), h100, bf16).moe_eta(DEFAULTS) == 0.15
@@ -907,23 +907,28 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     assert (h200.compute_dtype, a100.compute_dtype) == ("fp8", "bf16")
     assert h200.kernels.total - layer_kernels(ds).total == 482 and a100.kernels == layer_kernels(ds)
     # Each is one small kernel in a CUDA graph, 2.7 us beside the 16-bit count, but for the 58 x 2 quantizing the
-    # routed experts' inputs inside the fused call, whose measured latency holds them: (482 - 116) x 2.7 us.
+    # routed experts' inputs inside the fused call, whose measured latency holds them: (482 - 116) x 2.7 us; and
+    # the 58 fused calls, at fp8, each take the fp8 calls' floor, 10 us over the 16-bit calls' (moe_fp8_s).
     assert h200.kernels.moe_inner - layer_kernels(ds).moe_inner == 116 and (h200.quant_kernels, h200.quant_small) == (482, 366)
-    assert h200.layer_gaps_s - layer_latency_s_16(ds, h200) == pytest.approx((482 - 116) * 2.7e-6, rel=1e-9)
+    assert (h200.kernels.moe_fp8, layer_kernels(ds).moe_fp8, a100.kernels.moe_fp8) == (58, 0, 0)
+    assert h200.layer_gaps_s - layer_latency_s_16(ds, h200) == pytest.approx((482 - 116) * 2.7e-6 + 58 * 10e-6, rel=1e-9)
     assert "366 of them quantizing the fp8 matmuls' activations" in h200.describe()  # 482 less the 116 inside the calls
     # The description names each kind's count a step and its latency, so the kernel latencies add up by hand:
     # 61 x 6 + 3 x 2 + 58 x 3 matmuls, 61 MLA calls, 58 fused calls, and the small kernels: 61 x (4 + 2) + 3 (the
     # dense MLPs' activations) + 58 x (4 + 2) (top-k and the shared experts' activation) + 366 = 1,083.
     said = (
-        "546 matmuls at 3.6 us, 61 MLA attention calls at 59 us, 58 fused routed-expert calls at 28 us, their own "
-        "kernels within them, 1,083 small kernels at 2.7 us, 366 of them quantizing the fp8 matmuls' activations"
+        "546 matmuls at 3.6 us, 61 MLA attention calls at 59 us, 58 fused routed-expert calls at 38 us (10 of it for "
+        "fp8), their own kernels within them, 1,083 small kernels at 2.7 us, 366 of them quantizing the fp8 matmuls' "
+        "activations"
     )
     assert said in " ".join(h200.describe().split())
     assert 61 * 6 + 3 * 2 + 58 * 3 == 546 and 61 * 6 + 3 + 58 * 6 + 366 == 1083
-    assert h200.layer_gaps_s == pytest.approx((546 * 3.6 + 61 * 59 + 58 * 28 + 1083 * 2.7) * 1e-6, rel=1e-12)
+    # The fused calls at fp8: 28 us (moe_latency_s) and 10 more (moe_fp8_s).
+    assert h200.layer_gaps_s == pytest.approx((546 * 3.6 + 61 * 59 + 58 * (28 + 10) + 1083 * 2.7) * 1e-6, rel=1e-12)
     # docs/simulation.md's worked sum, term by term in ms.
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
-    terms = [546 * 3.6e-3, 61 * 59e-3, 58 * 28e-3, 1083 * 2.7e-3]
+    assert "(10.113 ms until then)" in doc and 1.966 + 3.599 + 58 * 28e-3 + 2.924 == pytest.approx(10.113)
+    terms = [546 * 3.6e-3, 61 * 59e-3, 58 * 38e-3, 1083 * 2.7e-3]
     assert f"{' + '.join(f'{t:.3f}' for t in terms)} = {h200.layer_gaps_s * 1e3:.3f} ms of kernel latencies a step" in doc
     assert "quantizing" not in a100.describe()
 

@@ -94,6 +94,9 @@ class StepConstants:
     moe_latency_s: float = 28e-6
     """Latency of one fused routed-expert call (both multiplies, and the alignment, quantization and
     combine kernels inside it: Kernels.moe_inner) beyond its bytes, seconds."""
+    moe_fp8_s: float = 10e-6
+    """What a fused routed-expert call whose experts multiply at fp8 (W8A8: Kernels.moe_fp8) takes
+    beyond moe_latency_s, seconds: its activations' quantization and the scales' work."""
     kernel_gap_s: float = 2.7e-6
     """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
     with the spacing before the next, seconds."""
@@ -193,7 +196,7 @@ GEMM_LATENCY_S = 3e-6
 ATTN_REQUEST_S = 24.5e-9
 """A decode attention call's cost per request and KV head on a GPU whose spec does not measure it: the
 H100's (DEFAULT_SOURCES['attn_request_s'])."""
-MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.307, 473.0)}
+MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.311, 459.0)}
 """(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
 the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c'])."""
 MOE_ETA_OTHER = 0.15
@@ -343,6 +346,12 @@ DEFAULT_SOURCES: dict[str, str] = {
     "graph; AIConfigurator's collector times the whole call): a fixed floor of 22-35 us "
     "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
     "read at 0.85-0.97 of peak (AIConfigurator's measured moe tables, straight-line fits)",
+    "moe_fp8_s": "the same tables' block-scaled fp8 calls (vLLM 0.24's Triton fused-MoE, H100 SXM and H200 without EP, "
+    "power-law 1.01 routing; ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py): over their 1 to 16-token rows "
+    "the measured time less the touched experts' root-sum-square term has a median of 38.2 us where the 16-bit "
+    "calls' is 26.1 us, and at a 28 us floor the fp8 calls had measured 1.04-1.16x what the model charged (median "
+    "model / measured 0.86 at one token, 0.91-0.96 at 2 to 16); SGLang 0.5.9's own tables give 42.3 and 34.3 us. "
+    "10 us a call over moe_latency_s (38 - 28)",
     "kernel_gap_s": "one decode step's small kernels as a trace times them: the eleven kernels besides the router's "
     "matmul between an MoE layer's all-reduce and its fused-MoE call (a fused add-RMSNorm, routing, the fp8 "
     "activations' quantization, token alignment) take 1.0 to 7.3 us, median 2.2, with 6.4 us of spacing over the "
@@ -369,14 +378,15 @@ DEFAULT_SOURCES: dict[str, str] = {
     "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
     "pp_alpha_s": "NCCL send/recv inside an H100 DGX in a CUDA graph: 5-8 us up to 64 KB "
     "(microsoft/vidur data/profiling/network/h100_dgx/send_recv.csv)",
-    "moe_eta_c": "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.666, b 545; fp8 a 0.307, "
-    "b 473; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
+    "moe_eta_c": "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.666, b 545; fp8 a 0.311, "
+    "b 459; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
     "and H200 without EP (5,184 bf16 and 3,996 fp8-block rows, 1 to 16,384 tokens, power-law 1.01 routing; "
-    "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us + the root-sum-square of the touched experts' "
-    "bytes at the GPU's bf16 GEMM share of its bandwidth (as a step reads a block-scaled fp8 checkpoint's weights too: "
-    "fp8_block_scaled) and their FLOPs at the peak x eta (matmul_s): median |log(model / measured)| 0.231 -> 0.147 "
-    "(16-bit) and 0.158 -> 0.112 (fp8) against one 0.15, and at 2,048 tokens or "
-    "more the median model / measured 1.70 -> 1.08 (16-bit); with the larger of the two in place of the root-sum-square "
+    "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us (38 us at fp8: moe_fp8_s) + the root-sum-square "
+    "of the touched experts' bytes at the GPU's bf16 GEMM share of its bandwidth (as a step reads a block-scaled fp8 "
+    "checkpoint's weights too: fp8_block_scaled) and their FLOPs at the peak x eta (matmul_s): median "
+    "|log(model / measured)| 0.231 -> 0.147 (16-bit) and 0.143 -> 0.094 (fp8) against one 0.15, and at 2,048 tokens or "
+    "more the median model / measured 1.70 -> 1.08 (16-bit); at fp8 with a 28 us floor (until 2026-12-05) the fit was "
+    "a 0.307, b 473, median 0.112; with the larger of the two in place of the root-sum-square "
     "(until 2026-12-04) the fit was a 0.598, b 509 and a 0.280, b 448, median 0.181 and 0.150. MXFP4 experts (another "
     "kernel) and expert-parallel ranks keep 0.15: the same tables "
     "at 16,384 tokens with EP 8 give 5.6-15.2% of the fp8 peak for DeepSeek-V3's fp8-block experts and 11.9-23.5% "
@@ -428,6 +438,10 @@ class Kernels:
     measurements moe_latency_s comes from time the whole call (AIConfigurator's collect_moe.py times
     fused_experts), so these carry no latency of their own in a CUDA graph; run eagerly, the host
     issues them like any other."""
+    moe_fp8: int = 0
+    """Of the fused routed-expert calls, those whose experts multiply at fp8 (W8A8), each charged
+    moe_fp8_s beyond moe_latency_s: the measured fp8-block calls' floor is 10 us above the 16-bit
+    ones' (DEFAULT_SOURCES['moe_fp8_s']). Not kernels of their own: :attr:`total` leaves them out."""
 
     @property
     def total(self) -> int:
@@ -538,11 +552,11 @@ def layer_kernels(
     shared = 2 if _has_shared_experts(model) else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
     k += layers * 2 + (layers - moe) + moe * (routing_kernels(model) + shared_activation_kernels(model))
-    inner = moe * 2
+    inner, fp8 = moe * 2, 0
     if compute_dtype == "fp8":
         q, q_experts = quant_kernels(model, weight_dtype), expert_quant_kernels(model, weight_dtype)
-        k, inner = k + q - q_experts, inner + q_experts
-    return Kernels(g, a, am, moe, k, inner)
+        k, inner, fp8 = k + q - q_experts, inner + q_experts, q_experts // 2
+    return Kernels(g, a, am, moe, k, inner, fp8)
 
 
 def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
@@ -596,6 +610,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
         + n.attention * c.attn_latency_s
         + n.mla_attention * c.mla_attn_latency_s
         + n.moe * c.moe_latency_s
+        + n.moe_fp8 * c.moe_fp8_s
         + n.small * c.kernel_gap_s
     )
     if eager:
@@ -832,7 +847,7 @@ class StepModel:
         self.placement = place(gpu, self.shape)
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
-        self.kernels = layer_kernels(model, weight_dtype, self.compute_dtype)
+        self.kernels = self._vendor_kernels(layer_kernels(model, weight_dtype, self.compute_dtype))
         fp8 = self.compute_dtype == "fp8"
         self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
         """Kernels quantizing fp8 matmuls' activations: among the small ones, but for the routed experts'
@@ -852,7 +867,7 @@ class StepModel:
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
         """The host's issue of a decode step's kernels run eagerly (a batch past the largest decode graph)."""
-        self.prompt_kernels = layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True)
+        self.prompt_kernels = self._vendor_kernels(layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True))
         """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""
         self.eager_prompt_total_s = eager_issue_s(model, self.c, self.prompt_kernels)
         """The host's issue of a prompt step's kernels, where the engine runs such steps eagerly (prefill_eager)."""
@@ -981,6 +996,12 @@ class StepModel:
         if not f:
             return 1.0 / (self.eta_mm(c) * self.peak_mm)
         return ((1.0 - f) / self.eta_mm(c) + f * imb / self.moe_eta(c)) / self.peak_mm
+
+    def _vendor_kernels(self, k: Kernels) -> Kernels:
+        """``k`` as this GPU runs them: the fp8 fused-MoE calls' extra floor (moe_fp8_s) was measured on
+        NVIDIA's (vLLM's and SGLang's Triton kernels on H100 and H200); AMD's fused MoE (aiter), which
+        moe_latency_s alone already over-charges (docs/accuracy.md), takes none."""
+        return k if self.gpu.vendor == "NVIDIA" or not k.moe_fp8 else replace(k, moe_fp8=0)
 
     def moe_eta(self, c: StepConstants) -> float:
         """The routed experts' share of the peak for this deployment: each GPU holds a tp-th of every
@@ -1487,7 +1508,13 @@ class StepModel:
         if k.mla_attention:
             said.append(f"{k.mla_attention:,} MLA attention calls at {c.mla_attn_latency_s * 1e6:g} us")
         if k.moe:
-            said.append(f"{k.moe:,} fused routed-expert calls at {c.moe_latency_s * 1e6:g} us, their own kernels within them")
+            if k.moe_fp8:
+                each = f"{(c.moe_latency_s + c.moe_fp8_s) * 1e6:g} us ({c.moe_fp8_s * 1e6:g} of it for fp8)"
+                if k.moe_fp8 < k.moe:
+                    each = f"{c.moe_latency_s * 1e6:g} us, {k.moe_fp8:,} of them at fp8 {c.moe_fp8_s * 1e6:g} us more"
+            else:
+                each = f"{c.moe_latency_s * 1e6:g} us"
+            said.append(f"{k.moe:,} fused routed-expert calls at {each}, their own kernels within them")
         return ", ".join([*said, f"{k.small:,} small kernels at {c.kernel_gap_s * 1e6:g} us"]) + self._quant_said()
 
     def _attn_request_said(self) -> str:
