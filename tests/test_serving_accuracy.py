@@ -18,6 +18,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -1278,6 +1279,30 @@ def test_the_untuned_moe_tiles_paragraph_is_as_the_runs_score():
     assert "27% high and 12-28% low since Qwen3's and GLM-4.6's query and key norms are counted" in text
     assert "34% high and 12-28% low since fp8 fused-MoE calls take their own floor, the same day)." in text
     assert "about the 28 us kvcalc charged a fused-MoE call until fp8 calls took their own floor (2026-12-05: 38 us" in text
+
+
+def test_the_harmony_parsing_figures_are_as_the_benchmark_page_says():
+    """docs/benchmarks.md: gpt-oss's harmony parsing a streamed token (bench/harmony_parse.py), beside the output
+    path's cost at as many streams; docs/accuracy.md quotes the range."""
+    bench = (ROOT / "docs" / "benchmarks.md").read_text()
+    rows = {
+        int(m.group(1).replace(",", "")): [float(m.group(2)), float(m.group(3))]
+        for m in re.finditer(r"^\| ([0-9,]+) \| ([0-9.]+) / ([0-9.]+) us \|$", bench, re.M)
+    }
+    assert sorted(rows) == [1, 64, 256, 1024]
+    path = dict(zip((16, 64, 256, 1024), (19.0, 18.3, 25.3, 37.4), strict=True))
+    assert "| 16 / 64 / 256 / 1,024 running | 19.0 / 18.3 / 25.3 / 37.4 us |" in bench
+    shares = [max(rows[n]) / path[n] for n in (64, 256, 1024)]
+    assert (round(100 * min(shares), 1), round(100 * max(shares), 1)) == (5.6, 8.3)
+    text = " ".join(bench.split())
+    assert "At 64, 256 and 1,024 streams that is 5.6-8.3% of what the output path above costs at as many" in text
+    lo = min(min(v) for v in rows.values())
+    hi = max(max(v) for v in rows.values())
+    doc = " ".join(DOC.read_text().split())
+    assert f"gpt-oss's harmony parsing of each token adds {lo:.1f}-{hi:.1f} us to that (`bench/harmony_parse.py`" in doc
+    # The script does per token what vLLM 0.11's serving_chat.py does with use_harmony.
+    script = (ROOT / "bench" / "harmony_parse.py").read_text()
+    assert "p.process(token)" in script and "p.last_content_delta" in script and "p.current_channel" in script
 
 
 def test_the_saturated_runs_paragraph_is_as_the_runs_score():
