@@ -14,7 +14,7 @@ With TAG (another release's tables, e.g. vllm-0.14.0 from .../moe/vllm/0.14.0/, 
 
 Every Triton row without expert parallelism, power-law (1.01) routing, is modelled as kvcalc's step
 model charges one fused-MoE call: its floor (28 us, moe_latency_s; 38 us for block-scaled fp8,
-moe_latency_s + moe_fp8_s) + the root-sum-square of the touched experts' bytes at the GPU's
+moe_latency_s + moe_quant_s) + the root-sum-square of the touched experts' bytes at the GPU's
 measured GEMM share of its bandwidth and their FLOPs at the peak x a x n / (n + b) (steptime.matmul_s;
 the larger of the two until 2026-12-04, which fitted a 0.598, b 509 and a 0.280, b 448 with a median
 |log error| of 0.181 and 0.150 where the root-sum-square gives 0.147 and 0.112), n the expert's
@@ -24,8 +24,15 @@ one share of 0.15, overall and by batch size.
 The floors: for each dtype it also prints the median, over the rows of 1 to 16 tokens, of the measured
 time less the root-sum-square term at the default (a, b): 26.1 us at 16 bits (28 us kept, the straight-line
 fits' figure) and 38.2 us for block-scaled fp8 (SGLang 0.5.9's tables: 34.3 and 42.3 us), which set fp8's
-floor at 38 us: moe_fp8_s, 10 us over moe_latency_s. Until 2026-12-05 both took 28 us and fp8's fit was
+floor at 38 us: moe_quant_s, 10 us over moe_latency_s. Until 2026-12-05 both took 28 us and fp8's fit was
 a 0.307, b 473 (median |log| 0.112).
+
+vLLM's Triton MXFP4 rows (OpenAI's triton_kernels, the kernel vLLM runs gpt-oss's experts with on Hopper; 648
+rows of gpt-oss-20b's and -120b's shapes, weights at 4.25 bits) take the same treatment: the median over 1 to 16
+tokens of the measured time less the root-sum-square term is 37.8 us, so their calls take moe_quant_s too (the
+model / measured at one token goes from 0.77 at 28 us to 1.02). Their share is not fitted: the width form's
+least-squares fit (a 0.394, b 206, printed as "fit") describes them worse than one 0.15 does (median |log| 0.171
+against 0.143; model / measured 0.82 against 0.91 at 64 to 511 tokens), so MXFP4 experts keep 0.15.
 """
 
 from __future__ import annotations
@@ -44,9 +51,11 @@ GPUS = {"h200_sxm": (4.8e12, 989e12, 1979e12, 0.83), "h100_sxm": (3.35e12, 989e1
 # The Triton fused-MoE kernel as each release's collector names it (0.14-0.22: vllm_fused_moe; SGLang's own copy)
 TRITON = ("triton", "vllm_fused_moe", "sglang_fused_moe_triton")
 # The default's (a, b) by dtype: vLLM 0.24's fit (kvcalc/engine/steptime.py MOE_ETA)
-DEFAULT = {"bfloat16": (0.666, 545.0), "fp8_block": (0.311, 459.0)}
-# The call's floor by dtype: moe_latency_s, and for fp8 experts moe_latency_s + moe_fp8_s
-FLOOR = {"bfloat16": 28e-6, "fp8_block": 38e-6}
+DEFAULT = {"bfloat16": (0.666, 545.0), "fp8_block": (0.311, 459.0), "w4a16_mxfp4": (0.394, 206.0)}
+# The call's floor by dtype: moe_latency_s, and for fp8 experts moe_latency_s + moe_quant_s
+FLOOR = {"bfloat16": 28e-6, "fp8_block": 38e-6, "w4a16_mxfp4": 38e-6}
+# Bytes a weight: MXFP4 is 4 bits and an 8-bit scale a block of 32 (4.25 bits)
+WEIGHT_BYTES = {"bfloat16": 2.0, "fp8_block": 1.0, "w4a16_mxfp4": 4.25 / 8}
 
 
 def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
@@ -57,16 +66,18 @@ def rows(folder: Path, dtype: str, tag: str = "") -> pd.DataFrame:
             continue
         d = pd.read_parquet(path)
         triton = d.kernel_source.str.contains(TRITON[0]) | d.kernel_source.isin(TRITON[1:])
+        if dtype == "w4a16_mxfp4":  # OpenAI's triton_kernels, vLLM's MXFP4 kernel on Hopper (not Marlin's rows)
+            triton = d.kernel_source.str.contains("oaitriton")
         d = d[(d.moe_dtype == dtype) & triton & (d.distribution == "power_law_1.01")]
         d = d[d.moe_ep_size == 1]
         # Block-scaled fp8 experts read at the bf16 GEMM share, as the step model reads a block-fp8 checkpoint's
         # weights (steptime.fp8_block_scaled): the GPU spec's gemm_fp8 figures cover per-tensor scaling only.
-        frames.append(d.assign(bw=bw, peak=bf16 if dtype == "bfloat16" else fp8, share=share))
+        frames.append(d.assign(bw=bw, peak=fp8 if dtype == "fp8_block" else bf16, share=share))
     d = pd.concat(frames)
     n = d.inter_size / d.moe_tp_size
     experts, k, tokens, hidden = d.num_experts, d.topk, d.num_tokens, d.hidden_size
     touched = experts * (1 - (1 - k / experts) ** tokens)
-    weight_bytes = 2 if dtype == "bfloat16" else 1
+    weight_bytes = WEIGHT_BYTES[dtype]
     return d.assign(
         n=n,
         t=d.latency * 1e-3,
@@ -84,8 +95,10 @@ def model(d: pd.DataFrame, eta: pd.Series, floor: float) -> pd.Series:
 
 
 def main(folder: Path, tag: str = "") -> None:
-    for dtype in ("bfloat16", "fp8_block"):
+    for dtype in ("bfloat16", "fp8_block", "w4a16_mxfp4"):
         d = rows(folder, dtype, tag)
+        if d.empty:
+            continue
 
         floor = FLOOR[dtype]
         da, db = DEFAULT[dtype]

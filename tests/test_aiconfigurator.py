@@ -352,10 +352,10 @@ def test_the_decode_steps_stand_as_the_docs_say():
     h200 = resolve_gpu("h200")
     assert h200.gemm is not None
     bw = float(h200.memory_bandwidth_bytes_per_s) * h200.gemm.bandwidth_share
-    # At fp8 the call's floor is moe_latency_s + moe_fp8_s: 28 + 10 us.
-    assert DEFAULTS.moe_latency_s + DEFAULTS.moe_fp8_s == pytest.approx(38e-6)
+    # At fp8 the call's floor is moe_latency_s + moe_quant_s: 28 + 10 us.
+    assert DEFAULTS.moe_latency_s + DEFAULTS.moe_quant_s == pytest.approx(38e-6)
     assert (
-        f"kvcalc charges {(DEFAULTS.moe_latency_s + DEFAULTS.moe_fp8_s + experts / bw) * 1e6:.0f} us (its 38 us floor at "
+        f"kvcalc charges {(DEFAULTS.moe_latency_s + DEFAULTS.moe_quant_s + experts / bw) * 1e6:.0f} us (its 38 us floor at "
         f"fp8 and {experts / 1e6:.0f} MB" in text
     )
     assert "39 us at 28 us until 2026-12-05" in text and f"{(28e-6 + experts / bw) * 1e6:.0f}" == "39"

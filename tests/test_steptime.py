@@ -908,16 +908,16 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     assert h200.kernels.total - layer_kernels(ds).total == 482 and a100.kernels == layer_kernels(ds)
     # Each is one small kernel in a CUDA graph, 2.7 us beside the 16-bit count, but for the 58 x 2 quantizing the
     # routed experts' inputs inside the fused call, whose measured latency holds them: (482 - 116) x 2.7 us; and
-    # the 58 fused calls, at fp8, each take the fp8 calls' floor, 10 us over the 16-bit calls' (moe_fp8_s).
+    # the 58 fused calls, at fp8, each take the fp8 calls' floor, 10 us over the 16-bit calls' (moe_quant_s).
     assert h200.kernels.moe_inner - layer_kernels(ds).moe_inner == 116 and (h200.quant_kernels, h200.quant_small) == (482, 366)
-    assert (h200.kernels.moe_fp8, layer_kernels(ds).moe_fp8, a100.kernels.moe_fp8) == (58, 0, 0)
+    assert (h200.kernels.moe_quant, layer_kernels(ds).moe_quant, a100.kernels.moe_quant) == (58, 0, 0)
     # The fp8 calls' floor was measured on NVIDIA's fused MoE; AMD's (aiter), which moe_latency_s alone already
     # over-charges, takes none though its matmuls run at fp8.
     mi300x = StepModel(ds, resolve_gpu("mi300x"), kv_dtype("fp8"), tp=8)
-    assert mi300x.compute_dtype == "fp8" and mi300x.kernels.moe_fp8 == 0 and mi300x.kernels.moe_inner == h200.kernels.moe_inner
+    assert mi300x.compute_dtype == "fp8" and mi300x.kernels.moe_quant == 0 and mi300x.kernels.moe_inner == h200.kernels.moe_inner
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     # The fp8 calls' floor at their measured median, 38 us: 10 over the 28 us moe_latency_s keeps for 16 bits.
-    assert (DEFAULTS.moe_latency_s, DEFAULTS.moe_fp8_s) == (28e-6, 10e-6)
+    assert (DEFAULTS.moe_latency_s, DEFAULTS.moe_quant_s) == (28e-6, 10e-6)
     assert "is a median 38.2 us at block-scaled fp8 and 26.1 us at 16 bits, so on NVIDIA GPUs each fp8 call takes 10 us" in doc
     assert h200.layer_gaps_s - layer_latency_s_16(ds, h200) == pytest.approx((482 - 116) * 2.7e-6 + 58 * 10e-6, rel=1e-9)
     assert "366 of them quantizing the fp8 matmuls' activations" in h200.describe()  # 482 less the 116 inside the calls
@@ -931,7 +931,7 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     )
     assert said in " ".join(h200.describe().split())
     assert 61 * 6 + 3 * 2 + 58 * 3 == 546 and 61 * 6 + 3 + 58 * 6 + 366 == 1083
-    # The fused calls at fp8: 28 us (moe_latency_s) and 10 more (moe_fp8_s).
+    # The fused calls at fp8: 28 us (moe_latency_s) and 10 more (moe_quant_s).
     assert h200.layer_gaps_s == pytest.approx((546 * 3.6 + 61 * 59 + 58 * (28 + 10) + 1083 * 2.7) * 1e-6, rel=1e-12)
     # docs/simulation.md's worked sum, term by term in ms.
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
@@ -939,6 +939,31 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     terms = [546 * 3.6e-3, 61 * 59e-3, 58 * 38e-3, 1083 * 2.7e-3]
     assert f"{' + '.join(f'{t:.3f}' for t in terms)} = {h200.layer_gaps_s * 1e3:.3f} ms of kernel latencies a step" in doc
     assert "quantizing" not in a100.describe()
+
+
+def test_mxfp4_experts_take_the_quantized_calls_floor_where_vllm_runs_them_with_triton():
+    """vLLM from 0.10.1 runs MXFP4 experts with OpenAI's Triton kernel on Hopper (0.11.0's get_mxfp4_backend:
+    Marlin below compute capability 9, FlashInfer on 10), whose measured calls' floor is the fp8 calls' (docs/
+    simulation.md): each of gpt-oss-120b's 36 MoE layers takes moe_quant_s there, and nowhere else."""
+    from kvcalc.engine.engines import engine
+
+    oss = resolve_model("gpt-oss-120b")
+    assert oss.moe is not None and oss.moe.num_moe_layers == 36 and oss.quantization.method == "mxfp4"  # type: ignore[union-attr]
+
+    def quant_calls(gpu: str, release: str | None, ep: int = 1) -> int:
+        sm = StepModel(oss, resolve_gpu(gpu), BF16, tp=ep, ep=ep, engine=engine(release) if release else None)
+        return sm.kernels.moe_quant
+
+    assert quant_calls("h100-sxm", "vllm@0.11") == quant_calls("h200", "vllm@0.10") == 36
+    assert quant_calls("a100-80gb", "vllm@0.11") == quant_calls("b200", "vllm@0.11") == 0  # Marlin, FlashInfer
+    assert quant_calls("h100-sxm", "sglang@0.5.6") == quant_calls("h100-sxm", None) == 0
+    assert quant_calls("h100-sxm", "vllm@0.11", ep=2) == 0  # expert parallelism: outside the measured tables
+    h100 = StepModel(oss, resolve_gpu("h100-sxm"), BF16, engine=engine("vllm@0.11"))
+    bare = StepModel(oss, resolve_gpu("h100-sxm"), BF16)  # no engine named: which kernel runs is not known
+    assert h100.layer_gaps_s - bare.layer_gaps_s == pytest.approx(36 * DEFAULTS.moe_quant_s)
+    # Their share of the peak stays 0.15 (the width form describes the kernel's calls worse than one share).
+    assert h100.moe_eta(h100.c) == bare.moe_eta(bare.c) == 0.15
+    assert "36 fused routed-expert calls at 38 us (10 of it for MXFP4)" in " ".join(h100.describe().split())
 
 
 def layer_latency_s_16(model, sm):

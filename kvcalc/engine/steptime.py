@@ -42,7 +42,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
-from kvcalc.engine.engines import TRITON_GPUS, Engine
+from kvcalc.engine.engines import HOPPER_GPUS, TRITON_GPUS, Engine
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -94,9 +94,10 @@ class StepConstants:
     moe_latency_s: float = 28e-6
     """Latency of one fused routed-expert call (both multiplies, and the alignment, quantization and
     combine kernels inside it: Kernels.moe_inner) beyond its bytes, seconds."""
-    moe_fp8_s: float = 10e-6
-    """What a fused routed-expert call whose experts multiply at fp8 (W8A8: Kernels.moe_fp8) takes
-    beyond moe_latency_s, seconds: its activations' quantization and the scales' work."""
+    moe_quant_s: float = 10e-6
+    """What a fused routed-expert call of quantized experts (Kernels.moe_quant: fp8 W8A8, or MXFP4 on vLLM's
+    Triton kernel on Hopper) takes beyond moe_latency_s, seconds: the activations' quantization and the
+    scales' work."""
     kernel_gap_s: float = 2.7e-6
     """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
     with the spacing before the next, seconds."""
@@ -346,12 +347,13 @@ DEFAULT_SOURCES: dict[str, str] = {
     "graph; AIConfigurator's collector times the whole call): a fixed floor of 22-35 us "
     "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
     "read at 0.85-0.97 of peak (AIConfigurator's measured moe tables, straight-line fits)",
-    "moe_fp8_s": "the same tables' block-scaled fp8 calls (vLLM 0.24's Triton fused-MoE, H100 SXM and H200 without EP, "
+    "moe_quant_s": "the same tables' block-scaled fp8 calls (vLLM 0.24's Triton fused-MoE, H100 SXM and H200 without EP, "
     "power-law 1.01 routing; ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py): over their 1 to 16-token rows "
     "the measured time less the touched experts' root-sum-square term has a median of 38.2 us where the 16-bit "
     "calls' is 26.1 us, and at a 28 us floor the fp8 calls had measured 1.04-1.16x what the model charged (median "
     "model / measured 0.86 at one token, 0.91-0.96 at 2 to 16); SGLang 0.5.9's own tables give 42.3 and 34.3 us. "
-    "10 us a call over moe_latency_s (38 - 28)",
+    "10 us a call over moe_latency_s (38 - 28). vLLM's Triton MXFP4 calls on Hopper (gpt-oss's shapes, 648 rows of the "
+    "same tables) measure a median 37.8 us the same way, and take it too (model / measured at one token 0.77 -> 1.02)",
     "kernel_gap_s": "one decode step's small kernels as a trace times them: the eleven kernels besides the router's "
     "matmul between an MoE layer's all-reduce and its fused-MoE call (a fused add-RMSNorm, routing, the fp8 "
     "activations' quantization, token alignment) take 1.0 to 7.3 us, median 2.2, with 6.4 us of spacing over the "
@@ -381,14 +383,15 @@ DEFAULT_SOURCES: dict[str, str] = {
     "moe_eta_c": "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.666, b 545; fp8 a 0.311, "
     "b 459; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
     "and H200 without EP (5,184 bf16 and 3,996 fp8-block rows, 1 to 16,384 tokens, power-law 1.01 routing; "
-    "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us (38 us at fp8: moe_fp8_s) + the root-sum-square "
+    "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us (38 us at fp8: moe_quant_s) + the root-sum-square "
     "of the touched experts' bytes at the GPU's bf16 GEMM share of its bandwidth (as a step reads a block-scaled fp8 "
     "checkpoint's weights too: fp8_block_scaled) and their FLOPs at the peak x eta (matmul_s): median "
     "|log(model / measured)| 0.231 -> 0.147 (16-bit) and 0.143 -> 0.094 (fp8) against one 0.15, and at 2,048 tokens or "
     "more the median model / measured 1.70 -> 1.08 (16-bit); at fp8 with a 28 us floor (until 2026-12-05) the fit was "
     "a 0.307, b 473, median 0.112; with the larger of the two in place of the root-sum-square "
     "(until 2026-12-04) the fit was a 0.598, b 509 and a 0.280, b 448, median 0.181 and 0.150. MXFP4 experts (another "
-    "kernel) and expert-parallel ranks keep 0.15: the same tables "
+    "kernel; vLLM's Triton MXFP4 rows on Hopper fit the width form worse than one 0.15 does, median |log| 0.171 against "
+    "0.143 at a 38 us floor) and expert-parallel ranks keep 0.15: the same tables "
     "at 16,384 tokens with EP 8 give 5.6-15.2% of the fp8 peak for DeepSeek-V3's fp8-block experts and 11.9-23.5% "
     "of the bf16 peak for Qwen3-30B-A3B and Qwen3-235B-A22B, and with EP the measured share falls as EP grows at "
     "a given width (the fit's model at EP 8 is 0.4 of the measured time at 2,048 tokens or more)",
@@ -438,10 +441,11 @@ class Kernels:
     measurements moe_latency_s comes from time the whole call (AIConfigurator's collect_moe.py times
     fused_experts), so these carry no latency of their own in a CUDA graph; run eagerly, the host
     issues them like any other."""
-    moe_fp8: int = 0
-    """Of the fused routed-expert calls, those whose experts multiply at fp8 (W8A8), each charged
-    moe_fp8_s beyond moe_latency_s: the measured fp8-block calls' floor is 10 us above the 16-bit
-    ones' (DEFAULT_SOURCES['moe_fp8_s']). Not kernels of their own: :attr:`total` leaves them out."""
+    moe_quant: int = 0
+    """Of the fused routed-expert calls, those of quantized experts (fp8 W8A8; MXFP4 where vLLM runs them with
+    its Triton kernel on Hopper: StepModel.mxfp4_triton), each charged moe_quant_s beyond moe_latency_s: the
+    measured fp8-block and MXFP4 calls' floor is 10 us above the 16-bit ones' (DEFAULT_SOURCES['moe_quant_s']).
+    Not kernels of their own: :attr:`total` leaves them out."""
 
     @property
     def total(self) -> int:
@@ -610,7 +614,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
         + n.attention * c.attn_latency_s
         + n.mla_attention * c.mla_attn_latency_s
         + n.moe * c.moe_latency_s
-        + n.moe_fp8 * c.moe_fp8_s
+        + n.moe_quant * c.moe_quant_s
         + n.small * c.kernel_gap_s
     )
     if eager:
@@ -847,6 +851,21 @@ class StepModel:
         self.placement = place(gpu, self.shape)
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
+        q = model.quantization
+        self.mxfp4_triton = (
+            engine is not None
+            and engine.name == "vllm"
+            and not engine.older_than(0, 10)
+            and gpu.name in HOPPER_GPUS
+            and ep == 1
+            and q is not None
+            and "experts" in q.roles
+            and q.method == "mxfp4"
+        )
+        """Whether the routed experts are MXFP4 run by vLLM's Triton kernel (OpenAI's triton_kernels), as vLLM
+        from 0.10.1 picks on Hopper (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.11.0:
+        Marlin below compute capability 9, FlashInfer on 10): their calls take moe_quant_s beyond moe_latency_s,
+        as AIConfigurator's tables of that kernel measure them (DEFAULT_SOURCES['moe_quant_s'])."""
         self.kernels = self._vendor_kernels(layer_kernels(model, weight_dtype, self.compute_dtype))
         fp8 = self.compute_dtype == "fp8"
         self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
@@ -998,17 +1017,20 @@ class StepModel:
         return ((1.0 - f) / self.eta_mm(c) + f * imb / self.moe_eta(c)) / self.peak_mm
 
     def _vendor_kernels(self, k: Kernels) -> Kernels:
-        """``k`` as this GPU runs them: the fp8 fused-MoE calls' extra floor (moe_fp8_s) was measured on
-        NVIDIA's (vLLM's and SGLang's Triton kernels on H100 and H200); AMD's fused MoE (aiter), which
-        moe_latency_s alone already over-charges (docs/accuracy.md), takes none."""
-        return k if self.gpu.vendor == "NVIDIA" or not k.moe_fp8 else replace(k, moe_fp8=0)
+        """``k`` as this deployment runs them: the quantized fused-MoE calls' extra floor (moe_quant_s) was
+        measured on NVIDIA's fp8 calls (vLLM's and SGLang's Triton kernels on H100 and H200) and on vLLM's Triton
+        MXFP4 calls on Hopper (mxfp4_triton: every MoE layer's); AMD's fused MoE (aiter), which moe_latency_s
+        alone already over-charges (docs/accuracy.md), takes none."""
+        if self.mxfp4_triton:
+            return replace(k, moe_quant=k.moe)
+        return k if self.gpu.vendor == "NVIDIA" or not k.moe_quant else replace(k, moe_quant=0)
 
     def moe_eta(self, c: StepConstants) -> float:
         """The routed experts' share of the peak for this deployment: each GPU holds a tp-th of every
         expert's width; with expert parallelism, MOE_ETA_OTHER."""
         q = self.model.quantization
-        # Outside the fit: MXFP4 experts (another kernel), and EP ranks, which lose efficiency with EP's
-        # size at a given width.
+        # Outside the fit: MXFP4 experts (other kernels, whose measured calls the width form does not describe:
+        # DEFAULT_SOURCES['moe_eta_c']), and EP ranks, which lose efficiency with EP's size at a given width.
         outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
         return c.moe_eta(None if outside else moe_width(self.model) / self.shape.tp, self.compute_dtype)
 
@@ -1508,10 +1530,11 @@ class StepModel:
         if k.mla_attention:
             said.append(f"{k.mla_attention:,} MLA attention calls at {c.mla_attn_latency_s * 1e6:g} us")
         if k.moe:
-            if k.moe_fp8:
-                each = f"{(c.moe_latency_s + c.moe_fp8_s) * 1e6:g} us ({c.moe_fp8_s * 1e6:g} of it for fp8)"
-                if k.moe_fp8 < k.moe:
-                    each = f"{c.moe_latency_s * 1e6:g} us, {k.moe_fp8:,} of them at fp8 {c.moe_fp8_s * 1e6:g} us more"
+            if k.moe_quant:
+                kind = "MXFP4" if self.mxfp4_triton else "fp8"
+                each = f"{(c.moe_latency_s + c.moe_quant_s) * 1e6:g} us ({c.moe_quant_s * 1e6:g} of it for {kind})"
+                if k.moe_quant < k.moe:
+                    each = f"{c.moe_latency_s * 1e6:g} us, {k.moe_quant:,} of them at {kind} {c.moe_quant_s * 1e6:g} us more"
             else:
                 each = f"{c.moe_latency_s * 1e6:g} us"
             said.append(f"{k.moe:,} fused routed-expert calls at {each}, their own kernels within them")

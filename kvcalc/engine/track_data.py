@@ -29,7 +29,7 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
     "moe/2-4": {
         "mean_tpot": (8, -0.3398, -0.3798, -0.3039),
         "output_throughput": (11, 0.0744, -0.0793, 0.4068),
-        "mean_ttft": (9, -0.5102, -0.6142, -0.2791),
+        "mean_ttft": (9, -0.5102, -0.6142, -0.278),
     },
     "moe/5+": {
         "mean_tpot": (60, -0.273, -0.4226, -0.1893),
