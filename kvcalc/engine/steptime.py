@@ -854,18 +854,22 @@ class StepModel:
         q = model.quantization
         self.mxfp4_triton = (
             engine is not None
-            and engine.name == "vllm"
-            and not engine.older_than(0, 10)
+            and (
+                (engine.name == "vllm" and not engine.older_than(0, 10))
+                or (engine.name == "sglang" and not engine.older_than(0, 5))
+            )
             and gpu.name in HOPPER_GPUS
             and ep == 1
             and q is not None
             and "experts" in q.roles
             and q.method == "mxfp4"
         )
-        """Whether the routed experts are MXFP4 run by vLLM's Triton kernel (OpenAI's triton_kernels), as vLLM
-        from 0.10.1 picks on Hopper (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.11.0:
-        Marlin below compute capability 9, FlashInfer on 10): their calls take moe_quant_s beyond moe_latency_s,
-        as AIConfigurator's tables of that kernel measure them (DEFAULT_SOURCES['moe_quant_s'])."""
+        """Whether the routed experts are MXFP4 run by OpenAI's Triton kernel (triton_kernels), as vLLM from 0.10.1
+        picks on Hopper (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.11.0: Marlin below
+        compute capability 9, FlashInfer on 10) and SGLang from 0.5 for gpt-oss without EP off SM100 (server_args.py,
+        the 'triton_kernel' MoE runner, read in 0.5.0rc0, 0.5.2, 0.5.6 and 0.5.9; FlashInfer's on SM100): their
+        calls take moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of vLLM's use of that kernel measure
+        them (DEFAULT_SOURCES['moe_quant_s'])."""
         self.kernels = self._vendor_kernels(layer_kernels(model, weight_dtype, self.compute_dtype))
         fp8 = self.compute_dtype == "fp8"
         self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
