@@ -12,7 +12,7 @@ from typing import Any
 
 from kvcalc import files
 from kvcalc._record import record
-from kvcalc.errors import KvcalcError
+from kvcalc.errors import KvcalcError, closest
 
 KEYS = (
     "eta_bw",
@@ -94,7 +94,9 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
     raw: dict[str, Any] = doc["constants"]
     unknown = sorted(k for k in raw if k not in KEYS and k not in IGNORED)
     if unknown:
-        raise KvcalcError(f"unknown constant {unknown[0][:40]!r}", f"{where}: constants", ", ".join(KEYS))
+        near = closest(unknown[0][:40], KEYS)
+        accepted = f"did you mean {', '.join(near)}?" if near else ", ".join(KEYS)
+        raise KvcalcError(f"unknown constant {unknown[0][:40]!r}", f"{where}: constants", accepted)
     out: dict[str, float | None] = {}
     for k in KEYS:
         if k not in raw:
