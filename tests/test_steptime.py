@@ -1758,3 +1758,14 @@ def test_real_logs_pick_the_triton_mla_backend_the_warning_names(log, engine_, g
     assert "Using Triton MLA backend" in text
     note = triton_default_note(engine(engine_), resolve_model(model), resolve_gpu(gpu), 8)
     assert note is not None and "with its Triton MLA backend" in note
+
+
+def test_a_real_log_runs_gpt_oss_experts_with_the_triton_kernel_where_kvcalc_says():
+    """vLLM 0.19 serving gpt-oss-20b on 2 H100s (tests/logs/real/cases.yaml, llm-d-planner#205) prints "Using 'TRITON'
+    Mxfp4 MoE backend.": the kernel whose calls take moe_quant_s (StepModel.mxfp4_triton)."""
+    from kvcalc.engine.engines import engine
+
+    text = (Path(__file__).parent / "logs" / "real" / "vllm-pr205-2xh100-gpt-oss-20b.log").read_text()
+    assert "Using 'TRITON' Mxfp4 MoE backend." in text and "(v0.19.0)" in text
+    sm = StepModel(resolve_model("gpt-oss-20b"), resolve_gpu("h100-sxm"), BF16, tp=2, engine=engine("vllm@0.19"))
+    assert sm.mxfp4_triton and sm.kernels.moe_quant == sm.kernels.moe == 24
