@@ -27,6 +27,8 @@ fits' figure) and 38.2 us for block-scaled fp8 (SGLang 0.5.9's tables: 34.3 and 
 floor at 38 us: moe_quant_s, 10 us over moe_latency_s. Until 2026-12-05 both took 28 us and fp8's fit was
 a 0.307, b 473 (median |log| 0.112).
 
+    python bench/fit_moe_eta.py DIR b200-flashinfer   # FlashInfer's TensorRT-LLM fp8 kernel on B200 (flashinfer_b200)
+
 vLLM's Triton MXFP4 rows (OpenAI's triton_kernels, the kernel vLLM runs gpt-oss's experts with on Hopper; 648
 rows of gpt-oss-20b's and -120b's shapes, weights at 4.25 bits) take the same treatment: the median over 1 to 16
 tokens of the measured time less the root-sum-square term is 37.8 us, so their calls take moe_quant_s too (the
@@ -122,5 +124,36 @@ def main(folder: Path, tag: str = "") -> None:
             print(line)
 
 
+def flashinfer_b200(folder: Path) -> None:
+    """FlashInfer's TensorRT-LLM fp8 block-scale kernel on B200 (StepConstants.moe_flashinfer_s, MOE_ETA['fp8_flashinfer']):
+    the B200 table's rows of that kernel (b200_sxm-vllm-0.24.0-moe.parquet in DIR, from
+    .../systems/data/b200_sxm/moe/vllm/0.24.0/), power-law 1.01 routing, no EP; the experts' bytes at B200's GEMM share
+    (0.76 of 8 TB/s) and their FLOPs at the fp8 peak (4.5 PFLOP/s). The floor is the median over 1 to 16 tokens of the
+    measured time less the root-sum-square term, (a, b) refitted at it, the two alternated until they settle."""
+    d = pd.read_parquet(folder / "b200_sxm-vllm-0.24.0-moe.parquet")
+    d = d[(d.moe_dtype == "fp8_block") & d.kernel_source.str.contains("trtllmfp8expertsmonolithic")]
+    d = d[(d.distribution == "power_law_1.01") & (d.moe_ep_size == 1)]
+    n = d.inter_size / d.moe_tp_size
+    touched = d.num_experts * (1 - (1 - d.topk / d.num_experts) ** d.num_tokens)
+    d = d.assign(n=n, t=d.latency * 1e-3, bw=8e12, share=0.76, peak=4.5e15)
+    d = d.assign(bytes=touched * 3 * d.hidden_size * n, flops=2 * d.num_tokens * d.topk * 3 * d.hidden_size * n)
+    small = d.num_tokens <= 16
+    a, b = DEFAULT["fp8_block"]
+    for _ in range(6):
+        floor = float(np.median((d.t - body(d, a * d.n / (d.n + b)))[small]))
+
+        def residuals(p: np.ndarray, floor: float = floor) -> pd.Series:
+            return np.log(model(d, p[0] * d.n / (d.n + p[1]), floor) / d.t)
+
+        a, b = least_squares(residuals, [a, b], bounds=([0.01, 1.0], [1.0, 20000.0])).x
+    print(f"FlashInfer TensorRT-LLM fp8 on B200: {len(d)} rows, floor {floor * 1e6:.1f} us, a {a:.3f}, b {b:.0f}")
+    da, db = DEFAULT["fp8_block"]
+    for name, fl, eta in (("fit", floor, a * d.n / (d.n + b)), ("Triton's 38 us and fp8 fit", 38e-6, da * d.n / (d.n + db))):
+        print(f"  {name}: median |log| {np.median(np.abs(np.log(model(d, eta, fl) / d.t))):.3f}")
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), sys.argv[2] if len(sys.argv) > 2 else "")
+    if len(sys.argv) > 2 and sys.argv[2] == "b200-flashinfer":
+        flashinfer_b200(Path(sys.argv[1]))
+    else:
+        main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), sys.argv[2] if len(sys.argv) > 2 else "")

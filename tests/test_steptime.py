@@ -968,6 +968,39 @@ def test_mxfp4_experts_take_the_quantized_calls_floor_where_vllm_runs_them_with_
     assert "36 fused routed-expert calls at 38 us (10 of it for MXFP4)" in " ".join(h100.describe().split())
 
 
+def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floor_and_share():
+    """SGLang from 0.5.6 picks FlashInfer's TensorRT-LLM MoE runner on SM100 for DeepSeek-V3's, Qwen3-MoE's and
+    Qwen3-Next's fp8 experts without an all-to-all backend (server_args.py, read in 0.5.6, 0.5.9, 0.5.10 and 0.5.14):
+    those calls take moe_flashinfer_s in place of moe_latency_s + moe_quant_s, and their share 0.180 n / (n + 217)."""
+    from kvcalc.engine.engines import engine
+
+    r1 = resolve_model("deepseek-r1")
+
+    def sm(model, gpu: str, release: str, ep: int = 1) -> StepModel:
+        return StepModel(model, resolve_gpu(gpu), BF16, tp=8, ep=ep, engine=engine(release))
+
+    on = sm(r1, "b200", "sglang@0.5.6")
+    assert on.moe_flashinfer and (on.kernels.moe_flashinfer, on.kernels.moe_quant) == (58, 0)
+    assert on.moe_eta(on.c) == 0.180 * 256 / (256 + 217)  # 2,048-wide experts, a 256-wide slice a GPU at TP 8
+    assert DEFAULTS.moe_flashinfer_s == 22e-6
+    # The Triton path as it was: 58 calls at 28 + 10 us. On FlashInfer's: 58 at 22 us.
+    off = sm(r1, "b200", "sglang@0.5.3")
+    assert not off.moe_flashinfer and (off.kernels.moe_flashinfer, off.kernels.moe_quant) == (0, 58)
+    assert off.layer_gaps_s - on.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6))
+    assert "58 fused routed-expert calls at 22 us (FlashInfer's TensorRT-LLM kernel)" in " ".join(on.describe().split())
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    step = (round(on.step(1, 1000).t_step_s * 1e3, 2), round(off.step(1, 1000).t_step_s * 1e3, 2))
+    assert step == (11.31, 12.24)
+    assert "one request of 1,000 tokens, 11.31 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 12.24." in doc
+    assert "its calls of 1 to 16 tokens measure a median 21.9 us beyond their bytes and math, not the Triton calls' 38" in doc
+    # Not on Hopper, not under vLLM, not for other models' experts, not at 16 bits, not past the releases read.
+    assert not sm(r1, "h200", "sglang@0.5.6").moe_flashinfer and not sm(r1, "b200", "vllm@0.11").moe_flashinfer
+    assert not sm(resolve_model("minimax-m2"), "b200", "sglang@0.5.9").moe_flashinfer
+    assert not sm(resolve_model("qwen3-235b-a22b"), "b200", "sglang@0.5.9").moe_flashinfer
+    assert sm(resolve_model("qwen3-235b-a22b-fp8"), "b200", "sglang@0.5.9").moe_flashinfer
+    assert not sm(r1, "b200", "sglang@0.5.16").moe_flashinfer and not sm(r1, "b200", "sglang").moe_flashinfer
+
+
 def layer_latency_s_16(model, sm):
     from kvcalc.engine.steptime import layer_latency_s
 

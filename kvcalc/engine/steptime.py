@@ -95,9 +95,13 @@ class StepConstants:
     """Latency of one fused routed-expert call (both multiplies, and the alignment, quantization and
     combine kernels inside it: Kernels.moe_inner) beyond its bytes, seconds."""
     moe_quant_s: float = 10e-6
-    """What a fused routed-expert call of quantized experts (Kernels.moe_quant: fp8 W8A8, or MXFP4 on vLLM's
+    """What a fused routed-expert call of quantized experts (Kernels.moe_quant: fp8 W8A8, or MXFP4 on OpenAI's
     Triton kernel on Hopper) takes beyond moe_latency_s, seconds: the activations' quantization and the
     scales' work."""
+    moe_flashinfer_s: float = 22e-6
+    """Latency of one fused routed-expert call run by FlashInfer's TensorRT-LLM fp8 block-scale kernel
+    (Kernels.moe_flashinfer, SGLang on SM100: StepModel.moe_flashinfer) beyond its bytes, seconds: in place
+    of moe_latency_s and moe_quant_s, which Triton's calls measure."""
     kernel_gap_s: float = 2.7e-6
     """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
     with the spacing before the next, seconds."""
@@ -163,7 +167,7 @@ class StepConstants:
             return self.moe_eta_c
         if width is None:
             return MOE_ETA_OTHER
-        a, b = MOE_ETA["fp8" if dtype == "fp8" else "bf16"]
+        a, b = MOE_ETA.get(dtype, MOE_ETA["bf16"])
         return a * width / (width + b)
 
     def with_efficiency(self, eta: float) -> StepConstants:
@@ -197,9 +201,10 @@ GEMM_LATENCY_S = 3e-6
 ATTN_REQUEST_S = 24.5e-9
 """A decode attention call's cost per request and KV head on a GPU whose spec does not measure it: the
 H100's (DEFAULT_SOURCES['attn_request_s'])."""
-MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.311, 459.0)}
+MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.311, 459.0), "fp8_flashinfer": (0.180, 217.0)}
 """(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
-the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c'])."""
+the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c']);
+'fp8_flashinfer': FlashInfer's TensorRT-LLM fp8 block-scale kernel on B200 (DEFAULT_SOURCES['moe_flashinfer_s'])."""
 MOE_ETA_OTHER = 0.15
 """The share where the fit does not reach: MXFP4 experts (another kernel), and expert parallelism, whose
 measured ranks lose efficiency with EP's size at a given width; the middle of the EP 8 tables at 16,384
@@ -347,6 +352,13 @@ DEFAULT_SOURCES: dict[str, str] = {
     "graph; AIConfigurator's collector times the whole call): a fixed floor of 22-35 us "
     "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
     "read at 0.85-0.97 of peak (AIConfigurator's measured moe tables, straight-line fits)",
+    "moe_flashinfer_s": "AIConfigurator's measured vLLM 0.24 fused-MoE table for B200 (ai-dynamo/aiconfigurator 095f58a), "
+    "its 1,431 calls of FlashInfer's TensorRT-LLM fp8 block-scale kernel (trtllmfp8expertsmonolithic) under power-law "
+    "1.01 routing without EP, 13 shapes: the median over 1 to 16 tokens of the measured time less the root-sum-square of "
+    "the touched experts' bytes at B200's GEMM share (0.76 of 8 TB/s) and their FLOPs at the fp8 peak is 21.9 us, and "
+    "the share of the peak fitted at that floor is 0.180 n / (n + 217) (MOE_ETA['fp8_flashinfer']; median |log(model / "
+    "measured)| 0.143, where the Triton figures, 38 us and 0.311 n / (n + 459), give 0.221; bench/fit_moe_eta.py DIR "
+    "b200-flashinfer)",
     "moe_quant_s": "the same tables' block-scaled fp8 calls (vLLM 0.24's Triton fused-MoE, H100 SXM and H200 without EP, "
     "power-law 1.01 routing; ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py): over their 1 to 16-token rows "
     "the measured time less the touched experts' root-sum-square term has a median of 38.2 us where the 16-bit "
@@ -441,6 +453,9 @@ class Kernels:
     measurements moe_latency_s comes from time the whole call (AIConfigurator's collect_moe.py times
     fused_experts), so these carry no latency of their own in a CUDA graph; run eagerly, the host
     issues them like any other."""
+    moe_flashinfer: int = 0
+    """Of the fused routed-expert calls, those FlashInfer's TensorRT-LLM fp8 kernel runs (StepModel.moe_flashinfer),
+    each charged moe_flashinfer_s in place of moe_latency_s (and of moe_quant_s: they are not in moe_quant)."""
     moe_quant: int = 0
     """Of the fused routed-expert calls, those of quantized experts (fp8 W8A8; MXFP4 where vLLM runs them with
     its Triton kernel on Hopper: StepModel.mxfp4_triton), each charged moe_quant_s beyond moe_latency_s: the
@@ -452,6 +467,11 @@ class Kernels:
         """Every kernel of a step, as the host issues them."""
         return self.gemm + self.attention + self.mla_attention + self.moe + self.small + self.moe_inner
 
+
+FLASHINFER_MOE_ARCHITECTURES = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_next"})
+"""Model types whose fp8 experts SGLang runs with FlashInfer's TensorRT-LLM kernel on SM100 (StepModel.moe_flashinfer):
+its DeepseekV3ForCausalLM (DeepSeek-V3, R1 and Kimi-K2's checkpoints), Qwen3MoeForCausalLM and Qwen3NextForCausalLM
+branches of server_args.py."""
 
 GROUPED_TOPK_ARCHITECTURES = frozenset(
     {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "glm_moe_dsa", "minimax_m2"}
@@ -560,7 +580,7 @@ def layer_kernels(
     if compute_dtype == "fp8":
         q, q_experts = quant_kernels(model, weight_dtype), expert_quant_kernels(model, weight_dtype)
         k, inner, fp8 = k + q - q_experts, inner + q_experts, q_experts // 2
-    return Kernels(g, a, am, moe, k, inner, fp8)
+    return Kernels(g, a, am, moe, k, inner, moe_quant=fp8)
 
 
 def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
@@ -613,7 +633,8 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
         n.gemm * (GEMM_LATENCY_S if c.gemm_latency_s is None else c.gemm_latency_s)
         + n.attention * c.attn_latency_s
         + n.mla_attention * c.mla_attn_latency_s
-        + n.moe * c.moe_latency_s
+        + (n.moe - n.moe_flashinfer) * c.moe_latency_s
+        + n.moe_flashinfer * c.moe_flashinfer_s
         + n.moe_quant * c.moe_quant_s
         + n.small * c.kernel_gap_s
     )
@@ -870,6 +891,22 @@ class StepModel:
         the 'triton_kernel' MoE runner, read in 0.5.0rc0, 0.5.2, 0.5.6 and 0.5.9; FlashInfer's on SM100): their
         calls take moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of vLLM's use of that kernel measure
         them (DEFAULT_SOURCES['moe_quant_s'])."""
+        self.moe_flashinfer = (
+            engine is not None
+            and engine.name == "sglang"
+            and not engine.older_than(0, 5, 6)
+            and engine.older_than(0, 5, 15)
+            and gpu.name in ("b200", "gb200")
+            and ep == 1
+            and self.compute_dtype == "fp8"
+            and model.architecture in FLASHINFER_MOE_ARCHITECTURES
+            and "experts" in _fp8_roles(model, weight_dtype)
+        )
+        """Whether the routed experts are fp8 run by FlashInfer's TensorRT-LLM block-scale kernel: SGLang from 0.5.6
+        picks its flashinfer_trtllm MoE runner on SM100 for DeepSeek-V3's, Qwen3-MoE's and Qwen3-Next's fp8 experts
+        without an all-to-all backend (server_args.py, read in 0.5.6, 0.5.9, 0.5.10 and 0.5.14; 0.5.3 does not;
+        later releases moved the choice and were not read): their calls take moe_flashinfer_s and their share of the
+        peak MOE_ETA['fp8_flashinfer']."""
         self.kernels = self._vendor_kernels(layer_kernels(model, weight_dtype, self.compute_dtype))
         fp8 = self.compute_dtype == "fp8"
         self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
@@ -1027,6 +1064,8 @@ class StepModel:
         alone already over-charges (docs/accuracy.md), takes none."""
         if self.mxfp4_triton:
             return replace(k, moe_quant=k.moe)
+        if self.moe_flashinfer:
+            return replace(k, moe_flashinfer=k.moe, moe_quant=0)
         return k if self.gpu.vendor == "NVIDIA" or not k.moe_quant else replace(k, moe_quant=0)
 
     def moe_eta(self, c: StepConstants) -> float:
@@ -1036,7 +1075,8 @@ class StepModel:
         # Outside the fit: MXFP4 experts (other kernels, whose measured calls the width form does not describe:
         # DEFAULT_SOURCES['moe_eta_c']), and EP ranks, which lose efficiency with EP's size at a given width.
         outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
-        return c.moe_eta(None if outside else moe_width(self.model) / self.shape.tp, self.compute_dtype)
+        dtype = "fp8_flashinfer" if self.moe_flashinfer else self.compute_dtype
+        return c.moe_eta(None if outside else moe_width(self.model) / self.shape.tp, dtype)
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: the GPU's measured share where its spec has one
@@ -1534,7 +1574,9 @@ class StepModel:
         if k.mla_attention:
             said.append(f"{k.mla_attention:,} MLA attention calls at {c.mla_attn_latency_s * 1e6:g} us")
         if k.moe:
-            if k.moe_quant:
+            if k.moe_flashinfer:
+                each = f"{c.moe_flashinfer_s * 1e6:g} us (FlashInfer's TensorRT-LLM kernel)"
+            elif k.moe_quant:
                 kind = "MXFP4" if self.mxfp4_triton else "fp8"
                 each = f"{(c.moe_latency_s + c.moe_quant_s) * 1e6:g} us ({c.moe_quant_s * 1e6:g} of it for {kind})"
                 if k.moe_quant < k.moe:
