@@ -1621,6 +1621,44 @@ def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
     return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend" + tail
 
 
+MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm"]
+"""The fused-MoE kernel a deployment's routed experts run on, where it is not the one kvcalc's default figures measure
+(vLLM's Triton fused-MoE: StepConstants.moe_latency_s, MOE_ETA)."""
+
+FLASHINFER_MOE_ARCHITECTURES = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_next"})
+"""Model types whose fp8 experts SGLang runs with FlashInfer's TensorRT-LLM kernel on SM100 (moe_runner): its
+DeepseekV3ForCausalLM (DeepSeek-V3, R1 and Kimi-K2's checkpoints), Qwen3MoeForCausalLM and Qwen3NextForCausalLM
+branches of server_args.py."""
+
+
+def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_experts: bool) -> MoeRunner:
+    """The fused-MoE kernel ``e`` runs ``model``'s routed experts with on ``gpu`` without expert parallelism:
+
+    'triton_mxfp4': MXFP4 experts on OpenAI's Triton kernel (triton_kernels), as vLLM from 0.10.1 picks on Hopper
+    (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.11.0: Marlin below compute capability 9,
+    FlashInfer on 10) and SGLang from 0.5 for gpt-oss without EP off SM100 (server_args.py, the 'triton_kernel' MoE
+    runner, read in 0.5.0rc0, 0.5.2, 0.5.6 and 0.5.9);
+
+    'flashinfer_trtllm': fp8 experts (``fp8_experts``: stored and multiplied at fp8) on FlashInfer's TensorRT-LLM
+    block-scale kernel, as SGLang from 0.5.6 picks on SM100 for FLASHINFER_MOE_ARCHITECTURES without an all-to-all
+    backend (server_args.py, read in 0.5.6, 0.5.9, 0.5.10 and 0.5.14; 0.5.3 does not; later releases moved the choice
+    and were not read);
+
+    'default' otherwise, and with no engine named (which kernel runs is then not known)."""
+    if e is None or ep != 1:
+        return "default"
+    q = model.quantization
+    mxfp4 = q is not None and "experts" in q.roles and q.method == "mxfp4"
+    vllm_mxfp4 = e.name == "vllm" and not e.older_than(0, 10)
+    sglang_mxfp4 = e.name == "sglang" and not e.older_than(0, 5)
+    if mxfp4 and gpu.name in HOPPER_GPUS and (vllm_mxfp4 or sglang_mxfp4):
+        return "triton_mxfp4"
+    sglang_fi = e.name == "sglang" and not e.older_than(0, 5, 6) and e.older_than(0, 5, 15)
+    if fp8_experts and sglang_fi and gpu.name in SM100 and model.architecture in FLASHINFER_MOE_ARCHITECTURES:
+        return "flashinfer_trtllm"
+    return "default"
+
+
 def engine(name: str | Engine, where: str = "engine") -> Engine:
     """Parse an engine name, with an optional release (or pass a parsed one through)."""
     if isinstance(name, Engine):

@@ -42,7 +42,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
-from kvcalc.engine.engines import HOPPER_GPUS, TRITON_GPUS, Engine
+from kvcalc.engine.engines import TRITON_GPUS, Engine, moe_runner
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -457,8 +457,8 @@ class Kernels:
     """Of the fused routed-expert calls, those FlashInfer's TensorRT-LLM fp8 kernel runs (StepModel.moe_flashinfer),
     each charged moe_flashinfer_s in place of moe_latency_s (and of moe_quant_s: they are not in moe_quant)."""
     moe_quant: int = 0
-    """Of the fused routed-expert calls, those of quantized experts (fp8 W8A8; MXFP4 where vLLM runs them with
-    its Triton kernel on Hopper: StepModel.mxfp4_triton), each charged moe_quant_s beyond moe_latency_s: the
+    """Of the fused routed-expert calls, those of quantized experts (fp8 W8A8; MXFP4 where vLLM or SGLang runs them
+    with OpenAI's Triton kernel on Hopper: StepModel.mxfp4_triton), each charged moe_quant_s beyond moe_latency_s: the
     measured fp8-block and MXFP4 calls' floor is 10 us above the 16-bit ones' (DEFAULT_SOURCES['moe_quant_s']).
     Not kernels of their own: :attr:`total` leaves them out."""
 
@@ -467,11 +467,6 @@ class Kernels:
         """Every kernel of a step, as the host issues them."""
         return self.gemm + self.attention + self.mla_attention + self.moe + self.small + self.moe_inner
 
-
-FLASHINFER_MOE_ARCHITECTURES = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_next"})
-"""Model types whose fp8 experts SGLang runs with FlashInfer's TensorRT-LLM kernel on SM100 (StepModel.moe_flashinfer):
-its DeepseekV3ForCausalLM (DeepSeek-V3, R1 and Kimi-K2's checkpoints), Qwen3MoeForCausalLM and Qwen3NextForCausalLM
-branches of server_args.py."""
 
 GROUPED_TOPK_ARCHITECTURES = frozenset(
     {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "glm_moe_dsa", "minimax_m2"}
@@ -872,42 +867,12 @@ class StepModel:
         self.placement = place(gpu, self.shape)
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
         self._links()
-        q = model.quantization
-        self.mxfp4_triton = (
-            engine is not None
-            and (
-                (engine.name == "vllm" and not engine.older_than(0, 10))
-                or (engine.name == "sglang" and not engine.older_than(0, 5))
-            )
-            and gpu.name in HOPPER_GPUS
-            and ep == 1
-            and q is not None
-            and "experts" in q.roles
-            and q.method == "mxfp4"
-        )
-        """Whether the routed experts are MXFP4 run by OpenAI's Triton kernel (triton_kernels), as vLLM from 0.10.1
-        picks on Hopper (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.11.0: Marlin below
-        compute capability 9, FlashInfer on 10) and SGLang from 0.5 for gpt-oss without EP off SM100 (server_args.py,
-        the 'triton_kernel' MoE runner, read in 0.5.0rc0, 0.5.2, 0.5.6 and 0.5.9; FlashInfer's on SM100): their
-        calls take moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of vLLM's use of that kernel measure
-        them (DEFAULT_SOURCES['moe_quant_s'])."""
-        self.moe_flashinfer = (
-            engine is not None
-            and engine.name == "sglang"
-            and not engine.older_than(0, 5, 6)
-            and engine.older_than(0, 5, 15)
-            and gpu.name in ("b200", "gb200")
-            and ep == 1
-            and self.compute_dtype == "fp8"
-            and model.architecture in FLASHINFER_MOE_ARCHITECTURES
-            and "experts" in _fp8_roles(model, weight_dtype)
-        )
-        """Whether the routed experts are fp8 run by FlashInfer's TensorRT-LLM block-scale kernel: SGLang from 0.5.6
-        picks its flashinfer_trtllm MoE runner on SM100 for DeepSeek-V3's, Qwen3-MoE's and Qwen3-Next's fp8 experts
-        without an all-to-all backend (server_args.py, read in 0.5.6, 0.5.9, 0.5.10 and 0.5.14; 0.5.3 does not;
-        later releases moved the choice and were not read): their calls take moe_flashinfer_s and their share of the
-        peak MOE_ETA['fp8_flashinfer']."""
-        self.kernels = self._vendor_kernels(layer_kernels(model, weight_dtype, self.compute_dtype))
+        fp8_experts = self.compute_dtype == "fp8" and "experts" in _fp8_roles(model, weight_dtype)
+        self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts)
+        """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
+        moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
+        calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'] (DEFAULT_SOURCES)."""
+        self.kernels = self._runner_kernels(layer_kernels(model, weight_dtype, self.compute_dtype))
         fp8 = self.compute_dtype == "fp8"
         self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
         """Kernels quantizing fp8 matmuls' activations: among the small ones, but for the routed experts'
@@ -927,7 +892,7 @@ class StepModel:
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
         """The host's issue of a decode step's kernels run eagerly (a batch past the largest decode graph)."""
-        self.prompt_kernels = self._vendor_kernels(layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True))
+        self.prompt_kernels = self._runner_kernels(layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True))
         """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""
         self.eager_prompt_total_s = eager_issue_s(model, self.c, self.prompt_kernels)
         """The host's issue of a prompt step's kernels, where the engine runs such steps eagerly (prefill_eager)."""
@@ -1057,11 +1022,21 @@ class StepModel:
             return 1.0 / (self.eta_mm(c) * self.peak_mm)
         return ((1.0 - f) / self.eta_mm(c) + f * imb / self.moe_eta(c)) / self.peak_mm
 
-    def _vendor_kernels(self, k: Kernels) -> Kernels:
-        """``k`` as this deployment runs them: the quantized fused-MoE calls' extra floor (moe_quant_s) was
-        measured on NVIDIA's fp8 calls (vLLM's and SGLang's Triton kernels on H100 and H200) and on vLLM's Triton
-        MXFP4 calls on Hopper (mxfp4_triton: every MoE layer's); AMD's fused MoE (aiter), which moe_latency_s
-        alone already over-charges (docs/accuracy.md), takes none."""
+    @property
+    def mxfp4_triton(self) -> bool:
+        """Whether the routed experts are MXFP4 on OpenAI's Triton kernel (moe_runner)."""
+        return self.moe_runner == "triton_mxfp4"
+
+    @property
+    def moe_flashinfer(self) -> bool:
+        """Whether the routed experts are fp8 on FlashInfer's TensorRT-LLM kernel (moe_runner)."""
+        return self.moe_runner == "flashinfer_trtllm"
+
+    def _runner_kernels(self, k: Kernels) -> Kernels:
+        """``k`` as this deployment's fused-MoE kernel runs them: the quantized calls' extra floor (moe_quant_s) was
+        measured on NVIDIA's fp8 calls (vLLM's and SGLang's Triton kernels on H100 and H200) and on the Triton MXFP4
+        calls on Hopper (every MoE layer's); FlashInfer's calls take their own floor (moe_flashinfer_s) in its place;
+        AMD's fused MoE (aiter), which moe_latency_s alone already over-charges (docs/accuracy.md), takes none."""
         if self.mxfp4_triton:
             return replace(k, moe_quant=k.moe)
         if self.moe_flashinfer:
