@@ -346,7 +346,7 @@ def test_the_decode_steps_stand_as_the_docs_say():
     # DeepSeek-V3 at one request on H200 (AIC's static_gen --detail time: generation_mla_block 1,367.321 ms
     # over 200 steps; its moe_perf table's fp8-block rows, 7168 x 2048 at TP 8, one token: 55.2-56.8 us).
     assert f"{1367.321 / 200 / 61 * 1e3:.0f} us a layer on H200 (1,367 ms over 200 steps of 61 layers)" in text
-    from kvcalc.engine.steptime import DEFAULTS, StepModel
+    from kvcalc.engine.steptime import DEFAULTS, MLA_ATTN_LATENCY_S, StepModel
 
     experts = 8 * 3 * 7168 * (2048 // 8)  # eight experts' three matrices, 1 byte a weight, a TP 8 slice
     h200 = resolve_gpu("h200")
@@ -361,6 +361,7 @@ def test_the_decode_steps_stand_as_the_docs_say():
     assert "39 us at 28 us until 2026-12-05" in text and f"{(28e-6 + experts / bw) * 1e6:.0f}" == "39"
     # The MLA module as kvcalc charges it on H200: the call, six projections at 3.6 us and four small kernels at 2.7.
     assert h200.gemm.latency_us == 3.6 and DEFAULTS.kernel_gap_s == 2.7e-6
-    assert f"kvcalc charges {DEFAULTS.mla_attn_latency_s * 1e6 + 6 * 3.6 + 4 * 2.7:.0f} us (59 us of attention, 32 us" in text
+    assert h200.mla is not None and h200.mla.latency_us * 1e-6 == MLA_ATTN_LATENCY_S
+    assert f"kvcalc charges {MLA_ATTN_LATENCY_S * 1e6 + 6 * 3.6 + 4 * 2.7:.0f} us (59 us of attention, 32 us" in text
     r1 = StepModel(resolve_model("deepseek-r1"), h200, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.11"))
     assert f"kvcalc's (vLLM 0.11 rules) {r1.step(4, 228 + 213 // 2).t_step_s * 1e3:.1f} ms (14.7 until fp8 fused-MoE" in text

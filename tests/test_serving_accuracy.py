@@ -31,7 +31,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import generated_block, generated_file
 from kvcalc.engine.engines import engine, with_attention_backend
 from kvcalc.engine.simulate import SimSettings, Workload, simulate
-from kvcalc.engine.steptime import DEFAULTS
+from kvcalc.engine.steptime import DEFAULTS, MLA_ATTN_LATENCY_S
 from kvcalc.engine.track import MIN_RUNS, group_of
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
@@ -458,13 +458,14 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
                 n += 1
                 inside += bool(q1 <= x <= q3)
         counts.append((inside, n))
-    assert counts == [(68, 149), (80, 172), (77, 163)]
+    assert counts == [(68, 149), (79, 172), (77, 163)]
     shares = [round(100 * i / n) for i, n in counts]
     assert (min(shares), max(shares)) == (46, 47)
     assert (
         "in 68 of 149 runs for TPOT (67 until fp8 fused-MoE calls took their own floor, 2026-12-05; 68 until MiniMax-M2's norms were charged their kernels, 2026-12-05; 66 until Gated "
         "DeltaNet layers were charged the kernels they launch, 2026-12-05; 67 while SGLang's Triton decode kernel was priced "
-        "without its blocks' turns, the same day), 80 of 172 for output throughput (79 until SGLang's FlashInfer fp8 MoE "
+        "without its blocks' turns, the same day), 79 of 172 for output throughput (80 until B200's MLA call took its own "
+        "measured floor, 2026-12-05; 79 until SGLang's FlashInfer fp8 MoE "
         "calls on B200 took their own floor and share, 2026-12-05; 78 until MXFP4 calls on Hopper took the same floor, the "
         "same day; 77 until the fp8 calls' floor; 79 until MiniMax-M2's norm kernels; 78 "
         "until Qwen3's query and key norms were counted, the same day; 77 until the Gated DeltaNet kernels; 78 until the "
@@ -670,11 +671,16 @@ def test_the_fourth_held_out_set_is_as_the_doc_says():
     assert "output throughput is from 30% low to 98% high, low on 3 of 19" in text and "TPOT low on 13 of 17" in text
     # ([-20, -20, -8, 2] until the matmuls' two terms combined as their root-sum-square)
     # ([-20, -20, -9, -1] until fp8 fused-MoE calls took their own floor, 2026-12-05; [-23, -20, -9, -1] and 41 until
-    # SGLang's FlashInfer fp8 MoE calls on B200 took that kernel's own floor and share, the same day)
-    assert len(thr) == 19 and thr[:4] == [-20, -17, -9, -1] and thr[-1] == 42
+    # SGLang's FlashInfer fp8 MoE calls on B200 took that kernel's own floor and share, the same day; [-20, -17, -9,
+    # -1] and 42 until B200's MLA call took its own measured floor, the same day)
+    assert len(thr) == 19 and thr[:4] == [-20, -9, -1, 6] and thr[-1] == 50
+    assert (
+        "since B200's MLA call takes its own measured floor (the same day), from 20% low to 50% high, low on 3 of 19, TPOT "
+        "low on 15 of 17, the TTFTs as they were." in text
+    )
     assert (
         "since SGLang's FlashInfer fp8 MoE calls on B200 take that kernel's own floor and share (the same day), from 20% low "
-        "to 42% high, low on 4 of 19, the TTFTs as they were." in text
+        "to 42% high, low on 4 of 19, the TTFTs as they were;" in text
     )
     assert (
         "since fp8 fused-MoE calls take their own floor (the same day), from 23% low to 41% high, low on 4 of 19, the TTFTs "
@@ -693,7 +699,7 @@ def test_the_fourth_held_out_set_is_as_the_doc_says():
     assert "output throughput is from 29% low to 115% high, low on 3 of 19;" in text  # before the routers' kernels
     assert "from 31% low to 115% high, low on 4 of 19, and the one-user TTFTs are 24-89 ms, 9-89 ms from" in text
     tpot = [e["mean_tpot_ms"] for e in map(errors, four) if "mean_tpot_ms" in e]
-    assert (len(tpot), sum(x < 0 for x in tpot)) == (17, 14)
+    assert (len(tpot), sum(x < 0 for x in tpot)) == (17, 15)  # 14 until B200's MLA call took its own floor
     one = [c for c in four if c.get("max_concurrency") == 1]
     measured = [c["measured"]["mean_ttft_ms"] for c in one]
     ours = [predict(c["id"])["mean_ttft_ms"] for c in one]
@@ -1092,7 +1098,15 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
         "1.64 times less than kvcalc predicts, its TPOT 60.4 ms in kvcalc." in text
     )
     assert "8-39% high on SGLang's QwQ-32B runs and 6-20% on its DeepSeek-R1 runs (7-19% on the 50-prompt ones);" in text
-    assert [mae[k] for k, _ in METRICS] == [38, 38, 39, 17] and round(100 * sum(t8) / len(t8)) == -33
+    # [38, 38, 39, 17] until B200's MLA call took its own measured floor (2026-12-05).
+    assert [mae[k] for k, _ in METRICS] == [39, 39, 39, 17] and round(100 * sum(t8) / len(t8)) == -33
+    v32 = next(i for i in errs if "dsv32exp" in i)
+    assert (round(1 + errs[v32]["request_throughput_per_s"], 2), round(predict(v32)["mean_tpot_ms"], 1)) == (1.72, 58.4)
+    assert (
+        "Since B200's MLA call takes its own measured floor (the same day): request throughput MAE 39%, output 39%, TTFT "
+        "39%, TPOT 17%, the same bias, the DeepSeek-V3.2-Exp run serving 1.72 times less than kvcalc predicts, its TPOT "
+        "58.4 ms in kvcalc." in text
+    )
     amd = sorted(round(1 + e["request_throughput_per_s"], 1) for i, e in errs.items() if "mi300x" in i)
     assert (amd[0], amd[-1]) == (1.8, 2.1)
     tpots = sorted(round(predict(i)["mean_tpot_ms"]) for i in errs if "mi300x" in i)
@@ -1107,7 +1121,8 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
         "to 2.6 times less than kvcalc predicts (1.6 to 1.9 before), kvcalc's TPOTs 219 to 668 ms" in text
     )
     v32 = "sglcb-dsv32exp-b200x8-dpattn8-ep8-sglang056-c100-sharegpt"
-    assert (round(1 + errs[v32]["request_throughput_per_s"], 2), round(predict(v32)["mean_tpot_ms"], 1)) == (1.64, 60.4)
+    # (1.64, 60.4) until B200's MLA call took its own measured floor (2026-12-05; the sentence below has it since).
+    assert (round(1 + errs[v32]["request_throughput_per_s"], 2), round(predict(v32)["mean_tpot_ms"], 1)) == (1.72, 58.4)
     assert (
         "request throughput MAE 35%, output 35%, TTFT 41%, TPOT 23% (12 runs), TP 8 TPOT bias -57%; the DeepSeek-V3.2-Exp "
         "run serves 1.66 times less than kvcalc predicts (2.68 before), its TPOT 60.1 ms in kvcalc (35.1 before; 106.2 "
@@ -1197,9 +1212,9 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
     assert "the DeepSeek-V3.2-Exp run serves 2.7 times less." in text  # before the routers' kernels
     assert "the DeepSeek-V3.2-Exp run serves 2.6 times less." in text  # before SGLang's overlap scheduler
     # Before SGLang's DP-attention lockstep (the run serves 1.66 times less since, 1.64 since fp8 fused-MoE calls took
-    # their own floor: above).
+    # their own floor, 1.72 since B200's MLA call took its own measured floor: above).
     assert "(7-19% on the 50-prompt ones); the DeepSeek-V3.2-Exp run serves 2.7 times less." in text
-    assert round(1 + errs[ds["id"]]["request_throughput_per_s"], 2) == 1.64
+    assert round(1 + errs[ds["id"]]["request_throughput_per_s"], 2) == 1.72
 
 
 def test_the_tp8_bias_splits_as_the_doc_says():
@@ -1215,7 +1230,7 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     def bias(v: list[float]) -> tuple[int, int]:
         return round(100 * sum(v) / len(v)), len(v)
 
-    assert bias(groups[(True, "vllm")]) == (-36, 25) and bias(groups[(True, "sglang")]) == (-23, 31)
+    assert bias(groups[(True, "vllm")]) == (-36, 25) and bias(groups[(True, "sglang")]) == (-25, 31)
     # -22% under SGLang until its start-up memory followed the interconnect (the real-log section's fifteenth set).
     assert bias(groups[(False, "vllm")]) == (-13, 16) and bias(groups[(False, "sglang")]) == (-18, 5)
     dense = [
@@ -1237,7 +1252,8 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     )
     assert (
         "mixture-of-experts models -36% under vLLM (25 runs; -37% until the MI300X's fp8 matmuls took aiter's measured "
-        "figures over every size, 2026-12-05) and -23% under SGLang (31; -24% until fp8 fused-MoE calls took their own floor, "
+        "figures over every size, 2026-12-05) and -25% under SGLang (31; -23% until B200's MLA call took its own measured "
+        "floor, 2026-12-05; -24% until fp8 fused-MoE calls took their own floor, "
         "2026-12-05; -26% until MiniMax-M2's norms over all heads were "
         "charged their kernels, 2026-12-05; -27% until Qwen3's query and key norms were counted, the same day; -29% until Gated DeltaNet layers were charged the kernels they launch, 2026-12-05; -26% until SGLang's "
         "overlap" in text
@@ -1264,8 +1280,9 @@ def test_the_untuned_moe_tiles_paragraph_is_as_the_runs_score():
         return round(100 * errors(next(c for c in CASES if c["id"] == case_id))["mean_tpot_ms"])
 
     # 27 until fp8 fused-MoE calls took their own floor, 2026-12-05; 34 until SGLang's FlashInfer fp8 MoE calls on B200
-    # took that kernel's own floor and share, the same day.
-    assert tpot("sglcb-dsr1-b200x8-c1-1k1k") == 23
+    # took that kernel's own floor and share, the same day; 23 until B200's MLA call took its own measured floor, the
+    # same day.
+    assert tpot("sglcb-dsr1-b200x8-c1-1k1k") == -5
     untuned = [
         tpot(f"sglcb-{m}-b200x8-c1-{w}") for m, w in (("qwen3-235b", "1k1k"), ("glm46", "1k1k"), ("qwen3next", "sharegpt"))
     ]
@@ -1289,6 +1306,7 @@ def test_the_untuned_moe_tiles_paragraph_is_as_the_runs_score():
     assert "27% high and 12-28% low since Qwen3's and GLM-4.6's query and key norms are counted" in text
     assert "34% high and 12-28% low since fp8 fused-MoE calls take their own floor, the same day;" in text
     assert "23% high and 12-28% low since SGLang's FlashInfer fp8 MoE calls on B200 take that kernel's own floor" in text
+    assert "5% low and 12-28% low since B200's MLA call takes its own measured floor, 16 us where it took the H200's 59" in text
     assert "That split's premise does not hold for DeepSeek-R1: SGLang from 0.5.6 runs its fp8 experts on B200" in text
     assert "about the 28 us kvcalc charged a fused-MoE call until fp8 calls took their own floor (2026-12-05: 38 us" in text
 
@@ -1390,7 +1408,7 @@ def test_the_small_kernels_paragraph_is_as_the_runs_score():
     trace = [3.6, 2.3, 1.9, 1.8, 7.3, 1.0, 2.2, 3.5, 1.1, 1.6, 2.5]
     assert (min(trace), max(trace), float(np.median(trace))) == (1.0, 7.3, 2.2)
     assert round(39.8 - 4.6 - sum(trace), 1) == 6.4 and round(float(np.median(trace)) + 6.4 / 12, 1) == 2.7
-    assert DEFAULTS.kernel_gap_s == 2.7e-6 and DEFAULTS.mla_attn_latency_s == 59e-6
+    assert DEFAULTS.kernel_gap_s == 2.7e-6 and MLA_ATTN_LATENCY_S == 59e-6
     assert "1.0 to 7.3 us, median 2.2, with 0.5 us between them" in text and "as 2.7 us a small kernel" in text
     # Each run's TPOT at 29d9237 (that commit's table, ms) and now.
     then = {
@@ -1443,19 +1461,20 @@ def test_the_routers_paragraph_is_as_the_runs_score():
     runs = [i for i in TPOT_AT_6C13160 if i != "gpustack-h100-qwen3-8b-vllm0110-sharegpt-c1"]
     now = {i: predict(i)["mean_tpot_ms"] for i in runs}
     moved = [(tpot_error_pct(i, TPOT_AT_6C13160[i]), tpot_error_pct(i, now[i])) for i in runs]
-    assert moved == [(-36, -28), (-15, -12), (-27, -19), (-18, -2), (24, 23), (46, 29)]
+    assert moved == [(-36, -28), (-15, -12), (-27, -19), (-18, -2), (24, -5), (46, 29)]  # (24, 23) until B200's MLA floor
     assert "MiniMax-M2.5 9% low since its norms over all heads are charged their kernels, the same day;" in text
     assert (
         "since fp8 fused-MoE calls take their own floor, the same day, MiniMax-M2.5 2% low, DeepSeek-R1 34% high (12.24 ms) "
         "and at 4 in flight on 8 H200s 15.59 ms, 19% low; DeepSeek-R1 23% high (11.31 ms) since SGLang's FlashInfer fp8 MoE "
-        "calls on B200 take that kernel's own floor and share, the same day)." in text
+        "calls on B200 take that kernel's own floor and share, the same day; DeepSeek-R1 5% low (8.69 ms) since B200's MLA "
+        "call takes its own measured floor, the same day)." in text
     )
     quoted = (
         "sglcb-glm46-b200x8-c1-1k1k",
         "gpustack-h200x8-deepseek-r1-0528-vllm0110-tp8-sharegpt-c4",
         "sglcb-dsr1-b200x8-c1-1k1k",
     )
-    assert [round(now[i], 2) for i in quoted] == [10.6, 15.59, 11.31]
+    assert [round(now[i], 2) for i in quoted] == [10.6, 15.59, 8.69]
     assert (
         "(since the matmuls' two terms combine as their root-sum-square, GLM-4.6's 10.11 ms and DeepSeek-R1's at 4 in flight on 8 H200s 15.01 ms, 22% low;"
         in text
@@ -1581,9 +1600,10 @@ def test_the_matmul_root_sum_square_paragraph_is_as_the_runs_score():
     assert "27.8%, 26.6%, 45.4%, 22.4% and -25.6% since MiniMax-M2's norms over all heads are charged their kernels" in text
     assert "27.3%, 26.1%, 45.5%, 22.1% and -24.8% since fp8 fused-MoE calls take their own floor" in text
     assert "27.3%, 26.1%, 45.4%, 22.0% and -25.0% since SGLang's FlashInfer fp8 MoE calls on B200 take that kernel's" in text
+    assert "27.3%, 26.4%, 45.4%, 22.1% and -25.5% since B200's MLA call takes its own measured floor" in text
 
 
-NOW_MAE = [27.3, 26.1, 45.4, 22.0, -25.0]
+NOW_MAE = [27.3, 26.4, 45.4, 22.1, -25.5]
 """The serving corpus's request throughput, output throughput, TTFT and TPOT MAE and TP 8 TPOT bias, %."""
 
 

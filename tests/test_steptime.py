@@ -222,10 +222,13 @@ def test_vllm_v0_steps_carry_its_own_host_costs():
     )
     # Given on purpose, a matmul share or latency, or an attention call's cost a request, is kept;
     # --efficiency sets the share with eta_bw.
-    set_ = StepConstants(eta_gemm=0.5, gemm_latency_s=1e-6, attn_request_s=5e-9)
+    set_ = StepConstants(eta_gemm=0.5, gemm_latency_s=1e-6, attn_request_s=5e-9, mla_attn_latency_s=30e-6)
     assert for_gpu(set_, h) is set_
-    # A GPU whose spec measures no attention table (an H100 NVL) takes the H100's 24.5 ns.
-    assert resolve_gpu("h100-nvl").attention is None and for_gpu(DEFAULTS, resolve_gpu("h100-nvl")).attn_request_s == 24.5e-9
+    # A GPU whose spec measures no attention table (an H100 NVL) takes the H100's 24.5 ns, and no MLA
+    # figure the H200's 59 us.
+    nvl = for_gpu(DEFAULTS, resolve_gpu("h100-nvl"))
+    assert resolve_gpu("h100-nvl").attention is None and nvl.attn_request_s == 24.5e-9
+    assert resolve_gpu("h100-nvl").mla is None and nvl.mla_attn_latency_s == 59e-6
     assert for_gpu(DEFAULTS.with_efficiency(0.6), h).eta_gemm == 0.6
 
 
@@ -423,6 +426,30 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
     tw, tmm = (2 * params + 4096 * 2) / 3.35e12, 2 * params / 989.5e12
     knee = math.hypot(tw, tmm) - tw
     assert e["t_step_s"] - e["t_bound_s"] == pytest.approx(fixed + 5_636_096 / 3.35e12 + knee, rel=1e-9)
+
+
+def test_an_mla_call_takes_its_gpus_measured_floor():
+    # vLLM 0.24's whole MLA generation module of DeepSeek-V3 at TP 8 (16 heads a GPU), batch 1, bf16, 1,024
+    # tokens of context (AIConfigurator's mla_generation_module_perf, ai-dynamo/aiconfigurator 095f58a;
+    # bench/fit_mla_latency.py): 99.8 us on H100 SXM, 90.9 on H200, 43.8 on B200. Less six projections at
+    # each spec's matmul latency (3.4, 3.6, 2.9 us) and four small kernels at 2.7 us.
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import for_gpu
+
+    for gpu, module, gemm, want in (("h100-sxm", 99.8, 3.4, 69), ("h200", 90.9, 3.6, 59), ("b200", 43.8, 2.9, 16)):
+        assert round(module - 6 * gemm - 4 * 2.7) == want
+        g = resolve_gpu(gpu)
+        assert g.mla is not None and g.mla.latency_us == want
+        assert for_gpu(DEFAULTS, g).mla_attn_latency_s == pytest.approx(want * 1e-6)
+    # A step of DeepSeek-R1 on 8 B200s charges 61 calls at 16 us where it charged 59: 61 x 43 us less.
+    m, b = resolve_model("deepseek-r1"), resolve_gpu("b200")
+    fast = StepModel(m, b, BF16, tp=8, engine=engine("sglang@0.5.6")).step(4, 1500).t_step_s
+    slow = StepModel(m, b, BF16, tp=8, engine=engine("sglang@0.5.6"), constants=StepConstants(mla_attn_latency_s=59e-6))
+    assert slow.step(4, 1500).t_step_s - fast == pytest.approx(61 * 43e-6, rel=1e-6)
+    assert (
+        "61 MLA attention calls at 16 us (as measured on b200)"
+        in StepModel(m, b, BF16, tp=8, engine=engine("sglang@0.5.6")).describe()
+    )
 
 
 def test_an_mla_moe_layer_counts_its_kernels():
@@ -925,7 +952,7 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     # 61 x 6 + 3 x 2 + 58 x 3 matmuls, 61 MLA calls, 58 fused calls, and the small kernels: 61 x (4 + 2) + 3 (the
     # dense MLPs' activations) + 58 x (4 + 2) (top-k and the shared experts' activation) + 366 = 1,083.
     said = (
-        "546 matmuls at 3.6 us, 61 MLA attention calls at 59 us, 58 fused routed-expert calls at 38 us (10 of it for "
+        "546 matmuls at 3.6 us, 61 MLA attention calls at 59 us (as measured on h200), 58 fused routed-expert calls at 38 us (10 of it for "
         "fp8), their own kernels within them, 1,083 small kernels at 2.7 us, 366 of them quantizing the fp8 matmuls' "
         "activations"
     )
@@ -990,8 +1017,11 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     assert "58 fused routed-expert calls at 22 us (FlashInfer's TensorRT-LLM kernel)" in " ".join(on.describe().split())
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     step = (round(on.step(1, 1000).t_step_s * 1e3, 2), round(off.step(1, 1000).t_step_s * 1e3, 2))
-    assert step == (11.31, 12.24)
-    assert "one request of 1,000 tokens, 11.31 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 12.24." in doc
+    assert step == (8.69, 9.62)
+    assert (
+        "one request of 1,000 tokens, 8.69 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 9.62 (11.31 "
+        "and 12.24 until B200's MLA call took its own measured floor, 2026-12-05)." in doc
+    )
     assert "its calls of 1 to 16 tokens measure a median 21.9 us beyond their bytes and math, not the Triton calls' 38" in doc
     # Not on Hopper, not under vLLM, not for other models' experts, not at 16 bits, not past the releases read.
     assert not sm(r1, "h200", "sglang@0.5.6").moe_flashinfer and not sm(r1, "b200", "vllm@0.11").moe_flashinfer
@@ -1540,14 +1570,15 @@ def test_the_simulation_doc_works_the_triton_floor_as_the_step_model_does():
 
 def test_plan_prices_the_triton_floor_in_its_closed_form_and_its_simulation_agrees(cli):
     # GLM-4.7-Flash on one B200 under SGLang 0.5.7 at 1 request/s of 8,000 + 1,000 tokens: with the Triton backend
-    # the closed form's TPOT rises from 15.8 ms to 71.3 ms (its requests in flight need two waves of the kernel's
-    # blocks), and the simulation of the same replica agrees within 10%.
+    # the closed form's TPOT rises from 12.5 ms to 71.3 ms (its requests in flight need two waves of the kernel's
+    # blocks; the default backend's MLA call takes B200's measured 16 us, the Triton backend's the default 59 us:
+    # 15.8 ms until B200's figure, 2026-12-05), and the simulation of the same replica agrees within 10%.
     args = ("plan", "--model", "glm-4.7-flash", "--gpus", "b200", "--engine", "sglang@0.5.7", "--rate", "1", "--tpot", "100ms")
     args += ("--prompt", "8000", "--output", "1000", "--max-gpus", "1", "--json")
     base, tri = cli(*args), cli(*args, "--attention-backend", "triton")
     assert base.code == tri.code == 0, (base.err, tri.err)
     b, t = base.json(), tri.json()
-    assert round(b["best"]["tpot_s"] * 1e3, 1) == 15.8 and round(t["best"]["tpot_s"] * 1e3, 1) == 71.3
+    assert round(b["best"]["tpot_s"] * 1e3, 1) == 12.5 and round(t["best"]["tpot_s"] * 1e3, 1) == 71.3
     v = t["verified"][0]
     assert abs(v["tpot_mean_s"] / v["closed_form_tpot_s"] - 1) < 0.10 and v["ok"]
     assert any("SGLang's Triton backend" in a and "at 5.27 GB/s a block" in a for a in t["assumptions"])

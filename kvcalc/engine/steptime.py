@@ -89,8 +89,9 @@ class StepConstants:
     """What one decode attention call adds per request it runs and KV head on the GPU, seconds (the
     per-request work of its thread blocks; MLA's calls are measured whole in mla_attn_latency_s); None:
     the GPU's measured figure (GPUSpec.attention) where its spec has one, else ATTN_REQUEST_S."""
-    mla_attn_latency_s: float = 59e-6
-    """Latency of one MLA decode attention call beyond its bytes, seconds."""
+    mla_attn_latency_s: float | None = None
+    """Latency of one MLA decode attention call beyond its bytes, seconds; None: the GPU's measured
+    figure (GPUSpec.mla) where its spec has one, else MLA_ATTN_LATENCY_S."""
     moe_latency_s: float = 28e-6
     """Latency of one fused routed-expert call (both multiplies, and the alignment, quantization and
     combine kernels inside it: Kernels.moe_inner) beyond its bytes, seconds."""
@@ -201,6 +202,9 @@ GEMM_LATENCY_S = 3e-6
 ATTN_REQUEST_S = 24.5e-9
 """A decode attention call's cost per request and KV head on a GPU whose spec does not measure it: the
 H100's (DEFAULT_SOURCES['attn_request_s'])."""
+MLA_ATTN_LATENCY_S = 59e-6
+"""An MLA decode attention call's latency on a GPU whose spec does not measure it: the H200's
+(DEFAULT_SOURCES['mla_attn_latency_s'])."""
 MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.311, 459.0), "fp8_flashinfer": (0.180, 217.0)}
 """(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
 the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c']);
@@ -217,13 +221,17 @@ def gemm_block(gpu: GPUSpec, fp8: bool = False) -> GemmSpec | None:
     return gpu.gemm_fp8 if fp8 and gpu.gemm_fp8 is not None else gpu.gemm
 
 
-def for_gpu(constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_dtype: str | None = None) -> StepConstants:
+def for_gpu(
+    constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_dtype: str | None = None, mla_measured: bool = True
+) -> StepConstants:
     """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
     and latency (GPUSpec.gemm, or GPUSpec.gemm_fp8 for ``fp8`` matmuls where it has them: gemm_block),
     the share of the peak its measured matmuls reach where they ran at ``compute_dtype``, the step's
-    matmuls' precision (GemmSpec.compute_share), and its decode attention's cost per request and KV
-    head (GPUSpec.attention) where its spec has them, else eta_bw, GEMM_LATENCY_S, eta_c or
-    eta_c_fp8, and ATTN_REQUEST_S."""
+    matmuls' precision (GemmSpec.compute_share), its decode attention's cost per request and KV
+    head (GPUSpec.attention) and its MLA attention call's latency (GPUSpec.mla) where its spec has
+    them, else eta_bw, GEMM_LATENCY_S, eta_c or eta_c_fp8, ATTN_REQUEST_S and MLA_ATTN_LATENCY_S.
+    ``mla_measured``: the deployment's MLA decode runs the kernels GPUSpec.mla measures (not SGLang's Triton
+    backend, whose split-KV kernel the step model prices apart: attn_floor_s); False keeps MLA_ATTN_LATENCY_S."""
     g = gemm_block(gpu, fp8)
     eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
     lat = constants.gemm_latency_s
@@ -235,9 +243,19 @@ def for_gpu(constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_d
     mm = constants.eta_c_gemm
     if mm is None and g is not None and g.compute_dtype == compute_dtype:
         mm = g.compute_share
-    if (eta, lat, per, mm) == (constants.eta_gemm, constants.gemm_latency_s, constants.attn_request_s, constants.eta_c_gemm):
+    mla = constants.mla_attn_latency_s
+    if mla is None:
+        mla = gpu.mla.latency_us * 1e-6 if gpu.mla and mla_measured else MLA_ATTN_LATENCY_S
+    given = (
+        constants.eta_gemm,
+        constants.gemm_latency_s,
+        constants.attn_request_s,
+        constants.eta_c_gemm,
+        constants.mla_attn_latency_s,
+    )
+    if (eta, lat, per, mm, mla) == given:
         return constants
-    return replace(constants, eta_gemm=eta, gemm_latency_s=lat, attn_request_s=per, eta_c_gemm=mm)
+    return replace(constants, eta_gemm=eta, gemm_latency_s=lat, attn_request_s=per, eta_c_gemm=mm, mla_attn_latency_s=mla)
 
 
 def for_engine(constants: StepConstants, engine: Engine | None) -> StepConstants:
@@ -344,10 +362,14 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(FlashAttention 2, vLLM 0.24), B200 8.5 and GB200 8 (FlashInfer's TensorRT-LLM decode kernel, vLLM 0.24)); else "
     "the H100's 24.5 ns. Without it the step model put 256 requests or more of at most 1,024 tokens at 0.35-0.8 of the "
     "measured call (a median 2.43x under on H100, 2.82x on H200, 2.85x on A100, 1.71x on B200)",
-    "mla_attn_latency_s": "vLLM 0.24's whole MLA attention module at TP 8 (16 heads a GPU) takes 89-93 us a layer "
-    "at batch 1 on H200 with FlashAttention-MLA (about 94 on H100; AIConfigurator's measured mla tables); less its "
-    "six projections and four small kernels as this model charges them on H200 (6 x 3.6 + 4 x 2.7 = 32.4 us), "
-    "59 us for the attention call (91 - 32.4)",
+    "mla_attn_latency_s": "the GPU spec's measured figure where it has one (mla), else the H200's 59 us: vLLM 0.24's "
+    "whole MLA generation module at TP 8 (16 heads a GPU, bf16 matmuls and KV, batch 1; AIConfigurator's measured "
+    "mla_generation_module_perf tables, ai-dynamo/aiconfigurator 095f58a) at 1,024 tokens of context, less its six "
+    "projections at the GPU's matmul latency and four small kernels at 2.7 us: H200 (FlashAttention-MLA) 91 - (6 x 3.6 "
+    "+ 4 x 2.7 = 32.4) = 59 us, H100 SXM 99.8 - 31.2 = 69 us, B200 (FlashInfer MLA) 43.8 - 28.2 = 16 us (SGLang 0.5.9's "
+    "TensorRT-LLM MLA call alone measures 10.4-14.6 us there, AIConfigurator's generation_mla_perf, and an SGLang "
+    "0.5.6 trace of DeepSeek-R1 on B200s at 64 in flight 18.9 us a call, SemiAnalysisAI/InferenceX#863); GB200's "
+    "table gives 78-87 us for the same module on the same chip, twice B200's, and is not taken",
     "moe_latency_s": "vLLM's fused_experts call (both expert multiplies and the kernels around them inside it, CUDA "
     "graph; AIConfigurator's collector times the whole call): a fixed floor of 22-35 us "
     "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
@@ -627,7 +649,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
     t = (
         n.gemm * (GEMM_LATENCY_S if c.gemm_latency_s is None else c.gemm_latency_s)
         + n.attention * c.attn_latency_s
-        + n.mla_attention * c.mla_attn_latency_s
+        + n.mla_attention * (MLA_ATTN_LATENCY_S if c.mla_attn_latency_s is None else c.mla_attn_latency_s)
         + (n.moe - n.moe_flashinfer) * c.moe_latency_s
         + n.moe_flashinfer * c.moe_flashinfer_s
         + n.moe_quant * c.moe_quant_s
@@ -851,7 +873,9 @@ class StepModel:
         self.fp8_measured = self.compute_dtype == "fp8" and not fp8_block_scaled(model, weight_dtype)
         """Whether the step's matmuls run the fp8 kernels the GPU spec's gemm_fp8 block measures (per-tensor or
         per-channel scales); block-scaled fp8 checkpoints keep the gemm block's figures (fp8_block_scaled)."""
-        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype).check()
+        self.mla_measured = engine is None or engine.attention_backend != "triton"
+        """Whether MLA decodes on the kernels the GPU spec's mla block measures (for_gpu)."""
+        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_measured).check()
         g = gemm_block(gpu, self.fp8_measured)
         self.mm_added = g is not None and g.combine == "sum" and g.compute_dtype == self.compute_dtype
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
@@ -992,7 +1016,7 @@ class StepModel:
         import copy
 
         new = copy.copy(self)
-        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype).check()
+        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_measured).check()
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
@@ -1547,7 +1571,10 @@ class StepModel:
         if k.attention:
             said.append(f"{k.attention:,} attention calls at {c.attn_latency_s * 1e6:g} us")
         if k.mla_attention:
-            said.append(f"{k.mla_attention:,} MLA attention calls at {c.mla_attn_latency_s * 1e6:g} us")
+            m = self.gpu.mla
+            mla_us = (c.mla_attn_latency_s or 0.0) * 1e6
+            where = f" (as measured on {self.gpu.name})" if m is not None and c.mla_attn_latency_s == m.latency_us * 1e-6 else ""
+            said.append(f"{k.mla_attention:,} MLA attention calls at {mla_us:g} us{where}")
         if k.moe:
             if k.moe_flashinfer:
                 each = f"{c.moe_flashinfer_s * 1e6:g} us (FlashInfer's TensorRT-LLM kernel)"

@@ -112,6 +112,7 @@ def parse_calibration(text: str, where: str) -> CalibrationFile:
             "eta_c_gemm",
             "gemm_latency_s",
             "attn_request_s",
+            "mla_attn_latency_s",
             "moe_eta_c",
         ):
             out[k] = None

@@ -188,6 +188,24 @@ class AttentionSpec:
 
 
 @record(kw_only=True)
+class MlaSpec:
+    """What one MLA decode attention call costs on this GPU beyond its bytes, measured: the attention
+    kernel with the latent cache's write and the absorbed multiplies around it, the floor a small batch
+    pays (kvcalc.engine.steptime uses it in place of MLA_ATTN_LATENCY_S where a spec has it)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    url: Text
+    """Where the measurements come from."""
+    latency_us: float
+    """Microseconds a call."""
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.latency_us, bool) or not 0 <= self.latency_us < 100_000:
+            raise ValueError("latency_us must be microseconds from 0 to 100,000")
+
+
+@record(kw_only=True)
 class GPUSpec:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
 
@@ -229,6 +247,9 @@ class GPUSpec:
     attention: AttentionSpec | None = None
     """Measured decode attention cost per request and KV head, where a public microbenchmark gives it;
     None: the step model's default (kvcalc.engine.steptime.ATTN_REQUEST_S)."""
+    mla: MlaSpec | None = None
+    """Measured latency of an MLA decode attention call, where a public microbenchmark gives it; None:
+    the step model's default (kvcalc.engine.steptime.MLA_ATTN_LATENCY_S)."""
     multiprocessors: int | None = None
     """Streaming multiprocessors (NVIDIA) or compute units (AMD), as the vendor's architecture paper or
     datasheet states them: what torch's multi_processor_count reports, and what sizes vLLM's Triton
@@ -294,6 +315,8 @@ class GPUSpec:
             d["gemm_fp8"] = GemmSpec(**d["gemm_fp8"])
         if isinstance(d.get("attention"), dict):
             d["attention"] = AttentionSpec(**d["attention"])
+        if isinstance(d.get("mla"), dict):
+            d["mla"] = MlaSpec(**d["mla"])
         return cls(**d)
 
     def to_dict(self) -> dict[str, Any]:

@@ -105,6 +105,7 @@ def _class_names() -> set[str]:
         "AllReduceSpec",
         "GemmSpec",
         "AttentionSpec",
+        "MlaSpec",
     }
 
 
