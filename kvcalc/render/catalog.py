@@ -165,18 +165,21 @@ def render_show_gpu(r: Any) -> None:
             "decode attention (measured)",
             f"{g.attention.request_head_ns:g} ns per request and KV head a call" if g.attention else "-",
         ),
+        ("MLA decode call (measured)", f"{g.mla.latency_us:g} us beyond its bytes" if g.mla else "-"),
         ("all-reduce (measured)", "TP " + ", ".join(str(n) for n in sorted(g.allreduce.latency_us)) if g.allreduce else "-"),
         ("aliases", ", ".join(g.aliases) or "-"),
     ]
     kv_lines(c, rows)
     measured = [
-        "the measured decode matmuls, decode attention and all-reduces name their microbenchmarks in --json "
-        "(gemm.url, gemm_fp8.url, attention.url, allreduce.url)"
+        "the measured decode matmuls, decode attention, MLA calls and all-reduces name their microbenchmarks in --json "
+        "(gemm.url, gemm_fp8.url, attention.url, mla.url, allreduce.url)"
     ]
     notes(
         c,
         "Notes",
-        ([g.source.notes] if g.source.notes else []) + (measured if g.gemm or g.attention or g.allreduce else []) + [GB_IS_GIB],
+        ([g.source.notes] if g.source.notes else [])
+        + (measured if g.gemm or g.attention or g.mla or g.allreduce else [])
+        + [GB_IS_GIB],
     )
 
 
