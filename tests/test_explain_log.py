@@ -516,6 +516,33 @@ def test_tensorrt_llm_1x_lines_are_read_and_the_dry_run_is_not_the_pool():
     assert h.trt_allocations == [(12.5, 100000)] and h.version == "1.2.0rc5"
 
 
+def test_a_tensorrt_llm_logs_version_line_picks_its_record(cli):
+    """TensorRT-LLM prints its release ('[TensorRT-LLM] TensorRT-LLM version: 0.19.0'): a 0.14 to 0.21 log is read
+    with trtllm@0.19 (TensorRT engines: the runtime's and decoder's buffers), a 1.x log with trtllm@1.2, a release
+    kvcalc has no rules for with the 1.x rules, saying so."""
+    from pathlib import Path
+
+    from kvcalc.engine.explain import choose_engine
+    from kvcalc.inputs.logs import parse_startups
+
+    real = Path(__file__).resolve().parent / "logs" / "real" / "trtllm-issue4275-rtx5090-llama3.1-8b-fp8.log"
+    f = parse_startups(real.read_text())[0]
+    e, s = choose_engine(f)
+    assert (f.version, e.key, s.source) == ("0.19.0", "trtllm@0.19", "log") and "version line" in s.detail
+    one = parse_startups((Path(__file__).resolve().parent / "logs" / "trtllm-1.1-gb10-gpt-oss-120b.log").read_text())[0]
+    assert choose_engine(one)[0].key == "trtllm@1.2"
+    old = parse_startups(
+        "[TensorRT-LLM] TensorRT-LLM version: 0.12.0\n"
+        "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 12.50 GiB for max tokens in paged KV cache (100000).\n"
+    )[0]
+    e, s = choose_engine(old)
+    assert e.key == "trtllm@1.2" and "no rules for" in s.detail and "1.x rules" in s.detail
+    # The command says which record read the log.
+    r = cli("explain-log", str(real), "--model", "llama3.1-8b", "--gpu", "rtx5090", "--kv-dtype", "fp8", "--json")
+    assert r.code == 0, r.err
+    assert r.json()["startups"][0]["engine"] == "trtllm@0.19"
+
+
 def test_explain_log_says_which_tensorrt_llm_line_is_the_dry_run(cli):
     from pathlib import Path
 

@@ -1232,3 +1232,48 @@ def test_fit_counts_a_dense_mla_model_in_its_backends_blocks_and_says_so():
     # On an A100 the release forces nothing: blocks of 16, and no such line.
     a = fit(resolve_model("deepseek-v3"), resolve_gpu("a100-80gb"), FitInputs(seq=32768, tp=8, engine=engine("vllm@0.11")))
     assert a.block_size == 16 and not any("default MLA backend" in x for x in a.assumptions)
+
+
+def test_tensorrt_engines_hold_the_runtimes_and_decoders_buffers_before_the_cache():
+    """trtllm@0.19 (TensorRT engines, 0.14 to 0.21): the C++ runtime's logits and the decoder's four buffers of
+    max_batch_size x the vocabulary, and its per-sequence buffers, come out of the memory the KV cache is sized
+    from (kvcalc.engine.memory.trt_decoder_bytes; docs/engines.md)."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.memory import activation_bytes_per_token, trt_decoder_bytes
+
+    m = resolve_model("llama3.1-8b")
+    b, v, s = 2048, 128_256, 2048
+    # Runtime: logits [B, V] fp32 + 8 B a token a slot; decoder: embedding bias, runtime logits and top-k scratch
+    # [B, V] fp32, 64 x B x 1,024 more for top-k, the penalties' int32 [B, V] and four [B, S] of 4 B.
+    want = (b * v * 4 + 8 * b * s) + (3 * b * v * 4 + 4 * b * v + 64 * b * 1024 + 16 * b * s)
+    assert trt_decoder_bytes(m, b, s) == want == 5_488_246_784
+    # NVIDIA/TensorRT-LLM#1188 logged "Allocated 5.76 GB GPU memory for decoder" (GiB) for B 2,048, S 32,768 and a
+    # 151,936-token vocabulary: the decoder's part alone.
+    b2, v2, s2 = 2048, 151_936, 32_768
+    assert round((3 * b2 * v2 * 4 + 4 * b2 * v2 + 64 * b2 * 1024 + 16 * b2 * s2) / 2**30, 2) == 5.76
+    # At TP 2 the vocabulary is padded to a multiple of 2 (128,256 already is): the same per GPU.
+    assert trt_decoder_bytes(m, b, s, tp=2) == want
+    # The sixteenth held-out set's start (tests/logs/real): the activation line is the execution context over
+    # max_num_tokens 1,024 plus the buffers.
+    inp = FitInputs(
+        seq=2048, engine="trtllm@0.19", weight_dtype="fp8", kv_dtype="fp8", max_model_len=2048, max_num_seqs=2048,
+        max_num_batched_tokens=1024, block_size=32, util=0.9,
+    )  # fmt: skip
+    r = fit(m, resolve_gpu("rtx5090"), inp)
+    act = next(e for e in r.estimates if e.key == "activation")
+    ctx = 1024 * activation_bytes_per_token(m)
+    assert (act.best, act.low, act.high) == (ctx + want, ctx * 85 // 100 + want, ctx * 5 // 2 + want)
+    # trtllm-build's default max_batch_size (BuildConfig, tensorrt_llm/builder.py) where none is given; the 1.x
+    # record keeps its profiled forward pass and sampler.
+    d = fit(m, resolve_gpu("h100-sxm"), FitInputs(seq=4096, engine="trtllm@0.19", max_model_len=4096))
+    assert engine("trtllm@0.19").default_num_seqs(0, "h100-sxm") == 2048
+    a = next(e for e in d.estimates if e.key == "activation")
+    assert a.best == 8192 * activation_bytes_per_token(m) + trt_decoder_bytes(m, 2048, 4096)
+    one = fit(m, resolve_gpu("h100-sxm"), FitInputs(seq=4096, engine="trtllm", max_model_len=4096))
+    assert "sampler" in next(e for e in one.estimates if e.key == "activation").reason
+    # Releases: 0.14 to 0.21 take this record, 1.x the other; before 0.14 (a 0.12 log shows twice the decoder
+    # buffers) no rules.
+    assert engine("trtllm@0.19.0").key == engine("tensorrt-llm@0.14").key == "trtllm@0.19"
+    assert engine("trtllm@1.0").key == "trtllm@1.2"
+    with pytest.raises(KvcalcError, match="no rules for trtllm 0.12"):
+        engine("trtllm@0.12")

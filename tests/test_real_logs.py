@@ -769,7 +769,8 @@ def test_the_sixteenth_held_out_set_is_as_the_doc_says():
     # since a V0 block count under uneven stages is the binding stage's pool; 10 of 10 (and 6 of 12 inside) since
     # SGLang 0.3's own default memory fraction is read; 10 of 12 inside since V0's non-torch range on AMD GPUs reaches
     # the MI300X breakdown one of these logs prints (in sample: the figure was read from this set).
-    assert (len(six), fl_ok, len(with_inputs), est_ok, inside, len(ranged)) == (12, 10, 10, 9, 10, 12)
+    # 10 of 12 within 10% and 11 of 12 inside since TensorRT-LLM 0.19's runtime and decoder buffers are counted (2026-12-05).
+    assert (len(six), fl_ok, len(with_inputs), est_ok, inside, len(ranged)) == (12, 10, 10, 10, 11, 12)
     sg = RESULTS["sglang-llmtracker-mi300x-llama3-8b.log"]
     assert sg["report"].engine == "sglang@0.3" and sg["report"].util == 0.88 and sg["inside_range"]
     # 0.88 x 191.33 GiB free before the weights - (191.33 - 176.33) GiB they took, in tokens of 131,072 B (32 layers x
@@ -796,7 +797,9 @@ def test_the_sixteenth_held_out_set_is_as_the_doc_says():
     assert "(Llama-3.1-8B at TP 1 +12.1% as collected, +3.1% so; at TP 8 +7.0%, +4.9%; the 405B +54.4%, +22.3%)" in text
     counted = [c for c in six if RESULTS[c["file"]]["counted"]]
     assert [c["file"] for c in counted] == ["trtllm-issue4275-rtx5090-llama3.1-8b-fp8.log"]
-    assert err[counted[0]["file"]] == 17.4 and not RESULTS[counted[0]["file"]]["inside_range"]
+    # +17.4%, outside its range, until TensorRT-LLM 0.19's runtime and decoder buffers were counted (2026-12-05).
+    assert err[counted[0]["file"]] == -2.2 and RESULTS[counted[0]["file"]]["inside_range"]
+    assert "it goes from +17.4%, outside its range, to -2.2%, inside it." in text
     amd = [c for c in six if c["gpu"] == "mi300x" and c["file"].startswith("vllm")]
     gap = []
     for c in amd:
@@ -845,7 +848,8 @@ def test_the_eighteenth_held_out_set_is_as_the_doc_says():
     counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") != NINETEENTH]
     _, _, h_ok, h_ranged, h_inside, _, _ = aims(held)
     _, _, c_ok, c_ranged, c_inside, _, _ = aims(counted)
-    assert (h_ok, h_inside, len(held), c_ok, c_inside, len(counted)) == (120, 120, 133, 69, 70, 78)
+    # (120, 120, 133, 69, 70, 78) until TensorRT-LLM 0.19's runtime and decoder buffers were counted (2026-12-05).
+    assert (h_ok, h_inside, len(held), c_ok, c_inside, len(counted)) == (121, 121, 133, 70, 71, 78)
     assert "within 10% goes from 117 of 130 to 119 of 133 and inside the range from 117 of 130 to 119 of 133" in text
     assert "(120 of 133 each since the stages' weights change)" in text
     assert "from 68 to 69 of 78 within 10% and 69 to 70 of 78 inside" in text
@@ -961,7 +965,11 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     assert f"{58_077 * 16 * 31 * 1280 / GiB:.2f}" == "34.34" and "58,077 blocks of 31 layers are 34.34 GiB" in text
     held = [c for c in CASES if c.get("held_out")]
     _, _, h_ok, _, h_inside, _, _ = aims(held)
-    assert (h_ok, h_inside, len(held)) == (120, 120, 135)
+    assert (h_ok, h_inside, len(held)) == (121, 121, 135)  # 120 and 120 until TensorRT-LLM 0.19's buffers, below
+    assert (
+        "The counted aims' figures go from 69 to 70 of 78 within 10% and from 70 to 71 of 78 inside the range; held out, "
+        "121 of 135 within 10% and 121 of 135 inside (120 and 120 before)." in text
+    )
     assert "within 10% is now 119 of 135 and inside the range 119 of 135" in text
     assert "went from +33.5% to +30.6%, and held out 120 of 135 are within 10% and 120 of 135 inside the range" in text
     assert round(two["headline"].estimate_error * 100, 1) == 30.6

@@ -237,6 +237,15 @@ class Engine:
     as 0.21 measures it, PyTorch's path as the release runs it: its sort up to 0.16 (38 B, as a 0.10.2
     log that names the PyTorch sampler and breaks its budget down measures it), from 0.17 the Triton
     masks in place (14 B; docs/engines.md)."""
+    num_seqs_default: int | None = None
+    """max_num_seqs where the release fixes its default apart from vLLM's and SGLang's rules: TensorRT-LLM's
+    trtllm-build max_batch_size, 2,048 (tensorrt_llm/builder.py BuildConfig, NVIDIA/TensorRT-LLM at 008b2b8d,
+    beside max_num_tokens 8,192)."""
+    decoder_buffers: bool = False
+    """TensorRT-LLM's C++ runtime on a TensorRT engine (trtllm-build): before it sizes the KV cache, its
+    runtime buffers and its decoder take buffers of max_batch_size x the vocabulary each
+    (kvcalc.engine.memory.trt_decoder_bytes) and the engine's one execution context, sized by the
+    build's max_num_tokens, in place of a profiled forward pass and sampler."""
     nvls_mib_per_rank: float = 0.0
     """NCCL's NVLink-SHARP (NVLS) buffers each TP communicator allocates on every GPU, MiB per rank of the
     node's TP group, where the release's NCCL sizes them large and creates them before the profile reads
@@ -541,6 +550,8 @@ class Engine:
         its token pool and its request slots, max(pool tokens / context x 512, 2,048) up to 4,096
         (managers/tp_worker.py, model_executor/model_runner.py, 0.4.6.post5 and 0.5.3): 2,048, the
         slots' floor, which half a pool of 4,096 tokens or more does not bind."""
+        if self.num_seqs_default is not None:
+            return self.num_seqs_default
         if self.batched_tokens_default.startswith("sglang"):
             return 2048
         rule = self.batched_tokens_default
@@ -1276,6 +1287,27 @@ ENGINE_LIST: list[Engine] = [
         aliases=("trtllm", "tensorrt-llm", "tensorrt_llm"),
     ),
     Engine(
+        "trtllm",
+        "0.19",
+        "0.14 to 0.21 on TensorRT engines (trtllm-build); rules read from its C++ batch manager, runtime buffers and decoder",
+        "TensorRT-LLM 0.19 (TensorRT engine)",
+        "fraction_of_free",
+        0.9,
+        32,
+        "window",
+        per_window_pools=True,
+        util_flag="kv_cache_free_gpu_mem_fraction",
+        prefill_graphs=False,
+        pp_split="first-n",
+        decoder_buffers=True,
+        num_seqs_default=2048,
+        note="KV pool = kv_cache_free_gpu_mem_fraction x (runtime total - weights - the engine's execution context - "
+        "the runtime's and decoder's buffers - non-torch); the runtime's logits and four decoder buffers of max_batch_size "
+        "x the vocabulary (trtGptModelInflightBatching.cpp createBuffers, createDecoder); 32 tokens per block; one pool "
+        "per window size",
+        aliases=(),
+    ),
+    Engine(
         "hf",
         "",
         "5.x",
@@ -1336,7 +1368,7 @@ ACCEPTED = (
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
     "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9 (0.5.6 to 0.5.9), sglang@0.5.5 (0.5.3 to 0.5.5), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
-    "sglang@0.4.4.post4, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm, hf, hf4, plain"
+    "sglang@0.4.4.post4, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
 
 
@@ -1700,6 +1732,8 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
             return ENGINES[_sglang_record(v, version)]
         elif family == "trtllm" and v >= (1, 0):
             return ENGINES["trtllm@1.2"]
+        elif family == "trtllm" and v >= (0, 14):
+            return ENGINES["trtllm@0.19"]
         raise KvcalcError(f"no rules for {family} {version[:20]}", where, ACCEPTED)
     if key in _CURRENT:
         return _CURRENT[key]

@@ -184,6 +184,14 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
         e = parse_engine(override)
         return e, Setting("engine", e.key, "option", "--engine")
     if facts.engine == "trtllm":
+        if facts.version:
+            try:
+                e = parse_engine(f"trtllm@{facts.version}", "the log's version line")
+            except KvcalcError:
+                e = ENGINES["trtllm"]
+                why = f"TensorRT-LLM {facts.version[:20]}, a release kvcalc has no rules for; read with the 1.x rules"
+                return e, Setting("engine", e.key, "log", why)
+            return e, Setting("engine", e.key, "log", f"the log's version line (TensorRT-LLM {facts.version[:20]})")
         e = ENGINES["trtllm"]
         return e, Setting("engine", e.key, "log", "TensorRT-LLM's lines; read with the 1.x rules")
     if facts.engine == "sglang":
