@@ -1275,5 +1275,6 @@ def test_tensorrt_engines_hold_the_runtimes_and_decoders_buffers_before_the_cach
     # buffers) no rules.
     assert engine("trtllm@0.19.0").key == engine("tensorrt-llm@0.14").key == "trtllm@0.19"
     assert engine("trtllm@1.0").key == "trtllm@1.2"
-    with pytest.raises(KvcalcError, match="no rules for trtllm 0.12"):
+    with pytest.raises(KvcalcError, match="no rules for trtllm 0.12") as e:
         engine("trtllm@0.12")
+    assert "trtllm@0.19 (0.14 to 0.21 on TensorRT engines) or trtllm (1.x)" in e.value.line() and "vllm@" not in e.value.line()

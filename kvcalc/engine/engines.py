@@ -1734,6 +1734,13 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
             return ENGINES["trtllm@1.2"]
         elif family == "trtllm" and v >= (0, 14):
             return ENGINES["trtllm@0.19"]
+        if family == "trtllm":
+            # A TensorRT-LLM release before the decoder's buffers kvcalc read (a 0.12 log shows about twice them).
+            raise KvcalcError(
+                f"no rules for {family} {version[:20]}: kvcalc reads TensorRT-LLM 0.14 to 0.21 on TensorRT engines and 1.x",
+                where,
+                "trtllm@0.19 (0.14 to 0.21 on TensorRT engines) or trtllm (1.x)",
+            )
         raise KvcalcError(f"no rules for {family} {version[:20]}", where, ACCEPTED)
     if key in _CURRENT:
         return _CURRENT[key]
