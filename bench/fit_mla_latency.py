@@ -6,7 +6,8 @@ aic-core/src/aiconfigurator_core/systems/data/<gpu>/mla/vllm/0.24.0/mla_generati
 <gpu>-vllm-0.24-module.parquet (`git show 095f58a:<path> > ...`): vLLM's whole MLA attention module of DeepSeek-V3
 (its projections, norms, rotary, the absorbed multiplies, the attention call and the latent cache's write) timed
 at batch sizes 1 to 1,024, contexts 2 to 131,072 tokens and 1 to 128 heads a GPU; and, where present,
-.../mla/sglang/0.5.9/generation_mla_perf.parquet saved as <gpu>-sgl-0.5.9.parquet: SGLang's attention call alone.
+.../mla/sglang/<release>/generation_mla_perf.parquet saved as <gpu>-sgl-<release>.parquet: SGLang's attention call
+alone (GPUSpec.mla sglang_latency_us: its figure at 1,023 tokens).
 Needs pandas and pyarrow, which kvcalc does not:
 
     python bench/fit_mla_latency.py DIR    # DIR holds those files
@@ -43,11 +44,17 @@ def derive(d: Path, gpu: str) -> None:
         f"({by_step.min():.1f}-{by_step[by_step.index <= 4096].max():.1f} us over 2 to 4,096), less {others:.1f} "
         f"= {module - others:.1f} us"
     )
-    s = d / f"{gpu}-sgl-0.5.9.parquet"
-    if s.exists():
+    for s in sorted(d.glob(f"{gpu}-sgl-*.parquet")):
+        if s.stem.endswith("-bmm"):
+            continue
         a = pd.read_parquet(s)
         a = a[(a.num_heads == 16) & (a.batch_size == 1) & (a.kv_cache_dtype == "bfloat16") & (a.step <= 1023)]
-        line += f"; SGLang 0.5.9's attention call alone {a.latency.min() * 1e3:.1f}-{a.latency.max() * 1e3:.1f} us"
+        at = a[a.step == 1023].latency.median() * 1e3
+        release = s.stem.split("-sgl-")[1]
+        line += (
+            f"; SGLang {release}'s call alone ({a.kernel_source.iloc[0]}) {a.latency.min() * 1e3:.1f}-"
+            f"{a.latency.max() * 1e3:.1f} us, {at:.1f} at 1,023 tokens"
+        )
     print(line)
 
 

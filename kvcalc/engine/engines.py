@@ -1653,6 +1653,26 @@ def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
     return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend" + tail
 
 
+MlaKernel = Literal["default", "sglang", "triton"]
+"""Whose measured MLA decode call a deployment's MLA layers take (GPUSpec.mla): vLLM's module ('default'), SGLang's
+own call ('sglang') or none ('triton': SGLang's Triton backend, priced apart by the step model)."""
+
+
+def mla_kernel(e: Engine | None) -> MlaKernel:
+    """Which measured MLA decode call ``e`` runs: 'triton' where SGLang's Triton backend is asked for
+    (Engine.attention_backend); 'sglang' for SGLang 0.5.6 to 0.5.14, whose default MLA backends on Hopper
+    (FlashAttention 3) and on B200 (trtllm_mla) AIConfigurator times alone in its SGLang 0.5.6.post2, 0.5.9, 0.5.10
+    and 0.5.14 tables (its collector's _select_default_mla_backend matches 0.5.14's server_args.py); 'default'
+    (vLLM's measured module) otherwise: vLLM, other SGLang releases, or no engine named."""
+    if e is None:
+        return "default"
+    if e.attention_backend == "triton":
+        return "triton"
+    if e.name == "sglang" and not e.older_than(0, 5, 6) and e.older_than(0, 5, 15):
+        return "sglang"
+    return "default"
+
+
 MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm"]
 """The fused-MoE kernel a deployment's routed experts run on, where it is not the one kvcalc's default figures measure
 (vLLM's Triton fused-MoE: StepConstants.moe_latency_s, MOE_ETA)."""

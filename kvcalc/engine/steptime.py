@@ -42,7 +42,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
-from kvcalc.engine.engines import TRITON_GPUS, Engine, moe_runner
+from kvcalc.engine.engines import TRITON_GPUS, Engine, MlaKernel, mla_kernel, moe_runner
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -222,7 +222,7 @@ def gemm_block(gpu: GPUSpec, fp8: bool = False) -> GemmSpec | None:
 
 
 def for_gpu(
-    constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_dtype: str | None = None, mla_measured: bool = True
+    constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_dtype: str | None = None, mla: MlaKernel = "default"
 ) -> StepConstants:
     """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
     and latency (GPUSpec.gemm, or GPUSpec.gemm_fp8 for ``fp8`` matmuls where it has them: gemm_block),
@@ -230,8 +230,9 @@ def for_gpu(
     matmuls' precision (GemmSpec.compute_share), its decode attention's cost per request and KV
     head (GPUSpec.attention) and its MLA attention call's latency (GPUSpec.mla) where its spec has
     them, else eta_bw, GEMM_LATENCY_S, eta_c or eta_c_fp8, ATTN_REQUEST_S and MLA_ATTN_LATENCY_S.
-    ``mla_measured``: the deployment's MLA decode runs the kernels GPUSpec.mla measures (not SGLang's Triton
-    backend, whose split-KV kernel the step model prices apart: attn_floor_s); False keeps MLA_ATTN_LATENCY_S."""
+    ``mla``: whose MLA decode call the deployment runs (engines.mla_kernel): vLLM's measured module, SGLang's own
+    call (GPUSpec.mla's sglang_latency_us where it has one), or SGLang's Triton backend, whose split-KV kernel the step
+    model prices apart (attn_floor_s) and which keeps MLA_ATTN_LATENCY_S."""
     g = gemm_block(gpu, fp8)
     eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
     lat = constants.gemm_latency_s
@@ -243,9 +244,13 @@ def for_gpu(
     mm = constants.eta_c_gemm
     if mm is None and g is not None and g.compute_dtype == compute_dtype:
         mm = g.compute_share
-    mla = constants.mla_attn_latency_s
-    if mla is None:
-        mla = gpu.mla.latency_us * 1e-6 if gpu.mla and mla_measured else MLA_ATTN_LATENCY_S
+    call = constants.mla_attn_latency_s
+    if call is None:
+        call = MLA_ATTN_LATENCY_S
+        if gpu.mla is not None and mla == "sglang" and gpu.mla.sglang_latency_us is not None:
+            call = gpu.mla.sglang_latency_us * 1e-6
+        elif gpu.mla is not None and mla != "triton":
+            call = gpu.mla.latency_us * 1e-6
     given = (
         constants.eta_gemm,
         constants.gemm_latency_s,
@@ -253,9 +258,9 @@ def for_gpu(
         constants.eta_c_gemm,
         constants.mla_attn_latency_s,
     )
-    if (eta, lat, per, mm, mla) == given:
+    if (eta, lat, per, mm, call) == given:
         return constants
-    return replace(constants, eta_gemm=eta, gemm_latency_s=lat, attn_request_s=per, eta_c_gemm=mm, mla_attn_latency_s=mla)
+    return replace(constants, eta_gemm=eta, gemm_latency_s=lat, attn_request_s=per, eta_c_gemm=mm, mla_attn_latency_s=call)
 
 
 def for_engine(constants: StepConstants, engine: Engine | None) -> StepConstants:
@@ -873,9 +878,9 @@ class StepModel:
         self.fp8_measured = self.compute_dtype == "fp8" and not fp8_block_scaled(model, weight_dtype)
         """Whether the step's matmuls run the fp8 kernels the GPU spec's gemm_fp8 block measures (per-tensor or
         per-channel scales); block-scaled fp8 checkpoints keep the gemm block's figures (fp8_block_scaled)."""
-        self.mla_measured = engine is None or engine.attention_backend != "triton"
-        """Whether MLA decodes on the kernels the GPU spec's mla block measures (for_gpu)."""
-        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_measured).check()
+        self.mla_kernel = mla_kernel(engine)
+        """Whose measured MLA decode call the model's MLA layers take (engines.mla_kernel; for_gpu)."""
+        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel).check()
         g = gemm_block(gpu, self.fp8_measured)
         self.mm_added = g is not None and g.combine == "sum" and g.compute_dtype == self.compute_dtype
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
@@ -1016,7 +1021,7 @@ class StepModel:
         import copy
 
         new = copy.copy(self)
-        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_measured).check()
+        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel).check()
         new._links()
         new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
         new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
@@ -1573,7 +1578,12 @@ class StepModel:
         if k.mla_attention:
             m = self.gpu.mla
             mla_us = (c.mla_attn_latency_s or 0.0) * 1e6
-            where = f" (as measured on {self.gpu.name})" if m is not None and c.mla_attn_latency_s == m.latency_us * 1e-6 else ""
+            where = ""
+            if m is not None and self.mla_kernel == "sglang" and m.sglang_latency_us is not None:
+                if c.mla_attn_latency_s == m.sglang_latency_us * 1e-6:
+                    where = f" (SGLang's, as measured on {self.gpu.name})"
+            elif m is not None and c.mla_attn_latency_s == m.latency_us * 1e-6:
+                where = f" (as measured on {self.gpu.name})"
             said.append(f"{k.mla_attention:,} MLA attention calls at {mla_us:g} us{where}")
         if k.moe:
             if k.moe_flashinfer:

@@ -145,6 +145,16 @@ def _gemm_said(g: Any) -> str:
     return said
 
 
+def _mla_said(g: Any) -> str:
+    """The GPU's measured MLA decode call (GPUSpec.mla), and SGLang's own where its spec has it."""
+    if g.mla is None:
+        return "-"
+    said = f"{g.mla.latency_us:g} us"
+    if g.mla.sglang_latency_us is not None:
+        said += f"; SGLang 0.5.6-0.5.14: {g.mla.sglang_latency_us:g} us"
+    return said
+
+
 def render_show_gpu(r: Any) -> None:
     c = console()
     g = r.spec
@@ -165,7 +175,7 @@ def render_show_gpu(r: Any) -> None:
             "decode attention (measured)",
             f"{g.attention.request_head_ns:g} ns per request and KV head a call" if g.attention else "-",
         ),
-        ("MLA decode call (measured)", f"{g.mla.latency_us:g} us beyond its bytes" if g.mla else "-"),
+        ("MLA call beyond its bytes (measured)", _mla_said(g)),
         ("all-reduce (measured)", "TP " + ", ".join(str(n) for n in sorted(g.allreduce.latency_us)) if g.allreduce else "-"),
         ("aliases", ", ".join(g.aliases) or "-"),
     ]

@@ -199,10 +199,19 @@ class MlaSpec:
     latency_us: float
     """Microseconds a call."""
     notes: str = ""
+    sglang_latency_us: float | None = None
+    """SGLang's own MLA call, where its releases run another kernel than the one latency_us measures and a
+    public microbenchmark times it (kvcalc.engine.engines.mla_kernel says which releases)."""
+    sglang_url: str = ""
+    """Where sglang_latency_us comes from."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.latency_us, bool) or not 0 <= self.latency_us < 100_000:
-            raise ValueError("latency_us must be microseconds from 0 to 100,000")
+        for name in ("latency_us", "sglang_latency_us"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not 0 <= v < 100_000):
+                raise ValueError(f"{name} must be microseconds from 0 to 100,000")
+        if self.sglang_latency_us is not None and not self.sglang_url.strip():
+            raise ValueError("sglang_latency_us needs sglang_url, where it was measured")
 
 
 @record(kw_only=True)
