@@ -102,22 +102,29 @@ def sampler_bytes(model: ModelSpec, rows: int, per_logit: int = 14) -> int:
     return rows * model.vocab_size * per_logit
 
 
+TRT_UNNAMED_BYTES_PER_TOKEN = 8
+"""Bytes a sequence slot and token of max_seq_len that TensorRT-LLM#1188's logged runtime buffers hold beyond those
+trt_decoder_bytes names (2.66 GB logged against 2.16 GiB counted at B 2,048 and S 32,768: 0.5 GiB, 8 B x B x S): the
+estimate's high end takes them."""
+
+
 def trt_decoder_bytes(model: ModelSpec, rows: int, seq: int, tp: int = 1) -> int:
     """What TensorRT-LLM's C++ runtime allocates for ``rows`` sequences (max_batch_size) of up to ``seq``
     tokens (max_seq_len) before it sizes the KV cache, on each GPU, at one beam and the default fp32 logits
     (trtGptModelInflightBatching.cpp createBuffers then createDecoder): the runtime's logits, [B, Vp] fp32,
-    and its per-slot output ids and log-probs, 8 B a token (batch_manager/runtimeBuffers.cpp,
-    decoderBuffers.cpp); the decoder's embedding bias and runtime logits, [B, Vp] fp32 each
+    its per-slot output ids and log-probs, 8 B a token, and its beam search's cache indirection in and out,
+    [B, S] int32 each (batch_manager/runtimeBuffers.cpp, decoderBuffers.cpp); the decoder's embedding bias and runtime logits, [B, Vp] fp32 each
     (runtime/decoderState.cpp, decodingLayerWorkspace.cpp), its top-k scratch, B x Vp x 4 + 64 x B x 1,024
     (TopKSamplingLayer, getTopKWorkspaceSize at TOP_K_MAX 1,024), the occurrence penalties' int32 [B, V]
     (PenaltyLayer, on in the default TopKTopP mode) and four [B, S] buffers of 4 B (ids, parent ids,
     log-probs and their tiled copy). Vp is the vocabulary padded to a multiple of the TP size. Read in
     NVIDIA/TensorRT-LLM's 1.0-era C++ (commits 00825c4e, 092a5a15, 000a01de, 00fdb650, 1a43c7d6, 03961722);
     the decoder's part reproduces the 5.76 GB a late-2024 release logged for B 2,048, S 32,768 and a
-    151,936-token vocabulary (NVIDIA/TensorRT-LLM#1188: 5.762 GiB)."""
+    151,936-token vocabulary (NVIDIA/TensorRT-LLM#1188: 5.762 GiB), and its runtime buffers, 2.66 GB logged, come to
+    2.16 GiB here: one more [B, S] buffer of 8 B that release held is not named (TRT_UNNAMED_BYTES_PER_TOKEN)."""
     v = model.vocab_size
     vp = -(-v // tp) * tp
-    runtime = rows * vp * 4 + rows * seq * 8
+    runtime = rows * vp * 4 + rows * seq * 8 + rows * seq * 8
     decoder = 3 * rows * vp * 4 + 4 * rows * v + 64 * rows * 1024 + 16 * rows * seq
     return runtime + decoder
 
@@ -936,16 +943,18 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         tokens, rows = batched_tokens(model, gpu, inp), num_seqs(gpu, inp)
         context = tokens * activation_bytes_per_token(model, inp.tp)
         buffers = trt_decoder_bytes(model, rows, profile_len(model, inp), inp.tp)
+        unnamed = rows * profile_len(model, inp) * TRT_UNNAMED_BYTES_PER_TOKEN
         out["activation"] = Estimate(
             "activation",
             context + buffers,
             context * 85 // 100 + buffers,
-            context * 5 // 2 + buffers,
+            context * 5 // 2 + buffers + unnamed,
             "estimated",
             f"the engine's execution context over {tokens:,} tokens (max_num_tokens), 0.85x to 2.5x of a forward pass's "
             "live tensors (TensorRT-LLM logs of 1.3x and 2.5x), and the runtime's and decoder's buffers for "
-            f"{rows:,} sequences (max_batch_size) of {profile_len(model, inp):,} tokens: five of max_batch_size x the "
-            f"vocabulary at 4 B ({_gib(buffers)})",
+            f"{rows:,} sequences (max_batch_size) of {profile_len(model, inp):,} tokens (max_seq_len, --max-model-len; "
+            f"trtllm-build's default is the model's {model.max_position_embeddings:,}): five of max_batch_size x the "
+            f"vocabulary at 4 B and per-sequence buffers ({_gib(buffers)})",
         )
     else:
         old_gpu = gpu.vendor != "NVIDIA" or gpu.name in PRE_AMPERE
