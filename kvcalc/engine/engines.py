@@ -1653,6 +1653,12 @@ def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
     return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend" + tail
 
 
+def _sglang_056_to_0514(e: Engine) -> bool:
+    """Whether ``e`` is an SGLang record of 0.5.6 to 0.5.14, the releases whose kernel choices on SM90 and SM100
+    mla_kernel and moe_runner read (server_args.py; 0.5.15 moved them into its argument groups, not read)."""
+    return e.name == "sglang" and not e.older_than(0, 5, 6) and e.older_than(0, 5, 15)
+
+
 MlaKernel = Literal["default", "sglang", "triton"]
 """Whose measured MLA decode call a deployment's MLA layers take (GPUSpec.mla): vLLM's module ('default'), SGLang's
 own call ('sglang') or none ('triton': SGLang's Triton backend, priced apart by the step model)."""
@@ -1668,9 +1674,7 @@ def mla_kernel(e: Engine | None) -> MlaKernel:
         return "default"
     if e.attention_backend == "triton":
         return "triton"
-    if e.name == "sglang" and not e.older_than(0, 5, 6) and e.older_than(0, 5, 15):
-        return "sglang"
-    return "default"
+    return "sglang" if _sglang_056_to_0514(e) else "default"
 
 
 MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm"]
@@ -1705,8 +1709,7 @@ def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_ex
     sglang_mxfp4 = e.name == "sglang" and not e.older_than(0, 5)
     if mxfp4 and gpu.name in HOPPER_GPUS and (vllm_mxfp4 or sglang_mxfp4):
         return "triton_mxfp4"
-    sglang_fi = e.name == "sglang" and not e.older_than(0, 5, 6) and e.older_than(0, 5, 15)
-    if fp8_experts and sglang_fi and gpu.name in SM100 and model.architecture in FLASHINFER_MOE_ARCHITECTURES:
+    if fp8_experts and _sglang_056_to_0514(e) and gpu.name in SM100 and model.architecture in FLASHINFER_MOE_ARCHITECTURES:
         return "flashinfer_trtllm"
     return "default"
 

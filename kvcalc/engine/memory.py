@@ -113,8 +113,8 @@ def trt_decoder_bytes(model: ModelSpec, rows: int, seq: int, tp: int = 1) -> int
     tokens (max_seq_len) before it sizes the KV cache, on each GPU, at one beam and the default fp32 logits
     (trtGptModelInflightBatching.cpp createBuffers then createDecoder): the runtime's logits, [B, Vp] fp32,
     its per-slot output ids and log-probs, 8 B a token, and its beam search's cache indirection in and out,
-    [B, S] int32 each (batch_manager/runtimeBuffers.cpp, decoderBuffers.cpp); the decoder's embedding bias and runtime logits, [B, Vp] fp32 each
-    (runtime/decoderState.cpp, decodingLayerWorkspace.cpp), its top-k scratch, B x Vp x 4 + 64 x B x 1,024
+    [B, S] int32 each (batch_manager/runtimeBuffers.cpp, decoderBuffers.cpp); the decoder's embedding bias and
+    runtime logits, [B, Vp] fp32 each (runtime/decoderState.cpp, decodingLayerWorkspace.cpp), its top-k scratch, B x Vp x 4 + 64 x B x 1,024
     (TopKSamplingLayer, getTopKWorkspaceSize at TOP_K_MAX 1,024), the occurrence penalties' int32 [B, V]
     (PenaltyLayer, on in the default TopKTopP mode) and four [B, S] buffers of 4 B (ids, parent ids,
     log-probs and their tiled copy). Vp is the vocabulary padded to a multiple of the TP size. Read in
@@ -940,10 +940,10 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
     elif eng.decoder_buffers:
         # TensorRT-LLM on a TensorRT engine: the engine's execution context, one buffer for the largest
         # optimization profile (tllmRuntime.cpp getDeviceMemorySizeV2), beside the runtime's and decoder's buffers.
-        tokens, rows = batched_tokens(model, gpu, inp), num_seqs(gpu, inp)
+        tokens, rows, seq = batched_tokens(model, gpu, inp), num_seqs(gpu, inp), profile_len(model, inp)
         context = tokens * activation_bytes_per_token(model, inp.tp)
-        buffers = trt_decoder_bytes(model, rows, profile_len(model, inp), inp.tp)
-        unnamed = rows * profile_len(model, inp) * TRT_UNNAMED_BYTES_PER_TOKEN
+        buffers = trt_decoder_bytes(model, rows, seq, inp.tp)
+        unnamed = rows * seq * TRT_UNNAMED_BYTES_PER_TOKEN
         out["activation"] = Estimate(
             "activation",
             context + buffers,
@@ -952,7 +952,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             "estimated",
             f"the engine's execution context over {tokens:,} tokens (max_num_tokens), 0.85x to 2.5x of a forward pass's "
             "live tensors (TensorRT-LLM logs of 1.3x and 2.5x), and the runtime's and decoder's buffers for "
-            f"{rows:,} sequences (max_batch_size) of {profile_len(model, inp):,} tokens (max_seq_len, --max-model-len; "
+            f"{rows:,} sequences (max_batch_size) of {seq:,} tokens (max_seq_len, --max-model-len; "
             f"trtllm-build's default is the model's {model.max_position_embeddings:,}): five of max_batch_size x the "
             f"vocabulary at 4 B and per-sequence buffers ({_gib(buffers)})",
         )

@@ -221,6 +221,18 @@ def gemm_block(gpu: GPUSpec, fp8: bool = False) -> GemmSpec | None:
     return gpu.gemm_fp8 if fp8 and gpu.gemm_fp8 is not None else gpu.gemm
 
 
+def gpu_mla_s(gpu: GPUSpec, mla: MlaKernel) -> float | None:
+    """The GPU spec's measured MLA decode call for the kernel ``mla`` names (engines.mla_kernel), seconds: SGLang's
+    own where its spec has it, else vLLM's module figure; None where the spec has none or SGLang's Triton backend
+    runs (its kernel priced apart)."""
+    m = gpu.mla
+    if m is None or mla == "triton":
+        return None
+    if mla == "sglang" and m.sglang_latency_us is not None:
+        return m.sglang_latency_us * 1e-6
+    return m.latency_us * 1e-6
+
+
 def for_gpu(
     constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_dtype: str | None = None, mla: MlaKernel = "default"
 ) -> StepConstants:
@@ -246,11 +258,8 @@ def for_gpu(
         mm = g.compute_share
     call = constants.mla_attn_latency_s
     if call is None:
-        call = MLA_ATTN_LATENCY_S
-        if gpu.mla is not None and mla == "sglang" and gpu.mla.sglang_latency_us is not None:
-            call = gpu.mla.sglang_latency_us * 1e-6
-        elif gpu.mla is not None and mla != "triton":
-            call = gpu.mla.latency_us * 1e-6
+        measured = gpu_mla_s(gpu, mla)
+        call = MLA_ATTN_LATENCY_S if measured is None else measured
     given = (
         constants.eta_gemm,
         constants.gemm_latency_s,
@@ -1576,15 +1585,13 @@ class StepModel:
         if k.attention:
             said.append(f"{k.attention:,} attention calls at {c.attn_latency_s * 1e6:g} us")
         if k.mla_attention:
-            m = self.gpu.mla
-            mla_us = (c.mla_attn_latency_s or 0.0) * 1e6
+            measured = gpu_mla_s(self.gpu, self.mla_kernel)
             where = ""
-            if m is not None and self.mla_kernel == "sglang" and m.sglang_latency_us is not None:
-                if c.mla_attn_latency_s == m.sglang_latency_us * 1e-6:
-                    where = f" (SGLang's, as measured on {self.gpu.name})"
-            elif m is not None and c.mla_attn_latency_s == m.latency_us * 1e-6:
-                where = f" (as measured on {self.gpu.name})"
-            said.append(f"{k.mla_attention:,} MLA attention calls at {mla_us:g} us{where}")
+            if measured is not None and c.mla_attn_latency_s == measured:
+                own = self.mla_kernel == "sglang" and self.gpu.mla is not None and self.gpu.mla.sglang_latency_us is not None
+                who = "SGLang's, " if own else ""
+                where = f" ({who}as measured on {self.gpu.name})"
+            said.append(f"{k.mla_attention:,} MLA attention calls at {(c.mla_attn_latency_s or 0.0) * 1e6:g} us{where}")
         if k.moe:
             if k.moe_flashinfer:
                 each = f"{c.moe_flashinfer_s * 1e6:g} us (FlashInfer's TensorRT-LLM kernel)"

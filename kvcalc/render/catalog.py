@@ -151,7 +151,7 @@ def _mla_said(g: Any) -> str:
         return "-"
     said = f"{g.mla.latency_us:g} us"
     if g.mla.sglang_latency_us is not None:
-        said += f"; SGLang 0.5.6-0.5.14: {g.mla.sglang_latency_us:g} us"
+        said += f"; SGLang's own call: {g.mla.sglang_latency_us:g} us"
     return said
 
 
