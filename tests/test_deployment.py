@@ -322,3 +322,19 @@ def test_sglangs_flags_for_dp_attention_follow_the_release():
     for old in ("sglang@0.5.9", "sglang@0.4.6.post5", "sglang@0.5.19"):
         assert engine_flags(shape, engine(old)) == "--tp-size 8 --dp-size 4 --enable-dp-attention --ep-size 8", old
     assert engine_flags(Shape(tp=8), engine("sglang@0.5.9")) == "--tp-size 8"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "fabric"),
+    # Each vendor's name for its scale-up links: NVIDIA's NVLink, AMD's Infinity Fabric (the MI300X
+    # datasheet), Google's ICI (the Cloud TPU docs), and the on-chip RoCE ports Gaudi 3 scales up over.
+    [("h200", "NVLink"), ("mi300x", "Infinity Fabric"), ("tpu-v5e", "ICI"), ("gaudi3", "RoCE")],
+)
+def test_a_tp_group_is_said_to_cross_its_vendors_fabric(gpu: str, fabric: str) -> None:
+    g = resolve_gpu(gpu)
+    placed = place(g, Shape(tp=8))
+    assert f"TP over {fabric}" in placed.describe()
+    sm = StepModel(resolve_model("llama3.1-70b"), g, BF16, tp=8)
+    said = sm.describe()
+    assert f"all-reduces per layer over {fabric}" in said
+    assert "nvlink" not in said

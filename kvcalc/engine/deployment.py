@@ -206,6 +206,22 @@ def group_link_kind(gpu: GPUSpec, size: int) -> LinkKind:
     return "network"
 
 
+SCALE_UP_NAMES = {"NVIDIA": "NVLink", "AMD": "Infinity Fabric", "Google": "ICI", "Intel": "RoCE"}
+"""What each vendor calls the links inside its scale-up domain, for the text: the 'nvlink' kind is the
+spec's interconnect whoever made it (AMD's Infinity Fabric, Google's ICI, Gaudi 3's on-chip RoCE ports)."""
+
+
+def kind_said(kind: str, fabric: str) -> str:
+    """How the text names a link ``kind`` ('nvlink', 'pcie' or 'network'), the scale-up links being
+    called ``fabric``."""
+    return fabric if kind == "nvlink" else "PCIe" if kind == "pcie" else "the network"
+
+
+def link_name(gpu: GPUSpec, kind: str) -> str:
+    """How the text names a link ``kind`` on ``gpu``: its vendor's scale-up fabric, PCIe, or the network."""
+    return kind_said(kind, SCALE_UP_NAMES.get(gpu.vendor, "the scale-up links"))
+
+
 @record(frozen=True)
 class Placement:
     """A shape laid on nodes, stage after stage, each stage's DP ranks side by side."""
@@ -222,6 +238,12 @@ class Placement:
     """What a collective over a whole stage (the MoE gather / all-to-all across DP ranks) crosses."""
     pp_network_handoffs: int
     """PP hand-offs between stages on different servers (over the network)."""
+    fabric: str = "NVLink"
+    """The name of the GPU's scale-up links (link_name), for the text."""
+
+    def link_said(self, kind: LinkKind) -> str:
+        """A link kind as the text names it on this placement's GPU."""
+        return kind_said(kind, self.fabric)
 
     def describe(self) -> str:
         n = self.shape.gpus
@@ -235,9 +257,9 @@ class Placement:
         )
         bits = [where]
         if self.shape.tp > 1:
-            bits.append(f"TP over {self.tp_link}")
+            bits.append(f"TP over {self.link_said(self.tp_link)}")
         if self.shape.dp > 1 or self.shape.ep > 1:
-            bits.append(f"DP/EP over {self.stage_link}")
+            bits.append(f"DP/EP over {self.link_said(self.stage_link)}")
         if self.shape.pp > 1:
             bits.append(f"{self.pp_network_handoffs} of {self.shape.pp - 1} PP hand-offs over the network")
         return "; ".join(bits)
@@ -262,6 +284,7 @@ def place(gpu: GPUSpec, shape: Shape) -> Placement:
         tp_link=group_link_kind(gpu, shape.tp),
         stage_link=group_link_kind(gpu, stage),
         pp_network_handoffs=net,
+        fabric=link_name(gpu, "nvlink"),
     )
 
 

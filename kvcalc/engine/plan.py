@@ -39,6 +39,7 @@ from kvcalc.engine.deployment import (
     candidate_shapes,
     engine_flags,
     fits_nodes,
+    link_name,
     node_of,
     place,
 )
@@ -759,7 +760,7 @@ def _placement(gpu: GPUSpec, shape: Shape, replicas: int) -> str:
 def _why(rep: _Replica) -> str:
     bits = []
     if rep.pp > 1:
-        bits.append(f"PP {rep.pp}: the stages span servers while TP stays inside the NVLink domain")
+        bits.append(f"PP {rep.pp}: the stages span servers while TP stays inside the {link_name(rep.sm.gpu, 'nvlink')} domain")
     if rep.dp > 1:
         latent = any(k.mla_attention for k in rep.sm.model.kinds())
         bits.append(
@@ -961,6 +962,7 @@ def plan(
         ranked_by = "cost"
     # The least shortfall; among equal ones (no steady state is inf for all), the most GPUs.
     nearest = min(near, key=lambda x: (x[0], -x[1].gpus))[1] if near and not feasible else None
+    fabric = " or ".join(dict.fromkeys(link_name(g, "nvlink") for g in gpus))
     assumptions = [
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
@@ -1019,7 +1021,7 @@ def plan(
             if model.moe and engine.name in ("vllm", "sglang")
             else ""
         )
-        + "; TP inside the NVLink domain (or a PCIe server), PP only across servers, every deployment on whole "
+        + f"; TP inside the {fabric} domain (or a PCIe server), PP only across servers, every deployment on whole "
         "servers or a share of one (the GPU spec's node)",
     ]
     if any(d.dp > 1 for d in feasible):
@@ -1032,7 +1034,7 @@ def plan(
     if disaggregate and latency:
         assumptions.append(
             "disaggregated: x prefill instances and y decode instances, the fewest of each; a prompt's KV (every layer, "
-            "each KV head once) crosses NVLink inside one domain, else the prefill GPUs' NICs at 0.7 of their rate; TTFT "
+            f"each KV head once) crosses {fabric} inside one domain, else the prefill GPUs' NICs at 0.7 of their rate; TTFT "
             "= request path + M/G/1 wait + the prompt's steps + the transfer + 1.5 decode steps (+ the wait for a decode "
             "instance's seat, from its pool's states, for a rate)"
         )
@@ -1589,7 +1591,7 @@ def _kv_link(gpu: GPUSpec, pre: _Replica, gpus_total: int) -> tuple[float, float
     node = node_of(gpu)
     senders = pre.shape.stage_gpus
     if gpu.interconnect_bytes_per_s and gpus_total <= node.nvlink_domain:
-        return senders * float(gpu.interconnect_bytes_per_s) / 2 * NVLINK_SHARE, P2P_ALPHA_S, "NVLink"
+        return senders * float(gpu.interconnect_bytes_per_s) / 2 * NVLINK_SHARE, P2P_ALPHA_S, link_name(gpu, "nvlink")
     return senders * float(node.scale_out_bytes_per_s) * NET_P2P_SHARE, NET_P2P_ALPHA_S, "the network"
 
 

@@ -41,7 +41,7 @@ from typing import Any
 
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
-from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, node_of, place
+from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, link_name, node_of, place
 from kvcalc.engine.engines import TRITON_GPUS, Engine, MlaKernel, mla_kernel, moe_runner
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
 from kvcalc.errors import KvcalcError
@@ -1630,17 +1630,17 @@ class StepModel:
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]
             parts.append(
-                f"+ {self._allreduces_said()} per layer over {self.link.kind}, as measured on {self.gpu.name} at TP {self.tp} "
+                f"+ {self._allreduces_said()} per layer over {link_name(self.gpu, self.link.kind)}, as measured on {self.gpu.name} at TP {self.tp} "
                 f"({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the measured sizes)"
             )
         elif self.tp > 1:
             parts.append(
-                f"+ {self._allreduces_said()} per layer over {self.link.kind} ({self.link.alpha_s * 1e6:g} us + bytes / "
+                f"+ {self._allreduces_said()} per layer over {link_name(self.gpu, self.link.kind)} ({self.link.alpha_s * 1e6:g} us + bytes / "
                 f"{self.link.bytes_per_s / 1e9:g} GB/s)"
             )
         if self.dp > 1 and self.model.moe:
             parts.append(
-                f"+ a gather and a scatter of every DP rank's tokens per MoE layer over {self.stage_link.kind} "
+                f"+ a gather and a scatter of every DP rank's tokens per MoE layer over {link_name(self.gpu, self.stage_link.kind)} "
                 f"({self.stage_link.alpha_s * 1e6:g} us + bytes / {self.stage_link.bytes_per_s / 1e9:g} GB/s)"
             )
         if self.ep > 1:
