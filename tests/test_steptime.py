@@ -108,10 +108,23 @@ def test_mi300x_all_reduces_are_the_posted_custom_all_reduce_at_tp_2_and_4_only(
     assert tp_link(mi, 2).allreduce_s(2**20, 2) == pytest.approx(28.15e-6)
     # 768 KB, halfway between 512 KB and 1 MB: linear.
     assert tp_link(mi, 4).allreduce_s(768 * 1024, 4) == pytest.approx((14.65 + (22.91 - 14.65) / 2) * 1e-6)
-    # No TP 8 table: 5 us + bytes x 2 x 7/8 over 0.7 of one direction of its 896 GB/s Infinity Fabric.
+    # No TP 8 table: the TP 4 table's time at its smallest message, 7.26 us at 16 KB (more ranks are not
+    # faster), + bytes x 2 x 7/8 over 0.7 of one direction of its 896 GB/s Infinity Fabric.
     link8 = tp_link(mi, 8)
     assert link8.measured is None
-    assert link8.allreduce_s(2**20, 8) == pytest.approx(5e-6 + 2**20 * 2 * 7 / 8 / (0.7 * 448e9))
+    assert link8.allreduce_s(2**20, 8) == pytest.approx(7.26e-6 + 2**20 * 2 * 7 / 8 / (0.7 * 448e9))
+
+
+def test_an_unmeasured_group_size_is_not_faster_than_the_measured_smaller_one():
+    # The NVIDIA tables rise with the group at their smallest message (H100 SXM 4.29 / 4.59 / 4.71 us
+    # at TP 2 / 4 / 8): a size without a table takes at least the largest smaller table's first time.
+    # GB200 has no table at all: the NVLink default of 5 us.
+    assert tp_link(resolve_gpu("gb200"), 8).alpha_s == pytest.approx(5e-6)
+    assert tp_link(resolve_gpu("h100-sxm"), 8).measured is not None
+    # A calibration's alpha wins over the floor.
+    mi = resolve_gpu("mi300x")
+    c = dataclasses.replace(DEFAULTS, alpha_s=3e-6)
+    assert tp_link(mi, 8, c).alpha_s == pytest.approx(3e-6)
 
 
 def test_matmuls_and_attention_are_separate_kernels_whose_times_add():

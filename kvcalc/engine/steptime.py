@@ -422,7 +422,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "TP 2 and 4: vLLM's custom all-reduce, fp16, 16 KB to 16 MB (kernel benchmarks of vllm-project/vllm#19744 and "
     "ROCm/aiter#801); linear between measured sizes, each size at the least measured at it or any larger size",
     "alpha_s": "NVLink without measurements: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
-    "(AIConfigurator's custom_allreduce_perf); PCIe: NCCL's ring latency model, 6.6 us + 1.0 us per hop over 2(N-1) "
+    "(AIConfigurator's custom_allreduce_perf), and at a group size the GPU spec does not measure, at least the smallest "
+    "message's time of the largest group it measures below (each NVIDIA table rises with the group at its smallest message: "
+    "H100 SXM 4.29/4.59/4.71 us, H200 4.38/4.43/4.71, B200 6.59/6.86/7.42, A100 4.87/5.15/5.66 at TP 2/4/8); PCIe: NCCL's ring latency model, 6.6 us + 1.0 us per hop over 2(N-1) "
     "hops (NVIDIA/nccl src/graph/tuning.cc), 8.6/12.6/20.6 us at 2/4/8 GPUs against 6.0/12.0/22.4 measured on L40S",
     "link_bytes_per_s": "NVLink: 0.7 of one direction of the datasheet figure (custom all-reduce bus bandwidth about "
     "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
@@ -748,6 +750,19 @@ def measured_allreduce(gpu: GPUSpec, size: int) -> tuple[tuple[int, ...], tuple[
     return tuple(ar.message_bytes), tuple(reversed(ys))
 
 
+def nvlink_alpha_s(gpu: GPUSpec, size: int) -> float:
+    """The latency of a small all-reduce among ``size`` GPUs over the scale-up links where the spec has
+    no table at that size: NVLINK_ALPHA_S, and never less than the smallest message's time in the table
+    of the largest group it measures below ``size`` (MI300X at TP 8 takes its TP 4 table's 7.26 us).
+    More ranks do not make the call faster: each NVIDIA table of 2, 4 and 8 GPUs has it rising with
+    the group (DEFAULT_SOURCES['alpha_s'])."""
+    ar = gpu.allreduce
+    fewer = [n for n in (ar.latency_us if ar is not None else {}) if n < size]
+    if ar is None or not fewer or size in ar.latency_us:
+        return NVLINK_ALPHA_S
+    return max(NVLINK_ALPHA_S, float(ar.latency_us[max(fewer)][0]) * 1e-6)
+
+
 def tp_link(gpu: GPUSpec, tp: int, c: StepConstants = DEFAULTS) -> Link:
     """The link a collective among ``tp`` GPUs placed together crosses
     (kvcalc.engine.deployment.group_link_kind): the GPU interconnect inside its domain (vLLM's
@@ -770,7 +785,7 @@ def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> 
         return Link(kind, min(bw, inner), alpha)
     measured = None
     if kind == "nvlink":
-        bw, alpha = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE, NVLINK_ALPHA_S
+        bw, alpha = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE, nvlink_alpha_s(gpu, size)
         # The GPU's own measurements where it has them, unless a calibration sets the link's terms.
         if c.alpha_s is None and c.link_bytes_per_s is None:
             measured = measured_allreduce(gpu, size)

@@ -17,7 +17,7 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (17, -0.3628, -0.5869, -0.1757),
     },
     "dense/5+": {
-        "mean_tpot": (24, -0.096, -0.2137, -0.0285),
+        "mean_tpot": (24, -0.0919, -0.2137, -0.0285),
         "output_throughput": (26, 0.0725, -0.0373, 0.2095),
         "mean_ttft": (24, -0.0826, -0.2853, 0.253),
     },
@@ -32,7 +32,7 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (9, -0.5102, -0.6142, -0.278),
     },
     "moe/5+": {
-        "mean_tpot": (60, -0.2828, -0.4226, -0.1893),
+        "mean_tpot": (60, -0.2828, -0.4198, -0.1856),
         "output_throughput": (72, 0.2789, 0.1116, 0.4602),
         "mean_ttft": (72, -0.4847, -0.5951, -0.3382),
     },
