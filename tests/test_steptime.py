@@ -127,6 +127,18 @@ def test_an_unmeasured_group_size_is_not_faster_than_the_measured_smaller_one():
     assert tp_link(mi, 8, c).alpha_s == pytest.approx(3e-6)
 
 
+def test_the_all_reduce_floor_rests_on_tables_that_rise_with_the_group():
+    # DEFAULT_SOURCES['alpha_s'] quotes each NVIDIA spec's smallest-message time at TP 2 / 4 / 8; each rises.
+    from kvcalc.engine.steptime import DEFAULT_SOURCES
+
+    for name, label in (("h100-sxm", "H100 SXM"), ("h200", "H200"), ("b200", "B200"), ("a100-80gb", "A100")):
+        ar = resolve_gpu(name).allreduce
+        assert ar is not None and sorted(ar.latency_us) == [2, 4, 8]
+        first = [ar.latency_us[n][0] for n in (2, 4, 8)]
+        assert first == sorted(first)
+        assert f"{label} {first[0]:g}/{first[1]:g}/{first[2]:g}" in DEFAULT_SOURCES["alpha_s"]
+
+
 def test_matmuls_and_attention_are_separate_kernels_whose_times_add():
     # Llama-3.1-8B on one H100 SXM (3.35 TB/s, 989.5 TFLOP/s bf16), 512 requests at 256 tokens: the
     # matmuls are compute-bound and the attention reads KV, memory-bound. They are separate kernels on
