@@ -924,3 +924,70 @@ def test_dtype_float32_makes_the_auto_kv_cache_and_the_weights_32_bit(cli):
     # The estimated weights are Llama-3.1-8B's 8,030,261,248 parameters at 4 bytes (29.92 GiB), within 1%.
     weights = next(r for r in s["rows"] if r["key"] == "weights")
     assert abs(weights["estimate"] / 4 - 8_030_261_248) < 0.01 * 8_030_261_248
+
+
+def test_a_logs_quantization_method_gives_the_weight_format_of_a_16_bit_spec():
+    """A log that says its checkpoint is quantized (vLLM's config line: quantization=compressed-tensors,
+    its layers' "Using scheme: CompressedTensorsW8A8Int8"; non-default args; SGLang's --quantization)
+    is read with the linear layers in that format when the model's spec is 16-bit, as --weight-dtype
+    lays a checkpoint out; a --weight-dtype given or a quantized spec wins, and quantization=None is
+    no quantization."""
+    from kvcalc.engine.explain import Given, explain
+    from kvcalc.engine.weights import logged_weight_dtype
+    from kvcalc.inputs.logs import parse_startups
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    log = (
+        "(EngineCore pid=1) INFO 04-22 00:12:34 [v1/engine/core.py:105] Initializing a V1 LLM engine (v0.19.0) with config: "
+        "model='RedHatAI/Qwen2.5-7B-Instruct-quantized.w8a8', dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1, "
+        "quantization=compressed-tensors, enforce_eager=False, kv_cache_dtype=auto\n"
+        "(EngineCore pid=1) DEBUG 04-22 00:12:41 [compressed_tensors.py:759] Using scheme: CompressedTensorsW8A8Int8 for "
+        "model.layers.0.self_attn.qkv_proj\n"
+        "(EngineCore pid=1) INFO 04-22 00:13:30 [v1/worker/gpu_worker.py:436] Available KV cache memory: 60.00 GiB\n"
+    )
+    f = parse_startups(log)[0]
+    assert (f.quantization, f.quant_scheme) == ("compressed-tensors", "CompressedTensorsW8A8Int8")
+    m, g = resolve_model("qwen2.5-7b"), resolve_gpu("h100-sxm")
+    r = explain(f, m, g, Given(engine="vllm@0.18"))
+    said = {s.key: s for s in r.settings}
+    assert (said["weight_dtype"].value, said["weight_dtype"].source) == ("int8", "log")
+    assert "CompressedTensorsW8A8Int8" in said["weight_dtype"].detail
+    # The same start read with the flag, and with no quantization line: the flag's format, then none.
+    flagged = {s.key: s for s in explain(f, m, g, Given(engine="vllm@0.18", weight_dtype="fp8")).settings}
+    assert (flagged["weight_dtype"].value, flagged["weight_dtype"].source) == ("fp8", "option")
+    plain = parse_startups(log.replace("quantization=compressed-tensors", "quantization=None"))[0]
+    assert plain.quantization is None
+    assert "weight_dtype" not in {s.key for s in explain(plain, m, g, Given(engine="vllm@0.18")).settings}
+    # A spec that is itself quantized keeps its own layout.
+    fp8 = parse_startups(log.replace("compressed-tensors", "fp8"))[0]
+    q = resolve_model("llama3.1-405b-fp8")
+    assert "weight_dtype" not in {s.key for s in explain(fp8, q, g, Given(engine="vllm@0.18", tp=8)).settings}
+    # Non-default args and SGLang's launch line name the method too.
+    kv = "INFO [gpu_worker.py:436] Available KV cache memory: 10.00 GiB\n"
+    args = parse_startups("INFO [utils.py:233] non-default args: {'model': 'x', 'quantization': 'fp8'}\n" + kv)[0]
+    assert args.quantization == "fp8"
+    sgl = parse_startups(
+        "python3 -m sglang.launch_server --model-path x --quantization awq_marlin --tp 2\n"
+        "[TP0] KV Cache is allocated. #tokens: 1000, K size: 1.00 GB, V size: 1.00 GB\n"
+    )[0]
+    assert sgl.quantization == "awq_marlin"
+    # The methods and schemes kvcalc reads (vLLM 0.19's QUANTIZATION_METHODS; compressed-tensors' schemes).
+    assert [logged_weight_dtype(x) for x in ("fp8", "awq_marlin", "gptq", "mxfp4", "modelopt_fp4", "bitsandbytes")] == [
+        "fp8",
+        "int4",
+        "int4",
+        "mxfp4",
+        "fp4",
+        None,
+    ]
+    assert logged_weight_dtype("compressed-tensors", "CompressedTensorsWNA16") == "int4"
+    assert logged_weight_dtype("compressed-tensors", None) is None
+    # docs/explain-log.md names the methods and schemes read: each is.
+    from pathlib import Path
+
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "explain-log.md").read_text().split())
+    for method in ("awq_marlin", "gptq_marlin", "mxfp4", "modelopt_fp4", "w8a8_int8"):
+        assert f"`{method}`" in doc and logged_weight_dtype(method) is not None
+    for scheme in ("W8A8Fp8", "WNA16", "W4A16Fp4"):
+        assert f"`{scheme}`" in doc and logged_weight_dtype("compressed-tensors", "CompressedTensors" + scheme) is not None
+    assert "`quantization=fp8`" in doc and "Using scheme: CompressedTensorsW8A8Int8" in doc

@@ -24,6 +24,7 @@ from kvcalc.engine.encoder import modelled as encoder_modelled
 from kvcalc.engine.engines import ENGINES, Engine, engine as parse_engine
 from kvcalc.engine.kv import KVFootprint, start_check_footprint
 from kvcalc.engine.memory import Capacity, FitInputs, batched_tokens, capacity, engine_encoder_profile, fit, footprint
+from kvcalc.engine.weights import logged_weight_dtype
 from kvcalc.errors import KvcalcError
 from kvcalc.inputs.logs import LogFacts
 from kvcalc.specs.dtypes import kv_dtype
@@ -457,8 +458,22 @@ def _settings(
         log_value, option = getattr(facts, key, None), getattr(given, key)
         if log_value is not None or option is not None:
             pick(key, log_value, option, flag, None, "")
+    logged = logged_weight_dtype(facts.quantization, facts.quant_scheme) if model.quantization is None else None
     if given.weight_dtype:
         out.append(Setting("weight_dtype", given.weight_dtype, "option", "--weight-dtype"))
+    elif logged is not None:
+        # The log says the checkpoint is quantized where the model's spec is 16-bit: its linear layers as
+        # the method stores them, the rest 16-bit, as --weight-dtype lays it out.
+        scheme = f" ({facts.quant_scheme})" if facts.quantization == "compressed-tensors" and facts.quant_scheme else ""
+        out.append(
+            Setting(
+                "weight_dtype",
+                logged,
+                "log",
+                f"quantization={facts.quantization}{scheme}: the linear layers as {logged}, a guessed layout "
+                "(the checkpoint's config.json gives its own)",
+            )
+        )
     elif auto == "fp32" and model.quantization is None:
         # vLLM builds the model under set_default_torch_dtype(model_config.dtype) (0.19.0
         # model_executor/model_loader/base_loader.py), so --dtype float32 loads a 16-bit

@@ -102,6 +102,46 @@ FLAG_LAYOUTS: dict[str, tuple[str, int, str]] = {
 }
 LINEAR_ROLES = ("attn", "mlp", "shared_experts", "experts", "replicated")
 
+# The weight format a start-up log's quantization method stores the linear layers in, as --weight-dtype
+# names it: vLLM's config line (quantization=..., vllm/config/model.py) and SGLang's server args name the
+# method (vLLM 0.19: model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS; SGLang's own
+# w8a8_int8 and w8a8_fp8). GPTQ and AWQ as 4-bit, as they are almost always published (an 8-bit GPTQ
+# checkpoint is not told apart); bitsandbytes, GGUF and experts-only methods are not read.
+LOGGED_METHODS: dict[str, str] = {
+    "fp8": "fp8",
+    "fbgemm_fp8": "fp8",
+    "ptpc_fp8": "fp8",
+    "modelopt": "fp8",
+    "w8a8_fp8": "fp8",
+    "w8a8_int8": "int8",
+    "modelopt_fp4": "fp4",
+    "mxfp4": "mxfp4",
+    "awq": "int4",
+    "awq_marlin": "int4",
+    "gptq": "int4",
+    "gptq_marlin": "int4",
+}
+# compressed-tensors by the scheme its layers log ("Using scheme: CompressedTensorsW8A8Int8 for [...]",
+# vLLM 0.19 compressed_tensors.py): WNA16 as 4-bit, as for GPTQ.
+LOGGED_SCHEMES: dict[str, str] = {
+    "CompressedTensorsW8A8Int8": "int8",
+    "CompressedTensorsW8A8Fp8": "fp8",
+    "CompressedTensorsW8A16Fp8": "fp8",
+    "CompressedTensorsWNA16": "int4",
+    "CompressedTensorsW4A16Fp4": "fp4",
+    "CompressedTensorsW4A4Fp4": "fp4",
+}
+
+
+def logged_weight_dtype(method: str | None, scheme: str | None = None) -> str | None:
+    """The --weight-dtype a log's quantization ``method`` (and, for compressed-tensors, its layers'
+    ``scheme``) stands for; None where the log names none kvcalc reads."""
+    if method is None:
+        return None
+    if method == "compressed-tensors":
+        return LOGGED_SCHEMES.get(scheme or "")
+    return LOGGED_METHODS.get(method.lower())
+
 
 def flag_layout(model: ModelSpec, dtype: str) -> Quantization | None:
     """The per-role layout a quantized ``--weight-dtype`` stands for (None: a 16- or 32-bit format,

@@ -48,6 +48,11 @@ class LogFacts:
     tp: int | None = None
     pp: int | None = None
     dtype: str | None = None
+    quantization: str | None = None
+    """The checkpoint's quantization method as the engine's config names it (vLLM's quantization=, SGLang's
+    server args), not None."""
+    quant_scheme: str | None = None
+    """compressed-tensors' scheme, as its layers log it ("Using scheme: CompressedTensorsW8A8Int8 for ...")."""
     kv_cache_dtype: str | None = None
     block_size: int | None = None
     util: float | None = None
@@ -246,6 +251,10 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("pp", "pipeline-parallel-size", re.compile(r"--pipeline[-_]parallel[-_]size[= ]\s*" + _INT), "int", ""),
     ("dtype", "dtype=torch.", re.compile(r"\bdtype=torch\.([a-z0-9]{1,20})"), "str", ""),
     ("dtype", "--dtype", re.compile(r"--dtype[= ]\s*[\"']?([a-z0-9]{1,20})"), "str", ""),
+    ("quantization", "quantization=", re.compile(r"\bquantization=['\"]?(?!None\b)([A-Za-z][A-Za-z0-9_-]{0,29})"), "str", ""),
+    ("quantization", "'quantization'", re.compile(r"'quantization': '([A-Za-z][A-Za-z0-9_-]{0,29})'"), "str", ""),
+    ("quantization", "--quantization", re.compile(r"--quantization[= ]\s*['\"]?([A-Za-z][A-Za-z0-9_-]{0,29})"), "str", ""),
+    ("quant_scheme", "Using scheme: ", re.compile(r"Using scheme: (CompressedTensors[A-Za-z0-9]{1,40})"), "str", ""),
     ("kv_cache_dtype", "kv_cache_dtype", re.compile(r"\bkv_cache_dtype['\"]?\s*[=:]\s*'?([A-Za-z0-9_]{1,20})"), "str", ""),
     ("kv_cache_dtype", "kv-cache-dtype", re.compile(r"--kv-cache-dtype[= ]\s*([A-Za-z0-9_]{1,20})"), "str", ""),
     # A KV block is counted in tokens; vLLM 0.2x's checkpoint prefetch logs its read size as
@@ -559,7 +568,7 @@ def _scan(data: bytes, end: int) -> Iterator[str]:
 
 
 # Facts kept from their first line (a model named twice, the version printed by every worker).
-_FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp")
+_FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp", "quantization", "quant_scheme")
 # Facts each rank may print within one start-up: the engine sizes every rank's pool to the smallest
 # (vLLM V1: the KV cache config is taken at the minimum available memory over the workers,
 # vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.33.0; V0: the executor takes
