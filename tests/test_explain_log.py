@@ -958,6 +958,11 @@ def test_a_logs_quantization_method_gives_the_weight_format_of_a_16_bit_spec():
     plain = parse_startups(log.replace("quantization=compressed-tensors", "quantization=None"))[0]
     assert plain.quantization is None
     assert "weight_dtype" not in {s.key for s in explain(plain, m, g, Given(engine="vllm@0.18")).settings}
+    # A method kvcalc does not lay out is said, not silently counted at 16 bits.
+    bnb = parse_startups(log.replace("quantization=compressed-tensors", "quantization=bitsandbytes"))[0]
+    told = explain(bnb, m, g, Given(engine="vllm@0.18"))
+    assert "weight_dtype" not in {s.key for s in told.settings}
+    assert any("quantization=bitsandbytes" in w and "16 bits" in w for w in told.warnings)
     # A spec that is itself quantized keeps its own layout.
     fp8 = parse_startups(log.replace("compressed-tensors", "fp8"))[0]
     q = resolve_model("llama3.1-405b-fp8")
@@ -991,3 +996,4 @@ def test_a_logs_quantization_method_gives_the_weight_format_of_a_16_bit_spec():
     for scheme in ("W8A8Fp8", "WNA16", "W4A16Fp4"):
         assert f"`{scheme}`" in doc and logged_weight_dtype("compressed-tensors", "CompressedTensors" + scheme) is not None
     assert "`quantization=fp8`" in doc and "Using scheme: CompressedTensorsW8A8Int8" in doc
+    assert "a method it does not read (bitsandbytes, GGUF) is said in a warning" in doc and logged_weight_dtype("gguf") is None

@@ -474,6 +474,14 @@ def _settings(
                 "(the checkpoint's config.json gives its own)",
             )
         )
+    elif facts.quantization is not None and model.quantization is None:
+        # A method kvcalc does not lay out (bitsandbytes, GGUF, an experts-only or unread scheme): say so
+        # rather than count a quantized checkpoint at the spec's 16 bits without a word.
+        scheme = f" ({facts.quant_scheme})" if facts.quant_scheme else ""
+        warnings.append(
+            f"the log says quantization={facts.quantization}{scheme}, a format kvcalc does not lay out: the weights "
+            "are counted at the spec's 16 bits; pass the checkpoint's config.json as --model, --weight-dtype or --weights"
+        )
     elif auto == "fp32" and model.quantization is None:
         # vLLM builds the model under set_default_torch_dtype(model_config.dtype) (0.19.0
         # model_executor/model_loader/base_loader.py), so --dtype float32 loads a 16-bit
