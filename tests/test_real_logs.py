@@ -976,3 +976,24 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     twentieth = (REAL / "rejected" / "2026-12-03-twentieth-set.md").read_text()
     rows = [ln for ln in twentieth.splitlines() if ln.startswith("| ") and not ln.startswith("| Source")]
     assert len(rows) == 40 and "found none that can be a case and set aside 40 candidates" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("vllm-pr205-h100-qwen2.5-7b-w8a8.log", "int8"),  # compressed-tensors, Using scheme: CompressedTensorsW8A8Int8
+        ("vllm-pr205-h100-qwen2.5-7b-fp8-dynamic.log", "fp8"),  # compressed-tensors, CompressedTensorsW8A8Fp8
+        ("vllm-pr205-h100-llama3.1-8b-w4a16-fp16.log", "int4"),  # quantization=gptq_marlin
+    ],
+)
+def test_a_quantized_logs_own_lines_give_the_format_its_case_states(name: str, fmt: str) -> None:
+    """Three posted 0.19.0 starts of RedHatAI's W8A8, fp8-dynamic and W4A16 checkpoints: read without the
+    format their cases state, explain-log takes it from the log's quantization lines, and its estimate is
+    the one the stated format gives."""
+    case = next(c for c in CASES if c["file"] == name)
+    assert case["weight_dtype"] == fmt
+    stated = evaluate(case)
+    unstated = evaluate({k: v for k, v in case.items() if k != "weight_dtype"})
+    said = {s.key: s for s in unstated["report"].settings}
+    assert (said["weight_dtype"].value, said["weight_dtype"].source) == (fmt, "log")
+    assert unstated["headline"].estimate == stated["headline"].estimate
