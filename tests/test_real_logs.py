@@ -976,6 +976,10 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     twentieth = (REAL / "rejected" / "2026-12-03-twentieth-set.md").read_text()
     rows = [ln for ln in twentieth.splitlines() if ln.startswith("| ") and not ln.startswith("| Source")]
     assert len(rows) == 40 and "found none that can be a case and set aside 40 candidates" in text
+    first = (REAL / "rejected" / "2026-12-05-twenty-first-set.md").read_text()
+    rows = [ln for ln in first.splitlines() if ln.startswith("| ") and not ln.startswith("| Source")]
+    assert len(rows) == 48 and "that states its settings and set aside 48 candidates" in text
+    assert "+73.6%" in first and "+73.6% with a 9.37 GiB activation peak" in text
 
 
 @pytest.mark.parametrize(
