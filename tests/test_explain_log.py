@@ -953,8 +953,12 @@ def test_a_logs_quantization_method_gives_the_weight_format_of_a_16_bit_spec():
     assert (said["weight_dtype"].value, said["weight_dtype"].source) == ("int8", "log")
     assert "CompressedTensorsW8A8Int8" in said["weight_dtype"].detail
     # The same start read with the flag, and with no quantization line: the flag's format, then none.
-    flagged = {s.key: s for s in explain(f, m, g, Given(engine="vllm@0.18", weight_dtype="fp8")).settings}
+    told = explain(f, m, g, Given(engine="vllm@0.18", weight_dtype="fp8"))
+    flagged = {s.key: s for s in told.settings}
     assert (flagged["weight_dtype"].value, flagged["weight_dtype"].source) == ("fp8", "option")
+    assert any("reads as int8; --weight-dtype fp8 used" in w for w in told.warnings)
+    agreed = explain(f, m, g, Given(engine="vllm@0.18", weight_dtype="int8"))
+    assert not any("reads as" in w for w in agreed.warnings)
     plain = parse_startups(log.replace("quantization=compressed-tensors", "quantization=None"))[0]
     assert plain.quantization is None
     assert "weight_dtype" not in {s.key for s in explain(plain, m, g, Given(engine="vllm@0.18")).settings}

@@ -461,6 +461,13 @@ def _settings(
     logged = logged_weight_dtype(facts.quantization, facts.quant_scheme) if model.quantization is None else None
     if given.weight_dtype:
         out.append(Setting("weight_dtype", given.weight_dtype, "option", "--weight-dtype"))
+        if logged is not None and logged != given.weight_dtype:
+            # The log's method names a format only by kvcalc's reading of it (an 8-bit GPTQ reads as int4), so
+            # the flag stands, unlike a setting the log states outright; the difference is said.
+            warnings.append(
+                f"the log says quantization={facts.quantization}, which kvcalc reads as {logged}; "
+                f"--weight-dtype {given.weight_dtype} used"
+            )
     elif logged is not None:
         # The log says the checkpoint is quantized where the model's spec is 16-bit: its linear layers as
         # the method stores them, the rest 16-bit, as --weight-dtype lays it out.
