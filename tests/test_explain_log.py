@@ -675,9 +675,36 @@ def test_a_v1_release_running_v0_is_read_with_v0_rules(cli):
     from kvcalc.engine.engines import ENGINES
 
     assert choose_engine(f)[0].pp_split == "before-last" and ENGINES["vllm@0.7"].pp_split == "last"
-    # Without the V0 lines the same version is V1's.
-    v1 = "\n".join(line for line in text.splitlines() if "V0" not in line)
+    # Without the lines that say V0 the log's own modules still do (V0's worker.py and model_runner.py, where
+    # V1 prints gpu_worker.py and gpu_model_runner.py, since 2026-12-05); without those too, the same version is V1's.
+    said = "\n".join(line for line in text.splitlines() if "V0" not in line)
+    assert "[worker.py:" in said and parse_log(said).v0_engine
+    v1 = "\n".join(line for line in said.splitlines() if "[worker.py:" not in line and "[model_runner.py:" not in line)
     assert not parse_log(v1).v0_engine
+
+
+def test_a_v1_release_whose_lines_come_from_v0_modules_is_read_with_v0_rules():
+    """gpustack/gpustack#1800: vLLM 0.8.4 started by GPUStack on its V0 engine, the excerpt without a line
+    that says so; its modules do (V0's model_runner.py and worker.py's start check, where V1 has
+    gpu_model_runner.py and kv_cache_utils.py), so 0.7's V0 rules read it, not 0.8.4's V1 ones."""
+    from kvcalc.engine.explain import choose_engine
+    from kvcalc.inputs.logs import parse_log
+
+    log = (
+        "INFO 04-17 15:09:15 [api_server.py:1034] vLLM API server version 0.8.4\n"
+        "INFO 04-17 15:09:36 [model_runner.py:1110] Starting to load model /var/lib/gpustack/cache/Qwen2.5-VL-7B-Instruct...\n"
+        'ERROR 04-17 15:10:09 [engine.py:448]   File "/opt/conda/lib/python3.11/site-packages/vllm/worker/worker.py", '
+        "line 545, in raise_if_cache_size_invalid\n"
+        "ERROR 04-17 15:10:09 [engine.py:448] ValueError: The model's max seq len (8192) is larger than the maximum number "
+        "of tokens that can be stored in KV cache (2400). Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine.\n"
+    )
+    f = parse_log(log)
+    assert f.version == "0.8.4" and f.v0_engine
+    assert choose_engine(f)[0].key == "vllm@0.7"
+    # The same version with V1's modules is V1's.
+    g = parse_log(log.replace("[model_runner.py:", "[gpu_model_runner.py:").replace("raise_if_cache_size_invalid", "check"))
+    assert not g.v0_engine and choose_engine(g)[0].key == "vllm@0.8.4"
 
 
 def test_a_v0_release_running_v1_is_read_with_the_earliest_v1_rules(cli):

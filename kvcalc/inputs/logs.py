@@ -194,6 +194,13 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ),
     ("v0_engine", "Initializing a V0 LLM engine", re.compile(r"Initializing a V0 LLM engine"), "v0", ""),
     ("v0_engine", "Falling back to V0", re.compile(r"Falling back to V0"), "v0", ""),
+    # V0's own modules, by the bracketed file names 0.8's format prints (V1's are gpu_model_runner.py and
+    # gpu_worker.py): "[model_runner.py:1110] Starting to load model", "[worker.py:267] Memory profiling
+    # takes", and V0's start check, worker.py raise_if_cache_size_invalid (0.8.4): "the maximum number of
+    # tokens that can be stored in KV cache" (V1's says "KV cache is needed").
+    ("v0_engine", "[model_runner.py:", re.compile(r"\[model_runner\.py:\d"), "v0", ""),
+    ("v0_engine", "[worker.py:", re.compile(r"\[worker\.py:\d"), "v0", ""),
+    ("v0_engine", "raise_if_cache_size_invalid", re.compile(r"\braise_if_cache_size_invalid\b"), "v0", ""),
     ("v1_engine", "VLLM_USE_V1=1", re.compile(r"\bVLLM_USE_V1=1\b"), "v1", ""),
     ("v1_engine", "Initializing a V1 LLM engine", re.compile(r"Initializing a V1 LLM engine"), "v1", ""),
     ("v1_engine", "gpu_model_runner.py", re.compile(r"\bgpu_model_runner\.py:\d"), "v1", ""),
