@@ -702,9 +702,12 @@ def test_a_v1_release_whose_lines_come_from_v0_modules_is_read_with_v0_rules():
     f = parse_log(log)
     assert f.version == "0.8.4" and f.v0_engine
     assert choose_engine(f)[0].key == "vllm@0.7"
-    # The same version with V1's modules is V1's.
+    # The same version with V1's modules is V1's; and with a line of V1's beside V0's modules (the repository's
+    # hand-written 0.8 log has V1's engine and kv_cache_utils.py lines and V0's worker.py breakdown) V1 stands.
     g = parse_log(log.replace("[model_runner.py:", "[gpu_model_runner.py:").replace("raise_if_cache_size_invalid", "check"))
     assert not g.v0_engine and choose_engine(g)[0].key == "vllm@0.8.4"
+    both = parse_log(log + "INFO 04-17 15:10:00 [kv_cache_utils.py:578] GPU KV cache size: 2,400 tokens\n")
+    assert both.v0_modules and both.v1_engine and not both.v0_engine
 
 
 def test_a_v0_release_running_v1_is_read_with_the_earliest_v1_rules(cli):

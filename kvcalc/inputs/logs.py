@@ -97,7 +97,11 @@ class LogFacts:
     deduplication ignores numbers, so ranks with other figures may be hidden)."""
     v0_engine: bool = False
     """vLLM 0.8 to 0.10 ran its V0 engine: "Initializing a V0 LLM engine", or V1's "Falling back to V0"
-    (pipeline parallelism without Ray in 0.8, engine/arg_utils.py _is_v1_supported_oracle)."""
+    (pipeline parallelism without Ray in 0.8, engine/arg_utils.py _is_v1_supported_oracle), or lines from
+    V0's own modules (v0_modules) with none from V1's."""
+    v0_modules: bool = False
+    """Lines from V0's own modules in 0.8's bracketed format ([model_runner.py:, [worker.py:, V0's start check
+    raise_if_cache_size_invalid), where V1 prints gpu_model_runner.py and gpu_worker.py."""
     v1_engine: bool = False
     """vLLM's V1 engine, as its own lines say: VLLM_USE_V1=1 on the launch line, "Initializing a V1 LLM
     engine", or a line from a V1-only source file (v1/worker/gpu_model_runner.py, v1/core/kv_cache_utils.py;
@@ -198,9 +202,9 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     # gpu_worker.py): "[model_runner.py:1110] Starting to load model", "[worker.py:267] Memory profiling
     # takes", and V0's start check, worker.py raise_if_cache_size_invalid (0.8.4): "the maximum number of
     # tokens that can be stored in KV cache" (V1's says "KV cache is needed").
-    ("v0_engine", "[model_runner.py:", re.compile(r"\[model_runner\.py:\d"), "v0", ""),
-    ("v0_engine", "[worker.py:", re.compile(r"\[worker\.py:\d"), "v0", ""),
-    ("v0_engine", "raise_if_cache_size_invalid", re.compile(r"\braise_if_cache_size_invalid\b"), "v0", ""),
+    ("v0_modules", "[model_runner.py:", re.compile(r"\[model_runner\.py:\d"), "v0mod", ""),
+    ("v0_modules", "[worker.py:", re.compile(r"\[worker\.py:\d"), "v0mod", ""),
+    ("v0_modules", "raise_if_cache_size_invalid", re.compile(r"\braise_if_cache_size_invalid\b"), "v0mod", ""),
     ("v1_engine", "VLLM_USE_V1=1", re.compile(r"\bVLLM_USE_V1=1\b"), "v1", ""),
     ("v1_engine", "Initializing a V1 LLM engine", re.compile(r"Initializing a V1 LLM engine"), "v1", ""),
     ("v1_engine", "gpu_model_runner.py", re.compile(r"\bgpu_model_runner\.py:\d"), "v1", ""),
@@ -658,6 +662,10 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "v0":
                 f.v0_engine = True
                 f.lines["v0_engine"] = line.strip()
+            elif kind == "v0mod":
+                if not f.v0_modules:
+                    f.v0_modules = True
+                    f.lines["v0_modules"] = line.strip()
             elif kind == "v1":
                 if not f.v1_engine:
                     f.v1_engine = True
@@ -717,6 +725,9 @@ def _read(f: LogFacts, line: str) -> None:
 
 
 def _finish(f: LogFacts) -> LogFacts:
+    if f.v0_modules and not f.v1_engine:
+        # Lines from V0's own modules and none from V1's: the V0 engine ran, though no line says so.
+        f.v0_engine = True
     if f.trt_tokens is not None or f.trt_kv_bytes is not None or f.trt_peak_gib is not None:
         f.engine = "trtllm"
     elif any(x is not None for x in (f.max_total_num_tokens, f.avail_after_load_gib, f.k_size_gib, f.kv_size_gib)):
