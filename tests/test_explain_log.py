@@ -1031,3 +1031,11 @@ def test_a_logs_quantization_method_gives_the_weight_format_of_a_16_bit_spec():
         assert f"`{scheme}`" in doc and logged_weight_dtype("compressed-tensors", "CompressedTensors" + scheme) is not None
     assert "`quantization=fp8`" in doc and "Using scheme: CompressedTensorsW8A8Int8" in doc
     assert "a method it does not read (bitsandbytes, GGUF) is said in a warning" in doc and logged_weight_dtype("gguf") is None
+
+
+def test_a_log_naming_a_model_outside_the_catalog_is_told_the_closest(cli):
+    """sglang#1386's log names models/Qwen2-72B-Instruct, which the catalog does not hold: one line, exit 2,
+    naming the catalog's closest names (Qwen2.5-72B first), as an unknown --model is told."""
+    log = _REAL / "sglang-1386-8xh100-qwen2-72b.log"
+    line = one_line_error(cli("explain-log", str(log)), "'models/Qwen2-72B-Instruct' is not in the catalog", str(log))
+    assert "closest in the catalog: qwen2.5-72b" in line

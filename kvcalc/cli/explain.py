@@ -41,17 +41,20 @@ def _startups(path: str | None) -> tuple[list[Any], str]:
 def _log_model(name: str, where: str) -> Any:
     """A model named in a log is a name to look up (its last path part too), never a path to open."""
     from kvcalc.errors import KvcalcError
-    from kvcalc.specs.catalog import resolve_model
+    from kvcalc.specs.catalog import resolve_model, suggest
 
-    for ref in dict.fromkeys([name, name.rstrip("/").split("/")[-1]]):
+    last = name.rstrip("/").split("/")[-1]
+    for ref in dict.fromkeys([name, last]):
         try:
             return resolve_model(ref, "the log's model", files_allowed=False)
         except KvcalcError:
             continue
+    near = suggest("model", last)
+    closest = f" (closest in the catalog: {', '.join(near)})" if near else ""
     raise KvcalcError(
         f"the log's model {name[:80]!r} is not in the catalog",
         where,
-        "pass --model with a catalog name, a spec YAML or its config.json",
+        f"pass --model with a catalog name{closest}, a spec YAML or its config.json",
     )
 
 
