@@ -1039,3 +1039,23 @@ def test_a_log_naming_a_model_outside_the_catalog_is_told_the_closest(cli):
     log = _REAL / "sglang-1386-8xh100-qwen2-72b.log"
     line = one_line_error(cli("explain-log", str(log)), "'models/Qwen2-72B-Instruct' is not in the catalog", str(log))
     assert "closest in the catalog: qwen2.5-72b" in line
+
+
+def test_an_assumed_gpu_the_weights_alone_overflow_is_said(cli, tmp_path, monkeypatch):
+    """llm-tracker's Llama-3.1-405B start at TP 8 names no GPU and prints no device total: read on the default
+    H100 SXM, its bf16 weights alone (405e9 parameters x 2 B / 8, about 94.3 GiB a GPU) exceed the card's
+    79.19 GiB, so the log ran elsewhere (8 x MI300X) and the report says so; with --gpu mi300x it does not."""
+    import json
+
+    monkeypatch.chdir(tmp_path)  # no kvcalc.toml
+    log = _REAL / "vllm-llmtracker-mi300x-llama3.1-405b-tp8.log"
+    r = cli("explain-log", str(log), "--json")
+    d = json.loads(r.out)["startups"][0]
+    said = " ".join(d["warnings"])
+    assert "weights alone take 94.53 GiB a GPU at TP 8 and PP 1, more than the 79.19 GiB of the h100-sxm assumed" in said
+    # The model card's 405B parameters at 2 B over 8 GPUs: 94.3 GiB, within half a GiB of kvcalc's count.
+    assert abs(94.53 - 405e9 * 2 / 8 / 2**30) < 0.5
+    given = json.loads(cli("explain-log", str(log), "--gpu", "mi300x", "--json").out)["startups"][0]
+    assert not any("weights alone" in w for w in given["warnings"])
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "explain-log.md").read_text().split())
+    assert "the model's weights alone exceed it at the log's TP and PP, it says the log ran on another GPU" in doc

@@ -742,6 +742,14 @@ def explain(
             )
         notes.append(Note("trt_pool", {"block_size": fp.alloc.block_size, "per_token": per_tok}))
     device = total if total is not None else gpu.memory_runtime_bytes
+    gpu_said = settings[2]
+    if gpu_said.source in ("default", "guess") and total is None and est.weight_bytes > device:
+        # The GPU was assumed and the log gives no device total to check it by: weights that alone
+        # exceed it say the log ran elsewhere (a larger GPU, or more of them).
+        warnings.append(
+            f"{model.name}'s weights alone take {est.weight_bytes / GiB:,.2f} GiB a GPU at TP {tp} and PP {pp}, more "
+            f"than the {device / GiB:,.2f} GiB of the {gpu.name} assumed: the log ran on another GPU; pass --gpu"
+        )
     if from_log is not None and from_log.kv_pool_bytes > device:
         warnings.append(
             f"the log's figures put {from_log.kv_pool_bytes / GiB:,.2f} GiB of KV on each GPU, more than the "
