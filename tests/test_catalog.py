@@ -518,3 +518,14 @@ def test_glm47_flash_is_mla_on_all_47_layers_and_glm47_is_glm46s_architecture():
     assert m.moe.params_per_expert == 3 * 2048 * 1536
     g = resolve_model("zai-org/GLM-4.7")
     assert g.name == "glm-4.6" and kv_size(g, 1).kv_bytes_per_token == 92 * 2 * 8 * 128 * 2
+
+
+def test_a_checkpoint_name_is_told_the_base_model_it_holds_first():
+    """A quantized or fine-tuned checkpoint's name holds its base model's: 'Qwen3-30B-A3B-Thinking-2507-AWQ-4bit'
+    is nearest qwen3-30b-a3b (before qwen3-vl-30b-a3b, which it does not hold); a typo is told as before."""
+    from kvcalc.specs.catalog import suggest
+
+    assert suggest("model", "Qwen3-30B-A3B-Thinking-2507-AWQ-4bit")[0] == "qwen3-30b-a3b"
+    assert suggest("model", "Qwen2.5-Coder-32B-Instruct-AWQ")[0] == "qwen2.5-32b"
+    assert suggest("model", "gemma-3-27b-it-qat-q4_0")[0] == "gemma3-27b"
+    assert suggest("model", "llama3.1-8bb")[0] == "llama3.1-8b"
