@@ -1059,3 +1059,19 @@ def test_an_assumed_gpu_the_weights_alone_overflow_is_said(cli, tmp_path, monkey
     assert not any("weights alone" in w for w in given["warnings"])
     doc = " ".join((Path(__file__).parent.parent / "docs" / "explain-log.md").read_text().split())
     assert "the model's weights alone exceed it at the log's TP and PP, it says the log ran on another GPU" in doc
+
+
+def test_a_utf16_log_as_powershell_writes_it_reads_as_the_utf8_one(tmp_path):
+    """Windows PowerShell's `>` writes UTF-16LE with a byte-order mark and CRLF line ends: such a log reads
+    as its UTF-8 original does, across the reader's 4 MiB chunks (5 MiB of request lines before its start-up)."""
+    from kvcalc.inputs.logs import CHUNK, candidate_lines
+
+    text = (_REAL / "vllm-pr205-h100-qwen2.5-7b-w8a8.log").read_text()
+    padded = "INFO 04-22 00:00:00 [logger.py:39] Received request chatcmpl-0: prompt: 'hello'\n" * 60_000 + text
+    f = tmp_path / "ps.log"
+    f.write_bytes(b"\xff\xfe" + padded.replace("\n", "\r\n").encode("utf-16-le"))
+    assert f.stat().st_size > CHUNK
+    with f.open("rb") as ps, (_REAL / "vllm-pr205-h100-qwen2.5-7b-w8a8.log").open("rb") as plain:
+        got = [line.rstrip("\r") for line in candidate_lines(ps)]
+        want = list(candidate_lines(plain))
+    assert got == want and any("GPU KV cache size" in line for line in got)

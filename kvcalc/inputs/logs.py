@@ -537,15 +537,35 @@ CHUNK = 4 * 2**20
 LINE_LIMIT = 65536
 
 
+def _blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream's bytes in chunks, as UTF-8: a log that starts with a UTF-16 byte-order mark (Windows
+    PowerShell's `>` writes UTF-16LE) is decoded as it is read and re-encoded."""
+    first = stream.read(CHUNK)
+    if first[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        import codecs
+
+        dec = codecs.getincrementaldecoder("utf-16")(errors="replace")
+        block = first
+        while block:
+            yield dec.decode(block).encode("utf-8")
+            block = stream.read(CHUNK)
+        yield dec.decode(b"", final=True).encode("utf-8")
+        return
+    block = first
+    while block:
+        yield block
+        block = stream.read(CHUNK)
+
+
 def candidate_lines(stream: BinaryIO) -> Iterator[str]:
     """The lines of a log that hold one of the literals kvcalc reads, in order, found by scanning
     4 MiB chunks in C: a 100 MB log of request lines costs a few tenths of a second, in a few MiB of
-    memory. Lines are cut to 64 KiB; bytes that are not UTF-8 are replaced."""
+    memory. Lines are cut to 64 KiB; bytes that are not UTF-8 are replaced (a UTF-16 log with its
+    byte-order mark is read as UTF-16)."""
     rest = b""
-    while True:
-        block = stream.read(CHUNK)
+    for block in _blocks(stream):
         if not block:
-            break
+            continue
         data = rest + block
         end = data.rfind(b"\n") + 1
         if end == 0:
