@@ -89,11 +89,15 @@ def read_bytes(path: str | os.PathLike[str], limit: int, accepted: str) -> bytes
 
 
 def read_text(path: str | os.PathLike[str], limit: int = SPEC_LIMIT, accepted: str = "a YAML or JSON text file") -> str:
+    """A text file's contents: UTF-8, or UTF-16 with its byte-order mark (Windows PowerShell's `>` writes
+    UTF-16LE), its mark dropped."""
     data = read_bytes(path, limit, accepted)
     try:
-        return data.decode("utf-8")
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return data.decode("utf-16")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise KvcalcError("file is not UTF-8 text", str(path), accepted) from None
+        raise KvcalcError("file is not UTF-8 or UTF-16 text", str(path), accepted) from None
 
 
 def iter_lines(stream: BinaryIO, max_line: int = LINE_LIMIT) -> Iterator[str]:

@@ -507,3 +507,22 @@ def test_calibrate_takes_the_triton_backend_the_runs_were_served_on(cli, tmp_pat
     assert cli(*args).json()["inputs"]["attention_backend"] == "triton"
     # A backend kvcalc does not price is refused in one line, naming the option.
     one_line_error(cli(*args, "--attention-backend", "tritn"), "--attention-backend", "did you mean triton")
+
+
+def test_a_result_saved_as_utf16_or_with_a_utf8_mark_reads_as_plain_utf8(tmp_path):
+    """Windows saves text as UTF-16 with a byte-order mark (PowerShell's `>`) or as UTF-8 with one (Notepad):
+    the text reader takes both as the text they hold; bytes that are neither are one line naming both."""
+    from kvcalc.errors import KvcalcError
+    from kvcalc.files import read_text
+
+    text = "Successful requests:                     10\nMean TPOT (ms):                          8.75\n"
+    for name, data in (
+        ("utf16le.txt", b"\xff\xfe" + text.encode("utf-16-le")),
+        ("utf16be.txt", b"\xfe\xff" + text.encode("utf-16-be")),
+        ("utf8bom.txt", b"\xef\xbb\xbf" + text.encode("utf-8")),
+    ):
+        (tmp_path / name).write_bytes(data)
+        assert read_text(tmp_path / name) == text, name
+    (tmp_path / "bad.txt").write_bytes(b"\x80\x81\x82 not text")
+    with pytest.raises(KvcalcError, match="not UTF-8 or UTF-16 text"):
+        read_text(tmp_path / "bad.txt")
