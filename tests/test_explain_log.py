@@ -990,8 +990,16 @@ def test_a_logs_quantization_method_gives_the_weight_format_of_a_16_bit_spec():
     agreed = explain(f, m, g, Given(engine="vllm@0.18", weight_dtype="int8"))
     assert not any("reads as" in w for w in agreed.warnings)
     plain = parse_startups(log.replace("quantization=compressed-tensors", "quantization=None"))[0]
-    assert plain.quantization is None
+    assert plain.quantization == "None"
     assert "weight_dtype" not in {s.key for s in explain(plain, m, g, Given(engine="vllm@0.18")).settings}
+    # The config line's None stands against a later line's text: a request whose prompt says quantization=awq.
+    asked = parse_startups(
+        log.replace("quantization=compressed-tensors", "quantization=None").replace("Using scheme", "Using x")
+        + "INFO 04-22 00:14:00 [logger.py:39] Received request cmpl-1: prompt: 'why set quantization=awq?'\n"
+    )[0]
+    told = explain(asked, m, g, Given(engine="vllm@0.18"))
+    assert asked.quantization == "None" and "weight_dtype" not in {s.key for s in told.settings}
+    assert not any("quantization" in w for w in told.warnings)
     # A method kvcalc does not lay out is said, not silently counted at 16 bits.
     bnb = parse_startups(log.replace("quantization=compressed-tensors", "quantization=bitsandbytes"))[0]
     told = explain(bnb, m, g, Given(engine="vllm@0.18"))

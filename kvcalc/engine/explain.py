@@ -458,35 +458,36 @@ def _settings(
         log_value, option = getattr(facts, key, None), getattr(given, key)
         if log_value is not None or option is not None:
             pick(key, log_value, option, flag, None, "")
-    logged = logged_weight_dtype(facts.quantization, facts.quant_scheme) if model.quantization is None else None
+    method = facts.quantization if facts.quantization not in (None, "None") else None
+    logged = logged_weight_dtype(method, facts.quant_scheme) if model.quantization is None else None
     if given.weight_dtype:
         out.append(Setting("weight_dtype", given.weight_dtype, "option", "--weight-dtype"))
         if logged is not None and logged != given.weight_dtype:
             # The log's method names a format only by kvcalc's reading of it (an 8-bit GPTQ reads as int4), so
             # the flag stands, unlike a setting the log states outright; the difference is said.
             warnings.append(
-                f"the log says quantization={facts.quantization}, which kvcalc reads as {logged}; "
+                f"the log says quantization={method}, which kvcalc reads as {logged}; "
                 f"--weight-dtype {given.weight_dtype} used"
             )
     elif logged is not None:
         # The log says the checkpoint is quantized where the model's spec is 16-bit: its linear layers as
         # the method stores them, the rest 16-bit, as --weight-dtype lays it out.
-        scheme = f" ({facts.quant_scheme})" if facts.quantization == "compressed-tensors" and facts.quant_scheme else ""
+        scheme = f" ({facts.quant_scheme})" if method == "compressed-tensors" and facts.quant_scheme else ""
         out.append(
             Setting(
                 "weight_dtype",
                 logged,
                 "log",
-                f"quantization={facts.quantization}{scheme}: the linear layers as {logged}, a guessed layout "
+                f"quantization={method}{scheme}: the linear layers as {logged}, a guessed layout "
                 "(the checkpoint's config.json gives its own)",
             )
         )
-    elif facts.quantization is not None and model.quantization is None:
+    elif method is not None and model.quantization is None:
         # A method kvcalc does not lay out (bitsandbytes, GGUF, an experts-only or unread scheme): say so
         # rather than count a quantized checkpoint at the spec's 16 bits without a word.
         scheme = f" ({facts.quant_scheme})" if facts.quant_scheme else ""
         warnings.append(
-            f"the log says quantization={facts.quantization}{scheme}, a format kvcalc does not lay out: the weights "
+            f"the log says quantization={method}{scheme}, a format kvcalc does not lay out: the weights "
             "are counted at the spec's 16 bits; pass the checkpoint's config.json as --model, --weight-dtype or --weights"
         )
     elif auto == "fp32" and model.quantization is None:

@@ -50,7 +50,7 @@ class LogFacts:
     dtype: str | None = None
     quantization: str | None = None
     """The checkpoint's quantization method as the engine's config names it (vLLM's quantization=, SGLang's
-    server args), not None."""
+    server args); 'None' where the config line says none."""
     quant_scheme: str | None = None
     """compressed-tensors' scheme, as its layers log it ("Using scheme: CompressedTensorsW8A8Int8 for ...")."""
     kv_cache_dtype: str | None = None
@@ -262,7 +262,9 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("pp", "pipeline-parallel-size", re.compile(r"--pipeline[-_]parallel[-_]size[= ]\s*" + _INT), "int", ""),
     ("dtype", "dtype=torch.", re.compile(r"\bdtype=torch\.([a-z0-9]{1,20})"), "str", ""),
     ("dtype", "--dtype", re.compile(r"--dtype[= ]\s*[\"']?([a-z0-9]{1,20})"), "str", ""),
-    ("quantization", "quantization=", re.compile(r"\bquantization=['\"]?(?!None\b)([A-Za-z][A-Za-z0-9_-]{0,29})"), "str", ""),
+    # The config line's quantization=None is kept too (first wins), so that a later line's text, a request's
+    # prompt among them, cannot name a method for an unquantized start.
+    ("quantization", "quantization=", re.compile(r"\bquantization=['\"]?([A-Za-z][A-Za-z0-9_-]{0,29})"), "str", ""),
     ("quantization", "'quantization'", re.compile(r"'quantization': '([A-Za-z][A-Za-z0-9_-]{0,29})'"), "str", ""),
     ("quantization", "--quantization", re.compile(r"--quantization[= ]\s*['\"]?([A-Za-z][A-Za-z0-9_-]{0,29})"), "str", ""),
     ("quant_scheme", "Using scheme: ", re.compile(r"Using scheme: (CompressedTensors[A-Za-z0-9]{1,40})"), "str", ""),
