@@ -1083,3 +1083,23 @@ def test_a_utf16_log_as_powershell_writes_it_reads_as_the_utf8_one(tmp_path):
         got = [line.rstrip("\r") for line in candidate_lines(ps)]
         want = list(candidate_lines(plain))
     assert got == want and any("GPU KV cache size" in line for line in got)
+
+
+def test_an_sglang_logs_per_token_bytes_tell_its_tp_when_the_log_does_not(cli, tmp_path, monkeypatch):
+    """vllm#21348's SGLang start of Qwen3-235B-A22B-FP8 (--tp 4 on its launch line, not in the excerpt) allocated
+    K and V of 8.23 GB each for 367,404 tokens: 48,105 B a token, a quarter of the model's 192,512 B at TP 1
+    (94 layers x 4 KV heads x 128 x 2 x 2 B), so read without --tp the report says TP 4; with --tp 4 it does not.
+    And the weights warning, TP being assumed too, names --tp beside --gpu."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert 94 * 4 * 128 * 2 * 2 == 192_512 and round(2 * 8.23 * 2**30 / 367_404) == 48_105
+    log = _REAL / "sglang-21348-4xh100-qwen3-235b-fp8.log"
+    d = json.loads(cli("explain-log", str(log), "--model", "qwen3-235b-a22b-fp8", "--json").out)["startups"][0]
+    said = " ".join(d["warnings"])
+    assert "1/4 of qwen3-235b-a22b-fp8's 192,512 B at TP 1: the log ran at TP 4; pass --tp 4" in said
+    assert "or at more than TP 1 (the log does not say); pass --gpu or --tp" in said
+    given = json.loads(cli("explain-log", str(log), "--model", "qwen3-235b-a22b-fp8", "--tp", "4", "--json").out)
+    assert not any("the log ran at TP" in w for w in given["startups"][0]["warnings"])
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "explain-log.md").read_text().split())
+    assert "1/n of the model's bytes a token at TP 1, it says the log ran at TP n" in doc

@@ -466,8 +466,7 @@ def _settings(
             # The log's method names a format only by kvcalc's reading of it (an 8-bit GPTQ reads as int4), so
             # the flag stands, unlike a setting the log states outright; the difference is said.
             warnings.append(
-                f"the log says quantization={method}, which kvcalc reads as {logged}; "
-                f"--weight-dtype {given.weight_dtype} used"
+                f"the log says quantization={method}, which kvcalc reads as {logged}; --weight-dtype {given.weight_dtype} used"
             )
     elif logged is not None:
         # The log says the checkpoint is quantized where the model's spec is 16-bit: its linear layers as
@@ -688,6 +687,15 @@ def explain(
         if kv_gib is not None and facts.max_total_num_tokens:
             cell = kv_gib * GiB / facts.max_total_num_tokens
             rows.append(_row("kv_bytes_per_token", "bytes_per_token", cell, per_tok, per_tok))
+            tp_said = next(x for x in settings if x.key == "tp")
+            ratio = per_tok / cell if cell > 0 else 0.0
+            n = round(ratio)
+            if tp_said.source == "default" and n in (2, 4, 8, 16) and abs(ratio - n) <= 0.02 * n:
+                # SGLang's K and V sizes are one rank's: a per-token figure 1/n of the model's at TP 1 is TP n's.
+                warnings.append(
+                    f"the log's {cell:,.0f} B a token are 1/{n} of {model.name}'s {per_tok:,} B at TP {tp}: the log ran "
+                    f"at TP {n}; pass --tp {n}"
+                )
         if facts.max_total_num_tokens is not None:
             rows.append(
                 _row(
@@ -749,7 +757,12 @@ def explain(
         # exceed it say the log ran elsewhere (a larger GPU, or more of them).
         warnings.append(
             f"{model.name}'s weights alone take {est.weight_bytes / GiB:,.2f} GiB a GPU at TP {tp} and PP {pp}, more "
-            f"than the {device / GiB:,.2f} GiB of the {gpu.name} assumed: the log ran on another GPU; pass --gpu"
+            f"than the {device / GiB:,.2f} GiB of the {gpu.name} assumed: the log ran on another GPU"
+            + (
+                "; pass --gpu"
+                if next(x for x in settings if x.key == "tp").source != "default"
+                else f", or at more than TP {tp} (the log does not say); pass --gpu or --tp"
+            )
         )
     if from_log is not None and from_log.kv_pool_bytes > device:
         warnings.append(
