@@ -1097,9 +1097,41 @@ def test_an_sglang_logs_per_token_bytes_tell_its_tp_when_the_log_does_not(cli, t
     log = _REAL / "sglang-21348-4xh100-qwen3-235b-fp8.log"
     d = json.loads(cli("explain-log", str(log), "--model", "qwen3-235b-a22b-fp8", "--json").out)["startups"][0]
     said = " ".join(d["warnings"])
-    assert "1/4 of qwen3-235b-a22b-fp8's 192,512 B at TP 1: the log ran at TP 4; pass --tp 4" in said
+    # Its KV dtype is not in the excerpt either: a quarter is TP 4 at 16 bits, or TP 2 with an 8-bit cache.
+    assert (
+        "1/4 of qwen3-235b-a22b-fp8's 192,512 B at TP 1: the log ran at TP 4, or at TP 2 with an 8-bit KV cache "
+        "(the log names neither); pass --tp and --kv-dtype" in said
+    )
     assert "or at more than TP 1 (the log does not say); pass --gpu or --tp" in said
+    bf16 = json.loads(cli("explain-log", str(log), "--model", "qwen3-235b-a22b-fp8", "--kv-dtype", "bf16", "--json").out)
+    assert any(w.endswith("the log ran at TP 4; pass --tp 4") for w in bf16["startups"][0]["warnings"])
     given = json.loads(cli("explain-log", str(log), "--model", "qwen3-235b-a22b-fp8", "--tp", "4", "--json").out)
     assert not any("the log ran at TP" in w for w in given["startups"][0]["warnings"])
     doc = " ".join((Path(__file__).parent.parent / "docs" / "explain-log.md").read_text().split())
-    assert "1/n of the model's bytes a token at TP 1, it says the log ran at TP n" in doc
+    assert "1/n of the model's bytes a token at TP 1, it says the log ran at TP n (or at TP n/2 with an 8-bit KV cache" in doc
+
+
+def test_a_vllm_logs_available_memory_over_its_tokens_tells_its_tp(cli, tmp_path, monkeypatch):
+    """vllm#21348's vLLM start (two lines: 8.11 GiB available, 178,880 tokens) of Qwen3-235B-A22B-FP8 at TP 4:
+    8.11 GiB / 178,880 = 48,681 B a token, 3.95 times under the model's 192,512 at TP 1, within 2% of 4. A model
+    with sliding layers is not told a TP this way (its layers do not hold every token alike)."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert round(8.11 * 2**30 / 178_880) == 48_681 and abs(192_512 / 48_681 - 4) < 0.08
+    log = _REAL / "vllm-21348-4xh100-qwen3-235b-fp8.log"
+    d = json.loads(cli("explain-log", str(log), "--model", "qwen3-235b-a22b-fp8", "--json").out)["startups"][0]
+    assert any("are 1/4 of qwen3-235b-a22b-fp8's 192,512 B at TP 1: the log ran at TP 4" in w for w in d["warnings"])
+    # Gemma 2's alternate layers hold a window: a log whose tokens are made exactly half kvcalc's bytes a token
+    # names no TP.
+    from kvcalc.engine.explain import Given, explain
+    from kvcalc.inputs.logs import parse_startups
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    avail = "INFO 04-22 00:13:30 [gpu_worker.py:436] Available KV cache memory: 10.00 GiB\n"
+    m, gpu = resolve_model("gemma2-9b"), resolve_gpu("h100-sxm")
+    per = explain(parse_startups(avail)[0], m, gpu, Given(engine="vllm@0.11")).kv_bytes_per_token
+    tokens = int(10 * 2**30 / (per / 2))
+    half = parse_startups(avail + f"INFO 04-22 00:13:30 [kv_cache_utils.py:1148] GPU KV cache size: {tokens:,} tokens\n")[0]
+    r = explain(half, m, gpu, Given(engine="vllm@0.11"))
+    assert round(per / (10 * 2**30 / tokens), 3) == 2.0 and not any("the log ran at TP" in w for w in r.warnings)

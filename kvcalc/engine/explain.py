@@ -497,6 +497,25 @@ def _settings(
     return out, warnings
 
 
+def _tp_told(cell: float, per_tok: int, model: ModelSpec, settings: list[Setting], tp: int) -> str | None:
+    """Where the log names no TP: the warning that its per-rank KV bytes a token (``cell``), 1/n of the
+    model's at the TP assumed (``per_tok``), say it ran at TP n (n of 2 to 16, within 2%), or, where the
+    KV cache's dtype was assumed 16-bit too, at TP n/2 with an 8-bit one. Only where every layer keeps
+    every token in full attention (a window's or a state's bytes are not counted a token alike by engine
+    and kvcalc; an MLA latent is whole on every rank, so its bytes do not tell TP)."""
+    said = {x.key: x for x in settings}
+    if said["tp"].source != "default" or cell <= 0 or any(getattr(k, "kind", "") != "full" for k in model.kinds()):
+        return None
+    ratio = per_tok / cell
+    n = round(ratio)
+    if n not in (2, 4, 8, 16) or abs(ratio - n) > 0.02 * n:
+        return None
+    told = f"the log's {cell:,.0f} B a token are 1/{n} of {model.name}'s {per_tok:,} B at TP {tp}: the log ran at TP {n}"
+    if said["kv_dtype"].source == "default" and kv_dtype(str(said["kv_dtype"].value)).bits == 16:
+        return f"{told}, or at TP {n // 2} with an 8-bit KV cache (the log names neither); pass --tp and --kv-dtype"
+    return f"{told}; pass --tp {n}"
+
+
 def explain(
     facts: LogFacts,
     model: ModelSpec,
@@ -607,6 +626,13 @@ def explain(
             rows.append(_row("gpu_blocks", "blocks", facts.gpu_blocks, cap.blocks, est.kv_pool_blocks, taken=basis == "blocks"))
         if facts.kv_tokens is not None and cap is not None:
             rows.append(_row("kv_tokens", "tokens", facts.kv_tokens, cap.tokens, est.kv_pool_tokens, taken=basis == "tokens"))
+            # V1's available memory and token count are one rank's: their ratio is its KV bytes a token.
+            if (
+                avail is not None
+                and facts.kv_tokens
+                and (told := _tp_told(avail * GiB / facts.kv_tokens, per_tok, model, settings, tp))
+            ):
+                warnings.append(told)
         if facts.error_kv_tokens is not None and cap is not None:
             bs = fp.alloc.block_size or 16
             rows.append(
@@ -687,15 +713,9 @@ def explain(
         if kv_gib is not None and facts.max_total_num_tokens:
             cell = kv_gib * GiB / facts.max_total_num_tokens
             rows.append(_row("kv_bytes_per_token", "bytes_per_token", cell, per_tok, per_tok))
-            tp_said = next(x for x in settings if x.key == "tp")
-            ratio = per_tok / cell if cell > 0 else 0.0
-            n = round(ratio)
-            if tp_said.source == "default" and n in (2, 4, 8, 16) and abs(ratio - n) <= 0.02 * n:
-                # SGLang's K and V sizes are one rank's: a per-token figure 1/n of the model's at TP 1 is TP n's.
-                warnings.append(
-                    f"the log's {cell:,.0f} B a token are 1/{n} of {model.name}'s {per_tok:,} B at TP {tp}: the log ran "
-                    f"at TP {n}; pass --tp {n}"
-                )
+            # SGLang's K and V sizes are one rank's.
+            if told := _tp_told(cell, per_tok, model, settings, tp):
+                warnings.append(told)
         if facts.max_total_num_tokens is not None:
             rows.append(
                 _row(
