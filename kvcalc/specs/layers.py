@@ -317,7 +317,7 @@ class _Attention(LayerKindBase):
             raise KvcalcError(
                 f"TP {tp} does not divide the {heads} query heads of layer kind {name!r}",
                 "tp",
-                "a tensor-parallel size that divides " + ", ".join(str(d) for d in divisors(heads)),
+                f"a tensor-parallel size that divides {heads}: " + ", ".join(str(d) for d in divisors(heads)),
             )
         n = self.num_key_value_heads
         if (tp <= n and n % tp) or (tp > n and tp % n):
@@ -636,7 +636,7 @@ class MLA(LayerKindBase):
             raise KvcalcError(
                 f"TP {tp} does not divide the {heads} query heads of layer kind {name!r}",
                 "tp",
-                "a tensor-parallel size that divides " + ", ".join(str(d) for d in divisors(heads)),
+                f"a tensor-parallel size that divides {heads}: " + ", ".join(str(d) for d in divisors(heads)),
             )
 
     def tp_assumption(self) -> str:
