@@ -1135,3 +1135,39 @@ def test_a_vllm_logs_available_memory_over_its_tokens_tells_its_tp(cli, tmp_path
     half = parse_startups(avail + f"INFO 04-22 00:13:30 [kv_cache_utils.py:1148] GPU KV cache size: {tokens:,} tokens\n")[0]
     r = explain(half, m, gpu, Given(engine="vllm@0.11"))
     assert round(per / (10 * 2**30 / tokens), 3) == 2.0 and not any("the log ran at TP" in w for w in r.warnings)
+
+
+@pytest.mark.parametrize(
+    ("name", "device", "gpu"),
+    [
+        ("vllm-augmxnt-mi300x-mixtral-8x7b-tp1.log", "AMD_Instinct_MI300X", "mi300x"),
+        ("vllm-anton-rtx3090-qwen3-30b-a3b-awq.log", "NVIDIA_GeForce_RTX_3090", "rtx3090"),
+        ("vllm-VedioSifter-rtxpro6000-qwen3-30b-a3b.log", "NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition", "rtx-pro-6000"),
+    ],
+)
+def test_the_gpu_a_kernel_config_line_names_is_the_logs_gpu(cli, tmp_path, monkeypatch, name, device, gpu):
+    """vLLM's fused-MoE config lines name the device (".../E=128,N=768,device_name=NVIDIA_GeForce_RTX_3090.json",
+    torch's device name with spaces as underscores): read without --gpu, the log's GPU is that one, said as from
+    the log; --gpu wins."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    log = _REAL / name
+    assert f"device_name={device}" in log.read_text()
+    d = json.loads(cli("explain-log", str(log), "--model", "qwen3-30b-a3b", "--json").out)["startups"][0]
+    said = next(x for x in d["settings"] if x["key"] == "gpu")
+    assert (said["value"], said["source"]) == (gpu, "log") and device in said["detail"]
+    given = json.loads(cli("explain-log", str(log), "--model", "qwen3-30b-a3b", "--gpu", "h200", "--json").out)
+    assert next(x for x in given["startups"][0]["settings"] if x["key"] == "gpu")["value"] == "h200"
+
+
+def test_a_device_name_outside_the_catalog_leaves_the_gpu_to_the_other_clues():
+    """SGLang's H800 start (device_name=NVIDIA_H800; no H800 spec in the catalog): the device names no catalog GPU."""
+    from kvcalc.cli.explain import _gpu_named
+    from kvcalc.inputs.logs import parse_log
+
+    f = parse_log((_REAL / "sglang-4161-16xh800-deepseek-r1.log").read_text())
+    assert f.device_name == "NVIDIA_H800" and _gpu_named(f.device_name) is None
+    assert _gpu_named("NVIDIA_H100_80GB_HBM3").name == "h100-sxm" and _gpu_named("NVIDIA_A100-SXM4-80GB").name == "a100-80gb"
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "explain-log.md").read_text().split())
+    assert "where a kernel config line names the device (vLLM's and SGLang's fused-MoE configs," in doc

@@ -58,6 +58,18 @@ def _log_model(name: str, where: str) -> Any:
     )
 
 
+def _gpu_named(device: str) -> Any:
+    """The catalog GPU a log's device_name is (torch's name, spaces as underscores: 'NVIDIA_H100_80GB_HBM3',
+    'AMD_Instinct_MI300X'), by its aliases, with and without the vendor's prefix; None where none is."""
+    from kvcalc.specs.catalog import canonical_name, resolve_gpu
+
+    for ref in (device, device.removeprefix("NVIDIA_"), device.removeprefix("AMD_")):
+        name = canonical_name("gpu", ref)
+        if name is not None:
+            return resolve_gpu(name)
+    return None
+
+
 def _gpu_guess(total_gib: float) -> tuple[Any, str] | None:
     """The catalog GPU whose runtime total is nearest the log's total_gpu_memory (within 1%); among
     GPUs as near (an H100 SXM and PCIe report the same total), the default GPU, else a measured one."""
@@ -184,6 +196,9 @@ def explain_log(
                 raise KvcalcError("the log does not name the model", where, "pass --model NAME")
             if g_given is not None:
                 g, g_set = g_given, Setting("gpu", g_given.name, "option", "--gpu")
+            elif facts.device_name and (named := _gpu_named(facts.device_name)) is not None:
+                g = named
+                g_set = Setting("gpu", named.name, "log", f"device_name={facts.device_name} (a kernel config file it names)")
             else:
                 guess = _gpu_guess(facts.total_gib) if facts.total_gib else None
                 if guess is not None:

@@ -51,6 +51,9 @@ class LogFacts:
     quantization: str | None = None
     """The checkpoint's quantization method as the engine's config names it (vLLM's quantization=, SGLang's
     server args); 'None' where the config line says none."""
+    device_name: str | None = None
+    """The GPU as the engine names its tuned-kernel config files ("device_name=NVIDIA_H100_80GB_HBM3" in vLLM's and
+    SGLang's fused-MoE config lines: torch's device name, spaces as underscores)."""
     quant_scheme: str | None = None
     """compressed-tensors' scheme, as its layers log it ("Using scheme: CompressedTensorsW8A8Int8 for ...")."""
     kv_cache_dtype: str | None = None
@@ -267,6 +270,13 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("quantization", "quantization=", re.compile(r"\bquantization=['\"]?([A-Za-z][A-Za-z0-9_-]{0,29})"), "str", ""),
     ("quantization", "'quantization'", re.compile(r"'quantization': '([A-Za-z][A-Za-z0-9_-]{0,29})'"), "str", ""),
     ("quantization", "--quantization", re.compile(r"--quantization[= ]\s*['\"]?([A-Za-z][A-Za-z0-9_-]{0,29})"), "str", ""),
+    (
+        "device_name",
+        "device_name=",
+        re.compile(r"\bdevice_name=([A-Za-z][A-Za-z0-9_+-]{0,79}?)(?:\.json|[,\s'\"\]]|$)"),
+        "str",
+        "",
+    ),
     ("quant_scheme", "Using scheme: ", re.compile(r"Using scheme: (CompressedTensors[A-Za-z0-9]{1,40})"), "str", ""),
     ("kv_cache_dtype", "kv_cache_dtype", re.compile(r"\bkv_cache_dtype['\"]?\s*[=:]\s*'?([A-Za-z0-9_]{1,20})"), "str", ""),
     ("kv_cache_dtype", "kv-cache-dtype", re.compile(r"--kv-cache-dtype[= ]\s*([A-Za-z0-9_]{1,20})"), "str", ""),
@@ -601,7 +611,7 @@ def _scan(data: bytes, end: int) -> Iterator[str]:
 
 
 # Facts kept from their first line (a model named twice, the version printed by every worker).
-_FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp", "quantization", "quant_scheme")
+_FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp", "quantization", "quant_scheme", "device_name")
 # Facts each rank may print within one start-up: the engine sizes every rank's pool to the smallest
 # (vLLM V1: the KV cache config is taken at the minimum available memory over the workers,
 # vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.33.0; V0: the executor takes
