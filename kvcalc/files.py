@@ -88,12 +88,16 @@ def read_bytes(path: str | os.PathLike[str], limit: int, accepted: str) -> bytes
     return data
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+"""UTF-16's byte-order marks, little- and big-endian: Windows PowerShell's `>` writes a file with the first."""
+
+
 def read_text(path: str | os.PathLike[str], limit: int = SPEC_LIMIT, accepted: str = "a YAML or JSON text file") -> str:
     """A text file's contents: UTF-8, or UTF-16 with its byte-order mark (Windows PowerShell's `>` writes
     UTF-16LE), its mark dropped."""
     data = read_bytes(path, limit, accepted)
     try:
-        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        if data[:2] in UTF16_BOMS:
             return data.decode("utf-16")
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -497,13 +497,13 @@ def _settings(
     return out, warnings
 
 
-def _tp_told(cell: float, per_tok: int, model: ModelSpec, settings: list[Setting], tp: int) -> str | None:
+def _tp_told(cell: float, per_tok: int, model: ModelSpec, said: dict[str, Setting], tp: int) -> str | None:
     """Where the log names no TP: the warning that its per-rank KV bytes a token (``cell``), 1/n of the
     model's at the TP assumed (``per_tok``), say it ran at TP n (n of 2 to 16, within 2%), or, where the
     KV cache's dtype was assumed 16-bit too, at TP n/2 with an 8-bit one. Only where every layer keeps
     every token in full attention (a window's or a state's bytes are not counted a token alike by engine
-    and kvcalc; an MLA latent is whole on every rank, so its bytes do not tell TP)."""
-    said = {x.key: x for x in settings}
+    and kvcalc; an MLA latent is whole on every rank, so its bytes do not tell TP). ``said``: the
+    settings by key, with where each came from."""
     if said["tp"].source != "default" or cell <= 0 or any(getattr(k, "kind", "") != "full" for k in model.kinds()):
         return None
     ratio = per_tok / cell
@@ -531,7 +531,8 @@ def explain(
     settings, warnings = _settings(facts, model, eng, eng_setting, given)
     settings.insert(1, model_setting or Setting("model", model.name, "option", "--model"))
     settings.insert(2, gpu_setting or Setting("gpu", gpu.name, "option", "--gpu"))
-    s = {x.key: x.value for x in settings}
+    said = {x.key: x for x in settings}
+    s = {k: x.value for k, x in said.items()}
     tp, pp, mml = int(s["tp"]), int(s["pp"]), int(s["max_model_len"])
     kv = kv_dtype(str(s["kv_dtype"]), "kv_cache_dtype")
     total = round(facts.total_gib * GiB) if facts.total_gib else None
@@ -630,7 +631,7 @@ def explain(
             if (
                 avail is not None
                 and facts.kv_tokens
-                and (told := _tp_told(avail * GiB / facts.kv_tokens, per_tok, model, settings, tp))
+                and (told := _tp_told(avail * GiB / facts.kv_tokens, per_tok, model, said, tp))
             ):
                 warnings.append(told)
         if facts.error_kv_tokens is not None and cap is not None:
@@ -714,7 +715,7 @@ def explain(
             cell = kv_gib * GiB / facts.max_total_num_tokens
             rows.append(_row("kv_bytes_per_token", "bytes_per_token", cell, per_tok, per_tok))
             # SGLang's K and V sizes are one rank's.
-            if told := _tp_told(cell, per_tok, model, settings, tp):
+            if told := _tp_told(cell, per_tok, model, said, tp):
                 warnings.append(told)
         if facts.max_total_num_tokens is not None:
             rows.append(
@@ -771,8 +772,7 @@ def explain(
             )
         notes.append(Note("trt_pool", {"block_size": fp.alloc.block_size, "per_token": per_tok}))
     device = total if total is not None else gpu.memory_runtime_bytes
-    gpu_said = settings[2]
-    if gpu_said.source in ("default", "guess") and total is None and est.weight_bytes > device:
+    if said["gpu"].source in ("default", "guess") and total is None and est.weight_bytes > device:
         # The GPU was assumed and the log gives no device total to check it by: weights that alone
         # exceed it say the log ran elsewhere (a larger GPU, or more of them).
         warnings.append(
@@ -780,7 +780,7 @@ def explain(
             f"than the {device / GiB:,.2f} GiB of the {gpu.name} assumed: the log ran on another GPU"
             + (
                 "; pass --gpu"
-                if next(x for x in settings if x.key == "tp").source != "default"
+                if said["tp"].source != "default"
                 else f", or at more than TP {tp} (the log does not say); pass --gpu or --tp"
             )
         )

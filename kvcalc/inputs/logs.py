@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 from kvcalc._record import record
 from kvcalc.errors import KvcalcError
+from kvcalc.files import UTF16_BOMS
 
 GiB = 2**30
 NUM = r"(-?[0-9][0-9,]{0,30}(?:\.[0-9]{1,20})?)"
@@ -553,7 +554,7 @@ def _blocks(stream: BinaryIO) -> Iterator[bytes]:
     """The stream's bytes in chunks, as UTF-8: a log that starts with a UTF-16 byte-order mark (Windows
     PowerShell's `>` writes UTF-16LE) is decoded as it is read and re-encoded."""
     first = stream.read(CHUNK)
-    if first[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    if first[:2] in UTF16_BOMS:
         import codecs
 
         dec = codecs.getincrementaldecoder("utf-16")(errors="replace")
