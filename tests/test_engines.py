@@ -564,3 +564,39 @@ def test_a_record_named_by_fewer_numbers_is_its_first_release():
     assert not engine("vllm@0.8.4").older_than(0, 8, 4) and engine("vllm@0.7.3").older_than(0, 8, 0)
     assert not engine("sglang@0.4.6.post5").older_than(0, 4) and engine("vllm@0.12").older_than(0, 14)
     assert not engine("vllm@0.14").older_than(0, 14)
+
+
+@pytest.mark.parametrize(
+    ("release", "record", "want"),
+    [
+        # server_args.py __post_init__ under enable_dp_attention: chunked_prefill_size // 2 (0.3.6 to 0.4.4) ...
+        ("sglang@0.3.6", "sglang@0.3.6", 8192 // 2),
+        ("sglang@0.4.1", "sglang@0.4.0", 8192 // 2),
+        ("sglang@0.4.4", "sglang@0.4.0", 8192 // 2),
+        # ... and chunked_prefill_size // dp_size from 0.4.4.post1 (through 0.5.23's arg_groups/parallel_hook.py).
+        ("sglang@0.4.4.post1", "sglang@0.4.4.post1", 8192 // 8),
+        ("sglang@0.4.4.post3", "sglang@0.4.4.post1", 8192 // 8),
+        ("sglang@0.4.6.post5", "sglang@0.4", 8192 // 8),
+        ("sglang@0.5.6", "sglang@0.5.9", 8192 // 8),
+        ("sglang", "sglang@0.5", 8192 // 8),
+        # vLLM's DP ranks are engines of their own, each with the whole budget.
+        ("vllm@0.11", "vllm@0.11", 8192),
+    ],
+)
+def test_sglang_divides_its_prompt_chunk_among_dp_attention_ranks(release, record, want):
+    e = engine(release)
+    assert e.key == record
+    assert e.rank_batched_tokens(8192, 8) == want
+    assert e.rank_batched_tokens(8192, 1) == 8192  # one rank: no DP attention, no division
+
+
+def test_dp_attention_is_refused_before_sglang_0_3_6(cli):
+    # --enable-dp-attention is in 0.3.6's server_args.py and not in 0.3.5's.
+    from kvcalc.engine.deployment import Shape, check_shape
+
+    m = resolve_model("deepseek-v3")
+    check_shape(m, Shape(1, 1, 8, 1), engine("sglang@0.3.6"))
+    with pytest.raises(KvcalcError, match="predates --enable-dp-attention"):
+        check_shape(m, Shape(1, 1, 8, 1), engine("sglang@0.3.5"))
+    r = cli("fit", "--model", "deepseek-v3", "--gpu", "h200", "--seq", "4k", "--dp", "8", "--engine", "sglang@0.3.5")
+    one_line_error(r, "predates --enable-dp-attention", "sglang@0.3.6 or later")

@@ -687,3 +687,22 @@ def test_simulate_runs_a_pp_replica_as_one_micro_batch(cli, monkeypatch):
     assert "(20.00 GiB a GPU, as given)" in " ".join(given["assumptions"])
     one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--pp", "40", "--rate", "1"), "--pp")
     one_line_error(cli("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--pp", "4", "--rate", "1", "--requests", "3"))
+
+
+def test_an_sglang_dp_attention_rank_steps_its_share_of_the_prompt_chunk(cli):
+    # SGLang 0.5.6 on an H200 (141 GB: under 160 GiB) defaults --chunked-prefill-size to 8,192
+    # (server_args.py), and under DP attention gives each of the 8 ranks 8,192 // 8 of it.
+    args = ("simulate", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "1", "--dp", "8", "--concurrency", "16")
+    args += ("--requests", "64", "--prompt", "3000", "--output", "20", "--json")
+    dp = cli(*args, "--engine", "sglang@0.5.6").json()
+    assert dp["max_num_batched_tokens"] == 8192 // 8 == 1024
+    assert any("--chunked-prefill-size 8,192 over 8 ranks under DP attention" in a for a in dp["assumptions"])
+    # 0.4.1 halves it (server_args.py __post_init__ under enable_dp_attention).
+    old = cli(*args, "--engine", "sglang@0.4.1").json()
+    assert old["max_num_batched_tokens"] == 8192 // 2
+    assert any("--chunked-prefill-size 8,192 halved under DP attention" in a for a in old["assumptions"])
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    engines_doc = " ".join((docs / "engines.md").read_text().split())
+    assert "under 0.5.6 steps 8,192 // 8 = 1,024 prompt tokens a rank, under 0.4.1 8,192 // 2 = 4,096" in engines_doc
+    sim_doc = " ".join((docs / "simulation.md").read_text().split())
+    assert "half from 0.3.6 to 0.4.4, `chunked_prefill_size // dp_size` from 0.4.4.post1" in sim_doc

@@ -186,8 +186,13 @@ def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) ->
                 "engine",
                 "vllm@0.8.4 or later",
             )
-        if engine.name == "sglang" and shape.dp > 1 and engine.older_than(0, 4):
-            raise KvcalcError(f"{engine.title} predates --enable-dp-attention (SGLang 0.4)", "engine", "sglang@0.4 or later")
+        # --enable-dp-attention is in 0.3.6's server_args.py and not 0.3.5's.
+        if engine.name == "sglang" and shape.dp > 1 and engine.older_than(0, 3, 6):
+            raise KvcalcError(
+                f"{engine.title} predates --enable-dp-attention (read in SGLang 0.3.6, not in 0.3.5)",
+                "engine",
+                "sglang@0.3.6 or later",
+            )
 
 
 LinkKind = str  # 'nvlink', 'pcie' or 'network'

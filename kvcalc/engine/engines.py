@@ -363,6 +363,15 @@ class Engine:
     0.3.6, 0.4.0 to 0.4.3, 0.4.6.post5, 0.4.9, 0.5.2 and 0.5.3; opt-in enable_overlap_schedule to
     0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (0.3.6 to 0.4.1; this record follows
     0.4.0 where 0.4.2 to 0.4.4.post3 keep it on)."""
+    dp_prompt_chunk: Literal["none", "half", "dp"] = "none"
+    """How SGLang sizes each DP-attention rank's prompt chunk from --chunked-prefill-size (kvcalc's
+    max_num_batched_tokens: the release's default or as given): 'half', halved (server_args.py __post_init__ under
+    enable_dp_attention, read in 0.3.6, 0.4.0, 0.4.1, 0.4.2, 0.4.3, 0.4.3.post2, 0.4.3.post4 and 0.4.4); 'dp',
+    divided by the DP size (server_args.py, read in 0.4.4.post1, 0.4.4.post3, 0.4.5, 0.4.6.post5, 0.4.9, 0.5.3,
+    0.5.6, 0.5.9 and 0.5.14, _handle_data_parallelism from 0.5; arg_groups/parallel_hook.py in 0.5.23); 'none'
+    where every DP rank keeps the whole budget (vLLM: each DP rank an engine of its own). SGLang sizes its
+    start-up reserve from the chunk before it divides it (_handle_gpu_memory_settings runs first), so
+    kvcalc fit keeps the whole (rank_batched_tokens)."""
     prefill_graphs: bool = True
     """Whether a step that carries prompt tokens runs in CUDA graphs: vLLM V1's piecewise graphs (up to
     512 tokens), SGLang's piecewise graphs (on by default from 0.5.10: server_args.py
@@ -515,6 +524,13 @@ class Engine:
             chunked_as_full=self.chunked_as_full,
             state_pages=self.state_pages,
         )
+
+    def rank_batched_tokens(self, budget: int, dp: int) -> int:
+        """The prompt tokens one DP-attention rank's step takes of ``budget``, the server's
+        --chunked-prefill-size, as the release divides it (dp_prompt_chunk); ``budget`` with one rank."""
+        if dp <= 1 or self.dp_prompt_chunk == "none":
+            return budget
+        return max(budget // (2 if self.dp_prompt_chunk == "half" else dp), 1)
 
     def seqs_in_flight(self, max_num_seqs: int, pp: int, dp: int = 1) -> int:
         """The most requests one replica runs at once: ``max_num_seqs`` per DP rank, whose scheduler
@@ -988,6 +1004,7 @@ SGLANG_05 = Engine(
     subtracts_activation=False,
     mixes_prefill=False,
     batched_tokens_default="sglang-0.5.20",
+    dp_prompt_chunk="dp",
     swa_pool_ratio=0.8,
     swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
     mem_fraction_rule="sglang-0.5",
@@ -1220,14 +1237,24 @@ SGLANG_0444 = _sglang_before_046(
     "sglang-0.4.0",
     _TABLE.format("0.81"),
 )
-SGLANG_040 = _sglang_before_046(
-    "0.4.0", "0.4.0 to 0.4.4.post3", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
+# 0.4.4.post1 divided a DP-attention rank's prompt chunk by the DP size where 0.4.4 halved it (Engine.dp_prompt_chunk).
+SGLANG_0441 = _sglang_before_046(
+    "0.4.4.post1",
+    "0.4.4.post1 to 0.4.4.post3",
+    "0.4.0, 0.4.3 and 0.4.4.post3",
+    "sglang-0.4.0",
+    _TABLE.format("0.81"),
+    "runner-0.95",
 )
-SGLANG_040 = replace(SGLANG_040, async_scheduling="pp1-no-dp")
+SGLANG_0441 = replace(SGLANG_0441, async_scheduling="pp1-no-dp")
+SGLANG_040 = _sglang_before_046(
+    "0.4.0", "0.4.0 to 0.4.4", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
+)
+SGLANG_040 = replace(SGLANG_040, async_scheduling="pp1-no-dp", dp_prompt_chunk="half")
 SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"), "runner-0.95")
-SGLANG_036 = replace(SGLANG_036, async_scheduling="pp1-no-dp")
+SGLANG_036 = replace(SGLANG_036, async_scheduling="pp1-no-dp", dp_prompt_chunk="half")
 SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"), "runner-0.95")
-SGLANG_03 = replace(SGLANG_03, async_scheduling="none")
+SGLANG_03 = replace(SGLANG_03, async_scheduling="none", dp_prompt_chunk="none")  # (no DP attention before 0.3.6)
 
 ENGINE_LIST: list[Engine] = [
     VLLM_033,
@@ -1266,6 +1293,7 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_04,
     SGLANG_0453,
     SGLANG_0444,
+    SGLANG_0441,
     SGLANG_040,
     SGLANG_036,
     SGLANG_03,
@@ -1368,7 +1396,7 @@ ACCEPTED = (
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
     "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9 (0.5.6 to 0.5.9), sglang@0.5.5 (0.5.3 to 0.5.5), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
-    "sglang@0.4.4.post4, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
+    "sglang@0.4.4.post4, sglang@0.4.4.post1, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
 
 
@@ -1490,8 +1518,10 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
         return "sglang@0.3"
     if v < (0, 4):
         return "sglang@0.3.6"
-    if v < (0, 4, 4) or (v == (0, 4, 4) and post < 4):
+    if v < (0, 4, 4) or (v == (0, 4, 4) and post < 1):
         return "sglang@0.4.0"
+    if v == (0, 4, 4) and post < 4:
+        return "sglang@0.4.4.post1"
     if v < (0, 4, 5) or (v == (0, 4, 5) and post < 3):
         return "sglang@0.4.4.post4"
     if v < (0, 4, 6) or (v == (0, 4, 6) and post < 2):
@@ -1576,7 +1606,7 @@ heads, as DeepSeek-V3's 128, Kimi-K2's 64 and GLM-4.7-Flash's 20) at which SGLan
 an AMD GPU with AITER's kernel; at any other count it takes its Triton backend (model_runner.py from 0.4.7.post1,
 server_args.py from 0.5.6, arg_groups/model_override_base.py from 0.5.19: "current aiter only support head
 number 16 or 128"; read in 0.4.7.post1, 0.5.2, 0.5.3, 0.5.6, 0.5.10, 0.5.14 and 0.5.19)."""
-SGLANG_BEFORE_FA3_MLA = frozenset({"sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post4"})
+SGLANG_BEFORE_FA3_MLA = frozenset({"sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post1", "sglang@0.4.4.post4"})
 """SGLang records before 0.4.5.post3, which decode MLA with Triton on Hopper too (no FlashAttention 3 MLA default)."""
 SGLANG_BEFORE_0_4_7_POST1 = SGLANG_BEFORE_FA3_MLA | {"sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
 """SGLang records before 0.4.7.post1, whose MLA defaults had neither FlashInfer on compute capability 10 nor an AITER
@@ -1904,6 +1934,7 @@ _RULE_LABELS = {
     "prefill_graphs": "prompt steps in CUDA graphs",
     "prefill_graphs_off": "prompt graphs turned off for",
     "dp_prompt_lockstep": "DP ranks step with any rank's prompt batch, without graphs",
+    "dp_prompt_chunk": "a DP-attention rank's prompt chunk",
     "prompt_blocks": "a paged prompt's blocks taken",
     "triton_decode": "--attention-backend triton priced",
 }
@@ -1915,6 +1946,11 @@ _CHOICE_WORDS: dict[str, dict[str, str]] = {
         "runner-0.95": "x 0.95, given or default (model runner)",
         "runner-0.9": "x 0.9, given or default (model runner)",
         "vit": "the default x 0.95 x (1 - 0.1 x (ViT layers x width^2 / (24 x 1024^2) - 1)), held to 0.76-0.9975",
+    },
+    "dp_prompt_chunk": {
+        "none": "the whole budget",
+        "half": "half --chunked-prefill-size",
+        "dp": "--chunked-prefill-size over the DP size",
     },
     "async_scheduling": {
         "none": "no",

@@ -259,7 +259,9 @@ class _Replica:
         # Prompt tokens found in the prefix cache, which no step computes (the pages verify simulates).
         self.hit = traffic.prompt_cache_hit
         self.C = cached_prompt_tokens(self.hit, self.P, PREFIX_BLOCK)
-        self.budget, self.mixed = engine.schedule(model, gpu, traffic.length)
+        budget, self.mixed = engine.schedule(model, gpu, traffic.length)
+        self.budget = engine.rank_batched_tokens(budget, dp)
+        """A DP rank's prompt tokens a step: the engine's budget, as SGLang divides it among DP-attention ranks."""
         self.max_seqs = engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
         self.seq_limit = engine.seqs_in_flight(self.max_seqs, pp, dp)
         """The most requests the replica runs at once (max_num_seqs as the engine applies it with PP and DP)."""

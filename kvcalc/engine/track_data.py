@@ -34,6 +34,6 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
     "moe/5+": {
         "mean_tpot": (60, -0.2828, -0.4198, -0.1856),
         "output_throughput": (82, 0.2628, 0.1046, 0.4588),
-        "mean_ttft": (72, -0.4847, -0.5951, -0.3382),
+        "mean_ttft": (72, -0.4847, -0.5985, -0.3382),
     },
 }

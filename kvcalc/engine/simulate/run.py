@@ -180,6 +180,10 @@ def simulate(
             "prefix_caching",
             "prefix caching on, or neither a shared prefix nor prompt-cache hits",
         )
+    # SGLang divides --chunked-prefill-size among its DP-attention ranks (Engine.dp_prompt_chunk): a rank's steps
+    # take its share.
+    server_budget = st.max_num_batched_tokens
+    st = dataclasses.replace(st, max_num_batched_tokens=engine.rank_batched_tokens(server_budget, dp))
     est = estimate_events(wl, st, len(policies))
     if est > MAX_EVENTS:
         raise KvcalcError(
@@ -257,7 +261,14 @@ def simulate(
         ),
         cost.describe() + ": the batch as it stands at each step (weights read, the KV the batch reads, the FLOPs of its tokens)",
         _client_line(wl, st),
-        f"continuous batching: up to {st.max_num_seqs:,} requests, {st.max_num_batched_tokens:,} tokens per step, "
+        f"continuous batching: up to {st.max_num_seqs:,} requests, {st.max_num_batched_tokens:,} tokens per step"
+        + (
+            f" (--chunked-prefill-size {server_budget:,} {'halved' if engine.dp_prompt_chunk == 'half' else f'over {dp} ranks'} "
+            f"under DP attention, as {engine.label} divides it)"
+            if st.max_num_batched_tokens != server_budget
+            else ""
+        )
+        + ", "
         + (
             "decodes first, then prompt chunks (chunked prefill); first-come first-served"
             if st.mixed
