@@ -600,3 +600,10 @@ def test_dp_attention_is_refused_before_sglang_0_3_6(cli):
         check_shape(m, Shape(1, 1, 8, 1), engine("sglang@0.3.5"))
     r = cli("fit", "--model", "deepseek-v3", "--gpu", "h200", "--seq", "4k", "--dp", "8", "--engine", "sglang@0.3.5")
     one_line_error(r, "predates --enable-dp-attention", "sglang@0.3.6 or later")
+
+
+def test_a_posted_dp_attention_run_prints_the_divided_chunk():
+    """docs/engines.md: a posted run's --chunked-prefill-size 65536 at DP 8 printed as 8192 in its server_args line."""
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "`--chunked-prefill-size 65536` printed as `chunked_prefill_size=8192` in its `server_args=` line" in doc
+    assert engine("sglang").rank_batched_tokens(65536, 8) == 8192
