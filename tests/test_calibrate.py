@@ -52,6 +52,17 @@ def test_every_public_block_parses_to_its_recorded_figures(case):
         row = next(ln.split("|") for ln in text.splitlines() if ln.startswith(f"{case['tp']}|"))
         assert float(row[2]) == case["measured"]["output_throughput_tok_per_s"]
         return
+    if case.get("raw_format") == "infmax-agg":
+        # An InferenceMAX aggregated record (its utils/process_result.py: seconds, throughput a GPU), not a printed
+        # block: its output throughput times TP and its latencies in ms are cases.yaml's.
+        import json
+
+        rec, want = json.loads(text)["record"], case["measured"]
+        assert rec["tp"] == case["tp"] and rec["conc"] == case["max_concurrency"]
+        assert rec["output_tput_per_gpu"] * rec["tp"] == pytest.approx(want["output_throughput_tok_per_s"])
+        for key in ("mean_ttft", "median_ttft", "mean_tpot", "median_tpot"):
+            assert rec[key] * 1e3 == pytest.approx(want[f"{key}_ms"])
+        return
     if case.get("raw_format") == "md-table":
         # A markdown table its source published in place of the printed blocks (SGLang's benchmark READMEs): the
         # row raw_row names holds every figure cases.yaml measured, but the count and what cases.yaml derives
