@@ -1144,6 +1144,38 @@ def test_sparse_mla_fp8_is_standard_fp8_under_flashinfers_sparse_backend(cli):
     assert fit(llama, resolve_gpu("b200"), FitInputs(seq=8192, kv_dtype=e4m3)).kv_bytes_per_token == 32 * 8 * 128 * 2
 
 
+def test_sglang_keeps_a_dsa_fp8_cache_raw_from_0_5_10_where_its_default_backend_reads_it():
+    # SGLang's calculate_mla_kv_cache_dim (model_runner_kv_cache_mixin.py, 0.5.10 to 0.5.14;
+    # mem_cache/kv_cache_configurator.py, 0.5.16 to 0.5.23) sizes a DSA model's fp8 cache as the raw latent,
+    # 512 + 64 elements at one byte, where the DSA backend is trtllm or tilelang: the defaults for an fp8 cache on
+    # compute capability 10 and up, and on HIP. Elsewhere, and in 0.5.9 everywhere, FlashMLA's scaled layout:
+    # 512 + 4 x 4 + 2 x 64 = 656 B. The indexer adds 132 B a layer either way; GLM-5 has 78 layers,
+    # DeepSeek-V3.2 61. GLM-5.1's MI355X starts under 0.5.12 log 37.74 GB (GiB) for 733,696 tokens: 708 B x 78.
+    from kvcalc.engine.engines import engine
+
+    def per_token(model, gpu, release, kv="fp8", tp=8):
+        inp = FitInputs(seq=8192, engine=engine(release), tp=tp, kv_dtype=kv)
+        return fit(resolve_model(model), resolve_gpu(gpu), inp).kv_bytes_per_token
+
+    raw, scaled = 576 + 132, 656 + 132
+    assert per_token("glm-5", "mi355x", "sglang@0.5.12", tp=2) == 78 * raw == 55_224
+    assert round(37.74 * 2**30 / 733_696 / 78) == raw
+    assert per_token("deepseek-v3.2", "b200", "sglang@0.5.12") == 61 * raw
+    assert per_token("deepseek-v3.2", "b200", "sglang@0.5.12", "fp8_e4m3") == 61 * raw
+    # Under auto SGLang stores fp8 on compute capability 10 and up (bf16 on HIP and Hopper), raw from 0.5.10.
+    import dataclasses
+
+    from kvcalc.specs.dtypes import kv_dtype
+
+    auto = dataclasses.replace(kv_dtype("bf16"), auto=True)  # as --kv-dtype auto is parsed
+    assert per_token("deepseek-v3.2", "b200", "sglang@0.5.23", auto) == 61 * raw
+    assert per_token("deepseek-v3.2", "mi355x", "sglang@0.5.23", auto) == 61 * (2 * 576 + 132)
+    # Hopper runs flashmla_kv; 0.5.9 sizes every fp8 cache in FlashMLA's layout.
+    assert per_token("deepseek-v3.2", "h200", "sglang@0.5.12") == 61 * scaled
+    assert per_token("glm-5", "mi355x", "sglang@0.5.9", tp=2) == 78 * scaled
+    assert per_token("deepseek-v3.2", "b200", "sglang@0.5.9") == 61 * scaled
+
+
 def test_the_triton_sampler_buffer_follows_the_release_and_the_gpu():
     """vLLM's Triton top-k/top-p kernel caches min(next power of 2 of min(SMs, rows), SMs) fp32 rows of the
     vocabulary (v1/sample/ops/topk_topp_triton.py): by default in 0.17 to 0.20, from 0.21 only where FlashInfer's

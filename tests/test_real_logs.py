@@ -1029,15 +1029,24 @@ def test_the_twenty_second_held_out_set_is_as_the_doc_says():
     text = " ".join(DOC.read_text().split())
     tw = {c["file"]: RESULTS[c["file"]] for c in CASES if c.get("held_out") == TWENTYSECOND}
     assert len(tw) == 14
-    errs = sorted(round(100 * r["headline"].estimate_error, 1) for r in tw.values())
-    assert all(r["estimate"] == "ok" and r["inside_range"] for r in tw.values()) and (errs[0], errs[-1]) == (-0.9, 3.7)
+    glm = ["sglang-infmax-2xmi355x-glm-5.1-mxfp4-c16.log", "sglang-infmax-2xmi355x-glm-5.1-mxfp4-c48.log"]
+    rest = {f: r for f, r in tw.items() if f not in glm}
+    errs = sorted(round(100 * r["headline"].estimate_error, 1) for r in rest.values())
+    # At scoring all fourteen were within 10% (-0.9% to +3.7%); the twelve untouched by the later rule still are.
+    assert all(r["estimate"] == "ok" and r["inside_range"] and r["from_log"] == "ok" for r in rest.values())
+    assert -0.9 <= errs[0] and errs[-1] <= 3.7
     assert "all fourteen within 10% from the defaults (-0.9% to +3.7% on the headline figure), all fourteen inside" in text
-    missed = sorted(f for f, r in tw.items() if r["from_log"] == "miss")
-    assert missed == ["sglang-infmax-2xmi355x-glm-5.1-mxfp4-c16.log", "sglang-infmax-2xmi355x-glm-5.1-mxfp4-c48.log"]
     assert "twelve of fourteen within 2% from their own figures" in text
     # 37.74 GB (SGLang's GB are GiB) over 733,696 tokens and 78 layers: 576 + 132 B; fp8_ds_mla's 656 + 132.
     assert round(37.74 * GiB / 733_696 / 78) == 512 + 64 + 132 == 708 and round(100 * ((656 + 132) / 708 - 1), 1) == 11.3
-    assert "708 B a token in each of the 78 layers, a plain fp8 latent of 576 B and the indexer's 132" in text
+    assert "708 B a token in each of the 78 layers, a raw fp8 latent of 512 + 64 = 576 B and the indexer's 132" in text
+    # Read after scoring (Engine.sparse_mla_raw_fp8): their own figures now land, the estimates do not.
+    assert [tw[f]["from_log"] for f in glm] == ["ok", "ok"]
+    assert [round(100 * tw[f]["headline"].estimate_error, 1) for f in glm] == [15.4, 15.1]
+    assert "their estimates go from +3.7% and +3.4% to +15.4% and +15.1%" in text
+    # SGLang's pool: 0.85 x the free memory at weight load less the weights, in the log's GB (GiB).
+    assert round(0.85 * 279.13 - 199.52, 2) == 37.74 and round(0.85 * 279.24 - 199.52, 2) == 37.83
+    assert "0.85 x the memory free when the weights load (279.13 GB a GPU) less the 199.52 GB of weights" in text
     assert sorted(f for f, r in tw.items() if r["counted"]) == [
         f"vllm-infmax-{n}xh200-gpt-oss-120b-0.22.1.log" for n in (2, 4, 8)
     ]

@@ -47,6 +47,8 @@ under kv_cache_dtype auto (Engine.sparse_mla_auto_kv)."""
 HOPPER_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
 """Catalog GPUs of compute capability 9.0: where FlashMLA runs, and torch sizes its cuBLAS workspace apart
 (memory.cublas_workspace_bytes)."""
+AMD_INSTINCT = ("mi300x", "mi325x", "mi355x")
+"""The AMD Instinct GPUs in the catalog (the engines run HIP builds on them)."""
 TRITON_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20", "b200")
 """The GPUs SGLang's Triton decode floor is priced on (StepModel.attn_floor_s): Hopper, where its block rate was
 measured, and compute capability 10, where the compiled kernel's registers and shared memory are Hopper's
@@ -363,6 +365,14 @@ class Engine:
     0.3.6, 0.4.0 to 0.4.3, 0.4.6.post5, 0.4.9, 0.5.2 and 0.5.3; opt-in enable_overlap_schedule to
     0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (0.3.6 to 0.4.1; this record follows
     0.4.0 where 0.4.2 to 0.4.4.post3 keep it on)."""
+    sparse_mla_raw_fp8: bool = False
+    """SGLang from 0.5.10 stores a DSA model's fp8 cache (DeepSeek-V3.2's, GLM-5's) in the raw MLA layout, the
+    512 + 64 latent elements at one byte each and no scales, where its default DSA backend reads that layout:
+    trtllm, its default for an fp8 cache on compute capability 10 and up, and tilelang, its default on HIP
+    (calculate_mla_kv_cache_dim: model_executor/model_runner_kv_cache_mixin.py, read in 0.5.10 to 0.5.14;
+    mem_cache/kv_cache_configurator.py, read in 0.5.16, 0.5.19 and 0.5.23; the backends' defaults in
+    server_args.py, 0.5.10 to 0.5.14, and arg_groups/overrides.py, 0.5.16 to 0.5.23). Elsewhere (Hopper's
+    flashmla_kv) and before 0.5.10 (flashmla_kv for every fp8 cache) it is FlashMLA's scaled fp8_ds_mla."""
     dp_prompt_chunk: Literal["none", "half", "dp"] = "none"
     """How SGLang sizes each DP-attention rank's prompt chunk from --chunked-prefill-size (kvcalc's
     max_num_batched_tokens: the release's default or as given): 'half', halved (server_args.py __post_init__ under
@@ -1005,6 +1015,7 @@ SGLANG_05 = Engine(
     mixes_prefill=False,
     batched_tokens_default="sglang-0.5.20",
     dp_prompt_chunk="dp",
+    sparse_mla_raw_fp8=True,
     swa_pool_ratio=0.8,
     swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
     mem_fraction_rule="sglang-0.5",
@@ -1088,6 +1099,7 @@ SGLANG_059 = replace(
     "prompt steps from 0.5.6 and 0.5.9",
     label="SGLang 0.5.6-0.5.9",
     batched_tokens_default="sglang-0.5",
+    sparse_mla_raw_fp8=False,
     mem_fraction_rule="sglang-0.5.3",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
@@ -1935,6 +1947,7 @@ _RULE_LABELS = {
     "prefill_graphs_off": "prompt graphs turned off for",
     "dp_prompt_lockstep": "DP ranks step with any rank's prompt batch, without graphs",
     "dp_prompt_chunk": "a DP-attention rank's prompt chunk",
+    "sparse_mla_raw_fp8": "a DSA model's fp8 cache raw (no scales) on compute capability 10+ and HIP",
     "prompt_blocks": "a paged prompt's blocks taken",
     "triton_decode": "--attention-backend triton priced",
 }

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL, Allocation, PPSplit
-from kvcalc.engine.engines import SM10_UP, SM100
+from kvcalc.engine.engines import AMD_INSTINCT, SM10_UP, SM100
 from kvcalc.engine.search import first_true
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import BF16, KVDtype, kv_dtype as as_kv_dtype
@@ -273,7 +273,7 @@ DEFAULT_BATCHED_TOKENS = 8192
 def stored_kv_dtype(model: ModelSpec, gpu: str, kv: KVDtype, engine: Engine, tp: int) -> KVDtype:
     """The cache format ``engine`` stores on ``gpu`` (a catalog name) for ``kv``: fp8 on a sparse-MLA
     model is FlashMLA's fp8_ds_mla (MLA.kv_bytes_per_token) except where the engine's backend keeps
-    standard fp8 (Engine.sparse_mla_fp8_by_backend); any other format as given. Memory, step time and
+    standard fp8 (Engine.sparse_mla_fp8_by_backend, Engine.sparse_mla_raw_fp8); any other format as given. Memory, step time and
     the bound all read the cache in this format. Under kv_cache_dtype auto (``kv.auto``) an engine may store
     a sparse-MLA cache in fp8 on some GPUs (Engine.sparse_mla_auto_kv: SGLang on compute capability 10 and up)."""
     if kv.auto and engine.sparse_mla_auto_kv and model.has_sparse_mla and gpu in SM10_UP:
@@ -284,6 +284,9 @@ def stored_kv_dtype(model: ModelSpec, gpu: str, kv: KVDtype, engine: Engine, tp:
         heads = min(k.num_attention_heads for k in model.kinds() if isinstance(k, MLA))
         if heads // tp <= 16:
             return as_kv_dtype("fp8_e4m3")
+    if engine.sparse_mla_raw_fp8 and (gpu in SM10_UP or gpu in AMD_INSTINCT):
+        # SGLang from 0.5.10: its default DSA backend there (trtllm; tilelang on HIP) reads the raw layout.
+        return as_kv_dtype("fp8_e4m3")
     # Every other engine and backend turns any fp8 cache of such a model into fp8_ds_mla.
     return as_kv_dtype("fp8")
 
