@@ -764,6 +764,38 @@ def test_sglang_start_up_memory_follows_the_interconnect():
     assert f"the log's 1,218,251 ({tokens / 1_218_251 - 1:+.1%};" in text
 
 
+def test_sglang_on_amd_gpus_counts_its_all_reduce_buffers_before_the_weights():
+    """SGLang from 0.5.10 on an AMD GPU with a TP group allocates, at init_torch_distributed: aiter's custom
+    all-reduce at max_size 1 GiB (ROCm/aiter custom_all_reduce.py: meta of the 5,504 B Signal plus 2 x max_size,
+    the input buffer of max_size, rank_data of 8 MiB) and QuickAllReduce's buffer as SGLang's ROCm image runs it
+    (sgl-kernel quick_all_reduce_hip.h: flags 2 x ranks x 1,216 x 4 B and 2 x 2 GiB of data, ranks x 8 B of
+    handles), beside RCCL's two communicators (1,690 MiB, LUMI's MI250X measurements) and the context (600 MiB).
+    GLM-5.1's start on 2 MI355Xs under SGLang 0.5.12 logs 'Load weight begin. avail mem=279.13 GB' (GiB) of a
+    device whose total kvcalc takes as 309,216,673,792 B: 8.85 GiB held before the weights."""
+    m, gpu = resolve_model("llama3.1-8b"), resolve_gpu("mi355x")
+    aiter = (5_504 + 2 * 2**30) + 2**30 + 8 * 2**20
+    assert aiter == 3_229_619_584
+
+    def start_up(engine: str, tp: int):
+        r = fit(m, gpu, FitInputs(seq=4096, engine=engine, tp=tp, util=0.8))
+        return next(b for b in r.budget if b.key == "non_torch")
+
+    for tp in (2, 4, 8):
+        quick = 2 * tp * 1216 * 4 + 2 * 2 * 2**30 + tp * 8
+        line = start_up("sglang@0.5.12", tp)
+        assert line.bytes == 600 * 2**20 + aiter + quick + 1690 * 2**20
+    assert start_up("sglang@0.5.12", 2).bytes == 9_925_845_392
+    logged = 309_216_673_792 - round(279.13 * 2**30)
+    line = start_up("sglang@0.5.12", 2)
+    assert line.low <= logged <= line.high and abs(line.bytes / logged - 1) < 0.05
+    # One GPU has no TP group; 0.5.9's record and NVIDIA GPUs keep the estimates read from logs.
+    assert start_up("sglang@0.5.12", 1).bytes == 600 * 2**20
+    assert start_up("sglang@0.5.9", 2).bytes == 2560 * 2**20
+    assert (
+        fit(m, resolve_gpu("h200"), FitInputs(seq=4096, engine="sglang@0.5.12", tp=2, util=0.8)).budget[1].bytes == 2560 * 2**20
+    )
+
+
 def test_memory_free_at_start_up_is_at_most_the_device(cli):
     # An H100 SXM's runtime total is estimated at 85,030,076,416 B (79.19 GiB), at most 0.1% more:
     # 85,030,076,416 + 85,030,076 = 85,115,106,492 B, 79.27 GiB. More free than that is no H100.

@@ -365,6 +365,14 @@ class Engine:
     0.3.6, 0.4.0 to 0.4.3, 0.4.6.post5, 0.4.9, 0.5.2 and 0.5.3; opt-in enable_overlap_schedule to
     0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (0.3.6 to 0.4.1; this record follows
     0.4.0 where 0.4.2 to 0.4.4.post3 keep it on)."""
+    hip_allreduce_buffers: bool = False
+    """SGLang from 0.5.10 on AMD Instinct GPUs with a TP group of 2 or more holds two IPC all-reduce buffers from
+    init_torch_distributed on, before the weights: aiter's custom all-reduce, its HIP default (SGLANG_USE_AITER_AR
+    defaults to true, distributed/device_communicators/custom_all_reduce.py dispatch_custom_allreduce, read in
+    0.5.9 to 0.5.23), 3,229,619,584 B a rank at aiter's default max_size of 1 GiB; and QuickAllReduce on gfx94x
+    and gfx95x at 2, 4 or 8 ranks (quick_all_reduce.py), 4 GiB and its flags, allocated where the quantization is
+    set, as SGLang's ROCm image sets it (docker/rocm.Dockerfile: ENV ROCM_QUICK_REDUCE_QUANTIZATION=INT8; the
+    code's own default NONE allocates nothing). memory.start_up_estimate counts both."""
     sparse_mla_raw_fp8: bool = False
     """SGLang from 0.5.10 stores a DSA model's fp8 cache (DeepSeek-V3.2's, GLM-5's) in the raw MLA layout, the
     512 + 64 latent elements at one byte each and no scales, where its default DSA backend reads that layout:
@@ -1016,6 +1024,7 @@ SGLANG_05 = Engine(
     batched_tokens_default="sglang-0.5.20",
     dp_prompt_chunk="dp",
     sparse_mla_raw_fp8=True,
+    hip_allreduce_buffers=True,
     swa_pool_ratio=0.8,
     swa_architectures=frozenset({"gpt_oss", "llama4", "llama4_text", "gemma4", "gemma4_text", "mimo_v2", "step3p5"}),
     mem_fraction_rule="sglang-0.5",
@@ -1100,6 +1109,7 @@ SGLANG_059 = replace(
     label="SGLang 0.5.6-0.5.9",
     batched_tokens_default="sglang-0.5",
     sparse_mla_raw_fp8=False,
+    hip_allreduce_buffers=False,
     mem_fraction_rule="sglang-0.5.3",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
@@ -1948,6 +1958,7 @@ _RULE_LABELS = {
     "dp_prompt_lockstep": "DP ranks step with any rank's prompt batch, without graphs",
     "dp_prompt_chunk": "a DP-attention rank's prompt chunk",
     "sparse_mla_raw_fp8": "a DSA model's fp8 cache raw (no scales) on compute capability 10+ and HIP",
+    "hip_allreduce_buffers": "aiter's and QuickAllReduce's buffers before the weights on AMD GPUs",
     "prompt_blocks": "a paged prompt's blocks taken",
     "triton_decode": "--attention-backend triton priced",
 }

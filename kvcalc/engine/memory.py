@@ -420,7 +420,21 @@ def non_torch_v1(model: ModelSpec, gpu: GPUSpec, tp: int, pp: int, rows: int, pe
     )
 
 
-def start_up_estimate(tp: int, pp: int, gpu: GPUSpec) -> Estimate:
+# aiter's custom all-reduce as SGLang builds it on HIP with aiter's default max_size of 1 GiB (ROCm/aiter 32e1e6d,
+# aiter/dist/device_communicators/custom_all_reduce.py: meta = meta_size() + 2 x max_size, uncached, where
+# meta_size() is the Signal struct's 5,504 B at kMaxBlocks 80, csrc/kernels/custom_all_reduce.cuh; the IPC
+# input buffer of max_size; rank_data of 8 MiB), a rank.
+AITER_CUSTOM_AR_BYTES = (5_504 + 2 * GiB) + GiB + 8 * MiB
+
+
+def quick_reduce_bytes(ranks: int) -> int:
+    """QuickAllReduce's buffer a rank at its default maximum problem of 2 GiB (sgl-kernel
+    csrc/allreduce/quick_all_reduce_hip.h DeviceComms::init, as vLLM's csrc/quickreduce/quick_reduce.h): one
+    allocation of 2 x ranks x 1,216 x 4 B of flags and 2 x 2 GiB of data, and ranks x 8 B of handles."""
+    return 2 * ranks * 1216 * 4 + 2 * 2 * GiB + ranks * 8
+
+
+def start_up_estimate(tp: int, pp: int, gpu: GPUSpec, hip_buffers: bool = False) -> Estimate:
     """SGLang: what the device holds before the weights load, which its budget leaves out of the
     memory it takes mem_fraction_static of: the CUDA context, and with more than one GPU what
     ``init_torch_distributed`` makes (model_executor/model_runner.py, 0.5.3): NCCL communicators,
@@ -437,7 +451,27 @@ def start_up_estimate(tp: int, pp: int, gpu: GPUSpec) -> Estimate:
     - GPUs on PCIe: 0.37 GiB on 4 L4s (llms-in-clouds, 0.4.3.post4: 'mem usage=0.13 GB') and 1.13
       on 4 RTX PRO 6000s (sglang#40558, NCCL 2.29.7: 'mem usage=0.39 GB', a Blackwell context).
 
-    The device totals are kvcalc's runtime estimates (gpu_specs), good to about 0.1 GiB."""
+    The device totals are kvcalc's runtime estimates (gpu_specs), good to about 0.1 GiB.
+
+    ``hip_buffers`` (Engine.hip_allreduce_buffers: SGLang from 0.5.10 on an AMD GPU) with a TP group of 2 or
+    more counts what the code allocates there instead: aiter's custom all-reduce (AITER_CUSTOM_AR_BYTES) and
+    QuickAllReduce's buffer (quick_reduce_bytes) as SGLang's ROCm image runs it, RCCL's two TP communicators
+    (RCCL_TP_COMMUNICATORS: PyNccl's and torch's group, which SGLang pre-warms on HIP, server_args.py
+    pre_warm_nccl) and the one-GPU context. The low end leaves QuickAllReduce out (its quantization unset, the
+    code's default) and takes RCCL's first communicator alone (about 1 GiB)."""
+    if hip_buffers and tp > 1:
+        best = 600 * MiB + AITER_CUSTOM_AR_BYTES + quick_reduce_bytes(tp) + RCCL_TP_COMMUNICATORS
+        return Estimate(
+            "non_torch",
+            best,
+            450 * MiB + AITER_CUSTOM_AR_BYTES + GiB,
+            best + 256 * MiB,
+            "estimated",
+            "in use before the weights (the HIP context, RCCL communicators, aiter's custom all-reduce of "
+            f"{_gib(AITER_CUSTOM_AR_BYTES)} and QuickAllReduce's {_gib(quick_reduce_bytes(tp))} a GPU, which SGLang's "
+            "ROCm image turns on); pass --gpu-free with SGLang's 'Load weight begin. avail mem' figure for the exact "
+            "budget",
+        )
     if tp * pp == 1:
         return Estimate(
             "non_torch",
@@ -1024,7 +1058,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         out["non_torch"] = (
             Estimate("non_torch", 0, 0, 0, "none")
             if inp.gpu_free is not None
-            else start_up_estimate(inp.tp * inp.dp, inp.pp, gpu)
+            else start_up_estimate(inp.tp * inp.dp, inp.pp, gpu, eng.hip_allreduce_buffers and gpu.vendor == "AMD" and inp.tp > 1)
         )
     elif eng.subtracts_non_torch and eng.non_torch_rule == "v1":
         out["non_torch"] = non_torch_v1(model, gpu, inp.tp * inp.dp, inp.pp, num_seqs(gpu, inp), eng.penalty_bytes_per_logit)
