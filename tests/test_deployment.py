@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from kvcalc.engine.deployment import Shape, candidate_shapes, check_shape, place
+from kvcalc.engine.deployment import Shape, candidate_shapes, check_shape, engine_flags, place
 from kvcalc.engine.engines import engine
 from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.engine.plan import SLO, Traffic, max_throughput, plan
@@ -107,6 +107,34 @@ def test_vllm_takes_expert_parallelism_over_tp_from_0_8_and_data_parallel_from_0
     m = resolve_model("qwen3-30b-a3b")
     check_shape(m, Shape(tp=2, ep=2), engine("vllm@0.8"))
     check_shape(m, Shape(tp=1, dp=2, ep=2), engine("vllm@0.8.4"))
+
+
+def test_tensorrt_llm_takes_expert_parallelism_equal_to_tp_without_attention_dp(cli):
+    # TensorRT-LLM 1.x's PyTorch backend: moe_tp_size = world // moe_ep_size, attention TP over every rank, the
+    # experts' outputs all-reduced as under TP unless attention DP is on (mapping.py, fused_moe/interface.py,
+    # read at 1.0.0rc4 and 1.2.0rc2). kvcalc takes EP = TP with DP 1 and refuses the rest in one line.
+    m = resolve_model("deepseek-v3")
+    check_shape(m, Shape(tp=8, ep=8), engine("trtllm"))
+    assert engine_flags(Shape(tp=8, ep=8), engine("trtllm")) == "--tp_size 8 --ep_size 8"
+    assert engine_flags(Shape(tp=4), engine("trtllm")) == "--tp_size 4"
+    for shape, eng, words in (
+        (Shape(tp=8, ep=4), "trtllm", "only equal to the TP size"),
+        (Shape(tp=4, dp=2, ep=8), "trtllm", "no data-parallel attention (enable_attention_dp)"),
+        (Shape(tp=8, ep=8), "trtllm@0.19", "no data-parallel attention or expert parallelism"),
+    ):
+        with pytest.raises(KvcalcError) as e:
+            check_shape(m, shape, engine(eng))
+        assert words in e.value.line(), (shape, eng)
+    # The memory report: one KV pool, the experts whole on each GPU, in trtllm-serve's flags. DeepSeek-V3's 256
+    # routed experts of 3 x 7,168 x 2,048 weights (fp8, a 128 x 128 block's fp32 scale) split 32 whole a GPU hold
+    # what an eighth of each expert's width holds (2,048 / 8 = 256 rows, two blocks): the same bytes a GPU.
+    out = cli("fit", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--ep", "8", "-e", "trtllm", "--seq", "2k")
+    assert out.code == 0 and "(--tp_size 8 --ep_size 8): attention and the KV cache split over the TP ranks" in out.out
+    assert "each of the 1 DP rank" not in out.out
+    assert (256 // 8) * (2048 // 128) == 256 * (2048 // 8 // 128)
+    args = ("fit", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "-e", "trtllm", "--seq", "2k", "--json")
+    ep8, tp8 = cli(*args, "--ep", "8").json(), cli(*args).json()
+    assert ep8["weight_bytes"] == tp8["weight_bytes"] and ep8["kv_bytes_per_token"] == tp8["kv_bytes_per_token"]
 
 
 def test_bad_combinations_give_one_line_and_exit_2(cli):
@@ -315,7 +343,6 @@ def test_a_pinned_dp_that_fits_no_server_or_a_dense_model_is_refused(cli):
 def test_sglangs_flags_for_dp_attention_follow_the_release():
     # --attn-dp-size from 0.5.22 (server_args.py, 0.5.23); --dp-size with --enable-dp-attention before
     # (server_args.py, 0.4.0 to 0.5.9).
-    from kvcalc.engine.deployment import engine_flags
 
     shape = Shape(tp=2, dp=4, ep=8)
     assert engine_flags(shape, engine("sglang")) == "--tp-size 8 --attn-dp-size 4 --ep-size 8"

@@ -125,6 +125,15 @@ def engine_flags(shape: Shape, engine: Engine) -> str:
             s += f" --attn-dp-size {shape.dp}"
         if shape.ep > 1:
             s += f" --ep-size {shape.ep}"
+    elif engine.name == "trtllm":
+        # trtllm-serve's own flags (tensorrt_llm/commands/serve.py; InferenceMAX's launch scripts pass
+        # --tp_size and --ep_size).
+        s = f"--tp_size {shape.tp}"
+        if shape.ep > 1:
+            s += f" --ep_size {shape.ep}"
+        if shape.pp > 1:
+            s += f" --pp_size {shape.pp}"
+        return s
     else:
         s = f"--tensor-parallel-size {shape.tp}"
         if shape.dp > 1:
@@ -149,6 +158,13 @@ def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) ->
                 "ep",
                 "EP 1 for a dense model (spread it with DP or TP)",
             )
+        if shape.ep != shape.stage_gpus and engine is not None and engine.name == "trtllm":
+            raise KvcalcError(
+                f"EP {shape.ep} with TP {shape.stage_gpus}: kvcalc models TensorRT-LLM's moe_expert_parallel_size only "
+                "equal to the TP size (moe_tp_size 1, every expert whole on one GPU)",
+                "ep",
+                f"EP 1 or {shape.stage_gpus}",
+            )
         if shape.ep != shape.stage_gpus:
             raise KvcalcError(
                 f"EP {shape.ep} must equal DP x TP = {shape.stage_gpus}: vLLM's --enable-expert-parallel and "
@@ -170,6 +186,20 @@ def check_shape(model: ModelSpec, shape: Shape, engine: Engine | None = None) ->
                 f"at most {model.moe.num_experts}",
             )
     if engine is not None and (shape.dp > 1 or shape.ep > 1):
+        # TensorRT-LLM 1.x's PyTorch backend with moe_expert_parallel_size = TP and attention DP off
+        # (enable_attention_dp false): attention stays TP over the ranks (mapping.py: moe_tp_size = world //
+        # moe_ep_size, attn_tp_size = tp_size) with the KV cache split as without EP (pyexecutor/resource_manager.py),
+        # each rank runs its whole local experts on every token and an all-reduce combines them as under TP
+        # (fused_moe/interface.py: all-to-all only with attention DP; modeling_deepseekv3.py), and the shared
+        # experts stay TP-split; read at 1.0.0rc4 and 1.2.0rc2, either side of 1.1.
+        if engine.name == "trtllm" and shape.dp == 1 and not engine.older_than(1, 0):
+            return
+        if engine.name == "trtllm" and not engine.older_than(1, 0):
+            raise KvcalcError(
+                f"{engine.title} has no data-parallel attention (enable_attention_dp) in kvcalc's rules",
+                "dp",
+                "DP 1 (expert parallelism with EP = TP is modelled), or the engine vllm or sglang",
+            )
         if engine.name not in ("vllm", "sglang"):
             raise KvcalcError(
                 f"{engine.title} has no data-parallel attention or expert parallelism in kvcalc's rules",

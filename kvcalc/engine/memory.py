@@ -1565,12 +1565,18 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     guess = layout_guess(model, inp)
     if guess:
         warnings.append(guess)
-    if shape.dp > 1 or shape.ep > 1:
+    if shape.dp > 1:
         assumptions.append(
-            f"{shape.describe()} ({engine_flags(shape, eng)}): each of the {shape.dp} DP rank{'s' if shape.dp > 1 else ''} "
+            f"{shape.describe()} ({engine_flags(shape, eng)}): each of the {shape.dp} DP ranks "
             f"has its own KV pool and scheduler and keeps only its own requests' KV; the pool, the blocks and the "
             "concurrency above are one DP rank's, as each engine core logs them; requests spread evenly over the ranks"
         )
+    elif shape.ep > 1:
+        assumptions.append(
+            f"{shape.describe()} ({engine_flags(shape, eng)}): attention and the KV cache split over the TP ranks as "
+            f"without EP, one KV pool and scheduler; each routed expert whole on one of the {shape.ep} GPUs"
+        )
+    if shape.dp > 1 or shape.ep > 1:
         assumptions.append(f"placement: {place(gpu, shape).describe()}")
     if lo != hi and lo == 0 < cap.max_concurrency:
         warnings.append("at the pessimistic end of the estimates not one request fits: measure before relying on it")
