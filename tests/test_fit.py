@@ -1208,6 +1208,38 @@ def test_sglang_keeps_a_dsa_fp8_cache_raw_from_0_5_10_where_its_default_backend_
     assert per_token("deepseek-v3.2", "b200", "sglang@0.5.9") == 61 * scaled
 
 
+def test_sglang_0_5_4_to_0_5_9_count_a_dsa_fp8_pool_in_raw_latent_tokens():
+    # SGLang 0.5.9's get_cell_size_per_token (model_runner_kv_cache_mixin.py; profile_max_num_token in model_runner.py
+    # from 0.5.4) counts (kv_lora_rank + qk_rope_head_dim) x layers x the cache's itemsize plus the indexer's 128 + 4 B:
+    # 708 B a layer at fp8, where MLATokenToKVPool stores FlashMLA's 656 + 132 = 788. GLM-5-FP8 on 8 MI355Xs under a
+    # 0.5.9 ROCm build (ajith-sirra-amd/Issues, GLM-5-FP8-MI355X-SGLANG-ERROR.md): mem_fraction_static 0.908, 279.48
+    # GB free at weight load on the fullest rank, 190.28 GB after its 89.20 GB of weights (SGLang's GB are GiB):
+    # rest = 190.28 - 279.48 x (1 - 0.908) GiB; the log's 3,199,575 tokens are rest over 78 x 708, not 78 x 788,
+    # and its 183.15 GB of KV are those tokens at 788.
+    rest = 190.28 - 279.48 * (1 - 0.908)
+    assert abs(int(rest * 2**30) // (78 * 708) / 3_199_575 - 1) < 0.001
+    assert int(rest * 2**30) // (78 * 788) < 0.9 * 3_199_575
+    assert round(3_199_575 * 78 * 788 / 2**30, 2) == 183.15
+    from kvcalc.engine.engines import engine
+
+    m = resolve_model("glm-5")
+    given = dict(seq=8192, tp=8, kv_dtype="fp8", util=0.908, gpu_free=int(279.48 * 2**30), weights=int(89.20 * 2**30))
+    r = fit(m, resolve_gpu("mi355x"), FitInputs(engine=engine("sglang@0.5.9"), **given))
+    assert r.kv_bytes_per_token == 78 * 788
+    assert r.kv_pool_tokens is not None and abs(r.kv_pool_tokens / 3_199_575 - 1) < 0.001
+    assert any("counts this pool in tokens of the raw fp8 latent (55,224 B a token here)" in w for w in r.warnings)
+    # 0.5.10 and later count the layout they store (raw on HIP, Engine.sparse_mla_raw_fp8): 708 B stored and counted.
+    r12 = fit(m, resolve_gpu("mi355x"), FitInputs(engine=engine("sglang@0.5.12"), **given))
+    assert r12.kv_bytes_per_token == 78 * 708 and not any("raw fp8 latent" in w for w in r12.warnings)
+    # On Hopper 0.5.12 stores FlashMLA's layout and counts it.
+    h = fit(
+        resolve_model("deepseek-v3.2"),
+        resolve_gpu("h200"),
+        FitInputs(engine=engine("sglang@0.5.12"), seq=8192, tp=8, kv_dtype="fp8"),
+    )
+    assert h.kv_bytes_per_token == 61 * 788 and abs(h.kv_pool_tokens * 61 * 788 / h.kv_pool_bytes - 1) < 0.01
+
+
 def test_the_triton_sampler_buffer_follows_the_release_and_the_gpu():
     """vLLM's Triton top-k/top-p kernel caches min(next power of 2 of min(SMs, rows), SMs) fp32 rows of the
     vocabulary (v1/sample/ops/topk_topp_triton.py): by default in 0.17 to 0.20, from 0.21 only where FlashInfer's

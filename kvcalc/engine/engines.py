@@ -365,6 +365,14 @@ class Engine:
     0.3.6, 0.4.0 to 0.4.3, 0.4.6.post5, 0.4.9, 0.5.2 and 0.5.3; opt-in enable_overlap_schedule to
     0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (0.3.6 to 0.4.1; this record follows
     0.4.0 where 0.4.2 to 0.4.4.post3 keep it on)."""
+    dsa_cell_raw: bool = False
+    """SGLang 0.5.4 to 0.5.9 counts a DSA model's pool in tokens of the raw latent, (512 + 64) elements at the cache's
+    itemsize plus the indexer's 132 B a layer (model_runner.py profile_max_num_token, 0.5.4 to 0.5.6;
+    model_runner_kv_cache_mixin.py get_cell_size_per_token, 0.5.7 to 0.5.9), while it stores an fp8 cache in
+    FlashMLA's 656 B layout (mem_cache/memory_pool.py MLATokenToKVPool kv_cache_dim): the pool holds 708 / 788 of
+    the tokens' bytes it was given and allocates the rest beyond mem_fraction_static. From 0.5.10 the count uses
+    the stored layout (calculate_mla_kv_cache_dim). 0.5.3's count leaves the indexer out too (576 B a layer),
+    which the sglang@0.5.5 record (0.5.3 to 0.5.5) does not follow."""
     hip_allreduce_buffers: bool = False
     """SGLang from 0.5.10 on AMD Instinct GPUs with a TP group of 2 or more holds two IPC all-reduce buffers from
     init_torch_distributed on, before the weights: aiter's custom all-reduce, its HIP default (SGLANG_USE_AITER_AR
@@ -1110,6 +1118,7 @@ SGLANG_059 = replace(
     batched_tokens_default="sglang-0.5",
     sparse_mla_raw_fp8=False,
     hip_allreduce_buffers=False,
+    dsa_cell_raw=True,
     mem_fraction_rule="sglang-0.5.3",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
@@ -1959,6 +1968,7 @@ _RULE_LABELS = {
     "dp_prompt_chunk": "a DP-attention rank's prompt chunk",
     "sparse_mla_raw_fp8": "a DSA model's fp8 cache raw (no scales) on compute capability 10+ and HIP",
     "hip_allreduce_buffers": "aiter's and QuickAllReduce's buffers before the weights on AMD GPUs",
+    "dsa_cell_raw": "a DSA model's fp8 pool counted in raw-latent tokens (708 B a layer), stored at 788",
     "prompt_blocks": "a paged prompt's blocks taken",
     "triton_decode": "--attention-backend triton priced",
 }

@@ -1294,7 +1294,15 @@ def capacity(eng: Engine, fp: KVFootprint, pool: int, seq: int, model_len: int) 
         return _sglang_swa(eng.swa_pool_ratio, fp, pool, seq)
     if eng.per_window_pools:
         return _window_pools(fp, pool, seq, model_len)
-    return _token_pool(fp, pool, seq)
+    return _token_pool(fp, pool, seq, counting_footprint(eng, fp))
+
+
+def counting_footprint(eng: Engine, fp: KVFootprint) -> KVFootprint | None:
+    """The footprint an engine counts its pool's tokens in where that is not the one it stores: SGLang 0.5.4 to
+    0.5.9 counts a DSA model's fp8 cache (stored as fp8_ds_mla) in raw fp8 tokens (Engine.dsa_cell_raw)."""
+    if eng.dsa_cell_raw and fp.kv_dtype.name == "fp8" and fp.model.has_sparse_mla:
+        return dataclasses.replace(fp, kv_dtype=kv_dtype("fp8_e4m3"))
+    return None
 
 
 def _block_pool(eng: Engine, fp: KVFootprint, pool: int, seq: int, model_len: int) -> Capacity:
@@ -1363,19 +1371,24 @@ def _window_pools(fp: KVFootprint, pool: int, seq: int, model_len: int) -> Capac
     return Capacity(pool, blocks[longest], blocks[longest] * bs, float(conc), int(conc))
 
 
-def _token_pool(fp: KVFootprint, pool: int, seq: int) -> Capacity:
-    """One pool of tokens (whole blocks where the allocation has them), less one request's state."""
+def _token_pool(fp: KVFootprint, pool: int, seq: int, counted: KVFootprint | None = None) -> Capacity:
+    """One pool of tokens (whole blocks where the allocation has them), less one request's state. ``counted``: the
+    footprint the engine counts the tokens in where it differs from the one it stores (counting_footprint); the
+    memory those tokens take as stored is then what the pool holds, over the budget."""
     req = int(fp.request_bytes(seq))
     per_tok, state, bs = fp.per_token, fp.state_bytes, fp.alloc.block_size
+    size = counted.per_token if counted is not None else per_tok
     nb: int | None = None
     tokens: int | None = None
     usable = pool
     if per_tok and bs:
-        nb = (pool - state) // (bs * per_tok) if pool > state else 0
+        nb = (pool - state) // (bs * size) if pool > state else 0
         tokens = nb * bs
         usable = nb * bs * per_tok + state
     elif per_tok:
-        tokens = (pool - state) // per_tok if pool > state else 0
+        tokens = (pool - state) // size if pool > state else 0
+        if counted is not None:
+            usable = tokens * per_tok + state
     return Capacity(usable, nb, tokens, usable / req if req else float("inf"), usable // req if req else 0)
 
 
@@ -1520,6 +1533,13 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         warnings.append(f"does not fit: nothing is left for the KV cache ({pool:,} B after weights and reserves)")
     elif cap.max_concurrency == 0:
         warnings.append(f"not even one request of {inp.seq:,} tokens fits in the KV pool")
+    counted = counting_footprint(eng, fp)
+    if counted is not None and pool > 0 and cap.usable > pool:
+        warnings.append(
+            f"{eng.label} counts this pool in tokens of the raw fp8 latent ({counted.per_token:,} B a token here) but "
+            f"stores FlashMLA's layout ({fp.per_token:,} B): its {cap.tokens or 0:,} tokens take "
+            f"{fmt_iec(cap.usable)}, {fmt_iec(cap.usable - pool)} beyond the budget (0.5.10 counts the stored layout)"
+        )
     if inp.seq > ctx:
         warnings.append(f"seq {inp.seq:,} exceeds the model's max context of {ctx:,} tokens (max_position_embeddings)")
     # What tensor parallelism costs each kind (an MLA latent whole on every rank, replicated KV heads),

@@ -27,6 +27,18 @@ NUM = r"(-?[0-9][0-9,]{0,30}(?:\.[0-9]{1,20})?)"
 _GIVEN_POOL = re.compile(r"reserved " + NUM + r"\s*GiB memory for KV Cache as specified by kv_cache_memory_bytes")
 
 
+def _human_int(s: str) -> int:
+    """A length as vLLM's human_readable_int reads it (engine/arg_utils.py, 0.8.5): k, m, g multiply by powers of
+    1,000 and take decimals ('25.6k' is 25,600); K, M, G by powers of 1,024 and take whole numbers only ('32K' is
+    32,768); a bare number is itself. ValueError for what vLLM refuses."""
+    mult = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}.get(s[-1:])
+    if mult is None:
+        return int(s)
+    if s[-1].isupper():
+        return int(s[:-1]) * mult
+    return int(float(s[:-1]) * mult)
+
+
 def _num(s: str) -> float:
     """A figure from a log line: finite, and of a size a log prints (no 400-digit numbers)."""
     if len(s) > 24:
@@ -246,7 +258,15 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("model", "--model", re.compile(r"--model[= ]\s*[\"']?([^\s\"'\\]{1,500})"), "str", ""),
     ("max_model_len", "max_seq_len=", re.compile(r"\bmax_seq_len=" + _INT), "int", ""),
     ("max_model_len", "max_model_len", re.compile(r"\bmax_model_len['\"]?[=:]\s*" + _INT), "int", ""),
-    ("max_model_len", "max-model-len", re.compile(r"--max[-_]model[-_]len[= ]\s*" + _INT), "int", ""),
+    # vLLM reads --max-model-len with human_readable_int (engine/arg_utils.py, 0.8.5 and later): "32k" is 32,000, "32K"
+    # 32,768, decimals only with the lowercase (decimal) suffixes.
+    (
+        "max_model_len",
+        "max-model-len",
+        re.compile(r"--max[-_]model[-_]len[= ]\s*([0-9]{1,20}(?:\.[0-9]{1,6})?[kKmMgG]?)(?![\w.])"),
+        "human_int",
+        "",
+    ),
     ("max_model_len", "context_len=", re.compile(r"\bcontext_len=" + _INT), "int", ""),
     ("max_model_len", "max seq len (", re.compile(r"max seq len \(" + _INT + r"\)"), "int", ""),
     # vLLM's config/model.py (0.11 on): "Using max model len N", the length it settled on.
@@ -723,6 +743,8 @@ def _read(f: LogFacts, line: str) -> None:
                 if fact in _FIRST_WINS and getattr(f, fact) is not None:
                     continue
                 raw = m.group(1)
+                if kind == "human_int":
+                    kind, raw = "int", str(_human_int(raw))
                 val: object = raw if kind == "str" else int(_num(raw)) if kind == "int" else _num(raw)
                 if kind == "int" and isinstance(val, int) and val < 0:
                     continue
