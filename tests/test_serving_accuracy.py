@@ -1011,23 +1011,30 @@ def test_the_twelfth_held_out_set_is_as_the_doc_says():
     )
 
 
-def test_the_thirteenth_held_out_set_is_as_the_doc_says():
-    """docs/accuracy.md: twelve official InferenceMAX runs of 2025-10, scored at 98816df before they joined."""
+def _infmax_set_scores(cases: list[dict]) -> tuple[dict[str, dict[str, float]], list[int], list[float]]:
+    """An InferenceMAX record set: each record's throughput ratio checked against the client's own length draw (numpy's
+    legacy generator seeded as the client seeds it, prompts then outputs, from 0.8 to 1 of the stated lengths), then
+    each run's errors, the set's MAE per metric (whole %) and its TP 8 TPOT errors."""
     import json
 
-    text = " ".join(DOC.read_text().split())
-    thirteen = [c for c in CASES if c.get("held_out") == "2026-12-05 (thirteenth set)"]
-    assert len(thirteen) == 12
-    for c in thirteen:
-        # The client's draw agrees with the record's throughputs: input over output tokens to 1e-4.
+    for c in cases:
         rec = json.loads((SERVING / c["raw"]).read_text())["record"]
         rs, n = np.random.RandomState(c["seed"]), c["measured"]["completed"]
         ins = rs.randint(int(c["random_input_len"] * 0.8), c["random_input_len"] + 1, size=n)
         outs = rs.randint(int(c["random_output_len"] * 0.8), c["random_output_len"] + 1, size=n)
         assert ins.sum() / outs.sum() == pytest.approx(rec["tput_per_gpu"] / rec["output_tput_per_gpu"] - 1, abs=1e-4)
-    errs = {c["id"]: errors(c) for c in thirteen}
+    errs = {c["id"]: errors(c) for c in cases}
     mae = [round(100 * sum(abs(e[k]) for e in errs.values()) / len(errs)) for k, _ in METRICS]
-    tp8 = [e["mean_tpot_ms"] for c, e in zip(thirteen, errs.values()) if c["tp"] == 8]
+    return errs, mae, [e["mean_tpot_ms"] for c, e in zip(cases, errs.values()) if c["tp"] == 8]
+
+
+def test_the_thirteenth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md: twelve official InferenceMAX runs of 2025-10, scored at 98816df before they joined."""
+
+    text = " ".join(DOC.read_text().split())
+    thirteen = [c for c in CASES if c.get("held_out") == "2026-12-05 (thirteenth set)"]
+    assert len(thirteen) == 12
+    errs, mae, tp8 = _infmax_set_scores(thirteen)
     assert mae == [14, 14, 25, 15] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (4, 4)
     assert "request throughput MAE 15%, output 15%, TTFT 286%, TPOT 13%, TP 8 TPOT bias -3% (12 runs," in text  # at scoring
     assert "drawn as the client draws its lengths, 14%, 14%, 25% and 15%, TP 8 TPOT bias +4%" in text
@@ -1054,23 +1061,13 @@ def test_the_thirteenth_held_out_set_is_as_the_doc_says():
 
 def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     """docs/accuracy.md: seventeen more official InferenceMAX records of 2025-10, scored at 8fb6d2b before they joined."""
-    import json
 
     text = " ".join(DOC.read_text().split())
     fourteen = [c for c in CASES if c.get("held_out") == "2026-12-05 (fourteenth set)"]
     assert len(fourteen) == 17 and all(c["raw_format"] == "infmax-agg" for c in fourteen)
     thirteen = {c["id"] for c in CASES if c.get("held_out") == "2026-12-05 (thirteenth set)"}
     assert not thirteen & {c["id"] for c in fourteen}
-    for c in fourteen:
-        # The client's draw agrees with the record's throughputs: input over output tokens to 1e-4.
-        rec = json.loads((SERVING / c["raw"]).read_text())["record"]
-        rs, n = np.random.RandomState(c["seed"]), c["measured"]["completed"]
-        ins = rs.randint(int(c["random_input_len"] * 0.8), c["random_input_len"] + 1, size=n)
-        outs = rs.randint(int(c["random_output_len"] * 0.8), c["random_output_len"] + 1, size=n)
-        assert ins.sum() / outs.sum() == pytest.approx(rec["tput_per_gpu"] / rec["output_tput_per_gpu"] - 1, abs=1e-4)
-    errs = {c["id"]: errors(c) for c in fourteen}
-    mae = [round(100 * sum(abs(e[k]) for e in errs.values()) / len(errs)) for k, _ in METRICS]
-    tp8 = [e["mean_tpot_ms"] for c, e in zip(fourteen, errs.values()) if c["tp"] == 8]
+    errs, mae, tp8 = _infmax_set_scores(fourteen)
     assert mae == [17, 17, 36, 16] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (-2, 11)
     assert "request throughput MAE 17%, output 17%, TTFT 36%, TPOT 16%, TP 8 TPOT bias -2% (17 runs, 11 at TP 8)" in text
 
