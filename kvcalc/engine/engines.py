@@ -364,7 +364,10 @@ class Engine:
     at PP > 1, with EAGLE or with mixed chunks (server_args.py disable_overlap_schedule, read in
     0.3.6, 0.4.0 to 0.4.3, 0.4.6.post5, 0.4.9, 0.5.2 and 0.5.3; opt-in enable_overlap_schedule to
     0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (0.3.6 to 0.4.1; this record follows
-    0.4.0 where 0.4.2 to 0.4.4.post3 keep it on)."""
+    0.4.0 where 0.4.2 to 0.4.4.post3 keep it on). TensorRT-LLM 1.x's PyTorch backend: "pp1", its overlap
+    scheduler (llmapi/llm_args.py disable_overlap_scheduler, default False; _torch/pyexecutor/py_executor.py
+    PyExecutor.__init__: _executor_loop_pp at PP > 1, else _executor_loop_overlap unless disabled; read in the
+    1.1-era llm_args.py that defaults the MoE backend to CUTLASS and in 1.2.0rc2's py_executor.py)."""
     dsa_cell_raw: bool = False
     """SGLang 0.5.4 to 0.5.9 counts a DSA model's pool in tokens of the raw latent, (512 + 64) elements at the cache's
     itemsize plus the indexer's 132 B a layer (model_runner.py profile_max_num_token, 0.5.4 to 0.5.6;
@@ -1340,6 +1343,7 @@ ENGINE_LIST: list[Engine] = [
         per_window_pools=True,
         util_flag="free_gpu_memory_fraction",
         prefill_graphs=False,
+        async_scheduling="pp1",
         pp_split="first-n",
         note="KV pool = free_gpu_memory_fraction x (runtime total - weights - activations - non-torch); 32 tokens per "
         "block; one pool per window size, memory split in proportion to window x bytes per token",
