@@ -132,6 +132,11 @@ def test_tensorrt_llm_takes_expert_parallelism_equal_to_tp_without_attention_dp(
     assert out.code == 0 and "(--tp_size 8 --ep_size 8): attention and the KV cache split over the TP ranks" in out.out
     assert "each of the 1 DP rank" not in out.out
     assert (256 // 8) * (2048 // 128) == 256 * (2048 // 8 // 128)
+    # simulate's header names the EP size with DP 1 too (it named it only beside DP), as its JSON gives it.
+    sim = ("simulate", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--ep", "8", "-e", "trtllm")
+    sim += ("--concurrency", "4", "--requests", "8", "--prompt", "100", "--output", "10")
+    text, js = cli(*sim), cli(*sim, "--json").json()
+    assert js["ep"] == 8 and js["dp"] == 1 and "(TP 8, EP 8, trtllm@1.2's KV pool" in " ".join(text.out.split())
     args = ("fit", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "-e", "trtllm", "--seq", "2k", "--json")
     ep8, tp8 = cli(*args, "--ep", "8").json(), cli(*args).json()
     assert ep8["weight_bytes"] == tp8["weight_bytes"] and ep8["kv_bytes_per_token"] == tp8["kv_bytes_per_token"]

@@ -21,7 +21,9 @@ def render(r: Any, plot: bool = False) -> None:
     if r.verdict:
         style = "bold red" if r.verdict.startswith("OVERLOADED") else "bold"
         verdict_line(c, r.verdict, style)
-    dpw = f", DP {r.dp}" + (f", EP {r.ep}" if r.ep > 1 else "") + ": one DP rank shown" if r.dp > 1 else ""
+    dpw = (
+        (f", DP {r.dp}" if r.dp > 1 else "") + (f", EP {r.ep}" if r.ep > 1 else "") + (": one DP rank shown" if r.dp > 1 else "")
+    )
     pool = (
         f"PP {r.pp}{dpw}, one micro-batch shown: its share of {r.engine}'s KV pools {fmt_si(r.pool_bytes)} = "
         f"{fmt_iec(r.pool_bytes)} over every stage, {r.kv_bytes_per_token:,} B per token over every layer"
