@@ -1228,6 +1228,9 @@ def test_sglang_0_5_4_to_0_5_9_count_a_dsa_fp8_pool_in_raw_latent_tokens():
     assert r.kv_bytes_per_token == 78 * 788
     assert r.kv_pool_tokens is not None and abs(r.kv_pool_tokens / 3_199_575 - 1) < 0.001
     assert any("counts this pool in tokens of the raw fp8 latent (55,224 B a token here)" in w for w in r.warnings)
+    # What those tokens take as stored, and the overrun, in exact bytes: tokens x 78 x 788 against the budget.
+    taken = r.kv_pool_tokens * 78 * 788
+    assert any(f"take {taken:,} B (" in w and f"{taken - r.kv_pool_bytes:,} B (" in w for w in r.warnings), r.warnings
     # 0.5.10 and later count the layout they store (raw on HIP, Engine.sparse_mla_raw_fp8): 708 B stored and counted.
     r12 = fit(m, resolve_gpu("mi355x"), FitInputs(engine=engine("sglang@0.5.12"), **given))
     assert r12.kv_bytes_per_token == 78 * 708 and not any("raw fp8 latent" in w for w in r12.warnings)

@@ -1538,7 +1538,8 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         warnings.append(
             f"{eng.label} counts this pool in tokens of the raw fp8 latent ({counted.per_token:,} B a token here) but "
             f"stores FlashMLA's layout ({fp.per_token:,} B): its {cap.tokens or 0:,} tokens take "
-            f"{fmt_iec(cap.usable)}, {fmt_iec(cap.usable - pool)} beyond the budget (0.5.10 counts the stored layout)"
+            f"{cap.usable:,} B ({fmt_iec(cap.usable)}), {cap.usable - pool:,} B ({fmt_iec(cap.usable - pool)}) beyond the "
+            "budget (0.5.10 counts the stored layout)"
         )
     if inp.seq > ctx:
         warnings.append(f"seq {inp.seq:,} exceeds the model's max context of {ctx:,} tokens (max_position_embeddings)")

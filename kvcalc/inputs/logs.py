@@ -199,6 +199,9 @@ class LogFacts:
 _SGL_KV = r"KV Cache (?:is allocated|VA upper bound)\.(?: dtype: (?:torch\.)?([a-z0-9_]{1,30}),)? #tokens: " + NUM
 _V = r"v?([0-9]+\.[0-9]+(?:\.[0-9]+)?[^\s),'\x1b]*)"
 _INT = r"([0-9]{1,20})"
+_HUMAN_INT = r"([0-9]{1,20}(?:\.[0-9]{1,6})?[kKmMgG]?)(?![\w.])"
+"""A length as vLLM's --max-model-len takes it (human_readable_int, engine/arg_utils.py from 0.8.5): "32k" is 32,000,
+"32K" 32,768, decimals only with the lowercase (decimal) suffixes; read by _human_int."""
 
 # (fact, a literal the line must hold, pattern, how to read the groups, what the format says about
 # the release). The literal is the cheap filter: a line holding none of them (almost every line of
@@ -258,15 +261,7 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("model", "--model", re.compile(r"--model[= ]\s*[\"']?([^\s\"'\\]{1,500})"), "str", ""),
     ("max_model_len", "max_seq_len=", re.compile(r"\bmax_seq_len=" + _INT), "int", ""),
     ("max_model_len", "max_model_len", re.compile(r"\bmax_model_len['\"]?[=:]\s*" + _INT), "int", ""),
-    # vLLM reads --max-model-len with human_readable_int (engine/arg_utils.py, 0.8.5 and later): "32k" is 32,000, "32K"
-    # 32,768, decimals only with the lowercase (decimal) suffixes.
-    (
-        "max_model_len",
-        "max-model-len",
-        re.compile(r"--max[-_]model[-_]len[= ]\s*([0-9]{1,20}(?:\.[0-9]{1,6})?[kKmMgG]?)(?![\w.])"),
-        "human_int",
-        "",
-    ),
+    ("max_model_len", "max-model-len", re.compile(r"--max[-_]model[-_]len[= ]\s*" + _HUMAN_INT), "human_int", ""),
     ("max_model_len", "context_len=", re.compile(r"\bcontext_len=" + _INT), "int", ""),
     ("max_model_len", "max seq len (", re.compile(r"max seq len \(" + _INT + r"\)"), "int", ""),
     # vLLM's config/model.py (0.11 on): "Using max model len N", the length it settled on.
