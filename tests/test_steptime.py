@@ -1518,7 +1518,9 @@ def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_
     c = dataclasses.replace(DEFAULTS, triton_cta_bytes_per_s=rate)
     base, tri = base.with_constants(c), tri.with_constants(c)
     t0, t1, floor = base.step(n, ctx).t_step_s, tri.step(n, ctx).t_step_s, tri.attn_floor_s(n, ctx)
-    assert t0 <= t1 <= t0 + floor + 1e-12
+    # The floor enters as a max beside the attention term, so the two step times can differ by a rounding of
+    # the last place when it does not bind (n=375, ctx=1: 0.020144000000000002 against 0.020144): 1e-12 s either side.
+    assert t0 - 1e-12 <= t1 <= t0 + floor + 1e-12
     # A faster block only lowers the floor.
     assert tri.with_constants(dataclasses.replace(c, triton_cta_bytes_per_s=rate * 2)).attn_floor_s(n, ctx) <= floor
 
