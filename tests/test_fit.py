@@ -1382,3 +1382,35 @@ def test_tensorrt_engines_hold_the_runtimes_and_decoders_buffers_before_the_cach
     with pytest.raises(KvcalcError, match="no rules for trtllm 0.12") as e:
         engine("trtllm@0.12")
     assert "trtllm@0.19 (0.14 to 0.21 on TensorRT engines) or trtllm (1.x)" in e.value.line() and "vllm@" not in e.value.line()
+
+
+def test_enforce_eager_subtracts_no_cuda_graph_estimate(cli):
+    """vLLM 0.21 and later subtract an estimate of their CUDA graphs before sizing the pool (kvcalc's 512 MiB
+    default); under --enforce-eager vLLM captures none (0.22.1: config/vllm.py sets cudagraph_mode NONE,
+    gpu_worker.py determine_available_memory profiles graph memory only otherwise), so the pool is 512 MiB
+    larger. Releases that capture their graphs after sizing (0.11) are unchanged."""
+    base = ["fit", "--model", "qwen3-8b", "--gpu", "t4", "--tp", "2", "--util", "0.85", "--seq", "4096", "--json"]
+    graphs = cli(*base, "--engine", "vllm@0.22").json()
+    eager = cli(*base, "--engine", "vllm@0.22", "--enforce-eager").json()
+    line = {name: next(b for b in d["budget"] if b["key"] == "cudagraph") for name, d in (("g", graphs), ("e", eager))}
+    assert (line["g"]["bytes"], line["e"]["bytes"]) == (512 * 2**20, 0)
+    assert eager["kv_pool_bytes"] - graphs["kv_pool_bytes"] == 512 * 2**20
+    old = [cli(*base, "--engine", "vllm@0.11", *flag).json()["kv_pool_bytes"] for flag in ((), ("--enforce-eager",))]
+    assert old[0] == old[1]
+
+
+@pytest.mark.parametrize(
+    "line,eager",
+    [
+        ("(EngineCore pid=1) INFO [core.py:1] Initializing a V1 LLM engine (v0.22.1) with config: enforce_eager=True, x", True),
+        ("(APIServer pid=1) INFO [utils.py:1] non-default args: {'model': 'm', 'enforce_eager': True}", True),
+        ("$ vllm serve Qwen/Qwen3-8B --enforce-eager --port 8000", True),
+        ("(EngineCore pid=1) INFO [core.py:1] Initializing a V1 LLM engine (v0.22.1) with config: enforce_eager=False, x", False),
+        ("$ vllm serve Qwen/Qwen3-8B --enforce-eager-mode --port 8000", None),
+    ],
+)
+def test_a_logs_enforce_eager_is_read(line, eager):
+    from kvcalc.inputs.logs import parse_startups
+
+    log = line + "\nINFO [kv_cache_utils.py:1] GPU KV cache size: 1,000 tokens\n"
+    assert parse_startups(log)[0].enforce_eager is eager

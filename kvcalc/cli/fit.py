@@ -55,6 +55,14 @@ def fit(
             "sampling' or 'Falling back to the PyTorch-native implementation'): narrows the sampler's warm-up.",
         ),
     ] = None,
+    enforce_eager: Annotated[
+        bool,
+        typer.Option(
+            "--enforce-eager",
+            help="vLLM's flag of that name: no CUDA graphs, so releases that subtract a CUDA-graph estimate "
+            "before sizing the pool (0.21 and later) subtract none.",
+        ),
+    ] = False,
     skip_mm_profiling: Annotated[
         bool,
         typer.Option(
@@ -124,6 +132,7 @@ def fit(
         max_model_len_auto=opt.is_auto_len(max_model_len),
         max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs", noun="a number of requests"),
         sampler=sampler,
+        enforce_eager=enforce_eager,
         skip_mm_profiling=skip_mm_profiling,
     )
     n = opt.count(concurrency, "--concurrency", noun="a number of requests")

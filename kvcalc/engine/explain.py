@@ -53,6 +53,8 @@ class Given:
     block_size: int | None = None
     weight_dtype: str | None = None
     """A checkpoint format the catalog's spec does not hold (an AWQ or SmoothQuant variant)."""
+    enforce_eager: bool | None = None
+    """vLLM's --enforce-eager, where the log does not say (FitInputs.enforce_eager)."""
 
 
 @record(frozen=True)
@@ -458,6 +460,8 @@ def _settings(
         log_value, option = getattr(facts, key, None), getattr(given, key)
         if log_value is not None or option is not None:
             pick(key, log_value, option, flag, None, "")
+    if facts.enforce_eager or given.enforce_eager:
+        pick("enforce_eager", facts.enforce_eager, given.enforce_eager, "--enforce-eager", None, "")
     method = facts.quantization if facts.quantization not in (None, "None") else None
     logged = logged_weight_dtype(method, facts.quant_scheme) if model.quantization is None else None
     if given.weight_dtype:
@@ -553,6 +557,7 @@ def explain(
         max_model_len=None if auto else mml,
         max_num_seqs=s.get("max_num_seqs"),
         sampler=facts.sampler if eng.sampler_impl else None,
+        enforce_eager=bool(s.get("enforce_eager")),
         skip_mm_profiling=facts.skip_mm_profiling and eng.non_torch_rule == "v1",
         max_model_len_auto=auto,
         # A pool given as kv_cache_memory_bytes is the pool, whatever the budget would say.

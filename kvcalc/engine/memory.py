@@ -755,6 +755,11 @@ class FitInputs:
     sampler: str | None = None
     """vLLM V1's top-k/top-p sampler where it is known ('flashinfer' or 'pytorch': a log's line, or
     the user's word); None: the release's estimate over both."""
+    enforce_eager: bool = False
+    """vLLM's --enforce-eager: no CUDA graphs, so a release that subtracts its CUDA-graph estimate before
+    sizing the pool (Engine.cudagraph 'estimate') subtracts none (config/vllm.py sets cudagraph_mode NONE
+    under enforce_eager, and v1/worker/gpu_worker.py determine_available_memory profiles graph memory only
+    when it is not NONE, 0.22.1)."""
     skip_mm_profiling: bool = False
     """vLLM V1's --skip-mm-profiling (0.10.1 and later): the profile runs no multimodal encoder and
     caches no dummy embeddings ("Skipping memory profiling for multimodal encoder and encoder
@@ -1069,6 +1074,8 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
         out["non_torch"] = Estimate("non_torch", 0, 0, 0, "none")
     if inp.cudagraph is not None:
         out["cudagraph"] = _given("cudagraph", inp.cudagraph)
+    elif eng.cudagraph == "estimate" and inp.enforce_eager:
+        out["cudagraph"] = Estimate("cudagraph", 0, 0, 0, "computed", "--enforce-eager: no CUDA graphs, so none is estimated")
     elif eng.cudagraph == "estimate" and (gpu.vendor != "AMD" or eng.cudagraph_estimate_rocm):
         out["cudagraph"] = cudagraph_estimate(model)
     else:

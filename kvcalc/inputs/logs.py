@@ -97,6 +97,9 @@ class LogFacts:
     """Whether the log says the estimate was subtracted: True for "CUDA graph memory profiling is
     enabled", False for 0.18-0.19's "In v0.19, CUDA graph memory profiling will be enabled by default
     ... To try it now" and 0.20's "is disabled"; None where it says neither (the release's rule)."""
+    enforce_eager: bool | None = None
+    """vLLM's enforce_eager, where the log gives it (the V1 engine's config line, the non-default args or
+    the command): True runs no CUDA graphs."""
     util_without_cudagraph: float | None = None
     error_kv_tokens: int | None = None
     """V0's error: the maximum number of tokens the KV cache can store."""
@@ -482,6 +485,11 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "cg_on",
         "0.18 or 0.19",
     ),
+    # enforce_eager: the V1 engine's config line ("enforce_eager=True,"), the non-default args
+    # ("'enforce_eager': True") or a command's flag ("--enforce-eager").
+    ("enforce_eager", "enforce_eager=", re.compile(r"\benforce_eager=(True|False)\b"), "bool", ""),
+    ("enforce_eager", "'enforce_eager':", re.compile(r"'enforce_eager':\s*(True|False)\b"), "bool", ""),
+    ("enforce_eager", "--enforce-eager", re.compile(r"--enforce-eager(?![\w-])()"), "bool", ""),
     ("max_total_num_tokens", "max_total_num_tokens=", re.compile(r"max_total_num_tokens=" + NUM), "int", "SGLang"),
     (
         "kv_sizes",
@@ -731,6 +739,10 @@ def _read(f: LogFacts, line: str) -> None:
             elif kind == "cg_on":
                 f.cudagraph_estimate_applied = m.group(1) == "enabled"
                 f.lines["cudagraph_estimate_applied"] = line.strip()
+            elif kind == "bool":
+                if getattr(f, fact) is None:
+                    setattr(f, fact, m.group(1) != "False")
+                    f.lines[fact] = line.strip()
             elif kind == "util_equiv":
                 f.util, f.util_without_cudagraph = _num(m.group(1)), _num(m.group(2))
                 f.lines["util"] = line.strip()
