@@ -2076,3 +2076,50 @@ def test_the_query_and_key_norms_paragraph_counts_the_runs_it_moves():
     scored = [c for c in runs if errors(c)]
     assert (len(runs), len(scored)) == (42, 41)
     assert "Nothing was fitted; 41 runs of these models move, most towards what they measured" in text
+
+
+def test_the_short_outputs_paragraph_is_as_the_runs_score(monkeypatch):
+    """docs/accuracy.md: saturated ShareGPT runs' mean TPOT against the share of short outputs, replayed once
+    with the lognormal stand-in and once with surajssd's 200 recorded requests resampled to each run's means."""
+    text = " ".join(DOC.read_text().split())
+    ref = json.loads((LENGTHS / "surajssd-a100-40gx8-llama33-70b-vllm083-tp8-sharegpt-qpsinf.json").read_text())
+    ro, ri = np.asarray(ref["output_lens"]), np.asarray(ref["input_lens"])
+    assert (int((ro <= 10).sum()), len(ro), int(ro.max())) == (28, 200, 780)
+    _, lo = _sharegpt(217.39, 201.65, 1000)
+    assert round(100 * float((lo <= 10).mean()), 1) == 0.4
+
+    def resampled(mean_in: float, mean_out: float, n: int) -> tuple[Any, Any]:
+        idx = np.random.default_rng(7).integers(0, len(ro), n)
+        P = np.maximum((ri[idx] * mean_in / ri.mean()).astype(np.int64), 4)
+        return P, np.maximum((ro[idx] * mean_out / ro.mean()).astype(np.int64), 1)
+
+    itl: list[float] = []
+    real = simulate
+
+    def keep(*a: Any, **k: Any) -> Any:
+        r = real(*a, **k)
+        itl.append(r.runs[0].bench.itl_s.mean * 1e3)
+        return r
+
+    glm = ["gpustack-h200x8-glm46-sglang053-tp8-bf16-sharegpt-inf", "gpustack-h200x8-glm46-fp8-sglang053-tp8-sharegpt-inf"]
+    qwen = "gpustack-h100-qwen3-14b-vllm0110-sharegpt-inf"
+    cases = {c["id"]: c for c in CASES}
+    pct = lambda e: (round(100 * e["request_throughput_per_s"]), round(100 * e["mean_tpot_ms"]))
+    monkeypatch.setitem(globals(), "simulate", keep)
+    predict.cache_clear()
+    before = {i: pct(errors(cases[i])) for i in [*glm, qwen]}
+    assert [round(x, 1) for x in itl[:2]] == [108.0, 114.5]
+    assert [round(cases[i]["measured"]["mean_itl_ms"], 1) for i in glm] == [113.3, 105.3]
+    monkeypatch.setitem(globals(), "_sharegpt", resampled)
+    predict.cache_clear()
+    after = {i: pct(errors(cases[i])) for i in [*glm, qwen]}
+    monkeypatch.undo()
+    predict.cache_clear()
+    assert [before[i] for i in [*glm, qwen]] == [(3, -50), (-3, -43), (53, -50)]
+    assert [after[i] for i in [*glm, qwen]] == [(38, 100), (25, 110), (103, -29)]
+    assert "kvcalc's mean inter-token latency is the measured one (108.0 and 114.5 ms against 113.3 and 105.3)" in text
+    assert (
+        "the two GLM-4.6 runs' TPOT goes to 100% and 110% high, and their throughput from 3% high and 3% low to 38% and 25% high"
+        in text
+    )
+    assert "the Qwen3-14B run's TPOT from 50% to 29% low, its throughput from 53% to 103% high" in text
