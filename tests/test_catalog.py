@@ -21,7 +21,7 @@ falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
 deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2 gemma3-4b gemma3-12b
-glm-5 glm-4.7-flash qwen2.5-1.5b qwen2.5-3b qwen3-4b mistral-7b-v0.3 qwen2.5-vl-32b""".split()
+glm-5 glm-4.7-flash qwen2.5-1.5b qwen2.5-3b qwen3-4b mistral-7b-v0.3 qwen2.5-vl-32b qwen3-vl-32b""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -232,6 +232,8 @@ def test_vision_language_models_count_their_towers():
     assert abs(q.params_total + q.vision_params - 8.29e9) <= 0.03 * 8.29e9
     q = resolve_model("qwen2.5-vl-32b")  # the Hub's safetensors count: 33.5B
     assert abs(q.params_total + q.vision_params - 33.5e9) <= 0.01 * 33.5e9
+    q = resolve_model("qwen3-vl-32b")  # the Hub's safetensors count: 33.4B
+    assert abs(q.params_total + q.vision_params - 33.4e9) <= 0.01 * 33.4e9
 
 
 def test_deepseek_v32_caches_the_indexer_keys():

@@ -425,7 +425,19 @@ def _settings(
                 "a total above 0 and at most 100,000 GiB, and available memory from 0 to that total",
             )
     mml_log = facts.max_model_len
-    pick("tp", facts.tp, given.tp, "--tp", 1, "not in the log; pass --tp")
+    dp_log = facts.dp_size if facts.dp_attention and facts.dp_size and facts.dp_size > 1 else None
+    if dp_log is not None and facts.tp and facts.tp % dp_log == 0:
+        # SGLang's DP attention: tp_size GPUs in dp_size attention ranks of tp_size / dp_size each (kvcalc's --tp and
+        # --dp; dp_attention.py compute_dp_attention_world_info: attn_tp_size = tp_size // dp_size).
+        line = facts.lines.get("dp_attention", "")[:160]
+        attn_tp = facts.tp // dp_log
+        out.append(Setting("tp", attn_tp, "log", f"tp_size {facts.tp} / dp_size {dp_log} with enable_dp_attention: {line}"))
+        out.append(Setting("dp", dp_log, "log", f"dp_size {dp_log} with enable_dp_attention"))
+        for key, value, option, flag in (("tp", attn_tp, given.tp, "--tp"), ("dp", dp_log, given.dp, "--dp")):
+            if option is not None and option != value and not (key == "dp" and option == 1):
+                warnings.append(f"the log says {key} {value} (DP attention); {flag} {option} not used")
+    else:
+        pick("tp", facts.tp, given.tp, "--tp", 1, "not in the log; pass --tp")
     pick("pp", facts.pp, given.pp, "--pp", 1, "not in the log; pass --pp")
     pick(
         "max_model_len",
@@ -546,7 +558,7 @@ def explain(
         engine=eng,
         tp=tp,
         pp=pp,
-        dp=given.dp,
+        dp=int(s.get("dp", given.dp)),
         ep=given.ep,
         kv_dtype=kv,
         weight_dtype=s.get("weight_dtype"),

@@ -97,6 +97,11 @@ class LogFacts:
     """Whether the log says the estimate was subtracted: True for "CUDA graph memory profiling is
     enabled", False for 0.18-0.19's "In v0.19, CUDA graph memory profiling will be enabled by default
     ... To try it now" and 0.20's "is disabled"; None where it says neither (the release's rule)."""
+    dp_size: int | None = None
+    """SGLang's dp_size (its server_args), read with dp_attention."""
+    dp_attention: bool | None = None
+    """SGLang's enable_dp_attention (its server_args): with it the tp_size GPUs run dp_size attention ranks of
+    tp_size / dp_size GPUs each (kvcalc's --tp and --dp)."""
     enforce_eager: bool | None = None
     """vLLM's enforce_eager, where the log gives it (the V1 engine's config line, the non-default args or
     the command): True runs no CUDA graphs."""
@@ -487,6 +492,9 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ),
     # enforce_eager: the V1 engine's config line ("enforce_eager=True,"), the non-default args
     # ("'enforce_eager': True") or a command's flag ("--enforce-eager").
+    # SGLang's data-parallel attention (server_args: "dp_size=4, ... enable_dp_attention=True").
+    ("dp_size", "dp_size=", re.compile(r"\bdp_size=" + _INT), "int", ""),
+    ("dp_attention", "enable_dp_attention=", re.compile(r"\benable_dp_attention=(True|False)\b"), "bool", ""),
     ("enforce_eager", "enforce_eager=", re.compile(r"\benforce_eager=(True|False)\b"), "bool", ""),
     ("enforce_eager", "'enforce_eager':", re.compile(r"'enforce_eager':\s*(True|False)\b"), "bool", ""),
     ("enforce_eager", "--enforce-eager", re.compile(r"--enforce-eager(?![\w-])()"), "bool", ""),
@@ -635,7 +643,18 @@ def _scan(data: bytes, end: int) -> Iterator[str]:
 
 
 # Facts kept from their first line (a model named twice, the version printed by every worker).
-_FIRST_WINS = ("model", "version", "max_model_len", "weights_gib", "tp", "pp", "quantization", "quant_scheme", "device_name")
+_FIRST_WINS = (
+    "model",
+    "version",
+    "max_model_len",
+    "weights_gib",
+    "tp",
+    "pp",
+    "dp_size",
+    "quantization",
+    "quant_scheme",
+    "device_name",
+)
 # Facts each rank may print within one start-up: the engine sizes every rank's pool to the smallest
 # (vLLM V1: the KV cache config is taken at the minimum available memory over the workers,
 # vllm/v1/core/kv_cache_utils.py get_kv_cache_configs, 0.33.0; V0: the executor takes
@@ -702,7 +721,16 @@ def _read(f: LogFacts, line: str) -> None:
                 f.trt_kv_gib, f.trt_tokens = gib, tokens
                 f.lines["trt_tokens"] = line.strip()
             elif kind == "trt_free":
-                f.trt_free_total_gib, f.trt_free_gib = _num(m.group(1)), _num(m.group(2))
+                # Every rank prints its own; the pool of each is sized from the rank with least free memory
+                # (TensorRT-LLM 0.16 at TP 8: 52.08 GiB = 0.90 x the lowest rank's 57.87, where the others had
+                # 61.38-61.64), so the minimum is kept, as for vLLM's ranks.
+                total, free = _num(m.group(1)), _num(m.group(2))
+                if f.trt_free_gib is not None:
+                    seen = f.rank_values.setdefault("trt_free_gib", [float(f.trt_free_gib)])
+                    seen.append(free)
+                    if free >= f.trt_free_gib:
+                        continue
+                f.trt_free_total_gib, f.trt_free_gib = total, free
                 f.lines["trt_free"] = line.strip()
             elif kind == "trt_peak":
                 f.trt_peak_gib, f.trt_available_kv_gib, f.trt_fraction = (_num(m.group(i)) for i in (1, 2, 3))
