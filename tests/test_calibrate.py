@@ -63,6 +63,23 @@ def test_every_public_block_parses_to_its_recorded_figures(case):
         for key in ("mean_ttft", "median_ttft", "mean_tpot", "median_tpot"):
             assert rec[key] * 1e3 == pytest.approx(want[f"{key}_ms"])
         return
+    if case.get("raw_format") == "vob-row":
+        # vedanti02/vllm-optimization-bench's row files: each copies the metrics of vLLM's --save-result JSON key for key
+        # under its own names (runner.py parse_bench_json), with the server's settings beside them.
+        import json
+
+        row, want = json.loads(text), case["measured"]
+        assert row["completed"] == want["completed"] and row["max_num_seqs"] == case["max_num_seqs"]
+        assert row["concurrency"] == case["max_concurrency"] and row["vllm_version"] == "0.24.0"
+        for key, name in (
+            ("request_throughput_req_s", "request_throughput_per_s"),
+            ("output_throughput_tok_s", "output_throughput_tok_per_s"),
+            ("ttft_ms_mean", "mean_ttft_ms"),
+            ("tpot_ms_mean", "mean_tpot_ms"),
+        ):
+            assert row[key] == pytest.approx(want[name])
+        assert row["total_output_tokens"] / row["completed"] == pytest.approx(case["mean_output"])
+        return
     if case.get("raw_format") == "md-table":
         # A markdown table its source published in place of the printed blocks (SGLang's benchmark READMEs): the
         # row raw_row names holds every figure cases.yaml measured, but the count and what cases.yaml derives
