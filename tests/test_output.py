@@ -684,3 +684,15 @@ def test_a_verdict_prints_brackets_as_they_are(cli, tmp_path, monkeypatch):
     trace.write_text('{"prompt_tokens": 100, "output_tokens": 10}\n')
     out = cli("paging", "--trace", str(trace), "--model", "llama3.1-8b", "--gpu", "h100").out
     assert f"trace {trace} (1 request)," in out
+
+
+def test_explain_logs_dp_attention_header_matches_its_json(cli, monkeypatch):
+    """An SGLang start with DP attention (tp_size 4, dp_size 4): the 80-column header names TP and DP as the JSON does."""
+    monkeypatch.setenv("COLUMNS", "80")
+    log = str(ROOT / "tests" / "logs" / "real" / "sglang-stevenwang-b200-4xb200-deepseek-v3.2-awq-dpattn.log")
+    args = ("explain-log", log, "--model", "deepseek-v3.2", "--gpu", "b200", "--engine", "sglang@0.5.9", "--weight-dtype", "int4")
+    j = cli(*args, "--json").json()["startups"][0]
+    assert (j["tp"], j["dp"]) == (1, 4)
+    text = " ".join(cli(*args).out.split())
+    assert f"TP {j['tp']}, DP {j['dp']}, PP {j['pp']}," in text
+    assert all(len(line) <= 80 for line in cli(*args).out.splitlines())

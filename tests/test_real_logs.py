@@ -1230,7 +1230,7 @@ def test_sglang_dp_attention_is_read_as_the_engine_splits_its_ranks():
     m, g = resolve_model("deepseek-v3.2"), resolve_gpu("b200")
     r = explain(parse_startups(log)[0], m, g, Given(engine="sglang@0.5.9", weight_dtype="int4"))
     said = {s.key: s.value for s in r.settings}
-    assert (said["tp"], said["dp"]) == (2, 4)
+    assert (said["tp"], said["dp"], r.tp, r.dp) == (2, 4, 2, 4)
     off = log.replace("enable_dp_attention=True", "enable_dp_attention=False")
     r = explain(parse_startups(off)[0], m, g, Given(engine="sglang@0.5.9", weight_dtype="int4"))
     said = {s.key: s.value for s in r.settings}

@@ -135,6 +135,8 @@ class ExplainReport:
     rows: list[Comparison]
     notes: list[Note]
     warnings: list[str] = field(default_factory=list)
+    dp: int = 1
+    """Data-parallel attention ranks (SGLang's DP attention: the pool is one rank's)."""
 
     @property
     def assumed(self) -> list[Setting]:
@@ -842,6 +844,7 @@ def explain(
         gpu=gpu.name,
         tp=tp,
         pp=pp,
+        dp=int(s.get("dp", given.dp)),
         max_model_len=mml,
         kv_dtype=kv.name,
         block_size=fp.alloc.block_size,

@@ -244,7 +244,9 @@ def _setting(s: Any) -> str:
 def _startup(c: Any, r: Any, n: int) -> None:
     head = f"Start-up {r.index} of {n}: " if n > 1 else ""
     c.print(
-        f"[bold]{head}{esc(r.engine_label)}[/bold]: {esc(r.model)} on {esc(r.gpu)}, TP {r.tp}, PP {r.pp}, "
+        f"[bold]{head}{esc(r.engine_label)}[/bold]: {esc(r.model)} on {esc(r.gpu)}, TP {r.tp}, "
+        + (f"DP {r.dp}, " if r.dp > 1 else "")
+        + f"PP {r.pp}, "
         f"max_model_len {r.max_model_len:,}, KV {r.kv_dtype}"
     )
     t = table(
