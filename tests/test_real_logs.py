@@ -1025,7 +1025,7 @@ def test_the_candidates_each_later_search_left_out_are_kept():
         ),
         (
             ROOT / "tests" / "serving" / "rejected",
-            ("eighth", "ninth", "eleventh", "twelfth", "fourteenth", "fifteenth", "sixteenth", "seventeenth"),
+            ("eighth", "ninth", "eleventh", "twelfth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth"),
         ),
     ):
         # 2026-12-05-twenty-second-set.md -> twenty-second
