@@ -45,9 +45,29 @@ TWENTYFIFTH = "2026-12-05 (twenty-fifth set)"
 TWENTYSIXTH = "2026-12-05 (twenty-sixth set)"
 TWENTYSEVENTH = "2026-12-05 (twenty-seventh set)"
 TWENTYEIGHTH = "2026-12-05 (twenty-eighth set)"
+# The log sets from the sixteenth on, in the order they joined (the seventeenth, twentieth and
+# twenty-first were serving sets). A paragraph counted "as the logs stood then" leaves out every set
+# that joined after it: add a new set here, not to each test's exclusions.
+JOIN_ORDER = (
+    SIXTEENTH,
+    EIGHTEENTH,
+    NINETEENTH,
+    TWENTYSECOND,
+    TWENTYTHIRD,
+    TWENTYFOURTH,
+    TWENTYFIFTH,
+    TWENTYSIXTH,
+    TWENTYSEVENTH,
+    TWENTYEIGHTH,
+)
 # Settings whose absence keeps a case out of the published aims.
 DISQUALIFYING = {"gpu", "tp", "util", "max_model_len", "engine"}
 GiB = 2**30
+
+
+def joined_from(first: str) -> tuple[str, ...]:
+    """The held-out labels of `first` and of every log set that joined after it."""
+    return JOIN_ORDER[JOIN_ORDER.index(first) :]
 
 
 def evaluate(case: dict[str, Any]) -> dict[str, Any]:
@@ -586,20 +606,7 @@ def test_the_eleventh_held_out_set_is_as_the_doc_says():
         for c in CASES
         if RESULTS[c["file"]]["counted"]
         and c.get("held_out")
-        not in (
-            "2026-12-02 (eleventh set)",
-            THIRTEENTH,
-            FIFTEENTH,
-            SIXTEENTH,
-            EIGHTEENTH,
-            TWENTYSECOND,
-            TWENTYTHIRD,
-            TWENTYFOURTH,
-            TWENTYFIFTH,
-            TWENTYSIXTH,
-            TWENTYSEVENTH,
-            TWENTYEIGHTH,
-        )
+        not in ("2026-12-02 (eleventh set)", THIRTEENTH, FIFTEENTH, SIXTEENTH, EIGHTEENTH, *joined_from(TWENTYSECOND))
     ]
     assert (len(rest), sum(r["estimate"] == "ok" for r in rest), sum(bool(r["inside_range"]) for r in rest)) == (43, 35, 36)
     assert "34 of 43 within 10% and 33 of 43 inside the range (34 since the range change below, 35 since SGLang's" in text
@@ -615,20 +622,7 @@ def test_what_moved_with_the_sampler_side_allocations_is_as_the_doc_says():
         c
         for c in CASES
         if RESULTS[c["file"]]["counted"]
-        and c.get("held_out")
-        not in (
-            THIRTEENTH,
-            FIFTEENTH,
-            SIXTEENTH,
-            EIGHTEENTH,
-            TWENTYSECOND,
-            TWENTYTHIRD,
-            TWENTYFOURTH,
-            TWENTYFIFTH,
-            TWENTYSIXTH,
-            TWENTYSEVENTH,
-            TWENTYEIGHTH,
-        )
+        and c.get("held_out") not in (THIRTEENTH, FIFTEENTH, SIXTEENTH, EIGHTEENTH, *joined_from(TWENTYSECOND))
     ]
     no11 = [c for c in counted if c.get("held_out") != "2026-12-02 (eleventh set)"]
     ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
@@ -740,19 +734,7 @@ def test_the_thirteenth_held_out_set_is_as_the_doc_says():
         c
         for c in CASES
         if RESULTS[c["file"]]["counted"]
-        and c.get("held_out")
-        not in (
-            FIFTEENTH,
-            SIXTEENTH,
-            EIGHTEENTH,
-            TWENTYSECOND,
-            TWENTYTHIRD,
-            TWENTYFOURTH,
-            TWENTYFIFTH,
-            TWENTYSIXTH,
-            TWENTYSEVENTH,
-            TWENTYEIGHTH,
-        )
+        and c.get("held_out") not in (FIFTEENTH, SIXTEENTH, EIGHTEENTH, *joined_from(TWENTYSECOND))
     ]
     ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in every)
     ins = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in every)
@@ -897,19 +879,8 @@ def test_the_eighteenth_held_out_set_is_as_the_doc_says():
         assert round(w.log / w.estimate * 100 - 100, 1) == 0.4
     assert round(0.02 * 139.80, 2) == 2.80 and "(0.02 x 139.80 GiB = 2.80 GiB)" in text
     # As the logs stood then: before the nineteenth set joined.
-    held = [
-        c
-        for c in CASES
-        if c.get("held_out")
-        not in (None, NINETEENTH, TWENTYSECOND, TWENTYTHIRD, TWENTYFOURTH, TWENTYFIFTH, TWENTYSIXTH, TWENTYSEVENTH, TWENTYEIGHTH)
-    ]
-    counted = [
-        c
-        for c in CASES
-        if RESULTS[c["file"]]["counted"]
-        and c.get("held_out")
-        not in (NINETEENTH, TWENTYSECOND, TWENTYTHIRD, TWENTYFOURTH, TWENTYFIFTH, TWENTYSIXTH, TWENTYSEVENTH, TWENTYEIGHTH)
-    ]
+    held = [c for c in CASES if c.get("held_out") not in (None, *joined_from(NINETEENTH))]
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(NINETEENTH)]
     _, _, h_ok, h_ranged, h_inside, _, _ = aims(held)
     _, _, c_ok, c_ranged, c_inside, _, _ = aims(counted)
     # (120, 120, 133, 69, 70, 78) until TensorRT-LLM 0.19's runtime and decoder buffers were counted (2026-12-05).
@@ -924,45 +895,14 @@ def test_the_loaded_weights_margin_is_as_the_doc_says():
     prints them, and what the 2% margin moved (memory.LOADED_WEIGHTS_MARGIN_PCT)."""
     text = " ".join(DOC.read_text().split())
     # As the logs stood then, before the sixteenth set joined.
-    before = [
-        c["file"]
-        for c in CASES
-        if c.get("held_out")
-        not in (
-            SIXTEENTH,
-            EIGHTEENTH,
-            NINETEENTH,
-            TWENTYSECOND,
-            TWENTYTHIRD,
-            TWENTYFOURTH,
-            TWENTYFIFTH,
-            TWENTYSIXTH,
-            TWENTYSEVENTH,
-            TWENTYEIGHTH,
-        )
-    ]
+    before = [c["file"] for c in CASES if c.get("held_out") not in joined_from(SIXTEENTH)]
     over = sorted(x.log / x.estimate - 1 for f in before for x in RESULTS[f]["report"].rows if x.key == "weights" and x.estimate)
     assert len(over) == 124 and sum(v <= 0.02 for v in over) == 121 and sum(v < -0.001 for v in over) == 4
     assert round(over[len(over) // 2] * 100, 1) == 0.1 and round(over[0] * 100, 1) == -3.8
     assert [round(v * 100, 1) for v in over[-3:]] == [2.4, 8.8, 9.1]
     assert "across the 124 logs here that print it, that is at most 2% over kvcalc's count in 121 (median +0.1%" in text
     # With the sixteenth set, scored after the margin was set: 130 of 133.
-    then = [
-        RESULTS[c["file"]]
-        for c in CASES
-        if c.get("held_out")
-        not in (
-            EIGHTEENTH,
-            NINETEENTH,
-            TWENTYSECOND,
-            TWENTYTHIRD,
-            TWENTYFOURTH,
-            TWENTYFIFTH,
-            TWENTYSIXTH,
-            TWENTYSEVENTH,
-            TWENTYEIGHTH,
-        )
-    ]
+    then = [RESULTS[c["file"]] for c in CASES if c.get("held_out") not in joined_from(EIGHTEENTH)]
     now = [x.log / x.estimate - 1 for r in then for x in r["report"].rows if x.key == "weights" and x.estimate]
     assert (len(now), sum(v <= 0.02 for v in now)) == (133, 130)
     engines = " ".join((ROOT / "docs" / "engines.md").read_text().split())
@@ -973,42 +913,8 @@ def test_the_loaded_weights_margin_is_as_the_doc_says():
         "vllm-fpolica91_triton-example-4xmi300x-minimax-m2.5.log",
     ):
         assert RESULTS[f]["inside_range"], f
-    counted = [
-        c
-        for c in CASES
-        if RESULTS[c["file"]]["counted"]
-        and c.get("held_out")
-        not in (
-            SIXTEENTH,
-            EIGHTEENTH,
-            NINETEENTH,
-            TWENTYSECOND,
-            TWENTYTHIRD,
-            TWENTYFOURTH,
-            TWENTYFIFTH,
-            TWENTYSIXTH,
-            TWENTYSEVENTH,
-            TWENTYEIGHTH,
-        )
-    ]
-    held = [
-        c
-        for c in CASES
-        if c.get("held_out")
-        not in (
-            None,
-            SIXTEENTH,
-            EIGHTEENTH,
-            NINETEENTH,
-            TWENTYSECOND,
-            TWENTYTHIRD,
-            TWENTYFOURTH,
-            TWENTYFIFTH,
-            TWENTYSIXTH,
-            TWENTYSEVENTH,
-            TWENTYEIGHTH,
-        )
-    ]
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(SIXTEENTH)]
+    held = [c for c in CASES if c.get("held_out") not in (None, *joined_from(SIXTEENTH))]
     _, _, _, ranged, inside, _, median = aims(counted)
     _, _, _, h_ranged, h_inside, _, _ = aims(held)
     assert (inside, len(ranged), h_inside, len(h_ranged), round(median * 100)) == (69, 76, 107, 118, 3)
@@ -1112,13 +1018,7 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     assert "stays a miss from its own figures (+22.3%)" in text
     # 58,077 blocks of a 31-layer stage at 1,280 B a layer: 34.34 GiB.
     assert f"{58_077 * 16 * 31 * 1280 / GiB:.2f}" == "34.34" and "58,077 blocks of 31 layers are 34.34 GiB" in text
-    held = [
-        c
-        for c in CASES
-        if c.get("held_out")
-        and c.get("held_out")
-        not in (TWENTYSECOND, TWENTYTHIRD, TWENTYFOURTH, TWENTYFIFTH, TWENTYSIXTH, TWENTYSEVENTH, TWENTYEIGHTH)
-    ]
+    held = [c for c in CASES if c.get("held_out") and c.get("held_out") not in joined_from(TWENTYSECOND)]
     _, _, h_ok, _, h_inside, _, _ = aims(held)
     assert (h_ok, h_inside, len(held)) == (121, 121, 135)  # 120 and 120 until TensorRT-LLM 0.19's buffers, below
     assert (
@@ -1191,12 +1091,7 @@ def test_the_twenty_second_held_out_set_is_as_the_doc_says():
     assert sorted(f for f, r in tw.items() if r["counted"]) == [
         f"vllm-infmax-{n}xh200-gpt-oss-120b-0.22.1.log" for n in (2, 4, 8)
     ]
-    counted = [
-        c
-        for c in CASES
-        if RESULTS[c["file"]]["counted"]
-        and c.get("held_out") not in (TWENTYTHIRD, TWENTYFOURTH, TWENTYFIFTH, TWENTYSIXTH, TWENTYSEVENTH, TWENTYEIGHTH)
-    ]
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYTHIRD)]
     ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
     inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
     assert (ok, inside, len(counted)) == (73, 74, 81)
@@ -1224,12 +1119,7 @@ def test_the_twenty_third_held_out_set_is_as_the_doc_says():
         assert parse_startups(log)[0].max_model_len == n, arg
     scout = tw["vllm-fuhengwu-8xh200-llama4-scout-0.12.0.log"]
     assert scout["from_log"] == "miss" and "(its logged 1.86x at 8,388,608 tokens against kvcalc's 0.47x)" in text
-    counted = [
-        c
-        for c in CASES
-        if RESULTS[c["file"]]["counted"]
-        and c.get("held_out") not in (TWENTYFOURTH, TWENTYFIFTH, TWENTYSIXTH, TWENTYSEVENTH, TWENTYEIGHTH)
-    ]
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYFOURTH)]
     ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
     inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
     assert (ok, inside, len(counted)) == (75, 76, 83)
@@ -1269,9 +1159,7 @@ def test_the_twenty_fourth_held_out_set_is_as_the_doc_says():
         assert round(100 * ((pool // (16 * 73_728)) * 16 / r["headline"].log - 1), 1) == was
     assert "the two move from -5.9% and -7.5% to +5.6% and +5.3%" in text
     assert sorted(f for f, r in tw.items() if r["counted"]) == ["vllm-eslam-llmlab-t4-qwen2.5-1.5b.log"]
-    counted = [
-        c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in (TWENTYSIXTH, TWENTYSEVENTH, TWENTYEIGHTH)
-    ]
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYSIXTH)]
     ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
     inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
     assert (ok, inside, len(counted)) == (76, 77, 84)
@@ -1330,7 +1218,7 @@ def test_the_twenty_sixth_held_out_set_is_as_the_doc_says():
     assert (errs[0], errs[-1]) == (-1.6, -0.1)
     assert "all seven within 10% from the defaults (-1.6% to -0.1%)" in text
     assert sorted(f for f, r in tw.items() if not r["counted"]) == ["vllm-fax4ever-kvpress-a10g-qwen3-8b.log"]
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in (TWENTYSEVENTH, TWENTYEIGHTH)]
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYSEVENTH)]
     ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
     inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
     assert (ok, inside, len(counted)) == (82, 83, 90)
