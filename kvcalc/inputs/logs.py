@@ -490,11 +490,11 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
         "cg_on",
         "0.18 or 0.19",
     ),
-    # enforce_eager: the V1 engine's config line ("enforce_eager=True,"), the non-default args
-    # ("'enforce_eager': True") or a command's flag ("--enforce-eager").
     # SGLang's data-parallel attention (server_args: "dp_size=4, ... enable_dp_attention=True").
     ("dp_size", "dp_size=", re.compile(r"\bdp_size=" + _INT), "int", ""),
     ("dp_attention", "enable_dp_attention=", re.compile(r"\benable_dp_attention=(True|False)\b"), "bool", ""),
+    # enforce_eager: the V1 engine's config line ("enforce_eager=True,"), the non-default args
+    # ("'enforce_eager': True") or a command's flag ("--enforce-eager").
     ("enforce_eager", "enforce_eager=", re.compile(r"\benforce_eager=(True|False)\b"), "bool", ""),
     ("enforce_eager", "'enforce_eager':", re.compile(r"'enforce_eager':\s*(True|False)\b"), "bool", ""),
     ("enforce_eager", "--enforce-eager", re.compile(r"--enforce-eager(?![\w-])()"), "bool", ""),
