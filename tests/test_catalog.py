@@ -21,7 +21,8 @@ falcon-7b phi3-mini qwen3-next-80b-a3b jamba-v0.1 llama4-scout llama3-8b llama3-
 llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qwen3-30b-a3b qwen3-235b-a22b-fp8
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
 deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2 gemma3-4b gemma3-12b
-glm-5 glm-4.7-flash qwen2.5-1.5b qwen2.5-3b qwen3-4b mistral-7b-v0.3 qwen2.5-vl-32b qwen3-vl-32b""".split()
+glm-5 glm-4.7-flash qwen2.5-1.5b qwen2.5-3b qwen3-4b mistral-7b-v0.3 qwen2.5-vl-32b qwen3-vl-32b qwen3.5-27b
+qwen3.5-35b-a3b""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -537,3 +538,63 @@ def test_a_checkpoint_name_is_told_the_base_model_it_holds_first():
     assert suggest("model", "Qwen2.5-Coder-32B-Instruct-AWQ")[0] == "qwen2.5-32b"
     assert suggest("model", "gemma-3-27b-it-qat-q4_0")[0] == "gemma3-27b"
     assert suggest("model", "llama3.1-8bb")[0] == "llama3.1-8b"
+
+
+def test_qwen35_is_qwen3_nexts_hybrid_with_a_dense_or_sparse_mlp_and_an_fp32_recurrent_state():
+    """Qwen3.5-27B (tests/configs/qwen3.5-27b.json): 64 layers, every fourth full attention (16) of 24 query and 4 KV
+    heads of 256, the other 48 Gated DeltaNet with 16 key and 48 value heads of 128 and a 4-tap convolution; the config's
+    mamba_ssm_dtype float32 keeps the recurrent state in fp32 under vLLM 0.22.1 (model_executor/models/config.py
+    Qwen3_5ForConditionalGenerationConfig), the conv state in bf16."""
+    m = resolve_model("qwen3.5-27b")
+    assert resolve_model("Qwen/Qwen3.5-27B") == m
+    assert m.layer_counts() == {"linear": 48, "attn": 16}
+    conv_channels = 2 * 16 * 128 + 48 * 128  # q and k of the key heads, v of the value heads
+    assert conv_channels == 10_240
+    assert m.layer_kinds["linear"].state_bytes == (4 - 1) * 10_240 * 2 + 48 * 128 * 128 * 4 == 3_207_168
+    # KV: 16 layers x 4 KV heads x 256 x (K and V) x 2 B.
+    assert kv_size(m, 1).kv_bytes_per_token == 16 * 4 * 256 * 2 * 2 == 65_536
+    # Parameters, counted by hand from the same config: embeddings and an untied head of 248,320 x 5,120; a gated MLP
+    # of 3 x 5,120 x 17,408 in all 64 layers; a gated attention layer: q and its gate 2 x 24 x 256, k and v 2 x 4 x 256,
+    # each x 5,120, o 24 x 256 x 5,120, q and k norms of 256; a Gated DeltaNet layer: in_proj_qkvz 5,120 x (2 x 2,048 +
+    # 2 x 6,144), in_proj_ba 5,120 x 2 x 48, conv 10,240 x 4, dt_bias and A_log 48 each, its norm 128, out_proj
+    # 6,144 x 5,120; two RMSNorms a layer and the final one.
+    H, V, I = 5120, 248_320, 17_408
+    attn = H * (2 * 24 * 256 + 2 * 4 * 256) + 24 * 256 * H + 2 * 256
+    gdn = H * (2 * 2048 + 2 * 6144) + H * 2 * 48 + 10_240 * 4 + 2 * 48 + 128 + 6144 * H
+    total = 2 * V * H + 16 * attn + 48 * gdn + 64 * (3 * H * I + 2 * H) + H
+    assert m.params_total == total == 26_895_998_464
+    # Its ViT: Qwen3-VL's class without deepstack mergers (27 blocks of 1,152, a 4,304 MLP, out to 5,120): a Conv3d
+    # patch embedding with its bias, 2,304 learned positions, blocks of two LayerNorms, qkv, proj and fc1/fc2 with
+    # biases, the final norm and the merger (4 x 1,152 -> 4 x 1,152 -> 5,120).
+    w, i, mw = 1152, 4304, 4 * 1152
+    block = 2 * 2 * w + (w * 3 * w + 3 * w) + (w * w + w) + (2 * w * i + i + w)
+    vit = 3 * 2 * 16 * 16 * w + w + 2304 * w + 27 * block + 2 * w + (mw * mw + mw) + (mw * 5120 + 5120)
+    assert m.vision_params == vit == 460_730_096
+    assert m.vision is not None and m.vision.encoder == "qwen3_vl" and m.vision.deepstack == 0
+
+    moe = resolve_model("qwen3.5-35b-a3b")
+    assert moe.layer_counts() == {"linear": 30, "attn": 10}
+    assert moe.layer_kinds["linear"].state_bytes == 3 * (2 * 16 * 128 + 32 * 128) * 2 + 32 * 128 * 128 * 4 == 2_146_304
+    assert moe.moe is not None and (moe.moe.num_experts, moe.moe.num_experts_per_tok, moe.moe.num_moe_layers) == (256, 8, 40)
+    assert moe.moe.params_per_expert == 3 * 2048 * 512
+    assert kv_size(moe, 1).kv_bytes_per_token == 10 * 2 * 256 * 2 * 2 == 20_480
+
+
+def test_a_qwen35_config_naming_an_unknown_recurrent_dtype_is_refused(tmp_path, cli):
+    cfg = json.loads((CONFIGS / "qwen3.5-27b.json").read_text())
+    cfg["text_config"]["mamba_ssm_dtype"] = "float8"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    r = cli("size", "--model", str(tmp_path / "config.json"), "--seq", "4096")
+    assert r.code == 2 and "Traceback" not in r.err
+    assert r.err.count("\n") == 1 and "mamba_ssm_dtype 'float8' is not one of float32, bfloat16, float16" in r.err
+
+
+def test_a_text_only_qwen35_config_and_a_model_dtype_state_without_mamba_ssm_dtype(tmp_path, cli):
+    """A qwen3_5_text config at the top level (a text-only export) imports as the same language model; without
+    mamba_ssm_dtype its whole state is in the model's dtype, as Qwen3-Next's."""
+    cfg = json.loads((CONFIGS / "qwen3.5-27b.json").read_text())["text_config"]
+    del cfg["mamba_ssm_dtype"]
+    d, warnings = spec_dict_from_config(cfg, "config.json")
+    assert warnings == [] and d["architecture"] == "qwen3_5_text"
+    assert d["params_total"] == 26_895_998_464 and "vision_params" not in d
+    assert d["layer_kinds"]["linear"]["state_bytes"] == (3 * 10_240 + 48 * 128 * 128) * 2

@@ -559,7 +559,7 @@ def test_the_grouped_top_k_models_are_those_whose_configs_route_by_groups_or_a_s
         grouped = "n_group" in cfg or "topk_method" in cfg or bool(cfg.get("use_routing_bias"))
         seen[grouped] += 1
         assert routing_kernels(m) == (4 if grouped else 2), f.stem
-    assert seen == {True: 10, False: 11}
+    assert seen == {True: 10, False: 12}
 
 
 def test_constants_out_of_range_are_refused():
@@ -1073,6 +1073,11 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     assert not sm(resolve_model("minimax-m2"), "b200", "sglang@0.5.9").moe_flashinfer
     assert not sm(resolve_model("qwen3-235b-a22b"), "b200", "sglang@0.5.9").moe_flashinfer
     assert sm(resolve_model("qwen3-235b-a22b-fp8"), "b200", "sglang@0.5.9").moe_flashinfer
+    # Qwen3.5's MoE checkpoints are in Qwen3-Next's branch from the first release read that serves them (0.5.9, 0.5.10
+    # and 0.5.14: Qwen3_5MoeForConditionalGeneration); its fp8 experts take the kernel, its 16-bit ones do not.
+    q35 = resolve_model("qwen3.5-35b-a3b")
+    assert StepModel(q35, resolve_gpu("b200"), BF16, tp=2, weight_dtype="fp8", engine=engine("sglang@0.5.9")).moe_flashinfer
+    assert not StepModel(q35, resolve_gpu("b200"), BF16, tp=2, engine=engine("sglang@0.5.9")).moe_flashinfer
     assert not sm(r1, "b200", "sglang@0.5.16").moe_flashinfer and not sm(r1, "b200", "sglang").moe_flashinfer
 
 
@@ -1832,6 +1837,9 @@ def test_a_gated_deltanet_layer_is_charged_the_kernels_its_decode_and_prompt_pat
         ("qwen3-8b", 36 * 2),  # q_norm and k_norm on each of 36 layers (vLLM 0.11 qwen3.py Qwen3Attention.forward)
         ("qwen3-235b-a22b", 94 * 2),  # qwen3_moe.py, the same two
         ("qwen3-next-80b-a3b", 12 * (2 + 5)),  # 12 attention layers: the norms and the output gate's 5 (qwen3_next.py)
+        # Qwen3.5's attention layers are Qwen3NextAttention (vLLM 0.22.1 qwen3_5.py Qwen3_5DecoderLayer): 16 and 10 of them
+        ("qwen3.5-27b", 16 * (2 + 5)),
+        ("qwen3.5-35b-a3b", 10 * (2 + 5)),
         ("glm-4.6", 92 * 2),  # config use_qk_norm true (glm4_moe.py Glm4MoeAttention)
         ("glm-4.5-air", 0),  # use_qk_norm false
         # MiniMax-M2's norms over all heads, q's and k's: each a sum of squares before its all-reduce and the scaling after

@@ -1746,10 +1746,11 @@ MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm"]
 """The fused-MoE kernel a deployment's routed experts run on, where it is not the one kvcalc's default figures measure
 (vLLM's Triton fused-MoE: StepConstants.moe_latency_s, MOE_ETA)."""
 
-FLASHINFER_MOE_ARCHITECTURES = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_next"})
+FLASHINFER_MOE_ARCHITECTURES = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"})
 """Model types whose fp8 experts SGLang runs with FlashInfer's TensorRT-LLM kernel on SM100 (moe_runner): its
 DeepseekV3ForCausalLM (DeepSeek-V3, R1 and Kimi-K2's checkpoints), Qwen3MoeForCausalLM and Qwen3NextForCausalLM
-branches of server_args.py."""
+branches of server_args.py, and Qwen3_5MoeForConditionalGeneration, in Qwen3-Next's branch from the first release
+read that serves Qwen3.5 (0.5.9, 0.5.10 and 0.5.14)."""
 
 
 def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_experts: bool) -> MoeRunner:

@@ -515,16 +515,20 @@ glm4_moe.py; 0.16's glm4_moe_lite.py (its MoE a Glm4MoE) and registry (GlmMoeDsa
 deepseek_v2.py); 0.13's minimax_m2.py (one group, with the score-correction bias)."""
 
 
-QK_NORM_ARCHITECTURES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "qwen3_vl_text", "qwen3_vl_moe_text"})
+QK_NORM_ARCHITECTURES = frozenset(
+    {"qwen3", "qwen3_moe", "qwen3_next", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text"}
+)
 """Model types whose attention layers norm each query and key head before rotary (q_norm and k_norm, two
 RMSNorm calls a layer: vLLM 0.11's qwen3.py and qwen3_moe.py Qwen3(Moe)Attention.forward, qwen3_next.py
 Qwen3NextAttention.forward; Qwen3-VL's language models are those classes, qwen3_vl.py Qwen3LLMModel(Qwen3Model) and
-qwen3_vl_moe.py Qwen3MoeLLMModel(Qwen3MoeModel), read in 0.22.1); glm4_moe does where its config sets use_qk_norm
+qwen3_vl_moe.py Qwen3MoeLLMModel(Qwen3MoeModel), read in 0.22.1; Qwen3.5's attention layers are Qwen3NextAttention,
+qwen3_5.py Qwen3_5DecoderLayer, 0.22.1); glm4_moe does where its config sets use_qk_norm
 (glm4_moe.py Glm4MoeAttention)."""
-GATED_ATTENTION_ARCHITECTURES = frozenset({"qwen3_next"})
+GATED_ATTENTION_ARCHITECTURES = frozenset({"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"})
 """Model types whose attention output is gated by a sigmoid of a second half of the query projection (vLLM 0.11's
 qwen3_next.py Qwen3NextAttention.forward, attn_output_gate): the query's and the gate's copies out of the
-projection, the sigmoid, the multiply and o_proj's copy into the layer's output, 5 kernels a layer."""
+projection, the sigmoid, the multiply and o_proj's copy into the layer's output, 5 kernels a layer; Qwen3.5's
+attention is that class, 0.22.1 qwen3_5.py Qwen3_5DecoderLayer)."""
 
 
 def attention_norm_kernels(model: ModelSpec) -> int:

@@ -51,7 +51,20 @@ SUPPORTED = (
     "qwen2_5_vl",
     "qwen3_vl",
     "qwen3_vl_moe",
+    "qwen3_5",
+    "qwen3_5_moe",
 )
+
+_QWEN3_5_TEXT = {
+    "head_dim": 256,
+    "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32,
+    "full_attention_interval": 4,
+    "tie_word_embeddings": False,
+}
 
 # transformers' config-class defaults for fields the official files omit.
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -70,6 +83,10 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma2": {"tie_word_embeddings": True},
     "llama4_text": {"no_rope_layer_interval": 4, "attention_chunk_size": 8192, "interleave_moe_layer_step": 1},
     "falcon": {"tie_word_embeddings": True},
+    # Qwen3.5's text configs (vLLM 0.22.1 transformers_utils/configs/qwen3_5.py and qwen3_5_moe.py, whose
+    # full_attention_interval is read from kwargs with 4 as its default).
+    "qwen3_5_text": _QWEN3_5_TEXT,
+    "qwen3_5_moe_text": {**_QWEN3_5_TEXT, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512},
 }
 
 
@@ -82,6 +99,7 @@ class _Cfg:
     def __init__(self, data: dict[str, Any], where: str, model_type: str):
         self.data = data
         self.where = where
+        self.mt = model_type
         self.read: dict[str, Any] = {}
         self.defaults = _DEFAULTS.get(model_type, {})
         self.defaulted: list[str] = []
@@ -599,10 +617,20 @@ def _state_bytes_dtype(c: _Cfg) -> tuple[int, str]:
 
 
 def _qwen3_next(c: _Cfg, b: _Build) -> None:
+    _hybrid_gdn(c, b, moe=True)
+
+
+def _qwen3_5(c: _Cfg, b: _Build) -> None:
+    """Qwen3.5 (qwen3_5_text: Qwen3-Next's Gated DeltaNet and gated-attention layers with a dense gated MLP in
+    every layer) and Qwen3.5-MoE (qwen3_5_moe_text: Qwen3-Next's sparse block, a shared expert with its gate): vLLM
+    0.22.1 model_executor/models/qwen3_5.py Qwen3_5DecoderLayer picks Qwen3NextMLP or Qwen3NextSparseMoeBlock by
+    the text config's model_type; the layers are Qwen3-Next's classes (QwenGatedDeltaNetAttention, Qwen3NextAttention)."""
+    _hybrid_gdn(c, b, moe=c.mt == "qwen3_5_moe_text")
+
+
+def _hybrid_gdn(c: _Cfg, b: _Build, *, moe: bool) -> None:
     H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
     nq, nkv, d = _attn_geometry(c, H)
-    E, k = c.int("num_experts"), c.int("num_experts_per_tok")
-    Im, Ish = c.int("moe_intermediate_size"), c.int("shared_expert_intermediate_size")
     nk, nv = c.int("linear_num_key_heads"), c.int("linear_num_value_heads")
     dk, dv = c.int("linear_key_head_dim"), c.int("linear_value_head_dim")
     kern = c.int("linear_conv_kernel_dim")
@@ -612,12 +640,25 @@ def _qwen3_next(c: _Cfg, b: _Build) -> None:
         types = ["full" if (i + 1) % interval == 0 else "state" for i in range(L)]
     key_dim, value_dim = nk * dk, nv * dv
     conv_ch = 2 * key_dim + value_dim
-    elems = (kern - 1) * conv_ch + nv * dk * dv
+    conv, rec = (kern - 1) * conv_ch, nv * dk * dv
     eb, dt = _state_bytes_dtype(c)
+    # Qwen3.5's configs name the recurrent state's dtype (mamba_ssm_dtype, float32 in the official files), which vLLM
+    # keeps it in unless --mamba-ssm-cache-dtype says otherwise (0.22.1 model_executor/models/config.py
+    # Qwen3_5ForConditionalGenerationConfig); the conv state stays in the model's dtype (mamba_cache_dtype auto).
+    ssm = c.get("mamba_ssm_dtype") if c.mt in ("qwen3_5_text", "qwen3_5_moe_text") else None
+    ssm_sizes = {"float32": (4, "fp32"), "bfloat16": (2, "bf16"), "float16": (2, "fp16")}
+    if ssm is not None and ssm not in ssm_sizes:
+        raise ValueError(f"mamba_ssm_dtype {ssm!r} is not one of {', '.join(ssm_sizes)}")
+    reb, rdt = ssm_sizes[ssm] if ssm is not None else (eb, dt)
+    held = (
+        f"{conv + rec:,} elements in {dt}"
+        if (reb, rdt) == (eb, dt)
+        else f"{conv:,} elements in {dt} + {rec:,} in {rdt} (the config's mamba_ssm_dtype)"
+    )
     b.kinds["linear"] = {
         "kind": "state",
-        "state_bytes": elems * eb,
-        "note": f"Gated DeltaNet: conv state ({kern}-1) x {conv_ch} + recurrent state {nv} x {dk} x {dv} = {elems:,} elements in {dt}",
+        "state_bytes": conv * eb + rec * reb,
+        "note": f"Gated DeltaNet: conv state ({kern}-1) x {conv_ch} + recurrent state {nv} x {dk} x {dv} = {held}",
         "mixer": "gdn",
     }
     b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
@@ -625,15 +666,23 @@ def _qwen3_next(c: _Cfg, b: _Build) -> None:
     n_full = b.order.count("attn")
     attn = _attn_params(H, nq, nkv, d, qk_norm=True, q_gate=True)
     gdn = H * (2 * key_dim + 2 * value_dim) + H * 2 * nv + conv_ch * kern + 2 * nv + dv + value_dim * H
-    moe = H * E + E * _gated_mlp(H, Im) + _gated_mlp(H, Ish) + H
     a_split, a_full = _attn_roles(H, nq, nkv, d, qk_norm=True, q_gate=True)
     gdn_split = H * (2 * key_dim + 2 * value_dim) + H * 2 * nv + conv_ch * kern + value_dim * H
     _add(b, attn=n_full * a_split + (L - n_full) * gdn_split)
     _add(b, norms=n_full * a_full + (L - n_full) * (2 * nv + dv) + L * 2 * H)
-    _add(b, router=L * (H * E + H), shared_experts=L * _gated_mlp(H, Ish))  # the router and the shared expert's gate
-    b.params = _embed(c, H, V, b) + n_full * attn + (L - n_full) * gdn + L * (moe + 2 * H)
-    b.intermediate = Im
-    _moe_block(b, E=E, k=k, n_layers=L, per_expert=_gated_mlp(H, Im))
+    if moe:
+        E, k = c.int("num_experts"), c.int("num_experts_per_tok")
+        Im, Ish = c.int("moe_intermediate_size"), c.int("shared_expert_intermediate_size")
+        ffn = H * E + E * _gated_mlp(H, Im) + _gated_mlp(H, Ish) + H
+        _add(b, router=L * (H * E + H), shared_experts=L * _gated_mlp(H, Ish))  # the router and the shared expert's gate
+        b.intermediate = Im
+        _moe_block(b, E=E, k=k, n_layers=L, per_expert=_gated_mlp(H, Im))
+    else:
+        I = c.int("intermediate_size")
+        ffn = _gated_mlp(H, I)
+        _add(b, mlp=L * ffn)
+        b.intermediate = I
+    b.params = _embed(c, H, V, b) + n_full * attn + (L - n_full) * gdn + L * (ffn + 2 * H)
     b.notes.append("the multi-token-prediction (MTP) layer is not counted")
 
 
@@ -774,6 +823,8 @@ HANDLERS = {
     "llama4": _llama4,
     "llama4_text": _llama4,
     "qwen3_next": _qwen3_next,
+    "qwen3_5_text": _qwen3_5,
+    "qwen3_5_moe_text": _qwen3_5,
     "jamba": _jamba,
     "deepseek_v32": _deepseek,
     "glm_moe_dsa": _deepseek_biased_router,
@@ -1098,6 +1149,10 @@ _VIT_FAMILIES = {
     "qwen2_5_vl": "Qwen2.5-VL",
     "qwen3_vl_text": "Qwen3-VL",
     "qwen3_vl_moe_text": "Qwen3-VL",
+    # Qwen3.5's tower is Qwen3-VL's ViT class without deepstack mergers (vLLM 0.22.1 qwen3_5.py builds
+    # Qwen3_VisionTransformer from a vision_config with no deepstack_visual_indexes).
+    "qwen3_5_text": "Qwen3-VL",
+    "qwen3_5_moe_text": "Qwen3-VL",
 }
 
 
@@ -1226,6 +1281,11 @@ _ENCODER_OF = {
     "qwen2_5_vl": "qwen2_5_vl",
     "qwen3_vl_text": "qwen3_vl",
     "qwen3_vl_moe_text": "qwen3_vl",
+    # Qwen3.5's processing is Qwen3-VL's (vLLM 0.22.1 qwen3_5.py Qwen3_5ProcessingInfo(Qwen3VLProcessingInfo)), and its
+    # image processor the same (Qwen/Qwen3.5-2B-Base preprocessor_config.json: Qwen3VLProcessor, longest_edge
+    # 16,777,216); its video budget is taken as Qwen3-VL's, not read from its own file.
+    "qwen3_5_text": "qwen3_vl",
+    "qwen3_5_moe_text": "qwen3_vl",
 }
 
 
