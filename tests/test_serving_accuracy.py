@@ -471,18 +471,18 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
                 n += 1
                 inside += bool(q1 <= x <= q3)
         counts.append((inside, n))
-    assert counts == [(121, 259), (148, 302), (130, 273)]
+    assert counts == [(149, 313), (175, 356), (158, 327)]
     shares = [round(100 * i / n) for i, n in counts]
-    assert (min(shares), max(shares)) == (47, 49)
+    assert (min(shares), max(shares)) == (48, 49)
     assert (
-        "in 121 of 259 runs for TPOT (118 of 252 until the eighteenth held-out set joined, 2026-12-05; 100 of 217 until the seventeenth held-out set joined, the same day; 99 of 214 until the sixteenth held-out set joined, the same day; 91 of 200 until the fifteenth held-out set joined, the same day; 90 until TensorRT-LLM's overlap scheduler was counted, 2026-12-05; 89 of 197 until "
+        "in 149 of 313 runs for TPOT (121 of 259 until the nineteenth held-out set joined, 2026-12-06; 118 of 252 until the eighteenth held-out set joined, 2026-12-05; 100 of 217 until the seventeenth held-out set joined, the same day; 99 of 214 until the sixteenth held-out set joined, the same day; 91 of 200 until the fifteenth held-out set joined, the same day; 90 until TensorRT-LLM's overlap scheduler was counted, 2026-12-05; 89 of 197 until "
         "the TensorRT-LLM runs at EP = TP joined, the same day; 80 of 180 until "
         "the fourteenth held-out set joined, the same day; 74 of 168 until the "
         "thirteenth held-out set joined, the same day; 68 of 152 until the "
         "twelfth held-out set joined, the same day; 68 of 149 until the eleventh "
         "held-out set joined, the same day; 67 until fp8 fused-MoE calls took their own floor, 2026-12-05; 68 until MiniMax-M2's norms were charged their kernels, 2026-12-05; 66 until Gated "
         "DeltaNet layers were charged the kernels they launch, 2026-12-05; 67 while SGLang's Triton decode kernel was priced "
-        "without its blocks' turns, the same day), 148 of 302 for output throughput (143 of 295 until the eighteenth set joined; 126 of 260 until the seventeenth set joined; 123 of 257 until the sixteenth set joined; 116 of 243 until the fifteenth set joined; 115 until TensorRT-LLM's overlap scheduler was counted; "
+        "without its blocks' turns, the same day), 175 of 356 for output throughput (148 of 302 until the nineteenth set joined; 143 of 295 until the eighteenth set joined; 126 of 260 until the seventeenth set joined; 123 of 257 until the sixteenth set joined; 116 of 243 until the fifteenth set joined; 115 until TensorRT-LLM's overlap scheduler was counted; "
         "112 of 240 until the TensorRT-LLM runs at EP = TP "
         "joined; 104 of 223 until the fourteenth set "
         "joined; 99 of 211 until the thirteenth set joined; "
@@ -492,8 +492,8 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
         "calls on B200 took their own floor and share, 2026-12-05; 78 until MXFP4 calls on Hopper took the same floor, the "
         "same day; 77 until the fp8 calls' floor; 79 until MiniMax-M2's norm kernels; 78 "
         "until Qwen3's query and key norms were counted, the same day; 77 until the Gated DeltaNet kernels; 78 until the "
-        "Triton kernel) and 130 of 273 for TTFT (128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
-        "until SGLang's DP-attention ranks stepped with each other's prompt steps, 2026-12-05): 47% to 49% of them (47% to 48% until the eighteenth set joined; 46% to 48% until the seventeenth set joined; 45% to 48% until TensorRT-LLM's overlap scheduler was counted; 44% to 47% "
+        "Triton kernel) and 158 of 327 for TTFT (130 of 273 until the nineteenth set joined; 128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
+        "until SGLang's DP-attention ranks stepped with each other's prompt steps, 2026-12-05): 48% to 49% of them (47% to 49% until the nineteenth set joined; 47% to 48% until the eighteenth set joined; 46% to 48% until the seventeenth set joined; 45% to 48% until TensorRT-LLM's overlap scheduler was counted; 44% to 47% "
         "until the fourteenth set joined; 45% to 47% until the twelfth set joined; 46% to 47% until the eleventh set joined; 45% to 47% "
         "until MXFP4 calls on Hopper took the same floor; 46% to "
         "47% until MiniMax-M2's norm kernels; 45% to 47% until Qwen3's query and key norms were counted; 44% to 47% until the "
@@ -1489,9 +1489,11 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     # (-36 of 25 and -24 of 31 until the twelfth held-out set joined, 2026-12-05)
     # (-23 of 36 under SGLang until the thirteenth set joined, the same day)
     # (-38 of 27 and -19 of 40 until the fourteenth set joined, the same day)
-    assert bias(groups[(True, "vllm")]) == (-36, 29) and bias(groups[(True, "sglang")]) == (-17, 46)
+    # (-36 of 29 and -17 of 46 until the nineteenth set joined, 2026-12-06)
+    assert bias(groups[(True, "vllm")]) == (-38, 42) and bias(groups[(True, "sglang")]) == (-22, 54)
     # -22% under SGLang until its start-up memory followed the interconnect (the real-log section's fifteenth set).
-    assert bias(groups[(False, "vllm")]) == (-21, 21) and bias(groups[(False, "sglang")]) == (-18, 5)
+    # (-21 of 21 under vLLM until the nineteenth set joined, 2026-12-06)
+    assert bias(groups[(False, "vllm")]) == (-14, 45) and bias(groups[(False, "sglang")]) == (-18, 5)
     dense = [
         errors(c)["mean_tpot_ms"]
         for c in CASES
@@ -1499,9 +1501,9 @@ def test_the_tp8_bias_splits_as_the_doc_says():
         and "mean_tpot_ms" in errors(c)
         and resolve_model(c["model"]).moe is None
         and c["engine"].startswith("vllm")
-        and not c["id"].startswith(("dstack-405bfp8-mi300x8", "dstackamd-"))
+        and not c["id"].startswith(("dstack-405bfp8-mi300x8", "dstackamd-", "dstacktgi-"))
     ]
-    assert bias(dense) == (-8, 15)
+    assert bias(dense) == (2, 30)  # (-8, 15) until the nineteenth set joined
     r1 = next(c for c in CASES if c["id"] == "gpustack-h200x8-deepseek-r1-0528-vllm0110-tp8-sharegpt-c4")
     assert (round(r1["measured"]["mean_tpot_ms"], 1), round(predict(r1["id"])["mean_tpot_ms"], 1)) == (19.4, 15.6)
 
@@ -1510,11 +1512,12 @@ def test_the_tp8_bias_splits_as_the_doc_says():
         "their own floor, 2026-12-05; 14.2 ms until the routers'" in text
     )
     assert (
-        "mixture-of-experts models -36% under vLLM (29 runs; -38% of 27 until the fourteenth held-out set joined, 2026-12-05; "
+        "mixture-of-experts models -38% under vLLM (42 runs; -36% of 29 until the nineteenth held-out set joined, 2026-12-06; "
+        "-38% of 27 until the fourteenth held-out set joined, 2026-12-05; "
         "-36% of 25 until the twelfth held-out set joined, the same day; "
         "-37% until the MI300X's fp8 matmuls took aiter's measured "
-        "figures over every size, 2026-12-05) and -17% under SGLang (46; -19% of 40 until the fourteenth set joined, the same "
-        "day; -23% of 36 until the thirteenth set joined, the same day; "
+        "figures over every size, 2026-12-05) and -22% under SGLang (54; -17% of 46 until the nineteenth set joined, "
+        "2026-12-06; -19% of 40 until the fourteenth set joined, 2026-12-05; -23% of 36 until the thirteenth set joined, the same day; "
         "-24% of 31 until the twelfth set joined, the same day; -25% until the MI300X's all-reduces at TP 8 took "
         "its TP 4 table's latency, 2026-12-05; -23% until an MLA call took its GPU's measured "
         "floor, the same day; -24% until fp8 fused-MoE calls took their own floor, "
@@ -1524,11 +1527,12 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     )
     assert "charged the host's time, the same day; -39% and -29% until the routers' top-k" in text
     assert (
-        "counted as vLLM runs it), dense models -21% under vLLM (21; -23% of 19 until the fourteenth held-out set joined, "
+        "counted as vLLM runs it), dense models -14% under vLLM (45; -21% of 21 until the nineteenth held-out set joined, "
+        "2026-12-06; -23% of 19 until the fourteenth held-out set joined, "
         "2026-12-05; -13% of 16 until the eleventh held-out set's" in text
     )
     assert (
-        "joined, 2026-12-05, 76-78% low each; -14% until Qwen3's query and key norms were counted, 2026-12-05; -17% until the MI300X's fp8 matmuls took aiter's measured figures over every size, 2026-12-05; -8% of 15 without those three and the three MI300X runs of multi-step scheduling, below (-9% of 13 until the fourteenth set joined); -17% and -7% until the ShareGPT runs "
+        "joined, 2026-12-05, 76-78% low each; -14% until Qwen3's query and key norms were counted, 2026-12-05; -17% until the MI300X's fp8 matmuls took aiter's measured figures over every size, 2026-12-05; +2% of 30 without those three, the nineteenth set's nine runs of the same build and the three MI300X runs of multi-step scheduling, below (-8% of 15 until the nineteenth set joined, 2026-12-06, its fifteen runs of Llama-3.1-405B-FP8 on H100s 11% high on average; -9% of 13 until the fourteenth set joined); -17% and -7% until the ShareGPT runs "
         "whose clients recorded each request were replayed with those, 2026-12-05; -19% and -10% until the matmuls' two "
         "terms combined as their root-sum-square, 2026-12-04; -18% and -9% until vLLM" in text
     )
@@ -1613,13 +1617,17 @@ def test_the_saturated_runs_paragraph_is_as_the_runs_score():
     th = [e["request_throughput_per_s"] for c in sat for e in [errors(c)] if "request_throughput_per_s" in e]
     pct = lambda v: round(100 * v)
     got = (len(sat), sum(x < 0 for x in tp), len(tp), pct(statistics.median(tp)), pct(min(tp)), pct(max(tp)))
-    assert got == (33, 25, 27, -40, -83, 88)
+    assert got == (35, 27, 29, -42, -83, 88)  # (33, 25, 27, -40, -83, 88) until the nineteenth set joined
     got = (sum(x > 0 for x in th), len(th), pct(statistics.median(th)), pct(min(th)), pct(max(th)))
-    assert got == (21, 32, 11, -48, 514)
-    assert "500 requests or more: 33 runs) have TPOT low on 25 of 27, a median 40% low (83% low to 88% high)" in text
-    assert "and throughput high on 21 of 32, a median 11% high (48% low to 514% high)" in text
+    assert got == (23, 34, 13, -48, 514)  # (21, 32, 11, -48, 514) until the nineteenth set joined
+    assert "500 requests or more: 35 runs) have TPOT low on 27 of 29, a median 42% low (83% low to 88% high)" in text
+    assert "and throughput high on 23 of 34, a median 13% high (48% low to 514% high)" in text
     assert (
-        "(32 runs, TPOT low on 24 of 26, a median 39% low, 82% low to 88% high, and throughput high on 20 of 31, a median "
+        "(33 runs, TPOT low on 25 of 27, a median 40% low, and throughput high on 21 of 32, a median 11% high, until the "
+        "nineteenth held-out set joined, 2026-12-06, with two more runs of the October 2024 ROCm build on MI300Xs;" in text
+    )
+    assert (
+        "; 32 runs, TPOT low on 24 of 26, a median 39% low, 82% low to 88% high, and throughput high on 20 of 31, a median "
         "10% high, to 331% high, until the sixteenth held-out set joined, 2026-12-05, the 514% its Qwen3-Coder run" in text
     )
     assert (
@@ -1786,9 +1794,10 @@ def test_the_routers_paragraph_is_as_the_runs_score():
     # client's lengths, the same day)
     # (31%, 30%, 46%, 22% and -22% over 231 runs until the fifteenth held-out set joined, 2026-12-05; 29%, 29%, 45%, 21%
     # and -22% over 245 until the sixteenth joined, the same day; 31%, 31%, 45%, 21% and -22% over 248 until the
-    # seventeenth joined, the same day; 28%, 28%, 41%, 19% and -22% over 283 until the eighteenth joined, the same day)
-    assert "Mean absolute error with the default constants: request throughput 27% (290 runs), output throughput 27%" in text
-    assert "mean TTFT 40% (273 runs), mean TPOT 19% (259 runs); TP 8 TPOT bias -22% (105 runs)" in text
+    # seventeenth joined, the same day; 28%, 28%, 41%, 19% and -22% over 283 until the eighteenth joined, the same day;
+    # 27%, 27%, 40%, 19% and -22% over 290 until the nineteenth joined, 2026-12-06)
+    assert "Mean absolute error with the default constants: request throughput 35% (344 runs), output throughput 35%" in text
+    assert "mean TTFT 46% (327 runs), mean TPOT 21% (313 runs); TP 8 TPOT bias -23% (150 runs)" in text
 
 
 def test_the_sglang_eager_decode_paragraph_is_as_the_runs_score():
@@ -1898,10 +1907,11 @@ def test_the_matmul_root_sum_square_paragraph_is_as_the_runs_score():
     assert "31.2%, 30.7%, 44.6%, 21.0% and -22.2% since the sixteenth joined, the same day, below," in text
     assert "31.1%, 30.7%, 44.5%, 21.0% and -22.2% since Qwen3-VL's query and key norms are counted, the same day;" in text
     assert "28.0%, 27.7%, 40.5%, 19.0% and -22.2% since the seventeenth held-out set joined, the same day, below;" in text
-    assert "27.4%, 27.2%, 40.4%, 18.5% and -22.2% since the eighteenth joined, the same day, below)" in text
+    assert "27.4%, 27.2%, 40.4%, 18.5% and -22.2% since the eighteenth joined, the same day, below;" in text
+    assert "35.4%, 34.9%, 45.7%, 20.7% and -23.1% since the nineteenth joined, 2026-12-06, below)" in text
 
 
-NOW_MAE = [27.4, 27.2, 40.4, 18.5, -22.2]
+NOW_MAE = [35.4, 34.9, 45.7, 20.7, -23.1]
 """The serving corpus's request throughput, output throughput, TTFT and TPOT MAE and TP 8 TPOT bias, %."""
 
 
@@ -2284,3 +2294,39 @@ def test_the_eighteenth_held_out_set_is_as_the_doc_says():
     measured = sorted(round(c["measured"]["mean_ttft_ms"]) for c in light.values())
     assert (kv[0], kv[-1], measured[0], measured[-1]) == (25, 42, 51, 87)
     assert "(25 to 42 ms against 51 to 87)" in text
+
+
+def test_the_nineteenth_held_out_set_is_as_the_doc_says():
+    """docs/accuracy.md: fifty-four TP 8 runs of dstackai/benchmarks' sweeps (siblings of runs in the corpus), scored at
+    4ec0e44 before they joined (no change since moves them: the Qwen3.5 rules touch none of their models)."""
+    text = " ".join(DOC.read_text().split())
+    nineteen = {c["id"]: c for c in CASES if str(c.get("held_out", "")).startswith("2026-12-06 (nineteenth set")}
+    assert len(nineteen) == 54 and all(int(c["tp"]) * int(c.get("dp") or 1) == 8 for c in nineteen.values())
+    errs = {i: errors(c) for i, c in nineteen.items()}
+    mae = [round(100 * sum(abs(e[k]) for e in errs.values()) / len(errs)) for k, _ in METRICS]
+    assert mae == [78, 78, 73, 31] and "request throughput MAE 78%, output 78%, TTFT 73%, TPOT 31% (54 runs)" in text
+    tp8 = [e["mean_tpot_ms"] for i, e in errs.items() if int(nineteen[i]["tp"]) == 8]
+    every = [e["mean_tpot_ms"] for e in errs.values()]
+    assert (len(tp8), round(100 * sum(tp8) / len(tp8)), round(100 * sum(every) / len(every))) == (45, -25, -24)
+    assert "25% low on average over the 45 at TP 8 (24% over all 54 of eight GPUs a replica)" in text
+
+    def group(prefix: str, engine: str = "") -> list[dict[str, float]]:
+        return [e for i, e in errs.items() if i.startswith(prefix) and engine in nineteen[i]["engine"]]
+
+    def tpot(es: list[dict[str, float]]) -> int:
+        return round(100 * sum(e["mean_tpot_ms"] for e in es) / len(es))
+
+    assert tpot(group("dstack405b")) == 11 and tpot(group("dstacktgi")) == -39
+    assert [tpot(group("dstackr1-h200", "sglang")), tpot(group("dstackr1-h200", "vllm"))] == [-16, -39]
+    assert [tpot(group("dstackr1-mi300x", "vllm")), tpot(group("dstackr1-mi300x", "sglang"))] == [-44, -49]
+    assert "DeepSeek-R1 TPOT 16% low under SGLang on H200s, 39% under vLLM on H200s, 44% under vLLM and 49% under SGLang" in text
+    h100 = {i: e["mean_tpot_ms"] for i, e in errs.items() if i.startswith("dstack405b")}
+    assert all(abs(v) <= 0.05 for i, v in h100.items() if "mbt512" in i) and "within 5% at 512 batched tokens" in " ".join(
+        text.split()
+    )
+    assert sorted(round(100 * v) for i, v in h100.items() if "mbt1024" in i) == [48, 54, 55]
+    assert round(100 * sum(abs(e["request_throughput_per_s"]) for e in group("dstack405b")) / 15) == 17
+    r1 = [group(f"dstackr1-{g}", eng) for g in ("h200", "mi300x") for eng in ("sglang", "vllm")]
+    thr = sorted(round(100 * sum(e["request_throughput_per_s"] for e in es) / len(es)) for es in r1)
+    assert (thr[0], thr[-1]) == (46, 108) and all(e["request_throughput_per_s"] > 0 for es in r1 for e in es)
+    assert "with throughput 46% to 108% high" in text
