@@ -1414,3 +1414,21 @@ def test_a_logs_enforce_eager_is_read(line, eager):
 
     log = line + "\nINFO [kv_cache_utils.py:1] GPU KV cache size: 1,000 tokens\n"
     assert parse_startups(log)[0].enforce_eager is eager
+
+
+def test_without_prefix_caching_a_hybrid_request_holds_one_state_page_a_group_not_two(cli):
+    """vLLM 0.15 and later hold two recurrent-state pages a request for prefix caching ('align') and one without it
+    (0.19.0 model_executor/models/config.py MambaModelConfig: mamba_cache_mode 'none' when prefix caching is off;
+    v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes): the concurrency vLLM logs divides the blocks by
+    ceil(100,000 / 784) = 128 attention pages plus one or two for each of Qwen3.5-27B's three state groups."""
+    ask = ["fit", "--model", "qwen3.5-27b", "--gpu", "rtx3090", "--tp", "4", "--seq", "100000", "--engine", "vllm@0.19"]
+    on, off = cli(*ask, "--json").json(), cli(*ask, "--no-prefix-caching", "--json").json()
+    assert on["block_size"] == off["block_size"] == 784 and on["kv_pool_blocks"] == off["kv_pool_blocks"]
+    blocks = on["kv_pool_blocks"]
+    assert -(-100_000 // 784) == 128
+    assert on["concurrency"] == pytest.approx(blocks / (128 + 3 * 2))
+    assert off["concurrency"] == pytest.approx(blocks / (128 + 3 * 1))
+    # A model without recurrent layers is not moved.
+    plain = ["fit", "--model", "llama3.1-8b", "--gpu", "h100-sxm", "--seq", "8k", "--engine", "vllm@0.19", "--json"]
+    a, b = cli(*plain).json(), cli(*plain, "--no-prefix-caching").json()
+    assert (a["concurrency"], a["kv_pool_blocks"]) == (b["concurrency"], b["kv_pool_blocks"])

@@ -63,6 +63,14 @@ def fit(
             "before sizing the pool (0.21 and later) subtract none.",
         ),
     ] = False,
+    prefix_caching: Annotated[
+        bool,
+        typer.Option(
+            "--prefix-caching/--no-prefix-caching",
+            help="The server's --enable-prefix-caching (vLLM V1's default: on). Off, vLLM 0.15 and later hold one "
+            "recurrent-state page a request for hybrid models, not two: more requests at once.",
+        ),
+    ] = True,
     skip_mm_profiling: Annotated[
         bool,
         typer.Option(
@@ -133,6 +141,7 @@ def fit(
         max_num_seqs=opt.count(max_num_seqs, "--max-num-seqs", noun="a number of requests"),
         sampler=sampler,
         enforce_eager=enforce_eager,
+        prefix_caching=prefix_caching,
         skip_mm_profiling=skip_mm_profiling,
     )
     n = opt.count(concurrency, "--concurrency", noun="a number of requests")

@@ -537,9 +537,15 @@ class Engine:
         model: ModelSpec | None = None,
         vendor: str = "NVIDIA",
         gpu: str = "",
+        prefix_caching: bool = True,
     ) -> Allocation:
+        """``prefix_caching``: the server's --enable-prefix-caching. Off, a release that keeps two state pages a
+        request for it ('align') keeps one: vLLM sets mamba_cache_mode 'none' without prefix caching, and a
+        recurrent layer then needs one page a request (model_executor/models/config.py MambaModelConfig and
+        v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes, 0.19.0 and 0.22.1)."""
         bs = block_size if block_size is not None else self.block_size_for(model, vendor, gpu)
         style = self.window_style_for(model)
+        state_pages = "padded" if self.state_pages == "align" and not prefix_caching else self.state_pages
         return Allocation(
             name=self.key,
             block_size=bs,
@@ -551,7 +557,7 @@ class Engine:
             pp_split=self.pp_split,
             pad_groups=self.pad_groups,
             chunked_as_full=self.chunked_as_full,
-            state_pages=self.state_pages,
+            state_pages=state_pages,
         )
 
     def rank_batched_tokens(self, budget: int, dp: int) -> int:

@@ -55,6 +55,8 @@ class Given:
     """A checkpoint format the catalog's spec does not hold (an AWQ or SmoothQuant variant)."""
     enforce_eager: bool | None = None
     """vLLM's --enforce-eager, where the log does not say (FitInputs.enforce_eager)."""
+    prefix_caching: bool | None = None
+    """The server's --enable-prefix-caching, where the log does not say (FitInputs.prefix_caching)."""
 
 
 @record(frozen=True)
@@ -476,6 +478,9 @@ def _settings(
             pick(key, log_value, option, flag, None, "")
     if facts.enforce_eager or given.enforce_eager:
         pick("enforce_eager", facts.enforce_eager, given.enforce_eager, "--enforce-eager", None, "")
+    # Prefix caching moves only a hybrid model's state pages (FitInputs.prefix_caching): read where it can.
+    if model.has_state and (facts.prefix_caching is not None or given.prefix_caching is not None):
+        pick("prefix_caching", facts.prefix_caching, given.prefix_caching, "--prefix-caching", None, "")
     method = facts.quantization if facts.quantization not in (None, "None") else None
     logged = logged_weight_dtype(method, facts.quant_scheme) if model.quantization is None else None
     if given.weight_dtype:
@@ -572,6 +577,7 @@ def explain(
         max_num_seqs=s.get("max_num_seqs"),
         sampler=facts.sampler if eng.sampler_impl else None,
         enforce_eager=bool(s.get("enforce_eager")),
+        prefix_caching=s.get("prefix_caching", True) is not False,
         skip_mm_profiling=facts.skip_mm_profiling and eng.non_torch_rule == "v1",
         max_model_len_auto=auto,
         # A pool given as kv_cache_memory_bytes is the pool, whatever the budget would say.

@@ -760,6 +760,9 @@ class FitInputs:
     sizing the pool (Engine.cudagraph 'estimate') subtracts none (config/vllm.py sets cudagraph_mode NONE
     under enforce_eager, and v1/worker/gpu_worker.py determine_available_memory profiles graph memory only
     when it is not NONE, 0.22.1)."""
+    prefix_caching: bool = True
+    """The server's --enable-prefix-caching (vLLM V1's default: on). Off, vLLM holds one recurrent-state page a
+    request where prefix caching holds two (Engine.allocation): max concurrency, not the pool, moves."""
     skip_mm_profiling: bool = False
     """vLLM V1's --skip-mm-profiling (0.10.1 and later): the profile runs no multimodal encoder and
     caches no dummy embeddings ("Skipping memory profiling for multimodal encoder and encoder
@@ -1262,7 +1265,8 @@ def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
     eng = inp.engine
     in_flight = eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp)
     kv = stored_kv_dtype(model, gpu.name, inp.kv_dtype, eng, inp.tp)
-    return KVFootprint(model, kv, inp.tp, inp.pp, eng.allocation(inp.block_size, in_flight, model, gpu.vendor, gpu.name))
+    alloc = eng.allocation(inp.block_size, in_flight, model, gpu.vendor, gpu.name, prefix_caching=inp.prefix_caching)
+    return KVFootprint(model, kv, inp.tp, inp.pp, alloc)
 
 
 # ---- the pool carved as each engine carves it ------------------------------------------------

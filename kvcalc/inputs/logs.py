@@ -105,6 +105,9 @@ class LogFacts:
     enforce_eager: bool | None = None
     """vLLM's enforce_eager, where the log gives it (the V1 engine's config line, the non-default args or
     the command): True runs no CUDA graphs."""
+    prefix_caching: bool | None = None
+    """vLLM V1's enable_prefix_caching, where the log gives it (the V1 engine's config line or the non-default
+    args): False holds one recurrent-state page a request where True holds two (FitInputs.prefix_caching)."""
     util_without_cudagraph: float | None = None
     error_kv_tokens: int | None = None
     """V0's error: the maximum number of tokens the KV cache can store."""
@@ -498,6 +501,9 @@ _PATTERNS: list[tuple[str, str, re.Pattern[str], str, str]] = [
     ("enforce_eager", "enforce_eager=", re.compile(r"\benforce_eager=(True|False)\b"), "bool", ""),
     ("enforce_eager", "'enforce_eager':", re.compile(r"'enforce_eager':\s*(True|False)\b"), "bool", ""),
     ("enforce_eager", "--enforce-eager", re.compile(r"--enforce-eager(?![\w-])()"), "bool", ""),
+    # enable_prefix_caching: the V1 engine's config line ("enable_prefix_caching=False,") or the non-default args.
+    ("prefix_caching", "enable_prefix_caching=", re.compile(r"\benable_prefix_caching=(True|False)\b"), "bool", ""),
+    ("prefix_caching", "'enable_prefix_caching':", re.compile(r"'enable_prefix_caching':\s*(True|False)\b"), "bool", ""),
     ("max_total_num_tokens", "max_total_num_tokens=", re.compile(r"max_total_num_tokens=" + NUM), "int", "SGLang"),
     (
         "kv_sizes",
