@@ -930,43 +930,12 @@ def test_the_candidates_each_later_search_left_out_are_kept():
     file a set, each naming its sources."""
     text = " ".join(DOC.read_text().split())
     assert "kept, with why, in `tests/logs/real/rejected/` (and for serving runs in `tests/serving/rejected/`)" in text
+    logs = "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth twenty-second"
+    logs += " twenty-third twenty-fourth twenty-fifth twenty-sixth twenty-seventh twenty-eighth twenty-ninth"
+    serving = "eighth ninth eleventh twelfth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
     for folder, sets in (
-        (
-            REAL / "rejected",
-            (
-                "thirteenth",
-                "fourteenth",
-                "fifteenth",
-                "sixteenth",
-                "seventeenth",
-                "eighteenth",
-                "nineteenth",
-                "twentieth",
-                "twenty-second",
-                "twenty-third",
-                "twenty-fourth",
-                "twenty-fifth",
-                "twenty-sixth",
-                "twenty-seventh",
-                "twenty-eighth",
-                "twenty-ninth",
-            ),
-        ),
-        (
-            ROOT / "tests" / "serving" / "rejected",
-            (
-                "eighth",
-                "ninth",
-                "eleventh",
-                "twelfth",
-                "fourteenth",
-                "fifteenth",
-                "sixteenth",
-                "seventeenth",
-                "eighteenth",
-                "nineteenth",
-            ),
-        ),
+        (REAL / "rejected", tuple(logs.split())),
+        (ROOT / "tests" / "serving" / "rejected", tuple(serving.split())),
     ):
         # 2026-12-05-twenty-second-set.md -> twenty-second
         files = {p.stem.split("-", 3)[3].removesuffix("-set"): p.read_text() for p in folder.glob("*.md")}
