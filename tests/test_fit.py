@@ -1428,6 +1428,10 @@ def test_without_prefix_caching_a_hybrid_request_holds_one_state_page_a_group_no
     assert -(-100_000 // 784) == 128
     assert on["concurrency"] == pytest.approx(blocks / (128 + 3 * 2))
     assert off["concurrency"] == pytest.approx(blocks / (128 + 3 * 1))
+    # The text says which it took.
+    said_on, said_off = (" ".join(cli(*ask, *extra).out.split()) for extra in ((), ("--no-prefix-caching",)))
+    assert "a request holds 2 such pages a state layer (prefix caching on)" in said_on
+    assert "a request holds 1 such page a state layer (prefix caching off)" in said_off
     # A model without recurrent layers is not moved.
     plain = ["fit", "--model", "llama3.1-8b", "--gpu", "h100-sxm", "--seq", "8k", "--engine", "vllm@0.19", "--json"]
     a, b = cli(*plain).json(), cli(*plain, "--no-prefix-caching").json()

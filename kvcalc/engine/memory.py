@@ -1494,7 +1494,9 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     if fp.alloc.block_size and fp.alloc.state_page_bytes and eng.block_size and fp.alloc.block_size != eng.block_size:
         assumptions.append(
             f"block size raised to {fp.alloc.block_size} tokens so that one attention page holds a recurrent state "
-            f"({fp.alloc.state_page_bytes:,} B per layer page)"
+            f"({fp.alloc.state_page_bytes:,} B per layer page); a request holds {fp.alloc.state_blocks} such page"
+            + ("s a state layer (prefix caching on)" if fp.alloc.state_blocks == 2 else " a state layer")
+            + (" (prefix caching off)" if fp.alloc.state_blocks == 1 and eng.state_pages == "align" else "")
         )
     if fp.state_bytes and not fp.alloc.state_page_bytes:
         assumptions.append(
