@@ -1,5 +1,6 @@
 """fit: engine budgets, the KV pool, concurrency, the longest request, and TP/PP sharding."""
 
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -1436,3 +1437,94 @@ def test_without_prefix_caching_a_hybrid_request_holds_one_state_page_a_group_no
     plain = ["fit", "--model", "llama3.1-8b", "--gpu", "h100-sxm", "--seq", "8k", "--engine", "vllm@0.19", "--json"]
     a, b = cli(*plain).json(), cli(*plain, "--no-prefix-caching").json()
     assert (a["concurrency"], a["kv_pool_blocks"]) == (b["concurrency"], b["kv_pool_blocks"])
+
+
+def test_vllm_0_7_materializes_mla_decode_weights():
+    """vLLM 0.7.1 to 0.7.3 multiply kv_b_proj's halves into their neighbours at load
+    (attention/backends/mla/utils.py process_weights_after_loading, VLLM_MLA_PERFORM_MATRIX_ABSORPTION on);
+    0.8.0 dropped it (vllm-project/vllm#14770). docs/engines.md's table, by hand."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from kvcalc.engine.engines import engine as find
+    from kvcalc.engine.weights import mla_materialized
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    ds = resolve_model("deepseek-v3")  # q_lora_rank 1,536, kv_lora_rank 512, 128 heads (16 at TP 8), rope 64, hidden 7,168
+    # fp8 block-scaled: W_Q_UK and W_UV_O requantized with an fp32 scale a 128 x 128 block; W_QR 16-bit; kv_b_proj's copy.
+    w_q_uk = 1536 * 16 * 512 + (1536 // 128) * (16 * 512 // 128) * 4
+    w_qr = 1536 * 16 * 64 * 2
+    w_uv_o = 16 * 512 * 7168 + (16 * 512 // 128) * (7168 // 128) * 4
+    copy = 512 * 16 * 256 * 2
+    assert w_q_uk + w_qr + w_uv_o + copy == 78_660_608 and "| a layer | 78,660,608 B | 149,946,368 B |" in text
+    m = mla_materialized(ds, None, 8)
+    assert m.resident_bytes == 61 * 78_660_608 and f"{m.resident_bytes / 2**30:.2f}" == "4.47"
+    # A decode step reads the products in place of q_b_proj, kv_b_proj and o_proj, each fp8 with a scale a 16,384 weights.
+    originals = sum(n + -(-n // 16384) * 4 for n in (1536 * 16 * 192, 512 * 16 * 256, 16 * 128 * 7168))
+    assert originals == 21_501_056 and w_q_uk + w_qr + w_uv_o == 74_466_304
+    assert m.decode_read_bytes == 61 * (74_466_304 - 21_501_056) and m.absorbed_read_bytes == 61 * 74_466_304
+    flops = 2 * 16 * (1536 * 512 + 1536 * 64 + 512 * 7168 - 1536 * 192 - 512 * 256 - 128 * 7168)
+    assert m.decode_flops_per_token == 61 * flops and flops == 102_760_448
+    assert "4.47 GiB a GPU for the fp8 checkpoint and 8.52 GiB for AWQ" in text and "(3.23 GB more a step" in text
+    assert f"{m.decode_read_bytes / 1e9:.2f}" == "3.23" and f"{m.decode_flops_per_token / 1e9:.2f}" == "6.27"
+    # AWQ: every product in 16 bits, and the dequantized kv_b_proj kept.
+    awq = 1536 * 16 * 512 * 2 + w_qr + 16 * 512 * 7168 * 2 + copy
+    assert awq == 149_946_368 and mla_materialized(ds, "int4", 8).resident_bytes == 61 * awq
+    # A 16-bit checkpoint keeps no copy (W_UK and W_UV view kv_b_proj); no q latent: the query from the hidden state.
+    lite = resolve_model("deepseek-v2-lite")  # 16 heads, hidden 2,048, kv_lora_rank 512, no q_lora_rank, 27 layers
+    assert lite.layer_kinds["mla"].q_lora_rank == 0
+    assert mla_materialized(lite, None, 1).resident_bytes == 27 * (2048 * 16 * 512 * 2 + 2048 * 16 * 64 * 2 + 16 * 512 * 2048 * 2)
+    # Pipeline stages hold their own layers: 31 of 61 on the second at PP 2 (0.7's split, the remainder last).
+    assert mla_materialized(ds, "int4", 8, pp=2, pp_split="last").resident_bytes == 31 * awq
+    assert mla_materialized(resolve_model("llama3.1-8b"), None, 1).resident_bytes == 0
+    # Which releases: 0.7.1 to 0.7.3 (kvcalc's vllm@0.7 and vllm@0.7.2 records), not 0.6 or 0.8.
+    assert [find(f"vllm=={v}").mla_decode for v in ("0.7.1", "0.7.3", "0.6.3", "0.8.0", "0.11.0")] == [
+        "materialized",
+        "materialized",
+        "per-head",
+        "per-head",
+        "per-head",
+    ]
+    # fit adds the resident bytes to the weights and says so.
+    h200 = resolve_gpu("h200")
+    e072 = find("vllm==0.7.3")
+    got = fit(ds, h200, FitInputs(seq=8192, tp=8, engine=e072))
+    without = fit(ds, h200, FitInputs(seq=8192, tp=8, engine=replace(e072, mla_decode="per-head")))
+    assert got.weight_bytes - without.weight_bytes == 61 * 78_660_608
+    reason = next(e for e in got.estimates if e.key == "weights").reason
+    assert (
+        f"vLLM 0.7's materialized MLA decode weights on each MLA layer (W_Q_UK, W_QR and W_UV_O, and a quantized kv_b_proj's 16-bit copy) ({61 * 78_660_608 / 2**30:.2f} GiB)"
+        in reason
+    )
+
+
+def test_the_step_model_reads_vllm_0_7s_materialized_mla_weights_at_decode_only():
+    from dataclasses import replace
+
+    from kvcalc.engine.engines import engine as find
+    from kvcalc.engine.steptime import StepModel
+    from kvcalc.specs.dtypes import kv_dtype
+
+    ds, h200 = resolve_model("deepseek-v3"), resolve_gpu("h200")
+    e = find("vllm==0.7.3")
+    mat = StepModel(ds, h200, kv_dtype("bf16"), tp=8, engine=e)
+    per = StepModel(ds, h200, kv_dtype("bf16"), tp=8, engine=replace(e, mla_decode="per-head"))
+    layer_bytes, layer_flops = 74_466_304 - 21_501_056, 102_760_448  # test above, by hand
+    for b in (1, 64):
+        a, o = mat.step(b, 2000.0), per.step(b, 2000.0)
+        # t_memory_s is the bytes over the bandwidth at the step's shares: the weights' at eta_gemm.
+        assert math.isclose((a.t_memory_s - o.t_memory_s) / mat.inv_w, 61 * layer_bytes, rel_tol=1e-9)
+        assert math.isclose((a.t_compute_s - o.t_compute_s) / mat.inv_mm, 61 * layer_flops * b, rel_tol=1e-9)
+        assert a.t_step_s > o.t_step_s
+    # A prompt step runs through the originals: the same step either way.
+    assert mat.step(0, 0.0, 512, 512).t_step_s == per.step(0, 0.0, 512, 512).t_step_s
+    # Decodes beside a prompt read the products and the originals.
+    a, o = mat.step(8, 2000.0, 512, 512), per.step(8, 2000.0, 512, 512)
+    assert math.isclose((a.t_memory_s - o.t_memory_s) / mat.inv_w, 61 * 74_466_304, rel_tol=1e-9)
+    # The simulator's spans and the roofline's columns take the same terms as step().
+    span_a, span_o = mat.lines(32, 2000.0), per.lines(32, 2000.0)
+    assert (
+        span_a[0] > span_o[0]
+        and mat.decode_columns([0.0], [0.0], [0.0], [0.0], [32])[0][0]
+        > per.decode_columns([0.0], [0.0], [0.0], [0.0], [32])[0][0]
+    )

@@ -766,7 +766,10 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     by = {c["file"].split("-")[1]: c for c in ft}
     assert by["12569"]["engine"] == "vllm@0.8" and "+27.7%" in by["12569"]["inferred"]["engine"]
     assert err(by["12569"]["file"]) == "-8.3%" and "(+27.7% as collected, -8.3% so)" in text
-    assert by["14447"]["engine"] == "vllm@0.7" and "-53.4%" in by["14447"]["inferred"]["engine"]
+    # Its engine comes from the log's line (a 0.8.3 V0 engine: 0.7's V0 rules, 0.8's per-head MLA decode).
+    assert "engine" not in by["14447"] and "-53.4%" in by["14447"]["inferred"]["engine"]
+    eng = next(x for x in RESULTS[by["14447"]["file"]]["report"].settings if x.key == "engine")
+    assert (eng.value, eng.source) == ("vllm@0.7", "log") and "running its V0 engine" in eng.detail
     assert err(by["14447"]["file"]) == "-83.6%" and "(-53.4% as collected, -83.6% with the V0 rules)" in text
     assert "util" not in by["11716"] and "(+1.5%)" in by["11716"]["notes"]
     # +1.1% as the fourteenth set's paragraph gives it; +0.1% since SGLang's start-up memory follows the interconnect.
@@ -998,7 +1001,7 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     # The driver's 10.99 GiB binds: 10.99 GiB // (16 tokens x 78,080 B) blocks.
     assert blocks.log == 9442 and blocks.from_log == int(10.995 * GiB) // (16 * 78_080) == 9450
     assert (one["from_log"], one["estimate"], two["from_log"], two["estimate"]) == ("ok", "miss", "miss", "miss")
-    assert round(one["headline"].estimate_error * 100, 1) == 131.7 and round(two["headline"].from_log_error * 100, 1) == 22.3
+    assert round(two["headline"].from_log_error * 100, 1) == 22.3
     assert "recomputes to +0.1% (9,450 blocks against 9,442). Its estimate is +131.7%" in text
     assert "stays a miss from its own figures (+22.3%)" in text
     # 58,077 blocks of a 31-layer stage at 1,280 B a layer: 34.34 GiB.
@@ -1012,7 +1015,14 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     )
     assert "within 10% is now 119 of 135 and inside the range 119 of 135" in text
     assert "went from +33.5% to +30.6%, and held out 120 of 135 are within 10% and 120 of 135 inside the range" in text
-    assert round(two["headline"].estimate_error * 100, 1) == 30.6
+    # +30.6% and +131.7% until vLLM 0.7's materialized MLA decode weights were counted (2026-12-06): 61 layers of
+    # W_Q_UK, W_QR, W_UV_O and kv_b_proj's copy, all in 16 bits for an AWQ checkpoint (docs/engines.md).
+    assert round(two["headline"].estimate_error * 100, 1) == 18.0 and round(one["headline"].estimate_error * 100, 1) == 54.1
+    layer = 1536 * 16 * 512 * 2 + 1536 * 16 * 64 * 2 + 16 * 512 * 7168 * 2 + 512 * 16 * 256 * 2
+    w = next(x for x in one["report"].rows if x.key == "weights")
+    assert layer == 149_946_368 and f"{61 * layer / GiB:.2f}" == "8.52" and f"{w.estimate / GiB:.2f}" == "50.03"
+    assert f"{w.log / GiB:.2f}" == "50.47" and "weights went from 41.51 to 50.03 GiB against the 50.47 it loaded" in text
+    assert "its estimate from +131.7% to +54.1%" in text and "the two-node start's from +30.6% to +18.0%" in text
     twentieth = (REAL / "rejected" / "2026-12-03-twentieth-set.md").read_text()
     rows = [ln for ln in twentieth.splitlines() if ln.startswith("| ") and not ln.startswith("| Source")]
     assert len(rows) == 40 and "found none that can be a case and set aside 40 candidates" in text

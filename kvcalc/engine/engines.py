@@ -342,6 +342,11 @@ class Engine:
     unless SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set for a given one). aiter is the default on an
     AMD GPU for every MHA model and an MLA model of 16 or 128 heads over tp_size (model_runner.py
     model_specific_adjustment, 0.4.7 to 0.5.4; server_args.py from 0.5.5)."""
+    mla_decode: Literal["per-head", "materialized"] = "per-head"
+    """How an MLA layer's decode runs its absorbed multiplies: 'per-head', kv_b_proj's halves multiplied per
+    head (vLLM 0.8 on, SGLang; kvcalc's streamed weights and FLOPs); 'materialized', vLLM 0.7.1 to 0.7.3's
+    W_Q_UK and W_UV_O, built at load and held beside the originals (kvcalc.engine.weights.MLAMaterialized:
+    their memory, and what a decode step reads and computes through them)."""
     non_torch_rule: Literal["v0", "v1"] = "v0"
     """Which non-torch estimate applies: V1 counts only NCCL, all-reduce and cuBLAS buffers set up
     after its first snapshot (gpu_worker.py)."""
@@ -980,6 +985,7 @@ VLLM_07 = replace(
     releases="0.7.0 and 0.7.1, the V0 engine; rules read from 0.7.3 and 0.7.0",
     label="vLLM 0.7 (V0)",
     mla_storage="latent",
+    mla_decode="materialized",
     v0_chunking="0.7",
     v0_chunk_tokens=2048,
     nvls_mib_per_rank=144.0,  # torch 2.5.1's NCCL 2.21.5

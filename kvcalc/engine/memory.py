@@ -26,6 +26,7 @@ from kvcalc.engine.weights import (
     WeightFormats,
     flag_layout,
     mla_absorbed_bytes,
+    mla_materialized as mla_materialized_weights,
     moe_width,
     rope_cache_bytes,
     rope_cache_factor,
@@ -305,14 +306,17 @@ def weights_estimate(
     splits: dict[str, int] | None = None,
     mla_absorbed: bool = False,
     pp_split: PPSplit = "before-last",
+    mla_materialized: bool = False,
 ) -> Estimate:
     """Weight memory on the most loaded GPU: the checkpoint's bytes by role (kvcalc.engine.weights),
     plus, for serving engines, the rotary cos/sin cache, and with ``mla_absorbed`` vLLM V1's 16-bit
-    copies of a quantized MLA kv_b_proj. Exact for 16-bit checkpoints; a range where an engine pads
+    copies of a quantized MLA kv_b_proj, and with ``mla_materialized`` vLLM 0.7's materialized MLA decode
+    weights (kvcalc.engine.weights.MLAMaterialized). Exact for 16-bit checkpoints; a range where an engine pads
     quantized matrices for its kernels or where a vision tower is estimated."""
     w = weights(model, dtype, tp, pp, dp, ep, splits, pp_split)
     absorbed = mla_absorbed_bytes(model, dtype, tp, pp, pp_split) if mla_absorbed else 0
-    best = w.per_gpu_bytes + (rope_cache_bytes(model, engine) if engine_buffers else 0) + absorbed
+    materialized = mla_materialized_weights(model, dtype, tp, pp, pp_split).resident_bytes if mla_materialized else 0
+    best = w.per_gpu_bytes + (rope_cache_bytes(model, engine) if engine_buffers else 0) + absorbed + materialized
     low = high = best
     why = [f"the checkpoint's bytes by role ({WeightFormats.of(model, dtype).describe()}), " + w.note]
     if engine_buffers:
@@ -323,6 +327,11 @@ def weights_estimate(
         )
     if absorbed:
         why.append(f"plus vLLM's 16-bit copy of each MLA layer's quantized kv_b_proj for its absorbed decode ({_gib(absorbed)})")
+    if materialized:
+        why.append(
+            "plus vLLM 0.7's materialized MLA decode weights on each MLA layer (W_Q_UK, W_QR and W_UV_O, and a "
+            f"quantized kv_b_proj's 16-bit copy) ({_gib(materialized)})"
+        )
     q = model.quantization
     if q is not None and not dtype and q.method == "mxfp4" and pads_mxfp4:
         # vllm/model_executor/layers/quantization/mxfp4.py (0.11) Mxfp4MoEMethod.create_weights: the Marlin
@@ -968,6 +977,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             pads_mxfp4=eng.name == "vllm",
             engine=eng.name,
             mla_absorbed=eng.name == "vllm" and eng.non_torch_rule == "v1",
+            mla_materialized=eng.mla_decode == "materialized",
             dp=inp.dp,
             ep=inp.ep,
             splits=role_splits(Shape(inp.tp, inp.pp, inp.dp, inp.ep), eng),

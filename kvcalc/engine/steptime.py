@@ -43,7 +43,7 @@ from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, link_name, node_of, place
 from kvcalc.engine.engines import TRITON_GPUS, Engine, MlaKernel, mla_kernel, moe_runner
-from kvcalc.engine.weights import busiest_rank_experts, expected_experts, moe_width
+from kvcalc.engine.weights import busiest_rank_experts, expected_experts, mla_materialized, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GemmSpec, GPUSpec
@@ -916,6 +916,14 @@ class StepModel:
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
         their root-sum-square (matmul_s)."""
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
+        mat = mla_materialized(model, weight_dtype, tp) if engine is not None and engine.mla_decode == "materialized" else None
+        self.mla_decode_bytes = float(mat.decode_read_bytes) if mat else 0.0
+        """Weight bytes a decode-only step reads beyond the streamed weights, where the engine runs MLA's decode
+        through materialized weights (Engine.mla_decode; weights.MLAMaterialized): those less the originals."""
+        self.mla_mixed_bytes = float(mat.absorbed_read_bytes) if mat else 0.0
+        """The same for a step that carries prompt tokens beside its decodes: the materialized weights whole."""
+        self.mla_decode_flops = float(mat.decode_flops_per_token) if mat else 0.0
+        """FLOPs a decode token adds on a rank through the materialized weights."""
         self.dp, self.ep = dp, ep
         """Data-parallel attention ranks, stepping together (their batches are alike: ``decodes``
         and ``tokens`` below are one DP rank's), and expert-parallel ranks (1 or dp x tp)."""
@@ -1243,10 +1251,11 @@ class StepModel:
             end = max(prefill_ctx, prefill_tokens)
             extra_b = self.kv(end)
             extra_f = prefill_tokens * self.prefill_attn(max(end - prefill_tokens // 2, 1))
+        mb, mf = self.mla_extra(decodes, prefill_tokens)
         return self.time(
-            self.weights(tokens),
+            self.weights(tokens) + mb,
             decodes * kvb + extra_b,
-            self.mm * tokens,
+            self.mm * tokens + mf,
             decodes * at + extra_f,
             tokens,
             decodes + (1 if prefill_tokens else 0),
@@ -1254,6 +1263,14 @@ class StepModel:
             eager=eager,
             floor=self.attn_floor_s(decodes, ctx) if self.triton else 0.0,
         )
+
+    def mla_extra(self, decodes: int, prompt_tokens: int = 0) -> tuple[float, float]:
+        """(weight bytes, matmul FLOPs) a step of ``decodes`` decoding requests and ``prompt_tokens`` prompt tokens adds
+        where the engine runs MLA's decode through materialized weights (Engine.mla_decode); (0, 0) elsewhere or
+        without decodes. Prompt tokens run through the originals, which the streamed weights count."""
+        if not self.mla_decode_flops or decodes < 1:
+            return 0.0, 0.0
+        return (self.mla_mixed_bytes if prompt_tokens else self.mla_decode_bytes), self.mla_decode_flops * decodes
 
     def time(
         self,
@@ -1370,6 +1387,16 @@ class StepModel:
         # The attention kernel's floor at each point's batch and context (``seqs``), where it has one.
         floors = [self.attn_floor_s(b, x) for b, x in zip(batches, seqs)] if self.triton and seqs is not None else None
         skew = {b: self.busiest_extra(b) for b in over} if self.ep > 1 else None
+        if self.mla_decode_flops:
+            # Materialized MLA decode weights (mla_extra): every point is a decode-only step of b >= 1 requests.
+            if isinstance(weight_bytes, list):
+                weight_bytes = [w + self.mla_decode_bytes for w in weight_bytes]
+                mm_flops = [f + self.mla_decode_flops * b for f, b in zip(mm_flops, batches)]
+            else:
+                import numpy as np
+
+                weight_bytes = weight_bytes + self.mla_decode_bytes
+                mm_flops = mm_flops + self.mla_decode_flops * np.asarray(batches, dtype=np.float64)
         if not isinstance(weight_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns
             import numpy as np
 
@@ -1487,10 +1514,11 @@ class StepModel:
         attention growth a step, the matmul time and the overhead."""
         tokens = n + extra_tokens
         w = self._w.get(tokens)
+        mb, mf = self.mla_extra(n, extra_tokens)
         return (
-            self.weights(tokens) if w is None else w,
+            (self.weights(tokens) if w is None else w) + mb,
             n * g * self.inv_bw,
-            self.mm * tokens * self.inv_mm,
+            (self.mm * tokens + mf) * self.inv_mm,
             n * ga * self.inv_attn,
             self.overhead_s(tokens, n + (1 if extra_tokens else 0)),
         )

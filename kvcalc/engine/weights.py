@@ -279,6 +279,89 @@ def mla_absorbed_bytes(model: ModelSpec, dtype: str | None, tp: int, pp: int = 1
 
 
 @record(frozen=True)
+class MLAMaterialized:
+    """vLLM 0.7.1 to 0.7.3's materialized MLA decode weights (VLLM_MLA_PERFORM_MATRIX_ABSORPTION, on by
+    default): each MLA layer multiplies W_UK into the query's up-projection (W_Q_UK, q_lora_rank x local
+    heads x kv_lora_rank) and W_UV into o_proj (W_UV_O, local heads x kv_lora_rank x hidden), keeps the
+    query's rope columns apart (W_QR, in 16 bits), and a decode token runs through these three in place
+    of q_b_proj, kv_b_proj and o_proj, which stay for prompts. An fp8 checkpoint's are requantized to fp8
+    with its own scale groups (an fp32 scale per 128 x 128 block of a block-scaled one); any other is kept
+    in 16 bits, and a quantized kv_b_proj's 16-bit dequantized copy stays referenced (W_UK and W_UV are
+    views of it). vllm/attention/backends/mla/utils.py MLACommonImpl.process_weights_after_loading,
+    _q_proj_and_k_up_proj and _v_up_proj_and_o_proj, and envs.py, read in 0.7.1, 0.7.2 and 0.7.3; 0.8.0
+    multiplies kv_b_proj's halves per head instead (vllm-project/vllm#14770, "MLA get rid of
+    materialization", which says the materialized weights cost more memory and more FLOPs)."""
+
+    resident_bytes: int
+    """What the materialized weights add on the GPU holding the most MLA layers (with PP, its stage's)."""
+    decode_read_bytes: int
+    """What a decode-only step reads on one rank beyond kvcalc's streamed weights: the three materialized
+    matrices less q_b_proj, kv_b_proj and o_proj, over every MLA layer."""
+    absorbed_read_bytes: int
+    """The three materialized matrices alone, over every MLA layer: what a step that carries prompt tokens
+    and decodes reads beyond the streamed weights (the prompt's tokens run through the originals)."""
+    decode_flops_per_token: int
+    """FLOPs one decode token adds on one rank, over every MLA layer (the matrices' products less the
+    originals' and the two per-head multiplies the streamed FLOPs count)."""
+
+
+def mla_materialized(
+    model: ModelSpec, dtype: str | None, tp: int, pp: int = 1, pp_split: PPSplit = "before-last"
+) -> MLAMaterialized:
+    """The weights vLLM 0.7.1-0.7.3 materialize for MLA decode (MLAMaterialized), at ``tp`` and ``pp``.
+    DeepSeek-V3's fp8 checkpoint at TP 8, a layer: W_Q_UK 1,536 x 16 x 512 fp8 with 12 x 64 scales,
+    W_QR 1,536 x 16 x 64 x 2 B, W_UV_O 16 x 512 x 7,168 fp8 with 64 x 56 scales, and the 512 x 16 x 256
+    x 2 B copy of kv_b_proj: 78,660,608 B."""
+    f = WeightFormats.of(model, dtype)
+    q = f.quantization
+    attn_q = q if q is not None and "attn" in q.roles else None
+    fp8 = attn_q.method.startswith("fp8") if attn_q is not None else f.dense == "fp8"
+    quantized = attn_q is not None or weight_bits(f.dense) < 16
+    H = model.hidden_size
+
+    def stored(n: int) -> int:
+        # A checkpoint matrix of n parameters as kvcalc counts the attention role.
+        return quantized_bytes(attn_q, n, H) if attn_q is not None else weight_bytes(n, f.dense)
+
+    def requant(rows: int, cols: int) -> int:
+        # vLLM's scaled_quantize at the projection's group shape: fp32 scales per block, per output
+        # column, or one for the tensor.
+        if not fp8:
+            return rows * cols * 2
+        if attn_q is not None and attn_q.method == "fp8-block":
+            g = attn_q.group_size
+            return rows * cols + -(-rows // g) * -(-cols // g) * 4
+        if attn_q is not None and attn_q.method == "fp8-channel":
+            return rows * cols + cols * 4
+        return rows * cols + 4
+
+    per: dict[str, tuple[int, int, int, int]] = {}
+    for name, k in model.layer_kinds.items():
+        if not isinstance(k, MLA):
+            continue
+        n = -(-k.num_attention_heads // tp)
+        lq = k.q_lora_rank or H
+        r, rope, nope, v = k.kv_lora_rank, k.qk_rope_head_dim, k.qk_nope_head_dim, k.v_head_dim
+        absorbed = requant(lq, n * r) + lq * n * rope * 2 + requant(n * r, H)
+        copy = r * n * (nope + v) * 2 if quantized else 0
+        originals = stored(lq * n * (nope + rope)) + stored(r * n * (nope + v)) + stored(n * v * H)
+        flops = 2 * n * (lq * r + lq * rope + r * H - lq * (nope + rope) - r * (nope + v) - v * H)
+        per[name] = (absorbed + copy, absorbed - originals, absorbed, flops)
+    if not per:
+        return MLAMaterialized(0, 0, 0, 0)
+    from kvcalc.engine.kv import stages
+
+    counts = model.layer_counts()
+    resident = max(sum(per[x][0] for x in stage if x in per) for stage in stages(model, pp, pp_split))
+    return MLAMaterialized(
+        resident,
+        sum(n * per[x][1] for x, n in counts.items() if x in per),
+        sum(n * per[x][2] for x, n in counts.items() if x in per),
+        sum(n * per[x][3] for x, n in counts.items() if x in per),
+    )
+
+
+@record(frozen=True)
 class Weights:
     total_bytes: int
     per_gpu_bytes: int

@@ -415,6 +415,8 @@ def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
         "qk_nope_head_dim": nope,
         "v_head_dim": vd,
     }
+    if qr:
+        b.kinds["mla"]["q_lora_rank"] = c.int("q_lora_rank")
     idx_dim = c.int("index_head_dim", 0, positive=False) if c.has("index_head_dim") else 0
     own = _indexer_layers(c, L) if idx_dim else [True] * L
     if idx_dim:

@@ -496,6 +496,10 @@ class MLA(LayerKindBase):
     indexer_topk: NonNeg = 0
     """The keys each query attends to (config.json index_topk): the indexer's best, at most this many.
     0: attention over every cached token (also where the indexer's layout is known but not its top-k)."""
+    q_lora_rank: NonNeg = 0
+    """The query's latent (config.json q_lora_rank): the width its up-projection reads. 0: no query
+    latent, the query projected from the hidden state (DeepSeek-V2-Lite). Only vLLM 0.7's materialized
+    decode weights depend on it (kvcalc.engine.weights.mla_materialized)."""
 
     _positive: ClassVar[tuple[str, ...]] = (
         "num_attention_heads",
@@ -507,7 +511,7 @@ class MLA(LayerKindBase):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("indexer_head_dim", "indexer_heads", "indexer_topk"):
+        for name in ("indexer_head_dim", "indexer_heads", "indexer_topk", "q_lora_rank"):
             d = getattr(self, name)
             if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_FIELD:
                 raise ValueError(f"{name} must be a whole number from 0 to 2^50, got {str(d)[:40]!r}")
