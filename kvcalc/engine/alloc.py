@@ -54,6 +54,19 @@ class Allocation:
     ('padded') or two under prefix caching ('align')."""
     state_page_bytes: int | None = None
     """Set by the footprint for 'padded' and 'align': the attention page one state page is padded to."""
+    recurrent_itemsize: int = 0
+    """Bytes the engine keeps each recurrent (SSM) state element in, where the layer tells them apart
+    (RecurrentState.recurrent_elements); 0: as the model's spec stores them."""
+    state_pool: Literal["none", "fixed", "ratio"] = "none"
+    """SGLang's own pool of recurrent states beside its token pool (Engine.state_pool): 'fixed', max_running_requests
+    or 512 slots; 'ratio', the memory left after the weights split 0.9 : 1 between states and tokens
+    (mamba_full_memory_ratio); 'none', the states in the token pool (vLLM's pages, or one request's room)."""
+    state_pool_pad: int = 0
+    """Slots the state pool holds beyond its count (SGLang from 0.5.20: one padding slot)."""
+    radix: bool = True
+    """SGLang's radix (prefix) cache on: its state pool holds three slots a running request (Engine.state_pool)."""
+    state_slots: int | None = None
+    """--max-running-requests where given: the state slots under 'fixed', and under 'ratio' without the radix cache."""
 
     def round(self, tokens: Tokens) -> Tokens:
         """Tokens rounded up to whole blocks."""

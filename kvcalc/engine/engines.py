@@ -342,6 +342,24 @@ class Engine:
     unless SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set for a given one). aiter is the default on an
     AMD GPU for every MHA model and an MLA model of 16 or 128 heads over tp_size (model_runner.py
     model_specific_adjustment, 0.4.7 to 0.5.4; server_args.py from 0.5.5)."""
+    state_pool: Literal["none", "fixed", "ratio"] = "none"
+    """How the release keeps a Gated DeltaNet model's recurrent states (Qwen3-Next, Qwen3.5): 'none', beside the
+    tokens in one pool (vLLM's state pages); SGLang's own pool of state slots beside its token pool,
+    'fixed', max_running_requests or else 512 slots, the radix cache off ("Hybrid GDN model detected, disable
+    radix cache": model_executor/model_runner.py, read in 0.5.2 and 0.5.3), or 'ratio', the memory left after
+    the weights split mamba_full_memory_ratio (0.9) : 1 between states and tokens, a running request held to a
+    third of the slots under the radix cache (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO), every slot it without
+    (handle_max_mamba_cache: model_executor/model_runner.py, read in 0.5.4, 0.5.5 and 0.5.6;
+    model_runner_kv_cache_mixin.py in 0.5.9 and 0.5.14; mem_cache/kv_cache_configurator.py in 0.5.16, 0.5.17,
+    0.5.18, 0.5.19 and 0.5.23). kvcalc.engine.memory.state_pool applies it."""
+    state_pool_pad: int = 0
+    """Slots the state pool allocates beyond its count: one padding slot from 0.5.17 ((max_mamba_cache_size + 1)
+    slots, read in 0.5.17, 0.5.18, 0.5.19 and 0.5.23; none in 0.5.16 and before)."""
+    recurrent_itemsize: int = 0
+    """Bytes the release keeps a recurrent (SSM) state element in where the model's spec tells them apart: SGLang
+    4, mamba_ssm_dtype float32 by default (server_args.py, read in 0.5.2, 0.5.3 and 0.5.6; configs/mamba_utils.py
+    mamba2_state_dtype from 0.5.9, the environment, then the config's mamba_ssm_dtype, then float32, read in 0.5.9,
+    0.5.14 and 0.5.23), its conv state in bf16; 0, as the spec stores them (vLLM keeps the config's)."""
     mla_decode: Literal["per-head", "materialized"] = "per-head"
     """How an MLA layer's decode runs its absorbed multiplies: 'per-head', kv_b_proj's halves multiplied per
     head (vLLM 0.8 on, SGLang; kvcalc's streamed weights and FLOPs); 'materialized', vLLM 0.7.1 to 0.7.3's
@@ -543,6 +561,7 @@ class Engine:
         vendor: str = "NVIDIA",
         gpu: str = "",
         prefix_caching: bool = True,
+        max_running: int | None = None,
     ) -> Allocation:
         """``prefix_caching``: the server's --enable-prefix-caching. Off, a release that keeps two state pages a
         request for it ('align') keeps one: vLLM sets mamba_cache_mode 'none' without prefix caching, and a
@@ -551,7 +570,14 @@ class Engine:
         bs = block_size if block_size is not None else self.block_size_for(model, vendor, gpu)
         style = self.window_style_for(model)
         state_pages = "padded" if self.state_pages == "align" and not prefix_caching else self.state_pages
+        # SGLang's state pool and fp32 recurrent state: read for Gated DeltaNet models only (state_pool).
+        gdn = model is not None and any(getattr(k, "mixer", None) == "gdn" for k in model.kinds())
         return Allocation(
+            recurrent_itemsize=self.recurrent_itemsize if gdn else 0,
+            state_pool=self.state_pool if gdn else "none",
+            state_pool_pad=self.state_pool_pad,
+            radix=prefix_caching,
+            state_slots=max_running,
             name=self.key,
             block_size=bs,
             window_slack=in_flight if style == "vllm" else 0,
@@ -1061,6 +1087,9 @@ SGLANG_05 = Engine(
     # physical pages"), 1 on ROCm (0.5.9 on); fp8_e4m3 under auto on compute capability 10 and up.
     sparse_mla_block=64,
     sparse_mla_auto_kv="fp8_e4m3 on compute capability 10 and up (B200, GB200, RTX 5090, RTX PRO 6000)",
+    state_pool="ratio",
+    state_pool_pad=1,
+    recurrent_itemsize=4,
     note="KV pool = mem_fraction_static x the memory free at start-up (after distributed init, before the "
     "weights; the minimum over ranks) - weights (activations and CUDA graphs live in the rest; "
     "srt/model_executor/kv_cache_configurator.py); mem_fraction_static derived from GPU memory, TP, PP and DP "
@@ -1109,6 +1138,7 @@ SGLANG_0516 = _sglang_prompt_graphs(
     "SGLang 0.5.15-0.5.16",
     {"non-cuda", "multimodal", "mla", "dp", "deepseek-sm100"},
 )
+SGLANG_0516 = replace(SGLANG_0516, state_pool_pad=0)  # no padding slot in 0.5.16 (Engine.state_pool_pad)
 SGLANG_0514 = _sglang_prompt_graphs(
     "0.5.14",
     "0.5.13 and 0.5.14; piecewise prompt graphs, off for DP attention, PP, non-CUDA GPUs, multimodal models and "
@@ -1116,12 +1146,14 @@ SGLANG_0514 = _sglang_prompt_graphs(
     "SGLang 0.5.13-0.5.14",
     {"pp", "non-cuda", "multimodal", "dp", "qwen3-next"},
 )
+SGLANG_0514 = replace(SGLANG_0514, state_pool_pad=0)
 SGLANG_0512 = _sglang_prompt_graphs(
     "0.5.12",
     "0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5 either, read from 0.5.10, 0.5.11 and 0.5.12",
     "SGLang 0.5.10-0.5.12",
     {"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa"},
 )
+SGLANG_0512 = replace(SGLANG_0512, state_pool_pad=0)
 # SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
 # opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9), so no reserve for them.
 SGLANG_059 = replace(
@@ -1138,13 +1170,16 @@ SGLANG_059 = replace(
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
     dp_prompt_lockstep=True,
+    state_pool_pad=0,
     aliases=(),
 )
 # 0.5.3 to 0.5.5: 0.5.9's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
 SGLANG_055 = replace(
     SGLANG_059,
     version="0.5.5",
-    releases="0.5.3 to 0.5.5; as 0.5.9 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 and 0.5.5",
+    releases="0.5.3 to 0.5.5; as 0.5.9 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 "
+    "and 0.5.5 (0.5.3 kept a Gated DeltaNet model's states in 512 fixed slots with the radix cache off, as 0.5.2 does: "
+    "this record follows 0.5.4 and 0.5.5)",
     label="SGLang 0.5.3-0.5.5",
     pp_split="last",
 )
@@ -1152,6 +1187,8 @@ SGLANG_055 = replace(
 # SGLang 0.3 and 0.4: mem_fraction_static from a table, no sliding pool, prompts without CUDA graphs.
 SGLANG_04 = replace(
     SGLANG_059,
+    state_pool="none",  # no Gated DeltaNet model before 0.5.2
+    recurrent_itemsize=0,
     pp_split="last",
     version="0.4",
     releases="0.4.6.post2 to 0.4.6.post5; rules read from 0.4.6.post5",
@@ -1224,6 +1261,7 @@ SGLANG_0493 = _sglang_bucketed(
 )
 SGLANG_052 = replace(
     SGLANG_055,
+    state_pool="fixed",
     version="0.5.2",
     releases="0.5.0rc0 to 0.5.2; memory rules read from 0.5.23, the default memory fraction and chunk from 0.5.1 and 0.5.2",
     label="SGLang 0.5.0-0.5.2",

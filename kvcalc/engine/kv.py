@@ -160,7 +160,7 @@ class KVFootprint:
         a = self.alloc
         if a.state_pages != "sum" and a.state_page_bytes is None and a.block_size:
             kinds = self.model.kinds()
-            state = max((k.state_bytes_per_request(self.tp) for k in kinds), default=0)
+            state = max((k.state_bytes_per_request(self.tp, a.recurrent_itemsize) for k in kinds), default=0)
             attn = max((k.kv_bytes_per_token(self.kv_dtype, self.tp, a) for k in kinds if k.holds_tokens), default=0)
             if state and attn:
                 # The attention backend's kernel block: multiples of 16 (FlashAttention), of 128
@@ -206,7 +206,7 @@ class KVFootprint:
             if kinds[k].holds_tokens
         )
         state = sum(
-            n * self.alloc.state_bytes(kinds[k].state_bytes_per_request(self.tp))
+            n * self.alloc.state_bytes(kinds[k].state_bytes_per_request(self.tp, self.alloc.recurrent_itemsize))
             for k, n in lay.counts.items()
             if not kinds[k].holds_tokens
         )
@@ -226,7 +226,7 @@ class KVFootprint:
                 for k, n in counts.items()
                 if kinds[k].holds_tokens
             )
-            st = sum(n * kinds[k].state_bytes_per_request(self.tp) for k, n in counts.items())
+            st = sum(n * kinds[k].state_bytes_per_request(self.tp, self.alloc.recurrent_itemsize) for k, n in counts.items())
             best = max(best, (tok, st))
         return best
 

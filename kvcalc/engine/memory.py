@@ -912,6 +912,12 @@ class FitReport:
     """The first line: whether a request of the length fits, and how many do."""
     fewest: ReverseReport | None = None
     """When nothing fits: the fewest GPUs that hold one request (kvcalc.engine.plan.reverse)."""
+    state_slots: int | None = None
+    """SGLang's recurrent-state slots where it keeps them in a pool of their own (memory.state_pool); None elsewhere."""
+    state_pool_bytes: int = 0
+    """What those slots take of kv_pool_bytes on one GPU; the tokens take the rest."""
+    state_requests: int | None = None
+    """The running requests those slots allow (a third of them under the radix cache)."""
     track_record: MemoryRecord | None = None
     """How far this estimate with kvcalc's defaults has been from public start-up logs of this engine and
     GPU count (kvcalc.engine.track); None when every term of the budget was given."""
@@ -1275,7 +1281,9 @@ def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
     eng = inp.engine
     in_flight = eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp)
     kv = stored_kv_dtype(model, gpu.name, inp.kv_dtype, eng, inp.tp)
-    alloc = eng.allocation(inp.block_size, in_flight, model, gpu.vendor, gpu.name, prefix_caching=inp.prefix_caching)
+    alloc = eng.allocation(
+        inp.block_size, in_flight, model, gpu.vendor, gpu.name, prefix_caching=inp.prefix_caching, max_running=inp.max_num_seqs
+    )
     return KVFootprint(model, kv, inp.tp, inp.pp, alloc)
 
 
@@ -1304,11 +1312,64 @@ def _window_split(fp: KVFootprint, stage: int = 0) -> dict[int | None, int]:
     return out
 
 
+STATE_TOKEN_RATIO = Fraction(9, 10)
+"""SGLang's mamba_full_memory_ratio default: state memory over token memory (server_args.py, 0.9 in 0.5.4 to 0.5.23)."""
+STATE_SLOTS_A_REQUEST = 3
+"""SGLang's MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO: state slots a running request holds under the radix cache
+(model_runner.py 0.5.4 to 0.5.6, model_runner_kv_cache_mixin.py 0.5.9 and 0.5.14, kv_cache_configurator.py 0.5.23)."""
+FIXED_STATE_SLOTS = 512
+"""SGLang 0.5.2's state slots without --max-running-requests (model_runner.py, 0.5.2 and 0.5.3)."""
+
+
+@record(frozen=True)
+class StatePool:
+    """SGLang's pool of recurrent states beside its token pool (Engine.state_pool)."""
+
+    slots: int
+    """max_mamba_cache_size: the states it holds."""
+    bytes: int
+    """What they take, padding slot included, on one GPU."""
+    requests: int
+    """The running requests they allow: a third of the slots under the radix cache, else every one."""
+
+
+def state_pool(fp: KVFootprint, rest: int) -> StatePool | None:
+    """SGLang's recurrent-state slots for a Gated DeltaNet model (Qwen3-Next, Qwen3.5), carved from ``rest``, the
+    bytes mem_fraction_static leaves after the weights (Engine.state_pool): 'ratio', mamba_full_memory_ratio (0.9)
+    : 1 of it to the states, (budget - a slot) // a slot slots with a padding slot (0.5.17 on), budget // a slot
+    without; with the radix cache off and --max-running-requests given, that many (0.5.9 on; 0.5.4 to 0.5.6 also
+    take 512 without it, not followed); 'fixed' (0.5.2), --max-running-requests or 512 slots. A slot is one
+    request's states over its GPU's layers, the recurrent state in fp32 (Engine.recurrent_itemsize). None: the
+    engine keeps the states among the tokens. Qwen3.5-9B at TP 2 on 24 GB cards, rest 9.49 GiB: 186 slots of
+    25,755,648 B, 62 running requests (its SGLang start's log)."""
+    a = fp.alloc
+    per = fp.state_bytes
+    if a.state_pool == "none" or not per:
+        return None
+    pad = a.state_pool_pad
+    if a.state_pool == "fixed":
+        slots = a.state_slots if a.state_slots is not None else FIXED_STATE_SLOTS
+    elif not a.radix and a.state_slots is not None:
+        slots = a.state_slots
+    else:
+        budget = max(rest, 0) * STATE_TOKEN_RATIO / (1 + STATE_TOKEN_RATIO)
+        slots = int((budget - per * pad) // per) if budget >= per * pad else 0
+    requests = slots // STATE_SLOTS_A_REQUEST if a.radix and a.state_pool == "ratio" else slots
+    return StatePool(slots, (slots + pad) * per, requests)
+
+
 def capacity(eng: Engine, fp: KVFootprint, pool: int, seq: int, model_len: int) -> Capacity:
     """The pool as the engine carves it: what it logs (blocks, tokens, concurrency at model_len)
     and the whole requests of ``seq`` tokens it holds."""
     if pool <= 0:
         return Capacity(0, 0 if fp.alloc.block_size else None, 0, 0.0, 0)
+    sp = state_pool(fp, pool)
+    if sp is not None:
+        # SGLang: the tokens take what the states leave, and a request takes a state slot besides its tokens.
+        per_tok = fp.per_token
+        tokens = (pool - sp.bytes) // per_tok if pool > sp.bytes and per_tok else 0
+        conc = min(Fraction(tokens, seq), Fraction(sp.requests)) if seq else Fraction(sp.requests)
+        return Capacity(pool, None, tokens, float(conc), int(conc))
     if eng.concurrency_report == "blocks":
         return _block_pool(eng, fp, pool, seq, model_len)
     if eng.swa_pool_ratio is not None and fp.alloc.window_style != "full":
@@ -1508,12 +1569,30 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
             + ("s a state layer (prefix caching on)" if fp.alloc.state_blocks == 2 else " a state layer")
             + (" (prefix caching off)" if fp.alloc.state_blocks == 1 and eng.state_pages == "align" else "")
         )
-    if fp.state_bytes and not fp.alloc.state_page_bytes:
+    sp = state_pool(fp, pool) if pool > 0 else None
+    if sp is not None:
+        a = fp.alloc
+        how = (
+            f"{a.state_slots:,} slots (--max-running-requests" + (", the radix cache off)" if a.state_pool == "ratio" else ")")
+            if a.state_slots is not None and (a.state_pool == "fixed" or not a.radix)
+            else f"{FIXED_STATE_SLOTS} fixed slots (the radix cache off)"
+            if a.state_pool == "fixed"
+            else f"{float(STATE_TOKEN_RATIO)} : 1 of the pool to them (mamba_full_memory_ratio), {sp.slots:,} slots"
+        )
+        assumptions.append(
+            f"{eng.label} keeps the recurrent states in a pool of their own: {how} of {fp.state_bytes:,} B "
+            f"(the recurrent state in fp32, the conv state in 16 bits)"
+            + (f" and {a.state_pool_pad} padding slot" if a.state_pool_pad else "")
+            + f", {fmt_iec(sp.bytes)}; at most {count_of(sp.requests, 'running request')}"
+            + (" (a third of the slots under the radix cache)" if a.radix and a.state_pool == "ratio" else "")
+            + "; the tokens take the rest"
+        )
+    elif fp.state_bytes and not fp.alloc.state_page_bytes:
         assumptions.append(
             "recurrent-state layers hold a fixed state per request; the pool's token count leaves room for one request's state"
         )
     req = int(fp.request_bytes(inp.seq))
-    mem_len = fp.longest_request(cap.usable)
+    mem_len = fp.longest_request(cap.usable) if sp is None else cap.tokens
     if mem_len is None or mem_len > ctx:
         max_len, limited = ctx, "max context"
     else:
@@ -1690,11 +1769,21 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
         warnings=warnings,
         inputs={"model": model.name, "gpu": gpu.name, **inp.echo()},
         track_record=(memory_record(eng, inp.tp * inp.pp * inp.dp) if any(e.basis == "estimated" for e in b.estimates) else None),
+        state_slots=sp.slots if sp is not None else None,
+        state_pool_bytes=sp.bytes if sp is not None else 0,
+        state_requests=sp.requests if sp is not None else None,
     )
 
 
 def max_batch_in_memory(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, seqs: Any) -> tuple[Any, FitReport]:
     """Requests of each length in ``seqs`` (an int or a numpy array) that fit in the KV pool."""
     f = fit(model, gpu, inp)
-    req = footprint(model, gpu, inp).request_bytes(seqs)
+    fp = footprint(model, gpu, inp)
+    if f.state_requests is not None:
+        # SGLang's own state pool (state_pool): the tokens take what the states leave, a request takes a slot.
+        import numpy as np
+
+        tokens = max(f.kv_pool_bytes - f.state_pool_bytes, 0) // max(fp.per_token, 1)
+        return np.minimum(tokens // np.maximum(seqs, 1), f.state_requests), f
+    req = fp.request_bytes(seqs)
     return max(f.kv_pool_usable_bytes, 0) // req, f

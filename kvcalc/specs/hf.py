@@ -662,6 +662,8 @@ def _hybrid_gdn(c: _Cfg, b: _Build, *, moe: bool) -> None:
         "state_bytes": conv * eb + rec * reb,
         "note": f"Gated DeltaNet: conv state ({kern}-1) x {conv_ch} + recurrent state {nv} x {dk} x {dv} = {held}",
         "mixer": "gdn",
+        "recurrent_elements": rec,
+        "recurrent_itemsize": reb,
     }
     b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
     b.order = ["attn" if t == "full" else "linear" for t in types]

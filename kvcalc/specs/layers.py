@@ -72,6 +72,9 @@ class TokenRule(Protocol):
 
     def state_bytes(self, raw: int) -> int: ...
 
+    @property
+    def recurrent_itemsize(self) -> int: ...
+
     def full_tokens(self, seq: Tokens) -> Tokens: ...
 
     def window_tokens(self, seq: Tokens, window: int) -> Tokens: ...
@@ -186,7 +189,7 @@ class LayerKindBase:
         """Dimensions a rotary embedding turns (what an engine's cos/sin cache is sized by); 0 for none."""
         return 0
 
-    def state_bytes_per_request(self, tp: int = 1) -> int:
+    def state_bytes_per_request(self, tp: int = 1, recurrent_itemsize: int = 0) -> int:
         return 0
 
     def bytes_for(self, seq: Tokens, dtype: KVDtype, tp: int, alloc: TokenRule) -> Tokens:
@@ -718,7 +721,25 @@ class RecurrentState(LayerKindBase):
     """Which recurrence, for the kernels it launches (mixer_kernels): 'mamba2' (decode_kernels) or 'gdn',
     Gated DeltaNet (Qwen3-Next's linear-attention layers: GDN_DECODE_KERNELS, GDN_PROMPT_KERNELS)."""
 
+    recurrent_elements: NonNeg = 0
+    """Of the state, the recurrent (SSM) state's elements (tp=1): a Gated DeltaNet layer's value heads x key dim
+    x value dim. 0: not told apart (the state is kept as state_bytes says wherever it is served)."""
+    recurrent_itemsize: NonNeg = 0
+    """Bytes each recurrent element takes in state_bytes (4 for fp32, 2 for 16 bits); set with recurrent_elements.
+    An engine that keeps the recurrent state in another dtype (SGLang: fp32 by default) swaps those bytes."""
+
     _positive: ClassVar[tuple[str, ...]] = ("state_bytes",)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        e, b = self.recurrent_elements, self.recurrent_itemsize
+        for name, d in (("recurrent_elements", e), ("recurrent_itemsize", b)):
+            if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= MAX_FIELD:
+                raise ValueError(f"{name} must be a whole number from 0 to 2^50, got {str(d)[:40]!r}")
+        if bool(e) != bool(b) or b not in (0, 2, 4):
+            raise ValueError("recurrent_elements and recurrent_itemsize go together, the itemsize 2 or 4 bytes")
+        if e * b > self.state_bytes:
+            raise ValueError(f"the recurrent state ({e:,} x {b} B) is more than state_bytes ({self.state_bytes:,} B)")
 
     def mixer_kernels(self, prompt: bool = False) -> tuple[int, int, int]:
         if self.mixer == "gdn":
@@ -728,12 +749,16 @@ class RecurrentState(LayerKindBase):
     def mixer_linears(self) -> int:
         return GDN_DECODE_KERNELS[0] if self.mixer == "gdn" else self.decode_linears
 
-    def state_bytes_per_request(self, tp: int = 1) -> int:
-        # The state is split across ranks with its heads / channels.
-        return -(-self.state_bytes // tp)
+    def state_bytes_per_request(self, tp: int = 1, recurrent_itemsize: int = 0) -> int:
+        """The state split across ranks with its heads / channels; ``recurrent_itemsize``: the bytes an engine keeps
+        each recurrent element in, where it knows them apart (0: as state_bytes stores it)."""
+        total = self.state_bytes
+        if recurrent_itemsize and self.recurrent_elements:
+            total += self.recurrent_elements * (recurrent_itemsize - self.recurrent_itemsize)
+        return -(-total // tp)
 
     def bytes_for(self, seq: Tokens, dtype: KVDtype, tp: int, alloc: TokenRule) -> Tokens:
-        return 0 * seq + alloc.state_bytes(self.state_bytes_per_request(tp))
+        return 0 * seq + alloc.state_bytes(self.state_bytes_per_request(tp, alloc.recurrent_itemsize))
 
     def tp_assumption(self) -> str:
         return "recurrent state is split across ranks"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvcalc.engine.engines import Engine, triton_default_note
-from kvcalc.engine.kv import stored_kv_dtype
+from kvcalc.engine.kv import KVFootprint, stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, fit, layout_guess
 from kvcalc.engine.simulate.scheduler import serve
 from kvcalc.engine.simulate.types import MAX_EVENTS, GiB, PolicyRun, SimSettings, SimulationReport, Workload
@@ -207,9 +207,19 @@ def simulate(
         kv_dtype=kv_dtype,
         max_num_seqs=engine_seqs,
         weight_dtype=weight_dtype,
+        prefix_caching=st.prefix_caching,
     )
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
+    state_cap = f.state_requests
+    if state_cap is not None:
+        # SGLang's own pool of recurrent states (memory.state_pool): a running request takes one of its slots, and the
+        # tokens take what the slots leave. The run counts a request's state in its logical bytes: the pool it is given
+        # holds the tokens' share and that many states so.
+        st = dataclasses.replace(st, max_num_seqs=max(min(st.max_num_seqs, state_cap), 1))
+        if pool_bytes is None:
+            logical = KVFootprint(model, stored_kv_dtype(model, gpu.name, kv_dtype, engine, tp), tp).state_bytes
+            pool = max(f.kv_pool_bytes - f.state_pool_bytes, 0) + state_cap * logical
     # The format the engine stores (fp8 on sparse MLA: fp8_ds_mla or standard fp8, by backend), as fit counts it.
     stored = stored_kv_dtype(model, gpu.name, kv_dtype, engine, tp)
     cost = StepModel(model, gpu, stored, tp, pp, constants=st.constants, ep=ep, dp=dp, engine=engine, weight_dtype=weight_dtype)
@@ -249,6 +259,11 @@ def simulate(
             cb = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
             runs.append(serve(name, B, *job, cb, keep if not runs else None))
     source = "as given" if pool_bytes is not None else f"{f.engine_label}'s budget on {gpu.name}, from kvcalc fit"
+    if state_cap is not None and pool_bytes is None:
+        source += (
+            f": the tokens' share beside its {f.state_slots:,} recurrent-state slots, with room for the states of the "
+            f"{state_cap:,} requests they let run at once (in logical bytes)"
+        )
     pre = next((r for r in runs if r.policy == "prealloc"), None)
     pg = next((r for r in runs if r.block_size), None)
     ratio = pg.requests_per_s / pre.requests_per_s if pre and pg and pre.requests_per_s else None
