@@ -176,3 +176,15 @@ def test_simulate_runs_no_more_requests_than_the_state_slots_allow(cli):
     logical = KVFootprint(resolve_model("qwen3-next-80b-a3b"), BF16, 4).state_bytes
     pool = f.kv_pool_bytes - f.state_pool_bytes + f.state_requests * logical
     assert logical == 36 * 1_097_728 // 4 and f"KV pool {pool / GiB:,.2f} GiB per GPU" in text
+
+
+def test_roofline_counts_the_requests_that_fit_as_fit_does(cli):
+    args = ("roofline", "--model", "qwen3-next-80b-a3b", "--gpu", "h100", "--tp", "4", "--engine", "sglang")
+    r = cli(*args, "--batch", "256", "--seq", "8192")
+    assert r.code == 0, r.err
+    f = fit(resolve_model("qwen3-next-80b-a3b"), resolve_gpu("h100"), FitInputs(seq=8192, tp=4, engine=find("sglang")))
+    # 1,174,498 tokens // 8,192 = 143, under the slots' 223 running requests (the tests above).
+    assert f.max_concurrency == 1_174_498 // 8192 == 143
+    j = cli(*args, "--batch", "256", "--seq", "8192", "--json").json()
+    assert "(at most 143 requests of this length)" in " ".join(r.out.split())
+    assert (j["rows"][0]["max_batch_in_memory"], j["rows"][0]["fits_in_memory"]) == (143, False)

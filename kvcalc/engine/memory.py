@@ -1775,15 +1775,11 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     )
 
 
-def max_batch_in_memory(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, seqs: Any) -> tuple[Any, FitReport]:
-    """Requests of each length in ``seqs`` (an int or a numpy array) that fit in the KV pool."""
-    f = fit(model, gpu, inp)
-    fp = footprint(model, gpu, inp)
+def requests_in_memory(f: FitReport, fp: KVFootprint, seq: int, request_bytes: int) -> int | None:
+    """Requests of ``seq`` tokens that fit in ``f``'s KV pool, ``request_bytes`` each: the pool over a request, or
+    where SGLang keeps the states in a pool of their own (state_pool), the tokens its slots leave over ``seq``, at most
+    the running requests the slots allow. None: a request caches nothing."""
     if f.state_requests is not None:
-        # SGLang's own state pool (state_pool): the tokens take what the states leave, a request takes a slot.
-        import numpy as np
-
         tokens = max(f.kv_pool_bytes - f.state_pool_bytes, 0) // max(fp.per_token, 1)
-        return np.minimum(tokens // np.maximum(seqs, 1), f.state_requests), f
-    req = fp.request_bytes(seqs)
-    return max(f.kv_pool_usable_bytes, 0) // req, f
+        return min(tokens // max(seq, 1), f.state_requests)
+    return max(f.kv_pool_usable_bytes, 0) // request_bytes if request_bytes else None

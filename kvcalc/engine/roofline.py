@@ -26,7 +26,7 @@ from kvcalc.engine.bound import Decode as Decode, PrefillBound as PrefillBound, 
 from kvcalc.engine.deployment import Shape, check_shape, place
 from kvcalc.engine.engines import triton_default_note
 from kvcalc.engine.kv import stored_kv_dtype
-from kvcalc.engine.memory import FitInputs, fit, footprint
+from kvcalc.engine.memory import FitInputs, fit, footprint, requests_in_memory
 from kvcalc.engine.steptime import DEFAULTS, StepConstants, StepModel, matmul_dtype
 from kvcalc.engine.track import TrackRecord, for_estimate
 from kvcalc.errors import KvcalcError
@@ -357,7 +357,7 @@ def roofline(
         if constants is not None
         else None
     )
-    pool = max(fit(model, gpu, inp).kv_pool_usable_bytes, 0)
+    f = fit(model, gpu, inp)
     fp = footprint(model, gpu, inp)
     if len(seqs) > 16 and fp.request_bytes(max(seqs)) < 2**62:
         import numpy as np
@@ -367,7 +367,7 @@ def roofline(
     else:
         per = [fp.request_bytes(x) for x in seqs]
     # A model that caches nothing per request (every layer cache-free) is not limited by its KV pool.
-    max_batch: dict[int, int | None] = {x: int(pool // r) if r else None for x, r in zip(seqs, per)}
+    max_batch: dict[int, int | None] = {x: requests_in_memory(f, fp, x, int(r)) for x, r in zip(seqs, per)}
     rows = decode_points(d, batches, seqs, with_allreduce, max_batch, sm)
     pre = prefill_bound(model, gpu, prefill, tp, weight_dtype, compute_dtype) if prefill else None
     assumptions = (
