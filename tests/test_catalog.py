@@ -6,10 +6,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.kv import kv_size
 from kvcalc.engine.weights import resident_bytes
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import all_specs, catalog_files, resolve_gpu, resolve_model
+from kvcalc.specs.dtypes import BF16
 from kvcalc.specs.hf import spec_dict_from_config
 from kvcalc.specs.loader import validate
 
@@ -22,7 +24,7 @@ llama3.1-405b-fp8 qwen2.5-14b deepseek-r1-distill-qwen-14b qwen3-8b qwen3-14b qw
 phi-4 mistral-small-24b glm-4.5-air glm-4.6 minimax-m2 deepseek-v3.2 llama3.2-11b-vision qwen2.5-vl-7b qwen2.5-vl-3b qwen3-vl-8b qwen3-vl-30b-a3b
 deepseek-coder-6.7b codellama-7b gemma-7b gemma2-2b granite-3.3-8b qwen1.5-moe-a2.7b phi-2 gemma3-4b gemma3-12b
 glm-5 glm-4.7-flash qwen2.5-1.5b qwen2.5-3b qwen3-4b mistral-7b-v0.3 qwen2.5-vl-32b qwen3-vl-32b qwen3.5-27b
-qwen3.5-35b-a3b""".split()
+qwen3.5-35b-a3b ernie-4.5-21b-a3b""".split()
 GPUS = """a10g l4 l40s a100-40gb a100-80gb h100-sxm h100-pcie h100-nvl h200 b200 gb200 rtx4090
 rtx5090 mi300x mi325x mi355x gaudi3 tpu-v5e tpu-v5p tpu-v6e rtx3090 a10 t4 rtx-a5000 rtx-a6000 l40
 rtx-pro-6000 h20""".split()
@@ -598,3 +600,16 @@ def test_a_text_only_qwen35_config_and_a_model_dtype_state_without_mamba_ssm_dty
     assert warnings == [] and d["architecture"] == "qwen3_5_text"
     assert d["params_total"] == 26_895_998_464 and "vision_params" not in d
     assert d["layer_kinds"]["linear"]["state_bytes"] == (3 * 10_240 + 48 * 128 * 128) * 2
+
+
+def test_ernie_4_5_21b_a3b_counts_as_its_config_and_llama_cpp_say():
+    """ERNIE-4.5-21B-A3B (ernie4_5_moe): the first layer dense, 27 of 64 experts of 1,536 (top 6) with two shared
+    experts as one MLP of 3,072; llama.cpp's load of its GGUF prints "model params = 21.83 B" (tests/configs/README.md)."""
+    m = resolve_model("ernie-4.5-21b-a3b")
+    H, V, L, E, Im = 2560, 103424, 28, 64, 1536
+    attn = H * 20 * 128 + 2 * H * 4 * 128 + 20 * 128 * H
+    moe = H * E + E + 3 * H * 2 * Im + E * 3 * H * Im  # router and its correction bias, shared experts, routed experts
+    total = V * H + H + L * (attn + 2 * H) + 3 * H * 12288 + 27 * moe  # tied embeddings, final norm, dense layer 0
+    assert m.params_total == total == 21_825_437_888 and f"{total / 1e9:.2f}" == "21.83"
+    assert (m.moe.num_moe_layers, m.moe.num_experts, m.moe.num_experts_per_tok) == (27, 64, 6)
+    assert m.layer_kinds["attn"].kv_bytes_per_token(BF16, 1, LOGICAL) == 2 * 4 * 128 * 2

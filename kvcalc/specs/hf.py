@@ -399,6 +399,36 @@ def _qwen2_moe(c: _Cfg, b: _Build) -> None:
     _moe_block(b, E=E, k=k, n_layers=n, per_expert=_gated_mlp(H, Im))
 
 
+def _ernie45_moe(c: _Cfg, b: _Build) -> None:
+    """ERNIE-4.5 MoE (vLLM 0.22.1 model_executor/models/ernie45_moe.py): Llama's attention (use_bias: QKV biases);
+    layer i is sparse where moe_layer_start_index <= i <= moe_layer_end_index and (i + 1) % moe_layer_interval == 0,
+    else a dense gated MLP of intermediate_size. A sparse layer: a router without bias beside its
+    e_score_correction_bias (moe_num_experts each), the routed experts of moe_intermediate_size, top moe_k, and
+    moe_num_shared_experts shared experts as one gated MLP of their widths together."""
+    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq, nkv, d = _attn_geometry(c, H)
+    E, k, Im = c.int("moe_num_experts"), c.int("moe_k"), c.int("moe_intermediate_size")
+    shared = c.int("moe_num_shared_experts", 0, positive=False)
+    start = c.int("moe_layer_start_index", 0, positive=False)
+    end = c.get("moe_layer_end_index")
+    last = c.int("moe_layer_end_index") if end is not None and int(end) >= 0 else L - 1
+    step = c.int("moe_layer_interval", 1)
+    moe_layers = [i for i in range(L) if start <= i <= last and (i + 1) % step == 0]
+    bias = bool(c.get("use_bias", False))
+    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
+    b.order = ["attn"] * L
+    n = len(moe_layers)
+    I = c.int("intermediate_size") if n < L else 0
+    a_split, a_full = _attn_roles(H, nq, nkv, d, qkv_bias=bias)
+    Ish = Im * shared
+    _add(b, attn=L * a_split, norms=L * (a_full + 2 * H), router=n * (H * E + E))
+    _add(b, shared_experts=n * _gated_mlp(H, Ish), mlp=(L - n) * _gated_mlp(H, I))
+    b.params = _embed(c, H, V, b) + L * (a_split + a_full + 2 * H)
+    b.params += n * (H * E + E + _gated_mlp(H, Ish) + E * _gated_mlp(H, Im)) + (L - n) * _gated_mlp(H, I)
+    b.intermediate = I or Im
+    _moe_block(b, E=E, k=k, n_layers=n, per_expert=_gated_mlp(H, Im))
+
+
 def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
     H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
     nq = c.int("num_attention_heads")
@@ -814,6 +844,7 @@ HANDLERS = {
     "qwen2": _qwen2,
     "qwen3": _qwen3,
     "qwen3_moe": _qwen3_moe,
+    "ernie4_5_moe": _ernie45_moe,
     "deepseek_v2": _deepseek,
     "deepseek_v3": _deepseek,
     "kimi_k2": _deepseek,
