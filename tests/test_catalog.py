@@ -613,3 +613,30 @@ def test_ernie_4_5_21b_a3b_counts_as_its_config_and_llama_cpp_say():
     assert m.params_total == total == 21_825_437_888 and f"{total / 1e9:.2f}" == "21.83"
     assert (m.moe.num_moe_layers, m.moe.num_experts, m.moe.num_experts_per_tok) == (27, 64, 6)
     assert m.layer_kinds["attn"].kv_bytes_per_token(BF16, 1, LOGICAL) == 2 * 4 * 128 * 2
+
+
+@pytest.mark.parametrize(
+    "field,value,says",
+    [
+        ("moe_layer_end_index", "abc", "field 'moe_layer_end_index' is 'abc'"),
+        ("moe_layer_end_index", -5, "field 'moe_layer_end_index' is -5"),
+        ("moe_layer_start_index", 40, "no sparse layer: moe_layer_start_index 40 to moe_layer_end_index 27 every 1 of 28"),
+        ("moe_k", 99, "moe_k (99) is more than moe_num_experts (64)"),
+        ("moe_num_experts", 0, "field 'moe_num_experts' is 0"),
+    ],
+)
+def test_a_broken_ernie_config_is_refused_in_one_line(field, value, says):
+    c = json.loads((CONFIGS / "ernie-4.5-21b-a3b.json").read_text())
+    c[field] = value
+    with pytest.raises(KvcalcError) as e:
+        spec_dict_from_config(c, "test", name="x")
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_ernie_moe_layer_end_index_minus_one_or_missing_means_the_last_layer():
+    c = json.loads((CONFIGS / "ernie-4.5-21b-a3b.json").read_text())
+    want = spec_dict_from_config(c, "test", name="x")[0]["moe"]["num_moe_layers"]
+    c["moe_layer_end_index"] = -1
+    assert spec_dict_from_config(c, "test", name="x")[0]["moe"]["num_moe_layers"] == want == 27
+    del c["moe_layer_end_index"]
+    assert spec_dict_from_config(c, "test", name="x")[0]["moe"]["num_moe_layers"] == 27

@@ -105,7 +105,7 @@ def test_catalog_commands(cli):
     g = cli("show", "h100", "--json").json()
     assert g["spec"]["name"] == "h100-sxm"
     assert cli("show", "qwen3-32b").code == 0
-    assert len(cli("models", "--json").json()["models"]) == 68
+    assert len(cli("models", "--json").json()["models"]) == 69
 
 
 def test_schema_is_json_schema(cli):

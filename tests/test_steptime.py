@@ -559,7 +559,8 @@ def test_the_grouped_top_k_models_are_those_whose_configs_route_by_groups_or_a_s
         grouped = "n_group" in cfg or "topk_method" in cfg or bool(cfg.get("use_routing_bias"))
         seen[grouped] += 1
         assert routing_kernels(m) == (4 if grouped else 2), f.stem
-    assert seen == {True: 10, False: 12}
+    # ERNIE-4.5's router adds a correction bias to its scores without groups: charged as fused_topk (its kernels not read).
+    assert seen == {True: 10, False: 13}
 
 
 def test_constants_out_of_range_are_refused():

@@ -377,7 +377,7 @@ def _qwen2_moe(c: _Cfg, b: _Build) -> None:
     """Qwen1.5-MoE / Qwen2-MoE (vLLM model_executor/models/qwen2_moe.py): Qwen2's attention with QKV
     biases; in every decoder_sparse_step-th layer a router, the routed experts and one shared expert
     of shared_expert_intermediate_size behind a sigmoid gate (a 1 x hidden linear)."""
-    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    H, L = c.int("hidden_size"), c.int("num_hidden_layers")
     Im, Ish = c.int("moe_intermediate_size"), c.int("shared_expert_intermediate_size")
     nq, nkv, d = _attn_geometry(c, H)
     E, k = c.int("num_experts"), c.int("num_experts_per_tok")
@@ -386,15 +386,26 @@ def _qwen2_moe(c: _Cfg, b: _Build) -> None:
     moe_layers = [i for i in range(L) if i not in dense and (i + 1) % step == 0]
     if "sliding" in _qwen_windows(c, L):
         raise KvcalcError("sliding windows in qwen2_moe are not supported", c.where, "use_sliding_window: false")
+    # The shared expert's sigmoid gate: a 1 x hidden linear beside the router.
+    _shared_expert_moe(c, b, (nq, nkv, d), E=E, k=k, Im=Im, Ish=Ish, n=len(moe_layers), router_extra=H, qkv_bias=True)
+
+
+def _shared_expert_moe(
+    c: _Cfg, b: _Build, geo: tuple[int, int, int], *, E: int, k: int, Im: int, Ish: int, n: int, router_extra: int, qkv_bias: bool
+) -> None:
+    """Full-attention layers, ``n`` of them sparse (a router of E x hidden plus ``router_extra`` parameters, E routed
+    experts of Im, shared experts of Ish together), the rest a dense gated MLP of intermediate_size: Qwen2-MoE's and
+    ERNIE-4.5's layout."""
+    H, V, L = (c.int(x) for x in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    nq, nkv, d = geo
     b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
     b.order = ["attn"] * L
-    I = c.int("intermediate_size") if len(moe_layers) < L else 0
-    a_split, a_full = _attn_roles(H, nq, nkv, d, qkv_bias=True)
-    n = len(moe_layers)
-    _add(b, attn=L * a_split, norms=L * (a_full + 2 * H), router=n * (H * E + H))
+    I = c.int("intermediate_size") if n < L else 0
+    a_split, a_full = _attn_roles(H, nq, nkv, d, qkv_bias=qkv_bias)
+    _add(b, attn=L * a_split, norms=L * (a_full + 2 * H), router=n * (H * E + router_extra))
     _add(b, shared_experts=n * _gated_mlp(H, Ish), mlp=(L - n) * _gated_mlp(H, I))
     b.params = _embed(c, H, V, b) + L * (a_split + a_full + 2 * H)
-    b.params += n * (H * E + H + _gated_mlp(H, Ish) + E * _gated_mlp(H, Im)) + (L - n) * _gated_mlp(H, I)
+    b.params += n * (H * E + router_extra + _gated_mlp(H, Ish) + E * _gated_mlp(H, Im)) + (L - n) * _gated_mlp(H, I)
     b.intermediate = I or Im
     _moe_block(b, E=E, k=k, n_layers=n, per_expert=_gated_mlp(H, Im))
 
@@ -405,28 +416,27 @@ def _ernie45_moe(c: _Cfg, b: _Build) -> None:
     else a dense gated MLP of intermediate_size. A sparse layer: a router without bias beside its
     e_score_correction_bias (moe_num_experts each), the routed experts of moe_intermediate_size, top moe_k, and
     moe_num_shared_experts shared experts as one gated MLP of their widths together."""
-    H, V, L = (c.int(k) for k in ("hidden_size", "vocab_size", "num_hidden_layers"))
+    H, L = c.int("hidden_size"), c.int("num_hidden_layers")
     nq, nkv, d = _attn_geometry(c, H)
     E, k, Im = c.int("moe_num_experts"), c.int("moe_k"), c.int("moe_intermediate_size")
     shared = c.int("moe_num_shared_experts", 0, positive=False)
     start = c.int("moe_layer_start_index", 0, positive=False)
+    # transformers' default -1 (and a missing field, vLLM's default) mean the last layer.
     end = c.get("moe_layer_end_index")
-    last = c.int("moe_layer_end_index") if end is not None and int(end) >= 0 else L - 1
+    last = L - 1 if end is None or end == -1 else c.int("moe_layer_end_index", positive=False)
     step = c.int("moe_layer_interval", 1)
+    if k > E:
+        raise KvcalcError(f"moe_k ({k}) is more than moe_num_experts ({E})", c.where, f"at most {E} experts a token")
     moe_layers = [i for i in range(L) if start <= i <= last and (i + 1) % step == 0]
-    bias = bool(c.get("use_bias", False))
-    b.kinds["attn"] = {"kind": "full", "num_attention_heads": nq, "num_key_value_heads": nkv, "head_dim": d}
-    b.order = ["attn"] * L
-    n = len(moe_layers)
-    I = c.int("intermediate_size") if n < L else 0
-    a_split, a_full = _attn_roles(H, nq, nkv, d, qkv_bias=bias)
-    Ish = Im * shared
-    _add(b, attn=L * a_split, norms=L * (a_full + 2 * H), router=n * (H * E + E))
-    _add(b, shared_experts=n * _gated_mlp(H, Ish), mlp=(L - n) * _gated_mlp(H, I))
-    b.params = _embed(c, H, V, b) + L * (a_split + a_full + 2 * H)
-    b.params += n * (H * E + E + _gated_mlp(H, Ish) + E * _gated_mlp(H, Im)) + (L - n) * _gated_mlp(H, I)
-    b.intermediate = I or Im
-    _moe_block(b, E=E, k=k, n_layers=n, per_expert=_gated_mlp(H, Im))
+    if not moe_layers:
+        raise KvcalcError(
+            f"no sparse layer: moe_layer_start_index {start} to moe_layer_end_index {last} every {step} of {L} layers",
+            c.where,
+            "a start at or below the end and an interval that falls inside the model's layers",
+        )
+    # The router's e_score_correction_bias: one value an expert.
+    n, bias = len(moe_layers), bool(c.get("use_bias", False))
+    _shared_expert_moe(c, b, (nq, nkv, d), E=E, k=k, Im=Im, Ish=Im * shared, n=n, router_extra=E, qkv_bias=bias)
 
 
 def _deepseek(c: _Cfg, b: _Build, router_bias: bool = False) -> None:
