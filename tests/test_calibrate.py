@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,20 @@ def test_every_public_block_parses_to_its_recorded_figures(case):
         # column the run: no printed block to parse, so read here against cases.yaml.
         row = next(ln.split("|") for ln in text.splitlines() if ln.startswith(f"{case['tp']}|"))
         assert float(row[2]) == case["measured"]["output_throughput_tok_per_s"]
+        return
+    if case.get("raw_format") == "infx-table":
+        # A row of the baseline table InferenceX's image-update pull requests quote ("Point | Total tok/s/GPU | Output
+        # tok/s/GPU | TTFT ms | TPOT ms", mean latencies): output throughput a GPU times TP, and the means, are cases.yaml's.
+        line = next(ln for ln in text.splitlines() if ln.startswith("Row for this run (verbatim): "))
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        label, _, out_gpu, ttft, tpot = cells
+        m = re.match(r"(\d+)k/1k c(\d+) TP(\d+) EP1 ", label)
+        assert m is not None, label
+        isl, conc, tp = m.groups()
+        assert (int(isl) * 1024, int(conc), int(tp)) == (case["random_input_len"], case["max_concurrency"], case["tp"])
+        want = case["measured"]
+        assert float(out_gpu.replace(",", "")) * case["tp"] == pytest.approx(want["output_throughput_tok_per_s"])
+        assert float(ttft.replace(",", "")) == want["mean_ttft_ms"] and float(tpot.replace(",", "")) == want["mean_tpot_ms"]
         return
     if case.get("raw_format") == "infmax-agg":
         # An InferenceMAX aggregated record (its utils/process_result.py: seconds, throughput a GPU), not a printed

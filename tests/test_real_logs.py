@@ -935,7 +935,8 @@ def test_the_candidates_each_later_search_left_out_are_kept():
     assert "kept, with why, in `tests/logs/real/rejected/` (and for serving runs in `tests/serving/rejected/`)" in text
     logs = "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth twenty-second"
     logs += " twenty-third twenty-fourth twenty-fifth twenty-sixth twenty-seventh twenty-eighth twenty-ninth"
-    serving = "eighth ninth eleventh twelfth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
+    serving = "eighth ninth eleventh twelfth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+    serving += " twenty-first"
     for folder, sets in (
         (REAL / "rejected", tuple(logs.split())),
         (ROOT / "tests" / "serving" / "rejected", tuple(serving.split())),
