@@ -1467,6 +1467,13 @@ def test_vllm_0_7_materializes_mla_decode_weights():
     assert m.decode_flops_per_token == 61 * flops and flops == 102_760_448
     assert "4.47 GiB a GPU for the fp8 checkpoint and 8.52 GiB for AWQ" in text and "(3.23 GB more a step" in text
     assert f"{m.decode_read_bytes / 1e9:.2f}" == "3.23" and f"{m.decode_flops_per_token / 1e9:.2f}" == "6.27"
+    from kvcalc.engine.weights import active_matmul_params
+
+    # Beside the model's own matmuls a GPU runs at TP 8: 2 x active parameters / 8.
+    assert (
+        f"{2 * active_matmul_params(ds) / 8 / 1e9:.2f}" == "9.16"
+        and "the whole model's matmuls are 9.16 GFLOP a token a GPU" in text
+    )
     # AWQ: every product in 16 bits, and the dequantized kv_b_proj kept.
     awq = 1536 * 16 * 512 * 2 + w_qr + 16 * 512 * 7168 * 2 + copy
     assert awq == 149_946_368 and mla_materialized(ds, "int4", 8).resident_bytes == 61 * awq
