@@ -188,3 +188,15 @@ def test_roofline_counts_the_requests_that_fit_as_fit_does(cli):
     j = cli(*args, "--batch", "256", "--seq", "8192", "--json").json()
     assert "(at most 143 requests of this length)" in " ".join(r.out.split())
     assert (j["rows"][0]["max_batch_in_memory"], j["rows"][0]["fits_in_memory"]) == (143, False)
+
+
+def test_fit_text_holds_the_state_pools_json_figures_at_80_columns(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ("fit", "--model", "qwen3-next-80b-a3b", "--gpu", "h100", "--tp", "4", "--engine", "sglang", "--seq", "8192")
+    text, j = cli(*args).out, cli(*args, "--json").json()
+    assert all(len(ln) <= 80 for ln in text.splitlines())
+    flat = " ".join(text.split())
+    # 670 slots of 19,316,736 B and the padding slot: 671 x 19,316,736 B.
+    assert (j["state_slots"], j["state_requests"], j["state_pool_bytes"]) == (670, 223, 671 * 19_316_736)
+    assert f"{j['state_slots']:,} slots of 19,316,736 B" in flat and f"{j['state_pool_bytes']:,} B (12.07 GiB)" in flat
+    assert f"at most {j['state_requests']:,} running requests" in flat and f"{j['kv_pool_tokens']:,} tokens" in flat

@@ -62,7 +62,7 @@ class Allocation:
     or 512 slots; 'ratio', the memory left after the weights split 0.9 : 1 between states and tokens
     (mamba_full_memory_ratio); 'none', the states in the token pool (vLLM's pages, or one request's room)."""
     state_pool_pad: int = 0
-    """Slots the state pool holds beyond its count (SGLang from 0.5.20: one padding slot)."""
+    """Slots the state pool holds beyond its count (SGLang from 0.5.17: one padding slot; Engine.state_pool_pad)."""
     radix: bool = True
     """SGLang's radix (prefix) cache on: its state pool holds three slots a running request (Engine.state_pool)."""
     state_slots: int | None = None

@@ -1572,18 +1572,17 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     sp = state_pool(fp, pool) if pool > 0 else None
     if sp is not None:
         a = fp.alloc
-        how = (
-            f"{a.state_slots:,} slots (--max-running-requests" + (", the radix cache off)" if a.state_pool == "ratio" else ")")
-            if a.state_slots is not None and (a.state_pool == "fixed" or not a.radix)
-            else f"{FIXED_STATE_SLOTS} fixed slots (the radix cache off)"
-            if a.state_pool == "fixed"
-            else f"{float(STATE_TOKEN_RATIO)} : 1 of the pool to them (mamba_full_memory_ratio), {sp.slots:,} slots"
-        )
+        if a.state_pool == "ratio" and (a.radix or a.state_slots is None):
+            how = f"{float(STATE_TOKEN_RATIO)} : 1 of the pool to them (mamba_full_memory_ratio), {sp.slots:,} slots"
+        elif a.state_slots is not None:
+            how = f"{sp.slots:,} slots (--max-running-requests" + (", the radix cache off)" if a.state_pool == "ratio" else ")")
+        else:
+            how = f"{sp.slots:,} fixed slots (the radix cache off)"
         assumptions.append(
             f"{eng.label} keeps the recurrent states in a pool of their own: {how} of {fp.state_bytes:,} B "
             f"(the recurrent state in fp32, the conv state in 16 bits)"
             + (f" and {a.state_pool_pad} padding slot" if a.state_pool_pad else "")
-            + f", {fmt_iec(sp.bytes)}; at most {count_of(sp.requests, 'running request')}"
+            + f", {sp.bytes:,} B ({fmt_iec(sp.bytes)}); at most {count_of(sp.requests, 'running request')}"
             + (" (a third of the slots under the radix cache)" if a.radix and a.state_pool == "ratio" else "")
             + "; the tokens take the rest"
         )

@@ -1388,15 +1388,16 @@ class StepModel:
         floors = [self.attn_floor_s(b, x) for b, x in zip(batches, seqs)] if self.triton and seqs is not None else None
         skew = {b: self.busiest_extra(b) for b in over} if self.ep > 1 else None
         if self.mla_decode_flops:
-            # Materialized MLA decode weights (mla_extra): every point is a decode-only step of b >= 1 requests.
+            # Materialized MLA decode weights: every point is a decode-only step of its batch (mla_extra).
+            mb, mf = zip(*(self.mla_extra(b) for b in batches))
             if isinstance(weight_bytes, list):
-                weight_bytes = [w + self.mla_decode_bytes for w in weight_bytes]
-                mm_flops = [f + self.mla_decode_flops * b for f, b in zip(mm_flops, batches)]
+                weight_bytes = [w + x for w, x in zip(weight_bytes, mb)]
+                mm_flops = [f + x for f, x in zip(mm_flops, mf)]
             else:
                 import numpy as np
 
-                weight_bytes = weight_bytes + self.mla_decode_bytes
-                mm_flops = mm_flops + self.mla_decode_flops * np.asarray(batches, dtype=np.float64)
+                weight_bytes = weight_bytes + np.asarray(mb, dtype=np.float64)
+                mm_flops = mm_flops + np.asarray(mf, dtype=np.float64)
         if not isinstance(weight_bytes, list):  # numpy arrays (a big roofline grid): the formula once, on whole columns
             import numpy as np
 
