@@ -135,6 +135,13 @@ def evaluate(case: dict[str, Any]) -> dict[str, Any]:
 RESULTS = {c["file"]: evaluate(c) for c in CASES}
 
 
+def counted_aims(left_out: tuple[str, ...] = ()) -> tuple[int, int, int]:
+    """The counted aims (within 10%, inside the range, logs) over the counted logs but the held-out sets named."""
+    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in left_out]
+    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
+    return ok, sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted), len(counted)
+
+
 def test_at_least_twenty_cases_each_with_its_source():
     assert len(CASES) >= 20
     for c in CASES:
@@ -1087,10 +1094,7 @@ def test_the_twenty_second_held_out_set_is_as_the_doc_says():
     assert sorted(f for f, r in tw.items() if r["counted"]) == [
         f"vllm-infmax-{n}xh200-gpt-oss-120b-0.22.1.log" for n in (2, 4, 8)
     ]
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYTHIRD)]
-    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
-    assert (ok, inside, len(counted)) == (73, 74, 81)
+    assert counted_aims(joined_from(TWENTYTHIRD)) == (73, 74, 81)
     assert "the counted aims stand at 73 of 81 within 10% and 74 of 81 inside the range (70 and 71 of 78 before)" in text
 
 
@@ -1115,10 +1119,7 @@ def test_the_twenty_third_held_out_set_is_as_the_doc_says():
         assert parse_startups(log)[0].max_model_len == n, arg
     scout = tw["vllm-fuhengwu-8xh200-llama4-scout-0.12.0.log"]
     assert scout["from_log"] == "miss" and "(its logged 1.86x at 8,388,608 tokens against kvcalc's 0.47x)" in text
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYFOURTH)]
-    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
-    assert (ok, inside, len(counted)) == (75, 76, 83)
+    assert counted_aims(joined_from(TWENTYFOURTH)) == (75, 76, 83)
     assert "the counted aims stand at 75 of 83 within 10% and 76 of 83 inside the range" in text
 
 
@@ -1155,10 +1156,7 @@ def test_the_twenty_fourth_held_out_set_is_as_the_doc_says():
         assert round(100 * ((pool // (16 * 73_728)) * 16 / r["headline"].log - 1), 1) == was
     assert "the two move from -5.9% and -7.5% to +5.6% and +5.3%" in text
     assert sorted(f for f, r in tw.items() if r["counted"]) == ["vllm-eslam-llmlab-t4-qwen2.5-1.5b.log"]
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYSIXTH)]
-    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
-    assert (ok, inside, len(counted)) == (76, 77, 84)
+    assert counted_aims(joined_from(TWENTYSIXTH)) == (76, 77, 84)
     assert "the counted aims stand at 76 of 84 within 10% and 77 of 84 inside the range" in text
 
 
@@ -1214,10 +1212,7 @@ def test_the_twenty_sixth_held_out_set_is_as_the_doc_says():
     assert (errs[0], errs[-1]) == (-1.6, -0.1)
     assert "all seven within 10% from the defaults (-1.6% to -0.1%)" in text
     assert sorted(f for f, r in tw.items() if not r["counted"]) == ["vllm-fax4ever-kvpress-a10g-qwen3-8b.log"]
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") not in joined_from(TWENTYSEVENTH)]
-    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
-    assert (ok, inside, len(counted)) == (82, 83, 90)
+    assert counted_aims(joined_from(TWENTYSEVENTH)) == (82, 83, 90)
     assert "the counted aims stand at 82 of 90 within 10% and 83 of 90 inside the range" in text
 
 
@@ -1229,10 +1224,7 @@ def test_the_twenty_seventh_held_out_set_is_as_the_doc_says():
     errs = sorted(round(100 * r["headline"].estimate_error, 1) for r in tw.values())
     assert (errs[0], errs[-1]) == (-0.5, 1.0) and "all thirteen within 10% from the defaults (-0.5% to +1.0%)" in text
     assert sorted(f for f, r in tw.items() if r["counted"]) == sorted(f for f in tw if "adithyajrunpod" in f)
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"] and c.get("held_out") != TWENTYEIGHTH]
-    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
-    assert (ok, inside, len(counted)) == (87, 88, 95)
+    assert counted_aims((TWENTYEIGHTH,)) == (87, 88, 95)
     assert "the counted aims stand at 87 of 95 within 10% and 88 of 95 inside the range" in text
 
 
@@ -1248,10 +1240,7 @@ def test_the_twenty_eighth_held_out_set_is_as_the_doc_says():
     f = parse_startups((REAL / gemma).read_text())[0]
     assert (f.kv_tokens, f.concurrency, f.concurrency_len) == (69_904, 0.53, 131_072)
     assert round(69_904 / 131_072, 2) == 0.53 and "(69,904 / 131,072 = 0.53x)" in text
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"]]
-    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
-    assert (ok, inside, len(counted)) == (90, 91, 98)
+    assert counted_aims() == (90, 91, 98)
     assert "the counted aims stand at 90 of 98 within 10% and 91 of 98 inside the range" in text
 
 
@@ -1269,10 +1258,7 @@ def test_the_twenty_ninth_held_out_set_is_as_the_doc_says():
         "Scored blind at e0eae65: all seven within 10% from the defaults (-0.6% to +0.3%, and the DeepSeek-R1 start +8.6%)"
         in text
     )
-    counted = [c for c in CASES if RESULTS[c["file"]]["counted"]]
-    ok = sum(RESULTS[c["file"]]["estimate"] == "ok" for c in counted)
-    inside = sum(bool(RESULTS[c["file"]]["inside_range"]) for c in counted)
-    assert (ok, inside, len(counted)) == (90, 91, 98)
+    assert counted_aims() == (90, 91, 98)
 
 
 def test_the_fresh_logs_under_the_rules_as_they_stand_are_as_the_doc_says():
