@@ -147,7 +147,7 @@ def test_sglang_0_4_7_to_0_5_2_mem_fraction_and_dp_attention():
         "sglang@0.4.7.post1",
         "sglang@0.4.9.post3",
         "sglang@0.5.2",
-        "sglang@0.5.5",
+        "sglang@0.5.3",
     ]
 
 

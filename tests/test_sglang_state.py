@@ -106,6 +106,37 @@ def test_the_state_pool_takes_nine_nineteenths_of_what_the_weights_leave():
     assert fit(q, h100, FitInputs(seq=8192, tp=4, engine=find("vllm"))).state_slots is None
 
 
+def test_each_release_sizes_the_pool_as_its_wheel_does_with_the_radix_cache_off():
+    """0.5.3 turns the radix cache off for a Gated DeltaNet model and keeps max_running_requests or 512 slots
+    (model_executor/model_runner.py, "Hybrid GDN model detected, disable radix cache"); 0.5.4 to 0.5.8 keep the ratio
+    under the radix cache and, with it off, max_running_requests or 512 (handle_max_mamba_cache); 0.5.9 on keep the
+    ratio with it off unless --max-running-requests is given."""
+    q, h100 = resolve_model("qwen3-next-80b-a3b"), resolve_gpu("h100")
+    per = 19_316_736  # a slot on a rank at TP 4, as in the test above
+
+    def pool(release: str, radix: bool = True, running: int | None = None) -> tuple[int | None, int | None]:
+        f = fit(q, h100, FitInputs(seq=8192, tp=4, engine=find(f"sglang=={release}"), prefix_caching=radix, max_num_seqs=running))
+        return f.state_slots, f.state_requests
+
+    # 0.5.3 (and its .post releases): 512 slots whatever the radix flag, each a running request; or the cap given.
+    assert pool("0.5.3") == pool("0.5.3.post3") == pool("0.5.3", radix=False) == (512, 512)
+    assert pool("0.5.3", running=64) == (64, 64)
+    # 0.5.4 to 0.5.8 under the radix cache: the ratio, nine nineteenths of what the weights leave, a third of it running.
+    f = fit(q, h100, FitInputs(seq=8192, tp=4, engine=find("sglang==0.5.4")))
+    ratio = int(Fraction(f.kv_pool_bytes) * 9 / 19 // per)
+    for release in ("0.5.4", "0.5.5", "0.5.6", "0.5.7", "0.5.8"):
+        assert pool(release) == (ratio, ratio // 3), release
+        # With the radix cache off: 512 slots, or --max-running-requests, every slot a running request.
+        assert pool(release, radix=False) == (512, 512), release
+        assert pool(release, radix=False, running=100) == (100, 100), release
+    # 0.5.9: the ratio with the radix cache off too, every slot a running request, unless the cap is given.
+    assert pool("0.5.9", radix=False) == (ratio, ratio)
+    assert pool("0.5.9", radix=False, running=100) == (100, 100)
+    # The fit's words say which rule it took.
+    g = fit(q, h100, FitInputs(seq=8192, tp=4, engine=find("sglang==0.5.7"), prefix_caching=False))
+    assert f"512 fixed slots (the radix cache off) of {per:,} B" in " ".join(g.assumptions)
+
+
 def test_the_rule_against_sglang_0_5_9_serving_qwen3_5_397b():
     """kvcache-ai/ktransformers#1870: SGLang 0.5.9, 2 RTX 4090s at TP 2, no padding slot counted."""
     text = (LOGS / "ktransformers-1870-2x4090-qwen3.5-397b-fp8-sglang059.log").read_text()

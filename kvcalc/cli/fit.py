@@ -67,8 +67,10 @@ def fit(
         bool,
         typer.Option(
             "--prefix-caching/--no-prefix-caching",
-            help="The server's --enable-prefix-caching (vLLM V1's default: on). Off, vLLM 0.15 and later hold one "
-            "recurrent-state page a request for hybrid models, not two: more requests at once.",
+            help="The server's --enable-prefix-caching (vLLM V1's default: on), or SGLang's radix cache (off: "
+            "--disable-radix-cache). Off, vLLM 0.15 and later hold one recurrent-state page a request for hybrid "
+            "models, not two: more requests at once; SGLang sizes a Gated DeltaNet model's state slots by its "
+            "release (docs/engines.md).",
         ),
     ] = True,
     skip_mm_profiling: Annotated[

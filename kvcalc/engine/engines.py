@@ -352,6 +352,12 @@ class Engine:
     (handle_max_mamba_cache: model_executor/model_runner.py, read in 0.5.4, 0.5.5 and 0.5.6;
     model_runner_kv_cache_mixin.py in 0.5.9 and 0.5.14; mem_cache/kv_cache_configurator.py in 0.5.16, 0.5.17,
     0.5.18, 0.5.19 and 0.5.23). kvcalc.engine.memory.state_pool applies it."""
+    state_radix_off: Literal["fixed", "ratio"] = "ratio"
+    """Where the state pool is 'ratio' and the server runs with the radix cache off: 'fixed', --max-running-requests
+    or else 512 slots, as 0.5.4 to 0.5.8 take them (handle_max_mamba_cache: "with disable radix cache, sets the
+    max_mamba_cache_size based on the max_running_requests", model_executor/model_runner.py in 0.5.4, 0.5.5 and
+    0.5.6, model_runner_kv_cache_mixin.py in 0.5.7 and 0.5.8); 'ratio', the ratio's slots unless
+    --max-running-requests is given, as from 0.5.9 (model_runner_kv_cache_mixin.py, read in 0.5.9 and 0.5.14)."""
     state_pool_pad: int = 0
     """Slots the state pool allocates beyond its count: one padding slot from 0.5.17 ((max_mamba_cache_size + 1)
     slots, read in 0.5.17, 0.5.18, 0.5.19 and 0.5.23; none in 0.5.16 and before)."""
@@ -574,7 +580,13 @@ class Engine:
         gdn = model is not None and any(getattr(k, "mixer", None) == "gdn" for k in model.kinds())
         return Allocation(
             recurrent_itemsize=self.recurrent_itemsize if gdn else 0,
-            state_pool=self.state_pool if gdn else "none",
+            state_pool=(
+                "none"
+                if not gdn
+                else "fixed"
+                if self.state_pool == "ratio" and not prefix_caching and self.state_radix_off == "fixed"
+                else self.state_pool
+            ),
             state_pool_pad=self.state_pool_pad,
             radix=prefix_caching,
             state_slots=max_running,
@@ -1159,9 +1171,9 @@ SGLANG_0512 = replace(SGLANG_0512, state_pool_pad=0)
 SGLANG_059 = replace(
     SGLANG_05,
     version="0.5.9",
-    releases="0.5.6 to 0.5.9; memory rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9, "
+    releases="0.5.9; memory rules read from 0.5.23, the default memory fraction from 0.5.3rc2 to 0.5.9, "
     "prompt steps from 0.5.6 and 0.5.9",
-    label="SGLang 0.5.6-0.5.9",
+    label="SGLang 0.5.9",
     batched_tokens_default="sglang-0.5",
     sparse_mla_raw_fp8=False,
     hip_allreduce_buffers=False,
@@ -1173,15 +1185,34 @@ SGLANG_059 = replace(
     state_pool_pad=0,
     aliases=(),
 )
-# 0.5.3 to 0.5.5: 0.5.9's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
-SGLANG_055 = replace(
+# 0.5.6 to 0.5.8: 0.5.9's rules but a Gated DeltaNet model's states in 512 fixed slots with the radix cache off
+# (Engine.state_radix_off), read from the wheels of 0.5.6, 0.5.7 and 0.5.8.
+SGLANG_058 = replace(
     SGLANG_059,
+    version="0.5.8",
+    releases="0.5.6 to 0.5.8; as 0.5.9 but a Gated DeltaNet model's states in --max-running-requests or 512 slots "
+    "with the radix cache off, read from 0.5.6, 0.5.7 and 0.5.8",
+    label="SGLang 0.5.6-0.5.8",
+    state_radix_off="fixed",
+)
+# 0.5.4 and 0.5.5: 0.5.8's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
+SGLANG_055 = replace(
+    SGLANG_058,
     version="0.5.5",
-    releases="0.5.3 to 0.5.5; as 0.5.9 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 "
-    "and 0.5.5 (0.5.3 kept a Gated DeltaNet model's states in 512 fixed slots with the radix cache off, as 0.5.2 does: "
-    "this record follows 0.5.4 and 0.5.5)",
-    label="SGLang 0.5.3-0.5.5",
+    releases="0.5.4 and 0.5.5; as 0.5.8 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 "
+    "and 0.5.5",
+    label="SGLang 0.5.4-0.5.5",
     pp_split="last",
+)
+# 0.5.3: 0.5.5's rules but a Gated DeltaNet model's states in fixed slots with the radix cache always off, as 0.5.2
+# keeps them ("Hybrid GDN model detected, disable radix cache", model_executor/model_runner.py, read in 0.5.3).
+SGLANG_053 = replace(
+    SGLANG_055,
+    version="0.5.3",
+    releases="0.5.3; as 0.5.5 but a Gated DeltaNet model's states in --max-running-requests or 512 slots, the radix "
+    "cache off, read from 0.5.3",
+    label="SGLang 0.5.3",
+    state_pool="fixed",
 )
 
 # SGLang 0.3 and 0.4: mem_fraction_static from a table, no sliding pool, prompts without CUDA graphs.
@@ -1368,7 +1399,9 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_0514,
     SGLANG_0512,
     SGLANG_059,
+    SGLANG_058,
     SGLANG_055,
+    SGLANG_053,
     SGLANG_052,
     SGLANG_0493,
     SGLANG_049,
@@ -1479,7 +1512,7 @@ ACCEPTED = (
     "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
-    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9 (0.5.6 to 0.5.9), sglang@0.5.5 (0.5.3 to 0.5.5), sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
+    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.6 to 0.5.8), sglang@0.5.5 (0.5.4 to 0.5.5), sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.4.post4, sglang@0.4.4.post1, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
@@ -1635,7 +1668,9 @@ TRITON_RECORDS = frozenset(
         "sglang@0.4.9",
         "sglang@0.4.9.post3",
         "sglang@0.5.2",
+        "sglang@0.5.3",
         "sglang@0.5.5",
+        "sglang@0.5.8",
         "sglang@0.5.9",
     }
 )
@@ -1861,10 +1896,14 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
             for last in (12, 14, 16, 17, 18, 19):
                 if v <= (0, 5, last):
                     return ENGINES[f"sglang@0.5.{last}"]
-        elif family == "sglang" and v >= (0, 5, 6):
+        elif family == "sglang" and v >= (0, 5, 9):
             return ENGINES["sglang@0.5.9"]
-        elif family == "sglang" and v >= (0, 5, 3):
+        elif family == "sglang" and v >= (0, 5, 6):
+            return ENGINES["sglang@0.5.8"]
+        elif family == "sglang" and v >= (0, 5, 4):
             return ENGINES["sglang@0.5.5"]
+        elif family == "sglang" and v >= (0, 5, 3):
+            return ENGINES["sglang@0.5.3"]
         elif family == "sglang" and v >= (0, 5):
             return ENGINES["sglang@0.5.2"]
         elif family == "sglang" and v >= (0, 3):

@@ -1337,8 +1337,8 @@ def state_pool(fp: KVFootprint, rest: int) -> StatePool | None:
     """SGLang's recurrent-state slots for a Gated DeltaNet model (Qwen3-Next, Qwen3.5), carved from ``rest``, the
     bytes mem_fraction_static leaves after the weights (Engine.state_pool): 'ratio', mamba_full_memory_ratio (0.9)
     : 1 of it to the states, (budget - a slot) // a slot slots with a padding slot (0.5.17 on), budget // a slot
-    without; with the radix cache off and --max-running-requests given, that many (0.5.9 on; 0.5.4 to 0.5.6 also
-    take 512 without it, not followed); 'fixed' (0.5.2), --max-running-requests or 512 slots. A slot is one
+    without; with the radix cache off and --max-running-requests given, that many (0.5.9 on); 'fixed' (0.5.2 and 0.5.3,
+    and 0.5.4 to 0.5.8 with the radix cache off: Engine.state_radix_off), --max-running-requests or 512 slots. A slot is one
     request's states over its GPU's layers, the recurrent state in fp32 (Engine.recurrent_itemsize). None: the
     engine keeps the states among the tokens. Qwen3.5-9B at TP 2 on 24 GB cards, rest 9.49 GiB: 186 slots of
     25,755,648 B, 62 running requests (its SGLang start's log)."""
