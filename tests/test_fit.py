@@ -1523,8 +1523,16 @@ def test_the_step_model_reads_vllm_0_7s_materialized_mla_weights_at_decode_only(
         assert math.isclose((a.t_memory_s - o.t_memory_s) / mat.inv_w, 61 * layer_bytes, rel_tol=1e-9)
         assert math.isclose((a.t_compute_s - o.t_compute_s) / mat.inv_mm, 61 * layer_flops * b, rel_tol=1e-9)
         assert a.t_step_s > o.t_step_s
-    # A prompt step runs through the originals: the same step either way.
-    assert mat.step(0, 0.0, 512, 512).t_step_s == per.step(0, 0.0, 512, 512).t_step_s
+    # A prompt step runs through the originals: the same bytes and FLOPs either way, and under vLLM 0.7 five matmuls an
+    # MLA layer, not six (q_a_proj, kv_a_proj_with_mqa, q_b_proj, kv_b_proj, o_proj; decodes: W_Q_UK, W_QR and W_UV_O
+    # after the first two), 61 matmuls' latency less.
+    p_mat, p_per = mat.step(0, 0.0, 512, 512), per.step(0, 0.0, 512, 512)
+    assert (p_mat.t_memory_s, p_mat.t_compute_s) == (p_per.t_memory_s, p_per.t_compute_s)
+    assert (per.kernels.gemm - mat.kernels.gemm, per.prompt_kernels.gemm - mat.prompt_kernels.gemm) == (61, 61)
+    assert mat.kernels.gemm == 61 * 5 + 3 * 2 + 58 * (1 + 2) == 485  # MLA; three dense MLPs' two; router, shared two
+    assert per.kernels.gemm == 61 * 6 + 3 * 2 + 58 * (1 + 2) == 546
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "so DeepSeek-V3's step launches 485 matmuls where later releases launch 546" in doc
     # Decodes beside a prompt read the products and the originals.
     a, o = mat.step(8, 2000.0, 512, 512), per.step(8, 2000.0, 512, 512)
     assert math.isclose((a.t_memory_s - o.t_memory_s) / mat.inv_w, 61 * 74_466_304, rel_tol=1e-9)

@@ -584,7 +584,11 @@ def shared_activation_kernels(model: ModelSpec) -> int:
 
 
 def layer_kernels(
-    model: ModelSpec, weight_dtype: str | None = None, compute_dtype: str = "bf16", prompt: bool = False
+    model: ModelSpec,
+    weight_dtype: str | None = None,
+    compute_dtype: str = "bf16",
+    prompt: bool = False,
+    mla_materialized: bool = False,
 ) -> Kernels:
     """Each kind's mixer as it says (LayerKind.mixer_kernels: its decode kernels, or with ``prompt`` those of
     a prompt step run eagerly, where its prompt path differs; the query and key norms and output gate of the
@@ -595,7 +599,12 @@ def layer_kernels(
     (:func:`routing_kernels`) for an MoE layer, with the alignment and the combine inside the fused call
     (Kernels.moe_inner; vllm/model_executor/layers/fused_moe). Matmuls that run at fp8
     (``compute_dtype``) add their activations' quantization kernels (:func:`quant_kernels`): to the
-    small ones, but for the routed experts' two, which run inside the fused call."""
+    small ones, but for the routed experts' two, which run inside the fused call. ``mla_materialized``: an engine that runs
+    MLA's decode through materialized weights (Engine.mla_decode), whose MLA layers run five matmuls, not six: after
+    q_a_proj and kv_a_proj_with_mqa, a decode runs W_Q_UK, W_QR and W_UV_O in place of q_b_proj, the absorbed k and v
+    multiplies and o_proj, and a prompt q_b_proj, kv_b_proj and o_proj (attention/backends/mla/utils.py
+    MLACommonImpl._q_proj_and_k_up_proj, _v_up_proj_and_o_proj and forward, VLLM_MLA_PERFORM_MATRIX_ABSORPTION;
+    read in 0.7.3)."""
     g = a = am = k = 0
     for name, n in model.layer_counts().items():
         kind = model.layer_kinds[name]
@@ -603,6 +612,7 @@ def layer_kernels(
         g, k = g + n * kg, k + n * kk
         if kind.mla_attention:
             am += n * ka
+            g -= n if mla_materialized else 0
         else:
             a += n * ka
         ig, ia, ik = kind.indexer_kernels
@@ -939,7 +949,9 @@ class StepModel:
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
         calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'] (DEFAULT_SOURCES)."""
-        self.kernels = self._runner_kernels(layer_kernels(model, weight_dtype, self.compute_dtype))
+        self.kernels = self._runner_kernels(
+            layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None)
+        )
         fp8 = self.compute_dtype == "fp8"
         self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
         """Kernels quantizing fp8 matmuls' activations: among the small ones, but for the routed experts'
@@ -959,7 +971,9 @@ class StepModel:
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
         """The host's issue of a decode step's kernels run eagerly (a batch past the largest decode graph)."""
-        self.prompt_kernels = self._runner_kernels(layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True))
+        self.prompt_kernels = self._runner_kernels(
+            layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True, mla_materialized=mat is not None)
+        )
         """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""
         self.eager_prompt_total_s = eager_issue_s(model, self.c, self.prompt_kernels)
         """The host's issue of a prompt step's kernels, where the engine runs such steps eagerly (prefill_eager)."""
