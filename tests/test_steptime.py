@@ -559,7 +559,10 @@ def test_the_grouped_top_k_models_are_those_whose_configs_route_by_groups_or_a_s
         grouped = "n_group" in cfg or "topk_method" in cfg or bool(cfg.get("use_routing_bias"))
         seen[grouped] += 1
         assert routing_kernels(m) == (4 if grouped else 2), f.stem
-    # ERNIE-4.5's router adds a correction bias to its scores without groups: charged as fused_topk (its kernels not read).
+    # ERNIE-4.5's router adds a correction bias to its scores without groups: two kernels as fused_topk's, its input's
+    # cast to fp32 (its gate is an fp32 matmul) and topk_softmax with the bias (vLLM 0.22.1's ernie45_moe.py
+    # Ernie4_5_MoeMoE.forward and fused_topk_bias_router.py fused_topk_bias).
+    assert routing_kernels(resolve_model("ernie-4.5-21b-a3b")) == 2
     assert seen == {True: 10, False: 13}
 
 

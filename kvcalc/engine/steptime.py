@@ -555,7 +555,9 @@ def routing_kernels(model: ModelSpec) -> int:
     triton_poi_fused__to_copy; 1.9, 1.8, 7.3 and 1.0 us). DeepSeek-V2's gates, without the bias, take
     grouped_topk's compiled torch code instead, not traced, and are charged the same 4. Other routers
     are charged as fused_topk runs, 2: the logits' cast to fp32 and topk_softmax (Llama 4's custom
-    routing and gpt-oss's MXFP4 experts route by code of their own, charged the same)."""
+    routing and gpt-oss's MXFP4 experts route by code of their own, charged the same). ERNIE-4.5's softmax gate
+    with a score-correction bias is 2 as well: its input's cast to fp32 (Ernie4_5_MoeMoE.forward, whose gate is an
+    fp32 matmul) and topk_softmax taking the bias (FusedTopKBiasRouter, fused_topk_bias_router.py; read in 0.22.1)."""
     return 4 if model.architecture in GROUPED_TOPK_ARCHITECTURES else 2
 
 
