@@ -137,6 +137,32 @@ def test_each_release_sizes_the_pool_as_its_wheel_does_with_the_radix_cache_off(
     assert f"512 fixed slots (the radix cache off) of {per:,} B" in " ".join(g.assumptions)
 
 
+def test_dp_attention_ranks_share_the_fixed_slots_and_in_0_5_4_to_0_5_6_the_ratios():
+    """Under DP attention each rank keeps (--max-running-requests or 512) // dp_size slots in every release (0.5.2 and
+    0.5.3 model_runner.py; handle_max_mamba_cache in 0.5.4 to 0.5.14); 0.5.4 to 0.5.6 divide the ratio's slots too for
+    a Gated DeltaNet model ("if self.hybrid_gdn_config is not None", after either branch), 0.5.7 on do not."""
+    q, h100 = resolve_model("qwen3-next-80b-a3b"), resolve_gpu("h100")
+
+    def pool(release: str, dp: int, radix: bool = True, running: int | None = None):
+        inp = FitInputs(seq=8192, tp=2, dp=dp, engine=find(f"sglang=={release}"), prefix_caching=radix, max_num_seqs=running)
+        return fit(q, h100, inp)
+
+    assert pool("0.5.3", 2).state_slots == 512 // 2 == 256 and pool("0.5.3", 2).state_requests == 256
+    assert pool("0.5.3", 4, running=100).state_slots == 100 // 4 == 25
+    assert pool("0.5.7", 2, radix=False).state_slots == 256 and pool("0.5.9", 2, radix=False, running=100).state_slots == 50
+    # The ratio: a rank's own memory, nine nineteenths of what its weights leave, whole in 0.5.7 on, halved in 0.5.6.
+    per = pool("0.5.7", 2).state_pool_bytes // pool("0.5.7", 2).state_slots
+    ratio = int(Fraction(pool("0.5.7", 2).kv_pool_bytes) * 9 / 19 // per)
+    assert pool("0.5.7", 2).state_slots == pool("0.5.9", 2).state_slots == ratio
+    assert pool("0.5.6", 2).state_slots == pool("0.5.4", 2).state_slots == ratio // 2
+    assert pool("0.5.6", 2).state_requests == ratio // 2 // 3
+    text = " ".join(pool("0.5.3", 2).assumptions)
+    assert "256 fixed slots (the radix cache off; 512 over 2 DP-attention ranks)" in text
+    assert "(the ratio's over 2 DP-attention ranks)" in " ".join(pool("0.5.6", 2).assumptions)
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "Qwen3-Next at TP 2 x DP 2 on H100s under 0.5.3 keeps 256 slots a rank" in doc
+
+
 def test_the_rule_against_sglang_0_5_9_serving_qwen3_5_397b():
     """kvcache-ai/ktransformers#1870: SGLang 0.5.9, 2 RTX 4090s at TP 2, no padding slot counted."""
     text = (LOGS / "ktransformers-1870-2x4090-qwen3.5-397b-fp8-sglang059.log").read_text()

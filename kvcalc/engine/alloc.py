@@ -67,6 +67,10 @@ class Allocation:
     """SGLang's radix (prefix) cache on: its state pool holds three slots a running request (Engine.state_pool)."""
     state_slots: int | None = None
     """--max-running-requests where given: the state slots under 'fixed', and under 'ratio' without the radix cache."""
+    state_dp: int = 1
+    """DP-attention ranks: SGLang gives each rank the fixed slots (--max-running-requests or 512) over them."""
+    state_ratio_dp: bool = False
+    """Whether the ratio's slots are divided by state_dp too (SGLang 0.5.4 to 0.5.6: Engine.state_ratio_dp)."""
 
     def round(self, tokens: Tokens) -> Tokens:
         """Tokens rounded up to whole blocks."""

@@ -358,6 +358,11 @@ class Engine:
     max_mamba_cache_size based on the max_running_requests", model_executor/model_runner.py in 0.5.4, 0.5.5 and
     0.5.6, model_runner_kv_cache_mixin.py in 0.5.7 and 0.5.8); 'ratio', the ratio's slots unless
     --max-running-requests is given, as from 0.5.9 (model_runner_kv_cache_mixin.py, read in 0.5.9 and 0.5.14)."""
+    state_ratio_dp: bool = False
+    """Whether the release also divides the ratio's slots by the DP-attention size for a Gated DeltaNet model, as
+    0.5.4 to 0.5.6 do (handle_max_mamba_cache: "if self.hybrid_gdn_config is not None", after either branch;
+    model_executor/model_runner.py, read in 0.5.4, 0.5.5 and 0.5.6); every release divides the fixed slots
+    (Allocation.state_dp)."""
     state_pool_pad: int = 0
     """Slots the state pool allocates beyond its count: one padding slot from 0.5.17 ((max_mamba_cache_size + 1)
     slots, read in 0.5.17, 0.5.18, 0.5.19 and 0.5.23; none in 0.5.16 and before)."""
@@ -568,6 +573,7 @@ class Engine:
         gpu: str = "",
         prefix_caching: bool = True,
         max_running: int | None = None,
+        dp: int = 1,
     ) -> Allocation:
         """``prefix_caching``: the server's --enable-prefix-caching. Off, a release that keeps two state pages a
         request for it ('align') keeps one: vLLM sets mamba_cache_mode 'none' without prefix caching, and a
@@ -590,6 +596,8 @@ class Engine:
             state_pool_pad=self.state_pool_pad,
             radix=prefix_caching,
             state_slots=max_running,
+            state_dp=max(dp, 1),
+            state_ratio_dp=self.state_ratio_dp,
             name=self.key,
             block_size=bs,
             window_slack=in_flight if style == "vllm" else 0,
@@ -1185,21 +1193,31 @@ SGLANG_059 = replace(
     state_pool_pad=0,
     aliases=(),
 )
-# 0.5.6 to 0.5.8: 0.5.9's rules but a Gated DeltaNet model's states in 512 fixed slots with the radix cache off
-# (Engine.state_radix_off), read from the wheels of 0.5.6, 0.5.7 and 0.5.8.
+# 0.5.7 and 0.5.8: 0.5.9's rules but a Gated DeltaNet model's states in 512 fixed slots with the radix cache off
+# (Engine.state_radix_off), read from the wheels of 0.5.7 and 0.5.8.
 SGLANG_058 = replace(
     SGLANG_059,
     version="0.5.8",
-    releases="0.5.6 to 0.5.8; as 0.5.9 but a Gated DeltaNet model's states in --max-running-requests or 512 slots "
-    "with the radix cache off, read from 0.5.6, 0.5.7 and 0.5.8",
-    label="SGLang 0.5.6-0.5.8",
+    releases="0.5.7 and 0.5.8; as 0.5.9 but a Gated DeltaNet model's states in --max-running-requests or 512 slots "
+    "with the radix cache off, read from 0.5.7 and 0.5.8",
+    label="SGLang 0.5.7-0.5.8",
     state_radix_off="fixed",
 )
-# 0.5.4 and 0.5.5: 0.5.8's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
-SGLANG_055 = replace(
+# 0.5.6: 0.5.8's rules but a Gated DeltaNet model's ratio slots divided by the DP-attention size too
+# (Engine.state_ratio_dp), read from the wheel of 0.5.6.
+SGLANG_056 = replace(
     SGLANG_058,
+    version="0.5.6",
+    releases="0.5.6; as 0.5.8 but a Gated DeltaNet model's state slots divided by the DP-attention size under the "
+    "radix cache too, read from 0.5.6",
+    label="SGLang 0.5.6",
+    state_ratio_dp=True,
+)
+# 0.5.4 and 0.5.5: 0.5.6's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
+SGLANG_055 = replace(
+    SGLANG_056,
     version="0.5.5",
-    releases="0.5.4 and 0.5.5; as 0.5.8 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 "
+    releases="0.5.4 and 0.5.5; as 0.5.6 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 "
     "and 0.5.5",
     label="SGLang 0.5.4-0.5.5",
     pp_split="last",
@@ -1400,6 +1418,7 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_0512,
     SGLANG_059,
     SGLANG_058,
+    SGLANG_056,
     SGLANG_055,
     SGLANG_053,
     SGLANG_052,
@@ -1512,7 +1531,7 @@ ACCEPTED = (
     "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
-    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.6 to 0.5.8), sglang@0.5.5 (0.5.4 to 0.5.5), sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
+    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.7 to 0.5.8), sglang@0.5.6, sglang@0.5.5 (0.5.4 to 0.5.5), sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.4.post4, sglang@0.4.4.post1, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
@@ -1670,6 +1689,7 @@ TRITON_RECORDS = frozenset(
         "sglang@0.5.2",
         "sglang@0.5.3",
         "sglang@0.5.5",
+        "sglang@0.5.6",
         "sglang@0.5.8",
         "sglang@0.5.9",
     }
@@ -1884,7 +1904,8 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
                 f"no rules for {family} {version[:20]}: the newest release kvcalc has read is "
                 f"{'.'.join(map(str, newest))}{'.x' if family == 'trtllm' else ''}",
                 where,
-                f"one of {', '.join(e.key for e in ENGINE_LIST if e.name == family)}, or {family} for the newest rules",
+                f"{family} for the newest rules, or an earlier record (kvcalc engines lists them all: "
+                f"{', '.join(e.key for e in ENGINE_LIST if e.name == family)})",
             )
         if family == "vllm":
             rec = _vllm_record(v)
@@ -1898,8 +1919,10 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
                     return ENGINES[f"sglang@0.5.{last}"]
         elif family == "sglang" and v >= (0, 5, 9):
             return ENGINES["sglang@0.5.9"]
-        elif family == "sglang" and v >= (0, 5, 6):
+        elif family == "sglang" and v >= (0, 5, 7):
             return ENGINES["sglang@0.5.8"]
+        elif family == "sglang" and v >= (0, 5, 6):
+            return ENGINES["sglang@0.5.6"]
         elif family == "sglang" and v >= (0, 5, 4):
             return ENGINES["sglang@0.5.5"]
         elif family == "sglang" and v >= (0, 5, 3):

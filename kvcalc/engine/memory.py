@@ -1282,7 +1282,14 @@ def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
     in_flight = eng.in_flight_tokens(batched_tokens(model, gpu, inp), inp.pp)
     kv = stored_kv_dtype(model, gpu.name, inp.kv_dtype, eng, inp.tp)
     alloc = eng.allocation(
-        inp.block_size, in_flight, model, gpu.vendor, gpu.name, prefix_caching=inp.prefix_caching, max_running=inp.max_num_seqs
+        inp.block_size,
+        in_flight,
+        model,
+        gpu.vendor,
+        gpu.name,
+        prefix_caching=inp.prefix_caching,
+        max_running=inp.max_num_seqs,
+        dp=inp.dp,
     )
     return KVFootprint(model, kv, inp.tp, inp.pp, alloc)
 
@@ -1338,7 +1345,8 @@ def state_pool(fp: KVFootprint, rest: int) -> StatePool | None:
     bytes mem_fraction_static leaves after the weights (Engine.state_pool): 'ratio', mamba_full_memory_ratio (0.9)
     : 1 of it to the states, (budget - a slot) // a slot slots with a padding slot (0.5.17 on), budget // a slot
     without; with the radix cache off and --max-running-requests given, that many (0.5.9 on); 'fixed' (0.5.2 and 0.5.3,
-    and 0.5.4 to 0.5.8 with the radix cache off: Engine.state_radix_off), --max-running-requests or 512 slots. A slot is one
+    and 0.5.4 to 0.5.8 with the radix cache off: Engine.state_radix_off), --max-running-requests or 512 slots. Under DP attention a rank keeps the fixed slots over the ranks, and in 0.5.4 to
+    0.5.6 the ratio's too (Allocation.state_dp, state_ratio_dp). A slot is one
     request's states over its GPU's layers, the recurrent state in fp32 (Engine.recurrent_itemsize). None: the
     engine keeps the states among the tokens. Qwen3.5-9B at TP 2 on 24 GB cards, rest 9.49 GiB: 186 slots of
     25,755,648 B, 62 running requests (its SGLang start's log)."""
@@ -1346,14 +1354,15 @@ def state_pool(fp: KVFootprint, rest: int) -> StatePool | None:
     per = fp.state_bytes
     if a.state_pool == "none" or not per:
         return None
-    pad = a.state_pool_pad
+    pad, dp = a.state_pool_pad, max(a.state_dp, 1)
     if a.state_pool == "fixed":
-        slots = a.state_slots if a.state_slots is not None else FIXED_STATE_SLOTS
+        slots = (a.state_slots if a.state_slots is not None else FIXED_STATE_SLOTS) // dp
     elif not a.radix and a.state_slots is not None:
-        slots = a.state_slots
+        slots = a.state_slots // dp
     else:
         budget = max(rest, 0) * STATE_TOKEN_RATIO / (1 + STATE_TOKEN_RATIO)
         slots = int((budget - per * pad) // per) if budget >= per * pad else 0
+        slots = slots // dp if a.state_ratio_dp else slots
     requests = slots // STATE_SLOTS_A_REQUEST if a.radix and a.state_pool == "ratio" else slots
     return StatePool(slots, (slots + pad) * per, requests)
 
@@ -1572,12 +1581,17 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     sp = state_pool(fp, pool) if pool > 0 else None
     if sp is not None:
         a = fp.alloc
+        ranks = f"over {a.state_dp} DP-attention ranks"
         if a.state_pool == "ratio" and (a.radix or a.state_slots is None):
             how = f"{float(STATE_TOKEN_RATIO)} : 1 of the pool to them (mamba_full_memory_ratio), {sp.slots:,} slots"
+            how += f" (the ratio's {ranks})" if a.state_dp > 1 and a.state_ratio_dp else ""
         elif a.state_slots is not None:
-            how = f"{sp.slots:,} slots (--max-running-requests" + (", the radix cache off)" if a.state_pool == "ratio" else ")")
+            how = f"{sp.slots:,} slots (--max-running-requests" + (f" {ranks}" if a.state_dp > 1 else "")
+            how += ", the radix cache off)" if a.state_pool == "ratio" else ")"
         else:
-            how = f"{sp.slots:,} fixed slots (the radix cache off)"
+            how = f"{sp.slots:,} fixed slots (the radix cache off" + (
+                f"; {FIXED_STATE_SLOTS} {ranks})" if a.state_dp > 1 else ")"
+            )
         assumptions.append(
             f"{eng.label} keeps the recurrent states in a pool of their own: {how} of {fp.state_bytes:,} B "
             f"(the recurrent state in fp32, the conv state in 16 bits)"
