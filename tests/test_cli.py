@@ -552,7 +552,13 @@ def test_library_errors_name_no_command_line_flag():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent / "kvcalc"
-    engines_own = {"--enable-expert-parallel", "--ep-size", "--data-parallel-size", "--enable-dp-attention"}
+    engines_own = {
+        "--enable-expert-parallel",
+        "--ep-size",
+        "--data-parallel-size",
+        "--enable-dp-attention",
+        "--scheduler-recv-interval",
+    }
     leaks = []
     for p in [*(root / "engine").rglob("*.py"), *(root / "specs").rglob("*.py")]:
         text = p.read_text()

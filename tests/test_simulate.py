@@ -706,3 +706,73 @@ def test_an_sglang_dp_attention_rank_steps_its_share_of_the_prompt_chunk(cli):
     assert "under 0.5.6 steps 8,192 // 8 = 1,024 prompt tokens a rank, under 0.4.1 8,192 // 2 = 4,096" in engines_doc
     sim_doc = " ".join((docs / "simulation.md").read_text().split())
     assert "half from 0.3.6 to 0.4.4, `chunked_prefill_size // dp_size` from 0.4.4.post1" in sim_doc
+
+
+def _two_requests(every: int, sent_at: float):
+    """Llama-3.1-8B on an H100 under SGLang 0.5.9 without a request path: A (100 prompt tokens, 400 outputs) at time 0,
+    B (100, 10) sent at ``sent_at`` while A decodes, the scheduler taking requests in every ``every`` decode steps."""
+    import dataclasses
+
+    from kvcalc.engine.steptime import DEFAULTS
+
+    c = dataclasses.replace(DEFAULTS, request_overhead_s=0.0, tokenize_s_per_token=0.0)
+    return run(
+        "llama3.1-8b",
+        "h100",
+        [100, 100],
+        [400, 10],
+        arrivals=[0.0, sent_at],
+        policies="paged-16",
+        engine="sglang@0.5.9",
+        constants=c,
+        recv_interval=every,
+    ).runs[0]
+
+
+def test_sglangs_scheduler_takes_requests_in_every_n_decode_steps():
+    # SGLang's --scheduler-recv-interval N (managers/scheduler_recv_skipper.py, 0.5.2 to 0.5.14): a decode step adds 1
+    # to the skipper's counter, a prompt step 1,000, and the scheduler polls for new requests only when the counter
+    # reaches N. A's prompt step ends at t1 (the counter reset), then it decodes steps of about d seconds. B, sent 3.5
+    # steps after t1, reaches the scheduler during A's 4th decode step: at N = 1 it is taken in after that step, at
+    # N = 10 after the 10th, 6 steps later, so its TTFT grows by 6 of A's steps; A's own TPOT barely moves (one more
+    # prompt step of B's while it decodes, either way).
+    one = _two_requests(1, 0.0)
+    t1 = one.ttft_s.p50  # A alone: its prompt step (no request path)
+    d = one.tpot_s.p50
+    base = _two_requests(1, t1 + 3.5 * d)
+    gated = _two_requests(10, t1 + 3.5 * d)
+    assert base.completed == gated.completed == 2
+    # B's TTFT is the mean less A's (the same in both: A starts alone).
+    # (vllm bench serve's figures: the whole run, both requests; the steady window holds A's alone.)
+    b_base, b_gated = 2 * base.bench.ttft_s.mean - t1, 2 * gated.bench.ttft_s.mean - t1
+    assert b_gated - b_base == pytest.approx(6 * d, rel=0.03)
+    # Sent 10.5 steps after t1, B reaches the scheduler during A's 11th decode step: taken in after it at N = 1, after
+    # the 20th at N = 10, 9 steps later.
+    late_base, late = _two_requests(1, t1 + 10.5 * d), _two_requests(10, t1 + 10.5 * d)
+    assert 2 * (late.bench.ttft_s.mean - late_base.bench.ttft_s.mean) == pytest.approx(9 * d, rel=0.03)
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    assert f"request A decoding alone at about {d * 1e3:.1f} ms a step" in doc
+    assert f"so B's TTFT is 6 of A's steps longer ({(b_gated - b_base) * 1e3:.0f} ms)" in doc
+    # Sent while the scheduler is idle (after A ends), B is taken in at once: no delay at any N.
+    after = t1 + 450 * d
+    assert _two_requests(10, after).bench.ttft_s.mean == pytest.approx(_two_requests(1, after).bench.ttft_s.mean, rel=1e-9)
+
+
+def test_the_recv_interval_is_sglangs_and_refused_elsewhere_in_one_line(cli):
+    base = ("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "-n", "20", "--policies", "paged-16")
+    one_line_error(
+        cli(*base, "--engine", "vllm", "--scheduler-recv-interval", "10"),
+        "it is SGLang's --scheduler-recv-interval, read from 0.5.2 on",
+    )
+    one_line_error(cli(*base, "--engine", "sglang@0.4", "--scheduler-recv-interval", "10"), "it is SGLang's")
+    one_line_error(cli(*base, "--engine", "sglang", "--dp", "2", "--scheduler-recv-interval", "10"), "DP attention")
+    one_line_error(cli(*base, "--engine", "sglang", "--scheduler-recv-interval", "0"), "--scheduler-recv-interval")
+    one_line_error(cli(*base, "--engine", "sglang", "--scheduler-recv-interval", "1.5"), "--scheduler-recv-interval")
+    d = cli(*base, "--engine", "sglang", "--scheduler-recv-interval", "10", "--json").json()
+    assert any(a.startswith("--scheduler-recv-interval 10: while requests decode") for a in d["assumptions"])
+    # 1, the default, is every step: the same run as without the option.
+    same = [
+        cli(*base, "--engine", "sglang", *extra, "--json").json()["runs"][0]["bench"]
+        for extra in ((), ("--scheduler-recv-interval", "1"))
+    ]
+    assert same[0] == same[1]

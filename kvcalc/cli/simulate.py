@@ -90,6 +90,15 @@ def simulate(
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     chunked_prefill: opt.ChunkedPrefill = None,
     prefix_caching: opt.PrefixCaching = True,
+    recv_interval: Annotated[
+        str,
+        typer.Option(
+            "--scheduler-recv-interval",
+            metavar="<steps>",
+            help="SGLang's --scheduler-recv-interval (0.5.2 on, not with --dp): while requests decode, the scheduler "
+            "takes in new ones only every this many decode steps (at once after a prompt step, and while idle).",
+        ),
+    ] = "1",
     pool: opt.Pool = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
     plot_file: Annotated[
@@ -199,8 +208,19 @@ def simulate(
             "--concurrency",
             f"at most {n:,} (or more --requests)",
         )
+    every = opt.need_count(recv_interval, "--scheduler-recv-interval", maximum=1_000_000, noun="a number of decode steps")
     st = SimSettings(
-        ml, mns, mnbt, preempt, swap_b, consts, conc, seed_n, chunked_prefill=chunked_prefill, prefix_caching=prefix_caching
+        ml,
+        mns,
+        mnbt,
+        preempt,
+        swap_b,
+        consts,
+        conc,
+        seed_n,
+        chunked_prefill=chunked_prefill,
+        prefix_caching=prefix_caching,
+        recv_interval=every,
     )
     progress, done = _progress(not as_json, n * len(pols))
     try:

@@ -246,6 +246,13 @@ def serve(
     kv, prefill_attn, kv_of, pattn_of = cost.kv, cost.prefill_attn, cost.kv_memo, cost.prefill_attn_memo
     isnan = math.isnan
     longest = _longest(alloc.can_ever, int(np.max(wl.prompts + wl.outputs)))
+    # SGLang's --scheduler-recv-interval N (SimSettings.recv_interval): the scheduler takes in the requests that
+    # reached it only where its counter reaches N, a decode step adding 1 and any step with prompt work 1000; idle, its
+    # loop takes them at once. ``vis``: when it last took them in; ``since``: decode steps since then.
+    N = st.recv_interval
+    gate = N > 1
+    vis = -math.inf
+    since = 0
 
     def live_bytes() -> int:
         tokens = sum_base + len(dec_base) * S + pf_done
@@ -325,7 +332,7 @@ def serve(
                 i = front[0]
             else:
                 nxt = client.head
-                if nxt is None or nxt[0] > now:
+                if nxt is None or nxt[0] > (vis if gate else now):
                     return
                 i = nxt[1]
                 if P[i] + O[i] > longest:
@@ -484,7 +491,7 @@ def serve(
                 u_last = l_last = -1
         else:
             pk = client.head
-            if pk is not None and pk[0] <= now and (pk[1] != blocked or alloc.version != blocked_at):
+            if pk is not None and pk[0] <= (vis if gate else now) and (pk[1] != blocked or alloc.version != blocked_at):
                 admit()
                 u_last = l_last = -1
         nd = len(dec_base)
@@ -532,6 +539,8 @@ def serve(
                 live0 = res0 = -1
             now += dt
             steps += 1
+            if gate:
+                vis, since = now, 0  # a step with prompt work weighs 1000: the next loop takes requests in
             if mixed:
                 S += 1
                 if heap and heap[0][0] <= S:
@@ -574,6 +583,8 @@ def serve(
             nxt = client.head
             if nxt is not None and nxt[0] > now:
                 now = nxt[0]
+            if gate:
+                vis, since = now, 0  # idle, the loop spins and takes the request in as it reaches it
             continue
         else:
             # A span of decode-only steps up to the next event.
@@ -600,11 +611,33 @@ def serve(
                 foreign -= 1.0
                 e = span_s(lines(nd, mean, 0, 0.0, 0.0, True), 1)
                 dt = e if e > foreign_dt else foreign_dt
+            elif gate:
+                if not front and pk is not None and pk[0] > vis and r_now < mns and fits_first(pk[1], nd, h0):
+                    # Taken in at the first receive (every N decode steps, the next in N - since) once it has
+                    # reached the scheduler.
+                    first = N - since
+                    if pk[0] <= now:
+                        k = first
+                    elif dt >= pk[0] - now:
+                        k = span_until(ln, pk[0] - now, K, True)[0]  # the step in which it reaches the scheduler
+                        k = first if k <= first else first + -(-(k - first) // N) * N
+                    else:
+                        k = K  # it reaches the scheduler after the span
+                    if k < K:
+                        K = k
+                        dt = span_s(ln, K)
             elif not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
                 if r_now < mns and fits_first(pk[1], nd, h0):
                     K, dt = span_until(ln, pk[0] - now, K, True)
             if others and own_prompt_steps and now > 0:
                 foreign += K * -math.expm1(-others * own_prompt_steps / now * dt / K)
+            if gate:
+                # The receives this span passed: the last one took in whatever had reached the scheduler by then.
+                tot = since + K
+                if tot >= N:
+                    off = N - since + (tot // N - 1) * N
+                    vis = now + stall + (dt if off == K else span_s(ln, off))
+                since = tot % N
             dt += stall
             itl_add((dt + held) / K)
             itl_w_add(nd * K)

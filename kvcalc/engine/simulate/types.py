@@ -86,6 +86,12 @@ class SimSettings:
     """Paged: a prompt takes the blocks of each chunk as it is scheduled, and is admitted when its
     first chunk fits (vLLM V1), rather than all its blocks at admission (Engine.prompt_blocks, which
     simulate sets)."""
+    recv_interval: int = 1
+    """SGLang's --scheduler-recv-interval: the scheduler takes in the requests that reached it only every this many
+    decode steps, at once after a step with prompt work, and at once while idle (managers/scheduler_recv_skipper.py:
+    a decode step weighs 1, an idle loop 1, any other forward mode 1,000 against the interval; read in 0.5.2, 0.5.3,
+    0.5.5, 0.5.7, 0.5.9 and 0.5.14, its weights in environ.py from 0.5.7 and 0.5.23). 1: every step (vLLM, and
+    SGLang's default)."""
     busy_ranks: int | None = None
     """With DP attention, the ranks that serve requests (None: every rank). A replay of fewer users
     than ranks (one user on one of four) runs one user a rank, but only that many ranks run prompt
