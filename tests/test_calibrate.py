@@ -78,6 +78,23 @@ def test_every_public_block_parses_to_its_recorded_figures(case):
         assert float(out_gpu.replace(",", "")) * case["tp"] == pytest.approx(want["output_throughput_tok_per_s"])
         assert float(ttft.replace(",", "")) == want["mean_ttft_ms"] and float(tpot.replace(",", "")) == want["mean_tpot_ms"]
         return
+    if case.get("raw_format") == "infx-metric-table":
+        # A table of one metric a row and one concurrency a column (InferenceX#870's experimental sweep): the run's
+        # column, its throughputs a GPU times TP and its latencies (E2E in seconds), are cases.yaml's.
+        conc = int(re.search(r"conc=(\d+)", text.splitlines()[0]).group(1))
+        assert conc == case["max_concurrency"]
+        rows = [
+            [c.strip().strip("*") for c in ln.strip().strip("|").split("|")] for ln in text.splitlines() if ln.startswith("| ")
+        ]
+        col = rows[0].index(f"conc={conc}")
+        got = {r[0]: float(r[col]) for r in rows[2:]}
+        want = case["measured"]
+        assert got["Output tput/GPU (tok/s)"] * case["tp"] == pytest.approx(want["output_throughput_tok_per_s"])
+        assert got["Input tput/GPU (tok/s)"] * case["tp"] == pytest.approx(want["input_throughput_tok_per_s"])
+        for name, key in (("Mean TTFT (ms)", "mean_ttft_ms"), ("Mean TPOT (ms)", "mean_tpot_ms"), ("P99 ITL (ms)", "p99_itl_ms")):
+            assert got[name] == want[key]
+        assert got["Mean E2E (s)"] * 1e3 == pytest.approx(want["mean_e2el_ms"])
+        return
     if case.get("raw_format") == "infmax-agg":
         # An InferenceMAX aggregated record (its utils/process_result.py: seconds, throughput a GPU), not a printed
         # block: its output throughput times TP and its latencies in ms are cases.yaml's.

@@ -943,7 +943,7 @@ def test_the_candidates_each_later_search_left_out_are_kept():
     logs = "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth twenty-second"
     logs += " twenty-third twenty-fourth twenty-fifth twenty-sixth twenty-seventh twenty-eighth twenty-ninth"
     serving = "eighth ninth eleventh twelfth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
-    serving += " twenty-first"
+    serving += " twenty-first twenty-second"
     for folder, sets in (
         (REAL / "rejected", tuple(logs.split())),
         (ROOT / "tests" / "serving" / "rejected", tuple(serving.split())),
