@@ -1060,16 +1060,18 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     off = sm(r1, "b200", "sglang@0.5.3")
     assert not off.moe_flashinfer and (off.kernels.moe_flashinfer, off.kernels.moe_quant) == (0, 58)
     # (0.5.3, outside the releases whose own MLA call is measured, also takes vLLM's 16 us MLA figure where 0.5.6
-    # takes SGLang's 15: 61 us more.)
-    assert off.layer_gaps_s - on.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6) + 61 * 1e-6)
+    # takes SGLang's 15: 61 us more; and 0.5.6 fuses DeepSeek's all-reduces with the norms after them on B200, which
+    # 0.5.3 does not: 2 x 61 - 1 small kernels of 2.7 us more.)
+    assert on.ar_fusion and not off.ar_fusion
+    assert off.layer_gaps_s - on.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6) + 61 * 1e-6 + 121 * 2.7e-6)
     assert "58 fused routed-expert calls at 22 us (FlashInfer's TensorRT-LLM kernel)" in " ".join(on.describe().split())
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     step = (round(on.step(1, 1000).t_step_s * 1e3, 2), round(off.step(1, 1000).t_step_s * 1e3, 2))
-    assert step == (8.63, 9.62)
+    assert step == (8.3, 9.62)
     assert (
-        "one request of 1,000 tokens, 8.63 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 9.62 (11.31 "
+        "one request of 1,000 tokens, 8.30 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 9.62 (11.31 "
         "and 12.24 until an MLA call took its GPU's measured floor, 2026-12-05: SGLang 0.5.6's own 15 us on B200, 0.5.3's "
-        "vLLM's 16 us)." in doc
+        "vLLM's 16 us; 8.63 and 9.62 until SGLang 0.5.6's all-reduce and norm fusion" in doc
     )
     assert "its calls of 1 to 16 tokens measure a median 21.9 us beyond their bytes and math, not the Triton calls' 38" in doc
     # Not on Hopper, not under vLLM, not for other models' experts, not at 16 bits, not past the releases read.
@@ -1892,3 +1894,63 @@ def test_a_real_log_runs_gpt_oss_experts_with_the_triton_kernel_where_kvcalc_say
     assert "Using 'TRITON' Mxfp4 MoE backend." in text and "(v0.19.0)" in text
     sm = StepModel(resolve_model("gpt-oss-20b"), resolve_gpu("h100-sxm"), BF16, tp=2, engine=engine("vllm@0.19"))
     assert sm.mxfp4_triton and sm.kernels.moe_quant == sm.kernels.moe == 24
+
+
+@pytest.mark.parametrize(
+    "release,model,gpu,tp,dp,nodes,fused",
+    [
+        # 0.5.2 and 0.5.3 (server_args.py): GPT-OSS on compute capability 10 without DP attention.
+        ("0.5.3", "gpt-oss-120b", "b200", 8, 1, 1, True),
+        ("0.5.3", "gpt-oss-120b", "h200", 8, 1, 1, False),
+        ("0.5.3", "deepseek-v3", "b200", 8, 1, 1, False),
+        # 0.5.4 and 0.5.5: DeepSeek-V3 too; 0.5.6 on one node only.
+        ("0.5.5", "deepseek-v3", "b200", 8, 1, 1, True),
+        ("0.5.5", "deepseek-v3", "h200", 8, 1, 1, False),
+        ("0.5.6", "deepseek-v3", "b200", 8, 1, 2, False),
+        ("0.5.6", "kimi-k2", "b200", 8, 1, 1, True),  # Kimi-K2's checkpoints run DeepseekV3ForCausalLM
+        # 0.5.7 on: Hopper too, one node, not the H20; GLM-4.x and Qwen3-MoE; not MiniMax-M2.
+        ("0.5.7", "qwen3-235b-a22b", "h200", 8, 1, 1, True),
+        ("0.5.7", "glm-4.6", "h100-sxm", 8, 1, 1, True),
+        ("0.5.7", "deepseek-v3", "h20", 8, 1, 1, False),
+        ("0.5.7", "minimax-m2", "h200", 8, 1, 1, False),
+        ("0.5.9", "qwen3-next-80b-a3b", "h200", 4, 1, 1, False),
+        # 0.5.10 to 0.5.12: Qwen3-Next, Qwen3.5 and DeepSeek-V3.2's classes join.
+        ("0.5.12", "qwen3-next-80b-a3b", "h200", 4, 1, 1, True),
+        ("0.5.12", "deepseek-v3.2", "h200", 8, 1, 1, True),
+        ("0.5.12", "deepseek-v3", "h200", 8, 1, 2, False),
+        ("0.5.12", "deepseek-v3", "b200", 8, 1, 2, False),
+        ("0.5.5", "deepseek-v3", "b200", 8, 1, 2, True),
+        # 0.5.13 on: the H20 again, and any number of nodes on compute capability 10.
+        ("0.5.14", "deepseek-v3", "h20", 8, 1, 1, True),
+        ("0.5.14", "deepseek-v3", "b200", 8, 1, 2, True),
+        ("0.5.14", "deepseek-v3", "h200", 8, 1, 2, False),
+        # Never at TP 1, under DP attention, on other GPUs, or for dense models outside the lists.
+        ("0.5.14", "qwen3-30b-a3b", "h200", 1, 1, 1, False),
+        ("0.5.14", "deepseek-v3", "h200", 1, 8, 1, False),
+        ("0.5.14", "deepseek-v3", "mi300x", 8, 1, 1, False),
+        ("0.5.14", "llama3.1-70b", "h200", 8, 1, 1, False),
+    ],
+)
+def test_sglang_fuses_the_all_reduce_with_the_norm_after_it_where_its_release_turns_it_on(
+    release, model, gpu, tp, dp, nodes, fused
+):
+    from kvcalc.engine.engines import allreduce_norm_fusion, engine
+
+    assert allreduce_norm_fusion(engine(f"sglang=={release}"), resolve_model(model), gpu, tp, dp, nodes) is fused
+    # vLLM's own fusion pass is off by default.
+    assert not allreduce_norm_fusion(engine("vllm"), resolve_model(model), gpu, tp, dp, nodes)
+
+
+def test_the_fused_norms_leave_a_decode_step():
+    # DeepSeek-V3 at TP 8 under SGLang 0.5.12: on the H200 each of the 61 layers' post-attention norm and each
+    # following layer's input norm run inside the all-reduces (2 x 61 - 1 = 121 kernels fewer); on the H20, where
+    # 0.5.7 to 0.5.12 leave the fusion off, none do.
+    from kvcalc.engine.engines import engine
+
+    ds, e = resolve_model("deepseek-v3"), engine("sglang==0.5.12")
+    h200 = StepModel(ds, resolve_gpu("h200"), kv_dtype("bf16"), tp=8, engine=e)
+    h20 = StepModel(ds, resolve_gpu("h20"), kv_dtype("bf16"), tp=8, engine=e)
+    assert h200.ar_fusion and not h20.ar_fusion
+    assert h20.kernels.small - h200.kernels.small == 2 * 61 - 1 == 121
+    assert h20.kernels.gemm == h200.kernels.gemm and h20.kernels.moe == h200.kernels.moe
+    assert "small kernels at 2.7 us (the layers' norms but the first inside the all-reduces" in h200.describe()

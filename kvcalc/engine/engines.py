@@ -1847,6 +1847,75 @@ def mla_kernel(e: Engine | None) -> MlaKernel:
     return "sglang" if _sglang_056_to_0514(e) else "default"
 
 
+AR_FUSION_CLASSES = {
+    "deepseek_v3": "DeepseekV3ForCausalLM",
+    "kimi_k2": "DeepseekV3ForCausalLM",
+    "deepseek_v32": "DeepseekV32ForCausalLM",
+    "gpt_oss": "GptOssForCausalLM",
+    "glm4_moe": "Glm4MoeForCausalLM",
+    "glm4_moe_lite": "Glm4MoeLiteForCausalLM",
+    "glm_moe_dsa": "GlmMoeDsaForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM",
+    "qwen3_vl_moe_text": "Qwen3VLMoeForConditionalGeneration",
+    "qwen3_next": "Qwen3NextForCausalLM",
+    "qwen3_5_moe_text": "Qwen3_5MoeForConditionalGeneration",
+    "qwen3_5_text": "Qwen3_5ForConditionalGeneration",
+}
+"""The model classes (config.json architectures[0]) of the catalog's model types that SGLang's lists below name:
+Kimi-K2's checkpoints run DeepseekV3ForCausalLM."""
+_AR_057 = frozenset({"DeepseekV3ForCausalLM", "GptOssForCausalLM", "Glm4MoeForCausalLM", "Qwen3MoeForCausalLM"})
+_AR_059 = _AR_057 | {"Glm4MoeLiteForCausalLM", "KimiK25ForConditionalGeneration"}
+_AR_0512 = _AR_059 | {
+    "DeepseekV32ForCausalLM",
+    "GlmMoeDsaForCausalLM",
+    "Qwen3NextForCausalLM",
+    "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3_5ForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration",
+}
+_AR_0514 = _AR_0512 | {"MistralLarge3ForCausalLM", "Qwen3VLMoeForConditionalGeneration", "NemotronHForCausalLM"}
+SGLANG_AR_FUSION: dict[str, tuple[frozenset[str], str]] = {
+    "sglang@0.5.2": (frozenset({"GptOssForCausalLM"}), "sm100"),
+    "sglang@0.5.3": (frozenset({"GptOssForCausalLM"}), "sm100"),
+    "sglang@0.5.5": (frozenset({"DeepseekV3ForCausalLM", "GptOssForCausalLM"}), "sm100"),
+    "sglang@0.5.6": (frozenset({"DeepseekV3ForCausalLM", "GptOssForCausalLM"}), "sm100, one node"),
+    "sglang@0.5.8": (_AR_057 | {"Glm4MoeLiteForCausalLM"}, "sm90, one node, not H20"),
+    "sglang@0.5.9": (_AR_059, "sm90, one node, not H20"),
+    "sglang@0.5.12": (_AR_0512, "sm90, one node, not H20"),
+    **dict.fromkeys(
+        ("sglang@0.5.14", "sglang@0.5.16", "sglang@0.5.17", "sglang@0.5.18", "sglang@0.5.19", "sglang@0.5"),
+        (_AR_0514, "sm90, one node or sm100"),
+    ),
+}
+"""The SGLang records that turn on FlashInfer's all-reduce fusion by themselves (server_args.py, then from 0.5.15
+arg_groups/overrides.py _flashinfer_allreduce_fusion_auto_enable), for the model classes named, at TP over 1, without
+DP attention and without an all-to-all MoE backend: on compute capability 10 ('sm100': B200, GB200) for GPT-OSS from
+0.5.2 (read in 0.5.2 and 0.5.3) and DeepSeek-V3 from 0.5.4 (0.5.4, 0.5.5; one node from 0.5.6); on Hopper too from 0.5.7
+('sm90', one node, not the H20: read in 0.5.7, 0.5.8 (which adds GLM-4.7-Flash's class, kept for the record's two
+releases), 0.5.9, 0.5.10 and 0.5.12 (whose classes the record of 0.5.10 to 0.5.12 takes)); from 0.5.13 on any number of
+nodes on compute capability 10 and the H20 again (read in 0.5.14, 0.5.16, 0.5.17, 0.5.18, 0.5.19 and 0.5.23, whose
+further classes are not in the catalog)."""
+
+
+def allreduce_norm_fusion(e: Engine | None, model: ModelSpec, gpu: str, tp: int, dp: int, nodes: int) -> bool:
+    """Whether ``e`` fuses each TP all-reduce with the residual add and RMSNorm after it (FlashInfer's
+    trtllm_allreduce_fusion: layers/communicator.py, the layer's post-attention norm and the next layer's input norm
+    applied inside the all-reduce, for batches of at most 2,048 tokens, FUSE_ALLREDUCE_MAX_BATCH_SIZE; read in 0.5.9),
+    as SGLANG_AR_FUSION says the release does by itself for ``model`` on ``gpu``; False for other engines (vLLM's fusion
+    pass is off by default: config/compilation.py enable_fi_allreduce_fusion, 0.11.0) or where the release does not."""
+    if e is None or e.name != "sglang" or tp < 2 or dp > 1:
+        return False
+    rule = SGLANG_AR_FUSION.get(e.key)
+    if rule is None or AR_FUSION_CLASSES.get(model.architecture) not in rule[0]:
+        return False
+    where = rule[1]
+    if gpu in SM100:
+        return where in ("sm100", "sm90, one node or sm100") or nodes == 1
+    if gpu in HOPPER_GPUS and where.startswith("sm90"):
+        return nodes == 1 and (gpu != "h20" or where == "sm90, one node or sm100")
+    return False
+
+
 MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm"]
 """The fused-MoE kernel a deployment's routed experts run on, where it is not the one kvcalc's default figures measure
 (vLLM's Triton fused-MoE: StepConstants.moe_latency_s, MOE_ETA)."""

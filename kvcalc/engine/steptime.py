@@ -42,7 +42,7 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, link_name, node_of, place
-from kvcalc.engine.engines import TRITON_GPUS, Engine, MlaKernel, mla_kernel, moe_runner
+from kvcalc.engine.engines import TRITON_GPUS, Engine, MlaKernel, allreduce_norm_fusion, mla_kernel, moe_runner
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, mla_materialized, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -960,6 +960,11 @@ class StepModel:
         two a call, which run inside the fused calls (Kernels.moe_inner)."""
         self.quant_small = self.quant_kernels - expert_quant_kernels(model, weight_dtype) if fp8 else 0
         """Of quant_kernels, those charged as small kernels."""
+        self.ar_fusion = allreduce_norm_fusion(engine, model, gpu.name, tp, dp, self.placement.nodes)
+        """Whether each TP all-reduce runs with the residual add and RMSNorm after it fused in (engines.allreduce_norm_fusion):
+        a decode step then launches the layers' two norms but the first layer's input norm as part of the all-reduces."""
+        if self.ar_fusion:
+            self.kernels = replace(self.kernels, small=self.kernels.small - (2 * model.num_layers - 1))
         self.layer_gaps_s = layer_latency_s(model, self.c, kernels=self.kernels)
         self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
         self.attn_heads = attention_heads(model, tp)
@@ -1669,7 +1674,8 @@ class StepModel:
             else:
                 each = f"{c.moe_latency_s * 1e6:g} us"
             said.append(f"{k.moe:,} fused routed-expert calls at {each}, their own kernels within them")
-        return ", ".join([*said, f"{k.small:,} small kernels at {c.kernel_gap_s * 1e6:g} us"]) + self._quant_said()
+        fused = " (the layers' norms but the first inside the all-reduces: SGLang's FlashInfer fusion)" if self.ar_fusion else ""
+        return ", ".join([*said, f"{k.small:,} small kernels at {c.kernel_gap_s * 1e6:g} us{fused}"]) + self._quant_said()
 
     def _attn_request_said(self) -> str:
         """The attention calls' work per request, where the step has attention calls it applies to."""
