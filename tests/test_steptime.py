@@ -1954,3 +1954,18 @@ def test_the_fused_norms_leave_a_decode_step():
     assert h20.kernels.small - h200.kernels.small == 2 * 61 - 1 == 121
     assert h20.kernels.gemm == h200.kernels.gemm and h20.kernels.moe == h200.kernels.moe
     assert "small kernels at 2.7 us (the layers' norms but the first inside the all-reduces" in h200.describe()
+
+
+def test_the_mla_projection_count_kvcalc_keeps_is_as_the_doc_says():
+    # docs/simulation.md: an MLA layer counts six matmuls (the query's down and up, the latent's down, the absorbed
+    # multiplies, the output), the count the MLA call's figure was derived with (bench/fit_mla_latency.py), where vLLM
+    # from 0.10 and SGLang from 0.4.6 run the two down projections as one; the one fp8 quantizing kernel a layer that
+    # then runs fewer is 61 x 2.7 us on DeepSeek-V3.
+    from kvcalc.specs.layers import MLA
+
+    assert MLA.decode_kernels[0] == 6 and MLA.decode_linears == 4
+    bench = (Path(__file__).parent.parent / "bench" / "fit_mla_latency.py").read_text()
+    assert "SMALL_US, PROJECTIONS, SMALL = 2.7, 6, 4" in bench
+    assert round(61 * 2.7e-3, 2) == 0.16
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "run the query's and the latent's down projections as one matmul" in doc and "0.16 ms a step for DeepSeek-V3" in doc
