@@ -14,8 +14,9 @@ Needs pandas and pyarrow, which kvcalc does not:
 
 For each GPU kvcalc has matmul figures for, the module at batch 1, 16 heads a GPU (TP 8), bf16 matmuls and bf16
 KV and 1,024 tokens of context, less what kvcalc's step model charges the module's other kernels at batch 1:
-six projections at the GPU's measured matmul latency (gpu_specs/*.yaml gemm.latency_us) and four small kernels at
-kernel_gap_s (2.7 us). The projections' weights, which the step model streams in its weight term, are left in
+five projections at the GPU's measured matmul latency (gpu_specs/*.yaml gemm.latency_us: the query's and the
+latent's down projections run as one, vLLM's fused_qkv_a_proj from 0.10.0, which the collector's DeepseekV2MLAAttention
+builds; six until 2026-12-06) and four small kernels at kernel_gap_s (2.7 us). The projections' weights, which the step model streams in its weight term, are left in
 (at 16 heads DeepSeek-V3's are 73.3 MB in bf16: 12 us on B200, 18 on H200, 25 on H100 at their matmul shares),
 so each figure is an upper bound on the call's own floor by that much; SGLang's call alone, where its table
 exists, is printed beside it.
@@ -30,7 +31,7 @@ import pandas as pd
 
 # GPU file prefix: the matmul latency kvcalc's spec measures, microseconds (gpu_specs/*.yaml, gemm.latency_us)
 GEMM_US = {"h100_sxm": 3.4, "h200_sxm": 3.6, "b200_sxm": 2.9, "gb200": 3.0}
-SMALL_US, PROJECTIONS, SMALL = 2.7, 6, 4
+SMALL_US, PROJECTIONS, SMALL = 2.7, 5, 4
 
 
 def derive(d: Path, gpu: str) -> None:

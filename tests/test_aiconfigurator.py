@@ -339,8 +339,9 @@ def test_the_decode_steps_stand_as_the_docs_say():
         "12 until Qwen3's query and key norms were counted, 2026-12-05;" in text
     )
     assert (
-        f"at one request is the exception ({ds[0]:.2f}; 0.80 until fp8 fused-MoE calls took their own floor, 2026-12-05; "
-        "0.83 until the host's time ran beside the GPU's" in text
+        f"at one request is the exception ({ds[0]:.2f}; 0.84 until an MLA layer's two down projections counted as one "
+        "matmul under vLLM from 0.10, its call re-derived at 62 us, 2026-12-06; 0.80 until fp8 fused-MoE calls took their "
+        "own floor, 2026-12-05; 0.83 until the host's time ran beside the GPU's" in text
     )
     assert "at or above AIConfigurator's on every Qwen3 MoE row" in text
     # DeepSeek-V3 at one request on H200 (AIC's static_gen --detail time: generation_mla_block 1,367.321 ms
@@ -359,9 +360,11 @@ def test_the_decode_steps_stand_as_the_docs_say():
         f"fp8 and {experts / 1e6:.0f} MB" in text
     )
     assert "39 us at 28 us until 2026-12-05" in text and f"{(28e-6 + experts / bw) * 1e6:.0f}" == "39"
-    # The MLA module as kvcalc charges it on H200: the call, six projections at 3.6 us and four small kernels at 2.7.
+    # The MLA module as kvcalc charges it on H200: the call, five projections at 3.6 us (vLLM 0.24's fused_qkv_a_proj)
+    # and four small kernels at 2.7.
     assert h200.gemm.latency_us == 3.6 and DEFAULTS.kernel_gap_s == 2.7e-6
     assert h200.mla is not None and h200.mla.latency_us * 1e-6 == MLA_ATTN_LATENCY_S
-    assert f"kvcalc charges {MLA_ATTN_LATENCY_S * 1e6 + 6 * 3.6 + 4 * 2.7:.0f} us (59 us of attention, 32 us" in text
+    assert round(MLA_ATTN_LATENCY_S * 1e6 + 5 * 3.6 + 4 * 2.7) == 91
+    assert "kvcalc charges 91 us (62 us of attention, 29 us of five projections and small kernels" in text
     r1 = StepModel(resolve_model("deepseek-r1"), h200, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.11"))
-    assert f"kvcalc's (vLLM 0.11 rules) {r1.step(4, 228 + 213 // 2).t_step_s * 1e3:.1f} ms (14.7 until fp8 fused-MoE" in text
+    assert f"kvcalc's (vLLM 0.11 rules) {r1.step(4, 228 + 213 // 2).t_step_s * 1e3:.1f} ms (15.3 until an MLA layer's" in text

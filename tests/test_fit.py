@@ -1532,7 +1532,9 @@ def test_the_step_model_reads_vllm_0_7s_materialized_mla_weights_at_decode_only(
     assert mat.kernels.gemm == 61 * 5 + 3 * 2 + 58 * (1 + 2) == 485  # MLA; three dense MLPs' two; router, shared two
     assert per.kernels.gemm == 61 * 6 + 3 * 2 + 58 * (1 + 2) == 546
     doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
-    assert "so DeepSeek-V3's step launches 485 matmuls where later releases launch 546" in doc
+    assert "so DeepSeek-V3's step launches 485 matmuls where 0.8 and 0.9 launch 546" in doc
+    v10 = StepModel(ds, h200, kv_dtype("bf16"), tp=8, engine=find("vllm==0.10.0"))
+    assert v10.kernels.gemm == 485 and "from 0.10 the query's and the latent's down projections are one matmul" in doc
     # Decodes beside a prompt read the products and the originals.
     a, o = mat.step(8, 2000.0, 512, 512), per.step(8, 2000.0, 512, 512)
     assert math.isclose((a.t_memory_s - o.t_memory_s) / mat.inv_w, 61 * 74_466_304, rel_tol=1e-9)

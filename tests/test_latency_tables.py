@@ -116,22 +116,25 @@ def test_sglangs_one_batch_deepseek_steps_are_as_the_doc_says():
         return round(sm.step(batch, ctx).t_step_s * 1e3, 1)
 
     # 16 requests of 512 prompt tokens generating 512: contexts 512 to 1,024, 768 mid-output.
-    assert step_ms("h200", "sglang@0.5.6", 16, 768) == 18.6  # 21.1 at vLLM's 59 us MLA call
-    assert step_ms("h200", "sglang@0.4.2.post4", 1, 256) == 12.8 and step_ms("h200", "sglang@0.4.5.post3", 1, 1050) == 12.8
-    assert step_ms("mi300x", "sglang@0.4.2.post4", 4, 2176) == 17.6
+    # (18.6, 12.8, 12.8 and 17.6 until an MLA layer's two down projections counted as one matmul where the release runs
+    # them so, 0.5.6 but not 0.4.2 or 0.4.5, and the MLA call was re-derived over five projections, 2026-12-06)
+    assert step_ms("h200", "sglang@0.5.6", 16, 768) == 18.2  # 21.1 at vLLM's 59 us MLA call
+    assert step_ms("h200", "sglang@0.4.2.post4", 1, 256) == 12.9 and step_ms("h200", "sglang@0.4.5.post3", 1, 1050) == 13.0
+    assert step_ms("mi300x", "sglang@0.4.2.post4", 4, 2176) == 17.7
     text = " ".join(DOC.read_text().split())
     assert "16.8 ms (sgl-project/sglang#14764, December 2025, the 0.5.6 era: 16.20 ms median with" in text
     assert (
-        "where kvcalc's step is 18.6 ms (21.1 until an MLA call took its GPU's measured floor, SGLang 0.5.6's own 17 us on "
+        "where kvcalc's step is 18.2 ms (18.6 until 0.5.6's one matmul for an MLA layer's two down projections was "
+        "counted, 2026-12-06; 21.1 until an MLA call took its GPU's measured floor, SGLang 0.5.6's own 17 us on "
         "H200 where it took vLLM's 59, 2026-12-05; 20.5 until fp8 fused-MoE calls took their own floor, the same day)." in text
     )
     assert (
-        "(#5662, #5432), where kvcalc has 12.8 (12.2 until that floor); and on 8 MI300Xs 38.5 ms at 4 requests of 2,048 tokens"
-        in text
+        "(#5662, #5432), where kvcalc has 12.9 and 13.0 (12.8 until the MLA call was re-derived over five projections, "
+        "2026-12-06; 12.2 until that floor); and on 8 MI300Xs 38.5 ms at 4 requests of 2,048 tokens" in text
     )
     assert (
-        "(#3237, February 2025) where kvcalc has 17.6 (17.3 until the MI300X's all-reduces at TP 8 took its TP 4 table's "
-        "latency, 2026-12-05)." in text
+        "(#3237, February 2025) where kvcalc has 17.7 (17.6 until the default MLA call was re-derived at 62 us, 2026-12-06; "
+        "17.3 until the MI300X's all-reduces at TP 8 took its TP 4 table's latency, 2026-12-05)." in text
     )
 
 

@@ -250,10 +250,10 @@ def test_vllm_v0_steps_carry_its_own_host_costs():
     set_ = StepConstants(eta_gemm=0.5, gemm_latency_s=1e-6, attn_request_s=5e-9, mla_attn_latency_s=30e-6)
     assert for_gpu(set_, h) is set_
     # A GPU whose spec measures no attention table (an H100 NVL) takes the H100's 24.5 ns, and no MLA
-    # figure the H200's 59 us.
+    # figure the H200's 62 us.
     nvl = for_gpu(DEFAULTS, resolve_gpu("h100-nvl"))
     assert resolve_gpu("h100-nvl").attention is None and nvl.attn_request_s == 24.5e-9
-    assert resolve_gpu("h100-nvl").mla is None and nvl.mla_attn_latency_s == 59e-6
+    assert resolve_gpu("h100-nvl").mla is None and nvl.mla_attn_latency_s == 62e-6
     assert for_gpu(DEFAULTS.with_efficiency(0.6), h).eta_gemm == 0.6
 
 
@@ -456,24 +456,26 @@ def test_roofline_prints_the_estimate_beside_the_bound(cli):
 def test_an_mla_call_takes_its_gpus_measured_floor():
     # vLLM 0.24's whole MLA generation module of DeepSeek-V3 at TP 8 (16 heads a GPU), batch 1, bf16, 1,024
     # tokens of context (AIConfigurator's mla_generation_module_perf, ai-dynamo/aiconfigurator 095f58a;
-    # bench/fit_mla_latency.py): 99.8 us on H100 SXM, 90.9 on H200, 43.8 on B200. Less six projections at
-    # each spec's matmul latency (3.4, 3.6, 2.9 us) and four small kernels at 2.7 us. SGLang 0.5.6 to 0.5.14 time
+    # bench/fit_mla_latency.py): 99.8 us on H100 SXM, 90.9 on H200, 43.8 on B200. Less five projections at each
+    # spec's matmul latency (3.4, 3.6, 2.9 us; the collector builds vLLM's own DeepseekV2MLAAttention, whose query and
+    # latent down projections are one matmul, fused_qkv_a_proj, from 0.10) and four small kernels at 2.7 us (six until
+    # 2026-12-06: 69, 59 and 16 us). SGLang 0.5.6 to 0.5.14 time
     # their own call alone at 1,023 tokens: 17.4/17.3/16.6/16.7 us on H100, 17.4/17.2/16.5/16.5 on H200 (FlashAttention
     # 3), 14.6/14.6/14.5 on B200 (trtllm_mla).
     from kvcalc.engine.engines import engine, mla_kernel
     from kvcalc.engine.steptime import for_gpu
 
     for gpu, module, gemm, want, sgl in (
-        ("h100-sxm", 99.8, 3.4, 69, 17),
-        ("h200", 90.9, 3.6, 59, 17),
-        ("b200", 43.8, 2.9, 16, 15),
+        ("h100-sxm", 99.8, 3.4, 72, 17),
+        ("h200", 90.9, 3.6, 62, 17),
+        ("b200", 43.8, 2.9, 18.5, 15),
     ):
-        assert round(module - 6 * gemm - 4 * 2.7) == want
+        assert round(module - 5 * gemm - 4 * 2.7, 1 if gpu == "b200" else 0) == want
         g = resolve_gpu(gpu)
         assert g.mla is not None and (g.mla.latency_us, g.mla.sglang_latency_us) == (want, sgl)
         assert for_gpu(DEFAULTS, g).mla_attn_latency_s == pytest.approx(want * 1e-6)
         assert for_gpu(DEFAULTS, g, mla="sglang").mla_attn_latency_s == pytest.approx(sgl * 1e-6)
-        assert for_gpu(DEFAULTS, g, mla="triton").mla_attn_latency_s == 59e-6
+        assert for_gpu(DEFAULTS, g, mla="triton").mla_attn_latency_s == 62e-6
     # Which releases take SGLang's own figure: 0.5.6 to 0.5.14 (the tables'); not 0.5.3 or 0.5.16 (not read), not vLLM,
     # not SGLang's Triton backend.
     assert [mla_kernel(engine(r)) for r in ("sglang@0.5.6", "sglang@0.5.14", "sglang@0.5.3", "sglang@0.5.16", "vllm@0.11")] == [
@@ -491,7 +493,7 @@ def test_an_mla_call_takes_its_gpus_measured_floor():
     said = " ".join(StepModel(m, b, BF16, tp=8, engine=engine("sglang@0.5.6")).describe().split())
     assert "61 MLA attention calls at 15 us (SGLang's, as measured on b200)" in said
     said = " ".join(StepModel(m, b, BF16, tp=8, engine=engine("vllm@0.11")).describe().split())
-    assert "61 MLA attention calls at 16 us (as measured on b200)" in said
+    assert "61 MLA attention calls at 18.5 us (as measured on b200)" in said
 
 
 def test_an_mla_moe_layer_counts_its_kernels():
@@ -998,18 +1000,28 @@ def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     # 61 x 6 + 3 x 2 + 58 x 3 matmuls, 61 MLA calls, 58 fused calls, and the small kernels: 61 x (4 + 2) + 3 (the
     # dense MLPs' activations) + 58 x (4 + 2) (top-k and the shared experts' activation) + 366 = 1,083.
     said = (
-        "546 matmuls at 3.6 us, 61 MLA attention calls at 59 us (as measured on h200), 58 fused routed-expert calls at 38 us (10 of it for "
+        "546 matmuls at 3.6 us, 61 MLA attention calls at 62 us (as measured on h200), 58 fused routed-expert calls at 38 us (10 of it for "
         "fp8), their own kernels within them, 1,083 small kernels at 2.7 us, 366 of them quantizing the fp8 matmuls' "
         "activations"
     )
     assert said in " ".join(h200.describe().split())
     assert 61 * 6 + 3 * 2 + 58 * 3 == 546 and 61 * 6 + 3 + 58 * 6 + 366 == 1083
     # The fused calls at fp8: 28 us (moe_latency_s) and 10 more (moe_quant_s).
-    assert h200.layer_gaps_s == pytest.approx((546 * 3.6 + 61 * 59 + 58 * (28 + 10) + 1083 * 2.7) * 1e-6, rel=1e-12)
+    assert h200.layer_gaps_s == pytest.approx((546 * 3.6 + 61 * 62 + 58 * (28 + 10) + 1083 * 2.7) * 1e-6, rel=1e-12)
+    # (With no engine named the query's and the latent's down projections are two matmuls; the releases that run them
+    # as one, vLLM from 0.10 and SGLang from 0.4.6, launch 61 matmuls and, at fp8, 61 quantizing kernels fewer.)
+    from kvcalc.engine.engines import engine
+
+    v11 = StepModel(ds, resolve_gpu("h200"), kv_dtype("fp8"), tp=8, engine=engine("vllm@0.11"))
+    v09 = StepModel(ds, resolve_gpu("h200"), kv_dtype("fp8"), tp=8, engine=engine("vllm@0.9"))
+    assert (v09.kernels.gemm - v11.kernels.gemm, v09.quant_kernels - v11.quant_kernels) == (61, 61)
+    assert v09.kernels.gemm == 546 and v11.kernels.gemm == 61 * 5 + 3 * 2 + 58 * 3 == 485
     # docs/simulation.md's worked sum, term by term in ms.
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
-    assert "(10.113 ms until then)" in doc and 1.966 + 3.599 + 58 * 28e-3 + 2.924 == pytest.approx(10.113)
-    terms = [546 * 3.6e-3, 61 * 59e-3, 58 * 38e-3, 1083 * 2.7e-3]
+    assert "(10.693 ms with the MLA call at 59 us; 10.113 ms until the fp8 floor)" in doc
+    assert 1.966 + 3.599 + 58 * 28e-3 + 2.924 == pytest.approx(10.113) and 1.966 + 3.599 + 2.204 + 2.924 == pytest.approx(10.693)
+    assert "launch 485 matmuls and 305 quantizations" in doc and v11.quant_small == 366 - 61 == 305
+    terms = [546 * 3.6e-3, 61 * 62e-3, 58 * 38e-3, 1083 * 2.7e-3]
     assert f"{' + '.join(f'{t:.3f}' for t in terms)} = {h200.layer_gaps_s * 1e3:.3f} ms of kernel latencies a step" in doc
     assert "quantizing" not in a100.describe()
 
@@ -1059,20 +1071,21 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     # The Triton path as it was: 58 calls at 28 + 10 us. On FlashInfer's: 58 at 22 us.
     off = sm(r1, "b200", "sglang@0.5.3")
     assert not off.moe_flashinfer and (off.kernels.moe_flashinfer, off.kernels.moe_quant) == (0, 58)
-    # (0.5.3, outside the releases whose own MLA call is measured, also takes vLLM's 16 us MLA figure where 0.5.6
-    # takes SGLang's 15: 61 us more; and 0.5.6 fuses DeepSeek's all-reduces with the norms after them on B200, which
-    # 0.5.3 does not: 2 x 61 - 1 small kernels of 2.7 us more.)
+    # (0.5.3, outside the releases whose own MLA call is measured, also takes vLLM's 18.5 us MLA figure where 0.5.6
+    # takes SGLang's 15: 61 x 3.5 us more; and 0.5.6 fuses DeepSeek's all-reduces with the norms after them on B200,
+    # which 0.5.3 does not: 2 x 61 - 1 small kernels of 2.7 us more.)
     assert on.ar_fusion and not off.ar_fusion
-    assert off.layer_gaps_s - on.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6) + 61 * 1e-6 + 121 * 2.7e-6)
+    assert off.layer_gaps_s - on.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6) + 61 * 3.5e-6 + 121 * 2.7e-6)
     assert "58 fused routed-expert calls at 22 us (FlashInfer's TensorRT-LLM kernel)" in " ".join(on.describe().split())
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     step = (round(on.step(1, 1000).t_step_s * 1e3, 2), round(off.step(1, 1000).t_step_s * 1e3, 2))
-    assert step == (8.3, 9.62)
+    assert step == (7.96, 9.43)
     assert (
-        "one request of 1,000 tokens, 8.30 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 9.62 (11.31 "
+        "one request of 1,000 tokens, 7.96 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 9.43 (11.31 "
         "and 12.24 until an MLA call took its GPU's measured floor, 2026-12-05: SGLang 0.5.6's own 15 us on B200, 0.5.3's "
         "vLLM's 16 us; 8.63 and 9.62 until SGLang 0.5.6's all-reduce and norm fusion" in doc
     )
+    assert "8.30 and 9.62 until an MLA layer's two down projections counted as the one matmul both releases run" in doc
     assert "its calls of 1 to 16 tokens measure a median 21.9 us beyond their bytes and math, not the Triton calls' 38" in doc
     # Not on Hopper, not under vLLM, not for other models' experts, not at 16 bits, not past the releases read.
     assert not sm(r1, "h200", "sglang@0.5.6").moe_flashinfer and not sm(r1, "b200", "vllm@0.11").moe_flashinfer
@@ -1628,15 +1641,16 @@ def test_the_simulation_doc_works_the_triton_floor_as_the_step_model_does():
 
 def test_plan_prices_the_triton_floor_in_its_closed_form_and_its_simulation_agrees(cli):
     # GLM-4.7-Flash on one B200 under SGLang 0.5.7 at 1 request/s of 8,000 + 1,000 tokens: with the Triton backend
-    # the closed form's TPOT rises from 12.4 ms to 71.3 ms (its requests in flight need two waves of the kernel's
+    # the closed form's TPOT rises from 12.2 ms to 71.3 ms (its requests in flight need two waves of the kernel's
     # blocks; the default backend's MLA call takes SGLang's measured 15 us on B200, the Triton backend's the default
-    # 59 us: 15.8 ms until those figures, 2026-12-05), and the simulation of the same replica agrees within 10%.
+    # 62 us: 15.8 ms until those figures, 2026-12-05; 12.4 until 0.5.7's one matmul for the query's and the latent's down
+    # projections was counted, 2026-12-06), and the simulation of the same replica agrees within 10%.
     args = ("plan", "--model", "glm-4.7-flash", "--gpus", "b200", "--engine", "sglang@0.5.7", "--rate", "1", "--tpot", "100ms")
     args += ("--prompt", "8000", "--output", "1000", "--max-gpus", "1", "--json")
     base, tri = cli(*args), cli(*args, "--attention-backend", "triton")
     assert base.code == tri.code == 0, (base.err, tri.err)
     b, t = base.json(), tri.json()
-    assert round(b["best"]["tpot_s"] * 1e3, 1) == 12.4 and round(t["best"]["tpot_s"] * 1e3, 1) == 71.3
+    assert round(b["best"]["tpot_s"] * 1e3, 1) == 12.2 and round(t["best"]["tpot_s"] * 1e3, 1) == 71.3
     v = t["verified"][0]
     assert abs(v["tpot_mean_s"] / v["closed_form_tpot_s"] - 1) < 0.10 and v["ok"]
     assert any("SGLang's Triton backend" in a and "at 5.27 GB/s a block" in a for a in t["assumptions"])
@@ -1956,16 +1970,29 @@ def test_the_fused_norms_leave_a_decode_step():
     assert "small kernels at 2.7 us (the layers' norms but the first inside the all-reduces" in h200.describe()
 
 
-def test_the_mla_projection_count_kvcalc_keeps_is_as_the_doc_says():
-    # docs/simulation.md: an MLA layer counts six matmuls (the query's down and up, the latent's down, the absorbed
-    # multiplies, the output), the count the MLA call's figure was derived with (bench/fit_mla_latency.py), where vLLM
-    # from 0.10 and SGLang from 0.4.6 run the two down projections as one; the one fp8 quantizing kernel a layer that
-    # then runs fewer is 61 x 2.7 us on DeepSeek-V3.
-    from kvcalc.specs.layers import MLA
+def test_an_mla_layer_runs_five_matmuls_where_its_engine_fuses_the_down_projections_or_it_has_no_query_latent():
+    # docs/simulation.md: six with the query's down and up and the latent's down projections apart; five where the
+    # engine runs the two down projections as one (vLLM from 0.10, SGLang from 0.4.6) or the model has one query
+    # projection (DeepSeek-V2-Lite, q_lora_rank 0). The fp8 linear layers quantizing their inputs follow: 4 or 3.
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import layer_kernels, quant_kernels
 
-    assert MLA.decode_kernels[0] == 6 and MLA.decode_linears == 4
-    bench = (Path(__file__).parent.parent / "bench" / "fit_mla_latency.py").read_text()
-    assert "SMALL_US, PROJECTIONS, SMALL = 2.7, 6, 4" in bench
-    assert round(61 * 2.7e-3, 2) == 0.16
+    ds, lite = resolve_model("deepseek-v3"), resolve_model("deepseek-v2-lite")
+    assert layer_kernels(ds).gemm - layer_kernels(ds, mla_qkv_a_fused=True).gemm == 61
+    assert quant_kernels(ds) - quant_kernels(ds, mla_qkv_a_fused=True) == 61
+    # DeepSeek-V2-Lite: 27 layers, the first dense; five matmuls an MLA layer either way.
+    assert layer_kernels(lite).gemm == layer_kernels(lite, mla_qkv_a_fused=True).gemm
+    assert layer_kernels(lite).gemm == 27 * 5 + 1 * 2 + 26 * (1 + 2)
+    fused = {
+        r: engine(r).mla_qkv_a_fused for r in ("vllm@0.9", "vllm@0.10", "vllm", "sglang@0.4.5.post3", "sglang@0.4", "sglang")
+    }
+    assert fused == {
+        "vllm@0.9": False,
+        "vllm@0.10": True,
+        "vllm": True,
+        "sglang@0.4.5.post3": False,
+        "sglang@0.4": True,
+        "sglang": True,
+    }
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
-    assert "run the query's and the latent's down projections as one matmul" in doc and "0.16 ms a step for DeepSeek-V3" in doc
+    assert "five where the engine runs the query's and the latent's down projections as one matmul" in doc

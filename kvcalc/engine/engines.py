@@ -352,6 +352,12 @@ class Engine:
     (handle_max_mamba_cache: model_executor/model_runner.py, read in 0.5.4, 0.5.5 and 0.5.6;
     model_runner_kv_cache_mixin.py in 0.5.9 and 0.5.14; mem_cache/kv_cache_configurator.py in 0.5.16, 0.5.17,
     0.5.18, 0.5.19 and 0.5.23). kvcalc.engine.memory.state_pool applies it."""
+    mla_qkv_a_fused: bool = False
+    """Whether the release runs an MLA layer's query and latent down projections (q_a_proj, kv_a_proj_with_mqa) as one
+    matmul (steptime.mla_fewer_matmuls): vLLM from 0.10.0 (models/deepseek_v2.py fused_qkv_a_proj, a
+    MergedReplicatedLinear; read in 0.10.0, 0.10.1.1, 0.11.0, 0.19.0 and 0.22.1, absent in 0.8.4, 0.8.5, 0.9.0 and 0.9.2)
+    and SGLang from 0.4.6 (fused_qkv_a_proj_with_mqa; read in 0.4.6 to 0.4.10.post2, 0.5.0rc0, 0.5.2, 0.5.9 and 0.5.23,
+    absent in 0.4.5.post3, whose record also spans 0.4.6 and 0.4.6.post1)."""
     state_radix_off: Literal["fixed", "ratio"] = "ratio"
     """Where the state pool is 'ratio' and the server runs with the radix cache off: 'fixed', --max-running-requests
     or else 512 slots, as 0.5.4 to 0.5.8 take them (handle_max_mamba_cache: "with disable radix cache, sets the
@@ -795,6 +801,7 @@ VLLM_033 = Engine(
     moe_workspace_held=True,
     auto_max_model_len=True,
     kv_cache_memory_flag=True,
+    mla_qkv_a_fused=True,
     aliases=("vllm", "vllm@current", "vllm@latest"),
 )
 # Each older V1 release: the newer one's record with what it did differently.
@@ -946,6 +953,7 @@ VLLM_010 = replace(
 # (vllm/platforms/cuda.py, read in 0.9.0 and 0.9.2; CUTLASS MLA on compute capability 10 from 0.10).
 VLLM_09 = replace(
     VLLM_010,
+    mla_qkv_a_fused=False,  # fused_qkv_a_proj from 0.10.0
     version="0.9",
     releases="0.9, the V1 engine; as 0.10 but the MLA blocks, read from 0.9.0 and 0.9.2",
     label="vLLM 0.9",
@@ -1116,6 +1124,7 @@ SGLANG_05 = Engine(
     "attention (and the prompt graphs, from 0.5.10); token-granular pool; sliding layers hold "
     "every token unless the architecture is on SGLang's hybrid-SWA allowlist (then a full pool plus a sliding "
     "pool of 0.8 its size)",
+    mla_qkv_a_fused=True,
     aliases=("sglang", "sglang@current", "sglang@latest"),
 )
 # SGLang 0.5.10 to 0.5.19: the same rules but the chunk and decode graphs of GPUs under 35 GiB (2,048 tokens,
@@ -1344,6 +1353,7 @@ def _sglang_before_046(
     model (model_runner.py: x 0.95 to 0.4.4.post3, x 0.9 from 0.4.4.post4)."""
     return replace(
         SGLANG_04,
+        mla_qkv_a_fused=False,  # fused_qkv_a_proj_with_mqa from 0.4.6
         version=version,
         releases=releases + "; rules read from 0.4.6.post5, the default memory fraction from " + read,
         label="SGLang " + releases.replace(" to ", "-"),

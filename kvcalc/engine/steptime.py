@@ -202,7 +202,7 @@ GEMM_LATENCY_S = 3e-6
 ATTN_REQUEST_S = 24.5e-9
 """A decode attention call's cost per request and KV head on a GPU whose spec does not measure it: the
 H100's (DEFAULT_SOURCES['attn_request_s'])."""
-MLA_ATTN_LATENCY_S = 59e-6
+MLA_ATTN_LATENCY_S = 62e-6
 """An MLA decode attention call's latency on a GPU whose spec does not measure it: the H200's
 (DEFAULT_SOURCES['mla_attn_latency_s'])."""
 MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.311, 459.0), "fp8_flashinfer": (0.180, 217.0)}
@@ -376,14 +376,16 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(FlashAttention 2, vLLM 0.24), B200 8.5 and GB200 8 (FlashInfer's TensorRT-LLM decode kernel, vLLM 0.24)); else "
     "the H100's 24.5 ns. Without it the step model put 256 requests or more of at most 1,024 tokens at 0.35-0.8 of the "
     "measured call (a median 2.43x under on H100, 2.82x on H200, 2.85x on A100, 1.71x on B200)",
-    "mla_attn_latency_s": "the GPU spec's measured figure where it has one (mla), else the H200's 59 us: vLLM 0.24's "
+    "mla_attn_latency_s": "the GPU spec's measured figure where it has one (mla), else the H200's 62 us: vLLM 0.24's "
     "whole MLA generation module at TP 8 (16 heads a GPU, bf16 matmuls and KV, batch 1; AIConfigurator's measured "
-    "mla_generation_module_perf tables, ai-dynamo/aiconfigurator 095f58a) at 1,024 tokens of context, less its six "
-    "projections at the GPU's matmul latency and four small kernels at 2.7 us: H200 (FlashAttention-MLA) 91 - (6 x 3.6 "
-    "+ 4 x 2.7 = 32.4) = 59 us, H100 SXM 99.8 - 31.2 = 69 us, B200 (FlashInfer MLA) 43.8 - 28.2 = 16 us (SGLang 0.5.9's "
-    "TensorRT-LLM MLA call alone measures 10.4-14.6 us there, AIConfigurator's generation_mla_perf, and an SGLang "
-    "0.5.6 trace of DeepSeek-R1 on B200s at 64 in flight 18.9 us a call, SemiAnalysisAI/InferenceX#863); GB200's "
-    "table gives 78-87 us for the same module on the same chip, twice B200's, and is not taken",
+    "mla_generation_module_perf tables, ai-dynamo/aiconfigurator 095f58a, whose collector builds vLLM's own "
+    "DeepseekV2MLAAttention) at 1,024 tokens of context, less its five projections (the query's and the latent's down "
+    "projections run as one, fused_qkv_a_proj) at the GPU's matmul latency and four small kernels at 2.7 us: H200 "
+    "(FlashAttention-MLA) 90.9 - (5 x 3.6 + 4 x 2.7 = 28.8) = 62 us, H100 SXM 99.8 - 27.8 = 72 us, B200 (FlashInfer MLA) "
+    "43.8 - 25.3 = 18.5 us (59, 69 and 16 until 2026-12-06, less six projections; SGLang 0.5.9's TensorRT-LLM MLA call "
+    "alone measures 10.4-14.6 us there, AIConfigurator's generation_mla_perf, and an SGLang 0.5.6 trace of DeepSeek-R1 "
+    "on B200s at 64 in flight 18.9 us a call, SemiAnalysisAI/InferenceX#863); GB200's table gives 78-87 us for the same "
+    "module on the same chip, twice B200's, and is not taken",
     "moe_latency_s": "vLLM's fused_experts call (both expert multiplies and the kernels around them inside it, CUDA "
     "graph; AIConfigurator's collector times the whole call): a fixed floor of 22-35 us "
     "a call over 1-16 tokens for Qwen3-235B's shape on H100 and H200, 24-51 for Mixtral's, with the touched experts "
@@ -591,6 +593,7 @@ def layer_kernels(
     compute_dtype: str = "bf16",
     prompt: bool = False,
     mla_materialized: bool = False,
+    mla_qkv_a_fused: bool = False,
 ) -> Kernels:
     """Each kind's mixer as it says (LayerKind.mixer_kernels: its decode kernels, or with ``prompt`` those of
     a prompt step run eagerly, where its prompt path differs; the query and key norms and output gate of the
@@ -606,7 +609,9 @@ def layer_kernels(
     q_a_proj and kv_a_proj_with_mqa, a decode runs W_Q_UK, W_QR and W_UV_O in place of q_b_proj, the absorbed k and v
     multiplies and o_proj, and a prompt q_b_proj, kv_b_proj and o_proj (attention/backends/mla/utils.py
     MLACommonImpl._q_proj_and_k_up_proj, _v_up_proj_and_o_proj and forward, VLLM_MLA_PERFORM_MATRIX_ABSORPTION;
-    read in 0.7.3)."""
+    read in 0.7.3). An MLA layer without a query latent (q_lora_rank 0: DeepSeek-V2-Lite) runs one query projection
+    where the others run a down and an up, one matmul fewer, and ``mla_qkv_a_fused`` (Engine.mla_qkv_a_fused) runs the
+    query's and the latent's down projections as one (:func:`mla_fewer_matmuls`)."""
     g = a = am = k = 0
     for name, n in model.layer_counts().items():
         kind = model.layer_kinds[name]
@@ -615,6 +620,7 @@ def layer_kernels(
         if kind.mla_attention:
             am += n * ka
             g -= n if mla_materialized else 0
+            g -= n * mla_fewer_matmuls(kind, mla_qkv_a_fused)
         else:
             a += n * ka
         ig, ia, ik = kind.indexer_kernels
@@ -629,7 +635,7 @@ def layer_kernels(
     k += layers * 2 + (layers - moe) + moe * (routing_kernels(model) + shared_activation_kernels(model))
     inner, fp8 = moe * 2, 0
     if compute_dtype == "fp8":
-        q, q_experts = quant_kernels(model, weight_dtype), expert_quant_kernels(model, weight_dtype)
+        q, q_experts = quant_kernels(model, weight_dtype, mla_qkv_a_fused), expert_quant_kernels(model, weight_dtype)
         k, inner, fp8 = k + q - q_experts, inner + q_experts, q_experts // 2
     return Kernels(g, a, am, moe, k, inner, moe_quant=fp8)
 
@@ -648,7 +654,16 @@ def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
     return roles
 
 
-def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
+def mla_fewer_matmuls(kind: Any, fused: bool) -> int:
+    """Matmuls (and fp8 linear layers) an MLA layer runs fewer than the six MLA.decode_kernels counts (the query's down
+    and up projections, the latent's down projection, the absorbed multiplies, the output projection): one where it
+    has no query latent (q_lora_rank 0: one q_proj, deepseek_v2.py) or where the engine runs the two down projections
+    as one matmul (``fused``: vLLM's fused_qkv_a_proj, a MergedReplicatedLinear, from 0.10.0, absent in 0.9.2;
+    SGLang's fused_qkv_a_proj_with_mqa from 0.4.6, absent in 0.4.5.post3: Engine.mla_qkv_a_fused); 0 elsewhere."""
+    return 1 if not getattr(kind, "q_lora_rank", 0) or fused else 0
+
+
+def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_fused: bool = False) -> int:
     """Kernels a step spends quantizing activations for fp8 (W8A8) matmuls: one before each fp8
     linear layer (vLLM 0.11's Fp8LinearMethod: per_token_group_quant_fp8 for block scales,
     vllm/model_executor/layers/quantization/utils/fp8_utils.py apply_w8a8_block_fp8_linear;
@@ -659,6 +674,12 @@ def quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
     n = expert_quant_kernels(model, weight_dtype)
     if "attn" in roles:
         n += sum(c * model.layer_kinds[name].mixer_linears() for name, c in model.layer_counts().items())
+        kinds = model.layer_kinds
+        n -= sum(
+            c * mla_fewer_matmuls(kinds[name], mla_qkv_a_fused)
+            for name, c in model.layer_counts().items()
+            if kinds[name].mla_attention
+        )
     moe = model.moe.num_moe_layers if model.moe else 0
     if "mlp" in roles:
         n += (model.num_layers - moe) * 2
@@ -951,11 +972,12 @@ class StepModel:
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
         calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'] (DEFAULT_SOURCES)."""
+        fused_a = engine is not None and engine.mla_qkv_a_fused
         self.kernels = self._runner_kernels(
-            layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None)
+            layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a)
         )
         fp8 = self.compute_dtype == "fp8"
-        self.quant_kernels = quant_kernels(model, weight_dtype) if fp8 else 0
+        self.quant_kernels = quant_kernels(model, weight_dtype, fused_a) if fp8 else 0
         """Kernels quantizing fp8 matmuls' activations: among the small ones, but for the routed experts'
         two a call, which run inside the fused calls (Kernels.moe_inner)."""
         self.quant_small = self.quant_kernels - expert_quant_kernels(model, weight_dtype) if fp8 else 0
@@ -979,7 +1001,9 @@ class StepModel:
         self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
         """The host's issue of a decode step's kernels run eagerly (a batch past the largest decode graph)."""
         self.prompt_kernels = self._runner_kernels(
-            layer_kernels(model, weight_dtype, self.compute_dtype, prompt=True, mla_materialized=mat is not None)
+            layer_kernels(
+                model, weight_dtype, self.compute_dtype, prompt=True, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a
+            )
         )
         """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""
         self.eager_prompt_total_s = eager_issue_s(model, self.c, self.prompt_kernels)
