@@ -1996,3 +1996,33 @@ def test_an_mla_layer_runs_five_matmuls_where_its_engine_fuses_the_down_projecti
     }
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     assert "five where the engine runs the query's and the latent's down projections as one matmul" in doc
+
+
+def test_sglang_fuses_the_norms_into_the_all_reduces_of_steps_of_at_most_2048_tokens_only():
+    # SGLang's FUSE_ALLREDUCE_MAX_BATCH_SIZE, 2,048 in every release read (layers/communicator.py
+    # apply_flashinfer_allreduce_fusion takes the step's input_ids): a step of 2,049 tokens runs its all-reduces and the
+    # 2 x 61 - 1 = 121 norms after them apart, each a small kernel (kernel_gap_s) launched eagerly (eager_launch_s);
+    # a step of 2,048 launches none of them, decode or prompt. vLLM's steps launch them at every size.
+    from kvcalc.engine.engines import SGLANG_AR_FUSION_MAX_TOKENS, engine
+
+    assert SGLANG_AR_FUSION_MAX_TOKENS == 2048
+    r1, b200 = resolve_model("deepseek-r1"), resolve_gpu("b200")
+    on = StepModel(r1, b200, BF16, tp=8, engine=engine("sglang@0.5.6"))
+    assert on.ar_fusion and on.ar_fused_norms == 121
+    c = on.c
+    step = on.overhead_s(2049, 1) - on.overhead_s(2048, 1) - (on.collective_s(2049) - on.collective_s(2048))
+    assert step == pytest.approx(121 * (c.kernel_gap_s + c.eager_launch_s))
+    # The host's issue of a prompt step run eagerly: 121 kernels more past 2,048 tokens.
+    assert on.prefill_eager
+    assert on.eager_prompt_large_s - on.eager_prompt_total_s == pytest.approx(121 * c.eager_host_s)
+    assert on.eager_extra_s(0.0, 1, prompt=True, tokens=2049) - on.eager_extra_s(0.0, 1, prompt=True, tokens=2048) == (
+        pytest.approx(121 * c.eager_host_s)
+    )
+    # A graphed decode step (at most 512 tokens) takes the fused count; vLLM has no fused norms at any size.
+    assert on.layer_gaps_s < on.layer_gaps_eager_s < on.layer_gaps_eager_large_s
+    plain = StepModel(r1, b200, BF16, tp=8, engine=engine("vllm"))
+    assert plain.ar_fused_norms == 0 and plain.layer_gaps_eager_s == plain.layer_gaps_eager_large_s
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "2 L - 1 small kernels fewer a step of at most 2,048 tokens, decode or prompt" in doc
+    assert "the step model charges it the 2 L - 1 kernels" in doc
+    assert "more in a step of over 2,048 tokens" in " ".join(on.describe().split())

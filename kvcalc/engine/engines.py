@@ -1906,6 +1906,12 @@ releases), 0.5.9, 0.5.10 and 0.5.12 (whose classes the record of 0.5.10 to 0.5.1
 nodes on compute capability 10 and the H20 again (read in 0.5.14, 0.5.16, 0.5.17, 0.5.18, 0.5.19 and 0.5.23, whose
 further classes are not in the catalog)."""
 
+SGLANG_AR_FUSION_MAX_TOKENS = 2048
+"""The largest step, in tokens, whose all-reduces SGLang fuses with the norms after them: FUSE_ALLREDUCE_MAX_BATCH_SIZE,
+2,048 in every release read from 0.5.2 to 0.5.19 (layers/communicator.py apply_flashinfer_allreduce_fusion, the step's
+input_ids) and 0.5.23 (layers/layer_boundary/residual/add_norm.py); a larger step runs the all-reduce and the norms
+apart (steptime.StepModel.ar_fused_norms)."""
+
 
 def allreduce_norm_fusion(e: Engine | None, model: ModelSpec, gpu: str, tp: int, dp: int, nodes: int) -> bool:
     """Whether ``e`` fuses each TP all-reduce with the residual add and RMSNorm after it (FlashInfer's

@@ -42,7 +42,15 @@ from typing import Any
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, link_name, node_of, place
-from kvcalc.engine.engines import TRITON_GPUS, Engine, MlaKernel, allreduce_norm_fusion, mla_kernel, moe_runner
+from kvcalc.engine.engines import (
+    SGLANG_AR_FUSION_MAX_TOKENS,
+    TRITON_GPUS,
+    Engine,
+    MlaKernel,
+    allreduce_norm_fusion,
+    mla_kernel,
+    moe_runner,
+)
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, mla_materialized, moe_width
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -984,11 +992,12 @@ class StepModel:
         """Of quant_kernels, those charged as small kernels."""
         self.ar_fusion = allreduce_norm_fusion(engine, model, gpu.name, tp, dp, self.placement.nodes)
         """Whether each TP all-reduce runs with the residual add and RMSNorm after it fused in (engines.allreduce_norm_fusion):
-        a decode step then launches the layers' two norms but the first layer's input norm as part of the all-reduces."""
-        if self.ar_fusion:
-            self.kernels = replace(self.kernels, small=self.kernels.small - (2 * model.num_layers - 1))
-        self.layer_gaps_s = layer_latency_s(model, self.c, kernels=self.kernels)
-        self.layer_gaps_eager_s = layer_latency_s(model, self.c, eager=True, kernels=self.kernels)
+        a step of at most SGLANG_AR_FUSION_MAX_TOKENS tokens then launches the layers' two norms but the first layer's
+        input norm as part of the all-reduces."""
+        self.ar_fused_norms = 2 * model.num_layers - 1 if self.ar_fusion else 0
+        """Small kernels a step of at most SGLANG_AR_FUSION_MAX_TOKENS tokens does not launch (ar_fusion): its norms
+        but the first. ``kernels`` and ``prompt_kernels`` are such a step's; a larger step launches them."""
+        self.kernels = replace(self.kernels, small=self.kernels.small - self.ar_fused_norms)
         self.attn_heads = attention_heads(model, tp)
         """(request, KV head) pairs a decoding request brings to the step's attention calls (attention_heads)."""
         self.attn_per_request_s = self.attn_heads * (self.c.attn_request_s or 0.0)
@@ -998,16 +1007,14 @@ class StepModel:
         self.decode_graph_max = engine.decode_graph_max(gpu, tp, dp) if engine is not None else None
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
-        self.eager_host_total_s = eager_issue_s(model, self.c, self.kernels)
-        """The host's issue of a decode step's kernels run eagerly (a batch past the largest decode graph)."""
         self.prompt_kernels = self._runner_kernels(
             layer_kernels(
                 model, weight_dtype, self.compute_dtype, prompt=True, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a
             )
         )
         """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""
-        self.eager_prompt_total_s = eager_issue_s(model, self.c, self.prompt_kernels)
-        """The host's issue of a prompt step's kernels, where the engine runs such steps eagerly (prefill_eager)."""
+        self.prompt_kernels = replace(self.prompt_kernels, small=self.prompt_kernels.small - self.ar_fused_norms)
+        self._gaps()
         self.lockstep_ranks = dp - 1 if dp > 1 and engine is not None and engine.dp_prompt_lockstep else 0
         """The other DP ranks whose prompt steps this rank steps with, running its decodes without CUDA
         graphs (Engine.dp_prompt_lockstep); 0 where the engine's ranks do not (or one rank)."""
@@ -1099,6 +1106,24 @@ class StepModel:
         waves = -(-(n * blocks * splits) // (sms * per_sm))
         return waves * part * per_token / rate, waves * per_token / rate / splits
 
+    def _gaps(self) -> None:
+        """The kernel latencies a step adds under the constants ``c`` (layer_latency_s) and the host's issue of its
+        kernels where it runs eagerly (eager_issue_s): for steps of at most SGLANG_AR_FUSION_MAX_TOKENS tokens, and
+        (``_large``) for larger ones, which launch ar_fused_norms small kernels more."""
+        model, c, more = self.model, self.c, self.ar_fused_norms
+        big, big_prompt = (replace(k, small=k.small + more) for k in (self.kernels, self.prompt_kernels))
+        self.layer_gaps_s = layer_latency_s(model, c, kernels=self.kernels)
+        """The kernel latencies of a step replayed from a CUDA graph (at most GRAPH_MAX_TOKENS tokens)."""
+        self.layer_gaps_eager_s = layer_latency_s(model, c, eager=True, kernels=self.kernels)
+        """The kernel latencies of a step run eagerly."""
+        self.layer_gaps_eager_large_s = layer_latency_s(model, c, eager=True, kernels=big)
+        self.eager_host_total_s = eager_issue_s(model, c, self.kernels)
+        """The host's issue of a decode step's kernels run eagerly (a batch past the largest decode graph)."""
+        self.eager_host_large_s = eager_issue_s(model, c, big)
+        self.eager_prompt_total_s = eager_issue_s(model, c, self.prompt_kernels)
+        """The host's issue of a prompt step's kernels, where the engine runs such steps eagerly (prefill_eager)."""
+        self.eager_prompt_large_s = eager_issue_s(model, c, big_prompt)
+
     def with_constants(self, c: StepConstants) -> StepModel:
         """The same model and shape under other constants (the byte and FLOP caches are kept)."""
         import copy
@@ -1106,11 +1131,8 @@ class StepModel:
         new = copy.copy(self)
         new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel).check()
         new._links()
-        new.layer_gaps_s = layer_latency_s(self.model, new.c, kernels=self.kernels)
-        new.layer_gaps_eager_s = layer_latency_s(self.model, new.c, eager=True, kernels=self.kernels)
+        new._gaps()
         new.attn_per_request_s = self.attn_heads * (new.c.attn_request_s or 0.0)
-        new.eager_host_total_s = eager_issue_s(self.model, new.c, self.kernels)
-        new.eager_prompt_total_s = eager_issue_s(self.model, new.c, self.prompt_kernels)
         new.inv_bw = 1.0 / (self.d.bw * new.c.eta_bw)
         new.inv_w = 1.0 / (self.d.bw * new._eta_gemm(new.c))
         new.inv_mm = new._inv_mm(new.c)
@@ -1276,7 +1298,10 @@ class StepModel:
         """What a step costs beyond its memory and compute terms: the engine's per-step and
         per-request cost, the kernel gaps of every layer, the attention calls' work per request
         (attn_per_request_s), the collectives."""
-        gaps = self.layer_gaps_s if tokens <= GRAPH_MAX_TOKENS else self.layer_gaps_eager_s
+        if tokens <= GRAPH_MAX_TOKENS:
+            gaps = self.layer_gaps_s
+        else:
+            gaps = self.layer_gaps_eager_s if tokens <= SGLANG_AR_FUSION_MAX_TOKENS else self.layer_gaps_eager_large_s
         per_request = self.c.per_request_s + self.attn_per_request_s
         return self.c.fixed_s + per_request * requests + gaps + self.collective_s(tokens)
 
@@ -1338,7 +1363,7 @@ class StepModel:
             weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens, floor=floor or None
         )
         if eager or self.eager(prefill, requests):
-            extra = self.eager_extra_s(t, requests, prompt=prefill and self.prefill_eager)
+            extra = self.eager_extra_s(t, requests, prompt=prefill and self.prefill_eager, tokens=tokens)
             t, fixed = t + extra, fixed + extra
         elif self.async_host:
             hidden = self.hidden_host_s(t, requests)
@@ -1369,14 +1394,18 @@ class StepModel:
         host = self.c.fixed_s + self.c.per_request_s * requests
         return min(host, max(t - host, 0.0))
 
-    def eager_extra_s(self, t: float, requests: int, prompt: bool = False) -> float:
+    def eager_extra_s(self, t: float, requests: int, prompt: bool = False, tokens: int = 0) -> float:
         """What a step of ``t`` seconds that runs its layers eagerly adds: the host issues the kernels
         while the GPU runs those already issued, so after the scheduler's own work (fixed_s and
         per_request_s, before the forward) the step takes the longer of its GPU work and the host's
         issue of every kernel (eager_host_s): a prompt step's kernels (``prompt``: prompt_kernels, where a
-        mixer's prompt path launches more), else a decode step's."""
+        mixer's prompt path launches more), else a decode step's; of a step of ``tokens`` tokens (``requests`` where 0),
+        past SGLANG_AR_FUSION_MAX_TOKENS with the norms the all-reduces no longer fuse (ar_fused_norms)."""
         host = self.c.fixed_s + self.c.per_request_s * requests
-        issue = self.eager_prompt_total_s if prompt else self.eager_host_total_s
+        if (tokens or requests) <= SGLANG_AR_FUSION_MAX_TOKENS:
+            issue = self.eager_prompt_total_s if prompt else self.eager_host_total_s
+        else:
+            issue = self.eager_prompt_large_s if prompt else self.eager_host_large_s
         return max(0.0, issue - (t - host))
 
     def _beyond(self, tokens: int, requests: int) -> tuple[float, float]:
@@ -1548,7 +1577,9 @@ class StepModel:
         requests = n + (1 if extra_tokens else 0)
         if eager or self.eager(extra_tokens > 0, requests):
             # A span run without CUDA graphs: its first step as time() has it.
-            o += self.eager_extra_s((m0 if m0 >= c0 else c0) + o, requests, prompt=extra_tokens > 0 and self.prefill_eager)
+            o += self.eager_extra_s(
+                (m0 if m0 >= c0 else c0) + o, requests, prompt=extra_tokens > 0 and self.prefill_eager, tokens=n + extra_tokens
+            )
         elif self.async_host:
             # The host's time beside the GPU's: the span's first step as time() has it (later steps,
             # whose GPU work only grows, hide no less).
@@ -1698,7 +1729,12 @@ class StepModel:
             else:
                 each = f"{c.moe_latency_s * 1e6:g} us"
             said.append(f"{k.moe:,} fused routed-expert calls at {each}, their own kernels within them")
-        fused = " (the layers' norms but the first inside the all-reduces: SGLang's FlashInfer fusion)" if self.ar_fusion else ""
+        fused = (
+            f" (the layers' norms but the first inside the all-reduces: SGLang's FlashInfer fusion; {self.ar_fused_norms:,} "
+            f"more in a step of over {SGLANG_AR_FUSION_MAX_TOKENS:,} tokens)"
+            if self.ar_fusion
+            else ""
+        )
         return ", ".join([*said, f"{k.small:,} small kernels at {c.kernel_gap_s * 1e6:g} us{fused}"]) + self._quant_said()
 
     def _attn_request_said(self) -> str:
