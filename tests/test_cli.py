@@ -244,6 +244,23 @@ def test_a_spec_with_rope_caches_out_of_range_is_refused(cli, tmp_path):
     one_line_error(cli("size", "--model", c, "--seq", "4k"), "rope_scaling.factor 'big'", "e.g. 8.0")
 
 
+def test_a_config_with_a_partial_rotary_factor_out_of_range_is_one_line(cli, tmp_path):
+    cfg = json.loads((ROOT / "tests/configs/qwen3-next-80b-a3b.json").read_text())
+    c = tmp_path / "config.json"
+    for bad in (0, 1.5, "big", True):
+        c.write_text(json.dumps({**cfg, "partial_rotary_factor": bad}))
+        one_line_error(cli("size", "--model", c, "--seq", "4k"), "partial_rotary_factor", "(0, 1]")
+    # In rope_parameters (transformers 5's place for it), named there.
+    c.write_text(json.dumps({**cfg, "partial_rotary_factor": None, "rope_parameters": {"partial_rotary_factor": -1}}))
+    one_line_error(cli("size", "--model", c, "--seq", "4k"), "rope_parameters.partial_rotary_factor '-1'", "e.g. 0.5")
+    # A spec file with one out of range: the file and the field.
+    spec = cli("import", ROOT / "tests/configs/phi-2.json", "--name", "p2").out
+    assert "partial_rotary_factor: 0.4" in spec
+    p = tmp_path / "p2.yaml"
+    p.write_text(spec.replace("partial_rotary_factor: 0.4", "partial_rotary_factor: 2"))
+    one_line_error(cli("size", "--model", p, "--seq", "4k"), str(p), "partial_rotary_factor")
+
+
 def test_a_phi_config_with_an_unreadable_n_inner_is_one_line(cli, tmp_path):
     cfg = json.loads((ROOT / "tests/configs/phi-2.json").read_text())
     p = tmp_path / "config.json"

@@ -913,7 +913,9 @@ def test_the_loaded_weights_margin_is_as_the_doc_says():
     over = sorted(x.log / x.estimate - 1 for f in before for x in RESULTS[f]["report"].rows if x.key == "weights" and x.estimate)
     assert len(over) == 124 and sum(v <= 0.02 for v in over) == 121 and sum(v < -0.001 for v in over) == 4
     assert round(over[len(over) // 2] * 100, 1) == 0.1 and round(over[0] * 100, 1) == -3.8
-    assert [round(v * 100, 1) for v in over[-3:]] == [2.4, 8.8, 9.1]
+    # (2.4 until the rotary cache held only the dimensions a partial rotary embedding turns, 2026-12-06)
+    assert [round(v * 100, 1) for v in over[-3:]] == [2.5, 8.8, 9.1]
+    assert "MiniMax-M2.5 in fp8 on MI300X (+2.4%; +2.5% since the rotary cache holds only the dimensions" in text
     assert "across the 124 logs here that print it, that is at most 2% over kvcalc's count in 121 (median +0.1%" in text
     # With the sixteenth set, scored after the margin was set: 130 of 133.
     then = [RESULTS[c["file"]] for c in CASES if c.get("held_out") not in joined_from(EIGHTEENTH)]
@@ -1209,8 +1211,10 @@ def test_the_twenty_sixth_held_out_set_is_as_the_doc_says():
     tw = {c["file"]: RESULTS[c["file"]] for c in CASES if c.get("held_out") == TWENTYSIXTH}
     assert len(tw) == 7 and all(r["estimate"] == "ok" and r["from_log"] == "ok" and r["inside_range"] for r in tw.values())
     errs = sorted(round(100 * r["headline"].estimate_error, 1) for r in tw.values())
-    assert (errs[0], errs[-1]) == (-1.6, -0.1)
-    assert "all seven within 10% from the defaults (-1.6% to -0.1%)" in text
+    # Scored -1.6% to -0.1%; the least -1.4% since the rotary cache holds only the dimensions a partial rotary
+    # embedding turns (Qwen3-Next's quarter), 2026-12-06.
+    assert (errs[0], errs[-1]) == (-1.4, -0.1)
+    assert "all seven within 10% from the defaults (-1.6% to -0.1%; -1.4% to -0.1% since the rotary cache" in text
     assert sorted(f for f, r in tw.items() if not r["counted"]) == ["vllm-fax4ever-kvpress-a10g-qwen3-8b.log"]
     assert counted_aims(joined_from(TWENTYSEVENTH)) == (82, 83, 90)
     assert "the counted aims stand at 82 of 90 within 10% and 83 of 90 inside the range" in text

@@ -212,9 +212,9 @@ def test_the_engines_doc_gives_the_rule_as_fit_applies_it():
     q, h100 = resolve_model("qwen3-next-80b-a3b"), resolve_gpu("h100")
     f = fit(q, h100, FitInputs(seq=8192, tp=4, engine=find("sglang")))
     whole = f.kv_pool_bytes // (12 * 256 * 2 * 2)  # the pool over a token's bytes: 12 attention layers, a KV head a rank
-    assert (f.state_slots, f.state_requests, f.kv_pool_tokens, whole) == (670, 223, 1_174_498, 2_229_310)
+    assert (f.state_slots, f.state_requests, f.kv_pool_tokens, whole) == (673, 224, 1_177_974, 2_237_502)
     assert (
-        "4 H100s at 8,192 tokens: 670 slots, 223 running requests and 1,174,498 tokens, where the whole pool would hold 2,229,310 tokens"
+        "4 H100s at 8,192 tokens: 673 slots, 224 running requests and 1,177,974 tokens, where the whole pool would hold 2,237,502 tokens"
         in text
     )
     assert 3 * 8192 * 2 + 32 * 128 * 128 * 4 == 2_146_304 and 3 * 8192 * 2 + 32 * 128 * 128 * 2 == 1_097_728
@@ -226,9 +226,9 @@ def test_simulate_runs_no_more_requests_than_the_state_slots_allow(cli):
     r = cli(*base, "--engine", "sglang", "--prompt", "1000", "--output", "200", "--rate", "inf", "--json")
     assert r.code == 0, r.err
     text = " ".join(r.json()["assumptions"])
-    # fit's 223 running requests (the test above) cap the replay's batch, and its pool is the tokens' share plus
+    # fit's 224 running requests (the test above) cap the replay's batch, and its pool is the tokens' share plus
     # those requests' states in logical bytes.
-    assert "continuous batching: up to 223 requests" in text and "beside its 670 recurrent-state slots" in text
+    assert "continuous batching: up to 224 requests" in text and "beside its 673 recurrent-state slots" in text
     f = fit(resolve_model("qwen3-next-80b-a3b"), resolve_gpu("h100"), FitInputs(seq=1200, tp=4, engine=find("sglang")))
     logical = KVFootprint(resolve_model("qwen3-next-80b-a3b"), BF16, 4).state_bytes
     pool = f.kv_pool_bytes - f.state_pool_bytes + f.state_requests * logical
@@ -240,8 +240,8 @@ def test_roofline_counts_the_requests_that_fit_as_fit_does(cli):
     r = cli(*args, "--batch", "256", "--seq", "8192")
     assert r.code == 0, r.err
     f = fit(resolve_model("qwen3-next-80b-a3b"), resolve_gpu("h100"), FitInputs(seq=8192, tp=4, engine=find("sglang")))
-    # 1,174,498 tokens // 8,192 = 143, under the slots' 223 running requests (the tests above).
-    assert f.max_concurrency == 1_174_498 // 8192 == 143
+    # 1,177,974 tokens // 8,192 = 143, under the slots' 224 running requests (the tests above).
+    assert f.max_concurrency == 1_177_974 // 8192 == 143
     j = cli(*args, "--batch", "256", "--seq", "8192", "--json").json()
     assert "(at most 143 requests of this length)" in " ".join(r.out.split())
     assert (j["rows"][0]["max_batch_in_memory"], j["rows"][0]["fits_in_memory"]) == (143, False)
@@ -253,7 +253,7 @@ def test_fit_text_holds_the_state_pools_json_figures_at_80_columns(cli, monkeypa
     text, j = cli(*args).out, cli(*args, "--json").json()
     assert all(len(ln) <= 80 for ln in text.splitlines())
     flat = " ".join(text.split())
-    # 670 slots of 19,316,736 B and the padding slot: 671 x 19,316,736 B.
-    assert (j["state_slots"], j["state_requests"], j["state_pool_bytes"]) == (670, 223, 671 * 19_316_736)
-    assert f"{j['state_slots']:,} slots of 19,316,736 B" in flat and f"{j['state_pool_bytes']:,} B (12.07 GiB)" in flat
+    # 673 slots of 19,316,736 B and the padding slot: 674 x 19,316,736 B.
+    assert (j["state_slots"], j["state_requests"], j["state_pool_bytes"]) == (673, 224, 674 * 19_316_736)
+    assert f"{j['state_slots']:,} slots of 19,316,736 B" in flat and f"{j['state_pool_bytes']:,} B (12.13 GiB)" in flat
     assert f"at most {j['state_requests']:,} running requests" in flat and f"{j['kv_pool_tokens']:,} tokens" in flat

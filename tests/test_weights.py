@@ -164,6 +164,23 @@ def test_scaled_and_gemma3_rope_caches_are_as_long_as_vllm_builds_them():
     assert rope_cache_bytes(resolve_model("deepseek-coder-6.7b")) == 4 * 16384 * 128 * 2
 
 
+def test_a_partial_rotary_embedding_caches_the_dimensions_it_turns():
+    # vLLM 0.22.1 rotary_embedding/__init__.py get_rope: rotary_dim = int(head_size x partial_rotary_factor), and the
+    # cos/sin cache is max_position x rotary_dim in the model's dtype (SGLang 0.5.9's get_rope likewise).
+    # Qwen3-Next: a quarter of 256 over 262,144 positions.
+    assert resolve_model("qwen3-next-80b-a3b").partial_rotary_factor == 0.25
+    assert rope_cache_bytes(resolve_model("qwen3-next-80b-a3b")) == 262_144 * 64 * 2 == 33_554_432
+    # GLM-4.6 (0.5 of 128 over 202,752); MiniMax-M2's rotary_dim 64 of its 128 (minimax_m2.py turns it into the
+    # factor) over 196,608; Phi-2 0.4 of 80 over 2,048.
+    assert rope_cache_bytes(resolve_model("glm-4.6")) == 202_752 * 64 * 2
+    assert rope_cache_bytes(resolve_model("minimax-m2")) == 196_608 * 64 * 2
+    assert rope_cache_bytes(resolve_model("phi-2")) == 2_048 * 32 * 2
+    # Qwen3.5: a quarter of 256 in a multimodal rotary embedding over four times the positions (mrope.py).
+    assert rope_cache_bytes(resolve_model("qwen3.5-27b")) == 4 * 262_144 * 64 * 2
+    # A model that turns every dimension keeps the whole head.
+    assert resolve_model("llama3.1-8b").partial_rotary_factor == 1.0
+
+
 def test_a_quantized_flag_leaves_the_vision_tower_in_16_bits():
     # Quantized checkpoints of vision-language models leave the ViT alone (Qwen/Qwen2.5-VL-7B-Instruct-AWQ:
     # "modules_to_not_convert": ["visual"]), so --weight-dtype int4 or fp8 counts Gemma-3-27B's 451,957,104

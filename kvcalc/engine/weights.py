@@ -220,7 +220,9 @@ def vision_bytes(model: ModelSpec, dtype: str | None = None) -> int:
     return weight_bytes(model.vision_params, dtype or model.weight_dtype)
 
 
-MROPE_ARCHITECTURES = frozenset({"qwen2_vl", "qwen2_5_vl", "qwen3_vl_text", "qwen3_vl_moe_text"})
+MROPE_ARCHITECTURES = frozenset(
+    {"qwen2_vl", "qwen2_5_vl", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_5_text", "qwen3_5_moe_text"}
+)
 """Models (by the model_type a spec records: a nested text_config's own) whose config's rope_scaling
 carries mrope_section, which vLLM gives its multimodal rotary embedding
 (model_executor/layers/rotary_embedding/mrope.py)."""
@@ -240,8 +242,10 @@ def rope_cache_bytes(model: ModelSpec, engine: str = "vllm") -> int:
     rotary_embedding.py, 0.9.0.1, and rotary_embedding/mrope.py, 0.11.0): Qwen2.5-VL's 128,000
     positions x 4 x 128 x 2 B = 131,072,000 B. A spec's rope_caches lists the caches where they differ
     (Gemma-3-4B: a local cache of 131,072 positions and a global one of 8 x 131,072 for its linear
-    scaling, x 256 x 2 B = 603,979,776 B, the 0.5 GiB its weights log above the parameters). SGLang
-    builds its caches as vLLM does (layers/rotary_embedding.py, 0.5.6) but for Gemma 3."""
+    scaling, x 256 x 2 B = 603,979,776 B, the 0.5 GiB its weights log above the parameters). A partial
+    rotary embedding caches int(head_dim x partial_rotary_factor) dimensions (get_rope, 0.22.1): Qwen3-Next's
+    262,144 x 64 x 2 B. SGLang builds its caches as vLLM does (layers/rotary_embedding.py, 0.5.6 and 0.5.9)
+    but for Gemma 3."""
     if engine == "sglang" and model.architecture in ("gemma3", "gemma3_text"):
         # SGLang 0.5.6's Gemma 3 (models/gemma3_causal.py) computes its rotary angles from inv_freq
         # (Gemma3RotaryEmbedding, as transformers does): no cos/sin cache.
@@ -251,7 +255,9 @@ def rope_cache_bytes(model: ModelSpec, engine: str = "vllm") -> int:
     else:
         caches = model.rope_caches or [float(rope_cache_factor(model))]
     positions = sum(round(model.max_position_embeddings * x) for x in caches)
-    return positions * max((k.rope_dims for k in model.kinds()), default=0) * 2
+    # The dimensions a position holds: int(head_dim x partial_rotary_factor), as get_rope takes them.
+    dims = int(max((k.rope_dims for k in model.kinds()), default=0) * model.partial_rotary_factor)
+    return positions * dims * 2
 
 
 def mla_absorbed_bytes(model: ModelSpec, dtype: str | None, tp: int, pp: int = 1, pp_split: PPSplit = "before-last") -> int:

@@ -1075,6 +1075,9 @@ def spec_dict_from_config(cfg: Any, where: str = "config.json", name: str | None
     caches = _rope_caches(c, mt)
     if caches:
         spec["rope_caches"] = caches
+    rotary = _partial_rotary_factor(c, mt)
+    if rotary != 1:
+        spec["partial_rotary_factor"] = rotary
     spec["layer_kinds"] = b.kinds
     spec["layers"] = _compress(b.order)
     # Drop the config fields that only name things.
@@ -1247,6 +1250,24 @@ def _vit_params(t: _ViT) -> int:
     merger = (m * m + m) + (m * t.out + t.out)
     embed = t.channels * t.frames * t.patch * t.patch * h + (h if t.patch_bias else 0) + t.positions * h
     return embed + t.depth * block + norm * h + merger + t.deepstack * (2 * m + merger)
+
+
+def _partial_rotary_factor(c: _Cfg, mt: str) -> float:
+    """The config's partial_rotary_factor, at its top level or in rope_parameters (transformers 5), as vLLM's and
+    SGLang's get_rope take it; MiniMax-M2's rotary_dim over its head_dim (vLLM 0.22.1 minimax_m2.py sets the factor
+    so); 1 where it gives none."""
+    rp = c.data.get("rope_parameters")
+    if mt == "minimax_m2" and c.data.get("rotary_dim") is not None:
+        return c.int("rotary_dim") / c.int("head_dim")
+    if c.data.get("partial_rotary_factor") is not None:
+        f, where = c.get("partial_rotary_factor"), "partial_rotary_factor"
+    elif isinstance(rp, dict) and rp.get("partial_rotary_factor") is not None:
+        f, where = rp["partial_rotary_factor"], "rope_parameters.partial_rotary_factor"
+    else:
+        return 1.0
+    if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1:
+        raise KvcalcError(f"{where} {str(f)[:40]!r} is not a number in (0, 1]", c.where, "e.g. 0.5")
+    return float(f)
 
 
 def _rope_caches(c: _Cfg, mt: str) -> list[float]:

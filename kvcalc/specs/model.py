@@ -257,6 +257,10 @@ class ModelSpec:
     """vLLM's rotary cos/sin caches, each as a multiple of max_position_embeddings positions, where they
     are not one such cache: a linear or dynamic rope_scaling multiplies its cache by the factor, and
     Gemma 3 builds a local and a global one. Empty: one cache (four times as long for M-RoPE)."""
+    partial_rotary_factor: float = 1.0
+    """The share of each head's dimensions the rotary embedding turns (config.json partial_rotary_factor, or
+    rope_parameters'): the engines' cos/sin cache holds int(head_dim x factor) dimensions a position (vLLM
+    rotary_embedding/__init__.py get_rope, 0.22.1; SGLang layers/rotary_embedding.py get_rope, 0.5.9)."""
     vision: VisionTower | None = None
     """The vision encoder's geometry, where kvcalc models the engine's profile of it."""
     vision_config_layers: Pos | None = None
@@ -319,6 +323,9 @@ class ModelSpec:
             isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x <= 1024 for x in self.rope_caches
         ):
             raise ValueError("rope_caches must be a list of multiples of max_position_embeddings, each in (0, 1024]")
+        rf = self.partial_rotary_factor
+        if isinstance(rf, bool) or not isinstance(rf, (int, float)) or not 0 < rf <= 1:
+            raise ValueError(f"partial_rotary_factor must be a number in (0, 1], got {str(rf)[:40]!r}")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelSpec:
