@@ -253,6 +253,10 @@ def test_a_config_with_a_partial_rotary_factor_out_of_range_is_one_line(cli, tmp
     # In rope_parameters (transformers 5's place for it), named there.
     c.write_text(json.dumps({**cfg, "partial_rotary_factor": None, "rope_parameters": {"partial_rotary_factor": -1}}))
     one_line_error(cli("size", "--model", c, "--seq", "4k"), "rope_parameters.partial_rotary_factor '-1'", "e.g. 0.5")
+    # MiniMax-M2's rotary_dim wider than its heads: named the same way.
+    mm = json.loads((ROOT / "tests/configs/minimax-m2.json").read_text())
+    c.write_text(json.dumps({**mm, "rotary_dim": 256}))
+    one_line_error(cli("size", "--model", c, "--seq", "4k"), "rotary_dim over head_dim, '2.0'", "(0, 1]")
     # A spec file with one out of range: the file and the field.
     spec = cli("import", ROOT / "tests/configs/phi-2.json", "--name", "p2").out
     assert "partial_rotary_factor: 0.4" in spec

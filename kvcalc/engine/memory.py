@@ -1788,11 +1788,10 @@ def fit(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> FitReport:
     )
 
 
-def requests_in_memory(f: FitReport, fp: KVFootprint, seq: int, request_bytes: int) -> int | None:
+def requests_in_memory(f: FitReport, seq: int, request_bytes: int) -> int | None:
     """Requests of ``seq`` tokens that fit in ``f``'s KV pool, ``request_bytes`` each: the pool over a request, or
     where SGLang keeps the states in a pool of their own (state_pool), the tokens its slots leave over ``seq``, at most
     the running requests the slots allow. None: a request caches nothing."""
     if f.state_requests is not None:
-        tokens = max(f.kv_pool_bytes - f.state_pool_bytes, 0) // max(fp.per_token, 1)
-        return min(tokens // max(seq, 1), f.state_requests)
+        return min((f.kv_pool_tokens or 0) // max(seq, 1), f.state_requests)
     return max(f.kv_pool_usable_bytes, 0) // request_bytes if request_bytes else None

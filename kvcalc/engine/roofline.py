@@ -367,7 +367,7 @@ def roofline(
     else:
         per = [fp.request_bytes(x) for x in seqs]
     # A model that caches nothing per request (every layer cache-free) is not limited by its KV pool.
-    max_batch: dict[int, int | None] = {x: requests_in_memory(f, fp, x, int(r)) for x, r in zip(seqs, per)}
+    max_batch: dict[int, int | None] = {x: requests_in_memory(f, x, int(r)) for x, r in zip(seqs, per)}
     rows = decode_points(d, batches, seqs, with_allreduce, max_batch, sm)
     pre = prefill_bound(model, gpu, prefill, tp, weight_dtype, compute_dtype) if prefill else None
     assumptions = (

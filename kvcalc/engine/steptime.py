@@ -55,7 +55,7 @@ from kvcalc.engine.weights import busiest_rank_experts, expected_experts, mla_ma
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GemmSpec, GPUSpec
-from kvcalc.specs.layers import DecodeGeometry
+from kvcalc.specs.layers import MLA, DecodeGeometry, LayerKind
 from kvcalc.specs.model import ModelSpec
 
 FP8_CHECKPOINTS = ("fp8", "fp8_e4m3", "fp8_e5m2")
@@ -662,13 +662,13 @@ def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
     return roles
 
 
-def mla_fewer_matmuls(kind: Any, fused: bool) -> int:
-    """Matmuls (and fp8 linear layers) an MLA layer runs fewer than the six MLA.decode_kernels counts (the query's down
-    and up projections, the latent's down projection, the absorbed multiplies, the output projection): one where it
-    has no query latent (q_lora_rank 0: one q_proj, deepseek_v2.py) or where the engine runs the two down projections
-    as one matmul (``fused``: vLLM's fused_qkv_a_proj, a MergedReplicatedLinear, from 0.10.0, absent in 0.9.2;
-    SGLang's fused_qkv_a_proj_with_mqa from 0.4.6, absent in 0.4.5.post3: Engine.mla_qkv_a_fused); 0 elsewhere."""
-    return 1 if not getattr(kind, "q_lora_rank", 0) or fused else 0
+def mla_fewer_matmuls(kind: LayerKind, fused: bool) -> int:
+    """Matmuls (and fp8 linear layers) an MLA layer runs fewer than its kind counts (MLA.mixer_kernels: the query's
+    down and up projections, the latent's down projection, the absorbed multiplies, the output projection): one where
+    the engine runs the query's and the latent's down projections as one matmul (``fused``: vLLM's fused_qkv_a_proj,
+    a MergedReplicatedLinear, from 0.10.0, absent in 0.9.2; SGLang's fused_qkv_a_proj_with_mqa from 0.4.6, absent in
+    0.4.5.post3: Engine.mla_qkv_a_fused) and the layer has a query latent to fuse; 0 elsewhere."""
+    return 1 if fused and isinstance(kind, MLA) and kind.q_lora_rank else 0
 
 
 def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_fused: bool = False) -> int:

@@ -1258,8 +1258,8 @@ def _partial_rotary_factor(c: _Cfg, mt: str) -> float:
     so); 1 where it gives none."""
     rp = c.data.get("rope_parameters")
     if mt == "minimax_m2" and c.data.get("rotary_dim") is not None:
-        return c.int("rotary_dim") / c.int("head_dim")
-    if c.data.get("partial_rotary_factor") is not None:
+        f, where = c.int("rotary_dim") / c.int("head_dim"), "rotary_dim over head_dim,"
+    elif c.data.get("partial_rotary_factor") is not None:
         f, where = c.get("partial_rotary_factor"), "partial_rotary_factor"
     elif isinstance(rp, dict) and rp.get("partial_rotary_factor") is not None:
         f, where = rp["partial_rotary_factor"], "rope_parameters.partial_rotary_factor"

@@ -501,8 +501,9 @@ class MLA(LayerKindBase):
     0: attention over every cached token (also where the indexer's layout is known but not its top-k)."""
     q_lora_rank: NonNeg = 0
     """The query's latent (config.json q_lora_rank): the width its up-projection reads. 0: no query
-    latent, the query projected from the hidden state (DeepSeek-V2-Lite). Only vLLM 0.7's materialized
-    decode weights depend on it (kvcalc.engine.weights.mla_materialized)."""
+    latent, the query projected from the hidden state by one q_proj (DeepSeek-V2-Lite: deepseek_v2.py), one
+    matmul fewer (mixer_kernels); vLLM 0.7's materialized decode weights depend on it too
+    (kvcalc.engine.weights.mla_materialized)."""
 
     _positive: ClassVar[tuple[str, ...]] = (
         "num_attention_heads",
@@ -524,6 +525,16 @@ class MLA(LayerKindBase):
     @property
     def sparse_topk(self) -> int:
         return self.indexer_topk
+
+    def mixer_kernels(self, prompt: bool = False) -> tuple[int, int, int]:
+        """decode_kernels, one matmul fewer without a query latent (q_lora_rank 0: one q_proj in place of the
+        down and up projections)."""
+        g, a, k = self.decode_kernels
+        return (g if self.q_lora_rank else g - 1), a, k
+
+    def mixer_linears(self) -> int:
+        """decode_linears, one fewer without a query latent (mixer_kernels)."""
+        return self.decode_linears if self.q_lora_rank else self.decode_linears - 1
 
     @property
     def indexer_kernels(self) -> tuple[int, int, int]:
