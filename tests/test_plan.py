@@ -831,8 +831,11 @@ class _FixedSeat:
     def step(self, decodes: float, rate: float, batch: float | None = None) -> tuple[float, str, float, float, float]:
         return 0.01, "memory", 0.0, 0.0, 0.0
 
-    def ttft(self, decodes: float, t_step: float) -> float:
+    def ttft(self, decodes: float, t_step: float, u: float = 0.0, rate: float = 0.0) -> float:
         return 0.004 + 1.0
+
+    def recv_wait(self, decodes: float, t_step: float, u: float) -> float:
+        return 0.0  # no receive interval
 
     def seen(self, decodes: float, users: int | None) -> float:
         return 1.0
@@ -1270,3 +1273,122 @@ def test_a_plan_check_runs_long_enough_to_settle():
     assert _check_requests(2000, 1.0, 10.0) == 2000 and _check_requests(2000, 1e6, 10.0) == CHECK_MAX_REQUESTS == 20_000
     # The check of that question's winner now keeps up, as its closed form says.
     assert "spans 16 of the closed form's request lifetimes" in text
+
+
+@pytest.mark.parametrize(
+    "model,gpu,tp,release,rate,prompt,output,every",
+    [
+        ("qwen3-8b", "h100", 1, "sglang@0.5.9", 3.0, 2000, 300, 10),
+        ("qwen3-8b", "h100", 1, "sglang@0.5.9", 6.0, 2000, 300, 10),
+        ("qwen3-8b", "h100", 1, "sglang@0.5.9", 6.0, 2000, 300, 30),
+        ("llama3.1-8b", "h100", 1, "sglang@0.5.12", 8.0, 1000, 200, 30),
+    ],
+)
+def test_plan_takes_sglangs_receive_interval_as_its_simulation_does(model, gpu, tp, release, rate, prompt, output, every):
+    """plan --scheduler-recv-interval: the closed form (``_Replica.ttft``: (1 - u) x (N - 1) / 2 decode steps
+    more to be taken in, and the prompts of N decode steps in one prompt step) against 3,000 simulated
+    requests with the same interval (the simulator's SimSettings.recv_interval, event by event): mean TPOT and
+    mean TTFT within 10% of each other, the issue's aim for the closed form and its simulation."""
+    import numpy as np
+
+    from kvcalc.engine.simulate import SimSettings, Workload, simulate
+
+    m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine(release)
+    t = Traffic(prompt=prompt, output=output, rate=rate)
+    st = _steady(_Replica(m, g, tp, 1, t, bf16, eng, recv_interval=every), t, 1)
+    base = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
+    assert st is not None and base is not None
+    n = 3000
+    arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
+    wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
+    settings_ = SimSettings(
+        prompt + output,
+        eng.default_num_seqs(g.memory_runtime_bytes, g.name),
+        eng.schedule(m, g, prompt + output)[0],
+        recv_interval=every,
+    )
+    run_ = simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
+    assert not run_.overloaded
+    assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)
+    assert run_.ttft_s.mean == pytest.approx(st[3], rel=0.10)
+    # The interval is what moves the TTFT: the closed form's grows by at least a third of the (N - 1) / 2
+    # decode steps it adds, with u below 2/3 here.
+    assert st[3] - base[3] > (every - 1) / 2 * st[2] * (1 - 0.66) * 0.5
+
+
+def test_plan_adds_half_the_receive_interval_of_decode_steps_to_a_prompts_wait():
+    # Hand arithmetic of _Replica.ttft without prompts arriving (u = 0, rate 0): with b requests decoding, a
+    # request waits (N - 1) / 2 decode steps more to be taken in, each the step model's decode step of b
+    # requests at the replica's mid-output context (StepModel.step, the formula's one place).
+    m, g, bf16 = resolve_model("qwen3-8b"), resolve_gpu("h100"), kv_dtype("bf16")
+    eng = engine("sglang@0.5.9")
+    t = Traffic(prompt=1000, output=200, rate=1.0)
+    plain = _Replica(m, g, 1, 1, t, bf16, eng)
+    gated = _Replica(m, g, 1, 1, t, bf16, eng, recv_interval=21)
+    t0 = plain.sm.step(16, 1000 + 100).t_step_s
+    assert gated.ttft(16, t0) - plain.ttft(16, t0) == pytest.approx(20 / 2 * t0, rel=1e-9)
+    # With no request decoding, the scheduler's idle loop takes a request in at once.
+    assert gated.ttft(0, t0) == plain.ttft(0, t0)
+    # During prompt steps (the share u of the time) it is taken in after the step: (1 - u) of the wait.
+    assert gated.ttft(16, t0, 0.25) - plain.ttft(16, t0, 0.25) == pytest.approx(0.75 * 20 / 2 * t0, rel=1e-9)
+
+
+def test_plan_with_a_receive_interval_leaves_dp_attention_out():
+    # SGLang asserts not enable_dp_attention with --scheduler-recv-interval (scheduler_recv_skipper.py, 0.5.2 to
+    # 0.5.14): plan searches no DP-attention shape with one, and refuses one asked for.
+    m, g, bf16 = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100"), kv_dtype("bf16")
+    eng = engine("sglang@0.5.9")
+    t = Traffic(prompt=1000, output=200, rate=20.0)
+    plain = plan(m, [g], t, SLO(2.0, 0.05), bf16, eng, max_gpus=8, disaggregate=False)
+    assert any(d.dp > 1 for d in plain.ranked)
+    gated = plan(m, [g], t, SLO(2.0, 0.05), bf16, eng, max_gpus=8, disaggregate=False, recv_interval=10)
+    assert gated.ranked and all(d.dp == 1 for d in gated.ranked)
+    assert gated.considered < plain.considered
+    assert any("--scheduler-recv-interval 10" in a for a in gated.assumptions)
+
+
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (["--engine", "vllm", "--scheduler-recv-interval", "10"], "SGLang's --scheduler-recv-interval"),
+        (["--engine", "sglang@0.4", "--scheduler-recv-interval", "10"], "read from 0.5.2 on"),
+        (["--engine", "sglang@0.5.9", "--dp", "2", "--scheduler-recv-interval", "10"], "under DP attention"),
+        (["--engine", "sglang@0.5.9", "--scheduler-recv-interval", "0"], "--scheduler-recv-interval"),
+        (["--engine", "sglang@0.5.9", "--scheduler-recv-interval", "2.5"], "--scheduler-recv-interval"),
+    ],
+)
+def test_plans_receive_interval_refuses_in_one_line(cli, args, says):
+    one_line_error(
+        cli("plan", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--rate", "5", "--tpot", "50ms", "--closed-form", *args), says
+    )
+
+
+def test_the_receive_interval_paragraph_is_as_the_plan_and_its_simulation_say():
+    """docs/simulation.md's plan --scheduler-recv-interval paragraph: Qwen3-8B on an H100 under SGLang 0.5.9, 2,000-token
+    prompts and 300-token outputs at 6 requests/s, 3,000 simulated requests, N = 30 and N = 1."""
+    import numpy as np
+
+    from kvcalc.engine.simulate import SimSettings, Workload, simulate
+
+    m, g, bf16, eng = resolve_model("qwen3-8b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("sglang@0.5.9")
+    t = Traffic(prompt=2000, output=300, rate=6.0)
+    n = 3000
+    arr = np.cumsum(np.random.default_rng(0).exponential(1 / 6.0, size=n))
+    wl = Workload(arr, np.full(n, 2000), np.full(n, 300), "t", "p")
+    got = []
+    for every in (30, 1):
+        st = _steady(_Replica(m, g, 1, 1, t, bf16, eng, recv_interval=every), t, 1)
+        assert st is not None
+        cfg = SimSettings(
+            2300, eng.default_num_seqs(g.memory_runtime_bytes, g.name), eng.schedule(m, g, 2300)[0], recv_interval=every
+        )
+        run_ = simulate(m, g, wl, cfg, [("paged-16", 16)], eng, bf16, 1).runs[0]
+        got.append(
+            (round(st[3] * 1e3, 1), round(st[2] * 1e3, 2), round(run_.ttft_s.mean * 1e3, 1), round(run_.tpot_s.mean * 1e3, 2))
+        )
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    (a, b, c, d), (e, f, h, i) = got
+    assert (
+        f"N = 30, gives {a} ms and {b} ms against the simulation's {c} ms and {d} ms (N = 1: {e} and {f} against {h} and {i} ms)"
+        in text
+    ), got

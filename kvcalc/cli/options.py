@@ -189,6 +189,21 @@ Calibration = Annotated[
         help="Step-time constants fitted by kvcalc calibrate (default: calibration in kvcalc.toml, else the cited defaults).",
     ),
 ]
+RecvInterval = Annotated[
+    str,
+    typer.Option(
+        "--scheduler-recv-interval",
+        metavar="<steps>",
+        help="SGLang's --scheduler-recv-interval (0.5.2 on, not with --dp): while requests decode, the scheduler "
+        "takes in new ones only every this many decode steps (at once after a prompt step, and while idle).",
+    ),
+]
+
+
+def recv_interval(v: str) -> int:
+    return need_count(v, "--scheduler-recv-interval", maximum=1_000_000, noun="a number of decode steps")
+
+
 RequestOverhead = Annotated[
     Optional[str],
     typer.Option(

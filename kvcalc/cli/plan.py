@@ -101,6 +101,7 @@ def plan(
     cross_node_tp: Annotated[
         bool, typer.Option("--cross-node-tp", help="Also try TP wider than the NVLink domain (across servers).")
     ] = False,
+    recv_interval: opt.RecvInterval = "1",
     as_json: opt.Json = False,
 ) -> Any:
     """The fewest GPUs (then the lowest cost) that carry a load within TTFT and TPOT targets.
@@ -131,6 +132,7 @@ def plan(
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
     eng = opt.engine(engine, attention_backend)
     wd = opt.weight_dtype(weight_dtype)
+    every = opt.recv_interval(recv_interval)
     if throughput:
         from kvcalc.engine.plan import SLO, latency_percentile, max_throughput
         from kvcalc.specs.catalog import resolve_gpu
@@ -160,6 +162,7 @@ def plan(
             dp_sizes=dp_sizes,
             prompt_cache_hit=opt.prompt_cache_hit(prompt_cache_hit),
             weight_dtype=wd,
+            recv_interval=every,
         )
         return emit(rep, origin, as_json)
     if (users is None) == (rate is None):
@@ -248,6 +251,7 @@ def plan(
         ep_modes=modes,
         tp_sizes=(1, 2, 4, 8, 16) if cross_node_tp else (1, 2, 4, 8),
         base=FitInputs(seq=traffic.length, weight_dtype=wd) if wd else None,
+        recv_interval=every,
     )
     if r is not None and not closed_form and report.ranked:
         import dataclasses
@@ -271,6 +275,7 @@ def plan(
             max_gpus=n_max,
             traffic=traffic,
             weight_dtype=wd,
+            recv_interval=every,
         )
         report = dataclasses.replace(report, verified=checks)
     return emit(report, origin, as_json)

@@ -90,15 +90,7 @@ def simulate(
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     chunked_prefill: opt.ChunkedPrefill = None,
     prefix_caching: opt.PrefixCaching = True,
-    recv_interval: Annotated[
-        str,
-        typer.Option(
-            "--scheduler-recv-interval",
-            metavar="<steps>",
-            help="SGLang's --scheduler-recv-interval (0.5.2 on, not with --dp): while requests decode, the scheduler "
-            "takes in new ones only every this many decode steps (at once after a prompt step, and while idle).",
-        ),
-    ] = "1",
+    recv_interval: opt.RecvInterval = "1",
     pool: opt.Pool = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
     plot_file: Annotated[
@@ -208,7 +200,7 @@ def simulate(
             "--concurrency",
             f"at most {n:,} (or more --requests)",
         )
-    every = opt.need_count(recv_interval, "--scheduler-recv-interval", maximum=1_000_000, noun="a number of decode steps")
+    every = opt.recv_interval(recv_interval)
     st = SimSettings(
         ml,
         mns,

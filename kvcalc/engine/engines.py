@@ -493,6 +493,29 @@ class Engine:
     def key(self) -> str:
         return f"{self.name}@{self.version}" if self.version else self.name
 
+    def check_recv_interval(self, every: int, dp: int = 1) -> None:
+        """Refuse a scheduler receive interval this release does not take: SGLang's --scheduler-recv-interval
+        (managers/scheduler_recv_skipper.py, read 0.5.2 to 0.5.23), a whole number of decode steps, 1 for
+        every other engine, and 1 under DP attention (``dp`` > 1: SchedulerRecvSkipper.__init__ asserts
+        not server_args.enable_dp_attention, 0.5.2 to 0.5.14)."""
+        if every == 1:
+            return
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise KvcalcError(f"{every!r} is not a whole number of steps", "recv_interval", "1 or more")
+        if self.name != "sglang" or self.older_than(0, 5):
+            raise KvcalcError(
+                f"a scheduler receive interval with {self.title}: it is SGLang's --scheduler-recv-interval, read from 0.5.2 on",
+                "recv_interval",
+                "1 (every step), or an SGLang engine from 0.5.2 (sglang, sglang@0.5.9)",
+            )
+        if dp > 1:
+            raise KvcalcError(
+                f"a scheduler receive interval under DP attention (dp {dp}): SGLang refuses --scheduler-recv-interval "
+                "with --enable-dp-attention",
+                "recv_interval",
+                "1, or dp 1",
+            )
+
     def older_than(self, *release: int) -> bool:
         """Whether this record's release comes before ``release`` (0, 14); a record named by fewer
         numbers than asked is its first release ("0.8" is 0.8.0); a record without a release number

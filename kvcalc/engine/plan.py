@@ -237,8 +237,13 @@ class _Replica:
         dp: int = 1,
         ep: int = 1,
         seq: int | None = None,
+        recv_interval: int = 1,
     ):
         self.gpu, self.tp, self.pp, self.dp, self.ep = gpu, tp, pp, dp, ep
+        engine.check_recv_interval(recv_interval, dp)
+        self.recv = recv_interval
+        """SGLang's --scheduler-recv-interval: while requests decode, arrivals are taken in every this many
+        decode steps (Engine.check_recv_interval; the simulator's SimSettings.recv_interval)."""
         self.shape = Shape(tp, pp, dp, ep)
         self.engine = engine
         inp = (base or FitInputs(seq=traffic.length)).replace(
@@ -349,9 +354,12 @@ class _Replica:
                 return sm.overhead_s(0, 0)
             lo = math.floor(n + 1e-9)
             end = mid(q) if q else 0
-            t_lo = sm.step(lo, self.ctx, q, end, eager).t_step_s if lo or q else sm.overhead_s(0, 0)
+            # Several whole prompts, each over its own context (StepModel.step's span), where a receive interval
+            # gathers them (``ttft``); elsewhere the closed form prices a step of several prompts as one chunk.
+            span = Pn if q > Pn and self.recv > 1 else 0
+            t_lo = sm.step(lo, self.ctx, q, end, eager, span).t_step_s if lo or q else sm.overhead_s(0, 0)
             w = n - lo
-            return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, end, eager).t_step_s - t_lo)
+            return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, end, eager, span).t_step_s - t_lo)
 
         # DP attention in lockstep (StepModel.lockstep_ranks, prompts first): the other ranks run prompt
         # steps as often as this one, n_p a second each, so lam = others x n_p a second in all, and a
@@ -379,8 +387,11 @@ class _Replica:
             return None
         per_pp = rate / self.lanes  # each micro-batch's steps see its share of the prompts
         t = t0
+        # Under a receive interval N (and requests decoding) the scheduler takes the prompts in every N
+        # decode steps, so a step with prompt work carries those of N steps (``ttft``).
+        every = self.recv if b else 1
         for _ in range(100):
-            mu = per_pp * t
+            mu = per_pp * t * every
             if Pn > room:
                 q = Pn / math.ceil(Pn / room)
             else:
@@ -417,14 +428,43 @@ class _Replica:
         late = (tq - t0) / (1 - n_p * (tq - t0)) if mixed else tq / (1 - own)
         return t, bound, u, n_p, late
 
-    def ttft(self, decodes: float, t_step: float) -> float:
+    def _decode_step(self, decodes: float, t_step: float) -> float:
+        """A decode step's own time at ``decodes``, without the prompt steps between (``t_step`` where none)."""
+        alone = self.step(decodes, 0.0)
+        return alone[0] if alone else t_step
+
+    def recv_wait(self, decodes: float, t_step: float, u: float) -> float:
+        """What a receive interval adds to a request's wait to be taken in (``ttft``): 0 without one, without
+        requests decoding, or in an engine that mixes prompts into the decode steps."""
+        if self.recv <= 1 or self.mixed or max(math.ceil(decodes / self.lanes - 1e-9), 0) == 0:
+            return 0.0
+        return (1 - u) * (self.recv - 1) * self._decode_step(decodes, t_step) / 2
+
+    def ttft(self, decodes: float, t_step: float, u: float = 0.0, rate: float = 0.0) -> float:
         """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
-        then the steps that carry the prompt in chunks of the token budget left beside the decodes."""
+        then the steps that carry the prompt in chunks of the token budget left beside the decodes.
+
+        Under a receive interval N (SGLang's --scheduler-recv-interval) with requests decoding, the
+        scheduler takes new requests in every N decode steps, and at once after a step with prompt
+        work: one that comes while the decodes run (the share 1 - ``u`` of the time outside prompt
+        steps, ``u`` as ``step`` gives it) waits for the next of those, N steps apart, N / 2 steps on
+        average where it would wait half of one: (N - 1) / 2 decode steps more. One that comes during a
+        prompt step waits that out (the prefill wait) and is taken in after it. The prompts taken in
+        together run in one step, whose end gives each its first token: beside a request's own prompt,
+        those that came in the N - 1 decode steps more it waited for (``rate`` prompts a second, Poisson,
+        rate x (N - 1) x the decode step of them on average), within the token budget."""
         b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
         P, C = self.P_tail, cached_prompt_tokens(self.hit, self.P_tail, PREFIX_BLOCK)
         path = float(self.c.request_path_s(P)) + t_step / 2  # the whole prompt is tokenised
         if not self.mixed:
             # Prompts first, in steps of their own: the whole budget, no decodes beside them.
+            if self.recv > 1 and b:
+                t0 = self._decode_step(decodes, t_step)
+                path += self.recv_wait(decodes, t_step, u)
+                Pn = P - C
+                if rate > 0 and Pn < self.budget:
+                    q = min(self.budget, round(Pn * (1 + rate / self.lanes * (self.recv - 1) * t0)))
+                    return path + self.sm.step(0, 0.0, q, _chunk_end(C, Pn, q), span=Pn).t_step_s
             return path + self.sm.prefill_s(P - C, self.budget, start=C)
         room = max(self.budget - b, 1)
         return path + self.sm.prefill_s(P - C, room, b, self.ctx, start=C)
@@ -533,8 +573,8 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         if res is None or own is None:
             return None
         t, _, u, _, _ = res
-        ttft = rep.ttft(nd, t) + _prefill_wait(u, x, rep.cv2)
-        tpot = _tpot(rep, nd, x, own, ttft - path, out, users)
+        ttft = rep.ttft(nd, t, u, x) + _prefill_wait(u, x, rep.cv2)
+        tpot = _tpot(rep, nd, x, own, ttft - path - rep.recv_wait(nd, t, u), out, users)
         if users:
             x_new = users / (ttft + (out - 1) * tpot)
             x = x_new if k < 20 else 0.5 * (x + x_new)
@@ -547,8 +587,8 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         nd = new if k < 20 else 0.5 * (nd + new)
     assert res is not None and own is not None
     t, bound, u, _, _ = res
-    ttft = rep.ttft(nd, t) + _prefill_wait(u, x, rep.cv2)
-    tpot = _tpot(rep, nd, x, own, ttft - path, out, users)
+    ttft = rep.ttft(nd, t, u, x) + _prefill_wait(u, x, rep.cv2)
+    tpot = _tpot(rep, nd, x, own, ttft - path - rep.recv_wait(nd, t, u), out, users)
     if not users and x > 0 and out > 1 and rep.capacity >= 1:
         pool = _pool(rep, x, out, path, x * (ttft + (out - 1) * tpot))
         if pool is None:
@@ -619,8 +659,8 @@ def _pool(
         if seen is None or found is None or not math.isfinite(seen[0]):
             break  # a prompt gets no step beside k requests: the pool's effective limit is below k
         t, _, u, _, _ = found
-        first = rep.ttft(k - 1, t) - path + _prefill_wait(u, x, rep.cv2)
-        got.append((k, _tpot(rep, float(k), x, seen, first, out, None), first))
+        first = rep.ttft(k - 1, t, u, x) - path + _prefill_wait(u, x, rep.cv2)
+        got.append((k, _tpot(rep, float(k), x, seen, first - rep.recv_wait(k - 1, t, u), out, None), first))
     if not got:
         return None
     top = got[-1][0]
@@ -676,8 +716,9 @@ def _tpot(
     rep: _Replica, nd: float, x: float, res: tuple[float, str, float, float, float], wait: float, out: int, users: int | None
 ) -> float:
     """A request's mean TPOT (``_steady``): the mean step, plus the prompt steps queued behind it when
-    its decode begins, n_p x ``wait`` (its time in the engine to its first token), each adding
-    ``late``. Those prompts must fit beside it: a pool that holds c requests at full length holds at
+    its decode begins, n_p x ``wait`` (its time in the engine to its first token, from when the scheduler
+    takes it in: the prompts that came while a receive interval held it back run in its own prompt step,
+    ``_Replica.ttft``), each adding ``late``. Those prompts must fit beside it: a pool that holds c requests at full length holds at
     most c - 1 others, each ``n_p / x`` prompt steps; one that holds one request never runs a prompt
     beside a decode, and the TPOT is the decode-only step."""
     t, _, _, n_p, late = res
@@ -853,12 +894,15 @@ def plan(
     cross_node_tp: bool = False,
     disaggregate: bool = True,
     ep_modes: tuple[bool, ...] = (True,),
+    recv_interval: int = 1,
 ) -> PlanReport:
     """Every shape people deploy on each GPU (kvcalc.engine.deployment.candidate_shapes: TP inside the
     NVLink domain, PP across servers, DP attention with EP for MoE models, on whole servers) up to
     ``max_gpus`` GPUs, each with the fewest replicas that carry the traffic; and, with
-    ``disaggregate``, prefill and decode pools of those shapes side by side."""
+    ``disaggregate``, prefill and decode pools of those shapes side by side. ``recv_interval``:
+    SGLang's --scheduler-recv-interval (``_Replica.ttft``), which rules out DP attention."""
     constants = for_engine(constants, engine)
+    engine.check_recv_interval(recv_interval, max(dp_sizes or (1,)))
     if (traffic.users is None) == (traffic.rate is None):
         raise KvcalcError(
             "give the load as users or as a rate", "traffic", "users (requests in flight) or a rate (requests/s), not both"
@@ -895,8 +939,23 @@ def plan(
         reason = ""
         fitting: list[_Replica] = []
         for shape in candidate_shapes(model, gpu, engine, max_gpus, tp_sizes, pp_sizes, dp_sizes, cross_node_tp, ep_modes):
+            if recv_interval > 1 and shape.dp > 1:
+                continue  # SGLang refuses a receive interval under DP attention (Engine.check_recv_interval)
             try:
-                rep = _Replica(model, gpu, shape.tp, shape.pp, traffic, kv_dtype, engine, constants, base, shape.dp, shape.ep)
+                rep = _Replica(
+                    model,
+                    gpu,
+                    shape.tp,
+                    shape.pp,
+                    traffic,
+                    kv_dtype,
+                    engine,
+                    constants,
+                    base,
+                    shape.dp,
+                    shape.ep,
+                    recv_interval=recv_interval,
+                )
             except KvcalcError as e:
                 reason = reason or e.what
                 continue
@@ -1026,6 +1085,13 @@ def plan(
         + f"; TP inside the {fabric} domain (or a PCIe server), PP only across servers, every deployment on whole "
         "servers or a share of one (the GPU spec's node)",
     ]
+    if recv_interval > 1:
+        assumptions.append(
+            f"--scheduler-recv-interval {recv_interval:,}: while requests decode, the scheduler takes new ones in every "
+            f"{recv_interval:,} decode steps and at once after a prompt step, so a request that comes during the decodes "
+            f"waits {(recv_interval - 1) / 2:g} decode steps more on average and a prompt step carries the prompts of "
+            f"{recv_interval:,} decode steps (aggregated replicas; no DP attention, which SGLang refuses with it)"
+        )
     if any(d.dp > 1 for d in feasible):
         assumptions.append(
             "DP attention: requests spread evenly over the DP ranks, which step in lockstep (the MoE layers gather "
@@ -1275,6 +1341,7 @@ def verify(
     max_gpus: int = 64,
     traffic: Traffic | None = None,
     weight_dtype: str | None = None,
+    recv_interval: int = 1,
 ) -> list[Verification]:
     """The closed form's best deployments (up to ``top``), each simulated with the traffic's own
     lengths, Poisson, adding replicas (up to ``extra_replicas`` more) until the targets hold at the
@@ -1290,7 +1357,7 @@ def verify(
     by_name = {g.name: g for g in gpus}
     key = f"p{latency_percentile(percentile)}"
     out: list[Verification] = []
-    sim = _Sim(model, prompts, outputs, kv_dtype, engine, constants, seed, weight_dtype, traffic)
+    sim = _Sim(model, prompts, outputs, kv_dtype, engine, constants, seed, weight_dtype, traffic, recv_interval)
     for d in report.ranked[:top]:
         gpu = by_name[d.gpu]
         if d.mode == "disaggregated":
@@ -1375,9 +1442,12 @@ class _Sim:
         seed: int,
         weight_dtype: str | None,
         traffic: Traffic | None,
+        recv_interval: int = 1,
     ):
         import numpy as np
 
+        self.recv = recv_interval
+        """SGLang's --scheduler-recv-interval, for the aggregated replicas' runs."""
         self.model, self.prompts, self.outputs, self.kv_dtype = model, prompts, outputs, kv_dtype
         self.engine, self.constants, self.seed, self.weight_dtype, self.traffic = engine, constants, seed, weight_dtype, traffic
         self.max_len = int(np.max(prompts + outputs))
@@ -1388,7 +1458,9 @@ class _Sim:
         if t is None:
             return None
         base = FitInputs(seq=t.length, weight_dtype=self.weight_dtype)
-        return _Replica(self.model, gpu, tp, pp, t, self.kv_dtype, self.engine, self.constants, base, dp=dp, ep=ep)
+        return _Replica(
+            self.model, gpu, tp, pp, t, self.kv_dtype, self.engine, self.constants, base, dp=dp, ep=ep, recv_interval=self.recv
+        )
 
     def run(
         self,
@@ -1425,7 +1497,10 @@ class _Sim:
         wl = Workload(arrivals, prompts, outputs, "the plan's traffic", f"Poisson, {lam:g} requests/s", 0, hit)
         mnbt = self.engine.schedule(self.model, gpu, self.max_len)[0]
         mns = self.engine.default_num_seqs(gpu.memory_runtime_bytes, gpu.name)
-        st = SimSettings(self.max_len, mns, mnbt, constants=c, seed=self.seed)
+        # A receive interval gates what a scheduler with decodes takes in; a prefill instance decodes nothing, and a
+        # decode instance's requests wait for their KV, not for the scheduler (the closed form's pools likewise).
+        recv = self.recv if not stage else 1
+        st = SimSettings(self.max_len, mns, mnbt, constants=c, seed=self.seed, recv_interval=recv)
         report = simulate(
             self.model,
             gpu,
@@ -1927,17 +2002,34 @@ def max_throughput(
     dp_sizes: tuple[int, ...] | None = None,
     prompt_cache_hit: float = 0.0,
     weight_dtype: str | None = None,
+    recv_interval: int = 1,
 ) -> ThroughputReport:
     """The highest arrival rate ``gpus`` GPUs carry within the targets, aggregated (every shape, as many
     replicas as fit) and disaggregated (x prefill + y decode instances of the best shapes), each by
-    bisection on plan's closed form; and which carries more, and why."""
+    bisection on plan's closed form; and which carries more, and why. ``recv_interval`` as ``plan``'s."""
     constants = for_engine(constants, engine)
+    engine.check_recv_interval(recv_interval, max(dp_sizes or (1,)))
     probe = Traffic(prompt=prompt, output=output, rate=1.0, prompt_cache_hit=prompt_cache_hit)
     reps: list[_Replica] = []
     for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):
+        if recv_interval > 1 and shape.dp > 1:
+            continue  # as plan: no DP attention with a receive interval
         try:
             base = FitInputs(seq=probe.length, weight_dtype=weight_dtype)
-            rep = _Replica(model, gpu, shape.tp, shape.pp, probe, kv_dtype, engine, constants, base, shape.dp, shape.ep)
+            rep = _Replica(
+                model,
+                gpu,
+                shape.tp,
+                shape.pp,
+                probe,
+                kv_dtype,
+                engine,
+                constants,
+                base,
+                shape.dp,
+                shape.ep,
+                recv_interval=recv_interval,
+            )
         except KvcalcError:
             continue
         if rep.capacity >= 1:

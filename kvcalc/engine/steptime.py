@@ -1307,17 +1307,25 @@ class StepModel:
 
     # ---- one step ------------------------------------------------------------------------------------
 
-    def step(self, decodes: int, ctx: float, prefill_tokens: int = 0, prefill_ctx: int = 0, eager: bool = False) -> StepTime:
+    def step(
+        self, decodes: int, ctx: float, prefill_tokens: int = 0, prefill_ctx: int = 0, eager: bool = False, span: int = 0
+    ) -> StepTime:
         """One step: ``decodes`` requests at mean context ``ctx`` plus ``prefill_tokens`` prompt
         tokens of one chunk ending at context ``prefill_ctx`` (0: the chunk is the prompt's start);
         ``eager``: without CUDA graphs whatever its size (a decode beside another DP rank's prompt
-        step: lockstep_ranks)."""
+        step: lockstep_ranks). ``span``: the prompt tokens are whole prompts of ``span`` computed tokens
+        each, ending at ``prefill_ctx``, each attending over its own context and reading its own KV, as
+        the simulator prices a step's prompts one by one (0: one chunk)."""
         tokens = decodes + prefill_tokens
         if tokens < 1:
             raise KvcalcError("a step needs at least one token", "batch", "a positive batch")
         kvb, at, _, _ = self._interp(ctx)
         extra_b = extra_f = 0.0
-        if prefill_tokens:
+        if prefill_tokens and 0 < span < prefill_tokens:
+            end = max(prefill_ctx, span)
+            extra_b = self.kv(end) * prefill_tokens / span
+            extra_f = prefill_tokens * self.prefill_attn(max(end - span // 2, 1))
+        elif prefill_tokens:
             end = max(prefill_ctx, prefill_tokens)
             extra_b = self.kv(end)
             extra_f = prefill_tokens * self.prefill_attn(max(end - prefill_tokens // 2, 1))

@@ -166,23 +166,7 @@ def simulate(
     if n < 1:
         raise KvcalcError("no requests", "requests", "at least one request")
     st.constants.check()
-    if st.recv_interval != 1:
-        if isinstance(st.recv_interval, bool) or not isinstance(st.recv_interval, int) or st.recv_interval < 1:
-            raise KvcalcError(f"{st.recv_interval!r} is not a whole number of steps", "recv_interval", "1 or more")
-        if engine.name != "sglang" or engine.older_than(0, 5):
-            raise KvcalcError(
-                f"a scheduler receive interval with {engine.title}: it is SGLang's --scheduler-recv-interval, read from 0.5.2 on",
-                "recv_interval",
-                "1 (every step), or an SGLang engine from 0.5.2 (sglang, sglang@0.5.9)",
-            )
-        if dp > 1:
-            # SchedulerRecvSkipper.__init__: assert not server_args.enable_dp_attention (0.5.2 to 0.5.14).
-            raise KvcalcError(
-                f"a scheduler receive interval under DP attention (dp {dp}): SGLang refuses --scheduler-recv-interval "
-                "with --enable-dp-attention",
-                "recv_interval",
-                "1, or dp 1",
-            )
+    engine.check_recv_interval(st.recv_interval, dp)
     if st.busy_ranks is not None and not 1 <= st.busy_ranks <= dp:
         raise KvcalcError(f"{st.busy_ranks} busy ranks of {dp}", "busy_ranks", f"1 to the DP ranks ({dp})")
     if st.concurrency is not None and not 1 <= st.concurrency <= n:
