@@ -498,10 +498,18 @@ def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bo
 def _replica_ttft_at(rep: _Replica, traffic: Traffic, replicas: int, st: tuple[Any, ...], percentile: int) -> float:
     """A replica's TTFT at ``percentile`` (``_ttft_at``): its waits are the prompt's for the prefill
     capacity (M/G/1 at the share u of the time in prompt steps, met with chance u) and, for a rate,
-    the wait for a seat in its pool (met when the pool is full)."""
-    _, x, _, ttft, _, u = st
+    the wait for a seat in its pool (met when the pool is full); a receive interval's wait for the
+    scheduler's poll is added at its own quantile."""
+    n, x, t, ttft, _, u = st
     seat, full = rep.seats.get((traffic, replicas), (0.0, 0.0))
-    return _ttft_at(ttft, [(_prefill_wait(u, x, rep.cv2), u), (seat, full)], percentile)
+    # A receive interval's wait (_Replica.recv_wait) is no queue's: 0 with chance u (a prompt step was running),
+    # else uniform over the (N - 1) decode steps to the next poll, so its q quantile is (N - 1) t0 (q - u) / (1 - u).
+    gate = rep.recv_wait(n, t, u)
+    at = 0.0
+    if gate > 0:
+        q = percentile / 100
+        at = 2 * gate / (1 - u) * (q - u) / (1 - u) if q > u else 0.0
+    return _ttft_at(ttft - gate, [(_prefill_wait(u, x, rep.cv2), u), (seat, full)], percentile) + at
 
 
 def _chunk_end(cached: int, prompt: int, q: int) -> int:
