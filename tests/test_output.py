@@ -572,7 +572,8 @@ def test_every_answer_opens_with_its_verdict(cli, monkeypatch, tmp_path):
     best = max(
         (x for x in (t["aggregated"], t["disaggregated"]) if x["deployment"]), key=lambda x: x["output_tokens_per_s_per_gpu"]
     )
-    assert first(cli(*thr).out).startswith(f"8 x h100-sxm carry at most {best['rate_per_s']:,.2f} requests/s")
+    on = "8 x h100-sxm" if best["deployment"]["gpus"] == 8 else f"{best['deployment']['gpus']} of the 8 x h100-sxm"
+    assert first(cli(*thr).out).startswith(f"{on} carry at most {best['rate_per_s']:,.2f} requests/s")
     fit = ("fit", "--model", "llama3.1-405b", "--gpu", "l4", "--seq", "4k")
     assert first(cli(*fit).out).startswith("DOES NOT FIT")
     # Llama-2-7B at 4,096 tokens: 32 layers x 32 KV heads x 128 x 2 (K and V) x 2 B x 4,096 = 2,147,483,648 B.
@@ -696,3 +697,20 @@ def test_explain_logs_dp_attention_header_matches_its_json(cli, monkeypatch):
     text = " ".join(cli(*args).out.split())
     assert f"TP {j['tp']}, DP {j['dp']}, PP {j['pp']}," in text
     assert all(len(line) <= 80 for line in cli(*args).out.splitlines())
+
+
+def test_the_throughput_verdict_says_when_the_other_mode_carries_more_in_all(cli, monkeypatch):
+    # The mode with the most output tokens per GPU leads the line; where it uses fewer of the GPUs and the other mode,
+    # on its own GPUs, carries more requests a second in all, the line says so (before 2026-12-06 it called the first
+    # "the most the GPUs carry"). Qwen3-30B-A3B on 8 H100s under SGLang 0.5.9 with a receive interval of 10: six GPUs
+    # disaggregated carry the most per GPU, eight aggregated more in all.
+    thr = ("plan", "--throughput", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--engine", "sglang@0.5.9", "--max-gpus", "8")
+    thr += ("--prompt", "1000", "--output", "300", "--tpot", "50ms", "--ttft", "2s", "--scheduler-recv-interval", "10")
+    t = cli(*thr, "--json").json()
+    agg, dis = t["aggregated"], t["disaggregated"]
+    assert dis["output_tokens_per_s_per_gpu"] > agg["output_tokens_per_s_per_gpu"] and dis["deployment"]["gpus"] < 8
+    assert agg["rate_per_s"] > dis["rate_per_s"] and agg["deployment"]["gpus"] == 8
+    monkeypatch.setenv("COLUMNS", "300")
+    line = [x for x in cli(*thr).out.splitlines() if not x.startswith(("model:", "gpu:"))][0]
+    assert line.startswith(f"{dis['deployment']['gpus']} of the 8 x h100-sxm carry at most {dis['rate_per_s']:,.2f} requests/s")
+    assert line.endswith(f"; aggregated carries more in all: {agg['rate_per_s']:,.2f} requests/s on 8")

@@ -229,9 +229,19 @@ def throughput_verdict(r: Any) -> str:
         return f"NO MODE meets the targets on {r.gpus} x {r.gpu}"
     x = max(done, key=lambda x: x.output_tokens_per_s_per_gpu)
     how = "disaggregated" if x.mode == "disaggregated" else f"aggregated as {_shape(x.deployment)}"
+    used = x.deployment.gpus
+    # The mode that carries the most per GPU may use fewer of the GPUs; where the other mode, on its own GPUs,
+    # carries more requests in all, the line says so rather than call the first the most the GPUs carry.
+    on = f"{used} of the {r.gpus} x {r.gpu}" if used < r.gpus else f"{r.gpus} x {r.gpu}"
+    other = next((y for y in done if y is not x and y.rate_per_s > x.rate_per_s), None)
+    more = (
+        f"; {other.mode} carries more in all: {other.rate_per_s:,.2f} requests/s on {other.deployment.gpus}"
+        if other is not None
+        else ""
+    )
     return (
-        f"{r.gpus} x {r.gpu} carry at most {x.rate_per_s:,.2f} requests/s, {x.output_tokens_per_s_per_gpu:,.1f} output "
-        f"tokens/s per GPU, {how}" + (" within the targets" if _targets(r.slo) else "")
+        f"{on} carry at most {x.rate_per_s:,.2f} requests/s, {x.output_tokens_per_s_per_gpu:,.1f} output "
+        f"tokens/s per GPU, {how}" + (" within the targets" if _targets(r.slo) else "") + more
     )
 
 
