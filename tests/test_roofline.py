@@ -294,3 +294,28 @@ def test_an_option_from_kvcalc_toml_that_the_command_refuses_is_named_by_its_fil
     )
     # Typed on the command line, the same value is named as the option.
     one_line_error(cli("roofline", "--batch", "8", "--attention-backend", "triton"), "(--attention-backend)")
+
+
+def test_kvcalc_toml_sets_sglangs_receive_interval_for_simulate_and_plan(cli, tmp_path, monkeypatch):
+    # A server flag a team fixes once, as attention_backend: simulate and plan take it as the flag gives it; the flag
+    # wins; a command without the option (fit) ignores it; a bad value, or one the engine refuses, is named by the file
+    # and key where it came from.
+    (tmp_path / "kvcalc.toml").write_text(
+        'model = "qwen3-8b"\ngpu = "h100"\nengine = "sglang@0.5.9"\nscheduler_recv_interval = 10\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    sim = ("simulate", "--rate", "5", "--prompt", "1000", "--output", "100", "--requests", "300", "--json")
+    got = cli(*sim).json()["runs"][-1]["ttft_s"]["mean"]
+    flag = cli(*sim, "--scheduler-recv-interval", "10").json()["runs"][-1]["ttft_s"]["mean"]
+    plain = cli(*sim, "--scheduler-recv-interval", "1").json()["runs"][-1]["ttft_s"]["mean"]
+    assert got == flag and plain < got
+    pl = ("plan", "--gpus", "h100", "--rate", "5", "--prompt", "1000", "--output", "100", "--tpot", "50ms", "--closed-form")
+    assert any("--scheduler-recv-interval 10" in a for a in cli(*pl, "--json").json()["assumptions"])
+    assert cli("fit", "--seq", "8k").code == 0
+    where = f"{tmp_path / 'kvcalc.toml'}, key scheduler_recv_interval"
+    line = one_line_error(cli(*sim, "--engine", "vllm"), "SGLang's --scheduler-recv-interval", where)
+    assert "(--scheduler-recv-interval)" not in line
+    one_line_error(cli(*sim, "--engine", "vllm", "--scheduler-recv-interval", "10"), "(--scheduler-recv-interval)")
+    for bad, words in (("scheduler_recv_interval = 0", "out of range"), ('scheduler_recv_interval = "ten"', "whole number")):
+        (tmp_path / "kvcalc.toml").write_text(bad + "\n")
+        one_line_error(cli(*sim), words, "kvcalc.toml")

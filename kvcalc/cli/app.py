@@ -123,7 +123,14 @@ class KvcalcCommand(TyperCommand):
             raise KvcalcError(e.what, where, e.accepted) from None
 
 
-ARGUMENT_OPTIONS = {"batches": "batch", "seqs": "seq", "dp_sizes": "dp", "tp_sizes": "tp", "traffic": "users/rate"}
+ARGUMENT_OPTIONS = {
+    "batches": "batch",
+    "seqs": "seq",
+    "dp_sizes": "dp",
+    "tp_sizes": "tp",
+    "traffic": "users/rate",
+    "recv_interval": "scheduler_recv_interval",
+}
 """Library arguments whose option is named otherwise."""
 
 
@@ -360,7 +367,8 @@ def _usage_line(e: Any) -> str:
 
 
 def _default_map(args: list[str]) -> dict[str, dict[str, str]] | None:
-    """kvcalc.toml's engine, kv_dtype, tp, util and block_size for the command being run (click's
+    """kvcalc.toml's engine, kv_dtype, tp, util, block_size, attention_backend and scheduler_recv_interval for the
+    command being run (click's
     default_map: a flag on the command line wins)."""
     from kvcalc.cli.defaults import option_defaults
 

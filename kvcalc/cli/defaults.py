@@ -13,7 +13,7 @@ from kvcalc.errors import KvcalcError
 
 BUILTIN = {"model": "llama3.1-8b", "gpu": "h100-sxm"}
 ACCEPTED = (
-    "UTF-8 TOML with model, gpu, calibration, engine, kv_dtype, tp, util, block_size and attention_backend keys (kvcalc.toml, or "
+    "UTF-8 TOML with model, gpu, calibration, engine, kv_dtype, tp, util, block_size, attention_backend and scheduler_recv_interval keys (kvcalc.toml, or "
     "[tool.kvcalc] in pyproject.toml)"
 )
 
@@ -37,6 +37,7 @@ OPTION_KEYS: dict[str, tuple[type, ...]] = {
     "util": (int, float),
     "block_size": (int,),
     "attention_backend": (str,),
+    "scheduler_recv_interval": (int,),
 }
 """Options every command that has them takes from kvcalc.toml when the command line leaves them out."""
 KEYS = ("model", "gpu", "calibration", *OPTION_KEYS)
@@ -127,7 +128,7 @@ def default_path(key: str) -> str | None:
 
 
 def option_defaults() -> tuple[dict[str, str], str]:
-    """The command options kvcalc.toml sets (engine, kv_dtype, tp, util, block_size), as the text a
+    """The command options kvcalc.toml sets (OPTION_KEYS), as the text a
     user would type, and the file they come from; a flag on the command line wins. $KVCALC_* are
     not read for these."""
     try:
@@ -171,7 +172,7 @@ def _check_value(key: str, v: Any, where: str) -> None:
         attention_backend_name(str(v), where)
     elif key == "util" and not 0 < float(v) <= 1:
         raise KvcalcError(f"util {v!r} is out of range", where, "a fraction in (0, 1], e.g. 0.9")
-    elif key in ("tp", "block_size"):
-        hi = 4096 if key == "tp" else 65536
+    elif key in ("tp", "block_size", "scheduler_recv_interval"):
+        hi = {"tp": 4096, "block_size": 65536}.get(key, 1_000_000)
         if not 1 <= int(v) <= hi:
             raise KvcalcError(f"{key} {v!r} is out of range", where, f"a whole number from 1 to {hi:,}")

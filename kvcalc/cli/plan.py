@@ -101,7 +101,7 @@ def plan(
     cross_node_tp: Annotated[
         bool, typer.Option("--cross-node-tp", help="Also try TP wider than the NVLink domain (across servers).")
     ] = False,
-    recv_interval: opt.RecvInterval = "1",
+    scheduler_recv_interval: opt.RecvInterval = "1",
     as_json: opt.Json = False,
 ) -> Any:
     """The fewest GPUs (then the lowest cost) that carry a load within TTFT and TPOT targets.
@@ -132,7 +132,7 @@ def plan(
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
     eng = opt.engine(engine, attention_backend)
     wd = opt.weight_dtype(weight_dtype)
-    every = opt.recv_interval(recv_interval)
+    every = opt.recv_interval(scheduler_recv_interval)
     if throughput:
         from kvcalc.engine.plan import SLO, latency_percentile, max_throughput
         from kvcalc.specs.catalog import resolve_gpu

@@ -90,7 +90,7 @@ def simulate(
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     chunked_prefill: opt.ChunkedPrefill = None,
     prefix_caching: opt.PrefixCaching = True,
-    recv_interval: opt.RecvInterval = "1",
+    scheduler_recv_interval: opt.RecvInterval = "1",
     pool: opt.Pool = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
     plot_file: Annotated[
@@ -200,7 +200,7 @@ def simulate(
             "--concurrency",
             f"at most {n:,} (or more --requests)",
         )
-    every = opt.recv_interval(recv_interval)
+    every = opt.recv_interval(scheduler_recv_interval)
     st = SimSettings(
         ml,
         mns,
