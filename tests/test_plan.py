@@ -137,6 +137,15 @@ def _closed_and_simulated(
 ) -> tuple[Any, Any]:
     """The closed form's steady state (``_steady``) and 3,000 simulated requests (paged, Poisson at
     ``rate``, seed 0) of one replica under ``release`` (vLLM by default), bf16 KV."""
+    _, st, run_ = _replica_and_run(model, gpu, tp, prompt, output, rate, release)
+    return st, run_
+
+
+def _replica_and_run(
+    model: str, gpu: str, tp: int, prompt: int, output: int, rate: float, release: str, every: int = 1, n: int = 3000
+) -> tuple[Any, Any, Any]:
+    """``_closed_and_simulated`` with the replica itself, SGLang's receive interval ``every`` in both, and ``n``
+    simulated requests."""
     import numpy as np
 
     from kvcalc.engine.plan import _steady
@@ -144,14 +153,16 @@ def _closed_and_simulated(
 
     m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine(release)
     t = Traffic(prompt=prompt, output=output, rate=rate)
-    st = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
+    rep = _Replica(m, g, tp, 1, t, bf16, eng, recv_interval=every)
+    st = _steady(rep, t, 1)
     assert st is not None
-    n = 3000
     arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
     wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
     mem = g.memory_runtime_bytes
-    settings_ = SimSettings(prompt + output, eng.default_num_seqs(mem, g.name), eng.schedule(m, g, prompt + output)[0])
-    return st, simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
+    settings_ = SimSettings(
+        prompt + output, eng.default_num_seqs(mem, g.name), eng.schedule(m, g, prompt + output)[0], recv_interval=every
+    )
+    return rep, st, simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
 
 
 @pytest.mark.parametrize(
@@ -1292,25 +1303,8 @@ def test_plan_takes_sglangs_receive_interval_as_its_simulation_does(model, gpu, 
     more to be taken in, and the prompts of N decode steps in one prompt step) against 3,000 simulated
     requests with the same interval (the simulator's SimSettings.recv_interval, event by event): mean TPOT and
     mean TTFT within 10% of each other, the issue's aim for the closed form and its simulation."""
-    import numpy as np
-
-    from kvcalc.engine.simulate import SimSettings, Workload, simulate
-
-    m, g, bf16, eng = resolve_model(model), resolve_gpu(gpu), kv_dtype("bf16"), engine(release)
-    t = Traffic(prompt=prompt, output=output, rate=rate)
-    st = _steady(_Replica(m, g, tp, 1, t, bf16, eng, recv_interval=every), t, 1)
-    base = _steady(_Replica(m, g, tp, 1, t, bf16, eng), t, 1)
-    assert st is not None and base is not None
-    n = 3000
-    arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
-    wl = Workload(arr, np.full(n, prompt), np.full(n, output), "t", "p")
-    settings_ = SimSettings(
-        prompt + output,
-        eng.default_num_seqs(g.memory_runtime_bytes, g.name),
-        eng.schedule(m, g, prompt + output)[0],
-        recv_interval=every,
-    )
-    run_ = simulate(m, g, wl, settings_, [("paged-16", 16)], eng, bf16, tp).runs[0]
+    _, st, run_ = _replica_and_run(model, gpu, tp, prompt, output, rate, release, every)
+    _, base, _ = _replica_and_run(model, gpu, tp, prompt, output, rate, release, 1, n=1)
     assert not run_.overloaded
     assert run_.tpot_s.mean == pytest.approx(st[2], rel=0.10)
     assert run_.ttft_s.mean == pytest.approx(st[3], rel=0.10)
@@ -1369,23 +1363,9 @@ def test_plans_receive_interval_refuses_in_one_line(cli, args, says):
 def test_the_receive_interval_paragraph_is_as_the_plan_and_its_simulation_say():
     """docs/simulation.md's plan --scheduler-recv-interval paragraph: Qwen3-8B on an H100 under SGLang 0.5.9, 2,000-token
     prompts and 300-token outputs at 6 requests/s, 3,000 simulated requests, N = 30 and N = 1."""
-    import numpy as np
-
-    from kvcalc.engine.simulate import SimSettings, Workload, simulate
-
-    m, g, bf16, eng = resolve_model("qwen3-8b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("sglang@0.5.9")
-    t = Traffic(prompt=2000, output=300, rate=6.0)
-    n = 3000
-    arr = np.cumsum(np.random.default_rng(0).exponential(1 / 6.0, size=n))
-    wl = Workload(arr, np.full(n, 2000), np.full(n, 300), "t", "p")
     got = []
     for every in (30, 1):
-        st = _steady(_Replica(m, g, 1, 1, t, bf16, eng, recv_interval=every), t, 1)
-        assert st is not None
-        cfg = SimSettings(
-            2300, eng.default_num_seqs(g.memory_runtime_bytes, g.name), eng.schedule(m, g, 2300)[0], recv_interval=every
-        )
-        run_ = simulate(m, g, wl, cfg, [("paged-16", 16)], eng, bf16, 1).runs[0]
+        _, st, run_ = _replica_and_run("qwen3-8b", "h100", 1, 2000, 300, 6.0, "sglang@0.5.9", every)
         got.append(
             (round(st[3] * 1e3, 1), round(st[2] * 1e3, 2), round(run_.ttft_s.mean * 1e3, 1), round(run_.tpot_s.mean * 1e3, 2))
         )
@@ -1403,21 +1383,10 @@ def test_plans_ttft_percentiles_take_the_receive_intervals_wait_as_uniform():
     _replica_ttft_at) where an exponential wait of the same mean would add (N - 1) t0 / 2 x ln(...) more or less.
     Against 3,000 simulated requests (Qwen3-30B-A3B at TP 2 on H100s under SGLang 0.5.9, N = 10, 20 requests/s):
     the p50, p90 and p99 within 10%."""
-    import numpy as np
-
     from kvcalc.engine.plan import _replica_ttft_at
-    from kvcalc.engine.simulate import SimSettings, Workload, simulate
 
-    m, g, bf16, eng = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("sglang@0.5.9")
+    rep, st, run_ = _replica_and_run("qwen3-30b-a3b", "h100", 2, 1000, 300, 20.0, "sglang@0.5.9", 10)
     t = Traffic(prompt=1000, output=300, rate=20.0)
-    rep = _Replica(m, g, 2, 1, t, bf16, eng, recv_interval=10)
-    st = _steady(rep, t, 1)
-    assert st is not None
-    n = 3000
-    arr = np.cumsum(np.random.default_rng(0).exponential(1 / 20.0, size=n))
-    wl = Workload(arr, np.full(n, 1000), np.full(n, 300), "t", "p")
-    cfg = SimSettings(1300, eng.default_num_seqs(g.memory_runtime_bytes, g.name), eng.schedule(m, g, 1300)[0], recv_interval=10)
-    run_ = simulate(m, g, wl, cfg, [("paged-16", 16)], eng, bf16, 2).runs[0]
     assert not run_.overloaded
     for pct, sim in ((50, run_.ttft_s.p50), (90, run_.ttft_s.p90), (99, run_.ttft_s.p99)):
         assert _replica_ttft_at(rep, t, 1, st, pct) == pytest.approx(sim, rel=0.10), pct
@@ -1444,22 +1413,9 @@ def test_a_prompt_step_takes_in_a_mean_steps_prompts():
     """docs/simulation.md: SGLang takes in the requests that came during the step before, so a prompt step's prompts are
     Poisson with the rate times the mean step, 1 / (n_p + 1 / t) with prompts first; Qwen3-30B-A3B at TP 2 on H100s
     under SGLang 0.5.9, 1,000 and 300 tokens, against 4,000 simulated requests at four rates."""
-    import numpy as np
-
-    from kvcalc.engine.simulate import SimSettings, Workload, simulate
-
-    m, g, bf16, eng = resolve_model("qwen3-30b-a3b"), resolve_gpu("h100"), kv_dtype("bf16"), engine("sglang@0.5.9")
     gaps = []
     for rate in (15.0, 20.0, 22.5, 25.1):
-        t = Traffic(prompt=1000, output=300, rate=rate)
-        rep = _Replica(m, g, 2, 1, t, bf16, eng)
-        st = _steady(rep, t, 1)
-        assert st is not None
-        n = 4000
-        arr = np.cumsum(np.random.default_rng(0).exponential(1 / rate, size=n))
-        wl = Workload(arr, np.full(n, 1000), np.full(n, 300), "t", "p")
-        cfg = SimSettings(1300, eng.default_num_seqs(g.memory_runtime_bytes, g.name), eng.schedule(m, g, 1300)[0])
-        run_ = simulate(m, g, wl, cfg, [("paged-16", 16)], eng, bf16, 2).runs[0]
+        rep, st, run_ = _replica_and_run("qwen3-30b-a3b", "h100", 2, 1000, 300, rate, "sglang@0.5.9", n=4000)
         assert not run_.overloaded
         gaps.append(round(100 * (1 - st[2] / run_.tpot_s.mean)))
         # With prompts first, the mean step 1 / (n_p + 1 / t) is shorter than a decoding request's gap t.

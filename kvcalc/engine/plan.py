@@ -480,6 +480,37 @@ class _Replica:
         return path + self.sm.prefill_s(P - C, room, b, self.ctx, start=C)
 
 
+def _shape_replica(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    shape: Shape,
+    traffic: Traffic,
+    kv_dtype: KVDtype,
+    engine: Engine,
+    constants: StepConstants,
+    base: FitInputs | None,
+    recv_interval: int,
+) -> _Replica | None:
+    """A candidate shape's replica (plan's and max_throughput's search); None where a receive interval rules the
+    shape out: SGLang refuses one under DP attention (Engine.check_recv_interval)."""
+    if recv_interval > 1 and shape.dp > 1:
+        return None
+    return _Replica(
+        model,
+        gpu,
+        shape.tp,
+        shape.pp,
+        traffic,
+        kv_dtype,
+        engine,
+        constants,
+        base,
+        shape.dp,
+        shape.ep,
+        recv_interval=recv_interval,
+    )
+
+
 def _check(rep: _Replica, traffic: Traffic, slo: SLO, replicas: int) -> tuple[bool, float, str, dict[str, float]]:
     """Whether ``replicas`` of this configuration carry the traffic: (ok, requests in flight per
     replica, the reason it fails or '', each constraint's use of its limit)."""
@@ -957,26 +988,14 @@ def plan(
         reason = ""
         fitting: list[_Replica] = []
         for shape in candidate_shapes(model, gpu, engine, max_gpus, tp_sizes, pp_sizes, dp_sizes, cross_node_tp, ep_modes):
-            if recv_interval > 1 and shape.dp > 1:
-                continue  # SGLang refuses a receive interval under DP attention (Engine.check_recv_interval)
             try:
-                rep = _Replica(
-                    model,
-                    gpu,
-                    shape.tp,
-                    shape.pp,
-                    traffic,
-                    kv_dtype,
-                    engine,
-                    constants,
-                    base,
-                    shape.dp,
-                    shape.ep,
-                    recv_interval=recv_interval,
-                )
+                made = _shape_replica(model, gpu, shape, traffic, kv_dtype, engine, constants, base, recv_interval)
             except KvcalcError as e:
                 reason = reason or e.what
                 continue
+            if made is None:
+                continue
+            rep = made
             if rep.capacity < 1:
                 reason = reason or f"no request of {traffic.length:,} tokens fits beside the weights"
                 continue
@@ -2030,27 +2049,12 @@ def max_throughput(
     probe = Traffic(prompt=prompt, output=output, rate=1.0, prompt_cache_hit=prompt_cache_hit)
     reps: list[_Replica] = []
     for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):
-        if recv_interval > 1 and shape.dp > 1:
-            continue  # as plan: no DP attention with a receive interval
         try:
             base = FitInputs(seq=probe.length, weight_dtype=weight_dtype)
-            rep = _Replica(
-                model,
-                gpu,
-                shape.tp,
-                shape.pp,
-                probe,
-                kv_dtype,
-                engine,
-                constants,
-                base,
-                shape.dp,
-                shape.ep,
-                recv_interval=recv_interval,
-            )
+            rep = _shape_replica(model, gpu, shape, probe, kv_dtype, engine, constants, base, recv_interval)
         except KvcalcError:
             continue
-        if rep.capacity >= 1:
+        if rep is not None and rep.capacity >= 1:
             reps.append(rep)
     out_t = max(output, 1)
     # Aggregated: each shape with as many replicas as the GPUs take.
