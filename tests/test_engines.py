@@ -613,3 +613,20 @@ def test_a_posted_dp_attention_run_prints_the_divided_chunk():
     doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
     assert "`--chunked-prefill-size 65536` printed as `chunked_prefill_size=8192` in its `server_args=` line" in doc
     assert engine("sglang").rank_batched_tokens(65536, 8) == 8192
+
+
+def test_vllms_sparse_mla_kernel_runs_a_multiple_of_64_heads_on_hopper():
+    # vLLM from 0.11 on Hopper with a 16-bit cache: FlashMLA's sparse kernel takes a multiple of 64 query heads a rank,
+    # the query zero-padded up to it (flashmla_sparse.py: 0.11.0 _forward_bf16_kv, 0.16.0 and 0.22.1
+    # _bf16_flash_mla_kernel). GLM-5 (64 heads) at TP 8 has 8 a rank and runs 64; DeepSeek-V3.2 (128) at TP 8, 16 -> 64;
+    # at TP 1, 128 heads are already a multiple.
+    from kvcalc.engine.engines import engine
+
+    v16 = engine("vllm@0.16")
+    assert [v16.sparse_mla_heads(h, "h200", 16) for h in (8, 16, 64, 128)] == [64, 64, 64, 128]
+    assert engine("vllm@0.11").sparse_mla_heads(8, "h100-sxm", 16) == 64
+    # Not read, or not this kernel: before 0.11, SGLang, Blackwell, an fp8 cache.
+    assert engine("vllm@0.10").sparse_mla_heads(8, "h200", 16) == 0
+    assert engine("sglang@0.5.9").sparse_mla_heads(8, "h200", 16) == 0
+    assert v16.sparse_mla_heads(8, "b200", 16) == 0
+    assert v16.sparse_mla_heads(8, "h200", 8) == 0

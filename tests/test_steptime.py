@@ -2026,3 +2026,55 @@ def test_sglang_fuses_the_norms_into_the_all_reduces_of_steps_of_at_most_2048_to
     assert "2 L - 1 small kernels fewer a step of at most 2,048 tokens, decode or prompt" in doc
     assert "the step model charges it the 2 L - 1 kernels" in doc
     assert "more in a step of over 2,048 tokens" in " ".join(on.describe().split())
+
+
+def test_vllms_sparse_mla_attention_counts_the_kernels_padded_heads_in_the_absorbed_form():
+    """GLM-5 (glm_moe_dsa: 64 heads, latent 512, rope 64, indexer 32 heads of 128, top-2,048; config.json) at TP 8 on
+    H200s under vLLM 0.16 with a bf16 cache: FlashMLA's sparse kernel runs 64 heads a rank where the model has 8
+    (Engine.sparse_mla_heads), prompt tokens as decode tokens in the absorbed form, so a token at context 8,000 costs
+    78 layers x (2 x 64 x (2 x 512 + 64) x 2,048 + 32 x (128 + 1) x 8,000) FLOPs on a rank, a prompt token as much.
+    SGLang's release is not read for it and keeps the model's 8 heads, prompt tokens decompressed."""
+    from kvcalc.engine.engines import engine
+
+    m, g = resolve_model("glm-5"), resolve_gpu("h200")
+    want = 78 * (2 * 64 * (2 * 512 + 64) * 2048 + 32 * (128 + 1) * 8000)
+    sm = StepModel(m, g, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.16"), weight_dtype="fp8")
+    assert sm.d.mla_heads == 64
+    assert sm.d.attn_flops(8000) == want and sm.d.prefill_attn_flops(8000) == want
+    # Without the rule: 8 heads; a decode token absorbed, a prompt token decompressed (nope 192 + rope 64 + v 256).
+    other = StepModel(m, g, kv_dtype("bf16"), tp=8, engine=engine("sglang@0.5.9"), weight_dtype="fp8")
+    assert other.d.mla_heads == 0
+    assert other.d.attn_flops(8000) == 78 * (2 * 8 * (2 * 512 + 64) * 2048 + 32 * (128 + 1) * 8000)
+    assert other.d.prefill_attn_flops(8000) == 78 * (2 * 8 * (192 + 64 + 256) * 2048 + 32 * (128 + 1) * 8000)
+
+
+def test_the_sparse_mla_heads_paragraph_is_as_the_runs_score():
+    """docs/engines.md: GLM-5's 8,000-token prompt attention a rank, without and with the padded heads, and the runs
+    the rule moves."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_serving_accuracy import CASES, errors
+
+    from kvcalc.engine.engines import engine
+
+    m, g = resolve_model("glm-5"), resolve_gpu("h200")
+    padded = StepModel(m, g, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.16"), weight_dtype="fp8")
+    plain = StepModel(m, g, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.10"), weight_dtype="fp8")
+    # The whole prompt, each token over min(i, top-k) keys plus the indexer over all i: decompressed over the model's 8
+    # heads a rank (nope 192 + rope 64 + v 256), as kvcalc counts it elsewhere, and absorbed over the kernel's 64.
+    pairs = 2048 * 2049 // 2 + (8000 - 2048) * 2048
+    indexer = 32 * 129 * (8000 * 8001 // 2)
+    before = 78 * (2 * 8 * (192 + 64 + 256) * pairs + indexer)
+    whole = 78 * (2 * 64 * (2 * 512 + 64) * pairs + indexer)
+    assert m.layer_kinds["mla"].prefill_attn_flops(8000, 8) * 78 == before and plain.d.mla_heads == 0
+    assert (round(before / 1e12, 1), round(whole / 1e12, 1)) == (19.4, 165.5) and padded.d.mla_heads == 64
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    assert "an 8,000-token prompt's attention goes from 19.4 to 165.5 TFLOP a rank" in text
+    by = {c["id"]: c for c in CASES}
+    g5 = errors(by["recipes-glm5-fp8-h200-tp8-8k1k-rr10"])
+    assert [round(100 * g5[k]) for k in ("output_throughput_tok_per_s", "mean_tpot_ms", "mean_ttft_ms")] == [22, -15, -35]
+    v32 = errors(by["gpustack-h200x8-deepseek-v3.2-vllm0130-tp8-random1000x2000-inf"])
+    assert round(100 * v32["mean_ttft_ms"]) == -43
+    assert "from 39% to 22% high on output throughput, from 21% to 15% low on TPOT and from 63% to 35% low on TTFT" in text
+    assert "DeepSeek-V3.2 on 8 H200s under 0.13 from 50% to 43% low on TTFT" in text

@@ -75,6 +75,9 @@ class Decode:
     compute_dtype: str = "bf16"
     dp: int = 1
     """Data-parallel attention ranks stepping together: the experts see all their tokens."""
+    mla_heads: int = 0
+    """The query heads a rank's sparse-MLA kernel runs, prompt and decode tokens alike in the absorbed form
+    (Engine.sparse_mla_heads: padded); 0: the model's own heads, in the form each layer kind counts."""
 
     peak: float = field(init=False)
     bw: int = field(init=False)
@@ -110,14 +113,19 @@ class Decode:
         """Attention FLOPs of one decode token at context ``seq``, on one rank."""
         total: Any = 0 * seq
         for name, n in self.model.layer_counts().items():
-            total = total + n * self.model.layer_kinds[name].attn_flops_per_token(seq, self.tp)
+            total = total + n * self._attn(self.model.layer_kinds[name], seq, False)
         return total
+
+    def _attn(self, kind: Any, seq: Any, prefill: bool) -> Any:
+        if self.mla_heads and getattr(kind, "sparse_topk", 0):
+            return kind.kernel_attn_flops_per_token(seq, self.mla_heads)
+        return kind.prefill_attn_flops_per_token(seq, self.tp) if prefill else kind.attn_flops_per_token(seq, self.tp)
 
     def prefill_attn_flops(self, seq: Any) -> Any:
         """Attention FLOPs of one prompt token at context ``seq`` in a prefill chunk, on one rank."""
         total: Any = 0 * seq
         for name, n in self.model.layer_counts().items():
-            total = total + n * self.model.layer_kinds[name].prefill_attn_flops_per_token(seq, self.tp)
+            total = total + n * self._attn(self.model.layer_kinds[name], seq, True)
         return total
 
     def flops(self, batch: Any, attn: Any) -> Any:

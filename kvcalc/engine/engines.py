@@ -493,6 +493,19 @@ class Engine:
     def key(self) -> str:
         return f"{self.name}@{self.version}" if self.version else self.name
 
+    def sparse_mla_heads(self, heads: int, gpu: str, kv_bits: int) -> int:
+        """The query heads a rank's sparse-MLA kernel runs for ``heads`` heads a rank, prompt and decode tokens alike
+        in the absorbed form (scores over the 576 latent and rope dims, the weighted sum over the 512), or 0 where
+        kvcalc counts the model's own heads. vLLM from 0.11 on Hopper with a 16-bit cache runs FlashMLA's sparse
+        kernel, the only sparse MLA backend there (platforms/cuda.py), whose heads are a multiple of 64: a rank of
+        fewer zero-pads its query up to 64 (v1/attention/backends/mla/flashmla_sparse.py: 0.11.0
+        FlashMLASparseImpl._forward_bf16_kv, self.padding; 0.16.0 and 0.22.1 _bf16_flash_mla_kernel,
+        prefill_padding, "kernel requires num_local_head to be a multiple of 64 on hopper"). GLM-5 at TP 8, 8 heads
+        a rank, runs 64. Its fp8 cache (fp8_ds_mla) and Blackwell's kernels are not read here."""
+        if self.name != "vllm" or self.older_than(0, 11) or gpu not in HOPPER_GPUS or kv_bits < 16 or heads < 1:
+            return 0
+        return -(-heads // 64) * 64
+
     def check_recv_interval(self, every: int, dp: int = 1) -> None:
         """Refuse a scheduler receive interval this release does not take: SGLang's --scheduler-recv-interval
         (managers/scheduler_recv_skipper.py, read 0.5.2 to 0.5.23), a whole number of decode steps, 1 for

@@ -973,7 +973,9 @@ class StepModel:
         if dp > 1 or ep > 1:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
-        self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp)
+        sparse = [k for k in model.layer_kinds.values() if isinstance(k, MLA) and k.sparse_topk]
+        heads = engine.sparse_mla_heads(sparse[0].num_attention_heads // tp, gpu.name, kv_dtype.bits) if sparse and engine else 0
+        self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads)
         self._links()
         fp8_experts = self.compute_dtype == "fp8" and "experts" in _fp8_roles(model, weight_dtype)
         self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts)

@@ -644,6 +644,13 @@ class MLA(LayerKindBase):
             return self._prefill_pair_flops(tp) * seq
         return self._prefill_pair_flops(tp) * tmin(seq, k) + self._indexer_flops(seq)
 
+    def kernel_attn_flops_per_token(self, seq: Tokens, heads: int) -> Tokens:
+        """One token's sparse attention at context ``seq`` as an engine's kernel runs it over ``heads`` query heads
+        (Engine.sparse_mla_heads: padded), prompt and decode tokens alike in the absorbed form, over the indexer's
+        top-k, plus the indexer's scores over every key."""
+        pairs = tmin(seq, self.sparse_topk) if self.sparse_topk else seq
+        return 2 * heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim) * pairs + self._indexer_flops(seq)
+
     def _prefill_pair_flops(self, tp: int) -> int:
         heads = max(1, self.num_attention_heads // tp)
         return 2 * heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
