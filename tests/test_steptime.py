@@ -2046,6 +2046,9 @@ def test_vllms_sparse_mla_attention_counts_the_kernels_padded_heads_in_the_absor
     assert other.d.mla_heads == 0
     assert other.d.attn_flops(8000) == 78 * (2 * 8 * (2 * 512 + 64) * 2048 + 32 * (128 + 1) * 8000)
     assert other.d.prefill_attn_flops(8000) == 78 * (2 * 8 * (192 + 64 + 256) * 2048 + 32 * (128 + 1) * 8000)
+    # The step's assumptions say so where the rule applies.
+    assert "sparse MLA attention over 64 query heads a rank" in sm.describe()
+    assert "sparse MLA" not in other.describe()
 
 
 def test_the_sparse_mla_heads_paragraph_is_as_the_runs_score():

@@ -1792,6 +1792,11 @@ class StepModel:
             )
         if self.model.moe:
             parts.append(f"; routed experts at {self.moe_eta(c):.3g} of the peak (moe_eta_c)")
+        if self.d.mla_heads:
+            parts.append(
+                f"; sparse MLA attention over {self.d.mla_heads} query heads a rank, prompt tokens as decode tokens in the "
+                "absorbed form (vLLM's FlashMLA sparse kernel pads a rank's heads to a multiple of 64 on Hopper)"
+            )
         if self.triton is not None:
             blocks, per_token, _, per_sm = self.triton
             parts.append(
