@@ -625,8 +625,14 @@ def test_vllms_sparse_mla_kernel_runs_a_multiple_of_64_heads_on_hopper():
     v16 = engine("vllm@0.16")
     assert [v16.sparse_mla_heads(h, "h200", 16) for h in (8, 16, 64, 128)] == [64, 64, 64, 128]
     assert engine("vllm@0.11").sparse_mla_heads(8, "h100-sxm", 16) == 64
-    # Not read, or not this kernel: before 0.11, SGLang, Blackwell, an fp8 cache.
+    # Compute capability 10: a multiple of 128 (0.11.0 is_device_capability(100), 0.16.0 and 0.22.1
+    # is_device_capability_family(100)); the only sparse backend to 0.16, first above 16 heads a rank from 0.17
+    # (FlashInfer's first at 16 or fewer, not read: 0).
+    assert [v16.sparse_mla_heads(h, "b200", 16) for h in (8, 16, 128)] == [128, 128, 128]
+    v22 = engine("vllm@0.22")
+    assert [v22.sparse_mla_heads(h, g, 16) for h, g in ((16, "b200"), (32, "gb200"), (16, "h200"))] == [0, 128, 64]
+    # Not read, or not this kernel: before 0.11, SGLang, an fp8 cache, a GPU it does not run on.
     assert engine("vllm@0.10").sparse_mla_heads(8, "h200", 16) == 0
     assert engine("sglang@0.5.9").sparse_mla_heads(8, "h200", 16) == 0
-    assert v16.sparse_mla_heads(8, "b200", 16) == 0
     assert v16.sparse_mla_heads(8, "h200", 8) == 0
+    assert v16.sparse_mla_heads(8, "a100-80gb", 16) == 0

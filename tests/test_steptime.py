@@ -2081,3 +2081,8 @@ def test_the_sparse_mla_heads_paragraph_is_as_the_runs_score():
     assert round(100 * v32["mean_ttft_ms"]) == -43
     assert "from 39% to 22% high on output throughput, from 21% to 15% low on TPOT and from 63% to 35% low on TTFT" in text
     assert "DeepSeek-V3.2 on 8 H200s under 0.13 from 50% to 43% low on TTFT" in text
+    v32 = resolve_model("deepseek-v3.2").layer_kinds
+    heads = next(k for k in v32.values() if getattr(k, "sparse_topk", 0)).num_attention_heads // 8
+    assert heads == 16 and engine("vllm@0.16").sparse_mla_heads(heads, "b200", 16) == 128
+    assert engine("vllm@0.22").sparse_mla_heads(heads, "b200", 16) == 0  # FlashInfer's backend first at 16
+    assert "so DeepSeek-V3.2 at TP 8 (16 a rank) runs 128 to 0.16" in text

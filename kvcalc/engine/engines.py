@@ -500,11 +500,20 @@ class Engine:
         kernel, the only sparse MLA backend there (platforms/cuda.py), whose heads are a multiple of 64: a rank of
         fewer zero-pads its query up to 64 (v1/attention/backends/mla/flashmla_sparse.py: 0.11.0
         FlashMLASparseImpl._forward_bf16_kv, self.padding; 0.16.0 and 0.22.1 _bf16_flash_mla_kernel,
-        prefill_padding, "kernel requires num_local_head to be a multiple of 64 on hopper"). GLM-5 at TP 8, 8 heads
-        a rank, runs 64. Its fp8 cache (fp8_ds_mla) and Blackwell's kernels are not read here."""
-        if self.name != "vllm" or self.older_than(0, 11) or gpu not in HOPPER_GPUS or kv_bits < 16 or heads < 1:
+        prefill_padding, "kernel requires num_local_head to be a multiple of 64 on hopper and 128 on blackwell").
+        GLM-5 at TP 8, 8 heads a rank, runs 64. On compute capability 10 the multiple is 128, where the same kernel
+        runs: from 0.11 to 0.16 it is the only sparse MLA backend there, and from 0.17 it comes first above 16 heads a
+        rank with a 16-bit cache (platforms/cuda.py _get_backend_priorities, read in 0.22.1; FlashInfer's sparse
+        backend first at 16 or fewer, whose kernel is not read: 0). Its fp8 cache (fp8_ds_mla) is not read here."""
+        if self.name != "vllm" or self.older_than(0, 11) or kv_bits < 16 or heads < 1:
             return 0
-        return -(-heads // 64) * 64
+        if gpu in HOPPER_GPUS:
+            pad = 64
+        elif gpu in SM100 and (self.older_than(0, 17) or heads > 16):
+            pad = 128
+        else:
+            return 0
+        return -(-heads // pad) * pad
 
     def check_recv_interval(self, every: int, dp: int = 1) -> None:
         """Refuse a scheduler receive interval this release does not take: SGLang's --scheduler-recv-interval

@@ -1795,7 +1795,7 @@ class StepModel:
         if self.d.mla_heads:
             parts.append(
                 f"; sparse MLA attention over {self.d.mla_heads} query heads a rank, prompt tokens as decode tokens in the "
-                "absorbed form (vLLM's FlashMLA sparse kernel pads a rank's heads to a multiple of 64 on Hopper)"
+                "absorbed form (vLLM's FlashMLA sparse kernel runs a multiple of 64 heads on Hopper, 128 on Blackwell)"
             )
         if self.triton is not None:
             blocks, per_token, _, per_sm = self.triton
