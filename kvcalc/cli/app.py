@@ -367,9 +367,8 @@ def _usage_line(e: Any) -> str:
 
 
 def _default_map(args: list[str]) -> dict[str, dict[str, str]] | None:
-    """kvcalc.toml's engine, kv_dtype, tp, util, block_size, attention_backend and scheduler_recv_interval for the
-    command being run (click's
-    default_map: a flag on the command line wins)."""
+    """kvcalc.toml's options (defaults.OPTION_KEYS) for the command being run (click's default_map: a flag on the
+    command line wins)."""
     from kvcalc.cli.defaults import option_defaults
 
     cmd = next((a for a in args if not a.startswith("-")), None)

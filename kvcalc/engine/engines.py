@@ -504,7 +504,8 @@ class Engine:
         GLM-5 at TP 8, 8 heads a rank, runs 64. On compute capability 10 the multiple is 128, where the same kernel
         runs: from 0.11 to 0.16 it is the only sparse MLA backend there, and from 0.17 it comes first above 16 heads a
         rank with a 16-bit cache (platforms/cuda.py _get_backend_priorities, read in 0.22.1; FlashInfer's sparse
-        backend first at 16 or fewer, whose kernel is not read: 0). Its fp8 cache (fp8_ds_mla) is not read here."""
+        backend first at 16 or fewer, whose kernel is not read: 0). Its fp8 cache (fp8_ds_mla) is not read here.
+        vllm-project/recipes#234 says the same of DeepSeek-V3.2 at TP 8 (16 heads a rank padded to 64)."""
         if self.name != "vllm" or self.older_than(0, 11) or kv_bits < 16 or heads < 1:
             return 0
         if gpu in HOPPER_GPUS:

@@ -616,16 +616,8 @@ class MLA(LayerKindBase):
         heads, r = max(1, self.num_attention_heads // tp), self.qk_rope_head_dim
         return 2 * (2 * (heads + 1) * r + self.latent_dim)
 
-    def _pair_flops(self, tp: int) -> int:
-        """Absorbed MLA: scores over the latent and rope dims, the weighted sum over the latent."""
-        heads = max(1, self.num_attention_heads // tp)
-        return 2 * heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim)
-
     def attn_flops_per_token(self, seq: Tokens, tp: int = 1) -> Tokens:
-        k = self.sparse_topk
-        if not k:
-            return self._pair_flops(tp) * seq
-        return self._pair_flops(tp) * tmin(seq, k) + self._indexer_flops(seq)
+        return self.kernel_attn_flops_per_token(seq, max(1, self.num_attention_heads // tp))
 
     def prefill_attn_flops(self, p: Tokens, tp: int = 1) -> Tokens:
         # Prefill runs MLA decompressed (K of nope + rope dims, V of v_head_dim per head). Under sparse
@@ -645,11 +637,13 @@ class MLA(LayerKindBase):
         return self._prefill_pair_flops(tp) * tmin(seq, k) + self._indexer_flops(seq)
 
     def kernel_attn_flops_per_token(self, seq: Tokens, heads: int) -> Tokens:
-        """One token's sparse attention at context ``seq`` as an engine's kernel runs it over ``heads`` query heads
-        (Engine.sparse_mla_heads: padded), prompt and decode tokens alike in the absorbed form, over the indexer's
-        top-k, plus the indexer's scores over every key."""
-        pairs = tmin(seq, self.sparse_topk) if self.sparse_topk else seq
-        return 2 * heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim) * pairs + self._indexer_flops(seq)
+        """One token's attention at context ``seq`` in the absorbed form over ``heads`` query heads: scores over
+        the latent and rope dims and the weighted sum over the latent, over every key or the indexer's top-k, plus
+        the indexer's scores over every key. A decode token's with the model's heads a rank (attn_flops_per_token);
+        a sparse-MLA kernel's with its padded heads, prompt tokens alike (Engine.sparse_mla_heads)."""
+        pair = 2 * heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim)
+        k = self.sparse_topk
+        return pair * tmin(seq, k) + self._indexer_flops(seq) if k else pair * seq
 
     def _prefill_pair_flops(self, tp: int) -> int:
         heads = max(1, self.num_attention_heads // tp)
