@@ -1535,6 +1535,39 @@ def test_sglangs_triton_decode_of_an_mla_model_splits_its_latent_among_fewer_par
     assert "Triton" in tri.describe() and "Triton" not in base.describe()
 
 
+def test_vllm_v0s_triton_mla_on_an_mi300x_splits_every_request_in_four_whatever_the_batch():
+    # DeepSeek-V3 (config.json: 128 heads, MLA latent 512 + rope 64, 61 layers) at TP 8 on MI300Xs (304 compute units)
+    # under vLLM 0.7.3, whose V0 ROCm platform decodes every MLA model with its Triton MLA backend (platforms/rocm.py)
+    # at num_kv_splits = 4 (attention/backends/triton_mla.py). 128 / 8 = 16 heads a GPU: one block a request
+    # (BLOCK_H 16), reading the latent, 576 x 2 B x 61 layers = 70,272 B a token. 4 blocks a compute unit
+    # (bench/triton_decode_occupancy_hip.py): 1,216 at once.
+    from kvcalc.engine.engines import engine, triton_default_note
+
+    m, g = resolve_model("deepseek-v3"), resolve_gpu("mi300x")
+    v0 = StepModel(m, g, BF16, 8, engine=engine("vllm@0.7.3"))
+    assert v0.triton == (1, 70272.0, 304, 4) and v0.triton_fixed_splits == 4
+    # 4 requests at 3,600 tokens: parts of cdiv(3,600, 4) = 900 (no tile rounding), 16 blocks, one wave.
+    assert v0.attn_floor_s(4, 3600) == pytest.approx(900 * 70272 / 5.27e9, rel=1e-12)
+    # 64 requests: still 256 blocks, one wave, the same floor (the splits do not shrink as the batch grows).
+    assert v0.attn_floor_s(64, 3600) == v0.attn_floor_s(4, 3600)
+    # 400 requests: 1,600 blocks, cdiv(1,600, 1,216) = 2 waves.
+    assert v0.attn_floor_s(400, 3601) == pytest.approx(2 * 901 * 70272 / 5.27e9, rel=1e-12)
+    assert "split in 4 whatever the batch" in v0.describe()
+    # The note that kvcalc does not price it goes where it now does, and stays where it does not.
+    assert triton_default_note(engine("vllm@0.7.3"), m, g) is None
+    assert "does not price" in (triton_default_note(engine("vllm@0.7.3"), m, resolve_gpu("h200")) or "")
+    assert "does not price" in (triton_default_note(engine("vllm@0.11"), m, g) or "")
+    # V1 on the MI300X (AITER off), V0 on an H200 (FlashMLA where VLLM_ATTENTION_BACKEND asks), and a dense model
+    # take no floor.
+    for model, gpu, release in (
+        ("deepseek-v3", "mi300x", "vllm@0.11"),
+        ("deepseek-v3", "h200", "vllm@0.7.3"),
+        ("llama-3.1-70b", "mi300x", "vllm@0.7.3"),
+    ):
+        s = StepModel(resolve_model(model), resolve_gpu(gpu), BF16, 8, engine=engine(release))
+        assert s.triton is None and s.attn_floor_s(4, 3600) == 0.0
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 600), ctx=st.integers(1, 200_000), rate=st.floats(1e8, 1e12))
 def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_itself(n, ctx, rate):
@@ -1758,7 +1791,9 @@ def test_plan_on_the_triton_backend_without_gpus_searches_the_gpus_it_prices(cli
             8,
             "with its Triton MLA backend unless AITER is turned on (VLLM_ROCM_USE_AITER=1)",
         ),
-        ("vllm@0.7.2", "mi300x", "deepseek-v3", 8, "on mi300x with its Triton MLA backend;"),
+        # V0 on a gfx942 GPU is priced since 2026-12-06 (v0_triton_mla_splits): no note; on an MI355X it is not.
+        ("vllm@0.7.2", "mi300x", "deepseek-v3", 8, None),
+        ("vllm@0.7.2", "mi355x", "deepseek-v3", 8, "on mi355x with its Triton MLA backend;"),
         ("vllm@0.6", "a100-80gb", "deepseek-v2-lite", 1, None),  # MLA cached as per-head K and V: no MLA kernel
         ("vllm@0.11", "a100-80gb", "qwen3-8b", 1, None),
         ("vllm@0.11", "a100-80gb", "deepseek-v3.2", 8, None),  # sparse MLA: its own kernels

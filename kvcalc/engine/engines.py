@@ -56,6 +56,26 @@ measured, and compute capability 10, where the compiled kernel's registers and s
 count is not published), which the kernel's splits and turns are counted in."""
 TRITON_GPU_WORDS = "the H100, H200, H20 and B200"
 """TRITON_GPUS as the messages that name them say it."""
+V0_TRITON_MLA_GPUS = ("mi300x", "mi325x")
+"""The AMD GPUs on which the step model prices vLLM V0's Triton MLA decode (v0_triton_mla_splits): the gfx942 parts,
+whose compute units the kernel's occupancy was compiled for (steptime.V0_TRITON_MLA_BLOCKS_PER_CU)."""
+V0_TRITON_MLA_SPLITS = 4
+"""The parts vLLM V0's Triton MLA backend splits every request's context into, whatever the batch
+(attention/backends/triton_mla.py, num_kv_splits = 4, "TODO(lucas) add heuristic", read in 0.7.3)."""
+
+
+def v0_triton_mla_splits(e: Engine | None, model: ModelSpec, gpu: GPUSpec) -> int | None:
+    """The fixed KV splits of the Triton MLA decode ``e`` runs by default for ``model`` on ``gpu`` where the step model
+    prices it, else None: vLLM V0 releases that cache MLA's latent (0.7.x) on an AMD GPU of V0_TRITON_MLA_GPUS, where
+    platforms/rocm.py returns TritonMLABackend for every MLA model (read in 0.7.3) and no other MLA backend exists.
+    On NVIDIA GPUs V0 runs the same backend unless VLLM_ATTENTION_BACKEND asks for FlashMLA (from 0.7.3's nightlies),
+    which a deployment's settings do not say, so there the note (triton_default_note) stands."""
+    if e is None or e.name != "vllm" or e.attention_backend or not e.older_than(0, 8):
+        return None
+    if e.mla_storage not in ("latent", "latent-256") or model.mla is None or model.has_sparse_mla:
+        return None
+    return V0_TRITON_MLA_SPLITS if gpu.name in V0_TRITON_MLA_GPUS else None
+
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
 """How a vLLM release sizes the blocks of a dense (indexer-free) MLA model's cache on NVIDIA GPUs
@@ -1870,6 +1890,8 @@ def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
     )
     v0 = e.older_than(0, 8)  # V0: Triton MLA on every GPU, no AITER (platforms/cuda.py and rocm.py, 0.7.3)
     if gpu.vendor == "AMD":
+        if v0 and gpu.name in V0_TRITON_MLA_GPUS:
+            return None  # priced: v0_triton_mla_splits
         aiter = "" if v0 else " unless AITER is turned on (VLLM_ROCM_USE_AITER=1)"
         return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend{aiter}" + tail
     if gpu.vendor != "NVIDIA":

@@ -50,6 +50,7 @@ from kvcalc.engine.engines import (
     allreduce_norm_fusion,
     mla_kernel,
     moe_runner,
+    v0_triton_mla_splits,
 )
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, mla_materialized, moe_width
 from kvcalc.errors import KvcalcError
@@ -321,6 +322,13 @@ pins torch 2.9.1, which pins it) for sm_90a and sm_100a at 4 warps and 2 stages 
 226, 249 and 255 registers a thread and 7,168, 13,312, 25,600, 26,624 and 52,224 B of shared memory, so the
 65,536 registers of a multiprocessor hold 5, 3, 2, 2 and 2 such blocks (a warp's registers in units of 256),
 fewer than its 228 KB of shared memory or its 64 warps would (bench/triton_decode_occupancy.py)."""
+V0_TRITON_MLA_BLOCKS_PER_CU = 4
+"""Blocks of vLLM V0's grouped Triton MLA decode kernel one compute unit of a gfx942 GPU (MI300X, MI325X) runs at once:
+_fwd_grouped_kernel_stage1 of attention/ops/triton_decode_attention.py (0.7.3) at its ROCm launch (16 tokens a tile
+for a 576-wide key, 16 query heads a block, 4 warps of 64, 2 stages, waves_per_eu 4), compiled for gfx942 by Triton 3.9
+(the release's ROCm Triton is not on the package index): 128 VGPRs (60 spilled to meet waves_per_eu), 16,384 B of LDS,
+occupancy 4 waves a SIMD, so a compute unit's 4 SIMDs hold 4 such blocks, as do its 64 KB of LDS
+(bench/triton_decode_occupancy_hip.py)."""
 TRITON_MAX_SPLITS = 8
 """The most parts SGLang's Triton decode kernel splits a request's context into: --triton-attention-num-kv-splits,
 8 by default (server_args.py, 0.4.4.post3 to 0.5.9)."""
@@ -474,7 +482,8 @@ DEFAULT_SOURCES: dict[str, str] = {
     "March 2026, the table's 'Old Triton' column, that PR's base): the step's time rises 0.437 us a token of context from "
     "1,000 to 32,000 tokens (7.07 to 20.68 ms a token), FlashInfer's 0.058 us; at 8 splits each of the kernel's 64 blocks "
     "(1 request x 8 KV heads x 8 splits) reads an eighth of a token's keys and values of one KV head, 512 B x 36 layers / 8, "
-    "so 2,304 B / 0.437 us = 5.27 GB/s a block (bench/fit_triton_decode.py)",
+    "so 2,304 B / 0.437 us = 5.27 GB/s a block (bench/fit_triton_decode.py); it stands in for vLLM V0's Triton MLA kernel on "
+    "the MI300X and MI325X, whose blocks no timing found measures (docs/engines.md)",
     "request_overhead_s": "vLLM's OpenAI server over its offline engine: +4 ms TTFT, HTTP and ZMQ "
     "(tenstorrent/tt-inference-server#190)",
     "tokenize_s_per_token": "vLLM 0.11's tokenizer (get_tokenizer: a fast, Rust tokenizer, here a byte-level BPE of 32,000) "
@@ -1066,6 +1075,18 @@ class StepModel:
         deployment runs that kernel (Engine.attention_backend); None elsewhere (attn_floor_s)."""
 
     def _triton(self, engine: Engine | None) -> tuple[int, float, int, int] | None:
+        self.triton_fixed_splits = v0_triton_mla_splits(engine, self.model, self.gpu)
+        """The splits of a Triton decode kernel that gives every request the same count whatever the batch (vLLM V0's
+        Triton MLA, where the engine runs it by default: v0_triton_mla_splits); None where the splits follow the batch."""
+        if self.triton_fixed_splits is not None:
+            kinds = self.model.kinds()
+            g0 = kinds[0].decode_geometry() if len(kinds) == 1 else None
+            if g0 is None or g0.kind != "mla" or triton_tile(g0) != (512, 64, 512) or not self.gpu.multiprocessors:
+                self.triton_fixed_splits = None
+                return None
+            # One block a request and group of 16 query heads, one latent head (BLOCK_H 16, as SGLang's kernel).
+            heads = max(g0.n_q // self.tp, 1)
+            return -(-heads // TRITON_BLOCK_H), self.k1, int(self.gpu.multiprocessors), V0_TRITON_MLA_BLOCKS_PER_CU
         g = check_triton(self.model, self.gpu, engine)
         if g is None:
             return None
@@ -1098,12 +1119,17 @@ class StepModel:
             return 0.0, 0.0
         blocks, per_token, sms, per_sm = t
         L = max(math.ceil(ctx), 1)
-        reach = int(sms * max(math.log2(L / 64.0), 1.0))
-        splits = max(min(-(-reach // (n * blocks)), TRITON_MAX_SPLITS), 1)
         rate = self.c.triton_cta_bytes_per_s
-        # A part: the context over the splits, rounded up to whole tiles of TRITON_MIN_BLOCK_KV tokens.
-        per_split = -(-L // splits)
-        part = min(-(-per_split // TRITON_MIN_BLOCK_KV) * TRITON_MIN_BLOCK_KV, L)
+        if self.triton_fixed_splits is not None:
+            # vLLM V0: the same splits for every batch, a part the context over them (cdiv, no tile rounding).
+            splits = self.triton_fixed_splits
+            part = -(-L // splits)
+        else:
+            reach = int(sms * max(math.log2(L / 64.0), 1.0))
+            splits = max(min(-(-reach // (n * blocks)), TRITON_MAX_SPLITS), 1)
+            # A part: the context over the splits, rounded up to whole tiles of TRITON_MIN_BLOCK_KV tokens.
+            per_split = -(-L // splits)
+            part = min(-(-per_split // TRITON_MIN_BLOCK_KV) * TRITON_MIN_BLOCK_KV, L)
         # Blocks past what the GPU runs at once wait their turn: whole waves of them.
         waves = -(-(n * blocks * splits) // (sms * per_sm))
         return waves * part * per_token / rate, waves * per_token / rate / splits
@@ -1799,11 +1825,17 @@ class StepModel:
             )
         if self.triton is not None:
             blocks, per_token, _, per_sm = self.triton
+            fixed = self.triton_fixed_splits
+            whose, split = (
+                ("vLLM V0's Triton MLA backend (this release's only MLA kernel here)", f"split in {fixed} whatever the batch")
+                if fixed is not None
+                else ("SGLang's Triton backend", f"split in up to {TRITON_MAX_SPLITS} by the batch")
+            )
             parts.append(
-                f"; decode attention on SGLang's Triton backend: the KV reads take at least the longest part of a "
-                f"request's context (split in up to {TRITON_MAX_SPLITS} by the batch, {blocks} blocks a request) x "
-                f"{per_token:,.0f} B a token / {c.triton_cta_bytes_per_s / 1e9:g} GB/s (one block's rate), once for "
-                f"every wave of blocks past the {per_sm} a multiprocessor runs at once"
+                f"; decode attention on {whose}: the KV reads take at least the longest part of a "
+                f"request's context ({split}, {blocks} blocks a request) x "
+                f"{per_token:,.0f} B a token / {c.triton_cta_bytes_per_s / 1e9:g} GB/s (one block's rate, measured on an H100), "
+                f"once for every wave of blocks past the {per_sm} a multiprocessor runs at once"
             )
         if self.pp > 1:
             net = self.placement.pp_network_handoffs

@@ -32,8 +32,8 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (30, -0.4681, -0.6069, -0.2699),
     },
     "moe/5+": {
-        "mean_tpot": (144, -0.2175, -0.3873, -0.0139),
-        "output_throughput": (166, 0.2117, 0.0294, 0.5125),
+        "mean_tpot": (144, -0.2134, -0.3693, -0.0139),
+        "output_throughput": (166, 0.2117, 0.0294, 0.456),
         "mean_ttft": (156, -0.4949, -0.6729, -0.3297),
     },
 }
