@@ -1552,7 +1552,7 @@ def test_vllm_v0s_triton_mla_on_an_mi300x_splits_every_request_in_four_whatever_
     assert v0.attn_floor_s(64, 3600) == v0.attn_floor_s(4, 3600)
     # 400 requests: 1,600 blocks, cdiv(1,600, 1,216) = 2 waves.
     assert v0.attn_floor_s(400, 3601) == pytest.approx(2 * 901 * 70272 / 5.27e9, rel=1e-12)
-    assert "split in 4 whatever the batch" in v0.describe()
+    assert "split in 4 whatever the batch, 1 block a request" in v0.describe() and "the 4 a compute unit runs" in v0.describe()
     # The note that kvcalc does not price it goes where it now does, and stays where it does not.
     assert triton_default_note(engine("vllm@0.7.3"), m, g) is None
     assert "does not price" in (triton_default_note(engine("vllm@0.7.3"), m, resolve_gpu("h200")) or "")

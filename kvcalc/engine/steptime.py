@@ -1833,9 +1833,10 @@ class StepModel:
             )
             parts.append(
                 f"; decode attention on {whose}: the KV reads take at least the longest part of a "
-                f"request's context ({split}, {blocks} blocks a request) x "
+                f"request's context ({split}, {blocks} block{'s' if blocks != 1 else ''} a request) x "
                 f"{per_token:,.0f} B a token / {c.triton_cta_bytes_per_s / 1e9:g} GB/s (one block's rate, measured on an H100), "
-                f"once for every wave of blocks past the {per_sm} a multiprocessor runs at once"
+                f"once for every wave of blocks past the {per_sm} a "
+                f"{'compute unit' if self.gpu.vendor == 'AMD' else 'multiprocessor'} runs at once"
             )
         if self.pp > 1:
             net = self.placement.pp_network_handoffs
