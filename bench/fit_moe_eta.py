@@ -31,6 +31,7 @@ floor at 38 us: moe_quant_s, 10 us over moe_latency_s. Until 2026-12-05 both too
 a 0.307, b 473 (median |log| 0.112).
 
     python bench/fit_moe_eta.py DIR b200-flashinfer   # FlashInfer's TensorRT-LLM fp8 kernel on B200 (flashinfer_b200)
+    python bench/fit_moe_eta.py DIR b200-triton       # the Triton kernel on B200, SGLang 0.5.9's table (triton_b200)
 
 vLLM's Triton MXFP4 rows (OpenAI's triton_kernels, the kernel vLLM runs gpt-oss's experts with on Hopper; 648
 rows of gpt-oss-20b's and -120b's shapes, weights at 4.25 bits) take the same treatment: the median over 1 to 16
@@ -172,8 +173,41 @@ def flashinfer_b200(folder: Path) -> None:
         print(f"  {name}: median |log| {np.median(np.abs(np.log(model(d, eta, fl) / d.t))):.3f}")
 
 
+def triton_b200(folder: Path) -> None:
+    """The Triton fused-MoE kernel on B200 (GPUSpec.moe in gpu_specs/b200.yaml): SGLang 0.5.9's rows of its own copy of
+    the kernel (b200_sxm-sglang-0.5.9-moe.parquet in DIR, from .../systems/data/b200_sxm/moe/sglang/0.5.9/; vLLM 0.24's
+    B200 table times FlashInfer's kernels only), power-law 1.01 routing, no EP; the experts' bytes at B200's GEMM share
+    (0.76 of 8 TB/s) and their FLOPs at its peak (2.25 PFLOP/s 16-bit, 4.5 fp8), the floors kept (28 us, 38 us), (a, b)
+    fitted as main() fits Hopper's and set beside the default's fit of the same rows."""
+    d0 = pd.read_parquet(folder / "b200_sxm-sglang-0.5.9-moe.parquet")
+    for dtype, peak, weight in (("bfloat16", 2.25e15, 2.0), ("fp8_block", 4.5e15, 1.0)):
+        d = d0[(d0.moe_dtype == dtype) & (d0.kernel_source == "sglang_fused_moe_triton")]
+        d = d[(d.distribution == "power_law_1.01") & (d.moe_ep_size == 1)]
+        n = d.inter_size / d.moe_tp_size
+        touched = d.num_experts * (1 - (1 - d.topk / d.num_experts) ** d.num_tokens)
+        d = d.assign(n=n, t=d.latency * 1e-3, bw=8e12, share=0.76, peak=peak)
+        d = d.assign(bytes=touched * 3 * d.hidden_size * n * weight, flops=2 * d.num_tokens * d.topk * 3 * d.hidden_size * n)
+        floor = FLOOR[dtype]
+
+        def residuals(p: np.ndarray, d: pd.DataFrame = d, floor: float = floor) -> pd.Series:
+            return np.log(model(d, p[0] * d.n / (d.n + p[1]), floor) / d.t)
+
+        a, b = least_squares(residuals, [0.5, 300.0], bounds=([0.01, 1.0], [1.0, 20000.0])).x
+        da, db = DEFAULT[dtype]
+        print(f"Triton on B200, {dtype}: {len(d)} rows, a {a:.3f}, b {b:.0f}")
+        for name, eta in (("fit", a * d.n / (d.n + b)), ("default (Hopper's)", da * d.n / (d.n + db))):
+            ratio = model(d, eta, floor) / d.t
+            line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
+            for lo, hi in ((1, 17), (17, 512), (512, 2048), (2048, 1 << 20)):
+                s = (d.num_tokens >= lo) & (d.num_tokens < hi)
+                line += f"; tokens {lo}-{hi - 1}: model / measured {np.median(ratio[s]):.2f}"
+            print(line)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[2] == "b200-flashinfer":
+    if len(sys.argv) > 2 and sys.argv[2] == "b200-triton":
+        triton_b200(Path(sys.argv[1]))
+    elif len(sys.argv) > 2 and sys.argv[2] == "b200-flashinfer":
         flashinfer_b200(Path(sys.argv[1]))
     else:
         main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), sys.argv[2] if len(sys.argv) > 2 else "")

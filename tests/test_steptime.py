@@ -1674,16 +1674,17 @@ def test_the_simulation_doc_works_the_triton_floor_as_the_step_model_does():
 
 def test_plan_prices_the_triton_floor_in_its_closed_form_and_its_simulation_agrees(cli):
     # GLM-4.7-Flash on one B200 under SGLang 0.5.7 at 1 request/s of 8,000 + 1,000 tokens: with the Triton backend
-    # the closed form's TPOT rises from 12.2 ms to 71.3 ms (its requests in flight need two waves of the kernel's
+    # the closed form's TPOT rises from 13.2 ms to 79.8 ms (its requests in flight need two waves of the kernel's
     # blocks; the default backend's MLA call takes SGLang's measured 15 us on B200, the Triton backend's the default
     # 62 us: 15.8 ms until those figures, 2026-12-05; 12.4 until 0.5.7's one matmul for the query's and the latent's down
-    # projections was counted, 2026-12-06), and the simulation of the same replica agrees within 10%.
+    # projections was counted, 2026-12-06; 12.2 and 71.3 until the B200's Triton fused-MoE calls took their own measured
+    # share, 2026-12-06: slower prompt steps, more requests in flight), and the simulation of the same replica agrees within 10%.
     args = ("plan", "--model", "glm-4.7-flash", "--gpus", "b200", "--engine", "sglang@0.5.7", "--rate", "1", "--tpot", "100ms")
     args += ("--prompt", "8000", "--output", "1000", "--max-gpus", "1", "--json")
     base, tri = cli(*args), cli(*args, "--attention-backend", "triton")
     assert base.code == tri.code == 0, (base.err, tri.err)
     b, t = base.json(), tri.json()
-    assert round(b["best"]["tpot_s"] * 1e3, 1) == 12.2 and round(t["best"]["tpot_s"] * 1e3, 1) == 71.3
+    assert round(b["best"]["tpot_s"] * 1e3, 1) == 13.2 and round(t["best"]["tpot_s"] * 1e3, 1) == 79.8
     v = t["verified"][0]
     assert abs(v["tpot_mean_s"] / v["closed_form_tpot_s"] - 1) < 0.10 and v["ok"]
     assert any("SGLang's Triton backend" in a and "at 5.27 GB/s a block" in a for a in t["assumptions"])
@@ -2121,3 +2122,43 @@ def test_the_sparse_mla_heads_paragraph_is_as_the_runs_score():
     assert heads == 16 and engine("vllm@0.16").sparse_mla_heads(heads, "b200", 16) == 128
     assert engine("vllm@0.22").sparse_mla_heads(heads, "b200", 16) == 0  # FlashInfer's backend first at 16
     assert "so DeepSeek-V3.2 at TP 8 (16 a rank) runs 128 to 0.16" in text
+
+
+def test_the_b200s_triton_moe_share_is_its_own_measured_fit_at_16_bits():
+    # Qwen3-235B-A22B (config.json: moe_intermediate_size 1,536) at TP 8: 192 of an expert's width a GPU. The B200's spec
+    # (AIConfigurator's SGLang 0.5.9 Triton rows) gives a 0.213, b 314: 0.213 x 192 / (192 + 314) = 0.0808; the H200 keeps
+    # Hopper's 0.666 x 192 / (192 + 545) = 0.1735.
+    m = resolve_model("qwen3-235b-a22b")
+    b200 = StepModel(m, resolve_gpu("b200"), BF16, 8)
+    h200 = StepModel(m, resolve_gpu("h200"), BF16, 8)
+    assert b200.moe_eta(b200.c) == pytest.approx(0.213 * 192 / (192 + 314), rel=1e-12)
+    assert h200.moe_eta(h200.c) == pytest.approx(0.666 * 192 / (192 + 545), rel=1e-12)
+    # fp8 experts keep the fp8 fit on the B200 too (0.311 x 192 / (192 + 459)); a calibrated share wins over the spec's.
+    f8 = StepModel(resolve_model("qwen3-235b-a22b-fp8"), resolve_gpu("b200"), BF16, 8)
+    assert f8.moe_eta(f8.c) == pytest.approx(0.311 * 192 / (192 + 459), rel=1e-12)
+    cal = b200.with_constants(dataclasses.replace(DEFAULTS, moe_eta_c=0.3))
+    assert cal.moe_eta(cal.c) == 0.3
+    # So a 16,384-token prompt step takes longer than the same B200 with Hopper's share (a spec without the block), and a
+    # one-request decode step, whose experts are bound by their bytes, about as long.
+    hopper = StepModel(m, dataclasses.replace(resolve_gpu("b200"), moe=None), BF16, 8)
+    assert hopper.moe_eta(hopper.c) == pytest.approx(0.666 * 192 / (192 + 545), rel=1e-12)
+    assert b200.step(0, 0, 16384).t_step_s > 1.2 * hopper.step(0, 0, 16384).t_step_s
+    assert b200.step(1, 1000).t_step_s == pytest.approx(hopper.step(1, 1000).t_step_s, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("block", "said"),
+    [
+        ("bf16_a: 0\n  bf16_b: 314", "bf16_a"),
+        ("bf16_a: 1.5\n  bf16_b: 314", "bf16_a"),
+        ("bf16_a: 0.2\n  bf16_b: -1", "bf16_b"),
+        ("bf16_a: true\n  bf16_b: 314", "bf16_a"),
+        ("bf16_b: 314", "bf16_a"),
+    ],
+)
+def test_a_gpu_specs_moe_block_out_of_range_is_one_line_naming_the_field(cli, tmp_path, block, said):
+    src = (Path(__file__).parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
+    spec = tmp_path / "g.yaml"
+    spec.write_text(src.replace("name: h100-sxm", "name: mygpu") + "moe:\n  url: https://example.com/t\n  " + block + "\n")
+    r = cli("roofline", "--model", "qwen3-8b", "--gpu", str(spec), "--batch", "1", "--seq", "100")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and said in r.err and "Traceback" not in r.err, r.err

@@ -448,7 +448,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "320 GB/s on 8 H100s, of 450); PCIe: 0.63 of one direction of the host link (20.1 GB/s measured on 2 L40S, PCIe 4.0)",
     "pp_alpha_s": "NCCL send/recv inside an H100 DGX in a CUDA graph: 5-8 us up to 64 KB "
     "(microsoft/vidur data/profiling/network/h100_dgx/send_recv.csv)",
-    "moe_eta_c": "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.666, b 545; fp8 a 0.311, "
+    "moe_eta_c": "on a GPU whose spec measures it (moe: the B200's 16-bit a 0.213, b 314, from SGLang 0.5.9's Triton rows "
+    "in AIConfigurator's B200 table, bench/fit_moe_eta.py DIR b200-triton), its own; else "
+    "by the expert's intermediate width n on one GPU, a x n / (n + b): 16-bit a 0.666, b 545; fp8 a 0.311, "
     "b 459; fitted to every Triton fused-MoE measurement in AIConfigurator's vLLM 0.24 moe_perf tables for H100 SXM "
     "and H200 without EP (5,184 bf16 and 3,996 fp8-block rows, 1 to 16,384 tokens, power-law 1.01 routing; "
     "ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py) as 28 us (38 us at fp8: moe_quant_s) + the root-sum-square "
@@ -1213,7 +1215,12 @@ class StepModel:
         # DEFAULT_SOURCES['moe_eta_c']), and EP ranks, which lose efficiency with EP's size at a given width.
         outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
         dtype = "fp8_flashinfer" if self.moe_flashinfer else self.compute_dtype
-        return c.moe_eta(None if outside else moe_width(self.model) / self.shape.tp, dtype)
+        width = None if outside else moe_width(self.model) / self.shape.tp
+        spec = self.gpu.moe
+        if spec is not None and c.moe_eta_c is None and width is not None and dtype == "bf16":
+            # The Triton kernel's 16-bit share as measured on this GPU (GPUSpec.moe: B200, SGLang 0.5.9's table).
+            return spec.bf16_a * width / (width + spec.bf16_b)
+        return c.moe_eta(width, dtype)
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: the GPU's measured share where its spec has one

@@ -188,6 +188,28 @@ class AttentionSpec:
 
 
 @record(kw_only=True)
+class MoeSpec:
+    """The routed experts' share of the 16-bit peak in the Triton fused-MoE kernel on this GPU, measured: a x n / (n + b)
+    for an expert of intermediate width n on a GPU (kvcalc.engine.steptime uses it in place of MOE_ETA['bf16'] where a
+    spec has it; fp8 experts keep MOE_ETA's)."""
+
+    __pydantic_config__: ClassVar[dict[str, str]] = FORBID
+    url: Text
+    """Where the measurements come from."""
+    bf16_a: float
+    """a: the share the widest experts approach."""
+    bf16_b: float
+    """b: the width, in elements, at which an expert reaches half of a."""
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.bf16_a, bool) or not 0 < self.bf16_a <= 1:
+            raise ValueError("bf16_a must be a share of the peak above 0 and at most 1")
+        if isinstance(self.bf16_b, bool) or not 0 < self.bf16_b <= 100_000:
+            raise ValueError("bf16_b must be a width in elements above 0 and at most 100,000")
+
+
+@record(kw_only=True)
 class MlaSpec:
     """What one MLA decode attention call costs on this GPU beyond its bytes, measured: the attention
     kernel with the latent cache's write and the absorbed multiplies around it, the floor a small batch
@@ -256,6 +278,9 @@ class GPUSpec:
     attention: AttentionSpec | None = None
     """Measured decode attention cost per request and KV head, where a public microbenchmark gives it;
     None: the step model's default (kvcalc.engine.steptime.ATTN_REQUEST_S)."""
+    moe: MoeSpec | None = None
+    """The Triton fused-MoE kernel's measured share of the 16-bit peak by expert width, where a public microbenchmark
+    gives it for this GPU; None: the step model's default (kvcalc.engine.steptime.MOE_ETA, fitted on Hopper)."""
     mla: MlaSpec | None = None
     """Measured latency of an MLA decode attention call, where a public microbenchmark gives it; None:
     the step model's default (kvcalc.engine.steptime.MLA_ATTN_LATENCY_S)."""
@@ -324,6 +349,8 @@ class GPUSpec:
             d["gemm_fp8"] = GemmSpec(**d["gemm_fp8"])
         if isinstance(d.get("attention"), dict):
             d["attention"] = AttentionSpec(**d["attention"])
+        if isinstance(d.get("moe"), dict):
+            d["moe"] = MoeSpec(**d["moe"])
         if isinstance(d.get("mla"), dict):
             d["mla"] = MlaSpec(**d["mla"])
         return cls(**d)

@@ -106,6 +106,7 @@ def _class_names() -> set[str]:
         "GemmSpec",
         "AttentionSpec",
         "MlaSpec",
+        "MoeSpec",
     }
 
 
