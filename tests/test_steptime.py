@@ -2138,6 +2138,10 @@ def test_the_b200s_triton_moe_share_is_its_own_measured_fit_at_16_bits():
     assert f8.moe_eta(f8.c) == pytest.approx(0.311 * 192 / (192 + 459), rel=1e-12)
     cal = b200.with_constants(dataclasses.replace(DEFAULTS, moe_eta_c=0.3))
     assert cal.moe_eta(cal.c) == 0.3
+    # The step's assumptions say whose share it is.
+    said = "routed experts at 0.0808 of the peak (moe_eta_c; the fused-MoE kernel's 16-bit share as measured on b200)"
+    assert said in b200.describe() and "as measured on" not in f8.describe().split("routed experts")[1].split(")")[0]
+    assert "routed experts at 0.3 of the peak (moe_eta_c)" in cal.describe()
     # So a 16,384-token prompt step takes longer than the same B200 with Hopper's share (a spec without the block), and a
     # one-request decode step, whose experts are bound by their bytes, about as long.
     hopper = StepModel(m, dataclasses.replace(resolve_gpu("b200"), moe=None), BF16, 8)

@@ -1210,6 +1210,10 @@ class StepModel:
     def moe_eta(self, c: StepConstants) -> float:
         """The routed experts' share of the peak for this deployment: each GPU holds a tp-th of every
         expert's width; with expert parallelism, MOE_ETA_OTHER."""
+        return self._moe_share(c)[0]
+
+    def _moe_share(self, c: StepConstants) -> tuple[float, bool]:
+        """``moe_eta`` and whether it is the GPU spec's measured share (GPUSpec.moe) rather than MOE_ETA's."""
         q = self.model.quantization
         # Outside the fit: MXFP4 experts (other kernels, whose measured calls the width form does not describe:
         # DEFAULT_SOURCES['moe_eta_c']), and EP ranks, which lose efficiency with EP's size at a given width.
@@ -1219,8 +1223,8 @@ class StepModel:
         spec = self.gpu.moe
         if spec is not None and c.moe_eta_c is None and width is not None and dtype == "bf16":
             # The Triton kernel's 16-bit share as measured on this GPU (GPUSpec.moe: B200, SGLang 0.5.9's table).
-            return spec.bf16_a * width / (width + spec.bf16_b)
-        return c.moe_eta(width, dtype)
+            return spec.bf16_a * width / (width + spec.bf16_b), True
+        return c.moe_eta(width, dtype), False
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: the GPU's measured share where its spec has one
@@ -1824,7 +1828,9 @@ class StepModel:
                 f"of the ranks' counts) and carries {c.moe_imbalance:g}x the mean expert FLOPs (moe_imbalance)"
             )
         if self.model.moe:
-            parts.append(f"; routed experts at {self.moe_eta(c):.3g} of the peak (moe_eta_c)")
+            share, measured = self._moe_share(c)
+            where = f"; the fused-MoE kernel's 16-bit share as measured on {self.gpu.name}" if measured else ""
+            parts.append(f"; routed experts at {share:.3g} of the peak (moe_eta_c{where})")
         if self.d.mla_heads:
             parts.append(
                 f"; sparse MLA attention over {self.d.mla_heads} query heads a rank, prompt tokens as decode tokens in the "
