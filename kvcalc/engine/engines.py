@@ -67,7 +67,8 @@ V0_TRITON_MLA_SPLITS = 4
 def v0_triton_mla_splits(e: Engine | None, model: ModelSpec, gpu: GPUSpec) -> int | None:
     """The fixed KV splits of the Triton MLA decode ``e`` runs by default for ``model`` on ``gpu`` where the step model
     prices it, else None: vLLM V0 releases that cache MLA's latent (0.7.x) on an AMD GPU of V0_TRITON_MLA_GPUS, where
-    platforms/rocm.py returns TritonMLABackend for every MLA model (read in 0.7.3) and no other MLA backend exists.
+    platforms/rocm.py returns TritonMLABackend for every MLA model (read in 0.7.3) and no other MLA backend exists
+    (a posted V0 log of DeepSeek-R1 on MI300As, vllm-project/vllm#12773, prints "rocm.py:121] Using Triton MLA backend.").
     On NVIDIA GPUs V0 runs the same backend unless VLLM_ATTENTION_BACKEND asks for FlashMLA (from 0.7.3's nightlies),
     which a deployment's settings do not say, so there the note (triton_default_note) stands."""
     if e is None or e.name != "vllm" or e.attention_backend or not e.older_than(0, 8):

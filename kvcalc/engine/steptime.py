@@ -1071,36 +1071,39 @@ class StepModel:
         )
         self.k1, self.k0 = kvs[1] - kvs[0], 2 * kvs[0] - kvs[1]
         self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
-        self.triton = self._triton(engine)
-        """(KV-head blocks a request brings to SGLang's Triton decode kernel, KV bytes a token of context puts
+        self.triton, self.triton_fixed_splits = self._triton(engine)
+        """(KV-head blocks a request brings to a Triton split-KV decode kernel, KV bytes a token of context puts
         on one of its blocks over every layer, the GPU's multiprocessors, blocks one runs at once) where the
-        deployment runs that kernel (Engine.attention_backend); None elsewhere (attn_floor_s)."""
+        deployment runs one the step model prices (_triton); None elsewhere (attn_floor_s). ``triton_fixed_splits``:
+        the splits such a kernel gives every request whatever the batch (vLLM V0's Triton MLA); None where they follow
+        the batch (SGLang's)."""
 
-    def _triton(self, engine: Engine | None) -> tuple[int, float, int, int] | None:
-        self.triton_fixed_splits = v0_triton_mla_splits(engine, self.model, self.gpu)
-        """The splits of a Triton decode kernel that gives every request the same count whatever the batch (vLLM V0's
-        Triton MLA, where the engine runs it by default: v0_triton_mla_splits); None where the splits follow the batch."""
-        if self.triton_fixed_splits is not None:
+    def _triton(self, engine: Engine | None) -> tuple[tuple[int, float, int, int] | None, int | None]:
+        """(``triton``, ``triton_fixed_splits``): SGLang's Triton backend where it is asked for (check_triton; its splits
+        follow the batch), or vLLM V0's Triton MLA where the release runs it by default on a gfx942 GPU
+        (v0_triton_mla_splits; a model other than one MLA kind of the compiled 512 + 64 latent tile keeps the default
+        pricing and the note that says so); (None, None) elsewhere."""
+        fixed = v0_triton_mla_splits(engine, self.model, self.gpu)
+        if fixed is not None:
             kinds = self.model.kinds()
-            g0 = kinds[0].decode_geometry() if len(kinds) == 1 else None
-            if g0 is None or g0.kind != "mla" or triton_tile(g0) != (512, 64, 512) or not self.gpu.multiprocessors:
-                self.triton_fixed_splits = None
-                return None
-            # One block a request and group of 16 query heads, one latent head (BLOCK_H 16, as SGLang's kernel).
-            heads = max(g0.n_q // self.tp, 1)
-            return -(-heads // TRITON_BLOCK_H), self.k1, int(self.gpu.multiprocessors), V0_TRITON_MLA_BLOCKS_PER_CU
-        g = check_triton(self.model, self.gpu, engine)
-        if g is None:
-            return None
-        # One request's blocks (srt/layers/attention/triton_ops/decode_attention.py, 0.5.6): a block a KV head
-        # and a group of at most 16 of its query heads on the GPU (_decode_grouped_att_m_fwd, BLOCK_H 16; MLA's
-        # one latent head is every query head's).
+            g = kinds[0].decode_geometry() if len(kinds) == 1 else None
+            if g is None or g.kind != "mla" or triton_tile(g) != (512, 64, 512) or not self.gpu.multiprocessors:
+                return None, None
+            per_sm = V0_TRITON_MLA_BLOCKS_PER_CU
+        else:
+            g = check_triton(self.model, self.gpu, engine)
+            if g is None:
+                return None, None
+            per_sm = TRITON_BLOCKS_PER_SM[triton_tile(g)]
+        # One request's blocks (srt/layers/attention/triton_ops/decode_attention.py, 0.5.6; vLLM 0.7.3's copy,
+        # attention/ops/triton_decode_attention.py, launches the same grid): a block a KV head and a group of at most 16
+        # of its query heads on the GPU (_decode_grouped_att_m_fwd, BLOCK_H 16; MLA's one latent head is every query head's).
         heads = max(g.n_q // self.tp, 1)
         kv = 1 if g.kind == "mla" else max(g.n_kv // self.tp, 1)
         blocks = -(-heads // min(TRITON_BLOCK_H, max(heads // kv, 1)))
         # A block reads its KV head's bytes for the tokens of its split, every layer: a token's KV bytes on the
         # GPU over its KV heads (MLA: the latent; its values, the latent's first columns, read again from cache).
-        return blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0), TRITON_BLOCKS_PER_SM[triton_tile(g)]
+        return (blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0), per_sm), fixed
 
     def attn_floor_s(self, n: int, ctx: float) -> float:
         """The least time the decode attention of ``n`` requests at context ``ctx`` takes on SGLang's Triton
@@ -1110,7 +1113,9 @@ class StepModel:
         64), 1), requests x blocks a request)), parts of whole tiles (TRITON_MIN_BLOCK_KV), one block a part
         and KV head, and a block reads its part a tile at a time, at triton_cta_bytes_per_s; the blocks run
         side by side, as many at once as the multiprocessors hold (TRITON_BLOCKS_PER_SM), so the step waits on a
-        part for each whole wave of blocks (the requests' lengths taken as their mean)."""
+        part for each whole wave of blocks (the requests' lengths taken as their mean). vLLM V0's Triton MLA
+        (triton_fixed_splits) splits every request in the same count whatever the batch, parts not rounded to tiles,
+        V0_TRITON_MLA_BLOCKS_PER_CU blocks a compute unit."""
         return self._floor_line(n, ctx)[0]
 
     def _floor_line(self, n: int, ctx: float) -> tuple[float, float]:
