@@ -2725,3 +2725,23 @@ def test_the_v0_triton_mla_paragraph_is_as_the_runs_score():
     assert len(runs) == 9 and (tpot[0], tpot[-1], thr[0], thr[-1]) == (17, 42, 30, 74)
     assert "from 34-51% to 17-42% low on TPOT (their throughput from 59-106% to 30-74% high)" in text
     assert "TP 8 TPOT bias -18.4% to -17.7%" in text  # -17.6% since the B200's Triton MoE share (NOW_MAE)
+
+
+def test_the_b200_moe_share_paragraph_is_as_the_spec_and_the_runs_say():
+    """docs/engines.md: the B200's Triton fused-MoE share, its worked figure and the runs it moves."""
+    from kvcalc.engine.steptime import StepModel
+
+    text = " ".join((ROOT / "docs" / "engines.md").read_text().split())
+    spec = resolve_gpu("b200").moe
+    assert spec is not None and (spec.bf16_a, spec.bf16_b) == (0.213, 314) and "a 0.213, b 314" in text
+    # Qwen3-235B at TP 8: 1,536 / 8 = 192 of an expert's width a GPU.
+    m = resolve_model("qwen3-235b-a22b")
+    s = StepModel(m, resolve_gpu("b200"), kv_dtype("bf16"), 8)
+    assert (
+        round(0.213 * 192 / (192 + 314), 3) == round(s.moe_eta(s.c), 3) == 0.081 and round(0.666 * 192 / (192 + 545), 3) == 0.174
+    )
+    assert "0.213 x 192 / 506 = 0.081 of the 2.25 PFLOP/s peak where Hopper's gave 0.174" in text
+    tw3 = [c for c in CASES if c.get("held_out") == "2026-12-06 (twenty-third set)" and c["model"] == "qwen3-235b-a22b"]
+    tt = sorted(round(-100 * errors(c)["mean_ttft_ms"]) for c in tw3)
+    assert (tt[0], tt[-1]) == (8, 44) and "B200s from 29-53% to 8-44% low on TTFT" in text
+    assert "TTFT MAE 44.5% -> 43.6%" in text and NOW_MAE[2] == 43.6
