@@ -158,16 +158,17 @@ def test_every_difference_over_15_percent_has_its_reasons(q):
 
 
 def test_the_winners_agree_as_the_docs_say():
-    """docs/simulation.md: kvcalc's winner of aggregated against disaggregated is AIC vLLM's in five of
-    the six questions, all but Q6, as the generated table shows them."""
+    """docs/simulation.md: kvcalc's winner of aggregated against disaggregated is AIC vLLM's in four of
+    the six questions, all but Q5 (a tie within 1% in kvcalc) and Q6, as the generated table shows them."""
     text = DOC.read_text()
     block = text[text.index("Which mode wins:") : text.index(END)]
     rows = [line.split("|")[1:4] for line in block.splitlines() if line.startswith("| Q")]
     mode = lambda cell: "agg" if cell.strip().startswith("agg") else cell.split()[0]
     differ = [q.strip() for q, mine, vllm in rows if mode(mine) != mode(vllm)]
-    assert len(rows) == 6 and differ == ["Q6"]
+    assert len(rows) == 6 and differ == ["Q5", "Q6"]
     said = " ".join(text.split())
-    assert "is the same in five of the six questions for AIC's vLLM backend; in Q6 kvcalc's split wins" in said
+    assert "is the same in four of the six questions for AIC's vLLM backend; in Q6 kvcalc's split wins" in said
+    assert "and in Q5 kvcalc's two modes tie: its aggregated TP 4 x 2 carries 1% more than its best split" in said
 
 
 def test_the_questions_the_issue_names_are_there():

@@ -256,6 +256,9 @@ class _Replica:
         self.sm = StepModel(model, gpu, stored, tp, pp, constants, ep=ep, dp=dp, engine=engine, weight_dtype=inp.weight_dtype)
         self.lanes = pp * dp
         """Batches stepping side by side: PP micro-batches on each of the DP ranks."""
+        self.graph_max = self.sm.decode_graph_max
+        """The engine's largest decode CUDA graph a lane (StepModel.decode_graph_max; None: no limit): past it a
+        decode step runs eagerly, a jump in the step's time that ``_pool`` evaluates on both sides of."""
         self.c = self.sm.c  # the engine release's defaults where constants were the defaults
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
         self.P, self.O = traffic.prompt, max(traffic.output, 1)
@@ -323,9 +326,12 @@ class _Replica:
 
         Prompts come whole, as the simulator and vLLM take them: a step carries every prompt waiting,
         up to the token budget left beside the decodes (chunked beyond it). With mu = rate x step
-        prompts arriving per step (Poisson), a step with prompt work carries q = min(room, P x mu /
-        (1 - e^-mu)) tokens (P / ceil(P / room) when a prompt needs several chunks). Prefill steps
-        then number rate x P / q a second and take the share u = rate x P / q x T(q) of the time;
+        prompts arriving per step, a step with prompt work carries j of them with the chances
+        ``_prompt_law`` gives (Poisson given at least one, P x mu / (1 - e^-mu) tokens on average, where
+        one lane takes every request; every lanes-th request of them where several DP ranks or PP
+        micro-batches are dealt in turn), min(room, j x P) tokens (P / ceil(P / room) when a prompt needs
+        several chunks): q tokens and T(q) seconds on average over j, each count at its own time.
+        Prefill steps then number rate x P / q a second and take the share u = rate x P / q x T(q) of the time;
         decode-only steps fill the rest, (1 - u) / T(0) a second, and the mean step is one over the
         two counts together. A step with prompt work lengthens a decoding request's next token by
         T(q) - T(0) (mixed), or by T(q) (prompts first), and the prompt steps that come while it
@@ -335,8 +341,7 @@ class _Replica:
         came during the step before are taken in: with prompts first that is 1 / (n_p + 1 / t), shorter
         than a decoding request's gap t (until 2026-12-06 mu took t, which lumped more prompts a step
         than SGLang's loop takes in, and so fewer, cheaper prompt steps: Qwen3-30B-A3B at TP 2 on H100s
-        under SGLang 0.5.9 at 20 requests/s came to a TPOT of 32.2 ms against its simulation's 43.3,
-        37.4 since, docs/simulation.md)."""
+        under SGLang 0.5.9 at 20 requests/s came to a TPOT of 32.2 ms against its simulation's 43.3, 37.4 until each count of prompts a step takes in took its own time, the same day, and 49.0 since, docs/simulation.md)."""
         mixed = self.mixed
         # An engine that runs prompts first, as steps of their own (SGLang), gives them the whole budget;
         # its decodes wait through those steps, so a token comes only with each decode step.
@@ -367,6 +372,20 @@ class _Replica:
             t_lo = sm.step(lo, self.ctx, q, end, eager, span).t_step_s if lo or q else sm.overhead_s(0, 0)
             w = n - lo
             return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, end, eager, span).t_step_s - t_lo)
+
+        steps_of: dict[tuple[float, int], float] = {}
+
+        def prompt_work(n: float, law: list[tuple[int, float, float]]) -> tuple[float, float]:
+            """(mean prompt tokens, mean seconds) of a step with prompt work beside n decoding, its prompts as
+            ``law`` (``_prompt_law``) has them."""
+            q = tq = 0.0
+            for j, w, x in law:
+                v = steps_of.get((n, j))
+                if v is None:
+                    v = steps_of[n, j] = at(n, max(math.ceil(x), 1))
+                q += w * x
+                tq += w * v
+            return q, tq
 
         # DP attention in lockstep (StepModel.lockstep_ranks, prompts first): the other ranks run prompt
         # steps as often as this one, n_p a second each, so lam = others x n_p a second in all, and a
@@ -402,12 +421,10 @@ class _Replica:
             # The prompts that came during the step before (SGLang takes every arrival in at each step): a mean
             # step's worth, which prompts first is shorter than a decoding request's gap t, 1 / (n_p + 1 / t).
             mu = per_pp * (t if mixed else 1.0 / (n_p + 1.0 / t)) * every
-            if Pn > room:
-                q = Pn / math.ceil(Pn / room)
-            else:
-                lump = mu / -math.expm1(-mu) if mu > 1e-9 else 1.0
-                q = min(float(room), Pn * lump)
-            tq = at(b if mixed else 0, max(math.ceil(q), 1))
+            # Whole prompts, as many as came (_prompts_a_step), within the budget, each count at its own time (a
+            # step's time is no straight line in its prompts: a flat floor, then their FLOPs).
+            law = _prompt_law(mu, self.lanes, Pn, room)
+            q, tq = prompt_work(b if mixed else 0, law)
             n_p = per_pp * Pn / q
             u = n_p * tq
             if u >= 1:
@@ -428,7 +445,7 @@ class _Replica:
         own = u
         if batch is not None:
             # The same prompt steps, as the requests decoding beside the tagged one make them.
-            t0, tq = at(batch), at(batch if mixed else 0, max(math.ceil(q), 1))
+            t0, tq = at(batch), prompt_work(batch if mixed else 0, law)[1]
             own = n_p * tq
             if own >= 1 or (mixed and n_p * (tq - t0) >= 1):
                 return math.inf, bound, u, n_p, math.inf
@@ -551,6 +568,81 @@ def _replica_ttft_at(rep: _Replica, traffic: Traffic, replicas: int, st: tuple[A
         q = percentile / 100
         at = 2 * gate / (1 - u) * (q - u) / (1 - u) if q > u else 0.0
     return _ttft_at(ttft - gate, [(_prefill_wait(u, x, rep.cv2), u), (seat, full)], percentile) + at
+
+
+def _prompts_a_step(mu: float, k: int, cap: int) -> list[tuple[int, float]]:
+    """The law of the prompts a prompt step takes in, given that it takes at least one: those that came
+    during the step before, mu of them on average, where a replica's lane (a DP rank or PP micro-batch)
+    is dealt every k-th request of Poisson arrivals, as round-robin routing and the simulator deal them
+    (k = 1: Poisson). Of such a stream a window holds j or more with chance P(N >= j) = (1/k) sum over
+    r = 1..k of P(Poisson(k mu) >= (j - 1) k + r), its phase uniform over the k. At most ``cap`` (the
+    prompts the step's token budget takes), the rest of the mass there. [(j, chance)], chances summing
+    to 1; the mean is mu / P(N >= 1) below the cap, the Poisson lump mu / (1 - e^-mu) at k = 1."""
+    if mu <= 1e-9 or cap <= 1:
+        return [(1, 1.0)]
+    if k == 1 and mu < 600:
+        # Poisson: P(N = j | N >= 1) = e^-mu mu^j / j! / (1 - e^-mu), by recurrence in j.
+        w = mu * math.exp(-mu) / -math.expm1(-mu)
+        law, left = [], 1.0
+        for j in range(1, cap):
+            if left - w < LAW_TAIL:
+                break
+            law.append((j, w))
+            left -= w
+            w *= mu / (j + 1)
+        law.append((len(law) + 1, left))
+        return law
+    m = k * mu
+    # P(Poisson(m) = i) by recurrence from i = 0 (by logs where e^-m would underflow), as far as the tail
+    # matters: N reaches j only with (j - 1) k + 1 arrivals of the base stream or more.
+    top = min(cap * k, math.ceil(m + 10 * math.sqrt(m) + 10))
+    if m < 600:
+        pmf = [math.exp(-m)]
+        for i in range(1, top + 1):
+            pmf.append(pmf[-1] * m / i)
+    else:
+        pmf = [math.exp(-m + i * math.log(m) - math.lgamma(i + 1)) for i in range(top + 1)]
+    sf, acc = [], 0.0
+    for v in pmf:
+        sf.append(1.0 - acc if acc < 1.0 else 0.0)  # P(Poisson(m) >= i)
+        acc += v
+    J = min(cap, top // k + 1)  # past J, P(N >= j) is below the tail the recurrence kept
+
+    def ge(j: int) -> float:
+        """P(N >= j)."""
+        if j > J:
+            return 0.0
+        lo = (j - 1) * k + 1
+        return sum(sf[lo : min(j * k, top) + 1]) / k
+
+    first = ge(1)
+    if first <= 0.0:
+        return [(1, 1.0)]
+    law, here = [], first
+    for j in range(1, cap + 1):
+        nxt = ge(j + 1) if j < cap else 0.0
+        if nxt < LAW_TAIL * first:
+            law.append((j, here / first))
+            return law
+        law.append((j, (here - nxt) / first))
+        here = nxt
+    return law
+
+
+def _prompt_law(mu: float, lanes: int, prompt: float, room: int) -> list[tuple[int, float, float]]:
+    """[(j, chance, tokens)]: what a step with prompt work takes in, of prompts of ``prompt`` tokens with mu
+    arriving a step on average at a lane dealt every ``lanes``-th request: j whole prompts (``_prompts_a_step``)
+    within the token budget ``room``, or, where one prompt is longer than the budget, one of its equal chunks."""
+    if prompt > room:
+        return [(1, 1.0, prompt / math.ceil(prompt / room))]
+    return [
+        (j, w, j * prompt if j * prompt < room else float(room))
+        for j, w in _prompts_a_step(mu, lanes, -(-room // max(int(prompt), 1)))
+    ]
+
+
+LAW_TAIL = 1e-4
+"""``_prompts_a_step`` puts the chance of more prompts than this share of its law on the last it keeps."""
 
 
 def _chunk_end(cached: int, prompt: int, q: int) -> int:
@@ -694,7 +786,11 @@ def _pool(
     s0 = max(0, min(math.floor(n - spread), c - 1))
     k0 = max(s0, 1)  # the first state with a request decoding
     hi = max(min(c, math.ceil(n + spread) + POOL_SIGMAS), k0)
-    ks = sorted({k0, hi} | {k for k in _grid(hi) if k0 < k < hi})
+    # The pool sizes where a lane's decode batch passes the largest CUDA graph (the step's time jumps there, and
+    # the grid's straight line across it would smear the jump over a quarter of the pool: docs/simulation.md).
+    g = rep.graph_max
+    edges = () if g is None else (lanes * g, lanes * g + 1, lanes * (g + 1), lanes * (g + 1) + 1)
+    ks = sorted({k0, hi} | {k for k in (*_grid(hi), *edges) if k0 < k < hi})
     got: list[tuple[int, float, float]] = []
     for k in ks:
         if decode_only:
@@ -1711,7 +1807,7 @@ def _kv_link(gpu: GPUSpec, pre: _Replica, gpus_total: int) -> tuple[float, float
 
 class _Prefill:
     """A prefill instance's prompts: each DP rank takes whole prompts up to the token budget a step
-    (Poisson lumps, as the aggregated closed form), nothing decoding beside them."""
+    (``_prompt_law``, as the aggregated closed form), nothing decoding beside them."""
 
     def __init__(self, rep: _Replica):
         self.rep = rep
@@ -1731,14 +1827,16 @@ class _Prefill:
         room, P = self.budget, self.P
         t = self.rep.sm.step(0, 0.0, min(P, room), _chunk_end(self.C, P, min(P, room))).t_step_s
         u = 0.0
+        steps_of: dict[int, float] = {}
         for _ in range(60):
-            mu = lane * t
-            if P > room:
-                q = P / math.ceil(P / room)
-            else:
-                lump = mu / -math.expm1(-mu) if mu > 1e-9 else 1.0
-                q = min(float(room), P * lump)
-            t_new = self.rep.sm.step(0, 0.0, max(math.ceil(q), 1), _chunk_end(self.C, P, max(math.ceil(q), 1))).t_step_s
+            q = t_new = 0.0
+            for j, w, x in _prompt_law(lane * t, self.rep.dp, P, room):
+                v = steps_of.get(j)
+                if v is None:
+                    n = max(math.ceil(x), 1)
+                    v = steps_of[j] = self.rep.sm.step(0, 0.0, n, _chunk_end(self.C, P, n)).t_step_s
+                q += w * x
+                t_new += w * v
             u = lane * P / q * t_new
             if abs(t_new - t) <= 1e-9 * t:
                 t = t_new
