@@ -1459,3 +1459,58 @@ def test_plans_closed_loop_takes_the_receive_interval_as_its_simulation_does(cli
     got = [round(best["ttft_s"] * 1e3, 1), round(best["tpot_s"] * 1e3, 2)]
     got += [round(run_["ttft_s"]["mean"] * 1e3, 1), round(run_["tpot_s"]["mean"] * 1e3, 2)]
     assert got == {1: got, 10: [160.8, 25.9, 158.6, 25.84], 30: [406.3, 25.03, 402.1, 24.96]}[every]
+
+
+def test_a_prompt_steps_count_is_poisson_given_one_for_one_lane():
+    # mu = 0.5 arrivals a step, every request to this lane: P(N = 1 | N >= 1) = 0.5 e^-0.5 / (1 - e^-0.5)
+    # = 0.5 x 0.606531 / 0.393469 = 0.770747, the mean 0.5 / 0.393469 = 1.270747 (the tail past LAW_TAIL on the last).
+    from kvcalc.engine.plan import LAW_TAIL, _prompts_a_step
+
+    law = _prompts_a_step(0.5, 1, 100)
+    assert law[0] == (1, pytest.approx(0.770747, abs=1e-6))
+    assert sum(w for _, w in law) == pytest.approx(1.0, abs=1e-12)
+    assert sum(j * w for j, w in law) == pytest.approx(1.270747, abs=len(law) * LAW_TAIL)
+    # At most three fit the budget: the chance of three or more sits on 3.
+    # P(N >= 3 | N >= 1) = (1 - e^-0.5 (1 + 0.5 + 0.125)) / 0.393469 = 0.014388 / 0.393469 = 0.036567.
+    capped = _prompts_a_step(0.5, 1, 3)
+    assert [j for j, _ in capped] == [1, 2, 3] and capped[2][1] == pytest.approx(0.036567, abs=1e-6)
+
+
+def test_a_lane_dealt_every_other_request_takes_fewer_prompts_a_step():
+    # Every 2nd arrival of a Poisson stream, 0.5 a step on average: the base stream has m = 1 a step, and the window
+    # holds j or more with chance (1/2)(P(Po(1) >= 2j - 1) + P(Po(1) >= 2j)):
+    # P(N >= 1) = (1/2)((1 - e^-1) + (1 - 2 e^-1)) = (1/2)(0.632121 + 0.264241) = 0.448181;
+    # P(N >= 2) = (1/2)((1 - 2.5 e^-1) + (1 - (8/3) e^-1)) = (1/2)(0.080301 + 0.018988) = 0.049645;
+    # P(N = 1 | N >= 1) = (0.448181 - 0.049645) / 0.448181 = 0.889231, the mean 0.5 / 0.448181 = 1.115620.
+    from kvcalc.engine.plan import LAW_TAIL, _prompts_a_step
+
+    law = _prompts_a_step(0.5, 2, 100)
+    assert law[0] == (1, pytest.approx(0.889231, abs=1e-6))
+    assert sum(j * w for j, w in law) == pytest.approx(1.115620, abs=len(law) * LAW_TAIL)
+
+
+@given(mu=st.floats(1e-6, 40.0), k=st.integers(1, 16), cap=st.integers(1, 400))
+@settings(max_examples=200)
+def test_a_prompt_steps_count_law_is_a_law_within_the_budget(mu, k, cap):
+    from kvcalc.engine.plan import _prompts_a_step
+
+    law = _prompts_a_step(mu, k, cap)
+    js = [j for j, _ in law]
+    assert js == list(range(1, len(js) + 1)) and js[-1] <= cap
+    assert all(w >= 0.0 for _, w in law) and sum(w for _, w in law) == pytest.approx(1.0, abs=1e-9)
+    mean = sum(j * w for j, w in law)
+    assert 1.0 <= mean <= cap + 1e-9
+    if cap >= mu + 10 * math.sqrt(mu) + 20:
+        # Uncapped, a window's mean count is mu, so given one or more it is mu / P(N >= 1) >= mu (1e-4 of the tail left).
+        assert mean >= mu * (1 - 1e-3)
+
+
+@given(mu=st.floats(1e-3, 1.0))
+@settings(max_examples=100)
+def test_a_lane_dealt_in_turn_lumps_no_more_than_poisson(mu):
+    # Even arrivals leave a window with one or more more often for the same mean, so fewer come together.
+    from kvcalc.engine.plan import _prompts_a_step
+
+    mean = {k: sum(j * w for j, w in _prompts_a_step(mu, k, 1000)) for k in (1, 4)}
+    assert mean[4] <= mean[1] + 1e-4
+    assert mean[1] == pytest.approx(mu / -math.expm1(-mu), abs=2e-3)
