@@ -473,7 +473,9 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
                 n += 1
                 inside += bool(q1 <= x <= q3)
         counts.append((inside, n))
-    assert counts == [(174, 363), (199, 406), (182, 377)]  # 198 for output throughput until the B200's Triton MoE share
+    # 198 for output throughput until the B200's Triton MoE share; 182 for TTFT until a preempted request's cached blocks
+    # were kept through a try that found no room
+    assert counts == [(174, 363), (199, 406), (183, 377)]
     shares = [round(100 * i / n) for i, n in counts]
     assert (min(shares), max(shares)) == (48, 49)
     assert (
@@ -494,7 +496,7 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
         "calls on B200 took their own floor and share, 2026-12-05; 78 until MXFP4 calls on Hopper took the same floor, the "
         "same day; 77 until the fp8 calls' floor; 79 until MiniMax-M2's norm kernels; 78 "
         "until Qwen3's query and key norms were counted, the same day; 77 until the Gated DeltaNet kernels; 78 until the "
-        "Triton kernel) and 182 of 377 for TTFT (177 of 366 until the twenty-third set joined, 2026-12-06; 171 of 355 until the twenty-second set joined, 2026-12-06; 166 of 345 until the twenty-first set joined, 2026-12-06; 161 of 336 until the twentieth's ERNIE-4.5 runs joined, the same day; 157 of 327 until the twentieth set joined, the same day; 158 until vLLM 0.7's materialized MLA decode weights were counted, the same day; 130 of 273 until the nineteenth set joined; 128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
+        "Triton kernel) and 183 of 377 for TTFT (182 until a preempted request's cached blocks were kept through a try to take it in that found no room, 2026-12-06; 177 of 366 until the twenty-third set joined, 2026-12-06; 171 of 355 until the twenty-second set joined, 2026-12-06; 166 of 345 until the twenty-first set joined, 2026-12-06; 161 of 336 until the twentieth's ERNIE-4.5 runs joined, the same day; 157 of 327 until the twentieth set joined, the same day; 158 until vLLM 0.7's materialized MLA decode weights were counted, the same day; 130 of 273 until the nineteenth set joined; 128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
         "until SGLang's DP-attention ranks stepped with each other's prompt steps, 2026-12-05): 48% to 49% of them (47% to 49% until the nineteenth set joined; 47% to 48% until the eighteenth set joined; 46% to 48% until the seventeenth set joined; 45% to 48% until TensorRT-LLM's overlap scheduler was counted; 44% to 47% "
         "until the fourteenth set joined; 45% to 47% until the twelfth set joined; 46% to 47% until the eleventh set joined; 45% to 47% "
         "until MXFP4 calls on Hopper took the same floor; 46% to "
@@ -2380,7 +2382,7 @@ def test_the_seventeenth_held_out_set_is_as_the_doc_says():
     }
     assert missed == {
         "lifenyan-4090-qwen25-7b-vllm0251-rand512-256-c16": (-18, 21),
-        "vob-l40s-llama31-8b-bf16-vllm0240-longprompt-rand4096-128-c256-mns256": (16, -18),
+        "vob-l40s-llama31-8b-bf16-vllm0240-longprompt-rand4096-128-c256-mns256": (17, -19),  # (16, -18) until the kept blocks
     }
     # A cap above the request count caps nothing: the replay takes every request at once.
     capped = [c for c in seventeen.values() if c.get("max_concurrency") and c["max_concurrency"] > c["measured"]["completed"]]

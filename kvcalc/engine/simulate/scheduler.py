@@ -356,23 +356,29 @@ def serve(
             else:
                 length = P[i] + gen[i]
                 cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
+                lost = 0
                 if cache_kept and i in cache_kept:
                     # Its cached blocks were the pool's free blocks when it was preempted, its last ones
                     # first in line: every block allocated since took one of them, and as many as are still
-                    # free remain.
-                    kept = cache_kept.pop(i)
-                    u0, f0 = cache_at.pop(i)
+                    # free remain. They stay cached until it is taken in (not when a try to take it in
+                    # finds no room: until 2026-12-06 such a try forgot them, and the request recomputed
+                    # its whole prompt, uncounted).
+                    kept = cache_kept[i]
+                    u0, f0 = cache_at[i]
                     held = in_use(S, len(dec_base))
                     taken = max(held - u0 + freed_total - f0, 0)
                     own = max((kept - cached_prefix) // blk - taken, 0)
                     left = cached_prefix + min(own, max(cap - held, 0)) * blk
                     now_kept = min(kept, left)
-                    recomputed += max(kept - max(now_kept, cached), 0)
+                    lost = max(kept - max(now_kept, cached), 0)
                     cached = min(max(cached, now_kept), length - 1)
                 need = cached + min(length - cached, avail)
                 if not reserve(i, need, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
+                if cache_kept and i in cache_kept:
+                    del cache_kept[i], cache_at[i]
+                    recomputed += lost
                 prefilling.append([i, length - cached, cached, length, cached, need])
                 pf_done += cached
                 avail -= length - cached
