@@ -341,7 +341,9 @@ class _Replica:
         came during the step before are taken in: with prompts first that is 1 / (n_p + 1 / t), shorter
         than a decoding request's gap t (until 2026-12-06 mu took t, which lumped more prompts a step
         than SGLang's loop takes in, and so fewer, cheaper prompt steps: Qwen3-30B-A3B at TP 2 on H100s
-        under SGLang 0.5.9 at 20 requests/s came to a TPOT of 32.2 ms against its simulation's 43.3, 37.4 until each count of prompts a step takes in took its own time, the same day, and 49.0 since, docs/simulation.md)."""
+        under SGLang 0.5.9 at 20 requests/s came to a TPOT of 32.2 ms against its simulation's 43.3, 37.4
+        until each count of prompts a step takes in took its own time, the same day, and 49.0 since, at
+        its CUDA-graph edge: docs/simulation.md)."""
         mixed = self.mixed
         # An engine that runs prompts first, as steps of their own (SGLang), gives them the whole budget;
         # its decodes wait through those steps, so a token comes only with each decode step.
