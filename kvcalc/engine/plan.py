@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
@@ -256,9 +257,6 @@ class _Replica:
         self.sm = StepModel(model, gpu, stored, tp, pp, constants, ep=ep, dp=dp, engine=engine, weight_dtype=inp.weight_dtype)
         self.lanes = pp * dp
         """Batches stepping side by side: PP micro-batches on each of the DP ranks."""
-        self.graph_max = self.sm.decode_graph_max
-        """The engine's largest decode CUDA graph a lane (StepModel.decode_graph_max; None: no limit): past it a
-        decode step runs eagerly, a jump in the step's time that ``_pool`` evaluates on both sides of."""
         self.c = self.sm.c  # the engine release's defaults where constants were the defaults
         self.ctx = traffic.prompt + max(traffic.output // 2, 1)
         self.P, self.O = traffic.prompt, max(traffic.output, 1)
@@ -280,6 +278,12 @@ class _Replica:
         self.seats: dict[tuple[Traffic, int], tuple[float, float]] = {}
         """The wait for a seat and the share of the time the pool is full (``_pool``), by traffic and
         replica count, where ``_steady`` took the pool's states."""
+
+    @property
+    def graph_max(self) -> int | None:
+        """The engine's largest decode CUDA graph a lane (StepModel.decode_graph_max; None: no limit): past it a
+        decode step runs eagerly, a jump in the step's time that ``_pool`` evaluates on both sides of."""
+        return self.sm.decode_graph_max
 
     def with_constants(self, c: StepConstants) -> _Replica:
         import copy
@@ -375,19 +379,19 @@ class _Replica:
             w = n - lo
             return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, end, eager, span).t_step_s - t_lo)
 
-        steps_of: dict[tuple[float, int], float] = {}
+        steps_of: dict[tuple[float, float], float] = {}
 
         def prompt_work(n: float, law: list[tuple[int, float, float]]) -> tuple[float, float]:
             """(mean prompt tokens, mean seconds) of a step with prompt work beside n decoding, its prompts as
             ``law`` (``_prompt_law``) has them."""
-            q = tq = 0.0
-            for j, w, x in law:
-                v = steps_of.get((n, j))
+
+            def step_s(x: float) -> float:
+                v = steps_of.get((n, x))
                 if v is None:
-                    v = steps_of[n, j] = at(n, max(math.ceil(x), 1))
-                q += w * x
-                tq += w * v
-            return q, tq
+                    v = steps_of[n, x] = at(n, max(math.ceil(x), 1))
+                return v
+
+            return _law_means(law, step_s)
 
         # DP attention in lockstep (StepModel.lockstep_ranks, prompts first): the other ranks run prompt
         # steps as often as this one, n_p a second each, so lam = others x n_p a second in all, and a
@@ -576,7 +580,10 @@ def _prompts_a_step(mu: float, k: int, cap: int) -> list[tuple[int, float]]:
     """The law of the prompts a prompt step takes in, given that it takes at least one: those that came
     during the step before, mu of them on average, where a replica's lane (a DP rank or PP micro-batch)
     is dealt every k-th request of Poisson arrivals, as round-robin routing and the simulator deal them
-    (k = 1: Poisson). Of such a stream a window holds j or more with chance P(N >= j) = (1/k) sum over
+    (k = 1: Poisson). Round robin is SGLang's default (server_args.py _handle_load_balance_method, 'auto' to
+    round_robin but on a PD prefill server, and data_parallel_controller.py round_robin_scheduler, 0.5.9); a PD
+    prefill server follows each request's random bootstrap room instead, which Poisson describes better, where
+    the simulator too deals in turn. Of such a stream a window holds j or more with chance P(N >= j) = (1/k) sum over
     r = 1..k of P(Poisson(k mu) >= (j - 1) k + r), its phase uniform over the k. At most ``cap`` (the
     prompts the step's token budget takes), the rest of the mass there. [(j, chance)], chances summing
     to 1; the mean is mu / P(N >= 1) below the cap, the Poisson lump mu / (1 - e^-mu) at k = 1."""
@@ -641,6 +648,16 @@ def _prompt_law(mu: float, lanes: int, prompt: float, room: int) -> list[tuple[i
         (j, w, j * prompt if j * prompt < room else float(room))
         for j, w in _prompts_a_step(mu, lanes, -(-room // max(int(prompt), 1)))
     ]
+
+
+def _law_means(law: list[tuple[int, float, float]], step_s: Callable[[float], float]) -> tuple[float, float]:
+    """(mean tokens, mean seconds) of a step with prompt work over ``law`` (``_prompt_law``), ``step_s`` the
+    seconds of a step of so many prompt tokens."""
+    q = t = 0.0
+    for _, w, x in law:
+        q += w * x
+        t += w * step_s(x)
+    return q, t
 
 
 LAW_TAIL = 1e-4
@@ -1830,15 +1847,15 @@ class _Prefill:
         t = self.rep.sm.step(0, 0.0, min(P, room), _chunk_end(self.C, P, min(P, room))).t_step_s
         u = 0.0
         steps_of: dict[int, float] = {}
+
+        def step_s(x: float) -> float:
+            n = max(math.ceil(x), 1)
+            if n not in steps_of:
+                steps_of[n] = self.rep.sm.step(0, 0.0, n, _chunk_end(self.C, P, n)).t_step_s
+            return steps_of[n]
+
         for _ in range(60):
-            q = t_new = 0.0
-            for j, w, x in _prompt_law(lane * t, self.rep.dp, P, room):
-                v = steps_of.get(j)
-                if v is None:
-                    n = max(math.ceil(x), 1)
-                    v = steps_of[j] = self.rep.sm.step(0, 0.0, n, _chunk_end(self.C, P, n)).t_step_s
-                q += w * x
-                t_new += w * v
+            q, t_new = _law_means(_prompt_law(lane * t, self.rep.dp, P, room), step_s)
             u = lane * P / q * t_new
             if abs(t_new - t) <= 1e-9 * t:
                 t = t_new

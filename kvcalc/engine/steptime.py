@@ -169,15 +169,16 @@ class StepConstants:
             raise KvcalcError(f"link_bytes_per_s {self.link_bytes_per_s!r} is out of range", "link_bytes_per_s", "bytes/s")
         return self
 
-    def moe_eta(self, width: float | None, dtype: str) -> float:
+    def moe_eta(self, width: float | None, dtype: str, fit: tuple[float, float] | None = None) -> float:
         """The routed experts' share of the peak: moe_eta_c where it is set, else a x n / (n + b) for
-        ``width`` n, the expert's intermediate width on one GPU, with (a, b) by the experts' compute
-        ``dtype`` (MOE_ETA); MOE_ETA_OTHER where the fit does not reach (``width`` None)."""
+        ``width`` n, the expert's intermediate width on one GPU, with (a, b) the GPU's own measured ``fit``
+        where given (GPUSpec.moe), else by the experts' compute ``dtype`` (MOE_ETA); MOE_ETA_OTHER where the
+        fit does not reach (``width`` None)."""
         if self.moe_eta_c is not None:
             return self.moe_eta_c
         if width is None:
             return MOE_ETA_OTHER
-        a, b = MOE_ETA.get(dtype, MOE_ETA["bf16"])
+        a, b = fit or MOE_ETA.get(dtype, MOE_ETA["bf16"])
         return a * width / (width + b)
 
     def with_efficiency(self, eta: float) -> StepConstants:
@@ -1225,11 +1226,10 @@ class StepModel:
         outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
         dtype = "fp8_flashinfer" if self.moe_flashinfer else self.compute_dtype
         width = None if outside else moe_width(self.model) / self.shape.tp
+        # The Triton kernel's 16-bit share as measured on this GPU (GPUSpec.moe: B200, SGLang 0.5.9's table).
         spec = self.gpu.moe
-        if spec is not None and c.moe_eta_c is None and width is not None and dtype == "bf16":
-            # The Triton kernel's 16-bit share as measured on this GPU (GPUSpec.moe: B200, SGLang 0.5.9's table).
-            return spec.bf16_a * width / (width + spec.bf16_b), True
-        return c.moe_eta(width, dtype), False
+        fit = (spec.bf16_a, spec.bf16_b) if spec is not None and dtype == "bf16" else None
+        return c.moe_eta(width, dtype, fit), fit is not None and c.moe_eta_c is None and width is not None
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: the GPU's measured share where its spec has one
