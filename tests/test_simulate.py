@@ -779,3 +779,53 @@ def test_the_recv_interval_is_sglangs_and_refused_elsewhere_in_one_line(cli):
         for extra in ((), ("--scheduler-recv-interval", "1"))
     ]
     assert same[0] == same[1]
+
+
+def test_a_request_that_streams_no_text_is_timed_as_the_2024_client_timed_it():
+    """A request whose one token is the end of sequence streams no text: vLLM's benchmark_serving.py of 2024
+    kept its TTFT at 0.0 (it timed the first chunk with text) and counted it completed with 0 output tokens
+    (tests/serving/lengths: 378 of the 1,000 dstack runs of Llama-3.1-405B-FP8, and 2 of Lambda's 10)."""
+    from kvcalc.engine.simulate.metrics import bench_metrics
+
+    # Three requests sent at 0, 1 and 2 s, first tokens at 0.5, 1.25 and 2.1 s, done at 3, 2 and 4 s;
+    # outputs 6, 1 and 11 tokens; the second streamed no text.
+    sent, first, finish = [0.0, 1.0, 2.0], [0.5, 1.25, 2.1], [3.0, 2.0, 4.0]
+    P, O = [10, 20, 30], [6, 1, 11]
+    quiet = bench_metrics(sent, first, finish, P, O, [0.5], [1], [False, True, False])
+    loud = bench_metrics(sent, first, finish, P, O, [0.5], [1])
+    # TTFT: (0.5 + 0 + 0.1) / 3 = 0.2 s against (0.5 + 0.25 + 0.1) / 3; all three completed.
+    assert quiet.completed == loud.completed == 3
+    assert quiet.ttft_s.mean == pytest.approx(0.6 / 3) and loud.ttft_s.mean == pytest.approx(0.85 / 3)
+    # Output tokens 6 + 0 + 11 = 17 over the 4 s from the first send to the last finish (18 as the engine ran them).
+    assert quiet.output_throughput_tok_per_s == pytest.approx(17 / 4) and loud.output_throughput_tok_per_s == pytest.approx(
+        18 / 4
+    )
+    # TPOT counts only outputs of more than one token either way: (2.5 / 5 + 1.9 / 10) / 2.
+    assert quiet.tpot_s.mean == loud.tpot_s.mean == pytest.approx((2.5 / 5 + 1.9 / 10) / 2)
+    # End-to-end latency is each request's whole life either way: (3 + 1 + 2) / 3.
+    assert quiet.e2el_s.mean == loud.e2el_s.mean == pytest.approx(2.0)
+
+    # Through simulate: the engine serves the same steps, so only the client's figures move.
+    n = 40
+    P, O = np.full(n, 500), np.full(n, 50)
+    O[::4] = 1
+    silent = np.zeros(n, dtype=bool)
+    silent[::4] = True
+    arr = np.arange(n) * 0.05
+    st_ = SimSettings(4096, 256, 8192)
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    times: dict = {}
+    vllm, bf16, paged = engine("vllm@0.11"), kv_dtype("bf16"), [("paged-16", 16)]
+    a = simulate(m, g, Workload(arr, P, O, "t", "t"), st_, paged, vllm, bf16, 1, keep=times).runs[0]
+    b = simulate(m, g, Workload(arr, P, O, "t", "t", silent=silent), st_, paged, vllm, bf16, 1).runs[0]
+    assert a.ttft_s == b.ttft_s and a.bench is not None and b.bench is not None
+    # The client's mean loses the ten silent requests' TTFTs, as the engine ran them.
+    lost = float(np.sum((times["first"] - times["sent"])[silent]))
+    assert lost > 0 and b.bench.ttft_s.mean * n == pytest.approx(a.bench.ttft_s.mean * n - lost, rel=1e-9)
+    # Ten one-token outputs fewer over the same duration.
+    assert b.bench.duration_s == a.bench.duration_s
+    assert (a.bench.output_throughput_tok_per_s - b.bench.output_throughput_tok_per_s) * a.bench.duration_s == pytest.approx(10)
+    from kvcalc.errors import KvcalcError
+
+    with pytest.raises(KvcalcError, match="3 silent flags for 40 requests"):
+        simulate(m, g, Workload(arr, P, O, "t", "t", silent=silent[:3]), st_, paged, vllm, bf16, 1)

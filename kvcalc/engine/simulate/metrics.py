@@ -8,6 +8,10 @@
   requests of more than one output token; ITL: every gap between two successive tokens of a
   request, pooled over requests; E2EL: last token minus send;
 - mean, median and p99 of each (numpy percentiles, linear interpolation).
+
+A request whose stream carried no text (its one token the model's end of sequence: Workload.silent)
+completes with a TTFT of 0 and 0 output tokens where the client takes the first token from the
+first chunk with text, as vLLM's benchmark_serving.py of 2024 did (vllm-project/vllm#6064).
 """
 
 from __future__ import annotations
@@ -65,13 +69,21 @@ class BenchMetrics:
     e2el_s: Percentiles
 
 
-def bench_metrics(sent: Any, first: Any, finish: Any, prompts: Any, outputs: Any, itl: Any, itl_w: Any) -> BenchMetrics:
+def bench_metrics(
+    sent: Any, first: Any, finish: Any, prompts: Any, outputs: Any, itl: Any, itl_w: Any, silent: Any = None
+) -> BenchMetrics:
     """From per-request send, first-token and finish times (NaN: never finished) and the pooled
-    inter-token gaps (``itl`` with the number of tokens that waited each gap, ``itl_w``)."""
+    inter-token gaps (``itl`` with the number of tokens that waited each gap, ``itl_w``). ``silent``:
+    where given, the requests whose stream carried no text, which the client times at a first token
+    of 0 s and counts at 0 output tokens (Workload.silent)."""
     import numpy as np
 
     sent, first, finish = (np.asarray(a, dtype=float) for a in (sent, first, finish))
     P, O = np.asarray(prompts), np.asarray(outputs)
+    if silent is not None:
+        quiet = np.asarray(silent, dtype=bool)
+        first = np.where(quiet, sent, first)
+        O = np.where(quiet, 0, O)
     ok = ~np.isnan(finish)
     if not ok.any():
         z = pct([])

@@ -144,7 +144,13 @@ def simulate(
         one = "rank" if pp == 1 else "micro-batch"
         if whole < lanes:
             raise KvcalcError(f"{count_of(whole, 'request')} over {lanes} {what}", "requests", f"at least {lanes} (one a {one})")
-        wl = dataclasses.replace(wl, arrivals=wl.arrivals[::lanes], prompts=wl.prompts[::lanes], outputs=wl.outputs[::lanes])
+        wl = dataclasses.replace(
+            wl,
+            arrivals=wl.arrivals[::lanes],
+            prompts=wl.prompts[::lanes],
+            outputs=wl.outputs[::lanes],
+            silent=None if wl.silent is None else wl.silent[::lanes],
+        )
         if st.concurrency is not None:
             # The replay is one rank's share of the users: they must split evenly (a rank given
             # concurrency // dp users would misstate the deployment that 1 or 6 users over 4 ranks make).
@@ -165,6 +171,8 @@ def simulate(
     n = len(wl.prompts)
     if n < 1:
         raise KvcalcError("no requests", "requests", "at least one request")
+    if wl.silent is not None and len(wl.silent) != n:
+        raise KvcalcError(f"{len(wl.silent):,} silent flags for {count_of(n, 'request')}", "silent", "one flag a request")
     st.constants.check()
     engine.check_recv_interval(st.recv_interval, dp)
     if st.busy_ranks is not None and not 1 <= st.busy_ranks <= dp:

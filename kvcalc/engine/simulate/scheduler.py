@@ -704,7 +704,7 @@ def serve(
     acc_live, acc_res, acc_run, acc_t = (x - y for x, y in zip((whole_live, whole_res, whole_run, whole_t), at_w0))
     if w0 is None or not acc_t:
         acc_live, acc_res, acc_run, acc_t = whole_live, whole_res, whole_run, whole_t
-    bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w)
+    bench = bench_metrics(sent, ft, fn, wl.prompts, outs, itl, itl_w, wl.silent)
     if keep is not None:
         keep.update(sent=sent, first=ft, finish=fn, measured=in_win)
     offered = client.offered_per_s()

@@ -52,6 +52,13 @@ class Workload:
     """The share of each prompt already in the engine's prefix cache when it arrives (earlier turns
     of a conversation, a document sent again, a benchmark repeating its prompts): under paging its
     whole blocks are not recomputed, and they are held as the request's own."""
+    silent: Any = None
+    """Where given, a boolean per request: those whose stream carried no text, the model's end of sequence its
+    first token (their output one token). The engine serves them as any other request; a client that takes
+    the first token's time from the first chunk with text (vLLM's benchmark_serving.py of 2024, whose
+    async_request_openai_completions keeps ttft at 0.0 until a chunk's text is not empty: vllm-project/vllm#6064)
+    records a TTFT of 0 and 0 output tokens for them and counts them completed (bench_metrics). None: every
+    request streams its text."""
 
 
 @record(frozen=True)
