@@ -97,6 +97,17 @@ def run_lengths(case_id: str) -> tuple[Any, Any]:
     return np.asarray(d["input_lens"], dtype=np.int64), np.maximum(np.asarray(d["output_lens"], dtype=np.int64), 1)
 
 
+def run_silent(case_id: str) -> Any:
+    """Which of a run's recorded requests streamed no text (the file's ``silent``: a recorded TTFT of 0.0 and 0
+    output tokens), as Workload.silent takes them; None where the file lists none."""
+    d = json.loads((LENGTHS / f"{case_id}.json").read_text())
+    if not d.get("silent"):
+        return None
+    quiet = np.zeros(len(d["output_lens"]), dtype=bool)
+    quiet[d["silent"]] = True
+    return quiet
+
+
 def _lengths(mean: float, n: int, seed: int, lognormal: bool, cap: int) -> Any:
     if not lognormal:
         return np.full(n, max(int(round(mean)), 1), dtype=np.int64)
@@ -142,6 +153,7 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
     n = int(case["measured"]["completed"])
     share = case["dataset"] == "sharegpt"
     ctx = m.max_position_embeddings
+    silent = None
     if case["dataset"] == "random-uniform":
         # SGLang's bench_serving random dataset at its default --random-range-ratio 0: numpy's legacy
         # generator seeded with --seed draws every prompt length from 1 to the stated length, then every
@@ -159,10 +171,14 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
         i_len, o_len = int(case["random_input_len"]), int(case["random_output_len"])
         P = rs.randint(int(i_len * r), i_len + 1, size=n).astype(np.int64)
         O = np.maximum(rs.randint(int(o_len * r), o_len + 1, size=n).astype(np.int64), 2)
-    elif share and (LENGTHS / f"{case_id}.json").is_file():
+    elif share and (LENGTHS / f"{case.get('lengths_from') or case_id}.json").is_file():
         # The run's own requests, where its client recorded each one's prompt and output tokens
         # (tests/serving/lengths): a one-token output stays one, which the client leaves out of TPOT.
-        P, O = run_lengths(case_id)
+        # lengths_from: a run whose client kept no record, replayed with a sibling's (the same prompts,
+        # checkpoint and build under greedy decoding; cases.yaml says so under inferred).
+        P, O = run_lengths(case.get("lengths_from") or case_id)
+        # Those whose streams carried no text: the client timed their first token at 0 s (Workload.silent).
+        silent = run_silent(case.get("lengths_from") or case_id)
     elif share:
         P, O = _sharegpt(float(case["mean_input"]), float(case["mean_output"]), n)
         O = np.maximum(O, 2)
@@ -210,7 +226,7 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
     )
     # A run whose prompts the same server had already served in the session (the same benchmark
     # prompts sent again with prefix caching on) finds them in the prefix cache: the case says so.
-    wl = Workload(arrivals, P, O, case["id"], "as the benchmark sent them", 0, float(case.get("prompt_cache_hit") or 0.0))
+    wl = Workload(arrivals, P, O, case["id"], "as the benchmark sent them", 0, float(case.get("prompt_cache_hit") or 0.0), silent)
     try:
         run = simulate(
             m,
@@ -1403,7 +1419,10 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
     # [38, 38, 39, 17] until an MLA call took its GPU's measured floor (2026-12-05); [39, 39, 39, 17] until the MI300X's
     # all-reduces at TP 8 took its TP 4 table's latency (the same day).
     # [39, 38, 39, 17] until an MLA layer's down projections were counted as each release runs them (2026-12-06).
-    assert [mae[k] for k, _ in METRICS] == [39, 39, 39, 17] and round(100 * sum(t8) / len(t8)) == -33
+    # [39, 39, 39, 17] until a request whose stream carried no text counted as the 2024 client counted it (2026-12-06).
+    assert [mae[k] for k, _ in METRICS] == [39, 38, 42, 17] and round(100 * sum(t8) / len(t8)) == -33
+    amd = sorted(round(-100 * e["mean_ttft_ms"]) for i, e in errs.items() if i.startswith("dstack-405bfp8-mi300x8"))
+    assert amd == [42, 78, 89] and "the MI300X runs' TTFTs 42% to 89% low in kvcalc (6% to 81% before)" in text
     assert (
         "Since the MI300X's all-reduces at TP 8 take its TP 4 table's latency (the same day): output throughput MAE 38%, "
         "the MI300X runs' TPOTs 331 to 917 ms in kvcalc, the rest as they were." in text
@@ -1563,7 +1582,8 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     assert bias(groups[(True, "vllm")]) == (-35, 43) and bias(groups[(True, "sglang")]) == (-12, 84)
     # -22% under SGLang until its start-up memory followed the interconnect (the real-log section's fifteenth set).
     # (-21 of 21 under vLLM until the nineteenth set joined, 2026-12-06)
-    assert bias(groups[(False, "vllm")]) == (-14, 45) and bias(groups[(False, "sglang")]) == (-18, 5)
+    # (-14 until the fifteen flag-sweep runs replayed their default-flag sibling's recorded requests, 2026-12-06)
+    assert bias(groups[(False, "vllm")]) == (-16, 45) and bias(groups[(False, "sglang")]) == (-18, 5)
     dense = [
         errors(c)["mean_tpot_ms"]
         for c in CASES
@@ -1573,7 +1593,7 @@ def test_the_tp8_bias_splits_as_the_doc_says():
         and c["engine"].startswith("vllm")
         and not c["id"].startswith(("dstack-405bfp8-mi300x8", "dstackamd-", "dstacktgi-"))
     ]
-    assert bias(dense) == (2, 30)  # (-8, 15) until the nineteenth set joined
+    assert bias(dense) == (-1, 30)  # (-8, 15) until the nineteenth set joined; (2, 30) until the sweep's replay
     r1 = next(c for c in CASES if c["id"] == "gpustack-h200x8-deepseek-r1-0528-vllm0110-tp8-sharegpt-c4")
     assert (round(r1["measured"]["mean_tpot_ms"], 1), round(predict(r1["id"])["mean_tpot_ms"], 1)) == (19.4, 15.4)
 
@@ -1603,12 +1623,14 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     )
     assert "charged the host's time, the same day; -39% and -29% until the routers' top-k" in text
     assert (
-        "counted as vLLM runs it), dense models -14% under vLLM (45; -21% of 21 until the nineteenth held-out set joined, "
+        "counted as vLLM runs it), dense models -16% under vLLM (45; -14% until the fifteen flag-sweep runs of "
+        "Llama-3.1-405B-FP8 on 8 H100s were replayed with their default-flag sibling's recorded requests, 2026-12-06; -21% "
+        "of 21 until the nineteenth held-out set joined, "
         "2026-12-06; -23% of 19 until the fourteenth held-out set joined, "
         "2026-12-05; -13% of 16 until the eleventh held-out set's" in text
     )
     assert (
-        "joined, 2026-12-05, 76-78% low each; -14% until Qwen3's query and key norms were counted, 2026-12-05; -17% until the MI300X's fp8 matmuls took aiter's measured figures over every size, 2026-12-05; +2% of 30 without those three, the nineteenth set's nine runs of the same build and the three MI300X runs of multi-step scheduling, below (-8% of 15 until the nineteenth set joined, 2026-12-06, its fifteen runs of Llama-3.1-405B-FP8 on H100s 11% high on average; -9% of 13 until the fourteenth set joined); -17% and -7% until the ShareGPT runs "
+        "joined, 2026-12-05, 76-78% low each; -14% until Qwen3's query and key norms were counted, 2026-12-05; -17% until the MI300X's fp8 matmuls took aiter's measured figures over every size, 2026-12-05; -1% of 30 without those three, the nineteenth set's nine runs of the same build and the three MI300X runs of multi-step scheduling, below (+2% until the sweep's replay, 2026-12-06; -8% of 15 until the nineteenth set joined, 2026-12-06, its fifteen runs of Llama-3.1-405B-FP8 on H100s 11% high on average; -9% of 13 until the fourteenth set joined); -17% and -7% until the ShareGPT runs "
         "whose clients recorded each request were replayed with those, 2026-12-05; -19% and -10% until the matmuls' two "
         "terms combined as their root-sum-square, 2026-12-04; -18% and -9% until vLLM" in text
     )
@@ -1887,11 +1909,13 @@ def test_the_routers_paragraph_is_as_the_runs_score():
     # 20% and -20% over 389 until the twenty-second joined, the same day)
     # (34% (362 runs), 33%, 45% (366), 20% (352) and -19% (171) until the twenty-third held-out set joined, 2026-12-06)
     # (34%, 32% and TPOT 20% until vLLM V0's Triton MLA decode on the MI300X was priced, 2026-12-06)
-    assert "Mean absolute error with the default constants: request throughput 33% (373 runs), output throughput 31%" in text
+    # (request throughput 33% and mean TTFT 44% until a request whose stream carried no text counted as the 2024 client
+    # counted it and the fifteen flag-sweep runs replayed their default-flag sibling's recorded requests, 2026-12-06)
+    assert "Mean absolute error with the default constants: request throughput 32% (373 runs), output throughput 31%" in text
     # (mean TTFT 44% until SGLang's steps of over 2,048 tokens were charged the norms their all-reduces no longer fuse,
     # 2026-12-06)
     # (mean TTFT 45% until vLLM's sparse-MLA kernel was charged its padded heads, 2026-12-06)
-    assert "mean TTFT 44% (377 runs), mean TPOT 19% (363 runs); TP 8 TPOT bias -18% (181 runs)" in text
+    assert "mean TTFT 41% (377 runs), mean TPOT 19% (363 runs); TP 8 TPOT bias -18% (181 runs)" in text
 
 
 def test_the_sglang_eager_decode_paragraph_is_as_the_runs_score():
@@ -2014,11 +2038,13 @@ def test_the_matmul_root_sum_square_paragraph_is_as_the_runs_score():
         "same day, below; 33.8%, 32.1%, 44.5%, 19.7% and -18.4% since vLLM's sparse-MLA kernel is charged its padded heads, the "
         "same day, docs/engines.md; 33.0%, 31.5%, 44.5%, 19.4% and -17.7% since vLLM V0's Triton MLA decode on the MI300X is "
         "priced, the same day, docs/engines.md; 32.9%, 31.4%, 43.6%, 19.3% and -17.6% since the B200's Triton fused-MoE calls take "
-        "their own measured share, the same day, docs/engines.md)" in text
+        "their own measured share, the same day, docs/engines.md; 32.4%, 30.9%, 40.6%, 19.2% and -18.0% since a request whose "
+        "stream carried no text counts as the 2024 client counted it and dstack's flag sweep replays its default-flag "
+        "sibling's requests, the same day, above)" in text
     )
 
 
-NOW_MAE = [32.9, 31.4, 43.6, 19.3, -17.6]
+NOW_MAE = [32.4, 30.9, 40.6, 19.2, -18.0]
 """The serving corpus's request throughput, output throughput, TTFT and TPOT MAE and TP 8 TPOT bias, %."""
 
 
@@ -2119,6 +2145,64 @@ def test_a_runs_recorded_lengths_are_its_own():
         m = case["measured"]
         assert len(d["input_lens"]) == len(d["output_lens"]) == m["completed"], f.stem
         assert sum(d["input_lens"]) == m["total_input_tokens"] and sum(d["output_lens"]) == m["total_output_tokens"], f.stem
+        # The requests its client recorded no TTFT for are those of no output (the 2024 client: Workload.silent).
+        assert d.get("silent", []) == [i for i, x in enumerate(d["output_lens"]) if x == 0], f.stem
+    # Runs replayed with a sibling's record: the same checkpoint, build, count and prompt tokens, and within
+    # 2% of its output tokens (greedy decoding of the same prompts).
+    borrowed = [c for c in CASES if c.get("lengths_from")]
+    assert len(borrowed) == 15
+    for c in borrowed:
+        sib, m = by_id[c["lengths_from"]], c["measured"]
+        d = json.loads((LENGTHS / f"{sib['id']}.json").read_text())
+        assert (c["engine_as_run"].split(" ")[1], c["model"], c["gpu"], c["tp"]) == (
+            sib["engine_as_run"].split("@")[1].split(" ")[0],
+            sib["model"],
+            sib["gpu"],
+            sib["tp"],
+        ), c["id"]
+        assert len(d["input_lens"]) == m["completed"] and sum(d["input_lens"]) == m["total_input_tokens"], c["id"]
+        assert abs(sum(d["output_lens"]) / m["total_output_tokens"] - 1) < 0.02, c["id"]
+
+
+def test_the_empty_outputs_paragraph_is_as_the_runs_score():
+    """docs/accuracy.md: requests that streamed no text scored as the 2024 client scored them, and dstack's flag sweep
+    replayed with its default-flag sibling's requests (2026-12-06)."""
+    text = " ".join(DOC.read_text().split())
+    by_id = {c["id"]: c for c in CASES}
+    quiet = {f.stem: json.loads(f.read_text()).get("silent", []) for f in LENGTHS.glob("*.json")}
+    dstack = sorted(len(v) for k, v in quiet.items() if k.startswith("dstack-405bfp8"))
+    assert (len(dstack), dstack[0], dstack[-1]) == (6, 378, 379)
+    assert sorted(len(v) for k, v in quiet.items() if k.startswith("lambda_")) == [2, 2, 2, 2]
+    assert "378 or 379 of each dstack run's 1,000 were such" in text
+
+    def pct(prefix: str, metric: str) -> list[int]:
+        return sorted(round(100 * errors(c)[metric]) for i, c in by_id.items() if i.startswith(prefix))
+
+    # Before: the H100 runs' TTFT 70-117% high, the MI300X runs' 6-81% low, LambdaLabs' 4-20% high.
+    assert pct("dstack-405bfp8-h100x8", "mean_ttft_ms") == [4, 4, 29]
+    assert pct("dstack-405bfp8-mi300x8", "mean_ttft_ms") == [-89, -78, -42]
+    thr = [1 + errors(c)["request_throughput_per_s"] for i, c in by_id.items() if i.startswith("dstack-405bfp8-mi300x8")]
+    assert (round(min(thr), 1), round(max(thr), 1)) == (1.8, 2.1)
+    assert pct("lambda_llama3_70b", "mean_ttft_ms") == [-18, -14, -11, -6]
+    assert (
+        "the three H100 runs' TTFT goes from 70-117% high to 4-29% high, the MI300X runs' from 6-81% low to 42-89% low "
+        "(kvcalc serves 1.8 to 2.1 times what they measured), LambdaLabs' from 4-20% high to 6-18% low." in text
+    )
+    # The sweep, before: throughput 9-20% low, TTFT 67% low to 152% high, TPOT at 1,024 sequences 48-55% high.
+    sweep = pct("dstack405b-h100x8", "request_throughput_per_s")
+    assert (len(sweep), sweep[0], sweep[-1]) == (15, -4, 15)
+    ttft = pct("dstack405b-h100x8", "mean_ttft_ms")
+    assert (ttft[0], ttft[-1]) == (-87, 23)
+    assert sorted(round(100 * errors(c)["mean_tpot_ms"]) for i, c in by_id.items() if "seqs1024" in i) == [30, 40, 42]
+    assert (
+        "Their throughput goes from 9-20% low to between 4% low and 15% high, their TTFT from 67% low to 152% high to "
+        "between 87% low and 23% high; the three at 1,024 sequences and 1,024 batched tokens keep TPOTs 30-42% high "
+        "(48-55% before)." in text
+    )
+    assert (
+        "Over the corpus: request throughput MAE 32.9% to 32.4%, output throughput 31.4% to 30.9%, TTFT 43.6% to 40.6%, "
+        "TPOT 19.3% to 19.2%, the TP 8 TPOT bias -17.6% to -18.0%." in text
+    )
 
 
 def test_the_recorded_lengths_paragraph_is_as_the_runs_score():
@@ -2415,12 +2499,17 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     errs = {i: errors(c) for i, c in nineteen.items()}
     mae = [round(100 * sum(abs(e[k]) for e in errs.values()) / len(errs)) for k, _ in METRICS]
     # [75, 75, 71, 31] until the MLA call was re-derived over five projections; [74, 74, 71, 31] until vLLM V0's Triton MLA
-    # decode on the MI300X was priced (2026-12-06)
-    assert mae == [70, 70, 71, 29]
+    # decode on the MI300X was priced (2026-12-06); [70, 70, 71, 29] until the H100 sweep replayed its sibling's requests
+    # and the silent ones counted as the 2024 client counted them (the same day)
+    assert mae == [67, 66, 53, 28]
     tp8 = [e["mean_tpot_ms"] for i, e in errs.items() if int(nineteen[i]["tp"]) == 8]
     every = [e["mean_tpot_ms"] for e in errs.values()]
-    # (45, -25, -23) until vLLM V0's Triton MLA decode on the MI300X was priced
-    assert (len(tp8), round(100 * sum(tp8) / len(tp8)), round(100 * sum(every) / len(every))) == (45, -23, -22)
+    # (45, -25, -23) until vLLM V0's Triton MLA decode on the MI300X was priced; (45, -23, -22) until the sweep's replay
+    assert (len(tp8), round(100 * sum(tp8) / len(tp8)), round(100 * sum(every) / len(every))) == (45, -25, -23)
+    assert (
+        "the set stands at 67%, 66%, 53% and 28%, TP 8 TPOT 25% low (23% over all 54); the H100 405B-FP8 runs' TPOT 6% high "
+        "on average (within 6% at 512 batched tokens, 30-42% high at 1,024) and their throughput 3% off." in text
+    )
     assert "25% low on average over the 45 at TP 8 (24% over all 54 of eight GPUs a replica)" in text
     # At scoring (4ec0e44): 78%, 78%, 73%, 31%; TP 8 -25% (-24% over all 54); DeepSeek-R1 under vLLM -39% on H200s and -44%
     # on MI300Xs, throughput 83% and 87% high, until vLLM 0.7's materialized MLA decode weights were counted (2026-12-06).
@@ -2448,7 +2537,7 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     def tpot(es: list[dict[str, float]]) -> int:
         return round(100 * sum(e["mean_tpot_ms"] for e in es) / len(es))
 
-    assert tpot(group("dstack405b")) == 11 and tpot(group("dstacktgi")) == -39
+    assert tpot(group("dstack405b")) == 6 and tpot(group("dstacktgi")) == -39  # 11 until the sweep's replay
     assert [tpot(group("dstackr1-h200", "sglang")), tpot(group("dstackr1-h200", "vllm"))] == [-16, -40]
     assert [tpot(group("dstackr1-mi300x", "vllm")), tpot(group("dstackr1-mi300x", "sglang"))] == [-30, -49]  # -42 before
     assert [
@@ -2459,11 +2548,10 @@ def test_the_nineteenth_held_out_set_is_as_the_doc_says():
     ] == [59, 50]  # [59, 80] until vLLM V0's Triton MLA decode on the MI300X was priced
     assert "DeepSeek-R1 TPOT 16% low under SGLang on H200s, 39% under vLLM on H200s, 44% under vLLM and 49% under SGLang" in text
     h100 = {i: e["mean_tpot_ms"] for i, e in errs.items() if i.startswith("dstack405b")}
-    assert all(abs(v) <= 0.05 for i, v in h100.items() if "mbt512" in i) and "within 5% at 512 batched tokens" in " ".join(
-        text.split()
-    )
-    assert sorted(round(100 * v) for i, v in h100.items() if "mbt1024" in i) == [48, 54, 55]
-    assert round(100 * sum(abs(e["request_throughput_per_s"]) for e in group("dstack405b")) / 15) == 17
+    # Within 5% at 512 batched tokens, [48, 54, 55] at 1,024 and throughput 17% off until the sweep's replay.
+    assert all(abs(v) <= 0.06 for i, v in h100.items() if "mbt512" in i) and "within 5% at 512 batched tokens" in text
+    assert sorted(round(100 * v) for i, v in h100.items() if "mbt1024" in i) == [30, 40, 42]
+    assert round(100 * sum(abs(e["request_throughput_per_s"]) for e in group("dstack405b")) / 15) == 3
     r1 = [group(f"dstackr1-{g}", eng) for g in ("h200", "mi300x") for eng in ("sglang", "vllm")]
     thr = sorted(round(100 * sum(e["request_throughput_per_s"] for e in es) / len(es)) for es in r1)
     assert (thr[0], thr[-1]) == (46, 107) and all(e["request_throughput_per_s"] > 0 for es in r1 for e in es)
@@ -2746,4 +2834,5 @@ def test_the_b200_moe_share_paragraph_is_as_the_spec_and_the_runs_say():
     tw3 = [c for c in CASES if c.get("held_out") == "2026-12-06 (twenty-third set)" and c["model"] == "qwen3-235b-a22b"]
     tt = sorted(round(-100 * errors(c)["mean_ttft_ms"]) for c in tw3)
     assert (tt[0], tt[-1]) == (8, 44) and "B200s from 29-53% to 8-44% low on TTFT" in text
-    assert "TTFT MAE 44.5% -> 43.6%" in text and NOW_MAE[2] == 43.6
+    # The corpus's TTFT MAE at that change (NOW_MAE since has it 40.6: the silent requests and the flag sweep's replay).
+    assert "TTFT MAE 44.5% -> 43.6%" in text

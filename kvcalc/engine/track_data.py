@@ -17,9 +17,9 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (27, -0.3296, -0.4496, -0.1698),
     },
     "dense/5+": {
-        "mean_tpot": (54, -0.0502, -0.22, 0.0132),
-        "output_throughput": (56, 0.0233, -0.1347, 0.3866),
-        "mean_ttft": (54, -0.0733, -0.6626, 0.7059),
+        "mean_tpot": (54, -0.0574, -0.22, -0.0046),
+        "output_throughput": (56, 0.0722, -0.0176, 0.3866),
+        "mean_ttft": (54, -0.1488, -0.7445, 0.028),
     },
     "moe/1": {
         "mean_tpot": (26, 0.0242, -0.1028, 0.157),
