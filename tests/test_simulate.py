@@ -829,3 +829,22 @@ def test_a_request_that_streams_no_text_is_timed_as_the_2024_client_timed_it():
 
     with pytest.raises(KvcalcError, match="3 silent flags for 40 requests"):
         simulate(m, g, Workload(arr, P, O, "t", "t", silent=silent[:3]), st_, paged, vllm, bf16, 1)
+
+
+def test_util_sizes_the_pool_as_the_engine_sizes_it(cli):
+    """--util: the engine's gpu_memory_utilization (mem_fraction_static under SGLang), as fit takes it. vLLM's
+    budget is the fraction of the GPU's memory less what the weights, activations and the rest take, none of
+    which the fraction moves: two fractions' pools differ by their difference times the memory (the L40S's
+    47,674,556,416 B as torch reports it: gpu_specs/l40s.yaml)."""
+    base = ("simulate", "--model", "llama3.1-8b", "--gpu", "l40s", "--requests", "50", "--policies", "paged-16")
+    pools = {}
+    for u in ("0.9", "0.5"):
+        r = cli(*base, "--util", u, "--json")
+        assert r.code == 0, r.err
+        pools[u] = json.loads(r.out)["pool_bytes"]
+    assert abs(pools["0.9"] - pools["0.5"] - 0.4 * 47_674_556_416) <= 1
+    text = cli(*base, "--util", "0.5").out
+    assert "at a memory fraction of 0.5 (gpu_memory_utilization / mem_fraction_static), from kvcalc fit" in " ".join(text.split())
+    one_line_error(cli(*base, "--util", "0.5", "--pool", "10GiB"), "(--util)", "one of the two: a pool, or a fraction")
+    one_line_error(cli(*base, "--util", "0.1"), "at a memory fraction of 0.1", "(--util)")
+    one_line_error(cli(*base, "--util", "1.5"), "out of range (--util)")

@@ -92,6 +92,7 @@ def simulate(
     prefix_caching: opt.PrefixCaching = True,
     scheduler_recv_interval: opt.RecvInterval = "1",
     pool: opt.Pool = None,
+    util: opt.Util = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
     plot_file: Annotated[
         Optional[str], typer.Option("--plot-file", metavar="<path>", help="Write the memory-over-time chart (.png, .svg, .pdf).")
@@ -232,6 +233,7 @@ def simulate(
             ep=opt.parallel(ep, "--ep"),
             weight_dtype=opt.weight_dtype(weight_dtype),
             pp=opt.parallel(pp, "--pp"),
+            util=opt.fraction(util, "--util"),
         )
     finally:
         done()

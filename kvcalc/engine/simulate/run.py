@@ -103,6 +103,7 @@ def simulate(
     keep: dict[str, Any] | None = None,
     pp: int = 1,
     prefilled: bool = False,
+    util: float | None = None,
 ) -> SimulationReport:
     """Every policy on the same arrival stream; the KV pool from ``fit`` (the engine's budget).
 
@@ -128,7 +129,10 @@ def simulate(
     token's logits, v1/core/kv_cache_manager.py; SGLang's decode instance streams the first token
     the prefill instance sent and adds the request to its running batch without a step of its own,
     disaggregation/decode.py get_new_prebuilt_batch and "Generate fake extend output", 0.5.3), never
-    as a prefill step of its own."""
+    as a prefill step of its own.
+
+    ``util``: the share of each GPU's memory the engine may take (vLLM's gpu_memory_utilization, SGLang's
+    mem_fraction_static, as fit takes it); None: the release's default. Not with ``pool_bytes``."""
     import numpy as np
 
     from kvcalc.engine.deployment import Shape, check_shape
@@ -217,7 +221,14 @@ def simulate(
         max_num_seqs=engine_seqs,
         weight_dtype=weight_dtype,
         prefix_caching=st.prefix_caching,
+        util=util,
     )
+    if pool_bytes is not None and util is not None:
+        raise KvcalcError(
+            "both a KV pool and a memory fraction: the pool given is used as it is, and the fraction would size another",
+            "util",
+            "one of the two: a pool, or a fraction for the engine's budget",
+        )
     f = fit(model, gpu, inp)
     pool = pool_bytes if pool_bytes is not None else max(f.kv_pool_bytes, 0)
     state_cap = f.state_requests
@@ -243,6 +254,13 @@ def simulate(
         # share is the tokens the busiest stage's pool holds, over pp, at the whole model's bytes a token.
         pool = pool * per_token // max(f.kv_bytes_per_token, 1) // pp
     if pool < per_token:
+        if util is not None and pool_bytes is None:
+            raise KvcalcError(
+                f"at a memory fraction of {util:g} the KV pool ({pool:,} B) does not hold one token of {model.name} on "
+                f"{gpu.name}",
+                "util",
+                "a larger fraction (fit shows the budget at a fraction)",
+            )
         raise KvcalcError(
             f"the KV pool ({pool:,} B) does not hold one token of {model.name} on {gpu.name}",
             "gpu",
@@ -267,7 +285,8 @@ def simulate(
         for name, B in policies:
             cb = (lambda done, total, _n=name: progress(_n, done, total)) if progress else None
             runs.append(serve(name, B, *job, cb, keep if not runs else None))
-    source = "as given" if pool_bytes is not None else f"{f.engine_label}'s budget on {gpu.name}, from kvcalc fit"
+    frac = f" at a memory fraction of {util:g} (gpu_memory_utilization / mem_fraction_static)" if util is not None else ""
+    source = "as given" if pool_bytes is not None else f"{f.engine_label}'s budget on {gpu.name}{frac}, from kvcalc fit"
     if state_cap is not None and pool_bytes is None:
         source += (
             f": the tokens' share beside its {f.state_slots:,} recurrent-state slots, with room for the states of the "
