@@ -246,6 +246,9 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
             # The engine's KV pool where the run states it (its log's "Available KV cache memory" a GPU):
             # the step model is judged here, not the memory estimate (docs/accuracy.md's start-up logs).
             pool_bytes=int(float(case["kv_cache_gib"]) * 2**30) if case.get("kv_cache_gib") else None,
+            # Else the memory fraction the server was given (--gpu-memory-utilization, --mem-fraction-static,
+            # TensorRT-LLM's free_gpu_memory_fraction) where the run states it.
+            util=float(case["util"]) if case.get("util") and not case.get("kv_cache_gib") else None,
         ).runs[0]
     except KvcalcError as e:
         if "does not hold one token" in e.what:
@@ -491,7 +494,7 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
         counts.append((inside, n))
     # 198 for output throughput until the B200's Triton MoE share; 182 for TTFT until a preempted request's cached blocks
     # were kept through a try that found no room
-    assert counts == [(174, 363), (199, 406), (183, 377)]
+    assert counts == [(174, 363), (199, 406), (184, 377)]
     shares = [round(100 * i / n) for i, n in counts]
     assert (min(shares), max(shares)) == (48, 49)
     assert (
@@ -512,7 +515,7 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
         "calls on B200 took their own floor and share, 2026-12-05; 78 until MXFP4 calls on Hopper took the same floor, the "
         "same day; 77 until the fp8 calls' floor; 79 until MiniMax-M2's norm kernels; 78 "
         "until Qwen3's query and key norms were counted, the same day; 77 until the Gated DeltaNet kernels; 78 until the "
-        "Triton kernel) and 183 of 377 for TTFT (182 until a preempted request's cached blocks were kept through a try to take it in that found no room, 2026-12-06; 177 of 366 until the twenty-third set joined, 2026-12-06; 171 of 355 until the twenty-second set joined, 2026-12-06; 166 of 345 until the twenty-first set joined, 2026-12-06; 161 of 336 until the twentieth's ERNIE-4.5 runs joined, the same day; 157 of 327 until the twentieth set joined, the same day; 158 until vLLM 0.7's materialized MLA decode weights were counted, the same day; 130 of 273 until the nineteenth set joined; 128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
+        "Triton kernel) and 184 of 377 for TTFT (183 until the replay took each run's stated memory fraction, 2026-12-06; 182 until a preempted request's cached blocks were kept through a try to take it in that found no room, 2026-12-06; 177 of 366 until the twenty-third set joined, 2026-12-06; 171 of 355 until the twenty-second set joined, 2026-12-06; 166 of 345 until the twenty-first set joined, 2026-12-06; 161 of 336 until the twentieth's ERNIE-4.5 runs joined, the same day; 157 of 327 until the twentieth set joined, the same day; 158 until vLLM 0.7's materialized MLA decode weights were counted, the same day; 130 of 273 until the nineteenth set joined; 128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
         "until SGLang's DP-attention ranks stepped with each other's prompt steps, 2026-12-05): 48% to 49% of them (47% to 49% until the nineteenth set joined; 47% to 48% until the eighteenth set joined; 46% to 48% until the seventeenth set joined; 45% to 48% until TensorRT-LLM's overlap scheduler was counted; 44% to 47% "
         "until the fourteenth set joined; 45% to 47% until the twelfth set joined; 46% to 47% until the eleventh set joined; 45% to 47% "
         "until MXFP4 calls on Hopper took the same floor; 46% to "
@@ -993,8 +996,12 @@ def test_the_eleventh_held_out_set_is_as_the_doc_says():
         return round(100 * errs[cid][key], 1)
 
     offline = [c["id"] for c in eleven if c["id"].startswith("sgl060-")]
-    assert [round(pct(i)) for i in offline] == [4, -13, 25, -10]  # SGLang 8B, vLLM 8B, SGLang 70B, vLLM 70B
-    assert "SGLang 4% and 25% high, vLLM 13% and 10% low" in text
+    # SGLang 8B, vLLM 8B, SGLang 70B, vLLM 70B ([4, -13, 25, -10] until the replay took the 70B server's --mem-frac 0.88)
+    assert [round(pct(i)) for i in offline] == [4, -13, 27, -10]
+    assert (
+        "from 13% low to 27% high on throughput (SGLang 4% and 27% high, 25% until the replay took the 70B server's "
+        "stated --mem-frac 0.88, 2026-12-06; vLLM 13% and 10% low" in text
+    )
     ds = [c["id"] for c in eleven if c["id"].startswith("sglattn-h200x8-")]
     assert (min(pct(i) for i in ds), max(pct(i) for i in ds)) == (-0.2, 15.0)
     assert "DeepSeek-V3 rows within 15% (0.2% low to 15.0% high; 0.7% low to 14.5% high until SGLang 0.4.6's one matmul" in text
@@ -1717,13 +1724,15 @@ def test_the_saturated_runs_paragraph_is_as_the_runs_score():
     th = [e["request_throughput_per_s"] for c in sat for e in [errors(c)] if "request_throughput_per_s" in e]
     pct = lambda v: round(100 * v)
     got = (len(sat), sum(x < 0 for x in tp), len(tp), pct(statistics.median(tp)), pct(min(tp)), pct(max(tp)))
-    assert got == (35, 27, 29, -42, -83, 88)  # (33, 25, 27, -40, -83, 88) until the nineteenth set joined
+    # (33, 25, 27, -40, -83, 88) until the nineteenth set joined; -83 until the replay took the stated memory fractions
+    assert got == (35, 27, 29, -42, -86, 88)
     got = (sum(x > 0 for x in th), len(th), pct(statistics.median(th)), pct(min(th)), pct(max(th)))
-    assert got == (23, 34, 13, -48, 514)  # (21, 32, 11, -48, 514) until the nineteenth set joined
-    assert "500 requests or more: 35 runs) have TPOT low on 27 of 29, a median 42% low (83% low to 88% high)" in text
-    assert "and throughput high on 23 of 34, a median 13% high (48% low to 514% high)" in text
+    # (21, 32, 11, -48, 514) until the nineteenth set joined; 514 until the replay took the stated memory fractions
+    assert got == (23, 34, 13, -48, 375)
+    assert "500 requests or more: 35 runs) have TPOT low on 27 of 29, a median 42% low (86% low to 88% high)" in text
+    assert "and throughput high on 23 of 34, a median 13% high (48% low to 375% high)** (83% low and 514% high until" in text
     assert (
-        "(33 runs, TPOT low on 25 of 27, a median 40% low, and throughput high on 21 of 32, a median 11% high, until the "
+        "; 33 runs, TPOT low on 25 of 27, a median 40% low, and throughput high on 21 of 32, a median 11% high, until the "
         "nineteenth held-out set joined, 2026-12-06, with two more runs of the October 2024 ROCm build on MI300Xs;" in text
     )
     assert (
@@ -1909,6 +1918,7 @@ def test_the_routers_paragraph_is_as_the_runs_score():
     # 20% and -20% over 389 until the twenty-second joined, the same day)
     # (34% (362 runs), 33%, 45% (366), 20% (352) and -19% (171) until the twenty-third held-out set joined, 2026-12-06)
     # (34%, 32% and TPOT 20% until vLLM V0's Triton MLA decode on the MI300X was priced, 2026-12-06)
+    # (request throughput 32% since the replay took each run's stated memory fraction, 2026-12-06)
     # (request throughput 33% and mean TTFT 44% until a request whose stream carried no text counted as the 2024 client
     # counted it and the fifteen flag-sweep runs replayed their default-flag sibling's recorded requests, 2026-12-06)
     assert "Mean absolute error with the default constants: request throughput 32% (373 runs), output throughput 31%" in text
@@ -2040,11 +2050,12 @@ def test_the_matmul_root_sum_square_paragraph_is_as_the_runs_score():
         "priced, the same day, docs/engines.md; 32.9%, 31.4%, 43.6%, 19.3% and -17.6% since the B200's Triton fused-MoE calls take "
         "their own measured share, the same day, docs/engines.md; 32.4%, 30.9%, 40.6%, 19.2% and -18.0% since a request whose "
         "stream carried no text counts as the 2024 client counted it and dstack's flag sweep replays its default-flag "
-        "sibling's requests, the same day, above)" in text
+        "sibling's requests, the same day, above; 32.0%, 30.5%, 40.5%, 19.2% and -18.0% since the replay takes each run's "
+        "stated memory fraction, the same day, above)" in text
     )
 
 
-NOW_MAE = [32.4, 30.9, 40.6, 19.2, -18.0]
+NOW_MAE = [32.0, 30.5, 40.5, 19.2, -18.0]
 """The serving corpus's request throughput, output throughput, TTFT and TPOT MAE and TP 8 TPOT bias, %."""
 
 
@@ -2203,6 +2214,58 @@ def test_the_empty_outputs_paragraph_is_as_the_runs_score():
         "Over the corpus: request throughput MAE 32.9% to 32.4%, output throughput 31.4% to 30.9%, TTFT 43.6% to 40.6%, "
         "TPOT 19.3% to 19.2%, the TP 8 TPOT bias -17.6% to -18.0%." in text
     )
+
+
+FRACTION_FLAGS = (
+    r"--gpu[-_]memory[-_]utilization[= ]([01]?\.[0-9]+)",
+    r"--mem[-_]fraction[-_]static[= ]([01]?\.[0-9]+)",
+    r"--mem-frac[= ]([01]?\.[0-9]+)",
+    r"'gpu_memory_utilization': ([01]?\.[0-9]+)",
+    r"(?:gpu_memory_utilization|mem_fraction_static)=([01]?\.[0-9]+)",
+    r"free_gpu_memory_fraction[=: ]+([01]?\.[0-9]+)",
+)
+"""How a run's notes state its server's memory fraction: a flag on its command line, or its log's arguments."""
+
+
+def test_a_runs_stated_memory_fraction_is_the_one_it_replays():
+    """cases.yaml: every run whose server command or log states a memory fraction carries it as ``util``, which the
+    replay takes (but where the run gives its pool, kv_cache_gib), and no run carries one it does not state."""
+    import re
+
+    def unknown(cid: str) -> bool:
+        # datacrunch-research's 405B runs: docker_dev_commands.txt's copy of the command adds --mem-frac 0.87, the .sh
+        # copy does not, and which ran is not said. The H20 run: the PR states no fraction, and the 0.9 its inferred
+        # flags list is what the model needs on 8 x 96 GB.
+        return (
+            cid.startswith("datacrunch-h200x8-llama31-405b-") or cid == "sgl7631-h20x8-dsv3-0324-sglang048-tp8-random1024x512-c8"
+        )
+
+    # Said in words, not as a flag: "gpu_memory_utilization: 0.85 (stated on the serve line)".
+    words = {"gpustack-h100x8-glm46-fp8-vllm0110-tp8-sharegpt-inf": 0.85}
+    for c in CASES:
+        said = json.dumps({k: c.get(k) for k in ("notes", "inferred", "raw_notes")})
+        stated = {float(v) for p in FRACTION_FLAGS for v in re.findall(p, said)} | (
+            {words[c["id"]]} if c["id"] in words else set()
+        )
+        if c.get("kv_cache_gib") or unknown(c["id"]):
+            assert "util" not in c, c["id"]
+            continue
+        assert len(stated) <= 1, c["id"]
+        assert c.get("util") == (min(stated) if stated else None), c["id"]
+    assert sum("util" in c for c in CASES) == 87
+    assert sum(unknown(c["id"]) for c in CASES) == 3
+    text = " ".join(DOC.read_text().split())
+    assert "87 runs state the share of memory their server was given" in text
+    by_id = {c["id"]: c for c in CASES}
+    luka = errors(by_id["luka-l40s-qwen3coder30ba3b-fp8-vllm0102-sharegpt1000-rinf"])
+    assert [round(100 * luka[k]) for k, _ in METRICS] == [375, 375, -73, -86]
+    assert (
+        round(100 * errors(by_id["sgl060-h100x4-llama31-70b-sglang030-tp4-sharegpt-inf-n5000"])["request_throughput_per_s"]) == 27
+    )
+    r1 = errors(by_id["infx-dsr1-fp8-h200-sglang0512-tp8-8k1k-c64"])
+    assert (round(100 * r1["mean_ttft_ms"]), round(100 * r1["mean_tpot_ms"])) == (-21, 20)
+    assert "(throughput 514% to 375% high, TPOT 83% to 86% low, TTFT 86% to 73% low)" in text
+    assert "(TTFT 32% to 21% low, TPOT 18% to 20% high)" in text
 
 
 def test_the_recorded_lengths_paragraph_is_as_the_runs_score():
@@ -2435,13 +2498,16 @@ def test_the_sixteenth_held_out_set_is_as_the_doc_says():
     assert got == {
         "stella-4090-qwen25coder7b-vllm0230-sharegpt-rinf": (-32, -32, -6, 9),
         "stella-4090-qwen25coder7b-vllm0230-sharegpt-r1": (-12, -12, -18, 17),
-        "luka-l40s-qwen3coder30ba3b-fp8-vllm0102-sharegpt1000-rinf": (514, 514, -86, -83),
+        # (514, 514, -86, -83) until the replay took the server's stated memory fraction (0.8), 2026-12-06
+        "luka-l40s-qwen3coder30ba3b-fp8-vllm0102-sharegpt1000-rinf": (375, 375, -73, -86),
     }
     assert "the two RTX 4090 runs 32% and 12% low on throughput, TTFT 6% and 18% low, TPOT 9% and 17% high" in text
     luka = sixteen["luka-l40s-qwen3coder30ba3b-fp8-vllm0102-sharegpt1000-rinf"]
     assert round(luka["measured"]["mean_tpot_ms"], 1) == 471.7
-    assert round(predict(luka["id"])["mean_tpot_ms"], 1) == 78.1
+    assert round(predict(luka["id"])["mean_tpot_ms"], 1) == 66.4  # 78.1 until the replay took its --gpu_memory_utilization
     assert "the L40S run 514% high on throughput, TTFT 86% and TPOT 83% low (471.7 ms measured, 78.1 kvcalc)" in text
+    assert "the L40S run is 375% high on throughput, TTFT 73% and TPOT 86% low (66.4 ms)." in text
+    assert luka["util"] == 0.8
     assert resolve_gpu("l40s").memory_bandwidth_bytes_per_s == 864e9
 
 
@@ -2630,8 +2696,9 @@ def test_the_twenty_first_held_out_set_is_as_the_doc_says():
     assert "output throughput MAE 18%, TTFT 24%, TPOT 24% (10 runs)" in text
     assert "TP 8 TPOT bias +24%**: kvcalc's TPOT is 13% to 29% high on every one" in text
     # (15%, 25%, 20% until SGLang's steps of over 2,048 tokens were charged the norms their all-reduces no longer fuse,
-    # the same day)
-    assert mae == [16, 25, 20]
+    # the same day; [16, 25, 20] until the replay took each run's stated memory fraction, the same day)
+    assert mae == [16, 24, 20]
+    assert "16%, 24% and 20% since the replay takes each run's stated memory fraction" in text
     tp = sorted(round(100 * e["mean_tpot_ms"]) for e in errs.values())
     assert (tp[0], tp[-1]) == (11, 24)
     assert "the set stands at output throughput MAE 17%, TTFT 25%, TPOT 22%, kvcalc's TPOT 12% to 26% high" in text
@@ -2730,8 +2797,8 @@ def test_the_allreduce_norm_fusion_paragraph_is_as_the_runs_score():
         errs = [errors(c) for c in CASES if c.get("held_out") == f"2026-12-06 ({name} set)"]
         sets[name] = round(100 * sum(abs(e["mean_tpot_ms"]) for e in errs) / len(errs), 1)
     # 21.9% and 9.1% then, as quoted; 19.6% and 6.5% since an MLA layer's down projections are counted as SGLang runs
-    # them (the same day).
-    assert sets == {"twenty-first": 19.6, "twenty-second": 6.5}
+    # them (the same day); the twenty-first's 19.6% until the replay took each run's stated memory fraction (the same day).
+    assert sets == {"twenty-first": 19.8, "twenty-second": 6.5}
     assert "the twenty-second set's TPOT MAE from 11.7% to 9.1% and the twenty-first's from 24% to 22%" in text
 
     def tpot(i: str) -> int:

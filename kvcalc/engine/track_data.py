@@ -34,6 +34,6 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
     "moe/5+": {
         "mean_tpot": (144, -0.2134, -0.3693, -0.0097),
         "output_throughput": (166, 0.2117, 0.0229, 0.456),
-        "mean_ttft": (156, -0.4901, -0.6729, -0.305),
+        "mean_ttft": (156, -0.4901, -0.6729, -0.3015),
     },
 }
