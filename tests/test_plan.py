@@ -1537,3 +1537,38 @@ def test_a_preempted_request_keeps_its_cached_blocks_through_a_try_that_finds_no
     assert (round(st[2] * 1e3, 1), round(run_.tpot_s.mean * 1e3, 1)) == (24.5, 24.8)
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert "its mean TPOT 27.1 ms against the closed form's 24.5, and is 24.8 ms since" in text
+
+
+def test_util_sizes_plans_pools_and_its_checks(cli):
+    """plan --util: the engine's memory fraction sizes every replica's pool, in the closed form and in the
+    simulation that checks it. vLLM's pool is the fraction of the GPU's memory less what the rest takes, so
+    half of an L40S's 47,674,556,416 B (torch's figure, gpu_specs/l40s.yaml) against the default leaves
+    fewer requests a replica, and the same run at the same rate preempts more."""
+    import json
+
+    from kvcalc.engine.plan import _Sim
+    from kvcalc.engine.steptime import DEFAULTS, for_engine
+
+    m, g, eng, bf16 = resolve_model("llama3.1-8b"), resolve_gpu("l40s"), engine("vllm"), kv_dtype("bf16")
+    t = Traffic(prompt=2000, output=500, rate=2.0)
+    caps = {}
+    for u in (None, 0.5):
+        rep = _Replica(m, g, 1, 1, t, bf16, eng, base=FitInputs(seq=t.length, util=u))
+        caps[u] = rep.capacity
+        # The replica holds what fit says such a pool holds: fit's own arithmetic is tested in test_fit.
+        assert rep.capacity == fit(m, g, FitInputs(seq=t.length, engine=eng, kv_dtype=bf16, util=u)).max_concurrency
+    assert caps[0.5] < caps[None]
+    runs = {}
+    for u in (None, 0.5):
+        sim = _Sim(m, np.full(400, 2000), np.full(400, 500), bf16, eng, for_engine(DEFAULTS, eng), 0, None, t, util=u)
+        assert sim.replica(g, 1, 1, 1).capacity == caps[u]
+        runs[u] = sim.run(g, 2.0, 1, 1, 1)
+    assert runs[0.5].preemptions > runs[None].preemptions
+    args = ("--gpus", "l40s", "--rate", "2", "--prompt", "2000", "--output", "500", "--tpot", "100ms")
+    r = cli("plan", "--model", "llama3.1-8b", *args, "--util", "0.5", "--closed-form", "--json")
+    assert r.code == 0, r.err
+    d = json.loads(r.out)
+    assert any("a memory fraction of 0.5" in a for a in d["assumptions"])
+    tp1 = [x for x in d["ranked"] if x["shape"] == "TP 1"]
+    assert tp1 and all(x["capacity_per_replica"] == caps[0.5] for x in tp1)
+    one_line_error(cli("plan", "--model", "llama3.1-8b", "--gpus", "l40s", "--rate", "2", "--util", "2"), "(--util)")

@@ -69,6 +69,7 @@ def plan(
     ] = None,
     prompt_cache_hit: opt.PromptCacheHit = "0",
     weight_dtype: opt.WeightDtypeOpt = None,
+    util: opt.Util = None,
     efficiency: opt.Efficiency = None,
     calibration: opt.Calibration = None,
     request_overhead: opt.RequestOverhead = None,
@@ -132,6 +133,7 @@ def plan(
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
     eng = opt.engine(engine, attention_backend)
     wd = opt.weight_dtype(weight_dtype)
+    frac = opt.fraction(util, "--util")
     every = opt.recv_interval(scheduler_recv_interval)
     if throughput:
         from kvcalc.engine.plan import SLO, latency_percentile, max_throughput
@@ -163,6 +165,7 @@ def plan(
             prompt_cache_hit=opt.prompt_cache_hit(prompt_cache_hit),
             weight_dtype=wd,
             recv_interval=every,
+            util=frac,
         )
         return emit(rep, origin, as_json)
     if (users is None) == (rate is None):
@@ -250,7 +253,7 @@ def plan(
         cross_node_tp=cross_node_tp,
         ep_modes=modes,
         tp_sizes=(1, 2, 4, 8, 16) if cross_node_tp else (1, 2, 4, 8),
-        base=FitInputs(seq=traffic.length, weight_dtype=wd) if wd else None,
+        base=FitInputs(seq=traffic.length, weight_dtype=wd, util=frac) if wd or frac is not None else None,
         recv_interval=every,
     )
     if r is not None and not closed_form and report.ranked:
@@ -276,6 +279,7 @@ def plan(
             traffic=traffic,
             weight_dtype=wd,
             recv_interval=every,
+            util=frac,
         )
         report = dataclasses.replace(report, verified=checks)
     return emit(report, origin, as_json)

@@ -1177,7 +1177,9 @@ def plan(
     nearest = min(near, key=lambda x: (x[0], -x[1].gpus))[1] if near and not feasible else None
     fabric = " or ".join(dict.fromkeys(link_name(g, "nvlink") for g in gpus))
     assumptions = [
-        f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output), "
+        f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output)"
+        + (f", a memory fraction of {base.util:g}" if base is not None and base.util is not None else "")
+        + ", "
         "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
         f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): the root-sum-square of (weight bytes / (bandwidth x "
         f"{_gemm_words(constants)}), matmul FLOPs / (peak x {_compute_words(constants)})) (their sum where the GPU's "
@@ -1494,6 +1496,7 @@ def verify(
     traffic: Traffic | None = None,
     weight_dtype: str | None = None,
     recv_interval: int = 1,
+    util: float | None = None,
 ) -> list[Verification]:
     """The closed form's best deployments (up to ``top``), each simulated with the traffic's own
     lengths, Poisson, adding replicas (up to ``extra_replicas`` more) until the targets hold at the
@@ -1502,14 +1505,15 @@ def verify(
     judges them. An aggregated deployment runs as one replica at rate / replicas (with PP, one
     micro-batch of it: simulate's ``pp``); a disaggregated one as one prefill instance and one
     decode instance at their shares (``_verify_pools``). The simulation steps with the same
-    step-time model as the closed form, so the two are compared on mean TPOT."""
+    step-time model as the closed form, so the two are compared on mean TPOT. ``util``: the engine's memory
+    fraction, as the closed form's pools took it (plan's ``base``)."""
     import numpy as np
 
     constants = for_engine(constants, engine)
     by_name = {g.name: g for g in gpus}
     key = f"p{latency_percentile(percentile)}"
     out: list[Verification] = []
-    sim = _Sim(model, prompts, outputs, kv_dtype, engine, constants, seed, weight_dtype, traffic, recv_interval)
+    sim = _Sim(model, prompts, outputs, kv_dtype, engine, constants, seed, weight_dtype, traffic, recv_interval, util)
     for d in report.ranked[:top]:
         gpu = by_name[d.gpu]
         if d.mode == "disaggregated":
@@ -1595,9 +1599,12 @@ class _Sim:
         weight_dtype: str | None,
         traffic: Traffic | None,
         recv_interval: int = 1,
+        util: float | None = None,
     ):
         import numpy as np
 
+        self.util = util
+        """The engine's memory fraction (None: the release's default), for the replicas' pools and runs."""
         self.recv = recv_interval
         """SGLang's --scheduler-recv-interval, for the aggregated replicas' runs."""
         self.model, self.prompts, self.outputs, self.kv_dtype = model, prompts, outputs, kv_dtype
@@ -1609,7 +1616,7 @@ class _Sim:
         t = self.traffic
         if t is None:
             return None
-        base = FitInputs(seq=t.length, weight_dtype=self.weight_dtype)
+        base = FitInputs(seq=t.length, weight_dtype=self.weight_dtype, util=self.util)
         return _Replica(
             self.model, gpu, tp, pp, t, self.kv_dtype, self.engine, self.constants, base, dp=dp, ep=ep, recv_interval=self.recv
         )
@@ -1668,6 +1675,7 @@ class _Sim:
             keep=keep,
             pp=pp,
             prefilled=stage == "decode",
+            util=self.util,
         )
         return report.runs[0]
 
@@ -2157,17 +2165,19 @@ def max_throughput(
     prompt_cache_hit: float = 0.0,
     weight_dtype: str | None = None,
     recv_interval: int = 1,
+    util: float | None = None,
 ) -> ThroughputReport:
     """The highest arrival rate ``gpus`` GPUs carry within the targets, aggregated (every shape, as many
     replicas as fit) and disaggregated (x prefill + y decode instances of the best shapes), each by
-    bisection on plan's closed form; and which carries more, and why. ``recv_interval`` as ``plan``'s."""
+    bisection on plan's closed form; and which carries more, and why. ``recv_interval`` as ``plan``'s; ``util``
+    the engine's memory fraction (None: the release's default)."""
     constants = for_engine(constants, engine)
     engine.check_recv_interval(recv_interval, max(dp_sizes or (1,)))
     probe = Traffic(prompt=prompt, output=output, rate=1.0, prompt_cache_hit=prompt_cache_hit)
     reps: list[_Replica] = []
     for shape in candidate_shapes(model, gpu, engine, gpus, dp_sizes=dp_sizes):
         try:
-            base = FitInputs(seq=probe.length, weight_dtype=weight_dtype)
+            base = FitInputs(seq=probe.length, weight_dtype=weight_dtype, util=util)
             rep = _shape_replica(model, gpu, shape, probe, kv_dtype, engine, constants, base, recv_interval)
         except KvcalcError:
             continue
