@@ -319,3 +319,22 @@ def test_kvcalc_toml_sets_sglangs_receive_interval_for_simulate_and_plan(cli, tm
     for bad, words in (("scheduler_recv_interval = 0", "out of range"), ('scheduler_recv_interval = "ten"', "whole number")):
         (tmp_path / "kvcalc.toml").write_text(bad + "\n")
         one_line_error(cli(*sim), words, "kvcalc.toml")
+
+
+def test_util_sizes_the_pool_that_decides_which_batches_fit(cli):
+    """roofline --util: the engine's memory fraction for the 'fits' column, as fit takes it. vLLM's pool moves
+    by the fractions' difference times the GPU's memory (the L40S's 47,674,556,416 B: gpu_specs/l40s.yaml), and
+    a request of 4,096 tokens of Llama-3.1-8B holds 4,096 x 131,072 B (32 layers x 8 KV heads x 128 x 2 x 2 B):
+    0.4 x 47,674,556,416 / 536,870,912 = 35.5 requests fewer at 0.5 than at 0.9."""
+    import json
+
+    got = {}
+    for u in ("0.9", "0.5"):
+        r = cli("roofline", "--model", "llama3.1-8b", "--gpu", "l40s", "--batch", "64", "--seq", "4096", "--util", u, "--json")
+        assert r.code == 0, r.err
+        d = json.loads(r.out)
+        got[u] = d["rows"][0]["max_batch_in_memory"]
+        assert f"(kvcalc fit, a memory fraction of {u})" in " ".join(d["assumptions"])
+    assert 32 * 8 * 128 * 2 * 2 * 4096 == 536_870_912
+    assert got["0.9"] - got["0.5"] in (35, 36) and got["0.5"] < 64
+    one_line_error(cli("roofline", "--model", "llama3.1-8b", "--util", "0"), "(--util)")

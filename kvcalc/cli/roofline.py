@@ -34,6 +34,7 @@ def roofline(
     ] = "4k",
     kv_dtype: opt.KVDtypeOpt = "auto",
     weight_dtype: opt.WeightDtypeOpt = None,
+    util: opt.Util = None,
     compute_dtype: Annotated[
         Optional[str],
         typer.Option(
@@ -104,6 +105,7 @@ def roofline(
         opt.step_constants(efficiency, calibration, model=m, gpus=[g], engine=eng),
         dp=opt.parallel(dp, "--dp"),
         ep=opt.parallel(ep, "--ep"),
+        util=opt.fraction(util, "--util"),
     )
     if plot_file:
         from kvcalc.render.plot import write_plot_file

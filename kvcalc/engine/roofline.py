@@ -336,11 +336,12 @@ def roofline(
     constants: StepConstants | None = DEFAULTS,
     dp: int = 1,
     ep: int = 1,
+    util: float | None = None,
 ) -> RooflineReport:
     """The decode bound over every batch x context, which batches fit in the engine's pool, and
     optionally the prefill bound of a prompt. With data-parallel attention (``dp`` > 1) a batch is
     one DP rank's requests, every rank stepping together with a batch alike; the throughputs count
-    all ``dp`` ranks."""
+    all ``dp`` ranks. ``util``: the engine's memory fraction for its pool (None: the release's default)."""
     if len(batches) * len(seqs) > MAX_POINTS:
         raise KvcalcError(
             f"{len(batches) * len(seqs):,} grid points",
@@ -348,7 +349,9 @@ def roofline(
             f"at most {MAX_POINTS:,} points on the command line (decode_grid in the Python API takes more)",
         )
     compute_dtype = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
-    inp = FitInputs(seq=seqs[0], engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=as_kv_dtype(kv_dtype), weight_dtype=weight_dtype)
+    inp = FitInputs(
+        seq=seqs[0], engine=engine, tp=tp, dp=dp, ep=ep, kv_dtype=as_kv_dtype(kv_dtype), weight_dtype=weight_dtype, util=util
+    )
     check_shape(model, Shape(tp, 1, dp, ep), inp.engine)
     dt = stored_kv_dtype(model, gpu.name, inp.kv_dtype, inp.engine, tp)  # the format the engine stores
     d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp)
@@ -373,7 +376,10 @@ def roofline(
     assumptions = (
         ASSUMPTIONS
         + ([f"realistic step (t_step_s): {sm.describe()}"] if sm else [])
-        + [f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit)"]
+        + [
+            f"fits in memory: batch <= the requests of this length that {inp.engine.name}'s KV pool holds (kvcalc fit"
+            + (f", a memory fraction of {util:g})" if util is not None else ")")
+        ]
     )
     if dp > 1 or ep > 1:
         assumptions.append(
