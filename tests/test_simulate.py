@@ -831,7 +831,7 @@ def test_a_request_that_streams_no_text_is_timed_as_the_2024_client_timed_it():
         simulate(m, g, Workload(arr, P, O, "t", "t", silent=silent[:3]), st_, paged, vllm, bf16, 1)
 
 
-def test_util_sizes_the_pool_as_the_engine_sizes_it(cli):
+def test_util_sizes_the_pool_as_the_engine_sizes_it(cli, tmp_path, monkeypatch):
     """--util: the engine's gpu_memory_utilization (mem_fraction_static under SGLang), as fit takes it. vLLM's
     budget is the fraction of the GPU's memory less what the weights, activations and the rest take, none of
     which the fraction moves: two fractions' pools differ by their difference times the memory (the L40S's
@@ -848,3 +848,13 @@ def test_util_sizes_the_pool_as_the_engine_sizes_it(cli):
     one_line_error(cli(*base, "--util", "0.5", "--pool", "10GiB"), "(--util)", "one of the two: a pool, or a fraction")
     one_line_error(cli(*base, "--util", "0.1"), "at a memory fraction of 0.1", "(--util)")
     one_line_error(cli(*base, "--util", "1.5"), "out of range (--util)")
+    # kvcalc.toml's util yields to a pool given on the command line, as fit's does to --kv-cache-memory.
+    (tmp_path / "kvcalc.toml").write_text("util = 0.5\n")
+    monkeypatch.chdir(tmp_path)
+    r = cli(*base, "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["pool_bytes"] == pools["0.5"]
+    r = cli(*base, "--pool", "10GiB", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["pool_bytes"] == 10 * 2**30
+    one_line_error(cli(*base, "--pool", "10GiB", "--util", "0.6"), "(--util)", "one of the two")

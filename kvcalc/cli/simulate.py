@@ -233,7 +233,9 @@ def simulate(
             ep=opt.parallel(ep, "--ep"),
             weight_dtype=opt.weight_dtype(weight_dtype),
             pp=opt.parallel(pp, "--pp"),
-            util=opt.fraction(util, "--util"),
+            # A pool on the command line is taken as given over kvcalc.toml's util (as fit takes --kv-cache-memory);
+            # both on the command line is refused.
+            util=None if pool and opt.from_file("util") else opt.fraction(util, "--util"),
         )
     finally:
         done()
