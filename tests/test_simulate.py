@@ -843,6 +843,8 @@ def test_util_sizes_the_pool_as_the_engine_sizes_it(cli, tmp_path, monkeypatch):
         assert r.code == 0, r.err
         pools[u] = json.loads(r.out)["pool_bytes"]
     assert abs(pools["0.9"] - pools["0.5"] - 0.4 * 47_674_556_416) <= 1
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "difference times the GPU's memory, 0.4 x 47,674,556,416 B between 0.9 and 0.5 on an L40S" in doc
     text = cli(*base, "--util", "0.5").out
     assert "at a memory fraction of 0.5 (gpu_memory_utilization / mem_fraction_static), from kvcalc fit" in " ".join(text.split())
     one_line_error(cli(*base, "--util", "0.5", "--pool", "10GiB"), "(--util)", "one of the two: a pool, or a fraction")
