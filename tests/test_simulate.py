@@ -860,3 +860,37 @@ def test_util_sizes_the_pool_as_the_engine_sizes_it(cli, tmp_path, monkeypatch):
     assert r.code == 0, r.err
     assert json.loads(r.out)["pool_bytes"] == 10 * 2**30
     one_line_error(cli(*base, "--pool", "10GiB", "--util", "0.6"), "(--util)", "one of the two")
+
+
+def test_a_saved_bench_result_replays_its_silent_requests_as_its_client_timed_them(cli, tmp_path):
+    """simulate --trace of a vllm bench serve --save-result JSON: a request its client recorded with a TTFT of 0.0
+    and 0 output tokens (benchmark_serving.py of 2024: the model's end of sequence first, no text streamed) runs as
+    one token and is reported as that client reported it (Workload.silent); without the ttfts, as any request."""
+    from kvcalc.inputs.workload import read_request_trace
+
+    outs = [40, 0, 40, 40, 0, 40, 40, 40, 0, 40]
+    rec = {"input_lens": [300] * 10, "output_lens": outs, "ttfts": [0.0 if o == 0 else 0.05 for o in outs]}
+    quiet, loud = tmp_path / "quiet.json", tmp_path / "loud.json"
+    quiet.write_text(json.dumps(rec))
+    loud.write_text(json.dumps({k: v for k, v in rec.items() if k != "ttfts"}))
+    P, O, arrivals, desc, silent = read_request_trace(str(quiet), 4096)
+    assert silent is not None and silent.tolist() == [o == 0 for o in outs] and O.tolist() == [max(o, 1) for o in outs]
+    assert "3 requests streamed no text (TTFT 0.0 and 0 output tokens as the client recorded them)" in desc
+    assert read_request_trace(str(loud), 4096)[4] is None
+    # A later client's zero-output request has a TTFT: it streamed its first chunk, and is timed as any.
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps({**rec, "ttfts": [0.05] * 10}))
+    assert read_request_trace(str(later), 4096)[4] is None
+    base = ("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "--policies", "paged-16", "--json", "--trace")
+    got = {}
+    for f in (quiet, loud):
+        r = cli(*base, str(f))
+        assert r.code == 0, r.err
+        got[f.stem] = json.loads(r.out)["runs"][0]["bench"]
+    q, lo = got["quiet"], got["loud"]
+    # The same engine steps: the same duration; three one-token outputs fewer, and three TTFTs of 0 in the mean.
+    assert q["duration_s"] == lo["duration_s"]
+    assert (lo["output_throughput_tok_per_s"] - q["output_throughput_tok_per_s"]) * q["duration_s"] == pytest.approx(3)
+    assert q["ttft_s"]["mean"] < lo["ttft_s"]["mean"] and q["tpot_s"] == lo["tpot_s"]
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "paging.md").read_text().split())
+    assert "simulate reports it as that client did: a TTFT of 0 and no output tokens, counted completed" in doc

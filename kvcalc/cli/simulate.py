@@ -144,11 +144,11 @@ def simulate(
     seed_n = opt.seed(seed)
     prefix = opt.need_count(shared_prefix, "--shared-prefix", minimum=0, maximum=ml - 2, noun="a number of tokens")
     rng = np.random.default_rng(seed_n)
-    arrivals = None
+    arrivals = silent = None
     if trace:
         if prompt or output:
             raise KvcalcError("give a trace or distributions, not both", "--trace", "--trace FILE, or --prompt/--output")
-        P, O, arrivals, desc = read_request_trace(trace, ml)
+        P, O, arrivals, desc, silent = read_request_trace(trace, ml)
         n = len(P)
     else:
         preset = opt.workload_preset(workload or "sharegpt")
@@ -194,7 +194,7 @@ def simulate(
     mnbt = eng.schedule(m, g, ml, opt.batched_tokens(max_num_batched_tokens), chunked_prefill=chunked_prefill)[0]
     mns = opt.count(max_num_seqs, "--max-num-seqs") or eng.default_num_seqs(total_mem, g.name)
     hit = opt.prompt_cache_hit(prompt_cache_hit)
-    wl = Workload(arrivals, P, O, desc, arrival, prefix, hit)
+    wl = Workload(arrivals, P, O, desc, arrival, prefix, hit, silent)
     if conc is not None and conc > n:
         raise KvcalcError(
             f"--concurrency {conc:,} is more than the {n:,} requests of the run",

@@ -242,6 +242,25 @@ def bench_result_lengths(text: str, where: str) -> list[tuple[Any, Any]] | None:
     return list(zip(ins, outs, strict=True))
 
 
+def bench_result_silent(text: str) -> list[bool] | None:
+    """Which requests of a vllm bench serve --save-result JSON streamed no text, where it says: a recorded TTFT of
+    0.0 with 0 output tokens, as benchmark_serving.py of 2024 recorded a request whose one token was the end of
+    sequence (it took the first token's time from the first chunk with text: vllm-project/vllm#6064; later
+    clients time the first chunk and record no such zero). None where the result lists no ttfts or none is such;
+    bench_result_lengths has checked the lists."""
+    import json
+
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    ttfts, outs = obj.get("ttfts"), obj.get("output_lens")
+    if not isinstance(ttfts, list) or not isinstance(outs, list) or len(ttfts) != len(outs):
+        return None
+    quiet = [t == 0 and o == 0 for t, o in zip(ttfts, outs, strict=True)]
+    return quiet if any(quiet) else None
+
+
 def read_trace_file(path: str, max_len: int) -> tuple[Any, Any, str, list[str]]:
     """A trace file (a regular file of at most 512 MiB; CSV by its .csv suffix, else JSON Lines)."""
     from kvcalc import files
@@ -266,19 +285,30 @@ PRESETS = {
 }
 
 
-def read_request_trace(path: str, max_len: int) -> tuple[Any, Any, Any, str]:
-    """(prompts, outputs, arrivals or None, description) from a trace file."""
+def read_request_trace(path: str, max_len: int) -> tuple[Any, Any, Any, str, Any]:
+    """(prompts, outputs, arrivals or None, description, silent or None) from a trace file: ``silent`` marks the
+    requests of a saved bench result that streamed no text (bench_result_silent), for Workload.silent."""
     import numpy as np
 
     from kvcalc import files
 
     text = files.read_text(path, files.TRACE_LIMIT, TRACE_ACCEPTED)
-    rows = trace_rows(text, path, max_len, is_csv_name(path))
+    csv_name = is_csv_name(path)
+    rows = trace_rows(text, path, max_len, csv_name)
     prompts = np.array([p for p, _, _ in rows], dtype=np.int64)
     outputs = np.array([max(o, 1) for _, o, _ in rows], dtype=np.int64)
+    quiet = None if csv_name else bench_result_silent(text)
+    silent = np.asarray(quiet, dtype=bool) if quiet is not None and len(quiet) == len(rows) else None
     arrivals = None
     if rows[0][2] is not None:
         t = np.array([a for _, _, a in rows], dtype=np.float64)
         order = np.argsort(t, kind="stable")
         prompts, outputs, arrivals = prompts[order], outputs[order], t[order] - t.min()
-    return prompts, outputs, arrivals, f"trace {path} ({count_of(len(rows), 'request')})"
+        silent = silent[order] if silent is not None else None
+    desc = f"trace {path} ({count_of(len(rows), 'request')})"
+    if silent is not None:
+        desc += (
+            f"; {count_of(int(silent.sum()), 'request')} streamed no text (TTFT 0.0 and 0 output tokens as the client "
+            "recorded them): one token each, timed as the client timed them"
+        )
+    return prompts, outputs, arrivals, desc, silent
