@@ -619,3 +619,28 @@ def test_a_result_saved_as_utf16_or_with_a_utf8_mark_reads_as_plain_utf8(tmp_pat
     (tmp_path / "bad.txt").write_bytes(b"\x80\x81\x82 not text")
     with pytest.raises(KvcalcError, match="not UTF-8 or UTF-16 text"):
         read_text(tmp_path / "bad.txt")
+
+
+def test_a_result_whose_client_timed_silent_requests_at_zero_calibrates_as_the_others():
+    """A --save-result JSON of benchmark_serving.py of 2024 records a TTFT of 0.0 and 0 output tokens for a request
+    whose stream carried no text (vllm-project/vllm#6064), and its mean TTFT counts those zeros. parse_bench reads
+    the share; calibration compares the mean over the others with the prediction, so the same runs fit the same
+    request overhead with a quarter of their requests silent and their means scaled as such a client's would be."""
+    rec = {"completed": 8, "mean_ttft_ms": 30.0, "mean_tpot_ms": 10.0, "output_lens": [0, 5, 5, 0, 5, 5, 5, 5]}
+    rec["ttfts"] = [0.0, 0.04, 0.04, 0.0, 0.04, 0.04, 0.04, 0.04]
+    (run,) = parse_bench(json.dumps(rec), "r.json")
+    assert run.silent_share == 2 / 8
+    # A later client's zero-output request has its TTFT: nothing is silent.
+    (later,) = parse_bench(json.dumps({**rec, "ttfts": [0.04] * 8}), "r.json")
+    assert later.silent_share == 0.0
+    truth = dataclasses.replace(DEFAULTS, eta_bw=0.62, eta_gemm=0.62, request_overhead_s=0.02)
+    runs = synthetic(truth)
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    plain = calibrate(m, g, runs, [1] * len(runs), BF16, engine("vllm"))
+    quiet = [dataclasses.replace(r, silent_share=0.25, mean_ttft_s=r.mean_ttft_s * 0.75 if r.mean_ttft_s else None) for r in runs]
+    scaled = calibrate(m, g, quiet, [1] * len(runs), BF16, engine("vllm"))
+    assert scaled.constants.request_overhead_s == pytest.approx(plain.constants.request_overhead_s, rel=1e-9)
+    # The residual table compares like with like: the fitted TTFT as the client's mean has it.
+    for a, b in zip(plain.runs, scaled.runs, strict=True):
+        if a.fitted_ttft_s is not None:
+            assert b.fitted_ttft_s == pytest.approx(0.75 * a.fitted_ttft_s, rel=1e-9)

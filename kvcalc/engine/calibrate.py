@@ -69,6 +69,8 @@ class CalibrationRun:
     fitted_tpot_s: float
     measured_ttft_s: float | None
     fitted_ttft_s: float | None
+    """As the run's client means it: where it counted requests that streamed no text as 0 (BenchRun.silent_share),
+    the fitted TTFT of the others times their share."""
 
     @property
     def residual(self) -> float:
@@ -240,6 +242,8 @@ def calibrate(
         d0 = predict(base, rep, n_d, r)
         f1 = predict(c, rep, n_d, r)
         ttft = _ttft(c, rep, n_d, X)
+        if ttft is not None:
+            ttft *= 1.0 - r.silent_share  # as the client's mean has it (BenchRun.silent_share)
         out.append(
             CalibrationRun(
                 r.where,
@@ -413,8 +417,10 @@ def _fit_overhead(
         if got is None or got[2] >= 0.5:
             continue
         pred = _ttft(zero, rep, n_d, r.request_throughput_per_s or 0.0)
-        if pred is not None:
-            left.append(r.mean_ttft_s - pred)
+        if pred is not None and r.silent_share < 1.0:
+            # The client's mean counts the requests that streamed no text as 0 (BenchRun.silent_share): the mean
+            # over those that did is what the prediction is.
+            left.append(r.mean_ttft_s / (1.0 - r.silent_share) - pred)
     if not left:
         held["request_overhead_s"] = "no run with a TTFT at light prefill load (prefill under half the time)"
         return c

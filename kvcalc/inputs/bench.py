@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from kvcalc import files
@@ -58,6 +58,10 @@ class BenchRun:
     """For a kvcalc measure result: the bytes its timed decode step read."""
     kernel_s: float | None = None
     """For a kvcalc measure result: the measured time of that step."""
+    silent_share: float = 0.0
+    """The share of the completed requests whose stream carried no text, where a --save-result JSON's ttfts and
+    output_lens say so (a TTFT of 0.0 with 0 output tokens: benchmark_serving.py of 2024, vllm-project/vllm#6064):
+    its mean TTFT counts them as 0, so the mean over the requests that streamed text is mean_ttft_s / (1 - share)."""
     datasheet_bytes_per_s: float | None = None
     device: str | None = None
     """The device a kvcalc measure result ran on (its device_name; 'cpu' for a CPU)."""
@@ -276,7 +280,13 @@ def _parse_json(text: str, where: str) -> list[BenchRun]:
             raise KvcalcError("no benchmark figures (completed, mean_tpot_ms, ...)", at, ACCEPTED)
         model = d.get("model_id") or d.get("model") or d.get("tokenizer_id")
         tool = "sglang" if str(d.get("backend", "")).startswith("sglang") and "concurrency" in d else "vllm"
-        runs.append(_build(vals, at, tool, str(model)[:200] if isinstance(model, str) else None))
+        run = _build(vals, at, tool, str(model)[:200] if isinstance(model, str) else None)
+        ttfts, outs = d.get("ttfts"), d.get("output_lens")
+        if isinstance(ttfts, list) and isinstance(outs, list) and len(ttfts) == len(outs) and outs:
+            quiet = sum(1 for t, o in zip(ttfts, outs, strict=True) if t == 0 and o == 0)
+            if quiet:
+                run = replace(run, silent_share=quiet / len(outs))
+        runs.append(run)
     if not runs:
         raise KvcalcError("no runs", where, ACCEPTED)
     return runs
