@@ -60,8 +60,8 @@ class BenchRun:
     """For a kvcalc measure result: the measured time of that step."""
     silent_share: float = 0.0
     """The share of the completed requests whose stream carried no text, where a --save-result JSON's ttfts and
-    output_lens say so (a TTFT of 0.0 with 0 output tokens: benchmark_serving.py of 2024, vllm-project/vllm#6064):
-    its mean TTFT counts them as 0, so the mean over the requests that streamed text is mean_ttft_s / (1 - share)."""
+    output_lens say so (silent_requests): its mean TTFT counts them as 0, so the mean over the requests that
+    streamed text is mean_ttft_s / (1 - share)."""
     datasheet_bytes_per_s: float | None = None
     device: str | None = None
     """The device a kvcalc measure result ran on (its device_name; 'cpu' for a CPU)."""
@@ -188,6 +188,18 @@ def _build(vals: dict[str, float], where: str, tool: str, model: str | None = No
     return BenchRun(where=where, tool=tool, model=model, **kw)
 
 
+def silent_requests(ttfts: Any, outputs: Any) -> list[bool] | None:
+    """Which requests of a --save-result JSON streamed no text, from its ``ttfts`` and ``output_lens``: a recorded
+    TTFT of 0.0 with 0 output tokens, as benchmark_serving.py of 2024 recorded a request whose one token was the end
+    of sequence (it took the first token's time from the first chunk with text: vllm-project/vllm#6064; later
+    clients time the first chunk and record no such zero). None where the lists are not two of one length, or none
+    is such."""
+    if not isinstance(ttfts, list) or not isinstance(outputs, list) or len(ttfts) != len(outputs) or not outputs:
+        return None
+    quiet = [t == 0 and o == 0 for t, o in zip(ttfts, outputs, strict=True)]
+    return quiet if any(quiet) else None
+
+
 def parse_bench(text: str, where: str) -> list[BenchRun]:
     """Every run a pasted result holds, in order; one clear error if it holds none."""
     s = text.lstrip("\ufeff")
@@ -281,11 +293,9 @@ def _parse_json(text: str, where: str) -> list[BenchRun]:
         model = d.get("model_id") or d.get("model") or d.get("tokenizer_id")
         tool = "sglang" if str(d.get("backend", "")).startswith("sglang") and "concurrency" in d else "vllm"
         run = _build(vals, at, tool, str(model)[:200] if isinstance(model, str) else None)
-        ttfts, outs = d.get("ttfts"), d.get("output_lens")
-        if isinstance(ttfts, list) and isinstance(outs, list) and len(ttfts) == len(outs) and outs:
-            quiet = sum(1 for t, o in zip(ttfts, outs, strict=True) if t == 0 and o == 0)
-            if quiet:
-                run = replace(run, silent_share=quiet / len(outs))
+        quiet = silent_requests(d.get("ttfts"), d.get("output_lens"))
+        if quiet is not None:
+            run = replace(run, silent_share=sum(quiet) / len(quiet))
         runs.append(run)
     if not runs:
         raise KvcalcError("no runs", where, ACCEPTED)

@@ -243,22 +243,17 @@ def bench_result_lengths(text: str, where: str) -> list[tuple[Any, Any]] | None:
 
 
 def bench_result_silent(text: str) -> list[bool] | None:
-    """Which requests of a vllm bench serve --save-result JSON streamed no text, where it says: a recorded TTFT of
-    0.0 with 0 output tokens, as benchmark_serving.py of 2024 recorded a request whose one token was the end of
-    sequence (it took the first token's time from the first chunk with text: vllm-project/vllm#6064; later
-    clients time the first chunk and record no such zero). None where the result lists no ttfts or none is such;
-    bench_result_lengths has checked the lists."""
+    """Which requests of a vllm bench serve --save-result JSON streamed no text (kvcalc.inputs.bench.silent_requests),
+    or None where the text is no such result or none did."""
     import json
+
+    from kvcalc.inputs.bench import silent_requests
 
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    ttfts, outs = obj.get("ttfts"), obj.get("output_lens")
-    if not isinstance(ttfts, list) or not isinstance(outs, list) or len(ttfts) != len(outs):
-        return None
-    quiet = [t == 0 and o == 0 for t, o in zip(ttfts, outs, strict=True)]
-    return quiet if any(quiet) else None
+    return silent_requests(obj.get("ttfts"), obj.get("output_lens")) if isinstance(obj, dict) else None
 
 
 def read_trace_file(path: str, max_len: int) -> tuple[Any, Any, str, list[str]]:
