@@ -294,20 +294,16 @@ def emit(report: Any, origin: dict[str, str] | None = None, as_json: bool = Fals
 def _with_file_options(origin: dict[str, str] | None) -> dict[str, str] | None:
     """Name the options the command took from kvcalc.toml (click's default_map), as the model and
     GPU taken by default are named."""
-    from typer._click.core import ParameterSource
     from typer._click.globals import get_current_context
+
+    from kvcalc.cli.defaults import from_file, option_defaults
 
     ctx = get_current_context(silent=True)
     if ctx is None or not ctx.default_map:
         return origin
-    used = [
-        f"{k.replace('_', '-')} {ctx.default_map[k]}"
-        for k in ctx.default_map
-        if ctx.get_parameter_source(k) == ParameterSource.DEFAULT_MAP
-    ]
+    used = [f"{k.replace('_', '-')} {ctx.default_map[k]}" for k in ctx.default_map if from_file(k)]
     if not used:
         return origin
-    from kvcalc.cli.defaults import option_defaults
 
     out = dict(origin or {})
     out["options"], out["options_from"] = ", ".join(used), option_defaults()[1]

@@ -44,6 +44,15 @@ KEYS = ("model", "gpu", "calibration", *OPTION_KEYS)
 """What kvcalc.toml (or [tool.kvcalc]) may set."""
 
 
+def from_file(name: str) -> bool:
+    """Whether the running command took option ``name`` from kvcalc.toml (click's default_map), not its command line."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    return ctx is not None and ctx.get_parameter_source(name) == ParameterSource.DEFAULT_MAP
+
+
 def _checked(doc: dict[str, Any], where: str) -> dict[str, Any]:
     """The defaults file's keys, each one kvcalc reads: an unknown key is refused, never ignored."""
     from kvcalc.errors import closest

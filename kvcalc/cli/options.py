@@ -338,15 +338,6 @@ def size(v: str | None, where: str, positive: bool = False) -> int | None:
     return n
 
 
-def from_file(name: str) -> bool:
-    """Whether the running command took option ``name`` from kvcalc.toml (click's default_map), not its command line."""
-    from typer._click.core import ParameterSource
-    from typer._click.globals import get_current_context
-
-    ctx = get_current_context(silent=True)
-    return ctx is not None and ctx.get_parameter_source(name) == ParameterSource.DEFAULT_MAP
-
-
 def fraction(v: str | None, where: str) -> float | None:
     if v is None:
         return None

@@ -112,6 +112,7 @@ def simulate(
 
     import numpy as np
 
+    from kvcalc.cli.defaults import from_file
     from kvcalc.engine.simulate import SimSettings, Workload, parse_policies, simulate as run_sim
     from kvcalc.errors import KvcalcError
     from kvcalc.inputs.workload import check_fixed_pair, read_request_trace, sample_lengths
@@ -235,7 +236,7 @@ def simulate(
             pp=opt.parallel(pp, "--pp"),
             # A pool on the command line is taken as given over kvcalc.toml's util (as fit takes --kv-cache-memory);
             # both on the command line is refused.
-            util=None if pool and opt.from_file("util") else opt.fraction(util, "--util"),
+            util=None if pool and from_file("util") else opt.fraction(util, "--util"),
         )
     finally:
         done()
