@@ -875,7 +875,7 @@ def test_a_saved_bench_result_replays_its_silent_requests_as_its_client_timed_th
     loud.write_text(json.dumps({k: v for k, v in rec.items() if k != "ttfts"}))
     P, O, arrivals, desc, silent = read_request_trace(str(quiet), 4096)
     assert silent is not None and silent.tolist() == [o == 0 for o in outs] and O.tolist() == [max(o, 1) for o in outs]
-    assert "3 requests streamed no text (TTFT 0.0 and 0 output tokens as the client recorded them)" in desc
+    assert "3 requests streamed no text (a TTFT of 0 s and 0 output tokens as the client recorded them)" in desc
     assert read_request_trace(str(loud), 4096)[4] is None
     # A later client's zero-output request has a TTFT: it streamed its first chunk, and is timed as any.
     later = tmp_path / "later.json"

@@ -303,7 +303,7 @@ def read_request_trace(path: str, max_len: int) -> tuple[Any, Any, Any, str, Any
     desc = f"trace {path} ({count_of(len(rows), 'request')})"
     if silent is not None:
         desc += (
-            f"; {count_of(int(silent.sum()), 'request')} streamed no text (TTFT 0.0 and 0 output tokens as the client "
+            f"; {count_of(int(silent.sum()), 'request')} streamed no text (a TTFT of 0 s and 0 output tokens as the client "
             "recorded them): one token each, timed as the client timed them"
         )
     return prompts, outputs, arrivals, desc, silent
