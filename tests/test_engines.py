@@ -48,8 +48,14 @@ from kvcalc.specs.catalog import resolve_gpu, resolve_model
         ("vllm@0.10.2rc1", "vllm@0.10"),
         ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7.2"),
         ("vllm@0.6.3.post2.dev308+gb489fc3c", "vllm@0.6"),
-        # Each 0.3 and 0.4 release to the record of its default mem_fraction_static (server_args.py of each).
-        ("sglang@0.4.3.post4", "sglang@0.4.0"),
+        # Each 0.3 and 0.4 release to the record of its default mem_fraction_static (server_args.py of each), 0.4.0 to
+        # 0.4.4 also by the Triton MLA decode each launches (Engine.triton_mla_splits).
+        ("sglang@0.4.3.post4", "sglang@0.4.2.post2"),
+        ("sglang@0.4.0", "sglang@0.4.0"),
+        ("sglang@0.4.1", "sglang@0.4.1"),
+        ("sglang@0.4.2.post1", "sglang@0.4.1"),
+        ("sglang@0.4.2.post2", "sglang@0.4.2.post2"),
+        ("sglang@0.4.4", "sglang@0.4.2.post2"),
         ("sglang==0.3.0", "sglang@0.3"),
         ("sglang@0.3.6", "sglang@0.3.6"),
         ("sglang@0.4.5.post2", "sglang@0.4.4.post4"),
@@ -577,8 +583,9 @@ def test_a_record_named_by_fewer_numbers_is_its_first_release():
     [
         # server_args.py __post_init__ under enable_dp_attention: chunked_prefill_size // 2 (0.3.6 to 0.4.4) ...
         ("sglang@0.3.6", "sglang@0.3.6", 8192 // 2),
-        ("sglang@0.4.1", "sglang@0.4.0", 8192 // 2),
-        ("sglang@0.4.4", "sglang@0.4.0", 8192 // 2),
+        ("sglang@0.4.0", "sglang@0.4.0", 8192 // 2),
+        ("sglang@0.4.1", "sglang@0.4.1", 8192 // 2),
+        ("sglang@0.4.4", "sglang@0.4.2.post2", 8192 // 2),
         # ... and chunked_prefill_size // dp_size from 0.4.4.post1 (through 0.5.23's arg_groups/parallel_hook.py).
         ("sglang@0.4.4.post1", "sglang@0.4.4.post1", 8192 // 8),
         ("sglang@0.4.4.post3", "sglang@0.4.4.post1", 8192 // 8),

@@ -1568,6 +1568,54 @@ def test_vllm_v0s_triton_mla_on_an_mi300x_splits_every_request_in_four_whatever_
         assert s.triton is None and s.attn_floor_s(4, 3600) == 0.0
 
 
+def test_sglang_0_4_1_to_0_4_4_split_every_mla_request_in_a_fixed_count_8_on_hopper_16_on_rocm():
+    # SGLang 0.4.1 to 0.4.4 decode MLA with their Triton backend ("MLA optimization is turned on. Use triton backend.",
+    # model_runner.py) at --triton-attention-num-kv-splits, 8, raised to 16 on ROCm from 0.4.2.post2 (server_args.py),
+    # each request's context in parts of cdiv(length, splits) (kv_len_per_split). DeepSeek-V3 at TP 8: 16 heads a GPU,
+    # one block a request (BLOCK_H 16), 576 x 2 B x 61 layers = 70,272 B a token.
+    from kvcalc.engine.engines import engine, triton_default_note
+
+    m = resolve_model("deepseek-v3")
+    mi300x, h200 = resolve_gpu("mi300x"), resolve_gpu("h200")
+    hip = StepModel(m, mi300x, BF16, 8, engine=engine("sglang@0.4.2.post4"))
+    # ROCm: 1 block a compute unit (the kernel descriptor's 257 to 492 VGPRs), 304 at once.
+    assert hip.triton == (1, 70272.0, 304, 1) and hip.triton_fixed_splits == 16
+    # 4 requests at 3,600 tokens: parts of cdiv(3,600, 16) = 225, 64 blocks, one wave.
+    assert hip.attn_floor_s(4, 3600) == pytest.approx(225 * 70272 / 5.27e9, rel=1e-12)
+    # 20 requests: 320 blocks, cdiv(320, 304) = 2 waves.
+    assert hip.attn_floor_s(20, 3600) == pytest.approx(2 * 225 * 70272 / 5.27e9, rel=1e-12)
+    assert "split in 16 whatever the batch" in hip.describe() and "SGLang's Triton backend (this release's MLA default)" in (
+        hip.describe()
+    )
+    assert "the 1 a compute unit runs" in hip.describe()
+    # Hopper: 8 splits, 2 blocks a multiprocessor (255 registers a thread), 132 x 2 = 264 at once.
+    cuda = StepModel(m, h200, BF16, 8, engine=engine("sglang@0.4.3.post2"))
+    assert cuda.triton == (1, 70272.0, 132, 2) and cuda.triton_fixed_splits == 8
+    # 40 requests at 3,600 tokens: parts of 450, 320 blocks, cdiv(320, 264) = 2 waves.
+    assert cuda.attn_floor_s(40, 3600) == pytest.approx(2 * 450 * 70272 / 5.27e9, rel=1e-12)
+    # DP attention (attention TP 1): 128 heads, 8 blocks a request; 33 requests, 2,112 blocks, cdiv(2,112, 264) = 8 waves.
+    dp = StepModel(m, h200, BF16, 1, engine=engine("sglang@0.4.3.post2"), dp=8)
+    assert dp.triton is not None and dp.triton[0] == 8
+    assert dp.attn_floor_s(33, 3600) == pytest.approx(8 * 450 * 70272 / 5.27e9, rel=1e-12)
+    # 0.4.1 to 0.4.2.post1: 8 on Hopper; their ROCm tile changed within them (not priced, the note stays).
+    old = StepModel(m, h200, BF16, 8, engine=engine("sglang@0.4.1"))
+    assert old.triton_fixed_splits == 8 and old.attn_floor_s(40, 3600) == cuda.attn_floor_s(40, 3600)
+    assert StepModel(m, mi300x, BF16, 8, engine=engine("sglang@0.4.2.post1")).triton is None
+    assert "its only MLA backend on AMD GPUs" in (triton_default_note(engine("sglang@0.4.2.post1"), m, mi300x) or "")
+    for release, gpu in (("sglang@0.4.2.post4", mi300x), ("sglang@0.4.3.post2", h200), ("sglang@0.4.1", h200)):
+        assert triton_default_note(engine(release), m, gpu) is None
+    # 0.4.0 (another kernel), 0.4.4.post1 to post3 (post2 sizes the splits by the batch), an A100 (no measured block
+    # rate) and a dense model take no floor.
+    for model, gpu, release in (
+        ("deepseek-v3", "h200", "sglang@0.4.0"),
+        ("deepseek-v3", "h200", "sglang@0.4.4.post1"),
+        ("deepseek-v3", "a100-80gb", "sglang@0.4.3"),
+        ("llama-3.1-70b", "mi300x", "sglang@0.4.3"),
+    ):
+        s = StepModel(resolve_model(model), resolve_gpu(gpu), BF16, 8, engine=engine(release))
+        assert s.triton is None and s.attn_floor_s(4, 3600) == 0.0
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 600), ctx=st.integers(1, 200_000), rate=st.floats(1e8, 1e12))
 def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_itself(n, ctx, rate):
@@ -1793,7 +1841,7 @@ def test_plan_on_the_triton_backend_without_gpus_searches_the_gpus_it_prices(cli
             8,
             "with its Triton MLA backend unless AITER is turned on (VLLM_ROCM_USE_AITER=1)",
         ),
-        # V0 on a gfx942 GPU is priced since 2026-12-06 (v0_triton_mla_splits): no note; on an MI355X it is not.
+        # V0 on a gfx942 GPU is priced since 2026-12-06 (triton_mla_fixed_splits): no note; on an MI355X it is not.
         ("vllm@0.7.2", "mi300x", "deepseek-v3", 8, None),
         ("vllm@0.7.2", "mi355x", "deepseek-v3", 8, "on mi355x with its Triton MLA backend;"),
         ("vllm@0.6", "a100-80gb", "deepseek-v2-lite", 1, None),  # MLA cached as per-head K and V: no MLA kernel
@@ -1801,6 +1849,8 @@ def test_plan_on_the_triton_backend_without_gpus_searches_the_gpus_it_prices(cli
         ("vllm@0.11", "a100-80gb", "deepseek-v3.2", 8, None),  # sparse MLA: its own kernels
         # SGLang on AMD: Triton only before 0.4.7.post1; then AITER where a GPU holds 16 or 128 heads.
         ("sglang@0.4.0", "mi300x", "deepseek-v3", 8, "with its Triton backend, its only MLA backend on AMD GPUs"),
+        ("sglang@0.4.2.post1", "mi300x", "deepseek-v3", 8, "with its Triton backend, its only MLA backend on AMD GPUs"),
+        ("sglang@0.4.2.post2", "mi300x", "deepseek-v3", 8, None),  # priced since 2026-12-06 (triton_mla_fixed_splits)
         ("sglang@0.5.9", "mi300x", "deepseek-v3", 8, None),  # 128 / 8 = 16 heads: AITER
         (
             "sglang@0.5.9",

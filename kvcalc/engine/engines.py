@@ -57,25 +57,45 @@ count is not published), which the kernel's splits and turns are counted in."""
 TRITON_GPU_WORDS = "the H100, H200, H20 and B200"
 """TRITON_GPUS as the messages that name them say it."""
 V0_TRITON_MLA_GPUS = ("mi300x", "mi325x")
-"""The AMD GPUs on which the step model prices vLLM V0's Triton MLA decode (v0_triton_mla_splits): the gfx942 parts,
+"""The AMD GPUs on which the step model prices vLLM V0's Triton MLA decode (triton_mla_fixed_splits): the gfx942 parts,
 whose compute units the kernel's occupancy was compiled for (steptime.V0_TRITON_MLA_BLOCKS_PER_CU)."""
 V0_TRITON_MLA_SPLITS = 4
 """The parts vLLM V0's Triton MLA backend splits every request's context into, whatever the batch
 (attention/backends/triton_mla.py, num_kv_splits = 4, "TODO(lucas) add heuristic", read in 0.7.3)."""
 
 
-def v0_triton_mla_splits(e: Engine | None, model: ModelSpec, gpu: GPUSpec) -> int | None:
-    """The fixed KV splits of the Triton MLA decode ``e`` runs by default for ``model`` on ``gpu`` where the step model
-    prices it, else None: vLLM V0 releases that cache MLA's latent (0.7.x) on an AMD GPU of V0_TRITON_MLA_GPUS, where
-    platforms/rocm.py returns TritonMLABackend for every MLA model (read in 0.7.3) and no other MLA backend exists
-    (a posted V0 log of DeepSeek-R1 on MI300As, vllm-project/vllm#12773, prints "rocm.py:121] Using Triton MLA backend.").
-    On NVIDIA GPUs V0 runs the same backend unless VLLM_ATTENTION_BACKEND asks for FlashMLA (from 0.7.3's nightlies),
-    which a deployment's settings do not say, so there the note (triton_default_note) stands."""
-    if e is None or e.name != "vllm" or e.attention_backend or not e.older_than(0, 8):
+TritonMLAKernel = Literal["vllm-v0", "sglang-cuda", "sglang-hip"]
+"""Which fixed-split Triton MLA decode launch a release runs (triton_mla_fixed_splits): vLLM V0's on ROCm, SGLang
+0.4.1 to 0.4.4's on CUDA or on ROCm; each holds its own blocks a multiprocessor or compute unit
+(steptime.FIXED_TRITON_MLA_BLOCKS)."""
+
+
+def triton_mla_fixed_splits(e: Engine | None, model: ModelSpec, gpu: GPUSpec) -> tuple[int, TritonMLAKernel] | None:
+    """The fixed KV splits of the Triton MLA decode ``e`` runs by default for ``model`` on ``gpu``, and which launch it
+    is, where the step model prices it; else None.
+
+    vLLM V0 releases that cache MLA's latent (0.7.x) on an AMD GPU of V0_TRITON_MLA_GPUS, where platforms/rocm.py
+    returns TritonMLABackend for every MLA model (read in 0.7.3) and no other MLA backend exists (a posted V0 log of
+    DeepSeek-R1 on MI300As, vllm-project/vllm#12773, prints "rocm.py:121] Using Triton MLA backend."), 4 splits. On
+    NVIDIA GPUs V0 runs the same backend unless VLLM_ATTENTION_BACKEND asks for FlashMLA (from 0.7.3's nightlies),
+    which a deployment's settings do not say, so there the note (triton_default_note) stands.
+
+    SGLang 0.4.1 to 0.4.4 (Engine.triton_mla_splits), whose only MLA decode backend is Triton's unless
+    --enable-flashinfer-mla is passed (from 0.4.3; model_runner.py, "MLA optimization is turned on. Use triton backend.",
+    read in 0.4.1, 0.4.2.post4, 0.4.3.post2 and 0.4.4): on the Hopper GPUs
+    of TRITON_GPUS, and on V0_TRITON_MLA_GPUS where the release's ROCm launch is one (0.4.2.post2 on)."""
+    if e is None or e.attention_backend or model.mla is None or model.has_sparse_mla:
         return None
-    if e.mla_storage not in ("latent", "latent-256") or model.mla is None or model.has_sparse_mla:
+    if e.name == "sglang":
+        cuda, hip = e.triton_mla_splits
+        if cuda and gpu.name in HOPPER_GPUS and gpu.name in TRITON_GPUS:
+            return cuda, "sglang-cuda"
+        if hip and gpu.name in V0_TRITON_MLA_GPUS:
+            return hip, "sglang-hip"
         return None
-    return V0_TRITON_MLA_SPLITS if gpu.name in V0_TRITON_MLA_GPUS else None
+    if e.name != "vllm" or not e.older_than(0, 8) or e.mla_storage not in ("latent", "latent-256"):
+        return None
+    return (V0_TRITON_MLA_SPLITS, "vllm-v0") if gpu.name in V0_TRITON_MLA_GPUS else None
 
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
@@ -504,6 +524,13 @@ class Engine:
     """The decode attention kernel the deployment chose where it is not the release's default (the
     server's --attention-backend): "triton", SGLang's Triton backend, whose split-KV decode kernel the
     step model prices (StepModel.attn_floor_s; with_attention_backend); "": the release's default."""
+    triton_mla_splits: tuple[int, int] = (0, 0)
+    """The KV splits of the Triton MLA decode kernel an SGLang release runs by default whatever the batch, on
+    Hopper and on gfx942 GPUs (0: not priced there): --triton-attention-num-kv-splits, 8, which 0.4.2.post2 to
+    0.4.4.post1 raise to 16 on ROCm (server_args.py __post_init__, 'if is_hip()'), each request's context split
+    into that many parts of cdiv(length, splits) tokens (triton_ops/decode_attention.py kv_len_per_split, read in
+    0.4.1 to 0.4.4.post1; 0.4.4.post2 sizes them by the batch, get_num_kv_splits). triton_mla_fixed_splits says
+    where the step model prices it."""
     util_flag: str = ""
     note: str = ""
     mla_note: str = ""
@@ -1461,6 +1488,25 @@ SGLANG_040 = _sglang_before_046(
     "0.4.0", "0.4.0 to 0.4.4", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
 )
 SGLANG_040 = replace(SGLANG_040, async_scheduling="pp1-no-dp", dp_prompt_chunk="half")
+# 0.4.1 and 0.4.2.post2 changed the Triton MLA decode SGLang runs by default on Hopper and ROCm (Engine.triton_mla_splits;
+# 0.4.0 launches another kernel, a fixed SPLIT_K over 64-token tiles): 0.4.1 to 0.4.2.post1 split a request's context in
+# 8 everywhere, their ROCm tile changing within them (32 tokens to 0.4.1.post3, 16 from 0.4.1.post4: not priced there);
+# 0.4.2.post2 to 0.4.4 in 8 on CUDA and 16 on ROCm, one tile (16 tokens, waves_per_eu 1). Their other rules are 0.4.0's.
+SGLANG_041 = replace(
+    SGLANG_040,
+    version="0.4.1",
+    releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", "0.4.1 to 0.4.2.post1"),
+    label="SGLang 0.4.1-0.4.2.post1",
+    triton_mla_splits=(8, 0),
+)
+SGLANG_0422 = replace(
+    SGLANG_040,
+    version="0.4.2.post2",
+    releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", "0.4.2.post2 to 0.4.4"),
+    label="SGLang 0.4.2.post2-0.4.4",
+    triton_mla_splits=(8, 16),
+)
+SGLANG_040 = replace(SGLANG_040, releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", "0.4.0"), label="SGLang 0.4.0")
 SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"), "runner-0.95")
 SGLANG_036 = replace(SGLANG_036, async_scheduling="pp1-no-dp", dp_prompt_chunk="half")
 SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"), "runner-0.95")
@@ -1507,6 +1553,8 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_0453,
     SGLANG_0444,
     SGLANG_0441,
+    SGLANG_0422,
+    SGLANG_041,
     SGLANG_040,
     SGLANG_036,
     SGLANG_03,
@@ -1610,7 +1658,7 @@ ACCEPTED = (
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
     "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.7 to 0.5.8), sglang@0.5.6, sglang@0.5.5 (0.5.4 to 0.5.5), sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
-    "sglang@0.4.4.post4, sglang@0.4.4.post1, sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
+    "sglang@0.4.4.post4, sglang@0.4.4.post1, sglang@0.4.2.post2 (to 0.4.4), sglang@0.4.1 (to 0.4.2.post1), sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
 
 
@@ -1732,8 +1780,12 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
         return "sglang@0.3"
     if v < (0, 4):
         return "sglang@0.3.6"
-    if v < (0, 4, 4) or (v == (0, 4, 4) and post < 1):
+    if v < (0, 4, 1):
         return "sglang@0.4.0"
+    if v < (0, 4, 2) or (v == (0, 4, 2) and post < 2):
+        return "sglang@0.4.1"
+    if v < (0, 4, 4) or (v == (0, 4, 4) and post < 1):
+        return "sglang@0.4.2.post2"
     if v == (0, 4, 4) and post < 4:
         return "sglang@0.4.4.post1"
     if v < (0, 4, 5) or (v == (0, 4, 5) and post < 3):
@@ -1823,7 +1875,17 @@ heads, as DeepSeek-V3's 128, Kimi-K2's 64 and GLM-4.7-Flash's 20) at which SGLan
 an AMD GPU with AITER's kernel; at any other count it takes its Triton backend (model_runner.py from 0.4.7.post1,
 server_args.py from 0.5.6, arg_groups/model_override_base.py from 0.5.19: "current aiter only support head
 number 16 or 128"; read in 0.4.7.post1, 0.5.2, 0.5.3, 0.5.6, 0.5.10, 0.5.14 and 0.5.19)."""
-SGLANG_BEFORE_FA3_MLA = frozenset({"sglang@0.3", "sglang@0.3.6", "sglang@0.4.0", "sglang@0.4.4.post1", "sglang@0.4.4.post4"})
+SGLANG_BEFORE_FA3_MLA = frozenset(
+    {
+        "sglang@0.3",
+        "sglang@0.3.6",
+        "sglang@0.4.0",
+        "sglang@0.4.1",
+        "sglang@0.4.2.post2",
+        "sglang@0.4.4.post1",
+        "sglang@0.4.4.post4",
+    }
+)
 """SGLang records before 0.4.5.post3, which decode MLA with Triton on Hopper too (no FlashAttention 3 MLA default)."""
 SGLANG_BEFORE_0_4_7_POST1 = SGLANG_BEFORE_FA3_MLA | {"sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
 """SGLang records before 0.4.7.post1, whose MLA defaults had neither FlashInfer on compute capability 10 nor an AITER
@@ -1848,6 +1910,8 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
     (platforms/rocm.py: ROCM_AITER_MLA only under VLLM_ROCM_USE_AITER, off by default; read in 0.11.0)."""
     if e.attention_backend or model.mla is None or model.has_sparse_mla:
         return None
+    if e.name == "sglang" and triton_mla_fixed_splits(e, model, gpu) is not None:
+        return None  # priced
     if e.name == "vllm":
         return _vllm_triton_mla_note(e, gpu)
     if e.name != "sglang":
@@ -1892,7 +1956,7 @@ def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
     v0 = e.older_than(0, 8)  # V0: Triton MLA on every GPU, no AITER (platforms/cuda.py and rocm.py, 0.7.3)
     if gpu.vendor == "AMD":
         if v0 and gpu.name in V0_TRITON_MLA_GPUS:
-            return None  # priced: v0_triton_mla_splits
+            return None  # priced: triton_mla_fixed_splits
         aiter = "" if v0 else " unless AITER is turned on (VLLM_ROCM_USE_AITER=1)"
         return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend{aiter}" + tail
     if gpu.vendor != "NVIDIA":
@@ -2242,6 +2306,7 @@ _RULE_LABELS = {
     "dsa_cell_raw": "a DSA model's fp8 pool counted in raw-latent tokens (708 B a layer), stored at 788",
     "prompt_blocks": "a paged prompt's blocks taken",
     "triton_decode": "--attention-backend triton priced",
+    "triton_mla_splits": "Triton MLA decode by default, fixed splits priced",
 }
 
 
@@ -2309,6 +2374,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
         if f == "triton_decode":
             # Not a field: which records' Triton decode the step model prices (TRITON_RECORDS).
             out[f] = (f"yes, on {TRITON_GPU_WORDS}" if e.key in TRITON_RECORDS else "no") if e.name == "sglang" else "-"
+        elif f == "triton_mla_splits":
+            cuda, hip = e.triton_mla_splits
+            parts = ([f"{cuda} on Hopper"] if cuda else []) + ([f"{hip} on the MI300X and MI325X"] if hip else [])
+            out[f] = "; ".join(parts) if parts else "-"
         elif f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
             if e.mem_fraction_rule != "none":

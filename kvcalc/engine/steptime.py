@@ -50,7 +50,7 @@ from kvcalc.engine.engines import (
     allreduce_norm_fusion,
     mla_kernel,
     moe_runner,
-    v0_triton_mla_splits,
+    triton_mla_fixed_splits,
 )
 from kvcalc.engine.weights import busiest_rank_experts, expected_experts, mla_materialized, moe_width
 from kvcalc.errors import KvcalcError
@@ -330,6 +330,22 @@ for a 576-wide key, 16 query heads a block, 4 warps of 64, 2 stages, waves_per_e
 (the release's ROCm Triton is not on the package index): 128 VGPRs (60 spilled to meet waves_per_eu), 16,384 B of LDS,
 occupancy 4 waves a SIMD, so a compute unit's 4 SIMDs hold 4 such blocks, as do its 64 KB of LDS
 (bench/triton_decode_occupancy_hip.py)."""
+SGLANG_HIP_MLA_BLOCKS_PER_CU = 1
+"""Blocks of SGLang 0.4.2.post2 to 0.4.4.post1's grouped Triton MLA decode kernel one compute unit of a gfx942 GPU runs
+at once: _fwd_grouped_kernel_stage1 of triton_ops/decode_attention.py at its ROCm launch (16 tokens a tile for a
+576-wide key, 16 query heads a block, 4 warps of 64, 1 stage, waves_per_eu 1), compiled for gfx942 by Triton 3.1.0 (the
+release's torch 2.5.1 pins it; its ROCm build is not on the package index) and 3.9: the kernel descriptor asks for 492
+and 257 VGPRs (.amdhsa_next_free_vgpr; 256 and 196 of them architectural), over the 256 of two waves a SIMD, so each
+SIMD runs one wave and a compute unit one block (bench/triton_decode_occupancy_hip.py --sglang)."""
+FIXED_TRITON_MLA_BLOCKS: dict[str, int] = {
+    "vllm-v0": V0_TRITON_MLA_BLOCKS_PER_CU,
+    "sglang-hip": SGLANG_HIP_MLA_BLOCKS_PER_CU,
+    "sglang-cuda": TRITON_BLOCKS_PER_SM[(512, 64, 512)],
+}
+"""Blocks a multiprocessor or compute unit runs at once of each fixed-split Triton MLA launch
+(engines.triton_mla_fixed_splits). SGLang 0.4.1 to 0.4.4's CUDA kernel (32 tokens a tile, 4 warps, 2 stages) compiled
+for sm_90a by Triton 3.1.0 takes 255 registers a thread and 52,224 B of shared memory, 0.5.6's under 3.5.0 alike: 2
+blocks (bench/triton_decode_occupancy.py)."""
 TRITON_MAX_SPLITS = 8
 """The most parts SGLang's Triton decode kernel splits a request's context into: --triton-attention-num-kv-splits,
 8 by default (server_args.py, 0.4.4.post3 to 0.5.9)."""
@@ -1076,21 +1092,25 @@ class StepModel:
         """(KV-head blocks a request brings to a Triton split-KV decode kernel, KV bytes a token of context puts
         on one of its blocks over every layer, the GPU's multiprocessors, blocks one runs at once) where the
         deployment runs one the step model prices (_triton); None elsewhere (attn_floor_s). ``triton_fixed_splits``:
-        the splits such a kernel gives every request whatever the batch (vLLM V0's Triton MLA); None where they follow
-        the batch (SGLang's)."""
+        the splits such a kernel gives every request whatever the batch (vLLM V0's Triton MLA, SGLang 0.4.1 to 0.4.4's);
+        None where they follow the batch (SGLang's Triton backend where it is asked for)."""
 
     def _triton(self, engine: Engine | None) -> tuple[tuple[int, float, int, int] | None, int | None]:
         """(``triton``, ``triton_fixed_splits``): SGLang's Triton backend where it is asked for (check_triton; its splits
         follow the batch), or vLLM V0's Triton MLA where the release runs it by default on a gfx942 GPU
-        (v0_triton_mla_splits; a model other than one MLA kind of the compiled 512 + 64 latent tile keeps the default
-        pricing and the note that says so); (None, None) elsewhere."""
-        fixed = v0_triton_mla_splits(engine, self.model, self.gpu)
-        if fixed is not None:
+        or SGLang 0.4.1 to 0.4.4's on Hopper or a gfx942 GPU (triton_mla_fixed_splits; a model other than one MLA kind
+        of the compiled 512 + 64 latent tile keeps the default pricing and the note that says so); (None, None)
+        elsewhere. Sets ``triton_launch``, the fixed-split launch priced (None where none is)."""
+        self.triton_launch: str | None = None
+        fixed_launch = triton_mla_fixed_splits(engine, self.model, self.gpu)
+        fixed = None
+        if fixed_launch is not None:
             kinds = self.model.kinds()
             g = kinds[0].decode_geometry() if len(kinds) == 1 else None
             if g is None or g.kind != "mla" or triton_tile(g) != (512, 64, 512) or not self.gpu.multiprocessors:
                 return None, None
-            per_sm = V0_TRITON_MLA_BLOCKS_PER_CU
+            fixed, self.triton_launch = fixed_launch
+            per_sm = FIXED_TRITON_MLA_BLOCKS[self.triton_launch]
         else:
             g = check_triton(self.model, self.gpu, engine)
             if g is None:
@@ -1115,8 +1135,8 @@ class StepModel:
         and KV head, and a block reads its part a tile at a time, at triton_cta_bytes_per_s; the blocks run
         side by side, as many at once as the multiprocessors hold (TRITON_BLOCKS_PER_SM), so the step waits on a
         part for each whole wave of blocks (the requests' lengths taken as their mean). vLLM V0's Triton MLA
-        (triton_fixed_splits) splits every request in the same count whatever the batch, parts not rounded to tiles,
-        V0_TRITON_MLA_BLOCKS_PER_CU blocks a compute unit."""
+        and SGLang 0.4.1 to 0.4.4's (triton_fixed_splits) split every request in the same count whatever the batch,
+        parts not rounded to tiles, FIXED_TRITON_MLA_BLOCKS blocks a multiprocessor or compute unit."""
         return self._floor_line(n, ctx)[0]
 
     def _floor_line(self, n: int, ctx: float) -> tuple[float, float]:
@@ -1845,7 +1865,12 @@ class StepModel:
             blocks, per_token, _, per_sm = self.triton
             fixed = self.triton_fixed_splits
             whose, split = (
-                ("vLLM V0's Triton MLA backend (this release's only MLA kernel here)", f"split in {fixed} whatever the batch")
+                (
+                    "vLLM V0's Triton MLA backend (this release's only MLA kernel here)"
+                    if self.triton_launch == "vllm-v0"
+                    else "SGLang's Triton backend (this release's MLA default)",
+                    f"split in {fixed} whatever the batch",
+                )
                 if fixed is not None
                 else ("SGLang's Triton backend", f"split in up to {TRITON_MAX_SPLITS} by the batch")
             )
