@@ -1572,3 +1572,16 @@ def test_util_sizes_plans_pools_and_its_checks(cli):
     tp1 = [x for x in d["ranked"] if x["shape"] == "TP 1"]
     assert tp1 and all(x["capacity_per_replica"] == caps[0.5] for x in tp1)
     one_line_error(cli("plan", "--model", "llama3.1-8b", "--gpus", "l40s", "--rate", "2", "--util", "2"), "(--util)")
+
+
+def test_plan_names_the_fixed_split_triton_mla_decode_it_prices(cli):
+    # SGLang 0.4.2.post2 to 0.4.4 decode MLA with their Triton kernel at a fixed --triton-attention-num-kv-splits: 8 on
+    # CUDA, 16 on ROCm (server_args.py); the step model prices it on Hopper and the MI300X (engines.triton_mla_fixed_splits),
+    # and the decode step's assumption says so, by GPU. A release that runs FlashAttention 3 on Hopper says nothing.
+    ask = ("plan", "--model", "deepseek-v3", "--gpus", "mi300x,h200", "--rate", "1", "--prompt", "1000", "--output", "200")
+    ask += ("--ttft", "2s", "--tpot", "100ms", "--json")
+    old = cli(*ask, "--engine", "sglang@0.4.2.post4").json()
+    said = [a for a in old["assumptions"] if "default Triton MLA kernel" in a]
+    assert len(said) == 1 and "(mi300x: 16 parts, h200: 8 parts)" in said[0] and "5.27 GB/s a block" in said[0]
+    new = cli(*ask, "--engine", "sglang@0.4.5.post3").json()
+    assert not any("default Triton MLA kernel" in a for a in new["assumptions"])

@@ -44,7 +44,7 @@ from kvcalc.engine.deployment import (
     node_of,
     place,
 )
-from kvcalc.engine.engines import Engine, triton_default_note
+from kvcalc.engine.engines import Engine, triton_default_note, triton_mla_fixed_splits
 from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.paging import cached_prompt_tokens
@@ -1021,6 +1021,20 @@ def _eager_prompt_words(engine: Engine, gpus: list[GPUSpec], model: ModelSpec, c
     )
 
 
+def _fixed_triton_words(engine: Engine, model: ModelSpec, gpus: list[GPUSpec], constants: StepConstants) -> str:
+    """The fixed-split Triton MLA decode the release runs by default on the GPUs where the step model prices it
+    (engines.triton_mla_fixed_splits), in words for the decode step's assumption; empty where it runs on none."""
+    said = [f"{g.name}: {got[0]} parts" for g in gpus if (got := triton_mla_fixed_splits(engine, model, g)) is not None]
+    if not said:
+        return ""
+    return (
+        f"; decode attention on {engine.label}'s default Triton MLA kernel, which splits every request's context into a "
+        f"fixed count of parts whatever the batch ({', '.join(said)}): the KV reads take at least the longest part at "
+        f"{constants.triton_cta_bytes_per_s / 1e9:g} GB/s a block, once for every turn of the blocks past those the GPU "
+        "runs at once"
+    )
+
+
 def _eager_decode_words(engine: Engine, gpus: list[GPUSpec], constants: StepConstants) -> str:
     """The largest decode batch the release replays from a CUDA graph on each GPU (Engine.decode_graph_max),
     in words for the decode step's assumption; empty where the release has no such limit."""
@@ -1208,7 +1222,7 @@ def plan(
             f"the GPU) at {constants.triton_cta_bytes_per_s / 1e9:g} GB/s a block, once for every turn of the blocks "
             "past those the multiprocessors run at once"
             if engine.attention_backend == "triton"
-            else ""
+            else _fixed_triton_words(engine, model, gpus, constants)
         ),
         f"TTFT (mean): the request path ({constants.request_overhead_s * 1e3:g} ms + "
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
