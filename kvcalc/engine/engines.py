@@ -1932,6 +1932,12 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
 def _sglang_hip_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None) -> str | None:
     """SGLang's MLA decode backend on an AMD GPU, where it is Triton's (triton_default_note)."""
     tail = f"; these figures are the default kernels' (kvcalc prices that kernel on {TRITON_GPU_WORDS} only)"
+    if e.triton_mla_splits[0] and not e.triton_mla_splits[1]:
+        # (0.4.1 to 0.4.2.post1: priced on Hopper, not on ROCm, whose tile changed within them)
+        tail = (
+            "; these figures are the default kernels' (kvcalc prices this release's fixed-split launch on Hopper, not its "
+            "ROCm launch, whose tile changed within these releases)"
+        )
     if e.key in SGLANG_BEFORE_0_4_7_POST1:
         return f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend, its only MLA backend on AMD GPUs" + tail
     heads = model.mla.num_attention_heads if model.mla is not None else 1
