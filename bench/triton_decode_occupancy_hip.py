@@ -27,6 +27,7 @@ occupancy (waves a SIMD): blocks a compute unit = min(4 SIMDs x occupancy / 4 wa
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 import types
@@ -48,25 +49,13 @@ def load(path: str) -> types.ModuleType:
     return mod
 
 
-def source(ast_source, kernel, sig: dict[str, str], const: dict[str, object]):
-    """The kernel with its constants, as this Triton's ASTSource takes them (3.1 keys by argument index and takes the
-    constants apart; later releases take a signature by name with "constexpr" entries)."""
-    import inspect
-
-    if "constexprs" in inspect.signature(ast_source).parameters:
-        return ast_source(fn=kernel, signature=sig, constexprs={(kernel.arg_names.index(k),): v for k, v in const.items()})
-    index = kernel.arg_names.index
-    return ast_source(
-        fn=kernel,
-        signature={index(k): t for k, t in sig.items() if t != "constexpr"},
-        constants={index(k): v for k, v in const.items()},
-    )
-
-
 def main() -> None:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from triton_decode_occupancy import source  # (this Triton's ASTSource, as the CUDA script builds it)
 
     sglang = sys.argv[1] == "--sglang"
     kernel = load(sys.argv[-1])._fwd_grouped_kernel_stage1

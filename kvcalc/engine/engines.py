@@ -1492,21 +1492,24 @@ SGLANG_040 = replace(SGLANG_040, async_scheduling="pp1-no-dp", dp_prompt_chunk="
 # 0.4.0 launches another kernel, a fixed SPLIT_K over 64-token tiles): 0.4.1 to 0.4.2.post1 split a request's context in
 # 8 everywhere, their ROCm tile changing within them (32 tokens to 0.4.1.post3, 16 from 0.4.1.post4: not priced there);
 # 0.4.2.post2 to 0.4.4 in 8 on CUDA and 16 on ROCm, one tile (16 tokens, waves_per_eu 1). Their other rules are 0.4.0's.
-SGLANG_041 = replace(
-    SGLANG_040,
-    version="0.4.1",
-    releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", "0.4.1 to 0.4.2.post1"),
-    label="SGLang 0.4.1-0.4.2.post1",
-    triton_mla_splits=(8, 0),
-)
-SGLANG_0422 = replace(
-    SGLANG_040,
-    version="0.4.2.post2",
-    releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", "0.4.2.post2 to 0.4.4"),
-    label="SGLang 0.4.2.post2-0.4.4",
-    triton_mla_splits=(8, 16),
-)
-SGLANG_040 = replace(SGLANG_040, releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", "0.4.0"), label="SGLang 0.4.0")
+
+
+def _sglang_04_span(first: str, last: str, splits: tuple[int, int]) -> Engine:
+    """0.4.0's record for the releases ``first`` to ``last``, whose Triton MLA decode splits in ``splits``."""
+    span = f"{first} to {last}" if last != first else first
+    label = f"SGLang {first}-{last}" if last != first else f"SGLang {first}"
+    return replace(
+        SGLANG_040,
+        version=first,
+        releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", span),
+        label=label,
+        triton_mla_splits=splits,
+    )
+
+
+SGLANG_041 = _sglang_04_span("0.4.1", "0.4.2.post1", (8, 0))
+SGLANG_0422 = _sglang_04_span("0.4.2.post2", "0.4.4", (8, 16))
+SGLANG_040 = _sglang_04_span("0.4.0", "0.4.0", (0, 0))
 SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"), "runner-0.95")
 SGLANG_036 = replace(SGLANG_036, async_scheduling="pp1-no-dp", dp_prompt_chunk="half")
 SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"), "runner-0.95")
