@@ -2385,7 +2385,9 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = (f"yes, on {TRITON_GPU_WORDS}" if e.key in TRITON_RECORDS else "no") if e.name == "sglang" else "-"
         elif f == "triton_mla_splits":
             cuda, hip = e.triton_mla_splits
-            parts = ([f"{cuda} on Hopper"] if cuda else []) + ([f"{hip} on the MI300X and MI325X"] if hip else [])
+            parts = ([f"{cuda} splits a request on Hopper"] if cuda else []) + (
+                [f"{hip} on the MI300X and MI325X"] if hip else []
+            )
             out[f] = "; ".join(parts) if parts else "-"
         elif f == "default_util":
             out[f] = "-" if v is None else f"{v:g}"
