@@ -1649,6 +1649,10 @@ def test_the_h100_nvl_takes_the_triton_floor_of_its_132_multiprocessors():
         (("--engine", "vllm@0.11", "--attention-backend", "triton"), ("SGLang's Triton decode kernel only",)),
         (("--engine", "sglang", "--attention-backend", "triton"), ("0.4.4.post4 to 0.5.9",)),
         (("--engine", "sglang@0.4.0", "--attention-backend", "triton"), ("0.4.4.post4 to 0.5.9",)),
+        (
+            ("--engine", "sglang@0.4.3", "--attention-backend", "triton"),
+            ("0.4.4.post4 to 0.5.9", "default (this release's MLA default, a fixed count of splits, is priced without the flag)"),
+        ),
         (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "mi300x"), ("specs give their multiprocessors",)),
         (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "a100-80gb"), ("h100-sxm, h100-pcie",)),
         (("--engine", "sglang@0.5.9", "--attention-backend", "triton", "--gpu", "gb200"), ("specs give their multiprocessors",)),

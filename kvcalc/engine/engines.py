@@ -1862,12 +1862,17 @@ def with_attention_backend(e: Engine, backend: str | None, where: str = "attenti
             "default, or triton with an SGLang engine (sglang, sglang@0.5.7)",
         )
     if e.key not in TRITON_RECORDS:
+        fixed = (
+            " (this release's MLA default, a fixed count of splits, is priced without the flag)"
+            if any(e.triton_mla_splits)
+            else ""
+        )
         raise KvcalcError(
             f"attention backend triton with {e.title}: kvcalc prices the Triton decode kernel of SGLang 0.4.4.post4 "
             "to 0.5.9, which size its KV splits by the batch (earlier releases launch a fixed count; by 0.5.12 MLA's "
             "cap follows the GPU)",
             where,
-            "a release from 0.4.4.post4 to 0.5.9 (sglang@0.4.5.post3, sglang@0.5.7), or default",
+            f"default{fixed}, or a release from 0.4.4.post4 to 0.5.9 (sglang@0.4.5.post3, sglang@0.5.7)",
         )
     return replace(e, attention_backend="triton")
 
