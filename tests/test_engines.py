@@ -643,3 +643,17 @@ def test_vllms_sparse_mla_kernel_runs_a_multiple_of_64_heads_on_hopper():
     assert engine("sglang@0.5.9").sparse_mla_heads(8, "h200", 16) == 0
     assert v16.sparse_mla_heads(8, "h200", 8) == 0
     assert v16.sparse_mla_heads(8, "a100-80gb", 16) == 0
+
+
+def test_engines_says_which_sglang_0_4_records_price_their_fixed_split_triton_mla_decode(cli):
+    # Engine.triton_mla_splits: --triton-attention-num-kv-splits, 8, and 16 on ROCm from 0.4.2.post2 (server_args.py);
+    # 0.4.1 to 0.4.2.post1 priced on Hopper only (their ROCm tile changed within them), 0.4.0 another kernel.
+    d = cli("engines", "--json").json()
+    words = {e["key"]: e["rules"]["triton_mla_splits"] for e in d["engines"] if e["key"].startswith("sglang@0.4")}
+    assert words["sglang@0.4.2.post2"] == "8 splits a request on Hopper; 16 on the MI300X and MI325X"
+    assert words["sglang@0.4.1"] == "8 splits a request on Hopper"
+    assert words["sglang@0.4.0"] == words["sglang@0.4.4.post1"] == "-"
+    rows = {e["key"]: e for e in d["engines"]}
+    # Each record differs from the next newer one by this rule alone.
+    assert rows["sglang@0.4.1"]["differs_from_next_newer"] == rows["sglang@0.4.0"]["differs_from_next_newer"]
+    assert rows["sglang@0.4.0"]["differs_from_next_newer"] == ["triton_mla_splits"]

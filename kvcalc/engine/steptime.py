@@ -47,6 +47,7 @@ from kvcalc.engine.engines import (
     TRITON_GPUS,
     Engine,
     MlaKernel,
+    TritonMLAKernel,
     allreduce_norm_fusion,
     mla_kernel,
     moe_runner,
@@ -337,7 +338,7 @@ at once: _fwd_grouped_kernel_stage1 of triton_ops/decode_attention.py at its ROC
 release's torch 2.5.1 pins it; its ROCm build is not on the package index) and 3.9: the kernel descriptor asks for 492
 and 257 VGPRs (.amdhsa_next_free_vgpr; 256 and 196 of them architectural), over the 256 of two waves a SIMD, so each
 SIMD runs one wave and a compute unit one block (bench/triton_decode_occupancy_hip.py --sglang)."""
-FIXED_TRITON_MLA_BLOCKS: dict[str, int] = {
+FIXED_TRITON_MLA_BLOCKS: dict[TritonMLAKernel, int] = {
     "vllm-v0": V0_TRITON_MLA_BLOCKS_PER_CU,
     "sglang-hip": SGLANG_HIP_MLA_BLOCKS_PER_CU,
     "sglang-cuda": TRITON_BLOCKS_PER_SM[(512, 64, 512)],
@@ -1088,33 +1089,33 @@ class StepModel:
         )
         self.k1, self.k0 = kvs[1] - kvs[0], 2 * kvs[0] - kvs[1]
         self.a1, self.a0 = ats[1] - ats[0], 2 * ats[0] - ats[1]
-        self.triton, self.triton_fixed_splits = self._triton(engine)
+        self.triton, self.triton_fixed_splits, self.triton_launch = self._triton(engine)
         """(KV-head blocks a request brings to a Triton split-KV decode kernel, KV bytes a token of context puts
         on one of its blocks over every layer, the GPU's multiprocessors, blocks one runs at once) where the
         deployment runs one the step model prices (_triton); None elsewhere (attn_floor_s). ``triton_fixed_splits``:
         the splits such a kernel gives every request whatever the batch (vLLM V0's Triton MLA, SGLang 0.4.1 to 0.4.4's);
-        None where they follow the batch (SGLang's Triton backend where it is asked for)."""
+        None where they follow the batch (SGLang's Triton backend where it is asked for). ``triton_launch``: which
+        fixed-split launch that is (engines.TritonMLAKernel), None where none is priced."""
 
-    def _triton(self, engine: Engine | None) -> tuple[tuple[int, float, int, int] | None, int | None]:
-        """(``triton``, ``triton_fixed_splits``): SGLang's Triton backend where it is asked for (check_triton; its splits
+    def _triton(self, engine: Engine | None) -> tuple[tuple[int, float, int, int] | None, int | None, TritonMLAKernel | None]:
+        """(``triton``, ``triton_fixed_splits``, ``triton_launch``): SGLang's Triton backend where it is asked for (check_triton; its splits
         follow the batch), or vLLM V0's Triton MLA where the release runs it by default on a gfx942 GPU
         or SGLang 0.4.1 to 0.4.4's on Hopper or a gfx942 GPU (triton_mla_fixed_splits; a model other than one MLA kind
-        of the compiled 512 + 64 latent tile keeps the default pricing and the note that says so); (None, None)
-        elsewhere. Sets ``triton_launch``, the fixed-split launch priced (None where none is)."""
-        self.triton_launch: str | None = None
+        of the compiled 512 + 64 latent tile keeps the default pricing and the note that says so); (None, None, None)
+        elsewhere."""
         fixed_launch = triton_mla_fixed_splits(engine, self.model, self.gpu)
-        fixed = None
+        fixed = launch = None
         if fixed_launch is not None:
             kinds = self.model.kinds()
             g = kinds[0].decode_geometry() if len(kinds) == 1 else None
             if g is None or g.kind != "mla" or triton_tile(g) != (512, 64, 512) or not self.gpu.multiprocessors:
-                return None, None
-            fixed, self.triton_launch = fixed_launch
-            per_sm = FIXED_TRITON_MLA_BLOCKS[self.triton_launch]
+                return None, None, None
+            fixed, launch = fixed_launch
+            per_sm = FIXED_TRITON_MLA_BLOCKS[launch]
         else:
             g = check_triton(self.model, self.gpu, engine)
             if g is None:
-                return None, None
+                return None, None, None
             per_sm = TRITON_BLOCKS_PER_SM[triton_tile(g)]
         # One request's blocks (srt/layers/attention/triton_ops/decode_attention.py, 0.5.6; vLLM 0.7.3's copy,
         # attention/ops/triton_decode_attention.py, launches the same grid): a block a KV head and a group of at most 16
@@ -1124,7 +1125,7 @@ class StepModel:
         blocks = -(-heads // min(TRITON_BLOCK_H, max(heads // kv, 1)))
         # A block reads its KV head's bytes for the tokens of its split, every layer: a token's KV bytes on the
         # GPU over its KV heads (MLA: the latent; its values, the latent's first columns, read again from cache).
-        return (blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0), per_sm), fixed
+        return (blocks, self.k1 / kv, int(self.gpu.multiprocessors or 0), per_sm), fixed, launch
 
     def attn_floor_s(self, n: int, ctx: float) -> float:
         """The least time the decode attention of ``n`` requests at context ``ctx`` takes on SGLang's Triton
