@@ -1617,6 +1617,19 @@ def test_sglang_0_4_1_to_0_4_4_split_every_mla_request_in_a_fixed_count_8_on_hop
         assert s.triton is None and s.attn_floor_s(4, 3600) == 0.0
 
 
+def test_a_posted_sglang_0_4_3_post2_log_prints_the_8_splits_the_record_takes_on_cuda():
+    # sgl-project/sglang#4161 (tests/logs/real, SGLang 0.4.3.post2 on H800s, CUDA) prints its server_args with the
+    # default --triton-attention-num-kv-splits; its record's CUDA splits are that default. (This run passed
+    # --enable-flashinfer-mla, so its decode did not take the Triton kernel: the log checks the default, not the floor.)
+    import re
+
+    from kvcalc.engine.engines import engine
+
+    text = (Path(__file__).parent / "logs" / "real" / "sglang-4161-16xh800-deepseek-r1.log").read_text()
+    printed = {int(x) for x in re.findall(r"triton_attention_num_kv_splits=(\d+)", text)}
+    assert printed == {8} and engine("sglang@0.4.3.post2").triton_mla_splits[0] == 8
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 600), ctx=st.integers(1, 200_000), rate=st.floats(1e8, 1e12))
 def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_itself(n, ctx, rate):
