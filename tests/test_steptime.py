@@ -1559,11 +1559,16 @@ def test_vllm_v0s_triton_mla_on_an_mi300x_splits_every_request_in_four_whatever_
     assert "does not price" in (triton_default_note(engine("vllm@0.11"), m, g) or "")
     # V1 on the MI300X (AITER off), V0 on an H200 (FlashMLA where VLLM_ATTENTION_BACKEND asks), and a dense model
     # take no floor.
-    for model, gpu, release in (
-        ("deepseek-v3", "mi300x", "vllm@0.11"),
-        ("deepseek-v3", "h200", "vllm@0.7.3"),
-        ("llama-3.1-70b", "mi300x", "vllm@0.7.3"),
-    ):
+    _no_triton_floor(
+        ("deepseek-v3", "mi300x", "vllm@0.11"), ("deepseek-v3", "h200", "vllm@0.7.3"), ("llama-3.1-70b", "mi300x", "vllm@0.7.3")
+    )
+
+
+def _no_triton_floor(*cases: tuple[str, str, str]) -> None:
+    """Each (model, GPU, release) at TP 8 takes no Triton decode floor."""
+    from kvcalc.engine.engines import engine
+
+    for model, gpu, release in cases:
         s = StepModel(resolve_model(model), resolve_gpu(gpu), BF16, 8, engine=engine(release))
         assert s.triton is None and s.attn_floor_s(4, 3600) == 0.0
 
@@ -1607,14 +1612,12 @@ def test_sglang_0_4_1_to_0_4_4_split_every_mla_request_in_a_fixed_count_8_on_hop
         assert triton_default_note(engine(release), m, gpu) is None
     # 0.4.0 (another kernel), 0.4.4.post1 to post3 (post2 sizes the splits by the batch), an A100 (no measured block
     # rate) and a dense model take no floor.
-    for model, gpu, release in (
+    _no_triton_floor(
         ("deepseek-v3", "h200", "sglang@0.4.0"),
         ("deepseek-v3", "h200", "sglang@0.4.4.post1"),
         ("deepseek-v3", "a100-80gb", "sglang@0.4.3"),
         ("llama-3.1-70b", "mi300x", "sglang@0.4.3"),
-    ):
-        s = StepModel(resolve_model(model), resolve_gpu(gpu), BF16, 8, engine=engine(release))
-        assert s.triton is None and s.attn_floor_s(4, 3600) == 0.0
+    )
 
 
 def test_a_posted_sglang_0_4_3_post2_log_prints_the_8_splits_the_record_takes_on_cuda():
