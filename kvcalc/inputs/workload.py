@@ -137,8 +137,11 @@ def read_trace(text: str, where: str, max_len: int, is_csv: bool):
 ARRIVAL_KEYS = ("arrival_time", "arrival", "timestamp", "time")
 
 
-def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[int, int, float | None]]:
-    """(prompt, output, arrival seconds or None) per request of a JSON Lines or CSV trace."""
+def trace_rows(
+    text: str, where: str, max_len: int, is_csv: bool, result: dict[str, Any] | None = None
+) -> list[tuple[int, int, float | None]]:
+    """(prompt, output, arrival seconds or None) per request of a JSON Lines or CSV trace, or of a saved bench
+    result: ``result``, the text as :func:`bench_result_object` parsed it, where the caller already has it."""
     import csv
     import io
     import json
@@ -191,7 +194,7 @@ def trace_rows(text: str, where: str, max_len: int, is_csv: bool) -> list[tuple[
                 take({k.strip().lower(): v for k, v in rec.items() if k}, reader.line_num)
         except csv.Error as e:
             raise KvcalcError(f"malformed CSV: {e}", f"{where}, line {reader.line_num}", TRACE_ACCEPTED) from None
-    elif (pairs := bench_result_lengths(text, where)) is not None:
+    elif (pairs := bench_result_lengths(bench_result_object(text) if result is None else result, where)) is not None:
         # vllm bench serve's --save-result JSON: one object whose input_lens and output_lens list each
         # request's prompt and output tokens as the client counted them (vllm/benchmarks/serve.py, 0.11.0;
         # benchmarks/benchmark_serving.py before), with no send times of its own.
@@ -219,18 +222,24 @@ def is_csv_name(name: str) -> bool:
     return bool(re.search(r"\.csv$", name, re.I))
 
 
-def bench_result_lengths(text: str, where: str) -> list[tuple[Any, Any]] | None:
-    """(prompt, output) per request of a vllm bench serve --save-result JSON, or None where the text is
-    not one (JSON Lines, a single record of them, or malformed: the line reader says where)."""
+def bench_result_object(text: str) -> dict[str, Any]:
+    """The text as one JSON object, or {} where it is not one (JSON Lines, or malformed: the line reader
+    says where). Parsed once for both of a saved result's readers (its lengths and its silent requests)."""
     import json
 
     if not text.lstrip().startswith("{"):
-        return None
+        return {}
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError):
-        return None
-    if not isinstance(obj, dict) or not {"input_lens", "output_lens"} & obj.keys():
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def bench_result_lengths(obj: dict[str, Any], where: str) -> list[tuple[Any, Any]] | None:
+    """(prompt, output) per request of a vllm bench serve --save-result JSON (``obj``, as
+    :func:`bench_result_object` parsed it), or None where it is not one (a single JSON Lines record)."""
+    if not {"input_lens", "output_lens"} & obj.keys():
         return None
     ins, outs = obj.get("input_lens"), obj.get("output_lens")
     if not isinstance(ins, list) or not isinstance(outs, list):
@@ -242,18 +251,12 @@ def bench_result_lengths(text: str, where: str) -> list[tuple[Any, Any]] | None:
     return list(zip(ins, outs, strict=True))
 
 
-def bench_result_silent(text: str) -> list[bool] | None:
-    """Which requests of a vllm bench serve --save-result JSON streamed no text (kvcalc.inputs.bench.silent_requests),
-    or None where the text is no such result or none did."""
-    import json
-
+def bench_result_silent(obj: dict[str, Any]) -> list[bool] | None:
+    """Which requests of a vllm bench serve --save-result JSON (``obj``, as :func:`bench_result_object` parsed it)
+    streamed no text (kvcalc.inputs.bench.silent_requests), or None where it is no such result or none did."""
     from kvcalc.inputs.bench import silent_requests
 
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return silent_requests(obj.get("ttfts"), obj.get("output_lens")) if isinstance(obj, dict) else None
+    return silent_requests(obj.get("ttfts"), obj.get("output_lens")) if obj else None
 
 
 def read_trace_file(path: str, max_len: int) -> tuple[Any, Any, str, list[str]]:
@@ -289,10 +292,11 @@ def read_request_trace(path: str, max_len: int) -> tuple[Any, Any, Any, str, Any
 
     text = files.read_text(path, files.TRACE_LIMIT, TRACE_ACCEPTED)
     csv_name = is_csv_name(path)
-    rows = trace_rows(text, path, max_len, csv_name)
+    result = {} if csv_name else bench_result_object(text)
+    rows = trace_rows(text, path, max_len, csv_name, result)
     prompts = np.array([p for p, _, _ in rows], dtype=np.int64)
     outputs = np.array([max(o, 1) for _, o, _ in rows], dtype=np.int64)
-    quiet = None if csv_name else bench_result_silent(text)
+    quiet = bench_result_silent(result)
     silent = np.asarray(quiet, dtype=bool) if quiet is not None and len(quiet) == len(rows) else None
     arrivals = None
     if rows[0][2] is not None:
