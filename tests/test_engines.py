@@ -58,7 +58,10 @@ from kvcalc.specs.catalog import resolve_gpu, resolve_model
         ("sglang@0.4.4", "sglang@0.4.2.post2"),
         ("sglang==0.3.0", "sglang@0.3"),
         ("sglang@0.3.6", "sglang@0.3.6"),
-        ("sglang@0.4.5.post2", "sglang@0.4.4.post4"),
+        # 0.4.5.post1 to 0.4.5.post2 apart by their FlashAttention 3 MLA default on Hopper (model_runner.py).
+        ("sglang@0.4.5.post2", "sglang@0.4.5.post1"),
+        ("sglang@0.4.5.post1", "sglang@0.4.5.post1"),
+        ("sglang@0.4.5", "sglang@0.4.4.post4"),
         ("sglang@0.4.4.post4", "sglang@0.4.4.post4"),
         ("sglang@0.4.5.post3", "sglang@0.4.5.post3"),
         ("sglang@0.4.6.post1", "sglang@0.4.5.post3"),
@@ -657,3 +660,15 @@ def test_engines_says_which_sglang_0_4_records_price_their_fixed_split_triton_ml
     # Each record differs from the next newer one by this rule alone.
     assert rows["sglang@0.4.1"]["differs_from_next_newer"] == rows["sglang@0.4.0"]["differs_from_next_newer"]
     assert rows["sglang@0.4.0"]["differs_from_next_newer"] == ["triton_mla_splits"]
+
+
+def test_engines_says_which_sglang_records_decode_mla_on_hopper_with_triton_unasked(cli):
+    # model_runner.py: Triton to 0.4.5, FlashAttention 3 from 0.4.5.post1 (SGLANG_BEFORE_FA3_MLA); the 0.4.4.post4
+    # record (to 0.4.5) differs from 0.4.5.post1's by this rule alone.
+    d = cli("engines", "--json").json()
+    rows = {e["key"]: e for e in d["engines"]}
+    words = {k: r["rules"]["mla_decode_hopper"] for k, r in rows.items()}
+    assert words["sglang@0.4.4.post4"] == words["sglang@0.4.0"] == "Triton"
+    assert words["sglang@0.4.5.post1"] == words["sglang@0.4.5.post3"] == words["sglang@0.5.9"] == "FlashAttention 3"
+    assert words["vllm@0.11"] == "-"
+    assert rows["sglang@0.4.4.post4"]["differs_from_next_newer"] == ["mla_decode_hopper"]

@@ -1633,6 +1633,30 @@ def test_a_posted_sglang_0_4_3_post2_log_prints_the_8_splits_the_record_takes_on
     assert printed == {8} and engine("sglang@0.4.3.post2").triton_mla_splits[0] == 8
 
 
+def test_sglang_0_4_5_post1_decodes_mla_on_hopper_with_flashattention_3_as_a_posted_0_4_5_post2_log_says():
+    # model_runner.py model_specific_adjustment with no --attention-backend: an MLA model takes "triton" in 0.4.4.post4
+    # and 0.4.5, and "fa3" on Hopper with CUDA 12.3 or later from 0.4.5.post1 (read in the four wheels). The posted
+    # 0.4.5.post2 log of DeepSeek-R1 on 8 H200s (Michaelvll/llm-ie-benchmarks, tests/logs/real) prints the fa3 default on
+    # every rank, so no Triton note there; 0.4.5 still warns, and on the B200 (FlashInfer only from 0.4.7.post1) so does
+    # 0.4.5.post1.
+    from kvcalc.engine.engines import engine, triton_default_note
+
+    text = (Path(__file__).parent / "logs" / "real" / "sglang-llmie-8xH200-deepseek-r1-sgl045post2-tp8.log").read_text()
+    assert text.count("Attention backend not set. Use fa3 backend by default.") == 8  # TP0 to TP7
+    m, h200, b200 = resolve_model("deepseek-v3"), resolve_gpu("h200"), resolve_gpu("b200")
+    assert engine("sglang@0.4.5.post2").key == engine("sglang@0.4.5.post1").key == "sglang@0.4.5.post1"
+    assert engine("sglang@0.4.5").key == "sglang@0.4.4.post4"
+    for release in ("sglang@0.4.5.post1", "sglang@0.4.5.post2", "sglang@0.4.5.post3"):
+        assert triton_default_note(engine(release), m, h200) is None, release
+    assert "with its Triton backend unless told otherwise" in (triton_default_note(engine("sglang@0.4.5"), m, h200) or "")
+    assert "with its Triton backend unless told otherwise" in (triton_default_note(engine("sglang@0.4.5.post1"), m, b200) or "")
+    # Its Triton kernel (sized by the batch) stays priced when asked for, as 0.4.4.post4's and 0.4.5.post3's: DeepSeek-V3
+    # at TP 8 on an H200, one request of 4,000 tokens: splits min(cdiv(int(132 x log2(62.5)), 1 x 1), 8) = 8, parts of
+    # cdiv(4,000, 8) = 500 tokens in whole 32-token tiles, 32 x cdiv(500, 32) = 512, one turn: 512 x 70,272 B / 5.27 GB/s.
+    base, tri = _triton("deepseek-v3", "h200", 8, "sglang@0.4.5.post1")
+    assert base.triton is None and tri.attn_floor_s(1, 4000) == pytest.approx(512 * 70272 / 5.27e9, rel=1e-12)
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 600), ctx=st.integers(1, 200_000), rate=st.floats(1e8, 1e12))
 def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_itself(n, ctx, rate):

@@ -1466,11 +1466,23 @@ SGLANG_0453 = _sglang_before_046(
     "sglang-0.4.5",
     _TABLE.format("0.81") + " on GPUs of <= 80 GiB, else (GPU memory - 13 GiB) / GPU memory",
 )
+# 0.4.5.post1 made FlashAttention 3 the MLA decode backend on Hopper where none is asked for (with CUDA 12.3 or
+# later: model_runner.py model_specific_adjustment, is_hopper_with_cuda_12_3; Triton in 0.4.4.post4 and 0.4.5, read
+# in the wheels of 0.4.4.post4, 0.4.5, 0.4.5.post1 and 0.4.5.post2): SGLANG_BEFORE_FA3_MLA. A posted 0.4.5.post2 log of
+# DeepSeek-R1 on 8 H200s prints "Attention backend not set. Use fa3 backend by default." (tests/logs/real). The two
+# records' other rules are alike.
+SGLANG_0451 = _sglang_before_046(
+    "0.4.5.post1",
+    "0.4.5.post1 to 0.4.5.post2",
+    "0.4.5.post1 and 0.4.5.post2",
+    "sglang-0.4.0",
+    _TABLE.format("0.81"),
+)
 # 0.4.4.post4 turned the model runner's multimodal cut from x 0.95 to x 0.9 (model_runner.py of 0.4.4.post3 and .post4).
 SGLANG_0444 = _sglang_before_046(
     "0.4.4.post4",
-    "0.4.4.post4 to 0.4.5.post2",
-    "0.4.4.post4, 0.4.5, 0.4.5.post1 and 0.4.5.post2",
+    "0.4.4.post4 to 0.4.5",
+    "0.4.4.post4 and 0.4.5",
     "sglang-0.4.0",
     _TABLE.format("0.81"),
 )
@@ -1554,6 +1566,7 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_047,
     SGLANG_04,
     SGLANG_0453,
+    SGLANG_0451,
     SGLANG_0444,
     SGLANG_0441,
     SGLANG_0422,
@@ -1661,7 +1674,7 @@ ACCEPTED = (
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
     "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.7 to 0.5.8), sglang@0.5.6, sglang@0.5.5 (0.5.4 to 0.5.5), sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
-    "sglang@0.4.4.post4, sglang@0.4.4.post1, sglang@0.4.2.post2 (to 0.4.4), sglang@0.4.1 (to 0.4.2.post1), sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
+    "sglang@0.4.5.post1 (to 0.4.5.post2), sglang@0.4.4.post4 (to 0.4.5), sglang@0.4.4.post1, sglang@0.4.2.post2 (to 0.4.4), sglang@0.4.1 (to 0.4.2.post1), sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
 
 
@@ -1776,7 +1789,8 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
 def _sglang_record(v: tuple[int, ...], version: str) -> str:
     """The record of a 0.3 or 0.4 SGLang release, by where its default mem_fraction_static changed
     (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3, 0.4.6.post2, 0.4.7 and 0.4.7.post1, or its cut for a multimodal
-    model (model_runner.py, server_args.py): 0.4.4.post4, 0.4.9 and 0.4.9.post3."""
+    model (model_runner.py, server_args.py): 0.4.4.post4, 0.4.9 and 0.4.9.post3, or its MLA decode default on Hopper
+    (model_runner.py): 0.4.5.post1."""
     m = re.search(r"post([0-9]+)", version)
     post = int(m.group(1)) if m else 0
     if v < (0, 3, 6):
@@ -1791,8 +1805,10 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
         return "sglang@0.4.2.post2"
     if v == (0, 4, 4) and post < 4:
         return "sglang@0.4.4.post1"
-    if v < (0, 4, 5) or (v == (0, 4, 5) and post < 3):
+    if v < (0, 4, 5) or (v == (0, 4, 5) and post < 1):
         return "sglang@0.4.4.post4"
+    if v == (0, 4, 5) and post < 3:
+        return "sglang@0.4.5.post1"
     if v < (0, 4, 6) or (v == (0, 4, 6) and post < 2):
         return "sglang@0.4.5.post3"
     if v < (0, 4, 7):
@@ -1812,6 +1828,7 @@ ATTENTION_BACKENDS = ("default", "triton")
 TRITON_RECORDS = frozenset(
     {
         "sglang@0.4.4.post4",
+        "sglang@0.4.5.post1",
         "sglang@0.4.5.post3",
         "sglang@0.4",
         "sglang@0.4.7",
@@ -1894,8 +1911,9 @@ SGLANG_BEFORE_FA3_MLA = frozenset(
         "sglang@0.4.4.post4",
     }
 )
-"""SGLang records before 0.4.5.post3, which decode MLA with Triton on Hopper too (no FlashAttention 3 MLA default)."""
-SGLANG_BEFORE_0_4_7_POST1 = SGLANG_BEFORE_FA3_MLA | {"sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
+"""SGLang records before 0.4.5.post1, which decode MLA with Triton on Hopper too (no FlashAttention 3 MLA default;
+SGLANG_0451)."""
+SGLANG_BEFORE_0_4_7_POST1 = SGLANG_BEFORE_FA3_MLA | {"sglang@0.4.5.post1", "sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
 """SGLang records before 0.4.7.post1, whose MLA defaults had neither FlashInfer on compute capability 10 nor an AITER
 backend on AMD GPUs, where Triton was the only one (model_runner.py, read in 0.4.0, 0.4.4.post3 and 0.4.5.post3)."""
 
@@ -1904,9 +1922,9 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
     """A warning where a release, given no attention backend, decodes the MLA model ``model`` on ``gpu`` (at
     ``tp``, where it is known) with a Triton kernel whose time the step model does not price unasked. None elsewhere.
 
-    SGLang: on NVIDIA GPUs other than Hopper (FlashAttention 3 there from 0.4.5.post3) and, from 0.4.7.post1,
+    SGLang: on NVIDIA GPUs other than Hopper (FlashAttention 3 there from 0.4.5.post1) and, from 0.4.7.post1,
     other than compute capability 10 (FlashInfer there), by model_executor/model_runner.py's defaults (read in
-    0.4.4.post3, 0.4.5.post3, 0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6); on AMD
+    0.4.4.post3, 0.4.5, 0.4.5.post1, 0.4.5.post3, 0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6); on AMD
     GPUs before 0.4.7.post1 (SGLANG_BEFORE_0_4_7_POST1), and after it where a GPU holds other than 16 or 128 heads
     (SGLANG_AITER_MLA_HEADS).
     vLLM (releases that cache MLA's latent): its Triton MLA backend, 4 KV splits a request
@@ -2321,6 +2339,7 @@ _RULE_LABELS = {
     "prompt_blocks": "a paged prompt's blocks taken",
     "triton_decode": "--attention-backend triton priced",
     "triton_mla_splits": "Triton MLA decode by default, fixed splits priced",
+    "mla_decode_hopper": "MLA decode on Hopper where no backend is asked for",
 }
 
 
@@ -2388,6 +2407,9 @@ def _rule_words(e: Engine) -> dict[str, str]:
         if f == "triton_decode":
             # Not a field: which records' Triton decode the step model prices (TRITON_RECORDS).
             out[f] = (f"yes, on {TRITON_GPU_WORDS}" if e.key in TRITON_RECORDS else "no") if e.name == "sglang" else "-"
+        elif f == "mla_decode_hopper":
+            # Not a field: SGLang's default MLA decode backend on Hopper (SGLANG_BEFORE_FA3_MLA).
+            out[f] = ("Triton" if e.key in SGLANG_BEFORE_FA3_MLA else "FlashAttention 3") if e.name == "sglang" else "-"
         elif f == "triton_mla_splits":
             cuda, hip = e.triton_mla_splits
             parts = ([f"{cuda} splits a request on Hopper"] if cuda else []) + (
