@@ -662,13 +662,24 @@ def test_engines_says_which_sglang_0_4_records_price_their_fixed_split_triton_ml
     assert rows["sglang@0.4.0"]["differs_from_next_newer"] == ["triton_mla_splits"]
 
 
-def test_engines_says_which_sglang_records_decode_mla_on_hopper_with_triton_unasked(cli):
-    # model_runner.py: Triton to 0.4.5, FlashAttention 3 from 0.4.5.post1 (SGLANG_BEFORE_FA3_MLA); the 0.4.4.post4
-    # record (to 0.4.5) differs from 0.4.5.post1's by this rule alone.
+def test_engines_says_where_sglang_records_decode_mla_with_triton_unasked(cli):
+    # model_runner.py's default for an MLA model: Triton to 0.4.5; FlashAttention 3 on Hopper from 0.4.5.post1
+    # (SGLANG_BEFORE_FA3_MLA); FlashInfer on compute capability 10 and AITER on AMD GPUs at 16 or 128 heads a GPU from
+    # 0.4.7 (SGLANG_BEFORE_0_4_7: 0.4.6.post5 has neither, 0.4.7 and 0.4.7.post1 both). The 0.4.4.post4 record (to 0.4.5)
+    # differs from 0.4.5.post1's by this rule alone, 0.4.6.post2 to 0.4.6.post5's from 0.4.7's by it and the memory
+    # rules 0.4.7 changed.
     d = cli("engines", "--json").json()
     rows = {e["key"]: e for e in d["engines"]}
-    words = {k: r["rules"]["mla_decode_hopper"] for k, r in rows.items()}
-    assert words["sglang@0.4.4.post4"] == words["sglang@0.4.0"] == "Triton"
-    assert words["sglang@0.4.5.post1"] == words["sglang@0.4.5.post3"] == words["sglang@0.5.9"] == "FlashAttention 3"
+    words = {k: r["rules"]["mla_decode_triton"] for k, r in rows.items()}
+    assert words["sglang@0.4.4.post4"] == words["sglang@0.4.0"] == "on every GPU"
+    assert words["sglang@0.4.5.post1"] == words["sglang@0.4"] == "on every GPU but Hopper (FlashAttention 3)"
+    assert (
+        words["sglang@0.4.7"]
+        == words["sglang@0.5.9"]
+        == (
+            "on every GPU but Hopper (FlashAttention 3), compute capability 10 and AMD GPUs holding 16 or 128 heads a GPU (AITER)"
+        )
+    )
     assert words["vllm@0.11"] == "-"
-    assert rows["sglang@0.4.4.post4"]["differs_from_next_newer"] == ["mla_decode_hopper"]
+    assert rows["sglang@0.4.4.post4"]["differs_from_next_newer"] == ["mla_decode_triton"]
+    assert "mla_decode_triton" in rows["sglang@0.4"]["differs_from_next_newer"]

@@ -1657,6 +1657,23 @@ def test_sglang_0_4_5_post1_decodes_mla_on_hopper_with_flashattention_3_as_a_pos
     assert base.triton is None and tri.attn_floor_s(1, 4000) == pytest.approx(512 * 70272 / 5.27e9, rel=1e-12)
 
 
+def test_sglang_0_4_7_decodes_mla_with_flashinfer_on_sm100_and_aiter_on_amd_at_16_or_128_heads():
+    # model_runner.py model_specific_adjustment, the same MLA branch in 0.4.7 and 0.4.7.post1: FlashAttention 3 on
+    # Hopper, FlashInfer where is_sm100_supported, AITER on HIP where the config's num_key_value_heads over TP is 16 or
+    # 128, else Triton; 0.4.6.post5 has only the first. DeepSeek-V3 (128 heads): 16 a GPU at TP 8, 32 at TP 4.
+    from kvcalc.engine.engines import engine, triton_default_note
+
+    m, b200, mi300x = resolve_model("deepseek-v3"), resolve_gpu("b200"), resolve_gpu("mi300x")
+    for release in ("sglang@0.4.7", "sglang@0.4.7.post1"):
+        assert triton_default_note(engine(release), m, b200) is None, release
+        assert triton_default_note(engine(release), m, mi300x, 8) is None, release
+        assert "with AITER's MLA kernel only where a GPU holds 16 or 128 of its 128 heads (at TP 1, 8)" in (
+            triton_default_note(engine(release), m, mi300x, 4) or ""
+        ), release
+    assert "unless told otherwise" in (triton_default_note(engine("sglang@0.4.6.post5"), m, b200) or "")
+    assert "its only MLA backend on AMD GPUs" in (triton_default_note(engine("sglang@0.4.6.post5"), m, mi300x, 8) or "")
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 600), ctx=st.integers(1, 200_000), rate=st.floats(1e8, 1e12))
 def test_the_triton_floor_only_ever_lengthens_a_decode_step_and_by_no_more_than_itself(n, ctx, rate):

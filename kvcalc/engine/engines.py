@@ -1897,9 +1897,9 @@ def with_attention_backend(e: Engine, backend: str | None, where: str = "attenti
 SGLANG_AITER_MLA_HEADS = (16, 128)
 """Heads a GPU holds (the config's num_key_value_heads over TP, at least 1; MLA checkpoints set it to their query
 heads, as DeepSeek-V3's 128, Kimi-K2's 64 and GLM-4.7-Flash's 20) at which SGLang decodes an MLA model on
-an AMD GPU with AITER's kernel; at any other count it takes its Triton backend (model_runner.py from 0.4.7.post1,
+an AMD GPU with AITER's kernel; at any other count it takes its Triton backend (model_runner.py from 0.4.7,
 server_args.py from 0.5.6, arg_groups/model_override_base.py from 0.5.19: "current aiter only support head
-number 16 or 128"; read in 0.4.7.post1, 0.5.2, 0.5.3, 0.5.6, 0.5.10, 0.5.14 and 0.5.19)."""
+number 16 or 128"; read in 0.4.7, 0.4.7.post1, 0.5.2, 0.5.3, 0.5.6, 0.5.10, 0.5.14 and 0.5.19)."""
 SGLANG_BEFORE_FA3_MLA = frozenset(
     {
         "sglang@0.3",
@@ -1913,19 +1913,21 @@ SGLANG_BEFORE_FA3_MLA = frozenset(
 )
 """SGLang records before 0.4.5.post1, which decode MLA with Triton on Hopper too (no FlashAttention 3 MLA default;
 SGLANG_0451)."""
-SGLANG_BEFORE_0_4_7_POST1 = SGLANG_BEFORE_FA3_MLA | {"sglang@0.4.5.post1", "sglang@0.4.5.post3", "sglang@0.4", "sglang@0.4.7"}
-"""SGLang records before 0.4.7.post1, whose MLA defaults had neither FlashInfer on compute capability 10 nor an AITER
-backend on AMD GPUs, where Triton was the only one (model_runner.py, read in 0.4.0, 0.4.4.post3 and 0.4.5.post3)."""
+SGLANG_BEFORE_0_4_7 = SGLANG_BEFORE_FA3_MLA | {"sglang@0.4.5.post1", "sglang@0.4.5.post3", "sglang@0.4"}
+"""SGLang records before 0.4.7, whose MLA defaults had neither FlashInfer on compute capability 10 nor an AITER
+backend on AMD GPUs, where Triton was the only one (model_runner.py, read in 0.4.0, 0.4.4.post3, 0.4.5.post3 and
+0.4.6.post5; 0.4.7 brought both, is_sm100_supported and the AITER head check, read alike in 0.4.7 and 0.4.7.post1;
+the sglang@0.4.7 record was taken to be without them until 2026-12-06)."""
 
 
 def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None = None) -> str | None:
     """A warning where a release, given no attention backend, decodes the MLA model ``model`` on ``gpu`` (at
     ``tp``, where it is known) with a Triton kernel whose time the step model does not price unasked. None elsewhere.
 
-    SGLang: on NVIDIA GPUs other than Hopper (FlashAttention 3 there from 0.4.5.post1) and, from 0.4.7.post1,
+    SGLang: on NVIDIA GPUs other than Hopper (FlashAttention 3 there from 0.4.5.post1) and, from 0.4.7,
     other than compute capability 10 (FlashInfer there), by model_executor/model_runner.py's defaults (read in
-    0.4.4.post3, 0.4.5, 0.4.5.post1, 0.4.5.post3, 0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6); on AMD
-    GPUs before 0.4.7.post1 (SGLANG_BEFORE_0_4_7_POST1), and after it where a GPU holds other than 16 or 128 heads
+    0.4.4.post3, 0.4.5, 0.4.5.post1, 0.4.5.post3, 0.4.7, 0.4.7.post1, 0.5.2 and 0.5.3; server_args.py from 0.5.6, read in 0.5.6); on AMD
+    GPUs before 0.4.7 (SGLANG_BEFORE_0_4_7), and after it where a GPU holds other than 16 or 128 heads
     (SGLANG_AITER_MLA_HEADS).
     vLLM (releases that cache MLA's latent): its Triton MLA backend, 4 KV splits a request
     (v1/attention/backends/mla/triton_mla.py, num_kv_splits = 4, read in 0.11.0; attention/backends/triton_mla.py
@@ -1946,7 +1948,7 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
         return _sglang_hip_note(e, model, gpu, tp)
     if gpu.vendor != "NVIDIA":
         return None
-    fa3, flashinfer = e.key not in SGLANG_BEFORE_FA3_MLA, e.key not in SGLANG_BEFORE_0_4_7_POST1
+    fa3, flashinfer = e.key not in SGLANG_BEFORE_FA3_MLA, e.key not in SGLANG_BEFORE_0_4_7
     if (fa3 and gpu.name in HOPPER_GPUS) or (flashinfer and gpu.name in SM100):
         return None
     said = f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend unless told otherwise; these figures are the default kernels'"
@@ -1964,7 +1966,7 @@ def _sglang_hip_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None) 
             "; these figures are the default kernels' (kvcalc prices this release's fixed-split launch on Hopper, not its "
             "ROCm launch, whose tile changed within these releases)"
         )
-    if e.key in SGLANG_BEFORE_0_4_7_POST1:
+    if e.key in SGLANG_BEFORE_0_4_7:
         return f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend, its only MLA backend on AMD GPUs" + tail
     heads = model.mla.num_attention_heads if model.mla is not None else 1
     aiter = [t for t in (1, 2, 4, 8, 16) if max(heads // t, 1) in SGLANG_AITER_MLA_HEADS]
@@ -2339,7 +2341,7 @@ _RULE_LABELS = {
     "prompt_blocks": "a paged prompt's blocks taken",
     "triton_decode": "--attention-backend triton priced",
     "triton_mla_splits": "Triton MLA decode by default, fixed splits priced",
-    "mla_decode_hopper": "MLA decode on Hopper where no backend is asked for",
+    "mla_decode_triton": "MLA decoded by Triton where no backend is asked for",
 }
 
 
@@ -2407,9 +2409,20 @@ def _rule_words(e: Engine) -> dict[str, str]:
         if f == "triton_decode":
             # Not a field: which records' Triton decode the step model prices (TRITON_RECORDS).
             out[f] = (f"yes, on {TRITON_GPU_WORDS}" if e.key in TRITON_RECORDS else "no") if e.name == "sglang" else "-"
-        elif f == "mla_decode_hopper":
-            # Not a field: SGLang's default MLA decode backend on Hopper (SGLANG_BEFORE_FA3_MLA).
-            out[f] = ("Triton" if e.key in SGLANG_BEFORE_FA3_MLA else "FlashAttention 3") if e.name == "sglang" else "-"
+        elif f == "mla_decode_triton":
+            # Not a field: where SGLang's default MLA decode backend is Triton's (SGLANG_BEFORE_FA3_MLA,
+            # SGLANG_BEFORE_0_4_7, SGLANG_AITER_MLA_HEADS; triton_default_note).
+            if e.name != "sglang":
+                out[f] = "-"
+            elif e.key in SGLANG_BEFORE_FA3_MLA:
+                out[f] = "on every GPU"
+            elif e.key in SGLANG_BEFORE_0_4_7:
+                out[f] = "on every GPU but Hopper (FlashAttention 3)"
+            else:
+                out[f] = (
+                    "on every GPU but Hopper (FlashAttention 3), compute capability 10 and AMD GPUs holding 16 or 128 "
+                    "heads a GPU (AITER)"
+                )
         elif f == "triton_mla_splits":
             cuda, hip = e.triton_mla_splits
             parts = ([f"{cuda} splits a request on Hopper"] if cuda else []) + (
