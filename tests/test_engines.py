@@ -53,7 +53,10 @@ from kvcalc.specs.catalog import resolve_gpu, resolve_model
         ("sglang@0.4.3.post4", "sglang@0.4.2.post2"),
         ("sglang@0.4.0", "sglang@0.4.0"),
         ("sglang@0.4.1", "sglang@0.4.1"),
-        ("sglang@0.4.2.post1", "sglang@0.4.1"),
+        ("sglang@0.4.1.post6", "sglang@0.4.1"),
+        # 0.4.1.post7 keeps the overlap scheduler under DP attention (server_args.py of 0.4.1.post6 and .post7).
+        ("sglang@0.4.1.post7", "sglang@0.4.1.post7"),
+        ("sglang@0.4.2.post1", "sglang@0.4.1.post7"),
         ("sglang@0.4.2.post2", "sglang@0.4.2.post2"),
         ("sglang@0.4.4", "sglang@0.4.2.post2"),
         ("sglang==0.3.0", "sglang@0.3"),
@@ -654,12 +657,26 @@ def test_engines_says_which_sglang_0_4_records_price_their_fixed_split_triton_ml
     d = cli("engines", "--json").json()
     words = {e["key"]: e["rules"]["triton_mla_splits"] for e in d["engines"] if e["key"].startswith("sglang@0.4")}
     assert words["sglang@0.4.2.post2"] == "8 splits a request on Hopper; 16 on the MI300X and MI325X"
-    assert words["sglang@0.4.1"] == "8 splits a request on Hopper"
+    assert words["sglang@0.4.1"] == words["sglang@0.4.1.post7"] == "8 splits a request on Hopper"
     assert words["sglang@0.4.0"] == words["sglang@0.4.4.post1"] == "-"
     rows = {e["key"]: e for e in d["engines"]}
-    # Each record differs from the next newer one by this rule alone.
-    assert rows["sglang@0.4.1"]["differs_from_next_newer"] == rows["sglang@0.4.0"]["differs_from_next_newer"]
+    # Each record differs from the next newer one by this rule alone (0.4.1's from 0.4.1.post7's by the overlap
+    # scheduler under DP attention: test below).
+    assert rows["sglang@0.4.1.post7"]["differs_from_next_newer"] == rows["sglang@0.4.0"]["differs_from_next_newer"]
     assert rows["sglang@0.4.0"]["differs_from_next_newer"] == ["triton_mla_splits"]
+
+
+def test_sglang_keeps_its_overlap_scheduler_under_dp_attention_from_0_4_1_post7(cli):
+    # server_args.py: "Overlap scheduler is disabled." with enable_dp_attention from 0.3.6 to 0.4.1.post6, gone from
+    # 0.4.1.post7 (read in each wheel from 0.4.1 to 0.4.4.post3); the scheduler turns it off for embedding and multimodal
+    # models only.
+    modes = {k: engine(k).async_scheduling for k in ("sglang@0.4.0", "sglang@0.4.1.post6", "sglang@0.4.1.post7")}
+    assert modes == {"sglang@0.4.0": "pp1-no-dp", "sglang@0.4.1.post6": "pp1-no-dp", "sglang@0.4.1.post7": "pp1"}
+    assert engine("sglang@0.4.3.post2").async_scheduling == engine("sglang@0.4.4.post3").async_scheduling == "pp1"
+    rows = {e["key"]: e for e in cli("engines", "--json").json()["engines"]}
+    assert rows["sglang@0.4.1"]["differs_from_next_newer"] == ["async_scheduling"]
+    assert rows["sglang@0.4.1"]["rules"]["async_scheduling"] == "yes, at PP 1 without DP attention"
+    assert rows["sglang@0.4.1.post7"]["rules"]["async_scheduling"] == "yes, at PP 1"
 
 
 def test_engines_says_where_sglang_records_decode_mla_with_triton_unasked(cli):

@@ -1607,7 +1607,10 @@ def test_sglang_0_4_1_to_0_4_4_split_every_mla_request_in_a_fixed_count_8_on_hop
     assert old.triton_fixed_splits == 8 and old.attn_floor_s(40, 3600) == cuda.attn_floor_s(40, 3600)
     assert StepModel(m, mi300x, BF16, 8, engine=engine("sglang@0.4.2.post1")).triton is None
     note = triton_default_note(engine("sglang@0.4.2.post1"), m, mi300x) or ""
-    assert "its only MLA backend on AMD GPUs" in note and "on Hopper, not its ROCm launch, whose tile changed" in note
+    assert "its only MLA backend on AMD GPUs" in note and (
+        "on Hopper, not its ROCm launch of 0.4.1 to 0.4.2.post1, 32-token tiles to 0.4.1.post3 and 16 from 0.4.1.post4" in note
+    )
+    assert triton_default_note(engine("sglang@0.4.1.post3"), m, mi300x) is not None
     for release, gpu in (("sglang@0.4.2.post4", mi300x), ("sglang@0.4.3.post2", h200), ("sglang@0.4.1", h200)):
         assert triton_default_note(engine(release), m, gpu) is None
     # 0.4.0 (another kernel), 0.4.4.post1 to post3 (post2 sizes the splits by the batch), an A100 (no measured block

@@ -444,8 +444,9 @@ class Engine:
     0.13.0's config/scheduler.py); "pp1", SGLang's overlap scheduler, on by default from 0.3.6 but
     at PP > 1, with EAGLE or with mixed chunks (server_args.py disable_overlap_schedule, read in
     0.3.6, 0.4.0 to 0.4.3, 0.4.6.post5, 0.4.9, 0.5.2 and 0.5.3; opt-in enable_overlap_schedule to
-    0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (0.3.6 to 0.4.1; this record follows
-    0.4.0 where 0.4.2 to 0.4.4.post3 keep it on). TensorRT-LLM 1.x's PyTorch backend: "pp1", its overlap
+    0.3.5); "pp1-no-dp", as "pp1" but off under DP attention (server_args.py sets disable_overlap_schedule with
+    enable_dp_attention from 0.3.6 to 0.4.1.post6, and no longer from 0.4.1.post7, read in each 0.4.1 to 0.4.4.post3
+    wheel; the records from 0.4.1.post7 to 0.4.4.post3 followed 0.4.0 until 2026-12-06). TensorRT-LLM 1.x's PyTorch backend: "pp1", its overlap
     scheduler (llmapi/llm_args.py disable_overlap_scheduler, default False; _torch/pyexecutor/py_executor.py
     PyExecutor.__init__: _executor_loop_pp at PP > 1, else _executor_loop_overlap unless disabled; read in the
     1.1-era llm_args.py that defaults the MoE backend to CUTLASS and in 1.2.0rc2's py_executor.py)."""
@@ -1495,7 +1496,6 @@ SGLANG_0441 = _sglang_before_046(
     _TABLE.format("0.81"),
     "runner-0.95",
 )
-SGLANG_0441 = replace(SGLANG_0441, async_scheduling="pp1-no-dp")
 SGLANG_040 = _sglang_before_046(
     "0.4.0", "0.4.0 to 0.4.4", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
 )
@@ -1519,8 +1519,11 @@ def _sglang_04_span(first: str, last: str, splits: tuple[int, int]) -> Engine:
     )
 
 
-SGLANG_041 = _sglang_04_span("0.4.1", "0.4.2.post1", (8, 0))
-SGLANG_0422 = _sglang_04_span("0.4.2.post2", "0.4.4", (8, 16))
+# 0.4.1.post7 kept the overlap scheduler on under DP attention, which 0.3.6 to 0.4.1.post6 turn off (server_args.py;
+# Engine.async_scheduling).
+SGLANG_041 = _sglang_04_span("0.4.1", "0.4.1.post6", (8, 0))
+SGLANG_0417 = replace(_sglang_04_span("0.4.1.post7", "0.4.2.post1", (8, 0)), async_scheduling="pp1")
+SGLANG_0422 = replace(_sglang_04_span("0.4.2.post2", "0.4.4", (8, 16)), async_scheduling="pp1")
 SGLANG_040 = _sglang_04_span("0.4.0", "0.4.0", (0, 0))
 SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"), "runner-0.95")
 SGLANG_036 = replace(SGLANG_036, async_scheduling="pp1-no-dp", dp_prompt_chunk="half")
@@ -1570,6 +1573,7 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_0444,
     SGLANG_0441,
     SGLANG_0422,
+    SGLANG_0417,
     SGLANG_041,
     SGLANG_040,
     SGLANG_036,
@@ -1674,7 +1678,7 @@ ACCEPTED = (
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
     "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.7 to 0.5.8), sglang@0.5.6, sglang@0.5.5 (0.5.4 to 0.5.5), sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
-    "sglang@0.4.5.post1 (to 0.4.5.post2), sglang@0.4.4.post4 (to 0.4.5), sglang@0.4.4.post1, sglang@0.4.2.post2 (to 0.4.4), sglang@0.4.1 (to 0.4.2.post1), sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
+    "sglang@0.4.5.post1 (to 0.4.5.post2), sglang@0.4.4.post4 (to 0.4.5), sglang@0.4.4.post1, sglang@0.4.2.post2 (to 0.4.4), sglang@0.4.1.post7 (to 0.4.2.post1), sglang@0.4.1 (to 0.4.1.post6), sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
 
 
@@ -1790,7 +1794,7 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
     """The record of a 0.3 or 0.4 SGLang release, by where its default mem_fraction_static changed
     (server_args.py): 0.3.6, 0.4.0, 0.4.5.post3, 0.4.6.post2, 0.4.7 and 0.4.7.post1, or its cut for a multimodal
     model (model_runner.py, server_args.py): 0.4.4.post4, 0.4.9 and 0.4.9.post3, or its MLA decode default on Hopper
-    (model_runner.py): 0.4.5.post1."""
+    (model_runner.py): 0.4.5.post1, or its overlap scheduler under DP attention (server_args.py): 0.4.1.post7."""
     m = re.search(r"post([0-9]+)", version)
     post = int(m.group(1)) if m else 0
     if v < (0, 3, 6):
@@ -1799,8 +1803,10 @@ def _sglang_record(v: tuple[int, ...], version: str) -> str:
         return "sglang@0.3.6"
     if v < (0, 4, 1):
         return "sglang@0.4.0"
-    if v < (0, 4, 2) or (v == (0, 4, 2) and post < 2):
+    if v == (0, 4, 1) and post < 7:
         return "sglang@0.4.1"
+    if v < (0, 4, 2) or (v == (0, 4, 2) and post < 2):
+        return "sglang@0.4.1.post7"
     if v < (0, 4, 4) or (v == (0, 4, 4) and post < 1):
         return "sglang@0.4.2.post2"
     if v == (0, 4, 4) and post < 4:
@@ -1906,6 +1912,7 @@ SGLANG_BEFORE_FA3_MLA = frozenset(
         "sglang@0.3.6",
         "sglang@0.4.0",
         "sglang@0.4.1",
+        "sglang@0.4.1.post7",
         "sglang@0.4.2.post2",
         "sglang@0.4.4.post1",
         "sglang@0.4.4.post4",
@@ -1964,7 +1971,7 @@ def _sglang_hip_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None) 
         # (0.4.1 to 0.4.2.post1: priced on Hopper, not on ROCm, whose tile changed within them)
         tail = (
             "; these figures are the default kernels' (kvcalc prices this release's fixed-split launch on Hopper, not its "
-            "ROCm launch, whose tile changed within these releases)"
+            "ROCm launch of 0.4.1 to 0.4.2.post1, 32-token tiles to 0.4.1.post3 and 16 from 0.4.1.post4)"
         )
     if e.key in SGLANG_BEFORE_0_4_7:
         return f"{e.label} decodes an MLA model on {gpu.name} with its Triton backend, its only MLA backend on AMD GPUs" + tail
