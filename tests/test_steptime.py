@@ -1333,7 +1333,7 @@ def test_sglang_decode_graph_sizes_by_release_as_each_wheel_sets_them():
     # 48 / 160 under 35 GiB (arg_groups/memory_hook.py, 0.5.23); 0.4.7.post1 to 0.5.2 160, and 256 over
     # 90 GiB, 512 over 160,000 MiB; 0.4.7 256 over 96 GiB, 512 over 180,000 MiB; 0.4.6.post2 to .post5 256
     # over 96 GiB; 0.4.5.post3 to 0.4.6.post1 256 over 81,920 MiB; 0.4.0 to 0.4.5.post2 160; under
-    # 25,000 MiB (35 GiB from 0.4.7.post1) 8 at TP < 4, else 80.
+    # 25,000 MiB (35 GiB from 0.4.7.post1) 8 at TP < 4, else 80 (8 at any TP in 0.4.0).
     from kvcalc.engine.engines import sglang_decode_graph_max as g
 
     h100, h200, b200, l4, a10 = 81559, 143771, 183359, 23034, 24564
@@ -1372,6 +1372,15 @@ def test_sglang_decode_graph_sizes_by_release_as_each_wheel_sets_them():
         4,
         96,
     ]
+    # 0.4.0 alone (server_args.py of 0.4.0 and 0.4.1): 8 under 25,000 MiB at any TP, and min(cuda_graph_max_bs, 96) under
+    # DP attention; the capture list [1, 2, 4] + 8 to 160 in 8s reaches 96. Its record's Engine.decode_graph_max
+    # passes its release.
+    assert [g(l4, 4, "sglang-0.4.0", 1, "0.4.0"), g(l4, 4, "sglang-0.4.0", 1, "0.4.1")] == [8, 80]
+    assert [g(h200, 8, "sglang-0.4.0", 8, "0.4.0"), g(h200, 8, "sglang-0.4.0", 8, "0.4.1")] == [96, 160]
+    from kvcalc.engine.engines import engine
+
+    assert engine("sglang@0.4.0").decode_graph_max(resolve_gpu("h200"), 1, 8) == 96
+    assert engine("sglang@0.4.1").decode_graph_max(resolve_gpu("h200"), 1, 8) == 160
 
 
 def test_a_decode_step_past_sglangs_largest_graph_takes_the_hosts_time_to_issue_its_kernels():

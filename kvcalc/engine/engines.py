@@ -745,7 +745,7 @@ class Engine:
         if self.mem_fraction_rule == "none":
             return None
         mib = gpu.memory_smi_mib or int(gpu.memory_runtime_bytes) // 2**20
-        return sglang_decode_graph_max(mib, tp * dp, self.mem_fraction_rule, dp)
+        return sglang_decode_graph_max(mib, tp * dp, self.mem_fraction_rule, dp, self.version)
 
     def default_num_seqs(self, runtime_total: int, gpu_name: str) -> int:
         """max_num_seqs as vLLM defaults it (engine/arg_utils.py get_batch_defaults): 1024 on the GPUs
@@ -1701,7 +1701,7 @@ def sglang_graph_band(gpu_mib: float, tp_size: int, rule: MemFractionRule) -> tu
     return 16384, 512
 
 
-def sglang_decode_graph_max(gpu_mib: float, tp_size: int, rule: MemFractionRule, dp: int = 1) -> int:
+def sglang_decode_graph_max(gpu_mib: float, tp_size: int, rule: MemFractionRule, dp: int = 1, release: str = "") -> int:
     """The largest decode batch SGLang captures in a CUDA graph by default, by release (``rule``, the
     record's mem_fraction_rule), the GPU's memory in MiB (get_device_memory_capacity) and tp_size: the
     capture list of model_executor/cuda_graph_runner.py (get_batch_sizes_to_capture) cut at
@@ -1710,8 +1710,9 @@ def sglang_decode_graph_max(gpu_mib: float, tp_size: int, rule: MemFractionRule,
     - 0.3.0 to 0.3.5 (read in 0.3.0): 160.
     - 0.3.6: 160; 4 on GPUs under 25,000 MiB; 96 with DP attention.
     - 0.4.0 to 0.4.5.post2 (0.4.0, 0.4.3, 0.4.4.post3, 0.4.5): 160; under 25,000 MiB 8 at TP < 4, else
-      80 (8 at any TP in 0.4.0, whose DP attention also takes 96; 0.4.3 on ROCm adds sizes to 256
-      after the cut, which this record does not follow).
+      80 (8 at any TP in 0.4.0, whose DP attention also takes at most 96: ``release`` "0.4.0", the record of
+      0.4.0 alone, since 2026-12-06; 0.4.3 on ROCm adds sizes to 256 after the cut, which this record does
+      not follow).
     - 0.4.5.post3 to 0.4.6.post1: 256 on GPUs over 81,920 MiB (0.4.6.post1: without DP attention),
       else 160; under 25,000 MiB 8 or 80.
     - 0.4.6.post2 to 0.4.6.post5: 256 over 96 GiB, else 160; under 25,000 MiB 8 or 80.
@@ -1728,8 +1729,8 @@ def sglang_decode_graph_max(gpu_mib: float, tp_size: int, rule: MemFractionRule,
     if gpu_mib < small:
         if rule == "sglang-0.3.6":
             return 4
-        return 8 if tp_size < 4 else 80
-    if rule == "sglang-0.3.6" and dp > 1:
+        return 8 if tp_size < 4 or release == "0.4.0" else 80
+    if (rule == "sglang-0.3.6" or release == "0.4.0") and dp > 1:
         return 96
     if rule == "sglang-0.4.7.post1":
         return 512 if gpu_mib > 160_000 else 256 if gpu_mib > 90 * 1024 else 160
