@@ -2019,17 +2019,25 @@ MlaKernel = Literal["default", "sglang", "triton"]
 own call ('sglang') or none ('triton': SGLang's Triton backend, priced apart by the step model)."""
 
 
-def mla_kernel(e: Engine | None) -> MlaKernel:
-    """Which measured MLA decode call ``e`` runs: 'triton' where SGLang's Triton backend is asked for
+def mla_kernel(e: Engine | None, gpu: GPUSpec | None = None) -> MlaKernel:
+    """Which measured MLA decode call ``e`` runs on ``gpu``: 'triton' where SGLang's Triton backend is asked for
     (Engine.attention_backend); 'sglang' for SGLang 0.5.6 to 0.5.14, whose default MLA backends on Hopper
     (FlashAttention 3) and on B200 (trtllm_mla) AIConfigurator times alone in its SGLang 0.5.6.post2, 0.5.9, 0.5.10
-    and 0.5.14 tables (its collector's _select_default_mla_backend matches 0.5.14's server_args.py); 'default'
-    (vLLM's measured module) otherwise: vLLM, other SGLang releases, or no engine named."""
+    and 0.5.14 tables (its collector's _select_default_mla_backend matches 0.5.14's server_args.py), and on Hopper
+    for every other SGLang release from 0.4.5.post1, which default MLA to the same FlashAttention 3 backend there
+    (model_runner.py's, then server_args.py's and arg_groups/model_override_base.py's "MLA architecture" branch,
+    is_hopper_with_cuda_12_3; read in 0.4.5.post1, 0.4.5.post2, 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.5.2, 0.5.5, 0.5.16,
+    0.5.17, 0.5.19 and 0.5.23, none overriding it for a DeepSeek model; since 2026-12-06, where vLLM's module was
+    taken until then); 'default' (vLLM's measured module) otherwise: vLLM, other SGLang releases and GPUs, or no
+    engine named."""
     if e is None:
         return "default"
     if e.attention_backend == "triton":
         return "triton"
-    return "sglang" if _sglang_056_to_0514(e) else "default"
+    if _sglang_056_to_0514(e):
+        return "sglang"
+    fa3 = gpu is not None and gpu.name in HOPPER_GPUS and e.name == "sglang" and e.key not in SGLANG_BEFORE_FA3_MLA
+    return "sglang" if fa3 else "default"
 
 
 AR_FUSION_CLASSES = {
