@@ -978,7 +978,7 @@ class StepModel:
         self.fp8_measured = self.compute_dtype == "fp8" and not fp8_block_scaled(model, weight_dtype)
         """Whether the step's matmuls run the fp8 kernels the GPU spec's gemm_fp8 block measures (per-tensor or
         per-channel scales); block-scaled fp8 checkpoints keep the gemm block's figures (fp8_block_scaled)."""
-        self.mla_kernel = mla_kernel(engine, gpu)
+        self.mla_kernel = mla_kernel(engine, gpu, model)
         """Whose measured MLA decode call the model's MLA layers take (engines.mla_kernel; for_gpu)."""
         self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel).check()
         g = gemm_block(gpu, self.fp8_measured)
