@@ -457,7 +457,7 @@ class Engine:
     FlashMLA's 656 B layout (mem_cache/memory_pool.py MLATokenToKVPool kv_cache_dim): the pool holds 708 / 788 of
     the tokens' bytes it was given and allocates the rest beyond mem_fraction_static. From 0.5.10 the count uses
     the stored layout (calculate_mla_kv_cache_dim). 0.5.3's count leaves the indexer out too (576 B a layer),
-    which the sglang@0.5.5 record (0.5.3 to 0.5.5) does not follow."""
+    which the sglang@0.5.3 record does not follow (it counts the indexer, as 0.5.4 does)."""
     hip_allreduce_buffers: bool = False
     """SGLang from 0.5.10 on AMD Instinct GPUs with a TP group of 2 or more holds two IPC all-reduce buffers from
     init_torch_distributed on, before the weights: aiter's custom all-reduce, its HIP default (SGLANG_USE_AITER_AR
