@@ -2952,7 +2952,8 @@ def test_the_sglang_fa3_mla_paragraph_is_as_the_runs_score():
 
     text = " ".join((ROOT / "docs" / "engines.md").read_text().split())
     h200, b200 = resolve_gpu("h200"), resolve_gpu("b200")
-    kinds = {r: mla_kernel(engine(r), h200) for r in ("sglang@0.4.5", "sglang@0.4.5.post1", "sglang@0.5.2", "sglang")}
+    m = resolve_model("deepseek-v3")
+    kinds = {r: mla_kernel(engine(r), h200, m) for r in ("sglang@0.4.5", "sglang@0.4.5.post1", "sglang@0.5.2", "sglang")}
     assert kinds == {"sglang@0.4.5": "default", "sglang@0.4.5.post1": "sglang", "sglang@0.5.2": "sglang", "sglang": "sglang"}
     # Compute capability 10: trtllm_mla for a DeepseekV3ForCausalLM model from 0.5.4 (server_args.py), FlashInfer's MLA
     # (vLLM's measured module) for another class.
@@ -2981,7 +2982,6 @@ def test_the_sglang_fa3_mla_paragraph_is_as_the_runs_score():
     # 16 requests at 1,500 tokens, DeepSeek-V3 at TP 8: 61 MLA layers, 62 -> 17 us a call (the H200 spec's latency_us and
     # sglang_latency_us), 61 x 45 us = 2.745 ms less a step.
     assert (h200.mla.latency_us, h200.mla.sglang_latency_us) == (62, 17)
-    m = resolve_model("deepseek-v3")
     import dataclasses
 
     bf16, e052 = kv_dtype("bf16"), engine("sglang@0.5.2")

@@ -478,15 +478,17 @@ def test_an_mla_call_takes_its_gpus_measured_floor():
         assert for_gpu(DEFAULTS, g).mla_attn_latency_s == pytest.approx(want * 1e-6)
         assert for_gpu(DEFAULTS, g, mla="sglang").mla_attn_latency_s == pytest.approx(sgl * 1e-6)
         assert for_gpu(DEFAULTS, g, mla="triton").mla_attn_latency_s == 62e-6
-    # Which releases take SGLang's own figure: 0.5.6 to 0.5.14 (the tables'); not 0.5.3 or 0.5.16 (not read), not vLLM,
-    # not SGLang's Triton backend.
-    assert [mla_kernel(engine(r)) for r in ("sglang@0.5.6", "sglang@0.5.14", "sglang@0.5.3", "sglang@0.5.16", "vllm@0.11")] == [
-        "sglang",
-        "sglang",
-        "default",
-        "default",
-        "default",
-    ]
+    # Which releases take SGLang's own figure for DeepSeek-V3: on Hopper its FlashAttention 3 call from 0.4.5.post1 (0.5.6 to
+    # 0.5.14 until 2026-12-06), on B200 its trtllm_mla call from 0.5.4; not vLLM, not other GPUs, not SGLang's Triton
+    # backend (test_serving_accuracy holds the FA3 and trtllm_mla rules release by release).
+    from kvcalc.engine.engines import with_attention_backend
+
+    ds, h200, b200, a100 = resolve_model("deepseek-v3"), resolve_gpu("h200"), resolve_gpu("b200"), resolve_gpu("a100-80gb")
+    releases = ("sglang@0.5.6", "sglang@0.5.14", "sglang@0.5.3", "sglang@0.5.16", "vllm@0.11")
+    assert [mla_kernel(engine(r), h200, ds) for r in releases] == ["sglang", "sglang", "sglang", "sglang", "default"]
+    assert [mla_kernel(engine(r), b200, ds) for r in releases] == ["sglang", "sglang", "default", "sglang", "default"]
+    assert {mla_kernel(engine(r), a100, ds) for r in releases} == {"default"}
+    assert mla_kernel(with_attention_backend(engine("sglang@0.5.9"), "triton"), h200, ds) == "triton"
     # A step of DeepSeek-R1 on 8 B200s under SGLang 0.5.6 charges 61 calls at 15 us where it charged 59: 61 x 44 us less.
     m, b = resolve_model("deepseek-r1"), resolve_gpu("b200")
     fast = StepModel(m, b, BF16, tp=8, engine=engine("sglang@0.5.6")).step(4, 1500).t_step_s

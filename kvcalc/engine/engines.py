@@ -2019,35 +2019,33 @@ MlaKernel = Literal["default", "sglang", "triton"]
 own call ('sglang') or none ('triton': SGLang's Triton backend, priced apart by the step model)."""
 
 
-def mla_kernel(e: Engine | None, gpu: GPUSpec | None = None, model: ModelSpec | None = None) -> MlaKernel:
-    """Which measured MLA decode call ``e`` runs on ``gpu``: 'triton' where SGLang's Triton backend is asked for
-    (Engine.attention_backend); 'sglang' for SGLang 0.5.6 to 0.5.14, whose default MLA backends on Hopper
-    (FlashAttention 3) and on B200 (trtllm_mla) AIConfigurator times alone in its SGLang 0.5.6.post2, 0.5.9, 0.5.10
-    and 0.5.14 tables (its collector's _select_default_mla_backend matches 0.5.14's server_args.py), and on Hopper
-    for every other SGLang release from 0.4.5.post1, which default MLA to the same FlashAttention 3 backend there
-    (model_runner.py's, then server_args.py's and arg_groups/model_override_base.py's "MLA architecture" branch,
-    is_hopper_with_cuda_12_3; read in 0.4.5.post1, 0.4.5.post2, 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.5.2, 0.5.5, 0.5.16,
-    0.5.17, 0.5.19 and 0.5.23, none overriding it for a DeepSeek model; since 2026-12-06, where vLLM's module was
-    taken until then). On compute capability 10 SGLang's own call (trtllm_mla) is what it gives a DeepseekV3ForCausalLM
-    model (DeepSeek-V3, R1 and V3.1, Kimi-K2) from 0.5.4 ("Use trtllm_mla as attention backend on sm100 for
-    DeepseekV3ForCausalLM", server_args.py, then arg_groups/model_overrides/deepseek_v2.py; read in every wheel from 0.5.3,
-    which lacks it, to 0.5.19 and 0.5.23); another MLA model there takes FlashInfer's MLA (the default branch), whose
-    measured call is vLLM's module on the B200: 'default' (since 2026-12-06; 0.5.6 to 0.5.14 took 'sglang' for every
-    MLA model until then). 'default' (vLLM's measured module) otherwise: vLLM, other SGLang releases and GPUs, or no
-    engine named."""
-    if e is None:
+def mla_kernel(e: Engine | None, gpu: GPUSpec, model: ModelSpec) -> MlaKernel:
+    """Which measured MLA decode call ``e`` runs for ``model`` on ``gpu``: 'triton' where SGLang's Triton backend is
+    asked for (Engine.attention_backend); 'sglang', SGLang's own call, which AIConfigurator's SGLang 0.5.6.post2, 0.5.9,
+    0.5.10 and 0.5.14 tables time alone (GPUSpec.mla's sglang_latency_us), where a release runs it by default:
+
+    - on Hopper, FlashAttention 3, from 0.4.5.post1 (model_runner.py's, then server_args.py's and
+      arg_groups/model_override_base.py's "MLA architecture" branch, is_hopper_with_cuda_12_3; read in 0.4.5.post1,
+      0.4.5.post2, 0.4.6.post5, 0.4.7, 0.4.7.post1, 0.5.2, 0.5.5, 0.5.6, 0.5.9, 0.5.14, 0.5.16, 0.5.17, 0.5.19 and 0.5.23,
+      none overriding it for a DeepSeek model; 0.5.6 to 0.5.14 only until 2026-12-06);
+    - on compute capability 10, trtllm_mla for a DeepseekV3ForCausalLM model (DeepSeek-V3, R1 and V3.1, Kimi-K2) from
+      0.5.4 ("Use trtllm_mla as attention backend on sm100 for DeepseekV3ForCausalLM", server_args.py, then
+      arg_groups/model_overrides/deepseek_v2.py; read in every wheel from 0.5.3, which lacks it, to 0.5.19 and 0.5.23).
+      Another MLA model there runs FlashInfer's MLA (the default branch), whose measured call is vLLM's module on the
+      B200 (0.5.6 to 0.5.14 took SGLang's for every MLA model until 2026-12-06).
+
+    'default' (vLLM's measured module) otherwise: vLLM, earlier SGLang releases, other GPUs (whose specs have no
+    SGLang figure), or no engine named."""
+    if e is None or e.name != "sglang":
         return "default"
     if e.attention_backend == "triton":
         return "triton"
-    if e.name != "sglang":
-        return "default"
-    if gpu is not None and gpu.name in HOPPER_GPUS:
+    if gpu.name in HOPPER_GPUS:
         return "sglang" if e.key not in SGLANG_BEFORE_FA3_MLA else "default"
-    if gpu is not None and gpu.name in SM100:
-        deepseek = model is None or (AR_FUSION_CLASSES.get(model.architecture) == "DeepseekV3ForCausalLM")
-        # (the sglang@0.5 record, 0.5.20 on, is named "0.5": older_than takes it for 0.5.0)
-        return "sglang" if deepseek and (e.key == "sglang@0.5" or not e.older_than(0, 5, 4)) else "default"
-    return "sglang" if _sglang_056_to_0514(e) else "default"
+    if gpu.name in SM100 and AR_FUSION_CLASSES.get(model.architecture) == "DeepseekV3ForCausalLM":
+        # (the sglang@0.5 record, 0.5.20 on, is named "0.5", which older_than takes for 0.5.0)
+        return "sglang" if e.key == "sglang@0.5" or not e.older_than(0, 5, 4) else "default"
+    return "default"
 
 
 AR_FUSION_CLASSES = {
