@@ -82,8 +82,14 @@ from kvcalc.specs.catalog import resolve_gpu, resolve_model
         ("sglang@0.5.2", "sglang@0.5.2"),
         ("sglang@0.5.3", "sglang@0.5.3"),
         ("sglang@0.5.3.post3", "sglang@0.5.3"),
-        ("sglang@0.5.4", "sglang@0.5.5"),
+        # 0.5.4 and 0.5.5 one record until 2026-12-06: 0.5.4.post1 on runs DeepSeek's fp8 experts on FlashInfer's
+        # TensorRT-LLM MoE kernel on B200 (server_args.py of 0.5.4, 0.5.4.post1 to post3, 0.5.5, 0.5.5.post1 and post3).
+        ("sglang@0.5.4", "sglang@0.5.4"),
+        ("sglang@0.5.4rc1", "sglang@0.5.4"),
+        ("sglang@0.5.4.post1", "sglang@0.5.5"),
+        ("sglang@0.5.4.post3", "sglang@0.5.5"),
         ("sglang@0.5.5", "sglang@0.5.5"),
+        ("sglang@0.5.5.post3", "sglang@0.5.5"),
         ("sglang@0.5.6", "sglang@0.5.6"),
         ("sglang@0.5.6.post2", "sglang@0.5.6"),
         ("sglang@0.5.7", "sglang@0.5.8"),
@@ -700,3 +706,50 @@ def test_engines_says_where_sglang_records_decode_mla_with_triton_unasked(cli):
     assert words["vllm@0.11"] == "-"
     assert rows["sglang@0.4.4.post4"]["differs_from_next_newer"] == ["mla_decode_triton"]
     assert "mla_decode_triton" in rows["sglang@0.4"]["differs_from_next_newer"]
+
+
+def test_engines_says_which_sglang_records_run_fp8_experts_on_flashinfers_moe_kernel_and_keep_a_state_pool(cli, monkeypatch):
+    # SGLANG_FLASHINFER_MOE: DeepSeek's class from 0.5.4.post1 (server_args.py of 0.5.4.post1 to 0.5.5.post3; 0.5.4 only
+    # for modelopt_fp4), the Qwen3 MoE classes from 0.5.6, GLM-5 from 0.5.9, DeepSeek-V3.2 from 0.5.12 (the
+    # 0.5.10-0.5.12 record follows 0.5.10 and 0.5.11, which lack it). The 0.5.4 record differs from the next by this
+    # rule alone; until 2026-12-06 0.5.4 and 0.5.5 were one record, and 0.5.6 and 0.5.3 listed no difference at all,
+    # their state-pool rules having no row.
+    d = cli("engines", "--json").json()
+    rows = {e["key"]: e for e in d["engines"]}
+    moe = {k: r["rules"]["flashinfer_moe"] for k, r in rows.items()}
+    assert moe["sglang@0.5.4"] == moe["sglang@0.5.3"] == moe["sglang@0.4"] == "no"
+    assert moe["sglang@0.5.5"] == "DeepSeek-V3/R1, Kimi-K2"
+    assert moe["sglang@0.5.6"] == moe["sglang@0.5.8"] == "DeepSeek-V3/R1, Kimi-K2, Qwen3-MoE, Qwen3-VL-MoE, Qwen3-Next"
+    five = "DeepSeek-V3/R1, Kimi-K2, GLM-5, Qwen3-MoE, Qwen3-VL-MoE, Qwen3-Next, Qwen3.5-MoE"
+    assert moe["sglang@0.5.9"] == moe["sglang@0.5.12"] == five
+    assert (
+        moe["sglang@0.5.14"] == moe["sglang@0.5.19"] == moe["sglang@0.5"] == five.replace("Kimi-K2,", "Kimi-K2, DeepSeek-V3.2,")
+    )
+    assert moe["vllm@0.11"] == "-"
+    assert rows["sglang@0.5.4"]["differs_from_next_newer"] == ["flashinfer_moe"]
+    assert "flashinfer_moe" in rows["sglang@0.5.5"]["differs_from_next_newer"]
+    pool = {k: r["rules"]["state_pool"] for k, r in rows.items()}
+    assert pool["sglang@0.5.3"] == pool["sglang@0.5.2"] == "--max-running-requests or 512, the radix cache off"
+    ratio = "0.9 : 1 of the memory after the weights, states to tokens; with the radix cache off, "
+    assert pool["sglang@0.5.6"] == ratio + "--max-running-requests or 512; the ratio's divided among DP-attention ranks too"
+    assert pool["sglang@0.5.8"] == ratio + "--max-running-requests or 512"
+    assert pool["sglang@0.5.16"] == ratio + "the ratio's unless --max-running-requests"
+    assert pool["sglang@0.5"] == ratio + "the ratio's unless --max-running-requests; 1 padding slot"
+    assert pool["sglang@0.4.9.post3"] == pool["vllm@0.11"] == "-"
+    for key in ("sglang@0.5.6", "sglang@0.5.3"):
+        assert rows[key]["differs_from_next_newer"] == ["state_pool"], key
+    # At 80 columns every older record's difference keeps its label and its words whole.
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli("engines").out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    text = " ".join(out.split())
+    assert (
+        "sglang@0.5.4 (0.5.4; as 0.5.5 but DeepSeek-V3's fp8 experts on the default MoE runner on B200, read from 0.5.4): fp8 experts on FlashInfer's TensorRT-LLM MoE kernel (B200, GB200): no"
+        in text
+    )
+    assert (
+        "a Gated DeltaNet model's state slots: "
+        + ratio
+        + "--max-running-requests or 512; the ratio's divided among DP-attention ranks too"
+        in text
+    )

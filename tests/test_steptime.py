@@ -1057,10 +1057,11 @@ def test_mxfp4_experts_take_the_quantized_calls_floor_where_vllm_runs_them_with_
     assert "36 fused routed-expert calls at 38 us (10 of it for MXFP4)" in " ".join(h100.describe().split())
 
 
-def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floor_and_share():
-    """SGLang from 0.5.6 picks FlashInfer's TensorRT-LLM MoE runner on SM100 for DeepSeek-V3's, Qwen3-MoE's and
-    Qwen3-Next's fp8 experts without an all-to-all backend (server_args.py, read in 0.5.6, 0.5.9, 0.5.10 and 0.5.14):
-    those calls take moe_flashinfer_s in place of moe_latency_s + moe_quant_s, and their share 0.180 n / (n + 217)."""
+def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floor_and_share(monkeypatch):
+    """SGLang picks FlashInfer's TensorRT-LLM MoE runner on SM100 for DeepSeek-V3's fp8 experts from 0.5.4.post1, and
+    Qwen3-MoE's and Qwen3-Next's from 0.5.6, without an all-to-all backend (server_args.py, read in 0.5.4 to 0.5.14;
+    arg_groups from 0.5.15, read in 0.5.16 to 0.5.19 and 0.5.23; engines.SGLANG_FLASHINFER_MOE): those calls take
+    moe_flashinfer_s in place of moe_latency_s + moe_quant_s, and their share 0.180 n / (n + 217)."""
     from kvcalc.engine.engines import engine
 
     r1 = resolve_model("deepseek-r1")
@@ -1101,7 +1102,47 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     q35 = resolve_model("qwen3.5-35b-a3b")
     assert StepModel(q35, resolve_gpu("b200"), BF16, tp=2, weight_dtype="fp8", engine=engine("sglang@0.5.9")).moe_flashinfer
     assert not StepModel(q35, resolve_gpu("b200"), BF16, tp=2, engine=engine("sglang@0.5.9")).moe_flashinfer
-    assert not sm(r1, "b200", "sglang@0.5.16").moe_flashinfer and not sm(r1, "b200", "sglang").moe_flashinfer
+    # 0.5.4 runs DeepSeek's fp8 experts on Triton ("flashinfer_trtllm" only for modelopt_fp4); 0.5.4.post1 on, on
+    # FlashInfer's kernel ("Use flashinfer_trtllm as MoE runner backend on sm100 for DeepseekV3ForCausalLM", for any
+    # quantization in post1 to post3, fp8 and the modelopt ones in 0.5.5): 58 calls at 22 us, not 28 + 10.
+    e054, e055 = sm(r1, "b200", "sglang@0.5.4"), sm(r1, "b200", "sglang@0.5.4.post1")
+    assert not e054.moe_flashinfer and e055.moe_flashinfer and e055.c == e054.c
+    assert e054.layer_gaps_s - e055.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6))
+    assert (round(e054.step(1, 1000).t_step_s * 1e3, 2), round(e055.step(1, 1000).t_step_s * 1e3, 2)) == (8.89, 7.96)
+    # Qwen3-MoE's fp8 experts not before 0.5.6 (its branch sets no runner in 0.5.5).
+    q3 = resolve_model("qwen3-235b-a22b-fp8")
+    assert not sm(q3, "b200", "sglang@0.5.5").moe_flashinfer and sm(q3, "b200", "sglang@0.5.6").moe_flashinfer
+    # Every release read after 0.5.14 keeps the choice (arg_groups/overrides.py _deepseek_moe_quant_resolution and
+    # _qwen3_moe_family_overrides in 0.5.16 to 0.5.18; arg_groups/model_overrides/qwen3_moe.py in 0.5.19 and 0.5.23);
+    # until 2026-12-06 kvcalc took it for 0.5.6 to 0.5.14 only.
+    for rel in ("sglang@0.5.16", "sglang@0.5.17", "sglang@0.5.18", "sglang@0.5.19", "sglang"):
+        assert sm(r1, "b200", rel).moe_flashinfer and sm(q3, "b200", rel).moe_flashinfer, rel
+    # GLM-5 (GlmMoeDsaForCausalLM) in DeepSeek's list from 0.5.9; DeepSeek-V3.2 (DeepseekV32ForCausalLM) from 0.5.12,
+    # which the record of 0.5.10 to 0.5.12 does not follow (0.5.10 and 0.5.11 lack it), so from sglang@0.5.14.
+    v32, glm5 = resolve_model("deepseek-v3.2"), resolve_model("glm-5")
+
+    def fp8(model, release: str) -> bool:
+        return StepModel(model, resolve_gpu("b200"), BF16, tp=8, weight_dtype="fp8", engine=engine(release)).moe_flashinfer
+
+    assert [fp8(glm5, r) for r in ("sglang@0.5.8", "sglang@0.5.9", "sglang")] == [False, True, True]
+    assert [fp8(v32, r) for r in ("sglang@0.5.9", "sglang@0.5.12", "sglang@0.5.14", "sglang")] == [False, False, True, True]
+    # Not GLM-4.5/4.6's fp8 experts, nor MiniMax-M2's, in any release read.
+    assert not any(fp8(resolve_model(m), "sglang") for m in ("glm-4.6", "minimax-m2"))
+    # docs/engines.md's figures: from 0.5.15 on, Qwen3-235B-A22B-FP8's 94 MoE layers take 94 calls at 22 us, not 28 + 10
+    # (1.504 ms), as the same record priced them before (no release of the table: the Triton runner's figures).
+    from kvcalc.engine import engines as eng
+
+    now = sm(q3, "b200", "sglang@0.5.16").step(1, 1000).t_step_s
+    r1_now = sm(r1, "b200", "sglang@0.5.16").step(1, 1000).t_step_s
+    monkeypatch.setattr(eng, "SGLANG_FLASHINFER_MOE", {})
+    before = sm(q3, "b200", "sglang@0.5.16").step(1, 1000).t_step_s
+    r1_before = sm(r1, "b200", "sglang@0.5.16").step(1, 1000).t_step_s
+    assert (round(r1_before * 1e3, 2), round(r1_now * 1e3, 2)) == (8.89, 7.96)
+    assert before - now == pytest.approx(94 * 16e-6, abs=2e-5)
+    assert (round(before * 1e3, 2), round(now * 1e3, 2)) == (9.41, 7.91)
+    text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "one request of 1,000 tokens, 8.89 -> 7.96 ms a step under 0.5.4.post1 to 0.5.5 and from 0.5.15" in text
+    assert "Qwen3-235B-A22B-FP8's 9.41 -> 7.91 ms from 0.5.15" in text
 
 
 def layer_latency_s_16(model, sm):

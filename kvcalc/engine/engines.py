@@ -1317,21 +1317,29 @@ SGLANG_056 = replace(
     label="SGLang 0.5.6",
     state_ratio_dp=True,
 )
-# 0.5.4 and 0.5.5: 0.5.6's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
+# 0.5.4.post1 to 0.5.5: 0.5.6's rules but the pipeline's uneven layers all on the last stage (Engine.pp_split).
 SGLANG_055 = replace(
     SGLANG_056,
     version="0.5.5",
-    releases="0.5.4 and 0.5.5; as 0.5.6 but the last pipeline stage takes every layer left over, read from 0.5.3, 0.5.4 "
-    "and 0.5.5",
-    label="SGLang 0.5.4-0.5.5",
+    releases="0.5.4.post1 to 0.5.5; as 0.5.6 but the last pipeline stage takes every layer left over, read from 0.5.3, "
+    "0.5.4 and 0.5.5",
+    label="SGLang 0.5.4.post1-0.5.5",
     pp_split="last",
+)
+# 0.5.4: 0.5.5's rules but DeepSeek's fp8 experts on the default fused-MoE runner on compute capability 10, not
+# FlashInfer's TensorRT-LLM kernel (moe_runner; a record of its own since 2026-12-06, one with 0.5.5 until then).
+SGLANG_054 = replace(
+    SGLANG_055,
+    version="0.5.4",
+    releases="0.5.4; as 0.5.5 but DeepSeek-V3's fp8 experts on the default MoE runner on B200, read from 0.5.4",
+    label="SGLang 0.5.4",
 )
 # 0.5.3: 0.5.5's rules but a Gated DeltaNet model's states in fixed slots with the radix cache always off, as 0.5.2
 # keeps them ("Hybrid GDN model detected, disable radix cache", model_executor/model_runner.py, read in 0.5.3).
 SGLANG_053 = replace(
-    SGLANG_055,
+    SGLANG_054,
     version="0.5.3",
-    releases="0.5.3; as 0.5.5 but a Gated DeltaNet model's states in --max-running-requests or 512 slots, the radix "
+    releases="0.5.3; as 0.5.4 but a Gated DeltaNet model's states in --max-running-requests or 512 slots, the radix "
     "cache off, read from 0.5.3",
     label="SGLang 0.5.3",
     state_pool="fixed",
@@ -1561,6 +1569,7 @@ ENGINE_LIST: list[Engine] = [
     SGLANG_058,
     SGLANG_056,
     SGLANG_055,
+    SGLANG_054,
     SGLANG_053,
     SGLANG_052,
     SGLANG_0493,
@@ -1676,7 +1685,7 @@ ACCEPTED = (
     "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
-    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.7 to 0.5.8), sglang@0.5.6, sglang@0.5.5 (0.5.4 to 0.5.5), sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
+    "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.7 to 0.5.8), sglang@0.5.6, sglang@0.5.5 (0.5.4.post1 to 0.5.5), sglang@0.5.4, sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
     "(to 0.4.10.post2), sglang@0.4.9, sglang@0.4.7.post1 (to 0.4.8), sglang@0.4.7, sglang@0.4 (0.4.6.post2 to 0.4.6.post5), sglang@0.4.5.post3, "
     "sglang@0.4.5.post1 (to 0.4.5.post2), sglang@0.4.4.post4 (to 0.4.5), sglang@0.4.4.post1, sglang@0.4.2.post2 (to 0.4.4), sglang@0.4.1.post7 (to 0.4.2.post1), sglang@0.4.1 (to 0.4.1.post6), sglang@0.4.0, sglang@0.3.6, sglang@0.3 (any release as sglang@0.4.4.post3), trtllm (1.x), trtllm@0.19 (0.14 to 0.21 on TensorRT engines), hf, hf4, plain"
 )
@@ -1844,6 +1853,7 @@ TRITON_RECORDS = frozenset(
         "sglang@0.4.9.post3",
         "sglang@0.5.2",
         "sglang@0.5.3",
+        "sglang@0.5.4",
         "sglang@0.5.5",
         "sglang@0.5.6",
         "sglang@0.5.8",
@@ -2008,12 +2018,6 @@ def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
     return f"{e.label} decodes an MLA model on {gpu.name} with its Triton MLA backend" + tail
 
 
-def _sglang_056_to_0514(e: Engine) -> bool:
-    """Whether ``e`` is an SGLang record of 0.5.6 to 0.5.14, the releases whose kernel choices on SM90 and SM100
-    mla_kernel and moe_runner read (server_args.py; 0.5.15 moved them into its argument groups, not read)."""
-    return e.name == "sglang" and not e.older_than(0, 5, 6) and e.older_than(0, 5, 15)
-
-
 MlaKernel = Literal["default", "sglang", "triton"]
 """Whose measured MLA decode call a deployment's MLA layers take (GPUSpec.mla): vLLM's module ('default'), SGLang's
 own call ('sglang') or none ('triton': SGLang's Triton backend, priced apart by the step model)."""
@@ -2078,6 +2082,7 @@ _AR_0514 = _AR_0512 | {"MistralLarge3ForCausalLM", "Qwen3VLMoeForConditionalGene
 SGLANG_AR_FUSION: dict[str, tuple[frozenset[str], str]] = {
     "sglang@0.5.2": (frozenset({"GptOssForCausalLM"}), "sm100"),
     "sglang@0.5.3": (frozenset({"GptOssForCausalLM"}), "sm100"),
+    "sglang@0.5.4": (frozenset({"DeepseekV3ForCausalLM", "GptOssForCausalLM"}), "sm100"),
     "sglang@0.5.5": (frozenset({"DeepseekV3ForCausalLM", "GptOssForCausalLM"}), "sm100"),
     "sglang@0.5.6": (frozenset({"DeepseekV3ForCausalLM", "GptOssForCausalLM"}), "sm100, one node"),
     "sglang@0.5.8": (_AR_057 | {"Glm4MoeLiteForCausalLM"}, "sm90, one node, not H20"),
@@ -2127,11 +2132,39 @@ MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm"]
 """The fused-MoE kernel a deployment's routed experts run on, where it is not the one kvcalc's default figures measure
 (vLLM's Triton fused-MoE: StepConstants.moe_latency_s, MOE_ETA)."""
 
-FLASHINFER_MOE_ARCHITECTURES = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_next", "qwen3_5_moe_text"})
-"""Model types whose fp8 experts SGLang runs with FlashInfer's TensorRT-LLM kernel on SM100 (moe_runner): its
-DeepseekV3ForCausalLM (DeepSeek-V3, R1 and Kimi-K2's checkpoints), Qwen3MoeForCausalLM and Qwen3NextForCausalLM
-branches of server_args.py, and Qwen3_5MoeForConditionalGeneration, in Qwen3-Next's branch from the first release
-read that serves Qwen3.5 (0.5.9, 0.5.10 and 0.5.14)."""
+_FI_MOE_056 = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_vl_moe_text", "qwen3_next"})
+_FI_MOE_059 = _FI_MOE_056 | {"qwen3_5_moe_text", "glm_moe_dsa"}
+_FI_MOE_0514 = _FI_MOE_059 | {"deepseek_v32"}
+SGLANG_FLASHINFER_MOE: dict[str, frozenset[str]] = {
+    "sglang@0.5.5": frozenset({"deepseek_v3", "kimi_k2"}),
+    "sglang@0.5.6": _FI_MOE_056,
+    "sglang@0.5.8": _FI_MOE_056,
+    "sglang@0.5.9": _FI_MOE_059,
+    "sglang@0.5.12": _FI_MOE_059,
+    **dict.fromkeys(
+        ("sglang@0.5.14", "sglang@0.5.16", "sglang@0.5.17", "sglang@0.5.18", "sglang@0.5.19", "sglang@0.5"), _FI_MOE_0514
+    ),
+}
+"""The SGLang records that run a model's fp8 routed experts with FlashInfer's TensorRT-LLM block-scale kernel on
+compute capability 10 (the flashinfer_trtllm MoE runner) by themselves, without an all-to-all backend, and the catalog's
+model types they do it for (moe_runner). The release sets it where --moe-runner-backend is left at auto, from the
+checkpoint's class and its quant_method (fp8 for these models' fp8 checkpoints):
+
+- DeepseekV3ForCausalLM (DeepSeek-V3, R1, V3.1; Kimi-K2's checkpoints) from 0.5.4.post1 (server_args.py; 0.5.4 only
+  for modelopt_fp4; read in 0.5.4, 0.5.4.post1, 0.5.4.post2, 0.5.4.post3, 0.5.5, 0.5.5.post1 and 0.5.5.post3);
+- Qwen3MoeForCausalLM, Qwen3VLMoeForConditionalGeneration and Qwen3NextForCausalLM from 0.5.6 (read in 0.5.6, 0.5.7
+  and 0.5.8), Qwen3_5MoeForConditionalGeneration from 0.5.9, the first release read that serves it;
+- GlmMoeDsaForCausalLM (GLM-5) from 0.5.9, in DeepSeek's list (read in 0.5.9, 0.5.10, 0.5.11 and 0.5.12);
+- DeepseekV32ForCausalLM (DeepSeek-V3.2) from 0.5.12 (0.5.10 and 0.5.11 lack it: the sglang@0.5.12 record, 0.5.10
+  to 0.5.12, follows those two);
+- the same in every release read after, where 0.5.15 moved the choice into arg_groups/overrides.py
+  (_deepseek_moe_quant_resolution, _qwen3_moe_family_overrides) and 0.5.19 the Qwen branch into
+  arg_groups/model_overrides/qwen3_moe.py (read in 0.5.14, 0.5.16, 0.5.17, 0.5.18, 0.5.19 and 0.5.23).
+
+From 0.5.9 the Qwen branches take 16-bit experts too (quantization None), as from 0.5.14 DeepSeek's and from 0.5.16
+GLM-4.5/4.6's (arg_groups/overrides.py _glm4_moe_overrides); kvcalc has no measured figure of that kernel at 16 bits
+and prices those experts as the default runner's. GLM-4.5/4.6's fp8, GLM-4.7-Flash's and MiniMax-M2's experts stay on
+the default (Triton) runner in every release read."""
 
 
 def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_experts: bool) -> MoeRunner:
@@ -2143,9 +2176,7 @@ def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_ex
     runner, read in 0.5.0rc0, 0.5.2, 0.5.6 and 0.5.9);
 
     'flashinfer_trtllm': fp8 experts (``fp8_experts``: stored and multiplied at fp8) on FlashInfer's TensorRT-LLM
-    block-scale kernel, as SGLang from 0.5.6 picks on SM100 for FLASHINFER_MOE_ARCHITECTURES without an all-to-all
-    backend (server_args.py, read in 0.5.6, 0.5.9, 0.5.10 and 0.5.14; 0.5.3 does not; later releases moved the choice
-    and were not read);
+    block-scale kernel, where an SGLang record picks it on SM100 for ``model`` (SGLANG_FLASHINFER_MOE);
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
     if e is None or ep != 1:
@@ -2156,7 +2187,7 @@ def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_ex
     sglang_mxfp4 = e.name == "sglang" and not e.older_than(0, 5)
     if mxfp4 and gpu.name in HOPPER_GPUS and (vllm_mxfp4 or sglang_mxfp4):
         return "triton_mxfp4"
-    if fp8_experts and _sglang_056_to_0514(e) and gpu.name in SM100 and model.architecture in FLASHINFER_MOE_ARCHITECTURES:
+    if fp8_experts and gpu.name in SM100 and model.architecture in SGLANG_FLASHINFER_MOE.get(e.key, frozenset()):
         return "flashinfer_trtllm"
     return "default"
 
@@ -2200,7 +2231,8 @@ def engine(name: str | Engine, where: str = "engine") -> Engine:
         elif family == "sglang" and v >= (0, 5, 6):
             return ENGINES["sglang@0.5.6"]
         elif family == "sglang" and v >= (0, 5, 4):
-            return ENGINES["sglang@0.5.5"]
+            # 0.5.4.post1 on takes 0.5.5's MoE runner (moe_runner): "0.5.4" and its rc and dev builds do not.
+            return ENGINES["sglang@0.5.5" if v > (0, 5, 4) or "post" in version else "sglang@0.5.4"]
         elif family == "sglang" and v >= (0, 5, 3):
             return ENGINES["sglang@0.5.3"]
         elif family == "sglang" and v >= (0, 5):
@@ -2366,6 +2398,8 @@ _RULE_LABELS = {
     "triton_decode": "--attention-backend triton priced",
     "triton_mla_splits": "Triton MLA decode by default, fixed splits priced",
     "mla_decode_triton": "MLA decoded by Triton where no backend is asked for",
+    "flashinfer_moe": "fp8 experts on FlashInfer's TensorRT-LLM MoE kernel (B200, GB200)",
+    "state_pool": "a Gated DeltaNet model's state slots",
 }
 
 
@@ -2389,6 +2423,18 @@ _CHOICE_WORDS: dict[str, dict[str, str]] = {
     },
 }
 """kvcalc engines' words for each choice of the fields that are one of a few named choices."""
+
+_FLASHINFER_MOE_WORDS = {
+    "deepseek_v3": "DeepSeek-V3/R1",
+    "kimi_k2": "Kimi-K2",
+    "deepseek_v32": "DeepSeek-V3.2",
+    "glm_moe_dsa": "GLM-5",
+    "qwen3_moe": "Qwen3-MoE",
+    "qwen3_vl_moe_text": "Qwen3-VL-MoE",
+    "qwen3_next": "Qwen3-Next",
+    "qwen3_5_moe_text": "Qwen3.5-MoE",
+}
+"""kvcalc engines' names for the model types of SGLANG_FLASHINFER_MOE, in the order it lists them."""
 
 
 @record(frozen=True)
@@ -2426,6 +2472,19 @@ _FRACTION_WORDS: dict[str, str] = {
 }
 
 
+def _state_pool_words(e: Engine) -> str:
+    """kvcalc engines' words for SGLang's pool of Gated DeltaNet states: Engine.state_pool and, for its 'ratio', the
+    three rules that refine it (state_radix_off, state_ratio_dp, state_pool_pad); '-' where the record keeps none."""
+    if e.state_pool == "none":
+        return "-"
+    if e.state_pool == "fixed":
+        return "--max-running-requests or 512, the radix cache off"
+    radix_off = "--max-running-requests or 512" if e.state_radix_off == "fixed" else "the ratio's unless --max-running-requests"
+    dp = "; the ratio's divided among DP-attention ranks too" if e.state_ratio_dp else ""
+    pad = f"; {e.state_pool_pad} padding slot{'s' if e.state_pool_pad != 1 else ''}" if e.state_pool_pad else ""
+    return f"0.9 : 1 of the memory after the weights, states to tokens; with the radix cache off, {radix_off}{dp}{pad}"
+
+
 def _rule_words(e: Engine) -> dict[str, str]:
     out: dict[str, str] = {}
     for f in _RULE_LABELS:
@@ -2447,6 +2506,13 @@ def _rule_words(e: Engine) -> dict[str, str]:
                     "on every GPU but Hopper (FlashAttention 3), compute capability 10 and AMD GPUs holding 16 or 128 "
                     "heads a GPU (AITER)"
                 )
+        elif f == "state_pool":
+            out[f] = _state_pool_words(e)
+        elif f == "flashinfer_moe":
+            # Not a field: the models whose fp8 experts the record runs on that kernel (SGLANG_FLASHINFER_MOE).
+            kinds = SGLANG_FLASHINFER_MOE.get(e.key, frozenset())
+            names = [w for k, w in _FLASHINFER_MOE_WORDS.items() if k in kinds]
+            out[f] = ", ".join(names) if names else ("no" if e.name == "sglang" else "-")
         elif f == "triton_mla_splits":
             cuda, hip = e.triton_mla_splits
             parts = ([f"{cuda} splits a request on Hopper"] if cuda else []) + (
