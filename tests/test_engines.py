@@ -285,7 +285,12 @@ def test_engines_command_lists_records_and_differences(cli):
     # And from 0.18.0 an fp8 cache of a sparse-MLA model follows the attention backend (layers/attention/
     # mla_attention.py; FlashInfer's sparse MLA backend, first on compute capability 10 at <= 16 heads a GPU,
     # keeps standard fp8), where 0.15 and 0.16 always store fp8_ds_mla.
-    assert by["vllm@0.15"]["differs_from_next_newer"] == ["pp_start_check", "sparse_mla_fp8_by_backend"]
+    # And 0.15 and 0.16 run MiniMax-M2's block-fp8 experts on FlashInfer's TensorRT-LLM kernel on compute capability
+    # 10, which 0.17 and 0.18 do not (fused_moe/oracle/fp8.py, engines.VLLM_FLASHINFER_MOE; since 2026-12-06).
+    assert by["vllm@0.15"]["differs_from_next_newer"] == ["pp_start_check", "sparse_mla_fp8_by_backend", "flashinfer_moe"]
+    # 0.14 takes that kernel only with VLLM_USE_FLASHINFER_MOE_FP8 set (fused_moe/oracle/fp8.py, 0.14.0 and 0.14.1).
+    assert "flashinfer_moe" in by["vllm@0.14"]["differs_from_next_newer"]
+    assert by["vllm@0.14"]["rules"]["flashinfer_moe"] == "no"
     # 0.12 and 0.13 check per stage, and --max-model-len auto arrived in 0.14.0 (engine/arg_utils.py
     # human_readable_int_or_auto).
     # And 0.13.0 runs 16-bit experts through fused_experts, whose caches go with the pass; 0.14.0's modular
@@ -725,7 +730,7 @@ def test_engines_says_which_sglang_records_run_fp8_experts_on_flashinfers_moe_ke
     assert (
         moe["sglang@0.5.14"] == moe["sglang@0.5.19"] == moe["sglang@0.5"] == five.replace("Kimi-K2,", "Kimi-K2, DeepSeek-V3.2,")
     )
-    assert moe["vllm@0.11"] == "-"
+    assert moe["vllm@0.11"] == "no" and moe["trtllm@1.2"] == "-"
     assert rows["sglang@0.5.4"]["differs_from_next_newer"] == ["flashinfer_moe"]
     assert "flashinfer_moe" in rows["sglang@0.5.5"]["differs_from_next_newer"]
     pool = {k: r["rules"]["state_pool"] for k, r in rows.items()}

@@ -848,10 +848,12 @@ def test_the_fifth_held_out_set_is_as_the_doc_says():
     b200 = errors(five["vllm43232-b200x4-qwen3-235b-fp8-main202606-random30000x1000-c64"])
     # At scoring within 2% on throughput and TTFT 8% low; since the fp8 experts' share follows their width
     # (0.280 x 384 / (384 + 448) at TP 4), 6% and 3% low.
-    # (-6% and -2% until the matmuls' two terms combined as their root-sum-square)
-    assert (round(100 * b200["request_throughput_per_s"]), round(100 * b200["mean_ttft_ms"])) == (-6, -5)
+    # (-6% and -2% until the matmuls' two terms combined as their root-sum-square; -6% and -5% until vLLM from 0.15 ran
+    # block-fp8 experts on FlashInfer's TensorRT-LLM kernel on B200, 2026-12-06)
+    assert (round(100 * b200["request_throughput_per_s"]), round(100 * b200["mean_ttft_ms"])) == (-10, 3)
+    assert "10% low and 3% high since vLLM from 0.15 runs block-fp8 experts on FlashInfer's TensorRT-LLM kernel on B200" in text
     assert "6% and 4% since Qwen3's query and key norms are counted, 2026-12-05;" in text
-    assert "6% and 5% since fp8 fused-MoE calls take their own floor, the same day)." in text
+    assert "6% and 5% since fp8 fused-MoE calls take their own floor, the same day;" in text
     assert "5% and 4% since the matmuls' two terms combine as their root-sum-square, 2026-12-04;" in text
     assert "6% and 2% since vLLM from 0.14 runs its host's time beside the GPU's, async scheduling, 2026-12-04;" in text
     assert "landed within 2% on throughput, its TTFT 8% low" in text and "it is 6% low on throughput and 3% low on TTFT" in text
@@ -874,11 +876,12 @@ def test_the_fifth_held_out_set_is_as_the_doc_says():
     errs = [errors(c) for c in five.values()]
     thr = [e["request_throughput_per_s"] for e in errs]
     ttft = [e["mean_ttft_ms"] for e in errs]
-    assert round(100 * sum(map(abs, thr)) / 3) == 47 and round(100 * sum(map(abs, ttft)) / 3) == 50
+    assert round(100 * sum(map(abs, thr)) / 3) == 48 and round(100 * sum(map(abs, ttft)) / 3) == 49
     assert (
         "request throughput MAE 48%, TTFT 53% (49% and 52% after the pruning, 51% and 50% before the small kernels took a decode trace's times, 50% and 50%, and still since the routers' top-k is "
         "counted as vLLM runs it; 49% and 50% since each attention call's work per request is charged, 2026-12-04; 47% and 50% "
-        "since the matmuls' two terms combine as their root-sum-square)" in text
+        "since the matmuls' two terms combine as their root-sum-square; 48% and 49% since vLLM from 0.15 runs block-fp8 "
+        "experts on FlashInfer's TensorRT-LLM kernel on B200, 2026-12-06)" in text
     )
 
 
@@ -3105,3 +3108,14 @@ def test_the_b200_moe_share_paragraph_is_as_the_spec_and_the_runs_say():
     assert (tt[0], tt[-1]) == (8, 44) and "B200s from 29-53% to 8-44% low on TTFT" in text
     # The corpus's TTFT MAE at that change (NOW_MAE since has it 40.6: the silent requests and the flag sweep's replay).
     assert "TTFT MAE 44.5% -> 43.6%" in text
+
+
+def test_vllm_b200_qwen3_fp8_run_takes_flashinfers_moe_kernel_as_docs_engines_md_says():
+    # vLLM from 0.15 runs block-fp8 experts on FlashInfer's TensorRT-LLM kernel on B200 (engines.VLLM_FLASHINFER_MOE,
+    # since 2026-12-06): the one corpus run it moves, a June 2026 main build (the vllm@0.21 record), was 6% low on
+    # throughput and 5% low on TTFT before; its prompt steps take the kernel's measured share, below Triton's.
+    c = next(c for c in CASES if c["id"] == "vllm43232-b200x4-qwen3-235b-fp8-main202606-random30000x1000-c64")
+    e = errors(c)
+    assert (round(100 * e["request_throughput_per_s"]), round(100 * e["mean_ttft_ms"])) == (-10, 3)
+    text = " ".join((ROOT / "docs" / "engines.md").read_text().split())
+    assert "from 6% to 10% low on throughput, its TTFT from 5% low to 3% high" in text

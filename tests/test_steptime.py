@@ -1145,6 +1145,41 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     assert "Qwen3-235B-A22B-FP8's 9.41 -> 7.91 ms from 0.5.15" in text
 
 
+def test_vllm_runs_block_fp8_experts_on_b200_with_flashinfers_kernel_from_0_15():
+    """vLLM's fp8 MoE oracle takes FlashInfer's TensorRT-LLM kernel first on compute capability 10 from 0.15.0 (0.14
+    only with VLLM_USE_FLASHINFER_MOE_FP8 set), for block-fp8 experts under DeepSeek's grouped sigmoid router and
+    Qwen3's softmax one, MiniMax-M2's biased top-k in 0.15-0.16 and from 0.19 (fused_moe/oracle/fp8.py and
+    flashinfer_trtllm_moe.py, read 0.14.0 to 0.22.1 and 0.34.0; engines.VLLM_FLASHINFER_MOE)."""
+    from kvcalc.engine.engines import engine
+
+    b200 = resolve_gpu("b200")
+
+    def sm(name: str, release: str, tp: int = 8, **kw) -> StepModel:
+        return StepModel(resolve_model(name), b200, BF16, tp=tp, engine=engine(release), **kw)
+
+    r1 = [sm("deepseek-r1", r) for r in ("vllm@0.14", "vllm@0.15", "vllm@0.18", "vllm")]
+    assert [s.moe_flashinfer for s in r1] == [False, True, True, True]
+    # 58 MoE layers at 22 us a call, not 28 + 10: 0.928 ms less at one request.
+    assert r1[0].layer_gaps_s - r1[1].layer_gaps_s == pytest.approx(58 * 16e-6)
+    assert [round(s.step(1, 1000).t_step_s * 1e3, 2) for s in r1[:2]] == [9.43, 8.50]
+    q3 = [sm("qwen3-235b-a22b-fp8", r, 4) for r in ("vllm@0.14", "vllm@0.21")]
+    assert [s.moe_flashinfer for s in q3] == [False, True]
+    assert [round(s.step(1, 1000).t_step_s * 1e3, 2) for s in q3] == [10.24, 8.74]
+    # Its share of the fp8 peak at 1,536 / 4 = 384 a GPU: FlashInfer's 0.180 x 384 / (384 + 217), Triton's 0.311 x
+    # 384 / (384 + 459) (MOE_ETA).
+    assert q3[1].moe_eta(q3[1].c) == pytest.approx(0.115, abs=5e-4) and q3[0].moe_eta(q3[0].c) == pytest.approx(0.142, abs=5e-4)
+    mm = {r: sm("minimax-m2", r, 4).moe_flashinfer for r in ("vllm@0.15", "vllm@0.17", "vllm@0.18", "vllm@0.20", "vllm")}
+    assert mm == {"vllm@0.15": True, "vllm@0.17": False, "vllm@0.18": False, "vllm@0.20": True, "vllm": True}
+    # Not experts quantized online (per-tensor scales), not on Hopper, not with EP.
+    assert not sm("qwen3-235b-a22b", "vllm", 4, weight_dtype="fp8").moe_flashinfer
+    assert not StepModel(resolve_model("deepseek-r1"), resolve_gpu("h200"), BF16, tp=8, engine=engine("vllm")).moe_flashinfer
+    assert not sm("deepseek-r1", "vllm", ep=8).moe_flashinfer
+    text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "one request of 1,000 tokens: 9.43 ms a step under `vllm@0.14`, 8.50 from `vllm@0.15`" in text
+    assert "Qwen3-235B-A22B-FP8 at TP 4, 10.24 and 8.74 ms" in text
+    assert "(0.115 against 0.142 of the fp8 peak at 384 a GPU)" in text
+
+
 def layer_latency_s_16(model, sm):
     from kvcalc.engine.steptime import layer_latency_s
 

@@ -2167,6 +2167,36 @@ and prices those experts as the default runner's. GLM-4.5/4.6's fp8, GLM-4.7-Fla
 the default (Triton) runner in every release read."""
 
 
+_V_MOE_GROUPED = frozenset({"deepseek_v3", "kimi_k2", "deepseek_v32", "glm4_moe"})
+_V_MOE_SOFTMAX = frozenset({"qwen3_moe", "qwen3_vl_moe_text"})
+_V_MOE_015 = _V_MOE_GROUPED | _V_MOE_SOFTMAX | {"minimax_m2"}
+VLLM_FLASHINFER_MOE: dict[str, frozenset[str]] = {
+    "vllm@0.15": _V_MOE_015,
+    "vllm@0.17": _V_MOE_GROUPED | _V_MOE_SOFTMAX,
+    "vllm@0.18": _V_MOE_GROUPED | _V_MOE_SOFTMAX,
+    "vllm@0.20": _V_MOE_015,
+    "vllm@0.21": _V_MOE_015,
+    "vllm@0.33": _V_MOE_015,
+}
+"""The vLLM records that run a block-fp8 checkpoint's routed experts (128 x 128 weight blocks, activations scaled per
+128) with FlashInfer's TensorRT-LLM kernel on compute capability 10 by default, without expert parallelism, and the
+catalog's model types they do it for (moe_runner). From 0.15.0 the fp8 MoE oracle takes the first backend in its list
+that supports the layer, FLASHINFER_TRTLLM second after ROCm's AITER (model_executor/layers/fused_moe/oracle/fp8.py
+select_fp8_moe_backend; from 0.16.0 _get_priority_backends, which moves Triton first on Hopper only), where 0.14.0
+took it only with VLLM_USE_FLASHINFER_MOE_FP8 set. The kernel supports block fp8 for the routers vLLM labels
+DeepSeekV3 (a grouped top-k with sigmoid scores: DeepSeek-V3, R1, V3.2, Kimi-K2 in models/deepseek_v2.py, GLM-4.5/4.6
+in models/glm4_moe.py; DeepSeek-V2's softmax groups are not) and Renormalize (a softmax top-k: Qwen3-MoE and
+Qwen3-VL-MoE's Qwen3MoeSparseMoeBlock), in every release read from 0.15.0 to 0.34.0 (fused_moe/flashinfer_trtllm_moe.py
+_supports_routing_method, later experts/trtllm_fp8_moe.py; 0.18 and 0.19 run Qwen3's through its routed variant, the
+monolithic kernel then refusing that router). MiniMax-M2's top-k with a score bias only in 0.15 and 0.16 (labelled as
+the softmax router's) and from 0.19 (a MiniMax2 router from 0.21): the vllm@0.18 record (0.18 to 0.19) follows 0.18.
+Read in 0.14.0, 0.14.1, 0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.22.1 and 0.34.0 (0.34.0's wheel no
+longer requires flashinfer-cubin: without it, or nvcc to build the kernel, FlashInfer counts as absent and DeepSeek's
+experts fall to DeepGEMM or Triton; kvcalc takes the kernel there, as vLLM's images ship FlashInfer whole). Per-tensor
+fp8 experts (online quantization, --weight-dtype fp8 on a 16-bit checkpoint) and 16-bit ones (FlashInfer's kernel
+from 0.20 for some) take the default runner's figures: no table kvcalc reads times those."""
+
+
 def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_experts: bool) -> MoeRunner:
     """The fused-MoE kernel ``e`` runs ``model``'s routed experts with on ``gpu`` without expert parallelism:
 
@@ -2176,7 +2206,8 @@ def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_ex
     runner, read in 0.5.0rc0, 0.5.2, 0.5.6 and 0.5.9);
 
     'flashinfer_trtllm': fp8 experts (``fp8_experts``: stored and multiplied at fp8) on FlashInfer's TensorRT-LLM
-    block-scale kernel, where an SGLang record picks it on SM100 for ``model`` (SGLANG_FLASHINFER_MOE);
+    block-scale kernel, where an SGLang record picks it on SM100 for ``model`` (SGLANG_FLASHINFER_MOE), or a vLLM
+    record for a checkpoint of ``model`` whose experts are block fp8 (VLLM_FLASHINFER_MOE);
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
     if e is None or ep != 1:
@@ -2188,6 +2219,9 @@ def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_ex
     if mxfp4 and gpu.name in HOPPER_GPUS and (vllm_mxfp4 or sglang_mxfp4):
         return "triton_mxfp4"
     if fp8_experts and gpu.name in SM100 and model.architecture in SGLANG_FLASHINFER_MOE.get(e.key, frozenset()):
+        return "flashinfer_trtllm"
+    block = q is not None and "experts" in q.roles and q.method == "fp8-block"
+    if fp8_experts and block and gpu.name in SM100 and model.architecture in VLLM_FLASHINFER_MOE.get(e.key, frozenset()):
         return "flashinfer_trtllm"
     return "default"
 
@@ -2429,10 +2463,12 @@ _FLASHINFER_MOE_WORDS = {
     "kimi_k2": "Kimi-K2",
     "deepseek_v32": "DeepSeek-V3.2",
     "glm_moe_dsa": "GLM-5",
+    "glm4_moe": "GLM-4.5/4.6",
     "qwen3_moe": "Qwen3-MoE",
     "qwen3_vl_moe_text": "Qwen3-VL-MoE",
     "qwen3_next": "Qwen3-Next",
     "qwen3_5_moe_text": "Qwen3.5-MoE",
+    "minimax_m2": "MiniMax-M2",
 }
 """kvcalc engines' names for the model types of SGLANG_FLASHINFER_MOE, in the order it lists them."""
 
@@ -2510,9 +2546,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = _state_pool_words(e)
         elif f == "flashinfer_moe":
             # Not a field: the models whose fp8 experts the record runs on that kernel (SGLANG_FLASHINFER_MOE).
-            kinds = SGLANG_FLASHINFER_MOE.get(e.key, frozenset())
+            kinds = SGLANG_FLASHINFER_MOE.get(e.key) or VLLM_FLASHINFER_MOE.get(e.key) or frozenset()
             names = [w for k, w in _FLASHINFER_MOE_WORDS.items() if k in kinds]
-            out[f] = ", ".join(names) if names else ("no" if e.name == "sglang" else "-")
+            block = " (block-fp8 checkpoints)" if e.name == "vllm" else ""
+            out[f] = ", ".join(names) + block if names else ("no" if e.name in ("sglang", "vllm") else "-")
         elif f == "triton_mla_splits":
             cuda, hip = e.triton_mla_splits
             parts = ([f"{cuda} splits a request on Hopper"] if cuda else []) + (
