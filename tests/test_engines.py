@@ -731,6 +731,12 @@ def test_engines_says_which_sglang_records_run_fp8_experts_on_flashinfers_moe_ke
         moe["sglang@0.5.14"] == moe["sglang@0.5.19"] == moe["sglang@0.5"] == five.replace("Kimi-K2,", "Kimi-K2, DeepSeek-V3.2,")
     )
     assert moe["vllm@0.11"] == "no" and moe["trtllm@1.2"] == "-"
+    # vLLM from 0.15, block-fp8 checkpoints: DeepSeek's grouped sigmoid router (GLM-4.5/4.6 and GLM-5 use it too) and
+    # Qwen3's softmax one; MiniMax-M2's biased top-k but in 0.17 to 0.19 (engines.VLLM_FLASHINFER_MOE).
+    grouped = "DeepSeek-V3/R1, Kimi-K2, DeepSeek-V3.2, GLM-5, GLM-4.5/4.6, Qwen3-MoE, Qwen3-VL-MoE"
+    assert moe["vllm@0.33"] == moe["vllm@0.15"] == grouped + ", MiniMax-M2 (block-fp8 checkpoints)"
+    assert moe["vllm@0.17"] == moe["vllm@0.18"] == grouped + " (block-fp8 checkpoints)"
+    assert moe["vllm@0.14"] == "no"
     assert rows["sglang@0.5.4"]["differs_from_next_newer"] == ["flashinfer_moe"]
     assert "flashinfer_moe" in rows["sglang@0.5.5"]["differs_from_next_newer"]
     pool = {k: r["rules"]["state_pool"] for k, r in rows.items()}

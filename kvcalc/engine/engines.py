@@ -2167,7 +2167,7 @@ and prices those experts as the default runner's. GLM-4.5/4.6's fp8, GLM-4.7-Fla
 the default (Triton) runner in every release read."""
 
 
-_V_MOE_GROUPED = frozenset({"deepseek_v3", "kimi_k2", "deepseek_v32", "glm4_moe"})
+_V_MOE_GROUPED = frozenset({"deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa", "glm4_moe"})
 _V_MOE_SOFTMAX = frozenset({"qwen3_moe", "qwen3_vl_moe_text"})
 _V_MOE_015 = _V_MOE_GROUPED | _V_MOE_SOFTMAX | {"minimax_m2"}
 VLLM_FLASHINFER_MOE: dict[str, frozenset[str]] = {
@@ -2184,11 +2184,13 @@ catalog's model types they do it for (moe_runner). From 0.15.0 the fp8 MoE oracl
 that supports the layer, FLASHINFER_TRTLLM second after ROCm's AITER (model_executor/layers/fused_moe/oracle/fp8.py
 select_fp8_moe_backend; from 0.16.0 _get_priority_backends, which moves Triton first on Hopper only), where 0.14.0
 took it only with VLLM_USE_FLASHINFER_MOE_FP8 set. The kernel supports block fp8 for the routers vLLM labels
-DeepSeekV3 (a grouped top-k with sigmoid scores: DeepSeek-V3, R1, V3.2, Kimi-K2 in models/deepseek_v2.py, GLM-4.5/4.6
-in models/glm4_moe.py; DeepSeek-V2's softmax groups are not) and Renormalize (a softmax top-k: Qwen3-MoE and
+DeepSeekV3 (a grouped top-k with sigmoid scores: DeepSeek-V3, R1, V3.2, Kimi-K2 and GLM-5 in models/deepseek_v2.py,
+GLM-4.5/4.6 in models/glm4_moe.py; DeepSeek-V2's softmax groups are not) and Renormalize (a softmax top-k: Qwen3-MoE and
 Qwen3-VL-MoE's Qwen3MoeSparseMoeBlock), in every release read from 0.15.0 to 0.34.0 (fused_moe/flashinfer_trtllm_moe.py
 _supports_routing_method, later experts/trtllm_fp8_moe.py; 0.18 and 0.19 run Qwen3's through its routed variant, the
-monolithic kernel then refusing that router). MiniMax-M2's top-k with a score bias only in 0.15 and 0.16 (labelled as
+monolithic kernel then refusing that router). A posted B200 deployment logs it (crinex/b200_glm_poc FINDINGS.md: GLM-5.2
+FP8 at TP 8 without EP under vLLM 0.28.0, "Using FLASHINFER_TRTLLM Fp8 MoE backend out of potential backends").
+MiniMax-M2's top-k with a score bias only in 0.15 and 0.16 (labelled as
 the softmax router's) and from 0.19 (a MiniMax2 router from 0.21): the vllm@0.18 record (0.18 to 0.19) follows 0.18.
 Read in 0.14.0, 0.14.1, 0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.22.1 and 0.34.0 (0.34.0's wheel no
 longer requires flashinfer-cubin: without it, or nvcc to build the kernel, FlashInfer counts as absent and DeepSeek's
