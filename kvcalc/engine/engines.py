@@ -2190,8 +2190,8 @@ Qwen3-VL-MoE's Qwen3MoeSparseMoeBlock), in every release read from 0.15.0 to 0.3
 _supports_routing_method, later experts/trtllm_fp8_moe.py; 0.18 and 0.19 run Qwen3's through its routed variant, the
 monolithic kernel then refusing that router). A posted B200 deployment logs it (crinex/b200_glm_poc FINDINGS.md: GLM-5.2
 FP8 at TP 8 without EP under vLLM 0.28.0, "Using FLASHINFER_TRTLLM Fp8 MoE backend out of potential backends").
-MiniMax-M2's top-k with a score bias only in 0.15 and 0.16 (labelled as
-the softmax router's) and from 0.19 (a MiniMax2 router from 0.21): the vllm@0.18 record (0.18 to 0.19) follows 0.18.
+MiniMax-M2's top-k with a score bias only in 0.15 and 0.16 (labelled as the softmax router's) and from 0.19 (a
+MiniMax2 router from 0.21): the vllm@0.18 record (0.18 to 0.19) follows 0.18.
 Read in 0.14.0, 0.14.1, 0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.22.1 and 0.34.0 (0.34.0's wheel no
 longer requires flashinfer-cubin: without it, or nvcc to build the kernel, FlashInfer counts as absent and DeepSeek's
 experts fall to DeepGEMM or Triton; kvcalc takes the kernel there, as vLLM's images ship FlashInfer whole). Per-tensor
@@ -2472,7 +2472,8 @@ _FLASHINFER_MOE_WORDS = {
     "qwen3_5_moe_text": "Qwen3.5-MoE",
     "minimax_m2": "MiniMax-M2",
 }
-"""kvcalc engines' names for the model types of SGLANG_FLASHINFER_MOE, in the order it lists them."""
+"""kvcalc engines' names for the model types of SGLANG_FLASHINFER_MOE and VLLM_FLASHINFER_MOE, in the order it lists
+them."""
 
 
 @record(frozen=True)
@@ -2547,7 +2548,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
         elif f == "state_pool":
             out[f] = _state_pool_words(e)
         elif f == "flashinfer_moe":
-            # Not a field: the models whose fp8 experts the record runs on that kernel (SGLANG_FLASHINFER_MOE).
+            # Not a field: the models whose fp8 experts the record runs on that kernel (SGLANG_FLASHINFER_MOE,
+            # VLLM_FLASHINFER_MOE).
             kinds = SGLANG_FLASHINFER_MOE.get(e.key) or VLLM_FLASHINFER_MOE.get(e.key) or frozenset()
             names = [w for k, w in _FLASHINFER_MOE_WORDS.items() if k in kinds]
             block = " (block-fp8 checkpoints)" if e.name == "vllm" else ""
