@@ -31,6 +31,7 @@ floor at 38 us: moe_quant_s, 10 us over moe_latency_s. Until 2026-12-05 both too
 a 0.307, b 473 (median |log| 0.112).
 
     python bench/fit_moe_eta.py DIR b200-flashinfer   # FlashInfer's TensorRT-LLM fp8 kernel on B200 (flashinfer_b200)
+    python bench/fit_moe_eta.py DIR b200-flashinfer-bf16   # its 16-bit kernel (flashinfer_b200 bf16)
     python bench/fit_moe_eta.py DIR b200-triton       # the Triton kernel on B200, SGLang 0.5.9's table (triton_b200)
 
 vLLM's Triton MXFP4 rows (OpenAI's triton_kernels, the kernel vLLM runs gpt-oss's experts with on Hopper; 648
@@ -145,21 +146,27 @@ def main(folder: Path, tag: str = "") -> None:
                     )
 
 
-def flashinfer_b200(folder: Path) -> None:
+def flashinfer_b200(folder: Path, bf16: bool = False) -> None:
     """FlashInfer's TensorRT-LLM fp8 block-scale kernel on B200 (StepConstants.moe_flashinfer_s, MOE_ETA['fp8_flashinfer']):
     the B200 table's rows of that kernel (b200_sxm-vllm-0.24.0-moe.parquet in DIR, from
     .../systems/data/b200_sxm/moe/vllm/0.24.0/), power-law 1.01 routing, no EP; the experts' bytes at B200's GEMM share
     (0.76 of 8 TB/s) and their FLOPs at the fp8 peak (4.5 PFLOP/s). The floor is the median over 1 to 16 tokens of the
-    measured time less the root-sum-square term, (a, b) refitted at it, the two alternated until they settle."""
+    measured time less the root-sum-square term, (a, b) refitted at it, the two alternated until they settle.
+
+    ``bf16``: the same kernel family's 16-bit experts (trtllmbf16experts; StepConstants.moe_flashinfer_bf16_s,
+    MOE_ETA['bf16_flashinfer']), two bytes a weight, at the 16-bit peak (2.25 PFLOP/s)."""
     d = pd.read_parquet(folder / "b200_sxm-vllm-0.24.0-moe.parquet")
-    d = d[(d.moe_dtype == "fp8_block") & d.kernel_source.str.contains("trtllmfp8expertsmonolithic")]
+    dtype, source, peak, weight = (
+        ("bfloat16", "trtllmbf16experts", 2.25e15, 2.0) if bf16 else ("fp8_block", "trtllmfp8expertsmonolithic", 4.5e15, 1.0)
+    )
+    d = d[(d.moe_dtype == dtype) & d.kernel_source.str.contains(source)]
     d = d[(d.distribution == "power_law_1.01") & (d.moe_ep_size == 1)]
     n = d.inter_size / d.moe_tp_size
     touched = d.num_experts * (1 - (1 - d.topk / d.num_experts) ** d.num_tokens)
-    d = d.assign(n=n, t=d.latency * 1e-3, bw=8e12, share=0.76, peak=4.5e15)
-    d = d.assign(bytes=touched * 3 * d.hidden_size * n, flops=2 * d.num_tokens * d.topk * 3 * d.hidden_size * n)
+    d = d.assign(n=n, t=d.latency * 1e-3, bw=8e12, share=0.76, peak=peak)
+    d = d.assign(bytes=touched * 3 * d.hidden_size * n * weight, flops=2 * d.num_tokens * d.topk * 3 * d.hidden_size * n)
     small = d.num_tokens <= 16
-    a, b = DEFAULT["fp8_block"]
+    a, b = DEFAULT[dtype]
     for _ in range(6):
         floor = float(np.median((d.t - body(d, a * d.n / (d.n + b)))[small]))
 
@@ -167,10 +174,19 @@ def flashinfer_b200(folder: Path) -> None:
             return np.log(model(d, p[0] * d.n / (d.n + p[1]), floor) / d.t)
 
         a, b = least_squares(residuals, [a, b], bounds=([0.01, 1.0], [1.0, 20000.0])).x
-    print(f"FlashInfer TensorRT-LLM fp8 on B200: {len(d)} rows, floor {floor * 1e6:.1f} us, a {a:.3f}, b {b:.0f}")
-    da, db = DEFAULT["fp8_block"]
-    for name, fl, eta in (("fit", floor, a * d.n / (d.n + b)), ("Triton's 38 us and fp8 fit", 38e-6, da * d.n / (d.n + db))):
-        print(f"  {name}: median |log| {np.median(np.abs(np.log(model(d, eta, fl) / d.t))):.3f}")
+    print(f"FlashInfer TensorRT-LLM {dtype} on B200: {len(d)} rows, floor {floor * 1e6:.1f} us, a {a:.3f}, b {b:.0f}")
+    da, db = DEFAULT[dtype]
+    tfl = FLOOR[dtype]
+    for name, fl, eta in (
+        ("fit", floor, a * d.n / (d.n + b)),
+        (f"Triton's {tfl * 1e6:g} us and fit", tfl, da * d.n / (d.n + db)),
+    ):
+        ratio = model(d, eta, fl) / d.t
+        line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
+        for lo, hi in ((1, 17), (17, 512), (512, 2048), (2048, 1 << 20)):
+            s = (d.num_tokens >= lo) & (d.num_tokens < hi)
+            line += f"; tokens {lo}-{hi - 1}: model / measured {np.median(ratio[s]):.2f}"
+        print(line)
 
 
 def triton_b200(folder: Path) -> None:
@@ -209,5 +225,7 @@ if __name__ == "__main__":
         triton_b200(Path(sys.argv[1]))
     elif len(sys.argv) > 2 and sys.argv[2] == "b200-flashinfer":
         flashinfer_b200(Path(sys.argv[1]))
+    elif len(sys.argv) > 2 and sys.argv[2] == "b200-flashinfer-bf16":
+        flashinfer_b200(Path(sys.argv[1]), bf16=True)
     else:
         main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), sys.argv[2] if len(sys.argv) > 2 else "")

@@ -737,6 +737,13 @@ def test_engines_says_which_sglang_records_run_fp8_experts_on_flashinfers_moe_ke
     assert moe["vllm@0.33"] == moe["vllm@0.15"] == grouped + ", MiniMax-M2 (block-fp8 checkpoints)"
     assert moe["vllm@0.17"] == moe["vllm@0.18"] == grouped + " (block-fp8 checkpoints)"
     assert moe["vllm@0.14"] == "no"
+    # 16-bit experts (engines.SGLANG_FLASHINFER_MOE_BF16): SGLang's Qwen branches from 0.5.9, DeepSeek's list from 0.5.14,
+    # GLM-4.5/4.6 from 0.5.16.
+    bf16 = {k: r["rules"]["flashinfer_moe_bf16"] for k, r in rows.items()}
+    qwen = "Qwen3-MoE, Qwen3-VL-MoE, Qwen3-Next, Qwen3.5-MoE"
+    assert bf16["sglang@0.5.8"] == "no" and bf16["sglang@0.5.9"] == bf16["sglang@0.5.12"] == qwen
+    assert bf16["sglang@0.5.14"] == "DeepSeek-V3/R1, Kimi-K2, DeepSeek-V3.2, GLM-5, " + qwen
+    assert bf16["sglang@0.5.16"] == bf16["sglang@0.5"] == "DeepSeek-V3/R1, Kimi-K2, DeepSeek-V3.2, GLM-5, GLM-4.5/4.6, " + qwen
     assert rows["sglang@0.5.4"]["differs_from_next_newer"] == ["flashinfer_moe"]
     assert "flashinfer_moe" in rows["sglang@0.5.5"]["differs_from_next_newer"]
     pool = {k: r["rules"]["state_pool"] for k, r in rows.items()}

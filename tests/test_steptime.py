@@ -1180,6 +1180,49 @@ def test_vllm_runs_block_fp8_experts_on_b200_with_flashinfers_kernel_from_0_15()
     assert "(0.115 against 0.142 of the fp8 peak at 384 a GPU)" in text
 
 
+def test_16_bit_experts_on_b200_take_flashinfers_16_bit_kernel_where_the_release_picks_it():
+    """SGLang's Qwen branches take unquantized checkpoints to FlashInfer's TensorRT-LLM MoE runner on SM100 from 0.5.9,
+    DeepSeek's list from 0.5.14, GLM-4.5/4.6 from 0.5.16 (engines.SGLANG_FLASHINFER_MOE_BF16): those calls take
+    moe_flashinfer_bf16_s (8 us; 7.8 measured beyond their bytes over 1 to 16 tokens in AIConfigurator's vLLM 0.24
+    B200 table, bench/fit_moe_eta.py DIR b200-flashinfer-bf16) in place of moe_latency_s, and the share 0.399 n /
+    (n + 149)."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import MOE_ETA
+
+    b200 = resolve_gpu("b200")
+
+    def sm(name: str, release: str, tp: int = 8, gpu=b200, **kw) -> StepModel:
+        return StepModel(resolve_model(name), gpu, BF16, tp=tp, engine=engine(release), **kw)
+
+    assert DEFAULTS.moe_flashinfer_bf16_s == 8e-6 and MOE_ETA["bf16_flashinfer"] == (0.399, 149.0)
+    old, new = sm("qwen3-235b-a22b", "sglang@0.5.8"), sm("qwen3-235b-a22b", "sglang@0.5.9")
+    assert (old.moe_runner, new.moe_runner) == ("default", "flashinfer_trtllm_bf16")
+    assert new.kernels.moe_flashinfer_bf16 == new.kernels.moe == 94 and new.kernels.moe_flashinfer == 0
+    # 94 calls at 8 us where Triton's were 28: 1.88 ms less at one request (both releases alike otherwise).
+    assert old.layer_gaps_s - new.layer_gaps_s == pytest.approx(94 * 20e-6)
+    assert [round(s.step(1, 1000).t_step_s * 1e3, 2) for s in (old, new)] == [8.39, 6.51]
+    # 1,536-wide experts over 8 GPUs: 192 a GPU.
+    assert new.moe_eta(new.c) == pytest.approx(0.399 * 192 / (192 + 149))
+    assert "94 fused routed-expert calls at 8 us (FlashInfer's TensorRT-LLM 16-bit kernel)" in " ".join(new.describe().split())
+    runner = {
+        (m, r): sm(m, r, 4 if m == "glm-4.7-flash" else 8).moe_runner == "flashinfer_trtllm_bf16"
+        for m in ("glm-4.6", "glm-5", "glm-4.7-flash")
+        for r in ("sglang@0.5.12", "sglang@0.5.14", "sglang@0.5.16", "sglang")
+    }
+    assert [m for (m, r), on in runner.items() if on] == ["glm-4.6", "glm-4.6", "glm-5", "glm-5", "glm-5"]
+    assert runner[("glm-4.6", "sglang@0.5.16")] and not runner[("glm-4.6", "sglang@0.5.14")]
+    assert runner[("glm-5", "sglang@0.5.14")] and not runner[("glm-5", "sglang@0.5.12")]
+    # Not fp8 experts (the fp8 kernel's figures), not on Hopper, not with EP.
+    assert sm("qwen3-235b-a22b-fp8", "sglang@0.5.9").moe_runner == "flashinfer_trtllm"
+    assert sm("qwen3-235b-a22b", "sglang@0.5.9", gpu=resolve_gpu("h200")).moe_runner == "default"
+    assert sm("qwen3-235b-a22b", "sglang@0.5.9", ep=8).moe_runner == "default"
+    text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert (
+        "Qwen3-235B-A22B in bf16 at TP 8 on B200s, one request of 1,000 tokens: 8.39 ms a step under 0.5.8, 6.51 under 0.5.9"
+        in text
+    )
+
+
 def layer_latency_s_16(model, sm):
     from kvcalc.engine.steptime import layer_latency_s
 

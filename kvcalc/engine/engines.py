@@ -2128,7 +2128,7 @@ def allreduce_norm_fusion(e: Engine | None, model: ModelSpec, gpu: str, tp: int,
     return False
 
 
-MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm"]
+MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm", "flashinfer_trtllm_bf16"]
 """The fused-MoE kernel a deployment's routed experts run on, where it is not the one kvcalc's default figures measure
 (vLLM's Triton fused-MoE: StepConstants.moe_latency_s, MOE_ETA)."""
 
@@ -2199,7 +2199,34 @@ fp8 experts (online quantization, --weight-dtype fp8 on a 16-bit checkpoint) and
 from 0.20 for some) take the default runner's figures: no table kvcalc reads times those."""
 
 
-def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_experts: bool) -> MoeRunner:
+_FI_BF16_059 = frozenset({"qwen3_moe", "qwen3_vl_moe_text", "qwen3_next", "qwen3_5_moe_text"})
+_FI_BF16_0514 = _FI_BF16_059 | {"deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa"}
+SGLANG_FLASHINFER_MOE_BF16: dict[str, frozenset[str]] = {
+    "sglang@0.5.9": _FI_BF16_059,
+    "sglang@0.5.12": _FI_BF16_059,
+    "sglang@0.5.14": _FI_BF16_0514,
+    **dict.fromkeys(
+        ("sglang@0.5.16", "sglang@0.5.17", "sglang@0.5.18", "sglang@0.5.19", "sglang@0.5"), _FI_BF16_0514 | {"glm4_moe"}
+    ),
+}
+"""The SGLang records that run a model's 16-bit routed experts with FlashInfer's TensorRT-LLM kernel on compute
+capability 10 (the same flashinfer_trtllm runner, its 16-bit kernel) by themselves, without an all-to-all backend, and
+the catalog's model types they do it for (moe_runner): the Qwen branches take an unquantized checkpoint too
+(``quantization is None``) from 0.5.9 (server_args.py, read in 0.5.9, 0.5.10, 0.5.11 and 0.5.12); DeepSeek's list
+(DeepSeek-V3's class, V3.2's, GLM-5's) from 0.5.14 ("or self.quantization is None", server_args.py; a DeepseekV3ForCausalLM
+checkpoint without a quantization config keeps None unless its safetensors hold fp8 weights); GLM-4.5/4.6 from 0.5.16
+(arg_groups/overrides.py _glm4_moe_overrides: quantization in (modelopt_fp4, None)); read in 0.5.14, 0.5.16, 0.5.17,
+0.5.18, 0.5.19 and 0.5.23. GLM-4.7-Flash's and MiniMax-M2's stay on Triton."""
+
+
+VLLM_FLASHINFER_MOE_BF16: dict[str, frozenset[str]] = {}
+"""The vLLM records that run 16-bit routed experts with FlashInfer's TensorRT-LLM 16-bit kernel on compute capability
+10 by default (moe_runner); filled below."""
+
+
+def moe_runner(
+    e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_experts: bool, bf16_experts: bool = False
+) -> MoeRunner:
     """The fused-MoE kernel ``e`` runs ``model``'s routed experts with on ``gpu`` without expert parallelism:
 
     'triton_mxfp4': MXFP4 experts on OpenAI's Triton kernel (triton_kernels), as vLLM from 0.10.1 picks on Hopper
@@ -2210,6 +2237,10 @@ def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_ex
     'flashinfer_trtllm': fp8 experts (``fp8_experts``: stored and multiplied at fp8) on FlashInfer's TensorRT-LLM
     block-scale kernel, where an SGLang record picks it on SM100 for ``model`` (SGLANG_FLASHINFER_MOE), or a vLLM
     record for a checkpoint of ``model`` whose experts are block fp8 (VLLM_FLASHINFER_MOE);
+
+    'flashinfer_trtllm_bf16': 16-bit experts (``bf16_experts``) on FlashInfer's TensorRT-LLM 16-bit kernel, where an
+    SGLang record picks that runner on SM100 for ``model`` (SGLANG_FLASHINFER_MOE_BF16) or a vLLM record its
+    unquantized oracle's first choice there (VLLM_FLASHINFER_MOE_BF16);
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
     if e is None or ep != 1:
@@ -2225,6 +2256,9 @@ def moe_runner(e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_ex
     block = q is not None and "experts" in q.roles and q.method == "fp8-block"
     if fp8_experts and block and gpu.name in SM100 and model.architecture in VLLM_FLASHINFER_MOE.get(e.key, frozenset()):
         return "flashinfer_trtllm"
+    bf16 = SGLANG_FLASHINFER_MOE_BF16 if e.name == "sglang" else VLLM_FLASHINFER_MOE_BF16
+    if bf16_experts and gpu.name in SM100 and model.architecture in bf16.get(e.key, frozenset()):
+        return "flashinfer_trtllm_bf16"
     return "default"
 
 
@@ -2435,6 +2469,7 @@ _RULE_LABELS = {
     "triton_mla_splits": "Triton MLA decode by default, fixed splits priced",
     "mla_decode_triton": "MLA decoded by Triton where no backend is asked for",
     "flashinfer_moe": "fp8 experts on FlashInfer's TensorRT-LLM MoE kernel (B200, GB200)",
+    "flashinfer_moe_bf16": "16-bit experts on FlashInfer's TensorRT-LLM MoE kernel (B200, GB200)",
     "state_pool": "a Gated DeltaNet model's state slots",
 }
 
@@ -2547,6 +2582,12 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 )
         elif f == "state_pool":
             out[f] = _state_pool_words(e)
+        elif f == "flashinfer_moe_bf16":
+            # Not a field: the models whose 16-bit experts the record runs on that kernel (SGLANG_FLASHINFER_MOE_BF16,
+            # VLLM_FLASHINFER_MOE_BF16).
+            kinds = SGLANG_FLASHINFER_MOE_BF16.get(e.key) or VLLM_FLASHINFER_MOE_BF16.get(e.key) or frozenset()
+            names = [w for k, w in _FLASHINFER_MOE_WORDS.items() if k in kinds]
+            out[f] = ", ".join(names) if names else ("no" if e.name in ("sglang", "vllm") else "-")
         elif f == "flashinfer_moe":
             # Not a field: the models whose fp8 experts the record runs on that kernel (SGLANG_FLASHINFER_MOE,
             # VLLM_FLASHINFER_MOE).

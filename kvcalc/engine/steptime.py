@@ -113,6 +113,10 @@ class StepConstants:
     """Latency of one fused routed-expert call run by FlashInfer's TensorRT-LLM fp8 block-scale kernel
     (Kernels.moe_flashinfer, SGLang on SM100: StepModel.moe_flashinfer) beyond its bytes, seconds: in place
     of moe_latency_s and moe_quant_s, which Triton's calls measure."""
+    moe_flashinfer_bf16_s: float = 8e-6
+    """Latency of one fused routed-expert call of 16-bit experts run by FlashInfer's TensorRT-LLM kernel
+    (Kernels.moe_flashinfer_bf16, on SM100: StepModel.moe_flashinfer_bf16) beyond its bytes, seconds: in place of
+    moe_latency_s."""
     kernel_gap_s: float = 2.7e-6
     """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
     with the spacing before the next, seconds."""
@@ -216,10 +220,16 @@ H100's (DEFAULT_SOURCES['attn_request_s'])."""
 MLA_ATTN_LATENCY_S = 62e-6
 """An MLA decode attention call's latency on a GPU whose spec does not measure it: the H200's
 (DEFAULT_SOURCES['mla_attn_latency_s'])."""
-MOE_ETA: dict[str, tuple[float, float]] = {"bf16": (0.666, 545.0), "fp8": (0.311, 459.0), "fp8_flashinfer": (0.180, 217.0)}
+MOE_ETA: dict[str, tuple[float, float]] = {
+    "bf16": (0.666, 545.0),
+    "fp8": (0.311, 459.0),
+    "fp8_flashinfer": (0.180, 217.0),
+    "bf16_flashinfer": (0.399, 149.0),
+}
 """(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
 the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c']);
-'fp8_flashinfer': FlashInfer's TensorRT-LLM fp8 block-scale kernel on B200 (DEFAULT_SOURCES['moe_flashinfer_s'])."""
+'fp8_flashinfer': FlashInfer's TensorRT-LLM fp8 block-scale kernel on B200 (DEFAULT_SOURCES['moe_flashinfer_s']);
+'bf16_flashinfer': its 16-bit kernel on B200 (DEFAULT_SOURCES['moe_flashinfer_bf16_s'])."""
 MOE_ETA_OTHER = 0.15
 """The share where the fit does not reach: MXFP4 experts (another kernel), and expert parallelism, whose
 measured ranks lose efficiency with EP's size at a given width; the middle of the EP 8 tables at 16,384
@@ -431,6 +441,12 @@ DEFAULT_SOURCES: dict[str, str] = {
     "the share of the peak fitted at that floor is 0.180 n / (n + 217) (MOE_ETA['fp8_flashinfer']; median |log(model / "
     "measured)| 0.143, where the Triton figures, 38 us and 0.311 n / (n + 459), give 0.221; bench/fit_moe_eta.py DIR "
     "b200-flashinfer)",
+    "moe_flashinfer_bf16_s": "the same B200 table's 1,702 calls of FlashInfer's TensorRT-LLM 16-bit kernel "
+    "(trtllmbf16experts) under power-law 1.01 routing without EP, 16 shapes, taken the same way with two bytes a weight "
+    "at the 16-bit peak: 7.8 us beyond the root-sum-square term over 1 to 16 tokens, and a share of 0.399 n / (n + 149) "
+    "(MOE_ETA['bf16_flashinfer']; median |log(model / measured)| 0.167, model / measured 1.00 at 1-16 tokens, 1.18 at "
+    "17-511, 0.98 at 512-2,047, 1.07 beyond; the Triton figures, 28 us and 0.666 n / (n + 545), give 0.253 and 1.42 at "
+    "1-16 tokens; bench/fit_moe_eta.py DIR b200-flashinfer-bf16)",
     "moe_quant_s": "the same tables' block-scaled fp8 calls (vLLM 0.24's Triton fused-MoE, H100 SXM and H200 without EP, "
     "power-law 1.01 routing; ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py): over their 1 to 16-token rows "
     "the measured time less the touched experts' root-sum-square term has a median of 38.2 us where the 16-bit "
@@ -533,6 +549,9 @@ class Kernels:
     moe_flashinfer: int = 0
     """Of the fused routed-expert calls, those FlashInfer's TensorRT-LLM fp8 kernel runs (StepModel.moe_flashinfer),
     each charged moe_flashinfer_s in place of moe_latency_s (and of moe_quant_s: they are not in moe_quant)."""
+    moe_flashinfer_bf16: int = 0
+    """Of the fused routed-expert calls, those of 16-bit experts FlashInfer's TensorRT-LLM kernel runs
+    (StepModel.moe_flashinfer_bf16), each charged moe_flashinfer_bf16_s in place of moe_latency_s."""
     moe_quant: int = 0
     """Of the fused routed-expert calls, those of quantized experts (fp8 W8A8; MXFP4 where vLLM or SGLang runs them
     with OpenAI's Triton kernel on Hopper: StepModel.mxfp4_triton), each charged moe_quant_s beyond moe_latency_s: the
@@ -691,6 +710,15 @@ def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
     return roles
 
 
+def bf16_experts(model: ModelSpec, weight_dtype: str | None) -> bool:
+    """Whether a checkpoint stores (or --weight-dtype lays out) its routed experts in bf16, unquantized."""
+    from kvcalc.engine.weights import WeightFormats
+
+    f = WeightFormats.of(model, weight_dtype)
+    quantized = f.quantization is not None and "experts" in f.quantization.roles
+    return model.moe is not None and f.experts in ("bf16", "bfloat16") and not quantized
+
+
 def mla_fewer_matmuls(kind: LayerKind, fused: bool) -> int:
     """Matmuls (and fp8 linear layers) an MLA layer runs fewer than its kind counts (MLA.mixer_kernels: the query's
     down and up projections, the latent's down projection, the absorbed multiplies, the output projection): one where
@@ -742,8 +770,9 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
         n.gemm * (GEMM_LATENCY_S if c.gemm_latency_s is None else c.gemm_latency_s)
         + n.attention * c.attn_latency_s
         + n.mla_attention * (MLA_ATTN_LATENCY_S if c.mla_attn_latency_s is None else c.mla_attn_latency_s)
-        + (n.moe - n.moe_flashinfer) * c.moe_latency_s
+        + (n.moe - n.moe_flashinfer - n.moe_flashinfer_bf16) * c.moe_latency_s
         + n.moe_flashinfer * c.moe_flashinfer_s
+        + n.moe_flashinfer_bf16 * c.moe_flashinfer_bf16_s
         + n.moe_quant * c.moe_quant_s
         + n.small * c.kernel_gap_s
     )
@@ -1007,7 +1036,7 @@ class StepModel:
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads)
         self._links()
         fp8_experts = self.compute_dtype == "fp8" and "experts" in _fp8_roles(model, weight_dtype)
-        self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts)
+        self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype))
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
         calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'] (DEFAULT_SOURCES)."""
@@ -1223,6 +1252,11 @@ class StepModel:
         """Whether the routed experts are fp8 on FlashInfer's TensorRT-LLM kernel (moe_runner)."""
         return self.moe_runner == "flashinfer_trtllm"
 
+    @property
+    def moe_flashinfer_bf16(self) -> bool:
+        """Whether the routed experts are 16-bit on FlashInfer's TensorRT-LLM kernel (moe_runner)."""
+        return self.moe_runner == "flashinfer_trtllm_bf16"
+
     def _runner_kernels(self, k: Kernels) -> Kernels:
         """``k`` as this deployment's fused-MoE kernel runs them: the quantized calls' extra floor (moe_quant_s) was
         measured on NVIDIA's fp8 calls (vLLM's and SGLang's Triton kernels on H100 and H200) and on the Triton MXFP4
@@ -1232,6 +1266,8 @@ class StepModel:
             return replace(k, moe_quant=k.moe)
         if self.moe_flashinfer:
             return replace(k, moe_flashinfer=k.moe, moe_quant=0)
+        if self.moe_flashinfer_bf16:
+            return replace(k, moe_flashinfer_bf16=k.moe, moe_quant=0)
         return k if self.gpu.vendor == "NVIDIA" or not k.moe_quant else replace(k, moe_quant=0)
 
     def moe_eta(self, c: StepConstants) -> float:
@@ -1245,7 +1281,7 @@ class StepModel:
         # Outside the fit: MXFP4 experts (other kernels, whose measured calls the width form does not describe:
         # DEFAULT_SOURCES['moe_eta_c']), and EP ranks, which lose efficiency with EP's size at a given width.
         outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
-        dtype = "fp8_flashinfer" if self.moe_flashinfer else self.compute_dtype
+        dtype = "fp8_flashinfer" if self.moe_flashinfer else "bf16_flashinfer" if self.moe_flashinfer_bf16 else self.compute_dtype
         width = None if outside else moe_width(self.model) / self.shape.tp
         # The Triton kernel's 16-bit share as measured on this GPU (GPUSpec.moe: B200, SGLang 0.5.9's table).
         spec = self.gpu.moe
@@ -1794,6 +1830,8 @@ class StepModel:
         if k.moe:
             if k.moe_flashinfer:
                 each = f"{c.moe_flashinfer_s * 1e6:g} us (FlashInfer's TensorRT-LLM kernel)"
+            elif k.moe_flashinfer_bf16:
+                each = f"{c.moe_flashinfer_bf16_s * 1e6:g} us (FlashInfer's TensorRT-LLM 16-bit kernel)"
             elif k.moe_quant:
                 kind = "MXFP4" if self.mxfp4_triton else "fp8"
                 each = f"{(c.moe_latency_s + c.moe_quant_s) * 1e6:g} us ({c.moe_quant_s * 1e6:g} of it for {kind})"
