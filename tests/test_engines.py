@@ -744,6 +744,13 @@ def test_engines_says_which_sglang_records_run_fp8_experts_on_flashinfers_moe_ke
     assert bf16["sglang@0.5.8"] == "no" and bf16["sglang@0.5.9"] == bf16["sglang@0.5.12"] == qwen
     assert bf16["sglang@0.5.14"] == "DeepSeek-V3/R1, Kimi-K2, DeepSeek-V3.2, GLM-5, " + qwen
     assert bf16["sglang@0.5.16"] == bf16["sglang@0.5"] == "DeepSeek-V3/R1, Kimi-K2, DeepSeek-V3.2, GLM-5, GLM-4.5/4.6, " + qwen
+    # vLLM from 0.20 (engines.VLLM_FLASHINFER_MOE_BF16): DeepSeek's router and the softmax one, Mixtral's too.
+    assert bf16["vllm@0.18"] == "no"
+    assert (
+        bf16["vllm@0.20"]
+        == bf16["vllm@0.33"]
+        == ("DeepSeek-V3/R1, Kimi-K2, DeepSeek-V3.2, GLM-5, GLM-4.5/4.6, " + qwen + ", Mixtral")
+    )
     assert rows["sglang@0.5.4"]["differs_from_next_newer"] == ["flashinfer_moe"]
     assert "flashinfer_moe" in rows["sglang@0.5.5"]["differs_from_next_newer"]
     pool = {k: r["rules"]["state_pool"] for k, r in rows.items()}

@@ -2219,9 +2219,20 @@ checkpoint without a quantization config keeps None unless its safetensors hold 
 0.5.18, 0.5.19 and 0.5.23. GLM-4.7-Flash's and MiniMax-M2's stay on Triton."""
 
 
-VLLM_FLASHINFER_MOE_BF16: dict[str, frozenset[str]] = {}
+_V_BF16 = _V_MOE_GROUPED | _V_MOE_SOFTMAX | {"qwen3_next", "qwen3_5_moe_text", "mixtral"}
+VLLM_FLASHINFER_MOE_BF16: dict[str, frozenset[str]] = dict.fromkeys(("vllm@0.20", "vllm@0.21", "vllm@0.33"), _V_BF16)
 """The vLLM records that run 16-bit routed experts with FlashInfer's TensorRT-LLM 16-bit kernel on compute capability
-10 by default (moe_runner); filled below."""
+10 by default, without expert parallelism, and the catalog's model types they do it for (moe_runner). From 0.20.0 the
+unquantized MoE oracle takes the first of FLASHINFER_TRTLLM, FLASHINFER_CUTLASS, TRITON that supports the layer
+(model_executor/layers/fused_moe/oracle/unquantized.py _get_priority_backends; 0.14.0 to 0.19.0 took FlashInfer only with
+VLLM_USE_FLASHINFER_MOE_FP16 set), and the TensorRT-LLM 16-bit kernel (experts/trtllm_bf16_moe.py) takes SiLU experts
+under the routers vLLM labels DeepSeekV3 (grouped top-k over sigmoid scores: DeepSeek-V3's class, V3.2's, GLM-5's,
+GLM-4.5/4.6's) and Renormalize (a softmax top-k: Qwen3-MoE, Qwen3-VL-MoE, Qwen3-Next, Qwen3.5-MoE, Mixtral) on compute
+capability 10 only. Read in 0.14.0 to 0.22.1, 0.24.0 and 0.34.0; AIConfigurator's vLLM 0.24 collector, which builds the
+layer and records the experts class vLLM chose, logs that kernel for every B200 shape of these routers. On Hopper
+0.20.0 to 0.22.1 pick FlashInfer's CUTLASS kernel instead, which 0.24.0 moves behind Triton ("FlashInfer unquantized
+MoE kernels are slower than Triton"); no table times it, and kvcalc keeps Triton's figures there. 0.34.0's wheel no
+longer requires flashinfer-cubin, without which (or nvcc) FlashInfer counts as absent and Triton runs."""
 
 
 def moe_runner(
@@ -2506,9 +2517,10 @@ _FLASHINFER_MOE_WORDS = {
     "qwen3_next": "Qwen3-Next",
     "qwen3_5_moe_text": "Qwen3.5-MoE",
     "minimax_m2": "MiniMax-M2",
+    "mixtral": "Mixtral",
 }
-"""kvcalc engines' names for the model types of SGLANG_FLASHINFER_MOE and VLLM_FLASHINFER_MOE, in the order it lists
-them."""
+"""kvcalc engines' names for the model types of SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE and their 16-bit tables, in
+the order it lists them."""
 
 
 @record(frozen=True)
