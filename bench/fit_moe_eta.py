@@ -146,6 +146,15 @@ def main(folder: Path, tag: str = "") -> None:
                     )
 
 
+def by_batch(name: str, ratio: pd.Series, d: pd.DataFrame) -> str:
+    """One line: the median |log(model / measured)| of ``ratio`` and its median by batch size."""
+    line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
+    for lo, hi in ((1, 17), (17, 512), (512, 2048), (2048, 1 << 20)):
+        s = (d.num_tokens >= lo) & (d.num_tokens < hi)
+        line += f"; tokens {lo}-{hi - 1}: model / measured {np.median(ratio[s]):.2f}"
+    return line
+
+
 def flashinfer_b200(folder: Path, bf16: bool = False) -> None:
     """FlashInfer's TensorRT-LLM fp8 block-scale kernel on B200 (StepConstants.moe_flashinfer_s, MOE_ETA['fp8_flashinfer']):
     the B200 table's rows of that kernel (b200_sxm-vllm-0.24.0-moe.parquet in DIR, from
@@ -181,12 +190,7 @@ def flashinfer_b200(folder: Path, bf16: bool = False) -> None:
         ("fit", floor, a * d.n / (d.n + b)),
         (f"Triton's {tfl * 1e6:g} us and fit", tfl, da * d.n / (d.n + db)),
     ):
-        ratio = model(d, eta, fl) / d.t
-        line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
-        for lo, hi in ((1, 17), (17, 512), (512, 2048), (2048, 1 << 20)):
-            s = (d.num_tokens >= lo) & (d.num_tokens < hi)
-            line += f"; tokens {lo}-{hi - 1}: model / measured {np.median(ratio[s]):.2f}"
-        print(line)
+        print(by_batch(name, model(d, eta, fl) / d.t, d))
 
 
 def triton_b200(folder: Path) -> None:
@@ -212,12 +216,7 @@ def triton_b200(folder: Path) -> None:
         da, db = DEFAULT[dtype]
         print(f"Triton on B200, {dtype}: {len(d)} rows, a {a:.3f}, b {b:.0f}")
         for name, eta in (("fit", a * d.n / (d.n + b)), ("default (Hopper's)", da * d.n / (d.n + db))):
-            ratio = model(d, eta, floor) / d.t
-            line = f"  {name}: median |log| {np.median(np.abs(np.log(ratio))):.3f}"
-            for lo, hi in ((1, 17), (17, 512), (512, 2048), (2048, 1 << 20)):
-                s = (d.num_tokens >= lo) & (d.num_tokens < hi)
-                line += f"; tokens {lo}-{hi - 1}: model / measured {np.median(ratio[s]):.2f}"
-            print(line)
+            print(by_batch(name, model(d, eta, floor) / d.t, d))
 
 
 if __name__ == "__main__":
