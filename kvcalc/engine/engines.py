@@ -2262,15 +2262,24 @@ def moe_runner(
     sglang_mxfp4 = e.name == "sglang" and not e.older_than(0, 5)
     if mxfp4 and gpu.name in HOPPER_GPUS and (vllm_mxfp4 or sglang_mxfp4):
         return "triton_mxfp4"
-    if fp8_experts and gpu.name in SM100 and model.architecture in SGLANG_FLASHINFER_MOE.get(e.key, frozenset()):
+    if gpu.name not in SM100:
+        return "default"
+    # vLLM's oracle takes the kernel for block-scaled fp8 experts only; SGLang's runner for any fp8 experts.
+    block = e.name != "vllm" or (q is not None and "experts" in q.roles and q.method == "fp8-block")
+    if fp8_experts and block and model.architecture in flashinfer_moe_models(e):
         return "flashinfer_trtllm"
-    block = q is not None and "experts" in q.roles and q.method == "fp8-block"
-    if fp8_experts and block and gpu.name in SM100 and model.architecture in VLLM_FLASHINFER_MOE.get(e.key, frozenset()):
-        return "flashinfer_trtllm"
-    bf16 = SGLANG_FLASHINFER_MOE_BF16 if e.name == "sglang" else VLLM_FLASHINFER_MOE_BF16
-    if bf16_experts and gpu.name in SM100 and model.architecture in bf16.get(e.key, frozenset()):
+    if bf16_experts and model.architecture in flashinfer_moe_models(e, bf16=True):
         return "flashinfer_trtllm_bf16"
     return "default"
+
+
+def flashinfer_moe_models(e: Engine, bf16: bool = False) -> tuple[str, ...]:
+    """The catalog's model types whose fp8 (``bf16``: 16-bit) routed experts ``e`` runs on FlashInfer's TensorRT-LLM
+    MoE kernel on compute capability 10 without EP (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE and their 16-bit
+    tables), in the order kvcalc engines names them; empty where it runs them on none."""
+    tables = (SGLANG_FLASHINFER_MOE_BF16, VLLM_FLASHINFER_MOE_BF16) if bf16 else (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE)
+    kinds = tables[0].get(e.key) or tables[1].get(e.key) or frozenset()
+    return tuple(k for k in _FLASHINFER_MOE_WORDS if k in kinds) + tuple(sorted(kinds - _FLASHINFER_MOE_WORDS.keys()))
 
 
 def engine(name: str | Engine, where: str = "engine") -> Engine:
@@ -2594,18 +2603,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 )
         elif f == "state_pool":
             out[f] = _state_pool_words(e)
-        elif f == "flashinfer_moe_bf16":
-            # Not a field: the models whose 16-bit experts the record runs on that kernel (SGLANG_FLASHINFER_MOE_BF16,
-            # VLLM_FLASHINFER_MOE_BF16).
-            kinds = SGLANG_FLASHINFER_MOE_BF16.get(e.key) or VLLM_FLASHINFER_MOE_BF16.get(e.key) or frozenset()
-            names = [w for k, w in _FLASHINFER_MOE_WORDS.items() if k in kinds]
-            out[f] = ", ".join(names) if names else ("no" if e.name in ("sglang", "vllm") else "-")
-        elif f == "flashinfer_moe":
-            # Not a field: the models whose fp8 experts the record runs on that kernel (SGLANG_FLASHINFER_MOE,
-            # VLLM_FLASHINFER_MOE).
-            kinds = SGLANG_FLASHINFER_MOE.get(e.key) or VLLM_FLASHINFER_MOE.get(e.key) or frozenset()
-            names = [w for k, w in _FLASHINFER_MOE_WORDS.items() if k in kinds]
-            block = " (block-fp8 checkpoints)" if e.name == "vllm" else ""
+        elif f in ("flashinfer_moe", "flashinfer_moe_bf16"):
+            # Not a field: the models whose fp8 (16-bit) experts the record runs on that kernel (flashinfer_moe_models).
+            names = [_FLASHINFER_MOE_WORDS.get(k, k) for k in flashinfer_moe_models(e, bf16=f == "flashinfer_moe_bf16")]
+            block = " (block-fp8 checkpoints)" if e.name == "vllm" and f == "flashinfer_moe" else ""
             out[f] = ", ".join(names) + block if names else ("no" if e.name in ("sglang", "vllm") else "-")
         elif f == "triton_mla_splits":
             cuda, hip = e.triton_mla_splits

@@ -111,7 +111,7 @@ class StepConstants:
     scales' work."""
     moe_flashinfer_s: float = 22e-6
     """Latency of one fused routed-expert call run by FlashInfer's TensorRT-LLM fp8 block-scale kernel
-    (Kernels.moe_flashinfer, SGLang on SM100: StepModel.moe_flashinfer) beyond its bytes, seconds: in place
+    (Kernels.moe_flashinfer, SGLang or vLLM on SM100: StepModel.moe_flashinfer) beyond its bytes, seconds: in place
     of moe_latency_s and moe_quant_s, which Triton's calls measure."""
     moe_flashinfer_bf16_s: float = 8e-6
     """Latency of one fused routed-expert call of 16-bit experts run by FlashInfer's TensorRT-LLM kernel
@@ -442,7 +442,7 @@ DEFAULT_SOURCES: dict[str, str] = {
     "measured)| 0.143, where the Triton figures, 38 us and 0.311 n / (n + 459), give 0.221; bench/fit_moe_eta.py DIR "
     "b200-flashinfer)",
     "moe_flashinfer_bf16_s": "the same B200 table's 1,702 calls of FlashInfer's TensorRT-LLM 16-bit kernel "
-    "(trtllmbf16experts) under power-law 1.01 routing without EP, 16 shapes, taken the same way with two bytes a weight "
+    "(trtllmbf16experts) under power-law 1.01 routing without EP, 14 shapes, taken the same way with two bytes a weight "
     "at the 16-bit peak: 7.8 us beyond the root-sum-square term over 1 to 16 tokens, and a share of 0.399 n / (n + 149) "
     "(MOE_ETA['bf16_flashinfer']; median |log(model / measured)| 0.167, model / measured 1.00 at 1-16 tokens, 1.18 at "
     "17-511, 0.98 at 512-2,047, 1.07 beyond; the Triton figures, 28 us and 0.666 n / (n + 545), give 0.253 and 1.42 at "
@@ -1039,7 +1039,8 @@ class StepModel:
         self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype))
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
-        calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'] (DEFAULT_SOURCES)."""
+        calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'], 'flashinfer_trtllm_bf16' calls
+        moe_flashinfer_bf16_s and MOE_ETA['bf16_flashinfer'] (DEFAULT_SOURCES)."""
         fused_a = engine is not None and engine.mla_qkv_a_fused
         self.kernels = self._runner_kernels(
             layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a)
