@@ -14,6 +14,13 @@ squares in relative error, as latency + weight bytes / (datasheet bandwidth x sh
 the linear layer's forward, its input's fp8 quantization included, which the step model charges as a
 small kernel of its own (kernel_gap_s, 2.7 us): the spec's latency is the fitted one less that. Prints
 each GPU's latency, share and median relative error, beside the bf16 fit's share (the gemm block).
+
+    python bench/fit_gemm_fp8.py DIR fp4
+
+fits the tables' NVFP4 rows (FlashInferCuteDslNvFp4LinearKernel, 4.5 bits a weight: GPUSpec.gemm_fp4) the same way,
+the input's 4-bit quantization taken as fp8's is, and prints where the matmuls are compute-bound (1,024 tokens or
+more, 16 M weights or more) the median share of the fp4 peak they reach and its ratio to the share of the bf16 peak
+the same shapes reach in bf16 (StepConstants.eta_c_fp4).
 """
 
 from __future__ import annotations
@@ -28,16 +35,32 @@ from scipy.optimize import least_squares
 # file prefix: (datasheet bandwidth B/s, the spec's bf16 share)
 GPUS = {"h100_sxm": (3.35e12, 0.86), "h200_sxm": (4.8e12, 0.83), "b200_sxm": (8e12, 0.76), "gb200": (8e12, 0.78)}
 QUANT_KERNEL_S = 2.7e-6
+# Dense bf16 and fp4 peaks, FLOP/s (gpu_specs), of the GPUs whose tables time NVFP4 GEMMs
+FP4_PEAKS = {"b200_sxm": (2.25e15, 9e15), "gb200": (2.5e15, 10e15)}
 
 
-def main(folder: Path) -> None:
+def compute_bound(d: pd.DataFrame, gpu: str) -> None:
+    """The NVFP4 rows' median share of the fp4 peak where compute-bound, and its ratio to the bf16 share of the same shape."""
+    bf16, fp4 = FP4_PEAKS[gpu]
+    b = d[d.gemm_dtype == "bfloat16"].set_index(["m", "n", "k"]).latency.rename("b")
+    q = d[d.gemm_dtype == "nvfp4"].set_index(["m", "n", "k"]).latency.rename("q")
+    j = pd.concat([b, q], axis=1).dropna().reset_index()
+    j = j[(j.m >= 1024) & (j.n * j.k >= 16e6)]
+    flops = 2.0 * j.m * j.n * j.k
+    share_q, share_b = flops / (j.q * 1e-3) / fp4, flops / (j.b * 1e-3) / bf16
+    print(
+        f"  compute-bound, {len(j):,} shapes: {np.median(share_q):.3f} of the fp4 peak, {np.median(share_q / share_b):.2f} of the bf16 share"
+    )
+
+
+def main(folder: Path, fp4: bool = False) -> None:
     for gpu, (bw, bf16_share) in GPUS.items():
         path = folder / f"{gpu}-0.24.0-gemm.parquet"
-        if not path.exists():
+        if not path.exists() or (fp4 and gpu not in FP4_PEAKS):
             continue
-        d = pd.read_parquet(path)
-        d = d[(d.gemm_dtype == "fp8") & (d.m <= 16)]
-        weight_bytes = (d.n * d.k).to_numpy(float)
+        d0 = pd.read_parquet(path)
+        d = d0[(d0.gemm_dtype == ("nvfp4" if fp4 else "fp8")) & (d0.m <= 16)]
+        weight_bytes = (d.n * d.k).to_numpy(float) * (4.5 / 8 if fp4 else 1.0)
         keep = (weight_bytes >= 4e6) & (weight_bytes <= 600e6)
         weight_bytes, t = weight_bytes[keep], d.latency.to_numpy(float)[keep] * 1e-3
 
@@ -51,7 +74,9 @@ def main(folder: Path) -> None:
             f"(less the quantization kernel, {(latency - QUANT_KERNEL_S) * 1e6:.1f} us) + bytes / ({share:.2f} x bandwidth), "
             f"median error {np.median(np.abs(rel(fit.x))):.1%}; bf16 share {bf16_share}"
         )
+        if fp4:
+            compute_bound(d0, gpu)
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "."))
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), len(sys.argv) > 2 and sys.argv[2] == "fp4")

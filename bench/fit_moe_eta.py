@@ -33,6 +33,7 @@ a 0.307, b 473 (median |log| 0.112).
     python bench/fit_moe_eta.py DIR b200-flashinfer   # FlashInfer's TensorRT-LLM fp8 kernel on B200 (flashinfer_b200)
     python bench/fit_moe_eta.py DIR b200-flashinfer-bf16   # its 16-bit kernel (flashinfer_b200 bf16)
     python bench/fit_moe_eta.py DIR b200-triton       # the Triton kernel on B200, SGLang 0.5.9's table (triton_b200)
+    python bench/fit_moe_eta.py DIR b200-fp4          # the NVFP4 MoE kernels on B200 (fp4_b200)
 
 vLLM's Triton MXFP4 rows (OpenAI's triton_kernels, the kernel vLLM runs gpt-oss's experts with on Hopper; 648
 rows of gpt-oss-20b's and -120b's shapes, weights at 4.25 bits) take the same treatment: the median over 1 to 16
@@ -219,8 +220,49 @@ def triton_b200(folder: Path) -> None:
             print(by_batch(name, model(d, eta, floor) / d.t, d))
 
 
+def fp4_b200(folder: Path) -> None:
+    """NVFP4 experts on B200 at 4.5 bits a weight and the fp4 peak (9 PFLOP/s), power-law 1.01 routing, no EP, each
+    kernel's floor and (a, b) fitted as flashinfer_b200 fits them: the TensorRT-LLM-gen kernel in vLLM 0.24's table
+    (trtllmnvfp4expertsmonolithic: StepConstants.moe_flashinfer_fp4_s, MOE_ETA['fp4_flashinfer']), vLLM 0.19's and
+    TensorRT-LLM 1.2.0rc5's (its min-latency mode); the CUTLASS MoE in TensorRT-LLM 1.2.0rc5's table
+    (moe_torch_flow_cutlass: moe_cutlass_fp4_s, MOE_ETA['fp4_cutlass']) and FlashInfer's in vLLM 0.24's. DIR holds
+    b200_sxm-vllm-0.24.0-moe.parquet, b200_sxm-vllm-0.19.0-moe.parquet and b200_sxm-trtllm-1.2.0rc5-moe.parquet (from
+    .../systems/data/b200_sxm/moe/{vllm/0.24.0,vllm/0.19.0,trtllm/1.2.0rc5}/moe_perf.parquet)."""
+    v24 = pd.read_parquet(folder / "b200_sxm-vllm-0.24.0-moe.parquet")
+    v19 = pd.read_parquet(folder / "b200_sxm-vllm-0.19.0-moe.parquet")
+    trt = pd.read_parquet(folder / "b200_sxm-trtllm-1.2.0rc5-moe.parquet")
+    for name, d in (
+        ("TensorRT-LLM-gen, vLLM 0.24", v24[v24.kernel_source.str.contains("trtllmnvfp4expertsmonolithic")]),
+        ("TensorRT-LLM-gen, vLLM 0.19", v19[v19.moe_dtype == "nvfp4"]),
+        (
+            "TensorRT-LLM-gen, TensorRT-LLM 1.2.0rc5",
+            trt[(trt.moe_dtype == "nvfp4") & (trt.kernel_source == "moe_torch_flow_min_latency")],
+        ),
+        ("CUTLASS, TensorRT-LLM 1.2.0rc5", trt[(trt.moe_dtype == "nvfp4") & (trt.kernel_source == "moe_torch_flow_cutlass")]),
+        ("FlashInfer CUTLASS, vLLM 0.24", v24[(v24.moe_dtype == "nvfp4") & v24.kernel_source.str.contains("flashinfer_cutlass")]),
+    ):
+        d = d[(d.distribution == "power_law_1.01") & (d.moe_ep_size == 1)]
+        n = d.inter_size / d.moe_tp_size
+        touched = d.num_experts * (1 - (1 - d.topk / d.num_experts) ** d.num_tokens)
+        d = d.assign(n=n, t=d.latency * 1e-3, bw=8e12, share=0.76, peak=9e15)
+        d = d.assign(bytes=touched * 3 * d.hidden_size * n * 4.5 / 8, flops=2 * d.num_tokens * d.topk * 3 * d.hidden_size * n)
+        small = d.num_tokens <= 16
+        a, b = 0.4, 500.0
+        for _ in range(8):
+            floor = float(np.median((d.t - body(d, a * d.n / (d.n + b)))[small]))
+
+            def residuals(p: np.ndarray, d: pd.DataFrame = d, floor: float = floor) -> pd.Series:
+                return np.log(model(d, p[0] * d.n / (d.n + p[1]), floor) / d.t)
+
+            a, b = least_squares(residuals, [a, b], bounds=([0.01, 1.0], [1.0, 20000.0])).x
+        print(f"{name}: {len(d)} rows, floor {floor * 1e6:.1f} us, a {a:.3f}, b {b:.0f}")
+        print(by_batch("fit", model(d, a * d.n / (d.n + b), floor) / d.t, d))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[2] == "b200-triton":
+    if len(sys.argv) > 2 and sys.argv[2] == "b200-fp4":
+        fp4_b200(Path(sys.argv[1]))
+    elif len(sys.argv) > 2 and sys.argv[2] == "b200-triton":
         triton_b200(Path(sys.argv[1]))
     elif len(sys.argv) > 2 and sys.argv[2] == "b200-flashinfer":
         flashinfer_b200(Path(sys.argv[1]))

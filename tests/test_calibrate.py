@@ -385,7 +385,7 @@ def test_the_cli_writes_a_calibration_the_other_commands_take(cli, tmp_path, mon
         ('{"constants": {"eta_c_fp8": 0}}', "constants.eta_c_fp8"),
         ('{"constants": {"speed": 1}}', "unknown constant"),
         # A misspelt constant names the closest ones.
-        ('{"constants": {"moe_fp8_s": 1e-5}}', "did you mean moe_quant_s"),
+        ('{"constants": {"moe_fp8_s": 1e-5}}', "did you mean moe_cutlass_fp4_s, moe_quant_s"),
         ('{"constants": {"eta_bww": 0.8}}', "did you mean eta_bw"),
         ('{"gpu": "h100"}', "no 'constants'"),
         ("", "not JSON"),

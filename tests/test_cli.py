@@ -189,6 +189,13 @@ def one_line_error(r, *needles):
         (["schema", "table"], ["model or gpu"]),
         (["show", "h1000"], ["h100"]),
         (["size", "--model", "/no/such/file.yaml", "--seq", "4k"], ["no such file"]),
+        (
+            ["roofline", "--model", "deepseek-v3", "--gpu", "b200", "--moe-backend", "trtlm"],
+            ["did you mean trtllm", "--moe-backend"],
+        ),
+        (["simulate", "--model", "llama2-7b", "--gpu", "b200", "--moe-backend", "cutlass"], ["unknown MoE backend 'cutlass'"]),
+        (["roofline", "--model", "deepseek-v3", "--gpu", "h200", "--compute-dtype", "fp4"], ["h200 has no fp4 tensor units"]),
+        (["roofline", "--model", "deepseek-v3", "--gpu", "b200", "--compute-dtype", "fp5"], ["bf16, fp16, fp8 or fp4"]),
     ],
 )
 def test_bad_input(cli, args, needles):
@@ -402,7 +409,12 @@ def test_a_gpu_spec_no_accelerator_has_is_refused(cli, tmp_path):
         # The compute share, its precision and how the two terms combine (GemmSpec; MI300X's block has them).
         ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  compute_share: 1.5", "compute_share must be a fraction"),
         ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  compute_share: true", "a boolean where a number belongs"),
-        ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  compute_dtype: fp16", "Input should be 'bf16' or 'fp8'"),
+        (
+            "gemm",
+            "  bandwidth_share: 0.86",
+            "  bandwidth_share: 0.86\n  compute_dtype: fp16",
+            "Input should be 'bf16', 'fp8' or 'fp4'",
+        ),
         ("gemm", "  bandwidth_share: 0.86", "  bandwidth_share: 0.86\n  combine: max", "Input should be 'rss' or 'sum'"),
         ("attention", "  request_head_ns: 24.5", '  request_head_ns: "slow"', "request_head_ns"),
         (

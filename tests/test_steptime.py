@@ -2428,3 +2428,103 @@ def test_a_gpu_specs_moe_block_out_of_range_is_one_line_naming_the_field(cli, tm
     spec.write_text(src.replace("name: h100-sxm", "name: mygpu") + "moe:\n  url: https://example.com/t\n  " + block + "\n")
     r = cli("roofline", "--model", "qwen3-8b", "--gpu", str(spec), "--batch", "1", "--seq", "100")
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and said in r.err and "Traceback" not in r.err, r.err
+
+
+def test_nvfp4_checkpoints_run_their_matmuls_at_the_fp4_peak_on_blackwell():
+    """An NVFP4 checkpoint's linear layers run W4A4 at the fp4 peak where the GPU spec gives one: B200 9 PFLOP/s dense
+    (NVIDIA's HGX B200: 144 PFLOPS fp4 with sparsity for 8 GPUs, 144 / 8 / 2), with eta_c_fp4 0.35 and the spec's NVFP4
+    GEMM figures (gemm_fp4: 5.2 us, 0.72 of the bandwidth; vLLM 0.24's measured CuteDSL GEMMs, bench/fit_gemm_fp8.py DIR
+    fp4) and one 4-bit quantization kernel before each NVFP4 linear layer; elsewhere (H200) at the 16-bit peak."""
+    from kvcalc.engine.bound import peak_flops
+    from kvcalc.errors import KvcalcError
+
+    ds, b200, h200 = resolve_model("deepseek-v3"), resolve_gpu("b200"), resolve_gpu("h200")
+    assert peak_flops(b200, "fp4") == 144e15 / 8 / 2 == 9e15
+    assert peak_flops(resolve_gpu("gb200"), "fp4") == 1440e15 / 72 / 2
+    with pytest.raises(KvcalcError, match="h200 has no fp4 tensor units"):
+        peak_flops(h200, "fp4")
+    assert (matmul_dtype(ds, b200, "fp4"), matmul_dtype(ds, h200, "fp4"), matmul_dtype(ds, b200)) == ("fp4", "bf16", "fp8")
+    assert DEFAULTS.eta_c_fp4 == 0.35 == DEFAULTS.eta_c / 2
+    sm = StepModel(ds, b200, kv_dtype("fp8"), tp=4, weight_dtype="fp4")
+    assert (sm.compute_dtype, sm.peak_mm, sm.eta_mm(sm.c)) == ("fp4", 9e15, 0.35)
+    # --weight-dtype fp4 lays DeepSeek out as ModelOpt's recipe does, MLA in 16 bits: the NVFP4 linear layers outside
+    # the experts are 3 dense layers' gate-up and down and 58 MoE layers' shared experts' two, 6 + 116 = 122 (one 4-bit
+    # quantization kernel each), and two inside each of the 58 routed-expert calls.
+    assert (sm.quant_small, sm.quant_kernels - sm.quant_small) == (122, 2 * 58)
+    # Of the decode's 546 matmuls (61 layers' six MLA ones: q_a, q_b, kv_a, the absorbed k and v, o; 3 dense layers'
+    # two; 58 MoE layers' router and shared experts' two: 366 + 6 + 174), 122 take the NVFP4 latency, the rest bf16's;
+    # the weights stream at the bf16 block's share, most of their bytes being MLA's.
+    assert sm.fp4_share == pytest.approx(122 / 546)
+    assert sm.c.gemm_latency_s == pytest.approx((122 * 5.2 + 424 * 2.9) / 546 * 1e-6)
+    assert sm.c.eta_gemm == 0.76
+    # Qwen3-MoE's attention is NVFP4 too: of each of its 94 layers' three matmuls, qkv and o, the router's in 16 bits.
+    qw = StepModel(resolve_model("qwen3-235b-a22b"), b200, kv_dtype("fp8"), tp=4, weight_dtype="fp4")
+    assert qw.fp4_share == pytest.approx(2 / 3)
+    assert qw.c.gemm_latency_s == pytest.approx((2 * 5.2 + 2.9) / 3 * 1e-6)
+    h = StepModel(ds, h200, kv_dtype("fp8"), tp=4, weight_dtype="fp4")
+    assert (h.compute_dtype, h.quant_kernels, h.peak_mm) == ("bf16", 0, 989.5e12)  # gpu_specs/h200.yaml flops_bf16
+
+
+def test_nvfp4_experts_take_the_tensorrt_llm_gen_kernel_where_the_release_or_the_deployment_picks_it():
+    """NVFP4 routed experts at the fp4 peak without EP: the TensorRT-LLM-gen fp4 kernel where vLLM from 0.15 or SGLang
+    from 0.5.10 picks it for DeepSeek's, Qwen3's or GLM-4.5/4.6's experts, or --moe-backend trtllm asks for it
+    (moe_flashinfer_fp4_s 14 us, share 0.429 n / (n + 1095)); else a CUTLASS grouped-GEMM MoE (moe_cutlass_fp4_s 86 us,
+    0.489 n / (n + 3600)). Both fitted to AIConfigurator's measured B200 tables (bench/fit_moe_eta.py DIR b200-fp4)."""
+    from kvcalc.engine.engines import engine, with_moe_backend
+    from kvcalc.engine.steptime import MOE_ETA, MOE_ETA_OTHER
+
+    ds, b200 = resolve_model("deepseek-v3"), resolve_gpu("b200")
+
+    def sm(release: str, backend: str | None = None, ep: int = 1) -> StepModel:
+        eng = with_moe_backend(engine(release), backend)
+        return StepModel(ds, b200, kv_dtype("fp8"), tp=4, weight_dtype="fp4", engine=eng, ep=ep)
+
+    assert (DEFAULTS.moe_flashinfer_fp4_s, DEFAULTS.moe_cutlass_fp4_s) == (14e-6, 86e-6)
+    assert MOE_ETA["fp4_flashinfer"] == (0.429, 1095.0) and MOE_ETA["fp4_cutlass"] == (0.489, 3600.0)
+    runner = {
+        (r, b): sm(r, b).moe_runner
+        for r, b in (
+            ("vllm@0.14", None),
+            ("vllm@0.15", None),
+            ("vllm", None),
+            ("sglang@0.5.9", None),
+            ("sglang@0.5.12", None),
+            ("sglang", None),
+            ("trtllm@1.1", None),
+            ("trtllm@1.1", "trtllm"),
+            ("sglang@0.5.9", "flashinfer_trtllm"),
+        )
+    }
+    fi = [k for k, v in runner.items() if v == "flashinfer_trtllm_fp4"]
+    assert fi == [
+        ("vllm@0.15", None),
+        ("vllm", None),
+        ("sglang@0.5.12", None),
+        ("sglang", None),
+        ("trtllm@1.1", "trtllm"),
+        ("sglang@0.5.9", "flashinfer_trtllm"),
+    ]
+    assert {v for k, v in runner.items() if k not in fi} == {"cutlass_fp4"}
+    old, new = sm("trtllm@1.1"), sm("trtllm@1.1", "trtllm")
+    assert new.kernels.moe_flashinfer_fp4 == old.kernels.moe_cutlass_fp4 == 58 and old.kernels.moe_flashinfer_fp4 == 0
+    # 58 calls at 14 us in place of 86: 4.176 ms less a step.
+    assert old.layer_gaps_s - new.layer_gaps_s == pytest.approx(58 * 72e-6)
+    # 2,048-wide experts over 4 GPUs: 512 a GPU.
+    assert new.moe_eta(new.c) == pytest.approx(0.429 * 512 / (512 + 1095))
+    assert old.moe_eta(old.c) == pytest.approx(0.489 * 512 / (512 + 3600))
+    # Under EP: MOE_ETA_OTHER's 16-bit rate, 0.15 x 2.25 / 9 of the fp4 peak; the default runner's figures.
+    ep = sm("vllm@0.15", ep=4)
+    assert ep.moe_runner == "default" and ep.moe_eta(ep.c) == pytest.approx(MOE_ETA_OTHER * 2.25 / 9)
+    assert "58 fused routed-expert calls at 14 us (the TensorRT-LLM-gen NVFP4 kernel)" in " ".join(new.describe().split())
+    text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert [round(s.step(1, 1000).t_step_s * 1e3, 2) for s in (sm("vllm@0.14"), sm("vllm@0.15"), old, new)] == [
+        12.77,
+        8.60,
+        12.98,
+        8.81,
+    ]
+    assert (
+        "DeepSeek-R1 in NVFP4 at TP 4 on B200s, one request of 1,000 tokens: 12.77 ms a step under vLLM 0.14, 8.60 under 0.15"
+        in text
+    )
+    assert "TensorRT-LLM 1.1: 12.98 ms with its default CUTLASS backend, 8.81 with `--moe-backend trtllm`" in text

@@ -27,6 +27,7 @@ def calibrate(
     kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.EngineOpt = "vllm",
     attention_backend: opt.AttentionBackend = None,
+    moe_backend: opt.MoeBackend = None,
     weight_dtype: opt.WeightDtypeOpt = None,
     write: Annotated[
         Optional[str],
@@ -61,7 +62,7 @@ def calibrate(
         runs,
         sizes,
         opt.kv(kv_dtype, weight_dtype),
-        opt.engine(engine, attention_backend),
+        opt.engine(engine, attention_backend, moe_backend),
         weight_dtype=opt.weight_dtype(weight_dtype),
         identify=lambda name: canonical_name("model", name),
     )

@@ -89,6 +89,16 @@ AttentionBackend = Annotated[
         "floor priced).",
     ),
 ]
+MoeBackend = Annotated[
+    Optional[str],
+    typer.Option(
+        "--moe-backend",
+        metavar="<backend>",
+        help="Fused-MoE kernel, where the server was told one: default (the release's own) or trtllm (the "
+        "TensorRT-LLM-gen kernel: TensorRT-LLM's moe_config backend TRTLLM, SGLang's and vLLM's flashinfer_trtllm; "
+        "priced for NVFP4 experts on the B200 and GB200).",
+    ),
+]
 BlockSize = Annotated[
     Optional[str],
     typer.Option("--block-size", metavar="<tokens>", help="Tokens per KV block (vLLM 16, TensorRT-LLM 32), 1 to 65,536."),
@@ -368,10 +378,11 @@ def weight_dtype(v: str | None) -> str | None:
     return normalize_weight_dtype(v, "--weight-dtype")
 
 
-def engine(v: str, attention_backend: str | None = None) -> Any:
-    from kvcalc.engine.engines import engine as parse_engine, with_attention_backend
+def engine(v: str, attention_backend: str | None = None, moe_backend: str | None = None) -> Any:
+    from kvcalc.engine.engines import engine as parse_engine, with_attention_backend, with_moe_backend
 
-    return with_attention_backend(parse_engine(v, "--engine"), attention_backend, "--attention-backend")
+    e = with_attention_backend(parse_engine(v, "--engine"), attention_backend, "--attention-backend")
+    return with_moe_backend(e, moe_backend, "--moe-backend")
 
 
 def check_backend(model: Any, gpus: list[Any], eng: Any) -> None:

@@ -40,7 +40,8 @@ def roofline(
         typer.Option(
             "--compute-dtype",
             metavar="<dtype>",
-            help="Peak FLOP/s to use: bf16 (or fp16) or fp8 (default: fp8 for an fp8 checkpoint on a GPU with fp8 units).",
+            help="Peak FLOP/s to use: bf16 (or fp16), fp8 or fp4 (default: fp8 for an fp8 checkpoint on a GPU with fp8 "
+            "units, fp4 for an NVFP4 one on a GPU with fp4 units).",
         ),
     ] = None,
     tp: opt.TP = "1",
@@ -50,6 +51,7 @@ def roofline(
         str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose KV pool decides which batches fit.")
     ] = "vllm",
     attention_backend: opt.AttentionBackend = None,
+    moe_backend: opt.MoeBackend = None,
     allreduce: Annotated[
         bool, typer.Option("--allreduce", help="Add the tensor-parallel all-reduce time as a separate line.")
     ] = False,
@@ -88,7 +90,7 @@ def roofline(
     m, g, origin = opt.model_and_gpu(model, gpu)
     batches = parse_count_list(batch, "--batch")
     seqs = parse_token_list(seq, "--seq")
-    eng = opt.engine(engine, attention_backend)
+    eng = opt.engine(engine, attention_backend, moe_backend)
     opt.check_backend(m, [g], eng)
     r = run_roofline(
         m,

@@ -522,6 +522,11 @@ class Engine:
     min(global_info), 0.4.6.post5 and 0.5.3; managers/scheduler_dp_attn_mixin.py, 0.5.9). Read to 0.5.9,
     where prompt batches run without CUDA graphs; not read for vLLM or later SGLang releases."""
     attention_backend: Literal["", "triton"] = ""
+    moe_backend: Literal["", "trtllm"] = ""
+    """The fused-MoE kernel the deployment chose where it is not the release's default: "trtllm", the TensorRT-LLM-gen
+    kernel (TensorRT-LLM's moe_config backend TRTLLM, SGLang's --enable-flashinfer-trtllm-moe or --moe-runner-backend
+    flashinfer_trtllm, vLLM's --moe-backend flashinfer_trtllm), priced for NVFP4 experts on compute capability 10
+    (moe_runner; with_moe_backend); "": the release's default."""
     """The decode attention kernel the deployment chose where it is not the release's default (the
     server's --attention-backend): "triton", SGLang's Triton backend, whose split-KV decode kernel the
     step model prices (StepModel.attn_floor_s; with_attention_backend); "": the release's default."""
@@ -1882,6 +1887,26 @@ def attention_backend_name(backend: str | None, where: str = "attention_backend"
     return key
 
 
+MOE_BACKENDS = {"default": "", "trtllm": "trtllm", "flashinfer_trtllm": "trtllm"}
+"""The fused-MoE kernels --moe-backend names (Engine.moe_backend), by the names the engines give them: TensorRT-LLM's
+moe_config backend TRTLLM, SGLang's and vLLM's flashinfer_trtllm."""
+
+
+def with_moe_backend(e: Engine, backend: str | None, where: str = "moe_backend") -> Engine:
+    """``e`` running its routed experts on the fused-MoE kernel ``backend`` names (None, "" or "default": the release's
+    own; MOE_BACKENDS); an unknown name is refused in one line with the closest ones."""
+    key = (backend or "").strip().lower() or "default"
+    if key not in MOE_BACKENDS:
+        near = closest(key, MOE_BACKENDS)
+        raise KvcalcError(
+            f"unknown MoE backend {str(backend)[:40]!r}",
+            where,
+            ("did you mean " + ", ".join(near) + "? " if near else "")
+            + "default, or trtllm (the TensorRT-LLM-gen kernel; flashinfer_trtllm is the same)",
+        )
+    return replace(e, moe_backend="trtllm") if MOE_BACKENDS[key] else e
+
+
 def with_attention_backend(e: Engine, backend: str | None, where: str = "attention_backend") -> Engine:
     """``e`` running the decode attention kernel ``backend`` names (None, "" or "default": the release's
     own). Only SGLang's Triton backend, in the releases whose splits the step model follows
@@ -2128,7 +2153,9 @@ def allreduce_norm_fusion(e: Engine | None, model: ModelSpec, gpu: str, tp: int,
     return False
 
 
-MoeRunner = Literal["default", "triton_mxfp4", "flashinfer_trtllm", "flashinfer_trtllm_bf16"]
+MoeRunner = Literal[
+    "default", "triton_mxfp4", "flashinfer_trtllm", "flashinfer_trtllm_bf16", "flashinfer_trtllm_fp4", "cutlass_fp4"
+]
 """The fused-MoE kernel a deployment's routed experts run on, where it is not the one kvcalc's default figures measure
 (vLLM's Triton fused-MoE: StepConstants.moe_latency_s, MOE_ETA)."""
 
@@ -2219,6 +2246,33 @@ checkpoint without a quantization config keeps None unless its safetensors hold 
 0.5.18, 0.5.19 and 0.5.23. GLM-4.7-Flash's and MiniMax-M2's stay on Triton."""
 
 
+_FI_FP4 = frozenset({"deepseek_v3", "kimi_k2", "qwen3_moe", "glm4_moe"})
+SGLANG_FLASHINFER_MOE_FP4: dict[str, frozenset[str]] = dict.fromkeys(
+    ("sglang@0.5.12", "sglang@0.5.14", "sglang@0.5.16", "sglang@0.5.17", "sglang@0.5.18", "sglang@0.5.19", "sglang@0.5"),
+    _FI_FP4,
+)
+"""The SGLang records that run a ModelOpt NVFP4 checkpoint's routed experts with the TensorRT-LLM-gen fp4 kernel
+(FlashInfer's trtllm_fp4_block_scale_moe) on compute capability 10 by themselves, and the catalog's model types they do
+it for (moe_runner): from 0.5.10, whose ModelConfig rewrites a config.json "modelopt" quant_method to modelopt_fp4
+(configs/model_config.py _parse_quant_hf_config), so that the DeepSeek (DeepSeek-V3/R1 and Kimi-K2's class), Qwen3-MoE
+and GLM-4.5/4.6 hooks set the flashinfer_trtllm runner (server_args.py; from 0.5.16 arg_groups/overrides.py); read in
+0.5.10, 0.5.12, 0.5.14, 0.5.16, 0.5.17, 0.5.18, 0.5.19 and 0.5.23. 0.5.3 to 0.5.9 run them with SGLang's CUTLASS
+kernel (layers/quantization/modelopt_quant.py cutlass_moe_fp4, the method's fall-through) unless the server is told
+(--enable-flashinfer-trtllm-moe, --moe-runner-backend flashinfer_trtllm: Engine.moe_backend). Other models keep the
+CUTLASS figures."""
+
+
+_V_FP4 = _V_MOE_GROUPED | _V_MOE_SOFTMAX
+VLLM_FLASHINFER_MOE_FP4: dict[str, frozenset[str]] = dict.fromkeys(VLLM_FLASHINFER_MOE, _V_FP4)
+"""The vLLM records that run a ModelOpt NVFP4 checkpoint's routed experts with FlashInfer's TensorRT-LLM-gen fp4 kernel
+(monolithic, its routing inside) on compute capability 10 by default without EP or EPLB, and the catalog's model types
+they do it for (moe_runner): from 0.15.0 the NVFP4 MoE oracle takes the first supported backend of a list that starts
+with FLASHINFER_TRTLLM (model_executor/layers/fused_moe/oracle/nvfp4.py), which takes the routers vLLM labels
+DeepSeekV3 and Renormalize (experts/trtllm_nvfp4_moe.py _supports_routing_method; earlier
+quantization/utils/flashinfer_fp4_moe.py); read in 0.14.0, 0.15.0 to 0.22.1, 0.24.0 and 0.34.0. 0.14 runs vLLM's
+CUTLASS kernel (CutlassExpertsFp4) unless VLLM_USE_FLASHINFER_MOE_FP4 is set."""
+
+
 _V_BF16 = _V_MOE_GROUPED | _V_MOE_SOFTMAX | {"qwen3_next", "qwen3_5_moe_text", "mixtral"}
 VLLM_FLASHINFER_MOE_BF16: dict[str, frozenset[str]] = dict.fromkeys(("vllm@0.20", "vllm@0.21", "vllm@0.33"), _V_BF16)
 """The vLLM records that run 16-bit routed experts with FlashInfer's TensorRT-LLM 16-bit kernel on compute capability
@@ -2236,7 +2290,13 @@ longer requires flashinfer-cubin, without which (or nvcc) FlashInfer counts as a
 
 
 def moe_runner(
-    e: Engine | None, model: ModelSpec, gpu: GPUSpec, ep: int, fp8_experts: bool, bf16_experts: bool = False
+    e: Engine | None,
+    model: ModelSpec,
+    gpu: GPUSpec,
+    ep: int,
+    fp8_experts: bool,
+    bf16_experts: bool = False,
+    fp4_experts: bool = False,
 ) -> MoeRunner:
     """The fused-MoE kernel ``e`` runs ``model``'s routed experts with on ``gpu`` without expert parallelism:
 
@@ -2253,7 +2313,20 @@ def moe_runner(
     SGLang record picks that runner on SM100 for ``model`` (SGLANG_FLASHINFER_MOE_BF16) or a vLLM record its
     unquantized oracle's first choice there (VLLM_FLASHINFER_MOE_BF16);
 
+    'flashinfer_trtllm_fp4': NVFP4 experts at the fp4 peak (``fp4_experts``) on the TensorRT-LLM-gen fp4 kernel, where
+    a vLLM or SGLang record picks it for ``model`` (VLLM_FLASHINFER_MOE_FP4, SGLANG_FLASHINFER_MOE_FP4) or the
+    deployment asked for it (Engine.moe_backend "trtllm"); 'cutlass_fp4': other NVFP4 experts at the fp4 peak without
+    EP, a CUTLASS grouped-GEMM MoE (vLLM 0.14's CutlassExpertsFp4, SGLang's cutlass_moe_fp4 to 0.5.9, TensorRT-LLM's
+    default CUTLASS backend: tensorrt_llm/llmapi/llm_args.py MoeConfig.backend, default 'CUTLASS' until an AUTO
+    choice was added), with no engine named too;
+
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
+    if fp4_experts and ep == 1:
+        fi = e is not None and (
+            e.moe_backend == "trtllm"
+            or model.architecture in (SGLANG_FLASHINFER_MOE_FP4.get(e.key) or VLLM_FLASHINFER_MOE_FP4.get(e.key) or ())
+        )
+        return "flashinfer_trtllm_fp4" if fi else "cutlass_fp4"
     if e is None or ep != 1:
         return "default"
     q = model.quantization

@@ -80,10 +80,13 @@ class StepConstants:
     eta_c_fp8: float = 0.35
     """Share of the dense fp8 peak FLOP/s that fp8 (W8A8) matmuls reach: half eta_c, as vLLM's fp8
     kernels reach half the share of their peak that the same shapes reach in bf16."""
+    eta_c_fp4: float = 0.35
+    """Share of the dense fp4 peak FLOP/s that NVFP4 (W4A4) matmuls reach: half eta_c, as vLLM's NVFP4
+    kernels on Blackwell reach about half the share of their peak that the same shapes reach in bf16."""
     eta_c_gemm: float | None = None
     """Share of the dense peak at their precision that the dense matmuls reach; None: the GPU's
     measured share where its spec has one for matmuls at that precision (GemmSpec.compute_share), else
-    eta_c at 16 bits and eta_c_fp8 at fp8."""
+    eta_c at 16 bits, eta_c_fp8 at fp8 and eta_c_fp4 at fp4."""
     fixed_s: float = 0.0005
     """Per-step engine cost outside the kernels (scheduling, input preparation, output
     processing), seconds."""
@@ -117,6 +120,14 @@ class StepConstants:
     """Latency of one fused routed-expert call of 16-bit experts run by FlashInfer's TensorRT-LLM kernel
     (Kernels.moe_flashinfer_bf16, on SM100: StepModel.moe_flashinfer_bf16) beyond its bytes, seconds: in place of
     moe_latency_s."""
+    moe_flashinfer_fp4_s: float = 14e-6
+    """Latency of one fused routed-expert call of NVFP4 experts run by the TensorRT-LLM-gen fp4 block-scale kernel
+    (FlashInfer's, or TensorRT-LLM's TRTLLM MoE backend; Kernels.moe_fp4, StepModel.moe_fp4 'flashinfer_trtllm_fp4')
+    beyond its bytes, seconds: in place of moe_latency_s and moe_quant_s."""
+    moe_cutlass_fp4_s: float = 86e-6
+    """Latency of one fused routed-expert call of NVFP4 experts run by a CUTLASS grouped-GEMM MoE (the engines' other
+    NVFP4 MoE path on Blackwell; Kernels.moe_fp4, StepModel.moe_fp4 'cutlass_fp4') beyond its bytes, seconds: in place
+    of moe_latency_s and moe_quant_s."""
     kernel_gap_s: float = 2.7e-6
     """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
     with the spacing before the next, seconds."""
@@ -152,7 +163,7 @@ class StepConstants:
     """'defaults', or the calibration file these came from."""
 
     def check(self) -> StepConstants:
-        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "eta_c_gemm", "moe_eta_c"):
+        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "eta_c_fp4", "eta_c_gemm", "moe_eta_c"):
             v = getattr(self, name)
             if v is not None and not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
@@ -188,8 +199,8 @@ class StepConstants:
 
     def with_efficiency(self, eta: float) -> StepConstants:
         """The constants with one efficiency for bandwidth (the matmuls' weight reads too) and compute,
-        16-bit and fp8 (--efficiency)."""
-        return replace(self, eta_bw=eta, eta_gemm=eta, eta_c=eta, eta_c_fp8=eta, eta_c_gemm=eta)
+        16-bit, fp8 and fp4 (--efficiency)."""
+        return replace(self, eta_bw=eta, eta_gemm=eta, eta_c=eta, eta_c_fp8=eta, eta_c_fp4=eta, eta_c_gemm=eta)
 
     def request_path_s(self, prompt: Any) -> Any:
         """Seconds before the engine sees a request of ``prompt`` tokens."""
@@ -225,20 +236,27 @@ MOE_ETA: dict[str, tuple[float, float]] = {
     "fp8": (0.311, 459.0),
     "fp8_flashinfer": (0.180, 217.0),
     "bf16_flashinfer": (0.399, 149.0),
+    "fp4_flashinfer": (0.429, 1095.0),
+    "fp4_cutlass": (0.489, 3600.0),
 }
 """(a, b) of the routed experts' share of the peak, a x n / (n + b) for an expert width n on one GPU, by
 the experts' compute dtype: vLLM's Triton fused-MoE kernels as measured (DEFAULT_SOURCES['moe_eta_c']);
 'fp8_flashinfer': FlashInfer's TensorRT-LLM fp8 block-scale kernel on B200 (DEFAULT_SOURCES['moe_flashinfer_s']);
-'bf16_flashinfer': its 16-bit kernel on B200 (DEFAULT_SOURCES['moe_flashinfer_bf16_s'])."""
+'bf16_flashinfer': its 16-bit kernel on B200 (DEFAULT_SOURCES['moe_flashinfer_bf16_s']); 'fp4_flashinfer': the
+TensorRT-LLM-gen NVFP4 kernel on B200, at the fp4 peak (DEFAULT_SOURCES['moe_flashinfer_fp4_s']); 'fp4_cutlass':
+TensorRT-LLM's CUTLASS NVFP4 MoE on B200, at the fp4 peak (DEFAULT_SOURCES['moe_cutlass_fp4_s'])."""
 MOE_ETA_OTHER = 0.15
 """The share where the fit does not reach: MXFP4 experts (another kernel), and expert parallelism, whose
 measured ranks lose efficiency with EP's size at a given width; the middle of the EP 8 tables at 16,384
 tokens (DEFAULT_SOURCES['moe_eta_c'])."""
 
 
-def gemm_block(gpu: GPUSpec, fp8: bool = False) -> GemmSpec | None:
+def gemm_block(gpu: GPUSpec, fp8: bool = False, fp4: bool = False) -> GemmSpec | None:
     """The GPU spec's measured matmul figures for a step's matmuls: its fp8 ones (GPUSpec.gemm_fp8)
-    where the matmuls run at fp8 and it has them, else its bf16 ones (GPUSpec.gemm), else None."""
+    where the matmuls run at fp8 and it has them, its NVFP4 ones (GPUSpec.gemm_fp4) where they run at fp4
+    and it has them, else its bf16 ones (GPUSpec.gemm), else None."""
+    if fp4 and gpu.gemm_fp4 is not None:
+        return gpu.gemm_fp4
     return gpu.gemm_fp8 if fp8 and gpu.gemm_fp8 is not None else gpu.gemm
 
 
@@ -255,22 +273,32 @@ def gpu_mla_s(gpu: GPUSpec, mla: MlaKernel) -> float | None:
 
 
 def for_gpu(
-    constants: StepConstants, gpu: GPUSpec, fp8: bool = False, compute_dtype: str | None = None, mla: MlaKernel = "default"
+    constants: StepConstants,
+    gpu: GPUSpec,
+    fp8: bool = False,
+    compute_dtype: str | None = None,
+    mla: MlaKernel = "default",
+    fp4_share: float = 1.0,
 ) -> StepConstants:
     """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
     and latency (GPUSpec.gemm, or GPUSpec.gemm_fp8 for ``fp8`` matmuls where it has them: gemm_block),
     the share of the peak its measured matmuls reach where they ran at ``compute_dtype``, the step's
     matmuls' precision (GemmSpec.compute_share), its decode attention's cost per request and KV
     head (GPUSpec.attention) and its MLA attention call's latency (GPUSpec.mla) where its spec has
-    them, else eta_bw, GEMM_LATENCY_S, eta_c or eta_c_fp8, ATTN_REQUEST_S and MLA_ATTN_LATENCY_S.
+    them, else eta_bw, GEMM_LATENCY_S, eta_c, eta_c_fp8 or eta_c_fp4, ATTN_REQUEST_S and MLA_ATTN_LATENCY_S.
+    Matmuls at fp4 take the GPU's NVFP4 figures (GPUSpec.gemm_fp4) where it has them; where only ``fp4_share`` of
+    them are NVFP4 (fp4_matmul_share: DeepSeek's NVFP4 checkpoints keep MLA in 16 bits), each its own format's
+    latency, and the bf16 block's bandwidth share.
     ``mla``: whose MLA decode call the deployment runs (engines.mla_kernel): vLLM's measured module, SGLang's own
     call (GPUSpec.mla's sglang_latency_us where it has one), or SGLang's Triton backend, whose split-KV kernel the step
     model prices apart (attn_floor_s) and which keeps MLA_ATTN_LATENCY_S."""
-    g = gemm_block(gpu, fp8)
+    g = gemm_block(gpu, fp8, compute_dtype == "fp4" and fp4_share >= 1.0)
     eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
     lat = constants.gemm_latency_s
     if lat is None:
         lat = g.latency_us * 1e-6 if g else GEMM_LATENCY_S
+        if compute_dtype == "fp4" and fp4_share < 1.0 and gpu.gemm_fp4 is not None:
+            lat = fp4_share * gpu.gemm_fp4.latency_us * 1e-6 + (1.0 - fp4_share) * lat
     per = constants.attn_request_s
     if per is None:
         per = gpu.attention.request_head_ns * 1e-9 if gpu.attention else ATTN_REQUEST_S
@@ -387,6 +415,11 @@ DEFAULT_SOURCES: dict[str, str] = {
     "0.46-0.51 (H200) and 0.47 (B200) of the share of the fp8 peak that the same M x N x K reaches in bf16 of the bf16 "
     "peak, over the shapes compute-bound in both (AIConfigurator's measured gemm_perf tables, ai-dynamo/aiconfigurator "
     "095f58a; 0.39-0.41 of the fp8 peak against 0.76-0.77 of the bf16 peak on Hopper): eta_c x 0.50",
+    "eta_c_fp4": "vLLM 0.24's NVFP4 matmuls (FlashInferCuteDslNvFp4LinearKernel) reach a median 0.54 (B200) and 0.51 "
+    "(GB200) of the share of the fp4 peak that the same M x N x K reaches in bf16 of the bf16 peak, over 5,673 shapes of "
+    "1,024 tokens or more and 16 M weights or more (0.369 and 0.343 of the fp4 peak; SGLang 0.5.14's CuteDSL NVFP4 "
+    "GEMMs on B200: 0.57), AIConfigurator's measured gemm_perf tables (ai-dynamo/aiconfigurator 095f58a; "
+    "bench/fit_gemm_fp8.py DIR fp4): eta_c x 0.50, as for fp8",
     "eta_c_gemm": "the GPU spec's measured share where it has one for matmuls at the step's precision (gemm.compute_share): "
     "MI300X 0.28 of the dense fp8 peak, AMD aiter's tuned fp8 block-scale GEMMs of 32 weight shapes at 16 to 16,384 tokens "
     "(ROCm/aiter@466ccb7 model_configs, bench/data/mi300x-aiter-fp8-gemm-466ccb7.csv), fitted with the latency and the "
@@ -447,6 +480,21 @@ DEFAULT_SOURCES: dict[str, str] = {
     "(MOE_ETA['bf16_flashinfer']; median |log(model / measured)| 0.167, model / measured 1.00 at 1-16 tokens, 1.18 at "
     "17-511, 0.98 at 512-2,047, 1.07 beyond; the Triton figures, 28 us and 0.666 n / (n + 545), give 0.253 and 1.42 at "
     "1-16 tokens; bench/fit_moe_eta.py DIR b200-flashinfer-bf16)",
+    "moe_flashinfer_fp4_s": "the same B200 table's 2,079 calls of FlashInfer's TensorRT-LLM-gen NVFP4 kernel "
+    "(trtllmnvfp4expertsmonolithic) under power-law 1.01 routing without EP, taken the same way at 4.5 bits a weight "
+    "and the fp4 peak (9 PFLOP/s): 13.7 us beyond the root-sum-square term over 1 to 16 tokens, and a share of "
+    "0.429 n / (n + 1095) (MOE_ETA['fp4_flashinfer']; median |log(model / measured)| 0.165, model / measured 1.00 at "
+    "1-16 tokens, 0.94 at 17-511, 0.82 at 512-2,047, 1.05 beyond). TensorRT-LLM 1.2.0rc5's B200 table times the same "
+    "kernel family (its TRTLLM backend, min-latency mode: 1,072 calls) at 14.1 us, and vLLM 0.19's at 18.8 us "
+    "(bench/fit_moe_eta.py DIR b200-fp4)",
+    "moe_cutlass_fp4_s": "TensorRT-LLM 1.2.0rc5's B200 fused-MoE table (ai-dynamo/aiconfigurator 095f58a), its 1,215 "
+    "calls of the CUTLASS NVFP4 MoE (moe_torch_flow_cutlass, in a CUDA graph) under power-law 1.01 routing without EP, "
+    "taken as moe_flashinfer_fp4_s is: 86.4 us beyond the root-sum-square term over 1 to 16 tokens, and a share of "
+    "0.489 n / (n + 3600) of the fp4 peak (MOE_ETA['fp4_cutlass']; median |log| 0.263). vLLM 0.24's 135 calls of "
+    "FlashInfer's CUTLASS NVFP4 MoE give 77.1 us and 0.196 n / (n + 1156). No table times vLLM's or SGLang's own "
+    "CUTLASS NVFP4 MoE; they take these figures. Under EP the same table's CUTLASS calls at EP 8 and 16,384 tokens "
+    "reach 0.037 of the fp4 peak and the TensorRT-LLM-gen ones 0.065: NVFP4 experts under EP keep MOE_ETA_OTHER's "
+    "16-bit rate, 0.0375 of it (bench/fit_moe_eta.py DIR b200-fp4)",
     "moe_quant_s": "the same tables' block-scaled fp8 calls (vLLM 0.24's Triton fused-MoE, H100 SXM and H200 without EP, "
     "power-law 1.01 routing; ai-dynamo/aiconfigurator 095f58a; bench/fit_moe_eta.py): over their 1 to 16-token rows "
     "the measured time less the touched experts' root-sum-square term has a median of 38.2 us where the 16-bit "
@@ -552,6 +600,12 @@ class Kernels:
     moe_flashinfer_bf16: int = 0
     """Of the fused routed-expert calls, those of 16-bit experts FlashInfer's TensorRT-LLM kernel runs
     (StepModel.moe_flashinfer_bf16), each charged moe_flashinfer_bf16_s in place of moe_latency_s."""
+    moe_flashinfer_fp4: int = 0
+    """Of the fused routed-expert calls, those of NVFP4 experts the TensorRT-LLM-gen fp4 kernel runs (StepModel.moe_runner
+    'flashinfer_trtllm_fp4'), each charged moe_flashinfer_fp4_s in place of moe_latency_s."""
+    moe_cutlass_fp4: int = 0
+    """Of the fused routed-expert calls, those of NVFP4 experts a CUTLASS grouped-GEMM MoE runs (StepModel.moe_runner
+    'cutlass_fp4'), each charged moe_cutlass_fp4_s in place of moe_latency_s."""
     moe_quant: int = 0
     """Of the fused routed-expert calls, those of quantized experts (fp8 W8A8; MXFP4 where vLLM or SGLang runs them
     with OpenAI's Triton kernel on Hopper: StepModel.mxfp4_triton), each charged moe_quant_s beyond moe_latency_s: the
@@ -690,8 +744,9 @@ def layer_kernels(
     g += (layers - moe) * 2 + moe * (1 + shared)
     k += layers * 2 + (layers - moe) + moe * (routing_kernels(model) + shared_activation_kernels(model))
     inner, fp8 = moe * 2, 0
-    if compute_dtype == "fp8":
-        q, q_experts = quant_kernels(model, weight_dtype, mla_qkv_a_fused), expert_quant_kernels(model, weight_dtype)
+    if compute_dtype in ("fp8", "fp4"):
+        fp4 = compute_dtype == "fp4"
+        q, q_experts = quant_kernels(model, weight_dtype, mla_qkv_a_fused, fp4), expert_quant_kernels(model, weight_dtype, fp4)
         k, inner, fp8 = k + q - q_experts, inner + q_experts, q_experts // 2
     return Kernels(g, a, am, moe, k, inner, moe_quant=fp8)
 
@@ -708,6 +763,25 @@ def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
     if f.experts in FP8_CHECKPOINTS and "experts" not in roles:
         roles = (*roles, "experts")
     return roles
+
+
+def _fp4_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
+    """The weight roles a checkpoint stores in NVFP4 (its quantization config, or the layout --weight-dtype fp4
+    stands for)."""
+    from kvcalc.engine.weights import WeightFormats
+
+    f = WeightFormats.of(model, weight_dtype)
+    if f.quantization is not None and f.quantization.method == "nvfp4":
+        return tuple(f.quantization.roles)
+    return ()
+
+
+def fp4_matmul_share(model: ModelSpec, weight_dtype: str | None) -> float:
+    """Of the matmuls outside the routed experts that a decode step runs (layer_kernels at 16 bits), the share that are
+    NVFP4 linear layers (one 4-bit quantization kernel each: quant_kernels less those inside the experts' calls)."""
+    n = layer_kernels(model, weight_dtype).gemm
+    q = quant_kernels(model, weight_dtype, fp4=True) - expert_quant_kernels(model, weight_dtype, fp4=True)
+    return min(q / n, 1.0) if n else 1.0
 
 
 def bf16_experts(model: ModelSpec, weight_dtype: str | None) -> bool:
@@ -728,15 +802,16 @@ def mla_fewer_matmuls(kind: LayerKind, fused: bool) -> int:
     return 1 if fused and isinstance(kind, MLA) and kind.q_lora_rank else 0
 
 
-def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_fused: bool = False) -> int:
-    """Kernels a step spends quantizing activations for fp8 (W8A8) matmuls: one before each fp8
+def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_fused: bool = False, fp4: bool = False) -> int:
+    """Kernels a step spends quantizing activations for fp8 (W8A8) matmuls (``fp4``: NVFP4 W4A4 ones, one
+    scaled_fp4_quant a linear layer as vLLM's NVFP4 linear kernels run it) : one before each fp8
     linear layer (vLLM 0.11's Fp8LinearMethod: per_token_group_quant_fp8 for block scales,
     vllm/model_executor/layers/quantization/utils/fp8_utils.py apply_w8a8_block_fp8_linear;
     scaled_fp8_quant otherwise, w8a8_utils.py Fp8LinearOp; its RMSNorm-and-quant fusion pass is off by
     default, config/compilation.py enable_fusion) and two in each fused routed-expert call, before
     each of its multiplies (fused_moe.py, moe_kernel_quantize_input; :func:`expert_quant_kernels`)."""
-    roles = _fp8_roles(model, weight_dtype)
-    n = expert_quant_kernels(model, weight_dtype)
+    roles = _fp4_roles(model, weight_dtype) if fp4 else _fp8_roles(model, weight_dtype)
+    n = expert_quant_kernels(model, weight_dtype, fp4)
     if "attn" in roles:
         n += sum(c * model.layer_kinds[name].mixer_linears() for name, c in model.layer_counts().items())
         kinds = model.layer_kinds
@@ -753,11 +828,12 @@ def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_f
     return n
 
 
-def expert_quant_kernels(model: ModelSpec, weight_dtype: str | None = None) -> int:
+def expert_quant_kernels(model: ModelSpec, weight_dtype: str | None = None, fp4: bool = False) -> int:
     """Of :func:`quant_kernels`, those inside the fused routed-expert calls: two a call where the
-    routed experts are stored in fp8."""
+    routed experts are stored in fp8 (``fp4``: in NVFP4)."""
     moe = model.moe.num_moe_layers if model.moe else 0
-    return 2 * moe if "experts" in _fp8_roles(model, weight_dtype) else 0
+    roles = _fp4_roles(model, weight_dtype) if fp4 else _fp8_roles(model, weight_dtype)
+    return 2 * moe if "experts" in roles else 0
 
 
 def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, kernels: Kernels | None = None) -> float:
@@ -770,9 +846,11 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
         n.gemm * (GEMM_LATENCY_S if c.gemm_latency_s is None else c.gemm_latency_s)
         + n.attention * c.attn_latency_s
         + n.mla_attention * (MLA_ATTN_LATENCY_S if c.mla_attn_latency_s is None else c.mla_attn_latency_s)
-        + (n.moe - n.moe_flashinfer - n.moe_flashinfer_bf16) * c.moe_latency_s
+        + (n.moe - n.moe_flashinfer - n.moe_flashinfer_bf16 - n.moe_flashinfer_fp4 - n.moe_cutlass_fp4) * c.moe_latency_s
         + n.moe_flashinfer * c.moe_flashinfer_s
         + n.moe_flashinfer_bf16 * c.moe_flashinfer_bf16_s
+        + n.moe_flashinfer_fp4 * c.moe_flashinfer_fp4_s
+        + n.moe_cutlass_fp4 * c.moe_cutlass_fp4_s
         + n.moe_quant * c.moe_quant_s
         + n.small * c.kernel_gap_s
     )
@@ -911,11 +989,16 @@ def fp8_block_scaled(model: ModelSpec, weight_dtype: str | None = None) -> bool:
 
 def matmul_dtype(model: ModelSpec, gpu: GPUSpec, weight_dtype: str | None = None) -> str:
     """The precision a checkpoint's matmuls run in: fp8 for fp8 weights on a GPU with fp8 units
-    (vLLM and SGLang run fp8 checkpoints W8A8 there), 16-bit otherwise."""
+    (vLLM and SGLang run fp8 checkpoints W8A8 there), fp4 for NVFP4 weights on a GPU with fp4 units (vLLM's
+    ModelOpt NVFP4 linear and MoE methods quantize the activations to NVFP4 on compute capability 10:
+    model_executor/layers/quantization/modelopt.py, read in 0.24.0; on other GPUs they run the weights through
+    Marlin's 16-bit kernels), 16-bit otherwise."""
     wd = weight_dtype or model.weight_dtype
     q = model.quantization.method if model.quantization and not weight_dtype else ""
     if (wd in FP8_CHECKPOINTS or q.startswith("fp8")) and gpu.flops_fp8:
         return "fp8"
+    if gpu.flops_fp4 and _fp4_roles(model, weight_dtype):
+        return "fp4"
     return "bf16"
 
 
@@ -1009,8 +1092,12 @@ class StepModel:
         per-channel scales); block-scaled fp8 checkpoints keep the gemm block's figures (fp8_block_scaled)."""
         self.mla_kernel = mla_kernel(engine, gpu, model)
         """Whose measured MLA decode call the model's MLA layers take (engines.mla_kernel; for_gpu)."""
-        self.c = for_gpu(for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel).check()
-        g = gemm_block(gpu, self.fp8_measured)
+        self.fp4_share = fp4_matmul_share(model, weight_dtype) if self.compute_dtype == "fp4" else 1.0
+        """Of the step's matmuls outside the routed experts, the share that are NVFP4 (fp4_matmul_share; 1 off fp4)."""
+        self.c = for_gpu(
+            for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel, self.fp4_share
+        ).check()
+        g = gemm_block(gpu, self.fp8_measured, self.compute_dtype == "fp4" and self.fp4_share >= 1.0)
         self.mm_added = g is not None and g.combine == "sum" and g.compute_dtype == self.compute_dtype
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
         their root-sum-square (matmul_s)."""
@@ -1036,20 +1123,22 @@ class StepModel:
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads)
         self._links()
         fp8_experts = self.compute_dtype == "fp8" and "experts" in _fp8_roles(model, weight_dtype)
-        self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype))
+        fp4_experts = self.compute_dtype == "fp4" and "experts" in _fp4_roles(model, weight_dtype)
+        self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype), fp4_experts)
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
         calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'], 'flashinfer_trtllm_bf16' calls
-        moe_flashinfer_bf16_s and MOE_ETA['bf16_flashinfer'] (DEFAULT_SOURCES)."""
+        moe_flashinfer_bf16_s and MOE_ETA['bf16_flashinfer'], 'flashinfer_trtllm_fp4' calls moe_flashinfer_fp4_s and
+        MOE_ETA['fp4_flashinfer'], 'cutlass_fp4' calls moe_cutlass_fp4_s and MOE_ETA['fp4_cutlass'] (DEFAULT_SOURCES)."""
         fused_a = engine is not None and engine.mla_qkv_a_fused
         self.kernels = self._runner_kernels(
             layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a)
         )
-        fp8 = self.compute_dtype == "fp8"
-        self.quant_kernels = quant_kernels(model, weight_dtype, fused_a) if fp8 else 0
-        """Kernels quantizing fp8 matmuls' activations: among the small ones, but for the routed experts'
+        fp8, fp4 = self.compute_dtype == "fp8", self.compute_dtype == "fp4"
+        self.quant_kernels = quant_kernels(model, weight_dtype, fused_a, fp4) if fp8 or fp4 else 0
+        """Kernels quantizing fp8 (fp4) matmuls' activations: among the small ones, but for the routed experts'
         two a call, which run inside the fused calls (Kernels.moe_inner)."""
-        self.quant_small = self.quant_kernels - expert_quant_kernels(model, weight_dtype) if fp8 else 0
+        self.quant_small = self.quant_kernels - expert_quant_kernels(model, weight_dtype, fp4) if fp8 or fp4 else 0
         """Of quant_kernels, those charged as small kernels."""
         self.ar_fusion = allreduce_norm_fusion(engine, model, gpu.name, tp, dp, self.placement.nodes)
         """Whether each TP all-reduce runs with the residual add and RMSNorm after it fused in (engines.allreduce_norm_fusion):
@@ -1216,7 +1305,7 @@ class StepModel:
         import copy
 
         new = copy.copy(self)
-        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel).check()
+        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel, self.fp4_share).check()
         new._links()
         new._gaps()
         new.attn_per_request_s = self.attn_heads * (new.c.attn_request_s or 0.0)
@@ -1258,6 +1347,12 @@ class StepModel:
         """Whether the routed experts are 16-bit on FlashInfer's TensorRT-LLM kernel (moe_runner)."""
         return self.moe_runner == "flashinfer_trtllm_bf16"
 
+    @property
+    def moe_fp4(self) -> str:
+        """Which NVFP4 MoE kernel runs the routed experts (moe_runner): 'flashinfer' (TensorRT-LLM-gen's), 'cutlass',
+        or '' where they are not NVFP4 at the fp4 peak."""
+        return {"flashinfer_trtllm_fp4": "flashinfer", "cutlass_fp4": "cutlass"}.get(self.moe_runner, "")
+
     def _runner_kernels(self, k: Kernels) -> Kernels:
         """``k`` as this deployment's fused-MoE kernel runs them: the quantized calls' extra floor (moe_quant_s) was
         measured on NVIDIA's fp8 calls (vLLM's and SGLang's Triton kernels on H100 and H200) and on the Triton MXFP4
@@ -1269,6 +1364,10 @@ class StepModel:
             return replace(k, moe_flashinfer=k.moe, moe_quant=0)
         if self.moe_flashinfer_bf16:
             return replace(k, moe_flashinfer_bf16=k.moe, moe_quant=0)
+        if self.moe_fp4 == "flashinfer":
+            return replace(k, moe_flashinfer_fp4=k.moe, moe_quant=0)
+        if self.moe_fp4 == "cutlass":
+            return replace(k, moe_cutlass_fp4=k.moe, moe_quant=0)
         return k if self.gpu.vendor == "NVIDIA" or not k.moe_quant else replace(k, moe_quant=0)
 
     def moe_eta(self, c: StepConstants) -> float:
@@ -1283,7 +1382,14 @@ class StepModel:
         # DEFAULT_SOURCES['moe_eta_c']), and EP ranks, which lose efficiency with EP's size at a given width.
         outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
         dtype = "fp8_flashinfer" if self.moe_flashinfer else "bf16_flashinfer" if self.moe_flashinfer_bf16 else self.compute_dtype
+        if self.moe_fp4:
+            dtype = f"fp4_{self.moe_fp4}"
         width = None if outside else moe_width(self.model) / self.shape.tp
+        if width is None and self.compute_dtype == "fp4" and c.moe_eta_c is None:
+            # MOE_ETA_OTHER is a share of the 16-bit and fp8 peaks; NVFP4 experts outside the fit keep the 16-bit rate it
+            # gives (0.0375 of B200's fp4 peak: TensorRT-LLM 1.2.0rc5's B200 table at EP 8 and 16,384 tokens measures
+            # 0.037 for its CUTLASS NVFP4 MoE and 0.065 for its TensorRT-LLM-gen one, DEFAULT_SOURCES['moe_cutlass_fp4_s']).
+            return MOE_ETA_OTHER * float(self.gpu.flops_bf16) / self.peak_mm, False
         # The Triton kernel's 16-bit share as measured on this GPU (GPUSpec.moe: B200, SGLang 0.5.9's table).
         spec = self.gpu.moe
         fit = (spec.bf16_a, spec.bf16_b) if spec is not None and dtype == "bf16" else None
@@ -1294,7 +1400,7 @@ class StepModel:
         (eta_c_gemm, as for_gpu fills it in), else eta_c at 16 bits and eta_c_fp8 at fp8 (W8A8)."""
         if c.eta_c_gemm is not None:
             return c.eta_c_gemm
-        return c.eta_c_fp8 if self.compute_dtype == "fp8" else c.eta_c
+        return c.eta_c_fp8 if self.compute_dtype == "fp8" else c.eta_c_fp4 if self.compute_dtype == "fp4" else c.eta_c
 
     def _links(self) -> None:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
@@ -1789,9 +1895,13 @@ class StepModel:
     def _gemm_from(self) -> str:
         """Where the matmuls' share and latency came from, when the GPU's measurements gave them."""
         c, fp8 = self.c, self.fp8_measured
-        g = gemm_block(self.gpu, fp8)
+        fp4 = self.compute_dtype == "fp4" and self.gpu.gemm_fp4 is not None
+        if fp4 and self.fp4_share < 1.0 and self.gpu.gemm is not None and c.eta_gemm == self.gpu.gemm.bandwidth_share:
+            return f", as measured on {self.gpu.name}, its matmuls' latency {self.fp4_share:.0%} the NVFP4 ones'"
+        g = gemm_block(self.gpu, fp8, fp4)
         if g is not None and c.eta_gemm == g.bandwidth_share and c.gemm_latency_s == g.latency_us * 1e-6:
-            return f", as measured on {self.gpu.name}" + (" for fp8 matmuls" if fp8 and g is self.gpu.gemm_fp8 else "")
+            which = " for fp8 matmuls" if fp8 and g is self.gpu.gemm_fp8 else " for NVFP4 matmuls" if fp4 else ""
+            return f", as measured on {self.gpu.name}{which}"
         return ""
 
     def _compute_from(self) -> str:
@@ -1833,6 +1943,10 @@ class StepModel:
                 each = f"{c.moe_flashinfer_s * 1e6:g} us (FlashInfer's TensorRT-LLM kernel)"
             elif k.moe_flashinfer_bf16:
                 each = f"{c.moe_flashinfer_bf16_s * 1e6:g} us (FlashInfer's TensorRT-LLM 16-bit kernel)"
+            elif k.moe_flashinfer_fp4:
+                each = f"{c.moe_flashinfer_fp4_s * 1e6:g} us (the TensorRT-LLM-gen NVFP4 kernel)"
+            elif k.moe_cutlass_fp4:
+                each = f"{c.moe_cutlass_fp4_s * 1e6:g} us (a CUTLASS NVFP4 MoE)"
             elif k.moe_quant:
                 kind = "MXFP4" if self.mxfp4_triton else "fp8"
                 each = f"{(c.moe_latency_s + c.moe_quant_s) * 1e6:g} us ({c.moe_quant_s * 1e6:g} of it for {kind})"

@@ -142,9 +142,9 @@ class GemmSpec:
     """The share of the datasheet memory bandwidth its weight reads reach."""
     compute_share: float | None = None
     """Where the tables measure matmuls of many tokens too: the share of the dense peak at compute_dtype
-    their math reaches, in place of StepConstants.eta_c or eta_c_fp8 for matmuls at that precision
-    (None: those)."""
-    compute_dtype: Literal["bf16", "fp8"] = "bf16"
+    their math reaches, in place of StepConstants.eta_c, eta_c_fp8 or eta_c_fp4 for matmuls at that
+    precision (None: those)."""
+    compute_dtype: Literal["bf16", "fp8", "fp4"] = "bf16"
     """The precision the tables' matmuls ran in: compute_share and combine hold for a step's matmuls at it."""
     combine: Literal["rss", "sum"] = "rss"
     """How a matmul's weight reads and its math combine in the measured tables (matmuls at compute_dtype;
@@ -163,8 +163,8 @@ class GemmSpec:
             raise ValueError("compute_share must be a fraction from 0.01 to 1")
         if self.combine not in ("rss", "sum"):
             raise ValueError(f"combine must be rss or sum, got {str(self.combine)[:40]!r}")
-        if self.compute_dtype not in ("bf16", "fp8"):
-            raise ValueError(f"compute_dtype must be bf16 or fp8, got {str(self.compute_dtype)[:40]!r}")
+        if self.compute_dtype not in ("bf16", "fp8", "fp4"):
+            raise ValueError(f"compute_dtype must be bf16, fp8 or fp4, got {str(self.compute_dtype)[:40]!r}")
 
 
 @record(kw_only=True)
@@ -258,6 +258,9 @@ class GPUSpec:
     """Dense bf16/fp16 tensor FLOP/s (never the 2:4 sparse figure)."""
     flops_fp8: Flops | None = None
     """Dense fp8 FLOP/s, where the part has fp8 units."""
+    flops_fp4: Flops | None = None
+    """Dense FLOP/s of its 4-bit floating-point units (NVFP4: e2m1 values, an fp8 scale a block of 16), where the part
+    has them (NVIDIA Blackwell); None: 4-bit checkpoints' matmuls run at the 16-bit peak."""
     interconnect_bytes_per_s: Rate | None = None
     """GPU-to-GPU bandwidth per GPU as datasheets state it: both directions together (NVLink,
     Infinity Fabric, ICI). One direction is half."""
@@ -275,6 +278,9 @@ class GPUSpec:
     gemm_fp8: GemmSpec | None = None
     """The same for fp8 (W8A8) matmuls, the latency without their input's quantization (a small kernel
     of its own in the step model); None: the gemm block's figures serve fp8 matmuls too."""
+    gemm_fp4: GemmSpec | None = None
+    """The same for NVFP4 (W4A4) matmuls, the latency without their input's 4-bit quantization; None: the gemm
+    block's figures serve them."""
     attention: AttentionSpec | None = None
     """Measured decode attention cost per request and KV head, where a public microbenchmark gives it;
     None: the step model's default (kvcalc.engine.steptime.ATTN_REQUEST_S)."""
@@ -320,10 +326,12 @@ class GPUSpec:
             conv(n, parse_rate)
         conv("flops_bf16", parse_flops)
         conv("flops_fp8", parse_flops)
+        conv("flops_fp4", parse_flops)
         # Figures no accelerator has are a typo, and would make every time in a report inf or 0.
         for name, lo, hi, words in (
             ("flops_bf16", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
             ("flops_fp8", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
+            ("flops_fp4", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
             ("memory_bandwidth_bytes_per_s", 1e8, 1e16, "100 MB/s to 10 PB/s"),
             ("interconnect_bytes_per_s", 1e6, 1e16, "1 MB/s to 10 PB/s"),
             ("host_link_bytes_per_s", 1e6, 1e16, "1 MB/s to 10 PB/s"),
@@ -347,6 +355,8 @@ class GPUSpec:
             d["gemm"] = GemmSpec(**d["gemm"])
         if isinstance(d.get("gemm_fp8"), dict):
             d["gemm_fp8"] = GemmSpec(**d["gemm_fp8"])
+        if isinstance(d.get("gemm_fp4"), dict):
+            d["gemm_fp4"] = GemmSpec(**d["gemm_fp4"])
         if isinstance(d.get("attention"), dict):
             d["attention"] = AttentionSpec(**d["attention"])
         if isinstance(d.get("moe"), dict):
