@@ -751,6 +751,12 @@ def test_engines_says_which_sglang_records_run_fp8_experts_on_flashinfers_moe_ke
         == bf16["vllm@0.33"]
         == ("DeepSeek-V3/R1, Kimi-K2, DeepSeek-V3.2, GLM-5, GLM-4.5/4.6, " + qwen + ", Mixtral")
     )
+    # NVFP4 experts (engines.VLLM_FLASHINFER_MOE_FP4, SGLANG_FLASHINFER_MOE_FP4): vLLM from 0.15 for DeepSeek's router and
+    # Qwen3's softmax one; SGLang from 0.5.10 (the sglang@0.5.12 record) for the DeepSeek, Qwen3-MoE and GLM-4.5/4.6 hooks.
+    fp4 = {k: r["rules"]["flashinfer_moe_fp4"] for k, r in rows.items()}
+    assert fp4["vllm@0.14"] == fp4["sglang@0.5.9"] == "no" and fp4["trtllm@1.2"] == "-"
+    assert fp4["vllm@0.15"] == fp4["vllm@0.33"] == grouped
+    assert fp4["sglang@0.5.12"] == fp4["sglang@0.5"] == "DeepSeek-V3/R1, Kimi-K2, GLM-4.5/4.6, Qwen3-MoE"
     assert rows["sglang@0.5.4"]["differs_from_next_newer"] == ["flashinfer_moe"]
     assert "flashinfer_moe" in rows["sglang@0.5.5"]["differs_from_next_newer"]
     pool = {k: r["rules"]["state_pool"] for k, r in rows.items()}

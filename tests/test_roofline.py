@@ -280,6 +280,25 @@ def test_kvcalc_toml_sets_the_attention_backend_for_the_commands_that_take_it(cl
     one_line_error(cli("roofline", "--batch", "1"), "attention_backend must be a name such as 'triton'", "kvcalc.toml")
 
 
+def test_kvcalc_toml_and_moe_backend_put_nvfp4_experts_on_the_tensorrt_llm_gen_kernel(cli, tmp_path, monkeypatch):
+    # TensorRT-LLM 1.1's default CUTLASS MoE against its TRTLLM backend for DeepSeek-R1 in NVFP4 at TP 4 on B200s: 58 MoE
+    # layers, 86 us a call against 14 (gpu_specs and steptime's moe_cutlass_fp4_s and moe_flashinfer_fp4_s).
+    base = ("roofline", "--model", "deepseek-v3", "--gpu", "b200", "--tp", "4", "--weight-dtype", "fp4", "--batch", "1")
+    base += ("--seq", "1000", "--engine", "trtllm@1.1", "--json")
+    cutlass = cli(*base).json()["rows"][0]["t_step_s"]
+    flag = cli(*base, "--moe-backend", "trtllm").json()["rows"][0]["t_step_s"]
+    # (and the experts' math at one token at the two kernels' shares, under a microsecond a step)
+    assert cutlass - flag == pytest.approx(58 * 72e-6, abs=1e-6)
+    (tmp_path / "kvcalc.toml").write_text('moe_backend = "flashinfer_trtllm"\n')
+    monkeypatch.chdir(tmp_path)
+    assert cli(*base).json()["rows"][0]["t_step_s"] == flag
+    assert cli(*base, "--moe-backend", "default").json()["rows"][0]["t_step_s"] == cutlass
+    (tmp_path / "kvcalc.toml").write_text('moe_backend = "trtlm"\n')
+    one_line_error(cli(*base), "unknown MoE backend 'trtlm'", "kvcalc.toml, key moe_backend", "did you mean trtllm")
+    (tmp_path / "kvcalc.toml").write_text("moe_backend = 1\n")
+    one_line_error(cli(*base), "moe_backend must be a name such as 'trtllm'", "kvcalc.toml")
+
+
 def test_an_option_from_kvcalc_toml_that_the_command_refuses_is_named_by_its_file_and_key(cli, tmp_path, monkeypatch):
     # attention_backend = "triton" is a valid name, so the file is read; the command refuses it only beside
     # what else it runs (vLLM, the default engine; a model the kernel is not priced for). The line names

@@ -2322,10 +2322,7 @@ def moe_runner(
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
     if fp4_experts and ep == 1:
-        fi = e is not None and (
-            e.moe_backend == "trtllm"
-            or model.architecture in (SGLANG_FLASHINFER_MOE_FP4.get(e.key) or VLLM_FLASHINFER_MOE_FP4.get(e.key) or ())
-        )
+        fi = e is not None and (e.moe_backend == "trtllm" or model.architecture in flashinfer_moe_models(e, fp4=True))
         return "flashinfer_trtllm_fp4" if fi else "cutlass_fp4"
     if e is None or ep != 1:
         return "default"
@@ -2346,11 +2343,13 @@ def moe_runner(
     return "default"
 
 
-def flashinfer_moe_models(e: Engine, bf16: bool = False) -> tuple[str, ...]:
-    """The catalog's model types whose fp8 (``bf16``: 16-bit) routed experts ``e`` runs on FlashInfer's TensorRT-LLM
-    MoE kernel on compute capability 10 without EP (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE and their 16-bit
-    tables), in the order kvcalc engines names them; empty where it runs them on none."""
+def flashinfer_moe_models(e: Engine, bf16: bool = False, fp4: bool = False) -> tuple[str, ...]:
+    """The catalog's model types whose fp8 (``bf16``: 16-bit; ``fp4``: NVFP4) routed experts ``e`` runs on FlashInfer's
+    TensorRT-LLM MoE kernel on compute capability 10 without EP (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE and their
+    16-bit and NVFP4 tables) by itself, in the order kvcalc engines names them; empty where it runs them on none."""
     tables = (SGLANG_FLASHINFER_MOE_BF16, VLLM_FLASHINFER_MOE_BF16) if bf16 else (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE)
+    if fp4:
+        tables = (SGLANG_FLASHINFER_MOE_FP4, VLLM_FLASHINFER_MOE_FP4)
     kinds = tables[0].get(e.key) or tables[1].get(e.key) or frozenset()
     return tuple(k for k in _FLASHINFER_MOE_WORDS if k in kinds) + tuple(sorted(kinds - _FLASHINFER_MOE_WORDS.keys()))
 
@@ -2563,6 +2562,7 @@ _RULE_LABELS = {
     "mla_decode_triton": "MLA decoded by Triton where no backend is asked for",
     "flashinfer_moe": "fp8 experts on FlashInfer's TensorRT-LLM MoE kernel (B200, GB200)",
     "flashinfer_moe_bf16": "16-bit experts on FlashInfer's TensorRT-LLM MoE kernel (B200, GB200)",
+    "flashinfer_moe_fp4": "NVFP4 experts on the TensorRT-LLM-gen MoE kernel (B200, GB200)",
     "state_pool": "a Gated DeltaNet model's state slots",
 }
 
@@ -2676,9 +2676,10 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 )
         elif f == "state_pool":
             out[f] = _state_pool_words(e)
-        elif f in ("flashinfer_moe", "flashinfer_moe_bf16"):
-            # Not a field: the models whose fp8 (16-bit) experts the record runs on that kernel (flashinfer_moe_models).
-            names = [_FLASHINFER_MOE_WORDS.get(k, k) for k in flashinfer_moe_models(e, bf16=f == "flashinfer_moe_bf16")]
+        elif f in ("flashinfer_moe", "flashinfer_moe_bf16", "flashinfer_moe_fp4"):
+            # Not a field: the models whose fp8 (16-bit, NVFP4) experts the record runs on that kernel (flashinfer_moe_models).
+            kinds = flashinfer_moe_models(e, bf16=f == "flashinfer_moe_bf16", fp4=f == "flashinfer_moe_fp4")
+            names = [_FLASHINFER_MOE_WORDS.get(k, k) for k in kinds]
             block = " (block-fp8 checkpoints)" if e.name == "vllm" and f == "flashinfer_moe" else ""
             out[f] = ", ".join(names) + block if names else ("no" if e.name in ("sglang", "vllm") else "-")
         elif f == "triton_mla_splits":
