@@ -438,6 +438,18 @@ def test_show_prints_a_gpus_measured_matmul_and_all_reduce_blocks(cli, monkeypat
     assert "decode matmul fp8 (measured) -" in " ".join(cli("show", "a100-80gb").out.split())
 
 
+def test_show_gives_the_fp4_peak_and_the_nvfp4_matmuls_where_a_spec_has_them(cli):
+    # B200: NVIDIA's 144 PFLOPS of fp4 with sparsity for 8 GPUs, 144 / 8 / 2 = 9 dense; vLLM 0.24's NVFP4 GEMMs fitted as
+    # 7.9 us less the 2.7 us of the input's quantization + bytes / (0.72 x bandwidth) (gpu_specs/b200.yaml).
+    r = cli("show", "b200")
+    text, d = " ".join(r.out.split()), cli("show", "b200", "--json").json()
+    assert "fp4 dense (NVFP4) 9.0 PFLOP/s" in text and d["spec"]["flops_fp4"] == 144e15 / 8 / 2
+    assert round(7.9 - 2.7, 1) == 5.2
+    assert "decode matmul NVFP4 (measured) 5.2 us + weight bytes / (0.72 x bandwidth)" in text and "gemm_fp4.url" in text
+    h = " ".join(cli("show", "h200").out.split())
+    assert "fp4 dense (NVFP4) -" in h and "decode matmul NVFP4 (measured) -" in h
+
+
 def test_gemma_and_granite_are_counted_as_llama_layers_with_their_own_ties():
     # Gemma 7B (vLLM gemma.py): fused QKV of 16 heads x 256, o_proj, gated MLP of 24,576, two norms a
     # layer; transformers' GemmaConfig ties the embeddings by default. Google's model card: 8.54B.

@@ -166,11 +166,13 @@ def render_show_gpu(r: Any) -> None:
         ("memory bandwidth", fmt_rate(g.memory_bandwidth_bytes_per_s)),
         ("bf16 dense", fmt_flops(g.flops_bf16)),
         ("fp8 dense", fmt_flops(g.flops_fp8) if g.flops_fp8 else "-"),
+        ("fp4 dense (NVFP4)", fmt_flops(g.flops_fp4) if g.flops_fp4 else "-"),
         ("ridge point (bf16)", f"{r.ridge_bf16:,.0f} FLOP/B"),
         ("interconnect", fmt_rate(g.interconnect_bytes_per_s) + " (bidirectional)" if g.interconnect_bytes_per_s else "-"),
         ("host link", fmt_rate(g.host_link_bytes_per_s) + " (bidirectional)" if g.host_link_bytes_per_s else "-"),
         ("decode matmul (measured)", _gemm_said(g.gemm)),
         ("decode matmul fp8 (measured)", _gemm_said(g.gemm_fp8)),
+        ("decode matmul NVFP4 (measured)", _gemm_said(g.gemm_fp4)),
         (
             "decode attention (measured)",
             f"{g.attention.request_head_ns:g} ns per request and KV head a call" if g.attention else "-",
@@ -182,7 +184,7 @@ def render_show_gpu(r: Any) -> None:
     kv_lines(c, rows)
     measured = [
         "the measured decode matmuls, decode attention, MLA calls and all-reduces name their microbenchmarks in --json "
-        "(gemm.url, gemm_fp8.url, attention.url, mla.url, allreduce.url)"
+        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url)"
     ]
     notes(
         c,
