@@ -21,8 +21,8 @@ times add: a step whose matmuls are compute-bound (a prefill chunk, hundreds of 
 reads its requests' KV in attention kernels after them (Vidur and AIConfigurator likewise add their
 operators' times). The bound (``t_bound``) is max(all bytes / bandwidth, all FLOPs / peak) with
 nothing added: no engine step is faster, and roofline prints it beside the estimate. Matmuls run
-at the checkpoint's precision where the GPU has units for it (fp8 weights at the fp8 peak: W8A8);
-attention at the 16-bit peak.
+at the checkpoint's precision where the GPU has units for it (fp8 weights at the fp8 peak: W8A8;
+NVFP4 ones at the fp4 peak: W4A4); attention at the 16-bit peak.
 
 Every other module asks this one for a step's time: roofline's estimate, plan's closed form and
 simulate's spans (``lines`` and ``span_s``: between two events the batch is fixed and its
