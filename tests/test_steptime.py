@@ -2461,6 +2461,16 @@ def test_nvfp4_checkpoints_run_their_matmuls_at_the_fp4_peak_on_blackwell():
     qw = StepModel(resolve_model("qwen3-235b-a22b"), b200, kv_dtype("fp8"), tp=4, weight_dtype="fp4")
     assert qw.fp4_share == pytest.approx(2 / 3)
     assert qw.c.gemm_latency_s == pytest.approx((2 * 5.2 + 2.9) / 3 * 1e-6)
+    # FLOPs: of a token's dense matmul parameters (active matmul parameters less 58 layers x 8 routed experts x 3 x 7,168 x
+    # 2,048), the NVFP4 ones are the dense MLPs' (3 x 3 x 7,168 x 18,432) and the shared experts' (58 x 3 x 7,168 x 2,048);
+    # the rest (MLA, the router, the LM head) run at the 16-bit peak x eta_c, the experts at the fp4 peak x their share.
+    experts, mlp, shared = 58 * 8 * 3 * 7168 * 2048, 3 * 3 * 7168 * 18432, 58 * 3 * 7168 * 2048
+    dense = ds.params_active - ds.embedding_params - experts
+    assert sm.fp4_flops == pytest.approx((mlp + shared) / dense)
+    s, f = (mlp + shared) / dense, experts / (dense + experts)
+    moe = 0.489 * 512 / (512 + 3600)  # no engine named: the CUTLASS MoE's share at 512 a GPU
+    per_flop = (1 - f) * (s / (0.35 * 9e15) + (1 - s) / (0.70 * 2.25e15)) + f / (moe * 9e15)
+    assert sm.inv_mm == pytest.approx(per_flop)
     h = StepModel(ds, h200, kv_dtype("fp8"), tp=4, weight_dtype="fp4")
     assert (h.compute_dtype, h.quant_kernels, h.peak_mm) == ("bf16", 0, 989.5e12)  # gpu_specs/h200.yaml flops_bf16
 

@@ -122,11 +122,11 @@ class StepConstants:
     moe_latency_s."""
     moe_flashinfer_fp4_s: float = 14e-6
     """Latency of one fused routed-expert call of NVFP4 experts run by the TensorRT-LLM-gen fp4 block-scale kernel
-    (FlashInfer's, or TensorRT-LLM's TRTLLM MoE backend; Kernels.moe_fp4, StepModel.moe_fp4 'flashinfer_trtllm_fp4')
+    (FlashInfer's, or TensorRT-LLM's TRTLLM MoE backend; Kernels.moe_flashinfer_fp4, StepModel.moe_fp4 'flashinfer')
     beyond its bytes, seconds: in place of moe_latency_s and moe_quant_s."""
     moe_cutlass_fp4_s: float = 86e-6
     """Latency of one fused routed-expert call of NVFP4 experts run by a CUTLASS grouped-GEMM MoE (the engines' other
-    NVFP4 MoE path on Blackwell; Kernels.moe_fp4, StepModel.moe_fp4 'cutlass_fp4') beyond its bytes, seconds: in place
+    NVFP4 MoE path on Blackwell; Kernels.moe_cutlass_fp4, StepModel.moe_fp4 'cutlass') beyond its bytes, seconds: in place
     of moe_latency_s and moe_quant_s."""
     kernel_gap_s: float = 2.7e-6
     """Time of one small kernel (a norm, rotary, an activation, routing) in a CUDA-graph decode step,
@@ -784,6 +784,19 @@ def fp4_matmul_share(model: ModelSpec, weight_dtype: str | None) -> float:
     return min(q / n, 1.0) if n else 1.0
 
 
+def fp4_flop_share(model: ModelSpec, weight_dtype: str | None) -> float:
+    """Of the FLOPs a token spends in the matmuls outside the routed experts, the share in NVFP4 linear layers: their
+    roles' parameters (engine.weights.roles_of) over the dense matmul parameters; the rest (DeepSeek's MLA in its NVFP4
+    layout, the router, the LM head) run at 16 bits."""
+    from kvcalc.engine.weights import active_matmul_params, roles_of
+
+    moe = model.moe
+    dense = active_matmul_params(model) - (moe.num_moe_layers * moe.num_experts_per_tok * moe.params_per_expert if moe else 0)
+    roles = roles_of(model)
+    fp4 = sum(getattr(roles, r, 0) or 0 for r in _fp4_roles(model, weight_dtype) if r != "experts")
+    return min(fp4 / dense, 1.0) if dense > 0 else 1.0
+
+
 def bf16_experts(model: ModelSpec, weight_dtype: str | None) -> bool:
     """Whether a checkpoint stores (or --weight-dtype lays out) its routed experts in bf16, unquantized."""
     from kvcalc.engine.weights import WeightFormats
@@ -804,7 +817,7 @@ def mla_fewer_matmuls(kind: LayerKind, fused: bool) -> int:
 
 def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_fused: bool = False, fp4: bool = False) -> int:
     """Kernels a step spends quantizing activations for fp8 (W8A8) matmuls (``fp4``: NVFP4 W4A4 ones, one
-    scaled_fp4_quant a linear layer as vLLM's NVFP4 linear kernels run it) : one before each fp8
+    scaled_fp4_quant a linear layer as vLLM's NVFP4 linear kernels run it): one before each fp8
     linear layer (vLLM 0.11's Fp8LinearMethod: per_token_group_quant_fp8 for block scales,
     vllm/model_executor/layers/quantization/utils/fp8_utils.py apply_w8a8_block_fp8_linear;
     scaled_fp8_quant otherwise, w8a8_utils.py Fp8LinearOp; its RMSNorm-and-quant fusion pass is off by
@@ -1094,6 +1107,8 @@ class StepModel:
         """Whose measured MLA decode call the model's MLA layers take (engines.mla_kernel; for_gpu)."""
         self.fp4_share = fp4_matmul_share(model, weight_dtype) if self.compute_dtype == "fp4" else 1.0
         """Of the step's matmuls outside the routed experts, the share that are NVFP4 (fp4_matmul_share; 1 off fp4)."""
+        self.fp4_flops = fp4_flop_share(model, weight_dtype) if self.compute_dtype == "fp4" else 1.0
+        """Of their FLOPs, the share in NVFP4 layers (fp4_flop_share; 1 off fp4): the rest run at the 16-bit peak."""
         self.c = for_gpu(
             for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel, self.fp4_share
         ).check()
@@ -1328,9 +1343,14 @@ class StepModel:
         experts moe_imbalance times the mean."""
         imb = c.moe_imbalance if self.ep > 1 else 1.0
         f = self.expert_share
+        dense = 1.0 / (self.eta_mm(c) * self.peak_mm)
+        if self.fp4_flops < 1.0:
+            # A partly NVFP4 checkpoint: its 16-bit dense matrices at the 16-bit peak and eta_c (or the given eta_c_gemm).
+            eta16 = c.eta_c_gemm if c.eta_c_gemm is not None else c.eta_c
+            dense = self.fp4_flops * dense + (1.0 - self.fp4_flops) / (eta16 * float(self.gpu.flops_bf16))
         if not f:
-            return 1.0 / (self.eta_mm(c) * self.peak_mm)
-        return ((1.0 - f) / self.eta_mm(c) + f * imb / self.moe_eta(c)) / self.peak_mm
+            return dense
+        return (1.0 - f) * dense + f * imb / (self.moe_eta(c) * self.peak_mm)
 
     @property
     def mxfp4_triton(self) -> bool:
@@ -1904,6 +1924,13 @@ class StepModel:
             return f", as measured on {self.gpu.name}{which}"
         return ""
 
+    def _fp4_said(self, c: StepConstants) -> str:
+        """Where a partly NVFP4 checkpoint's other dense matrices run at 16 bits (fp4_flops)."""
+        if self.fp4_flops >= 1.0:
+            return ""
+        eta16 = c.eta_c_gemm if c.eta_c_gemm is not None else c.eta_c
+        return f"; {1.0 - self.fp4_flops:.0%} of the dense FLOPs, outside NVFP4 layers, at 16-bit peak x {eta16:g}"
+
     def _compute_from(self) -> str:
         """Where the matmuls' share of the peak came from, when the GPU's measurements gave it."""
         g = gemm_block(self.gpu, self.fp8_measured)
@@ -1980,7 +2007,7 @@ class StepModel:
         parts = [
             f"step time = the {'sum' if self.mm_added else 'root-sum-square'} of (weight bytes / (bandwidth x "
             f"{self._eta_gemm(c):g}{self._gemm_from()}), matmul FLOPs / ({self.compute_dtype} peak x "
-            f"{self.eta_mm(c):g}{self._compute_from()})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
+            f"{self.eta_mm(c):g}{self._compute_from()}{self._fp4_said(c)})) + max(KV bytes / (bandwidth x {c.eta_bw:g}), attention FLOPs / (16-bit peak x {c.eta_c:g})) "
             f"+ {self.elementwise:,.0f} B a token through the small kernels / (bandwidth x {c.eta_bw:g})",
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
             f"of kernel latencies per step ({self._latencies_said()})" + self._attn_request_said(),
