@@ -2259,7 +2259,9 @@ and GLM-4.5/4.6 hooks set the flashinfer_trtllm runner (server_args.py; from 0.5
 0.5.10, 0.5.12, 0.5.14, 0.5.16, 0.5.17, 0.5.18, 0.5.19 and 0.5.23. 0.5.3 to 0.5.9 run them with SGLang's CUTLASS
 kernel (layers/quantization/modelopt_quant.py cutlass_moe_fp4, the method's fall-through) unless the server is told
 (--enable-flashinfer-trtllm-moe, --moe-runner-backend flashinfer_trtllm: Engine.moe_backend). Other models keep the
-CUTLASS figures."""
+CUTLASS figures. A checkpoint that gives its quantization in hf_quant_config.json alone, without a quantization_config in
+config.json, reaches the kernel earlier for DeepSeek's class (from 0.5.4.post1, whose hook then sets fp8 and ModelConfig
+modelopt_fp4; Qwen3-MoE from 0.5.8, read in the same wheels): kvcalc takes the config.json layout."""
 
 
 _V_FP4 = _V_MOE_GROUPED | _V_MOE_SOFTMAX
