@@ -2522,9 +2522,15 @@ def test_nvfp4_experts_take_the_tensorrt_llm_gen_kernel_where_the_release_or_the
     # 2,048-wide experts over 4 GPUs: 512 a GPU.
     assert new.moe_eta(new.c) == pytest.approx(0.429 * 512 / (512 + 1095))
     assert old.moe_eta(old.c) == pytest.approx(0.489 * 512 / (512 + 3600))
-    # Under EP: MOE_ETA_OTHER's 16-bit rate, 0.15 x 2.25 / 9 of the fp4 peak; the default runner's figures.
+    # Under EP: MOE_ETA_OTHER's 16-bit rate, 0.15 x 2.25 / 9 of the fp4 peak; the default runner's figures (28 us and
+    # 10 for the quantization) unless the deployment asks for the TensorRT-LLM-gen kernel, which SGLang runs "regardless
+    # of EP" (0.5.3): 58 calls at 14 us.
     ep = sm("vllm@0.15", ep=4)
     assert ep.moe_runner == "default" and ep.moe_eta(ep.c) == pytest.approx(MOE_ETA_OTHER * 2.25 / 9)
+    asked = sm("sglang@0.5.3", "trtllm", ep=4)
+    assert asked.moe_runner == "flashinfer_trtllm_fp4" and asked.moe_eta(asked.c) == pytest.approx(MOE_ETA_OTHER * 2.25 / 9)
+    plain = sm("sglang@0.5.3", ep=4)
+    assert plain.layer_gaps_s - asked.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 14e-6))
     assert "58 fused routed-expert calls at 14 us (the TensorRT-LLM-gen NVFP4 kernel)" in " ".join(new.describe().split())
     text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
     assert [round(s.step(1, 1000).t_step_s * 1e3, 2) for s in (sm("vllm@0.14"), sm("vllm@0.15"), old, new)] == [
@@ -2538,3 +2544,4 @@ def test_nvfp4_experts_take_the_tensorrt_llm_gen_kernel_where_the_release_or_the
         in text
     )
     assert "TensorRT-LLM 1.1: 12.98 ms with its default CUTLASS backend, 8.81 with `--moe-backend trtllm`" in text
+    assert 'SGLang runs it "regardless of EP" (`layers/moe/ep_moe/layer.py get_moe_impl_class`, 0.5.3)' in text

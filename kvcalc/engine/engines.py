@@ -2317,14 +2317,19 @@ def moe_runner(
 
     'flashinfer_trtllm_fp4': NVFP4 experts at the fp4 peak (``fp4_experts``) on the TensorRT-LLM-gen fp4 kernel, where
     a vLLM or SGLang record picks it for ``model`` (VLLM_FLASHINFER_MOE_FP4, SGLANG_FLASHINFER_MOE_FP4) or the
-    deployment asked for it (Engine.moe_backend "trtllm"); 'cutlass_fp4': other NVFP4 experts at the fp4 peak without
-    EP, a CUTLASS grouped-GEMM MoE (vLLM 0.14's CutlassExpertsFp4, SGLang's cutlass_moe_fp4 to 0.5.9, TensorRT-LLM's
+    deployment asked for it (Engine.moe_backend "trtllm", with EP too: its floor holds there, 13-16 us in vLLM 0.24's
+    B200 table at EP 2 to 8 and 18-20 in TensorRT-LLM 1.2.0rc5's, balanced routing, 1 to 16 tokens, less the busiest
+    rank's expert bytes); 'cutlass_fp4': other NVFP4 experts at the fp4 peak without EP, a CUTLASS grouped-GEMM MoE (vLLM 0.14's CutlassExpertsFp4, SGLang's cutlass_moe_fp4 to 0.5.9, TensorRT-LLM's
     default CUTLASS backend: tensorrt_llm/llmapi/llm_args.py MoeConfig.backend, default 'CUTLASS' until an AUTO
     choice was added), with no engine named too;
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
+    if fp4_experts and e is not None and e.moe_backend == "trtllm":
+        # Asked for, the kernel runs with EP too: SGLang's FlashInferFP4MoE "regardless of EP"
+        # (layers/moe/ep_moe/layer.py get_moe_impl_class, 0.5.3), TensorRT-LLM's TRTLLM backend at any EP size.
+        return "flashinfer_trtllm_fp4"
     if fp4_experts and ep == 1:
-        fi = e is not None and (e.moe_backend == "trtllm" or model.architecture in flashinfer_moe_models(e, fp4=True))
+        fi = e is not None and model.architecture in flashinfer_moe_models(e, fp4=True)
         return "flashinfer_trtllm_fp4" if fi else "cutlass_fp4"
     if e is None or ep != 1:
         return "default"
