@@ -10,6 +10,7 @@ release's accounting; ``engine("vllm@0.11")`` (or ``vllm==0.11.2``, ``vllm-0.11`
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import field, replace
 from typing import Literal
 
@@ -1873,18 +1874,22 @@ srt/layers/attention/triton_backend.py, read alike in 0.4.4.post3, 0.4.5.post3, 
 multiprocessors (_mla_decode_kv_splits_cap), not followed; the records spanning either are refused."""
 
 
+def _backend_key(backend: str | None, names: Collection[str], what: str, where: str, accepted: str) -> str:
+    """A backend's name as ``names`` spell it (None or "": "default"); an unknown one is refused in one line with the
+    closest names and what is ``accepted``."""
+    key = (backend or "").strip().lower() or "default"
+    if key not in names:
+        near = closest(key, names)
+        raise KvcalcError(
+            f"unknown {what} {str(backend)[:40]!r}", where, ("did you mean " + ", ".join(near) + "? " if near else "") + accepted
+        )
+    return key
+
+
 def attention_backend_name(backend: str | None, where: str = "attention_backend") -> str:
     """An attention backend's name as ATTENTION_BACKENDS spells it (None or "": "default"); an unknown one
     is refused in one line with the closest names."""
-    key = (backend or "").strip().lower() or "default"
-    if key not in ATTENTION_BACKENDS:
-        near = closest(key, ATTENTION_BACKENDS)
-        raise KvcalcError(
-            f"unknown attention backend {str(backend)[:40]!r}",
-            where,
-            ("did you mean " + ", ".join(near) + "? " if near else "") + "default, or triton (SGLang's Triton backend)",
-        )
-    return key
+    return _backend_key(backend, ATTENTION_BACKENDS, "attention backend", where, "default, or triton (SGLang's Triton backend)")
 
 
 MOE_BACKENDS = {"default": "", "trtllm": "trtllm", "flashinfer_trtllm": "trtllm"}
@@ -1895,15 +1900,8 @@ moe_config backend TRTLLM, SGLang's and vLLM's flashinfer_trtllm."""
 def with_moe_backend(e: Engine, backend: str | None, where: str = "moe_backend") -> Engine:
     """``e`` running its routed experts on the fused-MoE kernel ``backend`` names (None, "" or "default": the release's
     own; MOE_BACKENDS); an unknown name is refused in one line with the closest ones."""
-    key = (backend or "").strip().lower() or "default"
-    if key not in MOE_BACKENDS:
-        near = closest(key, MOE_BACKENDS)
-        raise KvcalcError(
-            f"unknown MoE backend {str(backend)[:40]!r}",
-            where,
-            ("did you mean " + ", ".join(near) + "? " if near else "")
-            + "default, or trtllm (the TensorRT-LLM-gen kernel; flashinfer_trtllm is the same)",
-        )
+    accepted = "default, or trtllm (the TensorRT-LLM-gen kernel; flashinfer_trtllm is the same)"
+    key = _backend_key(backend, MOE_BACKENDS, "MoE backend", where, accepted)
     return replace(e, moe_backend="trtllm") if MOE_BACKENDS[key] else e
 
 
