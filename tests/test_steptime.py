@@ -2527,6 +2527,10 @@ def test_nvfp4_experts_take_the_tensorrt_llm_gen_kernel_where_the_release_or_the
     # of EP" (0.5.3): 58 calls at 14 us.
     ep = sm("vllm@0.15", ep=4)
     assert ep.moe_runner == "default" and ep.moe_eta(ep.c) == pytest.approx(MOE_ETA_OTHER * 2.25 / 9)
+    # Off compute capability 10 (a spec of an RTX 5090 given an fp4 peak), the TensorRT-LLM-gen kernels do not run.
+    rtx = dataclasses.replace(resolve_gpu("rtx5090"), flops_fp4=1676e12 / 2)
+    off = StepModel(ds, rtx, kv_dtype("fp8"), tp=4, weight_dtype="fp4", engine=with_moe_backend(engine("vllm@0.15"), "trtllm"))
+    assert (off.compute_dtype, off.moe_runner) == ("fp4", "cutlass_fp4")
     asked = sm("sglang@0.5.3", "trtllm", ep=4)
     assert asked.moe_runner == "flashinfer_trtllm_fp4" and asked.moe_eta(asked.c) == pytest.approx(MOE_ETA_OTHER * 2.25 / 9)
     plain = sm("sglang@0.5.3", ep=4)

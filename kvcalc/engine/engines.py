@@ -2322,12 +2322,13 @@ def moe_runner(
     choice was added), with no engine named too;
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
-    if fp4_experts and e is not None and e.moe_backend == "trtllm":
+    sm100 = gpu.name in SM100  # the TensorRT-LLM-gen kernels are built for compute capability 10 alone
+    if fp4_experts and sm100 and e is not None and e.moe_backend == "trtllm":
         # Asked for, the kernel runs with EP too: SGLang's FlashInferFP4MoE "regardless of EP"
         # (layers/moe/ep_moe/layer.py get_moe_impl_class, 0.5.3), TensorRT-LLM's TRTLLM backend at any EP size.
         return "flashinfer_trtllm_fp4"
     if fp4_experts and ep == 1:
-        fi = e is not None and model.architecture in flashinfer_moe_models(e, fp4=True)
+        fi = sm100 and e is not None and model.architecture in flashinfer_moe_models(e, fp4=True)
         return "flashinfer_trtllm_fp4" if fi else "cutlass_fp4"
     if e is None or ep != 1:
         return "default"
