@@ -383,6 +383,8 @@ def test_the_cli_writes_a_calibration_the_other_commands_take(cli, tmp_path, mon
         ('{"constants": {"eta_bw": 3}}', "constants.eta_bw"),
         ('{"constants": {"eta_bw": "fast"}}', "constants.eta_bw"),
         ('{"constants": {"eta_c_fp8": 0}}', "constants.eta_c_fp8"),
+        ('{"constants": {"eta_c_fp4": 1.5}}', "constants.eta_c_fp4"),
+        ('{"constants": {"moe_flashinfer_fp4_s": -1}}', "constants.moe_flashinfer_fp4_s"),
         ('{"constants": {"speed": 1}}', "unknown constant"),
         # A misspelt constant names the closest ones.
         ('{"constants": {"moe_fp8_s": 1e-5}}', "did you mean moe_cutlass_fp4_s, moe_quant_s"),
@@ -553,6 +555,15 @@ def test_a_fitted_matmul_share_stands_in_for_the_gpus_measured_one():
     assert (fitted.eta_c_fp8, fitted.eta_c_gemm) == (0.2, 0.2)
     sm = StepModel(resolve_model("llama3.1-8b"), mi, BF16, weight_dtype="fp8")
     assert sm.eta_mm(sm.c) == 0.28 and sm.with_constants(fitted).eta_mm(sm.with_constants(fitted).c) == 0.2
+    # NVFP4 alike: a fitted eta_c_fp4 is the NVFP4 matrices' share; DeepSeek's 16-bit ones (77% of its dense FLOPs in
+    # the NVFP4 layout) keep eta_c at the 16-bit peak.
+    b200, ds = resolve_gpu("b200"), resolve_model("deepseek-v3")
+    fp4 = StepModel(ds, b200, BF16, tp=4, weight_dtype="fp4")
+    got = fp4.with_constants(_set(DEFAULTS, "eta_c_fp4", 0.2))
+    assert fp4.eta_mm(fp4.c) == 0.35 and got.eta_mm(got.c) == 0.2 and got.c.eta_c == 0.7
+    s, f = fp4.fp4_flops, fp4.expert_share
+    dense = s / (0.2 * 9e15) + (1 - s) / (0.7 * 2.25e15)
+    assert got.inv_mm == pytest.approx((1 - f) * dense + f / (fp4.moe_eta(got.c) * 9e15))
     # A file may leave it open (null: the GPU's) or set it; outside 0.01-1 is refused.
     f = parse_calibration(json.dumps({"constants": {"eta_c_gemm": None}, "model": "m", "gpu": "g"}), "f")
     assert f.constants["eta_c_gemm"] is None

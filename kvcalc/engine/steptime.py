@@ -1345,9 +1345,9 @@ class StepModel:
         f = self.expert_share
         dense = 1.0 / (self.eta_mm(c) * self.peak_mm)
         if self.fp4_flops < 1.0:
-            # A partly NVFP4 checkpoint: its 16-bit dense matrices at the 16-bit peak and eta_c (or the given eta_c_gemm).
-            eta16 = c.eta_c_gemm if c.eta_c_gemm is not None else c.eta_c
-            dense = self.fp4_flops * dense + (1.0 - self.fp4_flops) / (eta16 * float(self.gpu.flops_bf16))
+            # A partly NVFP4 checkpoint: its 16-bit dense matrices at the 16-bit peak and eta_c (eta_c_gemm, the share at
+            # the step's precision, is the NVFP4 matrices': a calibration that fits eta_c_fp4 sets it).
+            dense = self.fp4_flops * dense + (1.0 - self.fp4_flops) / (c.eta_c * float(self.gpu.flops_bf16))
         if not f:
             return dense
         return (1.0 - f) * dense + f * imb / (self.moe_eta(c) * self.peak_mm)
@@ -1928,8 +1928,7 @@ class StepModel:
         """Where a partly NVFP4 checkpoint's other dense matrices run at 16 bits (fp4_flops)."""
         if self.fp4_flops >= 1.0:
             return ""
-        eta16 = c.eta_c_gemm if c.eta_c_gemm is not None else c.eta_c
-        return f"; {1.0 - self.fp4_flops:.0%} of the dense FLOPs, outside NVFP4 layers, at 16-bit peak x {eta16:g}"
+        return f"; {1.0 - self.fp4_flops:.0%} of the dense FLOPs, outside NVFP4 layers, at 16-bit peak x {c.eta_c:g}"
 
     def _compute_from(self) -> str:
         """Where the matmuls' share of the peak came from, when the GPU's measurements gave it."""
