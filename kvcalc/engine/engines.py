@@ -523,14 +523,14 @@ class Engine:
     min(global_info), 0.4.6.post5 and 0.5.3; managers/scheduler_dp_attn_mixin.py, 0.5.9). Read to 0.5.9,
     where prompt batches run without CUDA graphs; not read for vLLM or later SGLang releases."""
     attention_backend: Literal["", "triton"] = ""
+    """The decode attention kernel the deployment chose where it is not the release's default (the
+    server's --attention-backend): "triton", SGLang's Triton backend, whose split-KV decode kernel the
+    step model prices (StepModel.attn_floor_s; with_attention_backend); "": the release's default."""
     moe_backend: Literal["", "trtllm"] = ""
     """The fused-MoE kernel the deployment chose where it is not the release's default: "trtllm", the TensorRT-LLM-gen
     kernel (TensorRT-LLM's moe_config backend TRTLLM, SGLang's --enable-flashinfer-trtllm-moe or --moe-runner-backend
     flashinfer_trtllm, vLLM's --moe-backend flashinfer_trtllm), priced for NVFP4 experts on compute capability 10
     (moe_runner; with_moe_backend); "": the release's default."""
-    """The decode attention kernel the deployment chose where it is not the release's default (the
-    server's --attention-backend): "triton", SGLang's Triton backend, whose split-KV decode kernel the
-    step model prices (StepModel.attn_floor_s; with_attention_backend); "": the release's default."""
     triton_mla_splits: tuple[int, int] = (0, 0)
     """The KV splits of the Triton MLA decode kernel an SGLang release runs by default whatever the batch, on
     Hopper and on gfx942 GPUs (0: not priced there): --triton-attention-num-kv-splits, 8, which 0.4.2.post2 to
@@ -2317,9 +2317,10 @@ def moe_runner(
     a vLLM or SGLang record picks it for ``model`` (VLLM_FLASHINFER_MOE_FP4, SGLANG_FLASHINFER_MOE_FP4) or the
     deployment asked for it (Engine.moe_backend "trtllm", with EP too: its floor holds there, 13-16 us in vLLM 0.24's
     B200 table at EP 2 to 8 and 18-20 in TensorRT-LLM 1.2.0rc5's, balanced routing, 1 to 16 tokens, less the busiest
-    rank's expert bytes); 'cutlass_fp4': other NVFP4 experts at the fp4 peak without EP, a CUTLASS grouped-GEMM MoE (vLLM 0.14's CutlassExpertsFp4, SGLang's cutlass_moe_fp4 to 0.5.9, TensorRT-LLM's
-    default CUTLASS backend: tensorrt_llm/llmapi/llm_args.py MoeConfig.backend, default 'CUTLASS' until an AUTO
-    choice was added), with no engine named too;
+    rank's expert bytes); 'cutlass_fp4': other NVFP4 experts at the fp4 peak without EP, a CUTLASS grouped-GEMM MoE
+    (vLLM 0.14's CutlassExpertsFp4, SGLang's cutlass_moe_fp4 to 0.5.9, TensorRT-LLM's default CUTLASS backend:
+    tensorrt_llm/llmapi/llm_args.py MoeConfig.backend, default 'CUTLASS' until an AUTO choice was added), with no
+    engine named too. The TensorRT-LLM-gen kernels are built for compute capability 10 alone (SM100);
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
     sm100 = gpu.name in SM100  # the TensorRT-LLM-gen kernels are built for compute capability 10 alone
