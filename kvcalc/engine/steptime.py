@@ -1417,7 +1417,7 @@ class StepModel:
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: the GPU's measured share where its spec has one
-        (eta_c_gemm, as for_gpu fills it in), else eta_c at 16 bits and eta_c_fp8 at fp8 (W8A8)."""
+        (eta_c_gemm, as for_gpu fills it in), else eta_c at 16 bits, eta_c_fp8 at fp8 (W8A8) and eta_c_fp4 at fp4."""
         if c.eta_c_gemm is not None:
             return c.eta_c_gemm
         return c.eta_c_fp8 if self.compute_dtype == "fp8" else c.eta_c_fp4 if self.compute_dtype == "fp4" else c.eta_c
@@ -1917,7 +1917,8 @@ class StepModel:
         c, fp8 = self.c, self.fp8_measured
         fp4 = self.compute_dtype == "fp4" and self.gpu.gemm_fp4 is not None
         if fp4 and self.fp4_share < 1.0 and self.gpu.gemm is not None and c.eta_gemm == self.gpu.gemm.bandwidth_share:
-            return f", as measured on {self.gpu.name}, its matmuls' latency {self.fp4_share:.0%} the NVFP4 ones'"
+            lat = self.gpu.gemm_fp4.latency_us if self.gpu.gemm_fp4 is not None else 0.0
+            return f", as measured on {self.gpu.name}; {self.fp4_share:.0%} of the matmuls at the NVFP4 latency, {lat:g} us"
         g = gemm_block(self.gpu, fp8, fp4)
         if g is not None and c.eta_gemm == g.bandwidth_share and c.gemm_latency_s == g.latency_us * 1e-6:
             which = " for fp8 matmuls" if fp8 and g is self.gpu.gemm_fp8 else " for NVFP4 matmuls" if fp4 else ""
