@@ -2549,3 +2549,25 @@ def test_nvfp4_experts_take_the_tensorrt_llm_gen_kernel_where_the_release_or_the
     )
     assert "TensorRT-LLM 1.1: 12.98 ms with its default CUTLASS backend, 8.81 with `--moe-backend trtllm`" in text
     assert 'SGLang runs it "regardless of EP" (`layers/moe/ep_moe/layer.py get_moe_impl_class`, 0.5.3)' in text
+
+
+def test_moe_backend_trtllm_prices_every_experts_format_it_has_figures_for_and_says_where_it_has_none():
+    """--moe-backend trtllm on compute capability 10: fp8 experts take FlashInfer's TensorRT-LLM fp8 kernel's figures
+    (22 us a call where vLLM 0.14's default Triton ones are 28 + 10) and 16-bit ones its 16-bit kernel's (8 us where
+    Triton's are 28), without EP; elsewhere (Hopper, EP, MXFP4 experts) the default kernel's, and the explanation says so."""
+    from kvcalc.engine.engines import engine, with_moe_backend
+
+    asked = with_moe_backend(engine("vllm@0.14"), "trtllm")
+
+    def sm(name: str, gpu: str = "b200", ep: int = 1, eng=asked) -> StepModel:
+        return StepModel(resolve_model(name), resolve_gpu(gpu), kv_dtype("fp8"), tp=8, ep=ep, engine=eng)
+
+    ds, plain = sm("deepseek-v3"), sm("deepseek-v3", eng=engine("vllm@0.14"))
+    assert (ds.moe_runner, plain.moe_runner) == ("flashinfer_trtllm", "default")
+    assert plain.layer_gaps_s - ds.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6))
+    qwen = sm("qwen3-235b-a22b")
+    assert qwen.moe_runner == "flashinfer_trtllm_bf16" and not qwen.moe_backend_unpriced
+    for s in (sm("deepseek-v3", "h200"), sm("deepseek-v3", ep=8), sm("gpt-oss-120b")):
+        assert s.moe_runner == "default" and s.moe_backend_unpriced
+        assert "--moe-backend trtllm is not priced for these experts here" in " ".join(s.describe().split())
+    assert "not priced" not in " ".join(ds.describe().split())

@@ -96,7 +96,7 @@ MoeBackend = Annotated[
         metavar="<backend>",
         help="Fused-MoE kernel, where the server was told one: default (the release's own) or trtllm (the "
         "TensorRT-LLM-gen kernel: TensorRT-LLM's moe_config backend TRTLLM, SGLang's and vLLM's flashinfer_trtllm; "
-        "priced for NVFP4 experts on the B200 and GB200).",
+        "priced on the B200 and GB200 for NVFP4 experts, and for fp8 and 16-bit ones without EP).",
     ),
 ]
 BlockSize = Annotated[

@@ -37,7 +37,11 @@ def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
         return float(gpu.flops_fp8)
     if compute_dtype == "fp4":
         if not gpu.flops_fp4:
-            raise KvcalcError(f"{gpu.name} has no fp4 tensor units", "compute_dtype", "bf16 or fp8 on this GPU")
+            raise KvcalcError(
+                f"{gpu.name} has no fp4 tensor units",
+                "compute_dtype",
+                "bf16 or fp8 on this GPU" if gpu.flops_fp8 else "bf16 on this GPU",
+            )
         return float(gpu.flops_fp4)
     raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16, fp8 or fp4")
 

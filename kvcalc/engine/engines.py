@@ -529,8 +529,9 @@ class Engine:
     moe_backend: Literal["", "trtllm"] = ""
     """The fused-MoE kernel the deployment chose where it is not the release's default: "trtllm", the TensorRT-LLM-gen
     kernel (TensorRT-LLM's moe_config backend TRTLLM, SGLang's --enable-flashinfer-trtllm-moe or --moe-runner-backend
-    flashinfer_trtllm, vLLM's --moe-backend flashinfer_trtllm), priced for NVFP4 experts on compute capability 10
-    (moe_runner; with_moe_backend); "": the release's default."""
+    flashinfer_trtllm, vLLM's --moe-backend flashinfer_trtllm), priced on compute capability 10 for NVFP4 experts (with
+    EP too) and for fp8 and 16-bit ones without EP (moe_runner; with_moe_backend); elsewhere the step model says it
+    is not priced; "": the release's default."""
     triton_mla_splits: tuple[int, int] = (0, 0)
     """The KV splits of the Triton MLA decode kernel an SGLang release runs by default whatever the batch, on
     Hopper and on gfx942 GPUs (0: not priced there): --triton-attention-num-kv-splits, 8, which 0.4.2.post2 to
@@ -2187,8 +2188,8 @@ checkpoint's class and its quant_method (fp8 for these models' fp8 checkpoints):
   arg_groups/model_overrides/qwen3_moe.py (read in 0.5.14, 0.5.16, 0.5.17, 0.5.18, 0.5.19 and 0.5.23).
 
 From 0.5.9 the Qwen branches take 16-bit experts too (quantization None), as from 0.5.14 DeepSeek's and from 0.5.16
-GLM-4.5/4.6's (arg_groups/overrides.py _glm4_moe_overrides); kvcalc has no measured figure of that kernel at 16 bits
-and prices those experts as the default runner's. GLM-4.5/4.6's fp8, GLM-4.7-Flash's and MiniMax-M2's experts stay on
+GLM-4.5/4.6's (arg_groups/overrides.py _glm4_moe_overrides): SGLANG_FLASHINFER_MOE_BF16, priced at that kernel's own
+16-bit figures. GLM-4.5/4.6's fp8, GLM-4.7-Flash's and MiniMax-M2's experts stay on
 the default (Triton) runner in every release read."""
 
 
@@ -2324,13 +2325,17 @@ def moe_runner(
 
     'default' otherwise, and with no engine named (which kernel runs is then not known)."""
     sm100 = gpu.name in SM100  # the TensorRT-LLM-gen kernels are built for compute capability 10 alone
-    if fp4_experts and sm100 and e is not None and e.moe_backend == "trtllm":
+    asked = sm100 and e is not None and e.moe_backend == "trtllm"
+    if fp4_experts and asked:
         # Asked for, the kernel runs with EP too: SGLang's FlashInferFP4MoE "regardless of EP"
         # (layers/moe/ep_moe/layer.py get_moe_impl_class, 0.5.3), TensorRT-LLM's TRTLLM backend at any EP size.
         return "flashinfer_trtllm_fp4"
     if fp4_experts and ep == 1:
-        fi = sm100 and e is not None and model.architecture in flashinfer_moe_models(e, fp4=True)
+        fi = sm100 and e is not None and model.architecture in flashinfer_moe_models(e, "fp4")
         return "flashinfer_trtllm_fp4" if fi else "cutlass_fp4"
+    if asked and ep == 1 and (fp8_experts or bf16_experts):
+        # Asked for without EP, fp8 and 16-bit experts take the kernel's measured figures too (its EP floors are not).
+        return "flashinfer_trtllm" if fp8_experts else "flashinfer_trtllm_bf16"
     if e is None or ep != 1:
         return "default"
     q = model.quantization
@@ -2345,19 +2350,25 @@ def moe_runner(
     block = e.name != "vllm" or (q is not None and "experts" in q.roles and q.method == "fp8-block")
     if fp8_experts and block and model.architecture in flashinfer_moe_models(e):
         return "flashinfer_trtllm"
-    if bf16_experts and model.architecture in flashinfer_moe_models(e, bf16=True):
+    if bf16_experts and model.architecture in flashinfer_moe_models(e, "bf16"):
         return "flashinfer_trtllm_bf16"
     return "default"
 
 
-def flashinfer_moe_models(e: Engine, bf16: bool = False, fp4: bool = False) -> tuple[str, ...]:
-    """The catalog's model types whose fp8 (``bf16``: 16-bit; ``fp4``: NVFP4) routed experts ``e`` runs on FlashInfer's
-    TensorRT-LLM MoE kernel on compute capability 10 without EP (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE and their
-    16-bit and NVFP4 tables) by itself, in the order kvcalc engines names them; empty where it runs them on none."""
-    tables = (SGLANG_FLASHINFER_MOE_BF16, VLLM_FLASHINFER_MOE_BF16) if bf16 else (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE)
-    if fp4:
-        tables = (SGLANG_FLASHINFER_MOE_FP4, VLLM_FLASHINFER_MOE_FP4)
-    kinds = tables[0].get(e.key) or tables[1].get(e.key) or frozenset()
+ExpertsFormat = Literal["fp8", "bf16", "fp4"]
+
+
+def flashinfer_moe_models(e: Engine, experts: ExpertsFormat = "fp8") -> tuple[str, ...]:
+    """The catalog's model types whose routed experts stored as ``experts`` (fp8, 16-bit or NVFP4) ``e`` runs on
+    FlashInfer's TensorRT-LLM MoE kernel on compute capability 10 without EP by itself (SGLANG_FLASHINFER_MOE,
+    VLLM_FLASHINFER_MOE and their 16-bit and NVFP4 tables), in the order kvcalc engines names them; empty where it runs
+    them on none."""
+    sglang, vllm = {
+        "fp8": (SGLANG_FLASHINFER_MOE, VLLM_FLASHINFER_MOE),
+        "bf16": (SGLANG_FLASHINFER_MOE_BF16, VLLM_FLASHINFER_MOE_BF16),
+        "fp4": (SGLANG_FLASHINFER_MOE_FP4, VLLM_FLASHINFER_MOE_FP4),
+    }[experts]
+    kinds = sglang.get(e.key) or vllm.get(e.key) or frozenset()
     return tuple(k for k in _FLASHINFER_MOE_WORDS if k in kinds) + tuple(sorted(kinds - _FLASHINFER_MOE_WORDS.keys()))
 
 
@@ -2685,7 +2696,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = _state_pool_words(e)
         elif f in ("flashinfer_moe", "flashinfer_moe_bf16", "flashinfer_moe_fp4"):
             # Not a field: the models whose fp8 (16-bit, NVFP4) experts the record runs on that kernel (flashinfer_moe_models).
-            kinds = flashinfer_moe_models(e, bf16=f == "flashinfer_moe_bf16", fp4=f == "flashinfer_moe_fp4")
+            fmt: ExpertsFormat = "bf16" if f == "flashinfer_moe_bf16" else "fp4" if f == "flashinfer_moe_fp4" else "fp8"
+            kinds = flashinfer_moe_models(e, fmt)
             names = [_FLASHINFER_MOE_WORDS.get(k, k) for k in kinds]
             block = " (block-fp8 checkpoints)" if e.name == "vllm" and f == "flashinfer_moe" else ""
             out[f] = ", ".join(names) + block if names else ("no" if e.name in ("sglang", "vllm") else "-")

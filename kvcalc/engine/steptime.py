@@ -1140,6 +1140,14 @@ class StepModel:
         fp8_experts = self.compute_dtype == "fp8" and "experts" in _fp8_roles(model, weight_dtype)
         fp4_experts = self.compute_dtype == "fp4" and "experts" in _fp4_roles(model, weight_dtype)
         self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype), fp4_experts)
+        self.moe_backend_unpriced = (
+            engine is not None
+            and engine.moe_backend == "trtllm"
+            and model.moe is not None
+            and not self.moe_runner.startswith("flashinfer_trtllm")
+        )
+        """Whether the deployment asked for the TensorRT-LLM-gen MoE kernel (Engine.moe_backend) where kvcalc has no
+        figures of it (another GPU, MXFP4 experts, fp8 or 16-bit ones under EP): the default runner's are taken, and said."""
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
         calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'], 'flashinfer_trtllm_bf16' calls
@@ -1981,6 +1989,8 @@ class StepModel:
                     each = f"{c.moe_latency_s * 1e6:g} us, {k.moe_quant:,} of them at {kind} {c.moe_quant_s * 1e6:g} us more"
             else:
                 each = f"{c.moe_latency_s * 1e6:g} us"
+            if self.moe_backend_unpriced:
+                each += " (--moe-backend trtllm is not priced for these experts here: the default kernel's figures)"
             said.append(f"{k.moe:,} fused routed-expert calls at {each}, their own kernels within them")
         fused = (
             f" (the layers' norms but the first inside the all-reduces: SGLang's FlashInfer fusion; {self.ar_fused_norms:,} "
