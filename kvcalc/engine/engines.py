@@ -2271,7 +2271,11 @@ they do it for (moe_runner): from 0.15.0 the NVFP4 MoE oracle takes the first su
 with FLASHINFER_TRTLLM (model_executor/layers/fused_moe/oracle/nvfp4.py), which takes the routers vLLM labels
 DeepSeekV3 and Renormalize (experts/trtllm_nvfp4_moe.py _supports_routing_method; earlier
 quantization/utils/flashinfer_fp4_moe.py); read in 0.14.0, 0.15.0 to 0.22.1, 0.24.0 and 0.34.0. 0.14 runs vLLM's
-CUTLASS kernel (CutlassExpertsFp4) unless VLLM_USE_FLASHINFER_MOE_FP4 is set."""
+CUTLASS kernel (CutlassExpertsFp4) unless VLLM_USE_FLASHINFER_MOE_FP4 is set. A posted vLLM 0.15.1 log logs that
+order off compute capability 10, and the oracle passing over the TensorRT-LLM kernel there: "Using 'VLLM_CUTLASS'
+NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS',
+'VLLM_CUTLASS', 'MARLIN']" (GLM-4.7-NVFP4 on four RTX PRO 6000s, SM120; AlexGS74/glm47-nvfp4-sm120
+docs/vllm-sm120-nvfp4-working-state.md). No posted B200 log of the choice was found."""
 
 
 _V_BF16 = _V_MOE_GROUPED | _V_MOE_SOFTMAX | {"qwen3_next", "qwen3_5_moe_text", "mixtral"}
