@@ -369,3 +369,31 @@ def test_the_decode_steps_stand_as_the_docs_say():
     assert "kvcalc charges 91 us (62 us of attention, 29 us of five projections and small kernels" in text
     r1 = StepModel(resolve_model("deepseek-r1"), h200, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.11"))
     assert f"kvcalc's (vLLM 0.11 rules) {r1.step(4, 228 + 213 // 2).t_step_s * 1e3:.1f} ms (15.3 until an MLA layer's" in text
+
+
+def test_the_nvfp4_decode_steps_stand_as_docs_engines_says():
+    """docs/engines.md, NVFP4 on Blackwell: kvcalc's step for DeepSeek-R1 in NVFP4 at TP 4 on B200s, batch 4, against
+    AIConfigurator's static_gen on the same question (its measured TensorRT-LLM and vLLM 0.24 tables), at the mean of its
+    200 steps' contexts (1,000 + 100), KV fp8."""
+    from kvcalc.engine.engines import with_moe_backend
+    from kvcalc.engine.steptime import StepModel
+
+    rows = yaml.safe_load((ROOT / "tests" / "serving" / "aiconfigurator.yaml").read_text())["nvfp4_steps"]
+    ds, b200 = resolve_model("deepseek-v3"), resolve_gpu("b200")
+    got = []
+    for r in rows:
+        e = with_moe_backend(engine(r["engine"]), r["moe_backend"])
+        sm = StepModel(ds, b200, kv_dtype("fp8"), tp=4, weight_dtype="fp4", engine=e)
+        got.append(sm.step(4, 1000 + 200 // 2).t_step_s * 1e3)
+    assert [round(x, 2) for x in got] == [10.18, 9.97]
+    assert [round(k / r["tpot_ms"], 2) for k, r in zip(got, rows)] == [1.23, 1.15]
+    # AIC's vLLM breakdown a step: 1,727.196 ms over 199 steps, of which the MLA blocks, MoE blocks, all-reduces, norms.
+    per = [round(ms / 199, 2) for ms in (608.128, 850.630, 179.537, 2 * 36.869)]
+    assert per == [3.06, 4.27, 0.9, 0.37]
+    text = " ".join((ROOT / "docs" / "engines.md").read_text().split())
+    assert (
+        "AIConfigurator 0.12.0 on the same question (batch 4, 1,000 + 200 tokens, KV fp8) gives 8.29 ms a step from its "
+        "TensorRT-LLM 1.3.0rc20 tables and 8.68 from vLLM 0.24's, where kvcalc has 10.18 (`--moe-backend trtllm`) and "
+        "9.97: 1.23 and 1.15 times" in text
+    )
+    assert "MLA blocks 3.06 ms, MoE blocks 4.27, all-reduces 0.90 and norms 0.37" in text

@@ -2536,6 +2536,8 @@ def test_nvfp4_experts_take_the_tensorrt_llm_gen_kernel_where_the_release_or_the
     plain = sm("sglang@0.5.3", ep=4)
     assert plain.layer_gaps_s - asked.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 14e-6))
     assert "58 fused routed-expert calls at 14 us (the TensorRT-LLM-gen NVFP4 kernel)" in " ".join(new.describe().split())
+    # Its small kernels name the 122 quantizations for what they are (3 x 2 dense + 58 x 2 shared NVFP4 matmuls).
+    assert "122 of them quantizing the NVFP4 matmuls' activations" in " ".join(new.describe().split())
     text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
     assert [round(s.step(1, 1000).t_step_s * 1e3, 2) for s in (sm("vllm@0.14"), sm("vllm@0.15"), old, new)] == [
         12.77,

@@ -1953,10 +1953,10 @@ class StepModel:
         return f"{2 + self.norm_allreduces} all-reduces ({what} of {self.norm_allreduce_bytes} B a token: the q/k norm over all heads)"
 
     def _quant_said(self) -> str:
-        """The small kernels that quantize fp8 matmuls' activations, where the step has them (those inside
+        """The small kernels that quantize fp8 (NVFP4) matmuls' activations, where the step has them (those inside
         the fused routed-expert calls are in the call's latency)."""
-        q = self.quant_small
-        return f", {q:,} of them quantizing the fp8 matmuls' activations" if q else ""
+        q, fmt = self.quant_small, "NVFP4" if self.compute_dtype == "fp4" else "fp8"
+        return f", {q:,} of them quantizing the {fmt} matmuls' activations" if q else ""
 
     def _latencies_said(self) -> str:
         """Each kernel kind the step runs, how many a step and the latency of each: the counts times the
