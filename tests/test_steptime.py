@@ -749,6 +749,40 @@ def test_a_wider_expert_makes_a_long_prefill_faster_than_one_share_did():
     assert by_width < flat
 
 
+def test_sglang_0_4_1_to_0_4_5_issue_an_eager_forwards_kernels_at_their_own_measured_rate():
+    # sglang.bench_one_batch times a prompt step (batch preparation, the eager forward, sampling) between two
+    # synchronizations: DeepSeek-V3/R1 at TP 8 on 8 H200s, batch 1, without a profiler: 179.55 and 166.62 ms at
+    # 1,000 tokens (sgl-project/sglang#5432, DeepGEMM's BMM off and on), 196.35 ms at 128 (datacrunch-research/blogs,
+    # deepseek-r1-deployment). Median 179.55 ms over the 1,980 kernels of the model at fp8: 90.7 us.
+    from kvcalc.engine.engines import SGLANG_HOST_KERNEL_S, engine
+    from kvcalc.engine.steptime import defaults_for, layer_kernels
+
+    posted = sorted([179.55e-3, 166.62e-3, 196.35e-3])
+    assert layer_kernels(resolve_model("deepseek-v3"), None, "fp8").total == 1980
+    assert round(posted[1] / 1980 * 1e6) == 91 and SGLANG_HOST_KERNEL_S == 91e-6
+    measured = ("sglang@0.4.1", "sglang@0.4.1.post7", "sglang@0.4.2.post2", "sglang@0.4.4.post1", "sglang@0.4.4.post4")
+    for key in (*measured, "sglang@0.4.5.post1"):
+        assert defaults_for(engine(key)).eager_host_s == 91e-6, key
+    # Releases no such step was measured on keep the default (one forward's 'forward cost', 42 us).
+    for key in ("sglang@0.4.0", "sglang@0.4.5.post3", "sglang@0.5.6", "sglang", "vllm@0.7.2", "vllm@0.6"):
+        assert defaults_for(engine(key)).eager_host_s == 42e-6, key
+    # A calibration's constants are the user's: the release's figure does not replace them.
+    own = dataclasses.replace(DEFAULTS, eager_host_s=50e-6)
+    sm = StepModel(
+        resolve_model("deepseek-v3"), resolve_gpu("h200"), BF16, tp=8, constants=own, engine=engine("sglang@0.4.4.post4")
+    )
+    assert sm.c.eager_host_s == 50e-6
+    # The posted steps, host-bound: 1,980 x 91 us = 180.2 ms, and the scheduler's 0.5 ms and 4 us before the forward.
+    m, g = resolve_model("deepseek-v3"), resolve_gpu("h200")
+    for key, tokens, posted_s in (
+        ("sglang@0.4.4.post4", 1000, (166.62e-3, 179.55e-3)),
+        ("sglang@0.4.1.post7", 128, (196.35e-3,)),
+    ):
+        t = StepModel(m, g, BF16, tp=8, engine=engine(key)).step(0, 0, tokens, tokens).t_step_s
+        assert t == pytest.approx(0.5e-3 + 4e-6 + 1980 * 91e-6, rel=1e-9)
+        assert all(abs(t / p - 1) < 0.1 for p in posted_s)  # within 10% of each (8.2% over 166.62 ms)
+
+
 def test_a_prompt_step_without_cuda_graphs_takes_the_hosts_time_to_issue_its_kernels():
     # docs/simulation.md's example: Qwen3-8B on one H100 SXM, one 233-token prompt. SGLang's scheduler
     # timed a DeepSeek-V3 forward of one new token at 82.6 ms eager (sgl-project/sglang#12160): 61 layers,

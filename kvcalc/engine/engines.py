@@ -436,6 +436,12 @@ class Engine:
     measured apart; None: the step model's default (StepConstants.per_request_s)."""
     host_source: str = ""
     """Where host_step_s and host_per_request_s come from."""
+    host_kernel_s: float | None = None
+    """Host time to issue one kernel of a step run eagerly from Python (a prompt step without CUDA graphs, a
+    decode batch past the largest one), seconds, where this release's own whole prompt step was measured;
+    None: the step model's default (StepConstants.eager_host_s)."""
+    host_kernel_source: str = ""
+    """Where host_kernel_s comes from."""
     async_scheduling: Literal["none", "one-node", "pp1", "pp1-no-dp"] = "none"
     """Where the release schedules the next step while the GPU runs this one by default, so that its
     host time per step (StepConstants.fixed_s and per_request_s) runs beside the GPU's work:
@@ -1189,6 +1195,20 @@ VLLM_04 = replace(
     nvls_mib_per_rank=0.0,  # 0.2 to 0.5.2 spans NCCL 2.14 to 2.20 and other communicators: not read
 )
 
+SGLANG_HOST_KERNEL_S = 91e-6
+"""SGLang's host time to issue one kernel of an eager forward (Engine.host_kernel_s): the median of the three
+posted `sglang.bench_one_batch` prompt steps of DeepSeek-V3/R1 at TP 8 on 8 H200s, batch 1, run without a profiler
+(SGLANG_HOST_KERNEL_SOURCE), 179.55 ms, over the 1,980 kernels the step model counts for the model's 61 layers
+(steptime.layer_kernels at fp8): 90.7 us."""
+SGLANG_HOST_KERNEL_SOURCE = (
+    "sglang.bench_one_batch's prompt step (batch preparation, the eager forward and sampling, timed between two "
+    "synchronizations, as a server's prompt step runs them), DeepSeek-V3/R1 at TP 8 on 8 H200s, batch 1: 166.62 and "
+    "179.55 ms at 1,000 tokens (sgl-project/sglang#5432, April 2025, with and without DeepGEMM's BMM), 196.35 ms at "
+    "128 (datacrunch-research/blogs deepseek-r1-deployment, January 2025); median 179.55 ms, host-bound (the GPU's "
+    "work at 1,000 tokens is under 60 ms), over 1,980 kernels: 91 us a kernel, about twice the 42 us of one forward's "
+    "'forward cost' log line on a GPU it does not name (sgl-project/sglang#12160, StepConstants.eager_host_s)"
+)
+
 SGLANG_05 = Engine(
     "sglang",
     "0.5",
@@ -1494,6 +1514,7 @@ SGLANG_0451 = _sglang_before_046(
     "sglang-0.4.0",
     _TABLE.format("0.81"),
 )
+SGLANG_0451 = replace(SGLANG_0451, host_kernel_s=SGLANG_HOST_KERNEL_S, host_kernel_source=SGLANG_HOST_KERNEL_SOURCE)
 # 0.4.4.post4 turned the model runner's multimodal cut from x 0.95 to x 0.9 (model_runner.py of 0.4.4.post3 and .post4).
 SGLANG_0444 = _sglang_before_046(
     "0.4.4.post4",
@@ -1502,6 +1523,7 @@ SGLANG_0444 = _sglang_before_046(
     "sglang-0.4.0",
     _TABLE.format("0.81"),
 )
+SGLANG_0444 = replace(SGLANG_0444, host_kernel_s=SGLANG_HOST_KERNEL_S, host_kernel_source=SGLANG_HOST_KERNEL_SOURCE)
 # 0.4.4.post1 divided a DP-attention rank's prompt chunk by the DP size where 0.4.4 halved it (Engine.dp_prompt_chunk).
 SGLANG_0441 = _sglang_before_046(
     "0.4.4.post1",
@@ -1511,6 +1533,7 @@ SGLANG_0441 = _sglang_before_046(
     _TABLE.format("0.81"),
     "runner-0.95",
 )
+SGLANG_0441 = replace(SGLANG_0441, host_kernel_s=SGLANG_HOST_KERNEL_S, host_kernel_source=SGLANG_HOST_KERNEL_SOURCE)
 SGLANG_040 = _sglang_before_046(
     "0.4.0", "0.4.0 to 0.4.4", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
 )
@@ -1522,7 +1545,8 @@ SGLANG_040 = replace(SGLANG_040, async_scheduling="pp1-no-dp", dp_prompt_chunk="
 
 
 def _sglang_04_span(first: str, last: str, splits: tuple[int, int]) -> Engine:
-    """0.4.0's record for the releases ``first`` to ``last``, whose Triton MLA decode splits in ``splits``."""
+    """0.4.0's record for the releases ``first`` to ``last``, whose Triton MLA decode splits in ``splits``; from 0.4.1,
+    with SGLang's measured host time a kernel of an eager forward (SGLANG_HOST_KERNEL_S)."""
     span = f"{first} to {last}" if last != first else first
     label = f"SGLang {first}-{last}" if last != first else f"SGLang {first}"
     return replace(
@@ -1531,6 +1555,8 @@ def _sglang_04_span(first: str, last: str, splits: tuple[int, int]) -> Engine:
         releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", span),
         label=label,
         triton_mla_splits=splits,
+        host_kernel_s=SGLANG_HOST_KERNEL_S if first != "0.4.0" else None,
+        host_kernel_source=SGLANG_HOST_KERNEL_SOURCE if first != "0.4.0" else "",
     )
 
 
@@ -2570,6 +2596,7 @@ _RULE_LABELS = {
     "moe_workspace_held": "fused-MoE workspaces held under the sampler",
     "host_step_s": "step host time",
     "host_per_request_s": "host time a request",
+    "host_kernel_s": "host time to issue a kernel, eager",
     "async_scheduling": "host time beside the GPU's (async scheduling)",
     "prefill_graphs": "prompt steps in CUDA graphs",
     "prefill_graphs_off": "prompt graphs turned off for",
@@ -2750,6 +2777,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
+        elif f == "host_kernel_s":
+            out[f] = "the step model's default" if v is None else f"{v * 1e6:g} us"
         elif isinstance(v, bool):
             out[f] = "yes" if v else "no"
         else:

@@ -212,13 +212,15 @@ DEFAULTS = StepConstants()
 
 def defaults_for(engine: Engine | None) -> StepConstants:
     """The default constants for an engine release: the release's own host costs where they were
-    measured apart from vLLM V1's (Engine.host_step_s, host_per_request_s: vLLM's V0), else DEFAULTS."""
-    if engine is None or (engine.host_step_s is None and engine.host_per_request_s is None):
+    measured apart from vLLM V1's (Engine.host_step_s, host_per_request_s: vLLM's V0) and its host's issue of an
+    eager forward's kernels where its own prompt step was measured (Engine.host_kernel_s: SGLang's), else DEFAULTS."""
+    if engine is None or (engine.host_step_s is None and engine.host_per_request_s is None and engine.host_kernel_s is None):
         return DEFAULTS
     return replace(
         DEFAULTS,
         fixed_s=DEFAULTS.fixed_s if engine.host_step_s is None else engine.host_step_s,
         per_request_s=DEFAULTS.per_request_s if engine.host_per_request_s is None else engine.host_per_request_s,
+        eager_host_s=DEFAULTS.eager_host_s if engine.host_kernel_s is None else engine.host_kernel_s,
         origin=f"defaults, {engine.label}'s host costs",
     )
 

@@ -34,6 +34,6 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
     "moe/5+": {
         "mean_tpot": (144, -0.2076, -0.3569, 0.0016),
         "output_throughput": (166, 0.2187, 0.0218, 0.4112),
-        "mean_ttft": (156, -0.4901, -0.6729, -0.3015),
+        "mean_ttft": (156, -0.4901, -0.6709, -0.3015),
     },
 }
