@@ -386,6 +386,27 @@ def test_a_prompt_carrying_span_step_is_the_step(shape, decodes, ctx, chunk, end
     assert sm.span_s(ln, 1) == pytest.approx(sm.step(decodes, ctx, chunk, end).t_step_s, rel=1e-12)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(["vllm", "vllm@0.11", "vllm@0.6", "sglang@0.5.6", None]),
+    st.sampled_from([("llama3.1-8b", 1), ("qwen3-235b-a22b", 4), ("llama2-13b", 1)]),
+    st.integers(1, 1024),
+    st.floats(1.0, 20_000.0),
+)
+def test_a_decode_only_span_step_is_the_step_on_every_path(key, shape, decodes, mean):
+    # lines() keeps a full-attention model's decode-only spans by batch (StepModel._decode_line: the simulator's
+    # most frequent question); its first step is step()'s under an engine that schedules ahead (vLLM from 0.14),
+    # one that does not (0.11, V0) and past SGLang 0.5.6's largest decode graph (eager: the general path), and
+    # asking twice (the kept figures) gives the same lines.
+    from kvcalc.engine.engines import engine
+
+    name, tp = shape
+    sm = StepModel(resolve_model(name), resolve_gpu("h100"), BF16, tp=tp, engine=engine(key) if key else None)
+    first, again = sm.lines(decodes, mean), sm.lines(decodes, mean)
+    assert first == again
+    assert sm.span_s(first, 1) == pytest.approx(sm.step(decodes, mean).t_step_s, rel=1e-12)
+
+
 def test_a_span_is_the_sum_of_its_steps():
     # The simulator sums K decode steps in closed form; stepping them one by one must agree.
     m, h = resolve_model("llama3.1-8b"), resolve_gpu("h100")

@@ -1223,7 +1223,10 @@ class StepModel:
         self._at: dict[int, float] = {}
         self.prefill_attn_memo: dict[int, float] = {}
         self._coll: dict[int, float] = {}
-        self._dl: dict[int, tuple[float, float, float, float, float]] = {}
+        self._dl: dict[int | tuple[int, int], tuple[float, float, float, float, float]] = {}
+        self._dq: dict[int, tuple[float, float, float, float, float | None] | None] = {}
+        """lines()'s decode-only spans by batch (_decode_line), where a full-attention model's lines need only the
+        mean length beside them; None where such a batch runs eagerly (the general path)."""
         # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
         pts = (1, 2, 1000, 1001, 100_000, 100_001)
         kvs = [float(d.kv_request(x)) for x in pts]
@@ -1798,13 +1801,28 @@ class StepModel:
         model keeps what depends only on n, a batch size (the simulator asks at every event). ``eager``:
         the span runs without CUDA graphs whatever its size (a decode beside another DP rank's prompt
         step: lockstep_ranks)."""
+        if not extra_tokens and not eager and self.linear and self.triton is None and not extra_bytes and not extra_flops:
+            # A decode-only span of a full-attention model (the simulator's most frequent question): what depends
+            # on the batch alone is kept (_decode_line), the same arithmetic as below.
+            q = self._dq.get(n)
+            if q is None and n not in self._dq:
+                q = self._dq[n] = self._decode_line(n)
+            if q is not None:
+                g0, m1, c1, o, host = q
+                m0 = g0 + n * (self.k0 + self.k1 * mean_len) * self.inv_bw
+                c0 = g0 + n * (self.a0 + self.a1 * mean_len) * self.inv_attn
+                if host is not None:
+                    d = (m0 if m0 >= c0 else c0) + o - host  # hidden_host_s: min(host, max(d, 0))
+                    o -= host if host < d else (d if d > 0.0 else 0.0)
+                return m0, m1, c0, c1, o
         if self.linear:
             kv0, a0 = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len
-            e = self._dl.get(n) if not extra_tokens else None
+            key = n if not extra_tokens else (n, extra_tokens)
+            e = self._dl.get(key)
             if e is None:
-                e = self._pieces(n, extra_tokens, self.k1, self.a1)
-                if not extra_tokens:
-                    self._dl[n] = e
+                if len(self._dl) > 200_000:
+                    self._dl.clear()  # (a bound on the memo: mixed steps come in many sizes)
+                e = self._dl[key] = self._pieces(n, extra_tokens, self.k1, self.a1)
         else:
             kv0, a0, g, ga = self._interp(mean_len)
             e = self._pieces(n, extra_tokens, g, ga)
@@ -1831,6 +1849,19 @@ class StepModel:
             # whose GPU work only grows, hide no less).
             o -= self.hidden_host_s((m0 if m0 >= c0 else c0) + o, requests)
         return m0, m1, c0, c1, o
+
+    def _decode_line(self, n: int) -> tuple[float, float, float, float, float | None] | None:
+        """lines()'s parts of a decode-only span of ``n`` requests of a full-attention model that do not depend on
+        the mean length: the matmuls' and small kernels' time, the attention's growth a step, the overhead, and the
+        host's time where it runs beside the GPU's (async_host); None where the batch runs eagerly."""
+        if self.eager(False, n):
+            return None
+        e = self._dl.get(n)
+        if e is None:
+            e = self._dl[n] = self._pieces(n, 0, self.k1, self.a1)
+        w, m1, cm, c1, o = e
+        g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * n * self.inv_bw
+        return g0, m1, c1, o, (self.c.fixed_s + self.c.per_request_s * n) if self.async_host else None
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
         """lines()'s parts that do not depend on the mean length: the weights read, the KV and
