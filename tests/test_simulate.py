@@ -894,3 +894,34 @@ def test_a_saved_bench_result_replays_its_silent_requests_as_its_client_timed_th
     assert q["ttft_s"]["mean"] < lo["ttft_s"]["mean"] and q["tpot_s"] == lo["tpot_s"]
     doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "paging.md").read_text().split())
     assert "simulate reports it as that client did: a TTFT of 0 and no output tokens, counted completed" in doc
+
+
+def test_vllm_v0_decodes_past_max_seq_len_to_capture_without_cuda_graphs():
+    # vLLM V0 replays a decode step's CUDA graph only while the longest sequence in it is at most
+    # max_seq_len_to_capture, 8,192 by default (worker/model_runner.py _use_captured_graph, 0.5.3.post1 to 0.7.3):
+    # one request of 8,000 + 400 tokens decodes at contexts 8,000 to 8,398, so 8,398 - 8,192 = 206 of its 399 steps run
+    # eagerly. The simulation's decode time is step()'s over those contexts, where step() takes a batch's context as
+    # its longest; the same release without the rule (decode_graph_max_len None) is exactly step()'s sum without it.
+    import dataclasses
+
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    v0 = engine("vllm@0.6")
+    plain = dataclasses.replace(v0, decode_graph_max_len=None)
+    assert v0.decode_graph_max_len == 8192 and engine("vllm@0.11").decode_graph_max_len is None
+    assert engine("vllm@0.7.2").decode_graph_max_len == engine("vllm@0.4").decode_graph_max_len == 8192
+    st_ = SimSettings(16384, 256, 16384)
+
+    def decode_s(e):
+        t: dict = {}
+        wl = Workload(np.zeros(1), np.array([8000]), np.array([400]), "t", "t")
+        simulate(m, g, wl, st_, [("paged-16", 16)], e, BF16, 1, keep=t)
+        return float(t["finish"][0] - t["first"][0])
+
+    sm, sp = StepModel(m, g, BF16, engine=v0), StepModel(m, g, BF16, engine=plain)
+    contexts = range(8000, 8399)
+    assert len(contexts) == 399 and sum(1 for x in contexts if x > 8192) == 8398 - 8192 == 206
+    assert sm.step(1, 8192).t_step_s == sp.step(1, 8192).t_step_s < sm.step(1, 8193).t_step_s
+    assert decode_s(plain) == pytest.approx(sum(sp.step(1, x).t_step_s for x in contexts), rel=1e-12)
+    # (a span run eagerly takes its first step's eager share for every step: within 0.1%)
+    assert decode_s(v0) == pytest.approx(sum(sm.step(1, x).t_step_s for x in contexts), rel=1e-3)
+    assert decode_s(v0) - decode_s(plain) > 206 * 5e-3  # each eager step at least 5 ms slower here

@@ -2628,3 +2628,56 @@ def test_moe_backend_trtllm_prices_every_experts_format_it_has_figures_for_and_s
         assert s.moe_runner == "default" and s.moe_backend_unpriced
         assert "--moe-backend trtllm is not priced for these experts here" in " ".join(s.describe().split())
     assert "not priced" not in " ".join(ds.describe().split())
+
+
+def test_roofline_prices_a_v0_decode_past_max_seq_len_to_capture_eagerly(cli):
+    # vLLM V0 (Engine.decode_graph_max_len): a batch of sequences of 8,193 tokens decodes without its CUDA graph,
+    # one of 8,192 with it; roofline's rows (decode_columns) and step() agree on both, and vLLM V1 has no such limit.
+    from kvcalc.engine.engines import engine
+
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    rows = cli(
+        "roofline",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100",
+        "--engine",
+        "vllm@0.6",
+        "--batch",
+        "1,4",
+        "--seq",
+        "8192,8193",
+        "--json",
+    ).json()["rows"]
+    v0, v1 = StepModel(m, g, BF16, engine=engine("vllm@0.6")), StepModel(m, g, BF16, engine=engine("vllm@0.11"))
+    for r in rows:
+        assert r["t_step_s"] == pytest.approx(v0.step(r["batch"], r["seq"]).t_step_s, rel=1e-12)
+    for b in (1, 4):
+        graphed, eager = v0.step(b, 8192), v0.step(b, 8193)
+        # The eager step is the host's issue of its kernels after the scheduler's own time (eager_extra_s).
+        assert eager.t_step_s == pytest.approx(
+            max(graphed.t_step_s, v0.c.fixed_s + v0.c.per_request_s * b + v0.eager_host_total_s), rel=1e-3
+        )
+        assert eager.t_step_s > graphed.t_step_s
+        assert v1.step(b, 8193).t_step_s - v1.step(b, 8192).t_step_s < 1e-6
+
+
+def test_the_v0_capture_length_worked_example_is_as_docs_engines_says():
+    # docs/engines.md: DeepSeek-R1 at TP 8 on H200s under vLLM 0.7.3 (vllm@0.7.2), 4 requests: 84.6 ms a step at 9,000
+    # tokens (eager: past 8,192), 19.8 ms at 4,000; the MI300X's graphed step of 128 at 9,000, 82.2 ms against 85.1.
+    import dataclasses
+
+    from kvcalc.engine.engines import engine
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text().split())
+    kd = dataclasses.replace(BF16, auto=True)
+    e = engine("vllm@0.7.2")
+    graphed = dataclasses.replace(e, decode_graph_max_len=None)
+    m = resolve_model("deepseek-v3")
+    h200 = StepModel(m, resolve_gpu("h200"), kd, tp=8, engine=e)
+    assert [round(h200.step(4, x).t_step_s * 1e3, 1) for x in (9000, 4000)] == [84.6, 19.8]
+    mi = [StepModel(m, resolve_gpu("mi300x"), kd, tp=8, engine=x).step(128, 9000).t_step_s for x in (graphed, e)]
+    assert [round(t * 1e3, 1) for t in mi] == [82.2, 85.1]
+    assert "4 requests of 9,000 tokens: 84.6 ms a step where 4,000 tokens take 19.8" in text
+    assert "(82.2 ms against 85.1 at 9,000 tokens)" in text

@@ -490,6 +490,13 @@ class Engine:
     where every DP rank keeps the whole budget (vLLM: each DP rank an engine of its own). SGLang sizes its
     start-up reserve from the chunk before it divides it (_handle_gpu_memory_settings runs first), so
     kvcalc fit keeps the whole (rank_batched_tokens)."""
+    decode_graph_max_len: int | None = None
+    """vLLM V0: a decode-only step replays a CUDA graph only while the longest sequence in it is at most
+    max_seq_len_to_capture, 8,192 tokens by default and at most max_model_len; a longer one runs its layers eagerly
+    (worker/model_runner.py _use_captured_graph: max_decode_seq_len <= max_seq_len_to_capture, engine/arg_utils.py
+    max_seq_len_to_capture = 8192, read in 0.5.3.post1, 0.6.3 and 0.7.3; 0.4.0.post1's max_context_len_to_capture,
+    8,192, the same test). None: no such limit (V1's piecewise graphs do not depend on the context; SGLang's decode
+    graphs neither)."""
     prefill_graphs: bool = True
     """Whether a step that carries prompt tokens runs in CUDA graphs: vLLM V1's piecewise graphs (up to
     512 tokens), SGLang's piecewise graphs (on by default from 0.5.10: server_args.py
@@ -752,9 +759,8 @@ class Engine:
         (model_executor/cuda_graph_runner.py can_run, model_runner.py _forward_raw, 0.5.3). None: no
         limit kvcalc models (vLLM V1 runs larger steps torch.compiled without graphs, charged as
         eager launches past GRAPH_MAX_TOKENS; V0 captures batches up to max_num_seqs rounded up to 8, config.py
-        _set_cudagraph_sizes, 0.6.6, but runs a decode eagerly once its longest context passes
-        max_seq_len_to_capture, 8,192 by default, worker/model_runner.py _use_captured_graph, which the
-        step model, pricing a batch at its mean context, does not follow; TensorRT-LLM not read)."""
+        _set_cudagraph_sizes, 0.6.6, and runs a decode eagerly once its longest context passes
+        max_seq_len_to_capture: decode_graph_max_len; TensorRT-LLM not read)."""
         if self.mem_fraction_rule == "none":
             return None
         mib = gpu.memory_smi_mib or int(gpu.memory_runtime_bytes) // 2**20
@@ -1132,6 +1138,7 @@ VLLM_06 = Engine(
     "padded to 256 (before MLA support in 0.7)",
     nvls_mib_per_rank=288.0,  # torch 2.4's NCCL 2.20.5
     prefill_graphs=False,
+    decode_graph_max_len=8192,
     host_step_s=V0_HOST_STEP_S,
     host_source=V0_HOST_STEP_SOURCE
     + "; its per-request output processing runs beside the next step from 0.6.0 (async output processing, on by "
@@ -2599,6 +2606,7 @@ _RULE_LABELS = {
     "host_kernel_s": "host time to issue a kernel, eager",
     "async_scheduling": "host time beside the GPU's (async scheduling)",
     "prefill_graphs": "prompt steps in CUDA graphs",
+    "decode_graph_max_len": "decode graphs while the longest sequence is at most",
     "prefill_graphs_off": "prompt graphs turned off for",
     "dp_prompt_lockstep": "DP ranks step with any rank's prompt batch, without graphs",
     "dp_prompt_chunk": "a DP-attention rank's prompt chunk",
@@ -2777,6 +2785,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
             out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"
         elif f in ("host_step_s", "host_per_request_s"):
             out[f] = "the step model's default (vLLM V1's)" if v is None else f"{v * 1e3:g} ms"
+        elif f == "decode_graph_max_len":
+            out[f] = "-" if v is None else f"{v:,} tokens (max_seq_len_to_capture; max_model_len if less)"
         elif f == "host_kernel_s":
             out[f] = "the step model's default" if v is None else f"{v * 1e6:g} us"
         elif isinstance(v, bool):

@@ -1182,6 +1182,11 @@ class StepModel:
         self.decode_graph_max = engine.decode_graph_max(gpu, tp, dp) if engine is not None else None
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
+        self.decode_graph_max_len = engine.decode_graph_max_len if engine is not None else None
+        """The longest sequence a decode-only step may hold and still replay a CUDA graph (vLLM V0's
+        max_seq_len_to_capture: Engine.decode_graph_max_len); a step of a longer one runs eagerly. step() takes a
+        batch's context as its longest (a roofline point's batch is alike); the simulator follows its longest
+        request. None: no such limit."""
         self.prompt_kernels = self._runner_kernels(
             layer_kernels(
                 model, weight_dtype, self.compute_dtype, prompt=True, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a
@@ -1571,6 +1576,8 @@ class StepModel:
             extra_b = self.kv(end)
             extra_f = prefill_tokens * self.prefill_attn(max(end - prefill_tokens // 2, 1))
         mb, mf = self.mla_extra(decodes, prefill_tokens)
+        if not prefill_tokens and self.decode_graph_max_len is not None and ctx > self.decode_graph_max_len:
+            eager = True  # V0: past max_seq_len_to_capture a decode runs without its graph
         return self.time(
             self.weights(tokens) + mb,
             decodes * kvb + extra_b,
@@ -1740,11 +1747,12 @@ class StepModel:
                 for w, k, f, a, b, fl in zip(weight_bytes, kv_bytes, mm_flops, attn_flops, batches, fls)
             ]
         fixed = [over[b][0] for b in batches]
-        if self.decode_graph_max is not None or self.async_host:
-            # Batches past the engine's largest decode graph run eagerly; an engine that schedules
-            # ahead hides its host time: as time() has them.
+        gml = self.decode_graph_max_len if seqs is not None else None
+        if self.decode_graph_max is not None or self.async_host or gml is not None:
+            # Batches past the engine's largest decode graph, or (V0) of sequences past the longest it captures,
+            # run eagerly; an engine that schedules ahead hides its host time: as time() has them.
             for i, b in enumerate(batches):
-                if self.eager(False, b):
+                if self.eager(False, b) or (gml is not None and seqs is not None and seqs[i] > gml):
                     extra = self.eager_extra_s(t[i], b)
                 elif self.async_host:
                     extra = -self.hidden_host_s(t[i], b)
@@ -2127,6 +2135,12 @@ class StepModel:
             parts.append(
                 f"; a decode step of more than {n:,} requests{' a DP rank' if self.dp > 1 else ''} runs without CUDA graphs "
                 f"(this release captures decode batches up to {n:,} here) and takes at least "
+                + ("that" if self.prefill_eager and prompt_issue == decode_issue else decode_issue)
+            )
+        if self.decode_graph_max_len is not None:
+            parts.append(
+                f"; a decode step whose longest sequence passes {self.decode_graph_max_len:,} tokens runs without CUDA "
+                "graphs (max_seq_len_to_capture, or max_model_len if less) and takes at least "
                 + ("that" if self.prefill_eager and prompt_issue == decode_issue else decode_issue)
             )
         return " ".join(parts).replace(" ; ", "; ") + f" (constants: {c.origin})"

@@ -251,6 +251,11 @@ def serve(
     # loop takes them at once. ``vis``: when it last took them in; ``since``: decode steps since then.
     N = st.recv_interval
     gate = N > 1
+    # vLLM V0 (StepModel.decode_graph_max_len): a decode step replays its CUDA graph only while its longest sequence
+    # is at most max_seq_len_to_capture (8,192; no sequence passes max_model_len, the other bound). The decoding
+    # requests' bases, largest first (lazily: an entry whose request left, or came back with another base, is stale).
+    gml = cost.decode_graph_max_len
+    longest_base: list[tuple[int, int]] = []
     vis = -math.inf
     since = 0
 
@@ -279,6 +284,8 @@ def serve(
         base = length - S
         dec_base[i] = base
         sum_base += base
+        if gml is not None:
+            push(longest_base, (-base, i))
         if paged:
             start_decode(base)
         f = S + (O[i] - gen[i])
@@ -594,10 +601,23 @@ def serve(
             continue
         else:
             # A span of decode-only steps up to the next event.
-            ln = lines(nd, mean)
+            v0_cut = 0
+            if gml is not None and nd:
+                while dec_base.get(longest_base[0][1]) != -longest_base[0][0]:
+                    pop(longest_base)
+                past = -longest_base[0][0] + S - gml  # the longest sequence at this step, past the captured length
+                if past > 0:
+                    ln = lines(nd, mean, 0, 0.0, 0.0, True)  # without its graph
+                else:
+                    ln = lines(nd, mean)
+                    v0_cut = 1 - past  # the steps before the longest passes it
+            else:
+                ln = lines(nd, mean)
             K = heap[0][0] - S if heap else 1
             if K < 1:
                 K = 1
+            if v0_cut and K > v0_cut:
+                K = v0_cut
             h0 = u_last if u_last >= 0 else in_use(S, nd)
             pk = client.head
             if skipped and K > 1:
