@@ -1585,3 +1585,20 @@ def test_plan_names_the_fixed_split_triton_mla_decode_it_prices(cli):
     assert len(said) == 1 and "(mi300x: 16 parts, h200: 8 parts)" in said[0] and "5.27 GB/s a block" in said[0]
     new = cli(*ask, "--engine", "sglang@0.4.5.post3").json()
     assert not any("default Triton MLA kernel" in a for a in new["assumptions"])
+
+
+def test_a_v0_deployment_past_max_seq_len_to_capture_agrees_with_its_simulation(cli):
+    # vLLM V0 decodes without its CUDA graph while a request in the step is past 8,192 tokens (Engine.decode_graph_max_len).
+    # 6,000 + 4,000 tokens: a running request is past it once 2,192 of its 4,000 output tokens are out, a share
+    # (10,000 - 8,192) / 4,000 = 0.452 of them, so a step of n holds one with chance 1 - 0.548^n: nearly every step
+    # of the 20 to 40 in flight here. The closed form's mean context (6,000 + 2,000) is under 8,192; it takes that
+    # chance, as the simulation's longest running request has it, and the two agree within 10%.
+    assert round((6000 + 4000 - 8192) / 4000, 3) == 0.452
+    args = ("--model", "llama3.1-8b", "--gpus", "h100", "--engine", "vllm@0.6", "--prompt", "6000", "--output", "4000")
+    d = cli("plan", *args, "--rate", "0.5", "--tpot", "100ms", "--ttft", "5s", "--max-gpus", "2", "--json").json()
+    assert d["verified"]
+    for v in d["verified"]:
+        assert abs(v["closed_form_tpot_s"] / v["tpot_mean_s"] - 1) < 0.10, v
+    # Without the rule's chance (the mean context alone) the closed form was 17% under its simulation at TP 2.
+    graphed = [v for v in d["verified"] if v["tp"] == 2][0]
+    assert graphed["closed_form_tpot_s"] > 1.1 * 0.0155

@@ -412,9 +412,22 @@ class _Replica:
             phi = a / (1 + a - b)
             return ((1 - phi) * t0 + phi * tf) / (1 - u)
 
-        t0 = at(b)
+        # vLLM V0 (StepModel.decode_graph_max_len): a decode step runs without its CUDA graph while any request in it
+        # is past the captured length. A running request's length is its prompt and a share of its output uniform over
+        # [0, O) in steady state, so a share f = (P + O - cap) / O of them is past it, and a step of n requests holds
+        # one with chance 1 - (1 - f)^n, as the simulator's longest running request has it.
+        cap = sm.decode_graph_max_len
+        past = min(max((self.P + self.O - cap) / self.O, 0.0), 1.0) if cap is not None else 0.0
+
+        def decode_at(n: float) -> float:
+            if past <= 0.0:
+                return at(n)
+            q = 1.0 - math.pow(1.0 - past, n)
+            return (1.0 - q) * at(n) + q * at(n, 0, True)
+
+        t0 = decode_at(b)
         if rate <= 0:
-            return (at(batch) if batch is not None else t0), sm.step(max(b, 1), self.ctx).bound_by, 0.0, 0.0, 0.0
+            return (decode_at(batch) if batch is not None else t0), sm.step(max(b, 1), self.ctx).bound_by, 0.0, 0.0, 0.0
         if room <= 0:
             return None
         per_pp = rate / self.lanes  # each micro-batch's steps see its share of the prompts
@@ -451,7 +464,7 @@ class _Replica:
         own = u
         if batch is not None:
             # The same prompt steps, as the requests decoding beside the tagged one make them.
-            t0, tq = at(batch), prompt_work(batch if mixed else 0, law)[1]
+            t0, tq = decode_at(batch), prompt_work(batch if mixed else 0, law)[1]
             own = n_p * tq
             if own >= 1 or (mixed and n_p * (tq - t0) >= 1):
                 return math.inf, bound, u, n_p, math.inf
