@@ -786,3 +786,49 @@ def test_engines_says_which_sglang_records_run_fp8_experts_on_flashinfers_moe_ke
         + "--max-running-requests or 512; the ratio's divided among DP-attention ranks too"
         in text
     )
+
+
+def test_engines_names_the_host_time_a_kernel_and_v0s_capture_length(cli, monkeypatch):
+    # Engine.host_kernel_s: SGLang 0.4.1 to 0.4.5.post2 take their posted prompt steps' 91 us a kernel (179.55 ms over
+    # 1,980 kernels); Engine.decode_graph_max_len: V0's decode graphs stop at max_seq_len_to_capture, 8,192 tokens.
+    d = cli("engines", "--json").json()
+    rules = {e["key"]: e["rules"] for e in d["engines"]}
+    assert round(179.55e-3 / 1980 * 1e6) == 91
+    assert rules["sglang@0.4.4.post4"]["host_kernel_s"] == rules["sglang@0.4.1"]["host_kernel_s"] == "91 us"
+    assert rules["sglang@0.4.0"]["host_kernel_s"] == rules["sglang@0.5.6"]["host_kernel_s"] == "the step model's default"
+    assert rules["vllm@0.6"]["decode_graph_max_len"] == "8,192 tokens (max_seq_len_to_capture; max_model_len if less)"
+    assert (
+        rules["vllm@0.4"]["decode_graph_max_len"]
+        == rules["vllm@0.7.2"]["decode_graph_max_len"]
+        == rules["vllm@0.6"]["decode_graph_max_len"]
+    )
+    assert rules["vllm@0.11"]["decode_graph_max_len"] == rules["sglang@0.5.6"]["decode_graph_max_len"] == "-"
+    # The text says it whole at 80 columns, beside the rule's name.
+    monkeypatch.setenv("COLUMNS", "80")
+    text = " ".join(cli("engines").out.split())
+    assert "host time to issue a kernel, eager: 91 us" in text
+    assert (
+        "decode graphs while the longest sequence is at most: 8,192 tokens (max_seq_len_to_capture; max_model_len if less)"
+        in text
+    )
+
+
+def test_the_sglang_host_kernel_paragraph_is_as_the_step_model_prices_it():
+    # docs/engines.md: DeepSeek-V3's 1,000-token prompt step at TP 8 on H200s under 0.4.4.post4: the scheduler's 0.5 ms
+    # and 4 us, then 1,980 kernels at 91 us: 180.7 ms (83.7 at the default's 42 us).
+    from pathlib import Path
+
+    from kvcalc.engine.steptime import StepModel
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+    from kvcalc.specs.dtypes import kv_dtype
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text().split())
+    m, g = resolve_model("deepseek-v3"), resolve_gpu("h200")
+    steps = [
+        StepModel(m, g, kv_dtype("bf16"), 8, engine=engine(k)).step(0, 0, 1000, 1000).t_step_s
+        for k in ("sglang@0.4.4.post4", "sglang@0.4.0")
+    ]
+    assert round(0.5 + 0.004 + 1980 * 0.091, 1) == round(steps[0] * 1e3, 1) == 180.7
+    assert round(steps[1] * 1e3, 1) == 83.7
+    assert "prompt step of DeepSeek-V3 at TP 8 on H200s is 180.7 ms at 1,000 tokens (83.7 ms before" in text
+    assert "91 us a kernel (`engines.SGLANG_HOST_KERNEL_S`)" in text

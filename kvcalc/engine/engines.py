@@ -434,14 +434,12 @@ class Engine:
     host_per_request_s: float | None = None
     """Host time of one step per running request on the step's critical path, seconds, where
     measured apart; None: the step model's default (StepConstants.per_request_s)."""
-    host_source: str = ""
-    """Where host_step_s and host_per_request_s come from."""
     host_kernel_s: float | None = None
     """Host time to issue one kernel of a step run eagerly from Python (a prompt step without CUDA graphs, a
     decode batch past the largest one), seconds, where this release's own whole prompt step was measured;
     None: the step model's default (StepConstants.eager_host_s)."""
-    host_kernel_source: str = ""
-    """Where host_kernel_s comes from."""
+    host_source: str = ""
+    """Where host_step_s, host_per_request_s and host_kernel_s come from."""
     async_scheduling: Literal["none", "one-node", "pp1", "pp1-no-dp"] = "none"
     """Where the release schedules the next step while the GPU runs this one by default, so that its
     host time per step (StepConstants.fixed_s and per_request_s) runs beside the GPU's work:
@@ -1521,7 +1519,6 @@ SGLANG_0451 = _sglang_before_046(
     "sglang-0.4.0",
     _TABLE.format("0.81"),
 )
-SGLANG_0451 = replace(SGLANG_0451, host_kernel_s=SGLANG_HOST_KERNEL_S, host_kernel_source=SGLANG_HOST_KERNEL_SOURCE)
 # 0.4.4.post4 turned the model runner's multimodal cut from x 0.95 to x 0.9 (model_runner.py of 0.4.4.post3 and .post4).
 SGLANG_0444 = _sglang_before_046(
     "0.4.4.post4",
@@ -1530,7 +1527,6 @@ SGLANG_0444 = _sglang_before_046(
     "sglang-0.4.0",
     _TABLE.format("0.81"),
 )
-SGLANG_0444 = replace(SGLANG_0444, host_kernel_s=SGLANG_HOST_KERNEL_S, host_kernel_source=SGLANG_HOST_KERNEL_SOURCE)
 # 0.4.4.post1 divided a DP-attention rank's prompt chunk by the DP size where 0.4.4 halved it (Engine.dp_prompt_chunk).
 SGLANG_0441 = _sglang_before_046(
     "0.4.4.post1",
@@ -1540,7 +1536,6 @@ SGLANG_0441 = _sglang_before_046(
     _TABLE.format("0.81"),
     "runner-0.95",
 )
-SGLANG_0441 = replace(SGLANG_0441, host_kernel_s=SGLANG_HOST_KERNEL_S, host_kernel_source=SGLANG_HOST_KERNEL_SOURCE)
 SGLANG_040 = _sglang_before_046(
     "0.4.0", "0.4.0 to 0.4.4", "0.4.0, 0.4.3 and 0.4.4.post3", "sglang-0.4.0", _TABLE.format("0.81"), "runner-0.95"
 )
@@ -1552,8 +1547,7 @@ SGLANG_040 = replace(SGLANG_040, async_scheduling="pp1-no-dp", dp_prompt_chunk="
 
 
 def _sglang_04_span(first: str, last: str, splits: tuple[int, int]) -> Engine:
-    """0.4.0's record for the releases ``first`` to ``last``, whose Triton MLA decode splits in ``splits``; from 0.4.1,
-    with SGLang's measured host time a kernel of an eager forward (SGLANG_HOST_KERNEL_S)."""
+    """0.4.0's record for the releases ``first`` to ``last``, whose Triton MLA decode splits in ``splits``."""
     span = f"{first} to {last}" if last != first else first
     label = f"SGLang {first}-{last}" if last != first else f"SGLang {first}"
     return replace(
@@ -1562,8 +1556,6 @@ def _sglang_04_span(first: str, last: str, splits: tuple[int, int]) -> Engine:
         releases=SGLANG_040.releases.replace("0.4.0 to 0.4.4", span),
         label=label,
         triton_mla_splits=splits,
-        host_kernel_s=SGLANG_HOST_KERNEL_S if first != "0.4.0" else None,
-        host_kernel_source=SGLANG_HOST_KERNEL_SOURCE if first != "0.4.0" else "",
     )
 
 
@@ -1573,6 +1565,17 @@ SGLANG_041 = _sglang_04_span("0.4.1", "0.4.1.post6", (8, 0))
 SGLANG_0417 = replace(_sglang_04_span("0.4.1.post7", "0.4.2.post1", (8, 0)), async_scheduling="pp1")
 SGLANG_0422 = replace(_sglang_04_span("0.4.2.post2", "0.4.4", (8, 16)), async_scheduling="pp1")
 SGLANG_040 = _sglang_04_span("0.4.0", "0.4.0", (0, 0))
+
+
+def _posted_host_kernel(e: Engine) -> Engine:
+    """``e`` with the host time a kernel of an eager forward that SGLang 0.4.1 to 0.4.5's posted prompt steps give
+    (SGLANG_HOST_KERNEL_S); the records of 0.4.0 and of 0.4.5.post3 on, whose steps no post times, keep the default."""
+    return replace(e, host_kernel_s=SGLANG_HOST_KERNEL_S, host_source=SGLANG_HOST_KERNEL_SOURCE)
+
+
+SGLANG_041, SGLANG_0417, SGLANG_0422, SGLANG_0441, SGLANG_0444, SGLANG_0451 = (
+    _posted_host_kernel(e) for e in (SGLANG_041, SGLANG_0417, SGLANG_0422, SGLANG_0441, SGLANG_0444, SGLANG_0451)
+)
 SGLANG_036 = _sglang_before_046("0.3.6", "0.3.6", "0.3.6", "sglang-0.3.6", _TABLE.format("0.82"), "runner-0.95")
 SGLANG_036 = replace(SGLANG_036, async_scheduling="pp1-no-dp", dp_prompt_chunk="half")
 SGLANG_03 = _sglang_before_046("0.3", "0.3.0 to 0.3.5", "0.3.0 to 0.3.5", "sglang-0.3", _TABLE.format("0.83"), "runner-0.95")

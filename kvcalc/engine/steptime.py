@@ -1808,7 +1808,8 @@ class StepModel:
         does not change, is in both m0 and c0; the lines are the attention's KV reads and FLOPs. A decode-only span of a full-attention
         model keeps what depends only on n, a batch size (the simulator asks at every event). ``eager``:
         the span runs without CUDA graphs whatever its size (a decode beside another DP rank's prompt
-        step: lockstep_ranks)."""
+        step: lockstep_ranks; or, under vLLM V0, a batch whose longest sequence passes decode_graph_max_len, which
+        only the caller knows: the simulator's longest running request)."""
         if not extra_tokens and not eager and self.linear and self.triton is None and not extra_bytes and not extra_flops:
             # A decode-only span of a full-attention model (the simulator's most frequent question): what depends
             # on the batch alone is kept (_decode_line), the same arithmetic as below.
