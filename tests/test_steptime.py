@@ -368,22 +368,48 @@ def test_fp8_checkpoints_compute_at_the_fp8_peak():
     assert (one.eta_bw, one.eta_c, one.eta_c_fp8) == (1.0, 1.0, 1.0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
+    st.sampled_from(["vllm", "vllm@0.11", "sglang@0.5.6", None]),
     st.sampled_from([("llama3.1-8b", 1), ("qwen3-235b-a22b", 4), ("deepseek-v3", 8)]),
     st.integers(0, 1024),
-    st.floats(1.0, 20_000.0),
+    st.floats(1.0, 8_000.0),
     st.integers(1, 8192),
     st.integers(0, 30_000),
 )
-def test_a_prompt_carrying_span_step_is_the_step(shape, decodes, ctx, chunk, end):
+def test_a_prompt_carrying_span_step_is_the_step(key, shape, decodes, ctx, chunk, end):
     # The simulator's spans (lines + span_s) and step() are one formula: a step that carries a prompt
-    # chunk beside decodes, its KV bytes and attention FLOPs passed as step() derives them.
+    # chunk beside decodes, its KV bytes and attention FLOPs passed as step() derives them, under an engine
+    # that schedules ahead (vLLM from 0.14), one that does not (0.11), one that runs prompt steps eagerly
+    # (SGLang: the general path) and the default; asking twice (lines() keeps a full-attention model's parts by
+    # batch and prompt tokens, StepModel._line) gives the same lines.
+    from kvcalc.engine.engines import engine
+
     name, tp = shape
-    sm = StepModel(resolve_model(name), resolve_gpu("h100"), BF16, tp=tp)
+    sm = StepModel(resolve_model(name), resolve_gpu("h100"), BF16, tp=tp, engine=engine(key) if key else None)
     last = max(end, chunk)
-    ln = sm.lines(decodes, ctx, chunk, sm.kv(last), chunk * sm.prefill_attn(max(last - chunk // 2, 1)))
+    ask = (decodes, ctx, chunk, sm.kv(last), chunk * sm.prefill_attn(max(last - chunk // 2, 1)))
+    ln = sm.lines(*ask)
+    assert sm.lines(*ask) == ln
     assert sm.span_s(ln, 1) == pytest.approx(sm.step(decodes, ctx, chunk, end).t_step_s, rel=1e-12)
+
+
+def test_a_copy_under_other_constants_spans_with_its_own():
+    # with_constants() copies a model: its spans are its constants', not the kept spans of the model it was
+    # copied from (until 2026-12-06 the two shared lines()'s kept parts, so the copy answered with the original's
+    # figures for every batch the original had been asked about, and the original with the copy's).
+    base = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16)
+    slower = dataclasses.replace(DEFAULTS, eta_bw=DEFAULTS.eta_bw / 2)
+    fresh = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), BF16, constants=slower)
+    before = base.lines(32, 1000.0), base.lines(32, 1000.0, 256, 1e6, 1e9)
+    copy = base.with_constants(slower)
+    assert (copy.lines(32, 1000.0), copy.lines(32, 1000.0, 256, 1e6, 1e9)) == (
+        fresh.lines(32, 1000.0),
+        fresh.lines(32, 1000.0, 256, 1e6, 1e9),
+    )
+    assert (base.lines(32, 1000.0), base.lines(32, 1000.0, 256, 1e6, 1e9)) == before
+    # Half the bandwidth share: the batch's KV reads a step take twice as long.
+    assert copy.lines(32, 1000.0)[1] == pytest.approx(2 * before[0][1], rel=1e-12)
 
 
 @settings(max_examples=80, deadline=None)
@@ -394,7 +420,7 @@ def test_a_prompt_carrying_span_step_is_the_step(shape, decodes, ctx, chunk, end
     st.floats(1.0, 20_000.0),
 )
 def test_a_decode_only_span_step_is_the_step_on_every_path(key, shape, decodes, mean):
-    # lines() keeps a full-attention model's decode-only spans by batch (StepModel._decode_line: the simulator's
+    # lines() keeps a full-attention model's decode-only spans by batch (StepModel._line: the simulator's
     # most frequent question); its first step is step()'s under an engine that schedules ahead (vLLM from 0.14),
     # one that does not (0.11, V0) and past SGLang 0.5.6's largest decode graph (eager: the general path), and
     # asking twice (the kept figures) gives the same lines.

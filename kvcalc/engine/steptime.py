@@ -1229,9 +1229,10 @@ class StepModel:
         self.prefill_attn_memo: dict[int, float] = {}
         self._coll: dict[int, float] = {}
         self._dl: dict[int | tuple[int, int], tuple[float, float, float, float, float]] = {}
-        self._dq: dict[int, tuple[float, float, float, float, float | None] | None] = {}
-        """lines()'s decode-only spans by batch (_decode_line), where a full-attention model's lines need only the
-        mean length beside them; None where such a batch runs eagerly (the general path)."""
+        self._dq: dict[int | tuple[int, int], tuple[float, float, float, float, float | None] | None] = {}
+        """lines()'s spans by batch, and prompt tokens where a step has some (_line), where a full-attention model's
+        lines need only the mean length and the prompts' KV bytes and attention FLOPs beside them; None where such a
+        step runs eagerly (the general path)."""
         # Full-attention models: a request's KV and a token's attention FLOPs are linear in its length.
         pts = (1, 2, 1000, 1001, 100_000, 100_001)
         kvs = [float(d.kv_request(x)) for x in pts]
@@ -1348,6 +1349,7 @@ class StepModel:
         new.inv_attn = 1.0 / (self.peak_attn * new.c.eta_c)
         new._coll = {}
         new._dl = {}
+        new._dq = {}  # (until 2026-12-06 the copy shared its original's: lines() gave the original's constants' spans)
         return new
 
     @staticmethod
@@ -1805,21 +1807,24 @@ class StepModel:
         """(m0, m1, c0, c1, o): step k of a span takes max(m0 + m1 k, c0 + c1 k) + o seconds, for n
         decoding requests of mean length mean_len (growing by one per step) plus a fixed extra load
         (prompt tokens, their KV bytes and attention FLOPs). The matmuls' larger term, which the span
-        does not change, is in both m0 and c0; the lines are the attention's KV reads and FLOPs. A decode-only span of a full-attention
-        model keeps what depends only on n, a batch size (the simulator asks at every event). ``eager``:
+        does not change, is in both m0 and c0; the lines are the attention's KV reads and FLOPs. A span of a full-attention model keeps
+        what depends only on n and extra_tokens (the simulator asks at every event). ``eager``:
         the span runs without CUDA graphs whatever its size (a decode beside another DP rank's prompt
         step: lockstep_ranks; or, under vLLM V0, a batch whose longest sequence passes decode_graph_max_len, which
         only the caller knows: the simulator's longest running request)."""
-        if not extra_tokens and not eager and self.linear and self.triton is None and not extra_bytes and not extra_flops:
-            # A decode-only span of a full-attention model (the simulator's most frequent question): what depends
-            # on the batch alone is kept (_decode_line), the same arithmetic as below.
-            q = self._dq.get(n)
-            if q is None and n not in self._dq:
-                q = self._dq[n] = self._decode_line(n)
+        if not eager and self.linear and self.triton is None:
+            # A span of a full-attention model (the simulator's question at every event): what depends on the batch
+            # and its prompt tokens alone is kept (_line), the same arithmetic as below.
+            key = n if not extra_tokens else (n, extra_tokens)
+            q = self._dq.get(key)
+            if q is None and key not in self._dq:
+                if len(self._dq) > 200_000:
+                    self._dq.clear()  # (a bound on the memo: mixed steps come in many sizes)
+                q = self._dq[key] = self._line(n, extra_tokens)
             if q is not None:
                 g0, m1, c1, o, host = q
-                m0 = g0 + n * (self.k0 + self.k1 * mean_len) * self.inv_bw
-                c0 = g0 + n * (self.a0 + self.a1 * mean_len) * self.inv_attn
+                m0 = g0 + (n * (self.k0 + self.k1 * mean_len) + extra_bytes) * self.inv_bw
+                c0 = g0 + (n * (self.a0 + self.a1 * mean_len) + extra_flops) * self.inv_attn
                 if host is not None:
                     d = (m0 if m0 >= c0 else c0) + o - host  # hidden_host_s: min(host, max(d, 0))
                     o -= host if host < d else (d if d > 0.0 else 0.0)
@@ -1859,18 +1864,21 @@ class StepModel:
             o -= self.hidden_host_s((m0 if m0 >= c0 else c0) + o, requests)
         return m0, m1, c0, c1, o
 
-    def _decode_line(self, n: int) -> tuple[float, float, float, float, float | None] | None:
-        """lines()'s parts of a decode-only span of ``n`` requests of a full-attention model that do not depend on
-        the mean length: the matmuls' and small kernels' time, the attention's growth a step, the overhead, and the
-        host's time where it runs beside the GPU's (async_host); None where the batch runs eagerly."""
-        if self.eager(False, n):
+    def _line(self, n: int, extra_tokens: int) -> tuple[float, float, float, float, float | None] | None:
+        """lines()'s parts of a span of ``n`` decoding requests and ``extra_tokens`` prompt tokens of a full-attention
+        model that depend on neither the mean length nor the prompts' context: the matmuls' and small kernels' time,
+        the attention's growth a step, the overhead, and the host's time where it runs beside the GPU's (async_host);
+        None where the step runs eagerly."""
+        requests = n + (1 if extra_tokens else 0)
+        if self.eager(extra_tokens > 0, requests):
             return None
-        e = self._dl.get(n)
+        key = n if not extra_tokens else (n, extra_tokens)
+        e = self._dl.get(key)
         if e is None:
-            e = self._dl[n] = self._pieces(n, 0, self.k1, self.a1)
+            e = self._dl[key] = self._pieces(n, extra_tokens, self.k1, self.a1)
         w, m1, cm, c1, o = e
-        g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * n * self.inv_bw
-        return g0, m1, c1, o, (self.c.fixed_s + self.c.per_request_s * n) if self.async_host else None
+        g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * (n + extra_tokens) * self.inv_bw
+        return g0, m1, c1, o, (self.c.fixed_s + self.c.per_request_s * requests) if self.async_host else None
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
         """lines()'s parts that do not depend on the mean length: the weights read, the KV and

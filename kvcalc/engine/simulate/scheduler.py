@@ -321,6 +321,7 @@ def serve(
 
     # Each prompt's tokens already in the prefix cache (paging only): whole blocks of its share.
     C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P] if paged and B and wl.prompt_cache_hit else None
+    some_cached = bool(C or alloc.cached_prefix)  # else no prompt starts with tokens cached (min(0, length - 1) = 0)
 
     def admit() -> None:
         nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed
@@ -331,7 +332,7 @@ def serve(
                 return
         cached_prefix = alloc.cached_prefix
         # V1's token budget left for a new prompt's first chunk, after the decodes and the prompts running.
-        avail = (mnbt - len(dec_base) - (sum(x[1] for x in prefilling) if prefilling else 0)) if chunk else 1
+        avail = (mnbt - len(dec_base) - (sum([x[1] for x in prefilling]) if prefilling else 0)) if chunk else 1
         while len(dec_base) + len(prefilling) < mns:
             if avail <= 0:
                 return
@@ -357,12 +358,12 @@ def serve(
                 if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
-                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
+                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if some_cached and gen[i] == 0 else 0
                 prefilling.append([i, length - cached, cached, length, cached, length])
                 pf_done += cached
             else:
                 length = P[i] + gen[i]
-                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if gen[i] == 0 else 0
+                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if some_cached and gen[i] == 0 else 0
                 lost = 0
                 if cache_kept and i in cache_kept:
                     # Its cached blocks were the pool's free blocks when it was preempted, its last ones
@@ -370,16 +371,20 @@ def serve(
                     # free remain. They stay cached until it is taken in (not when a try to take it in
                     # finds no room: until 2026-12-06 such a try forgot them, and the request recomputed
                     # its whole prompt, uncounted).
+                    # (Conditional expressions, not min and max: this runs at every try to take one in.)
                     kept = cache_kept[i]
                     u0, f0 = cache_at[i]
                     held = in_use(S, len(dec_base))
-                    taken = max(held - u0 + freed_total - f0, 0)
-                    own = max((kept - cached_prefix) // blk - taken, 0)
-                    left = cached_prefix + min(own, max(cap - held, 0)) * blk
-                    now_kept = min(kept, left)
-                    lost = max(kept - max(now_kept, cached), 0)
-                    cached = min(max(cached, now_kept), length - 1)
-                need = cached + min(length - cached, avail)
+                    taken = held - u0 + freed_total - f0  # (at least 0)
+                    own = (kept - cached_prefix) // blk - (taken if taken > 0 else 0)  # (at least 0)
+                    room = cap - held  # (at least 0)
+                    left = cached_prefix + ((own if own < room else room) if own > 0 and room > 0 else 0) * blk
+                    now_kept = kept if kept < left else left
+                    most = now_kept if now_kept > cached else cached
+                    lost = kept - most if kept > most else 0
+                    cached = most if most < length - 1 else length - 1
+                rest = length - cached
+                need = cached + (rest if rest < avail else avail)
                 if not reserve(i, need, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
