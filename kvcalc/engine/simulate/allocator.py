@@ -56,8 +56,10 @@ class Blocks:
             return m[1]
         if not self.n:
             return 0
-        a, s = divmod(S, self.B)
-        v = self.sumk + self.n * (a + 1) + (sum(self.cnt[self.B - s :]) if s else 0)
+        B = self.B
+        a = S // B
+        s = S - a * B  # (S % B, without divmod's call)
+        v = self.sumk + self.n * (a + 1) + (sum(self.cnt[B - s :]) if s else 0)
         self._memo = (S, v)
         return v
 

@@ -416,18 +416,24 @@ def serve(
         a prompt's or a decoding request's, stay cached, less those taken at once: cache_kept)."""
         nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done, skip_admit, freed_total
         assert isinstance(alloc, Paged)
-        while in_use(S, len(dec_base)) > cap and order:
+        while order:
+            over = in_use(S, len(dec_base)) - cap
+            if over <= 0:
+                break
             i = order.pop()
             skip_admit = chunk
             kept = 0
             if i in dec_base:
-                over = in_use(S, len(dec_base)) - cap
                 length = drop_decoder(i)
                 if keeps:
                     # A decoding request's full blocks, its prompt's and its output's so far, stay cached as
                     # a prompt's do (V1 hashes every full block a request computes), less those the requests
                     # short of blocks take now (its last blocks, freed first).
-                    kept = min(length // blk * blk, alloc.cached_prefix + max(own_blocks(length) - over, 0) * blk)
+                    full_blocks = length // blk * blk
+                    spare = own_blocks(length) - over
+                    kept = alloc.cached_prefix + (spare if spare > 0 else 0) * blk
+                    if full_blocks < kept:
+                        kept = full_blocks
                     if kept > 0:
                         cache_kept[i] = kept
                         cache_at[i] = (in_use(S, len(dec_base)), freed_total)
@@ -440,7 +446,6 @@ def serve(
                         if keeps:
                             # Its computed full blocks stay cached, less those the requests short of blocks
                             # take now (its last blocks, freed first).
-                            over = in_use(S, len(dec_base)) - cap
                             keep = min(x[2] // blk * blk, alloc.cached_prefix + max(alloc.pref_blocks[i] - over, 0) * blk)
                         recomputed += max(x[2] - max(keep, x[4]), 0)
                         del prefilling[k]
