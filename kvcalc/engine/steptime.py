@@ -1875,6 +1875,8 @@ class StepModel:
         key = n if not extra_tokens else (n, extra_tokens)
         e = self._dl.get(key)
         if e is None:
+            if len(self._dl) > 200_000:
+                self._dl.clear()  # (the same bound as lines()'s: this path too adds a key a step's size)
             e = self._dl[key] = self._pieces(n, extra_tokens, self.k1, self.a1)
         w, m1, cm, c1, o = e
         g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * (n + extra_tokens) * self.inv_bw
