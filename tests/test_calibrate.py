@@ -452,6 +452,27 @@ def test_a_calibration_file_from_before_eta_gemm_covers_the_matmuls_with_its_eta
     assert new.constants["eta_gemm"] is None
 
 
+def test_a_file_of_every_constant_at_its_default_reads_back_as_the_defaults(tmp_path):
+    # What bench/simulate.py --calibrated times as "the defaults as a calibration file": every constant, None where the
+    # default is the GPU's measured figure. (Until 2026-12-06 the bench wrote some keys only, eta_bw without eta_gemm,
+    # which reads as a file from before eta_gemm: the A100 40GB's matmuls then took 0.8, not its measured 0.74, and the
+    # bench's two runs differed, 1,887,764 events against 1,935,034 at 300,000 requests.)
+    from kvcalc.cli.options import step_constants
+    from kvcalc.inputs.calibration import KEYS
+
+    p = tmp_path / "defaults.json"
+    doc = {"model": "llama2-13b", "gpu": "a100-40gb", "tp": [1], "constants": {k: getattr(DEFAULTS, k) for k in KEYS}}
+    p.write_text(json.dumps(doc))
+    read = step_constants(None, str(p), model=resolve_model("llama2-13b"), gpus=[resolve_gpu("a100-40gb")])
+    assert read.origin == f"calibration {p}"
+    assert dataclasses.replace(read, origin=DEFAULTS.origin) == DEFAULTS
+    # Without eta_gemm, the same file is the older kind: its eta_bw (0.8) stands for the matmuls' share too.
+    del doc["constants"]["eta_gemm"]
+    p.write_text(json.dumps(doc))
+    old = step_constants(None, str(p), model=resolve_model("llama2-13b"), gpus=[resolve_gpu("a100-40gb")])
+    assert DEFAULTS.eta_gemm is None and old.eta_gemm == DEFAULTS.eta_bw == 0.8
+
+
 def test_a_calibration_file_leaves_the_experts_share_open_or_sets_it():
     from kvcalc.inputs.calibration import parse_calibration
 
