@@ -419,6 +419,21 @@ def test_bad_calibrate_input_is_one_line(cli, tmp_path, args, needle):
     one_line_error(cli("calibrate", *extra, *args, "--model", "qwen3-8b"), needle)
 
 
+def test_the_same_run_twice_is_one_line(cli, tmp_path, monkeypatch):
+    # One file named twice (or its block pasted twice) is one point, not the two runs a fit of eta_bw needs: until
+    # 2026-12-06 it passed as two and printed a fit of one constant from a single load.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text(SGLANG)
+    one_line_error(cli("calibrate", "a.txt", "a.txt", "--model", "qwen3-8b"), "the same run given twice")
+    first = SGLANG.index("=" * 10)  # where the block starts
+    line = SGLANG[:first].count("\n") + 1
+    (tmp_path / "b.txt").write_text(SGLANG + SGLANG)
+    res = cli("calibrate", "b.txt", "--model", "qwen3-8b")
+    one_line_error(res, "the same run given twice")
+    second = line + SGLANG.count("\n")
+    assert f"the run at b.txt, line {line}: the same run given twice (b.txt, line {second})" in res.err, res.err
+
+
 def test_kvcalc_measure_results_give_the_bandwidth_share(cli, tmp_path):
     # A measured decode step on an H100 that read 1,000,000,000 B in 0.4 ms: 2.5 TB/s of 3.35, 0.746.
     m = {"model": "llama3.1-8b", "device": "cuda", "device_name": "NVIDIA H100 80GB HBM3", "kernel": "triton-paged"}

@@ -157,7 +157,27 @@ def calibrate(
             return _measure_report(model, gpu, kernels, kv_dtype, engine, base)
     pts: list[tuple[BenchRun, int, _Replica, float, float]] = []
     unnamed: list[str] = []
+    # A run's figures -> where it was read: a second run with every figure the same is the same run given twice (a file
+    # named twice, or a log holding its block twice), one point of the fit, not two.
+    seen: dict[tuple[Any, ...], str] = {}
     for r, tp in zip(runs, tps):
+        same = (
+            tp,
+            r.completed,
+            r.mean_input,
+            r.mean_output,
+            r.request_throughput_per_s,
+            r.mean_tpot_s,
+            r.mean_ttft_s,
+            r.mean_itl_s,
+        )
+        if same in seen:
+            raise KvcalcError(
+                f"every figure of this run is that of the run at {seen[same]}: the same run given twice",
+                r.where,
+                "each run once (runs at different loads: concurrencies or rates)",
+            )
+        seen[same] = r.where
         named = (r.model or "")[:80]
         other = _run_model(named, model, known, identify) if named else None
         if other:
