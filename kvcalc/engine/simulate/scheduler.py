@@ -375,9 +375,9 @@ def serve(
                     kept = cache_kept[i]
                     u0, f0 = cache_at[i]
                     held = in_use(S, len(dec_base))
-                    taken = held - u0 + freed_total - f0  # (at least 0)
-                    own = (kept - cached_prefix) // blk - (taken if taken > 0 else 0)  # (at least 0)
-                    room = cap - held  # (at least 0)
+                    taken = held - u0 + freed_total - f0  # (blocks allocated since; below 0 counts as 0)
+                    own = (kept - cached_prefix) // blk - (taken if taken > 0 else 0)  # (below 0 counts as 0)
+                    room = cap - held  # (likewise)
                     left = cached_prefix + ((own if own < room else room) if own > 0 and room > 0 else 0) * blk
                     now_kept = kept if kept < left else left
                     most = now_kept if now_kept > cached else cached
