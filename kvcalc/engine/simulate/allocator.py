@@ -160,7 +160,7 @@ class Contiguous:
     def over(self, S: int, decoding: int) -> bool:
         return False
 
-    def steps_to_full(self, S: int, K: int, decoding: int) -> int:
+    def steps_to_full(self, S: int, K: int, decoding: int, held: int) -> int:
         return K + 1
 
 
@@ -245,14 +245,12 @@ class Paged(Blocks):
     def over(self, S: int, decoding: int) -> bool:
         return self.in_use(S, decoding) > self.cap
 
-    def steps_to_full(self, S: int, K: int, decoding: int) -> int:
+    def steps_to_full(self, S: int, K: int, decoding: int, held: int) -> int:
         """The fewest steps (1..K) after which the decoding requests' blocks pass the pool; K + 1 if
-        they do not within K."""
-        limit = self.cap - self.other + self.sp_full * decoding
-        m = self._memo
-        if limit - (m[1] if m[0] == S else self.total(S)) >= (K // self.block + 1) * self.n:
+        they do not within K. ``held``: what in_use(S, decoding) says (the scheduler has it at hand)."""
+        if self.cap - held >= (K // self.block + 1) * self.n:
             return K + 1  # K steps take at most ceil(K / B) blocks a request
-        k = self.first_over(S, limit)
+        k = self.first_over(S, self.cap - self.other + self.sp_full * decoding)
         return K + 1 if not k or k > K else k
 
 

@@ -639,7 +639,7 @@ def serve(
             if foreign >= 1.0:
                 K = 1  # a step beside another rank's prompt step
             # Cut at the step blocks run out (paged), then at the next arrival that could be admitted.
-            full = to_full(S, K, nd) if paged else K + 1
+            full = to_full(S, K, nd, h0) if paged else K + 1
             if full < K:
                 K = full
             dt = span_s(ln, K)
