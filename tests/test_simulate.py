@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from conftest import one_line_error
 from kvcalc.engine.engines import engine
@@ -85,6 +85,44 @@ def test_the_step_blocks_run_out_is_the_first_whose_ceilings_pass_the_limit(leng
             k += 1
         want = k
     assert b.first_over(S, limit) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from([16, 32, 48]), st.integers(1, 400)), min_size=0, max_size=12),
+    st.integers(0, 300),
+    st.sampled_from([1, 3, 16]),
+    st.integers(0, 700),
+    st.one_of(st.integers(0, 3), st.integers(0, 200)),
+    st.integers(1, 300),
+    st.sampled_from([0, 20, 48]),
+)
+@example([16], 0, 16, 0, 0, 5, 0)  # a full block at once: its next token takes a block, with none free
+def test_a_paged_pool_runs_out_at_the_first_step_past_it(lengths, S, B, prompt, room, K, prefix):
+    # Paged.steps_to_full, given what is in use now: decoding requests of these lengths at step S (each a token longer a
+    # step, a shared prefix's full blocks held once), a prompt's blocks, and ``room`` blocks free. Brute force, step by step
+    # from the ceilings: the first of K steps whose blocks pass the pool, else K + 1.
+    from kvcalc.engine.simulate.allocator import Paged
+
+    lengths = [max(v, prefix + 1) for v in lengths]
+    sp = prefix // B  # the prefix's full blocks
+    n = len(lengths)
+    own = -(-prompt // B) - sp if prompt > prefix else 0
+    shared = sp if sp and (n or own) else 0
+
+    def held(k: int) -> int:
+        return sum(-(-(v + k) // B) - sp for v in lengths) + shared + own
+
+    p = Paged(B, (held(0) + room) * B, 1, prefix)
+    for v in lengths:
+        p.start_decode(v - S)
+    if own:
+        assert p.reserve(0, prompt, prompt + 1, S, n)
+    elif n:
+        p.take_prefix()
+    assert p.in_use(S, n) == held(0) and p.cap == held(0) + room
+    want = next((k for k in range(1, K + 1) if held(k) > p.cap), K + 1)
+    assert p.steps_to_full(S, K, n, held(0)) == want
 
 
 def test_one_request_decodes_at_the_step_model():
