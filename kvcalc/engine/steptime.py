@@ -210,6 +210,12 @@ class StepConstants:
 DEFAULTS = StepConstants()
 
 
+def hidden_host(host: float, t: float) -> float:
+    """What of a step of ``t`` seconds the host's own ``host`` seconds no longer add when they run beside the GPU's
+    work (async scheduling): the step takes the longer of the two, so min(host, max(t - host, 0))."""
+    return min(host, max(t - host, 0.0))
+
+
 def defaults_for(engine: Engine | None) -> StepConstants:
     """The default constants for an engine release: the release's own host costs where they were
     measured apart from vLLM V1's (Engine.host_step_s, host_per_request_s: vLLM's V0) and its host's issue of an
@@ -1142,6 +1148,11 @@ class StepModel:
         fp8_experts = self.compute_dtype == "fp8" and "experts" in _fp8_roles(model, weight_dtype)
         fp4_experts = self.compute_dtype == "fp4" and "experts" in _fp4_roles(model, weight_dtype)
         self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype), fp4_experts)
+        """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
+        moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
+        calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'], 'flashinfer_trtllm_bf16' calls
+        moe_flashinfer_bf16_s and MOE_ETA['bf16_flashinfer'], 'flashinfer_trtllm_fp4' calls moe_flashinfer_fp4_s and
+        MOE_ETA['fp4_flashinfer'], 'cutlass_fp4' calls moe_cutlass_fp4_s and MOE_ETA['fp4_cutlass'] (DEFAULT_SOURCES)."""
         self.moe_backend_unpriced = (
             engine is not None
             and engine.moe_backend == "trtllm"
@@ -1150,11 +1161,6 @@ class StepModel:
         )
         """Whether the deployment asked for the TensorRT-LLM-gen MoE kernel (Engine.moe_backend) where kvcalc has no
         figures of it (another GPU, MXFP4 experts, fp8 or 16-bit ones under EP): the default runner's are taken, and said."""
-        """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
-        moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
-        calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'], 'flashinfer_trtllm_bf16' calls
-        moe_flashinfer_bf16_s and MOE_ETA['bf16_flashinfer'], 'flashinfer_trtllm_fp4' calls moe_flashinfer_fp4_s and
-        MOE_ETA['fp4_flashinfer'], 'cutlass_fp4' calls moe_cutlass_fp4_s and MOE_ETA['fp4_cutlass'] (DEFAULT_SOURCES)."""
         fused_a = engine is not None and engine.mla_qkv_a_fused
         self.kernels = self._runner_kernels(
             layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a)
@@ -1649,8 +1655,7 @@ class StepModel:
         """What of a step of ``t`` seconds the host's own time (fixed_s and per_request_s) no longer adds
         when the engine schedules ahead (async_host): it runs beside the GPU's work, so the step takes
         the longer of the two."""
-        host = self.c.fixed_s + self.c.per_request_s * requests
-        return min(host, max(t - host, 0.0))
+        return hidden_host(self.c.fixed_s + self.c.per_request_s * requests, t)
 
     def eager_extra_s(self, t: float, requests: int, prompt: bool = False, tokens: int = 0) -> float:
         """What a step of ``t`` seconds that runs its layers eagerly adds: the host issues the kernels
@@ -1826,17 +1831,11 @@ class StepModel:
                 m0 = g0 + (n * (self.k0 + self.k1 * mean_len) + extra_bytes) * self.inv_bw
                 c0 = g0 + (n * (self.a0 + self.a1 * mean_len) + extra_flops) * self.inv_attn
                 if host is not None:
-                    d = (m0 if m0 >= c0 else c0) + o - host  # hidden_host_s: min(host, max(d, 0))
-                    o -= host if host < d else (d if d > 0.0 else 0.0)
+                    o -= hidden_host(host, (m0 if m0 >= c0 else c0) + o)
                 return m0, m1, c0, c1, o
         if self.linear:
             kv0, a0 = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len
-            key = n if not extra_tokens else (n, extra_tokens)
-            e = self._dl.get(key)
-            if e is None:
-                if len(self._dl) > 200_000:
-                    self._dl.clear()  # (a bound on the memo: mixed steps come in many sizes)
-                e = self._dl[key] = self._pieces(n, extra_tokens, self.k1, self.a1)
+            e = self._kept_pieces(n, extra_tokens)
         else:
             kv0, a0, g, ga = self._interp(mean_len)
             e = self._pieces(n, extra_tokens, g, ga)
@@ -1872,15 +1871,20 @@ class StepModel:
         requests = n + (1 if extra_tokens else 0)
         if self.eager(extra_tokens > 0, requests):
             return None
+        w, m1, cm, c1, o = self._kept_pieces(n, extra_tokens)
+        g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * (n + extra_tokens) * self.inv_bw
+        return g0, m1, c1, o, (self.c.fixed_s + self.c.per_request_s * requests) if self.async_host else None
+
+    def _kept_pieces(self, n: int, extra_tokens: int) -> tuple[float, float, float, float, float]:
+        """_pieces of a full-attention model (its growth a step the same at every length), kept by batch and prompt
+        tokens."""
         key = n if not extra_tokens else (n, extra_tokens)
         e = self._dl.get(key)
         if e is None:
             if len(self._dl) > 200_000:
-                self._dl.clear()  # (the same bound as lines()'s: this path too adds a key a step's size)
+                self._dl.clear()  # (a bound on the memo: mixed steps come in many sizes)
             e = self._dl[key] = self._pieces(n, extra_tokens, self.k1, self.a1)
-        w, m1, cm, c1, o = e
-        g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * (n + extra_tokens) * self.inv_bw
-        return g0, m1, c1, o, (self.c.fixed_s + self.c.per_request_s * requests) if self.async_host else None
+        return e
 
     def _pieces(self, n: int, extra_tokens: int, g: float, ga: float) -> tuple[float, float, float, float, float]:
         """lines()'s parts that do not depend on the mean length: the weights read, the KV and
