@@ -269,11 +269,12 @@ def fmt_rate(bps: float) -> str:
     return f"{bps:,.0f} B/s"
 
 
-def fmt_flops(fps: float) -> str:
-    for unit, mult in (("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9)):
+def fmt_flops(fps: float, what: str = "FLOP") -> str:
+    """A rate of operations with its unit: FLOP/s, or ``what`` (OP for INT8 tensor operations)."""
+    for unit, mult in (("P", 1e15), ("T", 1e12), ("G", 1e9)):
         if abs(fps) >= mult:
-            return f"{fps / mult:,.1f} {unit}"
-    return f"{fps:,.0f} FLOP/s"
+            return f"{fps / mult:,.1f} {unit}{what}/s"
+    return f"{fps:,.0f} {what}/s"
 
 
 MAX_LIST = 1_000_000

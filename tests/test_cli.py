@@ -196,7 +196,7 @@ def one_line_error(r, *needles):
         (["simulate", "--model", "llama2-7b", "--gpu", "b200", "--moe-backend", "cutlass"], ["unknown MoE backend 'cutlass'"]),
         (["roofline", "--model", "deepseek-v3", "--gpu", "h200", "--compute-dtype", "fp4"], ["h200 has no fp4 tensor units"]),
         (["roofline", "--model", "llama2-7b", "--gpu", "a100-80gb", "--compute-dtype", "fp4"], ["bf16 on this GPU"]),
-        (["roofline", "--model", "deepseek-v3", "--gpu", "b200", "--compute-dtype", "fp5"], ["bf16, fp16, fp8 or fp4"]),
+        (["roofline", "--model", "deepseek-v3", "--gpu", "b200", "--compute-dtype", "fp5"], ["bf16, fp16, fp8, fp4 or int8"]),
     ],
 )
 def test_bad_input(cli, args, needles):
@@ -494,13 +494,13 @@ def test_a_boolean_in_a_numeric_spec_field_is_refused(cli, tmp_path, kind, base,
     "new, words, where",
     [
         ("multiprocessors: 0", "multiprocessors must be a whole number from 1 to 99,999, got 0", "tiny.yaml"),
-        ("multiprocessors: 13.2", "a number with a fractional part (got 13.2)", "tiny.yaml, line 21, field multiprocessors"),
+        ("multiprocessors: 13.2", "a number with a fractional part (got 13.2)", "tiny.yaml, line 22, field multiprocessors"),
         (
             "multiprocessors: many",
             "unable to parse string as an integer (got 'many')",
-            "tiny.yaml, line 21, field multiprocessors",
+            "tiny.yaml, line 22, field multiprocessors",
         ),
-        ("multiprocessors: true", "a boolean where a number belongs", "tiny.yaml, line 21, field multiprocessors"),
+        ("multiprocessors: true", "a boolean where a number belongs", "tiny.yaml, line 22, field multiprocessors"),
     ],
 )
 def test_a_gpu_specs_multiprocessor_count_is_checked(cli, tmp_path, new, words, where):

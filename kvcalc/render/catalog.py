@@ -167,6 +167,7 @@ def render_show_gpu(r: Any) -> None:
         ("bf16 dense", fmt_flops(g.flops_bf16)),
         ("fp8 dense", fmt_flops(g.flops_fp8) if g.flops_fp8 else "-"),
         ("fp4 dense (NVFP4)", fmt_flops(g.flops_fp4) if g.flops_fp4 else "-"),
+        ("int8 dense", fmt_flops(g.flops_int8, "OP") if g.flops_int8 else "-"),
         ("ridge point (bf16)", f"{r.ridge_bf16:,.0f} FLOP/B"),
         ("interconnect", fmt_rate(g.interconnect_bytes_per_s) + " (bidirectional)" if g.interconnect_bytes_per_s else "-"),
         ("host link", fmt_rate(g.host_link_bytes_per_s) + " (bidirectional)" if g.host_link_bytes_per_s else "-"),

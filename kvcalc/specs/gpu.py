@@ -142,7 +142,7 @@ class GemmSpec:
     """The share of the datasheet memory bandwidth its weight reads reach."""
     compute_share: float | None = None
     """Where the tables measure matmuls of many tokens too: the share of the dense peak at compute_dtype
-    their math reaches, in place of StepConstants.eta_c, eta_c_fp8 or eta_c_fp4 for matmuls at that
+    their math reaches, in place of StepConstants.eta_c, eta_c_fp8, eta_c_int8 or eta_c_fp4 for matmuls at that
     precision (None: those)."""
     compute_dtype: Literal["bf16", "fp8", "fp4"] = "bf16"
     """The precision the tables' matmuls ran in: compute_share and combine hold for a step's matmuls at it."""
@@ -261,6 +261,9 @@ class GPUSpec:
     flops_fp4: Flops | None = None
     """Dense FLOP/s of its 4-bit floating-point units (NVFP4: e2m1 values, an fp8 scale a block of 16), where the part
     has them (NVIDIA Blackwell); None: 4-bit checkpoints' matmuls run at the 16-bit peak."""
+    flops_int8: Flops | None = None
+    """Dense INT8 tensor operations a second, as the vendor states them (never the 2:4 sparse figure), where the part has
+    INT8 tensor units and a public figure; None: W8A8 int8 checkpoints' matmuls are priced at the 16-bit peak."""
     interconnect_bytes_per_s: Rate | None = None
     """GPU-to-GPU bandwidth per GPU as datasheets state it: both directions together (NVLink,
     Infinity Fabric, ICI). One direction is half."""
@@ -327,11 +330,13 @@ class GPUSpec:
         conv("flops_bf16", parse_flops)
         conv("flops_fp8", parse_flops)
         conv("flops_fp4", parse_flops)
+        conv("flops_int8", parse_flops)
         # Figures no accelerator has are a typo, and would make every time in a report inf or 0.
         for name, lo, hi, words in (
             ("flops_bf16", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
             ("flops_fp8", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
             ("flops_fp4", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
+            ("flops_int8", 1e9, 1e19, "1 GFLOP/s to 10 EFLOP/s"),
             ("memory_bandwidth_bytes_per_s", 1e8, 1e16, "100 MB/s to 10 PB/s"),
             ("interconnect_bytes_per_s", 1e6, 1e16, "1 MB/s to 10 PB/s"),
             ("host_link_bytes_per_s", 1e6, 1e16, "1 MB/s to 10 PB/s"),
