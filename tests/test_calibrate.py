@@ -384,6 +384,7 @@ def test_the_cli_writes_a_calibration_the_other_commands_take(cli, tmp_path, mon
         ('{"constants": {"eta_bw": "fast"}}', "constants.eta_bw"),
         ('{"constants": {"eta_c_fp8": 0}}', "constants.eta_c_fp8"),
         ('{"constants": {"eta_c_fp4": 1.5}}', "constants.eta_c_fp4"),
+        ('{"constants": {"eta_c_int8": 0.001}}', "constants.eta_c_int8"),
         ('{"constants": {"moe_flashinfer_fp4_s": -1}}', "constants.moe_flashinfer_fp4_s"),
         ('{"constants": {"speed": 1}}', "unknown constant"),
         # A misspelt constant names the closest ones.
@@ -589,6 +590,16 @@ def test_a_fitted_matmul_share_stands_in_for_the_gpus_measured_one():
     mi = resolve_gpu("mi300x")
     fitted = _set(DEFAULTS, "eta_c_fp8", 0.2)
     assert (fitted.eta_c_fp8, fitted.eta_c_gemm) == (0.2, 0.2)
+    # W8A8 int8 on an A100 (no measured int8 share): eta_c_int8, 0.525, until a calibration fits it; runs served in
+    # int8 name eta_c_int8 as the matmuls' share they fit or hold.
+    i8 = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("a100-80gb"), BF16, weight_dtype="int8")
+    got8 = i8.with_constants(_set(DEFAULTS, "eta_c_int8", 0.2))
+    assert (i8.eta_mm(i8.c), got8.eta_mm(got8.c), got8.c.eta_c_fp8) == (0.525, 0.2, 0.35)
+    runs = synthetic(DEFAULTS, (1, 4), gpu="a100-80gb")
+    r8 = calibrate(
+        resolve_model("llama3.1-8b"), resolve_gpu("a100-80gb"), runs, [1, 1], BF16, engine("vllm"), weight_dtype="int8"
+    )
+    assert "eta_c_int8" in r8.held and "eta_c" not in r8.held
     sm = StepModel(resolve_model("llama3.1-8b"), mi, BF16, weight_dtype="fp8")
     assert sm.eta_mm(sm.c) == 0.28 and sm.with_constants(fitted).eta_mm(sm.with_constants(fitted).c) == 0.2
     # NVFP4 alike: a fitted eta_c_fp4 is the NVFP4 matrices' share; DeepSeek's 16-bit ones (77% of its dense FLOPs in
@@ -599,7 +610,7 @@ def test_a_fitted_matmul_share_stands_in_for_the_gpus_measured_one():
     assert fp4.eta_mm(fp4.c) == 0.35 and got.eta_mm(got.c) == 0.2 and got.c.eta_c == 0.7
     s, f = fp4.fp4_flops, fp4.expert_share
     dense = s / (0.2 * 9e15) + (1 - s) / (0.7 * 2.25e15)
-    assert got.inv_mm == pytest.approx((1 - f) * dense + f / (fp4.moe_eta(got.c) * 9e15))
+    assert got.inv_mm == pytest.approx((1 - f) * dense + f / (fp4.moe_eta(got.c) * 9e15), abs=0)
     # A file may leave it open (null: the GPU's) or set it; outside 0.01-1 is refused.
     f = parse_calibration(json.dumps({"constants": {"eta_c_gemm": None}, "model": "m", "gpu": "g"}), "f")
     assert f.constants["eta_c_gemm"] is None

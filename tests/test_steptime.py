@@ -280,7 +280,7 @@ def test_an_fp8_step_reads_its_weights_at_the_gpus_fp8_matmul_figures():
     h = resolve_gpu("h100-sxm")
     fp8 = StepModel(resolve_model("llama3.1-405b-fp8"), h, BF16, tp=8)
     assert fp8.compute_dtype == "fp8" and (fp8.c.eta_gemm, fp8.c.gemm_latency_s) == (0.78, pytest.approx(3.3e-6))
-    assert fp8.inv_w == pytest.approx(1 / (3.35e12 * 0.78), rel=1e-12)
+    assert fp8.inv_w == pytest.approx(1 / (3.35e12 * 0.78), rel=1e-12, abs=0)
     bf16 = StepModel(resolve_model("llama3.1-405b"), h, BF16, tp=8)
     assert bf16.compute_dtype == "bf16" and (bf16.c.eta_gemm, bf16.c.gemm_latency_s) == (0.86, pytest.approx(3.4e-6))
     # The weights' term of one token's step: the rank's fp8 weights over the fp8 share.
@@ -360,12 +360,50 @@ def test_fp8_checkpoints_compute_at_the_fp8_peak():
     # At 0.35 of it (eta_c_fp8, half eta_c: vLLM's fp8 kernels reach half the share of their peak that
     # the same shapes reach in bf16): a dense fp8 model's matmul FLOP costs 1 / (1,979e12 x 0.35) s.
     f8 = StepModel(resolve_model("llama3.1-405b-fp8"), resolve_gpu("h100"), kv_dtype("fp8"), tp=8)
-    assert f8.compute_dtype == "fp8" and f8.inv_mm == pytest.approx(1 / (1979e12 * 0.35), rel=1e-12)
+    assert f8.compute_dtype == "fp8" and f8.inv_mm == pytest.approx(1 / (1979e12 * 0.35), rel=1e-12, abs=0)
     bf = StepModel(resolve_model("llama3.1-405b"), resolve_gpu("h100"), kv_dtype("fp8"), tp=8)
-    assert bf.compute_dtype == "bf16" and bf.inv_mm == pytest.approx(1 / (989.5e12 * 0.70), rel=1e-12)
+    assert bf.compute_dtype == "bf16" and bf.inv_mm == pytest.approx(1 / (989.5e12 * 0.70), rel=1e-12, abs=0)
     # --efficiency F sets all three efficiencies.
     one = DEFAULTS.with_efficiency(1.0)
     assert (one.eta_bw, one.eta_c, one.eta_c_fp8) == (1.0, 1.0, 1.0)
+
+
+def test_w8a8_int8_checkpoints_compute_at_the_int8_peak():
+    """W8A8 int8 checkpoints (compressed-tensors' CompressedTensorsW8A8Int8, --weight-dtype int8) run CUTLASS's int8
+    scaled_mm (vLLM 0.11.0 quantization/kernels/scaled_mm/cutlass.py): their matmuls at the INT8 peak the GPU's spec
+    states x eta_c_int8, each linear layer's input quantized first (scaled_int8_quant) in a kernel of its own; the
+    routed experts run fp8's Triton path (fused_moe.py: `if use_fp8_w8a8 or use_int8_w8a8`)."""
+    from kvcalc.engine.bound import peak_flops, prefill_bound
+    from kvcalc.errors import KvcalcError
+
+    m, a100, h100, t4 = resolve_model("llama3.1-8b"), resolve_gpu("a100-80gb"), resolve_gpu("h100"), resolve_gpu("t4")
+    # A100 datasheet: INT8 Tensor Core 624 TOPS dense (1,248 with sparsity), twice its bf16 312; H100 SXM 3,958 with
+    # sparsity, 1,979 dense.
+    assert (peak_flops(a100, "int8"), peak_flops(h100, "int8")) == (624e12, 1979e12)
+    assert (matmul_dtype(m, a100, "int8"), matmul_dtype(m, h100, "int8"), matmul_dtype(m, a100)) == ("int8", "int8", "bf16")
+    # An fp8 checkpoint on an H100 still runs fp8; T4's spec gives no INT8 figure, so int8 weights stay at 16 bits there
+    # and asking for its int8 peak is one line.
+    assert (matmul_dtype(m, h100, "fp8"), matmul_dtype(m, t4, "int8")) == ("fp8", "bf16")
+    with pytest.raises(KvcalcError, match="t4's spec gives no INT8 tensor peak"):
+        peak_flops(t4, "int8")
+    # A prompt of 4,096 tokens: its FLOPs over 624 TOPS, half the time at the bf16 312.
+    p8, p16 = prefill_bound(m, a100, 4096, 1, "int8", "int8"), prefill_bound(m, a100, 4096, 1, "int8", "bf16")
+    assert p8.t_compute_s * 2 == pytest.approx(p16.t_compute_s, rel=1e-12)
+    # eta_c_int8, three quarters of eta_c: a matmul FLOP costs 1 / (624e12 x 0.525) s on an A100, 1 / (1,979e12 x 0.525)
+    # on an H100.
+    assert DEFAULTS.eta_c_int8 == 0.525 == pytest.approx(DEFAULTS.eta_c * 0.75)
+    sm, bf = StepModel(m, a100, BF16, weight_dtype="int8"), StepModel(m, a100, BF16)
+    assert sm.compute_dtype == "int8" and sm.inv_mm == pytest.approx(1 / (624e12 * 0.525), rel=1e-12, abs=0)
+    assert StepModel(m, h100, BF16, weight_dtype="int8").inv_mm == pytest.approx(1 / (1979e12 * 0.525), rel=1e-12, abs=0)
+    # One scaled_int8_quant before each of 32 layers' QKV, output, gate-up and down projections, all small kernels.
+    assert (sm.quant_kernels, sm.quant_small, sm.kernels.small - bf.kernels.small) == (128, 128, 128)
+    assert (bf.compute_dtype, bf.quant_kernels) == ("bf16", 0)
+    # Qwen3-30B-A3B's experts in int8: 48 layers' QKV and output projections quantize outside the fused calls, two
+    # inside each; the experts' share of the peak is fp8's Triton fit, 0.311 x 768 / (768 + 459), of the INT8 peak.
+    q = StepModel(resolve_model("qwen3-30b-a3b"), h100, BF16, weight_dtype="int8")
+    assert (q.quant_kernels, q.quant_small, q.kernels.moe_quant) == (48 * 4, 48 * 2, 48)
+    assert q.moe_runner == "default" and q.moe_eta(q.c) == pytest.approx(0.311 * 768 / (768 + 459), rel=1e-12)
+    assert q.peak_mm == 1979e12
 
 
 @settings(max_examples=80, deadline=None)
@@ -2558,7 +2596,7 @@ def test_nvfp4_checkpoints_run_their_matmuls_at_the_fp4_peak_on_blackwell():
     s, f = (mlp + shared) / dense, experts / (dense + experts)
     moe = 0.489 * 512 / (512 + 3600)  # no engine named: the CUTLASS MoE's share at 512 a GPU
     per_flop = (1 - f) * (s / (0.35 * 9e15) + (1 - s) / (0.70 * 2.25e15)) + f / (moe * 9e15)
-    assert sm.inv_mm == pytest.approx(per_flop)
+    assert sm.inv_mm == pytest.approx(per_flop, abs=0)
     h = StepModel(ds, h200, kv_dtype("fp8"), tp=4, weight_dtype="fp4")
     assert (h.compute_dtype, h.quant_kernels, h.peak_mm) == ("bf16", 0, 989.5e12)  # gpu_specs/h200.yaml flops_bf16
 

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import make_model
 from kvcalc.engine.memory import FitInputs, fit
-from kvcalc.engine.weights import quantized_bytes, resident_bytes, rope_cache_bytes, vision_bytes, weights
+from kvcalc.engine.weights import WeightFormats, quantized_bytes, resident_bytes, rope_cache_bytes, vision_bytes, weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 from kvcalc.specs.hf import spec_dict_from_config
@@ -134,6 +134,43 @@ def test_quantization_configs(qc, method, g):
     assert m.quantization.roles == ["attn", "mlp"]
     # Embeddings, LM head and norms stay 16-bit.
     assert resident_bytes(m) > (m.params.embed + m.params.lm_head) * 2
+
+
+def test_compressed_tensors_without_input_activations_quantize_the_weights_alone():
+    """A compressed-tensors group with weights and no input_activations is W8A16: vLLM runs it through Marlin's 16-bit
+    kernels (0.11.0 compressed_tensors.py _get_scheme_from_parts: CompressedTensorsWNA16 for int weights,
+    CompressedTensorsW8A16Fp8 for float), so its matmuls run at the 16-bit peak and quantize no activations. With
+    input_activations (RedHat's quantized.w8a8: dynamic per-token int8) they run W8A8 at the GPU's INT8 peak."""
+    from kvcalc.engine.steptime import StepModel, matmul_dtype
+    from kvcalc.specs.dtypes import kv_dtype
+
+    def ct(typ, acts):
+        g = {"weights": {"num_bits": 8, "type": typ, "strategy": "channel", "symmetric": True, "dynamic": False}}
+        if acts:
+            g["input_activations"] = {"num_bits": 8, "type": typ, "strategy": "token", "symmetric": True, "dynamic": True}
+        m, _ = _import(
+            {**_cfg("qwen2.5-7b"), "quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": g}}}
+        )
+        return m
+
+    h100, a100 = resolve_gpu("h100"), resolve_gpu("a100-80gb")
+    w8a8, w8a16 = ct("int", True), ct("int", False)
+    assert (w8a8.quantization.method, w8a8.quantization.weight_only) == ("int8-channel", False)
+    assert (w8a16.quantization.method, w8a16.quantization.weight_only) == ("int8-channel", True)
+    assert (matmul_dtype(w8a8, h100), matmul_dtype(w8a8, a100)) == ("int8", "int8")
+    assert (matmul_dtype(w8a16, h100), matmul_dtype(w8a16, a100)) == ("bf16", "bf16")
+    # The same bytes either way: an int8 weight and an fp32 scale a row; the layout says which it is.
+    assert resident_bytes(w8a8) == resident_bytes(w8a16)
+    assert WeightFormats.of(w8a16).describe() == "attn, mlp as int8-channel (the weights alone: W8A16), the rest bf16"
+    assert WeightFormats.of(w8a8).describe() == "attn, mlp as int8-channel, the rest bf16"
+    # Qwen2.5-7B's 28 layers quantize each of QKV, output, gate-up and down's inputs under W8A8, nothing under W8A16.
+    bf = kv_dtype("bf16")
+    assert (StepModel(w8a8, h100, bf).quant_kernels, StepModel(w8a16, h100, bf).quant_kernels) == (28 * 4, 0)
+    # fp8 weights without input_activations: Marlin too, at 16 bits even on a GPU with fp8 units.
+    f8a8, f8a16 = ct("float", True), ct("float", False)
+    assert (f8a8.quantization.weight_only, f8a16.quantization.weight_only) == (False, True)
+    assert (matmul_dtype(f8a8, h100), matmul_dtype(f8a16, h100)) == ("fp8", "bf16")
+    assert (StepModel(f8a8, h100, bf).quant_kernels, StepModel(f8a16, h100, bf).quant_kernels) == (28 * 4, 0)
 
 
 def test_unknown_quantization_is_refused():

@@ -40,8 +40,9 @@ def roofline(
         typer.Option(
             "--compute-dtype",
             metavar="<dtype>",
-            help="Peak FLOP/s to use: bf16 (or fp16), fp8 or fp4 (default: fp8 for an fp8 checkpoint on a GPU with fp8 "
-            "units, fp4 for an NVFP4 one on a GPU with fp4 units).",
+            help="Peak FLOP/s to use: bf16 (or fp16), fp8, fp4 or int8 (default: fp8 for an fp8 checkpoint on a GPU with "
+            "fp8 units, fp4 for an NVFP4 one on a GPU with fp4 units, int8 for a W8A8 int8 one on a GPU whose spec gives "
+            "its INT8 peak).",
         ),
     ] = None,
     tp: opt.TP = "1",

@@ -43,7 +43,15 @@ def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
                 "bf16 or fp8 on this GPU" if gpu.flops_fp8 else "bf16 on this GPU",
             )
         return float(gpu.flops_fp4)
-    raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16, fp8 or fp4")
+    if compute_dtype == "int8":
+        if not gpu.flops_int8:
+            raise KvcalcError(
+                f"{gpu.name}'s spec gives no INT8 tensor peak",
+                "compute_dtype",
+                "bf16 or fp8 on this GPU" if gpu.flops_fp8 else "bf16 on this GPU",
+            )
+        return float(gpu.flops_int8)
+    raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16, fp8, fp4 or int8")
 
 
 def elementwise_bytes(model: ModelSpec, tp: int) -> int:

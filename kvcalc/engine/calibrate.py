@@ -12,7 +12,7 @@ Which constants are free depends on what the runs can tell apart:
 - eta_bw always (memory-bound decode is what every run measures);
 - fixed_s when the decoding batch varies at least 2x across runs (a per-step cost and a bandwidth
   share are otherwise the same thing to the data);
-- eta_c (eta_c_fp8 for an fp8 checkpoint, eta_c_fp4 for an NVFP4 one at the fp4 peak) when some run's compute term is at least half its memory term;
+- eta_c (eta_c_fp8 for an fp8 checkpoint, eta_c_int8 for a W8A8 int8 one, eta_c_fp4 for an NVFP4 one at the fp4 peak) when some run's compute term is at least half its memory term;
 - alpha_s when the runs span two or more TP sizes above 1 (else it is one more per-step cost);
 - request_overhead_s from the least TTFT left over at light prefill load (prefill under half the
   time), where queueing is least.
@@ -43,6 +43,7 @@ RANGES = {
     "eta_bw": (0.2, 1.0),
     "eta_c": (0.1, 1.0),
     "eta_c_fp8": (0.05, 1.0),
+    "eta_c_int8": (0.05, 1.0),
     "eta_c_fp4": (0.05, 1.0),
     "fixed_s": (0.0, 0.02),
     "alpha_s": (0.0, 100e-6),
@@ -371,8 +372,9 @@ def _free(pts: list[tuple[BenchRun, int, _Replica, float, float]], base: StepCon
     for _r, _tp, rep, n_d, _t in pts:
         s = rep.sm.step(max(math.ceil(n_d), 1), rep.ctx)
         ratios.append(s.t_compute_s / s.t_memory_s)
-    # The matmuls' efficiency the runs' steps use: eta_c at 16 bits, eta_c_fp8 (eta_c_fp4) at fp8 (fp4).
-    eta = {"fp8": "eta_c_fp8", "fp4": "eta_c_fp4"}.get(pts[0][2].sm.compute_dtype, "eta_c")
+    # The matmuls' efficiency the runs' steps use (StepModel.eta_mm): eta_c at 16 bits, eta_c_fp8 at fp8, eta_c_int8
+    # at int8, eta_c_fp4 at fp4.
+    eta = {"fp8": "eta_c_fp8", "int8": "eta_c_int8", "fp4": "eta_c_fp4"}.get(pts[0][2].sm.compute_dtype, "eta_c")
     if max(ratios) >= 0.5 and len(pts) >= 4:
         free.append(eta)
     else:
@@ -461,7 +463,7 @@ def _set(c: StepConstants, name: str, v: float) -> StepConstants:
         # A run measures the step's bytes together: the fitted share is the matmuls' weight reads' too
         # (eta_gemm), not left at the GPU's microbenchmark figure.
         change["eta_gemm"] = v
-    if name in ("eta_c", "eta_c_fp8", "eta_c_fp4"):
+    if name in ("eta_c", "eta_c_fp8", "eta_c_int8", "eta_c_fp4"):
         # Likewise the matmuls' share of the peak: the fitted figure, not the GPU's measured one
         # (GemmSpec.compute_share, which for_gpu would otherwise put in eta_c_gemm).
         change["eta_c_gemm"] = v
@@ -511,6 +513,7 @@ def _measure_report(
             "fixed_s": "kvcalc measure times kernels, not an engine's steps: give benchmark runs to fit the rest",
             "eta_c": "as fixed_s",
             "eta_c_fp8": "as fixed_s",
+            "eta_c_int8": "as fixed_s",
             "eta_c_fp4": "as fixed_s",
             "alpha_s": "as fixed_s",
             "request_overhead_s": "as fixed_s",

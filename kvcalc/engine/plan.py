@@ -1002,7 +1002,7 @@ def _compute_words(c: StepConstants) -> str:
     """The matmuls' share of the peak as the step model takes it (kvcalc.engine.steptime.for_gpu)."""
     if c.eta_c_gemm is not None:
         return f"{c.eta_c_gemm:g}"
-    return f"the GPU's measured share where its spec has one, else {c.eta_c:g}, {c.eta_c_fp8:g} at fp8, {c.eta_c_fp4:g} at fp4"
+    return f"the GPU's measured share where its spec has one, else {c.eta_c:g}, {c.eta_c_fp8:g} at fp8, {c.eta_c_int8:g} at int8, {c.eta_c_fp4:g} at fp4"
 
 
 def _gemm_latency_words(c: StepConstants) -> str:

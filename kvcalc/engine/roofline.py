@@ -315,8 +315,8 @@ ASSUMPTIONS = [
     "step reads b rows) plus each request's KV, read once, over the datasheet bandwidth in bytes/s (10^9 B per GB)",
     "compute term: 2 x active parameters x batch + attention (2 FLOPs per multiply-add over each key and value a token "
     "reads; MLA in its absorbed form), over dense peak FLOP/s at the precision the matmuls run in (fp8 for an fp8 "
-    "checkpoint on a GPU with fp8 units, fp4 for an NVFP4 one on a GPU with fp4 units, else 16-bit; --compute-dtype to "
-    "choose)",
+    "checkpoint on a GPU with fp8 units, fp4 for an NVFP4 one on a GPU with fp4 units, int8 for a W8A8 int8 one on a GPU "
+    "whose spec gives its INT8 peak, else 16-bit; --compute-dtype to choose)",
     "per GPU: weights and KV split over tp ranks, KV heads replicated when tp > KV heads",
 ]
 MAX_POINTS = 1_000_000

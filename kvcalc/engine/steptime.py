@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from dataclasses import fields, replace
-from typing import Any
+from typing import Any, Literal
 
 from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
@@ -61,6 +61,15 @@ from kvcalc.specs.layers import MLA, DecodeGeometry, LayerKind
 from kvcalc.specs.model import ModelSpec
 
 FP8_CHECKPOINTS = ("fp8", "fp8_e4m3", "fp8_e5m2")
+QuantFormat = Literal["fp8", "int8", "fp4"]
+"""The precisions whose matmuls quantize their activations before each linear layer (W8A8 fp8 and int8, NVFP4 W4A4)."""
+QUANT_METHOD_OF: dict[str, str] = {"int8": "int8-channel", "fp4": "nvfp4"}
+"""The quantization method (Quantization.method) whose checkpoints run int8 (fp4) matmuls; fp8's are every fp8-*."""
+
+
+def quant_format(compute_dtype: str) -> QuantFormat | None:
+    """The format matmuls at ``compute_dtype`` quantize their activations to; None at 16 bits."""
+    return "fp8" if compute_dtype == "fp8" else "int8" if compute_dtype == "int8" else "fp4" if compute_dtype == "fp4" else None
 
 
 @record(frozen=True)
@@ -80,13 +89,17 @@ class StepConstants:
     eta_c_fp8: float = 0.35
     """Share of the dense fp8 peak FLOP/s that fp8 (W8A8) matmuls reach: half eta_c, as vLLM's fp8
     kernels reach half the share of their peak that the same shapes reach in bf16."""
+    eta_c_int8: float = 0.525
+    """Share of the dense INT8 peak that W8A8 int8 matmuls reach: three quarters of eta_c, as vLLM's int8 CUTLASS kernels
+    with their inputs' quantization reach 0.63-0.72 (Hopper) and 0.82-0.85 (A100) of the share of their peak that the
+    same shapes reach in bf16 (DEFAULT_SOURCES['eta_c_int8'])."""
     eta_c_fp4: float = 0.35
     """Share of the dense fp4 peak FLOP/s that NVFP4 (W4A4) matmuls reach: half eta_c, as vLLM's NVFP4
     kernels on Blackwell reach about half the share of their peak that the same shapes reach in bf16."""
     eta_c_gemm: float | None = None
     """Share of the dense peak at their precision that the dense matmuls reach; None: the GPU's
     measured share where its spec has one for matmuls at that precision (GemmSpec.compute_share), else
-    eta_c at 16 bits, eta_c_fp8 at fp8 and eta_c_fp4 at fp4."""
+    eta_c at 16 bits, eta_c_fp8 at fp8, eta_c_int8 at int8 and eta_c_fp4 at fp4."""
     fixed_s: float = 0.0005
     """Per-step engine cost outside the kernels (scheduling, input preparation, output
     processing), seconds."""
@@ -163,7 +176,7 @@ class StepConstants:
     """'defaults', or the calibration file these came from."""
 
     def check(self) -> StepConstants:
-        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "eta_c_fp4", "eta_c_gemm", "moe_eta_c"):
+        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "eta_c_int8", "eta_c_fp4", "eta_c_gemm", "moe_eta_c"):
             v = getattr(self, name)
             if v is not None and not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
@@ -199,8 +212,8 @@ class StepConstants:
 
     def with_efficiency(self, eta: float) -> StepConstants:
         """The constants with one efficiency for bandwidth (the matmuls' weight reads too) and compute,
-        16-bit, fp8 and fp4 (--efficiency)."""
-        return replace(self, eta_bw=eta, eta_gemm=eta, eta_c=eta, eta_c_fp8=eta, eta_c_fp4=eta, eta_c_gemm=eta)
+        16-bit, fp8, int8 and fp4 (--efficiency)."""
+        return replace(self, eta_bw=eta, eta_gemm=eta, eta_c=eta, eta_c_fp8=eta, eta_c_int8=eta, eta_c_fp4=eta, eta_c_gemm=eta)
 
     def request_path_s(self, prompt: Any) -> Any:
         """Seconds before the engine sees a request of ``prompt`` tokens."""
@@ -293,7 +306,7 @@ def for_gpu(
     the share of the peak its measured matmuls reach where they ran at ``compute_dtype``, the step's
     matmuls' precision (GemmSpec.compute_share), its decode attention's cost per request and KV
     head (GPUSpec.attention) and its MLA attention call's latency (GPUSpec.mla) where its spec has
-    them, else eta_bw, GEMM_LATENCY_S, eta_c, eta_c_fp8 or eta_c_fp4, ATTN_REQUEST_S and MLA_ATTN_LATENCY_S.
+    them, else eta_bw, GEMM_LATENCY_S, eta_c, eta_c_fp8, eta_c_int8 or eta_c_fp4, ATTN_REQUEST_S and MLA_ATTN_LATENCY_S.
     Matmuls at fp4 take the GPU's NVFP4 figures (GPUSpec.gemm_fp4) where it has them; where only ``fp4_share`` of
     them are NVFP4 (fp4_matmul_share: DeepSeek's NVFP4 checkpoints keep MLA in 16 bits), each its own format's
     latency, and the bf16 block's bandwidth share.
@@ -423,6 +436,14 @@ DEFAULT_SOURCES: dict[str, str] = {
     "0.46-0.51 (H200) and 0.47 (B200) of the share of the fp8 peak that the same M x N x K reaches in bf16 of the bf16 "
     "peak, over the shapes compute-bound in both (AIConfigurator's measured gemm_perf tables, ai-dynamo/aiconfigurator "
     "095f58a; 0.39-0.41 of the fp8 peak against 0.76-0.77 of the bf16 peak on Hopper): eta_c x 0.50",
+    "eta_c_int8": "vLLM's int8 CUTLASS scaled_mm (the baseline column of SGLang's sgl-kernel/benchmark/bench_int8_gemm.py, "
+    "its inputs already quantized) reaches 0.67 and 0.69 of an SM90 GPU's 1,979 TOPS at M x N x K = 2,048 x 4,096 x 8,192 "
+    "and 1,024 x 8,192 x 21,760 (sgl-project/sglang#3035), 0.74-0.78 of the A100's 624 (#2752, #2774); with each "
+    "input's quantization (2 B read and 1 B written a value at 0.8 of the datasheet bandwidth, which the step model "
+    "charges only as a small kernel's latency) 0.57-0.63 and 0.67-0.74, which is 0.63-0.72 (Hopper) and 0.82-0.85 (A100) "
+    "of the share of the bf16 peak the same shapes reach in bf16 (0.87-0.90 and 0.82-0.88 in AIConfigurator's measured "
+    "vLLM gemm_perf tables, ai-dynamo/aiconfigurator 095f58a): eta_c x 0.75, their mean. Not a measured vLLM table: "
+    "AIConfigurator's vLLM and SGLang tables hold no W8A8 int8 GEMMs",
     "eta_c_fp4": "vLLM 0.24's NVFP4 matmuls (FlashInferCuteDslNvFp4LinearKernel) reach a median 0.54 (B200) and 0.51 "
     "(GB200) of the share of the fp4 peak that the same M x N x K reaches in bf16 of the bf16 peak, over 5,673 shapes of "
     "1,024 tokens or more and 16 M weights or more (0.369 and 0.343 of the fp4 peak; SGLang 0.5.14's CuteDSL NVFP4 "
@@ -752,43 +773,36 @@ def layer_kernels(
     g += (layers - moe) * 2 + moe * (1 + shared)
     k += layers * 2 + (layers - moe) + moe * (routing_kernels(model) + shared_activation_kernels(model))
     inner, fp8 = moe * 2, 0
-    if compute_dtype in ("fp8", "fp4"):
-        fp4 = compute_dtype == "fp4"
-        q, q_experts = quant_kernels(model, weight_dtype, mla_qkv_a_fused, fp4), expert_quant_kernels(model, weight_dtype, fp4)
+    fmt = quant_format(compute_dtype)
+    if fmt is not None:
+        q, q_experts = quant_kernels(model, weight_dtype, mla_qkv_a_fused, fmt), expert_quant_kernels(model, weight_dtype, fmt)
         k, inner, fp8 = k + q - q_experts, inner + q_experts, q_experts // 2
     return Kernels(g, a, am, moe, k, inner, moe_quant=fp8)
 
 
-def _fp8_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
-    """The weight roles a checkpoint stores in fp8 (its quantization config, or the layout
-    --weight-dtype stands for)."""
+def _quant_roles(model: ModelSpec, weight_dtype: str | None, fmt: QuantFormat = "fp8") -> tuple[str, ...]:
+    """The weight roles a checkpoint stores in ``fmt`` and multiplies with its activations quantized to it (its
+    quantization config, or the layout --weight-dtype stands for): fp8 or int8 (W8A8), fp4 (NVFP4, W4A4). None for a
+    checkpoint that quantizes its weights alone (Quantization.weight_only: W8A16, 16-bit matmuls)."""
     from kvcalc.engine.weights import LINEAR_ROLES, WeightFormats
 
     f = WeightFormats.of(model, weight_dtype)
-    if f.quantization is not None:
-        return tuple(f.quantization.roles) if f.quantization.method.startswith("fp8") else ()
-    roles: tuple[str, ...] = LINEAR_ROLES if f.dense in FP8_CHECKPOINTS else ()
-    if f.experts in FP8_CHECKPOINTS and "experts" not in roles:
+    q = f.quantization
+    if q is not None:
+        ours = q.method.startswith("fp8") if fmt == "fp8" else q.method == QUANT_METHOD_OF[fmt]
+        return tuple(q.roles) if ours and not q.weight_only else ()
+    names = FP8_CHECKPOINTS if fmt == "fp8" else ("int8",) if fmt == "int8" else ()
+    roles: tuple[str, ...] = LINEAR_ROLES if f.dense in names else ()
+    if f.experts in names and "experts" not in roles:
         roles = (*roles, "experts")
     return roles
-
-
-def _fp4_roles(model: ModelSpec, weight_dtype: str | None) -> tuple[str, ...]:
-    """The weight roles a checkpoint stores in NVFP4 (its quantization config, or the layout --weight-dtype fp4
-    stands for)."""
-    from kvcalc.engine.weights import WeightFormats
-
-    f = WeightFormats.of(model, weight_dtype)
-    if f.quantization is not None and f.quantization.method == "nvfp4":
-        return tuple(f.quantization.roles)
-    return ()
 
 
 def fp4_matmul_share(model: ModelSpec, weight_dtype: str | None) -> float:
     """Of the matmuls outside the routed experts that a decode step runs (layer_kernels at 16 bits), the share that are
     NVFP4 linear layers (one 4-bit quantization kernel each: quant_kernels less those inside the experts' calls)."""
     n = layer_kernels(model, weight_dtype).gemm
-    q = quant_kernels(model, weight_dtype, fp4=True) - expert_quant_kernels(model, weight_dtype, fp4=True)
+    q = quant_kernels(model, weight_dtype, fmt="fp4") - expert_quant_kernels(model, weight_dtype, "fp4")
     return min(q / n, 1.0) if n else 1.0
 
 
@@ -801,7 +815,7 @@ def fp4_flop_share(model: ModelSpec, weight_dtype: str | None) -> float:
     moe = model.moe
     dense = active_matmul_params(model) - (moe.num_moe_layers * moe.num_experts_per_tok * moe.params_per_expert if moe else 0)
     roles = roles_of(model)
-    fp4 = sum(getattr(roles, r, 0) or 0 for r in _fp4_roles(model, weight_dtype) if r != "experts")
+    fp4 = sum(getattr(roles, r, 0) or 0 for r in _quant_roles(model, weight_dtype, "fp4") if r != "experts")
     return min(fp4 / dense, 1.0) if dense > 0 else 1.0
 
 
@@ -823,16 +837,20 @@ def mla_fewer_matmuls(kind: LayerKind, fused: bool) -> int:
     return 1 if fused and isinstance(kind, MLA) and kind.q_lora_rank else 0
 
 
-def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_fused: bool = False, fp4: bool = False) -> int:
-    """Kernels a step spends quantizing activations for fp8 (W8A8) matmuls (``fp4``: NVFP4 W4A4 ones, one
-    scaled_fp4_quant a linear layer as vLLM's NVFP4 linear kernels run it): one before each fp8
-    linear layer (vLLM 0.11's Fp8LinearMethod: per_token_group_quant_fp8 for block scales,
+def quant_kernels(
+    model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_fused: bool = False, fmt: QuantFormat = "fp8"
+) -> int:
+    """Kernels a step spends quantizing activations for fp8 (W8A8) matmuls (``fmt`` int8: W8A8 int8 ones, one
+    scaled_int8_quant a linear layer, vLLM 0.11.0 quantization/kernels/scaled_mm/cutlass.py
+    CutlassScaledMMLinearKernel.apply_weights; fp4: NVFP4 W4A4 ones, one scaled_fp4_quant a linear layer as vLLM's
+    NVFP4 linear kernels run it): one before each fp8 linear layer (vLLM 0.11's Fp8LinearMethod:
+    per_token_group_quant_fp8 for block scales,
     vllm/model_executor/layers/quantization/utils/fp8_utils.py apply_w8a8_block_fp8_linear;
     scaled_fp8_quant otherwise, w8a8_utils.py Fp8LinearOp; its RMSNorm-and-quant fusion pass is off by
     default, config/compilation.py enable_fusion) and two in each fused routed-expert call, before
     each of its multiplies (fused_moe.py, moe_kernel_quantize_input; :func:`expert_quant_kernels`)."""
-    roles = _fp4_roles(model, weight_dtype) if fp4 else _fp8_roles(model, weight_dtype)
-    n = expert_quant_kernels(model, weight_dtype, fp4)
+    roles = _quant_roles(model, weight_dtype, fmt)
+    n = expert_quant_kernels(model, weight_dtype, fmt)
     if "attn" in roles:
         n += sum(c * model.layer_kinds[name].mixer_linears() for name, c in model.layer_counts().items())
         kinds = model.layer_kinds
@@ -849,11 +867,12 @@ def quant_kernels(model: ModelSpec, weight_dtype: str | None = None, mla_qkv_a_f
     return n
 
 
-def expert_quant_kernels(model: ModelSpec, weight_dtype: str | None = None, fp4: bool = False) -> int:
+def expert_quant_kernels(model: ModelSpec, weight_dtype: str | None = None, fmt: QuantFormat = "fp8") -> int:
     """Of :func:`quant_kernels`, those inside the fused routed-expert calls: two a call where the
-    routed experts are stored in fp8 (``fp4``: in NVFP4)."""
+    routed experts are stored in ``fmt`` (fp8 or int8, W8A8: the Triton fused-MoE kernel quantizes both inputs alike,
+    vLLM 0.11.0 fused_moe.py use_fp8_w8a8 or use_int8_w8a8; fp4: NVFP4)."""
     moe = model.moe.num_moe_layers if model.moe else 0
-    roles = _fp4_roles(model, weight_dtype) if fp4 else _fp8_roles(model, weight_dtype)
+    roles = _quant_roles(model, weight_dtype, fmt)
     return 2 * moe if "experts" in roles else 0
 
 
@@ -1013,13 +1032,21 @@ def matmul_dtype(model: ModelSpec, gpu: GPUSpec, weight_dtype: str | None = None
     (vLLM and SGLang run fp8 checkpoints W8A8 there), fp4 for NVFP4 weights on a GPU with fp4 units (vLLM's
     ModelOpt NVFP4 linear and MoE methods quantize the activations to NVFP4 on compute capability 10:
     model_executor/layers/quantization/modelopt.py, read in 0.24.0; on other GPUs they run the weights through
-    Marlin's 16-bit kernels), 16-bit otherwise."""
+    Marlin's 16-bit kernels), int8 for W8A8 int8 weights on a GPU whose spec gives its INT8 peak (vLLM's
+    CompressedTensorsW8A8Int8 runs CUTLASS's int8 scaled_mm from compute capability 7.5, quantizing each linear layer's
+    input: 0.11.0 quantization/kernels/scaled_mm/cutlass.py), 16-bit otherwise and for a checkpoint that quantizes
+    its weights alone (Quantization.weight_only: W8A16 runs Marlin's 16-bit kernels)."""
     wd = weight_dtype or model.weight_dtype
-    q = model.quantization.method if model.quantization and not weight_dtype else ""
+    quant = model.quantization if not weight_dtype else None
+    if quant is not None and quant.weight_only:
+        return "bf16"
+    q = quant.method if quant else ""
     if (wd in FP8_CHECKPOINTS or q.startswith("fp8")) and gpu.flops_fp8:
         return "fp8"
-    if gpu.flops_fp4 and _fp4_roles(model, weight_dtype):
+    if gpu.flops_fp4 and _quant_roles(model, weight_dtype, "fp4"):
         return "fp4"
+    if gpu.flops_int8 and _quant_roles(model, weight_dtype, "int8"):
+        return "int8"
     return "bf16"
 
 
@@ -1145,8 +1172,8 @@ class StepModel:
         heads = engine.sparse_mla_heads(sparse[0].num_attention_heads // tp, gpu.name, kv_dtype.bits) if sparse and engine else 0
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads)
         self._links()
-        fp8_experts = self.compute_dtype == "fp8" and "experts" in _fp8_roles(model, weight_dtype)
-        fp4_experts = self.compute_dtype == "fp4" and "experts" in _fp4_roles(model, weight_dtype)
+        fp8_experts = self.compute_dtype == "fp8" and "experts" in _quant_roles(model, weight_dtype)
+        fp4_experts = self.compute_dtype == "fp4" and "experts" in _quant_roles(model, weight_dtype, "fp4")
         self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype), fp4_experts)
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
@@ -1165,11 +1192,11 @@ class StepModel:
         self.kernels = self._runner_kernels(
             layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a)
         )
-        fp8, fp4 = self.compute_dtype == "fp8", self.compute_dtype == "fp4"
-        self.quant_kernels = quant_kernels(model, weight_dtype, fused_a, fp4) if fp8 or fp4 else 0
-        """Kernels quantizing fp8 (fp4) matmuls' activations: among the small ones, but for the routed experts'
+        fmt = quant_format(self.compute_dtype)
+        self.quant_kernels = quant_kernels(model, weight_dtype, fused_a, fmt) if fmt else 0
+        """Kernels quantizing fp8, int8 (fp4) matmuls' activations: among the small ones, but for the routed experts'
         two a call, which run inside the fused calls (Kernels.moe_inner)."""
-        self.quant_small = self.quant_kernels - expert_quant_kernels(model, weight_dtype, fp4) if fp8 or fp4 else 0
+        self.quant_small = self.quant_kernels - expert_quant_kernels(model, weight_dtype, fmt) if fmt else 0
         """Of quant_kernels, those charged as small kernels."""
         self.ar_fusion = allreduce_norm_fusion(engine, model, gpu.name, tp, dp, self.placement.nodes)
         """Whether each TP all-reduce runs with the residual add and RMSNorm after it fused in (engines.allreduce_norm_fusion):
@@ -1428,6 +1455,10 @@ class StepModel:
         # DEFAULT_SOURCES['moe_eta_c']), and EP ranks, which lose efficiency with EP's size at a given width.
         outside = self.ep > 1 or (q is not None and "experts" in q.roles and q.method == "mxfp4")
         dtype = "fp8_flashinfer" if self.moe_flashinfer else "bf16_flashinfer" if self.moe_flashinfer_bf16 else self.compute_dtype
+        if dtype == "int8":
+            # vLLM's Triton fused-MoE kernel runs int8 W8A8 experts down fp8's path (0.11.0 fused_moe.py: `if use_fp8_w8a8
+            # or use_int8_w8a8`, one tl.dot of 8-bit inputs and the same scales): fp8's measured share, of the INT8 peak.
+            dtype = "fp8"
         if self.moe_fp4:
             dtype = f"fp4_{self.moe_fp4}"
         width = None if outside else moe_width(self.model) / self.shape.tp
@@ -1443,10 +1474,12 @@ class StepModel:
 
     def eta_mm(self, c: StepConstants) -> float:
         """The dense matmuls' share of their peak: the GPU's measured share where its spec has one
-        (eta_c_gemm, as for_gpu fills it in), else eta_c at 16 bits, eta_c_fp8 at fp8 (W8A8) and eta_c_fp4 at fp4."""
+        (eta_c_gemm, as for_gpu fills it in), else eta_c at 16 bits, eta_c_fp8 at fp8, eta_c_int8 at int8 and eta_c_fp4
+        at fp4."""
         if c.eta_c_gemm is not None:
             return c.eta_c_gemm
-        return c.eta_c_fp8 if self.compute_dtype == "fp8" else c.eta_c_fp4 if self.compute_dtype == "fp4" else c.eta_c
+        d = self.compute_dtype
+        return c.eta_c_fp8 if d == "fp8" else c.eta_c_int8 if d == "int8" else c.eta_c_fp4 if d == "fp4" else c.eta_c
 
     def _links(self) -> None:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP

@@ -83,7 +83,8 @@ class WeightFormats:
             return f"every parameter as {self.dense} (--weight-dtype)"
         if self.quantization:
             q = self.quantization
-            return f"{', '.join(q.roles)} as {q.method}, the rest {self.dense}"
+            alone = " (the weights alone: W8A16)" if q.weight_only else ""
+            return f"{', '.join(q.roles)} as {q.method}{alone}, the rest {self.dense}"
         return self.dense if self.experts == self.dense else f"{self.dense}, experts {self.experts}"
 
 

@@ -28,14 +28,15 @@ def render(r: Any) -> None:
         ("eta_bw", f"{k.eta_bw:.3f}", "share of peak memory bandwidth"),
         ("eta_c", f"{k.eta_c:.3f}", "share of 16-bit peak FLOP/s"),
         ("eta_c_fp8", f"{k.eta_c_fp8:.3f}", "share of fp8 peak FLOP/s"),
+        ("eta_c_int8", f"{k.eta_c_int8:.3f}", "share of INT8 peak OP/s"),
         ("eta_c_fp4", f"{k.eta_c_fp4:.3f}", "share of fp4 peak FLOP/s"),
         ("eta_c_gemm", f"{k.eta_c_gemm:.3f}" if k.eta_c_gemm is not None else "GPU's", "matmuls' share, GPU's if measured"),
         ("fixed_s", f"{k.fixed_s * 1e3:.3f} ms", "per step"),
         ("alpha_s", f"{k.alpha_s * 1e6:.2f} us" if k.alpha_s is not None else "link's", "per all-reduce"),
         ("request_overhead_s", f"{k.request_overhead_s * 1e3:.2f} ms", "request path, in TTFT"),
     ]
-    # eta_c_gemm follows a fitted eta_c, eta_c_fp8 or eta_c_fp4 (kvcalc.engine.calibrate._set).
-    fitted = set(r.fitted) | ({"eta_c_gemm"} if {"eta_c", "eta_c_fp8", "eta_c_fp4"} & set(r.fitted) else set())
+    # eta_c_gemm follows a fitted eta_c, eta_c_fp8, eta_c_int8 or eta_c_fp4 (kvcalc.engine.calibrate._set).
+    fitted = set(r.fitted) | ({"eta_c_gemm"} if {"eta_c", "eta_c_fp8", "eta_c_int8", "eta_c_fp4"} & set(r.fitted) else set())
     for name, val, what in rows:
         t.add_row(name, val, ("fitted: " if name in fitted else "default: ") + what)
     for col in t.columns:

@@ -18,7 +18,8 @@ def _header(c: Any, r: Any, origin: dict[str, str] | None) -> None:
         + (f", dp {r.dp}" if r.dp > 1 else "")
         + (f", ep {r.ep}" if r.ep > 1 else "")
         + f", KV {r.kv_dtype}, "
-        f"{fmt_rate(r.bandwidth_bytes_per_s)}, {fmt_flops(r.peak_flops_per_s)} {r.compute_dtype} dense"
+        f"{fmt_rate(r.bandwidth_bytes_per_s)}, {fmt_flops(r.peak_flops_per_s, 'OP' if r.compute_dtype == 'int8' else 'FLOP')} "
+        f"{r.compute_dtype} dense"
     )
 
 

@@ -1129,6 +1129,9 @@ def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | No
         if not isinstance(w, dict):
             raise KvcalcError("compressed-tensors config without weights", where, "a config_groups entry with weights")
         bits, typ, strat = int(w.get("num_bits", 8)), str(w.get("type", "int")), str(w.get("strategy", "channel"))
+        # A group with weights and no input_activations quantizes the weights alone: vLLM runs it W8A16 through Marlin
+        # (0.11.0 compressed_tensors.py _get_scheme_from_parts: _is_wNa16_group_channel, _is_fp8_w8a16).
+        acts = any(isinstance(g, dict) and g.get("weights") and g.get("input_activations") for g in groups.values())
         if bits == 8 and typ == "float":
             out = {"method": {"block": "fp8-block", "tensor": "fp8-tensor"}.get(strat, "fp8-channel")}
             if strat == "block":
@@ -1141,6 +1144,8 @@ def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | No
             out = {"method": "gptq", "group_size": int(w.get("group_size") or 128)}
         else:
             raise KvcalcError(f"compressed-tensors {bits}-bit {typ} weights are not modelled", where, "8-bit or 4-bit")
+        if bits == 8 and not acts:
+            out["weight_only"] = True
     elif qm == "modelopt":
         algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").upper()
         if "FP4" in algo:
@@ -1160,8 +1165,9 @@ def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | No
     if not b.roles.get("replicated"):
         roles = [r for r in roles if r != "replicated"]
     out["roles"] = roles
+    alone = " (the weights alone: W8A16, 16-bit matmuls)" if out.get("weight_only") else ""
     b.notes.append(
-        f"{qm} checkpoint: {', '.join(roles)} stored as {out['method']}; embeddings, LM head, norms and routers in 16 bits"
+        f"{qm} checkpoint: {', '.join(roles)} stored as {out['method']}{alone}; embeddings, LM head, norms and routers in 16 bits"
     )
     return out
 
