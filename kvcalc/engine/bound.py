@@ -28,30 +28,22 @@ KV_CROSSOVER_CAP = 2**40
 BATCH_CAP = 2**24
 
 
+# What a GPU spec without a peak at a precision lacks, as the error says it.
+_NO_PEAK = {"fp8": " has no fp8 tensor units", "fp4": " has no fp4 tensor units", "int8": "'s spec gives no INT8 tensor peak"}
+
+
 def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
+    """The dense peak at ``compute_dtype`` (GPUSpec.flops_bf16, flops_fp8, flops_fp4, flops_int8); one line where the
+    spec has none."""
     if compute_dtype in ("bf16", "fp16"):
         return float(gpu.flops_bf16)
-    if compute_dtype == "fp8":
-        if not gpu.flops_fp8:
-            raise KvcalcError(f"{gpu.name} has no fp8 tensor units", "compute_dtype", "bf16 on this GPU")
-        return float(gpu.flops_fp8)
-    if compute_dtype == "fp4":
-        if not gpu.flops_fp4:
-            raise KvcalcError(
-                f"{gpu.name} has no fp4 tensor units",
-                "compute_dtype",
-                "bf16 or fp8 on this GPU" if gpu.flops_fp8 else "bf16 on this GPU",
-            )
-        return float(gpu.flops_fp4)
-    if compute_dtype == "int8":
-        if not gpu.flops_int8:
-            raise KvcalcError(
-                f"{gpu.name}'s spec gives no INT8 tensor peak",
-                "compute_dtype",
-                "bf16 or fp8 on this GPU" if gpu.flops_fp8 else "bf16 on this GPU",
-            )
-        return float(gpu.flops_int8)
-    raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16, fp8, fp4 or int8")
+    if compute_dtype not in _NO_PEAK:
+        raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16, fp8, fp4 or int8")
+    peak = getattr(gpu, f"flops_{compute_dtype}")
+    if not peak:
+        fp8 = " or fp8" if gpu.flops_fp8 and compute_dtype != "fp8" else ""
+        raise KvcalcError(f"{gpu.name}{_NO_PEAK[compute_dtype]}", "compute_dtype", f"bf16{fp8} on this GPU")
+    return float(peak)
 
 
 def elementwise_bytes(model: ModelSpec, tp: int) -> int:
