@@ -517,6 +517,28 @@ def test_a_gpu_specs_multiprocessor_count_is_checked(cli, tmp_path, new, words, 
     one_line_error(cli("fit", "--model", "llama2-7b", "--gpu", str(f), "--seq", "4k"), words, where)
 
 
+@pytest.mark.parametrize(
+    "field, new, words",
+    [
+        ("flops_int8", "lots", "flops_int8: cannot read 'lots' as FLOP/s"),
+        ("flops_int8", "-5TOPS", "flops_int8: cannot read '-5TOPS' as FLOP/s"),
+        ("flops_int8", "1e30", "flops_int8 is 1e+30, outside 1 GFLOP/s to 10 EFLOP/s"),
+        ("flops_fp8", "fastest", "flops_fp8: cannot read 'fastest' as FLOP/s"),
+    ],
+)
+def test_a_gpu_specs_peak_that_cannot_be_read_is_named(cli, tmp_path, field, new, words):
+    # A peak that is not a rate is one line naming the field (the error had said only "cannot read 'lots'").
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "gpu_specs" / "h100-sxm.yaml").read_text()
+    old = next(ln for ln in text.splitlines() if ln.startswith(f"{field}:"))
+    text = text.replace("name: h100-sxm", "name: tiny").replace(old, f"{field}: {new}")
+    text = "\n".join("aliases: []" if ln.startswith("aliases:") else ln for ln in text.splitlines())
+    f = tmp_path / "tiny.yaml"
+    f.write_text(text)
+    one_line_error(cli("roofline", "--model", "llama2-7b", "--gpu", str(f)), words, "tiny.yaml")
+
+
 def test_shell_completion_is_installable_and_completes():
     # kvcalc --install-completion / --show-completion (typer's); the completion script answers with
     # kvcalc's own commands and options.

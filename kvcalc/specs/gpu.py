@@ -43,7 +43,7 @@ def parse_flops(v: float | str, field: str) -> float:
             raise InvalidOperation
         out = float(Decimal(m.group(1)) * {"": 1, "G": 10**9, "T": 10**12, "P": 10**15}[m.group(2).upper()])
     except (InvalidOperation, ValueError, OverflowError):
-        raise ValueError(f"cannot read {v!r} as FLOP/s (e.g. 989.5TFLOPS)") from None
+        raise ValueError(f"{field}: cannot read {str(v)[:40]!r} as FLOP/s (e.g. 989.5TFLOPS)") from None
     if not 0 < out < float("inf"):
         raise ValueError(f"{field} must be positive, got {v!r}")
     return out
