@@ -195,7 +195,12 @@ def one_line_error(r, *needles):
         ),
         (["simulate", "--model", "llama2-7b", "--gpu", "b200", "--moe-backend", "cutlass"], ["unknown MoE backend 'cutlass'"]),
         (["roofline", "--model", "deepseek-v3", "--gpu", "h200", "--compute-dtype", "fp4"], ["h200 has no fp4 tensor units"]),
-        (["roofline", "--model", "llama2-7b", "--gpu", "a100-80gb", "--compute-dtype", "fp4"], ["bf16 on this GPU"]),
+        (["roofline", "--model", "llama2-7b", "--gpu", "a100-80gb", "--compute-dtype", "fp4"], ["bf16 or int8 on this GPU"]),
+        (["roofline", "--model", "llama2-7b", "--gpu", "h200", "--compute-dtype", "fp4"], ["bf16, fp8 or int8 on this GPU"]),
+        (
+            ["roofline", "--model", "llama2-7b", "--gpu", "t4", "--compute-dtype", "int8"],
+            ["no INT8 tensor peak", "bf16 on this GPU"],
+        ),
         (["roofline", "--model", "deepseek-v3", "--gpu", "b200", "--compute-dtype", "fp5"], ["bf16, fp16, fp8, fp4 or int8"]),
     ],
 )

@@ -389,6 +389,14 @@ def test_w8a8_int8_checkpoints_compute_at_the_int8_peak():
     # A prompt of 4,096 tokens: its FLOPs over 624 TOPS, half the time at the bf16 312.
     p8, p16 = prefill_bound(m, a100, 4096, 1, "int8", "int8"), prefill_bound(m, a100, 4096, 1, "int8", "bf16")
     assert p8.t_compute_s * 2 == pytest.approx(p16.t_compute_s, rel=1e-12)
+    # 2 x 7,504,924,672 parameters (8,030,261,248 less the 128,256 x 4,096 input embedding) x 4,096 tokens, plus the
+    # causal attention's 4,096 x 4,097 / 2 pairs x 2 x 32 heads x (128 + 128) x 32 layers: 65,879,463,165,952 FLOPs,
+    # 105.576 ms at 624 TOPS, as docs/formulas.md says.
+    flops = 2 * 7_504_924_672 * 4096 + 4096 * 4097 // 2 * 2 * 32 * 256 * 32
+    assert p8.flops == flops and p8.t_bound_s == pytest.approx(flops / 624e12, rel=1e-12, abs=0)
+    assert (round(p8.t_bound_s * 1e3, 1), round(p16.t_bound_s * 1e3, 1)) == (105.6, 211.2)
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "formulas.md").read_text().split())
+    assert "so a 4,096-token prompt of Llama-3.1-8B int8 is bound at 105.6 ms, not 211.2" in doc
     # eta_c_int8, three quarters of eta_c: a matmul FLOP costs 1 / (624e12 x 0.525) s on an A100, 1 / (1,979e12 x 0.525)
     # on an H100.
     assert DEFAULTS.eta_c_int8 == 0.525 == pytest.approx(DEFAULTS.eta_c * 0.75)

@@ -41,8 +41,9 @@ def peak_flops(gpu: GPUSpec, compute_dtype: str) -> float:
         raise KvcalcError(f"unknown compute dtype {compute_dtype[:20]!r}", "compute_dtype", "bf16, fp16, fp8, fp4 or int8")
     peak = getattr(gpu, f"flops_{compute_dtype}")
     if not peak:
-        fp8 = " or fp8" if gpu.flops_fp8 and compute_dtype != "fp8" else ""
-        raise KvcalcError(f"{gpu.name}{_NO_PEAK[compute_dtype]}", "compute_dtype", f"bf16{fp8} on this GPU")
+        has = ["bf16", *(d for d in _NO_PEAK if getattr(gpu, f"flops_{d}"))]
+        said = has[0] if len(has) == 1 else f"{', '.join(has[:-1])} or {has[-1]}"
+        raise KvcalcError(f"{gpu.name}{_NO_PEAK[compute_dtype]}", "compute_dtype", f"{said} on this GPU")
     return float(peak)
 
 

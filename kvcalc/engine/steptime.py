@@ -782,8 +782,8 @@ def layer_kernels(
 
 def _quant_roles(model: ModelSpec, weight_dtype: str | None, fmt: QuantFormat = "fp8") -> tuple[str, ...]:
     """The weight roles a checkpoint stores in ``fmt`` and multiplies with its activations quantized to it (its
-    quantization config, or the layout --weight-dtype stands for): fp8 or int8 (W8A8), fp4 (NVFP4, W4A4). None for a
-    checkpoint that quantizes its weights alone (Quantization.weight_only: W8A16, 16-bit matmuls)."""
+    quantization config, or the layout --weight-dtype stands for): fp8 or int8 (W8A8), fp4 (NVFP4, W4A4). None (empty) for
+    a checkpoint that quantizes its weights alone (Quantization.weight_only: W8A16, 16-bit matmuls)."""
     from kvcalc.engine.weights import LINEAR_ROLES, WeightFormats
 
     f = WeightFormats.of(model, weight_dtype)
