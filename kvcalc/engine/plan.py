@@ -1500,7 +1500,8 @@ def _weights_words(weight_dtype: str) -> str:
     return (
         f"weights as {weight_dtype}: kvcalc fit's per-role layout for that format (the linear layers in it; embeddings, "
         "LM head, norms and routers in 16 bits), in memory and in each step's bytes; fp8 matmuls at the fp8 peak "
-        "where the GPU has one (W8A8), NVFP4 ones at the fp4 peak where it has one (W4A4)"
+        "where the GPU has one (W8A8), int8 ones at the INT8 peak where its spec gives one (W8A8), NVFP4 ones at the fp4 "
+        "peak where it has one (W4A4)"
     )
 
 

@@ -22,7 +22,8 @@ reads its requests' KV in attention kernels after them (Vidur and AIConfigurator
 operators' times). The bound (``t_bound``) is max(all bytes / bandwidth, all FLOPs / peak) with
 nothing added: no engine step is faster, and roofline prints it beside the estimate. Matmuls run
 at the checkpoint's precision where the GPU has units for it (fp8 weights at the fp8 peak: W8A8;
-NVFP4 ones at the fp4 peak: W4A4); attention at the 16-bit peak.
+W8A8 int8 ones at the INT8 peak; NVFP4 ones at the fp4 peak: W4A4; weights quantized alone, W8A16, at
+16 bits); attention at the 16-bit peak.
 
 Every other module asks this one for a step's time: roofline's estimate, plan's closed form and
 simulate's spans (``lines`` and ``span_s``: between two events the batch is fixed and its
