@@ -173,6 +173,42 @@ def test_compressed_tensors_without_input_activations_quantize_the_weights_alone
     assert (StepModel(f8a8, h100, bf).quant_kernels, StepModel(f8a16, h100, bf).quant_kernels) == (28 * 4, 0)
 
 
+def test_an_8_bit_gptq_checkpoint_is_counted_and_runs_w8a16():
+    """Qwen's GPTQ-Int8 releases: 8-bit weights packed four to an int32 (qweight), an fp16 scale and an 8-bit zero
+    (qzeros, packed four to an int32) per group of 128 input rows; vLLM runs them through Marlin's 16-bit kernels
+    (gptq_marlin.py TYPE_MAP (8, True)), so they multiply at the 16-bit peak and quantize no activations."""
+    from kvcalc.engine.steptime import StepModel, matmul_dtype
+    from kvcalc.specs.dtypes import kv_dtype
+
+    qc = {"quant_method": "gptq", "bits": 8, "group_size": 128, "desc_act": False, "sym": True}
+    m, _ = _import({**_cfg("qwen2.5-7b"), "quantization_config": qc})
+    q = m.quantization
+    assert (q.method, q.group_size, q.weight_only, q.roles) == ("gptq-int8", 128, True, ["attn", "mlp"])
+    # Qwen2.5-7B: 822,212,608 attention and 5,703,204,864 MLP parameters (6,525,417,472 quantized: 1 B each and 3 B a
+    # group of 128, 50,979,824 groups), the embeddings, LM head and norms (1,090,199,040) at 2 B.
+    p = m.params
+    assert (p.attn, p.mlp, p.embed + p.lm_head + p.norms) == (822_212_608, 5_703_204_864, 1_090_199_040)
+    quantized = 6_525_417_472 + -(-822_212_608 // 128) * 3 + -(-5_703_204_864 // 128) * 3
+    assert quantized == 6_525_417_472 + 50_979_824 * 3
+    assert resident_bytes(m) == quantized + 1_090_199_040 * 2
+    # 8.25 GiB, where vLLM 0.17.1 logged 8.31 GiB loading Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8 on a T4
+    # (tests/logs/real, vllm-mrefaat-g4dn-t4-qwen2.5-7b-gptq-int8-eager.log).
+    assert round(resident_bytes(m) / GiB, 2) == 8.25
+    log = (Path(__file__).parent / "logs" / "real" / "vllm-mrefaat-g4dn-t4-qwen2.5-7b-gptq-int8-eager.log").read_text()
+    assert "Model loading took 8.31 GiB memory" in log
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "formulas.md").read_text().split())
+    assert "Qwen2.5-7B-Instruct-GPTQ-Int8 comes to 8.25 GiB, vLLM 0.17.1 logs 8.31" in doc
+    assert matmul_dtype(m, resolve_gpu("a100-80gb")) == matmul_dtype(m, resolve_gpu("h100")) == "bf16"
+    assert StepModel(m, resolve_gpu("h100"), kv_dtype("bf16")).quant_kernels == 0
+    # Per channel (group_size -1): one group for the whole input.
+    pc, _ = _import({**_cfg("qwen2.5-7b"), "quantization_config": {**qc, "group_size": -1}})
+    assert pc.quantization.group_size == 2**20
+    # 8-bit AWQ and 3-bit GPTQ are not modelled: one line each.
+    for bad, said in (({"quant_method": "awq", "bits": 8}, "awq with 8-bit weights"), ({**qc, "bits": 3}, "gptq with 3-bit")):
+        with pytest.raises(KvcalcError, match=said):
+            _import({**_cfg("qwen2.5-7b"), "quantization_config": bad})
+
+
 def test_unknown_quantization_is_refused():
     cfg = {**_cfg("qwen2.5-7b"), "quantization_config": {"quant_method": "bitsandbytes"}}
     with pytest.raises(KvcalcError, match="not modelled"):

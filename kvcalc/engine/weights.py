@@ -45,6 +45,8 @@ def quantized_bytes(q: Quantization, n: int, hidden: int) -> int:
         return n
     if q.method in ("awq", "gptq"):
         return ceil(Fraction(n, 2)) + ceil(Fraction(n, g)) * 5 // 2  # 4-bit weights; fp16 scale + 4-bit zero per group
+    if q.method == "gptq-int8":
+        return n + ceil(Fraction(n, g)) * 3  # 8-bit weights; fp16 scale + 8-bit zero (qzeros packs 4 an int32) per group
     if q.method == "mxfp4":
         return ceil(Fraction(n * 17, 32))  # 4-bit elements + an 8-bit exponent per 32
     if q.method == "nvfp4":

@@ -1116,10 +1116,16 @@ def _quantization(q: Any, b: _Build, where: str, mt: str) -> dict[str, Any] | No
             out["unquantized_layers"] = len(layers)
     elif qm in ("awq", "gptq"):
         bits = int(q.get("bits") or q.get("w_bit") or 4)
-        if bits != 4:
-            raise KvcalcError(f"{qm} with {bits}-bit weights is not modelled", where, f"4-bit {qm}")
+        if bits != 4 and (qm, bits) != ("gptq", 8):
+            raise KvcalcError(
+                f"{qm} with {bits}-bit weights is not modelled", where, f"4-bit {qm}" + (" or 8-bit gptq" if qm == "gptq" else "")
+            )
         g = int(q.get("group_size") or q.get("q_group_size") or 128)
         out = {"method": qm, "group_size": g if g > 0 else 2**20}
+        if bits == 8:
+            # 8-bit GPTQ (Qwen's GPTQ-Int8 releases): vLLM runs it W8A16 through Marlin's 16-bit kernels (0.11.0
+            # gptq_marlin.py TYPE_MAP (8, True): uint8b128; gptq.py for the rest), so only its bytes change.
+            out = {"method": "gptq-int8", "group_size": out["group_size"], "weight_only": True}
     elif qm == "mxfp4":
         out = {"method": "mxfp4", "group_size": 32}
         roles = ["experts"] if b.moe else roles

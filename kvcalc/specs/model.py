@@ -85,7 +85,7 @@ embed and lm_head (vocabulary-parallel), attn, mlp, shared_experts. Held in full
 router, norms (norms, biases and other vectors), replicated (matrices an engine does not split,
 such as DeepSeek's q and kv down-projections)."""
 SPLIT_ROLES = ("embed", "lm_head", "attn", "mlp", "shared_experts")
-QUANT_METHODS = ("fp8-block", "fp8-channel", "fp8-tensor", "int8-channel", "awq", "gptq", "mxfp4", "nvfp4")
+QUANT_METHODS = ("fp8-block", "fp8-channel", "fp8-tensor", "int8-channel", "awq", "gptq", "gptq-int8", "mxfp4", "nvfp4")
 
 
 @record(kw_only=True)
@@ -120,7 +120,8 @@ class Quantization:
     __pydantic_config__: ClassVar[dict[str, str]] = FORBID
     method: str
     """fp8-block (128x128 blocks, fp32 scales), fp8-channel (a scale per output row), fp8-tensor,
-    int8-channel, awq / gptq (4-bit, fp16 scale and 4-bit zero per group), mxfp4 (an 8-bit exponent
+    int8-channel, awq / gptq (4-bit, fp16 scale and 4-bit zero per group), gptq-int8 (8-bit GPTQ: fp16 scale and
+    8-bit zero per group, run W8A16), mxfp4 (an 8-bit exponent
     per 32), nvfp4 (an fp8 scale per 16)."""
     roles: Names
     """The roles stored quantized (attn, mlp, shared_experts, experts, replicated); others stay 16-bit."""
