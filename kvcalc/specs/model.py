@@ -130,9 +130,10 @@ class Quantization:
     unquantized_layers: NonNeg = 0
     """Layers whose quantized roles the checkpoint keeps in 16-bit (Meta's fp8: the first and last MLPs)."""
     weight_only: bool = False
-    """Whether only the weights are quantized (compressed-tensors with no input_activations: W8A16, run through
-    Marlin's 16-bit kernels, vLLM 0.11.0 compressed_tensors.py CompressedTensorsW8A16Fp8 and CompressedTensorsWNA16):
-    the matmuls then run at 16 bits and quantize no activations. False: 8-bit checkpoints run W8A8."""
+    """Whether only the weights are quantized (compressed-tensors with no input_activations, and 8-bit GPTQ: W8A16, run
+    through Marlin's 16-bit kernels, vLLM 0.11.0 compressed_tensors.py CompressedTensorsW8A16Fp8 and
+    CompressedTensorsWNA16, gptq_marlin.py): the matmuls then run at 16 bits and quantize no activations. False: 8-bit
+    checkpoints run W8A8."""
     source: str = ""
 
     def __post_init__(self) -> None:
