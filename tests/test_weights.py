@@ -200,6 +200,18 @@ def test_an_8_bit_gptq_checkpoint_is_counted_and_runs_w8a16():
     assert "Qwen2.5-7B-Instruct-GPTQ-Int8 comes to 8.25 GiB, vLLM 0.17.1 logs 8.31" in doc
     assert matmul_dtype(m, resolve_gpu("a100-80gb")) == matmul_dtype(m, resolve_gpu("h100")) == "bf16"
     assert StepModel(m, resolve_gpu("h100"), kv_dtype("bf16")).quant_kernels == 0
+    # --weight-dtype int8-w8a16 (aliases w8a16, gptq-int8) lays a 16-bit spec out as that checkpoint: the same bytes, W8A16.
+    from kvcalc.engine.weights import flag_layout
+    from kvcalc.specs.dtypes import normalize_weight_dtype
+
+    base = resolve_model("qwen2.5-7b")
+    lay = flag_layout(base, "int8-w8a16")
+    assert lay is not None and (lay.method, lay.group_size, lay.weight_only) == ("gptq-int8", 128, True)
+    assert resident_bytes(base, "int8-w8a16") == resident_bytes(m)
+    assert normalize_weight_dtype("w8a16") == normalize_weight_dtype("GPTQ-Int8") == "int8-w8a16"
+    assert matmul_dtype(base, resolve_gpu("a100-80gb"), "int8-w8a16") == "bf16"
+    assert matmul_dtype(base, resolve_gpu("a100-80gb"), "int8") == "int8"  # the int8 flag stays W8A8
+    assert StepModel(base, resolve_gpu("h100"), kv_dtype("bf16"), weight_dtype="int8-w8a16").quant_kernels == 0
     # Per channel (group_size -1): one group for the whole input.
     pc, _ = _import({**_cfg("qwen2.5-7b"), "quantization_config": {**qc, "group_size": -1}})
     assert pc.quantization.group_size == 2**20

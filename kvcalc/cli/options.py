@@ -52,7 +52,9 @@ KVDtypeOpt = Annotated[
 WeightDtypeOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--weight-dtype", metavar="<dtype>", help="Override the spec's weight format: bf16, fp8, int8, int4, mxfp4, fp4."
+        "--weight-dtype",
+        metavar="<dtype>",
+        help="Override the spec's weight format: bf16, fp8, int8 (W8A8), int8-w8a16 (8-bit GPTQ), int4, mxfp4, fp4.",
     ),
 ]
 TP = Annotated[str, typer.Option("--tp", metavar="<n>", help="Tensor-parallel size, 1 to 4,096.")]

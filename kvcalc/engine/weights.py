@@ -99,6 +99,7 @@ class WeightFormats:
 FLAG_LAYOUTS: dict[str, tuple[str, int, str]] = {
     "fp8": ("fp8-channel", 128, "fp8 checkpoint (a scale per output row)"),
     "int8": ("int8-channel", 128, "W8A8 int8 checkpoint (a scale per output row)"),
+    "int8-w8a16": ("gptq-int8", 128, "8-bit GPTQ checkpoint (W8A16, group 128)"),
     "int4": ("gptq", 128, "GPTQ/AWQ int4 checkpoint (group 128)"),
     "fp4": ("nvfp4", 16, "NVFP4 checkpoint (an fp8 scale per 16)"),
     "mxfp4": ("mxfp4", 32, "MXFP4 checkpoint (gpt-oss: the experts alone)"),
@@ -167,7 +168,8 @@ def flag_layout(model: ModelSpec, dtype: str) -> Quantization | None:
         # rather than 16; not established.
         roles = ("mlp", "shared_experts", "experts")
         words = "NVFP4 checkpoint (an fp8 scale per 16; MLA in 16 bits, as ModelOpt's DeepSeek recipe leaves it)"
-    return Quantization(method=method, roles=list(roles), group_size=group, source=words)
+    # 8-bit GPTQ multiplies at 16 bits (Marlin), the weights alone quantized.
+    return Quantization(method=method, roles=list(roles), group_size=group, source=words, weight_only=key == "int8-w8a16")
 
 
 def role_bytes(model: ModelSpec, override: str | None = None) -> dict[str, int]:

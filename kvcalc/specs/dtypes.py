@@ -123,6 +123,8 @@ WEIGHT_BITS: dict[str, tuple[int, int]] = {
     "fp16": (16, 1),
     "fp8": (8, 1),
     "int8": (8, 1),
+    # 8-bit GPTQ (W8A16) with group size 128: an fp16 scale and an 8-bit zero per 128 weights.
+    "int8-w8a16": (8 * 128 + 16 + 8, 128),
     # GPTQ/AWQ int4 with group size 128: an fp16 scale and a 4-bit zero per 128 weights.
     "int4": (4 * 128 + 16 + 4, 128),
     # OCP MXFP4: 4-bit elements, one 8-bit shared exponent per 32.
@@ -138,6 +140,8 @@ WEIGHT_DTYPE_ALIASES = {
     "nvfp4": "fp4",
     "float8": "fp8",
     "fp8_e4m3": "fp8",
+    "w8a16": "int8-w8a16",
+    "gptq-int8": "int8-w8a16",
 }
 
 
