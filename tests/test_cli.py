@@ -201,6 +201,11 @@ def one_line_error(r, *needles):
             ["roofline", "--model", "llama2-7b", "--gpu", "t4", "--compute-dtype", "int8"],
             ["no INT8 tensor peak", "bf16 on this GPU"],
         ),
+        # An unknown --weight-dtype names the option (it had said "(weight dtype)"), with every format kvcalc reads.
+        (
+            ["fit", "--model", "llama2-7b", "--gpu", "h100", "--seq", "4k", "--weight-dtype", "int8-w8a17"],
+            ["unknown weight dtype 'int8-w8a17' (--weight-dtype)", "int8, int8-w8a16, int4"],
+        ),
         (["roofline", "--model", "deepseek-v3", "--gpu", "b200", "--compute-dtype", "fp5"], ["bf16, fp16, fp8, fp4 or int8"]),
     ],
 )

@@ -364,7 +364,7 @@ def kv(v: str, weight: str | None = None) -> Any:
     if str(v).strip().lower() == "auto":
         import dataclasses
 
-        w = normalize_weight_dtype(weight) if weight else None
+        w = normalize_weight_dtype(weight, "--weight-dtype") if weight else None
         return dataclasses.replace(kv_dtype(w if w in ("fp32", "fp16") else "bf16"), auto=True)
     try:
         return kv_dtype(v, "--kv-dtype")
