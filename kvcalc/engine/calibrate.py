@@ -32,7 +32,7 @@ from kvcalc._record import record
 from kvcalc.engine.engines import Engine, triton_default_note
 from kvcalc.engine.memory import FitInputs
 from kvcalc.engine.plan import Traffic, _prefill_wait, _Replica
-from kvcalc.engine.steptime import DEFAULTS, StepConstants, for_engine
+from kvcalc.engine.steptime import DEFAULTS, MATMUL_SHARE, StepConstants, for_engine
 from kvcalc.errors import KvcalcError
 from kvcalc.inputs.bench import BenchRun
 from kvcalc.specs.dtypes import KVDtype
@@ -374,7 +374,7 @@ def _free(pts: list[tuple[BenchRun, int, _Replica, float, float]], base: StepCon
         ratios.append(s.t_compute_s / s.t_memory_s)
     # The matmuls' efficiency the runs' steps use (StepModel.eta_mm): eta_c at 16 bits, eta_c_fp8 at fp8, eta_c_int8
     # at int8, eta_c_fp4 at fp4.
-    eta = {"fp8": "eta_c_fp8", "int8": "eta_c_int8", "fp4": "eta_c_fp4"}.get(pts[0][2].sm.compute_dtype, "eta_c")
+    eta = MATMUL_SHARE.get(pts[0][2].sm.compute_dtype, "eta_c")
     if max(ratios) >= 0.5 and len(pts) >= 4:
         free.append(eta)
     else:
@@ -463,7 +463,7 @@ def _set(c: StepConstants, name: str, v: float) -> StepConstants:
         # A run measures the step's bytes together: the fitted share is the matmuls' weight reads' too
         # (eta_gemm), not left at the GPU's microbenchmark figure.
         change["eta_gemm"] = v
-    if name in ("eta_c", "eta_c_fp8", "eta_c_int8", "eta_c_fp4"):
+    if name == "eta_c" or name in MATMUL_SHARE.values():
         # Likewise the matmuls' share of the peak: the fitted figure, not the GPU's measured one
         # (GemmSpec.compute_share, which for_gpu would otherwise put in eta_c_gemm).
         change["eta_c_gemm"] = v

@@ -68,6 +68,11 @@ QUANT_METHOD_OF: dict[str, str] = {"int8": "int8-channel", "fp4": "nvfp4"}
 """The quantization method (Quantization.method) whose checkpoints run int8 (fp4) matmuls; fp8's are every fp8-*."""
 
 
+MATMUL_SHARE: dict[str, str] = {"fp8": "eta_c_fp8", "int8": "eta_c_int8", "fp4": "eta_c_fp4"}
+"""The StepConstants field that gives the dense matmuls' share of the peak at a compute dtype (StepModel.eta_mm,
+and what kvcalc calibrate fits for runs at it); eta_c at 16 bits."""
+
+
 def quant_format(compute_dtype: str) -> QuantFormat | None:
     """The format matmuls at ``compute_dtype`` quantize their activations to; None at 16 bits."""
     return "fp8" if compute_dtype == "fp8" else "int8" if compute_dtype == "int8" else "fp4" if compute_dtype == "fp4" else None
@@ -177,7 +182,7 @@ class StepConstants:
     """'defaults', or the calibration file these came from."""
 
     def check(self) -> StepConstants:
-        for name in ("eta_bw", "eta_gemm", "eta_c", "eta_c_fp8", "eta_c_int8", "eta_c_fp4", "eta_c_gemm", "moe_eta_c"):
+        for name in ("eta_bw", "eta_gemm", "eta_c", *MATMUL_SHARE.values(), "eta_c_gemm", "moe_eta_c"):
             v = getattr(self, name)
             if v is not None and not (0.01 <= v <= 1.0):
                 raise KvcalcError(f"{name} {v!r} is out of range", name, "a fraction from 0.01 to 1")
@@ -773,12 +778,12 @@ def layer_kernels(
     shared = 2 if _has_shared_experts(model) else 0
     g += (layers - moe) * 2 + moe * (1 + shared)
     k += layers * 2 + (layers - moe) + moe * (routing_kernels(model) + shared_activation_kernels(model))
-    inner, fp8 = moe * 2, 0
+    inner, quantized_calls = moe * 2, 0
     fmt = quant_format(compute_dtype)
     if fmt is not None:
         q, q_experts = quant_kernels(model, weight_dtype, mla_qkv_a_fused, fmt), expert_quant_kernels(model, weight_dtype, fmt)
-        k, inner, fp8 = k + q - q_experts, inner + q_experts, q_experts // 2
-    return Kernels(g, a, am, moe, k, inner, moe_quant=fp8)
+        k, inner, quantized_calls = k + q - q_experts, inner + q_experts, q_experts // 2
+    return Kernels(g, a, am, moe, k, inner, moe_quant=quantized_calls)
 
 
 def _quant_roles(model: ModelSpec, weight_dtype: str | None, fmt: QuantFormat = "fp8") -> tuple[str, ...]:
@@ -1479,8 +1484,7 @@ class StepModel:
         at fp4."""
         if c.eta_c_gemm is not None:
             return c.eta_c_gemm
-        d = self.compute_dtype
-        return c.eta_c_fp8 if d == "fp8" else c.eta_c_int8 if d == "int8" else c.eta_c_fp4 if d == "fp4" else c.eta_c
+        return float(getattr(c, MATMUL_SHARE.get(self.compute_dtype, "eta_c")))
 
     def _links(self) -> None:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
