@@ -1,6 +1,7 @@
 """Output stability: generated docs are current, help carries examples, tables fit 80 columns,
 NO_COLOR and pipes carry no escape codes."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,20 @@ def test_names_keys_and_urls_stay_whole_at_80_columns(cli, monkeypatch):
     assert "per_gpu.kv_bytes_per_t\n" not in out
     out = cli("show", "qwen3-next").out
     assert "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json" in out
+
+
+def test_int8_peaks_stay_whole_at_80_columns_with_their_unit(cli, monkeypatch):
+    # The A100's INT8 peak (datasheet: 624 TOPS dense) as the JSON holds it, and in the 80-column text as 624.0 TOP/s:
+    # integer operations, not FLOPs, in show's row and roofline's header.
+    monkeypatch.setenv("COLUMNS", "80")
+    spec = json.loads(cli("show", "a100-80gb", "--json").out)["spec"]
+    assert spec["flops_int8"] == 624e12
+    row = next(ln for ln in cli("show", "a100-80gb").out.splitlines() if "int8 dense" in ln)
+    assert row.split() == ["int8", "dense", "624.0", "TOP/s"]
+    args = ("roofline", "--model", "llama3.1-8b", "--gpu", "a100-80gb", "--weight-dtype", "int8", "--batch", "1")
+    d = json.loads(cli(*args, "--json").out)
+    assert (d["peak_flops_per_s"], d["compute_dtype"]) == (624e12, "int8")
+    assert "624.0 TOP/s int8 dense" in " ".join(cli(*args).out.split())
 
 
 def test_calibrate_figures_stay_whole_at_80_columns(cli, monkeypatch):
