@@ -963,3 +963,136 @@ def test_vllm_v0_decodes_past_max_seq_len_to_capture_without_cuda_graphs():
     # (a span run eagerly takes its first step's eager share for every step: within 0.1%)
     assert decode_s(v0) == pytest.approx(sum(sm.step(1, x).t_step_s for x in contexts), rel=1e-3)
     assert decode_s(v0) - decode_s(plain) > 206 * 5e-3  # each eager step at least 5 ms slower here
+
+
+def test_sglangs_new_token_ratio_is_its_arithmetic():
+    # SGLang 0.4.0 to 0.5.23 (global_config.py, environ.py): the ratio starts at 0.7, its floor is 0.7 x 0.14 = 0.098,
+    # and it falls by (0.7 - 0.098) / 600 a decode step; after a retraction it is (outputs made + 20 a request left)
+    # over the requests' max_new_tokens, at most 1 (schedule_batch.py retract_decode).
+    from kvcalc.engine.engines import SGLANG_TOKEN_RATIO as tr
+
+    assert tr.floor == pytest.approx(0.098, rel=1e-12, abs=0)
+    assert tr.decay == pytest.approx(0.602 / 600, rel=1e-12, abs=0)
+    assert tr.at(0.7, 0) == 0.7
+    assert tr.at(0.7, 300) == pytest.approx(0.7 - 300 * 0.602 / 600, rel=1e-12, abs=0)  # 0.399
+    assert tr.at(0.7, 600) == pytest.approx(0.098, rel=1e-12, abs=0) and tr.at(0.7, 10_000) == tr.floor
+    # A ratio under the floor (a retraction's) rises to it at the first step: max(ratio - decay, floor).
+    assert tr.at(0.05, 0) == 0.05 and tr.at(0.05, 1) == tr.floor
+    assert tr.after_retract(300, 10, 2000) == (300 + 20 * 10) / 2000 == 0.25
+    assert tr.after_retract(1900, 10, 2000) == 1.0
+    # From 0.4.0; SGLang 0.3.0 starts its ratio at 0.1 (tp_worker.py) and is not modelled; vLLM has none.
+    assert engine("sglang@0.5.3").token_ratio is tr and engine("sglang@0.4").token_ratio is tr
+    assert engine("sglang").token_ratio is tr
+    assert engine("sglang@0.3").token_ratio is None and engine("vllm").token_ratio is None
+
+
+def _sglang_times(eng, prompts, outputs, arrivals, pool_tokens):
+    """Each request's times under ``eng`` on one H100 with a pool of ``pool_tokens`` tokens of Llama-3.1-8B
+    (32 layers x 8 KV heads x 128 x 2 x 2 B = 131,072 B a token), paged by the token, requests reaching the
+    engine as they are sent."""
+    import dataclasses
+
+    from kvcalc.engine.steptime import DEFAULTS
+
+    c = dataclasses.replace(DEFAULTS, request_overhead_s=0.0, tokenize_s_per_token=0.0)
+    t: dict = {}
+    wl = Workload(np.asarray(arrivals, float), np.asarray(prompts), np.asarray(outputs), "t", "t")
+    st_ = SimSettings(2000, 256, 2048, constants=c)
+    r = simulate(
+        resolve_model("llama3.1-8b"),
+        resolve_gpu("h100"),
+        wl,
+        st_,
+        [("paged-1", 1)],
+        engine(eng),
+        BF16,
+        1,
+        pool_bytes=pool_tokens * 131_072,
+        keep=t,
+    )
+    return t, r.runs[0]
+
+
+def test_sglang_takes_requests_in_while_their_outputs_fit_beside_the_running_ones():
+    # 20 requests of 100 + 100 tokens at once, a pool of 1,000 tokens. SGLang's prefill adder (schedule_policy.py)
+    # takes request j of the first batch only while its prompt and output fall short of the free tokens less those of
+    # the j before it: (j + 1) x 200 < 1,000, so 4. After their prompt step each has 99 outputs to come and the pool
+    # 1,000 - 4 x 100 = 600 tokens free; at the ratio of 0.7 they claim 0.7 x 4 x 99 = 277.2, so a fifth (200 <
+    # 322.8) comes in and a sixth (200 + 200 + 277.2 = 677.2 > 600) does not.
+    t, run_ = _sglang_times("sglang@0.5.3", [100] * 20, [100] * 20, [0.0] * 20, 1000)
+    first = t["first"]
+    batches = [int((first == x).sum()) for x in np.unique(first)]
+    assert batches[:2] == [4, 1]
+    # SGLang 0.3 (not modelled) and vLLM take a prompt in when its tokens fit: 1,000 / 100 = 10 at once, and then run
+    # out of blocks as the ten grow, preempting; SGLang's reserve keeps its batch inside the pool for longer.
+    t3, run3 = _sglang_times("sglang@0.3", [100] * 20, [100] * 20, [0.0] * 20, 1000)
+    assert int((t3["first"] == t3["first"].min()).sum()) == 10
+    assert (run3.preemptions, run_.preemptions) == (16, 1)
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "The first prompt step takes the requests j for which (j + 1) x 200 < 1,000: 4." in text
+    assert "so a fifth comes in (200 < 322.8) and a sixth does not (200 + 200 + 277.2 > 600)." in text
+    assert "ten prompts fit at once and the ten then run out of blocks: 16 preemptions where SGLang's reserve leaves one" in text
+
+
+def test_sglangs_reserve_spares_a_short_pool_its_preemptions(cli, monkeypatch):
+    # docs/simulation.md's example: Llama-3.1-8B on one L4 under SGLang 0.5.3, 1,000 ShareGPT-like requests at once,
+    # with the reserve and without it (Engine.token_ratio None: a prompt taken in when its tokens fit).
+    from kvcalc.engine.engines import Engine
+
+    ask = ("simulate", "-m", "llama3.1-8b", "-g", "l4", "-e", "sglang@0.5.3", "--workload", "sharegpt", "-n", "1000")
+    ask += ("--rate", "inf", "--policies", "paged-1", "--json")
+
+    def figures():
+        r = cli(*ask).json()["runs"][0]
+        return r["preemptions"], round(1e3 * r["bench"]["tpot_s"]["mean"]), round(r["bench"]["request_throughput_per_s"], 2)
+
+    now = figures()
+    monkeypatch.setattr(Engine, "token_ratio", property(lambda self: None))
+    assert (figures(), now) == ((1453, 124, 1.57), (5, 87, 1.58))
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "goes from 1,453 preemptions to 5 and a mean TPOT of 124 ms to 87 ms at the same throughput (1.57 and 1.58" in text
+
+
+def test_sglang_retracts_the_request_with_the_fewest_outputs_and_of_those_the_longest_prompt():
+    # A (100 + 1,800 tokens) runs alone for 3.5 s (about 500 decode steps: the ratio near 0.2, A's 1,300 outputs to come
+    # claiming about 260 of the 1,400 tokens free of a 2,000-token pool). B (300 + 400) and C (50 + 380) then come in
+    # together in one prompt step (700 + 430 = 1,130 < about 1,140), though the three need 1,900 + 700 + 430 = 3,030
+    # tokens: the pool runs out about 350 steps on, when B and C have made the same outputs. SGLang retracts the
+    # one with the longer prompt, B (sorted by output, then prompt, retracting from the end), where the most recently
+    # admitted would be C: B finishes last, after A, and C first.
+    t, run_ = _sglang_times("sglang@0.5.3", [100, 300, 50], [1800, 400, 380], [0.0, 3.5, 3.5], 2000)
+    first, finish = t["first"], t["finish"]
+    assert first[1] == first[2] and run_.preemptions == 1
+    assert finish[1] > finish[0] > finish[2]
+
+
+def test_sglang_takes_a_request_in_at_the_decode_step_its_falling_claim_lets_it():
+    # A (100 + 1,800 tokens) decodes alone in a pool of 2,000 tokens; B (100 + 1,000) arrives at 0.1 s. After S decode
+    # steps A holds 100 + S tokens and has 1,799 - S outputs to come, which it claims at the ratio max(0.7 - S x 0.602 /
+    # 600, 0.098); B comes in at the first S where 1,100 < 2,000 - (100 + S) - ratio x (1,799 - S): no request ends and
+    # none arrives then, so only the ratio's fall lets it in. Worked out here step by step: 427.
+    S = 0
+    while True:
+        S += 1
+        if 1100 < 2000 - (100 + S) - max(0.7 - S * 0.602 / 600, 0.098) * (1799 - S):
+            break
+    assert S == 427
+    t, _ = _sglang_times("sglang@0.5.3", [100, 100], [1800, 1000], [0.0, 0.1], 2000)
+    alone, _ = _sglang_times("sglang@0.5.3", [100], [1800], [0.0], 2000)
+    step = (alone["finish"][0] - alone["first"][0]) / 1799  # A's decode step alone (its mean: contexts grow)
+    prompt = alone["first"][0]  # a 100-token prompt step from idle, as B's is
+    assert t["first"][1] == pytest.approx(prompt + 427 * step + prompt, rel=0.01)
+    # SGLang 0.3 (no reserve) takes B in as it arrives.
+    t3, _ = _sglang_times("sglang@0.3", [100, 100], [1800, 1000], [0.0, 0.1], 2000)
+    assert t3["first"][1] < 0.2
+
+
+def test_sglangs_ratio_is_back_at_its_start_after_the_scheduler_idles():
+    # A (100 + 700) runs its ratio down to the floor (0.098 after 600 decode steps) and ends at about 4.5 s; the
+    # scheduler idles until B (100 + 100) arrives at 10 s, so B's outputs are claimed at 0.7 again
+    # (self_check_during_idle). C (100 + 750) arrives about 7 decode steps into B: 850 tokens against 1,000 - 107
+    # free less 0.7 x 92 = 64.4 claimed (828.6), and B's claim falls by under a token a step (0.7 + 0.001 x 92)
+    # while its tokens take one, so C waits for B to end. At the floor it would have come in at once (850 < 893 - 0.098 x 92 = 884.0).
+    assert 850 >= 1000 - 107 - 0.7 * 92 and 850 < 1000 - 107 - 0.098 * 92
+    t, _ = _sglang_times("sglang@0.5.3", [100, 100, 100], [700, 100, 750], [0.0, 10.0, 10.05], 1000)
+    assert t["finish"][0] < 5 and t["first"][2] > t["finish"][1]

@@ -99,6 +99,52 @@ def triton_mla_fixed_splits(e: Engine | None, model: ModelSpec, gpu: GPUSpec) ->
     return (V0_TRITON_MLA_SPLITS, "vllm-v0") if gpu.name in V0_TRITON_MLA_GPUS else None
 
 
+@record(frozen=True)
+class TokenRatio:
+    """SGLang's admission reserve for the output tokens still to come (Engine.token_ratio). Its prefill adder
+    (managers/schedule_policy.py PrefillAdder) takes a waiting request in only while its prompt and its
+    min(max_new_tokens, ``clip``) fall short of the pool's free and evictable tokens less what the batch has
+    claimed: each running request's min(max_new_tokens - its output so far, ``clip``) times the running ratio, and
+    the whole prompt and min(max_new_tokens, ``clip``) of each request taken in before it in the same batch. The
+    ratio starts at ``init``, falls by (init - init x ``floor_factor``) / ``decay_steps`` each decode step to init x
+    ``floor_factor`` (scheduler.py update_running_batch), returns to init when the scheduler idles
+    (self_check_during_idle), and after a retraction is (the output tokens the requests left have made + ``retract_steps``
+    a request) over their max_new_tokens, at most 1 (schedule_batch.py retract_decode). Read in 0.4.0, 0.4.3.post2,
+    0.5.3, 0.5.6, 0.5.9 and 0.5.23 (new_token_ratio_tracker.py; 0.5.23 adds 1 to the divisor): the same figures, the
+    default schedule_conservativeness of 1. SGLang 0.3.0 starts its ratio at 0.1 and decays it 0.001 a step
+    (tp_worker.py, global_config.py): not modelled."""
+
+    init: float = 0.7
+    floor_factor: float = 0.14
+    decay_steps: int = 600
+    clip: int = 4096
+    retract_steps: int = 20
+
+    @property
+    def floor(self) -> float:
+        return self.init * self.floor_factor
+
+    @property
+    def decay(self) -> float:
+        return (self.init - self.floor) / self.decay_steps
+
+    def at(self, start: float, steps: int) -> float:
+        """The ratio ``steps`` decode steps after it was ``start``: each step takes max(ratio - decay, floor), so one
+        below the floor (after a retraction) rises to it at the first."""
+        if steps <= 0:
+            return start
+        r = start - self.decay * steps
+        return r if r > self.floor else self.floor
+
+    def after_retract(self, made: int, left: int, max_new: int) -> float:
+        """The ratio after a retraction that leaves ``left`` requests, which have made ``made`` output tokens of
+        ``max_new`` in all."""
+        return min(1.0, (made + self.retract_steps * left) / max_new) if max_new > 0 else 1.0
+
+
+SGLANG_TOKEN_RATIO = TokenRatio()
+
+
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
 """How a vLLM release sizes the blocks of a dense (indexer-free) MLA model's cache on NVIDIA GPUs
 (Engine.dense_mla):
@@ -605,6 +651,12 @@ class Engine:
                 "recv_interval",
                 "1, or dp 1",
             )
+
+    @property
+    def token_ratio(self) -> TokenRatio | None:
+        """SGLang's reserve for running requests' output tokens at admission (TokenRatio), from 0.4.0; None for
+        other engines, and SGLang 0.3.x, whose ratio starts and decays otherwise."""
+        return SGLANG_TOKEN_RATIO if self.name == "sglang" and not self.older_than(0, 4) else None
 
     def older_than(self, *release: int) -> bool:
         """Whether this record's release comes before ``release`` (0, 14); a record named by fewer

@@ -209,6 +209,8 @@ def simulate(
         mixed=prefilled
         or engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens, chunked_prefill=st.chunked_prefill)[1],
         chunk_blocks=engine.prompt_blocks == "chunk",
+        # (A disaggregated decode instance takes its requests in through its own queue, not the prefill adder.)
+        token_ratio=None if prefilled else engine.token_ratio,
     )
     inp = FitInputs(
         seq=st.max_len,
@@ -325,8 +327,20 @@ def simulate(
             ", a prompt's chunk by chunk as steps schedule them (admitted when its first chunk fits: vLLM V1)"
             if st.chunk_blocks
             else ", a prompt's all at admission (admitted when they fit)"
+            if st.token_ratio is None
+            else f", a prompt's all at admission, admitted while its prompt and output (at most {st.token_ratio.clip:,}) fit "
+            "beside what the running requests are held to need: their outputs to come at a ratio of "
+            f"{st.token_ratio.init:g}, falling to {st.token_ratio.floor:.3g} over {st.token_ratio.decay_steps:,} decode steps "
+            f"({engine.label}'s new_token_ratio, schedule_policy.py)"
         ),
-        "paged: a request that needs a block when none is free preempts the most recently admitted request "
+        "paged: a request that needs a block when none is free preempts "
+        + (
+            "the most recently admitted request "
+            if st.token_ratio is None
+            else "the decoding request with the fewest output tokens, of those the longest prompt (SGLang's retraction, "
+            f"after which the ratio is the outputs the requests left have made and {st.token_ratio.retract_steps} each, over "
+            "their outputs) "
+        )
         + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)")
         + (
             (

@@ -256,6 +256,11 @@ def serve(
     # requests' bases, largest first (lazily: an entry whose request left, or came back with another base, is stale).
     gml = cost.decode_graph_max_len
     longest_base: list[tuple[int, int]] = []
+    # SGLang's reserve for the output tokens to come (SimSettings.token_ratio; paged only): the ratio was ``tr_start``
+    # at decode step ``tr_S``.
+    tr = st.token_ratio if paged and not chunk else None
+    tr_start, tr_S = (tr.init, 0) if tr is not None else (0.0, 0)
+    tr_wait = 0  # the tokens (prompt and output) of the request the claim last held back; 0: none
     vis = -math.inf
     since = 0
 
@@ -323,14 +328,53 @@ def serve(
     C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P] if paged and B and wl.prompt_cache_hit else None
     some_cached = bool(C or alloc.cached_prefix)  # else no prompt starts with tokens cached (min(0, length - 1) = 0)
 
+    def claimed() -> tuple[float, int]:
+        """SGLang: the output tokens its running requests are held to still need (each one's min(left, clip) at the
+        ratio now), and the tokens free (TokenRatio)."""
+        assert tr is not None
+        clip = tr.clip
+        left = 0
+        for f in fin.values():
+            k = f - S
+            left += k if k < clip else clip
+        for x in prefilling:
+            k = O[x[0]] - gen[x[0]]
+            left += k if k < clip else clip
+        return tr.at(tr_start, S - tr_S) * left, (cap - in_use(S, len(dec_base))) * blk
+
+    def ratio_turn(K: int, held: int) -> int:
+        """SGLang: the first of the next K decode steps after which the request the batch's claim held back
+        (``tr_wait`` tokens) is taken in, the claim falling as the ratio decays and the outputs are made and the free
+        tokens falling a token a request a step; K + 1 if none. ``held``: in_use now (no prompt runs in a decode
+        span)."""
+        assert tr is not None
+        nd = len(fin)
+        rem = np.fromiter(fin.values(), float, nd) - S
+        k = np.arange(1, K + 1, dtype=float)
+        # sum_j min(rem_j - k, clip) = sum_j (rem_j - k) - sum_j max(rem_j - clip - k, 0)
+        a = np.sort(rem - tr.clip)
+        c = np.concatenate(([0.0], np.cumsum(a)))
+        at = np.searchsorted(a, k, side="right")
+        left = rem.sum() - nd * k - ((c[-1] - c[at]) - k * (nd - at))
+        ratio = np.maximum(tr_start - tr.decay * (S - tr_S + k), tr.floor)
+        ok = tr_wait < (cap - held) * blk - nd * k - ratio * left
+        return int(np.argmax(ok)) + 1 if ok.any() else K + 1
+
     def admit() -> None:
-        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed
+        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed, tr_wait
         if skip_admit:
             skip_admit = False
             if dec_base or prefilling:
                 skipped = True  # (the next step tries again)
                 return
         cached_prefix = alloc.cached_prefix
+        claim = free = 0.0
+        clip = tr_wait = 0
+        if tr is not None:
+            # What the batch has claimed of the free tokens: the running requests' outputs to come at the ratio, then
+            # each request taken in now, its whole prompt and output (PrefillAdder.rem_total_tokens).
+            claim, free = claimed()
+            clip = tr.clip
         # V1's token budget left for a new prompt's first chunk, after the decodes and the prompts running.
         avail = (mnbt - len(dec_base) - (sum([x[1] for x in prefilling]) if prefilling else 0)) if chunk else 1
         while len(dec_base) + len(prefilling) < mns:
@@ -355,10 +399,17 @@ def serve(
                     return
             elif not chunk:
                 length = P[i] + gen[i]
+                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if some_cached and gen[i] == 0 else 0
+                if tr is not None:
+                    left = O[i] - gen[i]
+                    need = length - cached + (left if left < clip else clip)
+                    if need >= free - claim:
+                        tr_wait = need  # not while the batch's claim stands: tried again at the next event
+                        return
+                    claim += need
                 if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
                     blocked, blocked_at = i, alloc.version  # it will not fit before room is freed
                     return
-                cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if some_cached and gen[i] == 0 else 0
                 prefilling.append([i, length - cached, cached, length, cached, length])
                 pf_done += cached
             else:
@@ -413,14 +464,22 @@ def serve(
     def preempt_until_fits() -> None:
         """Paged: free blocks by preempting the most recently admitted running requests (their
         computed tokens to be computed again; under V1 with prefix caching, a request's full blocks,
-        a prompt's or a decoding request's, stay cached, less those taken at once: cache_kept)."""
+        a prompt's or a decoding request's, stay cached, less those taken at once: cache_kept); SGLang
+        (token_ratio) retracts the decoding request with the fewest output tokens first, of those the longest
+        prompt (schedule_batch.py retract_decode sorts by (output, -prompt) and retracts from the end)."""
         nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done, skip_admit, freed_total
+        nonlocal tr_start, tr_S
         assert isinstance(alloc, Paged)
+        before = preemptions
         while order:
             over = in_use(S, len(dec_base)) - cap
             if over <= 0:
                 break
-            i = order.pop()
+            if tr is not None and fin:
+                i = min(fin, key=lambda j: (O[j] - fin[j], -P[j]))  # (outputs so far: O - (fin - S))
+                order.remove(i)
+            else:
+                i = order.pop()
             skip_admit = chunk
             kept = 0
             if i in dec_base:
@@ -472,6 +531,11 @@ def serve(
             else:
                 recomputed += length - kept
             front.appendleft(i)
+        if tr is not None and preemptions > before:
+            # SGLang's ratio after a retraction: the requests left's outputs so far and 20 steps each, over their
+            # max_new_tokens (schedule_batch.py retract_decode).
+            made = sum(O[j] - (f - S) for j, f in fin.items())
+            tr_start, tr_S = tr.after_retract(made, len(fin), sum(O[j] for j in fin)), S
 
     def complete_due() -> None:
         while heap and heap[0][0] <= S:
@@ -596,6 +660,8 @@ def serve(
             u_last = l_last = -1
             if prefilling:
                 continue
+            if tr is not None:
+                tr_start, tr_S = tr.init, S  # the scheduler idles (self_check_during_idle)
             if front:
                 # Nothing runs and the first preempted request still does not fit: it never will.
                 front.popleft()
@@ -642,6 +708,10 @@ def serve(
             full = to_full(S, K, nd, h0) if paged else K + 1
             if full < K:
                 K = full
+            if tr_wait and K > 1 and r_now < mns:
+                t = ratio_turn(K, h0)  # the step SGLang's decaying claim lets the request held back in
+                if t < K:
+                    K = t
             dt = span_s(ln, K)
             if foreign >= 1.0:
                 foreign -= 1.0

@@ -9,6 +9,7 @@ from dataclasses import field
 from typing import Any
 
 from kvcalc._record import record
+from kvcalc.engine.engines import TokenRatio
 from kvcalc.engine.simulate.metrics import BenchMetrics, Percentiles
 from kvcalc.engine.steptime import DEFAULTS, StepConstants
 from kvcalc.engine.track import TrackRecord
@@ -99,6 +100,9 @@ class SimSettings:
     a decode step weighs 1, an idle loop 1, any other forward mode 1,000 against the interval; read in 0.5.2, 0.5.3,
     0.5.5, 0.5.7, 0.5.9 and 0.5.14, its weights in environ.py from 0.5.7 and 0.5.23). 1: every step (vLLM, and
     SGLang's default)."""
+    token_ratio: TokenRatio | None = None
+    """SGLang's reserve for its running requests' output tokens at admission, and its retraction order
+    (Engine.token_ratio, which simulate sets); None: a request is taken in when its prompt fits (vLLM)."""
     busy_ranks: int | None = None
     """With DP attention, the ranks that serve requests (None: every rank). A replay of fewer users
     than ranks (one user on one of four) runs one user a rank, but only that many ranks run prompt
