@@ -217,8 +217,10 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
         concurrency=per_rank * ranks if per_rank else None,
         # vLLM V0's --enable-chunked-prefill where the run states it.
         chunked_prefill=case.get("chunked_prefill"),
-        # --no-enable-prefix-caching where the run states it (vLLM V1's default is on).
+        # --no-enable-prefix-caching where the run states it (vLLM V1's default is on); SGLang's --disable-radix-cache.
         prefix_caching=case.get("prefix_caching", True),
+        # The client's requests ask to ignore EOS (--ignore-eos; SGLang's bench_serving without --disable-ignore-eos).
+        ignore_eos=bool(case.get("ignore_eos", False)),
         # Fewer users than ranks: only that many ranks serve (and run prompt steps).
         busy_ranks=min(int(conc), ranks) if conc and int(conc) < ranks else None,
         # SGLang's --scheduler-recv-interval where the run's script sets it.
@@ -496,7 +498,7 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
     # were kept through a try that found no room
     # 175 for TPOT until SGLang 0.4.1.post7 to 0.4.4.post3 kept the overlap scheduler under DP attention
     # (174 for TPOT and 184 for TTFT until vLLM V0's decodes past max_seq_len_to_capture ran without CUDA graphs)
-    # 183 for TTFT until SGLang's admission reserved its running requests' outputs to come (2026-12-07)
+    # 183 for TTFT until SGLang's admission tests were modelled (2026-12-07)
     assert counts == [(175, 363), (199, 406), (184, 377)]
     shares = [round(100 * i / n) for i, n in counts]
     assert (min(shares), max(shares)) == (48, 49)
@@ -518,7 +520,7 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
         "calls on B200 took their own floor and share, 2026-12-05; 78 until MXFP4 calls on Hopper took the same floor, the "
         "same day; 77 until the fp8 calls' floor; 79 until MiniMax-M2's norm kernels; 78 "
         "until Qwen3's query and key norms were counted, the same day; 77 until the Gated DeltaNet kernels; 78 until the "
-        "Triton kernel) and 184 of 377 for TTFT (183 until SGLang's admission reserved its running requests' outputs to come, 2026-12-07; 184 until vLLM V0's decodes past max_seq_len_to_capture ran without CUDA graphs, 2026-12-06; 183 until the replay took each run's stated memory fraction, 2026-12-06; 182 until a preempted request's cached blocks were kept through a try to take it in that found no room, 2026-12-06; 177 of 366 until the twenty-third set joined, 2026-12-06; 171 of 355 until the twenty-second set joined, 2026-12-06; 166 of 345 until the twenty-first set joined, 2026-12-06; 161 of 336 until the twentieth's ERNIE-4.5 runs joined, the same day; 157 of 327 until the twentieth set joined, the same day; 158 until vLLM 0.7's materialized MLA decode weights were counted, the same day; 130 of 273 until the nineteenth set joined; 128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
+        "Triton kernel) and 184 of 377 for TTFT (183 until SGLang's admission tests were modelled, 2026-12-07; 184 until vLLM V0's decodes past max_seq_len_to_capture ran without CUDA graphs, 2026-12-06; 183 until the replay took each run's stated memory fraction, 2026-12-06; 182 until a preempted request's cached blocks were kept through a try to take it in that found no room, 2026-12-06; 177 of 366 until the twenty-third set joined, 2026-12-06; 171 of 355 until the twenty-second set joined, 2026-12-06; 166 of 345 until the twenty-first set joined, 2026-12-06; 161 of 336 until the twentieth's ERNIE-4.5 runs joined, the same day; 157 of 327 until the twentieth set joined, the same day; 158 until vLLM 0.7's materialized MLA decode weights were counted, the same day; 130 of 273 until the nineteenth set joined; 128 of 266 until the eighteenth set joined; 110 of 231 until the seventeenth set joined; 109 of 228 until the sixteenth set joined; 101 of 214 until the fifteenth set joined; 102 until TensorRT-LLM's overlap scheduler was counted; 101 of 211 until the TensorRT-LLM runs at EP = TP joined; 91 of 194 until the fourteenth set joined; 84 of 182 until the thirteenth set joined; 78 of 166 until the twelfth set joined; 77 of 163 until the eleventh set joined; 76 until MiniMax-M2's norm kernels; 77 until the Gated DeltaNet kernels; 76 "
         "until SGLang's DP-attention ranks stepped with each other's prompt steps, 2026-12-05): 48% to 49% of them (47% to 49% until the nineteenth set joined; 47% to 48% until the eighteenth set joined; 46% to 48% until the seventeenth set joined; 45% to 48% until TensorRT-LLM's overlap scheduler was counted; 44% to 47% "
         "until the fourteenth set joined; 45% to 47% until the twelfth set joined; 46% to 47% until the eleventh set joined; 45% to 47% "
         "until MXFP4 calls on Hopper took the same floor; 46% to "
@@ -998,11 +1000,11 @@ def test_the_eleventh_held_out_set_is_as_the_doc_says():
     # ([(67, 19), (63, 23), ...] and [(13, 16), (18, 20)] until SGLang's FlashAttention 3 MLA call was taken on Hopper)
     # ((65, 23) for output throughput until SGLang 0.4.1 to 0.4.5's prompt steps took their own posted host time a
     # kernel, 2026-12-06: Engine.host_kernel_s)
-    # ([(69, 19), (64, 23), ...] and [(15, 16), (20, 20)] until SGLang's admission reserved its running requests'
-    # outputs to come, 2026-12-07)
+    # ([(69, 19), (64, 23), ...] and [(15, 16), (20, 20)] until SGLang's admission tests were modelled,
+    # 2026-12-07)
     assert [mae(k, every) for k, _ in METRICS] == [(70, 19), (65, 23), (76, 3), (77, 3)]
     assert [mae(k, rest) for k, _ in METRICS[:2]] == [(16, 16), (21, 20)]
-    assert "request throughput MAE 70% (19 runs), output 65% (23; 69% and 64% until SGLang's admission reserved" in text
+    assert "request throughput MAE 70% (19 runs), output 65% (23; 69% and 64% until SGLang's admission tests were" in text
     assert "without those three, 16% and 21% (16 and 20 runs; 15% and 20% until SGLang's admission" in text
     assert "67% and 63%, and 13% and 18% without the three, until" in text
     assert "output 64% and 19% until SGLang 0.4.1 to 0.4.4's" in text
@@ -1019,13 +1021,13 @@ def test_the_eleventh_held_out_set_is_as_the_doc_says():
         "stated --mem-frac 0.88, 2026-12-06; vLLM 13% and 10% low" in text
     )
     ds = [c["id"] for c in eleven if c["id"].startswith("sglattn-h200x8-")]
-    # (-0.2, 15.0) until the FA3 MLA call; (6.7, 20.6) until SGLang's admission reserved the outputs to come
+    # (-0.2, 15.0) until the FA3 MLA call; (6.7, 20.6) until SGLang's admission tests were modelled
     assert (min(pct(i) for i in ds), max(pct(i) for i in ds)) == (6.7, 22.2)
     assert "DeepSeek-V3 rows within 23% (6.7% to 22.2% high; 6.7% to 20.6% until SGLang's admission" in text
     assert "0.2% low to 15.0% high until SGLang's FlashAttention 3" in text
     assert "0.7% low to 14.5% high until SGLang 0.4.6's one matmul" in text
     ll = {c["id"].split("-sglang046-")[1]: pct(c["id"]) for c in eleven if c["id"].startswith("sglattn-h200x1-")}
-    # 7.4 and [7, 37, 57] until SGLang's admission reserved the outputs to come (2026-12-07)
+    # 7.4 and [7, 37, 57] until SGLang's admission tests were modelled (2026-12-07)
     assert max(abs(v) for k, v in ll.items() if k.startswith("fa3")) == 9.3
     assert [round(v) for k, v in ll.items() if k.startswith("flashinfer")] == [7, 37, 61]
     assert "its Llama-3.1-8B rows under fa3 within 9.3% and under FlashInfer 7%, 37% and 61% high (7.4% and 57% until" in text
@@ -1454,9 +1456,9 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
     # 5-37% and 6-20% since the small kernels take a decode trace's times; 6-19% since the routers' top-k.
     # 8-39% since SGLang's overlap scheduler; 7-38% since each attention call's work per request.
     # 8-22% until fp8 fused-MoE calls took their own floor (2026-12-05); 9-22% until SGLang's FlashAttention 3 MLA call
-    # was taken on Hopper from 0.4.5.post1 (2026-12-06); 10-26% until SGLang's admission reserved its running requests'
-    # outputs to come (2026-12-07).
-    assert span("simonmo-h100x2-qwq32b-sglang") == (6, 37) and span("mvll-sgl045p3-dsr1-h200x8-") == (13, 23)
+    # was taken on Hopper from 0.4.5.post1 (2026-12-06); 10-26% until SGLang's admission tests were modelled
+    # (2026-12-07).
+    assert span("simonmo-h100x2-qwq32b-sglang") == (6, 37) and span("mvll-sgl045p3-dsr1-h200x8-") == (14, 24)
     assert (
         "Since fp8 fused-MoE calls take their own floor (the same day): the same MAEs and bias, 9-22% high on SGLang's "
         "DeepSeek-R1 runs (11-21% on the 50-prompt ones) and 27-59% on vLLM 0.8.4's (46-77% with a V1 prompt's blocks taken "
@@ -1469,12 +1471,12 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
     # [39, 38, 39, 17] until an MLA layer's down projections were counted as each release runs them (2026-12-06).
     # [39, 39, 39, 17] until a request whose stream carried no text counted as the 2024 client counted it (2026-12-06).
     # [39, 38, 42, 17] until SGLang's FlashAttention 3 MLA call was taken on Hopper from 0.4.5.post1 (the same day).
-    # [40, 39, 43, 17] until SGLang's admission reserved its running requests' outputs to come (2026-12-07).
-    assert [mae[k] for k, _ in METRICS] == [40, 39, 42, 18] and round(100 * sum(t8) / len(t8)) == -33
+    # [40, 39, 43, 17] until SGLang's admission tests were modelled (2026-12-07).
+    assert [mae[k] for k, _ in METRICS] == [40, 40, 42, 18] and round(100 * sum(t8) / len(t8)) == -33
     assert (
-        "Since SGLang's admission reserves its running requests' outputs to come (2026-12-07, docs/simulation.md): "
-        "request throughput MAE 40%, output 39%, TTFT 42%, TPOT 18%, SGLang's DeepSeek-R1 runs 13-23% high on throughput "
-        "(14-25% on the 50-prompt ones)." in text
+        "Since SGLang's admission tests are modelled (2026-12-07, docs/simulation.md): "
+        "request throughput MAE 40%, output 40%, TTFT 42%, TPOT 18%, SGLang's DeepSeek-R1 runs 14-24% high on throughput "
+        "(16-25% on the 50-prompt ones)." in text
     )
     assert (
         "Since SGLang's FlashAttention 3 MLA call is taken on Hopper from 0.4.5.post1 (the same day, docs/engines.md): "
@@ -1567,8 +1569,8 @@ def test_the_ninth_held_out_set_is_as_the_doc_says():
     # 12-20% as scored; 8-20% since SGLang 0.4.5.post3's own default memory fraction is read; 7-19% since the
     # routers' top-k is counted.
     # 10-21% until the fp8 calls' floor; 11-21% until SGLang's FlashAttention 3 MLA call was taken on Hopper (2026-12-06)
-    # 12-25% until SGLang's admission reserved its running requests' outputs to come (2026-12-07)
-    assert (min(fifty), max(fifty)) == (14, 25)
+    # 12-25% until SGLang's admission tests were modelled (2026-12-07)
+    assert (min(fifty), max(fifty)) == (16, 25)
     assert "interconnect) high on SGLang's QwQ-32B runs and 10-15% (6-20% since SGLang 0.4.5.post3's own" in text
     assert "on its DeepSeek-R1 runs (12-20% on the 50-prompt ones, 8-20% since)" in text
     assert "but 7-158% and 47-76% high on vLLM 0.8.2's and 0.8.4's" in text
@@ -2347,10 +2349,10 @@ def test_a_runs_stated_memory_fraction_is_the_one_it_replays():
         round(100 * errors(by_id["sgl060-h100x4-llama31-70b-sglang030-tp4-sharegpt-inf-n5000"])["request_throughput_per_s"]) == 27
     )
     r1 = errors(by_id["infx-dsr1-fp8-h200-sglang0512-tp8-8k1k-c64"])
-    # (-21, 20) until SGLang's admission reserved its running requests' outputs to come (2026-12-07)
-    assert (round(100 * r1["mean_ttft_ms"]), round(100 * r1["mean_tpot_ms"])) == (-4, 19)
+    # (-21, 20) until SGLang's admission tests were modelled (2026-12-07)
+    assert (round(100 * r1["mean_ttft_ms"]), round(100 * r1["mean_tpot_ms"])) == (6, 17)
     assert "(throughput 514% to 375% high, TPOT 83% to 86% low, TTFT 86% to 73% low)" in text
-    assert "(TTFT 32% to 21% low, TPOT 18% to 20% high; 4% low and 19% high since SGLang's admission reserves" in text
+    assert "(TTFT 32% to 21% low, TPOT 18% to 20% high; 6% and 17% high since SGLang's admission tests are modelled" in text
 
 
 def test_the_recorded_lengths_paragraph_is_as_the_runs_score():
@@ -2812,10 +2814,10 @@ def test_the_twenty_first_held_out_set_is_as_the_doc_says():
     assert "TP 8 TPOT bias +24%**: kvcalc's TPOT is 13% to 29% high on every one" in text
     # (15%, 25%, 20% until SGLang's steps of over 2,048 tokens were charged the norms their all-reduces no longer fuse,
     # the same day; [16, 25, 20] until the replay took each run's stated memory fraction, the same day)
-    # ([16, 24, 20] until SGLang's admission reserved its running requests' outputs to come, 2026-12-07)
-    assert mae == [16, 22, 20]
+    # ([16, 24, 20] until SGLang's admission tests were modelled, 2026-12-07)
+    assert mae == [16, 22, 19]
     assert "16%, 24% and 20% since the replay takes each run's stated memory fraction" in text
-    assert "16%, 22% and 20% since SGLang's admission reserves its running requests' outputs to come" in text
+    assert "16%, 22% and 19% since SGLang's admission tests are modelled" in text
     tp = sorted(round(100 * e["mean_tpot_ms"]) for e in errs.values())
     assert (tp[0], tp[-1]) == (11, 24)
     assert "the set stands at output throughput MAE 17%, TTFT 25%, TPOT 22%, kvcalc's TPOT 12% to 26% high" in text
@@ -2915,8 +2917,8 @@ def test_the_allreduce_norm_fusion_paragraph_is_as_the_runs_score():
         sets[name] = round(100 * sum(abs(e["mean_tpot_ms"]) for e in errs) / len(errs), 1)
     # 21.9% and 9.1% then, as quoted; 19.6% and 6.5% since an MLA layer's down projections are counted as SGLang runs
     # them (the same day); the twenty-first's 19.6% until the replay took each run's stated memory fraction (the same day),
-    # 19.8% until SGLang's admission reserved its running requests' outputs to come (2026-12-07).
-    assert sets == {"twenty-first": 19.6, "twenty-second": 6.5}
+    # 19.8% until SGLang's admission tests were modelled (2026-12-07).
+    assert sets == {"twenty-first": 19.4, "twenty-second": 6.5}
     assert "the twenty-second set's TPOT MAE from 11.7% to 9.1% and the twenty-first's from 24% to 22%" in text
 
     def tpot(i: str) -> int:
@@ -3059,11 +3061,11 @@ def test_the_sglang_fa3_mla_paragraph_is_as_the_runs_score():
 
     assert span("infmax-h200x8-deepseek-v3-sglang-tp8-", "mean_tpot_ms") == (5, 9)
     assert "InferenceMAX's three H200 runs of 0.5.2 (DeepSeek-V3, 16 and 32 users): TPOT from 16-21% to 5-9% high." in text
-    # (11, 26) and (7, 21) until SGLang's admission reserved its running requests' outputs to come (2026-12-07)
-    assert span("mvll-sgl045p3-dsr1-h200x8-", "output_throughput_tok_per_s") == (13, 26)
+    # (11, 26) and (7, 21) until SGLang's admission tests were modelled (2026-12-07)
+    assert span("mvll-sgl045p3-dsr1-h200x8-", "output_throughput_tok_per_s") == (15, 26)
     assert span("sglattn-h200x8-dsv3-sglang046-", "output_throughput_tok_per_s") == (7, 22)
-    assert "Since SGLang's admission reserves its running requests' outputs to come (2026-12-07, docs/simulation.md): " in text
-    assert "Michaelvll's 13-26% and the table's 7-22%." in text
+    assert "Since SGLang's admission tests are modelled (2026-12-07, docs/simulation.md): " in text
+    assert "Michaelvll's 15-26% and the table's 7-22%." in text
     assert (
         round(100 * errors(by_id["gpustack-h200x8-deepseek-r1-0528-sglang053-tp8-sharegpt-inf"])["output_throughput_tok_per_s"])
         == 21
@@ -3203,8 +3205,9 @@ def test_the_nvfp4_paragraph_is_as_the_runs_score():
 
 
 def test_sglangs_output_reserve_paragraph_is_as_the_runs_score(monkeypatch):
-    """docs/simulation.md: what SGLang's reserve for its running requests' outputs moves over the corpus, against the
-    same runs replayed without it (Engine.token_ratio None)."""
+    """docs/simulation.md: what SGLang's admission tests (its reserve for the running requests' outputs to come, and with
+    its radix cache off its ignore-EOS test) move over the corpus, against the same runs replayed without them
+    (Engine.token_ratio None)."""
     from kvcalc.engine.engines import Engine
 
     text = " ".join((ROOT / "docs" / "simulation.md").read_text().split())
@@ -3212,18 +3215,22 @@ def test_sglangs_output_reserve_paragraph_is_as_the_runs_score(monkeypatch):
     now = {c["id"]: predict(c["id"]) for c in sgl}
     monkeypatch.setattr(Engine, "token_ratio", property(lambda self: None))
     before = {c["id"]: predict.__wrapped__(c["id"]) for c in sgl}  # (uncached: the rule off)
-    moved = [c for c in sgl if now[c["id"]] != before[c["id"]]]
+    changed = [c for c in sgl if now[c["id"]] != before[c["id"]]]
     points = {
         c["id"]: max(
             abs(now[c["id"]][k] - before[c["id"]][k]) / float(c["measured"][k]) for k, _ in METRICS if c["measured"].get(k)
         )
-        for c in moved
+        for c in changed
     }
-    assert len(moved) == 16 and round(100 * max(points.values())) == 17
+    moved = [i for i, p in points.items() if p >= 5e-5]  # (the others by rounding alone: under 0.005 points)
+    assert (len(moved), len(points) - len(moved), round(100 * max(points.values()))) == (13, 3, 27)
     top = max(points, key=points.__getitem__)
     assert top == "infx-dsr1-fp8-h200-sglang0512-tp8-8k1k-c64"
     c = next(x for x in sgl if x["id"] == top)
     ttft = [round(100 * (p["mean_ttft_ms"] / c["measured"]["mean_ttft_ms"] - 1)) for p in (before[top], now[top])]
-    assert ttft == [-21, -4]
-    assert "Over the serving corpus (docs/accuracy.md) 16 SGLang runs move and none by more than 17 points" in text
-    assert "8,192 + 1,024 tokens and 64 users, from 21% to 4% low)" in text
+    assert ttft == [-21, 6]
+    assert "the two tests move 13 SGLang runs (three more by rounding alone), none by more than 27 points" in text
+    assert "8,192 + 1,024 tokens and 64 users, from 21% low to 6% high)" in text
+    eos = [x for x in CASES if x.get("ignore_eos")]
+    assert len(eos) == 48 and all(x["engine"].startswith("sglang") and x.get("prefix_caching") is False for x in eos)
+    assert "48 runs of the corpus, `ignore_eos` in cases.yaml" in text

@@ -981,12 +981,13 @@ def test_sglangs_new_token_ratio_is_its_arithmetic():
     assert tr.after_retract(300, 10, 2000) == (300 + 20 * 10) / 2000 == 0.25
     assert tr.after_retract(1900, 10, 2000) == 1.0
     # From 0.4.0; SGLang 0.3.0 starts its ratio at 0.1 (tp_worker.py) and is not modelled; vLLM has none.
-    assert engine("sglang@0.5.3").token_ratio is tr and engine("sglang@0.4").token_ratio is tr
-    assert engine("sglang").token_ratio is tr
+    assert engine("sglang@0.5.3").token_ratio is tr and engine("sglang").token_ratio is tr
+    old = engine("sglang@0.4").token_ratio  # (the same ratio; its ignore-EOS test is the earlier one)
+    assert old is not None and (old.init, old.floor_factor, old.decay_steps, old.clip) == (0.7, 0.14, 600, 4096)
     assert engine("sglang@0.3").token_ratio is None and engine("vllm").token_ratio is None
 
 
-def _sglang_times(eng, prompts, outputs, arrivals, pool_tokens):
+def _sglang_times(eng, prompts, outputs, arrivals, pool_tokens, **kw):
     """Each request's times under ``eng`` on one H100 with a pool of ``pool_tokens`` tokens of Llama-3.1-8B
     (32 layers x 8 KV heads x 128 x 2 x 2 B = 131,072 B a token), paged by the token, requests reaching the
     engine as they are sent."""
@@ -997,7 +998,7 @@ def _sglang_times(eng, prompts, outputs, arrivals, pool_tokens):
     c = dataclasses.replace(DEFAULTS, request_overhead_s=0.0, tokenize_s_per_token=0.0)
     t: dict = {}
     wl = Workload(np.asarray(arrivals, float), np.asarray(prompts), np.asarray(outputs), "t", "t")
-    st_ = SimSettings(2000, 256, 2048, constants=c)
+    st_ = SimSettings(2000, 256, 2048, constants=c, **kw)
     r = simulate(
         resolve_model("llama3.1-8b"),
         resolve_gpu("h100"),
@@ -1096,3 +1097,64 @@ def test_sglangs_ratio_is_back_at_its_start_after_the_scheduler_idles():
     assert 850 >= 1000 - 107 - 0.7 * 92 and 850 < 1000 - 107 - 0.098 * 92
     t, _ = _sglang_times("sglang@0.5.3", [100, 100, 100], [700, 100, 750], [0.0, 10.0, 10.05], 1000)
     assert t["finish"][0] < 5 and t["first"][2] > t["finish"][1]
+
+
+def test_sglang_with_its_radix_cache_off_takes_ignore_eos_requests_in_only_where_all_can_finish():
+    # SGLang's add_one_req_ignore_eos (radix cache off, requests asking to ignore EOS): the running requests, those taken
+    # in before in the batch and the one asked about, sorted by outputs to come, must leave room as each ends. 20
+    # requests of 100 + 100 tokens at once, a pool of 1,000 tokens. The first batch, k taken in, asking about one more
+    # (all with 100 to come): the free tokens less the k + 1 prompts, 1,000 - 100 (k + 1), less the first one's 100 to
+    # come for each of the k + 1, must exceed k + 1 (from 0.4.8): 1,000 > 201 (k + 1), so 4 (5 x 201 = 1,005). Then the
+    # four have 99 to come and hold 101 each, 600 tokens free: a fifth leaves 600 - 100 - 5 x 99 = 5, not over 5, so
+    # none comes in until the four end, and none is ever retracted: batches of four.
+    assert 1000 > 201 * 4 and not 1000 > 201 * 5 and not 600 - 100 - 5 * 99 > 5
+    eos = dict(prefix_caching=False, ignore_eos=True)
+    t, run_ = _sglang_times("sglang@0.5.3", [100] * 20, [100] * 20, [0.0] * 20, 1000, **eos)
+    first = t["first"]
+    assert [int((first == x).sum()) for x in np.unique(first)] == [4] * 5 and run_.preemptions == 0
+    # To 0.4.7.post1 the test takes the next request's outputs to come (its own for the last) and asks only that the
+    # room not be gone: the fifth, sorted last with 100 to come, finds 500 - 5 x 99 = 5 > 0 at the first, 500 + 101 - 4
+    # x 99 = 205 at the second, ... 500 + 4 x 101 - 100 = 804 at itself; a sixth 400 - 6 x 99 < 0.
+    assert (
+        engine("sglang@0.4.5.post3").token_ratio.ignore_eos == "next" and engine("sglang@0.4.8").token_ratio.ignore_eos == "next"
+    )
+    assert engine("sglang@0.4.9").token_ratio.ignore_eos == "own"
+    t4, _ = _sglang_times("sglang@0.4.5.post3", [100] * 20, [100] * 20, [0.0] * 20, 1000, **eos)
+    assert [int((t4["first"] == x).sum()) for x in np.unique(t4["first"])][:4] == [4, 1, 4, 1]
+    # With the radix cache on the claim's test stands (the first batches 4 and 1, as above), EOS asked or not.
+    on, _ = _sglang_times("sglang@0.5.3", [100] * 20, [100] * 20, [0.0] * 20, 1000, ignore_eos=True)
+    assert [int((on["first"] == x).sum()) for x in np.unique(on["first"])][:2] == [4, 1]
+
+
+def test_ignore_eos_is_said_where_it_changes_nothing(cli):
+    ask = ("simulate", "-m", "llama3.1-8b", "-g", "l4", "--prompt", "1000", "--output", "1000", "-n", "300", "--rate", "inf")
+    ask += ("--policies", "paged-1", "--ignore-eos", "--json")
+
+    def said(*more):
+        return " ".join(a for a in cli(*ask, *more).json()["assumptions"] if "ignore" in a.lower())
+
+    assert "it changes nothing else under vLLM" in said("-e", "vllm")
+    assert "it changes nothing else with the radix cache on" in said("-e", "sglang@0.5.3")
+    off = said("-e", "sglang@0.5.3", "--no-prefix-caching")
+    assert "changes nothing" not in off and "add_one_req_ignore_eos" in off
+
+
+def test_sglangs_ignore_eos_test_counts_what_ending_requests_free_and_its_insertion_order():
+    eos = dict(prefix_caching=False, ignore_eos=True)
+    # A (600 + 50) decodes in a pool of 1,000 tokens; B (100 + 300) arrives at 0.05 s, a few steps in: A has about 44
+    # to come and holds about 606, about 395 tokens are free, 295 once B's prompt is in. Sorted, A then B: at A's end
+    # 295 - 44 x 2 > 2, at B's 295 + 606 (what A frees) - 300 > 1: B comes in at once. The claim's test (radix cache
+    # on) asks 100 + 300 = 400 of 395 less 0.7 x 44 and waits for A to end.
+    assert 295 - 44 * 2 > 2 and 295 + 606 - 300 > 1 and not 295 - 300 > 1 and 400 >= 395 - 0.7 * 44
+    t, _ = _sglang_times("sglang@0.5.3", [600, 100], [50, 300], [0.0, 0.05], 1000, **eos)
+    assert t["first"][1] < 0.1 < t["finish"][0]
+    on, _ = _sglang_times("sglang@0.5.3", [600, 100], [50, 300], [0.0, 0.05], 1000)
+    assert on["first"][1] > on["finish"][0]
+    # A (100 + 50) and B (100 + 400) at once. SGLang inserts B's (400, 100) before the first entry with as many to come
+    # or, past them all, before the last: ahead of A's (50, 100). From 0.4.8: 1,000 - 200 - 400 x 2 = 0, not over 2,
+    # so B waits for the next batch. To 0.4.7.post1 the first entry is held to the next one's 50 to come: 800 - 50 x 2
+    # > 0, then 800 + 100 - 50 > 0: B comes in with A.
+    assert not 1000 - 200 - 400 * 2 > 2 and 800 - 50 * 2 > 0 and 800 + 100 - 50 > 0
+    new, _ = _sglang_times("sglang@0.5.3", [100, 100], [50, 400], [0.0, 0.0], 1000, **eos)
+    old, _ = _sglang_times("sglang@0.4.5.post3", [100, 100], [50, 400], [0.0, 0.0], 1000, **eos)
+    assert new["first"][1] > new["first"][0] and old["first"][1] == old["first"][0]

@@ -117,8 +117,9 @@ PrefixCaching = Annotated[
     bool,
     typer.Option(
         "--prefix-caching/--no-prefix-caching",
-        help="The server's --enable-prefix-caching (vLLM V1's default: on). Off, a prompt that vLLM V1 preempts "
-        "mid-prefill computes its chunks again; --shared-prefix and --prompt-cache-hit need it on.",
+        help="The server's --enable-prefix-caching (vLLM V1's default: on), or SGLang's radix cache (off: "
+        "--disable-radix-cache). Off, a prompt that vLLM V1 preempts mid-prefill computes its chunks again; "
+        "--shared-prefix and --prompt-cache-hit need it on.",
     ),
 ]
 MaxBatchedTokens = Annotated[
@@ -199,6 +200,15 @@ Calibration = Annotated[
         "--calibration",
         metavar="<file>",
         help="Step-time constants fitted by kvcalc calibrate (default: calibration in kvcalc.toml, else the cited defaults).",
+    ),
+]
+IgnoreEos = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-eos",
+        help="The client's requests ask the server to ignore EOS (vllm bench serve --ignore-eos; SGLang's bench_serving "
+        "unless --disable-ignore-eos). SGLang with its radix cache off (--no-prefix-caching) then takes a request in "
+        "only where every running request can finish.",
     ),
 ]
 RecvInterval = Annotated[

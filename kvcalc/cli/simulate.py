@@ -91,6 +91,7 @@ def simulate(
     max_num_batched_tokens: opt.MaxBatchedTokens = None,
     chunked_prefill: opt.ChunkedPrefill = None,
     prefix_caching: opt.PrefixCaching = True,
+    ignore_eos: opt.IgnoreEos = False,
     scheduler_recv_interval: opt.RecvInterval = "1",
     pool: opt.Pool = None,
     util: opt.Util = None,
@@ -215,6 +216,7 @@ def simulate(
         seed_n,
         chunked_prefill=chunked_prefill,
         prefix_caching=prefix_caching,
+        ignore_eos=ignore_eos,
         recv_interval=every,
     )
     progress, done = _progress(not as_json, n * len(pols))

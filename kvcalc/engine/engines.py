@@ -112,13 +112,23 @@ class TokenRatio:
     a request) over their max_new_tokens, at most 1 (schedule_batch.py retract_decode). Read in 0.4.0, 0.4.3.post2,
     0.5.3, 0.5.6, 0.5.9 and 0.5.23 (new_token_ratio_tracker.py; 0.5.23 adds 1 to the divisor): the same figures, the
     default schedule_conservativeness of 1. SGLang 0.3.0 starts its ratio at 0.1 and decays it 0.001 a step
-    (tp_worker.py, global_config.py): not modelled."""
+    (tp_worker.py, global_config.py): not modelled.
+
+    With the radix cache off (ChunkCache, whose ``disable`` is set) a request that asks to ignore EOS (SGLang's
+    bench_serving sends ignore_eos unless --disable-ignore-eos) takes the other test instead (add_one_req_ignore_eos):
+    every running request, each taken in before it in the batch and itself, sorted by their outputs to come (in full:
+    the ratio is 1 for them), must find room as each ends: at the i-th of n, the free tokens less its prompt (and the
+    prompts taken in before it) plus the tokens the first i hold must exceed ``ignore_eos`` 'own': its outputs to come
+    x (n - i) + (n - i), from 0.4.8 (read in 0.4.8, 0.4.9, 0.5.2, 0.5.3, 0.5.6, 0.5.9 and 0.5.23); 'next': the next
+    one's outputs to come (its own for the last) x (n - i), to 0.4.7.post1 (read in 0.4.0, 0.4.3.post2, 0.4.5.post3,
+    0.4.6.post5, 0.4.7 and 0.4.7.post1; the record of 0.4.7.post1 to 0.4.8 takes 0.4.7.post1's)."""
 
     init: float = 0.7
     floor_factor: float = 0.14
     decay_steps: int = 600
     clip: int = 4096
     retract_steps: int = 20
+    ignore_eos: Literal["own", "next"] = "own"
 
     @property
     def floor(self) -> float:
@@ -143,6 +153,8 @@ class TokenRatio:
 
 
 SGLANG_TOKEN_RATIO = TokenRatio()
+SGLANG_TOKEN_RATIO_047 = TokenRatio(ignore_eos="next")
+"""SGLang 0.4.0 to 0.4.7.post1: the ignore-EOS test against the next request's outputs to come (TokenRatio)."""
 
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
@@ -656,7 +668,9 @@ class Engine:
     def token_ratio(self) -> TokenRatio | None:
         """SGLang's reserve for running requests' output tokens at admission (TokenRatio), from 0.4.0; None for
         other engines, and SGLang 0.3.x, whose ratio starts and decays otherwise."""
-        return SGLANG_TOKEN_RATIO if self.name == "sglang" and not self.older_than(0, 4) else None
+        if self.name != "sglang" or self.older_than(0, 4):
+            return None
+        return SGLANG_TOKEN_RATIO_047 if self.older_than(0, 4, 8) else SGLANG_TOKEN_RATIO
 
     def older_than(self, *release: int) -> bool:
         """Whether this record's release comes before ``release`` (0, 14); a record named by fewer

@@ -328,6 +328,10 @@ def simulate(
             if st.chunk_blocks
             else ", a prompt's all at admission (admitted when they fit)"
             if st.token_ratio is None
+            else ", a prompt's all at admission, admitted only where, as each running request ends in turn (those admitted "
+            "with it too), room is left for the others' outputs to come (the requests ask to ignore EOS and the radix cache "
+            f"is off: {engine.label}'s add_one_req_ignore_eos, schedule_policy.py)"
+            if st.ignore_eos and not st.prefix_caching
             else f", a prompt's all at admission, admitted while its prompt and output (at most {st.token_ratio.clip:,}) fit "
             "beside what the running requests are held to need: their outputs to come at a ratio of "
             f"{st.token_ratio.init:g}, falling to {st.token_ratio.floor:.3g} over {st.token_ratio.decay_steps:,} decode steps "
@@ -378,6 +382,15 @@ def simulate(
                 if cost.lockstep_ranks and not st.mixed
                 else ""
             ),
+        )
+    if st.ignore_eos and (st.token_ratio is None or st.prefix_caching):
+        assumptions.append(
+            "--ignore-eos: every request makes the output it is given (as the simulation takes it anyway); it changes nothing "
+            + (
+                f"else under {engine.label}"
+                if st.token_ratio is None
+                else "else with the radix cache on (SGLang takes its other admission test only with --no-prefix-caching)"
+            )
         )
     if st.recv_interval > 1:
         assumptions.append(

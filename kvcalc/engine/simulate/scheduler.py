@@ -261,6 +261,9 @@ def serve(
     tr = st.token_ratio if paged and not chunk else None
     tr_start, tr_S = (tr.init, 0) if tr is not None else (0.0, 0)
     tr_wait = 0  # the tokens (prompt and output) of the request the claim last held back; 0: none
+    # SGLang with its radix cache off, the requests asking to ignore EOS: the other test (TokenRatio, add_one_req_ignore_eos).
+    eos = tr is not None and st.ignore_eos and not st.prefix_caching
+    eos_own = tr is not None and tr.ignore_eos == "own"
     vis = -math.inf
     since = 0
 
@@ -360,6 +363,23 @@ def serve(
         ok = tr_wait < (cap - held) * blk - nd * k - ratio * left
         return int(np.argmax(ok)) + 1 if ok.any() else K + 1
 
+    def eos_fits(states: list[tuple[int, int]], rem: int) -> bool:
+        """SGLang's ignore-EOS test (TokenRatio): ``states`` the (outputs to come, tokens held) of the running requests,
+        those taken in before and the one asked about, in SGLang's order; ``rem`` the free tokens less the prompts of
+        those taken in now, its own included. As the i-th of n ends, the others having grown by its outputs to come
+        ('own') or the next one's ('next'), the tokens of the first i freed, room must be left."""
+        n = len(states)
+        freed = 0
+        for k, (left, held) in enumerate(states):
+            bs = n - k
+            if eos_own:
+                if rem + freed - left * bs <= bs:
+                    return False
+            elif rem + freed - (states[k + 1][0] if k + 1 < n else left) * bs <= 0:
+                return False
+            freed += held
+        return True
+
     def admit() -> None:
         nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed, tr_wait
         if skip_admit:
@@ -369,7 +389,9 @@ def serve(
                 return
         cached_prefix = alloc.cached_prefix
         claim = free = 0.0
-        clip = tr_wait = 0
+        clip = tr_wait = inputs = 0
+        states: list[tuple[int, int]] | None = None  # (ignore-EOS test) outputs to come and tokens held, in SGLang's order
+        full = False
         if tr is not None:
             # What the batch has claimed of the free tokens: the running requests' outputs to come at the ratio, then
             # each request taken in now, its whole prompt and output (PrefillAdder.rem_total_tokens).
@@ -403,7 +425,29 @@ def serve(
                 if tr is not None:
                     left = O[i] - gen[i]
                     need = length - cached + (left if left < clip else clip)
-                    if need >= free - claim:
+                    if eos:
+                        # The ignore-EOS test in place of the claim's (add_one_req_ignore_eos); from 0.4.9 the prompt
+                        # must first fit beside the claim too. Tried again at the next event: between events the
+                        # running requests' growth and their outputs' fall cancel.
+                        inp = -(-(length - cached) // blk) * blk
+                        if eos_own and inp > min(free - inputs, free - claim):
+                            return
+                        if states is None:
+                            # (SGLang builds the list with the one asked about first, then sorts by outputs to come.)
+                            first = [(left, length)] if left > 0 else []
+                            run = [(f - S, P[j] + O[j] - (f - S)) for j, f in fin.items()]
+                            run += [(O[x[0]] - gen[x[0]], P[x[0]] + gen[x[0]]) for x in prefilling]
+                            trial = sorted(first + [s for s in run if s[0] > 0], key=lambda s: s[0])
+                        else:
+                            # insert_sort: before the first that has as many to come; past them all, before the last
+                            # (its loop leaves the index at the last).
+                            at = next((k for k, s in enumerate(states) if left <= s[0]), max(len(states) - 1, 0))
+                            trial = states[:at] + [(left, length)] + states[at:] if left > 0 else states
+                        if not eos_fits(trial, int(free) - inputs - (inp if eos_own else P[i])):
+                            return
+                        states = trial
+                        inputs += inp
+                    elif need >= free - claim:
                         tr_wait = need  # not while the batch's claim stands: tried again at the next event
                         return
                     claim += need
@@ -412,6 +456,8 @@ def serve(
                     return
                 prefilling.append([i, length - cached, cached, length, cached, length])
                 pf_done += cached
+                # (budget_state: under the ignore-EOS test the batch may claim every free token; no more then)
+                full = eos and (free - claim <= 0 or free - inputs <= 0)
             else:
                 length = P[i] + gen[i]
                 cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if some_cached and gen[i] == 0 else 0
@@ -452,6 +498,8 @@ def serve(
             if isnan(admitted[i]):
                 admitted[i] = now
             order.append(i)
+            if full:
+                return
 
     def fits_first(j: int, nd: int, held: int) -> bool:
         """Whether request j could be admitted beside ``nd`` decodes with ``held`` blocks in use: its

@@ -100,6 +100,10 @@ class SimSettings:
     a decode step weighs 1, an idle loop 1, any other forward mode 1,000 against the interval; read in 0.5.2, 0.5.3,
     0.5.5, 0.5.7, 0.5.9 and 0.5.14, its weights in environ.py from 0.5.7 and 0.5.23). 1: every step (vLLM, and
     SGLang's default)."""
+    ignore_eos: bool = False
+    """The client's requests ask the engine to ignore EOS (SGLang's bench_serving sends ignore_eos unless
+    --disable-ignore-eos; vllm bench serve with --ignore-eos): their outputs are their max_tokens, as the replay takes
+    them anyway. It changes only SGLang's admission with its radix cache off (prefix_caching False: TokenRatio)."""
     token_ratio: TokenRatio | None = None
     """SGLang's reserve for its running requests' output tokens at admission, and its retraction order
     (Engine.token_ratio, which simulate sets); None: a request is taken in when its prompt fits (vLLM)."""
