@@ -1158,3 +1158,52 @@ def test_sglangs_ignore_eos_test_counts_what_ending_requests_free_and_its_insert
     new, _ = _sglang_times("sglang@0.5.3", [100, 100], [50, 400], [0.0, 0.0], 1000, **eos)
     old, _ = _sglang_times("sglang@0.4.5.post3", [100, 100], [50, 400], [0.0, 0.0], 1000, **eos)
     assert new["first"][1] > new["first"][0] and old["first"][1] == old["first"][0]
+
+
+def test_a_request_sglangs_tests_never_take_in_is_turned_away_not_waited_for():
+    # 500 + 500 tokens in a pool of 1,000: SGLang takes a request in only while its prompt and output fall short of the
+    # free tokens (1,000 >= 1,000 with nothing running), and with its radix cache off and EOS ignored only while room is
+    # left as it ends (1,000 - 500 - 500 = 0, not over 1): never. The run serves the other request and turns this one
+    # away (it ran forever until 2026-12-07's fix); SGLang 0.3 (not modelled) takes it in when its tokens fit.
+    for kw in ({}, {"prefix_caching": False, "ignore_eos": True}):
+        t, run_ = _sglang_times("sglang@0.5.3", [500, 100], [500, 100], [0.0, 0.0], 1000, **kw)
+        assert (run_.rejected, run_.completed) == (1, 1) and np.isnan(t["finish"][0]) and t["finish"][1] > 0
+    _, old = _sglang_times("sglang@0.3", [500, 100], [500, 100], [0.0, 0.0], 1000)
+    assert (old.rejected, old.completed) == (0, 2)
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "(its prompt and output fill the pool: 500 + 500 tokens in a pool of 1,000) SGLang would hold forever" in text
+
+
+def test_sglang_retracts_until_the_requests_left_have_room_for_a_step_or_twenty(monkeypatch):
+    # From 0.5.2 a retraction stops once the requests left have room for one more decode step (a token each at pages of
+    # one); to 0.5.1.post3 once they have room for 20 (retract_decode_steps); one at least, never the last.
+    import dataclasses
+
+    from kvcalc.engine import engines as E
+
+    assert (E.SGLANG_TOKEN_RATIO.room(11), E.SGLANG_TOKEN_RATIO_051.room(11), E.SGLANG_TOKEN_RATIO_047.room(11)) == (11, 220, 220)
+    assert engine("sglang@0.5.2").token_ratio is E.SGLANG_TOKEN_RATIO  # (the record of 0.5.0rc0 to 0.5.2 takes 0.5.2's)
+    assert (
+        engine("sglang@0.5.1").token_ratio is E.SGLANG_TOKEN_RATIO
+        and engine("sglang@0.4.10").token_ratio is E.SGLANG_TOKEN_RATIO_051
+    )
+    # 12 requests of 20 + 80 at once in a pool of 1,000: the first batch takes 9 ((j + 1) x 100 < 1,000), then 820 free
+    # less 0.7 x 9 x 79 = 497.7 claimed leaves room for three more (100 < 222.3, 122.3; not 22.3). The twelve hold
+    # 12 x (20 + k) after k steps together and pass the pool near k = 64; the retraction takes the last admitted (all
+    # have made as many outputs, and as long prompts), which frees about 84 tokens: room for one step of the eleven
+    # left (11), not for twenty (220), for which it takes two more (about 168 and 252 free, against 200 and 180).
+    counts = {}
+    for room in ("step", "steps"):
+        tr = dataclasses.replace(E.SGLANG_TOKEN_RATIO, retract_room=room)
+        monkeypatch.setattr(E.Engine, "token_ratio", property(lambda self, tr=tr: tr))
+        t, run_ = _sglang_times("sglang@0.5.3", [20] * 12, [80] * 12, [0.0] * 12, 1000)
+        assert [int((t["first"] == x).sum()) for x in np.unique(t["first"])] == [9, 3]
+        # Of requests alike, SGLang's stable sort leaves the last in its batch last, and retracts it first: it ends last.
+        assert int(np.argmax(t["finish"])) == 11
+        counts[room] = run_.preemptions
+    # One step's room: one at first, one more some steps on as the eleven grow into it; twenty steps' room: three at once.
+    assert counts == {"step": 2, "steps": 3}
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert (
+        "frees about 84 tokens, room for a step of the eleven left but not for twenty (220), for which it takes two more" in text
+    )

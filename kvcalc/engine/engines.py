@@ -129,6 +129,12 @@ class TokenRatio:
     clip: int = 4096
     retract_steps: int = 20
     ignore_eos: Literal["own", "next"] = "own"
+    retract_room: Literal["step", "steps"] = "step"
+    """How far a retraction goes: until the requests left have room for one more decode step ('step', from 0.5.2:
+    check_decode_mem, read in 0.5.2, 0.5.3, 0.5.6, 0.5.9 and 0.5.23), or for ``retract_steps`` of them ('steps', to
+    0.5.1.post3: available_size() < retract_decode_steps x the requests left, read in 0.4.0, 0.4.3.post2, 0.4.9,
+    0.4.10, 0.5.0rc0 and 0.5.1.post3; the record of 0.5.0rc0 to 0.5.2 takes 0.5.2's); one request at least, never
+    the last."""
 
     @property
     def floor(self) -> float:
@@ -146,6 +152,10 @@ class TokenRatio:
         r = start - self.decay * steps
         return r if r > self.floor else self.floor
 
+    def room(self, running: int) -> int:
+        """The free tokens a retraction leaves ``running`` requests (retract_room)."""
+        return running * (self.retract_steps if self.retract_room == "steps" else 1)
+
     def after_retract(self, made: int, left: int, max_new: int) -> float:
         """The ratio after a retraction that leaves ``left`` requests, which have made ``made`` output tokens of
         ``max_new`` in all."""
@@ -153,8 +163,11 @@ class TokenRatio:
 
 
 SGLANG_TOKEN_RATIO = TokenRatio()
-SGLANG_TOKEN_RATIO_047 = TokenRatio(ignore_eos="next")
-"""SGLang 0.4.0 to 0.4.7.post1: the ignore-EOS test against the next request's outputs to come (TokenRatio)."""
+SGLANG_TOKEN_RATIO_047 = TokenRatio(ignore_eos="next", retract_room="steps")
+"""SGLang 0.4.0 to 0.4.7.post1: the ignore-EOS test against the next request's outputs to come, retractions to 20
+steps' room (TokenRatio)."""
+SGLANG_TOKEN_RATIO_051 = TokenRatio(retract_room="steps")
+"""SGLang 0.4.8 to 0.5.1.post3: retractions to 20 steps' room (TokenRatio)."""
 
 
 DenseMLARule = Literal["none", "flashmla", "cutlass", "flashinfer", "selector"]
@@ -670,7 +683,10 @@ class Engine:
         other engines, and SGLang 0.3.x, whose ratio starts and decays otherwise."""
         if self.name != "sglang" or self.older_than(0, 4):
             return None
-        return SGLANG_TOKEN_RATIO_047 if self.older_than(0, 4, 8) else SGLANG_TOKEN_RATIO
+        if self.older_than(0, 4, 8):
+            return SGLANG_TOKEN_RATIO_047  # (the "0.4" record is 0.4.6.post2 to 0.4.6.post5)
+        # (the "0.5" record is 0.5.20 and later: not older than 0.5.2, whatever older_than makes of "0.5")
+        return SGLANG_TOKEN_RATIO_051 if self.older_than(0, 5, 2) and self.version != "0.5" else SGLANG_TOKEN_RATIO
 
     def older_than(self, *release: int) -> bool:
         """Whether this record's release comes before ``release`` (0, 14); a record named by fewer

@@ -261,6 +261,7 @@ def serve(
     tr = st.token_ratio if paged and not chunk else None
     tr_start, tr_S = (tr.init, 0) if tr is not None else (0.0, 0)
     tr_wait = 0  # the tokens (prompt and output) of the request the claim last held back; 0: none
+    tr_held = False  # the last try to take a request in stopped at SGLang's tests (the claim's or the ignore-EOS one)
     # SGLang with its radix cache off, the requests asking to ignore EOS: the other test (TokenRatio, add_one_req_ignore_eos).
     eos = tr is not None and st.ignore_eos and not st.prefix_caching
     eos_own = tr is not None and tr.ignore_eos == "own"
@@ -381,7 +382,7 @@ def serve(
         return True
 
     def admit() -> None:
-        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed, tr_wait
+        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed, tr_wait, tr_held
         if skip_admit:
             skip_admit = False
             if dec_base or prefilling:
@@ -390,6 +391,7 @@ def serve(
         cached_prefix = alloc.cached_prefix
         claim = free = 0.0
         clip = tr_wait = inputs = 0
+        tr_held = False
         states: list[tuple[int, int]] | None = None  # (ignore-EOS test) outputs to come and tokens held, in SGLang's order
         full = False
         if tr is not None:
@@ -431,6 +433,7 @@ def serve(
                         # running requests' growth and their outputs' fall cancel.
                         inp = -(-(length - cached) // blk) * blk
                         if eos_own and inp > min(free - inputs, free - claim):
+                            tr_held = True
                             return
                         if states is None:
                             # (SGLang builds the list with the one asked about first, then sorts by outputs to come.)
@@ -444,11 +447,13 @@ def serve(
                             at = next((k for k, s in enumerate(states) if left <= s[0]), max(len(states) - 1, 0))
                             trial = states[:at] + [(left, length)] + states[at:] if left > 0 else states
                         if not eos_fits(trial, int(free) - inputs - (inp if eos_own else P[i])):
+                            tr_held = True
                             return
                         states = trial
                         inputs += inp
                     elif need >= free - claim:
                         tr_wait = need  # not while the batch's claim stands: tried again at the next event
+                        tr_held = True
                         return
                     claim += need
                 if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
@@ -522,9 +527,12 @@ def serve(
         while order:
             over = in_use(S, len(dec_base)) - cap
             if over <= 0:
-                break
+                # SGLang retracts on until the requests left have room for its next steps (TokenRatio.room), one at least,
+                # and never the last.
+                if tr is None or preemptions == before or len(fin) <= 1 or -over * blk >= tr.room(len(fin)):
+                    break
             if tr is not None and fin:
-                i = min(fin, key=lambda j: (O[j] - fin[j], -P[j]))  # (outputs so far: O - (fin - S))
+                i = min(reversed(fin), key=lambda j: (O[j] - fin[j], -P[j]))  # (outputs so far: O - (fin - S)); ties: the last
                 order.remove(i)
             else:
                 i = order.pop()
@@ -713,6 +721,15 @@ def serve(
             if front:
                 # Nothing runs and the first preempted request still does not fit: it never will.
                 front.popleft()
+                rejected += 1
+                if closed:
+                    client_finished(now)
+                continue
+            if tr_held:
+                # Nothing runs and SGLang's tests still hold the request back: its prompt and output fill the pool, and
+                # the engine would never take it in (the tests are at their loosest with nothing running).
+                tr_held = False
+                take()
                 rejected += 1
                 if closed:
                     client_finished(now)
