@@ -624,6 +624,7 @@ def test_library_errors_name_no_command_line_flag():
         "--data-parallel-size",
         "--enable-dp-attention",
         "--scheduler-recv-interval",
+        "--schedule-conservativeness",  # (SGLang's own, as its --scheduler-recv-interval)
     }
     leaks = []
     for p in [*(root / "engine").rglob("*.py"), *(root / "specs").rglob("*.py")]:

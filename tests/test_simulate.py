@@ -1207,3 +1207,30 @@ def test_sglang_retracts_until_the_requests_left_have_room_for_a_step_or_twenty(
     assert (
         "frees about 84 tokens, room for a step of the eleven left but not for twenty (220), for which it takes two more" in text
     )
+
+
+def test_sglangs_schedule_conservativeness_scales_its_reserve(cli):
+    from kvcalc.engine.engines import SGLANG_TOKEN_RATIO as tr
+
+    # scheduler.py: init = min(0.7 x c, 1), floor = init x 0.14, a fall of (init - floor) / 600 a decode step.
+    half = tr.conservative(0.5)
+    assert (half.init, half.floor) == (0.35, 0.35 * 0.14) and half.decay == pytest.approx(0.35 * 0.86 / 600, rel=1e-12, abs=0)
+    assert tr.conservative(2).init == 1.0 and tr.conservative(1) is tr and tr.conservative(0).at(0.0, 5) == 0.0
+    # The first batch takes no ratio (each new request holds its whole output): 4, as at 1. Then the four claim
+    # 0.35 x 4 x 99 = 138.6 of 600 free: a fifth (200 < 461.4) and a sixth (200 < 261.4) come in, not a seventh
+    # (200 > 61.4), where at 1 only a fifth did.
+    assert 200 < 600 - 138.6 and 200 < 600 - 138.6 - 200 and not 200 < 600 - 138.6 - 400
+    t, _ = _sglang_times("sglang@0.5.3", [100] * 20, [100] * 20, [0.0] * 20, 1000, schedule_conservativeness=0.5)
+    assert [int((t["first"] == x).sum()) for x in np.unique(t["first"])][:2] == [4, 2]
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "at 0.5 the four claim 0.35 x 4 x 99 = 138.6 and a fifth and a sixth come in" in text
+    ask = ("simulate", "-m", "llama3.1-8b", "-g", "l4", "--prompt", "1000", "--output", "1000", "-n", "50", "--rate", "inf")
+    said = " ".join(cli(*ask, "-e", "sglang@0.5.3", "--schedule-conservativeness", "0.5", "--json").json()["assumptions"])
+    assert (
+        "a ratio of 0.35, falling to 0.049 over 600 decode steps (SGLang 0.5.3's new_token_ratio at --schedule-conservativeness 0.5"
+        in said
+    )
+    one_line_error(cli(*ask, "--schedule-conservativeness", "0.5"), "--schedule-conservativeness", "SGLang engine from 0.4.0")
+    one_line_error(cli(*ask, "-e", "sglang@0.3", "--schedule-conservativeness", "2"), "modelled from 0.4.0")
+    for bad in ("-1", "nan", "abc", "1e9"):
+        one_line_error(cli(*ask, "-e", "sglang", "--schedule-conservativeness", bad), "--schedule-conservativeness", "0 to 100")

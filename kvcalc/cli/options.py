@@ -211,6 +211,22 @@ IgnoreEos = Annotated[
         "only where every running request can finish.",
     ),
 ]
+Conservativeness = Annotated[
+    str,
+    typer.Option(
+        "--schedule-conservativeness",
+        metavar="<x>",
+        help="SGLang's --schedule-conservativeness (0.4.0 on): the reserve it keeps for its running requests' outputs "
+        "to come starts at 0.7 x this (at most 1) and falls to a seventh of that; lower takes more requests in, and "
+        "retracts more.",
+    ),
+]
+
+
+def conservativeness(v: str) -> float:
+    return parse_float(v, "--schedule-conservativeness", 0.0, 100.0, "a number from 0 to 100, e.g. 0.3 or 1.3", open_low=False)
+
+
 RecvInterval = Annotated[
     str,
     typer.Option(

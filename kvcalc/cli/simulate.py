@@ -92,6 +92,7 @@ def simulate(
     chunked_prefill: opt.ChunkedPrefill = None,
     prefix_caching: opt.PrefixCaching = True,
     ignore_eos: opt.IgnoreEos = False,
+    schedule_conservativeness: opt.Conservativeness = "1",
     scheduler_recv_interval: opt.RecvInterval = "1",
     pool: opt.Pool = None,
     util: opt.Util = None,
@@ -217,6 +218,7 @@ def simulate(
         chunked_prefill=chunked_prefill,
         prefix_caching=prefix_caching,
         ignore_eos=ignore_eos,
+        schedule_conservativeness=opt.conservativeness(schedule_conservativeness),
         recv_interval=every,
     )
     progress, done = _progress(not as_json, n * len(pols))

@@ -152,6 +152,12 @@ class TokenRatio:
         r = start - self.decay * steps
         return r if r > self.floor else self.floor
 
+    def conservative(self, c: float) -> TokenRatio:
+        """The ratio under ``--schedule-conservativeness c``: its start init x c (at most 1), its floor and fall
+        following (scheduler.py: init_new_token_ratio = min(default_init_new_token_ratio x c, 1.0), read in 0.4.0 to
+        0.5.23)."""
+        return self if c == 1 else replace(self, init=min(self.init * c, 1.0))
+
     def room(self, running: int) -> int:
         """The free tokens a retraction leaves ``running`` requests (retract_room)."""
         return running * (self.retract_steps if self.retract_room == "steps" else 1)

@@ -179,6 +179,15 @@ def simulate(
         raise KvcalcError(f"{len(wl.silent):,} silent flags for {count_of(n, 'request')}", "silent", "one flag a request")
     st.constants.check()
     engine.check_recv_interval(st.recv_interval, dp)
+    c = st.schedule_conservativeness
+    if not (isinstance(c, (int, float)) and not isinstance(c, bool) and 0 <= c <= 100):
+        raise KvcalcError(f"{c!r} is out of range", "schedule_conservativeness", "a number from 0 to 100, e.g. 0.3 or 1.3")
+    if c != 1 and engine.token_ratio is None:
+        raise KvcalcError(
+            f"a schedule conservativeness with {engine.title}: it is SGLang's --schedule-conservativeness, modelled from 0.4.0",
+            "schedule_conservativeness",
+            "1 (the default), or an SGLang engine from 0.4.0 (sglang, sglang@0.5.9)",
+        )
     if st.busy_ranks is not None and not 1 <= st.busy_ranks <= dp:
         raise KvcalcError(f"{st.busy_ranks} busy ranks of {dp}", "busy_ranks", f"1 to the DP ranks ({dp})")
     if st.concurrency is not None and not 1 <= st.concurrency <= n:
@@ -210,7 +219,9 @@ def simulate(
         or engine.schedule(model, gpu, st.max_len, st.max_num_batched_tokens, chunked_prefill=st.chunked_prefill)[1],
         chunk_blocks=engine.prompt_blocks == "chunk",
         # (A disaggregated decode instance takes its requests in through its own queue, not the prefill adder.)
-        token_ratio=None if prefilled else engine.token_ratio,
+        token_ratio=None
+        if prefilled or engine.token_ratio is None
+        else engine.token_ratio.conservative(st.schedule_conservativeness),
     )
     inp = FitInputs(
         seq=st.max_len,
@@ -335,7 +346,9 @@ def simulate(
             else f", a prompt's all at admission, admitted while its prompt and output (at most {st.token_ratio.clip:,}) fit "
             "beside what the running requests are held to need: their outputs to come at a ratio of "
             f"{st.token_ratio.init:g}, falling to {st.token_ratio.floor:.3g} over {st.token_ratio.decay_steps:,} decode steps "
-            f"({engine.label}'s new_token_ratio, schedule_policy.py)"
+            f"({engine.label}'s new_token_ratio"
+            + (f" at --schedule-conservativeness {st.schedule_conservativeness:g}" if st.schedule_conservativeness != 1 else "")
+            + ", schedule_policy.py)"
         ),
         "paged: a request that needs a block when none is free preempts "
         + (

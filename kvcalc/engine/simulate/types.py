@@ -104,6 +104,8 @@ class SimSettings:
     """The client's requests ask the engine to ignore EOS (SGLang's bench_serving sends ignore_eos unless
     --disable-ignore-eos; vllm bench serve with --ignore-eos): their outputs are their max_tokens, as the replay takes
     them anyway. It changes only SGLang's admission with its radix cache off (prefix_caching False: TokenRatio)."""
+    schedule_conservativeness: float = 1.0
+    """SGLang's --schedule-conservativeness: its reserve's ratio starts at 0.7 x this (at most 1; TokenRatio.conservative)."""
     token_ratio: TokenRatio | None = None
     """SGLang's reserve for its running requests' output tokens at admission, and its retraction order
     (Engine.token_ratio, which simulate sets); None: a request is taken in when its prompt fits (vLLM)."""
