@@ -1234,3 +1234,25 @@ def test_sglangs_schedule_conservativeness_scales_its_reserve(cli):
     one_line_error(cli(*ask, "-e", "sglang@0.3", "--schedule-conservativeness", "2"), "modelled from 0.4.0")
     for bad in ("-1", "nan", "abc", "1e9"):
         one_line_error(cli(*ask, "-e", "sglang", "--schedule-conservativeness", bad), "--schedule-conservativeness", "0 to 100")
+
+
+def test_sglangs_ignore_eos_test_caps_the_batch_as_a_posted_log_saw(cli):
+    # sgl-project/sglang#7133 (June 2025, SGLang of that week on 8 MI300Xs, bench_offline_throughput: Qwen3-32B, TP 8,
+    # --disable-radix-cache, --max-running-requests 8192, --schedule-conservativeness 0.1, 1,024 random prompts of
+    # 2,048 + 8,192 tokens): "the number of running requests stops at around 399" with hundreds queued and the pool at
+    # "token usage: 0.19". With the radix cache off and EOS ignored (the benchmark's default) SGLang takes n requests
+    # alike only while the pool less their prompts holds the first one's 8,192 outputs for each: T - 2,048 n > 8,192 n
+    # (to 0.4.7.post1), n < T / 10,240. kvcalc's pool for this deployment, T = 4,532,428 tokens, gives 442; the log's
+    # 399 is T = 4.09 million, about 10% less, which its own 0.19 at 370 running also implies (370 x 2,048 / 0.19 =
+    # 3.99 million before their outputs). Without the test the whole queue would run.
+    ask = ("simulate", "-m", "qwen3-32b", "-g", "mi300x", "--tp", "8", "-e", "sglang@0.4.7", "--prompt", "2048")
+    ask += ("--output", "8192", "-n", "1024", "--rate", "inf", "--max-num-seqs", "8192", "--max-len", "16384")
+    ask += ("--no-prefix-caching", "--schedule-conservativeness", "0.1", "--policies", "paged-1", "--json")
+    d = cli(*ask, "--ignore-eos").json()
+    pool = d["pool_bytes"] // d["kv_bytes_per_token"]
+    assert pool == 4_532_428 and (pool - 1) // 10_240 == 442
+    assert (d["runs"][0]["max_running"], d["runs"][0]["preemptions"]) == (442, 0)
+    assert 0.185 <= 370 * 2048 / (399 * 10_240) <= 0.195  # the log's usage at 370, from the 399 it stopped at
+    assert cli(*ask).json()["runs"][0]["max_running"] == 1024
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "kvcalc's pool (4,532,428 tokens) caps the batch at 442, the log's 399" in text
