@@ -262,6 +262,11 @@ def serve(
     tr_start, tr_S = (tr.init, 0) if tr is not None else (0.0, 0)
     tr_wait = 0  # the tokens (prompt and output) of the request the claim last held back; 0: none
     tr_held = False  # the last try to take a request in stopped at SGLang's tests (the claim's or the ignore-EOS one)
+    # (SGLang: the decoding requests' last steps (fin), summed over those with at most ``clip`` outputs to come when they
+    # started decoding, whose min(outputs to come, clip) is then fin - S throughout; the others apart.)
+    tr_clip = tr.clip if tr is not None else 0
+    tr_sum = tr_n = 0
+    tr_long: dict[int, int] = {}
     # SGLang with its radix cache off, the requests asking to ignore EOS: the other test (TokenRatio, add_one_req_ignore_eos).
     eos = tr is not None and st.ignore_eos and not st.prefix_caching
     eos_own = tr is not None and tr.ignore_eos == "own"
@@ -289,7 +294,7 @@ def serve(
         return True
 
     def add_decoder(i: int, length: int) -> None:
-        nonlocal sum_base
+        nonlocal sum_base, tr_sum, tr_n
         base = length - S
         dec_base[i] = base
         sum_base += base
@@ -300,11 +305,20 @@ def serve(
         f = S + (O[i] - gen[i])
         fin[i] = f
         push(heap, (f, i))
+        if tr is not None:
+            if f - S > tr_clip:
+                tr_long[i] = f
+            else:
+                tr_sum += f
+                tr_n += 1
 
     def drop_decoder(i: int) -> int:
-        nonlocal sum_base, freed_total
+        nonlocal sum_base, freed_total, tr_sum, tr_n
         base = dec_base.pop(i)
-        fin.pop(i, None)
+        f = fin.pop(i, None)
+        if tr is not None and f is not None and tr_long.pop(i, None) is None:
+            tr_sum -= f
+            tr_n -= 1
         sum_base -= base
         if paged:
             stop_decode(base)
@@ -337,8 +351,8 @@ def serve(
         ratio now), and the tokens free (TokenRatio)."""
         assert tr is not None
         clip = tr.clip
-        left = 0
-        for f in fin.values():
+        left = tr_sum - tr_n * S
+        for f in tr_long.values():
             k = f - S
             left += k if k < clip else clip
         for x in prefilling:
@@ -353,6 +367,12 @@ def serve(
         span)."""
         assert tr is not None
         nd = len(fin)
+        # First a bound: over the span the free tokens are at most those after one step, the ratio at least its last
+        # step's, the outputs to come at least their last step's (none ends inside the span): none can let it in
+        # where even these do not.
+        last = tr_sum - tr_n * (S + K) + sum(min(f - S - K, tr.clip) for f in tr_long.values())
+        if (cap - held) * blk - nd - max(tr_start - tr.decay * (S - tr_S + K), tr.floor) * last <= tr_wait:
+            return K + 1
         rem = np.fromiter(fin.values(), float, nd) - S
         k = np.arange(1, K + 1, dtype=float)
         # sum_j min(rem_j - k, clip) = sum_j (rem_j - k) - sum_j max(rem_j - clip - k, 0)
@@ -533,7 +553,8 @@ def serve(
                     break
             if tr is not None and fin:
                 i = min(reversed(fin), key=lambda j: (O[j] - fin[j], -P[j]))  # (outputs so far: O - (fin - S)); ties: the last
-                order.remove(i)
+                # (Its entry in ``order`` stays: an entry is popped only after every later one, its newer entries
+                # among them, so it is popped only while its request is not running, and skipped.)
             else:
                 i = order.pop()
             skip_admit = chunk
