@@ -9,6 +9,8 @@ Usage: python bench/simulate.py [requests] [REFERENCE [rounds]]
               `rounds` rounds (default 2), and the ratio of each round is printed. This machine's
               speed drifts by a third within minutes; a ratio taken within one round compares like
               with like.
+  BENCH_ENGINE  (environment) the engine the runs schedule as, default vllm: e.g. BENCH_ENGINE=sglang@0.5.3 times
+              SGLang's admission tests and retractions (the reference gets it too, through the environment)
   --calibrated  the three policies in one call with the defaults, with the defaults written as a
               calibration file and read back as `--calibration FILE` reads it, and with a
               calibration that changes every constant, alternately, `rounds` rounds (default 2):
@@ -64,6 +66,10 @@ CALIBRATION: dict[str, Any] = {
 """A calibration of the bench's model and GPU with every constant that applies off its default."""
 
 
+ENGINE = os.environ.get("BENCH_ENGINE", "vllm")
+"""The engine the runs schedule as (BENCH_ENGINE; vllm unless set)."""
+
+
 def together(n: int, calibration: str | None = None) -> tuple[float, int]:
     """Seconds, and events over the three runs, for the three default policies in one call, as `kvcalc simulate` runs them (a forked
     process a policy, up to one a CPU). A release from before simulate took ``workers`` (such as
@@ -80,7 +86,7 @@ def together(n: int, calibration: str | None = None) -> tuple[float, int]:
     wl, st = workload(n), SimSettings(2048, 256, 2048, **kw)
     kw = {"workers": None} if "workers" in inspect.signature(simulate).parameters else {}
     t0 = time.perf_counter()
-    r = simulate(m, g, wl, st, parse_policies(TOGETHER), engine("vllm"), kv_dtype("bf16"), **kw)
+    r = simulate(m, g, wl, st, parse_policies(TOGETHER), engine(ENGINE), kv_dtype("bf16"), **kw)
     return time.perf_counter() - t0, sum(getattr(run, "events", 0) for run in r.runs)
 
 
@@ -159,7 +165,7 @@ def main() -> None:
     wl, st = workload(n), SimSettings(2048, 256, 2048)
     for pol in TOGETHER.split(","):
         t0 = time.perf_counter()
-        r = simulate(m, g, wl, st, parse_policies(pol), engine("vllm"), kv_dtype("bf16"))
+        r = simulate(m, g, wl, st, parse_policies(pol), engine(ENGINE), kv_dtype("bf16"))
         dt = time.perf_counter() - t0
         run = r.runs[0]
         print(
