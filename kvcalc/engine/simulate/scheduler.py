@@ -413,7 +413,7 @@ def serve(
         clip = tr_wait = inputs = 0
         tr_held = False
         states: list[tuple[int, int]] | None = None  # (ignore-EOS test) outputs to come and tokens held, in SGLang's order
-        full = False
+        stop = False  # (the batch has claimed every free token)
         if tr is not None:
             # What the batch has claimed of the free tokens: the running requests' outputs to come at the ratio, then
             # each request taken in now, its whole prompt and output (PrefillAdder.rem_total_tokens).
@@ -448,7 +448,7 @@ def serve(
                     left = O[i] - gen[i]
                     need = length - cached + (left if left < clip else clip)
                     if eos:
-                        # The ignore-EOS test in place of the claim's (add_one_req_ignore_eos); from 0.4.9 the prompt
+                        # The ignore-EOS test in place of the claim's (add_one_req_ignore_eos); from 0.4.8 the prompt
                         # must first fit beside the claim too. Tried again at the next event: between events the
                         # running requests' growth and their outputs' fall cancel.
                         inp = -(-(length - cached) // blk) * blk
@@ -482,7 +482,7 @@ def serve(
                 prefilling.append([i, length - cached, cached, length, cached, length])
                 pf_done += cached
                 # (budget_state: under the ignore-EOS test the batch may claim every free token; no more then)
-                full = eos and (free - claim <= 0 or free - inputs <= 0)
+                stop = eos and (free - claim <= 0 or free - inputs <= 0)
             else:
                 length = P[i] + gen[i]
                 cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if some_cached and gen[i] == 0 else 0
@@ -523,7 +523,7 @@ def serve(
             if isnan(admitted[i]):
                 admitted[i] = now
             order.append(i)
-            if full:
+            if stop:
                 return
 
     def fits_first(j: int, nd: int, held: int) -> bool:
