@@ -595,6 +595,22 @@ def test_a_record_named_by_fewer_numbers_is_its_first_release():
     assert not engine("vllm@0.14").older_than(0, 14)
 
 
+def test_a_familys_current_record_is_its_series_newest():
+    # sglang@0.5 covers 0.5.20 and later (its rules read from 0.5.23): no older than any 0.5.x, where a bare "0.5"
+    # read as 0.5.0 made three rules (the DP flags' spelling, SGLang's own MLA call on B200, the retraction depth)
+    # spell the exception out. sglang@0.5.19, the record before it, keeps its own release; so does a copy of the current
+    # record with another field set (its key is the same).
+    import dataclasses
+
+    cur = engine("sglang")
+    assert cur.version == "0.5" and not cur.older_than(0, 5, 22) and not cur.older_than(0, 5, 2) and cur.older_than(0, 6)
+    assert engine("sglang@0.5.19").older_than(0, 5, 22) and not dataclasses.replace(cur, moe_backend="trtllm").older_than(
+        0, 5, 22
+    )
+    # Another family's current record likewise, and an older record named by two numbers is still its series' first.
+    assert not engine("vllm").older_than(0, 33, 1) and engine("vllm@0.18").older_than(0, 18, 1)
+
+
 @pytest.mark.parametrize(
     ("release", "record", "want"),
     [

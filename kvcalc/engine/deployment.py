@@ -119,7 +119,7 @@ def engine_flags(shape: Shape, engine: Engine) -> str:
         # (server_args.py, 0.4.0 to 0.5.9), which the records of releases before 0.5.20 print; the
         # current record ("0.5", 0.5.20 and later) prints 0.5.23's.
         s = f"--tp-size {shape.dp * shape.tp}"
-        if shape.dp > 1 and engine.version != "0.5" and engine.older_than(0, 5, 22):
+        if shape.dp > 1 and engine.older_than(0, 5, 22):
             s += f" --dp-size {shape.dp} --enable-dp-attention"
         elif shape.dp > 1:
             s += f" --attn-dp-size {shape.dp}"

@@ -691,17 +691,19 @@ class Engine:
             return None
         if self.older_than(0, 4, 8):
             return SGLANG_TOKEN_RATIO_047  # (the "0.4" record is 0.4.6.post2 to 0.4.6.post5)
-        # (the "0.5" record is 0.5.20 and later: not older than 0.5.2, whatever older_than makes of "0.5")
-        return SGLANG_TOKEN_RATIO_051 if self.older_than(0, 5, 2) and self.version != "0.5" else SGLANG_TOKEN_RATIO
+        return SGLANG_TOKEN_RATIO_051 if self.older_than(0, 5, 2) else SGLANG_TOKEN_RATIO
 
     def older_than(self, *release: int) -> bool:
         """Whether this record's release comes before ``release`` (0, 14); a record named by fewer
-        numbers than asked is its first release ("0.8" is 0.8.0); a record without a release number
-        (hf, plain) is none's."""
+        numbers than asked is its first release ("0.8" is 0.8.0), but a family's current record, which
+        covers every later release of its series (sglang@0.5: 0.5.20 and later, its rules read from
+        0.5.23), is the series' newest ("0.5" is no older than any 0.5.x); a record without a release
+        number (hf, plain) is none's."""
         if not self.version:
             return False
         v = _version_tuple(self.version)
-        return v + (0,) * (len(release) - len(v)) < release
+        current = self.name in _CURRENT and _CURRENT[self.name].key == self.key
+        return v + (10**9 if current else 0,) * (len(release) - len(v)) < release
 
     @property
     def title(self) -> str:
@@ -2195,8 +2197,7 @@ def mla_kernel(e: Engine | None, gpu: GPUSpec, model: ModelSpec) -> MlaKernel:
     if gpu.name in HOPPER_GPUS:
         return "sglang" if e.key not in SGLANG_BEFORE_FA3_MLA else "default"
     if gpu.name in SM100 and AR_FUSION_CLASSES.get(model.architecture) == "DeepseekV3ForCausalLM":
-        # (the sglang@0.5 record, 0.5.20 on, is named "0.5", which older_than takes for 0.5.0)
-        return "sglang" if e.key == "sglang@0.5" or not e.older_than(0, 5, 4) else "default"
+        return "sglang" if not e.older_than(0, 5, 4) else "default"
     return "default"
 
 
