@@ -1230,6 +1230,8 @@ def test_sglangs_schedule_conservativeness_scales_its_reserve(cli):
         "a ratio of 0.35, falling to 0.049 over 600 decode steps (SGLang 0.5.3's new_token_ratio at --schedule-conservativeness 0.5"
         in said
     )
+    # SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION's default and retract_decode_steps, each with its unit.
+    assert "its prompt and output (at most 4,096 tokens) fit" in said and "have made and 20 tokens each" in said
     one_line_error(cli(*ask, "--schedule-conservativeness", "0.5"), "--schedule-conservativeness", "SGLang engine from 0.4.0")
     one_line_error(cli(*ask, "-e", "sglang@0.3", "--schedule-conservativeness", "2"), "modelled from 0.4.0")
     for bad in ("-1", "nan", "abc", "1e9"):

@@ -343,7 +343,7 @@ def simulate(
             "with it too), room is left for the others' outputs to come (the requests ask to ignore EOS and the radix cache "
             f"is off: {engine.label}'s add_one_req_ignore_eos, schedule_policy.py)"
             if st.ignore_eos and not st.prefix_caching
-            else f", a prompt's all at admission, admitted while its prompt and output (at most {st.token_ratio.clip:,}) fit "
+            else f", a prompt's all at admission, admitted while its prompt and output (at most {st.token_ratio.clip:,} tokens) fit "
             "beside what the running requests are held to need: their outputs to come at a ratio of "
             f"{st.token_ratio.init:g}, falling to {st.token_ratio.floor:.3g} over {st.token_ratio.decay_steps:,} decode steps "
             f"({engine.label}'s new_token_ratio"
@@ -355,7 +355,7 @@ def simulate(
             "the most recently admitted request "
             if st.token_ratio is None
             else "the decoding request with the fewest output tokens, of those the longest prompt (SGLang's retraction, "
-            f"after which the ratio is the outputs the requests left have made and {st.token_ratio.retract_steps} each, over "
+            f"after which the ratio is the outputs the requests left have made and {st.token_ratio.retract_steps} tokens each, over "
             "their outputs) "
         )
         + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)")
