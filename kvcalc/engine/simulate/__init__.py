@@ -1,7 +1,8 @@
 """Capacity over time: a continuous-batching engine serving a client's requests (kvcalc simulate).
 
 The parts, each with one job: ``client`` (open loop or a concurrency limit, the request path),
-``allocator`` (where a request's KV lives: prealloc, oracle, paged-B), ``scheduler`` (admission,
+``allocator`` (where a request's KV lives: prealloc, oracle, paged-B), ``admission`` (SGLang's
+reserve for the outputs to come, its ignore-EOS test and retraction order, as a run goes on), ``scheduler`` (admission,
 chunked prefill, preemption, the event loop), ``metrics`` (the figures a benchmark client
 prints), ``types`` (the workload, settings and reports) and ``run`` (every policy on the same
 requests, and the verdict); the step time comes from :mod:`kvcalc.engine.steptime` only.

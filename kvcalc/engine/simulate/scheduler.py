@@ -44,6 +44,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kvcalc.engine.paging import cached_prompt_tokens
+from kvcalc.engine.simulate.admission import Reserve
 from kvcalc.engine.simulate.allocator import Allocator, Contiguous, Paged
 from kvcalc.engine.simulate.client import Client
 from kvcalc.engine.simulate.metrics import bench_metrics, pct
@@ -256,20 +257,15 @@ def serve(
     # requests' bases, largest first (lazily: an entry whose request left, or came back with another base, is stale).
     gml = cost.decode_graph_max_len
     longest_base: list[tuple[int, int]] = []
-    # SGLang's reserve for the output tokens to come (SimSettings.token_ratio; paged only): the ratio was ``tr_start``
-    # at decode step ``tr_S``.
-    tr = st.token_ratio if paged and not chunk else None
-    tr_start, tr_S = (tr.init, 0) if tr is not None else (0.0, 0)
-    tr_wait = 0  # the tokens (prompt and output) of the request the claim last held back; 0: none
-    tr_held = False  # the last try to take a request in stopped at SGLang's tests (the claim's or the ignore-EOS one)
-    # (SGLang: the decoding requests' last steps (fin), summed over those with at most ``clip`` outputs to come when they
-    # started decoding, whose min(outputs to come, clip) is then fin - S throughout; the others apart.)
-    tr_clip = tr.clip if tr is not None else 0
-    tr_sum = tr_n = 0
-    tr_long: dict[int, int] = {}
-    # SGLang with its radix cache off, the requests asking to ignore EOS: the other test (TokenRatio, add_one_req_ignore_eos).
-    eos = tr is not None and st.ignore_eos and not st.prefix_caching
-    eos_own = tr is not None and tr.ignore_eos == "own"
+    # SGLang's reserve for the output tokens to come (SimSettings.token_ratio; paged only; kvcalc.engine.simulate.admission),
+    # with its radix cache off and the requests asking to ignore EOS the other test (TokenRatio, add_one_req_ignore_eos).
+    res = (
+        Reserve(st.token_ratio, st.ignore_eos and not st.prefix_caching)
+        if st.token_ratio is not None and paged and not chunk
+        else None
+    )
+    eos = res is not None and res.eos
+    eos_own = res is not None and res.own
     vis = -math.inf
     since = 0
 
@@ -294,7 +290,7 @@ def serve(
         return True
 
     def add_decoder(i: int, length: int) -> None:
-        nonlocal sum_base, tr_sum, tr_n
+        nonlocal sum_base
         base = length - S
         dec_base[i] = base
         sum_base += base
@@ -305,20 +301,15 @@ def serve(
         f = S + (O[i] - gen[i])
         fin[i] = f
         push(heap, (f, i))
-        if tr is not None:
-            if f - S > tr_clip:
-                tr_long[i] = f
-            else:
-                tr_sum += f
-                tr_n += 1
+        if res is not None:
+            res.add(i, f, S)
 
     def drop_decoder(i: int) -> int:
-        nonlocal sum_base, freed_total, tr_sum, tr_n
+        nonlocal sum_base, freed_total
         base = dec_base.pop(i)
         f = fin.pop(i, None)
-        if tr is not None and f is not None and tr_long.pop(i, None) is None:
-            tr_sum -= f
-            tr_n -= 1
+        if res is not None and f is not None:
+            res.drop(i, f)
         sum_base -= base
         if paged:
             stop_decode(base)
@@ -346,63 +337,8 @@ def serve(
     C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P] if paged and B and wl.prompt_cache_hit else None
     some_cached = bool(C or alloc.cached_prefix)  # else no prompt starts with tokens cached (min(0, length - 1) = 0)
 
-    def claimed() -> tuple[float, int]:
-        """SGLang: the output tokens its running requests are held to still need (each one's min(left, clip) at the
-        ratio now), and the tokens free (TokenRatio)."""
-        assert tr is not None
-        clip = tr.clip
-        left = tr_sum - tr_n * S
-        for f in tr_long.values():
-            k = f - S
-            left += k if k < clip else clip
-        for x in prefilling:
-            k = O[x[0]] - gen[x[0]]
-            left += k if k < clip else clip
-        return tr.at(tr_start, S - tr_S) * left, (cap - in_use(S, len(dec_base))) * blk
-
-    def ratio_turn(K: int, held: int) -> int:
-        """SGLang: the first of the next K decode steps after which the request the batch's claim held back
-        (``tr_wait`` tokens) is taken in, the claim falling as the ratio decays and the outputs are made and the free
-        tokens falling a token a request a step; K + 1 if none. ``held``: in_use now (no prompt runs in a decode
-        span)."""
-        assert tr is not None
-        nd = len(fin)
-        # First a bound: over the span the free tokens are at most those after one step, the ratio at least its last
-        # step's, the outputs to come at least their last step's (none ends inside the span): none can let it in
-        # where even these do not.
-        last = tr_sum - tr_n * (S + K) + sum(min(f - S - K, tr.clip) for f in tr_long.values())
-        if (cap - held) * blk - nd - max(tr_start - tr.decay * (S - tr_S + K), tr.floor) * last <= tr_wait:
-            return K + 1
-        rem = np.fromiter(fin.values(), float, nd) - S
-        k = np.arange(1, K + 1, dtype=float)
-        # sum_j min(rem_j - k, clip) = sum_j (rem_j - k) - sum_j max(rem_j - clip - k, 0)
-        a = np.sort(rem - tr.clip)
-        c = np.concatenate(([0.0], np.cumsum(a)))
-        at = np.searchsorted(a, k, side="right")
-        left = rem.sum() - nd * k - ((c[-1] - c[at]) - k * (nd - at))
-        ratio = np.maximum(tr_start - tr.decay * (S - tr_S + k), tr.floor)
-        ok = tr_wait < (cap - held) * blk - nd * k - ratio * left
-        return int(np.argmax(ok)) + 1 if ok.any() else K + 1
-
-    def eos_fits(states: list[tuple[int, int]], rem: int) -> bool:
-        """SGLang's ignore-EOS test (TokenRatio): ``states`` the (outputs to come, tokens held) of the running requests,
-        those taken in before and the one asked about, in SGLang's order; ``rem`` the free tokens less the prompts of
-        those taken in now, its own included. As the i-th of n ends, the others having grown by its outputs to come
-        ('own') or the next one's ('next'), the tokens of the first i freed, room must be left."""
-        n = len(states)
-        freed = 0
-        for k, (left, held) in enumerate(states):
-            bs = n - k
-            if eos_own:
-                if rem + freed - left * bs <= bs:
-                    return False
-            elif rem + freed - (states[k + 1][0] if k + 1 < n else left) * bs <= 0:
-                return False
-            freed += held
-        return True
-
     def admit() -> None:
-        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed, tr_wait, tr_held
+        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed
         if skip_admit:
             skip_admit = False
             if dec_base or prefilling:
@@ -410,15 +346,16 @@ def serve(
                 return
         cached_prefix = alloc.cached_prefix
         claim = free = 0.0
-        clip = tr_wait = inputs = 0
-        tr_held = False
+        clip = inputs = 0
         states: list[tuple[int, int]] | None = None  # (ignore-EOS test) outputs to come and tokens held, in SGLang's order
         stop = False  # (the batch has claimed every free token)
-        if tr is not None:
+        if res is not None:
             # What the batch has claimed of the free tokens: the running requests' outputs to come at the ratio, then
             # each request taken in now, its whole prompt and output (PrefillAdder.rem_total_tokens).
-            claim, free = claimed()
-            clip = tr.clip
+            res.wait, res.held = 0, False
+            claim = res.claim(S, [O[x[0]] - gen[x[0]] for x in prefilling])
+            free = (cap - in_use(S, len(dec_base))) * blk
+            clip = res.clip
         # V1's token budget left for a new prompt's first chunk, after the decodes and the prompts running.
         avail = (mnbt - len(dec_base) - (sum([x[1] for x in prefilling]) if prefilling else 0)) if chunk else 1
         while len(dec_base) + len(prefilling) < mns:
@@ -444,7 +381,7 @@ def serve(
             elif not chunk:
                 length = P[i] + gen[i]
                 cached = min(max(cached_prefix, C[i] if C else 0), length - 1) if some_cached and gen[i] == 0 else 0
-                if tr is not None:
+                if res is not None:
                     left = O[i] - gen[i]
                     need = length - cached + (left if left < clip else clip)
                     if eos:
@@ -453,27 +390,22 @@ def serve(
                         # running requests' growth and their outputs' fall cancel.
                         inp = -(-(length - cached) // blk) * blk
                         if eos_own and inp > min(free - inputs, free - claim):
-                            tr_held = True
+                            res.held = True
                             return
                         if states is None:
-                            # (SGLang builds the list with the one asked about first, then sorts by outputs to come.)
-                            first = [(left, length)] if left > 0 else []
                             run = [(f - S, P[j] + O[j] - (f - S)) for j, f in fin.items()]
                             run += [(O[x[0]] - gen[x[0]], P[x[0]] + gen[x[0]]) for x in prefilling]
-                            trial = sorted(first + [s for s in run if s[0] > 0], key=lambda s: s[0])
+                            trial = res.eos_order((left, length) if left > 0 else None, run)
                         else:
-                            # insert_sort: before the first that has as many to come; past them all, before the last
-                            # (its loop leaves the index at the last).
-                            at = next((k for k, s in enumerate(states) if left <= s[0]), max(len(states) - 1, 0))
-                            trial = states[:at] + [(left, length)] + states[at:] if left > 0 else states
-                        if not eos_fits(trial, int(free) - inputs - (inp if eos_own else P[i])):
-                            tr_held = True
+                            trial = res.eos_insert(states, left, length)
+                        if not res.eos_fits(trial, int(free) - inputs - (inp if eos_own else P[i])):
+                            res.held = True
                             return
                         states = trial
                         inputs += inp
                     elif need >= free - claim:
-                        tr_wait = need  # not while the batch's claim stands: tried again at the next event
-                        tr_held = True
+                        res.wait = need  # not while the batch's claim stands: tried again at the next event
+                        res.held = True
                         return
                     claim += need
                 if not reserve(i, length, P[i] + O[i], S, len(dec_base)):
@@ -541,7 +473,6 @@ def serve(
         (token_ratio) retracts the decoding request with the fewest output tokens first, of those the longest
         prompt (schedule_batch.py retract_decode sorts by (output, -prompt) and retracts from the end)."""
         nonlocal preemptions, swap_used, swapped_bytes, stall, recomputed, pf_done, skip_admit, freed_total
-        nonlocal tr_start, tr_S
         assert isinstance(alloc, Paged)
         before = preemptions
         while order:
@@ -549,10 +480,10 @@ def serve(
             if over <= 0:
                 # SGLang retracts on until the requests left have room for its next steps (TokenRatio.room), one at least,
                 # and never the last.
-                if tr is None or preemptions == before or len(fin) <= 1 or -over * blk >= tr.room(len(fin)):
+                if res is None or preemptions == before or len(fin) <= 1 or -over * blk >= res.ratio.room(len(fin)):
                     break
-            if tr is not None and fin:
-                i = min(reversed(fin), key=lambda j: (O[j] - fin[j], -P[j]))  # (outputs so far: O - (fin - S)); ties: the last
+            if res is not None and fin:
+                i = res.victim(fin, S, O, P)
                 # (Its entry in ``order`` stays: an entry is popped only after every later one, its newer entries
                 # among them, so it is popped only while its request is not running, and skipped.)
             else:
@@ -608,11 +539,10 @@ def serve(
             else:
                 recomputed += length - kept
             front.appendleft(i)
-        if tr is not None and preemptions > before:
+        if res is not None and preemptions > before:
             # SGLang's ratio after a retraction: the requests left's outputs so far and 20 steps each, over their
             # max_new_tokens (schedule_batch.py retract_decode).
-            made = sum(O[j] - (f - S) for j, f in fin.items())
-            tr_start, tr_S = tr.after_retract(made, len(fin), sum(O[j] for j in fin)), S
+            res.retracted(sum(O[j] - (f - S) for j, f in fin.items()), len(fin), sum(O[j] for j in fin), S)
 
     def complete_due() -> None:
         while heap and heap[0][0] <= S:
@@ -737,8 +667,8 @@ def serve(
             u_last = l_last = -1
             if prefilling:
                 continue
-            if tr is not None:
-                tr_start, tr_S = tr.init, S  # the scheduler idles (self_check_during_idle)
+            if res is not None:
+                res.idle(S)  # the scheduler idles (self_check_during_idle)
             if front:
                 # Nothing runs and the first preempted request still does not fit: it never will.
                 front.popleft()
@@ -746,10 +676,10 @@ def serve(
                 if closed:
                     client_finished(now)
                 continue
-            if tr_held:
+            if res is not None and res.held:
                 # Nothing runs and SGLang's tests still hold the request back: its prompt and output fill the pool, and
                 # the engine would never take it in (the tests are at their loosest with nothing running).
-                tr_held = False
+                res.held = False
                 take()
                 rejected += 1
                 if closed:
@@ -794,8 +724,8 @@ def serve(
             full = to_full(S, K, nd, h0) if paged else K + 1
             if full < K:
                 K = full
-            if tr_wait and K > 1 and r_now < mns:
-                t = ratio_turn(K, h0)  # the step SGLang's decaying claim lets the request held back in
+            if res is not None and res.wait and K > 1 and r_now < mns:
+                t = res.turn(K, S, fin, (cap - h0) * blk)  # the step SGLang's decaying claim lets the request held back in
                 if t < K:
                     K = t
             dt = span_s(ln, K)
