@@ -3378,3 +3378,31 @@ def test_kvcalcs_decode_step_against_the_studys_server_log():
     # kvcalc's step is 14% to 16% longer than the log's, in CUDA graphs and out of them alike.
     assert [round(100 * (float(np.median(v)) - 1)) for v in ratio.values()] == [16, 14]
     assert "over 217 of its decode lines, kvcalc's step is 16% longer than the logged one" in " ".join(DOC.read_text().split())
+
+
+def test_sglangs_ratio_after_each_retraction_against_the_studys_log(monkeypatch):
+    """The published log's 'Retract requests' lines print new_token_ratio before and after each retraction: two waves,
+    each from the 0.098 floor (the ratio had decayed to it), climbing as (outputs made + 20 a request) / max_new_tokens
+    over the requests left grows. kvcalc's replay of the same run (TokenRatio.after_retract) climbs alike."""
+    from kvcalc.engine.simulate import admission
+
+    log = (
+        ROOT / "tests" / "logs" / "sglang_admission" / "hwamin-4090-qwen3-4b-sglang0518-reasoning_q2-default_r1.log"
+    ).read_text()
+    logged = [(float(a), float(b)) for a, b in re.findall(r"#new_token_ratio: ([\d.]+) -> ([\d.]+)", log)]
+    assert len(logged) == 20 and [i for i, (a, _) in enumerate(logged) if a == 0.098] == [0, 16]
+    assert (logged[0][1], logged[15][1], logged[16][1], logged[-1][1]) == (0.3487, 0.5907, 0.6151, 0.6992)
+    seen: list[tuple[float, float]] = []
+    retracted = admission.Reserve.retracted
+
+    def record(self: Any, made: int, left: int, max_new: int, step: int) -> None:
+        before = self.ratio_at(step)
+        retracted(self, made, left, max_new, step)
+        seen.append((round(before, 4), round(self.start, 4)))
+
+    monkeypatch.setattr(admission.Reserve, "retracted", record)
+    replay("hwamin-rtx4090-qwen3-4b-sglang0518-reasoning-q2-upstream")
+    # (The replay is the unpatched run's of the same trace; the log is the patched build's with its flag off.)
+    assert len(seen) == 24 and [i for i, (a, _) in enumerate(seen) if a == 0.098] == [0, 17]
+    assert (seen[0][1], seen[16][1], seen[17][1], seen[-1][1]) == (0.314, 0.5768, 0.5284, 0.7348)
+    assert "kvcalc's replay from 0.314 to 0.577 and from 0.528 to 0.735" in " ".join(DOC.read_text().split())
