@@ -123,6 +123,21 @@ def test_every_public_block_parses_to_its_recorded_figures(case):
             assert row[key] == pytest.approx(want[name])
         assert row["total_output_tokens"] / row["completed"] == pytest.approx(case["mean_output"])
         return
+    if case.get("raw_format") == "run-row":
+        # A CSV its source published of one row a run (HwaminJung00/sglang-peak-kv-admission's w3_runs.csv, transcribed:
+        # the raw file says which columns): the row raw_row names holds every figure cases.yaml measured but what it
+        # derives from the row (said under inferred).
+        row = next(ln for ln in text.splitlines() if ln.startswith(case["raw_row"] + ","))
+        cells = []
+        for cell in row.split(","):
+            try:
+                cells.append(float(cell))
+            except ValueError:
+                continue
+        for key, value in case["measured"].items():
+            if key not in case["inferred"]:
+                assert float(value) in cells, (key, value)
+        return
     if case.get("raw_format") == "md-table":
         # A markdown table its source published in place of the printed blocks (SGLang's benchmark READMEs): the
         # row raw_row names holds every figure cases.yaml measured, but the count and what cases.yaml derives
