@@ -24,6 +24,7 @@ _LAZY = {
     "SizeReport": ("kvcalc.engine.kv", "SizeReport"),
     "fit": ("kvcalc.engine.memory", "fit"),
     "reverse": ("kvcalc.engine.plan", "reverse"),
+    "util_to_hold": ("kvcalc.engine.plan", "util_to_hold"),
     "FitInputs": ("kvcalc.engine.memory", "FitInputs"),
     "FitReport": ("kvcalc.engine.memory", "FitReport"),
     "weights": ("kvcalc.engine.weights", "weights"),
@@ -94,6 +95,7 @@ __all__ = [
     "simulate",
     "spec_from_config",
     "to_json",
+    "util_to_hold",
     "weights",
     "__version__",
 ]
@@ -118,6 +120,7 @@ if TYPE_CHECKING:
         max_throughput as max_throughput,
         plan as plan,
         reverse as reverse,
+        util_to_hold as util_to_hold,
     )
     from kvcalc.engine.roofline import decode_bound as decode_bound, decode_grid as decode_grid, roofline as roofline
     from kvcalc.engine.simulate import (

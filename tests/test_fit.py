@@ -616,6 +616,37 @@ def test_a_model_that_cannot_fit_says_so_first_and_names_the_fewest_gpus(cli):
     assert ok["verdict"] == f"fits: {ok['max_concurrency']:,} requests of 8,192 tokens at once"
 
 
+def test_a_model_that_does_not_fit_at_the_engines_fraction_names_the_fraction_that_holds_one(cli):
+    # Llama-3.1-8B on one L4 under SGLang 0.5 (0.5.20 and later): its derived mem_fraction_static, 0.684, leaves less
+    # than the weights (16,094,076,928 B) of the 22,993,174,528 B free at start-up. One request of 4,096 tokens
+    # (131,072 B a token: 536,870,912 B) needs f x 22,993,174,528 - 16,094,076,928 >= 536,870,912, so f >= 0.72330:
+    # 0.723 leaves 529,988,255 B, 0.724 leaves 552,981,430 B (whole bytes, rounded down).
+    from kvcalc.engine.memory import FitInputs, fit
+    from kvcalc.engine.plan import util_to_hold
+    from kvcalc.specs.catalog import resolve_gpu, resolve_model
+
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("l4")
+    free, weights, one = 22_993_174_528, 16_094_076_928, 4096 * 131_072
+    assert int(0.723 * free) - weights == 529_988_255 < one < 552_981_430 == int(0.724 * free) - weights
+    inp = FitInputs(seq=4096, engine="sglang@0.5")
+    r = fit(m, g, inp)
+    assert (r.util, r.weight_bytes, r.max_concurrency) == (0.684, weights, 0)
+    assert util_to_hold(m, g, inp) == 0.724
+    assert fit(m, g, FitInputs(seq=4096, engine="sglang@0.5", util=0.723)).max_concurrency == 0
+    assert fit(m, g, FitInputs(seq=4096, engine="sglang@0.5", util=0.724)).max_concurrency == 1
+    d = cli("fit", "--model", "llama3.1-8b", "--gpu", "l4", "-e", "sglang", "--seq", "4k", "--json").json()
+    assert d["util_to_hold"] == 0.724 and d["verdict"].endswith(
+        "; at this shape one fits from mem_fraction_static 0.724 (here 0.684)"
+    )
+    # Given a fraction, it counts from there; where one already fits there is nothing to say; where even 1.0 holds
+    # none (Llama-3.1-70B's 141 GB of weights on one 80 GB H100), nothing either.
+    assert util_to_hold(m, g, FitInputs(seq=4096, engine="sglang@0.5", util=0.5)) == 0.724
+    assert util_to_hold(m, g, FitInputs(seq=4096, engine="sglang@0.5", util=0.8)) is None
+    assert util_to_hold(resolve_model("llama3.1-70b"), resolve_gpu("h100"), FitInputs(seq=4096)) is None
+    big = cli("fit", "--model", "llama3.1-70b", "--gpu", "h100", "--seq", "4k", "--json").json()
+    assert big["util_to_hold"] is None and "fits from" not in big["verdict"]
+
+
 def test_fit_warns_of_what_tp_replicates_as_size_does(cli):
     # DeepSeek-V3 at TP 8: every rank keeps each token's whole latent; size and fit both say so.
     w = "every tensor-parallel rank holds a full copy"

@@ -116,7 +116,7 @@ def fit(
     import dataclasses
 
     from kvcalc.engine.memory import FitInputs, fit as run_fit
-    from kvcalc.engine.plan import reverse
+    from kvcalc.engine.plan import reverse, util_to_hold
 
     m, g, origin = opt.model_and_gpu(model, gpu)
     inp = FitInputs(
@@ -158,5 +158,10 @@ def fit(
             verdict += f"; the fewest {g.name} GPUs that hold one: {one.gpus_needed} ({one.shape_needed})"
         else:
             verdict += f"; no deployment of up to 512 {g.name} GPUs holds one"
-        r = dataclasses.replace(r, fewest=one, verdict=verdict)
+        u = util_to_hold(m, g, inp)
+        if u is not None and u < 1:
+            # The memory fraction at this shape that would hold one (what the engine keeps back for activations
+            # and graphs at its own fraction shrinks by as much).
+            verdict += f"; at this shape one fits from {r.util_flag} {u:.3f} (here {r.util:g})"
+        r = dataclasses.replace(r, fewest=one, verdict=verdict, util_to_hold=u)
     return emit(r, origin, as_json)

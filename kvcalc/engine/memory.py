@@ -912,6 +912,9 @@ class FitReport:
     """The first line: whether a request of the length fits, and how many do."""
     fewest: ReverseReport | None = None
     """When nothing fits: the fewest GPUs that hold one request (kvcalc.engine.plan.reverse)."""
+    util_to_hold: float | None = None
+    """When nothing fits: the smallest memory fraction (util_flag), to a thousandth, at which this shape holds one
+    request (kvcalc.engine.plan.util_to_hold); None where none up to 1 does, or where it was not asked."""
     state_slots: int | None = None
     """SGLang's recurrent-state slots where it keeps them in a pool of their own (memory.state_pool); None elsewhere."""
     state_pool_bytes: int = 0

@@ -1451,6 +1451,31 @@ def reverse(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, concurrency: int, ma
     )
 
 
+def util_to_hold(model: ModelSpec, gpu: GPUSpec, inp: FitInputs, requests: int = 1) -> float | None:
+    """The smallest memory fraction, to a thousandth, above ``inp``'s own (its util, else the engine's default) at which
+    the engine's pool on this shape holds ``requests`` requests of ``inp.seq`` tokens (the engine's fraction flag:
+    vLLM's gpu_memory_utilization, SGLang's mem_fraction_static, TensorRT-LLM's free_gpu_memory_fraction); None where
+    even 1.0 does not, or the engine takes no fraction. Found by bisection over fit, whose pool grows with the
+    fraction."""
+    here = fit(model, gpu, inp)
+    if here.util is None or not inp.engine.util_flag:
+        return None
+
+    def holds(milli: int) -> bool:
+        return fit(model, gpu, dataclasses.replace(inp, util=milli / 1000)).max_concurrency >= requests
+
+    lo, hi = math.floor(here.util * 1000), 1000  # lo: does not hold (or is the fraction itself); hi: to test
+    if here.max_concurrency >= requests or lo >= hi or not holds(hi):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi / 1000
+
+
 # ---- checking the closed form by simulation --------------------------------------------------------
 
 
