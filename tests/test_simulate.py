@@ -1049,9 +1049,10 @@ def test_sglangs_reserve_spares_a_short_pool_its_preemptions(cli, monkeypatch):
 
     now = figures()
     monkeypatch.setattr(Engine, "token_ratio", property(lambda self: None))
-    assert (figures(), now) == ((1453, 124, 1.57), (5, 87, 1.58))
+    # ((5, 87, 1.58) until a retracted request rejoined the waiting queue at its tail, TokenRatio.requeue, 2026-12-07)
+    assert (figures(), now) == ((1453, 124, 1.57), (4, 93, 1.58))
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
-    assert "goes from 1,453 preemptions to 5 and a mean TPOT of 124 ms to 87 ms at the same throughput (1.57 and 1.58" in text
+    assert "goes from 1,453 preemptions to 4 and a mean TPOT of 124 ms to 93 ms at the same throughput (1.57 and 1.58" in text
 
 
 def test_sglang_retracts_the_request_with_the_fewest_outputs_and_of_those_the_longest_prompt():
@@ -1192,21 +1193,58 @@ def test_sglang_retracts_until_the_requests_left_have_room_for_a_step_or_twenty(
     # 12 x (20 + k) after k steps together and pass the pool near k = 64; the retraction takes the last admitted (all
     # have made as many outputs, and as long prompts), which frees about 84 tokens: room for one step of the eleven
     # left (11), not for twenty (220), for which it takes two more (about 168 and 252 free, against 200 and 180).
-    counts = {}
+    counts, last = {}, {}
     for room in ("step", "steps"):
         tr = dataclasses.replace(E.SGLANG_TOKEN_RATIO, retract_room=room)
         monkeypatch.setattr(E.Engine, "token_ratio", property(lambda self, tr=tr: tr))
         t, run_ = _sglang_times("sglang@0.5.3", [20] * 12, [80] * 12, [0.0] * 12, 1000)
         assert [int((t["first"] == x).sum()) for x in np.unique(t["first"])] == [9, 3]
-        # Of requests alike, SGLang's stable sort leaves the last in its batch last, and retracts it first: it ends last.
-        assert int(np.argmax(t["finish"])) == 11
-        counts[room] = run_.preemptions
+        counts[room], last[room] = run_.preemptions, int(np.argmax(t["finish"]))
+    # Of requests alike, SGLang's stable sort leaves the last in its batch last, and retracts it first; the retracted
+    # rejoin the waiting queue at its tail in that order (TokenRatio.requeue). One step's room: 11, then 10 some steps
+    # on, which has made more outputs by then: 11 ends last. Twenty steps' room: 11, 10 and 9 at once; 11 comes back at
+    # once (252 free less 1.0 x 9 x 16 claimed leaves 108, room for its 84 + 16) and 9, the last queued, ends last.
+    assert last == {"step": 11, "steps": 9}
     # One step's room: one at first, one more some steps on as the eleven grow into it; twenty steps' room: three at once.
     assert counts == {"step": 2, "steps": 3}
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert (
         "frees about 84 tokens, room for a step of the eleven left but not for twenty (220), for which it takes two more" in text
     )
+
+
+def test_a_retracted_request_rejoins_sglangs_waiting_queue_at_its_tail(cli, monkeypatch):
+    # SGLang appends a retracted request to its waiting queue, which its default first-come-first-served policy serves
+    # in order (scheduler.py, schedule_policy.py; TokenRatio.requeue): the requests that reached it before go first.
+    # vLLM's preempted requests, and SGLang's under its longest-prefix-match default to 0.4.3.post2, go first instead.
+    import dataclasses
+
+    from kvcalc.engine import engines as E
+
+    assert (engine("sglang@0.5.3").token_ratio.requeue, engine("sglang@0.4.4.post1").token_ratio.requeue) == ("tail", "tail")
+    assert engine("sglang@0.4.2.post2").token_ratio.requeue == "front"  # (its record covers 0.4.2.post2 to 0.4.4)
+    # Twenty requests of 20 + 80 at once in a pool of 1,000: as above, nine and then three run, and at step 64 the twelve
+    # pass the pool and 11, then 10, are retracted; 12 to 19 wait, held by the claim. When the nine end, 900 tokens are
+    # free: at the tail the queue is 12 to 19, then 11 and 10, and all eight of 12 to 19 come in at once; at the front,
+    # 10 and 11 come first, and 19 waits a step.
+    first = {}
+    for requeue in ("tail", "front"):
+        tr = dataclasses.replace(E.SGLANG_TOKEN_RATIO, requeue=requeue)
+        monkeypatch.setattr(E.Engine, "token_ratio", property(lambda self, tr=tr: tr))
+        t, run_ = _sglang_times("sglang@0.5.3", [20] * 20, [80] * 20, [0.0] * 20, 1000)
+        assert run_.preemptions == 2
+        first[requeue] = t["first"]
+    assert len(set(first["tail"][12:].tolist())) == 1
+    assert (first["front"][12:19] == first["tail"][12]).all() and first["front"][19] > first["tail"][19]
+    monkeypatch.undo()
+    said = {
+        e: " ".join(cli("simulate", "-m", "llama3.1-8b", "-g", "l4", "-e", e, "-n", "50", "--json").json()["assumptions"])
+        for e in ("sglang@0.5.3", "sglang@0.4.2.post2")
+    }
+    assert (
+        "it rejoins the waiting queue at its tail, behind the requests that reached the engine before it" in said["sglang@0.5.3"]
+    )
+    assert "it waits at the front of the queue" in said["sglang@0.4.2.post2"]
 
 
 def test_sglangs_schedule_conservativeness_scales_its_reserve(cli):

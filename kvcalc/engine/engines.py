@@ -135,6 +135,14 @@ class TokenRatio:
     0.5.1.post3: available_size() < retract_decode_steps x the requests left, read in 0.4.0, 0.4.3.post2, 0.4.9,
     0.4.10, 0.5.0rc0 and 0.5.1.post3; the record of 0.5.0rc0 to 0.5.2 takes 0.5.2's); one request at least, never
     the last."""
+    requeue: Literal["tail", "front"] = "tail"
+    """Where a retracted request waits: appended to the waiting queue ('tail': scheduler.py waiting_queue.extend /
+    _add_request_to_queue, read in 0.4.0, 0.4.3.post2, 0.4.5.post3, 0.4.8, 0.5.2, 0.5.3, 0.5.6, 0.5.9 and 0.5.23), which
+    the default first-come-first-served policy (schedule_policy 'fcfs' from 0.4.4: server_args.py, read in 0.4.4 to
+    0.5.9; schedule_policy.py calc_priority leaves the queue as it is) serves in that order, so the requests that reached
+    the engine before the retraction go first; 'front' where the default policy was 'lpm' (0.4.0 to 0.4.3.post2), which
+    sorts the queue by the tokens of each prompt found in the radix cache, and a retracted request's cached prompt puts
+    it first (taken as at the front, as vLLM's preempted requests wait)."""
 
     @property
     def floor(self) -> float:
@@ -170,8 +178,11 @@ class TokenRatio:
 
 SGLANG_TOKEN_RATIO = TokenRatio()
 SGLANG_TOKEN_RATIO_047 = TokenRatio(ignore_eos="next", retract_room="steps")
-"""SGLang 0.4.0 to 0.4.7.post1: the ignore-EOS test against the next request's outputs to come, retractions to 20
+"""SGLang 0.4.4 to 0.4.7.post1: the ignore-EOS test against the next request's outputs to come, retractions to 20
 steps' room (TokenRatio)."""
+SGLANG_TOKEN_RATIO_043 = TokenRatio(ignore_eos="next", retract_room="steps", requeue="front")
+"""SGLang 0.4.0 to 0.4.3.post2: as 0.4.4 to 0.4.7.post1, but its longest-prefix-match policy serves a retracted request
+first (TokenRatio.requeue)."""
 SGLANG_TOKEN_RATIO_051 = TokenRatio(retract_room="steps")
 """SGLang 0.4.8 to 0.5.1.post3: retractions to 20 steps' room (TokenRatio)."""
 
@@ -689,6 +700,8 @@ class Engine:
         other engines, and SGLang 0.3.x, whose ratio starts and decays otherwise."""
         if self.name != "sglang" or self.older_than(0, 4):
             return None
+        if self.older_than(0, 4, 4):
+            return SGLANG_TOKEN_RATIO_043
         if self.older_than(0, 4, 8):
             return SGLANG_TOKEN_RATIO_047  # (the "0.4" record is 0.4.6.post2 to 0.4.6.post5)
         return SGLANG_TOKEN_RATIO_051 if self.older_than(0, 5, 2) else SGLANG_TOKEN_RATIO

@@ -356,7 +356,12 @@ def simulate(
             if st.token_ratio is None
             else "the decoding request with the fewest output tokens, of those the longest prompt (SGLang's retraction, "
             f"after which the ratio is the outputs the requests left have made and {st.token_ratio.retract_steps} tokens each, over "
-            "their outputs) "
+            "their outputs; "
+            + (
+                "it rejoins the waiting queue at its tail, behind the requests that reached the engine before it) "
+                if st.token_ratio.requeue == "tail"
+                else "it waits at the front of the queue, its cached prompt first under the longest-prefix-match policy) "
+            )
         )
         + ("(recomputed later)" if st.preempt == "recompute" else f"(swapped to host memory, up to {st.swap_bytes / GiB:g} GiB)")
         + (

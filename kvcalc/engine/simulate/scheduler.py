@@ -185,6 +185,9 @@ def serve(
     prefilling: deque[list[int]] = deque()
     heap: list[tuple[int, int]] = []
     front: deque[int] = deque()  # preempted requests, served before new arrivals
+    # SGLang (TokenRatio.requeue 'tail'): retracted requests join the waiting queue at its tail, behind the requests that
+    # reached the engine before they were retracted: (when retracted, request).
+    behind: deque[tuple[float, int]] = deque()
     order: list[int] = []  # admission order, for LIFO preemption
     # The run's state: the step count, the clock, host-transfer time owed to the next step, the sum
     # of the decoding requests' bases, the prompt tokens the prefilling requests hold, and counters.
@@ -266,6 +269,8 @@ def serve(
     )
     eos = res is not None and res.eos
     eos_own = res is not None and res.own
+    tail = res is not None and res.ratio.requeue == "tail"
+    src = 2  # where the request admit() last tried came from: 0 front, 1 behind, 2 the client
     vis = -math.inf
     since = 0
 
@@ -338,7 +343,7 @@ def serve(
     some_cached = bool(C or alloc.cached_prefix)  # else no prompt starts with tokens cached (min(0, length - 1) = 0)
 
     def admit() -> None:
-        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed
+        nonlocal rejected, blocked, blocked_at, pf_done, skip_admit, skipped, recomputed, src
         if skip_admit:
             skip_admit = False
             if dec_base or prefilling:
@@ -362,12 +367,16 @@ def serve(
             if avail <= 0:
                 return
             if front:
-                i = front[0]
+                i, src = front[0], 0
             else:
                 nxt = client.head
-                if nxt is None or nxt[0] > (vis if gate else now):
+                if behind and (nxt is None or nxt[0] > (vis if gate else now) or behind[0][0] < nxt[0]):
+                    i, src = behind[0][1], 1  # (retracted before the client's next reached the engine)
+                elif nxt is None or nxt[0] > (vis if gate else now):
                     return
-                i = nxt[1]
+                else:
+                    i, src = nxt[1], 2
+            if src == 2:
                 if P[i] + O[i] > longest:
                     rejected += 1
                     take()
@@ -448,8 +457,10 @@ def serve(
                 prefilling.append([i, length - cached, cached, length, cached, need])
                 pf_done += cached
                 avail -= length - cached
-            if front and front[0] == i:
+            if src == 0:
                 front.popleft()
+            elif src == 1:
+                behind.popleft()
             else:
                 take()
             if isnan(admitted[i]):
@@ -538,7 +549,10 @@ def serve(
                 cache_at.pop(i, None)
             else:
                 recomputed += length - kept
-            front.appendleft(i)
+            if tail:
+                behind.append((now, i))  # SGLang: at the waiting queue's tail, in the order retracted
+            else:
+                front.appendleft(i)
         if res is not None and preemptions > before:
             # SGLang's ratio after a retraction: the requests left's outputs so far and 20 steps each, over their
             # max_new_tokens (schedule_batch.py retract_decode).
@@ -585,7 +599,13 @@ def serve(
                 u_last = l_last = -1
         else:
             pk = client.head
-            if pk is not None and pk[0] <= (vis if gate else now) and (pk[1] != blocked or alloc.version != blocked_at):
+            if pk is not None and pk[0] > (vis if gate else now):
+                pk = None  # (not yet in the engine's queue)
+            if behind and (pk is None or behind[0][0] < pk[0]):
+                if behind[0][1] != blocked or alloc.version != blocked_at:
+                    admit()
+                    u_last = l_last = -1
+            elif pk is not None and (pk[1] != blocked or alloc.version != blocked_at):
                 admit()
                 u_last = l_last = -1
         nd = len(dec_base)
@@ -680,7 +700,10 @@ def serve(
                 # Nothing runs and SGLang's tests still hold the request back: its prompt and output fill the pool, and
                 # the engine would never take it in (the tests are at their loosest with nothing running).
                 res.held = False
-                take()
+                if src == 1:
+                    behind.popleft()
+                else:
+                    take()
                 rejected += 1
                 if closed:
                     client_finished(now)
@@ -734,7 +757,7 @@ def serve(
                 e = span_s(lines(nd, mean, 0, 0.0, 0.0, True), 1)
                 dt = e if e > foreign_dt else foreign_dt
             elif gate:
-                if not front and pk is not None and pk[0] > vis and r_now < mns and fits_first(pk[1], nd, h0):
+                if not front and not behind and pk is not None and pk[0] > vis and r_now < mns and fits_first(pk[1], nd, h0):
                     # Taken in at the first receive (every N decode steps, the next in N - since) once it has
                     # reached the scheduler.
                     first = N - since
@@ -748,7 +771,7 @@ def serve(
                     if k < K:
                         K = k
                         dt = span_s(ln, K)
-            elif not front and pk is not None and pk[0] > now and dt >= pk[0] - now:
+            elif not front and not behind and pk is not None and pk[0] > now and dt >= pk[0] - now:
                 if r_now < mns and fits_first(pk[1], nd, h0):
                     K, dt = span_until(ln, pk[0] - now, K, True)
             if others and own_prompt_steps and now > 0:
