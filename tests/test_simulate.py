@@ -1247,6 +1247,25 @@ def test_a_retracted_request_rejoins_sglangs_waiting_queue_at_its_tail(cli, monk
     assert "it waits at the front of the queue" in said["sglang@0.4.2.post2"]
 
 
+def test_simulate_says_where_its_paged_policy_is_not_the_engines_own_block(cli):
+    # SGLang pages by the token (page_size 1, its server_args), TensorRT-LLM in blocks of 32 (tokens_per_block), vLLM
+    # in 16 for a dense model: the default paged-16 is said to differ from the first two, and the engine's own is named.
+    def said(*extra: str) -> list[str]:
+        d = cli("simulate", "-m", "llama3.1-8b", "-g", "h100", "-n", "30", "--json", *extra).json()
+        return [a for a in d["assumptions"] if "pages this model's KV" in a]
+
+    assert said("-e", "sglang@0.5.3") == [
+        "paged-16: SGLang 0.5.3 pages this model's KV by the token here; --policies paged-1 for its own"
+    ]
+    assert said("-e", "trtllm") == [
+        "paged-16: TensorRT-LLM 1.x pages this model's KV in blocks of 32 tokens here; --policies paged-32 for its own"
+    ]
+    assert said("-e", "vllm") == [] and said("-e", "sglang@0.5.3", "--policies", "paged-1") == []
+    assert said("-e", "vllm", "--policies", "paged-16,paged-64") == [
+        "paged-64: vLLM 0.33 pages this model's KV in blocks of 16 tokens here; --policies paged-16 for its own"
+    ]
+
+
 def test_sglangs_schedule_conservativeness_scales_its_reserve(cli):
     from kvcalc.engine.engines import SGLANG_TOKEN_RATIO as tr
 
