@@ -372,17 +372,16 @@ def serve(
                 nxt = client.head
                 if behind and (nxt is None or nxt[0] > (vis if gate else now) or behind[0][0] < nxt[0]):
                     i, src = behind[0][1], 1  # (retracted before the client's next reached the engine)
-                elif nxt is None or nxt[0] > (vis if gate else now):
-                    return
                 else:
+                    if nxt is None or nxt[0] > (vis if gate else now):
+                        return
                     i, src = nxt[1], 2
-            if src == 2:
-                if P[i] + O[i] > longest:
-                    rejected += 1
-                    take()
-                    if closed:
-                        client_finished(now)
-                    continue
+                    if P[i] + O[i] > longest:
+                        rejected += 1
+                        take()
+                        if closed:
+                            client_finished(now)
+                        continue
             if swapped and i in swapped:
                 if not resume(i):
                     blocked, blocked_at = i, alloc.version
@@ -599,13 +598,14 @@ def serve(
                 u_last = l_last = -1
         else:
             pk = client.head
-            if pk is not None and pk[0] > (vis if gate else now):
-                pk = None  # (not yet in the engine's queue)
-            if behind and (pk is None or behind[0][0] < pk[0]):
-                if behind[0][1] != blocked or alloc.version != blocked_at:
+            if behind:
+                if pk is not None and pk[0] > (vis if gate else now):
+                    pk = None  # (not yet in the engine's queue)
+                j = behind[0][1] if pk is None or behind[0][0] < pk[0] else pk[1]  # (the queue's head)
+                if j != blocked or alloc.version != blocked_at:
                     admit()
                     u_last = l_last = -1
-            elif pk is not None and (pk[1] != blocked or alloc.version != blocked_at):
+            elif pk is not None and pk[0] <= (vis if gate else now) and (pk[1] != blocked or alloc.version != blocked_at):
                 admit()
                 u_last = l_last = -1
         nd = len(dec_base)
