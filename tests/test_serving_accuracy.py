@@ -160,18 +160,27 @@ def predict(case_id: str, previous: bool = False, prompt_blocks: str | None = No
     b = run.bench if run is not None else None
     if b is None or not b.completed:
         return {}  # kvcalc's KV pool for this engine holds none of the run's requests
-    ranks = int(case.get("dp") or 1)
-    conc = case.get("max_concurrency")
-    if conc and int(conc) > int(case["measured"]["completed"]):
-        conc = case["measured"]["completed"]
-    per_rank = -(-int(conc) // ranks) if conc else None
-    scale = (int(conc) / per_rank) if conc and per_rank else ranks
+    conc, ranks, per_rank = users(case)
+    scale = conc / per_rank if conc and per_rank else ranks  # (the deployment's throughput is its users')
     return {
         "request_throughput_per_s": b.request_throughput_per_s * scale,
         "output_throughput_tok_per_s": b.output_throughput_tok_per_s * scale,
         "mean_ttft_ms": b.ttft_s.mean * 1e3,
         "mean_tpot_ms": b.tpot_s.mean * 1e3,
     }
+
+
+def users(case: dict[str, Any]) -> tuple[int | None, int, int | None]:
+    """The run's concurrency cap (None: open loop), its DP ranks and the users one rank replays. A client's cap above its
+    request count caps nothing (vllm bench serve's semaphore of 256 over 200 prompts): every request is in flight at
+    once, as kvcalc's closed loop of n users runs them. With DP attention the replay is one DP rank's share (every
+    dp-th request, an equal share of a closed loop's users; SimulationReport.dp). Fewer users than ranks (c=1 over 4
+    ranks) are replayed as one user a rank, each rank's latencies the one user's, and the deployment's throughput is
+    its users'."""
+    c = case.get("max_concurrency")
+    conc = min(int(c), int(case["measured"]["completed"])) if c else None
+    ranks = int(case.get("dp") or 1)
+    return conc, ranks, -(-conc // ranks) if conc else None
 
 
 def replay(case_id: str, previous: bool = False, prompt_blocks: str | None = None, constants: Any = None) -> Any:
@@ -229,16 +238,7 @@ def replay(case_id: str, previous: bool = False, prompt_blocks: str | None = Non
         arrivals = np.zeros(n)
     else:
         arrivals = np.cumsum(np.random.default_rng(0).exponential(1.0 / float(rate), size=n))
-    conc = case.get("max_concurrency")
-    # A client's cap above its request count caps nothing (vllm bench serve's semaphore of 256 over 200 prompts):
-    # every request is in flight at once, as kvcalc's closed loop of n users runs them.
-    if conc and int(conc) > n:
-        conc = n
-    ranks = int(case.get("dp") or 1)
-    # With DP attention the replay is one DP rank's share (every dp-th request, an equal share of a closed
-    # loop's users; SimulationReport.dp). Fewer users than ranks (c=1 over 4 ranks) are replayed as one
-    # user a rank, each rank's latencies the one user's, and the deployment's throughput is its users'.
-    per_rank = -(-int(conc) // ranks) if conc else None
+    conc, ranks, per_rank = users(case)
     # A run's stated max_model_len, max_num_seqs and max_num_batched_tokens where it states them, else
     # the longest request (what one sets max_model_len to) and the release's defaults.
     # vLLM V0 sizes its prompt steps, and turns chunked prefill on, by max_model_len (Engine.schedule),
@@ -260,7 +260,7 @@ def replay(case_id: str, previous: bool = False, prompt_blocks: str | None = Non
         # The client's requests ask to ignore EOS (--ignore-eos; SGLang's bench_serving without --disable-ignore-eos).
         ignore_eos=bool(case.get("ignore_eos", False)),
         # Fewer users than ranks: only that many ranks serve (and run prompt steps).
-        busy_ranks=min(int(conc), ranks) if conc and int(conc) < ranks else None,
+        busy_ranks=conc if conc and conc < ranks else None,
         # SGLang's --scheduler-recv-interval where the run's script sets it.
         recv_interval=int(case.get("scheduler_recv_interval") or 1),
     )

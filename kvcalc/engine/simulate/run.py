@@ -416,10 +416,11 @@ def simulate(
             f"that reached it every {st.recv_interval:,} decode steps, at once after a prompt step and while idle "
             "(SGLang's scheduler_recv_skipper.py: a decode step weighs 1, a prompt step 1,000)"
         )
-    # The paged engines' own block (SGLang's None: by the token); transformers' and the plain record do not page.
+    # A serving engine's own block (SGLang's None: by the token); the records without a pool (budget "all":
+    # transformers, plain) page nothing.
     own = engine.block_size_for(model, gpu.vendor, gpu.name) or 1
     other = sorted({b for _, b in policies if b is not None and b != own})
-    if other and engine.name in ("vllm", "sglang", "trtllm"):
+    if other and engine.budget != "all":
         assumptions.append(
             f"{', '.join(f'paged-{b}' for b in other)}: {engine.label} pages this model's KV "
             + ("by the token" if own == 1 else f"in blocks of {own:,} tokens")
