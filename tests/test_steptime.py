@@ -1093,11 +1093,72 @@ def test_minimax_m2_adds_its_qk_norm_all_reduce_a_layer_at_tp():
     # The other two all-reduces of one token: 3,072 x 2 B = 6,144 B, between 4,096 B (5.11 us, the least
     # at 4,096 B or more) and 8,192 B (5.11 us): 62 x 2 x 5.11 us = 0.634 ms.
     assert round(without * 1e3, 3) == round(62 * 2 * 5.11e-3, 3) == 0.634
-    # vLLM 0.13: two of 4 B a token, each at the measured 4.61 us.
-    v013 = StepModel(m, g, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.13")).collective_s(1)
-    assert v013 - without == pytest.approx(2 * 62 * 4.61e-6, rel=1e-9)
+    # vLLM 0.13: two of 4 B a token, which at one token the custom all-reduce declines (not a whole number of 16 B):
+    # each at NCCL's 15.59 us (nccl-tests at TP 8, 256 B, gpu_specs/h100-sxm.yaml nccl_allreduce); at four tokens, 16 B,
+    # the custom all-reduce's 4.61 us.
+    v013 = StepModel(m, g, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.13"))
+    assert v013.collective_s(1) - without == pytest.approx(2 * 62 * 15.59e-6, rel=1e-9)
+    four = StepModel(off, g, kv_dtype("bf16"), tp=8).collective_s(4)
+    assert v013.collective_s(4) - four == pytest.approx(2 * 62 * 4.61e-6, rel=1e-9)
     # One GPU has no all-reduce of any kind.
     assert StepModel(m, g, kv_dtype("bf16"), tp=1).collective_s(1) == 0
+
+
+def test_a_norm_all_reduce_the_custom_all_reduce_declines_goes_through_nccl():
+    """vLLM's and SGLang's custom all-reduce takes only whole numbers of 16 B (should_custom_ar); NCCL carries the rest,
+    at nccl-tests' latency (gpu_specs/b200.yaml nccl_allreduce). MiniMax-M2 on 8 B200s, hidden 3,072 (config.json), 62
+    layers: the attention's and the MLP's all-reduces carry 3,072 x 2 B a token; the q/k norm's 8 B a token (SGLang
+    0.5.8: one [tokens, 2] fp32 tensor), 0.5.9 padding it to 16 B, 0.5.6 sending q's and k's 4 B apart."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import norm_allreduces
+
+    m, g = resolve_model("minimax-m2"), resolve_gpu("b200")
+    assert norm_allreduces(m, engine("sglang@0.5.6")) == (2, 4)
+    assert norm_allreduces(m, engine("sglang@0.5.8")) == norm_allreduces(m, engine("sglang@0.5.9")) == (1, 8)
+    assert norm_allreduces(m, engine("sglang@0.5.7")) == (1, 8)  # (the record of 0.5.7 and 0.5.8 takes 0.5.8's form)
+
+    def coll(e: str, tokens: int) -> float:
+        return StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine(e)).collective_s(tokens)
+
+    # The custom all-reduce on B200 at TP 8 (gpu_specs/b200.yaml allreduce, each size at the least measured at it or
+    # above): 6,144 B between 4,096 B (7.79 us) and 8,192 B (7.82): 7.805 us; 12,288 B between 8,192 and 16,384 B (8.07):
+    # 7.945 us; 24,576 B between 16,384 and 32,768 B (8.22): 8.145 us; 16 B, below the table, 7.33 us (its least).
+    # NCCL at TP 8 below 256 B: 25.09 us.
+    ca1, ca2, ca4, ca_small, nccl = 7.805e-6, 7.945e-6, 8.145e-6, 7.33e-6, 25.09e-6
+    # 0.5.8, one token: 8 B, declined -> NCCL.
+    assert coll("sglang@0.5.8", 1) == pytest.approx(62 * (2 * ca1 + nccl), rel=1e-9)
+    # Two tokens: 16 B, taken.
+    assert coll("sglang@0.5.8", 2) == pytest.approx(62 * (2 * ca2 + ca_small), rel=1e-9)
+    # 0.5.9 pads one token's 8 B to 16 B: taken.
+    assert coll("sglang@0.5.9", 1) == pytest.approx(62 * (2 * ca1 + ca_small), rel=1e-9)
+    # 0.5.6: two of 4 B at one token and 8 B at two, all declined; at four tokens 16 B each, taken.
+    assert coll("sglang@0.5.6", 2) == pytest.approx(62 * (2 * ca2 + 2 * nccl), rel=1e-9)
+    assert coll("sglang@0.5.6", 4) == pytest.approx(62 * (2 * ca4 + 2 * ca_small), rel=1e-9)
+    # Three tokens in a CUDA graph run as a batch of 4 (the engines' capture sizes): taken. An eager step of 1,001 tokens
+    # sends 8,008 B, declined; 1,000 tokens, 8,000 B, taken.
+    sm = StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.8"))
+    assert [sm.norm_declined(t) for t in (1, 2, 3, 1000, 1001)] == [True, False, False, False, True]
+    # At 1,001 tokens 0.5.8 sends 8,008 B through NCCL, between 4,096 B (26.02 us) and 8,192 B (26.55); 0.5.9 pads them
+    # to 8,016 B, the custom all-reduce's, between 4,096 B (7.79 us) and 8,192 B (7.82). The rest of the two steps is alike.
+    nccl_8008 = (26.02 + (26.55 - 26.02) * (8008 - 4096) / 4096) * 1e-6
+    ca_8016 = (7.79 + (7.82 - 7.79) * (8016 - 4096) / 4096) * 1e-6
+    assert coll("sglang@0.5.8", 1001) - coll("sglang@0.5.9", 1001) == pytest.approx(62 * (nccl_8008 - ca_8016), rel=1e-6)
+    # Nothing to decline: TensorRT-LLM (its own all-reduce), a GPU whose spec measures no NCCL (MI300X), a calibrated
+    # link, or no engine named.
+    assert StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("trtllm")).norm_nccl is None
+    assert StepModel(m, resolve_gpu("mi300x"), kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.8")).norm_nccl is None
+    cal = dataclasses.replace(sm.c, alpha_s=5e-6)
+    assert StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, constants=cal, engine=engine("sglang@0.5.8")).norm_nccl is None
+    assert StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8).norm_nccl is None
+    # Said where it applies.
+    said = sm.describe()
+    assert (
+        "through NCCL where not a whole number of 16 B" in said and "25.09 us as nccl-tests measures it on b200 at TP 8" in said
+    )
+    assert (
+        "padded to a whole number of 16 B"
+        in StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.9")).describe()
+    )
 
 
 def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():

@@ -1438,7 +1438,8 @@ SGLANG_058 = replace(
     SGLANG_059,
     version="0.5.8",
     releases="0.5.7 and 0.5.8; as 0.5.9 but a Gated DeltaNet model's states in --max-running-requests or 512 slots "
-    "with the radix cache off, read from 0.5.7 and 0.5.8",
+    "with the radix cache off, and MiniMax-M2's q/k-norm all-reduce unpadded (0.5.8's: 0.5.7 all-reduces q's and k's "
+    "sums apart, as 0.5.6 does), read from 0.5.7 and 0.5.8",
     label="SGLang 0.5.7-0.5.8",
     state_radix_off="fixed",
 )

@@ -367,12 +367,62 @@ config with use_qk_norm false has none."""
 
 def norm_allreduces(model: ModelSpec, engine: Engine | None = None) -> tuple[int, int]:
     """(all-reduces a layer, bytes a token each) of NORM_ALLREDUCE_ARCHITECTURES under ``engine``
-    (the fused form where the engine is not named); (0, 0) for other models."""
+    (the fused form where the engine is not named); (0, 0) for other models. SGLang 0.5.6 and 0.5.7
+    all-reduce q's and k's sums apart too, a [tokens, 1] fp32 tensor each (sglang/srt/models/minimax_m2.py,
+    MiniMaxM2RMSNormTP.forward, called by q_norm and k_norm), fused from 0.5.8 (rms_sumsq_serial); the record of
+    0.5.7 and 0.5.8 (sglang@0.5.8) takes 0.5.8's form."""
     if model.architecture not in NORM_ALLREDUCE_ARCHITECTURES or not model.source.config.get("use_qk_norm", True):
         return 0, 0
     if engine is not None and engine.name == "vllm" and engine.older_than(0, 14):
         return 2, 4
+    if engine is not None and engine.name == "sglang" and engine.older_than(0, 5, 8):
+        return 2, 4
     return 1, 8
+
+
+CUSTOM_AR_ALIGN = 16
+"""Bytes an all-reduce message must be a whole number of for vLLM's and SGLang's custom all-reduce to take it
+(should_custom_ar declines one where ``inp_size % 16 != 0``: vllm/distributed/device_communicators/custom_all_reduce.py,
+0.11.0 and 0.14.0; sglang/srt/distributed/device_communicators/custom_all_reduce.py, 0.5.6 to 0.5.9 and 0.5.23). A
+declined message goes to NCCL: vLLM's symmetric-memory path takes only tensors of the group's dtype
+(symm_mem.py should_use_symm_mem, 0.14.0), and the norm's sums are fp32; SGLang's order is custom, then
+pymscclpp and torch symmetric memory, both off by default, then NCCL (parallel_state.py, 0.5.8). Among the
+messages the step model charges, only MiniMax-M2's norm sums (NORM_ALLREDUCE_ARCHITECTURES: 4 or 8 B a token) can
+miss it. The engines' CUDA graphs run batches of 1, 2, 4 and multiples of 4 above (vLLM's capture sizes
+[1, 2, 4] + multiples of 8, config/compilation.py, 0.14.0; SGLang's [1, 2, 4, 8, 12] + multiples of 8,
+server_args.py _generate_cuda_graph_batch_sizes, 0.5.8), a batch padded up to the next: in a graph, only a batch
+of 1 or 2 can send such a message, and an eager step whose token count times the bytes is not a whole number of
+16 B. The step model takes a step of up to GRAPH_MAX_TOKENS tokens as graphed, as it takes its kernel gaps."""
+
+
+def norm_allreduce_padded(engine: Engine | None) -> bool:
+    """Whether ``engine`` pads the norm's all-reduce to a whole number of CUSTOM_AR_ALIGN bytes, so that the custom
+    all-reduce always takes it: SGLang from 0.5.9 (rms_sumsq_serial's B_padded, sgl-project/sglang#16483, read in
+    0.5.9 and 0.5.23; 0.5.8 sends [tokens, 2] unpadded). vLLM 0.14.0's forward_qk does not
+    (vllm/model_executor/layers/mamba/linear_attn.py)."""
+    return engine is not None and engine.name == "sglang" and not engine.older_than(0, 5, 9)
+
+
+def custom_ar_declines(engine: Engine | None) -> bool:
+    """Whether ``engine``'s custom all-reduce declines messages that are not a whole number of CUSTOM_AR_ALIGN bytes
+    (vLLM's and SGLang's; not a named engine's otherwise)."""
+    return engine is not None and engine.name in ("vllm", "sglang")
+
+
+def nccl_link(gpu: GPUSpec, size: int, c: StepConstants = DEFAULTS) -> Link | None:
+    """NCCL's own all-reduce among ``size`` GPUs over the scale-up links, where the GPU spec measures it
+    (``nccl_allreduce``) and no calibration sets the link's terms; None otherwise (a declined message is then
+    charged as the custom all-reduce's)."""
+    ar = gpu.nccl_allreduce
+    if ar is None or size not in ar.latency_us or c.alpha_s is not None or c.link_bytes_per_s is not None:
+        return None
+    low = math.inf
+    ys: list[float] = []
+    for v in reversed(ar.latency_us[size]):
+        low = min(low, float(v) * 1e-6)
+        ys.append(low)
+    bw = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE
+    return Link("nvlink", bw, ys[-1], (tuple(ar.message_bytes), tuple(reversed(ys))))
 
 
 TRITON_BLOCK_H = 16
@@ -555,7 +605,11 @@ DEFAULT_SOURCES: dict[str, str] = {
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
     "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); MI300X at "
     "TP 2 and 4: vLLM's custom all-reduce, fp16, 16 KB to 16 MB (kernel benchmarks of vllm-project/vllm#19744 and "
-    "ROCm/aiter#801); linear between measured sizes, each size at the least measured at it or any larger size",
+    "ROCm/aiter#801); linear between measured sizes, each size at the least measured at it or any larger size; a "
+    "message the custom all-reduce declines (not a whole number of 16 B: MiniMax-M2's q/k-norm sums at one or two "
+    "tokens, CUSTOM_AR_ALIGN) at NCCL's own latency where the GPU spec measures it (A100 SXM, H100 SXM, H200, B200 at "
+    "TP 2, 4, 8: nccl-tests all_reduce_perf, NCCL 2.27.3 on A100 and 2.29.2 on the others, 256 B to 64 KiB, "
+    "AIConfigurator's nccl_perf tables; 15.6 us on H100 and 25.1 us on B200 at TP 8 and 256 B)",
     "alpha_s": "NVLink without measurements: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
     "(AIConfigurator's custom_allreduce_perf), and at a group size the GPU spec does not measure, at least the smallest "
     "message's time of the largest group it measures below (each NVIDIA table rises with the group at its smallest message: "
@@ -1171,6 +1225,8 @@ class StepModel:
         and ``tokens`` below are one DP rank's), and expert-parallel ranks (1 or dp x tp)."""
         self.shape = Shape(tp, pp, dp, ep)
         self.norm_allreduces, self.norm_allreduce_bytes = norm_allreduces(model, engine)
+        self.norm_padded = norm_allreduce_padded(engine)
+        self.ar_declines = custom_ar_declines(engine)
         if dp > 1 or ep > 1:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
@@ -1490,6 +1546,13 @@ class StepModel:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
         ranks), and between PP stages inside and across nodes."""
         self.link = tp_link(self.gpu, self.tp, self.c)
+        # Where the engine's custom all-reduce declines the norm's sums (CUSTOM_AR_ALIGN): NCCL's, as measured.
+        nccl = (
+            nccl_link(self.gpu, self.tp, self.c)
+            if self.norm_allreduces and self.ar_declines and not self.norm_padded and self.link.kind == "nvlink"
+            else None
+        )
+        self.norm_nccl = nccl
         self.stage_link = tp_link(self.gpu, self.shape.stage_gpus, self.c)
         self.near_link = tp_link(self.gpu, 2, self.c)
 
@@ -1551,7 +1614,12 @@ class StepModel:
                 t += 2 * self.model.num_layers * self.link.allreduce_s(a, self.tp)
                 if self.norm_allreduces:
                     nb = tokens * self.norm_allreduce_bytes
-                    t += self.norm_allreduces * self.model.num_layers * self.link.allreduce_s(nb, self.tp)
+                    if self.norm_padded:
+                        nb = -(-nb // CUSTOM_AR_ALIGN) * CUSTOM_AR_ALIGN
+                    link = self.link
+                    if self.norm_nccl is not None and self.norm_declined(tokens):
+                        link = self.norm_nccl
+                    t += self.norm_allreduces * self.model.num_layers * link.allreduce_s(nb, self.tp)
             if self.pp > 1:
                 net = self.placement.pp_network_handoffs
                 t += (self.pp - 1 - net) * (P2P_ALPHA_S + a / self.near_link.bytes_per_s)
@@ -1560,6 +1628,14 @@ class StepModel:
             t += self.moe_exchange_s(tokens)
             v = self._coll[tokens] = t
         return v
+
+    def norm_declined(self, tokens: int) -> bool:
+        """Whether the custom all-reduce declines the norm's sums in a step of ``tokens`` tokens (CUSTOM_AR_ALIGN): an
+        unpadded message not a whole number of 16 B, in a graphed step (up to GRAPH_MAX_TOKENS) only at 1 or 2 tokens,
+        the graph's batch being padded to a multiple of 4 above."""
+        if self.norm_padded or not self.ar_declines or (3 <= tokens <= GRAPH_MAX_TOKENS):
+            return False
+        return tokens * self.norm_allreduce_bytes % CUSTOM_AR_ALIGN != 0
 
     def moe_exchange_s(self, tokens: int) -> float:
         """Data-parallel attention: each MoE layer gathers every DP rank's tokens to the GPUs holding
@@ -2044,7 +2120,20 @@ class StepModel:
         if not self.norm_allreduces:
             return "2 all-reduces"
         what = "one" if self.norm_allreduces == 1 else str(self.norm_allreduces)
-        return f"{2 + self.norm_allreduces} all-reduces ({what} of {self.norm_allreduce_bytes} B a token: the q/k norm over all heads)"
+        how = ""
+        if self.norm_padded:
+            how = f", padded to a whole number of {CUSTOM_AR_ALIGN} B"
+        elif self.norm_nccl is not None:
+            us = self.norm_nccl.allreduce_s(self.norm_allreduce_bytes, self.tp) * 1e6
+            how = (
+                f"; through NCCL where not a whole number of {CUSTOM_AR_ALIGN} B, which the custom all-reduce declines "
+                f"(a step of {'1 or 2 tokens' if self.norm_allreduce_bytes < 8 else '1 token'} in a CUDA graph), "
+                f"{us:.2f} us as nccl-tests measures it on {self.gpu.name} at TP {self.tp}"
+            )
+        return (
+            f"{2 + self.norm_allreduces} all-reduces ({what} of {self.norm_allreduce_bytes} B a token: the q/k norm over "
+            f"all heads{how})"
+        )
 
     def _quant_said(self) -> str:
         """The small kernels that quantize fp8 (NVFP4) matmuls' activations, where the step has them (those inside

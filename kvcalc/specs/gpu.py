@@ -275,6 +275,10 @@ class GPUSpec:
     allreduce: AllReduceSpec | None = None
     """Measured all-reduce latencies inside the NVLink domain, where a public microbenchmark gives
     them; None: latency + bytes / bandwidth (kvcalc.engine.steptime)."""
+    nccl_allreduce: AllReduceSpec | None = None
+    """Measured latencies of NCCL's own all-reduce inside the NVLink domain (nccl-tests), where a public
+    microbenchmark gives them: what a message the engines' custom all-reduce declines costs (one not a whole number
+    of 16 B: kvcalc.engine.steptime.CUSTOM_AR_ALIGN); None: such a message is charged as ``allreduce``."""
     gemm: GemmSpec | None = None
     """Measured decode-shaped matmul latency and bandwidth share, where a public microbenchmark gives
     them; None: the step model's pooled defaults (kvcalc.engine.steptime)."""
@@ -356,6 +360,10 @@ class GPUSpec:
             # JSON (the catalog index) writes the group sizes as strings.
             ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
             d["allreduce"] = AllReduceSpec(**ar)
+        if isinstance(d.get("nccl_allreduce"), dict):
+            ar = dict(d["nccl_allreduce"])
+            ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
+            d["nccl_allreduce"] = AllReduceSpec(**ar)
         if isinstance(d.get("gemm"), dict):
             d["gemm"] = GemmSpec(**d["gemm"])
         if isinstance(d.get("gemm_fp8"), dict):
