@@ -180,12 +180,16 @@ def render_show_gpu(r: Any) -> None:
         ),
         ("MLA call beyond its bytes (measured)", _mla_said(g)),
         ("all-reduce (measured)", "TP " + ", ".join(str(n) for n in sorted(g.allreduce.latency_us)) if g.allreduce else "-"),
+        (
+            "NCCL all-reduce (measured)",
+            "TP " + ", ".join(str(n) for n in sorted(g.nccl_allreduce.latency_us)) if g.nccl_allreduce else "-",
+        ),
         ("aliases", ", ".join(g.aliases) or "-"),
     ]
     kv_lines(c, rows)
     measured = [
         "the measured decode matmuls, decode attention, MLA calls and all-reduces name their microbenchmarks in --json "
-        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url)"
+        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url, nccl_allreduce.url)"
     ]
     notes(
         c,
