@@ -464,16 +464,19 @@ def test_a_copy_under_other_constants_spans_with_its_own():
     st.sampled_from([("llama3.1-8b", 1), ("qwen3-235b-a22b", 4), ("llama2-13b", 1)]),
     st.integers(1, 1024),
     st.floats(1.0, 20_000.0),
+    st.sampled_from([None, 0.05]),
 )
-def test_a_decode_only_span_step_is_the_step_on_every_path(key, shape, decodes, mean):
+def test_a_decode_only_span_step_is_the_step_on_every_path(key, shape, decodes, mean, fixed):
     # lines() keeps a full-attention model's decode-only spans by batch (StepModel._line: the simulator's
     # most frequent question); its first step is step()'s under an engine that schedules ahead (vLLM from 0.14),
     # one that does not (0.11, V0) and past SGLang 0.5.6's largest decode graph (eager: the general path), and
-    # asking twice (the kept figures) gives the same lines.
+    # asking twice (the kept figures) gives the same lines. ``fixed``: a host slower than any of these steps' GPU work
+    # (50 ms a step), where a host beside the GPU hides none of the GPU's time.
     from kvcalc.engine.engines import engine
 
     name, tp = shape
-    sm = StepModel(resolve_model(name), resolve_gpu("h100"), BF16, tp=tp, engine=engine(key) if key else None)
+    c = dataclasses.replace(DEFAULTS, fixed_s=fixed) if fixed else DEFAULTS
+    sm = StepModel(resolve_model(name), resolve_gpu("h100"), BF16, tp=tp, constants=c, engine=engine(key) if key else None)
     # vLLM V0 past max_seq_len_to_capture: lines() does not know a batch's longest sequence, so the caller says the span
     # runs eagerly (the simulator, by its longest running request); step() takes the context as the longest.
     eager = sm.decode_graph_max_len is not None and mean > sm.decode_graph_max_len

@@ -78,9 +78,10 @@ class Blocks:
         q, room = divmod(room, n)
         k = q * B
         r = -(S + 1) % B  # the residue taking a block at step S + 1; then r - 1, r - 2, ... (mod B)
-        for c in cnt[r::-1] + cnt[:r:-1]:
+        # (Indices r, r - 1, ..., 0, then B - 1, ..., r + 1: the residues in the order they take blocks; no list built.)
+        for j in range(r, r - B, -1):
             k += 1
-            room -= c
+            room -= cnt[j]
             if room < 0:
                 return k
         raise AssertionError("a whole cycle takes n blocks")  # pragma: no cover
