@@ -1164,6 +1164,29 @@ def test_a_norm_all_reduce_the_custom_all_reduce_declines_goes_through_nccl():
     )
 
 
+def test_the_nccl_norm_paragraph_is_as_the_step_model_says():
+    """docs/simulation.md: MiniMax-M2's norm all-reduce at one token under SGLang 0.5.8 on 8 B200s goes through NCCL."""
+    from pathlib import Path
+
+    from kvcalc.engine.engines import engine
+
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    m, g = resolve_model("minimax-m2"), resolve_gpu("b200")
+    s058 = StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.8"))
+    s059 = StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.9"))
+    # 62 layers x 25.09 us (NCCL, 8 B200s, below 256 B) and x 7.33 us (the custom all-reduce there).
+    assert round(s058.collective_s(1) - s059.collective_s(1), 5) == round(62 * (25.09 - 7.33) * 1e-6, 5)
+    assert (round(62 * 25.09e-3, 2), round(62 * 7.33e-3, 2)) == (1.56, 0.45)
+    assert (
+        "one token under 0.5.8 that is 62 x 25.09 us = 1.56 ms a step where the custom all-reduce's 7.33 us gave 0.45 ms" in doc
+    )
+    # The one-user step at the cookbook runs' context (about 600 prompt and 400 output tokens: 700 at mid-output).
+    h100 = StepModel(m, resolve_gpu("h100-sxm"), kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.9"))
+    steps = [round(x.step(1, 700).t_step_s * 1e3, 1) for x in (h100, s059, s058)]
+    assert steps == [7.9, 7.8, 8.9]
+    assert "kvcalc's one-user step, 7.9 ms on the H100s, goes from 7.8 to 8.9 ms on the B200s" in doc
+
+
 def test_fp8_matmuls_quantize_their_activations_in_kernels_of_their_own():
     from kvcalc.engine.steptime import layer_kernels, quant_kernels
 
