@@ -413,16 +413,11 @@ def nccl_link(gpu: GPUSpec, size: int, c: StepConstants = DEFAULTS) -> Link | No
     """NCCL's own all-reduce among ``size`` GPUs over the scale-up links, where the GPU spec measures it
     (``nccl_allreduce``) and no calibration sets the link's terms; None otherwise (a declined message is then
     charged as the custom all-reduce's)."""
-    ar = gpu.nccl_allreduce
-    if ar is None or size not in ar.latency_us or c.alpha_s is not None or c.link_bytes_per_s is not None:
+    measured = measured_allreduce(gpu, size, nccl=True)
+    if measured is None or c.alpha_s is not None or c.link_bytes_per_s is not None:
         return None
-    low = math.inf
-    ys: list[float] = []
-    for v in reversed(ar.latency_us[size]):
-        low = min(low, float(v) * 1e-6)
-        ys.append(low)
     bw = float(gpu.interconnect_bytes_per_s or 0) / 2 * NVLINK_SHARE
-    return Link("nvlink", bw, ys[-1], (tuple(ar.message_bytes), tuple(reversed(ys))))
+    return Link("nvlink", bw, measured[1][0], measured)
 
 
 TRITON_BLOCK_H = 16
@@ -1018,10 +1013,11 @@ class Link:
         return y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
 
 
-def measured_allreduce(gpu: GPUSpec, size: int) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+def measured_allreduce(gpu: GPUSpec, size: int, nccl: bool = False) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
     """The GPU spec's measured all-reduce latencies among ``size`` GPUs (bytes, seconds), each size
-    at the least measured at it or any larger one; None where the spec has none for that size."""
-    ar = gpu.allreduce
+    at the least measured at it or any larger one; None where the spec has none for that size.
+    ``nccl``: NCCL's own table (``nccl_allreduce``) in place of the engine's all-reduce."""
+    ar = gpu.nccl_allreduce if nccl else gpu.allreduce
     if ar is None or size not in ar.latency_us:
         return None
     raw = ar.latency_us[size]
