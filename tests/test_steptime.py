@@ -675,6 +675,49 @@ def test_the_grouped_top_k_models_are_those_whose_configs_route_by_groups_or_a_s
     assert seen == {True: 10, False: 13}
 
 
+def test_sglang_routes_glm_by_its_compiled_fallback_until_0_5_10():
+    """SGLang 0.5.3-0.5.9's biased_grouped_topk_gpu fuses a router only for at most 32 experts a group of a power-of-two
+    count (moe_fused_gate), or where topk_group x num_expert_group >= top-k (FlashInfer's fused_topk_deepseek, 0.5.8
+    on): GLM-4.6 (tests/configs/glm-4.6.json: n_group 1, topk_group 1, 160 experts, top-8) and GLM-4.5-Air (128) fit
+    neither, and take the compiled biased_grouped_topk_impl, 36 us a layer (sgl-project/sglang#5371)."""
+    import json
+    from pathlib import Path
+
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import layer_latency_s, sglang_router_compiled
+
+    for name in ("glm-4.6", "glm-4.5-air"):
+        cfg = json.loads((Path(__file__).parent / "configs" / f"{name}.json").read_text())
+        e, g, tg, k = cfg["n_routed_experts"], cfg["n_group"], cfg["topk_group"], cfg["num_experts_per_tok"]
+        fused_gate = e // g <= 32 and e & (e - 1) == 0
+        flashinfer = tg * g >= k
+        assert not fused_gate and not flashinfer, name
+    glm, b200, mi300x = resolve_model("glm-4.6"), resolve_gpu("b200"), resolve_gpu("mi300x")
+    for key in ("sglang@0.5.3", "sglang@0.5.6", "sglang@0.5.8", "sglang@0.5.9"):
+        assert sglang_router_compiled(glm, engine(key), b200), key
+        assert sglang_router_compiled(resolve_model("glm-4.5-air"), engine(key), resolve_gpu("h100")), key
+    # Not read after 0.5.9 (the later Triton router) nor before 0.5.3; vLLM, AMD (aiter's kernel), other models: no.
+    for key in ("sglang@0.5.12", "sglang", "sglang@0.5.2", "vllm", "trtllm"):
+        assert not sglang_router_compiled(glm, engine(key), b200), key
+    assert not sglang_router_compiled(glm, engine("sglang@0.5.6"), mi300x)
+    assert not sglang_router_compiled(resolve_model("deepseek-v3"), engine("sglang@0.5.6"), b200)
+    assert not sglang_router_compiled(resolve_model("glm-4.7-flash"), engine("sglang@0.5.8"), b200)
+    # The step: 89 MoE layers (92 less the 3 dense), each router 36 us in place of vLLM's 4 small kernels of 2.7 us.
+    sm = StepModel(glm, b200, BF16, tp=8, engine=engine("sglang@0.5.6"))
+    k = sm.kernels
+    assert (k.router_compiled, k.router_kernels) == (89, 89 * 4)
+    plain = dataclasses.replace(k, small=k.small + k.router_kernels, router_compiled=0, router_kernels=0)
+    assert k.total == plain.total  # the host issues as many kernels
+    assert sm.layer_gaps_s - layer_latency_s(glm, sm.c, kernels=plain) == pytest.approx(89 * (36 - 4 * 2.7) * 1e-6, rel=1e-9)
+    assert "89 routers at 36 us each (SGLang's compiled grouped top-k, in place of 356 small kernels)" in sm.describe()
+    assert StepModel(glm, b200, BF16, tp=8, engine=engine("vllm")).kernels.router_compiled == 0
+    # docs/simulation.md quotes the one-user step (context 700) before and after.
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    before = sm.step(1, 700).t_step_s - 89 * (36 - 4 * 2.7) * 1e-6
+    assert (round(before * 1e3, 1), round(sm.step(1, 700).t_step_s * 1e3, 1)) == (10.6, 12.8)
+    assert "89 x (36 - 4 x 2.7) us = 2.24 ms to the step: 10.6 ms becomes 12.8 at one user" in doc
+
+
 def test_constants_out_of_range_are_refused():
     with pytest.raises(Exception, match="eta_bw"):
         StepConstants(eta_bw=1.5).check()

@@ -690,6 +690,12 @@ class Kernels:
     moe_cutlass_fp4: int = 0
     """Of the fused routed-expert calls, those of NVFP4 experts a CUTLASS grouped-GEMM MoE runs (StepModel.moe_runner
     'cutlass_fp4'), each charged moe_cutlass_fp4_s in place of moe_latency_s."""
+    router_compiled: int = 0
+    """Of the MoE layers, those whose router SGLang runs by its compiled fallback (sglang_router_compiled), each charged
+    ROUTER_COMPILED_S in place of the router's small kernels, which ``small`` then leaves out."""
+    router_kernels: int = 0
+    """The small kernels those routers replace (router_compiled x routing_kernels): the host still issues as many, so
+    :attr:`total` counts them."""
     moe_quant: int = 0
     """Of the fused routed-expert calls, those of quantized experts (fp8 W8A8; MXFP4 where vLLM or SGLang runs them
     with OpenAI's Triton kernel on Hopper: StepModel.mxfp4_triton), each charged moe_quant_s beyond moe_latency_s: the
@@ -699,7 +705,7 @@ class Kernels:
     @property
     def total(self) -> int:
         """Every kernel of a step, as the host issues them."""
-        return self.gemm + self.attention + self.mla_attention + self.moe + self.small + self.moe_inner
+        return self.gemm + self.attention + self.mla_attention + self.moe + self.small + self.moe_inner + self.router_kernels
 
 
 GROUPED_TOPK_ARCHITECTURES = frozenset(
@@ -755,6 +761,34 @@ def routing_kernels(model: ModelSpec) -> int:
     with a score-correction bias is 2 as well: its input's cast to fp32 (Ernie4_5_MoeMoE.forward, whose gate is an
     fp32 matmul) and topk_softmax taking the bias (FusedTopKBiasRouter, fused_topk_bias_router.py; read in 0.22.1)."""
     return 4 if model.architecture in GROUPED_TOPK_ARCHITECTURES else 2
+
+
+ROUTER_COMPILED_S = 36e-6
+"""One MoE layer's router run by SGLang's torch.compile'd biased grouped top-k (topk.py biased_grouped_topk_impl: the
+scores' sigmoid and bias, three torch.topk calls, the group and score masks, the gather, the renormalisation and the
+fused shared expert's slot) in a decode step, seconds: 36 us, where the one fused kernel that replaced it for
+DeepSeek-V3 takes 8 us (sgl-project/sglang#5371, torch profiles of DeepSeek-V3 at TP 8 on H200 serving two prompts:
+"Only one kernel now. 36us->8us")."""
+
+
+def sglang_router_compiled(model: ModelSpec, engine: Engine | None, gpu: GPUSpec) -> bool:
+    """Whether SGLang routes ``model``'s MoE layers by its compiled fallback (ROUTER_COMPILED_S): GLM-4.5, 4.6 and 4.7
+    (glm4_moe: grouped top-k with the score-correction bias over one group of 160, or GLM-4.5-Air's 128, experts) on
+    NVIDIA GPUs under 0.5.3 to 0.5.9. biased_grouped_topk_gpu takes the fused moe_fused_gate only for at most 32
+    experts a group and a power-of-two count, and 0.5.8's and 0.5.9's FlashInfer fused_topk_deepseek only where
+    topk_group x num_expert_group >= top-k (1 x 1 against 8 fails), and its Kimi-K2 kernel only for 384 experts, so
+    GLM's routers fall to biased_grouped_topk_impl (sglang/srt/layers/moe/topk.py and models/glm4_moe.py, read in
+    0.5.3, 0.5.6, 0.5.7, 0.5.8 and 0.5.9; the records of 0.5.4 and 0.5.5 lie between). AMD GPUs take aiter's kernel.
+    Later releases were not read, and are charged the routing kernels as vLLM runs them (routing_kernels)."""
+    return (
+        engine is not None
+        and engine.name == "sglang"
+        and model.architecture == "glm4_moe"
+        and model.moe is not None
+        and gpu.vendor == "NVIDIA"
+        and not engine.older_than(0, 5, 3)
+        and engine.older_than(0, 5, 10)
+    )
 
 
 SHARED_IN_FUSED_MOE_ARCHITECTURES = frozenset(
@@ -947,6 +981,7 @@ def layer_latency_s(model: ModelSpec, c: StepConstants, eager: bool = False, ker
         + n.moe_flashinfer_fp4 * c.moe_flashinfer_fp4_s
         + n.moe_cutlass_fp4 * c.moe_cutlass_fp4_s
         + n.moe_quant * c.moe_quant_s
+        + n.router_compiled * ROUTER_COMPILED_S
         + n.small * c.kernel_gap_s
     )
     if eager:
@@ -1264,6 +1299,11 @@ class StepModel:
         """Small kernels a step of at most SGLANG_AR_FUSION_MAX_TOKENS tokens does not launch (ar_fusion): its norms
         but the first. ``kernels`` and ``prompt_kernels`` are such a step's; a larger step launches them."""
         self.kernels = replace(self.kernels, small=self.kernels.small - self.ar_fused_norms)
+        self.router_compiled = sglang_router_compiled(model, engine, gpu)
+        """Whether each MoE layer's router runs SGLang's compiled fallback (sglang_router_compiled), charged
+        ROUTER_COMPILED_S in place of its small kernels."""
+        if self.router_compiled:
+            self.kernels = self._compiled_router(self.kernels)
         self.attn_heads = attention_heads(model, tp)
         """(request, KV head) pairs a decoding request brings to the step's attention calls (attention_heads)."""
         self.attn_per_request_s = self.attn_heads * (self.c.attn_request_s or 0.0)
@@ -1285,6 +1325,8 @@ class StepModel:
         )
         """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""
         self.prompt_kernels = replace(self.prompt_kernels, small=self.prompt_kernels.small - self.ar_fused_norms)
+        if self.router_compiled:
+            self.prompt_kernels = self._compiled_router(self.prompt_kernels)
         self._gaps()
         self.lockstep_ranks = dp - 1 if dp > 1 and engine is not None and engine.dp_prompt_lockstep else 0
         """The other DP ranks whose prompt steps this rank steps with, running its decodes without CUDA
@@ -1483,6 +1525,13 @@ class StepModel:
         """Which NVFP4 MoE kernel runs the routed experts (moe_runner): 'flashinfer' (TensorRT-LLM-gen's), 'cutlass',
         or '' where they are not NVFP4 at the fp4 peak."""
         return {"flashinfer_trtllm_fp4": "flashinfer", "cutlass_fp4": "cutlass"}.get(self.moe_runner, "")
+
+    def _compiled_router(self, k: Kernels) -> Kernels:
+        """``k`` with each MoE layer's router charged as SGLang's compiled fallback (sglang_router_compiled)."""
+        assert self.model.moe is not None
+        layers = self.model.moe.num_moe_layers
+        replaced = layers * routing_kernels(self.model)
+        return replace(k, small=k.small - replaced, router_compiled=layers, router_kernels=replaced)
 
     def _runner_kernels(self, k: Kernels) -> Kernels:
         """``k`` as this deployment's fused-MoE kernel runs them: the quantized calls' extra floor (moe_quant_s) was
@@ -2173,6 +2222,11 @@ class StepModel:
             if self.moe_backend_unpriced:
                 each += " (--moe-backend trtllm is not priced for these experts here: the default kernel's figures)"
             said.append(f"{k.moe:,} fused routed-expert calls at {each}, their own kernels within them")
+        if k.router_compiled:
+            said.append(
+                f"{k.router_compiled:,} routers at {ROUTER_COMPILED_S * 1e6:g} us each (SGLang's compiled grouped top-k, in place "
+                f"of {k.router_kernels:,} small kernels)"
+            )
         fused = (
             f" (the layers' norms but the first inside the all-reduces: SGLang's FlashInfer fusion; {self.ar_fused_norms:,} "
             f"more in a step of over {SGLANG_AR_FUSION_MAX_TOKENS:,} tokens)"
