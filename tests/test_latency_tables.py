@@ -118,7 +118,8 @@ def test_sglangs_one_batch_deepseek_steps_are_as_the_doc_says():
     # 16 requests of 512 prompt tokens generating 512: contexts 512 to 1,024, 768 mid-output.
     # (18.6, 12.8, 12.8 and 17.6 until an MLA layer's two down projections counted as one matmul where the release runs
     # them so, 0.5.6 but not 0.4.2 or 0.4.5, and the MLA call was re-derived over five projections, 2026-12-06)
-    assert step_ms("h200", "sglang@0.5.6", 16, 768) == 18.2  # 21.1 at vLLM's 59 us MLA call
+    # 18.2 until 0.5.6's shared expert ran inside the fused MoE call (2026-12-07)
+    assert step_ms("h200", "sglang@0.5.6", 16, 768) == 17.1  # 21.1 at vLLM's 59 us MLA call
     # 0.4.2.post4's Triton MLA decode at a fixed 8 splits on the H200 and 16 on the MI300X (Engine.triton_mla_splits):
     # 12.9 and 17.7 until it was priced (2026-12-06), the floor one part of cdiv(256, 8) = 32 and cdiv(2,176, 16) = 136
     # tokens x 70,272 B / 5.27 GB/s, 0.43 and 1.81 ms, above the KV reads at the bandwidth.
@@ -129,7 +130,8 @@ def test_sglangs_one_batch_deepseek_steps_are_as_the_doc_says():
     text = " ".join(DOC.read_text().split())
     assert "16.8 ms (sgl-project/sglang#14764, December 2025, the 0.5.6 era: 16.20 ms median with" in text
     assert (
-        "where kvcalc's step is 18.2 ms (18.6 until 0.5.6's one matmul for an MLA layer's two down projections was "
+        "where kvcalc's step is 17.1 ms (18.2 until 0.5.6's shared expert ran inside the fused MoE call, 2026-12-07, "
+        "docs/simulation.md; 18.6 until 0.5.6's one matmul for an MLA layer's two down projections was "
         "counted, 2026-12-06; 21.1 until an MLA call took its GPU's measured floor, SGLang 0.5.6's own 17 us on "
         "H200 where it took vLLM's 59, 2026-12-05; 20.5 until fp8 fused-MoE calls took their own floor, the same day)." in text
     )

@@ -718,6 +718,43 @@ def test_sglang_routes_glm_by_its_compiled_fallback_until_0_5_10():
     assert "89 x (36 - 4 x 2.7) us = 2.24 ms to the step: 10.6 ms becomes 12.8 at one user" in doc
 
 
+def test_sglang_runs_deepseeks_shared_expert_inside_the_fused_call(monkeypatch):
+    """SGLang's determine_num_fused_shared_experts (models/deepseek_v2.py, 0.5.3 to 0.5.12): DeepseekV3ForCausalLM, 256
+    routed experts and one shared, NVIDIA compute capability 8.0 or more without EP, or from 0.5.6 AMD gfx942 or later
+    with EP too, and not under FlashInfer's TensorRT-LLM MoE runner."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import layer_latency_s, sglang_shared_fused
+
+    ds, h200, mi300x, b200 = resolve_model("deepseek-v3"), resolve_gpu("h200"), resolve_gpu("mi300x"), resolve_gpu("b200")
+    for key in ("sglang@0.5.3", "sglang@0.5.6", "sglang@0.5.9", "sglang@0.5.12"):
+        assert sglang_shared_fused(ds, engine(key), h200, 1, "default"), key
+        assert not sglang_shared_fused(ds, engine(key), h200, 8, "default"), key  # EP on NVIDIA
+        assert sglang_shared_fused(ds, engine(key), mi300x, 8, "default") == (key != "sglang@0.5.3"), key
+        assert not sglang_shared_fused(ds, engine(key), b200, 1, "flashinfer_trtllm"), key
+    for key in ("sglang@0.5.2", "sglang@0.5.14", "sglang", "vllm", "trtllm"):
+        assert not sglang_shared_fused(ds, engine(key), h200, 1, "default"), key
+    assert not sglang_shared_fused(ds, engine("sglang@0.5.6"), resolve_gpu("t4"), 1, "default")  # compute capability 7.5
+    for other in ("kimi-k2", "deepseek-v3.2", "glm-4.6"):  # 384 experts; DeepseekV32ForCausalLM; not DeepSeek's class
+        assert not sglang_shared_fused(resolve_model(other), engine("sglang@0.5.6"), h200, 1, "default"), other
+    # The step under 0.5.12 on 8 H200s (fp8 block-scaled: the matmuls quantize their inputs): each of the 58 MoE layers
+    # runs none of the shared expert's two matmuls (3.6 us each, H200's measured GEMM latency, taken for block fp8), its
+    # activation's two small kernels (vLLM's silu and multiply, as counted) nor its two inputs' quantization (2.7 us each).
+    from kvcalc.engine import steptime
+
+    sm = StepModel(ds, h200, kv_dtype("fp8"), tp=8, engine=engine("sglang@0.5.12"))
+    monkeypatch.setattr(steptime, "sglang_shared_fused", lambda *a: False)
+    apart = StepModel(ds, h200, kv_dtype("fp8"), tp=8, engine=engine("sglang@0.5.12"))
+    monkeypatch.undo()
+    assert sm.shared_fused and not apart.shared_fused and sm.c.gemm_latency_s == pytest.approx(3.6e-6)
+    assert (apart.kernels.gemm - sm.kernels.gemm, apart.kernels.small - sm.kernels.small) == (2 * 58, 4 * 58)
+    assert apart.layer_gaps_s - sm.layer_gaps_s == pytest.approx(58 * (2 * 3.6 + 4 * 2.7) * 1e-6, rel=1e-9)
+    assert layer_latency_s(ds, sm.c, kernels=apart.kernels) == pytest.approx(apart.layer_gaps_s, rel=1e-12)
+    assert not StepModel(ds, h200, kv_dtype("fp8"), tp=8, engine=engine("vllm")).shared_fused
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert round(58 * (2 * 3.6 + 4 * 2.7) * 1e-3, 2) == 1.04
+    assert "under 0.5.12 that is 58 x (2 x 3.6 + 4 x 2.7) us = 1.04 ms less a step" in doc
+
+
 def test_constants_out_of_range_are_refused():
     with pytest.raises(Exception, match="eta_bw"):
         StepConstants(eta_bw=1.5).check()
@@ -1344,13 +1381,21 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     # takes SGLang's 15: 61 x 3.5 us more; and 0.5.6 fuses DeepSeek's all-reduces with the norms after them on B200,
     # which 0.5.3 does not: 2 x 61 - 1 small kernels of 2.7 us more.)
     assert on.ar_fusion and not off.ar_fusion
-    assert off.layer_gaps_s - on.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6) + 61 * 3.5e-6 + 121 * 2.7e-6)
+    # (And 0.5.3 runs DeepSeek's shared expert inside its Triton call, sglang_shared_fused, where 0.5.6's FlashInfer runner
+    # does not: the shared expert's two matmuls at B200's 2.9 us and its four small kernels, activation and fp8
+    # quantization, at 2.7 us, fewer in each of 58 layers.)
+    assert off.shared_fused and not on.shared_fused
+    assert off.layer_gaps_s - on.layer_gaps_s == pytest.approx(
+        58 * (28e-6 + 10e-6 - 22e-6) + 61 * 3.5e-6 + 121 * 2.7e-6 - 58 * (2 * 2.9e-6 + 4 * 2.7e-6)
+    )
     assert "58 fused routed-expert calls at 22 us (FlashInfer's TensorRT-LLM kernel)" in " ".join(on.describe().split())
     doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
     step = (round(on.step(1, 1000).t_step_s * 1e3, 2), round(off.step(1, 1000).t_step_s * 1e3, 2))
-    assert step == (7.96, 9.43)
+    assert step == (7.96, 8.46)
     assert (
-        "one request of 1,000 tokens, 7.96 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 9.43 (11.31 "
+        "one request of 1,000 tokens, 7.96 ms a step, where Triton's figures (as SGLang 0.5.3 runs it) give 8.46 (9.43 until "
+        "0.5.3's shared expert, which it runs inside the Triton call where 0.5.6's FlashInfer runner does not, left the "
+        "step's kernels, 2026-12-07; 11.31 "
         "and 12.24 until an MLA call took its GPU's measured floor, 2026-12-05: SGLang 0.5.6's own 15 us on B200, 0.5.3's "
         "vLLM's 16 us; 8.63 and 9.62 until SGLang 0.5.6's all-reduce and norm fusion" in doc
     )
@@ -1371,8 +1416,11 @@ def test_sglang_runs_fp8_experts_on_b200_with_flashinfers_kernel_at_its_own_floo
     # quantization in post1 to post3, fp8 and the modelopt ones in 0.5.5): 58 calls at 22 us, not 28 + 10.
     e054, e055 = sm(r1, "b200", "sglang@0.5.4"), sm(r1, "b200", "sglang@0.5.4.post1")
     assert not e054.moe_flashinfer and e055.moe_flashinfer and e055.c == e054.c
-    assert e054.layer_gaps_s - e055.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6))
-    assert (round(e054.step(1, 1000).t_step_s * 1e3, 2), round(e055.step(1, 1000).t_step_s * 1e3, 2)) == (8.89, 7.96)
+    # (0.5.4's Triton call also holds the shared expert, sglang_shared_fused: 2 matmuls at 2.9 us and 4 small kernels
+    # fewer a layer; 8.89 ms a step until then, 2026-12-07.)
+    assert e054.shared_fused and not e055.shared_fused
+    assert e054.layer_gaps_s - e055.layer_gaps_s == pytest.approx(58 * (28e-6 + 10e-6 - 22e-6) - 58 * (2 * 2.9e-6 + 4 * 2.7e-6))
+    assert (round(e054.step(1, 1000).t_step_s * 1e3, 2), round(e055.step(1, 1000).t_step_s * 1e3, 2)) == (7.92, 7.96)
     # Qwen3-MoE's fp8 experts not before 0.5.6 (its branch sets no runner in 0.5.5).
     q3 = resolve_model("qwen3-235b-a22b-fp8")
     assert not sm(q3, "b200", "sglang@0.5.5").moe_flashinfer and sm(q3, "b200", "sglang@0.5.6").moe_flashinfer

@@ -50,6 +50,9 @@ HOPPER_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20")
 (memory.cublas_workspace_bytes)."""
 AMD_INSTINCT = ("mi300x", "mi325x", "mi355x")
 """The AMD Instinct GPUs in the catalog (the engines run HIP builds on them)."""
+BELOW_SM80 = ("t4",)
+"""Catalog NVIDIA GPUs of compute capability below 8.0 (the T4, 7.5), where SGLang keeps DeepSeek's shared expert out of
+the fused MoE call (steptime.sglang_shared_fused)."""
 TRITON_GPUS = ("h100-sxm", "h100-pcie", "h100-nvl", "h200", "h20", "b200")
 """The GPUs SGLang's Triton decode floor is priced on (StepModel.attn_floor_s): Hopper, where its block rate was
 measured, and compute capability 10, where the compiled kernel's registers and shared memory are Hopper's

@@ -44,6 +44,8 @@ from kvcalc._record import record
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, link_name, node_of, place
 from kvcalc.engine.engines import (
+    AMD_INSTINCT,
+    BELOW_SM80,
     SGLANG_AR_FUSION_MAX_TOKENS,
     TRITON_GPUS,
     Engine,
@@ -791,6 +793,27 @@ def sglang_router_compiled(model: ModelSpec, engine: Engine | None, gpu: GPUSpec
     )
 
 
+def sglang_shared_fused(model: ModelSpec, engine: Engine | None, gpu: GPUSpec, ep: int, runner: str) -> bool:
+    """Whether SGLang runs DeepSeek-V3's shared expert inside the routed experts' fused call (num_fused_shared_experts 1,
+    the call's top-k one more), so that it launches none of the shared expert's own matmuls, activation or their inputs'
+    quantization. models/deepseek_v2.py determine_num_fused_shared_experts, read in 0.5.3, 0.5.6, 0.5.7, 0.5.9 and
+    0.5.12: a DeepseekV3ForCausalLM checkpoint of 256 routed experts and one shared (DeepSeek-V3, R1, V3.1; not
+    Kimi-K2's 384, not V3.2's class), on an NVIDIA GPU of compute capability 8.0 or more without expert parallelism,
+    or from 0.5.6 an AMD one of gfx942 or later with EP too; not where server_args.py turns it off, FlashInfer's
+    TensorRT-LLM MoE runner among them (``runner``: the deployment's, engines.moe_runner; the Triton or aiter fused
+    MoE, 'default', keeps it). Releases after 0.5.12 were not read: not counted."""
+    if engine is None or engine.name != "sglang" or engine.older_than(0, 5, 3) or not engine.older_than(0, 5, 13):
+        return False
+    moe = model.moe
+    if model.architecture != "deepseek_v3" or moe is None or moe.num_experts != 256 or runner != "default":
+        return False
+    if model.source.config.get("n_shared_experts") != 1:
+        return False
+    if gpu.vendor == "NVIDIA":
+        return ep == 1 and gpu.name not in BELOW_SM80
+    return gpu.name in AMD_INSTINCT and not engine.older_than(0, 5, 6)
+
+
 SHARED_IN_FUSED_MOE_ARCHITECTURES = frozenset(
     {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "glm_moe_dsa", "llama4_text"}
 )
@@ -1304,6 +1327,11 @@ class StepModel:
         ROUTER_COMPILED_S in place of its small kernels."""
         if self.router_compiled:
             self.kernels = self._compiled_router(self.kernels)
+        self.shared_fused = sglang_shared_fused(model, engine, gpu, ep, self.moe_runner)
+        """Whether SGLang runs the shared expert inside the fused routed-expert call (sglang_shared_fused): the shared
+        expert's matmuls, activation and quantization kernels leave the step's count."""
+        if self.shared_fused:
+            self.kernels = self._shared_in_fused(self.kernels, weight_dtype)
         self.attn_heads = attention_heads(model, tp)
         """(request, KV head) pairs a decoding request brings to the step's attention calls (attention_heads)."""
         self.attn_per_request_s = self.attn_heads * (self.c.attn_request_s or 0.0)
@@ -1327,6 +1355,8 @@ class StepModel:
         self.prompt_kernels = replace(self.prompt_kernels, small=self.prompt_kernels.small - self.ar_fused_norms)
         if self.router_compiled:
             self.prompt_kernels = self._compiled_router(self.prompt_kernels)
+        if self.shared_fused:
+            self.prompt_kernels = self._shared_in_fused(self.prompt_kernels, weight_dtype)
         self._gaps()
         self.lockstep_ranks = dp - 1 if dp > 1 and engine is not None and engine.dp_prompt_lockstep else 0
         """The other DP ranks whose prompt steps this rank steps with, running its decodes without CUDA
@@ -1525,6 +1555,17 @@ class StepModel:
         """Which NVFP4 MoE kernel runs the routed experts (moe_runner): 'flashinfer' (TensorRT-LLM-gen's), 'cutlass',
         or '' where they are not NVFP4 at the fp4 peak."""
         return {"flashinfer_trtllm_fp4": "flashinfer", "cutlass_fp4": "cutlass"}.get(self.moe_runner, "")
+
+    def _shared_in_fused(self, k: Kernels, weight_dtype: str | None) -> Kernels:
+        """``k`` less each MoE layer's shared-expert kernels, which run inside the fused call (sglang_shared_fused): its
+        two matmuls, its activation (shared_activation_kernels) and, where its matmuls run at fp8, their inputs'
+        quantization (two: quant_kernels' shared experts)."""
+        assert self.model.moe is not None
+        layers = self.model.moe.num_moe_layers
+        fmt = quant_format(self.compute_dtype)
+        quant = 2 if fmt is not None and "shared_experts" in _quant_roles(self.model, weight_dtype, fmt) else 0
+        small = layers * (shared_activation_kernels(self.model) + quant)
+        return replace(k, gemm=k.gemm - 2 * layers, small=k.small - small)
 
     def _compiled_router(self, k: Kernels) -> Kernels:
         """``k`` with each MoE layer's router charged as SGLang's compiled fallback (sglang_router_compiled)."""
