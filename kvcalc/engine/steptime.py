@@ -2031,9 +2031,7 @@ class StepModel:
                 m0 = g0 + (n * (self.k0 + self.k1 * mean_len) + extra_bytes) * self.inv_bw
                 c0 = g0 + (n * (self.a0 + self.a1 * mean_len) + extra_flops) * self.inv_attn
                 if host is not None:
-                    # (hidden_host, inline: the simulator asks at every event)
-                    h = (m0 if m0 >= c0 else c0) + o - host
-                    o -= (host if host < h else h) if h > 0.0 else 0.0
+                    o -= hidden_host(host, (m0 if m0 >= c0 else c0) + o)
                 return m0, m1, c0, c1, o
         if self.linear:
             kv0, a0 = self.k0 + self.k1 * mean_len, self.a0 + self.a1 * mean_len
