@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from kvcalc.engine.engines import engine
+from kvcalc.engine.engines import engine, with_all_reduce_backend
 from kvcalc.engine.simulate import SimSettings, Workload, simulate
 from kvcalc.engine.steptime import DEFAULTS
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
@@ -36,9 +36,12 @@ def seconds(gpu: GPUSpec, model: str, batch: int, prompt: int, output: int) -> f
     return batch_seconds(gpu, model, batch, prompt, output, SimSettings(prompt + output, 1024, 16384), TABLE["engine"])
 
 
-def batch_seconds(gpu: GPUSpec, model: str, batch: int, prompt: int, output: int, st: SimSettings, release: str) -> float:
+def batch_seconds(
+    gpu: GPUSpec, model: str, batch: int, prompt: int, output: int, st: SimSettings, release: str, all_reduce: str | None = None
+) -> float:
     """Seconds from ``batch`` prompts of ``prompt`` tokens, all sent at once, to the last of their ``output``
-    tokens each, under ``release`` with ``st``, at the table's TP, KV and weight formats, default constants."""
+    tokens each, under ``release`` with ``st`` (its all-reduces as ``all_reduce`` names them: --all-reduce-backend), at
+    the table's TP, KV and weight formats, default constants."""
     wl = Workload(np.zeros(batch), np.full(batch, prompt), np.full(batch, output), "offline", "fixed", 0, 0.0)
     run = simulate(
         resolve_model(model),
@@ -46,7 +49,7 @@ def batch_seconds(gpu: GPUSpec, model: str, batch: int, prompt: int, output: int
         wl,
         st,
         [("paged-16", 16)],
-        engine(release),
+        with_all_reduce_backend(engine(release), all_reduce),
         kv_dtype(TABLE["kv_dtype"]),
         int(TABLE["tp"]),
         weight_dtype=TABLE["weight_dtype"],
@@ -126,7 +129,10 @@ def test_sglangs_one_batch_deepseek_steps_are_as_the_doc_says():
     # 0.4.5.post3: 13.0 until SGLang's FlashAttention 3 MLA call (17 us, where vLLM's module took 62) was taken on Hopper
     # from 0.4.5.post1 (2026-12-06): 61 x 45 us = 2.7 ms less.
     assert step_ms("h200", "sglang@0.4.2.post4", 1, 256) == 13.4 and step_ms("h200", "sglang@0.4.5.post3", 1, 1050) == 10.2
-    assert step_ms("mi300x", "sglang@0.4.2.post4", 4, 2176) == 19.4
+    # 19.4 until SGLang before 0.4.4 ran RCCL for every all-reduce at TP 8 on ROCm (2026-12-07): 4 tokens x 7,168 x 2 B =
+    # 57,344 B, RCCL's 16.22 + (18.01 - 16.22) x 0.75 = 17.56 us where the custom all-reduce's 7.26 us + 57,344 B x 7/4 /
+    # 313.6 GB/s = 7.58 us: 2 x 61 x 9.98 us = 1.22 ms more.
+    assert step_ms("mi300x", "sglang@0.4.2.post4", 4, 2176) == 20.6
     text = " ".join(DOC.read_text().split())
     assert "16.8 ms (sgl-project/sglang#14764, December 2025, the 0.5.6 era: 16.20 ms median with" in text
     assert (
@@ -145,7 +151,7 @@ def test_sglangs_one_batch_deepseek_steps_are_as_the_doc_says():
         "2026-12-06; 12.2 until that floor); and on 8 MI300Xs 38.5 ms at 4 requests of 2,048 tokens" in text
     )
     assert (
-        "(#3237, February 2025) where kvcalc has 19.4 (17.7 until that Triton decode was priced, 2026-12-06; "
+        "(#3237, February 2025) where kvcalc has 20.6 (19.4 until releases without a custom all-reduce on ROCm were charged RCCL's, 2026-12-07; 17.7 until that Triton decode was priced, 2026-12-06; "
         "17.6 until the default MLA call was re-derived at 62 us, 2026-12-06; "
         "17.3 until the MI300X's all-reduces at TP 8 took its TP 4 table's latency, 2026-12-05)." in text
     )
@@ -195,6 +201,9 @@ def test_the_mi300x_fused_moe_tables_against_kvcalcs_charge_are_as_the_doc_says(
     )
 
 
+RUN = (TABLE["throughput_engine"], TABLE["throughput_all_reduce_backend"])
+
+
 def throughput_ratios(before: bool = False) -> list[float]:
     """kvcalc's tokens/s (prompt and output) over the README's offline throughput, row by row: every prompt
     sent at once, as benchmark_throughput.py sends them, with the command's max_model_len 8,192,
@@ -206,7 +215,7 @@ def throughput_ratios(before: bool = False) -> list[float]:
     for t in TABLE["throughput"]:
         n, p, o = t["prompts"], t["input_len"], t["output_len"]
         st = SimSettings(8192, n, 131072, chunked_prefill=False)
-        out.append(n * (p + o) / batch_seconds(gpu, t["model"], n, p, o, st, TABLE["throughput_engine"]) / t["tokens_per_s"])
+        out.append(n * (p + o) / batch_seconds(gpu, t["model"], n, p, o, st, *RUN) / t["tokens_per_s"])
     return out
 
 

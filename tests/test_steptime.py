@@ -1226,8 +1226,8 @@ def test_a_norm_all_reduce_the_custom_all_reduce_declines_goes_through_nccl():
     nccl_8008 = (26.02 + (26.55 - 26.02) * (8008 - 4096) / 4096) * 1e-6
     ca_8016 = (7.79 + (7.82 - 7.79) * (8016 - 4096) / 4096) * 1e-6
     assert coll("sglang@0.5.8", 1001) - coll("sglang@0.5.9", 1001) == pytest.approx(62 * (nccl_8008 - ca_8016), rel=1e-6)
-    # Nothing to decline: TensorRT-LLM (its own all-reduce), a GPU whose spec measures no NCCL (MI300X), a calibrated
-    # link, or no engine named.
+    # Nothing to decline: TensorRT-LLM (its own all-reduce), an AMD GPU (SGLang runs aiter's all-reduce there, whose
+    # rule was not read), a calibrated link, or no engine named.
     assert StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("trtllm")).norm_nccl is None
     assert StepModel(m, resolve_gpu("mi300x"), kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.8")).norm_nccl is None
     cal = dataclasses.replace(sm.c, alpha_s=5e-6)
@@ -1242,6 +1242,118 @@ def test_a_norm_all_reduce_the_custom_all_reduce_declines_goes_through_nccl():
         "padded to a whole number of 16 B"
         in StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.9")).describe()
     )
+
+
+def test_releases_without_a_custom_all_reduce_on_rocm_run_every_all_reduce_through_rccl():
+    """vLLM before 0.8.3 builds no custom all-reduce for ROCm, and SGLang before 0.4.4 declines it past 2 GPUs there
+    (custom_ar_runs): RCCL carries every TP all-reduce, at its measured latency (gpu_specs/mi300x.yaml nccl_allreduce,
+    MK1's QuickReduce README). Llama-3.1-405B: hidden 16,384, 126 layers (config.json), so a token's all-reduce is
+    32,768 B."""
+    from kvcalc.engine.engines import engine, with_all_reduce_backend
+    from kvcalc.engine.steptime import custom_ar_runs
+
+    mi300x, h100 = resolve_gpu("mi300x"), resolve_gpu("h100-sxm")
+    cases = [
+        ("vllm@0.6.3", mi300x, 8, False),
+        ("vllm@0.7.3", mi300x, 8, False),
+        ("vllm@0.8.2", mi300x, 2, False),  # no op to run at any size
+        ("vllm@0.8.4", mi300x, 8, True),
+        ("vllm@0.10", mi300x, 8, True),
+        ("vllm@0.6.3", h100, 8, True),  # CUDA builds have it
+        ("vllm@0.6.3", mi300x, 1, True),  # nothing to reduce
+        ("sglang@0.4.2.post4", mi300x, 8, False),
+        ("sglang@0.4.2.post4", mi300x, 4, False),
+        ("sglang@0.4.2.post4", mi300x, 2, True),  # its 2-GPU path there not read: unchanged
+        ("sglang@0.4.5", mi300x, 8, True),
+        ("sglang@0.4.2.post4", h100, 8, True),
+        ("trtllm", h100, 8, True),
+    ]
+    assert [custom_ar_runs(engine(e), g, tp) for e, g, tp, _ in cases] == [want for *_, want in cases]
+    assert custom_ar_runs(None, mi300x, 8)
+    # Named on the command line (--all-reduce-backend): a fork's build with one, or NCCL asked for.
+    assert custom_ar_runs(with_all_reduce_backend(engine("vllm@0.6.3"), "custom"), mi300x, 8)
+    assert not custom_ar_runs(with_all_reduce_backend(engine("vllm@0.11"), "nccl"), h100, 8)
+    assert not custom_ar_runs(with_all_reduce_backend(engine("vllm@0.11"), "RCCL"), mi300x, 8)
+    assert with_all_reduce_backend(engine("vllm@0.6.3"), "default") == engine("vllm@0.6.3")
+
+    m = resolve_model("llama3.1-405b")
+
+    def coll(e: object, tokens: int, gpu: object = mi300x) -> float:
+        return StepModel(m, gpu, BF16, tp=8, engine=e).collective_s(tokens)  # type: ignore[arg-type]
+
+    # RCCL at 8 GPUs, each size at the least measured at it or any larger: 32,768 B 16.22 us (the row's least);
+    # 2,097,152 B (64 tokens) 34.05 us. The custom all-reduce at TP 8, which no MI300X table measures: the TP 4 table's
+    # 7.26 us at its smallest + bytes x 2 x 7/8 over 896 GB/s / 2 x 0.7 = 313.6 GB/s.
+    def custom(nbytes: int) -> float:
+        return 7.26e-6 + nbytes * 2 * 7 / 8 / 313.6e9
+
+    old = engine("vllm@0.6.3")
+    assert coll(old, 1) == pytest.approx(2 * 126 * 16.22e-6, rel=1e-9)
+    assert coll(old, 64) == pytest.approx(2 * 126 * 34.05e-6, rel=1e-9)
+    assert coll(with_all_reduce_backend(old, "custom"), 1) == pytest.approx(2 * 126 * custom(32_768), rel=1e-9)
+    assert coll(with_all_reduce_backend(old, "custom"), 64) == pytest.approx(2 * 126 * custom(2_097_152), rel=1e-9)
+    assert coll(engine("vllm@0.8.4"), 1) == pytest.approx(2 * 126 * custom(32_768), rel=1e-9)
+    # The whole step moves by the collectives alone: 2 x 126 x (16.22 - 7.443) us = 2.21 ms at one token.
+    a = StepModel(m, mi300x, BF16, tp=8, engine=old).step(1, 200).t_step_s
+    b = StepModel(m, mi300x, BF16, tp=8, engine=with_all_reduce_backend(old, "custom")).step(1, 200).t_step_s
+    assert a - b == pytest.approx(2 * 126 * (16.22e-6 - custom(32_768)), rel=1e-6)
+    # A GPU whose spec measures no RCCL (MI325X) keeps the custom all-reduce's figures, and says why.
+    mi325x = resolve_gpu("mi325x")
+    assert mi325x.nccl_allreduce is None and coll(old, 1, mi325x) == coll(with_all_reduce_backend(old, "custom"), 1, mi325x)
+    said = " ".join(StepModel(m, mi325x, BF16, tp=8, engine=old).describe().split())
+    assert "RCCL would carry them, but mi325x's spec measures no NCCL all-reduce at TP 8" in said
+    said = " ".join(StepModel(m, mi300x, BF16, tp=8, engine=old).describe().split())
+    assert "2 all-reduces per layer through RCCL, the release having no custom all-reduce here," in said
+    assert "16.2 us at 32,768 B" in said
+    assert "through RCCL" not in StepModel(m, mi300x, BF16, tp=8, engine=engine("vllm@0.8.4")).describe()
+
+
+def test_the_rccl_paragraph_is_as_the_step_model_says():
+    """docs/simulation.md: Llama-3.1-405B on 8 MI300Xs under vLLM 0.6.3, whose ROCm build has no custom all-reduce."""
+    from kvcalc.engine.engines import engine, with_all_reduce_backend
+
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    m, g = resolve_model("llama3.1-405b"), resolve_gpu("mi300x")
+    rccl = StepModel(m, g, BF16, tp=8, engine=engine("vllm@0.6.3"))
+    custom = StepModel(m, g, BF16, tp=8, engine=with_all_reduce_backend(engine("vllm@0.6.3"), "custom"))
+    # 2 x 126 layers x 16.22 us; the custom all-reduce's 7.26 us + 32,768 B x 7/4 / 313.6 GB/s = 7.443 us.
+    assert round(2 * 126 * 16.22e-3, 2) == 4.09 and round(2 * 126 * (7.26 + 32_768 * 7 / 4 / 313.6e3) * 1e-3, 2) == 1.88
+    assert (round(rccl.collective_s(1) * 1e3, 2), round(custom.collective_s(1) * 1e3, 2)) == (4.09, 1.88)
+    assert "that is 2 x 126 x 16.22 us = 4.09 ms a step where the custom all-reduce's 7.44 us gave 1.88 ms" in doc
+    # One request of dstack's 80-token prompts and 85-token outputs (the corpus's n = 1 run), at mid-output.
+    assert [round(s.step(1, 122).t_step_s * 1e3, 1) for s in (custom, rccl)] == [45.5, 47.8]
+    assert "the step goes from 45.5 to 47.8 ms, where dstack's October 2024 build of vLLM measured 50.2 ms" in doc
+
+
+def test_all_reduce_option_is_checked_where_it_is_given(cli, tmp_path, monkeypatch):
+    """--all-reduce-backend and kvcalc.toml's all_reduce_backend: a known name, and nccl only where the GPU spec measures NCCL."""
+    line = one_line_error(
+        cli("roofline", "--model", "llama3.1-70b", "--gpu", "l40s", "--tp", "8", "--all-reduce-backend", "nccl")
+    )
+    assert "all-reduce backend nccl on l40s" in line and "(--all-reduce-backend)" in line and "mi300x" in line
+    one_line_error(
+        cli("roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--all-reduce-backend", "ncl"),
+        "did you mean nccl",
+    )
+    one_line_error(
+        cli("simulate", "--model", "llama3.1-70b", "--gpu", "l40s", "--tp", "8", "--all-reduce-backend", "nccl"),
+        "--all-reduce-backend",
+    )
+    one_line_error(
+        cli("plan", "--model", "llama3.1-70b", "--gpus", "l40s", "--all-reduce-backend", "nccl", "--rate", "1"),
+        "--all-reduce-backend",
+    )
+    ok = cli("roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--all-reduce-backend", "nccl", "--json")
+    custom = cli("roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--json")
+    assert ok.code == 0 and ok.json()["t_step_s"] > custom.json()["t_step_s"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kvcalc.toml").write_text('all_reduce_backend = "nccll"\n')
+    one_line_error(
+        cli("roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8"), "key all_reduce_backend", "did you mean nccl"
+    )
+    (tmp_path / "kvcalc.toml").write_text('all_reduce_backend = "nccl"\n')
+    fromfile = cli("roofline", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "8", "--json")
+    assert fromfile.code == 0 and fromfile.json()["t_step_s"] == ok.json()["t_step_s"]
 
 
 def test_the_nccl_norm_paragraph_is_as_the_step_model_says():
@@ -2925,7 +3037,7 @@ def test_the_v0_capture_length_worked_example_is_as_docs_engines_says():
     # tokens (eager: past 8,192), 19.8 ms at 4,000; the MI300X's graphed step of 128 at 9,000, 82.2 ms against 85.1.
     import dataclasses
 
-    from kvcalc.engine.engines import engine
+    from kvcalc.engine.engines import engine, with_all_reduce_backend
 
     text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "engines.md").read_text().split())
     kd = dataclasses.replace(BF16, auto=True)
@@ -2934,7 +3046,10 @@ def test_the_v0_capture_length_worked_example_is_as_docs_engines_says():
     m = resolve_model("deepseek-v3")
     h200 = StepModel(m, resolve_gpu("h200"), kd, tp=8, engine=e)
     assert [round(h200.step(4, x).t_step_s * 1e3, 1) for x in (9000, 4000)] == [84.6, 19.8]
-    mi = [StepModel(m, resolve_gpu("mi300x"), kd, tp=8, engine=x).step(128, 9000).t_step_s for x in (graphed, e)]
+    # The MI300X sibling ran AMD's ROCm/vllm fork, whose custom all-reduce runs there (tests/serving/cases.yaml
+    # all_reduce_backend): 84.0 ms graphed with the 0.7.2 record's RCCL (steptime.custom_ar_runs, 2026-12-07).
+    fork = [with_all_reduce_backend(x, "custom") for x in (graphed, e)]
+    mi = [StepModel(m, resolve_gpu("mi300x"), kd, tp=8, engine=x).step(128, 9000).t_step_s for x in fork]
     assert [round(t * 1e3, 1) for t in mi] == [82.2, 85.1]
     assert "4 requests of 9,000 tokens: 84.6 ms a step where 4,000 tokens take 19.8" in text
     assert "(82.2 ms against 85.1 at 9,000 tokens)" in text

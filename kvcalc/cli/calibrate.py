@@ -28,6 +28,7 @@ def calibrate(
     engine: opt.EngineOpt = "vllm",
     attention_backend: opt.AttentionBackend = None,
     moe_backend: opt.MoeBackend = None,
+    all_reduce_backend: opt.AllReduceBackend = None,
     weight_dtype: opt.WeightDtypeOpt = None,
     write: Annotated[
         Optional[str],
@@ -62,7 +63,7 @@ def calibrate(
         runs,
         sizes,
         opt.kv(kv_dtype, weight_dtype),
-        opt.engine(engine, attention_backend, moe_backend),
+        opt.engine(engine, attention_backend, moe_backend, all_reduce_backend),
         weight_dtype=opt.weight_dtype(weight_dtype),
         identify=lambda name: canonical_name("model", name),
     )

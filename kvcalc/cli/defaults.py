@@ -13,7 +13,7 @@ from kvcalc.errors import KvcalcError
 
 BUILTIN = {"model": "llama3.1-8b", "gpu": "h100-sxm"}
 ACCEPTED = (
-    "UTF-8 TOML with model, gpu, calibration, engine, kv_dtype, tp, util, block_size, attention_backend, moe_backend and scheduler_recv_interval keys (kvcalc.toml, or "
+    "UTF-8 TOML with model, gpu, calibration, engine, kv_dtype, tp, util, block_size, attention_backend, moe_backend, all_reduce_backend and scheduler_recv_interval keys (kvcalc.toml, or "
     "[tool.kvcalc] in pyproject.toml)"
 )
 
@@ -38,6 +38,7 @@ OPTION_KEYS: dict[str, tuple[type, ...]] = {
     "block_size": (int,),
     "attention_backend": (str,),
     "moe_backend": (str,),
+    "all_reduce_backend": (str,),
     "scheduler_recv_interval": (int,),
 }
 """Options every command that has them takes from kvcalc.toml when the command line leaves them out."""
@@ -160,6 +161,7 @@ def option_defaults() -> tuple[dict[str, str], str]:
                 "kv_dtype": "a name such as 'fp8'",
                 "attention_backend": "a name such as 'triton'",
                 "moe_backend": "a name such as 'trtllm'",
+                "all_reduce_backend": "a name such as 'nccl'",
             }.get(key, "a number" if key == "util" else "a whole number")
             raise KvcalcError(f"{key} must be {words}, got {str(v)[:40]!r}", where, f"{key} = {words.split(' such as ')[-1]}")
         _check_value(key, v, f"{where}, key {key}")
@@ -185,6 +187,10 @@ def _check_value(key: str, v: Any, where: str) -> None:
         from kvcalc.engine.engines import engine, with_moe_backend
 
         with_moe_backend(engine("vllm", where), str(v), where)
+    elif key == "all_reduce_backend":
+        from kvcalc.engine.engines import engine, with_all_reduce_backend
+
+        with_all_reduce_backend(engine("vllm", where), str(v), where)
     elif key == "util" and not 0 < float(v) <= 1:
         raise KvcalcError(f"util {v!r} is out of range", where, "a fraction in (0, 1], e.g. 0.9")
     elif key in ("tp", "block_size", "scheduler_recv_interval"):

@@ -101,6 +101,17 @@ MoeBackend = Annotated[
         "priced on the B200 and GB200 for NVFP4 experts, and for fp8 and 16-bit ones without EP).",
     ),
 ]
+AllReduceBackend = Annotated[
+    Optional[str],
+    typer.Option(
+        "--all-reduce-backend",
+        metavar="<kind>",
+        help="What carries the TP all-reduces: default (as the release's code decides on the GPU: vLLM before 0.8.3 and "
+        "SGLang before 0.4.4 run none of their own on AMD GPUs), custom (the engine's custom all-reduce, as AMD's "
+        "ROCm/vllm fork builds have) or nccl (NCCL or RCCL for every one, as --disable-custom-all-reduce asks; priced "
+        "where the GPU spec measures it).",
+    ),
+]
 BlockSize = Annotated[
     Optional[str],
     typer.Option("--block-size", metavar="<tokens>", help="Tokens per KV block (vLLM 16, TensorRT-LLM 32), 1 to 65,536."),
@@ -406,23 +417,39 @@ def weight_dtype(v: str | None) -> str | None:
     return normalize_weight_dtype(v, "--weight-dtype")
 
 
-def engine(v: str, attention_backend: str | None = None, moe_backend: str | None = None) -> Any:
-    from kvcalc.engine.engines import engine as parse_engine, with_attention_backend, with_moe_backend
+def engine(
+    v: str, attention_backend: str | None = None, moe_backend: str | None = None, all_reduce_backend: str | None = None
+) -> Any:
+    from kvcalc.engine.engines import engine as parse_engine, with_all_reduce_backend, with_attention_backend, with_moe_backend
 
     e = with_attention_backend(parse_engine(v, "--engine"), attention_backend, "--attention-backend")
-    return with_moe_backend(e, moe_backend, "--moe-backend")
+    return with_all_reduce_backend(with_moe_backend(e, moe_backend, "--moe-backend"), all_reduce_backend, "--all-reduce-backend")
 
 
 def check_backend(model: Any, gpus: list[Any], eng: Any) -> None:
-    """Refuse, before any work, an --attention-backend the step model does not price for the model on a GPU."""
+    """Refuse, before any work, an --attention-backend the step model does not price for the model on a GPU, and an
+    --all-reduce-backend nccl on a GPU whose spec measures no NCCL all-reduce."""
     from kvcalc.engine.steptime import check_triton
     from kvcalc.errors import KvcalcError
 
     for g in gpus:
+        if eng.custom_allreduce is False and g.nccl_allreduce is None:
+            have = ", ".join(s.name for s in _nccl_measured())
+            raise KvcalcError(
+                f"all-reduce backend nccl on {g.name}: its GPU spec measures no NCCL all-reduce (nccl_allreduce)",
+                "--all-reduce-backend",
+                f"default or custom, or nccl on a GPU whose spec measures it ({have})",
+            )
         try:
             check_triton(model, g, eng)
         except KvcalcError as e:
             raise KvcalcError(e.what, "--attention-backend", e.accepted) from None
+
+
+def _nccl_measured() -> list[Any]:
+    from kvcalc.specs.catalog import all_specs
+
+    return [g for g in all_specs("gpu") if g.nccl_allreduce is not None]
 
 
 def model_and_gpu(model: str | None, gpu: str | None, need_gpu: bool = True) -> tuple[Any, Any, dict[str, str]]:

@@ -53,6 +53,7 @@ def roofline(
     ] = "vllm",
     attention_backend: opt.AttentionBackend = None,
     moe_backend: opt.MoeBackend = None,
+    all_reduce_backend: opt.AllReduceBackend = None,
     allreduce: Annotated[
         bool, typer.Option("--allreduce", help="Add the tensor-parallel all-reduce time as a separate line.")
     ] = False,
@@ -91,7 +92,7 @@ def roofline(
     m, g, origin = opt.model_and_gpu(model, gpu)
     batches = parse_count_list(batch, "--batch")
     seqs = parse_token_list(seq, "--seq")
-    eng = opt.engine(engine, attention_backend, moe_backend)
+    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend)
     opt.check_backend(m, [g], eng)
     r = run_roofline(
         m,

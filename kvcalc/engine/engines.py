@@ -321,6 +321,9 @@ class Engine:
     sampler_old_gpus: tuple[int, int, int] | None = None
     """(best, low, high) bytes per logit on GPUs without FlashInfer's sampler (ROCm, NVIDIA before
     sm_80), where the release picks FlashInfer by compute capability."""
+    custom_allreduce: bool | None = None
+    """Whether the engine's custom all-reduce runs, where a deployment names it (a fork's build, or
+    ``--disable-custom-all-reduce``); None: as the release's code decides on the GPU (steptime.custom_ar_runs)."""
     mixes_prefill: bool = True
     """Whether a step carries prompt chunks beside the running requests' decodes (vLLM, TensorRT-LLM:
     chunked prefill), or runs waiting prompts as a prefill batch of their own, first, and decodes only
@@ -2047,6 +2050,21 @@ def with_moe_backend(e: Engine, backend: str | None, where: str = "moe_backend")
     accepted = "default, or trtllm (the TensorRT-LLM-gen kernel; flashinfer_trtllm is the same)"
     key = _backend_key(backend, MOE_BACKENDS, "MoE backend", where, accepted)
     return replace(e, moe_backend="trtllm") if MOE_BACKENDS[key] else e
+
+
+ALL_REDUCE_BACKENDS: dict[str, bool | None] = {"default": None, "custom": True, "nccl": False, "rccl": False}
+"""What --all-reduce-backend names (Engine.custom_allreduce): the release's own choice on the GPU (steptime.custom_ar_runs), its
+custom all-reduce (a fork's build that has one where the release has none: AMD's ROCm/vllm images), or NCCL (RCCL on
+ROCm) for every all-reduce (the servers' --disable-custom-all-reduce)."""
+
+
+def with_all_reduce_backend(e: Engine, name: str | None, where: str = "all_reduce_backend") -> Engine:
+    """``e`` with its TP all-reduces as ``name`` says (ALL_REDUCE_BACKENDS; None, "" or "default": as the release's code decides);
+    an unknown name is refused in one line with the closest ones."""
+    accepted = "default, custom (the engine's custom all-reduce) or nccl (NCCL or RCCL for every all-reduce; rccl is the same)"
+    key = _backend_key(name, ALL_REDUCE_BACKENDS, "all-reduce backend", where, accepted)
+    on = ALL_REDUCE_BACKENDS[key]
+    return e if on is None else replace(e, custom_allreduce=on)
 
 
 def with_attention_backend(e: Engine, backend: str | None, where: str = "attention_backend") -> Engine:

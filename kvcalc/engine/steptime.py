@@ -411,6 +411,33 @@ def custom_ar_declines(engine: Engine | None) -> bool:
     return engine is not None and engine.name in ("vllm", "sglang")
 
 
+def custom_ar_runs(engine: Engine | None, gpu: GPUSpec, tp: int) -> bool:
+    """Whether ``engine``'s custom all-reduce runs for a TP group of ``tp`` GPUs on ``gpu``; where it does not, NCCL
+    (RCCL on ROCm) carries every all-reduce. Not on AMD GPUs:
+    - vLLM before 0.8.3: its ROCm build has no custom all-reduce op (``ops.meta_size()`` fails, "For AMD GPUs and
+      CPUs", and the constructor asserts ``current_platform.is_cuda()``: distributed/device_communicators/
+      custom_all_reduce.py, read in 0.6.3, 0.7.3, 0.8.0 and 0.8.2); 0.8.3 takes ``is_cuda_alike()``
+      (vllm-project/vllm#14125, read in 0.8.3, 0.8.4 and 0.9.2). AMD's ROCm/vllm fork had its own since
+      ROCm/vllm#27 (2024-05-30): a run of that fork's image names the custom all-reduce (Engine.custom_allreduce).
+      A record that spans the change is charged as its earlier releases: vllm@0.8 (0.8.0 to 0.8.3) as 0.8.0 to 0.8.2.
+    - SGLang before 0.4.4 at more than 2 GPUs: its custom all-reduce tests NVLink only under CUDA (``full_nvlink =
+      False`` otherwise) and declines ``world_size > 2 and not full_nvlink`` (read in 0.4.2.post4, 0.4.3 and
+      0.4.3.post2); 0.4.4 tests the HIP mesh (``if _is_cuda or _is_hip``). Its 2-GPU path there was not read. The
+      record sglang@0.4.2.post2 (0.4.2.post2 to 0.4.4) is charged as its releases before 0.4.4.
+    An engine named with its custom all-reduce on or off (Engine.custom_allreduce, --all-reduce-backend) takes that."""
+    if engine is None or tp <= 1:
+        return True
+    if engine.custom_allreduce is not None:
+        return engine.custom_allreduce
+    if gpu.vendor != "AMD":
+        return True
+    if engine.name == "vllm":
+        return not engine.older_than(0, 8, 3)
+    if engine.name == "sglang":
+        return tp <= 2 or not engine.older_than(0, 4, 4)
+    return True
+
+
 def nccl_link(gpu: GPUSpec, size: int, c: StepConstants = DEFAULTS) -> Link | None:
     """NCCL's own all-reduce among ``size`` GPUs over the scale-up links, where the GPU spec measures it
     (``nccl_allreduce``) and no calibration sets the link's terms; None otherwise (a declined message is then
@@ -1281,6 +1308,9 @@ class StepModel:
         self.norm_allreduces, self.norm_allreduce_bytes = norm_allreduces(model, engine)
         self.norm_padded = norm_allreduce_padded(engine)
         self.ar_declines = custom_ar_declines(engine)
+        self.custom_ar = custom_ar_runs(engine, gpu, tp)
+        """Whether the engine's custom all-reduce runs here (custom_ar_runs); where not, NCCL's measured table carries
+        every all-reduce (nccl_link)."""
         if dp > 1 or ep > 1:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
@@ -1632,10 +1662,21 @@ class StepModel:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
         ranks), and between PP stages inside and across nodes."""
         self.link = tp_link(self.gpu, self.tp, self.c)
-        # Where the engine's custom all-reduce declines the norm's sums (CUSTOM_AR_ALIGN): NCCL's, as measured.
+        # Where the engine's custom all-reduce does not run on this GPU (custom_ar_runs): NCCL's (RCCL's), as measured.
+        whole = nccl_link(self.gpu, self.tp, self.c) if not self.custom_ar and self.link.kind == "nvlink" else None
+        self.link = whole or self.link
+        self.all_nccl = whole is not None
+        """Whether NCCL's (RCCL's) measured table carries every TP all-reduce (custom_ar_runs)."""
+        # Where the engine's custom all-reduce declines the norm's sums (CUSTOM_AR_ALIGN): NCCL's, as measured. Read in
+        # vLLM's and SGLang's own custom all-reduce; not in aiter's, which SGLang runs on ROCm.
         nccl = (
             nccl_link(self.gpu, self.tp, self.c)
-            if self.norm_allreduces and self.ar_declines and not self.norm_padded and self.link.kind == "nvlink"
+            if self.norm_allreduces
+            and self.ar_declines
+            and not self.norm_padded
+            and self.custom_ar
+            and self.link.kind == "nvlink"
+            and self.gpu.vendor != "AMD"
             else None
         )
         self.norm_nccl = nccl
@@ -2298,14 +2339,23 @@ class StepModel:
         ]
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]
+            lib = "RCCL" if self.gpu.vendor == "AMD" else "NCCL"
+            whose = f" through {lib}, the release having no custom all-reduce here," if self.all_nccl else ""
             parts.append(
-                f"+ {self._allreduces_said()} per layer over {link_name(self.gpu, self.link.kind)}, as measured on {self.gpu.name} at TP {self.tp} "
-                f"({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the measured sizes)"
+                f"+ {self._allreduces_said()} per layer{whose} over {link_name(self.gpu, self.link.kind)}, as measured on "
+                f"{self.gpu.name} at TP {self.tp} ({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the "
+                "measured sizes)"
             )
         elif self.tp > 1:
+            unmeasured = (
+                f" ({'RCCL' if self.gpu.vendor == 'AMD' else 'NCCL'} would carry them, but {self.gpu.name}'s spec measures no NCCL all-reduce at TP {self.tp}: charged "
+                "as the custom all-reduce's)"
+                if not self.custom_ar and self.link.kind == "nvlink"
+                else ""
+            )
             parts.append(
                 f"+ {self._allreduces_said()} per layer over {link_name(self.gpu, self.link.kind)} ({self.link.alpha_s * 1e6:g} us + bytes / "
-                f"{self.link.bytes_per_s / 1e9:g} GB/s)"
+                f"{self.link.bytes_per_s / 1e9:g} GB/s){unmeasured}"
             )
         if self.dp > 1 and self.model.moe:
             parts.append(
