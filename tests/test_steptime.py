@@ -1206,7 +1206,7 @@ def test_a_norm_all_reduce_the_custom_all_reduce_declines_goes_through_nccl():
     # The custom all-reduce on B200 at TP 8 (gpu_specs/b200.yaml allreduce, each size at the least measured at it or
     # above): 6,144 B between 4,096 B (7.79 us) and 8,192 B (7.82): 7.805 us; 12,288 B between 8,192 and 16,384 B (8.07):
     # 7.945 us; 24,576 B between 16,384 and 32,768 B (8.22): 8.145 us; 16 B, below the table, 7.33 us (its least).
-    # NCCL at TP 8 below 256 B: 25.09 us.
+    # NCCL at TP 8 below 512 B: 25.09 us.
     ca1, ca2, ca4, ca_small, nccl = 7.805e-6, 7.945e-6, 8.145e-6, 7.33e-6, 25.09e-6
     # 0.5.8, one token: 8 B, declined -> NCCL.
     assert coll("sglang@0.5.8", 1) == pytest.approx(62 * (2 * ca1 + nccl), rel=1e-9)
@@ -1221,9 +1221,11 @@ def test_a_norm_all_reduce_the_custom_all_reduce_declines_goes_through_nccl():
     # sends 8,008 B, declined; 1,000 tokens, 8,000 B, taken.
     sm = StepModel(m, g, kv_dtype("bf16"), tp=8, ep=8, engine=engine("sglang@0.5.8"))
     assert [sm.norm_declined(t) for t in (1, 2, 3, 1000, 1001)] == [True, False, False, False, True]
-    # At 1,001 tokens 0.5.8 sends 8,008 B through NCCL, between 4,096 B (26.02 us) and 8,192 B (26.55); 0.5.9 pads them
-    # to 8,016 B, the custom all-reduce's, between 4,096 B (7.79 us) and 8,192 B (7.82). The rest of the two steps is alike.
-    nccl_8008 = (26.02 + (26.55 - 26.02) * (8008 - 4096) / 4096) * 1e-6
+    # At 1,001 tokens 0.5.8 sends 8,008 B through NCCL, between 4,096 B (25.98 us) and 8,192 B (26.02): the table's rows of
+    # 2,048 and 4,096 half-precision elements (26.02 and 26.55 at 4,096 and 8,192 B until its sizes were read as elements,
+    # 2026-12-07); 0.5.9 pads them to 8,016 B, the custom all-reduce's, between 4,096 B (7.79 us) and 8,192 B (7.82). The
+    # rest of the two steps is alike.
+    nccl_8008 = (25.98 + (26.02 - 25.98) * (8008 - 4096) / 4096) * 1e-6
     ca_8016 = (7.79 + (7.82 - 7.79) * (8016 - 4096) / 4096) * 1e-6
     assert coll("sglang@0.5.8", 1001) - coll("sglang@0.5.9", 1001) == pytest.approx(62 * (nccl_8008 - ca_8016), rel=1e-6)
     # Nothing to decline: TensorRT-LLM (its own all-reduce), an AMD GPU (SGLang runs aiter's all-reduce there, whose

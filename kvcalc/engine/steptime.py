@@ -632,8 +632,8 @@ DEFAULT_SOURCES: dict[str, str] = {
     "ROCm/aiter#801); linear between measured sizes, each size at the least measured at it or any larger size; a "
     "message the custom all-reduce declines (not a whole number of 16 B: MiniMax-M2's q/k-norm sums at one or two "
     "tokens, CUSTOM_AR_ALIGN) at NCCL's own latency where the GPU spec measures it (A100 SXM, H100 SXM, H200, B200 at "
-    "TP 2, 4, 8: nccl-tests all_reduce_perf, NCCL 2.27.3 on A100 and 2.29.2 on the others, 256 B to 64 KiB, "
-    "AIConfigurator's nccl_perf tables; 15.6 us on H100 and 25.1 us on B200 at TP 8 and 256 B)",
+    "TP 2, 4, 8: nccl-tests all_reduce_perf, NCCL 2.27.3 on A100 and 2.29.2 on the others, 512 B to 128 KiB, "
+    "AIConfigurator's nccl_perf tables; 15.6 us on H100 and 25.1 us on B200 at TP 8 and 512 B)",
     "alpha_s": "NVLink without measurements: vLLM 0.24's custom all-reduce in a CUDA graph, 4.2-5.1 us up to 8 KB on H100 "
     "(AIConfigurator's custom_allreduce_perf), and at a group size the GPU spec does not measure, at least the smallest "
     "message's time of the largest group it measures below (each NVIDIA table rises with the group at its smallest message: "
