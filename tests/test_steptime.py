@@ -1246,6 +1246,90 @@ def test_a_norm_all_reduce_the_custom_all_reduce_declines_goes_through_nccl():
     )
 
 
+def test_dp_attention_gathers_and_scatters_through_nccls_measured_collectives():
+    """SGLang 0.5.x gathers every DP rank's tokens with NCCL's all-gather over the whole TP group and reduce-scatters the
+    MLP's output over it, in every layer; vLLM's allgather_reducescatter backend does so over the DP group for each MoE
+    layer (dp_exchange_group). Priced at nccl-tests' figures (gpu_specs/b200.yaml nccl_allgather, nccl_reducescatter).
+    Kimi-K2 (config.json: hidden 7,168, 61 layers, the first dense) at attention TP 2 and DP 4 on 8 B200s."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import dp_exchange_group
+
+    assert dp_exchange_group(engine("sglang@0.5.6"), 2, 4) == 8 and dp_exchange_group(engine("sglang@0.5.2"), 1, 8) == 8
+    assert dp_exchange_group(engine("vllm@0.14"), 4, 2) == 2
+    assert dp_exchange_group(engine("sglang@0.4.3.post2"), 1, 8) == 0  # 0.4's gather not read
+    assert dp_exchange_group(engine("trtllm"), 1, 8) == dp_exchange_group(engine("sglang@0.5.6"), 8, 1) == 0
+    assert dp_exchange_group(None, 1, 8) == 0
+    m, g = resolve_model("kimi-k2"), resolve_gpu("b200")
+    sm = StepModel(m, g, BF16, tp=2, dp=4, engine=engine("sglang@0.5.6"))
+    assert (sm.dp_group, sm.dp_layers) == (8, 61)
+    # One token a rank: 4 x 7,168 x 2 B = 57,344 B gathered. B200 at 8 GPUs, each size at the least measured at it or
+    # above: the all-gather 18.66 us at 32,768 and 65,536 B; the reduce-scatter 17.59 us at 32,768 B, 18.21 at 65,536.
+    rs = 17.59 + (18.21 - 17.59) * (57_344 - 32_768) / 32_768
+    assert sm.moe_exchange_s(1) == pytest.approx(61 * (18.66 + rs) * 1e-6, rel=1e-9)
+    # Past the tables' 536,870,912 B (10,000 tokens a rank: 573,440,000 B), the rest at 7/8 over 900 GB/s x 0.7.
+    big = 4 * 10_000 * 7168 * 2
+    rest = (big - 536_870_912) * 7 / 8 / 630e9
+    assert sm.moe_exchange_s(10_000) == pytest.approx(61 * ((761.42 + 766.45) * 1e-6 + 2 * rest), rel=1e-9)
+    said = " ".join(sm.describe().split())
+    assert "NCCL's all-gather and reduce-scatter of every DP rank's tokens among 8 GPUs in each of 61 layers" in said
+
+    # Where it is not priced so, the gather and scatter keep latency + bytes / bandwidth over the MoE layers: SGLang 0.4,
+    # a GPU whose spec measures neither (MI300X), a calibrated link.
+    def kept(s: StepModel, tokens: int) -> float:
+        link = s.stage_link
+        return 2 * m.moe.num_moe_layers * (link.alpha_s + (s.dp - 1) * tokens * 7168 * 2 / link.bytes_per_s)  # type: ignore[union-attr]
+
+    for s in (
+        StepModel(m, g, BF16, tp=2, dp=4, engine=engine("sglang@0.4.3.post2")),
+        StepModel(m, resolve_gpu("mi300x"), BF16, tp=2, dp=4, engine=engine("sglang@0.5.6")),
+        StepModel(m, g, BF16, tp=2, dp=4, engine=engine("sglang@0.5.6"), constants=dataclasses.replace(DEFAULTS, alpha_s=5e-6)),
+    ):
+        assert s.dp_nccl is None and s.moe_exchange_s(3) == pytest.approx(kept(s, 3), rel=1e-9)
+    # vLLM: the DP group (4 GPUs), the MoE layers only (60).
+    v = StepModel(m, g, BF16, tp=2, dp=4, engine=engine("vllm@0.14"))
+    assert (v.dp_group, v.dp_layers) == (4, 60) and v.dp_nccl is not None
+
+
+def test_the_dp_nccl_paragraph_is_as_the_step_model_says():
+    """docs/simulation.md: Kimi-K2 at attention TP 2 and DP 4 on 8 B200s under SGLang 0.5.6, one user (the cookbook's run:
+    195 prompt and 276 output tokens on average, 333 at mid-output)."""
+    from kvcalc.engine.engines import engine
+
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    m, g = resolve_model("kimi-k2"), resolve_gpu("b200")
+    now = StepModel(m, g, BF16, tp=2, dp=4, engine=engine("sglang@0.5.6"))
+    before = StepModel(m, dataclasses.replace(g, nccl_allgather=None), BF16, tp=2, dp=4, engine=engine("sglang@0.5.6"))
+    # 61 x (18.66 + 18.055) us; 2 x 60 MoE layers x (5 us + 3 x 14,336 B / 630 GB/s).
+    assert round(61 * (18.66 + 18.055) * 1e-3, 2) == 2.24 and round(2 * 60 * (5 + 3 * 14_336 / 630e3) * 1e-3, 2) == 0.61
+    assert (round(now.moe_exchange_s(1) * 1e3, 2), round(before.moe_exchange_s(1) * 1e3, 2)) == (2.24, 0.61)
+    assert [round(s.step(1, 333).t_step_s * 1e3, 1) for s in (before, now)] == [10.7, 12.3]
+    assert "57,344 B, 18.66 us to gather and 18.06 to scatter in each of 61 layers, 2.24 ms a step where the latency term" in doc
+    assert "gave 0.61 ms (its step from 10.7 to 12.3 ms; the cookbook's run measured 18.4 ms at one user)" in doc
+
+
+def test_the_side_by_sides_dp_gather_figures_are_as_the_step_model_says():
+    """docs/simulation.md, Q2 and Q4 of the side-by-side with AIConfigurator: vLLM's DP gather and scatter at NCCL's
+    measured times against the latency term, in the step of each question's DP shape."""
+    from kvcalc.engine.engines import engine
+
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+
+    def pair(model: str, gpu: str, batch: int, **shape: int) -> list[tuple[float, float]]:
+        m, g = resolve_model(model), resolve_gpu(gpu)
+        out = []
+        for spec in (dataclasses.replace(g, nccl_allgather=None), g):
+            s = StepModel(m, spec, BF16, engine=engine("vllm"), **shape)
+            out.append((round(s.moe_exchange_s(batch) * 1e3, 2), round(s.step(batch, 4500).t_step_s * 1e3, 1)))
+        return out
+
+    (q4_old, _), (q4_new, q4_step) = pair("qwen3-235b-a22b", "h200", 35, tp=2, dp=4, ep=8)
+    assert (q4_old, q4_new, q4_step) == (1.45, 2.47, 31.0)
+    assert "at 35 a rank 2.47 ms of a 31.0-ms step, where the latency term charged 1.45." in doc
+    (q2_old, _), (q2_new, q2_step) = pair("deepseek-v3", "h100-sxm", 8, tp=2, dp=4, ep=8, pp=2)
+    assert (round(q2_new - q2_old, 1), q2_step) == (0.5, 39.0)
+    assert "its gather and scatter at NCCL's measured times add 0.5 ms to a step of 8 a rank, 39.0 ms)." in doc
+
+
 def test_releases_without_a_custom_all_reduce_on_rocm_run_every_all_reduce_through_rccl():
     """vLLM before 0.8.3 builds no custom all-reduce for ROCm, and SGLang before 0.4.4 declines it past 2 GPUs there
     (custom_ar_runs): RCCL carries every TP all-reduce, at its measured latency (gpu_specs/mi300x.yaml nccl_allreduce,

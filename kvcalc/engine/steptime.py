@@ -1102,7 +1102,12 @@ def measured_allreduce(gpu: GPUSpec, size: int, nccl: bool = False) -> tuple[tup
     """The GPU spec's measured all-reduce latencies among ``size`` GPUs (bytes, seconds), each size
     at the least measured at it or any larger one; None where the spec has none for that size.
     ``nccl``: NCCL's own table (``nccl_allreduce``) in place of the engine's all-reduce."""
-    ar = gpu.nccl_allreduce if nccl else gpu.allreduce
+    return measured_table(gpu.nccl_allreduce if nccl else gpu.allreduce, size)
+
+
+def measured_table(ar: Any, size: int) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+    """A measured collective's latencies among ``size`` GPUs (an AllReduceSpec block: bytes, seconds), each size at the
+    least measured at it or any larger one; None where the block is absent or has none for that size."""
     if ar is None or size not in ar.latency_us:
         return None
     raw = ar.latency_us[size]
@@ -1112,6 +1117,37 @@ def measured_allreduce(gpu: GPUSpec, size: int, nccl: bool = False) -> tuple[tup
         low = min(low, float(v) * 1e-6)
         ys.append(low)
     return tuple(ar.message_bytes), tuple(reversed(ys))
+
+
+def measured_collective_s(table: tuple[tuple[int, ...], tuple[float, ...]], nbytes: float, per_byte_s: float) -> float:
+    """One collective of ``nbytes`` from a measured ``table`` (bytes, seconds; measured_allreduce's form): linear between
+    the measured sizes, the smallest's time below them, past the largest its time plus the rest at ``per_byte_s``."""
+    xs, ys = table
+    if nbytes <= xs[0]:
+        return ys[0]
+    if nbytes >= xs[-1]:
+        return ys[-1] + (nbytes - xs[-1]) * per_byte_s
+    i = bisect_right(xs, nbytes)
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    return y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
+
+
+def dp_exchange_group(engine: Engine | None, tp: int, dp: int) -> int:
+    """The GPUs data-parallel attention's gather and scatter run among, where their NCCL calls were read: SGLang 0.5.2 to
+    0.5.23 all-gather every DP rank's tokens over the whole TP group and reduce-scatter the MLP's output over it
+    (dp_attention.py ``_dp_gather_via_all_gather``, ``dp_reduce_scatter_tensor``: ``get_tp_group()``, dp x tp GPUs;
+    communicator.py ``_scatter_hidden_states`` with ``allow_reduce_scatter`` and the MAX_LEN padding a CUDA graph takes,
+    read in 0.5.2, 0.5.3, 0.5.6 and 0.5.9), for every layer whose MLP spans that group, dense or MoE
+    (``_compute_mlp_mode``: FULL); vLLM's allgather_reducescatter all2all backend all-gathers and reduce-scatters over
+    the DP group, dp GPUs, for each MoE layer (distributed/device_communicators/all2all.py AgRsAll2AllManager:
+    ``all_gatherv``, ``reduce_scatterv`` through PyNccl, read in 0.14.0). 0 where not read (SGLang 0.4, TensorRT-LLM)."""
+    if dp <= 1 or engine is None:
+        return 0
+    if engine.name == "sglang" and not engine.older_than(0, 5, 2):
+        return dp * tp
+    if engine.name == "vllm":
+        return dp
+    return 0
 
 
 def nvlink_alpha_s(gpu: GPUSpec, size: int) -> float:
@@ -1308,6 +1344,12 @@ class StepModel:
         self.norm_allreduces, self.norm_allreduce_bytes = norm_allreduces(model, engine)
         self.norm_padded = norm_allreduce_padded(engine)
         self.ar_declines = custom_ar_declines(engine)
+        self.dp_group = dp_exchange_group(engine, tp, dp)
+        """The GPUs data-parallel attention's NCCL gather and scatter run among (dp_exchange_group; 0: not read)."""
+        self.dp_layers = (
+            model.num_layers if engine is not None and engine.name == "sglang" else (model.moe.num_moe_layers if model.moe else 0)
+        )
+        """Layers that gather and scatter every DP rank's tokens: SGLang's every layer, vLLM's MoE layers."""
         self.custom_ar = custom_ar_runs(engine, gpu, tp)
         """Whether the engine's custom all-reduce runs here (custom_ar_runs); where not, NCCL's measured table carries
         every all-reduce (nccl_link)."""
@@ -1682,6 +1724,14 @@ class StepModel:
         self.norm_nccl = nccl
         self.stage_link = tp_link(self.gpu, self.shape.stage_gpus, self.c)
         self.near_link = tp_link(self.gpu, 2, self.c)
+        # Data-parallel attention's gather and scatter as NCCL's all-gather and reduce-scatter, as measured, where the
+        # engine's calls were read (dp_exchange_group), the GPU spec measures both at that group and no calibration
+        # sets the link's terms.
+        n = self.dp_group
+        ag = measured_table(self.gpu.nccl_allgather, n) if n and self.stage_link.kind == "nvlink" else None
+        rs = measured_table(self.gpu.nccl_reducescatter, n) if n and self.stage_link.kind == "nvlink" else None
+        calibrated = self.c.alpha_s is not None or self.c.link_bytes_per_s is not None
+        self.dp_nccl = (ag, rs) if ag is not None and rs is not None and not calibrated else None
 
     # ---- pieces, cached by their integer argument ------------------------------------------------
 
@@ -1775,6 +1825,14 @@ class StepModel:
             return 0.0
         moe = self.model.moe
         link = self.stage_link
+        if self.dp_nccl is not None:
+            # Every DP rank's tokens, padded to this rank's count (a CUDA graph's MAX_LEN padding), gathered and then
+            # reduce-scattered: nccl-tests' size is the whole buffer; past the table, the rest at (n - 1)/n over the link.
+            (ag, rs), n = self.dp_nccl, self.dp_group
+            total = self.dp * tokens * self._act
+            per_byte = (n - 1) / n / link.bytes_per_s
+            one = measured_collective_s(ag, total, per_byte) + measured_collective_s(rs, total, per_byte)
+            return self.dp_layers * one
         if link.kind != "network":
             a = (self.dp - 1) * tokens * self._act
             return 2 * moe.num_moe_layers * (link.alpha_s + a / link.bytes_per_s)
@@ -2357,7 +2415,14 @@ class StepModel:
                 f"+ {self._allreduces_said()} per layer over {link_name(self.gpu, self.link.kind)} ({self.link.alpha_s * 1e6:g} us + bytes / "
                 f"{self.link.bytes_per_s / 1e9:g} GB/s){unmeasured}"
             )
-        if self.dp > 1 and self.model.moe:
+        if self.dp > 1 and self.model.moe and self.dp_nccl is not None:
+            (ag, rs), n = self.dp_nccl, self.dp_group
+            parts.append(
+                f"+ NCCL's all-gather and reduce-scatter of every DP rank's tokens among {n} GPUs in each of {self.dp_layers} "
+                f"layers, as nccl-tests measures them on {self.gpu.name} ({ag[1][0] * 1e6:.3g} and {rs[1][0] * 1e6:.3g} us at "
+                f"{ag[0][0]:,} B, linear between the measured sizes)"
+            )
+        elif self.dp > 1 and self.model.moe:
             parts.append(
                 f"+ a gather and a scatter of every DP rank's tokens per MoE layer over {link_name(self.gpu, self.stage_link.kind)} "
                 f"({self.stage_link.alpha_s * 1e6:g} us + bytes / {self.stage_link.bytes_per_s / 1e9:g} GB/s)"

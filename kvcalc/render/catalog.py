@@ -184,12 +184,18 @@ def render_show_gpu(r: Any) -> None:
             "NCCL all-reduce (measured)",
             "TP " + ", ".join(str(n) for n in sorted(g.nccl_allreduce.latency_us)) if g.nccl_allreduce else "-",
         ),
+        (
+            "NCCL gather, scatter (measured)",
+            "TP " + ", ".join(str(n) for n in sorted(g.nccl_allgather.latency_us))
+            if g.nccl_allgather and g.nccl_reducescatter
+            else "-",
+        ),
         ("aliases", ", ".join(g.aliases) or "-"),
     ]
     kv_lines(c, rows)
     measured = [
         "the measured decode matmuls, decode attention, MLA calls and all-reduces name their microbenchmarks in --json "
-        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url, nccl_allreduce.url)"
+        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url, nccl_allreduce.url, nccl_allgather.url, nccl_reducescatter.url)"
     ]
     notes(
         c,

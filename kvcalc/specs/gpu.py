@@ -279,6 +279,13 @@ class GPUSpec:
     """Measured latencies of NCCL's own all-reduce inside the NVLink domain (nccl-tests), where a public
     microbenchmark gives them: what a message the engines' custom all-reduce declines costs (one not a whole number
     of 16 B: kvcalc.engine.steptime.CUSTOM_AR_ALIGN); None: such a message is charged as ``allreduce``."""
+    nccl_allgather: AllReduceSpec | None = None
+    """Measured latencies of NCCL's all-gather inside the NVLink domain (nccl-tests), by the gathered buffer's bytes:
+    what data-parallel attention's gather of every rank's tokens costs (kvcalc.engine.steptime.StepModel.moe_exchange_s);
+    None: latency + bytes / bandwidth."""
+    nccl_reducescatter: AllReduceSpec | None = None
+    """The same for NCCL's reduce-scatter, by the reduced buffer's bytes: data-parallel attention's scatter of the
+    experts' outputs back to each rank."""
     gemm: GemmSpec | None = None
     """Measured decode-shaped matmul latency and bandwidth share, where a public microbenchmark gives
     them; None: the step model's pooled defaults (kvcalc.engine.steptime)."""
@@ -360,10 +367,11 @@ class GPUSpec:
             # JSON (the catalog index) writes the group sizes as strings.
             ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
             d["allreduce"] = AllReduceSpec(**ar)
-        if isinstance(d.get("nccl_allreduce"), dict):
-            ar = dict(d["nccl_allreduce"])
-            ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
-            d["nccl_allreduce"] = AllReduceSpec(**ar)
+        for key in ("nccl_allreduce", "nccl_allgather", "nccl_reducescatter"):
+            if isinstance(d.get(key), dict):
+                ar = dict(d[key])
+                ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
+                d[key] = AllReduceSpec(**ar)
         if isinstance(d.get("gemm"), dict):
             d["gemm"] = GemmSpec(**d["gemm"])
         if isinstance(d.get("gemm_fp8"), dict):
