@@ -1088,14 +1088,7 @@ class Link:
         ring = 2 * (n - 1) / n / self.bytes_per_s
         if self.measured is None:
             return self.alpha_s + nbytes * ring
-        xs, ys = self.measured
-        if nbytes <= xs[0]:
-            return ys[0]
-        if nbytes >= xs[-1]:
-            return ys[-1] + (nbytes - xs[-1]) * ring
-        i = bisect_right(xs, nbytes)
-        x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
-        return y0 + (y1 - y0) * (nbytes - x0) / (x1 - x0)
+        return measured_collective_s(self.measured, nbytes, ring)
 
 
 def measured_allreduce(gpu: GPUSpec, size: int, nccl: bool = False) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
