@@ -1256,7 +1256,8 @@ def test_dp_attention_gathers_and_scatters_through_nccls_measured_collectives():
 
     assert dp_exchange_group(engine("sglang@0.5.6"), 2, 4) == 8 and dp_exchange_group(engine("sglang@0.5.2"), 1, 8) == 8
     assert dp_exchange_group(engine("vllm@0.14"), 4, 2) == 2
-    assert dp_exchange_group(engine("sglang@0.4.3.post2"), 1, 8) == 0  # 0.4's gather not read
+    assert dp_exchange_group(engine("sglang@0.4.3.post2"), 1, 8) == dp_exchange_group(engine("sglang@0.4.0"), 1, 8) == 8
+    assert dp_exchange_group(engine("sglang@0.4.5.post3"), 1, 8) == 0  # 0.4.5 to 0.5.1 gather through all-reduce, not read
     assert dp_exchange_group(engine("trtllm"), 1, 8) == dp_exchange_group(engine("sglang@0.5.6"), 8, 1) == 0
     assert dp_exchange_group(None, 1, 8) == 0
     m, g = resolve_model("kimi-k2"), resolve_gpu("b200")
@@ -1273,14 +1274,22 @@ def test_dp_attention_gathers_and_scatters_through_nccls_measured_collectives():
     said = " ".join(sm.describe().split())
     assert "NCCL's all-gather and reduce-scatter of every DP rank's tokens among 8 GPUs in each of 61 layers" in said
 
-    # Where it is not priced so, the gather and scatter keep latency + bytes / bandwidth over the MoE layers: SGLang 0.4,
-    # a GPU whose spec measures neither (MI300X), a calibrated link.
+    # SGLang 0.4.0 to 0.4.4 combine with the MLP's all-reduce of every rank's tokens: DeepSeek-V3 at DP 8 on 8 H200s, 4
+    # a rank, 8 x 4 x 7,168 x 2 B = 458,752 B: the all-gather 13.57 us (at 262,144 and 524,288 B, each the least at it or
+    # above), the custom all-reduce 10.06 + (11.14 - 10.06) x 0.75 = 10.87 us (gpu_specs/h200.yaml allreduce, TP 8).
+    old = StepModel(resolve_model("deepseek-v3"), resolve_gpu("h200"), BF16, tp=1, dp=8, engine=engine("sglang@0.4.3.post2"))
+    assert old.dp_combine_ar and old.dp_nccl is not None and old.dp_nccl[1] is None
+    assert old.moe_exchange_s(4) == pytest.approx(61 * (13.57 + 10.87) * 1e-6, rel=1e-9)
+    assert "NCCL's all-gather of every DP rank's tokens among 8 GPUs in each of 61 layers" in " ".join(old.describe().split())
+
+    # Where it is not priced so, the gather and scatter keep latency + bytes / bandwidth over the MoE layers: SGLang 0.4.5
+    # to 0.5.1, a GPU whose spec measures neither (MI300X), a calibrated link.
     def kept(s: StepModel, tokens: int) -> float:
         link = s.stage_link
         return 2 * m.moe.num_moe_layers * (link.alpha_s + (s.dp - 1) * tokens * 7168 * 2 / link.bytes_per_s)  # type: ignore[union-attr]
 
     for s in (
-        StepModel(m, g, BF16, tp=2, dp=4, engine=engine("sglang@0.4.3.post2")),
+        StepModel(m, g, BF16, tp=2, dp=4, engine=engine("sglang@0.4.5.post3")),
         StepModel(m, resolve_gpu("mi300x"), BF16, tp=2, dp=4, engine=engine("sglang@0.5.6")),
         StepModel(m, g, BF16, tp=2, dp=4, engine=engine("sglang@0.5.6"), constants=dataclasses.replace(DEFAULTS, alpha_s=5e-6)),
     ):

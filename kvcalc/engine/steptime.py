@@ -1112,7 +1112,11 @@ def measured_table(ar: Any, size: int) -> tuple[tuple[int, ...], tuple[float, ..
     return tuple(ar.message_bytes), tuple(reversed(ys))
 
 
-def measured_collective_s(table: tuple[tuple[int, ...], tuple[float, ...]], nbytes: float, per_byte_s: float) -> float:
+MeasuredTable = tuple[tuple[int, ...], tuple[float, ...]]
+"""A measured collective's (bytes, seconds) by message size, each at the least measured at it or above (measured_table)."""
+
+
+def measured_collective_s(table: MeasuredTable, nbytes: float, per_byte_s: float) -> float:
     """One collective of ``nbytes`` from a measured ``table`` (bytes, seconds; measured_allreduce's form): linear between
     the measured sizes, the smallest's time below them, past the largest its time plus the rest at ``per_byte_s``."""
     xs, ys = table
@@ -1133,14 +1137,25 @@ def dp_exchange_group(engine: Engine | None, tp: int, dp: int) -> int:
     read in 0.5.2, 0.5.3, 0.5.6 and 0.5.9), for every layer whose MLP spans that group, dense or MoE
     (``_compute_mlp_mode``: FULL); vLLM's allgather_reducescatter all2all backend all-gathers and reduce-scatters over
     the DP group, dp GPUs, for each MoE layer (distributed/device_communicators/all2all.py AgRsAll2AllManager:
-    ``all_gatherv``, ``reduce_scatterv`` through PyNccl, read in 0.14.0). 0 where not read (SGLang 0.4, TensorRT-LLM)."""
+    ``all_gatherv``, ``reduce_scatterv`` through PyNccl, read in 0.14.0). SGLang 0.4.0 to 0.4.4 gather the same way
+    (models/deepseek_v2.py ``all_gather``: ``torch.distributed.all_gather_into_tensor`` of each rank's tokens padded to
+    the largest count, over the TP group, in every layer) but combine with the MLP's own all-reduce of the gathered
+    tokens (``tensor_model_parallel_all_reduce``), then slice their own (dp_combine_allreduce; read in 0.4.0, 0.4.1,
+    0.4.3, 0.4.3.post2 and 0.4.4). 0 where not read (SGLang 0.4.5 to 0.5.1, TensorRT-LLM)."""
     if dp <= 1 or engine is None:
         return 0
-    if engine.name == "sglang" and not engine.older_than(0, 5, 2):
+    if engine.name == "sglang" and (not engine.older_than(0, 5, 2) or dp_combine_allreduce(engine)):
         return dp * tp
     if engine.name == "vllm":
         return dp
     return 0
+
+
+def dp_combine_allreduce(engine: Engine | None) -> bool:
+    """Whether the engine combines data-parallel attention's MLP outputs with an all-reduce of every rank's tokens
+    (its own all-reduce, the custom one where it takes the message), not NCCL's reduce-scatter: SGLang 0.4.0 to 0.4.4
+    (dp_exchange_group)."""
+    return engine is not None and engine.name == "sglang" and engine.older_than(0, 4, 5)
 
 
 def nvlink_alpha_s(gpu: GPUSpec, size: int) -> float:
@@ -1338,6 +1353,8 @@ class StepModel:
         self.norm_padded = norm_allreduce_padded(engine)
         self.ar_declines = custom_ar_declines(engine)
         self.dp_group = dp_exchange_group(engine, tp, dp)
+        self.dp_combine_ar = dp_combine_allreduce(engine)
+        """Whether the combine is the engine's all-reduce of every rank's tokens (dp_combine_allreduce)."""
         """The GPUs data-parallel attention's NCCL gather and scatter run among (dp_exchange_group; 0: not read)."""
         self.dp_layers = (
             model.num_layers if engine is not None and engine.name == "sglang" else (model.moe.num_moe_layers if model.moe else 0)
@@ -1723,8 +1740,13 @@ class StepModel:
         n = self.dp_group
         ag = measured_table(self.gpu.nccl_allgather, n) if n and self.stage_link.kind == "nvlink" else None
         rs = measured_table(self.gpu.nccl_reducescatter, n) if n and self.stage_link.kind == "nvlink" else None
+        if self.dp_combine_ar:
+            rs = None  # the combine is the engine's all-reduce over the stage's link
         calibrated = self.c.alpha_s is not None or self.c.link_bytes_per_s is not None
-        self.dp_nccl = (ag, rs) if ag is not None and rs is not None and not calibrated else None
+        self.dp_nccl: tuple[MeasuredTable, MeasuredTable | None] | None = None
+        """The all-gather's and reduce-scatter's measured tables (the latter None where the engine all-reduces instead)."""
+        if ag is not None and (rs is not None or self.dp_combine_ar) and not calibrated:
+            self.dp_nccl = (ag, rs)
 
     # ---- pieces, cached by their integer argument ------------------------------------------------
 
@@ -1821,11 +1843,12 @@ class StepModel:
         if self.dp_nccl is not None:
             # Every DP rank's tokens, padded to this rank's count (a CUDA graph's MAX_LEN padding), gathered and then
             # reduce-scattered: nccl-tests' size is the whole buffer; past the table, the rest at (n - 1)/n over the link.
+            # SGLang 0.4.0 to 0.4.4 combine with the engine's all-reduce of the whole buffer instead (dp_combine_allreduce).
             (ag, rs), n = self.dp_nccl, self.dp_group
             total = self.dp * tokens * self._act
             per_byte = (n - 1) / n / link.bytes_per_s
-            one = measured_collective_s(ag, total, per_byte) + measured_collective_s(rs, total, per_byte)
-            return self.dp_layers * one
+            back = link.allreduce_s(total, n) if rs is None else measured_collective_s(rs, total, per_byte)
+            return self.dp_layers * (measured_collective_s(ag, total, per_byte) + back)
         if link.kind != "network":
             a = (self.dp - 1) * tokens * self._act
             return 2 * moe.num_moe_layers * (link.alpha_s + a / link.bytes_per_s)
@@ -2410,11 +2433,18 @@ class StepModel:
             )
         if self.dp > 1 and self.model.moe and self.dp_nccl is not None:
             (ag, rs), n = self.dp_nccl, self.dp_group
-            parts.append(
-                f"+ NCCL's all-gather and reduce-scatter of every DP rank's tokens among {n} GPUs in each of {self.dp_layers} "
-                f"layers, as nccl-tests measures them on {self.gpu.name} ({ag[1][0] * 1e6:.3g} and {rs[1][0] * 1e6:.3g} us at "
-                f"{ag[0][0]:,} B, linear between the measured sizes)"
-            )
+            if rs is None:
+                parts.append(
+                    f"+ NCCL's all-gather of every DP rank's tokens among {n} GPUs in each of {self.dp_layers} layers, as "
+                    f"nccl-tests measures it on {self.gpu.name} ({ag[1][0] * 1e6:.3g} us at {ag[0][0]:,} B, linear between "
+                    "the measured sizes), and the MLP's all-reduce of them all over the same GPUs"
+                )
+            else:
+                parts.append(
+                    f"+ NCCL's all-gather and reduce-scatter of every DP rank's tokens among {n} GPUs in each of "
+                    f"{self.dp_layers} layers, as nccl-tests measures them on {self.gpu.name} ({ag[1][0] * 1e6:.3g} and "
+                    f"{rs[1][0] * 1e6:.3g} us at {ag[0][0]:,} B, linear between the measured sizes)"
+                )
         elif self.dp > 1 and self.model.moe:
             parts.append(
                 f"+ a gather and a scatter of every DP rank's tokens per MoE layer over {link_name(self.gpu, self.stage_link.kind)} "
