@@ -1257,7 +1257,8 @@ def test_dp_attention_gathers_and_scatters_through_nccls_measured_collectives():
     assert dp_exchange_group(engine("sglang@0.5.6"), 2, 4) == 8 and dp_exchange_group(engine("sglang@0.5.2"), 1, 8) == 8
     assert dp_exchange_group(engine("vllm@0.14"), 4, 2) == 2
     assert dp_exchange_group(engine("sglang@0.4.3.post2"), 1, 8) == dp_exchange_group(engine("sglang@0.4.0"), 1, 8) == 8
-    assert dp_exchange_group(engine("sglang@0.4.5.post3"), 1, 8) == 0  # 0.4.5 to 0.5.1 gather through all-reduce, not read
+    assert dp_exchange_group(engine("sglang@0.4.5.post3"), 1, 8) == dp_exchange_group(engine("sglang@0.4.10"), 1, 8) == 0
+    assert dp_exchange_group(engine("sglang@0.5.0"), 1, 8) == 8  # read in 0.5.0rc0, 0.5.1 and 0.5.1.post3 too
     assert dp_exchange_group(engine("trtllm"), 1, 8) == dp_exchange_group(engine("sglang@0.5.6"), 8, 1) == 0
     assert dp_exchange_group(None, 1, 8) == 0
     m, g = resolve_model("kimi-k2"), resolve_gpu("b200")

@@ -1130,21 +1130,21 @@ def measured_collective_s(table: MeasuredTable, nbytes: float, per_byte_s: float
 
 
 def dp_exchange_group(engine: Engine | None, tp: int, dp: int) -> int:
-    """The GPUs data-parallel attention's gather and scatter run among, where their NCCL calls were read: SGLang 0.5.2 to
+    """The GPUs data-parallel attention's gather and scatter run among, where their NCCL calls were read: SGLang 0.5.0rc0 to
     0.5.23 all-gather every DP rank's tokens over the whole TP group and reduce-scatter the MLP's output over it
     (dp_attention.py ``_dp_gather_via_all_gather``, ``dp_reduce_scatter_tensor``: ``get_tp_group()``, dp x tp GPUs;
     communicator.py ``_scatter_hidden_states`` with ``allow_reduce_scatter`` and the MAX_LEN padding a CUDA graph takes,
-    read in 0.5.2, 0.5.3, 0.5.6 and 0.5.9), for every layer whose MLP spans that group, dense or MoE
+    read in 0.5.0rc0, 0.5.1, 0.5.1.post3, 0.5.2, 0.5.3, 0.5.6 and 0.5.9), for every layer whose MLP spans that group, dense or MoE
     (``_compute_mlp_mode``: FULL); vLLM's allgather_reducescatter all2all backend all-gathers and reduce-scatters over
     the DP group, dp GPUs, for each MoE layer (distributed/device_communicators/all2all.py AgRsAll2AllManager:
     ``all_gatherv``, ``reduce_scatterv`` through PyNccl, read in 0.14.0). SGLang 0.4.0 to 0.4.4 gather the same way
     (models/deepseek_v2.py ``all_gather``: ``torch.distributed.all_gather_into_tensor`` of each rank's tokens padded to
     the largest count, over the TP group, in every layer) but combine with the MLP's own all-reduce of the gathered
     tokens (``tensor_model_parallel_all_reduce``), then slice their own (dp_combine_allreduce; read in 0.4.0, 0.4.1,
-    0.4.3, 0.4.3.post2 and 0.4.4). 0 where not read (SGLang 0.4.5 to 0.5.1, TensorRT-LLM)."""
+    0.4.3, 0.4.3.post2 and 0.4.4). 0 where not read (SGLang 0.4.5 to 0.4.10, TensorRT-LLM)."""
     if dp <= 1 or engine is None:
         return 0
-    if engine.name == "sglang" and (not engine.older_than(0, 5, 2) or dp_combine_allreduce(engine)):
+    if engine.name == "sglang" and (not engine.older_than(0, 5, 0) or dp_combine_allreduce(engine)):
         return dp * tp
     if engine.name == "vllm":
         return dp
