@@ -1091,14 +1091,18 @@ class Link:
         return measured_collective_s(self.measured, nbytes, ring)
 
 
-def measured_allreduce(gpu: GPUSpec, size: int, nccl: bool = False) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+MeasuredTable = tuple[tuple[int, ...], tuple[float, ...]]
+"""A measured collective's (bytes, seconds) by message size, each at the least measured at it or above (measured_table)."""
+
+
+def measured_allreduce(gpu: GPUSpec, size: int, nccl: bool = False) -> MeasuredTable | None:
     """The GPU spec's measured all-reduce latencies among ``size`` GPUs (bytes, seconds), each size
     at the least measured at it or any larger one; None where the spec has none for that size.
     ``nccl``: NCCL's own table (``nccl_allreduce``) in place of the engine's all-reduce."""
     return measured_table(gpu.nccl_allreduce if nccl else gpu.allreduce, size)
 
 
-def measured_table(ar: Any, size: int) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+def measured_table(ar: Any, size: int) -> MeasuredTable | None:
     """A measured collective's latencies among ``size`` GPUs (an AllReduceSpec block: bytes, seconds), each size at the
     least measured at it or any larger one; None where the block is absent or has none for that size."""
     if ar is None or size not in ar.latency_us:
@@ -1110,10 +1114,6 @@ def measured_table(ar: Any, size: int) -> tuple[tuple[int, ...], tuple[float, ..
         low = min(low, float(v) * 1e-6)
         ys.append(low)
     return tuple(ar.message_bytes), tuple(reversed(ys))
-
-
-MeasuredTable = tuple[tuple[int, ...], tuple[float, ...]]
-"""A measured collective's (bytes, seconds) by message size, each at the least measured at it or above (measured_table)."""
 
 
 def measured_collective_s(table: MeasuredTable, nbytes: float, per_byte_s: float) -> float:
@@ -1353,9 +1353,9 @@ class StepModel:
         self.norm_padded = norm_allreduce_padded(engine)
         self.ar_declines = custom_ar_declines(engine)
         self.dp_group = dp_exchange_group(engine, tp, dp)
+        """The GPUs data-parallel attention's NCCL gather and scatter run among (dp_exchange_group; 0: not read)."""
         self.dp_combine_ar = dp_combine_allreduce(engine)
         """Whether the combine is the engine's all-reduce of every rank's tokens (dp_combine_allreduce)."""
-        """The GPUs data-parallel attention's NCCL gather and scatter run among (dp_exchange_group; 0: not read)."""
         self.dp_layers = (
             model.num_layers if engine is not None and engine.name == "sglang" else (model.moe.num_moe_layers if model.moe else 0)
         )
@@ -1737,11 +1737,10 @@ class StepModel:
         # Data-parallel attention's gather and scatter as NCCL's all-gather and reduce-scatter, as measured, where the
         # engine's calls were read (dp_exchange_group), the GPU spec measures both at that group and no calibration
         # sets the link's terms.
-        n = self.dp_group
-        ag = measured_table(self.gpu.nccl_allgather, n) if n and self.stage_link.kind == "nvlink" else None
-        rs = measured_table(self.gpu.nccl_reducescatter, n) if n and self.stage_link.kind == "nvlink" else None
-        if self.dp_combine_ar:
-            rs = None  # the combine is the engine's all-reduce over the stage's link
+        n = self.dp_group if self.stage_link.kind == "nvlink" else 0
+        ag = measured_table(self.gpu.nccl_allgather, n) if n else None
+        # Where the engine combines by its own all-reduce over the stage's link, no reduce-scatter is read.
+        rs = measured_table(self.gpu.nccl_reducescatter, n) if n and not self.dp_combine_ar else None
         calibrated = self.c.alpha_s is not None or self.c.link_bytes_per_s is not None
         self.dp_nccl: tuple[MeasuredTable, MeasuredTable | None] | None = None
         """The all-gather's and reduce-scatter's measured tables (the latter None where the engine all-reduces instead)."""
@@ -2317,6 +2316,11 @@ class StepModel:
             return f", as measured on {self.gpu.name}" + (", the two added" if self.mm_added else "")
         return ""
 
+    @property
+    def _nccl_name(self) -> str:
+        """NCCL's name on this GPU: RCCL, its ROCm port, on AMD's."""
+        return "RCCL" if self.gpu.vendor == "AMD" else "NCCL"
+
     def _allreduces_said(self) -> str:
         if not self.norm_allreduces:
             return "2 all-reduces"
@@ -2413,8 +2417,7 @@ class StepModel:
         ]
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]
-            lib = "RCCL" if self.gpu.vendor == "AMD" else "NCCL"
-            whose = f" through {lib}, the release having no custom all-reduce here," if self.all_nccl else ""
+            whose = f" through {self._nccl_name}, the release having no custom all-reduce here," if self.all_nccl else ""
             parts.append(
                 f"+ {self._allreduces_said()} per layer{whose} over {link_name(self.gpu, self.link.kind)}, as measured on "
                 f"{self.gpu.name} at TP {self.tp} ({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the "
@@ -2422,7 +2425,7 @@ class StepModel:
             )
         elif self.tp > 1:
             unmeasured = (
-                f" ({'RCCL' if self.gpu.vendor == 'AMD' else 'NCCL'} would carry them, but {self.gpu.name}'s spec measures no NCCL all-reduce at TP {self.tp}: charged "
+                f" ({self._nccl_name} would carry them, but {self.gpu.name}'s spec measures no NCCL all-reduce at TP {self.tp}: charged "
                 "as the custom all-reduce's)"
                 if not self.custom_ar and self.link.kind == "nvlink"
                 else ""

@@ -362,14 +362,10 @@ class GPUSpec:
         d["source"] = GPUSource(**d["source"])
         if isinstance(d.get("node"), dict):
             d["node"] = NodeSpec(**d["node"])
-        if isinstance(d.get("allreduce"), dict):
-            ar = dict(d["allreduce"])
-            # JSON (the catalog index) writes the group sizes as strings.
-            ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
-            d["allreduce"] = AllReduceSpec(**ar)
-        for key in ("nccl_allreduce", "nccl_allgather", "nccl_reducescatter"):
+        for key in ("allreduce", "nccl_allreduce", "nccl_allgather", "nccl_reducescatter"):
             if isinstance(d.get(key), dict):
                 ar = dict(d[key])
+                # JSON (the catalog index) writes the group sizes as strings.
                 ar["latency_us"] = {int(k): v for k, v in ar.get("latency_us", {}).items()}
                 d[key] = AllReduceSpec(**ar)
         if isinstance(d.get("gemm"), dict):
