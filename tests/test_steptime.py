@@ -3149,3 +3149,38 @@ def test_the_v0_capture_length_worked_example_is_as_docs_engines_says():
     assert [round(t * 1e3, 1) for t in mi] == [82.2, 85.1]
     assert "4 requests of 9,000 tokens: 84.6 ms a step where 4,000 tokens take 19.8" in text
     assert "(82.2 ms against 85.1 at 9,000 tokens)" in text
+
+
+def test_sglang_0_5_10_to_0_5_12_run_prompts_eagerly_with_experts_on_flashinfer_trtllm():
+    # SGLang 0.5.10, 0.5.11 and 0.5.12 turn the piecewise prompt graphs off for the flashinfer_trtllm and
+    # flashinfer_mxfp4 MoE runners unless the checkpoint is GptOssForCausalLM ("bypassed topk is incompatible with
+    # torch.compile": server_args.py _handle_moe_kernel_config, after _handle_gpu_memory_settings, so the reserve
+    # stays); 0.5.13 and 0.5.14 no longer do.
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.plan import _eager_prompt_words
+
+    ds, oss, q235 = resolve_model("deepseek-v3"), resolve_model("gpt-oss-120b"), resolve_model("qwen3-235b-a22b")
+    b200, h200 = resolve_gpu("b200"), resolve_gpu("h200")
+    for v in ("0.5.10", "0.5.11", "0.5.12"):
+        e = engine(f"sglang@{v}")
+        assert not e.prompt_graphs(1, "NVIDIA", ds, 1, "b200", moe="flashinfer_trtllm")
+        assert not e.prompt_graphs(1, "NVIDIA", q235, 1, "b200", moe="flashinfer_trtllm_bf16")
+        assert e.prompt_graphs(1, "NVIDIA", ds, 1, "b200", sizing=True, moe="flashinfer_trtllm")
+        assert e.prompt_graphs(1, "NVIDIA", ds, 1, "b200", moe="default")
+        assert e.prompt_graphs(1, "NVIDIA", oss, 1, "b200", moe="flashinfer_trtllm_fp4")
+    for v in ("0.5.13", "0.5.14"):
+        assert engine(f"sglang@{v}").prompt_graphs(1, "NVIDIA", ds, 1, "b200", moe="flashinfer_trtllm")
+    # The step model takes the runner the release picks by itself: DeepSeek-V3's fp8 experts on FlashInfer's kernel
+    # on a B200 (not on an H200), so its prompt steps take the host's issue of their kernels there.
+    e12 = engine("sglang@0.5.12")
+    sm = StepModel(ds, b200, BF16, tp=8, engine=e12)
+    assert sm.moe_runner == "flashinfer_trtllm" and sm.prefill_eager
+    assert not StepModel(ds, h200, BF16, tp=8, engine=e12).prefill_eager
+    assert not StepModel(ds, b200, BF16, tp=8, engine=engine("sglang@0.5.14")).prefill_eager
+    assert StepModel(q235, b200, BF16, tp=8, engine=e12).prefill_eager  # 16-bit experts, the same runner
+    said = "a step carrying prompt tokens runs without CUDA graphs"
+    assert said in sm.describe()
+    assert said not in StepModel(ds, b200, BF16, tp=8, engine=engine("sglang@0.5.14")).describe()
+    # And plan's TTFT assumption says where (PP and DP attention turn the graphs off on the H200).
+    words = _eager_prompt_words(e12, [b200, h200], ds, DEFAULTS)
+    assert "without CUDA graphs on b200 and at PP > 1 on h200 and under DP attention on h200," in words

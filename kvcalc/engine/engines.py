@@ -604,14 +604,19 @@ class Engine:
     'pp' (PP > 1), 'non-cuda' (a GPU that is not NVIDIA's), 'multimodal' (a model with a vision tower),
     'dp' (DP attention), 'mla' (an MLA model), 'mla-dense' (an MLA model without a sparse-attention
     indexer), 'qwen3-next' and 'dsa' (those architectures, by name: Qwen3-Next; DeepSeek-V3.2 and GLM-5),
-    and 'deepseek-sm100' (DeepSeek-V3's architecture, Kimi-K2's too, on a compute capability 10 GPU,
+    'deepseek-sm100' (DeepSeek-V3's architecture, Kimi-K2's too, on a compute capability 10 GPU,
     B200 and GB200, whose default trtllm_mla attention SGLang will not capture for prompts: decided
-    after the memory reserve is, so it leaves the reserve in place). SGLang's prompt graphs by release
+    after the memory reserve is, so it leaves the reserve in place), and 'flashinfer-moe' (routed experts on
+    FlashInfer's TensorRT-LLM MoE runner, engines.moe_runner's 'flashinfer_trtllm' kinds, but gpt-oss's: decided
+    after the reserve too). SGLang's prompt graphs by release
     (each read in its wheel): 0.5.10 to 0.5.14 piecewise graphs (server_args.py
     _handle_piecewise_cuda_graph, 0.5.10 to 0.5.13; _disable_tc_piecewise_cudagraph_if_incompatible,
     0.5.14), off for DP attention, PP, non-CUDA GPUs, multimodal models and an architecture list
     (configs/model_config.py piecewise_cuda_graph_disabled_model_archs: Qwen3-Next throughout,
-    DeepSeek-V3.2 and GLM-5 to 0.5.12); from 0.5.15 breakable graphs on CUDA
+    DeepSeek-V3.2 and GLM-5 to 0.5.12), and in 0.5.10 to 0.5.12 for the flashinfer_trtllm and flashinfer_mxfp4 MoE
+    runners but for GptOssForCausalLM ("bypassed topk is incompatible with torch.compile": server_args.py
+    _handle_moe_kernel_config, which runs after _handle_gpu_memory_settings and the model's hook that picks the
+    runner; read in 0.5.10, 0.5.11 and 0.5.12, gone from 0.5.13 and 0.5.14: 'flashinfer-moe'); from 0.5.15 breakable graphs on CUDA
     (model_executor/cuda_graph_config.py default_prefill_backend; ROCm keeps piecewise graphs, which
     it turns off), off for multimodal models and, by _disable_breakable_cudagraph_if_incompatible, MLA
     models and DP attention (0.5.15 and 0.5.16), MLA models without an indexer (0.5.17), neither from
@@ -729,11 +734,14 @@ class Engine:
         """The label with the releases the rules hold for, where the label does not already say them."""
         return f"{self.label} ({self.releases})" if self.releases and self.releases not in self.label else self.label
 
-    def prompt_graphs(self, pp: int, vendor: str, model: ModelSpec, dp: int = 1, gpu: str = "", sizing: bool = False) -> bool:
+    def prompt_graphs(
+        self, pp: int, vendor: str, model: ModelSpec, dp: int = 1, gpu: str = "", sizing: bool = False, moe: str = "default"
+    ) -> bool:
         """Whether this release runs a step carrying prompt tokens in CUDA graphs for ``model`` at
         ``pp`` pipeline stages and ``dp`` DP-attention ranks on ``gpu`` (a catalog name) of ``vendor``
         (prefill_graphs, prefill_graphs_off); ``sizing``: as the engine sees it when it sizes its memory
-        reserve, before the rules it applies after ('deepseek-sm100')."""
+        reserve, before the rules it applies after ('deepseek-sm100', 'flashinfer-moe'); ``moe``: the fused-MoE
+        kernel the release picks by itself for the model's routed experts there (moe_runner, without EP)."""
         off = self.prefill_graphs_off
         multimodal = bool(model.vision_params or model.vision)
         mla = model.mla is not None
@@ -748,6 +756,7 @@ class Engine:
             or ("qwen3-next" in off and arch == "qwen3_next")
             or ("dsa" in off and arch in ("deepseek_v32", "glm_moe_dsa"))
             or ("deepseek-sm100" in off and not sizing and arch in ("deepseek_v3", "kimi_k2") and gpu in SM100)
+            or ("flashinfer-moe" in off and not sizing and moe.startswith("flashinfer_trtllm") and arch != "gpt_oss")
         )
 
     @property
@@ -1414,9 +1423,10 @@ SGLANG_0514 = _sglang_prompt_graphs(
 SGLANG_0514 = replace(SGLANG_0514, state_pool_pad=0)
 SGLANG_0512 = _sglang_prompt_graphs(
     "0.5.12",
-    "0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5 either, read from 0.5.10, 0.5.11 and 0.5.12",
+    "0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5, nor with routed experts on "
+    "FlashInfer's TensorRT-LLM MoE runner (but gpt-oss's), read from 0.5.10, 0.5.11 and 0.5.12",
     "SGLang 0.5.10-0.5.12",
-    {"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa"},
+    {"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa", "flashinfer-moe"},
 )
 SGLANG_0512 = replace(SGLANG_0512, state_pool_pad=0)
 # SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
@@ -2908,6 +2918,7 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 "qwen3-next": "Qwen3-Next",
                 "dsa": "DeepSeek-V3.2 and GLM-5",
                 "deepseek-sm100": "DeepSeek-V3 and Kimi-K2 on B200 and GB200 (after sizing)",
+                "flashinfer-moe": "routed experts on FlashInfer's TensorRT-LLM MoE runner, but gpt-oss's (after sizing)",
             }
             out[f] = ", ".join(words[x] for x in sorted(v)) if v else "-"
         elif f in ("host_step_s", "host_per_request_s"):

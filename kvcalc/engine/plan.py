@@ -48,7 +48,15 @@ from kvcalc.engine.engines import Engine, triton_default_note, triton_mla_fixed_
 from kvcalc.engine.kv import stored_kv_dtype
 from kvcalc.engine.memory import FitInputs, ReverseReport, fit
 from kvcalc.engine.paging import cached_prompt_tokens
-from kvcalc.engine.steptime import ATTN_REQUEST_S, DEFAULTS, GEMM_LATENCY_S, StepConstants, StepModel, for_engine
+from kvcalc.engine.steptime import (
+    ATTN_REQUEST_S,
+    DEFAULTS,
+    GEMM_LATENCY_S,
+    StepConstants,
+    StepModel,
+    experts_runner,
+    for_engine,
+)
 from kvcalc.engine.track import TrackRecord, for_estimate
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
@@ -1017,10 +1025,16 @@ def _attn_request_words(c: StepConstants) -> str:
     return f"the GPU's measured cost, else {ATTN_REQUEST_S * 1e9:g} ns,"
 
 
-def _eager_prompt_words(engine: Engine, gpus: list[GPUSpec], model: ModelSpec, constants: StepConstants) -> str:
-    """Where the release runs prompt steps without CUDA graphs (Engine.prompt_graphs), in words for
-    the TTFT assumption; empty where it never does on these GPUs."""
-    eager = [g.name for g in gpus if not engine.prompt_graphs(1, g.vendor, model, 1, g.name)]
+def _eager_prompt_words(
+    engine: Engine, gpus: list[GPUSpec], model: ModelSpec, constants: StepConstants, weight_dtype: str | None = None
+) -> str:
+    """Where the release runs prompt steps without CUDA graphs (Engine.prompt_graphs, with the MoE kernel it picks for
+    the experts: experts_runner), in words for the TTFT assumption; empty where it never does on these GPUs."""
+    eager = [
+        g.name
+        for g in gpus
+        if not engine.prompt_graphs(1, g.vendor, model, 1, g.name, moe=experts_runner(engine, model, g, weight_dtype))
+    ]
     at_pp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(2, g.vendor, model, 1, g.name)]
     at_dp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(1, g.vendor, model, 2, g.name)]
     if not eager and not at_pp and not at_dp:
@@ -1241,7 +1255,8 @@ def plan(
         f"{constants.tokenize_s_per_token * 1e6:g} us per prompt token), half a step, the wait for prefill capacity "
         "(M/G/1, Pollaczek-Khinchine: u / (1 - u) x the prompt's service time x (1 + cv2) / 2, cv2 the prompts' "
         "lengths' squared coefficient of variation, 0 for one length), then the steps that carry the prompt in chunks of the "
-        "token budget left beside the decodes" + _eager_prompt_words(engine, gpus, model, constants),
+        "token budget left beside the decodes"
+        + _eager_prompt_words(engine, gpus, model, constants, base.weight_dtype if base is not None else None),
         f"TTFT p{slo.percentile} (what the TTFT target bounds): the mean with its waits (for prefill capacity, met "
         "with chance u, and for a seat in a full pool) taken together as 0 or, when met, exponential with their "
         f"mean, at the {slo.percentile}th percentile: (W / p) ln(p / (1 - q))",

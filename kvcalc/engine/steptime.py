@@ -50,6 +50,7 @@ from kvcalc.engine.engines import (
     TRITON_GPUS,
     Engine,
     MlaKernel,
+    MoeRunner,
     TritonMLAKernel,
     allreduce_norm_fusion,
     mla_kernel,
@@ -958,6 +959,23 @@ def fp4_flop_share(model: ModelSpec, weight_dtype: str | None) -> float:
     return min(fp4 / dense, 1.0) if dense > 0 else 1.0
 
 
+def experts_runner(
+    engine: Engine | None,
+    model: ModelSpec,
+    gpu: GPUSpec,
+    weight_dtype: str | None = None,
+    compute_dtype: str | None = None,
+    ep: int = 1,
+) -> MoeRunner:
+    """The fused-MoE kernel ``engine`` runs ``model``'s routed experts with on ``gpu`` at ``ep`` (engines.moe_runner),
+    from how the checkpoint (or --weight-dtype) stores them and the dtype the matmuls run in (matmul_dtype where
+    ``compute_dtype`` is None)."""
+    cd = compute_dtype or matmul_dtype(model, gpu, weight_dtype)
+    fp8 = cd == "fp8" and "experts" in _quant_roles(model, weight_dtype)
+    fp4 = cd == "fp4" and "experts" in _quant_roles(model, weight_dtype, "fp4")
+    return moe_runner(engine, model, gpu, ep, fp8, bf16_experts(model, weight_dtype), fp4)
+
+
 def bf16_experts(model: ModelSpec, weight_dtype: str | None) -> bool:
     """Whether a checkpoint stores (or --weight-dtype lays out) its routed experts in bf16, unquantized."""
     from kvcalc.engine.weights import WeightFormats
@@ -1370,9 +1388,7 @@ class StepModel:
         heads = engine.sparse_mla_heads(sparse[0].num_attention_heads // tp, gpu.name, kv_dtype.bits) if sparse and engine else 0
         self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads)
         self._links()
-        fp8_experts = self.compute_dtype == "fp8" and "experts" in _quant_roles(model, weight_dtype)
-        fp4_experts = self.compute_dtype == "fp4" and "experts" in _quant_roles(model, weight_dtype, "fp4")
-        self.moe_runner = moe_runner(engine, model, gpu, ep, fp8_experts, bf16_experts(model, weight_dtype), fp4_experts)
+        self.moe_runner = experts_runner(engine, model, gpu, weight_dtype, self.compute_dtype, ep)
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
         moe_quant_s beyond moe_latency_s, as AIConfigurator's tables of that kernel measure them; 'flashinfer_trtllm'
         calls take moe_flashinfer_s and the share MOE_ETA['fp8_flashinfer'], 'flashinfer_trtllm_bf16' calls
@@ -1418,7 +1434,9 @@ class StepModel:
         """(request, KV head) pairs a decoding request brings to the step's attention calls (attention_heads)."""
         self.attn_per_request_s = self.attn_heads * (self.c.attn_request_s or 0.0)
         """What each request in the step adds to its attention calls, seconds (StepConstants.attn_request_s)."""
-        self.prefill_eager = engine is not None and not engine.prompt_graphs(pp, gpu.vendor, model, dp, gpu.name)
+        self.prefill_eager = engine is not None and not engine.prompt_graphs(
+            pp, gpu.vendor, model, dp, gpu.name, moe=experts_runner(engine, model, gpu, weight_dtype, self.compute_dtype)
+        )
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
         self.decode_graph_max = engine.decode_graph_max(gpu, tp, dp) if engine is not None else None
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
