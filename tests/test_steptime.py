@@ -3184,3 +3184,44 @@ def test_sglang_0_5_10_to_0_5_12_run_prompts_eagerly_with_experts_on_flashinfer_
     # And plan's TTFT assumption says where (PP and DP attention turn the graphs off on the H200).
     words = _eager_prompt_words(e12, [b200, h200], ds, DEFAULTS)
     assert "without CUDA graphs on b200 and at PP > 1 on h200 and under DP attention on h200," in words
+
+
+def test_sglang_0_5_10_to_0_5_14_replay_an_mla_models_prompt_graphs_up_to_2048_tokens():
+    # SGLang 0.5.10 to 0.5.14 capture an MLA model's prompt graphs up to 2,048 tokens ("For MLA backend ... we set the
+    # max tokens to 2048 by default": server_args.py piecewise_cuda_graph_max_tokens, 0.5.10 to 0.5.13;
+    # prefill_cuda_graph_config.max_bs, 0.5.14), and PiecewiseCudaGraphRunner.can_run replays a step only at
+    # num_tokens <= max_num_tokens (0.5.12); another model's reach the chunk.
+    import dataclasses as dc
+
+    from kvcalc.engine.engines import engine
+
+    ds, q8, h200 = resolve_model("deepseek-v3"), resolve_model("qwen3-8b"), resolve_gpu("h200")
+    for v in ("0.5.12", "0.5.14"):
+        sm = StepModel(ds, h200, BF16, tp=8, engine=engine(f"sglang@{v}"))
+        assert not sm.prefill_eager and sm.prefill_graph_max == 2048
+        assert not sm.eager(True, 1, 2048) and sm.eager(True, 1, 2049) and not sm.eager(False, 64, 4096)
+    assert StepModel(q8, h200, BF16, engine=engine("sglang@0.5.12")).prefill_graph_max is None
+    assert StepModel(ds, h200, BF16, tp=8, engine=engine("vllm")).prefill_graph_max is None
+    # A prompt step of 3,000 tokens takes at least the host's issue of its kernels; without the cap it does not, where
+    # its GPU work is the shorter (GLM-4.7-Flash, an MLA model, on one B200; DeepSeek-V3's 3,000 tokens on 8 H200s keep
+    # the GPU the longer, so the cap costs nothing there).
+    e, flash, b200 = engine("sglang@0.5.12"), resolve_model("glm-4.7-flash"), resolve_gpu("b200")
+    capped = StepModel(flash, b200, BF16, engine=e)
+    free = StepModel(flash, b200, BF16, engine=dc.replace(e, prefill_graph_max_mla=None))
+    issue = capped.eager_prompt_total_s
+    assert free.step(0, 0, 3000, 3000).t_step_s < issue <= capped.step(0, 0, 3000, 3000).t_step_s
+    ms = [round(x * 1e3, 1) for x in (free.step(0, 0, 3000, 3000).t_step_s, capped.step(0, 0, 3000, 3000).t_step_s, issue)]
+    big = StepModel(ds, h200, BF16, tp=8, engine=e)
+    unchanged = StepModel(ds, h200, BF16, tp=8, engine=dc.replace(e, prefill_graph_max_mla=None)).step(0, 0, 3000, 3000)
+    # The GPU's 140.1 ms outlasts the issue; the host's own 0.504 ms no longer runs beside it (async_host).
+    assert (round(unchanged.t_step_s * 1e3, 1), round(big.step(0, 0, 3000, 3000).t_step_s * 1e3, 1)) == (140.1, 140.6)
+    assert big.step(0, 0, 3000, 3000).t_step_s - unchanged.t_step_s == pytest.approx(0.5e-3 + 4e-6)
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engines.md").read_text().split())
+    assert ms == [45.8, 47.5, 47.0]
+    assert "GLM-4.7-Flash on one B200 goes from 45.8 ms to 47.5 (the host's 47.0 ms issue of its kernels, after" in doc
+    assert "DeepSeek-V3's on 8 H200s from 140.1 ms to 140.6" in doc
+    assert capped.step(0, 0, 2000, 2000).t_step_s == free.step(0, 0, 2000, 2000).t_step_s
+    assert "a step carrying more than 2,048 tokens with prompt tokens runs without CUDA graphs" in capped.describe()
+    # The simulator's spans follow it: a span carrying 3,000 prompt tokens beside 10 decodes pays the host's issue.
+    m0, _, c0, _, o = capped.lines(10, 500.0, 3000)
+    assert max(m0, c0) + o >= issue

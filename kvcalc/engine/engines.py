@@ -624,6 +624,14 @@ class Engine:
     0.5.19 and 0.5.23); and from 0.5.15 _disable_prefill_cuda_graph_for_deepseek_trtllm_mla
     ('deepseek-sm100'). An allowlist of newer multimodal architectures (Qwen3.5, Kimi-K2.5, GLM-5 Next
     and others, none in kvcalc's catalog) keeps its graphs; not followed."""
+    prefill_graph_max_mla: int | None = None
+    """The most tokens a prompt step of an MLA model may carry and still replay the release's prompt graphs
+    (prefill_graphs), where it captures an MLA model's up to a size of its own; a larger step runs its layers eagerly.
+    SGLang 0.5.10 to 0.5.14: 2,048 ("For MLA backend ... we set the max tokens to 2048 by default", server_args.py
+    piecewise_cuda_graph_max_tokens, 0.5.10 to 0.5.13; prefill_cuda_graph_config.max_bs, 0.5.14; another model's reach
+    the chunk, which no prompt step passes), where PiecewiseCudaGraphRunner.can_run replays a step only at num_tokens <=
+    max_num_tokens (model_executor/piecewise_cuda_graph_runner.py, 0.5.12). None: the chunk (or no prompt graphs).
+    0.5.23 caps it at min(8,192, the chunk) (arg_groups/memory_hook.py); 0.5.15 to 0.5.19 are not read for it."""
     dp_prompt_lockstep: bool = False
     """Under DP attention, whether every rank steps with any rank's prompt batch, as a decode too: the
     ranks gather their batches every step for the MoE layers (SGLang's MLP sync), so a rank's decode
@@ -1420,7 +1428,7 @@ SGLANG_0514 = _sglang_prompt_graphs(
     "SGLang 0.5.13-0.5.14",
     {"pp", "non-cuda", "multimodal", "dp", "qwen3-next"},
 )
-SGLANG_0514 = replace(SGLANG_0514, state_pool_pad=0)
+SGLANG_0514 = replace(SGLANG_0514, state_pool_pad=0, prefill_graph_max_mla=2048)
 SGLANG_0512 = _sglang_prompt_graphs(
     "0.5.12",
     "0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5, nor with routed experts on "
@@ -1428,7 +1436,7 @@ SGLANG_0512 = _sglang_prompt_graphs(
     "SGLang 0.5.10-0.5.12",
     {"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa", "flashinfer-moe"},
 )
-SGLANG_0512 = replace(SGLANG_0512, state_pool_pad=0)
+SGLANG_0512 = replace(SGLANG_0512, state_pool_pad=0, prefill_graph_max_mla=2048)
 # SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
 # opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9), so no reserve for them.
 SGLANG_059 = replace(

@@ -1438,6 +1438,11 @@ class StepModel:
             pp, gpu.vendor, model, dp, gpu.name, moe=experts_runner(engine, model, gpu, weight_dtype, self.compute_dtype)
         )
         """Whether steps that carry prompt tokens run without CUDA graphs (Engine.prefill_graphs)."""
+        self.prefill_graph_max = (
+            engine.prefill_graph_max_mla if engine is not None and model.mla is not None and not self.prefill_eager else None
+        )
+        """The most tokens a prompt step replays the engine's prompt graphs at, where the release caps an MLA model's
+        below the chunk (Engine.prefill_graph_max_mla); a larger one runs eagerly (None: no cap)."""
         self.decode_graph_max = engine.decode_graph_max(gpu, tp, dp) if engine is not None else None
         """The largest decode-only step (one DP rank's requests) the engine replays from a CUDA graph;
         a larger one runs its layers eagerly, as a prompt step does where prefill_eager (None: no limit)."""
@@ -1958,8 +1963,8 @@ class StepModel:
         tm, tc, t = self._terms(
             weight_bytes, kv_bytes, mm_flops, attn_flops, fixed + coll, self.elementwise * tokens, floor=floor or None
         )
-        if eager or self.eager(prefill, requests):
-            extra = self.eager_extra_s(t, requests, prompt=prefill and self.prefill_eager, tokens=tokens)
+        if eager or self.eager(prefill, requests, tokens):
+            extra = self.eager_extra_s(t, requests, prompt=prefill and self.prompt_eager(tokens), tokens=tokens)
             t, fixed = t + extra, fixed + extra
         elif self.async_host:
             hidden = self.hidden_host_s(t, requests)
@@ -1975,13 +1980,18 @@ class StepModel:
             by = "fixed"
         return StepTime(tm, tc, fixed, coll, t, bound, by)
 
-    def eager(self, prefill: bool, requests: int) -> bool:
+    def eager(self, prefill: bool, requests: int, tokens: int = 0) -> bool:
         """Whether a step runs its layers eagerly from Python: one that carries prompt tokens where
-        the engine runs those without CUDA graphs (prefill_eager), a decode-only one of more requests
-        than the engine's largest decode graph (decode_graph_max)."""
+        the engine runs those without CUDA graphs (prompt_eager, at ``tokens`` in all), a decode-only one of more
+        requests than the engine's largest decode graph (decode_graph_max)."""
         if prefill:
-            return self.prefill_eager
+            return self.prompt_eager(tokens)
         return self.decode_graph_max is not None and requests > self.decode_graph_max
+
+    def prompt_eager(self, tokens: int) -> bool:
+        """Whether a step carrying prompt tokens, ``tokens`` in all, runs without CUDA graphs: everywhere the engine
+        runs them so (prefill_eager), else past the prompt graphs' largest size (prefill_graph_max)."""
+        return self.prefill_eager or (self.prefill_graph_max is not None and tokens > self.prefill_graph_max)
 
     def hidden_host_s(self, t: float, requests: int) -> float:
         """What of a step of ``t`` seconds the host's own time (fixed_s and per_request_s) no longer adds
@@ -2184,10 +2194,13 @@ class StepModel:
             if f0 > kv_s:
                 m0, m1 = m0 - kv_s + f0, f1
         requests = n + (1 if extra_tokens else 0)
-        if eager or self.eager(extra_tokens > 0, requests):
+        if eager or self.eager(extra_tokens > 0, requests, n + extra_tokens):
             # A span run without CUDA graphs: its first step as time() has it.
             o += self.eager_extra_s(
-                (m0 if m0 >= c0 else c0) + o, requests, prompt=extra_tokens > 0 and self.prefill_eager, tokens=n + extra_tokens
+                (m0 if m0 >= c0 else c0) + o,
+                requests,
+                prompt=extra_tokens > 0 and self.prompt_eager(n + extra_tokens),
+                tokens=n + extra_tokens,
             )
         elif self.async_host:
             # The host's time beside the GPU's: the span's first step as time() has it (later steps,
@@ -2201,7 +2214,7 @@ class StepModel:
         the attention's growth a step, the overhead, and the host's time where it runs beside the GPU's (async_host);
         None where the step runs eagerly."""
         requests = n + (1 if extra_tokens else 0)
-        if self.eager(extra_tokens > 0, requests):
+        if self.eager(extra_tokens > 0, requests, n + extra_tokens):
             return None
         w, m1, cm, c1, o = self._kept_pieces(n, extra_tokens)
         g0 = matmul_s(w * self.inv_w, cm, self.mm_added) + self.elementwise * (n + extra_tokens) * self.inv_bw
@@ -2516,6 +2529,12 @@ class StepModel:
         if self.prefill_eager:
             parts.append(
                 f"; a step carrying prompt tokens runs without CUDA graphs in this release and takes at least {prompt_issue}"
+            )
+        if self.prefill_graph_max is not None:
+            parts.append(
+                f"; a step carrying more than {self.prefill_graph_max:,} tokens with prompt tokens runs without CUDA graphs "
+                f"(this release captures an MLA model's prompt steps up to {self.prefill_graph_max:,} tokens) and takes at "
+                f"least {prompt_issue}"
             )
         if self.async_host:
             parts.append(
