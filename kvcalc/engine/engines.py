@@ -2753,6 +2753,7 @@ _RULE_LABELS = {
     "prefill_graphs": "prompt steps in CUDA graphs",
     "decode_graph_max_len": "decode graphs while the longest sequence is at most",
     "prefill_graphs_off": "prompt graphs turned off for",
+    "prefill_graph_max_mla": "an MLA model's prompt graphs up to",
     "dp_prompt_lockstep": "DP ranks step with any rank's prompt batch, without graphs",
     "dp_prompt_chunk": "a DP-attention rank's prompt chunk",
     "sparse_mla_raw_fp8": "a DSA model's fp8 cache raw (no scales) on compute capability 10+ and HIP",
@@ -2897,6 +2898,8 @@ def _rule_words(e: Engine) -> dict[str, str]:
                 out[f] = _FRACTION_WORDS[e.mem_fraction_rule]
         elif f == "block_size":
             out[f] = "-" if v is None else str(v)
+        elif f == "prefill_graph_max_mla":
+            out[f] = "-" if v is None else f"{v:,} tokens"
         elif f == "prompt_blocks" and e.budget == "all":
             out[f] = "-"  # (no pool, no scheduler)
         elif f == "video_frames_cap":
