@@ -3709,3 +3709,58 @@ def test_the_rtx4090s_weight_read_share_is_its_own_measurement():
     assert g.gemm.latency_us * 1e-6 == GEMM_LATENCY_S and g.memory_bandwidth_bytes_per_s == 1008e9
     # The twelve vLLM runs of the sixth set at one user in bf16 read at 0.88 (its paragraph); a copy at 0.90 to 0.91.
     assert (round(904 / 1008, 2), round(922 / 1008, 2)) == (0.90, 0.91)
+
+
+def test_the_sglang_0_4_4_stall_paragraph_is_as_the_runs_recorded_it():
+    """docs/accuracy.md: simon-mo/R1-Benchmark's SGLang 0.4.4.post3 QwQ-32B runs at 1,000/2,000 tokens and 10 requests/s,
+    whose per-request timings (tests/serving/timings, from the runs' --save-result JSON) hold a stall that vLLM 0.8.2's
+    runs of the same prompts do not."""
+    from kvcalc.engine.engines import engine
+    from kvcalc.engine.steptime import StepModel
+    from kvcalc.specs.dtypes import kv_dtype
+
+    text = " ".join(DOC.read_text().split())
+    rec = {}
+    for g in ("h200", "h100"):
+        for e in ("sglang044p3", "vllm082"):
+            cid = f"simonmo-{g}x2-qwq32b-{e}-tp2-random1000x2000-rr10"
+            t = json.loads((SERVING / "timings" / f"{cid}.json").read_text())
+            case = next(c for c in CASES if c["id"] == cid)
+            # The file is the run's: its TTFTs' mean is the case's measured mean TTFT.
+            assert len(t["ttfts"]) == 50 and 1e3 * sum(t["ttfts"]) / 50 == pytest.approx(case["measured"]["mean_ttft_ms"])
+            rec[g, e] = t
+    s200, s100 = rec["h200", "sglang044p3"], rec["h100", "sglang044p3"]
+    assert [round(x, 2) for x in s200["first_itls"][5:7]] == [4.05, 2.83] and round(s200["ttfts"][0] * 1e3) == 83
+    assert (round(min(s200["ttfts"][1:]), 2), round(max(s200["ttfts"][1:]), 2)) == (3.10, 4.55)
+    assert max(s200["max_itl"]) == s200["first_itls"][5]  # no gap of any request passes the first's
+    assert [round(x, 2) for x in s100["first_itls"][4:6]] == [2.98, 2.39] and round(s100["ttfts"][0] * 1e3) == 88
+    assert (round(min(s100["ttfts"][1:]), 2), round(max(s100["ttfts"][1:]), 2)) == (0.48, 3.16)
+    v = [rec[g, "vllm082"] for g in ("h200", "h100")]
+    assert round(min(min(x["ttfts"]) for x in v), 2) == 0.07 and round(max(max(x["ttfts"]) for x in v), 2) == 0.59
+    assert max(max(x["max_itl"]) for x in v) < 0.34
+    # The first request's stream stood still for the sum of its gaps over 0.3 s: 6.9 s and 5.7 s.
+    assert [round(sum(x for x in r["first_itls"] if x > 0.3), 1) for r in (s200, s100)] == [6.9, 5.7]
+    # All 49,000 prompt tokens in 8,192-token prompt steps (five full, one of 8,040) take 2.9 s in the step model.
+    m = resolve_model("qwen2.5-32b")
+    sm = StepModel(m, resolve_gpu("h200"), kv_dtype("bf16"), tp=2, engine=engine("sglang@0.4.4.post3"))
+    assert 5 * 8192 + 8040 == 49_000
+    assert round(5 * sm.step(0, 0, 8192, 8192).t_step_s + sm.step(0, 0, 8040, 8040).t_step_s, 1) == 2.9
+    got = [round(predict(f"simonmo-{g}x2-qwq32b-sglang044p3-tp2-random1000x2000-rr10")["mean_ttft_ms"]) for g in ("h200", "h100")]
+    assert got == [101, 107]
+    for said in (
+        "kvcalc 101 and 107 ms where the runs measured 3,780 and 2,136 ms",
+        "its stream then stopped for 4.05 s and 2.83 s after its fifth and sixth chunks",
+        "waited 3.10 to 4.55 s for their first tokens; on the H100s 88 ms, then gaps of 2.98 s and 2.39 s, the others 0.48 to 3.16 s",
+        "measured TTFTs of 0.07 to 0.59 s and no gap above 0.34 s",
+        "All 49,000 prompt tokens take 2.9 s of prompt steps in kvcalc's step model, less than the 6.9 s (H200) and 5.7 s",
+    ):
+        assert said in text
+    meas = [
+        round(
+            next(c for c in CASES if c["id"] == f"simonmo-{g}x2-qwq32b-sglang044p3-tp2-random1000x2000-rr10")["measured"][
+                "mean_ttft_ms"
+            ]
+        )
+        for g in ("h200", "h100")
+    ]
+    assert meas == [3780, 2136]
