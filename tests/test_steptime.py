@@ -3186,20 +3186,25 @@ def test_sglang_0_5_10_to_0_5_12_run_prompts_eagerly_with_experts_on_flashinfer_
     assert "without CUDA graphs on b200 and at PP > 1 on h200 and under DP attention on h200," in words
 
 
-def test_sglang_0_5_10_to_0_5_14_replay_an_mla_models_prompt_graphs_up_to_2048_tokens():
-    # SGLang 0.5.10 to 0.5.14 capture an MLA model's prompt graphs up to 2,048 tokens ("For MLA backend ... we set the
+def test_sglang_0_5_10_to_0_5_19_replay_an_mla_models_prompt_graphs_up_to_2048_tokens():
+    # SGLang 0.5.10 to 0.5.19 capture an MLA model's prompt graphs up to 2,048 tokens ("For MLA backend ... we set the
     # max tokens to 2048 by default": server_args.py piecewise_cuda_graph_max_tokens, 0.5.10 to 0.5.13;
-    # prefill_cuda_graph_config.max_bs, 0.5.14), and PiecewiseCudaGraphRunner.can_run replays a step only at
-    # num_tokens <= max_num_tokens (0.5.12); another model's reach the chunk.
+    # prefill_cuda_graph_config.max_bs, 0.5.14 to 0.5.19), 0.5.23 up to min(8,192, the chunk), and the runner replays a
+    # step only at num_tokens <= max_num_tokens (0.5.12; 0.5.15 to 0.5.19); another model's reach the chunk.
     import dataclasses as dc
 
     from kvcalc.engine.engines import engine
 
     ds, q8, h200 = resolve_model("deepseek-v3"), resolve_model("qwen3-8b"), resolve_gpu("h200")
-    for v in ("0.5.12", "0.5.14"):
+    for v in ("0.5.12", "0.5.14", "0.5.18", "0.5.19"):
         sm = StepModel(ds, h200, BF16, tp=8, engine=engine(f"sglang@{v}"))
         assert not sm.prefill_eager and sm.prefill_graph_max == 2048
         assert not sm.eager(True, 1, 2048) and sm.eager(True, 1, 2049) and not sm.eager(False, 64, 4096)
+    cur = StepModel(ds, h200, BF16, tp=8, engine=engine("sglang"))
+    assert cur.prefill_graph_max == 8192 and not cur.eager(True, 1, 8192) and cur.eager(True, 1, 8193)
+    # 0.5.15 and 0.5.16 run an MLA model's prompts without graphs at all; 0.5.9 captures none: no cap to speak of.
+    assert StepModel(ds, h200, BF16, tp=8, engine=engine("sglang@0.5.16")).prefill_graph_max is None
+    assert engine("sglang@0.5.9").prefill_graph_max_mla is None
     assert StepModel(q8, h200, BF16, engine=engine("sglang@0.5.12")).prefill_graph_max is None
     assert StepModel(ds, h200, BF16, tp=8, engine=engine("vllm")).prefill_graph_max is None
     # A prompt step of 3,000 tokens takes at least the host's issue of its kernels; without the cap it does not, where

@@ -627,11 +627,13 @@ class Engine:
     prefill_graph_max_mla: int | None = None
     """The most tokens a prompt step of an MLA model may carry and still replay the release's prompt graphs
     (prefill_graphs), where it captures an MLA model's up to a size of its own; a larger step runs its layers eagerly.
-    SGLang 0.5.10 to 0.5.14: 2,048 ("For MLA backend ... we set the max tokens to 2048 by default", server_args.py
-    piecewise_cuda_graph_max_tokens, 0.5.10 to 0.5.13; prefill_cuda_graph_config.max_bs, 0.5.14; another model's reach
-    the chunk, which no prompt step passes), where PiecewiseCudaGraphRunner.can_run replays a step only at num_tokens <=
-    max_num_tokens (model_executor/piecewise_cuda_graph_runner.py, 0.5.12). None: the chunk (or no prompt graphs).
-    0.5.23 caps it at min(8,192, the chunk) (arg_groups/memory_hook.py); 0.5.15 to 0.5.19 are not read for it."""
+    SGLang 0.5.10 to 0.5.19: 2,048 ("For MLA backend ... we set the max tokens to 2048 by default", server_args.py
+    piecewise_cuda_graph_max_tokens, 0.5.10 to 0.5.13; prefill_cuda_graph_config.max_bs, server_args.py 0.5.14 to
+    0.5.18 and arg_groups/memory_hook.py 0.5.19; another model's reach the chunk, which no prompt step passes), where the
+    runner replays a step only at num_tokens <= max_num_tokens (model_executor/piecewise_cuda_graph_runner.py can_run,
+    0.5.12; runner/prefill_cuda_graph_runner.py can_replay_locally, 0.5.15 to 0.5.19); 0.5.23 (the sglang@0.5 record):
+    min(8,192, the chunk) (arg_groups/memory_hook.py), 8,192 here, as no prompt step passes the chunk. None: the chunk
+    (or no prompt graphs)."""
     dp_prompt_lockstep: bool = False
     """Under DP attention, whether every rank steps with any rank's prompt batch, as a decode too: the
     ranks gather their batches every step for the MoE layers (SGLang's MLP sync), so a rank's decode
@@ -1382,7 +1384,7 @@ SGLANG_05 = Engine(
 )
 # SGLang 0.5.10 to 0.5.19: the same rules but the chunk and decode graphs of GPUs under 35 GiB (2,048 tokens,
 # 24 or 80), and prompt graphs (and their reserve) by release (Engine.prefill_graphs_off).
-SGLANG_05 = replace(SGLANG_05, async_scheduling="pp1")
+SGLANG_05 = replace(SGLANG_05, async_scheduling="pp1", prefill_graph_max_mla=8192)
 SGLANG_0519 = replace(
     SGLANG_05,
     version="0.5.19",
@@ -1392,6 +1394,7 @@ SGLANG_0519 = replace(
     batched_tokens_default="sglang-0.5",
     mem_fraction_rule="sglang-0.5.10",
     prefill_graphs_off=frozenset({"pp", "non-cuda", "multimodal", "deepseek-sm100"}),
+    prefill_graph_max_mla=2048,
     aliases=(),
 )
 
@@ -1428,7 +1431,7 @@ SGLANG_0514 = _sglang_prompt_graphs(
     "SGLang 0.5.13-0.5.14",
     {"pp", "non-cuda", "multimodal", "dp", "qwen3-next"},
 )
-SGLANG_0514 = replace(SGLANG_0514, state_pool_pad=0, prefill_graph_max_mla=2048)
+SGLANG_0514 = replace(SGLANG_0514, state_pool_pad=0)
 SGLANG_0512 = _sglang_prompt_graphs(
     "0.5.12",
     "0.5.10 to 0.5.12; as 0.5.14 but no prompt graphs for DeepSeek-V3.2 and GLM-5, nor with routed experts on "
@@ -1436,7 +1439,7 @@ SGLANG_0512 = _sglang_prompt_graphs(
     "SGLang 0.5.10-0.5.12",
     {"pp", "non-cuda", "multimodal", "dp", "qwen3-next", "dsa", "flashinfer-moe"},
 )
-SGLANG_0512 = replace(SGLANG_0512, state_pool_pad=0, prefill_graph_max_mla=2048)
+SGLANG_0512 = replace(SGLANG_0512, state_pool_pad=0)
 # SGLang before 0.5.10: the same memory rules; prompts run without CUDA graphs (piecewise graphs were
 # opt-in: server_args.py enable_piecewise_cuda_graph False, 0.5.6 to 0.5.9), so no reserve for them.
 SGLANG_059 = replace(
@@ -1452,6 +1455,7 @@ SGLANG_059 = replace(
     mem_fraction_rule="sglang-0.5.3",
     prefill_graphs=False,
     prefill_graphs_off=frozenset(),
+    prefill_graph_max_mla=None,
     dp_prompt_lockstep=True,
     state_pool_pad=0,
     aliases=(),
