@@ -3183,7 +3183,7 @@ def test_sglang_0_5_10_to_0_5_12_run_prompts_eagerly_with_experts_on_flashinfer_
     assert said not in StepModel(ds, b200, BF16, tp=8, engine=engine("sglang@0.5.14")).describe()
     # And plan's TTFT assumption says where (PP and DP attention turn the graphs off on the H200).
     words = _eager_prompt_words(e12, [b200, h200], ds, DEFAULTS)
-    assert "without CUDA graphs on b200 and at PP > 1 on h200 and under DP attention on h200," in words
+    assert "without CUDA graphs on b200 and at PP > 1 on h200 and under DP attention on h200 and elsewhere past 2,048" in words
 
 
 def test_sglang_0_5_10_to_0_5_19_replay_an_mla_models_prompt_graphs_up_to_2048_tokens():
@@ -3205,6 +3205,15 @@ def test_sglang_0_5_10_to_0_5_19_replay_an_mla_models_prompt_graphs_up_to_2048_t
     # 0.5.15 and 0.5.16 run an MLA model's prompts without graphs at all; 0.5.9 captures none: no cap to speak of.
     assert StepModel(ds, h200, BF16, tp=8, engine=engine("sglang@0.5.16")).prefill_graph_max is None
     assert engine("sglang@0.5.9").prefill_graph_max_mla is None
+    # plan's TTFT assumption says so, for an MLA model only.
+    from kvcalc.engine.plan import _eager_prompt_words
+
+    said = "elsewhere past 2,048 tokens (its largest prompt graph for an MLA model)"
+    assert said in _eager_prompt_words(engine("sglang@0.5.19"), [h200], ds, DEFAULTS)
+    assert "past 8,192 tokens (its largest prompt graph for an MLA model)" in _eager_prompt_words(
+        engine("sglang"), [h200], ds, DEFAULTS
+    )
+    assert "largest prompt graph" not in _eager_prompt_words(engine("sglang@0.5.19"), [h200], q8, DEFAULTS)
     assert StepModel(q8, h200, BF16, engine=engine("sglang@0.5.12")).prefill_graph_max is None
     assert StepModel(ds, h200, BF16, tp=8, engine=engine("vllm")).prefill_graph_max is None
     # A prompt step of 3,000 tokens takes at least the host's issue of its kernels; without the cap it does not, where

@@ -1037,11 +1037,14 @@ def _eager_prompt_words(
     ]
     at_pp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(2, g.vendor, model, 1, g.name)]
     at_dp = [g.name for g in gpus if g.name not in eager and not engine.prompt_graphs(1, g.vendor, model, 2, g.name)]
-    if not eager and not at_pp and not at_dp:
+    # Where the release captures an MLA model's prompt steps only up to a size of its own (Engine.prefill_graph_max_mla).
+    cap = engine.prefill_graph_max_mla if model.mla is not None and len(eager) < len(gpus) else None
+    if not eager and not at_pp and not at_dp and cap is None:
         return ""
     where = [] if len(eager) == len(gpus) else ([f"on {', '.join(eager)}"] if eager else [])
     where += [f"at PP > 1 on {', '.join(at_pp)}"] if at_pp else []
     where += [f"under DP attention on {', '.join(at_dp)}"] if at_dp else []
+    where += [f"{'elsewhere ' if where else ''}past {cap:,} tokens (its largest prompt graph for an MLA model)"] if cap else []
     return (
         f"; {engine.label} runs those steps without CUDA graphs{' ' + ' and '.join(where) if where else ''}, so each "
         f"takes at least the host's issue of the model's kernels ({constants.eager_host_s * 1e6:g} us a kernel)"
