@@ -719,3 +719,18 @@ def test_a_result_whose_client_timed_silent_requests_at_zero_calibrates_as_the_o
     for a, b in zip(plain.runs, scaled.runs, strict=True):
         if a.fitted_ttft_s is not None:
             assert b.fitted_ttft_s == pytest.approx(0.75 * a.fitted_ttft_s, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        # NCCL for every all-reduce on a GPU whose spec measures none: refused as roofline, simulate and plan refuse it.
+        (["--gpu", "l40s", "--engine", "sglang@0.5.7", "--all-reduce-backend", "nccl"], "(--all-reduce-backend)"),
+        # SGLang's Triton attention under an engine that does not run it: the same.
+        (["--gpu", "h100", "--attention-backend", "triton"], "(--attention-backend)"),
+    ],
+)
+def test_calibrate_refuses_a_backend_the_step_model_does_not_price_before_any_fit(cli, args, needle):
+    raw = SERVING / "raw"
+    runs = [str(raw / f"sglcb-glm47flash-b200x1-tp1-{c}-1k1k.txt") for c in ("c1", "c16")]
+    one_line_error(cli("calibrate", *runs, "--model", "glm-4.7-flash", *args), needle)

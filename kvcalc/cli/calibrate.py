@@ -52,6 +52,8 @@ def calibrate(
     runs = [r for path in results for r in read_bench(path)]
     if len(runs) > 1000:
         raise KvcalcError(f"{len(runs):,} runs", "RESULTS", "at most 1,000 runs")
+    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend)
+    opt.check_backend(m, [g], eng)
     sizes = [opt.parallel(x.strip(), "--tp") for x in tp.split(",") if x.strip()]
     if len(sizes) == 1:
         sizes = sizes * len(runs)
@@ -63,7 +65,7 @@ def calibrate(
         runs,
         sizes,
         opt.kv(kv_dtype, weight_dtype),
-        opt.engine(engine, attention_backend, moe_backend, all_reduce_backend),
+        eng,
         weight_dtype=opt.weight_dtype(weight_dtype),
         identify=lambda name: canonical_name("model", name),
     )

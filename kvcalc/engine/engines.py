@@ -616,7 +616,9 @@ class Engine:
     DeepSeek-V3.2 and GLM-5 to 0.5.12), and in 0.5.10 to 0.5.12 for the flashinfer_trtllm and flashinfer_mxfp4 MoE
     runners but for GptOssForCausalLM ("bypassed topk is incompatible with torch.compile": server_args.py
     _handle_moe_kernel_config, which runs after _handle_gpu_memory_settings and the model's hook that picks the
-    runner; read in 0.5.10, 0.5.11 and 0.5.12, gone from 0.5.13 and 0.5.14: 'flashinfer-moe'); from 0.5.15 breakable graphs on CUDA
+    runner; read in 0.5.10, 0.5.11 and 0.5.12, gone from 0.5.13 and 0.5.14: 'flashinfer-moe'; sgl-project/sglang#27841,
+    2026-06-10, removed a copy a refactor had put back on main between releases, its author "seeing the 'Piecewise cuda
+    graph is disabled...' log"; no release from 0.5.13 to 0.5.19 or 0.5.23 has it); from 0.5.15 breakable graphs on CUDA
     (model_executor/cuda_graph_config.py default_prefill_backend; ROCm keeps piecewise graphs, which
     it turns off), off for multimodal models and, by _disable_breakable_cudagraph_if_incompatible, MLA
     models and DP attention (0.5.15 and 0.5.16), MLA models without an indexer (0.5.17), neither from
