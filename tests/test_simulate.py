@@ -499,6 +499,28 @@ def test_sglangs_and_v0s_decodes_wait_through_a_prompts_own_step():
     assert decoding_s("vllm@0.6.3") < floor_v0
 
 
+def test_a_prompt_step_the_decodes_sit_out_is_one_long_gap():
+    # vllm bench serve pools every gap between two streamed tokens (ITL). Under SGLang B's prompt runs as a
+    # step of its own, so A's stream stands still through it once: one gap of B's whole prompt step plus A's
+    # decode step, and 98 gaps of a decode step each. A span of decode steps after it must not spread that
+    # wait over its steps, which would lift the median and hide the long gap from the p99.
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+    wl = Workload(np.array([0.0, 0.05]), np.array([8, 8000]), np.array([100, 1]), "t", "t")
+    r = simulate(m, g, wl, SimSettings(8192, 256, 8192), parse_policies("paged-16"), engine("sglang"), BF16).runs[0]
+    sm = StepModel(m, g, BF16, engine=engine("sglang"))
+    prompt = sm.step(0, 0.0, 8000, 8000).t_step_s
+    longest_decode = sm.step(1, 108).t_step_s  # (A's context ends at 8 + 100 tokens)
+    itl = r.bench.itl_s
+    # 99 gaps: the 99th percentile is the largest (the first whose cumulative count reaches 98.01 of 99).
+    assert itl.p99 >= prompt + sm.step(1, 8).t_step_s
+    assert itl.p50 <= longest_decode
+    # The mean keeps every second A waited: its 99 gaps add up to its decoding time.
+    assert itl.mean * 99 == pytest.approx(r.tpot_s.p50 * 99, rel=1e-9)
+    # docs/simulation.md quotes this run.
+    doc = (Path(__file__).parent.parent / "docs" / "simulation.md").read_text()
+    assert f"where the gap is {itl.p99 * 1e3:.0f} ms" in " ".join(doc.split())
+
+
 def test_a_prompt_found_in_the_prefix_cache_is_not_recomputed():
     """--prompt-cache-hit 0.5 on a 1,000-token prompt: its whole blocks of the 500 tokens, 496, are
     found cached, the work a 496-token shared prefix saves a lone request; the contiguous policies

@@ -783,9 +783,19 @@ def serve(
                     off = N - since + (tot // N - 1) * N
                     vis = now + stall + (dt if off == K else span_s(ln, off))
                 since = tot % N
+            # The span's K gaps take its mean step each; what the decodes waited before it (a prompt step they
+            # sat out, a host transfer) lengthens the first gap alone, as a client sees one long gap.
+            wait = held + stall
+            if wait > 0.0:
+                itl_add(dt / K + wait)
+                itl_w_add(nd)
+                if K > 1:
+                    itl_add(dt / K)
+                    itl_w_add(nd * (K - 1))
+            else:
+                itl_add(dt / K)
+                itl_w_add(nd * K)
             dt += stall
-            itl_add((dt + held) / K)
-            itl_w_add(nd * K)
             stall = held = 0.0
             if w1 is None or not tl or now - tl[-1][0] >= tl_gap:
                 live0, res0 = l_last if l_last >= 0 else live_bytes(), h0 * unit
