@@ -11,6 +11,7 @@ from conftest import one_line_error
 from kvcalc.engine.engines import engine
 from kvcalc.engine.simulate import Blocks, SimSettings, Workload, parse_policies, simulate
 from kvcalc.engine.steptime import StepModel
+from kvcalc.errors import KvcalcError
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 from kvcalc.specs.dtypes import kv_dtype
 
@@ -536,6 +537,32 @@ def test_a_prompt_found_in_the_prefix_cache_is_not_recomputed():
     # Every prompt wholly cached: still at least its last token is computed, and nothing breaks.
     full = run("llama3.1-8b", "h100", [1000, 16, 1], [5, 5, 5], policies="paged-16", hit=1.0)
     assert full.runs[0].completed == 3
+
+
+def test_each_request_can_find_its_own_share_of_its_prompt_cached():
+    """A benchmark run again on a server that served its first prompts before: request 0's 1,000-token prompt is
+    wholly cached (its whole blocks up to token 999: 992 tokens; 8 computed), request 1's not. The two arrive 100 s
+    apart and do not meet, so the mean TTFT falls by half of what a prompt step of 8 tokens at context 1,000 saves
+    against one of 1,000, each request's request-path jitter being its own in both runs."""
+    m, g = resolve_model("llama3.1-8b"), resolve_gpu("h100")
+
+    def go(hits):
+        wl = Workload(np.array([0.0, 100.0]), np.array([1000, 1000]), np.array([20, 20]), "t", "t", 0, 0.0, None, hits)
+        return simulate(m, g, wl, SimSettings(4096, 256, 2048), parse_policies("paged-16"), engine("vllm"), BF16)
+
+    first, none = go([1.0, 0.0]), go(None)
+    sm = StepModel(m, g, BF16, engine=engine("vllm"))
+    saved = sm.step(0, 0.0, 1000, 1000).t_step_s - sm.step(0, 0.0, 1000 - 992, 1000).t_step_s
+    assert none.runs[0].bench.ttft_s.mean - first.runs[0].bench.ttft_s.mean == pytest.approx(saved / 2, rel=1e-9)
+    assert any("1 of 2 prompts wholly in the prefix cache" in a for a in first.assumptions)
+    for bad, needle in (
+        ([1.0], "1 prompt-cache share for 2 requests"),
+        ([1.0, float("nan")], "of request 2"),
+        ([1.5, 0.0], "1.5"),
+    ):
+        with pytest.raises(KvcalcError, match="prompt_cache_hits") as e:
+            go(bad)
+        assert needle in str(e.value)
 
 
 @settings(max_examples=25, deadline=None)

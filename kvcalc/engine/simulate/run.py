@@ -196,7 +196,18 @@ def simulate(
             "concurrency",
             f"1 to the number of requests ({n:,}): each user needs a request to send",
         )
-    if not st.prefix_caching and (wl.shared_prefix or wl.prompt_cache_hit):
+    if wl.prompt_cache_hits is not None:
+        hits = list(wl.prompt_cache_hits)
+        bad = next((i for i, h in enumerate(hits) if not 0.0 <= float(h) <= 1.0), -1)
+        if len(hits) != n or bad >= 0:
+            raise KvcalcError(
+                f"{count_of(len(hits), 'prompt-cache share')} for {count_of(n, 'request')}"
+                if len(hits) != n
+                else f"prompt-cache share {hits[bad]!r} of request {bad + 1:,}",
+                "prompt_cache_hits",
+                "one share from 0 to 1 a request",
+            )
+    if not st.prefix_caching and (wl.shared_prefix or wl.prompt_cache_hit or any_hit(wl)):
         raise KvcalcError(
             "a shared prefix or prompt-cache hits with prefix caching off: nothing would be found in the cache",
             "prefix_caching",
@@ -431,7 +442,15 @@ def simulate(
             f"shared prefix of {wl.shared_prefix:,} tokens: stored once and not recomputed under paging (prefix caching); "
             "copied into every request under prealloc and oracle"
         )
-    if wl.prompt_cache_hit:
+    if wl.prompt_cache_hits is not None and any_hit(wl):
+        whole = sum(1 for h in wl.prompt_cache_hits if h >= 1.0)
+        assumptions.append(
+            f"{whole:,} of {len(wl.prompt_cache_hits):,} prompts wholly in the prefix cache when they arrive"
+            + ("" if whole == sum(1 for h in wl.prompt_cache_hits if h > 0) else ", others in part")
+            + ": their whole blocks are not recomputed under paging (at least the last token is), and are held as "
+            "the request's own; prealloc and oracle recompute every prompt"
+        )
+    elif wl.prompt_cache_hit:
         assumptions.append(
             f"{wl.prompt_cache_hit:.0%} of each prompt is in the prefix cache when it arrives: its whole blocks are not "
             "recomputed under paging (at least the last token is), and are held as the request's own; prealloc and "
@@ -483,6 +502,11 @@ def simulate(
         prompts_beside_decodes=st.mixed,
         track_record=_track(model, tp * pp, dp, st, engine, runs),
     )
+
+
+def any_hit(wl: Workload) -> bool:
+    """Whether the per-request prompt-cache shares (Workload.prompt_cache_hits) find any prompt in the cache."""
+    return wl.prompt_cache_hits is not None and any(h > 0 for h in wl.prompt_cache_hits)
 
 
 def _nth(k: int) -> str:

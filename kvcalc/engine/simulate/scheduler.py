@@ -339,7 +339,8 @@ def serve(
             progress(done, n)
 
     # Each prompt's tokens already in the prefix cache (paging only): whole blocks of its share.
-    C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P] if paged and B and wl.prompt_cache_hit else None
+    hits = [wl.prompt_cache_hit] * len(P) if wl.prompt_cache_hits is None else wl.prompt_cache_hits
+    C = [cached_prompt_tokens(h, p, B) for h, p in zip(hits, P)] if paged and B and any(hits) else None
     some_cached = bool(C or alloc.cached_prefix)  # else no prompt starts with tokens cached (min(0, length - 1) = 0)
 
     def admit() -> None:

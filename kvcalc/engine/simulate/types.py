@@ -60,6 +60,10 @@ class Workload:
     async_request_openai_completions keeps ttft at 0.0 until a chunk's text is not empty: vllm-project/vllm#6064)
     records a TTFT of 0 and 0 output tokens for them and counts them completed (bench_metrics). None: every
     request streams its text."""
+    prompt_cache_hits: Any = None
+    """Where given, that share one request at a time, in place of prompt_cache_hit: a benchmark run again on
+    a server that served the same seeded prompts before finds those first requests' prompts whole in its
+    prefix cache and the rest not."""
 
 
 @record(frozen=True)
