@@ -785,6 +785,41 @@ def test_the_dennislee22_runs_on_a_warm_server_find_their_prompts_cached():
     assert "(1.9%), then the 30-prompt run (38.5%), then this one (50.7%)" in doc and "(1.0%) and 200-prompt (33.3%)" in doc
 
 
+def test_sglangs_tpot_misses_at_100_users_sit_in_the_decode_step():
+    """docs/accuracy.md: on four cookbook runs at 100 users (SGLang 0.5.6), the wait an arriving prompt's own step costs
+    the decoding requests, from the measured mean and median ITL, against kvcalc's prompt step; and the median ITL
+    against kvcalc's decode step of 100 requests at the run's mean context."""
+    from kvcalc.engine.steptime import StepModel
+
+    doc = " ".join(DOC.read_text().split())
+    cases = {c["id"]: c for c in CASES}
+    waits, prompts, medians, steps = [], [], [], []
+    for k in ("qwen3-235b-b200x8", "glm46-b200x8", "dsr1-b200x8", "llama31-70b-a100x8"):
+        c = cases[f"sglcb-{k}-c100-1k1k"]
+        m, users, n = c["measured"], int(c["max_concurrency"]), int(c["measured"]["completed"])
+        assert c["engine"] == "sglang@0.5.6" and users == 100 and int(c["tp"]) == 8 and not c.get("kv_dtype")
+        waits.append(round((m["mean_itl_ms"] - m["median_itl_ms"]) * m["total_output_tokens"] / (n * (users - 1)), 1))
+        sm = StepModel(resolve_model(c["model"]), resolve_gpu(c["gpu"]), kv_dtype("bf16"), 8, engine=engine(c["engine"]))
+        p = round(c["mean_input"])
+        prompts.append(round(sm.step(0, 0.0, p, p).t_step_s * 1e3, 1))
+        medians.append(m["median_itl_ms"])
+        steps.append(round(sm.step(users, c["mean_input"] + c["mean_output"] / 2).t_step_s * 1e3, 1))
+    assert waits == [46.1, 72.9, 66.3, 65.7] and prompts == [59.7, 80.5, 73.5, 69.6]
+    share = [w / p for w, p in zip(waits, prompts, strict=True)]
+    assert (round(min(share), 2), round(max(share), 2)) == (0.77, 0.94)
+    assert medians == [23.54, 35.05, 26.36, 33.46] and steps == [20.5, 28.7, 22.8, 24.7]
+    short = [round(100 * (1 - s / m)) for s, m in zip(steps, medians, strict=True)]
+    assert (min(short), max(short)) == (13, 26)
+    assert (
+        "that is 46.1, 72.9, 66.3 and 65.7 ms, 0.77 to 0.94 of kvcalc's prompt step at the run's mean prompt (59.7, 80.5, 73.5 and 69.6 ms)"
+        in doc
+    )
+    assert (
+        "is 23.5, 35.0, 26.4 and 33.5 ms where kvcalc's step of 100 requests at the mean context takes 20.5, 28.7, 22.8 and 24.7 ms, 13% to 26% short"
+        in doc
+    )
+
+
 def test_two_cookbook_pages_runs_find_the_prompts_earlier_runs_sent():
     """sgl-cookbook pages deploy once and run their benchmarks in order. bench_serving seeds numpy with --seed 1 and
     draws every prompt length one after another, so the first k of a run's lengths are those of any earlier run with
