@@ -559,6 +559,8 @@ def test_each_request_can_find_its_own_share_of_its_prompt_cached():
         ([1.0], "1 prompt-cache share for 2 requests"),
         ([1.0, float("nan")], "of request 2"),
         ([1.5, 0.0], "1.5"),
+        (["x", 0.0], "'x' of request 1"),
+        (0.5, "not a list for 2 requests"),
     ):
         with pytest.raises(KvcalcError, match="prompt_cache_hits") as e:
             go(bad)

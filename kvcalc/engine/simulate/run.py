@@ -197,17 +197,8 @@ def simulate(
             f"1 to the number of requests ({n:,}): each user needs a request to send",
         )
     if wl.prompt_cache_hits is not None:
-        hits = list(wl.prompt_cache_hits)
-        bad = next((i for i, h in enumerate(hits) if not 0.0 <= float(h) <= 1.0), -1)
-        if len(hits) != n or bad >= 0:
-            raise KvcalcError(
-                f"{count_of(len(hits), 'prompt-cache share')} for {count_of(n, 'request')}"
-                if len(hits) != n
-                else f"prompt-cache share {hits[bad]!r} of request {bad + 1:,}",
-                "prompt_cache_hits",
-                "one share from 0 to 1 a request",
-            )
-    if not st.prefix_caching and (wl.shared_prefix or wl.prompt_cache_hit or any_hit(wl)):
+        _check_hits(wl.prompt_cache_hits, n)
+    if not st.prefix_caching and (wl.shared_prefix or wl.prompt_cache_hit or _any_hit(wl)):
         raise KvcalcError(
             "a shared prefix or prompt-cache hits with prefix caching off: nothing would be found in the cache",
             "prefix_caching",
@@ -442,7 +433,7 @@ def simulate(
             f"shared prefix of {wl.shared_prefix:,} tokens: stored once and not recomputed under paging (prefix caching); "
             "copied into every request under prealloc and oracle"
         )
-    if wl.prompt_cache_hits is not None and any_hit(wl):
+    if _any_hit(wl):
         whole = sum(1 for h in wl.prompt_cache_hits if h >= 1.0)
         assumptions.append(
             f"{whole:,} of {len(wl.prompt_cache_hits):,} prompts wholly in the prefix cache when they arrive"
@@ -504,7 +495,32 @@ def simulate(
     )
 
 
-def any_hit(wl: Workload) -> bool:
+def _share(h: Any) -> float | None:
+    """A prompt-cache share as a number from 0 to 1, or None where it is none (not a number, NaN, outside)."""
+    try:
+        x = float(h)
+    except (TypeError, ValueError):
+        return None
+    return x if 0.0 <= x <= 1.0 else None
+
+
+def _check_hits(hits: Any, n: int) -> None:
+    """Refuse per-request prompt-cache shares (Workload.prompt_cache_hits) that are not one share from 0 to 1 a request."""
+    try:
+        got = list(hits)
+    except TypeError:
+        got = None
+    if got is None or len(got) != n:
+        said = "not a list" if got is None else count_of(len(got), "prompt-cache share")
+        raise KvcalcError(f"{said} for {count_of(n, 'request')}", "prompt_cache_hits", "one share from 0 to 1 a request")
+    bad = next((i for i, h in enumerate(got) if _share(h) is None), -1)
+    if bad >= 0:
+        raise KvcalcError(
+            f"prompt-cache share {got[bad]!r} of request {bad + 1:,}", "prompt_cache_hits", "one share from 0 to 1 a request"
+        )
+
+
+def _any_hit(wl: Workload) -> bool:
     """Whether the per-request prompt-cache shares (Workload.prompt_cache_hits) find any prompt in the cache."""
     return wl.prompt_cache_hits is not None and any(h > 0 for h in wl.prompt_cache_hits)
 

@@ -339,8 +339,14 @@ def serve(
             progress(done, n)
 
     # Each prompt's tokens already in the prefix cache (paging only): whole blocks of its share.
-    hits = [wl.prompt_cache_hit] * len(P) if wl.prompt_cache_hits is None else wl.prompt_cache_hits
-    C = [cached_prompt_tokens(h, p, B) for h, p in zip(hits, P)] if paged and B and any(hits) else None
+    # (Workload.prompt_cache_hits, where given, one share a request in place of the one share.)
+    hits = wl.prompt_cache_hits
+    if not (paged and B) or (not wl.prompt_cache_hit if hits is None else not any(hits)):
+        C = None
+    elif hits is None:
+        C = [cached_prompt_tokens(wl.prompt_cache_hit, p, B) for p in P]
+    else:
+        C = [cached_prompt_tokens(float(h), p, B) for h, p in zip(hits, P, strict=True)]
     some_cached = bool(C or alloc.cached_prefix)  # else no prompt starts with tokens cached (min(0, length - 1) = 0)
 
     def admit() -> None:
