@@ -671,6 +671,19 @@ class Engine:
     def key(self) -> str:
         return f"{self.name}@{self.version}" if self.version else self.name
 
+    @property
+    def overlap_admission(self) -> bool:
+        """Whether the scheduler takes requests in as a step begins, for the step after it, where the release
+        schedules ahead (async_scheduling): SGLang's overlap loop polls, picks and launches the next batch, and only
+        then waits for the running one's results (managers/scheduler.py event_loop_overlap: recv_requests,
+        get_next_batch_to_run, run_batch, then process_batch_result of the batch before; read in 0.4.0, 0.5.3, 0.5.6
+        and 0.5.19), a pass beginning as the running batch begins on the GPU, and its poll's counter adds the weight
+        of that batch (recv_requests passes last_batch.forward_mode, the batch launched last; 0.5.6). So a request
+        that comes during a step is taken in at the next step's start and runs in the one after. vLLM from 0.14 with
+        async scheduling has the same structure (v1/engine/core.py step_with_batch_queue, a queue of two batches;
+        read in 0.14.0) and TensorRT-LLM's overlap loop is not read: False for both, not yet modelled."""
+        return self.name == "sglang" and self.async_scheduling != "none"
+
     def sparse_mla_heads(self, heads: int, gpu: str, kv_bits: int) -> int:
         """The query heads a rank's sparse-MLA kernel runs for ``heads`` heads a rank, prompt and decode tokens alike
         in the absorbed form (scores over the 576 latent and rope dims, the weighted sum over the 512), or 0 where

@@ -494,6 +494,24 @@ class _Replica:
             return 0.0
         return (1 - u) * (self.recv - 1) * self._decode_step(decodes, t_step) / 2
 
+    def admit_wait(self, decodes: float, t_step: float, u: float, rate: float, t_prompt: float) -> float:
+        """What SGLang's overlap loop adds to a request's mean wait (``ttft``; StepModel.admit_lag): 0 without it
+        or without requests decoding. The loop decides at the same step ends as a loop without it (after a prompt
+        step, and after every N-th decode step since, N the receive interval), but takes requests in as the
+        step that ends there begins (Engine.overlap_admission): one that comes during that step misses the
+        decision and waits from the step's end to the next. That step is a prompt step (the share ``u`` of the
+        time) or the N-th decode step (1 / N of the rest). The next decision comes after one prompt step
+        (``t_prompt``) if the missed one found requests, else after N decode steps. The missed decision found
+        requests with the chance that one came in its window (Poisson, ``rate`` a second a lane): after N
+        decode steps, N decode steps long; after a prompt step, the step before it, taken as a decode step."""
+        if not self.sm.admit_lag or max(math.ceil(decodes / self.lanes - 1e-9), 0) == 0:
+            return 0.0
+        t0, n, lam = self._decode_step(decodes, t_step), self.recv, rate / self.lanes
+        f_d, f_p = -math.expm1(-lam * n * t0), -math.expm1(-lam * t0)
+        after_prompt = f_p * t_prompt + (1 - f_p) * n * t0
+        after_decodes = f_d * t_prompt + (1 - f_d) * n * t0
+        return u * after_prompt + (1 - u) / n * after_decodes
+
     def ttft(self, decodes: float, t_step: float, u: float = 0.0, rate: float = 0.0) -> float:
         """Mean TTFT without queueing: the request path, half a step waiting for the one in progress,
         then the steps that carry the prompt in chunks of the token budget left beside the decodes.
@@ -512,16 +530,19 @@ class _Replica:
         path = float(self.c.request_path_s(P)) + t_step / 2  # the whole prompt is tokenised
         if not self.mixed:
             # Prompts first, in steps of their own: the whole budget, no decodes beside them.
+            own = None
             if self.recv > 1 and b:
                 t0 = self._decode_step(decodes, t_step)
                 path += self.recv_wait(decodes, t_step, u)
                 Pn = P - C
                 if rate > 0 and Pn < self.budget:
                     q = min(self.budget, round(Pn * (1 + rate / self.lanes * (self.recv - 1) * t0)))
-                    return path + self.sm.step(0, 0.0, q, _chunk_end(C, Pn, q), span=Pn).t_step_s
-            return path + self.sm.prefill_s(P - C, self.budget, start=C)
-        room = max(self.budget - b, 1)
-        return path + self.sm.prefill_s(P - C, room, b, self.ctx, start=C)
+                    own = self.sm.step(0, 0.0, q, _chunk_end(C, Pn, q), span=Pn).t_step_s
+            if own is None:
+                own = self.sm.prefill_s(P - C, self.budget, start=C)
+        else:
+            own = self.sm.prefill_s(P - C, max(self.budget - b, 1), b, self.ctx, start=C)
+        return path + self.admit_wait(decodes, t_step, u, rate, own) + own
 
 
 def _shape_replica(

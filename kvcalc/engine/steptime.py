@@ -1476,6 +1476,10 @@ class StepModel:
         """Whether the engine schedules the next step while the GPU runs this one (Engine.async_scheduling:
         never at PP > 1; for vLLM not across nodes, where its executor is Ray's): the host's fixed and
         per-request time then runs beside the GPU's work, and a step takes the longer of the two."""
+        self.admit_lag = self.async_host and engine is not None and engine.overlap_admission
+        """Whether the scheduler takes requests in as a step begins, for the step after it (Engine.overlap_admission,
+        where the engine schedules ahead here): the simulator holds a request back until that poll, and plan's closed
+        form adds the wait (_Replica.admit_wait)."""
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
         self.mm = d.matmul_flops_per_token / tp

@@ -254,7 +254,11 @@ def serve(
     # reached it only where its counter reaches N, a decode step adding 1 and any step with prompt work 1000; idle, its
     # loop takes them at once. ``vis``: when it last took them in; ``since``: decode steps since then.
     N = st.recv_interval
-    gate = N > 1
+    # SGLang's overlap loop (StepModel.admit_lag) polls as a step begins, for the step after it, and counts the step it
+    # launched: it decides at the same step ends as a loop without it, taking in what had reached it one step earlier.
+    # ``vis`` is then the start of the step whose end the last decision came at.
+    lag = cost.admit_lag
+    gate = N > 1 or lag
     # vLLM V0 (StepModel.decode_graph_max_len): a decode step replays its CUDA graph only while its longest sequence
     # is at most max_seq_len_to_capture (8,192; no sequence passes max_model_len, the other bound). The decoding
     # requests' bases, largest first (lazily: an entry whose request left, or came back with another base, is stale).
@@ -658,10 +662,14 @@ def serve(
                 live0, res0 = l_last if l_last >= 0 else live_bytes(), (u_last if u_last >= 0 else in_use(S, nd)) * unit
             else:
                 live0 = res0 = -1
+            t0 = now
             now += dt
             steps += 1
             if gate:
-                vis, since = now, 0  # a step with prompt work weighs 1000: the next loop takes requests in
+                # A step with prompt work weighs 1000: the next loop takes requests in. The overlap loop counts the
+                # step it launched, so it took them in as this step began (for the step after it).
+                vis = t0 if lag else now
+                since = 0
             if mixed:
                 S += 1
                 if heap and heap[0][0] <= S:
@@ -765,9 +773,10 @@ def serve(
                 dt = e if e > foreign_dt else foreign_dt
             elif gate:
                 if not front and not behind and pk is not None and pk[0] > vis and r_now < mns and fits_first(pk[1], nd, h0):
-                    # Taken in at the first receive (every N decode steps, the next in N - since) once it has
-                    # reached the scheduler.
-                    first = N - since
+                    # Taken in at the first receive once it has reached the scheduler: every N decode steps, the
+                    # next at the end of step N - since; with the overlap loop (which counts the step it launched)
+                    # one step earlier, at the start of that step, for the step after it.
+                    first = N - since - lag
                     if pk[0] <= now:
                         k = first
                     elif dt >= pk[0] - now:
@@ -775,6 +784,7 @@ def serve(
                         k = first if k <= first else first + -(-(k - first) // N) * N
                     else:
                         k = K  # it reaches the scheduler after the span
+                    k += lag  # (the overlap loop had launched the step after that receive already)
                     if k < K:
                         K = k
                         dt = span_s(ln, K)
@@ -784,11 +794,12 @@ def serve(
             if others and own_prompt_steps and now > 0:
                 foreign += K * -math.expm1(-others * own_prompt_steps / now * dt / K)
             if gate:
-                # The receives this span passed: the last one took in whatever had reached the scheduler by then.
+                # The receives this span passed: the last one took in whatever had reached the scheduler by then (with
+                # the overlap loop, one step earlier: at the start of a step, not its end).
                 tot = since + K
                 if tot >= N:
-                    off = N - since + (tot // N - 1) * N
-                    vis = now + stall + (dt if off == K else span_s(ln, off))
+                    off = tot // N * N - since - lag
+                    vis = now + stall + (dt if off == K else span_s(ln, off) if off else 0.0)
                 since = tot % N
             # The span's K gaps take its mean step each; what the decodes waited before it (a prompt step they
             # sat out, a host transfer) lengthens the first gap alone, as a client sees one long gap.
