@@ -4067,3 +4067,28 @@ def test_the_sglang_0_4_4_stall_paragraph_is_as_the_runs_recorded_it():
     assert meas == [3780, 2136]
     assert [round(100 * (1 - k / m_)) for k, m_ in zip(got, meas, strict=True)] == [97, 93]
     assert "simon-mo/R1-Benchmark): TTFT 97% and 93% low (97% and 95% until SGLang's overlap loop" in text
+
+
+def test_the_overlap_loops_late_admission_tried_for_vllm_is_as_the_doc_says(monkeypatch):
+    """docs/simulation.md: SGLang's overlap-loop admission rule taken for vLLM from 0.14 too, as a trial (not landed):
+    the vLLM runs whose TTFT it moves, their TTFT MAE before and with it, and the RTX 4090 run at 4 users."""
+    vllm = [c for c in CASES if c["engine"].startswith("vllm") and c["measured"].get("mean_ttft_ms")]
+    now = {c["id"]: predict(c["id"])["mean_ttft_ms"] for c in vllm if predict(c["id"])}
+    monkeypatch.setattr(
+        engine_module.Engine,
+        "overlap_admission",
+        property(lambda self: self.name in ("sglang", "vllm") and self.async_scheduling != "none"),
+    )
+    trial = {i: predict.__wrapped__(i)["mean_ttft_ms"] for i in now}
+    moved = [c for c in vllm if c["id"] in now and trial[c["id"]] != now[c["id"]]]
+    assert moved and all(not engine_module.engine(c["engine"]).older_than(0, 14) for c in moved)
+
+    def mae(got: dict[str, float]) -> float:
+        return round(100 * sum(abs(got[c["id"]] / c["measured"]["mean_ttft_ms"] - 1) for c in moved) / len(moved), 1)
+
+    assert (len(moved), mae(now), mae(trial)) == (61, 24.0, 24.4)
+    c4 = next(c for c in moved if c["id"] == "violetquartz-rtx4090-qwen2.5-7b-vllm0251-sharegpt-c4")
+    assert round(100 * (trial[c4["id"]] / c4["measured"]["mean_ttft_ms"] - 1)) == 52
+    text = " ".join((ROOT / "docs" / "simulation.md").read_text().split())
+    assert "moved 61 corpus runs of vLLM 0.14 and later, their TTFT MAE from 24.0% to 24.4%" in text
+    assert "the RTX 4090 runs at a few users further, to 52% high" in text
