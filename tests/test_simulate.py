@@ -560,6 +560,7 @@ def test_each_request_can_find_its_own_share_of_its_prompt_cached():
         ([1.0, float("nan")], "of request 2"),
         ([1.5, 0.0], "1.5"),
         (["x", 0.0], "'x' of request 1"),
+        ([1.0, "0.5"], "'0.5' of request 2"),  # (text that reads as a number is still text)
         (0.5, "not a list for 2 requests"),
     ):
         with pytest.raises(KvcalcError, match="prompt_cache_hits") as e:
@@ -1387,3 +1388,16 @@ def test_sglangs_ignore_eos_test_caps_the_batch_as_a_posted_log_saw(cli):
     assert cli(*ask).json()["runs"][0]["max_running"] == 443
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert "kvcalc's pool (4,532,428 tokens) caps the batch at 442, the log's 399" in text
+
+
+def test_simulate_and_plan_say_sglangs_overlap_loop_takes_requests_in_a_step_late(cli):
+    # Engine.overlap_admission: said where it holds (SGLang at PP 1), not under vLLM or at PP 2, where SGLang runs
+    # no overlap loop (Engine.async_scheduling "pp1").
+    ask = ("simulate", "-m", "llama3.1-8b", "-g", "h100", "-n", "50", "--rate", "5", "--json")
+
+    def said(*extra: str) -> bool:
+        return any("overlap loop polls for requests as a step begins" in a for a in cli(*ask, *extra).json()["assumptions"])
+
+    assert said("-e", "sglang@0.5.9") and not said("-e", "vllm") and not said("-e", "sglang@0.5.9", "--pp", "2")
+    p = cli("plan", "-m", "llama3.1-8b", "--gpus", "h100", "-e", "sglang@0.5.9", "--rate", "5", "--tpot", "50ms", "--json")
+    assert any("overlap loop (at PP 1) polls for requests as a step begins" in a for a in p.json()["assumptions"])

@@ -320,7 +320,7 @@ class _Replica:
     def step(self, decodes: float, rate: float, batch: float | None = None) -> tuple[float, str, float, float, float] | None:
         """``_step``, once for each whole batch, rate and seen batch (the steady state and the pool's
         states ask for the same ones again)."""
-        key = (max(math.ceil(decodes / self.lanes - 1e-9), 0), rate, batch)
+        key = (self._lane_batch(decodes), rate, batch)
         if key not in self.steps:
             self.steps[key] = self._step(*key)
         return self.steps[key]  # type: ignore[no-any-return]
@@ -482,6 +482,10 @@ class _Replica:
         late = (tq - t0) / (1 - n_p * (tq - t0)) if mixed else tq / (1 - own)
         return t, bound, u, n_p, late
 
+    def _lane_batch(self, decodes: float) -> int:
+        """The requests a lane (a DP rank or PP micro-batch) decodes at ``decodes`` in the replica, rounded up."""
+        return max(math.ceil(decodes / self.lanes - 1e-9), 0)
+
     def _decode_step(self, decodes: float, t_step: float) -> float:
         """A decode step's own time at ``decodes``, without the prompt steps between (``t_step`` where none)."""
         alone = self.step(decodes, 0.0)
@@ -490,7 +494,7 @@ class _Replica:
     def recv_wait(self, decodes: float, t_step: float, u: float) -> float:
         """What a receive interval adds to a request's wait to be taken in (``ttft``): 0 without one, without
         requests decoding, or in an engine that mixes prompts into the decode steps."""
-        if self.recv <= 1 or self.mixed or max(math.ceil(decodes / self.lanes - 1e-9), 0) == 0:
+        if self.recv <= 1 or self.mixed or self._lane_batch(decodes) == 0:
             return 0.0
         return (1 - u) * (self.recv - 1) * self._decode_step(decodes, t_step) / 2
 
@@ -504,7 +508,7 @@ class _Replica:
         (``t_prompt``) if the missed one found requests, else after N decode steps. The missed decision found
         requests with the chance that one came in its window (Poisson, ``rate`` a second a lane): after N
         decode steps, N decode steps long; after a prompt step, the step before it, taken as a decode step."""
-        if not self.sm.admit_lag or max(math.ceil(decodes / self.lanes - 1e-9), 0) == 0:
+        if not self.sm.admit_lag or self._lane_batch(decodes) == 0:
             return 0.0
         t0, n, lam = self._decode_step(decodes, t_step), self.recv, rate / self.lanes
         f_d, f_p = -math.expm1(-lam * n * t0), -math.expm1(-lam * t0)
@@ -525,7 +529,7 @@ class _Replica:
         together run in one step, whose end gives each its first token: beside a request's own prompt,
         those that came in the N - 1 decode steps more it waited for (``rate`` prompts a second, Poisson,
         rate x (N - 1) x the decode step of them on average), within the token budget."""
-        b = max(math.ceil(decodes / self.lanes - 1e-9), 0)
+        b = self._lane_batch(decodes)
         P, C = self.P_tail, cached_prompt_tokens(self.hit, self.P_tail, PREFIX_BLOCK)
         path = float(self.c.request_path_s(P)) + t_step / 2  # the whole prompt is tokenised
         if not self.mixed:
@@ -1311,6 +1315,13 @@ def plan(
             f"{recv_interval:,} decode steps and at once after a prompt step, so a request that comes during the decodes "
             f"waits {(recv_interval - 1) / 2:g} decode steps more on average and a prompt step carries the prompts of "
             f"{recv_interval:,} decode steps (aggregated replicas; no DP attention, which SGLang refuses with it)"
+        )
+    if engine.overlap_admission:
+        assumptions.append(
+            f"{engine.label}'s overlap loop (at PP 1) polls for requests as a step begins, for the step after it "
+            "(managers/scheduler.py event_loop_overlap): a request that comes during a prompt step, or during the step "
+            "whose end a poll decides at, waits for the next poll, one prompt step later if the missed poll found "
+            "requests (Poisson), else a receive interval of decode steps"
         )
     if any(d.dp > 1 for d in feasible):
         assumptions.append(

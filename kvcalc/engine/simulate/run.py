@@ -10,6 +10,7 @@ whether the load was carried.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -418,6 +419,12 @@ def simulate(
             f"that reached it every {st.recv_interval:,} decode steps, at once after a prompt step and while idle "
             "(SGLang's scheduler_recv_skipper.py: a decode step weighs 1, a prompt step 1,000)"
         )
+    if cost.admit_lag:
+        assumptions.append(
+            f"{engine.label}'s overlap loop polls for requests as a step begins, for the step after it "
+            "(managers/scheduler.py event_loop_overlap), so one that comes while requests decode starts a step later "
+            "than it would without the overlap; an idle loop takes it in at once"
+        )
     # A serving engine's own block (SGLang's None: by the token); the records without a pool (budget "all":
     # transformers, plain) page nothing.
     own = engine.block_size_for(model, gpu.vendor, gpu.name) or 1
@@ -496,11 +503,11 @@ def simulate(
 
 
 def _share(h: Any) -> float | None:
-    """A prompt-cache share as a number from 0 to 1, or None where it is none (not a number, NaN, outside)."""
-    try:
-        x = float(h)
-    except (TypeError, ValueError):
+    """A prompt-cache share as a number from 0 to 1, or None where it is none (not a real number, text that reads as
+    one included, NaN, outside)."""
+    if not isinstance(h, numbers.Real):
         return None
+    x = float(h)
     return x if 0.0 <= x <= 1.0 else None
 
 
