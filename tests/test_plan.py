@@ -527,7 +527,7 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
     5% to 85% of the rate at which the closed form's requests in flight reach what the pool holds),
     the closed form over the pool's states (``_pool``) against 3,000 simulated requests: mean TPOT
     within 10% on all 64, mean gap 1.1%, the simulation at most 5% above; mean TTFT within 25% on 63,
-    mean gap 2.8%, worst 37% (63, 1.1%, 11%, 61, 4.5% and 81% until a preempted request kept its cached blocks
+    mean gap 2.9%, worst 37% (63, 1.1%, 11%, 61, 4.5% and 81% until a preempted request kept its cached blocks
     through a try that found no room; 0.9% and 3.0% until a prompt step's count followed the step before it). The p90
     TTFT (``_replica_ttft_at``) within 25% of the simulation's on 62 (within 15% on 47), mean gap 10%; the mean taken as the p90 is within 25% on 32."""
 
@@ -560,7 +560,7 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
     # (64, 63, 1.1, 11, 61, 4.5, 81) until a preempted request kept its cached blocks through a try that found no room;
     # (64, 63, 1.0, ...) until each count of prompts took its own time; (64, 64, 0.9, 5, 63, 3.0, 37) until a prompt step's
     # count of prompts followed the length of the step before it (2026-12-07)
-    assert got == (64, 64, 1.1, 5, 63, 2.8, 37)
+    assert got == (64, 64, 1.1, 5, 63, 2.9, 37)
     text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert "| and a prompt's chunks at their own context (2026-12-04) | 63 | 1.0% | 10% | 61 | 4.5% | 81% |" in text
     assert "| and vLLM from 0.14's host time beside the GPU's (2026-12-04) | 63 | 1.0% | 11% | 61 | 4.5% | 81% |" in text
@@ -574,7 +574,7 @@ def test_the_closed_form_tracks_the_simulation_from_light_to_heavy_load():
         in text
     )
     assert (
-        "| and a prompt step's count of prompts by the length of the step before it (now) | 64 | 1.1% | 5% | 63 | 2.8% | 37% |"
+        "| and a prompt step's count of prompts by the length of the step before it (now) | 64 | 1.1% | 5% | 63 | 2.9% | 37% |"
         in text
     )
 

@@ -27,6 +27,7 @@ constraint. When none meets the targets, the nearest one says by how much it fal
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import field
@@ -282,6 +283,8 @@ class _Replica:
         self.memo: dict[tuple[Traffic, int], Any] = {}
         """``_steady``'s answers, by traffic and replica count."""
         self.steps: dict[tuple[int, float, float | None], Any] = {}
+        self.at_memo: dict[tuple[float, int, bool], float] = {}
+        self.work_memo: dict[tuple[float, float], float] = {}
         """``step``'s answers, by whole batch, rate and seen batch."""
         self.seats: dict[tuple[Traffic, int], tuple[float, float]] = {}
         """The wait for a seat and the share of the time the pool is full (``_pool``), by traffic and
@@ -298,6 +301,7 @@ class _Replica:
 
         new = copy.copy(self)
         new.sm, new.c, new.memo, new.steps, new.seats = self.sm.with_constants(c), c, {}, {}, {}
+        new.at_memo, new.work_memo = {}, {}
         return new
 
     def seen(self, decodes: float, users: int | None) -> float:
@@ -371,7 +375,7 @@ class _Replica:
         def mid(q: int) -> int:
             return _chunk_end(self.C, Pn, q)
 
-        seen_at: dict[tuple[float, int, bool], float] = {}
+        seen_at = self.at_memo  # (a step's time depends on the replica and these alone: kept across calls)
 
         def at(n: float, q: int = 0, eager: bool = False) -> float:
             """A step's seconds with n requests decoding (linear between whole counts) and q prompt
@@ -392,7 +396,7 @@ class _Replica:
             w = n - lo
             return t_lo if w <= 1e-9 else t_lo + w * (sm.step(lo + 1, self.ctx, q, end, eager, span).t_step_s - t_lo)
 
-        steps_of: dict[tuple[float, float], float] = {}
+        steps_of = self.work_memo
 
         def prompt_work(n: float, law: list[tuple[int, float, float]]) -> tuple[float, float]:
             """(mean prompt tokens, mean seconds) of a step with prompt work beside n decoding, its prompts as
@@ -451,13 +455,28 @@ class _Replica:
         n_p = 0.0
         # One lane of Poisson arrivals, whole prompts, no lockstep ranks: the prompts a step takes in follow the
         # length of the step before, a decode step's or a prompt step's (_window_law). Its law does not depend on
-        # t, only on the prompt steps' mean time tq: iterate that, and t follows.
+        # t, only on the prompt steps' mean time: find where that law's mean prompt step is the one it was given
+        # (secant steps after a first plain one), and t follows in one pass.
         windows = self.windows(others, Pn, room)
-        tp = at(b if mixed else 0, max(Pn, 1)) if windows else 0.0
-        for _ in range(100):
-            if windows:
+        if windows:
+
+            def gap(tp: float) -> tuple[float, list[tuple[int, float, float]]]:
                 law = _window_law(per_pp, every * t0, tp, Pn, room)
-            else:
+                return prompt_work(b if mixed else 0, law)[1] - tp, law
+
+            x0 = at(b if mixed else 0, max(Pn, 1))
+            f0, law = gap(x0)
+            x1 = x0 + f0
+            f1, law = gap(x1)
+            for _ in range(30):
+                # (the law's tail, cut at LAW_TAIL, moves in steps: where the root sits on one, the steps stall instead)
+                if abs(f1) <= 1e-9 * x1 or abs(x1 - x0) <= 1e-9 * x1:
+                    break
+                x2 = x1 - f1 * (x1 - x0) / (f1 - f0) if f1 != f0 else x1 + f1
+                x0, f0, x1 = x1, f1, (x2 if 0.0 < x2 < math.inf else x1 + f1)
+                f1, law = gap(x1)
+        for _ in range(100):
+            if not windows:
                 # The prompts that came during the step before (SGLang takes every arrival in at each step): a mean
                 # step's worth, which prompts first is shorter than a decoding request's gap t, 1 / (n_p + 1 / t).
                 mu = per_pp * (t if mixed else 1.0 / (n_p + 1.0 / t)) * every
@@ -474,11 +493,8 @@ class _Replica:
             if math.isinf(new):
                 return None
             if windows:
-                if abs(tq - tp) <= 1e-9 * tp:
-                    t = new
-                    break
-                tp = tq
-                continue
+                t = new
+                break
             if abs(new - t) <= 1e-10 * t:
                 t = new
                 break
@@ -676,9 +692,16 @@ def _window_law(rate: float, decode_s: float, prompt_s: float, prompt: float, ro
     acc: dict[int, float] = {}
     for w, m in laws:
         if w > 0.0:
-            for j, c in _prompts_a_step(m, 1, cap):
+            for j, c in _poisson_law(m, cap):
                 acc[j] = acc.get(j, 0.0) + w * c
     return [(j, c, j * prompt if j * prompt < room else float(room)) for j, c in sorted(acc.items())]
+
+
+@functools.lru_cache(maxsize=4096)
+def _poisson_law(mu: float, cap: int) -> tuple[tuple[int, float], ...]:
+    """``_prompts_a_step`` of one lane, kept: ``_window_law`` asks for a decode window's law again at each prompt step's
+    length it tries."""
+    return tuple(_prompts_a_step(mu, 1, cap))
 
 
 def _prompts_a_step(mu: float, k: int, cap: int) -> list[tuple[int, float]]:
@@ -829,6 +852,7 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         res = rep.step(nd, x)
         return res, (rep.step(nd, x, rep.seen(nd, users)) if res is not None and out > 1 else res)
 
+    seen: list[float] = []
     for k in range(400):
         res, own = both(nd, x)
         if users:
@@ -850,6 +874,11 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
             nd = new
             break
         nd = new if k < 20 else 0.5 * (nd + new)
+        # A decode step's time jumps at each whole request a lane holds, and where the steady state sits on such a
+        # jump the iterates circle within it without closing in: stop once the last 20 lie within half a request.
+        seen.append(nd)
+        if k >= 60 and max(seen[-20:]) - min(seen[-20:]) <= 0.5:
+            break
     assert res is not None and own is not None
     t, bound, u, _, _ = res
     ttft = rep.ttft(nd, t, u, x) + _prefill_wait(u, x, rep.cv2)
