@@ -877,7 +877,7 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         # A decode step's time jumps at each whole request a lane holds, and where the steady state sits on such a
         # jump the iterates circle within it without closing in: stop once the last 20 lie within half a request.
         seen.append(nd)
-        if k >= 60 and max(seen[-20:]) - min(seen[-20:]) <= 0.5:
+        if k >= 60 and max(seen[-20:]) - min(seen[-20:]) <= CIRCLE_REQUESTS:
             break
     assert res is not None and own is not None
     t, bound, u, _, _ = res
@@ -891,6 +891,12 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         rep.seats[traffic, replicas] = (wait, full)
     n = float(users) if users else x * (ttft + (out - 1) * tpot)
     return n, x, tpot, ttft, bound, u
+
+
+CIRCLE_REQUESTS = 0.5
+"""``_solve`` stops once its last 20 iterates of the requests in flight (past the 60th) lie within this many requests:
+a decode step's time jumps at each whole request a lane holds, and a steady state on such a jump has iterates that
+circle within it without closing in."""
 
 
 POOL_GRID = 1.25
