@@ -1638,6 +1638,10 @@ def test_a_prompt_steps_count_follows_the_step_before_it():
     capped = _window_law(10.0, 0.01, 0.1, 100.0, 250)
     assert [(j, x) for j, _, x in capped] == [(1, 100.0), (2, 200.0), (3, 250.0)]
     assert capped[0][1] == pytest.approx(0.717672, abs=1e-6) and capped[2][1] == pytest.approx(0.080899, abs=1e-6)
+    # A decode window of no length (an idle engine, which takes a request in as it comes): the prompt step after it
+    # takes that one alone, so P(1) = 0.367879 x 1 + 0.632121 x 0.581977 = 0.367879 + 0.367880 = 0.735759.
+    idle = _window_law(10.0, 0.0, 0.1, 100.0, 100_000)
+    assert idle[0][:2] == (1, pytest.approx(0.735759, abs=1e-6))
 
 
 @given(

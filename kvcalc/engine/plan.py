@@ -688,7 +688,7 @@ def _window_law(rate: float, decode_s: float, prompt_s: float, prompt: float, ro
     cap = -(-room // max(int(prompt), 1))
     md, mp = rate * decode_s, rate * prompt_s
     ap = -math.expm1(-mp)
-    laws = [(1.0 - ap, md), (ap, mp)] if md > 1e-9 else [(1.0, mp)]
+    laws = [(1.0 - ap, md), (ap, mp)]  # (a window of no length, an idle engine's, takes the one that ends it)
     acc: dict[int, float] = {}
     for w, m in laws:
         if w > 0.0:
