@@ -283,9 +283,11 @@ class _Replica:
         self.memo: dict[tuple[Traffic, int], Any] = {}
         """``_steady``'s answers, by traffic and replica count."""
         self.steps: dict[tuple[int, float, float | None], Any] = {}
-        self.at_memo: dict[tuple[float, int, bool], float] = {}
-        self.work_memo: dict[tuple[float, float], float] = {}
         """``step``'s answers, by whole batch, rate and seen batch."""
+        self.at_memo: dict[tuple[float, int, bool], float] = {}
+        """``_step``'s step times, by requests decoding, prompt tokens and eager (they depend on the replica alone)."""
+        self.work_memo: dict[tuple[float, float], float] = {}
+        """``_step``'s step times with prompt work, by requests decoding and prompt tokens (``prompt_work``)."""
         self.seats: dict[tuple[Traffic, int], tuple[float, float]] = {}
         """The wait for a seat and the share of the time the pool is full (``_pool``), by traffic and
         replica count, where ``_steady`` took the pool's states."""
@@ -852,7 +854,7 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         res = rep.step(nd, x)
         return res, (rep.step(nd, x, rep.seen(nd, users)) if res is not None and out > 1 else res)
 
-    seen: list[float] = []
+    trail: list[float] = []
     for k in range(400):
         res, own = both(nd, x)
         if users:
@@ -876,8 +878,8 @@ def _solve(rep: _Replica, traffic: Traffic, replicas: int) -> tuple[float, float
         nd = new if k < 20 else 0.5 * (nd + new)
         # A decode step's time jumps at each whole request a lane holds, and where the steady state sits on such a
         # jump the iterates circle within it without closing in: stop once the last 20 lie within half a request.
-        seen.append(nd)
-        if k >= 60 and max(seen[-20:]) - min(seen[-20:]) <= CIRCLE_REQUESTS:
+        trail.append(nd)
+        if k >= 60 and max(trail[-20:]) - min(trail[-20:]) <= CIRCLE_REQUESTS:
             break
     assert res is not None and own is not None
     t, bound, u, _, _ = res
