@@ -1730,6 +1730,22 @@ def test_the_windows_bring_sglangs_prompt_heavy_tpot_within_ten_percent(monkeypa
     )
 
 
+def test_a_prefill_instances_chain_by_hand():
+    # One prompt a step (cap 1), 10 ms each, at 50 a second: every step is 10 ms and clears one, so (0.010, 1.0)
+    # exactly, 50% busy. At 100 a second (rate x step = 1 = what a full step clears) the steps cannot keep up: None.
+    from kvcalc.engine.plan import _backlog_means
+
+    t, q = _backlog_means(50.0, lambda j: 0.010, 1, 0.010, 1.0)
+    assert (t, q) == (pytest.approx(0.010, rel=1e-12), pytest.approx(1.0, rel=1e-12))
+    assert _backlog_means(100.0, lambda j: 0.010, 1, 0.010, 1.0) is None
+    # Two at most (cap 2, a full step clears 2), 10 ms for one and 15 ms for two, at 1 a second. A step of one (after
+    # an idle wait, or one waiting) leaves n ~ Poisson(0.01) waiting; a step of two needs two: to first order P(n = 2)
+    # = e^-0.01 x 0.01^2 / 2 = 4.950249e-5, so the mean step is 10 ms + 5 ms x 4.950249e-5 = 10.000247512 ms and the
+    # mean count 1.0000495025 (the next terms, three or more waiting and the 15 ms step's own arrivals, are ~1.7e-7).
+    t, q = _backlog_means(1.0, lambda j: 0.010 if j == 1 else 0.015, 2, 0.015, 2.0)
+    assert t == pytest.approx(0.010000247512, rel=1e-7) and q == pytest.approx(1.0000495025, rel=1e-6)
+
+
 @given(
     rate=st.floats(0.0, 200.0),
     cap=st.integers(1, 8),
@@ -1790,6 +1806,55 @@ def test_a_prefill_instances_steps_follow_the_prompts_left_waiting():
         assert got[0] == pytest.approx(busy / now, rel=0.01), rate
     # Past what full steps carry (8 prompts in secs[7] = 221.8 ms: 36.1 a second), none.
     assert _Prefill(rep).load(8 / secs[7] * 1.001) is None
+
+
+@pytest.mark.slow
+def test_a_prefill_instances_chain_counts_a_chunked_prompt_by_its_share():
+    # Prompts of 3,000 and 5,000 tokens do not divide the 8,192-token budget: a full step runs 8,192 tokens, a chunk of
+    # the last prompt among them, and the chain clears cap + 1 prompts with chance budget / prompt - cap (0.73 and
+    # 0.64). A loop of 100,000 Poisson arrivals that runs the tokens themselves, first come first served, a prompt done
+    # with its last chunk, independent of the chain: at this commit 110.2 and 149.2 ms a step at 3,000 tokens (72.7%
+    # and 88.8% busy; the chain 110.1 and 149.4 ms, 72.4% and 88.4%), 162.2 and 189.8 ms at 5,000 (73.9% and 89.6%;
+    # the chain 165.3 and 192.1 ms, 73.5% and 89.2%).
+    from kvcalc.engine.plan import _chunk_end, _Prefill
+    from kvcalc.engine.steptime import DEFAULTS, for_engine
+
+    def seconds_of(rep: _Replica, prompt: int) -> Any:
+        memo: dict[int, float] = {}
+
+        def secs(x: int) -> float:  # a step of x prompt tokens
+            if x not in memo:
+                memo[x] = rep.sm.step(0, 0.0, x, _chunk_end(0, prompt, x)).t_step_s
+            return memo[x]
+
+        return secs
+
+    m, g, eng = resolve_model("llama3.1-8b"), resolve_gpu("h100"), engine("vllm")
+    for prompt in (3000, 5000):
+        rep = _Replica(m, g, 1, 1, Traffic(prompt=prompt, output=200, rate=1.0), kv_dtype("bf16"), eng, for_engine(DEFAULTS, eng))
+        secs = seconds_of(rep, prompt)
+        for share in (0.75, 0.9):
+            rate = share * (8192 / prompt) / secs(8192)
+            arrivals = np.cumsum(np.random.default_rng(5).exponential(1 / rate, 100_000))
+            done = head = n_steps = 0  # prompts finished, tokens left of the one in progress
+            now = busy = 0.0
+            while done < len(arrivals) - 10:
+                came = int(np.searchsorted(arrivals, now, side="right"))
+                if came <= done and head == 0:  # idle: the next arrival starts a step
+                    now, came = float(arrivals[done]), done + 1
+                room, x = 8192, 0
+                while room > 0 and done < came:
+                    need = head or prompt
+                    take = min(need, room)
+                    x, room = x + take, room - take
+                    done, head = (done + 1, 0) if take == need else (done, need - take)
+                busy += secs(x)
+                now += secs(x)
+                n_steps += 1
+            got = _Prefill(rep).load(rate)
+            assert got is not None
+            assert got[1] == pytest.approx(busy / n_steps, rel=0.025), (prompt, share)
+            assert got[0] == pytest.approx(busy / now, rel=0.01), (prompt, share)
 
 
 def test_the_windows_count_the_prompts_of_sglangs_loop_closer_than_a_mean_window():
