@@ -722,14 +722,22 @@ def _prompts_a_step(mu: float, k: int, cap: int) -> list[tuple[int, float]]:
     if k == 1 and mu < 600:
         # Poisson: P(N = j | N >= 1) = e^-mu mu^j / j! / (1 - e^-mu), by recurrence in j.
         w = mu * math.exp(-mu) / -math.expm1(-mu)
-        law, left = [], 1.0
+        # Counts below the mean whose chances together stay under LAW_TAIL go on the first count kept, as those past
+        # the last kept go on it: at hundreds of prompts a window, most of a law's counts carry nothing.
+        law: list[tuple[int, float]] = []
+        left, below, stop = 1.0, 0.0, cap
         for j in range(1, cap):
             if left - w < LAW_TAIL:
+                stop = j
                 break
-            law.append((j, w))
+            if not law and j < mu and below + w < LAW_TAIL:
+                below += w
+            else:
+                law.append((j, w + below))
+                below = 0.0
             left -= w
             w *= mu / (j + 1)
-        law.append((len(law) + 1, left))
+        law.append((stop, left + below))
         return law
     m = k * mu
     # P(Poisson(m) = i) by recurrence from i = 0 (by logs where e^-m would underflow), as far as the tail
