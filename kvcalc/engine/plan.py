@@ -860,6 +860,10 @@ def _poisson_pmf(m: float, ks: Any, log_fact: Any) -> Any:
     return np.exp(-m + ks * math.log(m) - log_fact) if m > 0 else (ks == 0).astype(float)
 
 
+CHAIN_ARRIVALS = 64.0
+"""The most prompts a full prefill step's time brings for which ``_Prefill`` solves ``_backlog_means``'s chain: its
+states reach a few times that, and past it (thousands of prompts a second of a few tokens each) the instance takes the
+mean window's law, whose error shrinks as a step's count grows."""
 BACKLOG_TAIL = 1e-9
 """``_backlog_means`` widens its chain until its last states hold less than this share of it."""
 BACKLOG_STATES = 512
@@ -2110,8 +2114,8 @@ def _kv_link(gpu: GPUSpec, pre: _Replica, gpus_total: int) -> tuple[float, float
 class _Prefill:
     """A prefill instance's prompts: each DP rank takes whole prompts up to the token budget a step, nothing decoding
     beside them. With one rank and prompts within the budget, a step takes what waits as the step before it ends or,
-    the instance idle, the prompt that ends the wait alone (``_backlog_means``, exact for whole prompts); else the
-    mean window (``_prompt_law``), as the aggregated closed form."""
+    the instance idle, the prompt that ends the wait alone (``_backlog_means``, exact for whole prompts, up to
+    CHAIN_ARRIVALS a full step); else the mean window (``_prompt_law``), as the aggregated closed form."""
 
     def __init__(self, rep: _Replica):
         self.rep = rep
@@ -2139,7 +2143,7 @@ class _Prefill:
                 steps_of[n] = self.rep.sm.step(0, 0.0, n, _chunk_end(self.C, P, n)).t_step_s
             return steps_of[n]
 
-        if self.rep.dp == 1 and P <= room:
+        if self.rep.dp == 1 and P <= room and lane * step_s(room) <= CHAIN_ARRIVALS:
             cap = max(int(room // P), 1)
             got = _backlog_means(lane, lambda j: step_s(j * P), cap, step_s(room), room / P)
             return None if got is None or lane * got[0] / got[1] >= 1 else (lane * got[0] / got[1], got[0])
