@@ -822,7 +822,7 @@ def _backlog_means(
         return None
     frac = clears - cap
     mean_in = rate * full_s
-    n = math.ceil(mean_in + 10 * math.sqrt(mean_in) + 10)  # past what any one step brings, but a backlog
+    n = min(math.ceil(mean_in + 10 * math.sqrt(mean_in) + 10), BACKLOG_STATES)  # past what one step brings
     while True:
         ks = np.arange(n + 1)
         log_fact = np.concatenate(([0.0], np.cumsum(np.log(ks[1:]))))
