@@ -1663,6 +1663,7 @@ def test_a_prompt_steps_count_follows_the_step_before_it():
     room=st.integers(1, 65_536),
 )
 @example(rate=10.0, decode_s=0.03125, prompt_s=2.0, prompt=1, room=6)  # two laws far apart (below)
+@example(rate=151.0, decode_s=0.125, prompt_s=0.14151561347604014, prompt=1, room=41)  # a lower tail lumped up
 @settings(max_examples=200)
 def test_a_prompt_steps_count_by_windows_is_a_law_between_its_two_windows(rate, decode_s, prompt_s, prompt, room):
     # Whatever the windows: a law over 1..cap (cap the prompts the budget takes, a chunk of the last), its tokens each
@@ -1681,7 +1682,9 @@ def test_a_prompt_steps_count_by_windows_is_a_law_between_its_two_windows(rate, 
     assert all(x == min(j * prompt, room) for j, _, x in law)
     mean = sum(j * w for j, w, _ in law)
     lo, hi = sorted(m / -math.expm1(-m) if m > 1e-12 else 1.0 for m in (rate * decode_s, rate * prompt_s))
-    assert 1.0 - 1e-9 <= mean <= min(hi, cap) * (1 + 1e-6) + 1e-9
+    # The lower tail a law puts on its first count kept (under LAW_TAIL of chance, moved up by fewer counts than the
+    # law's mean, itself at most hi) raises the mean by less than LAW_TAIL x hi.
+    assert 1.0 - 1e-9 <= mean <= min(hi, cap) * (1 + 1e-6) + LAW_TAIL * hi + 1e-9
     if cap >= rate * max(decode_s, prompt_s) + 10 * math.sqrt(rate * max(decode_s, prompt_s)) + 20:
         assert mean >= lo * (1 - 1e-3) - len(law) * LAW_TAIL
 
