@@ -1868,6 +1868,42 @@ def test_a_prefill_instances_chain_counts_a_chunked_prompt_by_its_share():
             assert got[0] == pytest.approx(busy / now, rel=0.01), (prompt, share)
 
 
+def test_plan_says_how_busy_a_prefill_instance_is(cli, monkeypatch):
+    # Llama-3.1-70B on H100s at 5 requests/s of 2,000 + 500 tokens: the fewest GPUs split 2 x TP 2 prefill + 1 x TP 4
+    # decode, so each prefill instance takes 2.5 prompts a second. A step of two prompts takes 2.002 times one's (the
+    # step model's own figures, read below), so however the prompts group the busy share is 2.5 x one prompt's step
+    # (2.5 x 248.6 ms = 62%) within 0.1%, and the mean step lies between one prompt's and two's.
+    from kvcalc.engine.steptime import DEFAULTS, for_engine
+
+    args = "plan --model llama3.1-70b --gpus h100 --rate 5 --prompt 2000 --output 500 --ttft 1s --tpot 30ms --max-gpus 16"
+    best = cli(*args.split(), "--json").json()["best"]
+    assert (best["mode"], best["prefill_instances"], best["prefill_tp"]) == ("disaggregated", 2, 2)
+    eng = engine("vllm")
+    rep = _Replica(
+        resolve_model("llama3.1-70b"),
+        resolve_gpu("h100"),
+        2,
+        1,
+        Traffic(prompt=2000, output=500, rate=1.0),
+        kv_dtype("bf16"),
+        eng,
+        for_engine(DEFAULTS, eng),
+    )
+    one, two = rep.sm.step(0, 0.0, 2000, 2000).t_step_s, rep.sm.step(0, 0.0, 4000, 2000).t_step_s  # each to its end
+    assert 2 * one <= two <= 2.002 * one
+    assert best["prefill_busy_share"] == pytest.approx(2.5 * one, rel=1e-3)
+    assert one < best["prefill_step_s"] < two
+    monkeypatch.setenv("COLUMNS", "80")
+    text = " ".join(cli(*args.split()).out.split())
+    busy, step = best["prefill_busy_share"], best["prefill_step_s"] * 1e3
+    assert f"each prefill instance is busy {busy:.0%} of the time, its prompt steps {step:,.1f} ms on average" in text
+    said = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert (
+        f"each prefill instance busy {busy:.0%} of the time, its prompt steps {step:,.1f} ms on average where one prompt's is {one * 1e3:.1f}"
+        in said
+    )
+
+
 def test_the_windows_count_the_prompts_of_sglangs_loop_closer_than_a_mean_window():
     """docs/simulation.md: a loop that takes in at each decision every request that came during the step before it (no
     overlap, every pass a poll), runs their prompts as one step of a + c j seconds, else a decode step of t0: t0 = 13.7

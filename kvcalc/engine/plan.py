@@ -195,6 +195,11 @@ class Deployment:
     ttft_at_percentile_s: float = 0.0
     """TTFT at the targets' percentile (SLO.percentile), which the TTFT target bounds: the mean with its
     queueing waits taken at that percentile (``_ttft_at``)."""
+    prefill_busy_share: float = 0.0
+    """Disaggregated: the share of the time a prefill instance runs prompt steps at its share of the rate
+    (``_Prefill.load``); 0 aggregated."""
+    prefill_step_s: float = 0.0
+    """Disaggregated: a prefill instance's mean prompt step, seconds (the prompts it takes together as they wait)."""
 
 
 @record(frozen=True)
@@ -2237,10 +2242,12 @@ def _pools_deployment(
     why: str,
     seat: tuple[float, float] = (0.0, 0.0),
     ttft_at: float | None = None,
+    prefill: tuple[float, float] | None = None,
 ) -> Deployment:
     """A disaggregated deployment: x prefill instances of ``pr``'s shape beside y decode instances
     of ``dr``'s, on ``gpus`` GPUs; ``seat``: a decode instance's wait for a seat and the share of the
-    time its pool is full; ``ttft_at``: the TTFT at the targets' percentile (default: the mean)."""
+    time its pool is full; ``ttft_at``: the TTFT at the targets' percentile (default: the mean);
+    ``prefill``: a prefill instance's (busy share, mean step s) at its rate (``_Prefill.load``)."""
     _, _, what = _kv_link(gpu, pr, gpus)
     shape, pre_pool, dec_pool = _pools_shape(x, pr.shape, y, dr.shape)
     return Deployment(
@@ -2276,6 +2283,8 @@ def _pools_deployment(
         prefill_dp=pr.dp,
         prefill_ep=pr.ep,
         ttft_at_percentile_s=ttft if ttft_at is None else ttft_at,
+        prefill_busy_share=prefill[0] if prefill else 0.0,
+        prefill_step_s=prefill[1] if prefill else 0.0,
     )
 
 
@@ -2374,7 +2383,24 @@ def _disaggregated(
             binding = max(use, key=lambda k: use[k])
             found.append(
                 _pools_deployment(
-                    gpu, engine, pr, dr, x, y, gpus, tpot, n, ttft, transfer, use, price, binding, why, (seat, full), ttft_at
+                    gpu,
+                    engine,
+                    pr,
+                    dr,
+                    x,
+                    y,
+                    gpus,
+                    tpot,
+                    n,
+                    ttft,
+                    transfer,
+                    use,
+                    price,
+                    binding,
+                    why,
+                    (seat, full),
+                    ttft_at,
+                    pf.load(rate / x),
                 )
             )
     found.sort(key=lambda d: (d.gpus, d.tpot_s))
@@ -2564,6 +2590,7 @@ def max_throughput(
                     f"the {binding} pool sets the rate",
                     (got[2], got[3]),
                     ttft_at,
+                    pf.load(rate / x),
                 )
                 best_dis = (rate * out_t / used, dep)
 

@@ -153,6 +153,11 @@ def render(r: Any) -> None:
                 f"  its mean TTFT of {_ms(b.ttft_s)} ms includes {_ms(b.seat_wait_s)} ms waiting for a seat: {pool} is "
                 f"full {b.pool_full_share:.0%} of the time"
             )
+        if b.mode == "disaggregated" and b.prefill_step_s > 0:
+            c.print(
+                f"  each prefill instance is busy {b.prefill_busy_share:.0%} of the time, its prompt steps "
+                f"{_ms(b.prefill_step_s)} ms on average"
+            )
         if r.disaggregation:
             c.print(r.disaggregation[0].upper() + r.disaggregation[1:])
         others = [d for d in r.per_gpu_type if d.gpu != b.gpu]
