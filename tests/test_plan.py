@@ -1897,6 +1897,16 @@ def test_plan_says_how_busy_a_prefill_instance_is(cli, monkeypatch):
     text = " ".join(cli(*args.split()).out.split())
     busy, step = best["prefill_busy_share"], best["prefill_step_s"] * 1e3
     assert f"each prefill instance is busy {busy:.0%} of the time, its prompt steps {step:,.1f} ms on average" in text
+    # The most 8 GPUs carry: at its highest rate the split's one TP 4 prefill instance is busy as its JSON says.
+    throughput = (
+        "plan --model llama3.1-70b --gpus h100 --max-gpus 8 --throughput --prompt 2000 --output 500 --ttft 1s --tpot 30ms"
+    )
+    split = cli(*throughput.split(), "--json").json()["disaggregated"]["deployment"]
+    assert 0.5 < split["prefill_busy_share"] < 1
+    said_80 = " ".join(cli(*throughput.split()).out.split())
+    assert f"KV 0.5 ms a prompt; each prefill instance busy {split['prefill_busy_share']:.0%}; prefill:" in said_80
+    docs = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert f"its prefill instance is busy {split['prefill_busy_share']:.0%} of the time" in docs
     said = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
     assert (
         f"each prefill instance busy {busy:.0%} of the time, its prompt steps {step:,.1f} ms on average where one prompt's is {one * 1e3:.1f}"

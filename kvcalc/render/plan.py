@@ -289,7 +289,8 @@ def render_throughput(r: Any) -> None:
     c.print(t)
     for d in rows:
         if d.mode == "disaggregated":
-            c.print(f"disagg: {_pools(d)}; KV {d.kv_transfer_s * 1e3:,.1f} ms a prompt; {d.engine_flags}")
+            busy = f"each prefill instance busy {d.prefill_busy_share:.0%}; " if d.prefill_step_s > 0 else ""
+            c.print(f"disagg: {_pools(d)}; KV {d.kv_transfer_s * 1e3:,.1f} ms a prompt; {busy}{d.engine_flags}")
         else:
             c.print(f"agg: {d.engine_flags}")
     if r.why:
