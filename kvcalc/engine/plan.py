@@ -808,8 +808,9 @@ def _backlog_means(
 ) -> tuple[float, float] | None:
     """(mean seconds, mean prompts cleared) of a step of one lane that takes Poisson arrivals of whole prompts at
     ``rate`` a second and runs nothing but prompt steps: j prompts waiting, up to ``cap``, take ``step_of(j)`` seconds
-    together (asked only for the counts the chain reaches); more than cap fill the token budget, a step of ``full_s`` seconds that clears
-    ``clears`` prompts (cap to cap + 1: the budget over a prompt's tokens, a chunk of the next counted by its share).
+    together (asked only for the counts the chain reaches); more than cap fill the token budget, a step of ``full_s``
+    seconds that clears ``clears`` prompts (cap to cap + 1: the budget over a prompt's tokens, a chunk of the next
+    counted by its share).
     An idle lane starts a step for the first prompt to come, alone. None where full steps cannot keep up.
 
     The prompts waiting as a step ends, n, are a Markov chain: from n = 0 a step of the one prompt that ends the idle
