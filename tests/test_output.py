@@ -717,12 +717,13 @@ def test_explain_logs_dp_attention_header_matches_its_json(cli, monkeypatch):
 def test_the_throughput_verdict_says_when_the_other_mode_carries_more_in_all(cli, monkeypatch):
     # The mode with the most output tokens per GPU leads the line; where it uses fewer of the GPUs and the other mode,
     # on its own GPUs, carries more requests a second in all, the line says so (before 2026-12-06 it called the first
-    # "the most the GPUs carry"). Qwen3-30B-A3B on 8 H100s under SGLang 0.5.9 with a receive interval of 30, 500 + 300
-    # tokens: seven GPUs disaggregated carry the most per GPU, eight aggregated more in all (1,000 + 300 at an interval of
-    # 10 until a prompt step's count of prompts followed the length of the step before it, 2026-12-07, when seven
-    # disaggregated came to carry more in all too).
+    # "the most the GPUs carry"). Qwen3-30B-A3B on 8 H100s under SGLang 0.5.9 with a receive interval of 30, 1,000 + 300
+    # tokens and a TPOT target of 100 ms: six GPUs disaggregated carry the most per GPU (111.9 requests/s), eight
+    # aggregated more in all (117.9). Until a prefill instance's mean TTFT took its chain's own wait (2026-12-07) it was
+    # 500 + 300 at 50 ms, where disaggregated then came to carry more in all too; until a prompt step's count of
+    # prompts followed the length of the step before it (the same day), 1,000 + 300 at an interval of 10.
     thr = ("plan", "--throughput", "--model", "qwen3-30b-a3b", "--gpus", "h100", "--engine", "sglang@0.5.9", "--max-gpus", "8")
-    thr += ("--prompt", "500", "--output", "300", "--tpot", "50ms", "--ttft", "2s", "--scheduler-recv-interval", "30")
+    thr += ("--prompt", "1000", "--output", "300", "--tpot", "100ms", "--ttft", "2s", "--scheduler-recv-interval", "30")
     t = cli(*thr, "--json").json()
     agg, dis = t["aggregated"], t["disaggregated"]
     assert dis["output_tokens_per_s_per_gpu"] > agg["output_tokens_per_s_per_gpu"] and dis["deployment"]["gpus"] < 8

@@ -804,8 +804,8 @@ def _law_means(law: list[tuple[int, float, float]], step_s: Callable[[float], fl
 
 
 def _backlog_means(
-    rate: float, step_of: Callable[[int], float], cap: int, full_s: float, clears: float
-) -> tuple[float, float] | None:
+    rate: float, step_of: Callable[[int], float], cap: int, full_s: float, clears: float, with_wait: bool = False
+) -> tuple[float, ...] | None:
     """(mean seconds, mean prompts cleared) of a step of one lane that takes Poisson arrivals of whole prompts at
     ``rate`` a second and runs nothing but prompt steps: j prompts waiting, up to ``cap``, take ``step_of(j)`` seconds
     together (asked only for the counts the chain reaches); more than cap fill the token budget, a step of ``full_s``
@@ -819,9 +819,11 @@ def _backlog_means(
     means exactly where the budget holds whole prompts, over states 0..N with the chance past N put on N, N doubled
     until its last quarter holds under BACKLOG_TAIL (at most BACKLOG_STATES). The window laws (``_window_law``,
     ``_prompt_law``) take one mean length for every step, which where long steps follow long steps falls short:
-    Llama-3.1-8B's prompts of 1,024 tokens on one H100 at 33 a second, a loop of 200,000 arrivals steps 61.5 ms on
-    average, this chain 61.9, the two windows 45.8 and a mean window 62.0; at 28 a second 40.0, 40.1, 36.9 and 48.0
-    (tests/test_plan.py)."""
+    Llama-3.1-8B's prompts of 1,024 tokens on one H100 at 33 a second, a loop of 200,000 arrivals steps 49.6 ms on
+    average, this chain 49.8, the two windows 43.4 and a mean window 56.7; at 28 a second 38.2, 38.3, 36.2 and 46.1
+    (tests/test_plan.py). ``with_wait``: also a prompt's mean wait to be taken in (Little's law over the prompts
+    waiting through each step: those left over all of it, those arriving during it half of it; none through an idle
+    wait of 1 / rate on average) and the mean step a prompt runs in, weighted by the prompts in it."""
     import numpy as np
 
     if rate * full_s >= clears:
@@ -856,7 +858,17 @@ def _backlog_means(
         n *= 2
     secs = np.array([steps[0], *steps, *[full_s] * max(n - cap, 0)])[: n + 1]
     cleared = np.array([1.0, *range(1, cap + 1), *[clears] * max(n - cap, 0)])[: n + 1]
-    return float(pi @ secs), float(pi @ cleared)
+    if not with_wait:
+        return float(pi @ secs), float(pi @ cleared)
+    if rate <= 0:
+        return float(pi @ secs), float(pi @ cleared), 0.0, steps[0]
+    # A prompt's wait (Little's law): through a step of s seconds from state n, n - cleared wait all of it and those
+    # arriving during it half of it on average (rate s^2 / 2); an idle wait (mean 1 / rate) holds none waiting.
+    left = np.maximum(np.arange(n + 1) - cleared, 0.0)
+    left[0] = 0.0
+    waiting = float(pi @ (left * secs + rate * secs * secs / 2)) / (float(pi @ secs) + float(pi[0]) / rate)
+    served = float(pi @ (cleared * secs)) / float(pi @ cleared)  # the step a prompt runs in, by its prompts
+    return float(pi @ secs), float(pi @ cleared), waiting / rate, served
 
 
 def _poisson_pmf(m: float, ks: Any, log_fact: Any) -> Any:
@@ -2129,6 +2141,9 @@ class _Prefill:
         self.budget = rep.budget
         self.loads: dict[float, tuple[float, float] | None] = {}
         """``load``'s answers by rate (the searches ask for the same rates again)."""
+        self.exact: dict[float, tuple[float, float]] = {}
+        """By rate, where ``_load`` solved the chain of prompts left waiting (prompts of one length): a prompt's mean
+        wait to be taken in and the mean step it runs in, seconds (``_backlog_means``)."""
 
     def load(self, rate: float) -> tuple[float, float] | None:
         """(share of time busy, mean seconds of a step) at ``rate`` prompts/s on one instance."""
@@ -2149,10 +2164,22 @@ class _Prefill:
                 steps_of[n] = self.rep.sm.step(0, 0.0, n, _chunk_end(self.C, P, n)).t_step_s
             return steps_of[n]
 
+        def prompts_s(j: int) -> float:
+            """A step of j whole prompts, each over its own context (StepModel.step's span), as the simulator prices one."""
+            if -j not in steps_of:
+                steps_of[-j] = self.rep.sm.step(
+                    0, 0.0, j * P, _chunk_end(self.C, P, j * P), False, int(P) if j > 1 else 0
+                ).t_step_s
+            return steps_of[-j]
+
         if self.rep.dp == 1 and P <= room and lane * step_s(room) <= CHAIN_ARRIVALS:
             cap = max(int(room // P), 1)
-            got = _backlog_means(lane, lambda j: step_s(j * P), cap, step_s(room), room / P)
-            return None if got is None or lane * got[0] / got[1] >= 1 else (lane * got[0] / got[1], got[0])
+            full = self.rep.sm.step(0, 0.0, room, _chunk_end(self.C, P, room), False, int(P) if room > P else 0).t_step_s
+            got = _backlog_means(lane, prompts_s, cap, full, room / P, with_wait=True)
+            if got is None or lane * got[0] / got[1] >= 1:
+                return None
+            self.exact[rate] = (got[2], got[3])
+            return lane * got[0] / got[1], got[0]
         for _ in range(60):
             q, t_new = _law_means(_prompt_law(lane * t, self.rep.dp, P, room), step_s)
             u = lane * P / q * t_new
@@ -2176,6 +2203,9 @@ class _Prefill:
         u, _ = got
         lane = rate / self.rep.dp
         c = self.rep.c
+        if not self.rep.cv2 and rate in self.exact:  # one length: the chain's own wait and the step a prompt runs in
+            wait, served = self.exact[rate]
+            return float(c.request_path_s(prompt)) + wait + served
         cached = cached_prompt_tokens(self.rep.hit, prompt, PREFIX_BLOCK)
         work = self.rep.sm.prefill_s(prompt - cached, self.budget, start=cached)
         return float(c.request_path_s(prompt)) + _prefill_wait(u, lane, self.rep.cv2) + work
