@@ -1750,14 +1750,14 @@ def test_a_prefill_instances_chain_by_hand():
     # exactly, 50% busy. At 100 a second (rate x step = 1 = what a full step clears) the steps cannot keep up: None.
     from kvcalc.engine.plan import _backlog_means
 
-    t, q = _backlog_means(50.0, lambda j: 0.010, 1, 0.010, 1.0)
+    t, q, _, _ = _backlog_means(50.0, lambda j: 0.010, 1, 0.010, 1.0)
     assert (t, q) == (pytest.approx(0.010, rel=1e-12), pytest.approx(1.0, rel=1e-12))
     assert _backlog_means(100.0, lambda j: 0.010, 1, 0.010, 1.0) is None
     # Two at most (cap 2, a full step clears 2), 10 ms for one and 15 ms for two, at 1 a second. A step of one (after
     # an idle wait, or one waiting) leaves n ~ Poisson(0.01) waiting; a step of two needs two: to first order P(n = 2)
     # = e^-0.01 x 0.01^2 / 2 = 4.950249e-5, so the mean step is 10 ms + 5 ms x 4.950249e-5 = 10.000247512 ms and the
     # mean count 1.0000495025 (the next terms, three or more waiting and the 15 ms step's own arrivals, are ~1.7e-7).
-    t, q = _backlog_means(1.0, lambda j: 0.010 if j == 1 else 0.015, 2, 0.015, 2.0)
+    t, q, _, _ = _backlog_means(1.0, lambda j: 0.010 if j == 1 else 0.015, 2, 0.015, 2.0)
     assert t == pytest.approx(0.010000247512, rel=1e-7) and q == pytest.approx(1.0000495025, rel=1e-6)
 
 
@@ -1771,7 +1771,8 @@ def test_a_prefill_instances_chain_by_hand():
 @settings(max_examples=100, deadline=None)
 def test_a_prefill_instances_chain_is_a_law_over_its_steps(rate, cap, base, slope, frac):
     # Whatever the rate and steps: None exactly where full steps cannot keep up; else a mean step between the one-prompt
-    # step and the full one, prompts a step between 1 and what a full step clears, and a busy share under 1.
+    # step and the full one, prompts a step between 1 and what a full step clears, a busy share under 1, a wait of no
+    # time or more and a served step within the steps' range.
     from kvcalc.engine.plan import _backlog_means
 
     steps = [base + slope * j for j in range(1, cap + 1)]
@@ -1781,10 +1782,12 @@ def test_a_prefill_instances_chain_is_a_law_over_its_steps(rate, cap, base, slop
         assert got is None
         return
     assert got is not None
-    t, q = got
+    t, q, wait, served = got
     assert steps[0] * (1 - 1e-9) <= t <= full_s * (1 + 1e-9)
     assert 1 - 1e-9 <= q <= clears + 1e-9
     assert rate * t / q < 1 + 1e-9
+    # A prompt waits no time or more, and runs in a step between the one-prompt step and the full one.
+    assert wait >= 0.0 and steps[0] * (1 - 1e-9) <= served <= full_s * (1 + 1e-9)
 
 
 def test_a_prefill_instances_steps_follow_the_prompts_left_waiting():

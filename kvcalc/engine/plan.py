@@ -804,9 +804,10 @@ def _law_means(law: list[tuple[int, float, float]], step_s: Callable[[float], fl
 
 
 def _backlog_means(
-    rate: float, step_of: Callable[[int], float], cap: int, full_s: float, clears: float, with_wait: bool = False
-) -> tuple[float, ...] | None:
-    """(mean seconds, mean prompts cleared) of a step of one lane that takes Poisson arrivals of whole prompts at
+    rate: float, step_of: Callable[[int], float], cap: int, full_s: float, clears: float
+) -> tuple[float, float, float, float] | None:
+    """(mean seconds, mean prompts cleared, a prompt's mean wait to be taken in, the mean step a prompt runs in) of a
+    step of one lane that takes Poisson arrivals of whole prompts at
     ``rate`` a second and runs nothing but prompt steps: j prompts waiting, up to ``cap``, take ``step_of(j)`` seconds
     together (asked only for the counts the chain reaches); more than cap fill the token budget, a step of ``full_s``
     seconds that clears ``clears`` prompts (cap to cap + 1: the budget over a prompt's tokens, a chunk of the next
@@ -821,9 +822,9 @@ def _backlog_means(
     ``_prompt_law``) take one mean length for every step, which where long steps follow long steps falls short:
     Llama-3.1-8B's prompts of 1,024 tokens on one H100 at 33 a second, a loop of 200,000 arrivals steps 49.6 ms on
     average, this chain 49.8, the two windows 43.4 and a mean window 56.7; at 28 a second 38.2, 38.3, 36.2 and 46.1
-    (tests/test_plan.py). ``with_wait``: also a prompt's mean wait to be taken in (Little's law over the prompts
-    waiting through each step: those left over all of it, those arriving during it half of it; none through an idle
-    wait of 1 / rate on average) and the mean step a prompt runs in, weighted by the prompts in it."""
+    (tests/test_plan.py). The wait is Little's law over the prompts waiting through each step (those left over all of
+    it, those arriving during it half of it; none through an idle wait of 1 / rate on average); the step a prompt
+    runs in is weighted by the prompts in it."""
     import numpy as np
 
     if rate * full_s >= clears:
@@ -858,8 +859,6 @@ def _backlog_means(
         n *= 2
     secs = np.array([steps[0], *steps, *[full_s] * max(n - cap, 0)])[: n + 1]
     cleared = np.array([1.0, *range(1, cap + 1), *[clears] * max(n - cap, 0)])[: n + 1]
-    if not with_wait:
-        return float(pi @ secs), float(pi @ cleared)
     if rate <= 0:
         return float(pi @ secs), float(pi @ cleared), 0.0, steps[0]
     # A prompt's wait (Little's law): through a step of s seconds from state n, n - cleared wait all of it and those
@@ -2141,6 +2140,8 @@ class _Prefill:
         self.budget = rep.budget
         self.loads: dict[float, tuple[float, float] | None] = {}
         """``load``'s answers by rate (the searches ask for the same rates again)."""
+        self.spans: dict[int, float] = {}
+        """``_load``'s steps of whole prompts by their tokens (the chain asks for the same counts at every rate)."""
         self.exact: dict[float, tuple[float, float]] = {}
         """By rate, where ``_load`` solved the chain of prompts left waiting (prompts of one length): a prompt's mean
         wait to be taken in and the mean step it runs in, seconds (``_backlog_means``)."""
@@ -2164,18 +2165,15 @@ class _Prefill:
                 steps_of[n] = self.rep.sm.step(0, 0.0, n, _chunk_end(self.C, P, n)).t_step_s
             return steps_of[n]
 
-        def prompts_s(j: int) -> float:
-            """A step of j whole prompts, each over its own context (StepModel.step's span), as the simulator prices one."""
-            if -j not in steps_of:
-                steps_of[-j] = self.rep.sm.step(
-                    0, 0.0, j * P, _chunk_end(self.C, P, j * P), False, int(P) if j > 1 else 0
-                ).t_step_s
-            return steps_of[-j]
+        def whole_s(x: int) -> float:
+            """A step of x prompt tokens in whole prompts, each over its own context (StepModel.step's span), as the
+            simulator prices one (``step_s`` prices them as one chunk, as the mean window's law takes them)."""
+            if x not in self.spans:
+                self.spans[x] = self.rep.sm.step(0, 0.0, x, _chunk_end(self.C, P, x), False, int(P) if x > P else 0).t_step_s
+            return self.spans[x]
 
-        if self.rep.dp == 1 and P <= room and lane * step_s(room) <= CHAIN_ARRIVALS:
-            cap = max(int(room // P), 1)
-            full = self.rep.sm.step(0, 0.0, room, _chunk_end(self.C, P, room), False, int(P) if room > P else 0).t_step_s
-            got = _backlog_means(lane, prompts_s, cap, full, room / P, with_wait=True)
+        if self.rep.dp == 1 and P <= room and lane * whole_s(room) <= CHAIN_ARRIVALS:
+            got = _backlog_means(lane, lambda j: whole_s(int(j * P)), max(int(room // P), 1), whole_s(room), room / P)
             if got is None or lane * got[0] / got[1] >= 1:
                 return None
             self.exact[rate] = (got[2], got[3])
@@ -2360,7 +2358,7 @@ def _disaggregated(
         pf = _Prefill(pr)
         for dr in dec_reps:
             rate = traffic.rate if traffic.rate is not None else float(traffic.users or 1) / max(out_tokens * 0.02, 1e-3)
-            best: tuple[int, int, float, float, float, float, float, float, float] | None = None
+            best: tuple[int, int, float, float, float, float, float, float, float, tuple[float, float] | None] | None = None
             for _ in range(12 if traffic.users else 1):
                 # Fewest decode instances meeting TPOT and memory at this rate.
                 y, dec = 0, None
@@ -2391,7 +2389,7 @@ def _disaggregated(
                 if not x:
                     best = None
                     break
-                best = (x, y, ttft, dec[0], dec[1], transfer, dec[2], dec[3], ttft_at)
+                best = (x, y, ttft, dec[0], dec[1], transfer, dec[2], dec[3], ttft_at, pf.load(rate / x))
                 if traffic.users:
                     new = float(traffic.users) / (ttft + (out_tokens - 1) * dec[0])
                     if abs(new - rate) <= 1e-4 * rate:
@@ -2400,7 +2398,7 @@ def _disaggregated(
                     rate = 0.5 * (rate + new)
             if best is None:
                 continue
-            x, y, ttft, tpot, n, transfer, seat, full, ttft_at = best
+            x, y, ttft, tpot, n, transfer, seat, full, ttft_at, busy = best
             gpus = _on_servers(gpu, x * pr.shape.gpus + y * dr.shape.gpus, max_gpus)
             if gpus > max_gpus:
                 continue
@@ -2431,7 +2429,7 @@ def _disaggregated(
                     why,
                     (seat, full),
                     ttft_at,
-                    pf.load(rate / x),
+                    busy,
                 )
             )
     found.sort(key=lambda d: (d.gpus, d.tpot_s))
