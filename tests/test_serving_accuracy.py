@@ -4208,3 +4208,29 @@ def test_the_closed_loop_runs_first_wave_is_as_the_doc_says():
         f"16 averaged 1,100 ms, where kvcalc's first 16 average {k16:.0f} ms (its mean {mean16:.1f}, median {med16:.1f})" in said
     )
     assert f"the same server's first wave comes to about 1,423 ms against kvcalc's {k100:.0f}" in said
+
+
+def test_the_inferencemax_sglang_b200_runs_ttft_floor_is_as_the_doc_says():
+    # docs/accuracy.md, the twelfth held-out set: faradawn/InferenceMAX's SGLang 0.5.3rc1 runs against the same sweep's
+    # TensorRT-LLM 1.1 runs (same checkpoint, B200s, random-range prompts and client), from cases.yaml.
+    said = " ".join(DOC.read_text().split())
+    sweep = [c for c in CASES if c["id"].startswith("infx-faradawn-")]
+    sgl = [c for c in sweep if c["engine"].startswith("sglang")]
+    trt = [c for c in sweep if c["engine"].startswith("tensorrt-llm") or c["engine"].startswith("trtllm")]
+    assert len(sgl) == 5 and len(trt) == 3
+    med = [c["measured"]["median_ttft_ms"] for c in sgl]
+    assert (round(min(med)), round(max(med))) == (984, 1268)
+    assert sorted({int(c["max_concurrency"]) for c in sgl}) == [4, 8, 16, 64]
+    tp8 = next(c for c in sgl if c["id"] == "infx-faradawn-b200x8-dsr1fp4-sglang053rc1-tp8-ep8-1k1k-c4")["measured"]
+    assert round(tp8["mean_tpot_ms"], 1) == 10.1 and 90 <= tp8["median_ttft_ms"] / tp8["mean_tpot_ms"] <= 110
+    tmed = [c["measured"]["median_ttft_ms"] for c in trt]
+    assert (round(min(tmed), 1), round(max(tmed), 1)) == (82.8, 90.6)
+    assert sorted({int(c["max_concurrency"]) for c in trt}) == [4, 32]
+    at4 = [predict(c["id"])["mean_ttft_ms"] / c["measured"]["mean_ttft_ms"] - 1 for c in trt if int(c["max_concurrency"]) == 4]
+    assert len(at4) == 2 and max(map(abs, at4)) <= 0.09
+    assert (
+        "the five SGLang runs' median TTFTs are 984 to 1,268 ms at every load from 4 to 64 users, a hundred of their "
+        "decode steps at 4 users (TPOT 10.1 ms at TP 8), where the sweep's TensorRT-LLM runs of the same checkpoint, "
+        "GPUs, prompts and client measure medians of 82.8 to 90.6 ms at 4 and 32 users and kvcalc is within 9% of their "
+        "means at 4." in said
+    )
