@@ -24,6 +24,30 @@ def test_help_carries_an_example(cli, cmd):
     assert "Example: " in r.out and "kvcalc " in r.out
 
 
+@pytest.mark.parametrize("cmd", sorted(COMMANDS))
+def test_help_paragraphs_wrap_to_the_width_and_keep_every_word(cli, monkeypatch, cmd):
+    # At 80 columns a command's description reads as wrapped paragraphs: no line is broken where the next line's first
+    # word would still have fit (the docstring's own line breaks, kept until 2026-12-07, broke "each decode step's
+    # bound" from "at the batch" in plan's), and its words are the docstring's, in order.
+    import inspect
+
+    from kvcalc.cli.app import COMMANDS as TABLE
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli(cmd, "--help").out
+    text = out.split("Usage: ", 1)[1].split("\n", 1)[1]
+    desc = text.split("╭", 1)[0]
+    lines = [line.strip() for line in desc.splitlines()]
+    for a, b in zip(lines, lines[1:]):
+        if a and b:
+            assert len(a) + 1 + len(b.split()[0]) > 78, (a, b)
+    module, fn, _ = TABLE[cmd]
+    import importlib
+
+    doc = inspect.getdoc(getattr(importlib.import_module(module), fn)) or ""
+    assert " ".join(desc.split()) == " ".join(doc.split())
+
+
 TABLES = [
     ["size", "--model", "gemma3-27b", "--seq", "128k", "--engine", "vllm", "--tp", "2"],
     ["size", "--model", "jamba", "--seq", "256k", "--batch", "4"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import sys
 from typing import Any
 
@@ -81,6 +82,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 HELP = "KV-cache capacity planning and decode roofline for LLM serving.\n\nExample: kvcalc size --model llama2-7b --seq 4096"
 
 
+def reflow(doc: str) -> str:
+    """A docstring as help text: each paragraph one line, which the help wraps to the terminal's width (the rich help
+    keeps a paragraph's own line breaks, which at 80 columns left every source line a ragged break of its own)."""
+    return "\n\n".join(" ".join(par.split()) for par in doc.split("\n\n") if par.strip())
+
+
 def build_command(name: str) -> Any:
     """The click command of one kvcalc command, built from its function."""
     module, fn, _ = COMMANDS[name]
@@ -88,7 +95,7 @@ def build_command(name: str) -> Any:
     t = typer.Typer(
         add_completion=False, pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
     )
-    t.command(name=name, cls=KvcalcCommand)(func)
+    t.command(name=name, cls=KvcalcCommand, help=reflow(inspect.getdoc(func) or ""))(func)
     cmd = typer.main.get_command(t)
     cmd.name = name
     return cmd
