@@ -60,17 +60,26 @@ def test_disaggregation():
     d = disaggregation(m, H100, 32768, 50e9, BF16, tp=4, rate=2.0)
     shipped = 2 * 80 * 8 * 128 * 32768 * 2
     assert d.bytes_per_request == shipped == 10_737_418_240
-    assert d.transfer_s == shipped / 50e9
-    assert d.max_requests_per_s == 50e9 / shipped
-    assert d.link_utilization == pytest.approx(2 * shipped / 50e9) and d.keeps_up
+    # Each of the 4 GPUs sends its share (2 of the 8 KV heads) over its own 50 GB/s link at once: 2,684,354,560 B in
+    # 53.687 ms, as the remote tier's per-GPU reload of the same shard at the same rate.
+    assert d.senders == 4 and shipped // 4 == 2_684_354_560
+    assert d.transfer_s == pytest.approx(2_684_354_560 / 50e9) and round(d.transfer_s * 1e3, 3) == 53.687
+    assert d.max_requests_per_s == pytest.approx(4 * 50e9 / shipped) and round(d.max_requests_per_s, 2) == 18.63
+    assert d.link_utilization == pytest.approx(2 * shipped / (4 * 50e9)) and d.keeps_up
+    rows = {r.tier: r for r in tier_rows(m, H100, 32768, default_tiers(H100, 10**10), BF16, 4)}
+    assert rows["remote (RDMA)"].reload_s == pytest.approx(d.transfer_s)
+    # One GPU: the whole KV over its one link (10.74 GB / 50 GB/s = 214.748 ms), at most 4.66 requests/s.
+    one = disaggregation(m, H100, 32768, 50e9, BF16, tp=1, rate=5.0)
+    assert one.senders == 1 and round(one.transfer_s * 1e3, 3) == 214.748 and not one.keeps_up
 
 
 def test_cli_tiers(cli):
-    d = cli("tiers", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--seq", "32k", "--rate", "5", "--json").json()
+    # 4 links of 50 GB/s carry at most 4 x 50e9 / 10,737,418,240 B = 18.63 requests of 32k tokens a second.
+    d = cli("tiers", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--seq", "32k", "--rate", "19", "--json").json()
     assert [t["tier"] for t in d["tiers"]] == ["HBM", "DRAM", "SSD", "remote (RDMA)"]
-    assert d["disaggregation"]["keeps_up"] is False
-    r = cli("tiers", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--seq", "32k", "--rate", "2")
-    assert r.code == 0 and "keeps up" in r.out
+    assert d["disaggregation"]["keeps_up"] is False and d["disaggregation"]["senders"] == 4
+    r = cli("tiers", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--seq", "32k", "--rate", "18")
+    assert r.code == 0 and "keeps up" in r.out and "over 4 x 50.0 GB/s" in r.out and "at most 18.63 requests/s" in r.out
 
 
 @pytest.mark.parametrize(

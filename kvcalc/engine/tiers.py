@@ -130,7 +130,9 @@ class Disaggregation:
     bytes_per_request: int
     """The prompt's KV for every layer, each KV head once (what a decode instance must receive)."""
     link_bytes_per_s: float
+    """One GPU's link, one direction."""
     transfer_s: float
+    """The prompt's KV over the ``senders`` GPUs' links at once, each carrying its share."""
     decode_step_s: float
     transfer_over_step: float
     max_requests_per_s: float | None
@@ -138,6 +140,9 @@ class Disaggregation:
     rate: float | None
     link_utilization: float | None
     keeps_up: bool | None
+    senders: int = 1
+    """The GPUs whose links carry a request's KV at once: the instance's tensor-parallel ranks, each sending its share
+    (replicated KV heads, or a latent kept whole on every rank, split among the ranks that hold them)."""
 
 
 def disaggregation(
@@ -153,9 +158,13 @@ def disaggregation(
     if link_bytes_per_s <= 0:
         raise KvcalcError("link bandwidth must be positive", "link", "e.g. 50GB/s")
     shipped = KVFootprint(model, kv_dtype, 1, 1, LOGICAL).request_bytes(prompt)
-    t = shipped / link_bytes_per_s
+    # Every GPU of the prefill instance sends its share at once, each over its own link (as plan's disaggregated pools
+    # price it, kvcalc.engine.plan._kv_link; until 2026-12-07 the whole KV crossed one link at any TP, where the tiers
+    # above, and this report's own assumption, take each bandwidth per GPU).
+    carried = link_bytes_per_s * tp
+    t = shipped / carried
     step = decode_bound(model, gpu, batch, prompt, kv_dtype, tp).t_bound_s
-    util = None if rate is None else rate * shipped / link_bytes_per_s
+    util = None if rate is None else rate * shipped / carried
     return Disaggregation(
         prompt,
         shipped,
@@ -163,10 +172,11 @@ def disaggregation(
         t,
         step,
         t / step,
-        link_bytes_per_s / shipped if shipped else None,
+        carried / shipped if shipped else None,
         rate,
         util,
         None if util is None else util < 1,
+        tp,
     )
 
 
@@ -199,7 +209,8 @@ def tiers(
     assumptions = [
         "bandwidths are one direction; per GPU (each GPU moves its own shard of the KV)",
         "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
-        "disaggregation ships the prompt's KV once per layer and KV head (tp 1 bytes), over --link",
+        "disaggregation ships the prompt's KV once per layer and KV head (tp 1 bytes), each of the tp GPUs its share over"
+        " its own --link at once (plan prices the same transfer at 0.7 of each GPU's NIC)",
     ] + [f"{t.name}: {t.source}" for t in tier_list]
     return TiersReport(
         model.name,

@@ -61,15 +61,17 @@ def render(r: Any) -> None:
         )
     c.print(t)
     c.print(
-        f"[bold]Prefill -> decode transfer[/bold] over {fmt_rate(d.link_bytes_per_s)}: {fmt_bytes(d.bytes_per_request)} "
+        "[bold]Prefill -> decode transfer[/bold] over "
+        + (f"{d.senders} x " if d.senders > 1 else "")
+        + f"{fmt_rate(d.link_bytes_per_s)}: {fmt_bytes(d.bytes_per_request)} "
         f"per request, {ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps of {ms(d.decode_step_s)}); "
         + (
-            f"the link carries at most {d.max_requests_per_s:,.2f} requests/s"
+            f"the link{'s carry' if d.senders > 1 else ' carries'} at most {d.max_requests_per_s:,.2f} requests/s"
             if d.max_requests_per_s is not None
             else "no KV to ship: the link does not limit the rate"
         )
         + (
-            f"; at {d.rate:g}/s it is {d.link_utilization:.0%} busy: "
+            f"; at {d.rate:g}/s {'they are' if d.senders > 1 else 'it is'} {d.link_utilization:.0%} busy: "
             + ("[green]keeps up[/green]" if d.keeps_up else "[bold red]does not keep up[/bold red]")
             if d.rate
             else ""
