@@ -211,6 +211,8 @@ def tiers(
         "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
         "disaggregation ships the prompt's KV once per layer and KV head (tp 1 bytes), each of the tp GPUs its share over"
         " its own --link at once (plan prices the same transfer at 0.7 of each GPU's NIC)",
+        "decode steps: the roofline bound at --batch requests of the prompt's length (kvcalc roofline's bound column), no"
+        " engine overheads: an engine's steps are longer, and the transfer fewer of them",
     ] + [f"{t.name}: {t.source}" for t in tier_list]
     return TiersReport(
         model.name,

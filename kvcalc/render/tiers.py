@@ -64,7 +64,7 @@ def render(r: Any) -> None:
         "[bold]Prefill -> decode transfer[/bold] over "
         + (f"{d.senders} x " if d.senders > 1 else "")
         + f"{fmt_rate(d.link_bytes_per_s)}: {fmt_bytes(d.bytes_per_request)} "
-        f"per request, {ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps of {ms(d.decode_step_s)}); "
+        f"per request, {ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps at their bound of {ms(d.decode_step_s)}); "
         + (
             f"the link{'s carry' if d.senders > 1 else ' carries'} at most {d.max_requests_per_s:,.2f} requests/s"
             if d.max_requests_per_s is not None
