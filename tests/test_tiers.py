@@ -82,6 +82,20 @@ def test_cli_tiers(cli):
     assert r.code == 0 and "keeps up" in r.out and "over 4 x 50.0 GB/s" in r.out and "at most 18.63 requests/s" in r.out
 
 
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_tiers_counts_the_transfer_in_the_same_steps_roofline_prints(cli, engine):
+    # The decode step the transfer is set against: roofline's bound and its step model's step for the same model, GPU,
+    # TP, batch and length under the same engine (one step model: kvcalc.engine.steptime).
+    ask = ("-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--engine", engine)
+    d = cli("tiers", *ask, "--seq", "32k", "--json").json()["disaggregation"]
+    row = cli("roofline", *ask, "--batch", "1", "--seq", "32k", "--json").json()["rows"][0]
+    assert d["decode_step_s"] == row["t_bound_s"] and d["decode_step_model_s"] == row["t_step_s"]
+    assert d["decode_step_model_s"] > d["decode_step_s"]
+    assert d["transfer_over_model_step"] == pytest.approx(d["transfer_s"] / row["t_step_s"])
+    out = " ".join(cli("tiers", *ask, "--seq", "32k").out.split())
+    assert f"{d['transfer_over_model_step']:,.1f} of kvcalc's step model's {row['t_step_s'] * 1e3:,.3f} ms" in out
+
+
 @pytest.mark.parametrize(
     "args,needle",
     [

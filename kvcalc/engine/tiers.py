@@ -13,9 +13,11 @@ from typing import Any
 
 from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.engines import Engine, engine as resolve_engine
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.roofline import decode_bound, prefill_bound
 from kvcalc.engine.search import first_true
+from kvcalc.engine.steptime import StepModel
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
@@ -143,6 +145,11 @@ class Disaggregation:
     senders: int = 1
     """The GPUs whose links carry a request's KV at once: the instance's tensor-parallel ranks, each sending its share
     (replicated KV heads, or a latent kept whole on every rank, split among the ranks that hold them)."""
+    decode_step_model_s: float | None = None
+    """kvcalc's step model's decode step (kvcalc.engine.steptime, default constants, the report's engine) at the same
+    batch and length: what an engine's step takes, where ``decode_step_s`` is the bound."""
+    transfer_over_model_step: float | None = None
+    """transfer_s / decode_step_model_s."""
 
 
 def disaggregation(
@@ -154,7 +161,10 @@ def disaggregation(
     tp: int = 1,
     batch: int = 1,
     rate: float | None = None,
+    engine: Engine | None = None,
 ) -> Disaggregation:
+    """The prompt's KV from a prefill instance to a decode instance over each GPU's ``link_bytes_per_s``, against the
+    decode step at ``batch`` requests of the prompt's length: its bound, and with ``engine`` kvcalc's step model's."""
     if link_bytes_per_s <= 0:
         raise KvcalcError("link bandwidth must be positive", "link", "e.g. 50GB/s")
     shipped = KVFootprint(model, kv_dtype, 1, 1, LOGICAL).request_bytes(prompt)
@@ -165,6 +175,7 @@ def disaggregation(
     t = shipped / carried
     step = decode_bound(model, gpu, batch, prompt, kv_dtype, tp).t_bound_s
     util = None if rate is None else rate * shipped / carried
+    model_step = StepModel(model, gpu, kv_dtype, tp, engine=engine).step(batch, prompt).t_step_s if engine is not None else None
     return Disaggregation(
         prompt,
         shipped,
@@ -177,6 +188,8 @@ def disaggregation(
         util,
         None if util is None else util < 1,
         tp,
+        model_step,
+        None if model_step is None else t / model_step,
     )
 
 
@@ -205,14 +218,14 @@ def tiers(
 ) -> TiersReport:
     """Capacity and reload cost of each tier, and the prefill-to-decode transfer of one request."""
     rows = tier_rows(model, gpu, seq, tier_list, kv_dtype, tp)
-    d = disaggregation(model, gpu, seq, link_bytes_per_s, kv_dtype, tp, batch, rate)
+    d = disaggregation(model, gpu, seq, link_bytes_per_s, kv_dtype, tp, batch, rate, resolve_engine(engine))
     assumptions = [
         "bandwidths are one direction; per GPU (each GPU moves its own shard of the KV)",
         "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
         "disaggregation ships the prompt's KV once per layer and KV head (tp 1 bytes), each of the tp GPUs its share over"
         " its own --link at once (plan prices the same transfer at 0.7 of each GPU's NIC)",
-        "decode steps: the roofline bound at --batch requests of the prompt's length (kvcalc roofline's bound column), no"
-        " engine overheads: an engine's steps are longer, and the transfer fewer of them",
+        "decode steps: the roofline bound at --batch requests of the prompt's length (kvcalc roofline's bound column), and"
+        " kvcalc's step model's step there (its step column: the engine's overheads, default constants)",
     ] + [f"{t.name}: {t.source}" for t in tier_list]
     return TiersReport(
         model.name,

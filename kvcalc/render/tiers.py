@@ -64,7 +64,13 @@ def render(r: Any) -> None:
         "[bold]Prefill -> decode transfer[/bold] over "
         + (f"{d.senders} x " if d.senders > 1 else "")
         + f"{fmt_rate(d.link_bytes_per_s)}: {fmt_bytes(d.bytes_per_request)} "
-        f"per request, {ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps at their bound of {ms(d.decode_step_s)}); "
+        f"per request, {ms(d.transfer_s)} ({d.transfer_over_step:,.1f} decode steps at their bound of {ms(d.decode_step_s)}"
+        + (
+            f", {d.transfer_over_model_step:,.1f} of kvcalc's step model's {ms(d.decode_step_model_s)}"
+            if d.decode_step_model_s and d.transfer_over_model_step is not None
+            else ""
+        )
+        + "); "
         + (
             f"the link{'s carry' if d.senders > 1 else ' carries'} at most {d.max_requests_per_s:,.2f} requests/s"
             if d.max_requests_per_s is not None
