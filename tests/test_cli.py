@@ -659,3 +659,17 @@ def test_a_vision_config_figure_must_be_positive(cli, tmp_path):
     one_line_error(
         cli("fit", "--model", str(f), "--seq", "4k", "--engine", "sglang"), "greater than 0", "field vision_config_hidden"
     )
+
+
+def test_a_built_in_default_is_named_once(cli, tmp_path, monkeypatch):
+    # With no flag, environment variable or kvcalc.toml the model and GPU are kvcalc's own defaults, said so once
+    # (until 2026-12-07 "gpu: h100-sxm (default; from built-in default)"); a file's default still names the file.
+    monkeypatch.chdir(tmp_path)
+    both = "model: llama3.1-8b (kvcalc's built-in default); gpu: h100-sxm (kvcalc's built-in default)"
+    for ask in (("fit", "--seq", "1k"), ("roofline", "--batch", "1", "--seq", "1k")):
+        out = " ".join(cli(*ask).out.split())
+        assert both in out and "from built-in default" not in out, ask
+    (tmp_path / "kvcalc.toml").write_text('gpu = "h200"\n')
+    for ask in (("fit", "--seq", "1k"), ("roofline", "--batch", "1", "--seq", "1k")):
+        out = " ".join(cli(*ask).out.split())
+        assert "gpu: h200 (default; from " in out and "kvcalc.toml)" in out, ask

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvcalc.render.console import console, esc, kv_lines, ms, notes, table, track_record, verdict_line
+from kvcalc.render.console import console, esc, kv_lines, ms, notes, origin_line, table, track_record, verdict_line
 from kvcalc.units import count_of, fmt_bytes, fmt_flops, fmt_rate, fmt_si
 
 TABLE_ROWS = 64
@@ -12,9 +12,9 @@ TABLE_ROWS = 64
 
 
 def _header(c: Any, r: Any, origin: dict[str, str] | None) -> None:
-    src = "".join(f" ({k.split('_')[0]} from {v})" for k, v in (origin or {}).items() if k.endswith("_from"))
+    origin_line(c, origin)  # (after the verdict, which comes first: what was taken by default, as every command says it)
     c.print(
-        f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold]{src}: tp {r.tp}"
+        f"[bold]{esc(r.model)}[/bold] on [bold]{esc(r.gpu)}[/bold]: tp {r.tp}"
         + (f", dp {r.dp}" if r.dp > 1 else "")
         + (f", ep {r.ep}" if r.ep > 1 else "")
         + f", KV {r.kv_dtype}, "
