@@ -1,5 +1,7 @@
 """KV tiers: capacity, reload against recompute, and the prefill-to-decode transfer."""
 
+from pathlib import Path
+
 import pytest
 
 from kvcalc.engine.alloc import LOGICAL
@@ -71,6 +73,13 @@ def test_disaggregation():
     # One GPU: the whole KV over its one link (10.74 GB / 50 GB/s = 214.748 ms), at most 4.66 requests/s.
     one = disaggregation(m, H100, 32768, 50e9, BF16, tp=1, rate=5.0)
     assert one.senders == 1 and round(one.transfer_s * 1e3, 3) == 214.748 and not one.keeps_up
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "paging.md").read_text().split())
+    assert (
+        "Llama-3.1-70B at TP 4, a 32,768-token prompt: 10,737,418,240 B, a quarter of it (2 of the 8 KV heads) over each "
+        "GPU's 50 GB/s, 53.687 ms, as the remote tier's reload of the same shard; at most 4 x 50 GB/s / 10.74 GB = 18.63 "
+        "requests a second. Until 2026-12-07 the whole KV crossed one link at any TP (214.748 ms, 4.66 a second)" in doc
+    )
+    assert round(50e9 / shipped, 2) == 4.66  # (the one-link figure the doc quotes as the one before)
 
 
 def test_cli_tiers(cli):
