@@ -74,5 +74,5 @@ def tiers(
         r(remote_bw, "--remote-bw"),
     )
     rt = None if rate is None else parse_float(rate, "--rate", 0.0, 1e9, "a positive number of requests per second, up to 1e9")
-    report = run_tiers(m, g, s, tl, kv, t, parse_rate(link, "--link"), opt.batch(batch), rt, eng.name)
+    report = run_tiers(m, g, s, tl, kv, t, parse_rate(link, "--link"), opt.batch(batch), rt, eng)
     return emit(report, origin, as_json)

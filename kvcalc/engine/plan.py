@@ -2427,9 +2427,9 @@ def _disaggregated(
                     price,
                     binding,
                     why,
-                    (seat, full),
-                    ttft_at,
-                    busy,
+                    seat=(seat, full),
+                    ttft_at=ttft_at,
+                    prefill=busy,
                 )
             )
     found.sort(key=lambda d: (d.gpus, d.tpot_s))
@@ -2617,9 +2617,9 @@ def max_throughput(
                     None,
                     binding,
                     f"the {binding} pool sets the rate",
-                    (got[2], got[3]),
-                    ttft_at,
-                    pf.load(rate / x),
+                    seat=(got[2], got[3]),
+                    ttft_at=ttft_at,
+                    prefill=pf.load(rate / x),
                 )
                 best_dis = (rate * out_t / used, dep)
 

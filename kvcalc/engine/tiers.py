@@ -214,11 +214,13 @@ def tiers(
     link_bytes_per_s: float,
     batch: int = 1,
     rate: float | None = None,
-    engine: str = "vllm",
+    engine: str | Engine = "vllm",
 ) -> TiersReport:
-    """Capacity and reload cost of each tier, and the prefill-to-decode transfer of one request."""
+    """Capacity and reload cost of each tier, and the prefill-to-decode transfer of one request (``engine``: a release's
+    record, or a name kvcalc.engine.engines resolves)."""
+    eng = resolve_engine(engine)
     rows = tier_rows(model, gpu, seq, tier_list, kv_dtype, tp)
-    d = disaggregation(model, gpu, seq, link_bytes_per_s, kv_dtype, tp, batch, rate, resolve_engine(engine))
+    d = disaggregation(model, gpu, seq, link_bytes_per_s, kv_dtype, tp, batch, rate, eng)
     assumptions = [
         "bandwidths are one direction; per GPU (each GPU moves its own shard of the KV)",
         "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
@@ -240,7 +242,7 @@ def tiers(
             "seq": seq,
             "tp": tp,
             "kv_dtype": kv_dtype.name,
-            "engine": engine,
+            "engine": eng.name,
             "link_bytes_per_s": link_bytes_per_s,
             "rate": rate,
         },

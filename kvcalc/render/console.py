@@ -87,11 +87,11 @@ def track_record(c: Any, rec: Any) -> None:
     notes(c, None, rest)
 
 
-def origin_parts(origin: dict[str, str] | None) -> list[str]:
-    """What was taken by default and from where: 'model: llama3.1-8b (kvcalc's built-in default)', 'gpu: h200
+def origin_line(c: Any, origin: dict[str, str] | None) -> None:
+    """Say what was taken by default and from where: 'model: llama3.1-8b (kvcalc's built-in default)', 'gpu: h200
     (default; from /path/kvcalc.toml)', 'tp 4 (default; from /path/kvcalc.toml)'."""
     if not origin:
-        return []
+        return
     parts = []
     for kind in ("model", "gpu"):
         src = origin.get(f"{kind}_from")
@@ -101,12 +101,6 @@ def origin_parts(origin: dict[str, str] | None) -> list[str]:
             parts.append(f"{kind}: {origin.get(kind, '?')} ({said})")
     if origin.get("options_from"):
         parts.append(f"{origin['options']} (default; from {origin['options_from']})")
-    return parts
-
-
-def origin_line(c: Any, origin: dict[str, str] | None) -> None:
-    """Say which model and GPU were taken by default, and from where."""
-    parts = origin_parts(origin)
     if parts:
         c.print("; ".join(parts), markup=False, style="dim")
 
