@@ -339,6 +339,10 @@ def test_every_commands_figures_stay_whole_at_80_columns(cli, monkeypatch, cmd):
         for t in d["tiers"]:
             assert on_a_row(t["tier"].split()[0], f"{t['requests']:,}"), t["tier"]
         assert f"{d['disaggregation']['bytes_per_request']:,} B" in flat
+        g = d["disaggregation"]
+        assert f"over {g['senders']} x 50.0 GB/s" in flat and f"{g['transfer_s'] * 1e3:,.3f} ms" in flat
+        assert f"{g['transfer_over_model_step']:,.1f} of kvcalc's step model's {g['decode_step_model_s'] * 1e3:,.3f} ms" in flat
+        assert f"at most {g['max_requests_per_s']:,.2f} requests/s" in flat
     elif cmd[0] == "paging":
         for name, p in d["policies"].items():
             assert on_a_row(name, f"{p['utilization']:.1%}", f"{p['mean_concurrency']:.1f}"), name
