@@ -2,6 +2,7 @@
 NO_COLOR and pipes carry no escape codes."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -36,16 +37,42 @@ def test_help_paragraphs_wrap_to_the_width_and_keep_every_word(cli, monkeypatch,
     monkeypatch.setenv("COLUMNS", "80")
     out = cli(cmd, "--help").out
     text = out.split("Usage: ", 1)[1].split("\n", 1)[1]
-    desc = text.split("╭", 1)[0]
-    lines = [line.strip() for line in desc.splitlines()]
+    desc = re.split(r"\n(?:Arguments|Options):\n", text, maxsplit=1)[0]
+    lines = [line.rstrip() for line in desc.splitlines()]
     for a, b in zip(lines, lines[1:]):
         if a and b:
+            # Help lines end by column 78 (click's width at 80 columns), the indent counted.
             assert len(a) + 1 + len(b.split()[0]) > 78, (a, b)
     module, fn, _ = TABLE[cmd]
     import importlib
 
     doc = inspect.getdoc(getattr(importlib.import_module(module), fn)) or ""
     assert " ".join(desc.split()) == " ".join(doc.split())
+
+
+@pytest.mark.parametrize("cmd", [None, *sorted(COMMANDS)])
+def test_help_keeps_every_option_name_and_word_whole_at_80_columns(cli, monkeypatch, cmd):
+    # At 80 columns the help lists every option under all its names, whole, and each option's help with all its words
+    # in order: the rich help's boxed table (until 2026-12-07) cut "--prefix-caching" to "--prefix-cachi…" and
+    # "lognormal:median=600,sigma=1.0" to "lognormal:median=600,sigm…", and click's own wrapper breaks "--max-len"
+    # after "--max-".
+    from kvcalc.cli.app import build_command, root
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = cli(*([cmd] if cmd else []), "--help").out
+    assert out and "…" not in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    words = out.split()
+    flat = " " + " ".join(words) + " "
+    command = build_command(cmd) if cmd else root()
+    for p in command.params:
+        for name in [*p.opts, *p.secondary_opts]:
+            if name.startswith("-"):
+                assert name in words or f"{name}," in words, (cmd, name)
+        if getattr(p, "help", None):
+            assert " " + " ".join(p.help.split()) + " " in flat, (cmd, p.name)
+    if cmd:
+        assert " " + " ".join((command.help or "").split()) + " " in flat
 
 
 TABLES = [

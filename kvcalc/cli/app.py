@@ -12,9 +12,12 @@ import difflib
 import importlib
 import inspect
 import sys
+import textwrap
 from typing import Any
 
 import typer
+from typer._click.core import Context
+from typer._click.formatting import HelpFormatter as ClickHelpFormatter
 from typer.core import TyperCommand, TyperGroup
 
 from kvcalc import __version__
@@ -92,13 +95,55 @@ def build_command(name: str) -> Any:
     """The click command of one kvcalc command, built from its function."""
     module, fn, _ = COMMANDS[name]
     func = getattr(importlib.import_module(module), fn)
+    # Plain click help, as the root's: the rich help's boxed table cut option names and help short with an
+    # ellipsis at 80 columns ("--prefix-cachi…", "lognormal:median=600,sigm…").
     t = typer.Typer(
-        add_completion=False, pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
     t.command(name=name, cls=KvcalcCommand, help=reflow(inspect.getdoc(func) or ""))(func)
     cmd = typer.main.get_command(t)
     cmd.name = name
     return cmd
+
+
+def wrap_help(text: str, width: int, indent: str = "") -> str:
+    """Help text wrapped to ``width`` columns at spaces only: each paragraph (blank-line separated) refilled, no word
+    broken, at a hyphen or for its length (click's wrapper breaks "--max-len" after "--max-", and the rich help cut
+    option names and values short with an ellipsis at 80 columns)."""
+    fill = textwrap.TextWrapper(
+        max(width, 10), initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False
+    )
+    return "\n\n".join(fill.fill(" ".join(par.split())) for par in text.split("\n\n") if par.strip())
+
+
+class HelpFormatter(ClickHelpFormatter):
+    """click's plain help, wrapped by :func:`wrap_help`: at any width every option name, value and word of the help
+    appears whole."""
+
+    def write_text(self, text: str) -> None:
+        self.write(wrap_help(text, self.width, " " * self.current_indent) + "\n")
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = list(rows)
+        first_col = min(max((len(first) for first, _ in rows), default=0), col_max) + col_spacing
+        pad = " " * (first_col + self.current_indent)
+        for first, second in rows:
+            self.write(f"{'':>{self.current_indent}}{first}")
+            if not second:
+                self.write("\n")
+                continue
+            if len(first) <= first_col - col_spacing:
+                self.write(" " * (first_col - len(first)))
+            else:
+                self.write("\n" + pad)
+            self.write(wrap_help(second, self.width, pad)[len(pad) :] + "\n")
+
+
+class HelpContext(Context):
+    formatter_class = HelpFormatter
 
 
 class ReaderGone(Exception):
@@ -109,6 +154,8 @@ class ReaderGone(Exception):
 class KvcalcCommand(TyperCommand):
     """A command that refuses an option given twice (click would silently keep the last value), and
     names its own options where the library's errors name the library's arguments."""
+
+    context_class = HelpContext
 
     def parse_args(self, ctx: Any, args: list[str]) -> Any:
         refuse_repeats(self, self.name or "", args)
@@ -207,6 +254,8 @@ def refuse_repeats(cmd: Any, name: str, args: list[str]) -> None:
 
 class LazyGroup(TyperGroup):
     """A group that knows its commands by name and builds one only when it is invoked or listed."""
+
+    context_class = HelpContext
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
