@@ -253,7 +253,7 @@ def test_a_dense_mla_models_blocks_follow_the_releases_default_backend():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:19] == [
+    assert keys[:21] == [
         "vllm@0.33",
         "vllm@0.21",
         "vllm@0.20",
@@ -268,13 +268,21 @@ def test_engines_command_lists_records_and_differences(cli):
         "vllm@0.8.5",
         "vllm@0.8.4",
         "vllm@0.8",
+        "vllm@0.7.0-v1",
         "vllm@0.7.2",
         "vllm@0.7",
+        "vllm@0.7.0",
         "vllm@0.6",
         "vllm@0.5",
         "vllm@0.4",
     ]
     by = {e["key"]: e for e in d["engines"]}
+    # 0.7.0 had no MLA (config.py use_mla arrived in 0.7.1): its V0 and its opt-in V1 cache DeepSeek as per-head K and V
+    # of the query-key head size (config.py get_head_size, models/deepseek_v2.py, read in 0.7.0), decoded per head, and
+    # its V1 has no MLA block rule (one attention backend, v1/attention/backends/flash_attn.py).
+    assert by["vllm@0.7.0-v1"]["differs_from_next_newer"] == ["mla_storage", "dense_mla"]
+    assert by["vllm@0.7.0"]["differs_from_next_newer"] == ["mla_storage"]
+    assert by["vllm@0.7.0"]["rules"]["mla_storage"] == "per-head K and V, V padded to the query-key head size"
     # V1's batch defaults by release (engine/arg_utils.py, read in 0.8.0, 0.8.2 to 0.8.5 and 0.9.0).
     for key in ("vllm@0.8.5", "vllm@0.8.4", "vllm@0.8"):
         assert by[key]["differs_from_next_newer"] == ["batched_tokens_default"], key
@@ -848,3 +856,63 @@ def test_the_sglang_host_kernel_paragraph_is_as_the_step_model_prices_it():
     assert round(steps[1] * 1e3, 1) == 83.7
     assert "prompt step of DeepSeek-V3 at TP 8 on H200s is 180.7 ms at 1,000 tokens (83.7 ms before" in text
     assert "91 us a kernel (`engines.SGLANG_HOST_KERNEL_S`)" in text
+
+
+def test_vllm_070_caches_deepseek_per_head_and_its_steps_read_what_it_caches(cli):
+    # vLLM 0.7.0 had no MLA (config.py's use_mla arrived in 0.7.1): get_head_size returns qk_nope + qk_rope for
+    # deepseek_v2 and deepseek_v3 and DeepseekV2Attention pads v to that head size (models/deepseek_v2.py, read in
+    # 0.7.0), for its V0 and its opt-in V1 alike. DeepSeek-V3 (128 heads, qk 128 + 64, v 128, latent 512 + 64) at TP 8,
+    # a bf16 cache: 16 heads x (192 + 192) x 2 B = 12,288 B a layer, where 0.7.1 caches the latent, (512 + 64) x 2 =
+    # 1,152 B on every rank, and 0.6 pads both to 256: 16 x (256 + 256) x 2 = 16,384 B.
+    assert engine("vllm@0.7.0").key == "vllm@0.7.0" and engine("vllm==0.7.0").key == "vllm@0.7.0"
+    assert engine("vllm@0.7.1").key == "vllm@0.7" and engine("vllm@0.7.0+v1").key == "vllm@0.7.0-v1"
+
+    def size(e):
+        return cli("size", "--model", "deepseek-v3", "--seq", "1k", "--tp", "8", "--engine", e, "--json").json()
+
+    per_layer = {
+        e: size(e)["layers"][0]["bytes_per_token_per_layer"] for e in ("vllm@0.7.0", "vllm@0.7.0-v1", "vllm@0.7", "vllm@0.6")
+    }
+    assert per_layer == {"vllm@0.7.0": 12_288, "vllm@0.7.0-v1": 12_288, "vllm@0.7": 1_152, "vllm@0.6": 16_384}
+    # Per-head K and V are split over the TP ranks: no "latent on every rank" warning, and the assumption says so.
+    for e, latent in (("vllm@0.7.0", False), ("vllm@0.6", False), ("vllm@0.7", True)):
+        d = size(e)
+        assert any("every tensor-parallel rank holds a full copy" in w for w in d["warnings"]) is latent, e
+        said = " ".join(d["assumptions"])
+        assert ("the MLA latent is replicated on every rank" in said) is latent, e
+        assert ("each rank holds the K and V of its num_attention_heads // tp heads" in said) is not latent, e
+        assert d["layers"][0]["description"].startswith("MLA cached as per-head") is not latent, e
+
+    # A decode step reads what the release caches: 64 requests of 1,024 tokens over 61 layers.
+    def row(e):
+        args = ("--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--batch", "64", "--seq", "1k", "--engine", e)
+        return cli("roofline", *args, "--json").json()["rows"][0]
+
+    r070, r071, r06 = row("vllm@0.7.0"), row("vllm@0.7"), row("vllm@0.6")
+    assert r070["kv_bytes_read"] == 64 * 1024 * 61 * 12_288
+    assert r071["kv_bytes_read"] == 64 * 1024 * 61 * 1_152
+    assert r06["kv_bytes_read"] == 64 * 1024 * 61 * 16_384
+    # And attends over those heads: 2 FLOPs a multiply-add over each key's and value's elements, padding included,
+    # so 0.6's 256 + 256 against 0.7.0's 192 + 192 (their matmuls alike: both decode per head, nothing materialized).
+    assert r06["weight_bytes_read"] == r070["weight_bytes_read"]
+    assert r06["flops"] - r070["flops"] == 64 * 61 * 2 * 16 * (512 - 384) * 1024
+    # 0.7.0 turns chunked prefill on by the long-context rule (MLA, which forces it off from 0.7.1, is not on).
+    ds = resolve_model("deepseek-v3")
+    assert engine("vllm@0.7.0").chunks_prefill(ds, 163_840) and not engine("vllm@0.7").chunks_prefill(ds, 163_840)
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "192 + 192 elements a head, 12,288 B a layer a token on each of 8 GPUs in 16 bits where the latent takes 1,152" in doc
+
+
+def test_an_engine_that_caches_mla_per_head_runs_its_attention_as_any_attention():
+    # Per-head K and V (vLLM 0.6 and 0.7.0): each layer's attention is a paged-attention call, not an MLA kernel, and
+    # the layer runs five matmuls (q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj on the new tokens, o_proj;
+    # models/deepseek_v2.py DeepseekV2Attention.forward, 0.6.3 and 0.7.0) where vLLM 0.8's absorbed decode runs six.
+    from kvcalc.engine.steptime import StepModel
+    from kvcalc.specs.dtypes import kv_dtype
+
+    ds, h200 = resolve_model("deepseek-v3"), resolve_gpu("h200")
+    old = StepModel(ds, h200, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.7.0")).kernels
+    new = StepModel(ds, h200, kv_dtype("bf16"), tp=8, engine=engine("vllm@0.8")).kernels
+    assert (old.mla_attention, new.mla_attention) == (0, 61)
+    assert old.attention - new.attention == 61
+    assert new.gemm - old.gemm == 61

@@ -39,6 +39,8 @@ class Allocation:
     """transformers 4.x cached MLA as decompressed per-head K and V instead of the latent."""
     mla_padded_heads: bool = False
     """vLLM before 0.7 cached DeepSeek-V2's MLA as per-head K and V, head size padded to 256."""
+    mla_qk_heads: bool = False
+    """vLLM 0.7.0 cached DeepSeek's MLA as per-head K and V, V padded to the query-key head size (MLA.stored_head_dims)."""
     pp_split: PPSplit = "before-last"
     """Which pipeline stages take the layers that do not divide evenly (kv.pp_partition)."""
     mla_align: int = 0

@@ -14,13 +14,14 @@ from math import ceil
 from typing import Any
 
 from kvcalc._record import record
-from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.alloc import LOGICAL, Allocation
 from kvcalc.engine.kv import KVFootprint, check_parallel
 from kvcalc.engine.search import first_true_each
 from kvcalc.engine.weights import StreamedWeights, active_matmul_params, streamed_weights
 from kvcalc.errors import KvcalcError
 from kvcalc.specs.dtypes import KVDtype
 from kvcalc.specs.gpu import GPUSpec
+from kvcalc.specs.layers import MLA
 from kvcalc.specs.model import ModelSpec
 
 ACT_BYTES = 2  # bf16/fp16 activations
@@ -87,6 +88,10 @@ class Decode:
     mla_heads: int = 0
     """The query heads a rank's sparse-MLA kernel runs, prompt and decode tokens alike in the absorbed form
     (Engine.sparse_mla_heads: padded); 0: the model's own heads, in the form each layer kind counts."""
+    kv_alloc: Allocation = LOGICAL
+    """What a step reads of each layer's cache: the model's own need (LOGICAL), but an MLA layer as the engine caches
+    it where that is per-head K and V, not the latent (engines.Engine.mla_storage, kv_read_alloc): its bytes, and its
+    attention over those heads (MLA.stored_head_dims)."""
 
     peak: float = field(init=False)
     bw: int = field(init=False)
@@ -99,7 +104,7 @@ class Decode:
         self.peak = peak_flops(self.gpu, self.compute_dtype)
         self.bw = int(self.gpu.memory_bandwidth_bytes_per_s)
         self.sw = streamed_weights(self.model, self.weight_dtype)
-        self.kvfp = KVFootprint(self.model, self.kv, self.tp, 1, LOGICAL)
+        self.kvfp = KVFootprint(self.model, self.kv, self.tp, 1, self.kv_alloc)
         self.matmul_flops_per_token = 2 * active_matmul_params(self.model)
         m = self.model.moe
         self.expert_flops_per_token = 2 * m.num_moe_layers * m.num_experts_per_tok * m.params_per_expert if m else 0
@@ -128,6 +133,8 @@ class Decode:
     def _attn(self, kind: Any, seq: Any, prefill: bool) -> Any:
         if self.mla_heads and getattr(kind, "sparse_topk", 0):
             return kind.kernel_attn_flops_per_token(seq, self.mla_heads)
+        if isinstance(kind, MLA) and (dims := kind.stored_head_dims(self.kv_alloc)) is not None:
+            return kind.stored_attn_flops_per_token(seq, self.tp, dims)
         return kind.prefill_attn_flops_per_token(seq, self.tp) if prefill else kind.attn_flops_per_token(seq, self.tp)
 
     def prefill_attn_flops(self, seq: Any) -> Any:

@@ -15,7 +15,7 @@ from dataclasses import field, replace
 from typing import Literal
 
 from kvcalc._record import record
-from kvcalc.engine.alloc import Allocation, PPSplit
+from kvcalc.engine.alloc import LOGICAL, Allocation, PPSplit
 from kvcalc.errors import KvcalcError, closest, unknown_name
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
@@ -248,9 +248,10 @@ class Engine:
     0.9.0; sglang/srt/distributed/utils.py, 0.4.5.post1 to 0.5.5); SGLang from 0.5.6 the last stages one
     each (0.5.6, 0.5.14, 0.5.23); TensorRT-LLM the first stages one each (tensorrt_llm/mapping.py
     pp_layers, NVIDIA/TensorRT-LLM at b35ac1b)."""
-    mla_storage: Literal["latent", "latent-256", "expanded", "padded-heads"] = "latent"
+    mla_storage: Literal["latent", "latent-256", "expanded", "padded-heads", "qk-heads"] = "latent"
     """MLA: the latent; decompressed per-head K and V (transformers 4.x); per-head K and V padded
-    to a head size of 256 (vLLM before MLA support, 0.5-0.6)."""
+    to a head size of 256 (vLLM before MLA support, 0.5-0.6); per-head K and V with V padded to the
+    query-key head size (vLLM 0.7.0, the last release before MLA support: MLA.stored_head_dims)."""
     pad_groups: bool = False
     """Hybrid models: each attention type's layers grouped into equal groups sharing one block pool."""
     chunked_as_full: bool = False
@@ -792,6 +793,24 @@ class Engine:
     def mla_expanded(self) -> bool:
         return self.mla_storage == "expanded"
 
+    @property
+    def mla_per_head(self) -> bool:
+        """Whether the release caches an MLA layer as per-head K and V, not its latent (mla_storage), and so runs its
+        attention as any attention's."""
+        return self.mla_storage not in ("latent", "latent-256")
+
+    @property
+    def kv_read_alloc(self) -> Allocation:
+        """What a step reads of an MLA layer under this engine (bound.Decode.kv_alloc): the logical allocation, with
+        the engine's per-head storage of MLA where it has one (mla_storage)."""
+        if not self.mla_per_head:
+            return LOGICAL
+        return Allocation(
+            mla_expanded=self.mla_expanded,
+            mla_padded_heads=self.mla_storage == "padded-heads",
+            mla_qk_heads=self.mla_storage == "qk-heads",
+        )
+
     def in_flight_tokens(self, batched_tokens: int, pp: int) -> int:
         """Tokens scheduled but not settled, which window reservations add."""
         if self.in_flight == "none":
@@ -866,6 +885,7 @@ class Engine:
             window_style=style,  # type: ignore[arg-type]
             mla_expanded=self.mla_expanded,
             mla_padded_heads=self.mla_storage == "padded-heads",
+            mla_qk_heads=self.mla_storage == "qk-heads",
             mla_align=MLA_ALIGN_ELEMENTS if self.mla_storage == "latent-256" and vendor == "NVIDIA" else 0,
             pp_split=self.pp_split,
             pad_groups=self.pad_groups,
@@ -946,7 +966,9 @@ class Engine:
             return False
         if model is not None and (model.has_windows or (rule != "0.5" and model.vision_params > 0)):
             return False
-        mla = model is not None and model.mla is not None
+        # MLA forces chunked prefill off where the release caches MLA's latent (0.7.1 on); 0.7.0 runs DeepSeek's heads
+        # as any attention (MLA.stored_head_dims), on the long-context rule alone (engine/arg_utils.py, read in 0.7.0).
+        mla = model is not None and model.mla is not None and self.mla_storage in ("latent", "latent-256")
         return not (rule == "0.7" and (vendor != "NVIDIA" or mla))
 
     def schedule(
@@ -1247,6 +1269,19 @@ VLLM_08 = replace(
     label="vLLM 0.8",
     batched_tokens_default="v1-0.8.0",
 )
+# 0.7.0's opt-in V1 engine (VLLM_USE_V1=1): 0.8's rules (its determine_available_memory, v1/worker/gpu_worker.py,
+# and its batch defaults, engine/arg_utils.py: 1,024 requests, _override_v1_engine_args' 8,192 tokens a step on an
+# H100 or H200 and 2,048 on others for the API server, read in 0.7.0), but with one attention backend
+# (v1/attention/backends/flash_attn.py) and no MLA: DeepSeek cached and decoded as 0.7.0's V0 does.
+VLLM_070_V1 = replace(
+    VLLM_08,
+    version="0.7.0-v1",
+    releases="0.7.0 with VLLM_USE_V1=1, the V1 engine's first release; rules as 0.8's but for MLA (read from 0.7.0)",
+    label="vLLM 0.7.0 (V1)",
+    mla_storage="qk-heads",
+    dense_mla="none",
+    aliases=("vllm@0.7.0+v1",),
+)
 
 V0_HOST_STEP_S = 0.004
 V0_HOST_STEP_SOURCE = (
@@ -1292,7 +1327,7 @@ VLLM_06 = Engine(
 VLLM_07 = replace(
     VLLM_06,
     version="0.7",
-    releases="0.7.0 and 0.7.1, the V0 engine; rules read from 0.7.3 and 0.7.0",
+    releases="0.7.1, the V0 engine; rules read from 0.7.3, 0.7.1 and 0.7.0",
     label="vLLM 0.7 (V0)",
     mla_storage="latent",
     mla_decode="materialized",
@@ -1300,9 +1335,23 @@ VLLM_07 = replace(
     v0_chunk_tokens=2048,
     nvls_mib_per_rank=144.0,  # torch 2.5.1's NCCL 2.21.5
     note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
-    "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent (0.7.1 on; "
-    "0.7.0 cached DeepSeek as 0.6 does), which turns chunked prefill off",
+    "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent (0.7.1 on), which "
+    "turns chunked prefill off",
     aliases=(),
+)
+# 0.7.0: 0.7.1's rules but for MLA, which came in 0.7.1 (config.py use_mla): 0.7.0 caches DeepSeek-V2 and V3 as
+# per-head K and V of the query-key head size, V padded to it (config.py get_head_size; models/deepseek_v2.py
+# DeepseekV2Attention, read in 0.7.0), and decodes them as any attention.
+VLLM_070 = replace(
+    VLLM_07,
+    version="0.7.0",
+    releases="0.7.0, the V0 engine; rules read from 0.7.0 and 0.7.3",
+    label="vLLM 0.7.0 (V0)",
+    mla_storage="qk-heads",
+    mla_decode="per-head",
+    note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
+    "(16 tokens x every attention layer); every layer holds every token; DeepSeek cached as per-head K and V of the "
+    "query-key head size, V padded to it (before MLA support in 0.7.1)",
 )
 MLA_ALIGN_ELEMENTS = 128
 """vLLM 0.7.2 and 0.7.3 pad each token's MLA cache entry to 256 bytes' worth of the model's (16-bit)
@@ -1743,8 +1792,10 @@ ENGINE_LIST: list[Engine] = [
     VLLM_085,
     VLLM_084,
     VLLM_08,
+    VLLM_070_V1,
     VLLM_072,
     VLLM_07,
+    VLLM_070,
     VLLM_06,
     VLLM_05,
     VLLM_04,
@@ -1872,7 +1923,8 @@ _VERSION_RE = re.compile(
 ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.18, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, "
     "vllm@0.9, vllm@0.8.5, "
-    "vllm@0.8.4, vllm@0.8, vllm@0.7.2, vllm@0.7, vllm@0.6, vllm@0.5, vllm@0.4 (V0; any release as vllm@0.9.2 or "
+    "vllm@0.8.4, vllm@0.8, vllm@0.7.0-v1 (0.7.0's opt-in V1), vllm@0.7.2, vllm@0.7 (0.7.1), vllm@0.7.0, vllm@0.6, vllm@0.5, "
+    "vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
     "sglang@0.5.14 (0.5.13 to 0.5.14), sglang@0.5.12 (0.5.10 to 0.5.12), sglang@0.5.9, sglang@0.5.8 (0.5.7 to 0.5.8), sglang@0.5.6, sglang@0.5.5 (0.5.4.post1 to 0.5.5), sglang@0.5.4, sglang@0.5.3, sglang@0.5.2 (0.5.0 to 0.5.2), sglang@0.4.9.post3 "
@@ -1957,6 +2009,8 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.5"
     if version < (0, 7):
         return "vllm@0.6"
+    if version < (0, 7, 1):
+        return "vllm@0.7.0"
     if version < (0, 7, 2):
         return "vllm@0.7"
     if version < (0, 8):
@@ -2691,6 +2745,7 @@ _RULE_WORDS: dict[str, dict[str, str]] = {
         "latent-256": "the latent, each token's entry padded to 256 bytes on NVIDIA GPUs",
         "expanded": "per-head K and V",
         "padded-heads": "per-head K and V, head size 256",
+        "qk-heads": "per-head K and V, V padded to the query-key head size",
     },
     "state_pages": {
         "align": "two pages padded to the attention page (prefix caching)",

@@ -419,7 +419,7 @@ def kv_size(
             LayerRow(
                 name=name,
                 kind=k.kind_name,
-                description=k.describe(),
+                description=k.describe_stored(alloc),
                 layers=n,
                 bytes_per_token_per_layer=k.kv_bytes_per_token(dt, tp, alloc) if tokens else 0,
                 tokens_held=int(k.tokens_held(seq, alloc)) if tokens else 0,
@@ -462,7 +462,7 @@ def kv_size(
         assumptions.append(LOGICAL_NOTE)
     assumptions.append(dtype_note(model, dt))
     if tp > 1:
-        assumptions.append("tensor parallel: " + "; ".join(dict.fromkeys(a for k in kinds if (a := k.tp_assumption()))))
+        assumptions.append("tensor parallel: " + "; ".join(dict.fromkeys(a for k in kinds if (a := k.tp_assumption(alloc)))))
     if pp > 1:
         assumptions.append("pipeline parallel: layers split as vLLM splits them; per-GPU figures are for the most loaded stage")
     on_rank = -(-batch // dp)

@@ -355,7 +355,7 @@ def roofline(
     )
     check_shape(model, Shape(tp, 1, dp, ep), inp.engine)
     dt = stored_kv_dtype(model, gpu.name, inp.kv_dtype, inp.engine, tp)  # the format the engine stores
-    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp)
+    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp, kv_alloc=inp.engine.kv_read_alloc)
     sm = (
         StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype, ep=ep, dp=dp, engine=inp.engine)
         if constants is not None

@@ -41,6 +41,7 @@ from dataclasses import fields, replace
 from typing import Any, Literal
 
 from kvcalc._record import record
+from kvcalc.engine.alloc import LOGICAL
 from kvcalc.engine.bound import ACT_BYTES, Decode, peak_flops
 from kvcalc.engine.deployment import Shape, check_shape, group_link_kind, link_name, node_of, place
 from kvcalc.engine.engines import (
@@ -873,6 +874,7 @@ def layer_kernels(
     prompt: bool = False,
     mla_materialized: bool = False,
     mla_qkv_a_fused: bool = False,
+    mla_per_head: bool = False,
 ) -> Kernels:
     """Each kind's mixer as it says (LayerKind.mixer_kernels: its decode kernels, or with ``prompt`` those of
     a prompt step run eagerly, where its prompt path differs; the query and key norms and output gate of the
@@ -896,7 +898,14 @@ def layer_kernels(
         kind = model.layer_kinds[name]
         kg, ka, kk = kind.mixer_kernels(prompt)
         g, k = g + n * kg, k + n * kk
-        if kind.mla_attention:
+        if kind.mla_attention and mla_per_head:
+            # An engine that caches MLA as per-head K and V (Engine.mla_per_head) runs it as any attention: after the
+            # query's projections and kv_a_proj_with_mqa, kv_b_proj decompresses the new tokens' keys and values and
+            # o_proj follows, five matmuls, and the attention call is a paged-attention one (models/deepseek_v2.py
+            # DeepseekV2Attention.forward, read in 0.6.3 and 0.7.0).
+            a += n * ka
+            g -= n
+        elif kind.mla_attention:
             am += n * ka
             g -= n if mla_materialized else 0
             g -= n * mla_fewer_matmuls(kind, mla_qkv_a_fused)
@@ -1386,7 +1395,9 @@ class StepModel:
         self.placement = place(gpu, self.shape)
         sparse = [k for k in model.layer_kinds.values() if isinstance(k, MLA) and k.sparse_topk]
         heads = engine.sparse_mla_heads(sparse[0].num_attention_heads // tp, gpu.name, kv_dtype.bits) if sparse and engine else 0
-        self.d = d = Decode(model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads)
+        self.d = d = Decode(
+            model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads, engine.kv_read_alloc if engine else LOGICAL
+        )
         self._links()
         self.moe_runner = experts_runner(engine, model, gpu, weight_dtype, self.compute_dtype, ep)
         """The fused-MoE kernel the engine runs the routed experts with (engines.moe_runner): 'triton_mxfp4' calls take
@@ -1403,8 +1414,16 @@ class StepModel:
         """Whether the deployment asked for the TensorRT-LLM-gen MoE kernel (Engine.moe_backend) where kvcalc has no
         figures of it (another GPU, MXFP4 experts, fp8 or 16-bit ones under EP): the default runner's are taken, and said."""
         fused_a = engine is not None and engine.mla_qkv_a_fused
+        per_head = engine is not None and engine.mla_per_head
         self.kernels = self._runner_kernels(
-            layer_kernels(model, weight_dtype, self.compute_dtype, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a)
+            layer_kernels(
+                model,
+                weight_dtype,
+                self.compute_dtype,
+                mla_materialized=mat is not None,
+                mla_qkv_a_fused=fused_a,
+                mla_per_head=per_head,
+            )
         )
         fmt = quant_format(self.compute_dtype)
         self.quant_kernels = quant_kernels(model, weight_dtype, fused_a, fmt) if fmt else 0
@@ -1453,7 +1472,13 @@ class StepModel:
         request. None: no such limit."""
         self.prompt_kernels = self._runner_kernels(
             layer_kernels(
-                model, weight_dtype, self.compute_dtype, prompt=True, mla_materialized=mat is not None, mla_qkv_a_fused=fused_a
+                model,
+                weight_dtype,
+                self.compute_dtype,
+                prompt=True,
+                mla_materialized=mat is not None,
+                mla_qkv_a_fused=fused_a,
+                mla_per_head=per_head,
             )
         )
         """The kernels of a step that carries prompt tokens, where a mixer's prompt path differs (LayerKind.mixer_kernels)."""

@@ -68,6 +68,9 @@ class TokenRule(Protocol):
     def mla_padded_heads(self) -> bool: ...
 
     @property
+    def mla_qk_heads(self) -> bool: ...
+
+    @property
     def mla_align(self) -> int: ...
 
     def state_bytes(self, raw: int) -> int: ...
@@ -225,8 +228,8 @@ class LayerKindBase:
     def check_tp(self, tp: int, name: str) -> None:
         """Raise unless this layer can be split ``tp`` ways."""
 
-    def tp_assumption(self) -> str | None:
-        """How this kind is split over tensor-parallel ranks, for the assumptions list."""
+    def tp_assumption(self, alloc: TokenRule | None = None) -> str | None:
+        """How this kind is split over tensor-parallel ranks, for the assumptions list (as ``alloc`` stores it)."""
         return None
 
     def tp_warning(self, tp: int, alloc: TokenRule) -> str | None:
@@ -250,6 +253,10 @@ class LayerKindBase:
 
     def describe(self) -> str:
         return self.KIND
+
+    def describe_stored(self, alloc: TokenRule) -> str:
+        """describe(), with how ``alloc`` stores the kind where that differs from the kind's own form."""
+        return self.describe()
 
 
 @record(frozen=True, kw_only=True)
@@ -330,7 +337,7 @@ class _Attention(LayerKindBase):
                 f"a divisor of {n} or a multiple of it (KV heads are then replicated)",
             )
 
-    def tp_assumption(self) -> str:
+    def tp_assumption(self, alloc: TokenRule | None = None) -> str:
         return "each rank holds max(1, kv_heads // tp) KV heads"
 
     def tp_warning(self, tp: int, alloc: TokenRule) -> str | None:
@@ -558,14 +565,27 @@ class MLA(LayerKindBase):
     def latent_dim(self) -> int:
         return self.kv_lora_rank + self.qk_rope_head_dim
 
+    def stored_head_dims(self, alloc: TokenRule) -> tuple[int, int] | None:
+        """(K, V) elements a head of a token where ``alloc`` caches this layer as per-head keys and values instead of
+        its latent: decompressed as the model computes them (transformers 4.x: nope + rope, v_head_dim); padded to a
+        head size of 256 for FlashAttention (vLLM 0.5 and 0.6: config.py get_head_size returns 256 for deepseek_v2,
+        models/deepseek_v2.py pads q, k and v to it, read in 0.6.3); or V padded to the query-key head size (vLLM
+        0.7.0: get_head_size returns qk_nope + qk_rope for deepseek_v2 and deepseek_v3, and DeepseekV2Attention pads v
+        to qk_head_dim, read in 0.7.0; MLA's latent cache came in 0.7.1, config.py use_mla). None: the latent."""
+        qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+        if alloc.mla_expanded:
+            return qk, self.v_head_dim
+        if alloc.mla_padded_heads:
+            return 256, 256
+        if alloc.mla_qk_heads:
+            return qk, qk
+        return None
+
     def kv_bytes_per_token(self, dtype: KVDtype, tp: int, alloc: TokenRule) -> int:
         heads = max(1, self.num_attention_heads // tp)
-        if alloc.mla_expanded:
-            k = dtype.vector_bytes(self.qk_nope_head_dim + self.qk_rope_head_dim)
-            return heads * (k + dtype.vector_bytes(self.v_head_dim))
-        if alloc.mla_padded_heads:
-            # vLLM <= 0.6 (config.py get_head_size): per-head K and V, head size padded to 256 for FlashAttention.
-            return heads * 2 * dtype.vector_bytes(256)
+        dims = self.stored_head_dims(alloc)
+        if dims is not None:
+            return heads * (dtype.vector_bytes(dims[0]) + dtype.vector_bytes(dims[1]))
         if dtype.name == "fp8_ds_mla" or (dtype.name == "fp8" and self.sparse_mla):
             # FlashMLA's fp8 layout for sparse MLA: the latent in fp8 with an fp32 scale per 128, the
             # rope dims in bf16 (512 + 16 + 128 = 656 B for DeepSeek-V3.2). Its sparse decode kernel
@@ -575,10 +595,10 @@ class MLA(LayerKindBase):
             # backend (layers/attention/mla_attention.py); SGLang 0.5.4's NSA runs fp8 on flashmla_kv.
             lat = self.kv_lora_rank + -(-self.kv_lora_rank // 128) * 4 + 2 * self.qk_rope_head_dim
             return lat + self.indexer_bytes
-        dims = self.latent_dim
+        latent = self.latent_dim
         if alloc.mla_align:
-            dims = -(-dims // alloc.mla_align) * alloc.mla_align
-        return dtype.vector_bytes(dims) + self.indexer_bytes
+            latent = -(-latent // alloc.mla_align) * alloc.mla_align
+        return dtype.vector_bytes(latent) + self.indexer_bytes
 
     def tokens_held(self, seq: Tokens, alloc: TokenRule) -> Tokens:
         return alloc.full_tokens(seq)
@@ -649,6 +669,12 @@ class MLA(LayerKindBase):
         heads = max(1, self.num_attention_heads // tp)
         return 2 * heads * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
 
+    def stored_attn_flops_per_token(self, seq: Tokens, tp: int, dims: tuple[int, int]) -> Tokens:
+        """One token's attention at context ``seq`` over per-head keys and values of ``dims`` (stored_head_dims), as
+        an engine that caches them runs it, prompt and decode tokens alike: each head's scores over the keys' elements
+        and its weighted sum over the values', padding included."""
+        return 2 * max(1, self.num_attention_heads // tp) * (dims[0] + dims[1]) * seq
+
     def check_tp(self, tp: int, name: str) -> None:
         heads = self.num_attention_heads
         if heads % tp:
@@ -658,11 +684,13 @@ class MLA(LayerKindBase):
                 f"a tensor-parallel size that divides {heads}: " + ", ".join(str(d) for d in divisors(heads)),
             )
 
-    def tp_assumption(self) -> str:
+    def tp_assumption(self, alloc: TokenRule | None = None) -> str:
+        if alloc is not None and self.stored_head_dims(alloc) is not None:
+            return "each rank holds the K and V of its num_attention_heads // tp heads"
         return "the MLA latent is replicated on every rank"
 
     def tp_warning(self, tp: int, alloc: TokenRule) -> str | None:
-        if tp > 1 and not alloc.mla_expanded:
+        if tp > 1 and self.stored_head_dims(alloc) is None:
             return "the MLA latent is shared by all heads, so every tensor-parallel rank holds a full copy"
         return None
 
@@ -691,6 +719,12 @@ class MLA(LayerKindBase):
         if self.sparse_topk:
             idx += f", top-{self.sparse_topk}"
         return f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, {self.num_attention_heads}q{idx}"
+
+    def describe_stored(self, alloc: TokenRule) -> str:
+        dims = self.stored_head_dims(alloc)
+        if dims is None:
+            return self.describe()
+        return f"MLA cached as per-head K {dims[0]} and V {dims[1]}, {self.num_attention_heads} heads"
 
 
 GDN_DECODE_KERNELS = (3, 0, 13)
@@ -772,7 +806,7 @@ class RecurrentState(LayerKindBase):
     def bytes_for(self, seq: Tokens, dtype: KVDtype, tp: int, alloc: TokenRule) -> Tokens:
         return 0 * seq + alloc.state_bytes(self.state_bytes_per_request(tp, alloc.recurrent_itemsize))
 
-    def tp_assumption(self) -> str:
+    def tp_assumption(self, alloc: TokenRule | None = None) -> str:
         return "recurrent state is split across ranks"
 
     def roofline_note(self) -> str:
