@@ -1307,6 +1307,28 @@ def test_the_eleventh_held_out_set_is_as_the_doc_says():
         "3.9 to 4.4 times faster in kvcalc, TPOT 74-76% low (4.3 to 4.7 and 76-78% until releases without a custom all-reduce on ROCm were charged RCCL's, 2026-12-07"
         in text
     )
+    # TGI on the same GPUs, checkpoint, prompts and client (dstackai/benchmarks@9ece943
+    # amd/inference/tgi/data/serving_benchmarks_tgi_80.txt: Mean TPOT at 1, 64, 128 and 256 requests) beside the vLLM
+    # build's runs at those counts and kvcalc's replays of them.
+    tgi = {1: 43.48, 64: 101.40, 128: 133.02, 256: 194.79}
+    runs = {
+        1: "dstacktgi-mi300xx8-llama31-405b-instruct-bf16-vllm-sonnet-in80-n1",
+        64: "dstackamd-mi300x8-llama31-405b-vllm063dev-tp8-sonnet80-n64",
+        128: "dstacktgi-mi300xx8-llama31-405b-instruct-bf16-vllm-sonnet-in80-n128",
+        256: "dstackamd-mi300x8-llama31-405b-vllm063dev-tp8-sonnet80-n256",
+    }
+    cases = {c["id"]: c for c in CASES}
+    measured = [cases[runs[n]]["measured"]["mean_tpot_ms"] for n in runs]
+    ours = [round(predict(runs[n])["mean_tpot_ms"], 1) for n in runs]
+    assert measured == [50.19, 230.16, 298.29, 389.49] and ours == [47.8, 59.3, 72.3, 94.9]
+    assert (
+        "a mean TPOT of 43.48 ms at one request, 101.40 at 64, 133.02 at 128 and 194.79 at 256, where the vLLM build "
+        "measured 50.19, 230.16, 298.29 and 389.49 and kvcalc has 47.8, 59.3, 72.3 and 94.9 for vLLM's" in text
+    )
+    # Growth a request from one to 64: (101.40 - 43.48) / 63, (230.16 - 50.19) / 63, (59.3 - 47.8) / 63.
+    grow = [round((b - a) / 63, 2) for a, b in ((tgi[1], tgi[64]), (measured[0], measured[1]), (ours[0], ours[1]))]
+    assert grow == [0.92, 2.86, 0.18]
+    assert "the step grew about 0.9 ms a request under TGI and 2.9 under vLLM, against kvcalc's 0.18" in text
 
 
 def test_the_twelfth_held_out_set_is_as_the_doc_says():
