@@ -378,6 +378,66 @@ def test_every_commands_figures_stay_whole_at_80_columns(cli, monkeypatch, cmd):
             assert on_a_row(g["name"], f"{g['memory_bytes'] // 10**9}"), g["name"]
 
 
+_SPLIT_FROM_UNIT = re.compile(
+    r"[0-9]\n[ |│]*(?:ms|us|s|B|KB|KiB|MB|MiB|GB|GiB|TB|GB/s|TB/s|tokens|requests|requests/s|tokens/s)(?![\w/])"
+)
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("roofline", "--batch", "32"),
+        ("roofline", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--batch", "1,64", "--seq", "4k"),
+        ("tiers", "--model", "llama3.1-70b", "--tp", "4", "--seq", "32k"),
+        (
+            "plan",
+            "--model",
+            "llama3.1-70b",
+            "--rate",
+            "10",
+            "--prompt",
+            "1000",
+            "--output",
+            "200",
+            "--tpot",
+            "50ms",
+            "--ttft",
+            "2s",
+        ),
+        ("simulate", "--model", "llama2-13b", "--gpu", "a100-40gb", "--workload", "sharegpt", "--requests", "300"),
+        ("fit", "--model", "llama3.1-70b", "--gpu", "h100", "--tp", "4", "--seq", "8k"),
+    ],
+    ids=lambda c: " ".join(c[:3]),
+)
+def test_no_figure_is_parted_from_its_unit_at_80_columns(cli, monkeypatch, cmd):
+    # At 80 columns a paragraph wraps between words, never between a figure and its unit: until 2026-12-07 rich broke
+    # roofline's verdict after "13.154" with "ms" on the next line, tiers' transfer after "10.00" with "GiB", plan's
+    # verdict after "(context 1,100" with "tokens" (it wraps at any whitespace, a no-break space included). The
+    # figures the JSON holds sit on one line with their units.
+    monkeypatch.setenv("COLUMNS", "80")
+    text = cli(*cmd).out
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert not _SPLIT_FROM_UNIT.search(text), _SPLIT_FROM_UNIT.search(text)
+    d = cli(*cmd, "--json").json()
+
+    def on_a_line(fig: str) -> bool:
+        return any(fig in line for line in lines)
+
+    if cmd[0] == "roofline" and len(d["rows"]) == 1:
+        # One point: the verdict says both steps in words (a grid's table gives them in its ms columns).
+        r = d["rows"][0]
+        assert on_a_line(f"{r['t_bound_s'] * 1e3:,.3f} ms") and on_a_line(f"{r['t_step_s'] * 1e3:,.3f} ms")
+    elif cmd[0] == "roofline":
+        lo, hi = min(r["t_bound_s"] for r in d["rows"]), max(r["t_bound_s"] for r in d["rows"])
+        assert on_a_line(f"{lo * 1e3:,.3f} ms to {hi * 1e3:,.3f} ms")
+    elif cmd[0] == "tiers":
+        g = d["disaggregation"]
+        b = g["bytes_per_request"]
+        assert on_a_line(f"{b / 1e9:,.2f} GB") and on_a_line(f"{b / 2**30:,.2f} GiB")
+        assert on_a_line(f"{g['transfer_s'] * 1e3:,.3f} ms") and on_a_line(f"{g['max_requests_per_s']:,.2f} requests/s")
+
+
 # ---- the column encoder of big grids: byte for byte what json.dumps prints -------------------------
 
 _PLAIN = dict(ensure_ascii=False, separators=(",", ":"))

@@ -6,6 +6,7 @@ rich is imported inside these functions, so a ``--json`` run never loads it.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from kvcalc.units import fmt_bytes
@@ -15,6 +16,16 @@ def console() -> Any:
     from rich.console import Console
 
     class _Console(Console):
+        def print(self, *objects: Any, **kw: Any) -> None:
+            # Text and strings (verdicts, notes, the paragraphs between tables) wrap with each figure kept beside its
+            # unit (line_breaks); tables and other renderables as rich lays them out.
+            if objects and not kw.get("soft_wrap") and all(isinstance(o, str) for o in objects):
+                text = self.render_str(
+                    " ".join(objects), markup=kw.pop("markup", None), highlight=kw.pop("highlight", None) or False
+                )
+                objects = (held_text(text, self.width),)
+            super().print(*objects, **kw)
+
         def on_broken_pipe(self) -> None:
             # rich exits 1 when the reader goes away; kvcalc's entry point stops quietly with 0
             # (docs/security.md), so hand it the error instead.
@@ -54,6 +65,52 @@ def esc(text: object) -> str:
     return escape(str(text))
 
 
+_UNIT = (
+    r"(?:[KMGTP]i?B(?:/s)?|B(?:/s)?|[mun]?s|[KMGTP]?FLOP(?:/s|/B)?|tokens?(?:/s)?|requests?(?:/s)?|req/s|x|GPUs?|"
+    r"layers?|users?|steps?)"
+)
+_FIGURE_UNIT = re.compile(r"(?<=\d)[ \u00a0](?=" + _UNIT + r"(?![\w/]))")
+"""The space between a figure and the unit after it (13.154 ms, 10.00 GiB, 1,100 tokens, 16 x)."""
+
+
+def line_breaks(plain: str, width: int) -> list[int]:
+    """Where ``plain`` breaks to fit ``width`` columns: the indices of the spaces that end its lines, chosen greedily,
+    never the space between a figure and its unit (rich wraps at any whitespace, a no-break space included, so at 80
+    columns a line could end on "13.154" and the next start on "ms"). A line without a space to break at runs on (the
+    console folds it). Lines already within the width are kept."""
+    held = {m.start() for m in _FIGURE_UNIT.finditer(plain)}
+    out: list[int] = []
+    start = 0
+    for line in plain.split("\n"):
+        end = start + len(line)
+        s = start
+        while end - s > width:
+            spaces = [i for i in range(s + 1, end) if plain[i] == " " and i not in held]
+            fit = [i for i in spaces if i - s <= width]
+            if not spaces:
+                break
+            cut = fit[-1] if fit else spaces[0]
+            out.append(cut)
+            s = cut + 1
+        start = end + 1
+    return out
+
+
+def held_text(text: Any, width: int) -> Any:
+    """A rich Text wrapped as line_breaks says: the chosen spaces become line breaks, styles kept."""
+    from rich.text import Text
+
+    cuts = line_breaks(text.plain, width)
+    if not cuts:
+        return text
+    parts, s = [], 0
+    for i in cuts:
+        parts.append(text[s:i])
+        s = i + 1
+    parts.append(text[s:])
+    return Text("\n").join(parts)
+
+
 def verdict_line(c: Any, text: str, style: str = "bold") -> None:
     """A command's first line, its answer: the text as it is (a file name or an example's name may
     hold brackets, which are not markup), in bold, or in ``style`` (bold red for a failure)."""
@@ -73,7 +130,8 @@ def notes(c: Any, title: str | None, items: list[str], style: str = "dim") -> No
     t.add_column(no_wrap=True)
     t.add_column(overflow="fold")
     for i in items:
-        t.add_row(" -", Text(i, style=style))
+        # The item's column is the console less " -" and the padding: each figure kept beside its unit (line_breaks).
+        t.add_row(" -", held_text(Text(i, style=style), c.width - 3))
     c.print(t)
 
 
