@@ -882,6 +882,14 @@ def test_vllm_070_caches_deepseek_per_head_and_its_steps_read_what_it_caches(cli
         assert ("the MLA latent is replicated on every rank" in said) is latent, e
         assert ("each rank holds the K and V of its num_attention_heads // tp heads" in said) is not latent, e
         assert d["layers"][0]["description"].startswith("MLA cached as per-head") is not latent, e
+    # plan says how TP splits the cache as the release keeps it.
+    for e, said in (
+        ("vllm@0.7.0", "TP splits KV heads (an MLA layer's per-head K and V too, as this release caches them)"),
+        ("vllm@0.7", "TP splits KV heads (an MLA latent is kept whole on every TP rank)"),
+    ):
+        args = ("--model", "deepseek-v3", "--gpus", "h200", "--rate", "1", "--prompt", "1000", "--output", "200")
+        a = cli("plan", *args, "--ttft", "2s", "--tpot", "100ms", "--engine", e, "--json").json()["assumptions"]
+        assert any(said in x for x in a), e
 
     # A decode step reads what the release caches: 64 requests of 1,024 tokens over 61 layers.
     def row(e):

@@ -1208,7 +1208,7 @@ def _why(rep: _Replica) -> str:
     if rep.pp > 1:
         bits.append(f"PP {rep.pp}: the stages span servers while TP stays inside the {link_name(rep.sm.gpu, 'nvlink')} domain")
     if rep.dp > 1:
-        latent = any(k.mla_attention for k in rep.sm.model.kinds())
+        latent = any(k.mla_attention for k in rep.sm.model.kinds()) and not rep.engine.mla_per_head
         bits.append(
             f"DP attention {rep.dp}: each rank keeps only its own requests' KV"
             + (" (an MLA latent would be whole on every TP rank)" if latent else "")
@@ -1442,7 +1442,13 @@ def plan(
         f"memory: kvcalc fit with {engine.title}'s budget at {traffic.length:,} tokens per request (prompt + output)"
         + (f", a memory fraction of {base.util:g}" if base is not None and base.util is not None else "")
         + ", "
-        "per replica; TP splits KV heads (an MLA latent is kept whole on every TP rank), PP splits layers",
+        "per replica; TP splits KV heads"
+        + (
+            " (an MLA layer's per-head K and V too, as this release caches them)"
+            if model.mla is not None and engine.mla_per_head
+            else " (an MLA latent is kept whole on every TP rank)"
+        )
+        + ", PP splits layers",
         f"decode step (kvcalc.engine.steptime, constants: {constants.origin}): the root-sum-square of (weight bytes / (bandwidth x "
         f"{_gemm_words(constants)}), matmul FLOPs / (peak x {_compute_words(constants)})) (their sum where the GPU's "
         "measured matmuls add them) + "
