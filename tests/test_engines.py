@@ -904,6 +904,17 @@ def test_vllm_070_caches_deepseek_per_head_and_its_steps_read_what_it_caches(cli
     # so 0.6's 256 + 256 against 0.7.0's 192 + 192 (their matmuls alike: both decode per head, nothing materialized).
     assert r06["weight_bytes_read"] == r070["weight_bytes_read"]
     assert r06["flops"] - r070["flops"] == 64 * 61 * 2 * 16 * (512 - 384) * 1024
+    # And says so, where the compute term's line speaks of the absorbed form.
+    for e, dims in (("vllm@0.7.0", "192 and 192"), ("vllm@0.6", "256 and 256"), ("vllm@0.7", None)):
+        args = ("--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--batch", "64", "--seq", "1k", "--engine", e)
+        said = [a for a in cli("roofline", *args, "--json").json()["assumptions"] if a.startswith("MLA as ")]
+        assert said == (
+            []
+            if dims is None
+            else [
+                f"MLA as {engine(e).label} caches it: per-head K and V of {dims} elements, which each decode token reads whole and attends over as any attention (not the absorbed form)"
+            ]
+        ), e
     # 0.7.0 turns chunked prefill on by the long-context rule (MLA, which forces it off from 0.7.1, is not on).
     ds = resolve_model("deepseek-v3")
     assert engine("vllm@0.7.0").chunks_prefill(ds, 163_840) and not engine("vllm@0.7").chunks_prefill(ds, 163_840)

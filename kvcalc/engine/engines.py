@@ -968,7 +968,7 @@ class Engine:
             return False
         # MLA forces chunked prefill off where the release caches MLA's latent (0.7.1 on); 0.7.0 runs DeepSeek's heads
         # as any attention (MLA.stored_head_dims), on the long-context rule alone (engine/arg_utils.py, read in 0.7.0).
-        mla = model is not None and model.mla is not None and self.mla_storage in ("latent", "latent-256")
+        mla = model is not None and model.mla is not None and not self.mla_per_head
         return not (rule == "0.7" and (vendor != "NVIDIA" or mla))
 
     def schedule(

@@ -393,6 +393,12 @@ def roofline(
             "MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on average (uniform routing)"
         )
     assumptions += list(dict.fromkeys(n for k in model.kinds() if (n := k.roofline_note())))
+    if model.mla is not None and inp.engine.mla_per_head:
+        dims = model.mla.stored_head_dims(inp.engine.kv_read_alloc)
+        assumptions.append(
+            f"MLA as {inp.engine.label} caches it: per-head K and V of {dims[0] if dims else 0} and {dims[1] if dims else 0} "
+            "elements, which each decode token reads whole and attends over as any attention (not the absorbed form)"
+        )
     note = triton_default_note(inp.engine, model, gpu, tp) if sm is not None else None
     return RooflineReport(
         model=model.name,
