@@ -30,11 +30,12 @@ from kvcalc.specs.catalog import resolve_gpu, resolve_model
         ("vllm==0.9.2", "vllm@0.9"),
         ("vllm==0.9.0", "vllm@0.9"),
         ("vllm-0.6", "vllm@0.6"),
+        ("vllm@0.7.0", "vllm@0.7.0"),
         ("vllm@0.7.1", "vllm@0.7"),
         ("vllm@0.7.2", "vllm@0.7.2"),
         ("vllm@0.5.5", "vllm@0.5"),
         ("vllm==0.6.0", "vllm@0.6"),
-        ("vllm@0.7.3", "vllm@0.7.2"),
+        ("vllm@0.7.3", "vllm@0.7.3"),
         ("vllm@0.5.2", "vllm@0.4"),
         ("vllm@0.5.3", "vllm@0.5"),
         ("vllm@0.2.4", "vllm@0.4"),
@@ -46,7 +47,7 @@ from kvcalc.specs.catalog import resolve_gpu, resolve_model
         ("vllm@0.10.1.1", "vllm@0.10"),
         ("vllm==0.9.0.1", "vllm@0.9"),
         ("vllm@0.10.2rc1", "vllm@0.10"),
-        ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7.2"),
+        ("vllm@0.7.4.dev181+gf35f8e22", "vllm@0.7.3"),
         ("vllm@0.6.3.post2.dev308+gb489fc3c", "vllm@0.6"),
         # Each 0.3 and 0.4 release to the record of its default mem_fraction_static (server_args.py of each), 0.4.0 to
         # 0.4.4 also by the Triton MLA decode each launches (Engine.triton_mla_splits).
@@ -253,7 +254,7 @@ def test_a_dense_mla_models_blocks_follow_the_releases_default_backend():
 def test_engines_command_lists_records_and_differences(cli):
     d = cli("engines", "--json").json()
     keys = [e["key"] for e in d["engines"]]
-    assert keys[:21] == [
+    assert keys[:22] == [
         "vllm@0.33",
         "vllm@0.21",
         "vllm@0.20",
@@ -269,6 +270,7 @@ def test_engines_command_lists_records_and_differences(cli):
         "vllm@0.8.4",
         "vllm@0.8",
         "vllm@0.7.0-v1",
+        "vllm@0.7.3",
         "vllm@0.7.2",
         "vllm@0.7",
         "vllm@0.7.0",
@@ -281,7 +283,10 @@ def test_engines_command_lists_records_and_differences(cli):
     # of the query-key head size (config.py get_head_size, models/deepseek_v2.py, read in 0.7.0), decoded per head, and
     # its V1 has no MLA block rule (one attention backend, v1/attention/backends/flash_attn.py).
     assert by["vllm@0.7.0-v1"]["differs_from_next_newer"] == ["mla_storage", "dense_mla"]
-    assert by["vllm@0.7.0"]["differs_from_next_newer"] == ["mla_storage"]
+    assert by["vllm@0.7.0"]["differs_from_next_newer"] == ["mla_storage", "mla_fp8_only"]
+    # 0.7.1 and 0.7.2 keep MLA only for a checkpoint in 16 bits or fp8; 0.7.3 for any (config.py use_mla).
+    assert by["vllm@0.7.2"]["differs_from_next_newer"] == ["mla_fp8_only"]
+    assert by["vllm@0.7.2"]["rules"]["mla_fp8_only"] == "yes" and by["vllm@0.7.3"]["rules"]["mla_fp8_only"] == "no"
     assert by["vllm@0.7.0"]["rules"]["mla_storage"] == "per-head K and V, V padded to the query-key head size"
     # V1's batch defaults by release (engine/arg_utils.py, read in 0.8.0, 0.8.2 to 0.8.5 and 0.9.0).
     for key in ("vllm@0.8.5", "vllm@0.8.4", "vllm@0.8"):
@@ -935,3 +940,59 @@ def test_an_engine_that_caches_mla_per_head_runs_its_attention_as_any_attention(
     assert (old.mla_attention, new.mla_attention) == (0, 61)
     assert old.attention - new.attention == 61
     assert new.gemm - old.gemm == 61
+
+
+def test_vllm_071_and_072_cache_deepseek_per_head_when_its_checkpoint_is_not_fp8(cli):
+    # vLLM 0.7.1 and 0.7.2 keep MLA only for a checkpoint quantized in fp8 or not at all (config.py ModelConfig.use_mla:
+    # "MLA is not supported with %s quantization. Disabling MLA." for a quantization other than fp8 or
+    # compressed-tensors, the latter only with fp8 weights and activations; read in 0.7.1 and 0.7.2), and then cache it
+    # per head as 0.7.0 does; 0.7.3 and 0.8 keep MLA for any (read in 0.7.3 and 0.8.3). DeepSeek-V3 at TP 8 in a bf16
+    # cache, 61 layers: per head 16 x (192 + 192) x 2 B a layer; the latent (512 + 64) x 2, padded to 640 x 2 on CUDA in
+    # 0.7.2 and 0.7.3.
+    from kvcalc.engine.engines import mla_kept
+
+    heads, latent, padded = 61 * 16 * (192 + 192) * 2, 61 * 576 * 2, 61 * 640 * 2
+    assert (heads, latent, padded) == (749_568, 70_272, 78_080)
+
+    def fit(e, w=None):
+        args = ["--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--seq", "4k", "--engine", e]
+        return cli("fit", *args, *(["--weight-dtype", w] if w else []), "--json").json()
+
+    got = {
+        (e, w): fit(e, w)["kv_bytes_per_token"]
+        for e, w in [
+            ("vllm@0.7.1", "int4"),
+            ("vllm@0.7.1", None),
+            ("vllm@0.7.2", "int4"),
+            ("vllm@0.7.2", "fp8"),
+            ("vllm@0.7.2", "int8"),
+            ("vllm@0.7.3", "int4"),
+            ("vllm@0.8.3", "int4"),
+        ]
+    }
+    assert got == {
+        ("vllm@0.7.1", "int4"): heads,
+        ("vllm@0.7.1", None): latent,
+        ("vllm@0.7.2", "int4"): heads,
+        ("vllm@0.7.2", "fp8"): padded,
+        ("vllm@0.7.2", "int8"): heads,
+        ("vllm@0.7.3", "int4"): padded,
+        ("vllm@0.8.3", "int4"): latent,
+    }
+
+    # Without MLA there are no materialized decode weights (0.7.1 to 0.7.3 build them only for MLA).
+    def weights(e):
+        return next(x["bytes"] for x in fit(e, "int4")["budget"] if "weights" in x["label"])
+
+    assert weights("vllm@0.7.2") < weights("vllm@0.7.3")
+    # The checkpoint's own format where none is given: DeepSeek-V3's block-fp8 keeps it; a weight-only or AWQ one not.
+    import dataclasses
+
+    ds = resolve_model("deepseek-v3")
+    assert ds.quantization.method == "fp8-block" and mla_kept(ds)
+    assert not mla_kept(dataclasses.replace(ds, quantization=dataclasses.replace(ds.quantization, weight_only=True)))
+    assert not mla_kept(dataclasses.replace(ds, quantization=dataclasses.replace(ds.quantization, method="awq")))
+    assert mla_kept(ds, "bf16") and mla_kept(ds, "fp8") and not mla_kept(ds, "int4") and not mla_kept(ds, "fp4")
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    assert "DeepSeek-V3 at TP 8 served in int4 takes 749,568 B a token under 0.7.2 where 0.7.3 (`vllm@0.7.3`" in doc
+    assert "takes 78,080." in doc

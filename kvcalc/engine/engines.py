@@ -17,6 +17,7 @@ from typing import Literal
 from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL, Allocation, PPSplit
 from kvcalc.errors import KvcalcError, closest, unknown_name
+from kvcalc.specs.dtypes import normalize_weight_dtype
 from kvcalc.specs.gpu import GPUSpec
 from kvcalc.specs.model import ModelSpec
 
@@ -252,6 +253,12 @@ class Engine:
     """MLA: the latent; decompressed per-head K and V (transformers 4.x); per-head K and V padded
     to a head size of 256 (vLLM before MLA support, 0.5-0.6); per-head K and V with V padded to the
     query-key head size (vLLM 0.7.0, the last release before MLA support: MLA.stored_head_dims)."""
+    mla_fp8_only: bool = False
+    """The release keeps MLA only for a checkpoint in 16 bits or fp8 (weights and activations): any other quantization
+    (AWQ, GPTQ, int8, NVFP4, weight-only fp8) turns it off, and the model is cached and decoded per head as vLLM 0.7.0
+    does, 'qk-heads' (vLLM 0.7.1 and 0.7.2: config.py ModelConfig.use_mla, "MLA is not supported with %s quantization.
+    Disabling MLA." for a quantization other than fp8 or compressed-tensors, and compressed-tensors only where every
+    group has fp8 weights and activations; 0.7.3 drops the test)."""
     pad_groups: bool = False
     """Hybrid models: each attention type's layers grouped into equal groups sharing one block pool."""
     chunked_as_full: bool = False
@@ -793,23 +800,25 @@ class Engine:
     def mla_expanded(self) -> bool:
         return self.mla_storage == "expanded"
 
-    @property
-    def mla_per_head(self) -> bool:
-        """Whether the release caches an MLA layer as per-head K and V, not its latent (mla_storage), and so runs its
-        attention as any attention's."""
-        return self.mla_storage not in ("latent", "latent-256")
+    def mla_storage_for(self, model: ModelSpec | None, weight_dtype: str | None = None) -> str:
+        """How the release caches ``model``'s MLA layers (mla_storage), but per head where it turns MLA off for the
+        checkpoint's quantization (mla_fp8_only; ``weight_dtype``: the format it is served in, else its own)."""
+        if self.mla_fp8_only and model is not None and model.mla is not None and not mla_kept(model, weight_dtype):
+            return "qk-heads"
+        return self.mla_storage
 
-    @property
-    def kv_read_alloc(self) -> Allocation:
-        """What a step reads of an MLA layer under this engine (bound.Decode.kv_alloc): the logical allocation, with
-        the engine's per-head storage of MLA where it has one (mla_storage)."""
-        if not self.mla_per_head:
+    def mla_per_head(self, model: ModelSpec | None = None, weight_dtype: str | None = None) -> bool:
+        """Whether the release caches an MLA layer of ``model`` as per-head K and V, not its latent (mla_storage_for),
+        and so runs its attention as any attention's."""
+        return self.mla_storage_for(model, weight_dtype) not in ("latent", "latent-256")
+
+    def kv_read_alloc(self, model: ModelSpec | None = None, weight_dtype: str | None = None) -> Allocation:
+        """What a step reads of an MLA layer of ``model`` under this engine (bound.Decode.kv_alloc): the logical
+        allocation, with the release's per-head storage of MLA where it has one (mla_storage_for)."""
+        how = self.mla_storage_for(model, weight_dtype)
+        if how in ("latent", "latent-256"):
             return LOGICAL
-        return Allocation(
-            mla_expanded=self.mla_expanded,
-            mla_padded_heads=self.mla_storage == "padded-heads",
-            mla_qk_heads=self.mla_storage == "qk-heads",
-        )
+        return Allocation(mla_expanded=how == "expanded", mla_padded_heads=how == "padded-heads", mla_qk_heads=how == "qk-heads")
 
     def in_flight_tokens(self, batched_tokens: int, pp: int) -> int:
         """Tokens scheduled but not settled, which window reservations add."""
@@ -855,8 +864,10 @@ class Engine:
         prefix_caching: bool = True,
         max_running: int | None = None,
         dp: int = 1,
+        weight_dtype: str | None = None,
     ) -> Allocation:
-        """``prefix_caching``: the server's --enable-prefix-caching. Off, a release that keeps two state pages a
+        """``weight_dtype``: the format the checkpoint is served in (None: its own), where the release's MLA depends on
+        it (mla_storage_for). ``prefix_caching``: the server's --enable-prefix-caching. Off, a release that keeps two state pages a
         request for it ('align') keeps one: vLLM sets mamba_cache_mode 'none' without prefix caching, and a
         recurrent layer then needs one page a request (model_executor/models/config.py MambaModelConfig and
         v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes, 0.19.0 and 0.22.1)."""
@@ -865,6 +876,7 @@ class Engine:
         state_pages = "padded" if self.state_pages == "align" and not prefix_caching else self.state_pages
         # SGLang's state pool and fp32 recurrent state: read for Gated DeltaNet models only (state_pool).
         gdn = model is not None and any(getattr(k, "mixer", None) == "gdn" for k in model.kinds())
+        how = self.mla_storage_for(model, weight_dtype)
         return Allocation(
             recurrent_itemsize=self.recurrent_itemsize if gdn else 0,
             state_pool=(
@@ -883,10 +895,10 @@ class Engine:
             block_size=bs,
             window_slack=in_flight if style == "vllm" else 0,
             window_style=style,  # type: ignore[arg-type]
-            mla_expanded=self.mla_expanded,
-            mla_padded_heads=self.mla_storage == "padded-heads",
-            mla_qk_heads=self.mla_storage == "qk-heads",
-            mla_align=MLA_ALIGN_ELEMENTS if self.mla_storage == "latent-256" and vendor == "NVIDIA" else 0,
+            mla_expanded=how == "expanded",
+            mla_padded_heads=how == "padded-heads",
+            mla_qk_heads=how == "qk-heads",
+            mla_align=MLA_ALIGN_ELEMENTS if how == "latent-256" and vendor == "NVIDIA" else 0,
             pp_split=self.pp_split,
             pad_groups=self.pad_groups,
             chunked_as_full=self.chunked_as_full,
@@ -968,7 +980,7 @@ class Engine:
             return False
         # MLA forces chunked prefill off where the release caches MLA's latent (0.7.1 on); 0.7.0 runs DeepSeek's heads
         # as any attention (MLA.stored_head_dims), on the long-context rule alone (engine/arg_utils.py, read in 0.7.0).
-        mla = model is not None and model.mla is not None and not self.mla_per_head
+        mla = model is not None and model.mla is not None and not self.mla_per_head(model)
         return not (rule == "0.7" and (vendor != "NVIDIA" or mla))
 
     def schedule(
@@ -1333,6 +1345,7 @@ VLLM_07 = replace(
     mla_decode="materialized",
     v0_chunking="0.7",
     v0_chunk_tokens=2048,
+    mla_fp8_only=True,
     nvls_mib_per_rank=144.0,  # torch 2.5.1's NCCL 2.21.5
     note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
     "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent (0.7.1 on), which "
@@ -1349,10 +1362,28 @@ VLLM_070 = replace(
     label="vLLM 0.7.0 (V0)",
     mla_storage="qk-heads",
     mla_decode="per-head",
+    mla_fp8_only=False,
     note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
     "(16 tokens x every attention layer); every layer holds every token; DeepSeek cached as per-head K and V of the "
     "query-key head size, V padded to it (before MLA support in 0.7.1)",
 )
+MLA_KEPT_FORMATS = ("bf16", "fp16", "fp32", "fp8")
+"""Formats a checkpoint may be served in and keep MLA where the release keeps it only for those (Engine.mla_fp8_only):
+16 bits, or fp8 weights and activations (--quantization fp8, an fp8 checkpoint)."""
+
+
+def mla_kept(model: ModelSpec, weight_dtype: str | None = None) -> bool:
+    """Whether vLLM 0.7.1 and 0.7.2 keep ``model``'s MLA (config.py ModelConfig.use_mla): served in 16 bits or in fp8
+    (``weight_dtype``, where given: --weight-dtype), or, as the checkpoint comes, unquantized or in fp8 weights and
+    activations (Quantization.method fp8-*, not weight-only); AWQ, GPTQ, int8, MXFP4 and NVFP4 turn it off."""
+    if weight_dtype is not None:
+        return normalize_weight_dtype(weight_dtype) in MLA_KEPT_FORMATS
+    q = model.quantization
+    if q is None:
+        return model.weight_dtype in MLA_KEPT_FORMATS
+    return q.method.startswith("fp8-") and not q.weight_only
+
+
 MLA_ALIGN_ELEMENTS = 128
 """vLLM 0.7.2 and 0.7.3 pad each token's MLA cache entry to 256 bytes' worth of the model's (16-bit)
 dtype, 128 elements, on CUDA (worker/cache_engine.py CacheEngine._align_cache and get_cache_block_size:
@@ -1363,12 +1394,21 @@ latent takes 640, 1,280 B a layer in 16 bits (640 B in fp8)."""
 VLLM_072 = replace(
     VLLM_07,
     version="0.7.2",
-    releases="0.7.2 and 0.7.3, the V0 engine; rules read from 0.7.3 and 0.7.2",
+    releases="0.7.2, the V0 engine; rules read from 0.7.3 and 0.7.2",
     label="vLLM 0.7.2 (V0)",
     mla_storage="latent-256",
     note="blocks = (gpu_memory_utilization x total - peak memory of a profile run over max_num_batched_tokens) // "
     "(16 tokens x every attention layer); every layer holds every token; MLA cached as its latent, each "
     "token's entry padded to 256 bytes on CUDA (576 elements to 640), which turns chunked prefill off",
+)
+# 0.7.3: 0.7.2's rules, but MLA whatever the checkpoint's quantization (config.py ModelConfig.use_mla, read in 0.7.3:
+# no quantization test; dzhsurf's start of DeepSeek-V3-AWQ under 0.7.3, tests/logs/real, logs latent-sized blocks).
+VLLM_073 = replace(
+    VLLM_072,
+    version="0.7.3",
+    releases="0.7.3, the V0 engine; rules read from 0.7.3",
+    label="vLLM 0.7.3 (V0)",
+    mla_fp8_only=False,
 )
 VLLM_05 = replace(
     VLLM_06,
@@ -1793,6 +1833,7 @@ ENGINE_LIST: list[Engine] = [
     VLLM_084,
     VLLM_08,
     VLLM_070_V1,
+    VLLM_073,
     VLLM_072,
     VLLM_07,
     VLLM_070,
@@ -1923,7 +1964,7 @@ _VERSION_RE = re.compile(
 ACCEPTED = (
     "vllm (current, 0.33), vllm@0.21, vllm@0.20, vllm@0.18, vllm@0.17, vllm@0.15, vllm@0.14, vllm@0.12, vllm@0.11, vllm@0.10, "
     "vllm@0.9, vllm@0.8.5, "
-    "vllm@0.8.4, vllm@0.8, vllm@0.7.0-v1 (0.7.0's opt-in V1), vllm@0.7.2, vllm@0.7 (0.7.1), vllm@0.7.0, vllm@0.6, vllm@0.5, "
+    "vllm@0.8.4, vllm@0.8, vllm@0.7.0-v1 (0.7.0's opt-in V1), vllm@0.7.3, vllm@0.7.2, vllm@0.7 (0.7.1), vllm@0.7.0, vllm@0.6, vllm@0.5, "
     "vllm@0.4 (V0; any release as vllm@0.9.2 or "
     "vllm==0.9.2), "
     "sglang (0.5.20 and later 0.5), sglang@0.5.19, sglang@0.5.18, sglang@0.5.17, sglang@0.5.16 (0.5.15 to 0.5.16), "
@@ -2013,8 +2054,10 @@ def _vllm_record(version: tuple[int, ...]) -> str | None:
         return "vllm@0.7.0"
     if version < (0, 7, 2):
         return "vllm@0.7"
-    if version < (0, 8):
+    if version < (0, 7, 3):
         return "vllm@0.7.2"
+    if version < (0, 8):
+        return "vllm@0.7.3"
     if version < (0, 8, 4):
         return "vllm@0.8"
     if version < (0, 8, 5):
@@ -2805,6 +2848,7 @@ _RULE_LABELS = {
     "null_block": "null block",
     "tokens_report": "tokens logged",
     "mla_storage": "MLA cached as",
+    "mla_fp8_only": "MLA off for a checkpoint quantized other than in fp8",
     "pp_split": "pipeline layers left over",
     "dense_mla": "dense MLA's block (NVIDIA)",
     "state_pages": "recurrent state",

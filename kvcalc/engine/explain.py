@@ -216,8 +216,11 @@ def choose_engine(facts: LogFacts, override: str | None = None) -> tuple[Engine,
                 # Its pipeline stages are split by the release's own get_pp_indices (vllm/distributed/utils.py),
                 # which 0.8.0 changed (the layers left over go before the last stage), and its MLA blocks are
                 # forced by the release's platform (vllm/platforms/cuda.py), V0 or V1. 0.8.0 stopped
-                # materializing MLA's decode weights (vllm-project/vllm#14770), V0 and V1 alike.
-                v0 = replace(ENGINES["vllm@0.7"], pp_split=e.pp_split, dense_mla=e.dense_mla, mla_decode="per-head")
+                # materializing MLA's decode weights (vllm-project/vllm#14770), V0 and V1 alike, and keeps MLA whatever the
+                # checkpoint's quantization, as 0.7.3 does (config.py use_mla, read in 0.8.3).
+                v0 = replace(
+                    ENGINES["vllm@0.7"], pp_split=e.pp_split, dense_mla=e.dense_mla, mla_decode="per-head", mla_fp8_only=False
+                )
                 return v0, Setting(
                     "engine", v0.key, "log", f"version {facts.version} running its V0 engine (the log says so): 0.7's V0 rules"
                 )

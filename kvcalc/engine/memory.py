@@ -986,7 +986,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             pads_mxfp4=eng.name == "vllm",
             engine=eng.name,
             mla_absorbed=eng.name == "vllm" and eng.non_torch_rule == "v1",
-            mla_materialized=eng.mla_decode == "materialized",
+            mla_materialized=eng.mla_decode == "materialized" and not eng.mla_per_head(model, inp.weight_dtype),
             dp=inp.dp,
             ep=inp.ep,
             splits=role_splits(Shape(inp.tp, inp.pp, inp.dp, inp.ep), eng),
@@ -1293,6 +1293,7 @@ def footprint(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> KVFootprint:
         prefix_caching=inp.prefix_caching,
         max_running=inp.max_num_seqs,
         dp=inp.dp,
+        weight_dtype=inp.weight_dtype,
     )
     return KVFootprint(model, kv, inp.tp, inp.pp, alloc)
 

@@ -269,6 +269,8 @@ class _Replica:
         self.kv_request = f.request_bytes
         stored = stored_kv_dtype(model, gpu.name, kv_dtype, engine, tp)  # as fit sizes the pool
         self.sm = StepModel(model, gpu, stored, tp, pp, constants, ep=ep, dp=dp, engine=engine, weight_dtype=inp.weight_dtype)
+        self.mla_per_head = engine.mla_per_head(model, inp.weight_dtype)
+        """Whether the engine caches the model's MLA per head, split by TP (Engine.mla_per_head)."""
         self.lanes = pp * dp
         """Batches stepping side by side: PP micro-batches on each of the DP ranks."""
         self.c = self.sm.c  # the engine release's defaults where constants were the defaults
@@ -1208,7 +1210,7 @@ def _why(rep: _Replica) -> str:
     if rep.pp > 1:
         bits.append(f"PP {rep.pp}: the stages span servers while TP stays inside the {link_name(rep.sm.gpu, 'nvlink')} domain")
     if rep.dp > 1:
-        latent = any(k.mla_attention for k in rep.sm.model.kinds()) and not rep.engine.mla_per_head
+        latent = any(k.mla_attention for k in rep.sm.model.kinds()) and not rep.mla_per_head
         bits.append(
             f"DP attention {rep.dp}: each rank keeps only its own requests' KV"
             + (" (an MLA latent would be whole on every TP rank)" if latent else "")
@@ -1445,7 +1447,7 @@ def plan(
         "per replica; TP splits KV heads"
         + (
             " (an MLA layer's per-head K and V too, as this release caches them)"
-            if model.mla is not None and engine.mla_per_head
+            if model.mla is not None and engine.mla_per_head(model, base.weight_dtype if base is not None else None)
             else " (an MLA latent is kept whole on every TP rank)"
         )
         + ", PP splits layers",

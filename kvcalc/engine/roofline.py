@@ -355,7 +355,7 @@ def roofline(
     )
     check_shape(model, Shape(tp, 1, dp, ep), inp.engine)
     dt = stored_kv_dtype(model, gpu.name, inp.kv_dtype, inp.engine, tp)  # the format the engine stores
-    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp, kv_alloc=inp.engine.kv_read_alloc)
+    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp, kv_alloc=inp.engine.kv_read_alloc(model, weight_dtype))
     sm = (
         StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype, ep=ep, dp=dp, engine=inp.engine)
         if constants is not None
@@ -393,8 +393,8 @@ def roofline(
             "MoE: a step reads the experts its tokens route to, E x (1 - (1 - k/E)^b) per MoE layer on average (uniform routing)"
         )
     assumptions += list(dict.fromkeys(n for k in model.kinds() if (n := k.roofline_note())))
-    if model.mla is not None and inp.engine.mla_per_head:
-        dims = model.mla.stored_head_dims(inp.engine.kv_read_alloc)
+    if model.mla is not None and inp.engine.mla_per_head(model, weight_dtype):
+        dims = model.mla.stored_head_dims(inp.engine.kv_read_alloc(model, weight_dtype))
         assumptions.append(
             f"MLA as {inp.engine.label} caches it: per-head K and V of {dims[0] if dims else 0} and {dims[1] if dims else 0} "
             "elements, which each decode token reads whole and attends over as any attention (not the absorbed form)"

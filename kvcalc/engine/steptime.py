@@ -1364,7 +1364,10 @@ class StepModel:
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
         their root-sum-square (matmul_s)."""
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
-        mat = mla_materialized(model, weight_dtype, tp) if engine is not None and engine.mla_decode == "materialized" else None
+        per_head = engine is not None and engine.mla_per_head(model, weight_dtype)
+        """Whether the engine caches and decodes the model's MLA per head (Engine.mla_per_head): no materialized weights."""
+        materialize = engine is not None and engine.mla_decode == "materialized" and not per_head
+        mat = mla_materialized(model, weight_dtype, tp) if materialize else None
         self.mla_decode_bytes = float(mat.decode_read_bytes) if mat else 0.0
         """Weight bytes a decode-only step reads beyond the streamed weights, where the engine runs MLA's decode
         through materialized weights (Engine.mla_decode; weights.MLAMaterialized): those less the originals."""
@@ -1396,7 +1399,15 @@ class StepModel:
         sparse = [k for k in model.layer_kinds.values() if isinstance(k, MLA) and k.sparse_topk]
         heads = engine.sparse_mla_heads(sparse[0].num_attention_heads // tp, gpu.name, kv_dtype.bits) if sparse and engine else 0
         self.d = d = Decode(
-            model, gpu, kv_dtype, tp, weight_dtype, self.compute_dtype, dp, heads, engine.kv_read_alloc if engine else LOGICAL
+            model,
+            gpu,
+            kv_dtype,
+            tp,
+            weight_dtype,
+            self.compute_dtype,
+            dp,
+            heads,
+            engine.kv_read_alloc(model, weight_dtype) if engine else LOGICAL,
         )
         self._links()
         self.moe_runner = experts_runner(engine, model, gpu, weight_dtype, self.compute_dtype, ep)
@@ -1414,7 +1425,6 @@ class StepModel:
         """Whether the deployment asked for the TensorRT-LLM-gen MoE kernel (Engine.moe_backend) where kvcalc has no
         figures of it (another GPU, MXFP4 experts, fp8 or 16-bit ones under EP): the default runner's are taken, and said."""
         fused_a = engine is not None and engine.mla_qkv_a_fused
-        per_head = engine is not None and engine.mla_per_head
         self.kernels = self._runner_kernels(
             layer_kernels(
                 model,
