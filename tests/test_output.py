@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from kvcalc.cli.app import COMMANDS
 
@@ -847,3 +848,42 @@ def test_the_throughput_verdict_says_when_the_other_mode_carries_more_in_all(cli
     line = [x for x in cli(*thr).out.splitlines() if not x.startswith(("model:", "gpu:"))][0]
     assert line.startswith(f"{dis['deployment']['gpus']} of the 8 x h100-sxm carry at most {dis['rate_per_s']:,.2f} requests/s")
     assert line.endswith(f"; aggregated carries more in all: {agg['rate_per_s']:,.2f} requests/s on 8")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(
+        st.one_of(
+            st.from_regex(r"[0-9][0-9,.]{0,7}", fullmatch=True),
+            st.sampled_from(["ms", "GiB", "GB/s", "tokens", "requests/s", "x", "us", "the", "step", "(context", "1,100"]),
+            st.text(alphabet="abcdefgh-/().,", min_size=1, max_size=30),
+        ),
+        min_size=1,
+        max_size=80,
+    ),
+    width=st.integers(min_value=8, max_value=100),
+)
+def test_line_breaks_fit_the_width_and_never_part_a_figure_from_its_unit(words, width):
+    # Invariants of the console's own wrapping (render/console.line_breaks): each cut is a space, the cuts rejoin into
+    # the text, none falls between a figure and its unit, and a line runs past the width only where it holds no space it
+    # could break at within it.
+    from kvcalc.render.console import _FIGURE_UNIT, line_breaks
+
+    plain = " ".join(words)
+    cuts = line_breaks(plain, width)
+    assert cuts == sorted(set(cuts)) and all(plain[c] == " " for c in cuts)
+    assert not any(_FIGURE_UNIT.match(plain, c) for c in cuts)
+    starts = [0] + [c + 1 for c in cuts]
+    ends = cuts + [len(plain)]
+    assert " ".join(plain[a:b] for a, b in zip(starts, ends)) == plain
+
+    def breakable(i: int) -> bool:
+        return plain[i] == " " and not _FIGURE_UNIT.match(plain, i)
+
+    for a, b in zip(starts, ends):
+        if b - a > width:
+            assert not any(breakable(i) for i in range(a + 1, a + width + 1)), plain[a:b]
+    # Greedy: no line ends early; the next stretch, up to its own break, would not have fitted on it.
+    for a, c in zip(starts, cuts):
+        nxt = next((i for i in range(c + 1, len(plain)) if breakable(i)), len(plain))
+        assert nxt - a > width, (plain[a:c], plain[c + 1 : nxt])

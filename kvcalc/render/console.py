@@ -79,17 +79,22 @@ def line_breaks(plain: str, width: int) -> list[int]:
     columns a line could end on "13.154" and the next start on "ms"). A line without a space to break at runs on (the
     console folds it). Lines already within the width are kept."""
     held = {m.start() for m in _FIGURE_UNIT.finditer(plain)}
+
+    def breakable(i: int) -> bool:
+        return plain[i] == " " and i not in held
+
     out: list[int] = []
     start = 0
     for line in plain.split("\n"):
         end = start + len(line)
         s = start
         while end - s > width:
-            spaces = [i for i in range(s + 1, end) if plain[i] == " " and i not in held]
-            fit = [i for i in spaces if i - s <= width]
-            if not spaces:
+            # The last breakable space within the width, else the first after it (the line then runs on).
+            cut = next((i for i in range(s + width, s, -1) if breakable(i)), None)
+            if cut is None:
+                cut = next((i for i in range(s + width + 1, end) if breakable(i)), None)
+            if cut is None:
                 break
-            cut = fit[-1] if fit else spaces[0]
             out.append(cut)
             s = cut + 1
         start = end + 1
