@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from kvcalc._record import record
 from kvcalc.engine.alloc import LOGICAL, Allocation, PPSplit
@@ -796,10 +796,6 @@ class Engine:
     def cudagraph_line(self) -> bool:
         return self.cudagraph != "none"
 
-    @property
-    def mla_expanded(self) -> bool:
-        return self.mla_storage == "expanded"
-
     def mla_storage_for(self, model: ModelSpec | None, weight_dtype: str | None = None) -> str:
         """How the release caches ``model``'s MLA layers (mla_storage), but per head where it turns MLA off for the
         checkpoint's quantization (mla_fp8_only; ``weight_dtype``: the format it is served in, else its own)."""
@@ -818,7 +814,7 @@ class Engine:
         how = self.mla_storage_for(model, weight_dtype)
         if how in ("latent", "latent-256"):
             return LOGICAL
-        return Allocation(mla_expanded=how == "expanded", mla_padded_heads=how == "padded-heads", mla_qk_heads=how == "qk-heads")
+        return Allocation(**mla_flags(how))
 
     def in_flight_tokens(self, batched_tokens: int, pp: int) -> int:
         """Tokens scheduled but not settled, which window reservations add."""
@@ -895,10 +891,7 @@ class Engine:
             block_size=bs,
             window_slack=in_flight if style == "vllm" else 0,
             window_style=style,  # type: ignore[arg-type]
-            mla_expanded=how == "expanded",
-            mla_padded_heads=how == "padded-heads",
-            mla_qk_heads=how == "qk-heads",
-            mla_align=MLA_ALIGN_ELEMENTS if how == "latent-256" and vendor == "NVIDIA" else 0,
+            **mla_flags(how, vendor),
             pp_split=self.pp_split,
             pad_groups=self.pad_groups,
             chunked_as_full=self.chunked_as_full,
@@ -1367,6 +1360,20 @@ VLLM_070 = replace(
     "(16 tokens x every attention layer); every layer holds every token; DeepSeek cached as per-head K and V of the "
     "query-key head size, V padded to it (before MLA support in 0.7.1)",
 )
+
+
+def mla_flags(how: str, vendor: str = "NVIDIA") -> dict[str, Any]:
+    """An Allocation's MLA fields for a storage form (Engine.mla_storage_for): per-head K and V as decompressed,
+    padded to 256 or to the query-key head size, or the latent, each token's entry padded to 256 bytes on NVIDIA GPUs
+    ('latent-256')."""
+    return {
+        "mla_expanded": how == "expanded",
+        "mla_padded_heads": how == "padded-heads",
+        "mla_qk_heads": how == "qk-heads",
+        "mla_align": MLA_ALIGN_ELEMENTS if how == "latent-256" and vendor == "NVIDIA" else 0,
+    }
+
+
 MLA_KEPT_FORMATS = ("bf16", "fp16", "fp32", "fp8")
 """Formats a checkpoint may be served in and keep MLA where the release keeps it only for those (Engine.mla_fp8_only):
 16 bits, or fp8 weights and activations (--quantization fp8, an fp8 checkpoint)."""

@@ -1364,8 +1364,8 @@ class StepModel:
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
         their root-sum-square (matmul_s)."""
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
+        # Whether the engine caches and decodes the model's MLA per head (Engine.mla_per_head): no materialized weights.
         per_head = engine is not None and engine.mla_per_head(model, weight_dtype)
-        """Whether the engine caches and decodes the model's MLA per head (Engine.mla_per_head): no materialized weights."""
         materialize = engine is not None and engine.mla_decode == "materialized" and not per_head
         mat = mla_materialized(model, weight_dtype, tp) if materialize else None
         self.mla_decode_bytes = float(mat.decode_read_bytes) if mat else 0.0
