@@ -5,9 +5,11 @@ from pathlib import Path
 import pytest
 
 from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.engines import engine
 from kvcalc.engine.kv import KVFootprint, request_bytes
+from kvcalc.engine.memory import FitInputs, fit
 from kvcalc.engine.roofline import prefill_bound
-from kvcalc.engine.tiers import Tier, break_even, default_tiers, disaggregation, tier_rows
+from kvcalc.engine.tiers import Tier, break_even, default_tiers, disaggregation, shipped_bytes, tier_rows, tiers
 from kvcalc.specs.catalog import resolve_gpu, resolve_model
 from kvcalc.specs.dtypes import BF16
 
@@ -82,6 +84,75 @@ def test_disaggregation():
     assert round(50e9 / shipped, 2) == 4.66  # (the one-link figure the doc quotes as the one before)
 
 
+# DeepSeek-V3 (config.json: 61 layers, 128 heads, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
+# kv_lora_rank 512) at TP 8, bf16 KV. vLLM 0.8 caches the latent, 512 + 64 elements, whole on every GPU; vLLM 0.7.0 caches
+# each GPU's 16 heads as K and V of 128 + 64 = 192 elements each, V padded to the query-key size (engines vllm@0.7.0).
+DSV3_LATENT_TOKEN = 61 * (512 + 64) * 2  # 70,272 B a token, every GPU
+DSV3_070_TOKEN = 61 * (128 // 8) * (192 + 192) * 2  # 749,568 B a token, each GPU
+
+
+def test_tiers_hold_and_ship_the_kv_in_the_form_the_release_caches():
+    m, g = resolve_model("deepseek-v3"), resolve_gpu("h200")
+    assert (DSV3_LATENT_TOKEN, DSV3_070_TOKEN) == (70_272, 749_568)
+    for key, per_gpu in (("vllm@0.7.0", DSV3_070_TOKEN), ("vllm@0.8", DSV3_LATENT_TOKEN)):
+        e = engine(key)
+        pool = fit(m, g, FitInputs(seq=8192, engine=e, tp=8)).kv_pool_bytes
+        r = tiers(m, g, 8192, default_tiers(g, pool), BF16, 8, 50e9, engine=e)
+        hbm, dram = r.tiers[0], r.tiers[1]
+        assert hbm.requests == pool // (per_gpu * 8192) and hbm.tokens == pool // per_gpu
+        assert dram.reload_s == pytest.approx(per_gpu * 8192 / 64e9, rel=1e-12)  # PCIe 5 x16, one direction
+        # What the pool holds is what fit says fits (its own count of the same pool, the same form).
+        assert hbm.requests == fit(m, g, FitInputs(seq=8192, engine=e, tp=8)).max_concurrency
+        # The transfer: each head once over the 8 GPUs (TP 1 bytes): the per-head form 8 x a GPU's share, the latent once.
+        shipped = per_gpu * 8 * 8192 if per_gpu == DSV3_070_TOKEN else per_gpu * 8192
+        assert r.disaggregation.bytes_per_request == shipped == shipped_bytes(m, BF16, 8192, e)
+    assert engine("vllm@0.7.0").kv_form_alloc(m) != LOGICAL and engine("vllm@0.8").kv_form_alloc(m) == LOGICAL
+    assert (DSV3_070_TOKEN * 8192, DSV3_070_TOKEN * 8 * 8192, DSV3_LATENT_TOKEN * 8192) == (
+        6_140_461_056,
+        49_123_688_448,
+        575_668_224,
+    )
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "paging.md").read_text().split())
+    assert (
+        "749,568 B a token a GPU, 6,140,461,056 B a request, which the 45.32 GB HBM pool holds 7 times, as `kvcalc fit` "
+        "says, and DRAM returns in 95.945 ms at 64 GB/s; a prompt ships 8 x 6,140,461,056 = 49,123,688,448 B" in doc
+    )
+    pool = fit(m, g, FitInputs(seq=8192, engine=engine("vllm@0.7.0"), tp=8)).kv_pool_bytes
+    assert round(pool / 1e9, 2) == 45.32 and pool // 6_140_461_056 == 7 and pool // (70_272 * 8192) == 78
+    assert round(6_140_461_056 / 64e9 * 1e3, 3) == 95.945
+
+
+def test_plan_ships_the_kv_in_the_form_the_release_caches(cli):
+    # plan's P/D pair of TP 8 instances of DeepSeek-V3 under vLLM 0.7.0 on 16 H200s: two HGX boards, so the prompt's KV
+    # crosses the network, 8 senders at 0.7 of each GPU's 50 GB/s NIC, after NCCL's 17 us (steptime.NET_P2P_*). A
+    # 1,000-token prompt ships 749,568 x 8 x 1,000 B per head (it was the latent's 70,272 x 1,000).
+    d = cli(
+        "plan",
+        "-m",
+        "deepseek-v3",
+        "--gpus",
+        "h200",
+        "--engine",
+        "vllm@0.7.0",
+        "--rate",
+        "1",
+        "--prompt",
+        "1000",
+        "--output",
+        "200",
+        "--ttft",
+        "2s",
+        "--tpot",
+        "100ms",
+        "--max-gpus",
+        "16",
+        "--json",
+    ).json()
+    pd = [r for r in d["ranked"] if r["prefill_instances"]]
+    assert pd and pd[0]["gpus"] == 16
+    assert pd[0]["kv_transfer_s"] == pytest.approx(DSV3_070_TOKEN * 8 * 1000 / (8 * 50e9 * 0.7) + 17e-6, rel=1e-9)
+
+
 def test_cli_tiers(cli):
     # 4 links of 50 GB/s carry at most 4 x 50e9 / 10,737,418,240 B = 18.63 requests of 32k tokens a second.
     d = cli("tiers", "-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--seq", "32k", "--rate", "19", "--json").json()
@@ -91,11 +162,15 @@ def test_cli_tiers(cli):
     assert r.code == 0 and "keeps up" in r.out and "over 4 x 50.0 GB/s" in r.out and "at most 18.63 requests/s" in r.out
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
-def test_tiers_counts_the_transfer_in_the_same_steps_roofline_prints(cli, engine):
+@pytest.mark.parametrize(
+    "model,gpu,tp,eng",
+    [("llama3.1-70b", "h100", "4", "vllm"), ("llama3.1-70b", "h100", "4", "sglang"), ("deepseek-v3", "h200", "8", "vllm@0.7.0")],
+)
+def test_tiers_counts_the_transfer_in_the_same_steps_roofline_prints(cli, model, gpu, tp, eng):
     # The decode step the transfer is set against: roofline's bound and its step model's step for the same model, GPU,
-    # TP, batch and length under the same engine (one step model: kvcalc.engine.steptime).
-    ask = ("-m", "llama3.1-70b", "-g", "h100", "--tp", "4", "--engine", engine)
+    # TP, batch and length under the same engine (one step model: kvcalc.engine.steptime), a release that caches MLA
+    # per head included (both read those bytes).
+    ask = ("-m", model, "-g", gpu, "--tp", tp, "--engine", eng)
     d = cli("tiers", *ask, "--seq", "32k", "--json").json()["disaggregation"]
     row = cli("roofline", *ask, "--batch", "1", "--seq", "32k", "--json").json()["rows"][0]
     assert d["decode_step_s"] == row["t_bound_s"] and d["decode_step_model_s"] == row["t_step_s"]

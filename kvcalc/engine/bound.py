@@ -90,7 +90,7 @@ class Decode:
     (Engine.sparse_mla_heads: padded); 0: the model's own heads, in the form each layer kind counts."""
     kv_alloc: Allocation = LOGICAL
     """What a step reads of each layer's cache: the model's own need (LOGICAL), but an MLA layer as the engine caches
-    it where that is per-head K and V, not the latent (engines.Engine.mla_storage, kv_read_alloc): its bytes, and its
+    it where that is per-head K and V, not the latent (engines.Engine.mla_storage, kv_form_alloc): its bytes, and its
     attention over those heads (MLA.stored_head_dims)."""
 
     peak: float = field(init=False)

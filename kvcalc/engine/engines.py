@@ -808,9 +808,11 @@ class Engine:
         and so runs its attention as any attention's."""
         return self.mla_storage_for(model, weight_dtype) not in ("latent", "latent-256")
 
-    def kv_read_alloc(self, model: ModelSpec | None = None, weight_dtype: str | None = None) -> Allocation:
-        """What a step reads of an MLA layer of ``model`` under this engine (bound.Decode.kv_alloc): the logical
-        allocation, with the release's per-head storage of MLA where it has one (mla_storage_for)."""
+    def kv_form_alloc(self, model: ModelSpec | None = None, weight_dtype: str | None = None) -> Allocation:
+        """The cache of ``model`` in the form this release keeps it, token for token (no blocks): the logical
+        allocation, with the release's per-head storage of MLA where it has one (mla_storage_for). What a decode step
+        reads (bound.Decode.kv_alloc), what an offload tier holds of a request and what a prefill instance ships to a
+        decode instance (tiers.shipped_bytes)."""
         how = self.mla_storage_for(model, weight_dtype)
         if how in ("latent", "latent-256"):
             return LOGICAL

@@ -2349,10 +2349,10 @@ def _disaggregated(
 ) -> list[Deployment]:
     """x prefill instances of one shape beside y decode instances of another (PP 1 for prefill), the
     fewest of each that meet the targets: prefill capacity and TTFT on the prefill side, with the
-    prompt's KV shipped to the decode side (kvcalc tiers' bytes: every layer, each KV head once) and
-    one decode step before the first token; TPOT, memory and max_num_seqs on the decode side. A
+    prompt's KV shipped to the decode side (kvcalc tiers' bytes: every layer, each KV head once, in the form the
+    release caches it) and one decode step before the first token; TPOT, memory and max_num_seqs on the decode side. A
     closed loop of users sets the rate by iteration: rate = users / (TTFT + (output - 1) x TPOT)."""
-    from kvcalc.engine.tiers import disaggregation
+    from kvcalc.engine.tiers import shipped_bytes
 
     if not reps or engine.name not in ("vllm", "sglang", "trtllm"):
         return []
@@ -2360,7 +2360,7 @@ def _disaggregated(
     prompt = traffic.prompt_tail or traffic.prompt
     # The shapes that prefill and decode best for their GPUs (at most four of each: the search is a product).
     pre_reps, dec_reps = _pool_shapes(reps, traffic.prompt)
-    shipped = disaggregation(model, gpu, prompt, 1.0, kv_dtype).bytes_per_request
+    shipped = shipped_bytes(model, kv_dtype, prompt, engine, base.weight_dtype if base else None)
     found: list[Deployment] = []
     for pr in pre_reps:
         pf = _Prefill(pr)
@@ -2550,9 +2550,9 @@ def max_throughput(
     # Disaggregated: the best pair of shapes, split over the GPUs.
     best_dis: tuple[float, Deployment] | None = None
     pre_reps, dec_reps = _pool_shapes(reps, prompt)
-    from kvcalc.engine.tiers import disaggregation
+    from kvcalc.engine.tiers import shipped_bytes
 
-    shipped = disaggregation(model, gpu, prompt, 1.0, kv_dtype).bytes_per_request
+    shipped = shipped_bytes(model, kv_dtype, prompt, engine, weight_dtype)
     for pr in pre_reps:
         pf = _Prefill(pr)
         for dr in dec_reps:

@@ -22,6 +22,7 @@ from operator import add, truediv
 from typing import Any
 
 from kvcalc._record import record
+from kvcalc.engine.alloc import LOGICAL, Allocation
 from kvcalc.engine.bound import Decode as Decode, PrefillBound as PrefillBound, prefill_bound as prefill_bound
 from kvcalc.engine.deployment import Shape, check_shape, place
 from kvcalc.engine.engines import triton_default_note
@@ -261,11 +262,12 @@ def decode_bound(
     compute_dtype: str = "bf16",
     with_allreduce: bool = False,
     max_batch_in_memory: int | None = None,
+    kv_alloc: Allocation = LOGICAL,
 ) -> DecodePoint:
-    """The bound of one decode step."""
+    """The bound of one decode step (``kv_alloc``: the form of the cache a step reads, Engine.kv_form_alloc)."""
     if batch < 1 or seq < 1:
         raise KvcalcError("batch and seq must be >= 1", f"batch={batch} seq={seq}", "positive integers")
-    d = Decode(model, gpu, as_kv_dtype(kv_dtype), tp, weight_dtype, compute_dtype)
+    d = Decode(model, gpu, as_kv_dtype(kv_dtype), tp, weight_dtype, compute_dtype, kv_alloc=kv_alloc)
     mb: dict[int, int | None] | None = None if max_batch_in_memory is None else {seq: max_batch_in_memory}
     point: DecodePoint = decode_points(d, [batch], [seq], with_allreduce, mb)[0]
     return point
@@ -355,7 +357,7 @@ def roofline(
     )
     check_shape(model, Shape(tp, 1, dp, ep), inp.engine)
     dt = stored_kv_dtype(model, gpu.name, inp.kv_dtype, inp.engine, tp)  # the format the engine stores
-    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp, kv_alloc=inp.engine.kv_read_alloc(model, weight_dtype))
+    d = Decode(model, gpu, dt, tp, weight_dtype, compute_dtype, dp, kv_alloc=inp.engine.kv_form_alloc(model, weight_dtype))
     sm = (
         StepModel(model, gpu, dt, tp, 1, constants, weight_dtype, compute_dtype, ep=ep, dp=dp, engine=inp.engine)
         if constants is not None
@@ -394,7 +396,7 @@ def roofline(
         )
     assumptions += list(dict.fromkeys(n for k in model.kinds() if (n := k.roofline_note())))
     if model.mla is not None and inp.engine.mla_per_head(model, weight_dtype):
-        dims = model.mla.stored_head_dims(inp.engine.kv_read_alloc(model, weight_dtype))
+        dims = model.mla.stored_head_dims(inp.engine.kv_form_alloc(model, weight_dtype))
         assumptions.append(
             f"MLA as {inp.engine.label} caches it: per-head K and V of {dims[0] if dims else 0} and {dims[1] if dims else 0} "
             "elements, which each decode token reads whole and attends over as any attention (not the absorbed form)"

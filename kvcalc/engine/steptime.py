@@ -1407,7 +1407,7 @@ class StepModel:
             self.compute_dtype,
             dp,
             heads,
-            engine.kv_read_alloc(model, weight_dtype) if engine else LOGICAL,
+            engine.kv_form_alloc(model, weight_dtype) if engine else LOGICAL,
         )
         self._links()
         self.moe_runner = experts_runner(engine, model, gpu, weight_dtype, self.compute_dtype, ep)

@@ -12,7 +12,7 @@ from dataclasses import field
 from typing import Any
 
 from kvcalc._record import record
-from kvcalc.engine.alloc import LOGICAL
+from kvcalc.engine.alloc import LOGICAL, Allocation
 from kvcalc.engine.engines import Engine, engine as resolve_engine
 from kvcalc.engine.kv import KVFootprint
 from kvcalc.engine.roofline import decode_bound, prefill_bound
@@ -99,8 +99,12 @@ def break_even(model: ModelSpec, gpu: GPUSpec, bw: float, fp: KVFootprint, tp: i
     return first_true(wins, 1, cap)
 
 
-def tier_rows(model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv_dtype: KVDtype, tp: int = 1) -> list[TierRow]:
-    fp = KVFootprint(model, kv_dtype, tp, 1, LOGICAL)
+def tier_rows(
+    model: ModelSpec, gpu: GPUSpec, seq: int, tier_list: list[Tier], kv_dtype: KVDtype, tp: int = 1, alloc: Allocation = LOGICAL
+) -> list[TierRow]:
+    """Each tier's capacity in requests of ``seq`` tokens and their reload, a request's KV on one GPU in the form
+    ``alloc`` gives (an engine's Engine.kv_form_alloc: per-head MLA where the release caches it so)."""
+    fp = KVFootprint(model, kv_dtype, tp, 1, alloc)
     req = fp.request_bytes(seq)
     per_tok = fp.per_token
     rec = _recompute_s(model, gpu, seq, tp)
@@ -152,6 +156,16 @@ class Disaggregation:
     """transfer_s / decode_step_model_s."""
 
 
+def shipped_bytes(
+    model: ModelSpec, kv_dtype: KVDtype, prompt: int, engine: Engine | None = None, weight_dtype: str | None = None
+) -> int:
+    """The prompt's KV a prefill instance ships to a decode instance: every layer, each KV head once (TP 1 bytes), in the
+    form ``engine`` caches it (Engine.kv_form_alloc: an MLA layer per head where the release keeps it so, else its
+    latent; ``weight_dtype`` the served format where the release decides by it); without one, the model's own need."""
+    alloc = engine.kv_form_alloc(model, weight_dtype) if engine is not None else LOGICAL
+    return int(KVFootprint(model, kv_dtype, 1, 1, alloc).request_bytes(prompt))
+
+
 def disaggregation(
     model: ModelSpec,
     gpu: GPUSpec,
@@ -164,16 +178,19 @@ def disaggregation(
     engine: Engine | None = None,
 ) -> Disaggregation:
     """The prompt's KV from a prefill instance to a decode instance over each GPU's ``link_bytes_per_s``, against the
-    decode step at ``batch`` requests of the prompt's length: its bound, and with ``engine`` kvcalc's step model's."""
+    decode step at ``batch`` requests of the prompt's length: its bound, and with ``engine`` kvcalc's step model's. The
+    bytes shipped and read are those of the form ``engine`` caches (shipped_bytes)."""
     if link_bytes_per_s <= 0:
         raise KvcalcError("link bandwidth must be positive", "link", "e.g. 50GB/s")
-    shipped = KVFootprint(model, kv_dtype, 1, 1, LOGICAL).request_bytes(prompt)
+    shipped = shipped_bytes(model, kv_dtype, prompt, engine)
     # Every GPU of the prefill instance sends its share at once, each over its own link (as plan's disaggregated pools
     # price it, kvcalc.engine.plan._kv_link; until 2026-12-07 the whole KV crossed one link at any TP, where the tiers
     # above, and this report's own assumption, take each bandwidth per GPU).
     carried = link_bytes_per_s * tp
     t = shipped / carried
-    step = decode_bound(model, gpu, batch, prompt, kv_dtype, tp).t_bound_s
+    step = decode_bound(
+        model, gpu, batch, prompt, kv_dtype, tp, kv_alloc=engine.kv_form_alloc(model) if engine else LOGICAL
+    ).t_bound_s
     util = None if rate is None else rate * shipped / carried
     model_step = StepModel(model, gpu, kv_dtype, tp, engine=engine).step(batch, prompt).t_step_s if engine is not None else None
     return Disaggregation(
@@ -219,10 +236,17 @@ def tiers(
     """Capacity and reload cost of each tier, and the prefill-to-decode transfer of one request (``engine``: a release's
     record, or a name kvcalc.engine.engines resolves)."""
     eng = resolve_engine(engine)
-    rows = tier_rows(model, gpu, seq, tier_list, kv_dtype, tp)
+    form = eng.kv_form_alloc(model)
+    rows = tier_rows(model, gpu, seq, tier_list, kv_dtype, tp, form)
     d = disaggregation(model, gpu, seq, link_bytes_per_s, kv_dtype, tp, batch, rate, eng)
     assumptions = [
         "bandwidths are one direction; per GPU (each GPU moves its own shard of the KV)",
+        "a request's KV: every token in the form the engine caches it, without block rounding"
+        + (
+            f" (MLA as per-head K and V: {eng.label} does not cache the latent)"
+            if model.mla is not None and form != LOGICAL
+            else ""
+        ),
         "recompute: the compute-bound prefill time, FLOPs / dense peak (batched prefill shares the weight read)",
         "disaggregation ships the prompt's KV once per layer and KV head (tp 1 bytes), each of the tp GPUs its share over"
         " its own --link at once (plan prices the same transfer at 0.7 of each GPU's NIC)",
