@@ -2102,6 +2102,11 @@ def test_the_overlap_loops_wait_in_the_closed_form_meets_an_independent_loop():
     )
 
 
+TAIL_ADDS = [0.0, 0.0, 0.0]
+"""What the overlap loop's step past a request's end adds to the simulated mean TTFT, ms, at 1, 3 and 5 requests a second
+(test_the_overlap_loops_wait_in_the_closed_form_tracks_the_simulation; docs/simulation.md quotes it)."""
+
+
 def test_the_overlap_loops_wait_in_the_closed_form_tracks_the_simulation(monkeypatch):
     # docs/simulation.md: what SGLang 0.5.9's overlap loop adds to the mean TTFT (the same replica and requests with
     # Engine.overlap_admission off, in both), closed form against 3,000 simulated requests, Qwen3-30B-A3B on an H100,
@@ -2112,6 +2117,19 @@ def test_the_overlap_loops_wait_in_the_closed_form_tracks_the_simulation(monkeyp
         _, st, run_ = _replica_and_run("qwen3-30b-a3b", "h100", 1, 1000, 300, rate, "sglang@0.5.9", every)
         return st[3], run_.ttft_s.mean
 
+    # What the step the loop runs past a request's end adds in the simulation (Engine.overlap_tail; plan's closed form
+    # leaves it out): at N = 1, the late admission in both.
+    tail = []
+    for rate in (1.0, 3.0, 5.0):
+        with monkeypatch.context() as mp:
+            mp.setattr(Engine, "overlap_tail", property(lambda self: False))
+            sim0 = ttfts(1, rate)[1]
+        tail.append(round((ttfts(1, rate)[1] - sim0) * 1e3, 1))
+    assert TAIL_ADDS == tail
+    said = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "it adds 0.0 ms to the simulated mean TTFT at 1, 3 and 5 requests a second" in said and set(tail) == {0.0}
+    # The late admission alone: the tail step off in both arms.
+    monkeypatch.setattr(Engine, "overlap_tail", property(lambda self: False))
     got = []
     for every in (1, 10):
         for rate in (1.0, 3.0, 5.0):

@@ -1399,5 +1399,32 @@ def test_simulate_and_plan_say_sglangs_overlap_loop_takes_requests_in_a_step_lat
         return any("overlap loop polls for requests as a step begins" in a for a in cli(*ask, *extra).json()["assumptions"])
 
     assert said("-e", "sglang@0.5.9") and not said("-e", "vllm") and not said("-e", "sglang@0.5.9", "--pp", "2")
+
+    def rides(*extra: str) -> bool:
+        return any("rides one decode step past its last token" in a for a in cli(*ask, *extra).json()["assumptions"])
+
+    assert rides("-e", "sglang@0.5.9") and not rides("-e", "vllm") and not rides("-e", "sglang@0.5.9", "--pp", "2")
     p = cli("plan", "-m", "llama3.1-8b", "--gpus", "h100", "-e", "sglang@0.5.9", "--rate", "5", "--tpot", "50ms", "--json")
     assert any("overlap loop (at PP 1) polls for requests as a step begins" in a for a in p.json()["assumptions"])
+
+
+def test_sglangs_overlap_loop_runs_a_step_past_a_requests_end(monkeypatch):
+    # Engine.overlap_tail: SGLang's overlap loop launches the next batch before it reads the running one's tokens, and
+    # a request is finished only as they are read, so it rides one more decode step. A alone (100 + 10 tokens) ends at
+    # f; B (100 + 10) comes a microsecond later, during that step, and starts its prompt step only as it ends: its first
+    # token comes one decode step of A (one request at A's final 110 tokens) later than without the tail step. B coming
+    # after that step ends is not delayed.
+    alone, _ = _sglang_times("sglang@0.5.9", [100], [10], [0.0], 1000)
+    f = float(alone["finish"][0])
+    sm = StepModel(resolve_model("llama3.1-8b"), resolve_gpu("h100"), kv_dtype("bf16"), 1, engine=engine("sglang@0.5.9"))
+    assert sm.tail_step
+    ride = sm.step(1, 110).t_step_s
+    assert 4e-3 < ride < 20e-3  # (a decode step of Llama-3.1-8B on an H100)
+    soon, _ = _sglang_times("sglang@0.5.9", [100, 100], [10, 10], [0.0, f + 1e-6], 1000)
+    late, _ = _sglang_times("sglang@0.5.9", [100, 100], [10, 10], [0.0, f + 2 * ride], 1000)
+    monkeypatch.setattr(Engine, "overlap_tail", property(lambda self: False))
+    soon0, _ = _sglang_times("sglang@0.5.9", [100, 100], [10, 10], [0.0, f + 1e-6], 1000)
+    late0, _ = _sglang_times("sglang@0.5.9", [100, 100], [10, 10], [0.0, f + 2 * ride], 1000)
+    assert float(soon0["finish"][0]) == float(soon["finish"][0]) == f  # (A's own times do not move)
+    assert float(soon["first"][1]) - float(soon0["first"][1]) == pytest.approx(ride - 1e-6, rel=2e-3)
+    assert float(late["first"][1]) == float(late0["first"][1])

@@ -692,6 +692,17 @@ class Engine:
         read in 0.14.0) and TensorRT-LLM's overlap loop is not read: False for both, not yet modelled."""
         return self.name == "sglang" and self.async_scheduling != "none"
 
+    @property
+    def overlap_tail(self) -> bool:
+        """Whether a request that made its last token rides one more decode step, where the release schedules ahead
+        (async_scheduling): SGLang's overlap loop forms and launches the next batch before it reads the running
+        one's tokens, and a request is finished only as its tokens are read (Req.check_finished, from 0.5.x
+        update_finish_state, in process_batch_result), so filter_batch keeps it in the batch launched meanwhile
+        (managers/scheduler.py event_loop_overlap and schedule_batch.py; read in 0.4.0, 0.5.3 and 0.5.14). Where
+        nothing else runs, that step holds the GPU and the loop waits for its result before it polls again
+        (StepModel.tail_step). vLLM's and TensorRT-LLM's loops are not read for it: False for both."""
+        return self.name == "sglang" and self.async_scheduling != "none"
+
     def sparse_mla_heads(self, heads: int, gpu: str, kv_bits: int) -> int:
         """The query heads a rank's sparse-MLA kernel runs for ``heads`` heads a rank, prompt and decode tokens alike
         in the absorbed form (scores over the 576 latent and rope dims, the weighted sum over the 512), or 0 where

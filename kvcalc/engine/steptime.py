@@ -1515,6 +1515,10 @@ class StepModel:
         """Whether the scheduler takes requests in as a step begins, for the step after it (Engine.overlap_admission,
         where the engine schedules ahead here): the simulator holds a request back until that poll, and plan's closed
         form adds the wait (_Replica.admit_wait)."""
+        self.tail_step = self.async_host and engine is not None and engine.overlap_tail
+        """Whether a request rides one decode step past its last token (Engine.overlap_tail, where the engine schedules
+        ahead here): the simulator runs that step where it leaves the GPU otherwise idle (simulate/scheduler.py
+        tail_step)."""
         # Per token of one DP rank: the dense matmuls split tp ways; the experts see every DP rank's
         # tokens split over dp x tp GPUs (the same FLOPs a GPU), at their own kernel's efficiency.
         self.mm = d.matmul_flops_per_token / tp

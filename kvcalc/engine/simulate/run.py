@@ -425,6 +425,12 @@ def simulate(
             "(managers/scheduler.py event_loop_overlap), so one that comes while requests decode starts a step later "
             "than it would without the overlap; an idle loop takes it in at once"
         )
+    if cost.tail_step:
+        assumptions.append(
+            f"{engine.label}'s overlap loop launches the next step before it reads this one's tokens, so a request rides "
+            "one decode step past its last token (process_batch_result marks it finished); where nothing else runs, a "
+            "request that comes meanwhile starts after that step"
+        )
     # A serving engine's own block (SGLang's None: by the token); the records without a pool (budget "all":
     # transformers, plain) page nothing.
     own = engine.block_size_for(model, gpu.vendor, gpu.name) or 1

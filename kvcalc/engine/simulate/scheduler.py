@@ -258,6 +258,7 @@ def serve(
     # launched: it decides at the same step ends as a loop without it, taking in what had reached it one step earlier.
     # ``vis`` is then the start of the step whose end the last decision came at.
     lag = cost.admit_lag
+    ride = cost.tail_step  # (StepModel.tail_step: tail_step below)
     gate = N > 1 or lag
     # vLLM V0 (StepModel.decode_graph_max_len): a decode step replays its CUDA graph only while its longest sequence
     # is at most max_seq_len_to_capture (8,192; no sequence passes max_model_len, the other bound). The decoding
@@ -568,13 +569,28 @@ def serve(
             # max_new_tokens (schedule_batch.py retract_decode).
             res.retracted(sum(O[j] - (f - S) for j, f in fin.items()), len(fin), sum(O[j] for j in fin), S)
 
-    def complete_due() -> None:
+    def complete_due() -> tuple[int, int]:
+        """The decoding requests whose last token this step made leave: (how many, their tokens)."""
+        k = tokens = 0
         while heap and heap[0][0] <= S:
             f, i = pop(heap)
             if fin.get(i) != f:
                 continue  # stale: the request was preempted since
-            drop_decoder(i)
+            tokens += drop_decoder(i)
             finished(i)
+            k += 1
+        return k, tokens
+
+    def tail_step(k: int, tokens: int) -> float:
+        """SGLang's overlap loop launched the step after this one before it read this one's tokens (event_loop_overlap:
+        run_batch, then process_batch_result of the batch before; a request is finished only as its result is read,
+        Req.check_finished / update_finish_state, and filter_batch keeps it until then): the ``k`` requests that just
+        made their last token ride one more decode step. Where nothing else runs, that step is the GPU's alone and a
+        request that comes meanwhile starts after it (the loop waits for its result before it polls again): its
+        seconds, else 0 (in a batch that runs on, the extra seat for one step is not charged)."""
+        if not (ride and k) or dec_base or prefilling:
+            return 0.0
+        return float(span_s(lines(k, tokens / k), 1))
 
     steps = max_running = 0
     # What was in use and live when the last event ended, while nothing has changed them since (-1: ask).
@@ -674,6 +690,7 @@ def serve(
                 S += 1
                 if heap and heap[0][0] <= S:
                     complete_due()
+            ended = ended_tokens = 0
             for x, c in chunks:
                 x[1] -= c
                 x[2] += c
@@ -690,8 +707,15 @@ def serve(
                 gen[i] += 1
                 if gen[i] >= O[i]:
                     finished(i)
+                    ended += 1
+                    ended_tokens += x[3]
                 else:
                     add_decoder(i, x[3])
+            g = tail_step(ended, ended_tokens)
+            if g:
+                now += g
+                dt += g
+                steps += 1
             u1 = -1
             if paged:
                 u1 = in_use(S, len(dec_base))
@@ -824,7 +848,11 @@ def serve(
             steps += K
             u1 = -1  # what is in use now, where known without asking
             if heap and heap[0][0] <= S:
-                complete_due()
+                g = tail_step(*complete_due())
+                if g:
+                    now += g
+                    dt += g
+                    steps += 1
                 full = K  # completions change the blocks held: check
             elif not paged:
                 u1 = h0  # a contiguous pool changes only at admission and release
