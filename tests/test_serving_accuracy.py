@@ -4468,3 +4468,32 @@ def test_the_overlap_loops_tail_step_paragraph_is_as_the_runs_score(monkeypatch)
     assert (pct(before[w64], thr), pct(now[w64], thr), pct(before[w128], thr), pct(now[w128], thr)) == (23, 50, -13, 7)
     assert (pct(before[w128], "mean_tpot_ms"), pct(now[w128], "mean_tpot_ms")) == (57, 27)
     assert "at 64 users throughput from 23% to 50% high, at 128 from 13% low to 7% high, their TPOT 57% to 27% high" in text
+
+
+def test_the_overlap_loops_tail_step_tried_for_vllm_is_as_the_doc_says(monkeypatch):
+    """docs/simulation.md: the step SGLang's overlap loop runs past a request's end taken for vLLM from 0.14 too, as a trial
+    (not landed): the vLLM runs whose TTFT it moves, their TTFT MAE before and with it, and the L40S one-user runs."""
+    vllm = [c for c in CASES if c["engine"].startswith("vllm") and c["measured"].get("mean_ttft_ms")]
+    now = {c["id"]: predict(c["id"])["mean_ttft_ms"] for c in vllm if predict(c["id"])}
+    monkeypatch.setattr(
+        engine_module.Engine,
+        "overlap_tail",
+        property(lambda self: self.name in ("sglang", "vllm") and self.async_scheduling != "none"),
+    )
+    trial = {i: predict.__wrapped__(i)["mean_ttft_ms"] for i in now}
+    moved = [c for c in vllm if c["id"] in now and trial[c["id"]] != now[c["id"]]]
+    assert moved and all(not engine_module.engine(c["engine"]).older_than(0, 14) for c in moved)
+
+    def err(got: dict[str, float], c: dict[str, Any]) -> float:
+        return got[c["id"]] / c["measured"]["mean_ttft_ms"] - 1
+
+    def mae(got: dict[str, float]) -> float:
+        return round(100 * sum(abs(err(got, c)) for c in moved) / len(moved), 1)
+
+    assert (len(moved), mae(now), mae(trial)) == (25, 18.0, 27.4)
+    one = [c for c in moved if c.get("max_concurrency") == 1 and c["id"].startswith("vob-l40s")]
+    assert sorted(round(100 * err(now, c)) for c in one) == [-10, -8, -6, 0]
+    assert sorted(round(100 * err(trial, c)) for c in one) == [-4, 46, 52, 52]
+    text = " ".join((ROOT / "docs" / "simulation.md").read_text().split())
+    assert "the step moved 25 corpus runs of vLLM 0.14 and later, their TTFT MAE from 18.0% to 27.4%" in text
+    assert "three of the four L40S runs at one user from within 10% to 46-52% high" in text

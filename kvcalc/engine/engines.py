@@ -700,7 +700,8 @@ class Engine:
         update_finish_state, in process_batch_result), so filter_batch keeps it in the batch launched meanwhile
         (managers/scheduler.py event_loop_overlap and schedule_batch.py; read in 0.4.0, 0.5.3 and 0.5.14). Where
         nothing else runs, that step holds the GPU and the loop waits for its result before it polls again
-        (StepModel.tail_step). vLLM's and TensorRT-LLM's loops are not read for it: False for both."""
+        (StepModel.tail_step). vLLM's and TensorRT-LLM's loops are not read for it: False for both (taken for vLLM from
+        0.14 as a trial, it moved its corpus runs' TTFT away from what they measured: docs/simulation.md)."""
         return self.name == "sglang" and self.async_scheduling != "none"
 
     def sparse_mla_heads(self, heads: int, gpu: str, kv_bits: int) -> int:
