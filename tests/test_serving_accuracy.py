@@ -4187,19 +4187,24 @@ def test_the_sglang_0_4_4_stall_paragraph_is_as_the_runs_recorded_it():
     assert "simon-mo/R1-Benchmark): TTFT 97% and 93% low (97% and 95% until SGLang's overlap loop" in text
 
 
-def test_the_overlap_loops_late_admission_tried_for_vllm_is_as_the_doc_says(monkeypatch):
-    """docs/simulation.md: SGLang's overlap-loop admission rule taken for vLLM from 0.14 too, as a trial (not landed):
-    the vLLM runs whose TTFT it moves, their TTFT MAE before and with it, and the RTX 4090 run at 4 users."""
+def _sglang_rule_tried_for_vllm(monkeypatch: Any, rule: str) -> tuple[list[dict[str, Any]], dict[str, float], dict[str, float]]:
+    """An SGLang overlap-loop rule (the Engine property ``rule``) taken for vLLM too: the vLLM runs whose mean TTFT it
+    moves (every one of 0.14 or later, where vLLM schedules ahead), and each run's mean TTFT without and with it, ms."""
     vllm = [c for c in CASES if c["engine"].startswith("vllm") and c["measured"].get("mean_ttft_ms")]
     now = {c["id"]: predict(c["id"])["mean_ttft_ms"] for c in vllm if predict(c["id"])}
     monkeypatch.setattr(
-        engine_module.Engine,
-        "overlap_admission",
-        property(lambda self: self.name in ("sglang", "vllm") and self.async_scheduling != "none"),
+        engine_module.Engine, rule, property(lambda self: self.name in ("sglang", "vllm") and self.async_scheduling != "none")
     )
     trial = {i: predict.__wrapped__(i)["mean_ttft_ms"] for i in now}
     moved = [c for c in vllm if c["id"] in now and trial[c["id"]] != now[c["id"]]]
     assert moved and all(not engine_module.engine(c["engine"]).older_than(0, 14) for c in moved)
+    return moved, now, trial
+
+
+def test_the_overlap_loops_late_admission_tried_for_vllm_is_as_the_doc_says(monkeypatch):
+    """docs/simulation.md: SGLang's overlap-loop admission rule taken for vLLM from 0.14 too, as a trial (not landed):
+    the vLLM runs whose TTFT it moves, their TTFT MAE before and with it, and the RTX 4090 run at 4 users."""
+    moved, now, trial = _sglang_rule_tried_for_vllm(monkeypatch, "overlap_admission")
 
     def mae(got: dict[str, float]) -> float:
         return round(100 * sum(abs(got[c["id"]] / c["measured"]["mean_ttft_ms"] - 1) for c in moved) / len(moved), 1)
@@ -4473,16 +4478,7 @@ def test_the_overlap_loops_tail_step_paragraph_is_as_the_runs_score(monkeypatch)
 def test_the_overlap_loops_tail_step_tried_for_vllm_is_as_the_doc_says(monkeypatch):
     """docs/simulation.md: the step SGLang's overlap loop runs past a request's end taken for vLLM from 0.14 too, as a trial
     (not landed): the vLLM runs whose TTFT it moves, their TTFT MAE before and with it, and the L40S one-user runs."""
-    vllm = [c for c in CASES if c["engine"].startswith("vllm") and c["measured"].get("mean_ttft_ms")]
-    now = {c["id"]: predict(c["id"])["mean_ttft_ms"] for c in vllm if predict(c["id"])}
-    monkeypatch.setattr(
-        engine_module.Engine,
-        "overlap_tail",
-        property(lambda self: self.name in ("sglang", "vllm") and self.async_scheduling != "none"),
-    )
-    trial = {i: predict.__wrapped__(i)["mean_ttft_ms"] for i in now}
-    moved = [c for c in vllm if c["id"] in now and trial[c["id"]] != now[c["id"]]]
-    assert moved and all(not engine_module.engine(c["engine"]).older_than(0, 14) for c in moved)
+    moved, now, trial = _sglang_rule_tried_for_vllm(monkeypatch, "overlap_tail")
 
     def err(got: dict[str, float], c: dict[str, Any]) -> float:
         return got[c["id"]] / c["measured"]["mean_ttft_ms"] - 1
