@@ -993,6 +993,17 @@ def test_vllm_071_and_072_cache_deepseek_per_head_when_its_checkpoint_is_not_fp8
     assert not mla_kept(dataclasses.replace(ds, quantization=dataclasses.replace(ds.quantization, weight_only=True)))
     assert not mla_kept(dataclasses.replace(ds, quantization=dataclasses.replace(ds.quantization, method="awq")))
     assert mla_kept(ds, "bf16") and mla_kept(ds, "fp8") and not mla_kept(ds, "int4") and not mla_kept(ds, "fp4")
+    # An AWQ checkpoint under 0.7.2 is cached and decoded per head: no Triton MLA kernel to split or to warn of, where
+    # 0.7.3 (MLA whatever the quantization) runs V0's Triton MLA decode, 4 splits on an MI300X, and warns on an H200.
+    from kvcalc.engine.engines import triton_default_note, triton_mla_fixed_splits
+
+    awq = dataclasses.replace(ds, quantization=dataclasses.replace(ds.quantization, method="awq"))
+    mi300x, h200 = resolve_gpu("mi300x"), resolve_gpu("h200")
+    assert triton_mla_fixed_splits(engine("vllm@0.7.3"), awq, mi300x) == (4, "vllm-v0")
+    assert triton_mla_fixed_splits(engine("vllm@0.7.2"), awq, mi300x) is None
+    assert triton_default_note(engine("vllm@0.7.3"), awq, h200, 8) is not None
+    assert triton_default_note(engine("vllm@0.7.2"), awq, h200, 8) is None
+    assert triton_default_note(engine("vllm@0.7.2"), ds, h200, 8) is not None  # (its fp8 checkpoint keeps MLA)
     doc = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
     assert "DeepSeek-V3 at TP 8 served in int4 takes 749,568 B a token under 0.7.2 where 0.7.3 (`vllm@0.7.3`" in doc
     assert "takes 78,080." in doc

@@ -98,7 +98,7 @@ def triton_mla_fixed_splits(e: Engine | None, model: ModelSpec, gpu: GPUSpec) ->
         if hip and gpu.name in V0_TRITON_MLA_GPUS:
             return hip, "sglang-hip"
         return None
-    if e.name != "vllm" or not e.older_than(0, 8) or e.mla_storage not in ("latent", "latent-256"):
+    if e.name != "vllm" or not e.older_than(0, 8) or e.mla_per_head(model):
         return None
     return (V0_TRITON_MLA_SPLITS, "vllm-v0") if gpu.name in V0_TRITON_MLA_GPUS else None
 
@@ -818,7 +818,7 @@ class Engine:
     def mla_per_head(self, model: ModelSpec | None = None, weight_dtype: str | None = None) -> bool:
         """Whether the release caches an MLA layer of ``model`` as per-head K and V, not its latent (mla_storage_for),
         and so runs its attention as any attention's."""
-        return self.mla_storage_for(model, weight_dtype) not in ("latent", "latent-256")
+        return self.mla_storage_for(model, weight_dtype) not in MLA_LATENT_FORMS
 
     def kv_form_alloc(self, model: ModelSpec | None = None, weight_dtype: str | None = None) -> Allocation:
         """The cache of ``model`` in the form this release keeps it, token for token (no blocks): the logical
@@ -826,9 +826,7 @@ class Engine:
         reads (bound.Decode.kv_alloc), what an offload tier holds of a request and what a prefill instance ships to a
         decode instance (tiers.shipped_bytes)."""
         how = self.mla_storage_for(model, weight_dtype)
-        if how in ("latent", "latent-256"):
-            return LOGICAL
-        return Allocation(**mla_flags(how))
+        return LOGICAL if how in MLA_LATENT_FORMS else Allocation(**mla_flags(how))
 
     def in_flight_tokens(self, batched_tokens: int, pp: int) -> int:
         """Tokens scheduled but not settled, which window reservations add."""
@@ -1374,6 +1372,10 @@ VLLM_070 = replace(
     "(16 tokens x every attention layer); every layer holds every token; DeepSeek cached as per-head K and V of the "
     "query-key head size, V padded to it (before MLA support in 0.7.1)",
 )
+
+
+MLA_LATENT_FORMS = ("latent", "latent-256")
+"""The storage forms (Engine.mla_storage) that cache an MLA layer as its latent; the others cache it per head."""
 
 
 def mla_flags(how: str, vendor: str = "NVIDIA") -> dict[str, Any]:
@@ -2299,7 +2301,7 @@ def triton_default_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | Non
     if e.name == "sglang" and triton_mla_fixed_splits(e, model, gpu) is not None:
         return None  # priced
     if e.name == "vllm":
-        return _vllm_triton_mla_note(e, gpu)
+        return _vllm_triton_mla_note(e, model, gpu)
     if e.name != "sglang":
         return None
     if gpu.vendor == "AMD":
@@ -2337,10 +2339,10 @@ def _sglang_hip_note(e: Engine, model: ModelSpec, gpu: GPUSpec, tp: int | None) 
     )
 
 
-def _vllm_triton_mla_note(e: Engine, gpu: GPUSpec) -> str | None:
+def _vllm_triton_mla_note(e: Engine, model: ModelSpec, gpu: GPUSpec) -> str | None:
     """vLLM's MLA decode backend, where it is the Triton one (triton_default_note)."""
-    if e.mla_storage not in ("latent", "latent-256"):
-        return None  # MLA cached as per-head K and V (0.6 and before): no MLA kernel
+    if e.mla_per_head(model):
+        return None  # MLA cached as per-head K and V (0.7.0 and before; 0.7.1-0.7.2 off fp8): no MLA kernel
     tail = (
         "; these figures are the default kernels' (kvcalc does not price vLLM's Triton MLA kernel, which splits each "
         "request's context into 4 parts whatever the batch)"
