@@ -1428,3 +1428,57 @@ def test_sglangs_overlap_loop_runs_a_step_past_a_requests_end(monkeypatch):
     assert float(soon0["finish"][0]) == float(soon["finish"][0]) == f  # (A's own times do not move)
     assert float(soon["first"][1]) - float(soon0["first"][1]) == pytest.approx(ride - 1e-6, rel=2e-3)
     assert float(late["first"][1]) == float(late0["first"][1])
+
+
+def test_tensorrt_llms_batch_waiting_holds_new_prompts_back_while_requests_decode():
+    # TensorRT-LLM's batch_wait_timeout_iters / batch_wait_max_tokens_ratio (py_executor.py _schedule and
+    # _waiting_requests): while generation requests run, the context requests the scheduler picked are held back an
+    # iteration at a time, counting, until the count reaches the iterations or their prompt tokens and one a generation
+    # request reach the ratio of max_num_tokens. A (100 + 400 tokens) decodes alone at about d a step; B (100 + 10) is
+    # sent 3.5 steps after A's prompt step and reaches the engine during A's 4th decode step. The next iteration's
+    # scheduler sees it; without waiting B runs in that iteration (after A's 4th step), with 20 iterations it waits 20
+    # of them first: its first token comes 20 of A's steps later.
+    def times(sent: float, iters: int, ratio: float) -> tuple[float, float]:
+        t, _ = _sglang_times("trtllm", [100, 100], [400, 10], [0.0, sent], 2000, batch_wait_iters=iters, batch_wait_ratio=ratio)
+        return float(t["first"][0]), float(t["first"][1])
+
+    t1, _ = times(0.0, 0, 0.0)  # A alone: its prompt step (no request path)
+    A, _ = _sglang_times("trtllm", [100], [400], [0.0], 2000)
+    d = (float(A["finish"][0]) - t1) / 399  # A's decode step, on average
+    sent = t1 + 3.5 * d
+    _, b0 = times(sent, 0, 0.0)
+    _, b20 = times(sent, 20, 0.9)  # B's 100 + A's 1 under 0.9 x 2,048 = 1,843 tokens: it waits
+    assert b20 - b0 == pytest.approx(20 * d, rel=0.03)
+    _, b5 = times(sent, 5, 0.9)
+    assert b5 - b0 == pytest.approx(5 * d, rel=0.03)
+    # Its tokens reach the share: 101 >= 0.04 x 2,048 = 81.92, so it runs at once, as it does where either is 0
+    # (the token test passes at a ratio of 0; the count's at 0 iterations).
+    assert times(sent, 20, 0.04)[1] == b0 == times(sent, 20, 0.0)[1] == times(sent, 0, 0.9)[1]
+    # Nothing decodes when B comes (A has ended): it runs at once.
+    after = float(A["finish"][0]) + 10 * d
+    assert times(after, 20, 0.9)[1] == times(after, 0, 0.0)[1]
+    # A's own first token never waits (nothing decodes beside it).
+    assert times(sent, 20, 0.9)[0] == t1
+    doc = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    assert f"request A decoding alone at about {d * 1e3:.1f} ms a step, request B (100 prompt tokens)" in doc
+    assert f"B runs 20 of A's steps later than without waiting ({(b20 - b0) * 1e3:.0f} ms), at N = 5 five" in doc
+    assert round(0.9 * 2048) == 1843 and 0.04 * 2048 == pytest.approx(81.92)
+
+
+def test_batch_waiting_is_tensorrt_llms_and_refused_elsewhere_in_one_line(cli):
+    base = ("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "-n", "20", "--policies", "paged-16")
+    wait = ("--batch-wait-iters", "20", "--batch-wait-ratio", "0.9")
+    one_line_error(cli(*base, "--engine", "vllm", *wait), "it is TensorRT-LLM's batch_wait_timeout_iters")
+    one_line_error(cli(*base, "--engine", "sglang", *wait), "--batch-wait-iters")
+    one_line_error(cli(*base, "--engine", "trtllm@0.19", *wait), "from 1.1 (its PyTorch backend)")
+    one_line_error(cli(*base, "--engine", "trtllm", "--batch-wait-iters", "-1"), "--batch-wait-iters")
+    one_line_error(cli(*base, "--engine", "trtllm", "--batch-wait-iters", "2.5"), "--batch-wait-iters")
+    one_line_error(cli(*base, "--engine", "trtllm", "--batch-wait-ratio", "1.5"), "--batch-wait-ratio")
+    one_line_error(cli(*base, "--engine", "trtllm", "--batch-wait-ratio", "nan"), "--batch-wait-ratio")
+    d = cli(*base, "--engine", "trtllm", *wait, "--json").json()
+    assert any(
+        a.startswith("--batch-wait-iters 20 and --batch-wait-ratio 0.9: while requests decode, new prompts wait up to 20")
+        for a in d["assumptions"]
+    )
+    one = cli(*base, "--engine", "trtllm", "--batch-wait-iters", "20", "--json").json()
+    assert any("no prompt waits (TensorRT-LLM waits only where both are above 0" in a for a in one["assumptions"])

@@ -253,6 +253,36 @@ def recv_interval(v: str) -> int:
     return need_count(v, "--scheduler-recv-interval", maximum=1_000_000, noun="a number of decode steps")
 
 
+BatchWaitIters = Annotated[
+    str,
+    typer.Option(
+        "--batch-wait-iters",
+        metavar="<iterations>",
+        help="TensorRT-LLM's batch_wait_timeout_iters (1.1 on, with --batch-wait-ratio): while requests decode, new "
+        "prompts wait up to this many iterations to run together.",
+    ),
+]
+
+
+def batch_wait_iters(v: str) -> int:
+    return need_count(v, "--batch-wait-iters", minimum=0, maximum=1_000_000, noun="a number of iterations")
+
+
+BatchWaitRatio = Annotated[
+    str,
+    typer.Option(
+        "--batch-wait-ratio",
+        metavar="<share>",
+        help="TensorRT-LLM's batch_wait_max_tokens_ratio: the waiting prompts run at once when their tokens, and one a "
+        "decoding request, reach this share of --max-num-batched-tokens (e.g. 0.9).",
+    ),
+]
+
+
+def batch_wait_ratio(v: str) -> float:
+    return parse_float(v, "--batch-wait-ratio", 0.0, 1.0, "a share from 0 to 1, e.g. 0.9", open_low=False)
+
+
 RequestOverhead = Annotated[
     Optional[str],
     typer.Option(

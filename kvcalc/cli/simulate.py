@@ -95,6 +95,8 @@ def simulate(
     ignore_eos: opt.IgnoreEos = False,
     schedule_conservativeness: opt.Conservativeness = "1",
     scheduler_recv_interval: opt.RecvInterval = "1",
+    batch_wait_iters: opt.BatchWaitIters = "0",
+    batch_wait_ratio: opt.BatchWaitRatio = "0",
     pool: opt.Pool = None,
     util: opt.Util = None,
     plot: Annotated[bool, typer.Option("--plot", help="Draw KV memory over time in the terminal.")] = False,
@@ -221,6 +223,8 @@ def simulate(
         ignore_eos=ignore_eos,
         schedule_conservativeness=opt.conservativeness(schedule_conservativeness),
         recv_interval=every,
+        batch_wait_iters=opt.batch_wait_iters(batch_wait_iters),
+        batch_wait_ratio=opt.batch_wait_ratio(batch_wait_ratio),
     )
     progress, done = _progress(not as_json, n * len(pols))
     try:

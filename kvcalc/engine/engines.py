@@ -750,6 +750,36 @@ class Engine:
                 "1, or dp 1",
             )
 
+    def check_batch_wait(self, iters: int, ratio: float, dp: int = 1) -> None:
+        """Refuse batch waiting this release does not do: TensorRT-LLM's batch_wait_timeout_iters (a whole number of
+        iterations, 0 or more) and batch_wait_max_tokens_ratio (a share, 0 to 1), which its PyTorch backend applies from
+        1.1 (NVIDIA/TensorRT-LLM#7287, to the 1.1 branch by #7416; tensorrt_llm/_torch/pyexecutor/py_executor.py
+        _schedule and _waiting_requests, read in an unversioned copy, the release's own wheel being on
+        pypi.nvidia.com, out of reach here): while generation requests run, the context requests the scheduler
+        picked are held back an iteration at a time, each such iteration counted, until the count reaches the
+        iterations or the context requests' prompt tokens and one a generation request reach the ratio of
+        max_num_tokens; then they all run and the count starts again. Not under attention data parallelism
+        (``dp`` > 1), which kvcalc's TensorRT-LLM rules do not model."""
+        if iters == 0 and ratio == 0:
+            return
+        if isinstance(iters, bool) or not isinstance(iters, int) or iters < 0:
+            raise KvcalcError(f"{iters!r} is not a whole number of iterations", "batch_wait_iters", "0 or more")
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 <= ratio <= 1:
+            raise KvcalcError(f"{ratio!r} is out of range", "batch_wait_ratio", "a share from 0 to 1, e.g. 0.9")
+        if self.name != "trtllm" or self.older_than(1):
+            raise KvcalcError(
+                f"batch waiting with {self.title}: it is TensorRT-LLM's batch_wait_timeout_iters and "
+                "batch_wait_max_tokens_ratio, from 1.1 (its PyTorch backend)",
+                "batch_wait_iters",
+                "0 (no waiting), or a TensorRT-LLM engine from 1.1 (trtllm)",
+            )
+        if dp > 1:
+            raise KvcalcError(
+                f"batch waiting under attention data parallelism (dp {dp}): TensorRT-LLM skips it there",
+                "batch_wait_iters",
+                "0, or dp 1",
+            )
+
     @property
     def token_ratio(self) -> TokenRatio | None:
         """SGLang's reserve for running requests' output tokens at admission (TokenRatio), from 0.4.0; None for

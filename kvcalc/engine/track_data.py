@@ -8,13 +8,13 @@ CORPUS_RUNS = 663
 GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
     "dense/1": {
         "mean_tpot": (135, 0.0194, -0.0448, 0.065),
-        "output_throughput": (165, -0.0259, -0.0852, 0.0391),
-        "mean_ttft": (154, -0.0307, -0.2034, 0.1219),
+        "output_throughput": (165, -0.0262, -0.0852, 0.0391),
+        "mean_ttft": (154, -0.0191, -0.1688, 0.1529),
     },
     "dense/2-4": {
-        "mean_tpot": (82, 0.0128, -0.1202, 0.1302),
-        "output_throughput": (89, 0.0012, -0.1082, 0.1652),
-        "mean_ttft": (82, -0.2516, -0.4403, -0.0476),
+        "mean_tpot": (82, 0.0128, -0.1202, 0.1277),
+        "output_throughput": (89, 0.0012, -0.1084, 0.1652),
+        "mean_ttft": (82, -0.1164, -0.3505, 0.1258),
     },
     "dense/5+": {
         "mean_tpot": (82, -0.0492, -0.1695, 0.0075),

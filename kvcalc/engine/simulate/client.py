@@ -91,6 +91,16 @@ class Client:
             heapq.heappop(heap)
             self.head = heap[0] if heap else None
 
+    def waiting_tokens(self, t: float, prompts: list[int]) -> int:
+        """The prompt tokens of the requests that have reached the engine by ``t`` and that it has not taken."""
+        if self.limit is None:
+            total, order, at, p = 0, self._order, self._at, self._pos
+            while p < self.n and at[order[p]] <= t:
+                total += prompts[order[p]]
+                p += 1
+            return total
+        return sum(prompts[i] for reach, i in self._heap if reach <= t)
+
     def finished(self, t: float) -> None:
         """A request ended at ``t``: under a concurrency limit its slot sends the next one."""
         if self.limit is None:

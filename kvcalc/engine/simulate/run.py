@@ -180,6 +180,7 @@ def simulate(
         raise KvcalcError(f"{len(wl.silent):,} silent flags for {count_of(n, 'request')}", "silent", "one flag a request")
     st.constants.check()
     engine.check_recv_interval(st.recv_interval, dp)
+    engine.check_batch_wait(st.batch_wait_iters, st.batch_wait_ratio, dp)
     c = st.schedule_conservativeness
     if not (isinstance(c, (int, float)) and not isinstance(c, bool) and 0 <= c <= 100):
         raise KvcalcError(f"{c!r} is out of range", "schedule_conservativeness", "a number from 0 to 100, e.g. 0.3 or 1.3")
@@ -418,6 +419,17 @@ def simulate(
             f"--scheduler-recv-interval {st.recv_interval:,}: while requests decode, the scheduler takes in the requests "
             f"that reached it every {st.recv_interval:,} decode steps, at once after a prompt step and while idle "
             "(SGLang's scheduler_recv_skipper.py: a decode step weighs 1, a prompt step 1,000)"
+        )
+    if st.batch_wait_iters or st.batch_wait_ratio:
+        tokens = st.batch_wait_ratio * st.max_num_batched_tokens
+        assumptions.append(
+            f"--batch-wait-iters {st.batch_wait_iters:,} and --batch-wait-ratio {st.batch_wait_ratio:g}: "
+            + (
+                f"while requests decode, new prompts wait up to {st.batch_wait_iters:,} iterations, until their tokens and "
+                f"one a decoding request reach {tokens:,.0f} (TensorRT-LLM's py_executor.py _waiting_requests)"
+                if st.batch_wait_iters > 0 and tokens > 0
+                else "no prompt waits (TensorRT-LLM waits only where both are above 0: py_executor.py _waiting_requests)"
+            )
         )
     if cost.admit_lag:
         assumptions.append(

@@ -259,7 +259,18 @@ def serve(
     # ``vis`` is then the start of the step whose end the last decision came at.
     lag = cost.admit_lag
     ride = cost.tail_step  # (StepModel.tail_step: tail_step below)
-    gate = N > 1 or lag
+    recv_gate = N > 1 or lag
+    # TensorRT-LLM's batch waiting (SimSettings.batch_wait_iters and batch_wait_ratio; Engine.check_batch_wait): while
+    # requests decode, the prompts that reached the engine wait, an iteration at a time (``bwc`` counts those its
+    # scheduler held them back), until the count reaches bw_n or their tokens and one a decoding request reach bw_tok;
+    # then every prompt that had reached it runs (``vis``: arrivals up to then are let through) and the count starts
+    # again. Without decoding requests nothing waits. Both must be set: at a ratio of 0 the token test always passes,
+    # at 0 iterations the count's (py_executor.py _waiting_requests).
+    bw_n = st.batch_wait_iters
+    bw_tok = st.batch_wait_ratio * st.max_num_batched_tokens
+    bw = bw_n > 0 and bw_tok > 0
+    bwc = 0
+    gate = recv_gate or bw
     # vLLM V0 (StepModel.decode_graph_max_len): a decode step replays its CUDA graph only while its longest sequence
     # is at most max_seq_len_to_capture (8,192; no sequence passes max_model_len, the other bound). The decoding
     # requests' bases, largest first (lazily: an entry whose request left, or came back with another base, is stale).
@@ -619,6 +630,17 @@ def serve(
                     preempt_until_fits()
                 u_last = l_last = -1
         skipped = False
+        if bw:
+            if not dec_base:
+                vis = now  # nothing decodes: the prompts run at once (_schedule does not hold them back)
+            else:
+                pk = client.head
+                if (
+                    pk is not None
+                    and vis < pk[0] <= now
+                    and (bwc >= bw_n or client.waiting_tokens(now, P) + len(dec_base) >= bw_tok)
+                ):
+                    vis, bwc = now, 0  # this iteration's scheduler lets the waiting prompts through
         if front:
             if front[0] != blocked or alloc.version != blocked_at:
                 admit()
@@ -681,7 +703,7 @@ def serve(
             t0 = now
             now += dt
             steps += 1
-            if gate:
+            if recv_gate:
                 # A step with prompt work weighs 1000: the next loop takes requests in. The overlap loop counts the
                 # step it launched, so it took them in as this step began (for the step after it).
                 vis = t0 if lag else now
@@ -795,7 +817,23 @@ def serve(
                 foreign -= 1.0
                 e = span_s(lines(nd, mean, 0, 0.0, 0.0, True), 1)
                 dt = e if e > foreign_dt else foreign_dt
-            elif gate:
+            elif bw:
+                if not front and not behind and pk is not None and pk[0] > vis and r_now < mns:
+                    # The prompt at the head is held back from the first iteration after it reaches the engine (k0) to
+                    # the one at which the count reaches bw_n, or at once if its tokens pass the budget's share.
+                    if pk[0] <= now:
+                        k0 = 0
+                    elif dt >= pk[0] - now:
+                        k0 = span_until(ln, pk[0] - now, K, True)[0]  # the step in which it reaches the engine
+                    else:
+                        k0 = K  # it reaches the engine after the span
+                    if k0 < K:
+                        k = k0 if client.waiting_tokens(pk[0], P) + nd >= bw_tok else k0 + bw_n - bwc
+                        if k < K:
+                            K = k if k > 0 else 1
+                            dt = span_s(ln, K)
+                        bwc += K - k0
+            elif recv_gate:
                 if not front and not behind and pk is not None and pk[0] > vis and r_now < mns and fits_first(pk[1], nd, h0):
                     # Taken in at the first receive once it has reached the scheduler: every N decode steps, the
                     # next at the end of step N - since; with the overlap loop (which counts the step it launched)
@@ -817,7 +855,7 @@ def serve(
                     K, dt = span_until(ln, pk[0] - now, K, True)
             if others and own_prompt_steps and now > 0:
                 foreign += K * -math.expm1(-others * own_prompt_steps / now * dt / K)
-            if gate:
+            if recv_gate:
                 # The receives this span passed: the last one took in whatever had reached the scheduler by then (with
                 # the overlap loop, one step earlier: at the start of a step, not its end).
                 tot = since + K

@@ -104,6 +104,14 @@ class SimSettings:
     a decode step weighs 1, an idle loop 1, any other forward mode 1,000 against the interval; read in 0.5.2, 0.5.3,
     0.5.5, 0.5.7, 0.5.9 and 0.5.14, its weights in environ.py from 0.5.7 and 0.5.23). 1: every step (vLLM, and
     SGLang's default)."""
+    batch_wait_iters: int = 0
+    """TensorRT-LLM's batch_wait_timeout_iters: while requests decode, the new prompts the scheduler picked wait up to this
+    many iterations to be run together, until the iterations pass or their tokens reach batch_wait_ratio of the token
+    budget (py_executor.py _waiting_requests; Engine.check_batch_wait). 0: they run at once (the default, and every other
+    engine)."""
+    batch_wait_ratio: float = 0.0
+    """TensorRT-LLM's batch_wait_max_tokens_ratio: the waiting prompts run at once when their tokens and the decoding
+    requests' one each reach this share of max_num_batched_tokens (its max_num_tokens)."""
     ignore_eos: bool = False
     """The client's requests ask the engine to ignore EOS (SGLang's bench_serving sends ignore_eos unless
     --disable-ignore-eos; vllm bench serve with --ignore-eos): their outputs are their max_tokens, as the replay takes
