@@ -1482,3 +1482,18 @@ def test_batch_waiting_is_tensorrt_llms_and_refused_elsewhere_in_one_line(cli):
     )
     one = cli(*base, "--engine", "trtllm", "--batch-wait-iters", "20", "--json").json()
     assert any("no prompt waits (TensorRT-LLM waits only where both are above 0" in a for a in one["assumptions"])
+
+
+def test_the_cudagraph_mode_is_vllms_and_refused_elsewhere_in_one_line(cli):
+    base = ("simulate", "--model", "llama3.1-8b", "--gpu", "h100", "-n", "20", "--policies", "paged-16")
+    one_line_error(cli(*base, "--engine", "sglang", "--cudagraph-mode", "full_decode_only"), "it is vLLM's")
+    one_line_error(cli(*base, "--engine", "vllm@0.8", "--cudagraph-mode", "full_decode_only"), "--cudagraph-mode")
+    one_line_error(cli(*base, "--engine", "vllm", "--cudagraph-mode", "none"), "NONE and FULL are not modelled")
+    one_line_error(cli(*base, "--engine", "vllm", "--cudagraph-mode", "full-decode"), "did you mean full_decode_only")
+    d = cli(*base, "--engine", "vllm@0.10", "--cudagraph-mode", "full_decode_only", "--json").json()
+    assert any("a step carrying prompt tokens runs without CUDA graphs" in a for a in d["assumptions"])
+    plan = ("plan", "-m", "llama3.1-8b", "--gpus", "h100", "-e", "vllm@0.10", "--rate", "5", "--tpot", "50ms", "--prompt", "200")
+    eager, graphed = (
+        cli(*plan, *mode, "--json").json()["best"]["ttft_s"] for mode in (("--cudagraph-mode", "full_decode_only"), ())
+    )
+    assert eager > graphed  # plan's closed form prices the prompt steps eagerly too (StepModel.prefill_eager)

@@ -3240,3 +3240,37 @@ def test_sglang_0_5_10_to_0_5_19_replay_an_mla_models_prompt_graphs_up_to_2048_t
     # The simulator's spans follow it: a span carrying 3,000 prompt tokens beside 10 decodes pays the host's issue.
     m0, _, c0, _, o = capped.lines(10, 500.0, 3000)
     assert max(m0, c0) + o >= issue
+
+
+def test_vllms_full_decode_only_cudagraph_mode_runs_prompt_steps_eagerly():
+    # vLLM's cudagraph_mode FULL_DECODE_ONLY (vllm/config/compilation.py CUDAGraphMode, 0.10.2: "Mixed prefill-decode
+    # batches are run without cudagraphs"): a step that carries prompt tokens takes at least the host's issue of its
+    # kernels, each at eager_host_s (42 us), where the release's piecewise graphs would replay it; decode-only steps keep
+    # their full graphs. Llama-3.3-70B fp8 at TP 8 on B200s, a 927-token prompt alone: the GPU's work is a few ms, so
+    # the step is the issue of its kernels (their count as layer_kernels gives them at fp8, 80 layers).
+    from kvcalc.engine.engines import engine, with_cudagraph_mode
+    from kvcalc.errors import KvcalcError
+
+    m, g = resolve_model("llama3.3-70b"), resolve_gpu("b200")
+    e = engine("vllm@0.10")
+    on = StepModel(m, g, kv_dtype("fp8"), 8, engine=with_cudagraph_mode(e, "full_decode_only"), weight_dtype="fp8")
+    off = StepModel(m, g, kv_dtype("fp8"), 8, engine=e, weight_dtype="fp8")
+    assert on.prefill_eager and not off.prefill_eager
+    kernels = on.prompt_kernels.total
+    assert kernels % 80 == 0 and on.eager_prompt_total_s == pytest.approx(kernels * 42e-6)
+    prompt_on, prompt_off = on.step(0, 0.0, 927).t_step_s, off.step(0, 0.0, 927).t_step_s
+    assert prompt_off < on.eager_prompt_total_s <= prompt_on < on.eager_prompt_total_s + 2e-3
+    # (the host's own step work, fixed_s and 4 us a request, before the forward: eager_extra_s)
+    assert on.step(8, 1000).t_step_s == off.step(8, 1000).t_step_s  # decode steps as before
+    text = " ".join((Path(__file__).parent.parent / "docs" / "simulation.md").read_text().split())
+    assert kernels == 1120 and f"{on.eager_prompt_total_s * 1e3:.1f}" == "47.0"
+    assert (f"{prompt_on * 1e3:.1f}", f"{prompt_off * 1e3:.1f}") == ("47.5", "27.5")
+    assert "1,120 kernels at 42 us, 47.0 ms, so the step takes 47.5 ms" in text and "piecewise graphs run it in 27.5 ms" in text
+    for mode in ("default", "piecewise", "full_and_piecewise"):
+        assert with_cudagraph_mode(e, mode) == e
+    for bad, says in (("none", "NONE and FULL are not modelled"), ("fulldecode", "did you mean full_decode_only")):
+        with pytest.raises(KvcalcError, match=says):
+            with_cudagraph_mode(e, bad)
+    for other in ("sglang", "trtllm", "vllm@0.8"):
+        with pytest.raises(KvcalcError, match="it is vLLM's compilation_config cudagraph_mode"):
+            with_cudagraph_mode(engine(other), "full_decode_only")

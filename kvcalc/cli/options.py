@@ -91,6 +91,15 @@ AttentionBackend = Annotated[
         "floor priced).",
     ),
 ]
+CudagraphMode = Annotated[
+    Optional[str],
+    typer.Option(
+        "--cudagraph-mode",
+        metavar="<mode>",
+        help="vLLM's compilation_config cudagraph_mode (0.10 on): default (the release's own), piecewise, "
+        "full_and_piecewise or full_decode_only (a step that carries prompt tokens runs without CUDA graphs).",
+    ),
+]
 MoeBackend = Annotated[
     Optional[str],
     typer.Option(
@@ -448,12 +457,23 @@ def weight_dtype(v: str | None) -> str | None:
 
 
 def engine(
-    v: str, attention_backend: str | None = None, moe_backend: str | None = None, all_reduce_backend: str | None = None
+    v: str,
+    attention_backend: str | None = None,
+    moe_backend: str | None = None,
+    all_reduce_backend: str | None = None,
+    cudagraph_mode: str | None = None,
 ) -> Any:
-    from kvcalc.engine.engines import engine as parse_engine, with_all_reduce_backend, with_attention_backend, with_moe_backend
+    from kvcalc.engine.engines import (
+        engine as parse_engine,
+        with_all_reduce_backend,
+        with_attention_backend,
+        with_cudagraph_mode,
+        with_moe_backend,
+    )
 
     e = with_attention_backend(parse_engine(v, "--engine"), attention_backend, "--attention-backend")
-    return with_all_reduce_backend(with_moe_backend(e, moe_backend, "--moe-backend"), all_reduce_backend, "--all-reduce-backend")
+    e = with_all_reduce_backend(with_moe_backend(e, moe_backend, "--moe-backend"), all_reduce_backend, "--all-reduce-backend")
+    return with_cudagraph_mode(e, cudagraph_mode, "--cudagraph-mode")
 
 
 def check_backend(model: Any, gpus: list[Any], eng: Any) -> None:

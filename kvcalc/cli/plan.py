@@ -60,6 +60,7 @@ def plan(
     kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.EngineOpt = "vllm",
     attention_backend: opt.AttentionBackend = None,
+    cudagraph_mode: opt.CudagraphMode = None,
     moe_backend: opt.MoeBackend = None,
     all_reduce_backend: opt.AllReduceBackend = None,
     max_gpus: Annotated[
@@ -133,7 +134,7 @@ def plan(
         raise KvcalcError(f"--ep {ep[:20]!r}", "--ep", "on, off or both")
     if dp is not None and not dp_sizes:
         raise KvcalcError("no DP sizes given", "--dp", "a comma-separated list such as 1,8,16")
-    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend)
+    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend, cudagraph_mode)
     wd = opt.weight_dtype(weight_dtype)
     frac = opt.fraction(util, "--util")
     every = opt.recv_interval(scheduler_recv_interval)

@@ -52,6 +52,7 @@ def roofline(
         str, typer.Option("--engine", "-e", metavar="<engine>", help="Engine whose KV pool decides which batches fit.")
     ] = "vllm",
     attention_backend: opt.AttentionBackend = None,
+    cudagraph_mode: opt.CudagraphMode = None,
     moe_backend: opt.MoeBackend = None,
     all_reduce_backend: opt.AllReduceBackend = None,
     allreduce: Annotated[
@@ -92,7 +93,7 @@ def roofline(
     m, g, origin = opt.model_and_gpu(model, gpu)
     batches = parse_count_list(batch, "--batch")
     seqs = parse_token_list(seq, "--seq")
-    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend)
+    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend, cudagraph_mode)
     opt.check_backend(m, [g], eng)
     r = run_roofline(
         m,

@@ -86,6 +86,7 @@ def simulate(
     kv_dtype: opt.KVDtypeOpt = "auto",
     engine: opt.PoolEngine = "vllm",
     attention_backend: opt.AttentionBackend = None,
+    cudagraph_mode: opt.CudagraphMode = None,
     moe_backend: opt.MoeBackend = None,
     all_reduce_backend: opt.AllReduceBackend = None,
     max_num_seqs: opt.MaxNumSeqs = None,
@@ -127,7 +128,7 @@ def simulate(
     m, g, origin = opt.model_and_gpu(model, gpu)
     t = opt.parallel(tp, "--tp")
     kv = opt.kv(kv_dtype, weight_dtype)
-    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend)
+    eng = opt.engine(engine, attention_backend, moe_backend, all_reduce_backend, cudagraph_mode)
     opt.check_backend(m, [g], eng)
     # Without --max-len: a preset workload keeps to 2,048 tokens, as vllm bench serve's ShareGPT sampling
     # does (vllm/benchmarks/datasets.py, is_valid_sequence: max_total_len=2048); lengths the user gives

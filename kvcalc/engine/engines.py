@@ -2254,6 +2254,36 @@ def with_all_reduce_backend(e: Engine, name: str | None, where: str = "all_reduc
     return e if on is None else replace(e, custom_allreduce=on)
 
 
+CUDAGRAPH_MODES = ("default", "piecewise", "full_and_piecewise", "full_decode_only")
+"""What --cudagraph-mode names (vLLM's compilation_config cudagraph_mode, from 0.10.2): the release's own, its piecewise
+graphs for every step (0.10's default) or full graphs for decode steps beside them (0.11's), in which prompt steps replay
+graphs; or FULL_DECODE_ONLY, full graphs for decode-only steps and none for a step that carries prompt tokens."""
+
+
+def with_cudagraph_mode(e: Engine, mode: str | None, where: str = "cudagraph_mode") -> Engine:
+    """``e`` with vLLM's cudagraph_mode ``mode`` (CUDAGRAPH_MODES; None, "" or "default": the release's own): under
+    FULL_DECODE_ONLY a step that carries prompt tokens runs without CUDA graphs ("Mixed prefill-decode batches are run
+    without cudagraphs", vllm/config/compilation.py CUDAGraphMode, read in 0.10.2; Engine.prefill_graphs False), the
+    others leave the release's graphs as they are. NONE and FULL are not modelled: refused in one line, as is the mode
+    with another engine or before 0.10.2."""
+    key = _backend_key(
+        mode,
+        CUDAGRAPH_MODES,
+        "cudagraph mode",
+        where,
+        "default, piecewise, full_and_piecewise or full_decode_only (NONE and FULL are not modelled)",
+    )
+    if key == "default":
+        return e
+    if e.name != "vllm" or e.older_than(0, 10):
+        raise KvcalcError(
+            f"a cudagraph mode with {e.title}: it is vLLM's compilation_config cudagraph_mode, read from 0.10.2 on",
+            where,
+            "default, or a vLLM engine from 0.10 (vllm@0.10, vllm@0.11)",
+        )
+    return replace(e, prefill_graphs=False) if key == "full_decode_only" else e
+
+
 def with_attention_backend(e: Engine, backend: str | None, where: str = "attention_backend") -> Engine:
     """``e`` running the decode attention kernel ``backend`` names (None, "" or "default": the release's
     own). Only SGLang's Triton backend, in the releases whose splits the step model follows
