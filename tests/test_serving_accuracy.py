@@ -576,19 +576,20 @@ def test_the_track_records_band_holds_about_half_of_the_runs_left_out():
     # (205 for TPOT until SGLang's overlap loop ran a step past a request's end, the same day)
     # ([(204, 419), (236, 483), (220, 451)] until the twenty-seventh held-out set joined, the same day)
     # ([(208, 425), (238, 489), (223, 457)] until the twenty-eighth held-out set joined, the same day; 324 for output
-    # throughput until TensorRT-LLM's batch waiting was modelled, the same day)
-    assert counts == [(291, 594), (325, 658), (308, 626)]
+    # throughput until TensorRT-LLM's batch waiting was modelled, the same day; 291 for TPOT and 325 for output throughput
+    # until the MI325X took the MI300X's measured tables, the same day)
+    assert counts == [(292, 594), (324, 658), (308, 626)]
     shares = [round(100 * i / n) for i, n in counts]
     assert (min(shares), max(shares)) == (49, 49)
     assert (
-        "in 291 of 594 runs for TPOT (208 of 425 until the twenty-eighth held-out set joined, 2026-12-07; 204 of 419 until the twenty-seventh held-out set joined, 2026-12-07; 205 until SGLang's overlap loop ran a step past a request's end, 2026-12-07; 178 of 368 until the twenty-sixth held-out set joined, 2026-12-07; 175 of 363 until the twenty-fifth held-out set joined, 2026-12-07; 174 until data-parallel attention's gather and scatter took NCCL's measured times, 2026-12-07; 175 until SGLang 0.5.3 to 0.5.9's compiled router was charged for GLM-4.x, 2026-12-07; 174 until vLLM V0's decodes past max_seq_len_to_capture ran without CUDA graphs, 2026-12-06; 175 until SGLang 0.4.1.post7 to 0.4.4.post3 kept their overlap scheduler under DP attention, 2026-12-06; 174 until SGLang 0.4.1 to 0.4.4's Triton MLA decode was priced, 2026-12-06; 169 of 352 until the twenty-third held-out set joined, 2026-12-06; 170 until SGLang's steps of over 2,048 tokens were charged the norms their all-reduces no longer fuse, 2026-12-06; 171 until the MLA down projections were counted as each release runs them, 2026-12-06; 164 of 341 until the twenty-second held-out set joined, 2026-12-06; 160 of 331 until the twenty-first held-out set joined, 2026-12-06; 155 of 322 until the twentieth's ERNIE-4.5 runs joined, the same day; 149 of 313 until the twentieth held-out set joined, the same day; 121 of 259 until the nineteenth held-out set joined, the same day; 118 of 252 until the eighteenth held-out set joined, 2026-12-05; 100 of 217 until the seventeenth held-out set joined, the same day; 99 of 214 until the sixteenth held-out set joined, the same day; 91 of 200 until the fifteenth held-out set joined, the same day; 90 until TensorRT-LLM's overlap scheduler was counted, 2026-12-05; 89 of 197 until "
+        "in 292 of 594 runs for TPOT (291 until the MI325X took the MI300X's measured tables, 2026-12-07; 208 of 425 until the twenty-eighth held-out set joined, 2026-12-07; 204 of 419 until the twenty-seventh held-out set joined, 2026-12-07; 205 until SGLang's overlap loop ran a step past a request's end, 2026-12-07; 178 of 368 until the twenty-sixth held-out set joined, 2026-12-07; 175 of 363 until the twenty-fifth held-out set joined, 2026-12-07; 174 until data-parallel attention's gather and scatter took NCCL's measured times, 2026-12-07; 175 until SGLang 0.5.3 to 0.5.9's compiled router was charged for GLM-4.x, 2026-12-07; 174 until vLLM V0's decodes past max_seq_len_to_capture ran without CUDA graphs, 2026-12-06; 175 until SGLang 0.4.1.post7 to 0.4.4.post3 kept their overlap scheduler under DP attention, 2026-12-06; 174 until SGLang 0.4.1 to 0.4.4's Triton MLA decode was priced, 2026-12-06; 169 of 352 until the twenty-third held-out set joined, 2026-12-06; 170 until SGLang's steps of over 2,048 tokens were charged the norms their all-reduces no longer fuse, 2026-12-06; 171 until the MLA down projections were counted as each release runs them, 2026-12-06; 164 of 341 until the twenty-second held-out set joined, 2026-12-06; 160 of 331 until the twenty-first held-out set joined, 2026-12-06; 155 of 322 until the twentieth's ERNIE-4.5 runs joined, the same day; 149 of 313 until the twentieth held-out set joined, the same day; 121 of 259 until the nineteenth held-out set joined, the same day; 118 of 252 until the eighteenth held-out set joined, 2026-12-05; 100 of 217 until the seventeenth held-out set joined, the same day; 99 of 214 until the sixteenth held-out set joined, the same day; 91 of 200 until the fifteenth held-out set joined, the same day; 90 until TensorRT-LLM's overlap scheduler was counted, 2026-12-05; 89 of 197 until "
         "the TensorRT-LLM runs at EP = TP joined, the same day; 80 of 180 until "
         "the fourteenth held-out set joined, the same day; 74 of 168 until the "
         "thirteenth held-out set joined, the same day; 68 of 152 until the "
         "twelfth held-out set joined, the same day; 68 of 149 until the eleventh "
         "held-out set joined, the same day; 67 until fp8 fused-MoE calls took their own floor, 2026-12-05; 68 until MiniMax-M2's norms were charged their kernels, 2026-12-05; 66 until Gated "
         "DeltaNet layers were charged the kernels they launch, 2026-12-05; 67 while SGLang's Triton decode kernel was priced "
-        "without its blocks' turns, the same day), 325 of 658 for output throughput (324 until TensorRT-LLM's batch waiting was modelled, 2026-12-07; 238 of 489 until the twenty-eighth held-out set joined, 2026-12-07; 236 of 483 until the twenty-seventh held-out set joined, 2026-12-07; 211 of 432 until the twenty-sixth held-out set joined, 2026-12-07; 208 of 427 until the twenty-fifth held-out set joined, 2026-12-07; 209 until a retracted request rejoined SGLang's waiting queue at its tail, 2026-12-07; 207 of 424 until the twenty-fourth set's sweep runs joined, the same day; 199 of 406 until the twenty-fourth set joined, the same day; 198 until the B200's Triton fused-MoE calls took their own measured share, 2026-12-06; 192 of 395 until the twenty-third set joined; 193 until the MLA down projections were counted as each release runs them, 2026-12-06; 188 of 384 until the twenty-second set joined; 187 until vLLM 0.7's materialized MLA path was charged five matmuls a layer, 2026-12-06; 182 of 374 until the twenty-first set joined; 178 of 365 until the twentieth's ERNIE-4.5 runs joined; 175 of 356 until the twentieth set joined; 148 of 302 until the nineteenth set joined; 143 of 295 until the eighteenth set joined; 126 of 260 until the seventeenth set joined; 123 of 257 until the sixteenth set joined; 116 of 243 until the fifteenth set joined; 115 until TensorRT-LLM's overlap scheduler was counted; "
+        "without its blocks' turns, the same day), 324 of 658 for output throughput (325 until the MI325X took the MI300X's measured tables, 2026-12-07; 324 until TensorRT-LLM's batch waiting was modelled, 2026-12-07; 238 of 489 until the twenty-eighth held-out set joined, 2026-12-07; 236 of 483 until the twenty-seventh held-out set joined, 2026-12-07; 211 of 432 until the twenty-sixth held-out set joined, 2026-12-07; 208 of 427 until the twenty-fifth held-out set joined, 2026-12-07; 209 until a retracted request rejoined SGLang's waiting queue at its tail, 2026-12-07; 207 of 424 until the twenty-fourth set's sweep runs joined, the same day; 199 of 406 until the twenty-fourth set joined, the same day; 198 until the B200's Triton fused-MoE calls took their own measured share, 2026-12-06; 192 of 395 until the twenty-third set joined; 193 until the MLA down projections were counted as each release runs them, 2026-12-06; 188 of 384 until the twenty-second set joined; 187 until vLLM 0.7's materialized MLA path was charged five matmuls a layer, 2026-12-06; 182 of 374 until the twenty-first set joined; 178 of 365 until the twentieth's ERNIE-4.5 runs joined; 175 of 356 until the twentieth set joined; 148 of 302 until the nineteenth set joined; 143 of 295 until the eighteenth set joined; 126 of 260 until the seventeenth set joined; 123 of 257 until the sixteenth set joined; 116 of 243 until the fifteenth set joined; 115 until TensorRT-LLM's overlap scheduler was counted; "
         "112 of 240 until the TensorRT-LLM runs at EP = TP "
         "joined; 104 of 223 until the fourteenth set "
         "joined; 99 of 211 until the thirteenth set joined; "
@@ -1494,8 +1495,10 @@ def test_the_thirteenth_held_out_set_is_as_the_doc_says():
     # TPOT 15% until TensorRT-LLM's overlap scheduler was counted, 2026-12-05; [14, 14, 26, 14] and +3% until SGLang's
     # FlashAttention 3 MLA call was taken on Hopper from 0.4.5.post1, 2026-12-06.
     # ([12, 12, 26, 12] until SGLang's overlap loop took requests in a step late, 2026-12-07; [12, 12, 23, 12] until
-    # TensorRT-LLM's batch waiting was modelled, the same day)
-    assert mae == [12, 12, 24, 12] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (-4, 4)
+    # TensorRT-LLM's batch waiting was modelled, the same day; [12, 12, 24, 12] until the MI325X took the MI300X's
+    # measured tables, the same day)
+    assert mae == [13, 13, 21, 13] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (-4, 4)
+    assert "13%, 13%, 21% and 13%, TP 8 TPOT bias -4%, since the MI325X takes the MI300X's measured tables" in text
     assert "12%, 12%, 24% and 12%, TP 8 TPOT bias -4%, since TensorRT-LLM's batch waiting is modelled" in text
     assert "12%, 12%, 23% and 12%, TP 8 TPOT bias -4%, since SGLang's overlap loop takes requests in a step late" in text
     assert "12%, 12%, 26% and 12%, TP 8 TPOT bias -4%, since SGLang's FlashAttention 3 MLA call is taken on Hopper" in text
@@ -1519,8 +1522,11 @@ def test_the_thirteenth_held_out_set_is_as_the_doc_says():
         pct("gpt-oss", "mean_tpot_ms")[-1],
     ) == (-13, -6)
     assert "gpt-oss-120b 7% to 16% high, TPOT 6% to 13% low" in text
-    # (-22 and 31 until TensorRT-LLM's batch waiting was modelled, 2026-12-07)
-    assert (pct("llama")[0], pct("llama")[-1]) == (-23, 16) and pct("trtllm", "mean_tpot_ms") == [30]
+    # (-22 and 31 until TensorRT-LLM's batch waiting was modelled, 2026-12-07; to 16 until the MI325X took the MI300X's
+    # measured tables, the same day)
+    assert (pct("llama")[0], pct("llama")[-1]) == (-23, -8) and pct("trtllm", "mean_tpot_ms") == [30]
+    assert pct("mi325xx2-llama33", "request_throughput_per_s") == [-23] and pct("mi325xx2-llama33", "mean_tpot_ms") == [31]
+    assert "to 8% low, and the MI325X's vLLM run 23% low with TPOT 31% high (16% high until the MI325X took" in text
     assert "(TensorRT-LLM on H200, TPOT 30% high; 22% and 31% until TensorRT-LLM's batch waiting was modelled" in text
     assert "2026-12-07; 24% and 35% until TensorRT-LLM's overlap scheduler was counted" in text
     assert "TP 8 TPOT bias +4% (TPOT 14% since TensorRT-LLM's overlap scheduler is counted, the same day;" in text
@@ -1543,7 +1549,9 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     # -5% until SGLang's shared expert ran inside DeepSeek-V3's fused MoE call, 2026-12-07
     # ([16, 16, 34, 14] until SGLang's overlap loop took requests in a step late, 2026-12-07; TTFT 32 until
     # TensorRT-LLM's batch waiting was modelled, the same day)
-    assert mae == [16, 16, 31, 14] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (-6, 11)
+    # ([16, 16, 31, 14] and -6 until the MI325X took the MI300X's measured tables, the same day)
+    assert mae == [14, 14, 30, 13] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (-4, 11)
+    assert "request throughput and output 14%, TTFT 30%, TPOT 13%, TP 8 TPOT bias -4% since the MI325X takes" in text
     assert "TTFT 31% since TensorRT-LLM's batch waiting is modelled, the same day, below, which its TP 4 run" in text
     assert "TTFT 32% since SGLang's overlap loop takes requests in a step late, the same day" in text
     assert "the TP 8 TPOT bias -6% since SGLang's shared expert runs inside DeepSeek-V3's fused MoE call" in text
@@ -1556,8 +1564,10 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
         return sorted(round(100 * e[key]) for i, e in errs.items() if part in i)
 
     # (-8, 32) and TPOT (-24, 10) until SGLang's shared expert ran inside DeepSeek-V3's fused MoE call, 2026-12-07
-    assert (pct("deepseek")[0], pct("deepseek")[-1]) == (-5, 33)  # -14 until SGLang's FA3 MLA call on Hopper
-    assert (pct("deepseek", "mean_tpot_ms")[0], pct("deepseek", "mean_tpot_ms")[-1]) == (-24, 5)  # 16 until then
+    # (-5, 33) and TPOT (-24, 5) until the MI325X took the MI300X's measured tables, the same day
+    assert (pct("deepseek")[0], pct("deepseek")[-1]) == (-8, 33)  # -14 until SGLang's FA3 MLA call on Hopper
+    assert (pct("deepseek", "mean_tpot_ms")[0], pct("deepseek", "mean_tpot_ms")[-1]) == (-24, 10)  # 16 until then
+    assert "8% low to 33% high, TPOT 24% low to 10% high, since the MI325X takes the MI300X's measured tables" in text
     assert "5% low to 33% high, TPOT 24% low to 5% high, since SGLang's shared expert runs inside DeepSeek-V3's" in text
     assert "2026-12-06; 8% low to 32% high, TPOT 24% low to 10% high, since SGLang's FlashAttention 3 MLA call is taken" in text
     assert "DeepSeek-R1 from 15% low (H200, 1k/8k) to 29% high (MI300X, 4 users) on throughput, TPOT 22% low to 17% high" in text
@@ -1573,8 +1583,10 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     vllm_llama = [e for i, e in errs.items() if "llama33-70b-vllm" in i and "mi355x" not in i]
     assert len(vllm_llama) == 4 and all(abs(e["request_throughput_per_s"]) < 0.085 for e in vllm_llama)
     assert "Llama-3.3-70B from 30% low (TensorRT-LLM on B200, TPOT 47% high) to 23% high (MI355X)" in text
-    assert (pct("gpt-oss")[0], pct("gpt-oss")[-1]) == (-16, 49)
-    assert (pct("gpt-oss", "mean_tpot_ms")[0], pct("gpt-oss", "mean_tpot_ms")[-1]) == (-32, 19)
+    # ((-16, 49) and TPOT (-32, 19) until the MI325X took the MI300X's measured tables, the same day)
+    assert (pct("gpt-oss")[0], pct("gpt-oss")[-1]) == (-16, 25)
+    assert (pct("gpt-oss", "mean_tpot_ms")[0], pct("gpt-oss", "mean_tpot_ms")[-1]) == (-20, 19)
+    assert "(16% low to 25% high, TPOT 20% low to 19% high, since the MI325X takes the MI300X's measured tables" in text
     assert "gpt-oss-120b from 16% low (B200) to 49% high (MI325X at 8k/1k), TPOT 32% low to 19% high" in text
     # (13 until SGLang's overlap loop took requests in a step late, 2026-12-07; 12 until TensorRT-LLM's batch waiting was
     # modelled, the same day)
@@ -2084,7 +2096,8 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     # (-12 of 84 under SGLang until a norm all-reduce the custom all-reduce declines went through NCCL, 2026-12-07)
     # (-11 of 84 under SGLang until its shared expert ran inside DeepSeek-V3's fused MoE call, 2026-12-07)
     # (-33 of 43 and -13 of 84 until the twenty-eighth held-out set joined, 2026-12-07)
-    assert bias(groups[(True, "vllm")]) == (-29, 54) and bias(groups[(True, "sglang")]) == (-12, 98)
+    # (-29 and -12 until the MI325X took the MI300X's measured tables, the same day)
+    assert bias(groups[(True, "vllm")]) == (-28, 54) and bias(groups[(True, "sglang")]) == (-11, 98)
     # -22% under SGLang until its start-up memory followed the interconnect (the real-log section's fifteenth set).
     # (-21 of 21 under vLLM until the nineteenth set joined, 2026-12-06)
     # (-14 until the fifteen flag-sweep runs replayed their default-flag sibling's recorded requests, 2026-12-06)
@@ -2093,7 +2106,8 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     # (-20 of 5 under SGLang until its overlap loop took requests in a step late, 2026-12-07)
     # (-15 of 45 under vLLM until the twenty-seventh held-out set joined, 2026-12-07)
     # (-13 of 51 under vLLM until the twenty-eighth held-out set joined, 2026-12-07)
-    assert bias(groups[(False, "vllm")]) == (-12, 67) and bias(groups[(False, "sglang")]) == (-21, 5)
+    # (-12 under vLLM until the MI325X took the MI300X's measured tables, the same day)
+    assert bias(groups[(False, "vllm")]) == (-11, 67) and bias(groups[(False, "sglang")]) == (-21, 5)
     dense = [
         errors(c)["mean_tpot_ms"]
         for c in CASES
@@ -2105,7 +2119,8 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     ]
     # (-8, 15) until the nineteenth set joined; (2, 30) until the sweep's replay; (-1, 30) until the twenty-seventh joined;
     # (-1, 36) until the twenty-eighth joined; (-4, 52) until vLLM's cudagraph mode was modelled, the same day
-    assert bias(dense) == (-3, 52)
+    # (-3, 52) until the MI325X took the MI300X's measured tables, the same day
+    assert bias(dense) == (-2, 52)
     r1 = next(c for c in CASES if c["id"] == "gpustack-h200x8-deepseek-r1-0528-vllm0110-tp8-sharegpt-c4")
     assert (round(r1["measured"]["mean_tpot_ms"], 1), round(predict(r1["id"])["mean_tpot_ms"], 1)) == (19.4, 15.4)
 
@@ -2115,14 +2130,14 @@ def test_the_tp8_bias_splits_as_the_doc_says():
         "their own floor, 2026-12-05; 14.2 ms until the routers'" in text
     )
     assert (
-        "mixture-of-experts models -29% under vLLM (54 runs; -33% of 43 until the twenty-eighth held-out set joined, 2026-12-07; -35% until vLLM V0's decodes past max_seq_len_to_capture ran without CUDA graphs, 2026-12-06; "
+        "mixture-of-experts models -28% under vLLM (54 runs; -29% until the MI325X took the MI300X's measured tables, 2026-12-07; -33% of 43 until the twenty-eighth held-out set joined, 2026-12-07; -35% until vLLM V0's decodes past max_seq_len_to_capture ran without CUDA graphs, 2026-12-06; "
         "-37% until vLLM V0's Triton MLA decode on the MI300X was priced, "
         "2026-12-06; -38% of 42 until the twenty-third held-out set joined, 2026-12-06; "
         "-36% of 29 until the nineteenth held-out set joined, 2026-12-06; "
         "-38% of 27 until the fourteenth held-out set joined, 2026-12-05; "
         "-36% of 25 until the twelfth held-out set joined, the same day; "
         "-37% until the MI300X's fp8 matmuls took aiter's measured "
-        "figures over every size, 2026-12-05) and -12% under SGLang (98; -13% of 84 until the twenty-eighth held-out set joined, 2026-12-07; -11% until SGLang's shared expert ran inside "
+        "figures over every size, 2026-12-05) and -11% under SGLang (98; -12% until the MI325X took the MI300X's measured tables, 2026-12-07; -13% of 84 until the twenty-eighth held-out set joined, 2026-12-07; -11% until SGLang's shared expert ran inside "
         "DeepSeek-V3's fused MoE call, 2026-12-07, docs/simulation.md; -12% until a norm all-reduce the custom all-reduce "
         "declines went through NCCL, 2026-12-07, docs/simulation.md; -11% until SGLang's FlashAttention 3 MLA call was taken on "
         "Hopper from 0.4.5.post1, 2026-12-06, docs/engines.md; -12% until SGLang 0.4.1 to 0.4.4's Triton MLA decode was "
@@ -2140,7 +2155,7 @@ def test_the_tp8_bias_splits_as_the_doc_says():
     )
     assert "charged the host's time, the same day; -39% and -29% until the routers' top-k" in text
     assert (
-        "counted as vLLM runs it), dense models -12% under vLLM (67; -13% of 51 until the twenty-eighth held-out set joined, 2026-12-07; -15% of 45 until the twenty-seventh held-out set joined, "
+        "counted as vLLM runs it), dense models -11% under vLLM (67; -12% until the MI325X took the MI300X's measured tables, 2026-12-07; -13% of 51 until the twenty-eighth held-out set joined, 2026-12-07; -15% of 45 until the twenty-seventh held-out set joined, "
         "2026-12-07; -16% until releases without a custom all-reduce on ROCm were charged RCCL's, 2026-12-07, "
         "docs/simulation.md; -14% until the fifteen flag-sweep runs of "
         "Llama-3.1-405B-FP8 on 8 H100s were replayed with their default-flag sibling's recorded requests, 2026-12-06; -21% "
@@ -2149,7 +2164,7 @@ def test_the_tp8_bias_splits_as_the_doc_says():
         "2026-12-05; -13% of 16 until the eleventh held-out set's" in text
     )
     assert (
-        "joined, 2026-12-05, 76-78% low each; -14% until Qwen3's query and key norms were counted, 2026-12-05; -17% until the MI300X's fp8 matmuls took aiter's measured figures over every size, 2026-12-05; -3% of 52 without those three (-4% until vLLM's cudagraph mode was modelled, 2026-12-07; -1% of 36 until the twenty-eighth held-out set joined, 2026-12-07; of 30 until the twenty-seventh held-out set joined, 2026-12-07), the nineteenth set's nine runs of the same build and the three MI300X runs of multi-step scheduling, below (+2% until the sweep's replay, 2026-12-06; -8% of 15 until the nineteenth set joined, 2026-12-06, its fifteen runs of Llama-3.1-405B-FP8 on H100s 11% high on average; -9% of 13 until the fourteenth set joined); -17% and -7% until the ShareGPT runs "
+        "joined, 2026-12-05, 76-78% low each; -14% until Qwen3's query and key norms were counted, 2026-12-05; -17% until the MI300X's fp8 matmuls took aiter's measured figures over every size, 2026-12-05; -2% of 52 without those three (-3% until the MI325X took the MI300X's measured tables, 2026-12-07; -4% until vLLM's cudagraph mode was modelled, 2026-12-07; -1% of 36 until the twenty-eighth held-out set joined, 2026-12-07; of 30 until the twenty-seventh held-out set joined, 2026-12-07), the nineteenth set's nine runs of the same build and the three MI300X runs of multi-step scheduling, below (+2% until the sweep's replay, 2026-12-06; -8% of 15 until the nineteenth set joined, 2026-12-06, its fifteen runs of Llama-3.1-405B-FP8 on H100s 11% high on average; -9% of 13 until the fourteenth set joined); -17% and -7% until the ShareGPT runs "
         "whose clients recorded each request were replayed with those, 2026-12-05; -19% and -10% until the matmuls' two "
         "terms combined as their root-sum-square, 2026-12-04; -18% and -9% until vLLM" in text
     )
@@ -2480,7 +2495,9 @@ def test_the_routers_paragraph_is_as_the_runs_score():
     # 2026-12-07: 26.99% to 26.73% and 25.90% to 25.67%)
     # (request throughput 27% (456 runs), output throughput 26% (489 runs) until the twenty-eighth held-out set joined,
     # 2026-12-07: 26.73% to 24.63% and 25.67% to 23.95%)
-    assert "Mean absolute error with the default constants: request throughput 25% (625 runs), output throughput 24%" in text
+    # (request throughput 25%, output throughput 24% until the MI325X took the MI300X's measured tables, the same day:
+    # 24.65% to 24.09% and 23.97% to 23.44%)
+    assert "Mean absolute error with the default constants: request throughput 24% (625 runs), output throughput 23%" in text
     # (mean TTFT 44% until SGLang's steps of over 2,048 tokens were charged the norms their all-reduces no longer fuse,
     # 2026-12-06)
     # (mean TTFT 45% until vLLM's sparse-MLA kernel was charged its padded heads, 2026-12-06)
@@ -2668,11 +2685,12 @@ def test_the_matmul_root_sum_square_paragraph_is_as_the_runs_score():
         "end, the same day, docs/simulation.md; 26.7%, 25.7%, 34.2%, 17.4% and -17.2% since the twenty-seventh held-out set "
         "joined, the same day, below; 24.6%, 24.0%, 35.1%, 17.3% and -14.4% since the twenty-eighth held-out set joined, the "
         "same day, below; 24.6%, 24.0%, 34.3%, 17.3% and -14.4% since TensorRT-LLM's batch waiting is modelled, the same "
-        "day, below; 24.6%, 24.0%, 34.1%, 17.3% and -14.3% since vLLM's cudagraph mode is modelled, the same day, below)" in text
+        "day, below; 24.6%, 24.0%, 34.1%, 17.3% and -14.3% since vLLM's cudagraph mode is modelled, the same day, below; "
+        "24.1%, 23.4%, 33.9%, 17.1% and -13.7% since the MI325X takes the MI300X's measured tables, the same day, below)" in text
     )
 
 
-NOW_MAE = [24.6, 24.0, 34.1, 17.3, -14.3]
+NOW_MAE = [24.1, 23.4, 33.9, 17.1, -13.7]
 # [28.5, 27.1, 38.9, 18.3, -17.6] until dennislee22's warm-server runs, [28.5, 27.2, 38.3, 18.3, -17.6] until two
 # sgl-cookbook pages' later runs found their earlier runs' prompts (2026-12-07), [28.6, 27.2, 38.2, 18.4, -17.7] until
 # SGLang's overlap loop took requests in a step late (the same day), [28.6, 27.2, 37.1, 18.4, -17.7] until the
@@ -2681,7 +2699,7 @@ NOW_MAE = [24.6, 24.0, 34.1, 17.3, -14.3]
 # [27.0, 25.9, 34.5, 17.6, -17.7] until the twenty-seventh held-out set joined (the same day), [26.7, 25.7, 34.2, 17.4,
 # -17.2] until the twenty-eighth joined (the same day), [24.6, 24.0, 35.1, 17.3, -14.4] until TensorRT-LLM's batch
 # waiting was modelled (the same day), [24.6, 24.0, 34.3, 17.3, -14.4] until vLLM's cudagraph mode was modelled (the
-# same day)
+# same day), [24.6, 24.0, 34.1, 17.3, -14.3] until the MI325X took the MI300X's measured tables (the same day)
 """The serving corpus's request throughput, output throughput, TTFT and TPOT MAE and TP 8 TPOT bias, %."""
 
 
@@ -4632,18 +4650,37 @@ def test_the_twenty_eighth_held_out_set_is_as_the_doc_says(monkeypatch):
         v = sorted(round(100 * err[i][key]) for i in ids)
         return v[0], v[-1], len(v)
 
+    def uncached(c: dict[str, Any]) -> dict[str, float]:
+        got = predict.__wrapped__(c["id"])  # (uncached: without the change taken off)
+        return {k: got[k] / float(c["measured"][k]) - 1 for k, _ in METRICS}
+
     ids = [c["id"] for c in runs]
     today = {c["id"]: errors(c) for c in runs}
-    assert mae(today, ids) == [19.0, 19.0, 34.1, 16.8] and "The set stands at 19.0%, 19.0%, 34.1% and 16.8%." in text
+    assert mae(today, ids) == [17.2, 17.2, 33.4, 16.1] and "The set stands at 17.2%, 17.2%, 33.4% and 16.1%." in text
+    # Before the MI325X took the MI300X's measured tables (gpu_specs/mi325x.yaml): its runs with the pooled figures.
+    mi = [c for c in CASES if c["gpu"] == "mi325x"]
+    mi_now = {c["id"]: errors(c) for c in mi}
+    pooled = dataclasses.replace(resolve_gpu("mi325x"), gemm=None, allreduce=None, nccl_allreduce=None)
+    module = sys.modules[__name__]
+    real = module.resolve_gpu
+    monkeypatch.setattr(module, "resolve_gpu", lambda name: pooled if name == "mi325x" else real(name))
+    mi_before = {c["id"]: uncached(c) for c in mi}
+    assert len(mi) == 21 and sum(c.get("held_out") == TWENTYEIGHTH for c in mi) == 18
+    assert (mae(mi_before, list(mi_before)), bias(mi_before, list(mi_before))) == ([32.5, 32.5, 48.0, 22.6], -22.6)
+    assert (mae(mi_now, list(mi_now)), bias(mi_now, list(mi_now))) == ([16.4, 16.4, 41.0, 16.7], 5.0)
+    assert (
+        "the corpus's 21 MI325X runs' request throughput MAE is 32.5% -> 16.4%, TTFT 48.0% -> 41.0%, TPOT 22.6% -> 16.7%, "
+        "TPOT bias -22.6% -> +5.0%" in text
+    )
+    assert round(bias(mi_before, [c["id"] for c in mi if c.get("held_out") == TWENTYEIGHTH])) == -23
+    assert "Its 18 MI325X runs were 23% fast on TPOT on average" in text
+    today.update({i: e for i, e in mi_before.items() if i in today})
+    assert mae(today, ids) == [19.0, 19.0, 34.1, 16.8] and "The set stood at 19.0%, 19.0%, 34.1% and 16.8%." in text
     graphs = [c for c in CASES if c.get("cudagraph_mode")]
     assert len(graphs) == 17 and all(
         (c["cudagraph_mode"], c["engine"], c["gpu"], c["model"]) == ("full_decode_only", "vllm@0.10.2", "b200", "llama3.3-70b")
         for c in graphs
     )
-
-    def uncached(c: dict[str, Any]) -> dict[str, float]:
-        got = predict.__wrapped__(c["id"])  # (uncached: without the field taken off)
-        return {k: got[k] / float(c["measured"][k]) - 1 for k, _ in METRICS}
 
     today.update({c["id"]: errors(c) for c in graphs})  # (with the thirteenth set's one)
     # Before vLLM's cudagraph mode was modelled: the replay without the seventeen runs' mode.
@@ -4742,9 +4779,12 @@ def test_vllm_010s_async_scheduling_trial_is_as_the_doc_says(monkeypatch):
     def bias(err: dict[str, dict[str, float]]) -> float:
         return round(100 * sum(e["mean_tpot_ms"] for e in err.values()) / len(err), 1)
 
-    assert (mae(now), bias(now)) == ([19.5, 19.5, 34.8, 16.2], -5.0)
-    assert (mae(tried), bias(tried)) == ([24.5, 24.5, 35.2, 18.0], -11.3)
+    assert (mae(now), bias(now)) == ([17.0, 17.0, 33.9, 15.2], -0.7)
+    assert (mae(tried), bias(tried)) == ([20.9, 20.9, 34.2, 16.5], -7.0)
+    amd = {i: e for i, e in now.items() if next(c for c in runs if c["id"] == i)["gpu"].startswith("mi")}
+    assert (len(amd), round(bias(amd))) == (54, -7)
     assert (
-        "on the 105, their TPOT bias went from -5.0% to -11.3%, TPOT MAE 16.2% -> 18.0%, request throughput 19.5% -> 24.5%: "
+        "on the 105, their TPOT bias went from -0.7% to -7.0%, TPOT MAE 15.2% -> 16.5%, request throughput 17.0% -> 20.9%: "
         "not landed" in text
     )
+    assert "(the 54 on AMD GPUs 7% low on TPOT)" in text

@@ -1393,11 +1393,13 @@ def test_releases_without_a_custom_all_reduce_on_rocm_run_every_all_reduce_throu
     a = StepModel(m, mi300x, BF16, tp=8, engine=old).step(1, 200).t_step_s
     b = StepModel(m, mi300x, BF16, tp=8, engine=with_all_reduce_backend(old, "custom")).step(1, 200).t_step_s
     assert a - b == pytest.approx(2 * 126 * (16.22e-6 - custom(32_768)), rel=1e-6)
-    # A GPU whose spec measures no RCCL (MI325X) keeps the custom all-reduce's figures, and says why.
-    mi325x = resolve_gpu("mi325x")
-    assert mi325x.nccl_allreduce is None and coll(old, 1, mi325x) == coll(with_all_reduce_backend(old, "custom"), 1, mi325x)
-    said = " ".join(StepModel(m, mi325x, BF16, tp=8, engine=old).describe().split())
-    assert "RCCL would carry them, but mi325x's spec measures no NCCL all-reduce at TP 8" in said
+    # A GPU whose spec measures no RCCL (MI355X; the MI325X until it took the MI300X's tables, 2026-12-07) keeps the
+    # custom all-reduce's figures, and says why.
+    mi355x = resolve_gpu("mi355x")
+    assert mi355x.nccl_allreduce is None and coll(old, 1, mi355x) == coll(with_all_reduce_backend(old, "custom"), 1, mi355x)
+    said = " ".join(StepModel(m, mi355x, BF16, tp=8, engine=old).describe().split())
+    assert "RCCL would carry them, but mi355x's spec measures no NCCL all-reduce at TP 8" in said
+    assert coll(old, 1, resolve_gpu("mi325x")) == coll(old, 1)  # (the MI300X's RCCL table)
     said = " ".join(StepModel(m, mi300x, BF16, tp=8, engine=old).describe().split())
     assert "2 all-reduces per layer through RCCL, the release having no custom all-reduce here," in said
     assert "16.2 us at 32,768 B" in said
@@ -3274,3 +3276,33 @@ def test_vllms_full_decode_only_cudagraph_mode_runs_prompt_steps_eagerly():
     for other in ("sglang", "trtllm", "vllm@0.8"):
         with pytest.raises(KvcalcError, match="it is vLLM's compilation_config cudagraph_mode"):
             with_cudagraph_mode(engine(other), "full_decode_only")
+
+
+def test_the_mi325x_takes_the_mi300xs_measured_tables():
+    # gpu_specs/mi325x.yaml: the MI300X's measured all-reduce, RCCL and GEMM figures (gpu_specs/mi300x.yaml), taken for the
+    # MI325X, which no table measures: the same gfx942 die (304 CUs, the same peaks) on the same Infinity Fabric mesh,
+    # with HBM3E at 6 TB/s in place of 5.3, the GEMM's share read against its own datasheet bandwidth.
+    a, b = resolve_gpu("mi300x"), resolve_gpu("mi325x")
+    assert (a.flops_bf16, a.flops_fp8, a.multiprocessors, a.interconnect_bytes_per_s) == (
+        b.flops_bf16,
+        b.flops_fp8,
+        b.multiprocessors,
+        b.interconnect_bytes_per_s,
+    )
+    assert (a.memory_bandwidth_bytes_per_s, b.memory_bandwidth_bytes_per_s) == (5.3e12, 6e12)
+
+    def figures(x: object) -> object:
+        return dataclasses.replace(x, notes="")  # type: ignore[type-var]
+
+    for block in ("gemm", "allreduce", "nccl_allreduce"):
+        assert figures(getattr(a, block)) == figures(getattr(b, block)), block
+        assert "taken for the MI325X, which no table measures" in getattr(b, block).notes
+    assert b.gemm is not None and (b.gemm.latency_us, b.gemm.bandwidth_share) == (7.4, 0.58)
+    assert b.nccl_allreduce is not None and b.allreduce is not None
+    # A decode step's matmuls read at 0.58 of each GPU's own bandwidth: Llama-3.3-70B fp8 at TP 8, one request, the
+    # MI325X's weight reads 5.3 / 6 of the MI300X's.
+    m = resolve_model("llama3.3-70b")
+    ta = StepModel(m, a, kv_dtype("fp8"), 8, weight_dtype="fp8")
+    tb = StepModel(m, b, kv_dtype("fp8"), 8, weight_dtype="fp8")
+    wa, wb = ta.step(1, 1000).t_memory_s, tb.step(1, 1000).t_memory_s
+    assert wb / wa == pytest.approx(5.3 / 6, rel=0.02)
