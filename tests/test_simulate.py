@@ -1478,6 +1478,7 @@ def test_batch_waiting_is_tensorrt_llms_and_refused_elsewhere_in_one_line(cli):
     d = cli(*base, "--engine", "trtllm", *wait, "--json").json()
     assert any(
         a.startswith("--batch-wait-iters 20 and --batch-wait-ratio 0.9: while requests decode, new prompts wait up to 20")
+        and "reach 7,373 tokens" in a  # 0.9 x the 8,192-token budget (TensorRT-LLM's max_num_tokens default)
         for a in d["assumptions"]
     )
     one = cli(*base, "--engine", "trtllm", "--batch-wait-iters", "20", "--json").json()

@@ -426,7 +426,7 @@ def simulate(
             f"--batch-wait-iters {st.batch_wait_iters:,} and --batch-wait-ratio {st.batch_wait_ratio:g}: "
             + (
                 f"while requests decode, new prompts wait up to {st.batch_wait_iters:,} iterations, until their tokens and "
-                f"one a decoding request reach {tokens:,.0f} (TensorRT-LLM's py_executor.py _waiting_requests)"
+                f"one a decoding request reach {tokens:,.0f} tokens (TensorRT-LLM's py_executor.py _waiting_requests)"
                 if st.batch_wait_iters > 0 and tokens > 0
                 else "no prompt waits (TensorRT-LLM waits only where both are above 0: py_executor.py _waiting_requests)"
             )
