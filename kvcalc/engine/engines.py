@@ -850,6 +850,11 @@ class Engine:
         and so runs its attention as any attention's."""
         return self.mla_storage_for(model, weight_dtype) not in MLA_LATENT_FORMS
 
+    def mla_materializes(self, model: ModelSpec, weight_dtype: str | None = None) -> bool:
+        """Whether the release runs ``model``'s MLA decode through materialized weights (mla_decode 'materialized'):
+        not where it caches that model's MLA per head (mla_per_head), which decodes it as any attention."""
+        return self.mla_decode == "materialized" and not self.mla_per_head(model, weight_dtype)
+
     def kv_form_alloc(self, model: ModelSpec | None = None, weight_dtype: str | None = None) -> Allocation:
         """The cache of ``model`` in the form this release keeps it, token for token (no blocks): the logical
         allocation, with the release's per-head storage of MLA where it has one (mla_storage_for). What a decode step

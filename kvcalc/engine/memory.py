@@ -986,7 +986,7 @@ def _estimates(model: ModelSpec, gpu: GPUSpec, inp: FitInputs) -> dict[str, Esti
             pads_mxfp4=eng.name == "vllm",
             engine=eng.name,
             mla_absorbed=eng.name == "vllm" and eng.non_torch_rule == "v1",
-            mla_materialized=eng.mla_decode == "materialized" and not eng.mla_per_head(model, inp.weight_dtype),
+            mla_materialized=eng.mla_materializes(model, inp.weight_dtype),
             dp=inp.dp,
             ep=inp.ep,
             splits=role_splits(Shape(inp.tp, inp.pp, inp.dp, inp.ep), eng),

@@ -1364,10 +1364,12 @@ class StepModel:
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
         their root-sum-square (matmul_s)."""
         self.model, self.gpu, self.tp, self.pp = model, gpu, tp, pp
-        # Whether the engine caches and decodes the model's MLA per head (Engine.mla_per_head): no materialized weights.
         per_head = engine is not None and engine.mla_per_head(model, weight_dtype)
-        materialize = engine is not None and engine.mla_decode == "materialized" and not per_head
-        mat = mla_materialized(model, weight_dtype, tp) if materialize else None
+        mat = (
+            mla_materialized(model, weight_dtype, tp)
+            if engine is not None and engine.mla_materializes(model, weight_dtype)
+            else None
+        )
         self.mla_decode_bytes = float(mat.decode_read_bytes) if mat else 0.0
         """Weight bytes a decode-only step reads beyond the streamed weights, where the engine runs MLA's decode
         through materialized weights (Engine.mla_decode; weights.MLAMaterialized): those less the originals."""
