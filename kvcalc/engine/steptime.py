@@ -534,8 +534,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "eta_c_gemm": "the GPU spec's measured share where it has one for matmuls at the step's precision (gemm.compute_share): "
     "MI300X 0.28 of the dense fp8 peak, AMD aiter's tuned fp8 block-scale GEMMs of 32 weight shapes at 16 to 16,384 tokens "
     "(ROCm/aiter@466ccb7 model_configs, bench/data/mi300x-aiter-fp8-gemm-466ccb7.csv), fitted with the latency and the "
-    "bandwidth share, the weights' time and the math's added (gemm.combine sum; bench/fit_gemm_mi300x.py); else eta_c "
-    "and eta_c_fp8",
+    "bandwidth share, the weights' time and the math's added (gemm.combine sum; bench/fit_gemm_mi300x.py); MI355X 0.25, "
+    "the same fit to aiter's gfx950 rows of 52 weight shapes (ROCm/aiter@e404860, "
+    "bench/data/mi355x-aiter-fp8-gemm-e404860.csv; bench/fit_gemm_mi300x.py mi355x); else eta_c and eta_c_fp8",
     "fixed_s": "vLLM V1's schedule() 0.2 ms, _update_states 0.18 ms, _prepare_inputs 0.05 ms per step "
     "(vllm-project/vllm#42131): about 0.4-0.5 ms",
     "per_request_s": "vLLM 0.11's Scheduler.schedule() + update_from_output() in steady decode take 8.0-13.8 us a "
