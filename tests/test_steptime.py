@@ -1823,6 +1823,50 @@ def _mi300x_gemm_rows():
         return [(int(r["M"]), int(r["N"]), int(r["K"]), float(r["us"]) * 1e-6) for r in csv.DictReader(fh)]
 
 
+class AmdGemmFit:
+    """kvcalc's model of AMD aiter's fp8 block-scale GEMM rows ``rows`` ((M, N, K, seconds)) on a GPU of ``bw`` B/s
+    and ``peak`` dense fp8 FLOP/s, as bench/fit_gemm_mi300x.py fits it: weight bytes N x K fp8 and a 4-byte scale per
+    128 x 128 block, FLOPs 2 M N K; latency + bytes / (bw x share) and FLOPs / (peak x eta), added (or as their
+    root-sum-square); each M weighted alike in the squared log error."""
+
+    def __init__(self, rows, bw: float, peak: float):
+        import numpy as np
+
+        self.m, n, k, self.t = (np.array([r[i] for r in rows], dtype=float) for i in range(4))
+        self.by, self.fl = n * k + np.ceil(n / 128) * np.ceil(k / 128) * 4, 2 * self.m * n * k
+        self.w = np.array([1 / np.sum(self.m == x) for x in self.m])
+        self.bw, self.peak = bw, peak
+
+    def err(self, lat_us, share, eta, added=True, by=None, fl=None, t=None):
+        import numpy as np
+
+        by, fl, t = (self.by if by is None else by), (self.fl if fl is None else fl), (self.t if t is None else t)
+        a, b = by / (self.bw * share), fl / (self.peak * eta)
+        return np.log((lat_us * 1e-6 + (a + b if added else np.sqrt(a * a + b * b))) / t)
+
+    def cost(self, *p, added=True):
+        import numpy as np
+
+        e = self.err(*p, added=added)
+        return float(np.sum(self.w * e * e))
+
+    def is_grid_optimum(self, fitted) -> bool:
+        """No neighbour on the fit's grid (latency to 0.1 us, share to 0.01, eta to 0.005) does better."""
+        best = self.cost(*fitted)
+        return all(
+            best < self.cost(*(p + sign * q for p, q in zip(fitted, d)))
+            for d in ((0.1, 0, 0), (0, 0.01, 0), (0, 0, 0.005))
+            for sign in (1, -1)
+        )
+
+    def bands(self, e) -> list[float]:
+        """The median model / measured by range of M (bench/fit_gemm_mi300x.py's bands)."""
+        import numpy as np
+
+        ranges = ((16, 16), (32, 64), (80, 128), (144, 256), (288, 1024), (2048, 16384))
+        return [round(float(np.exp(np.median(e[(self.m >= lo) & (self.m <= hi)]))), 2) for lo, hi in ranges]
+
+
 def test_the_mi300x_matmul_figures_are_the_fit_of_the_cited_kernel_times():
     import numpy as np
 
@@ -1830,47 +1874,20 @@ def test_the_mi300x_matmul_figures_are_the_fit_of_the_cited_kernel_times():
     # The data file's 16-token rows are the cited tables' own (written out above, to 0.01 us).
     at16 = {(n, k): round(s * 1e6, 2) for m, n, k, s in rows if m == 16}
     assert at16 == {(n, k): us for n, k, us in MI300X_FP8_GEMMS}
-    m = np.array([r[0] for r in rows], dtype=float)
-    n = np.array([r[1] for r in rows], dtype=float)
-    k = np.array([r[2] for r in rows], dtype=float)
-    t = np.array([r[3] for r in rows])
-    assert len(t) == 576 and len(set(m)) == 18
-    # Weight bytes: N x K fp8 and a 4-byte scale per 128 x 128 block; FLOPs 2 M N K. The model: latency +
-    # bytes / (5.3 TB/s x share) and FLOPs / (2,614.9 TFLOP/s x eta), added (or as their root-sum-square).
-    by, fl = n * k + np.ceil(n / 128) * np.ceil(k / 128) * 4, 2 * m * n * k
-    w = np.array([1 / np.sum(m == x) for x in m])
-
-    def err(lat_us, share, eta, added=True):
-        a, b = by / (5.3e12 * share), fl / (2614.9e12 * eta)
-        return np.log((lat_us * 1e-6 + (a + b if added else np.sqrt(a * a + b * b))) / t)
-
-    def cost(*p, added=True):
-        e = err(*p, added=added)
-        return float(np.sum(w * e * e))
-
+    fit = AmdGemmFit(rows, 5.3e12, 2614.9e12)
+    assert len(fit.t) == 576 and len(set(fit.m)) == 18
     g = resolve_gpu("mi300x").gemm
     assert g is not None
     fitted = (g.latency_us, g.bandwidth_share, g.compute_share)
     assert fitted == (7.4, 0.58, 0.28) and g.combine == "sum"
     # A least-squares fit in log error, each M weighted alike: no neighbour on the fit's grid does better.
-    best = cost(*fitted)
-    for d in ((0.1, 0, 0), (0, 0.01, 0), (0, 0, 0.005)):
-        for sign in (1, -1):
-            assert best < cost(*(p + sign * q for p, q in zip(fitted, d)))
+    assert fit.is_grid_optimum(fitted)
     # The root-sum-square's own best (bench/fit_gemm_mi300x.py) fits worse: the two terms add on this GPU.
-    assert cost(8.1, 0.45, 0.255, added=False) > 1.25 * best
-    e = err(*fitted)
-    band = lambda lo, hi: round(float(np.exp(np.median(e[(m >= lo) & (m <= hi)]))), 2)
-    assert [band(16, 16), band(32, 64), band(80, 128), band(144, 256), band(288, 1024), band(2048, 16384)] == [
-        1.0,
-        1.05,
-        1.0,
-        0.98,
-        0.91,
-        1.12,
-    ]
+    assert fit.cost(8.1, 0.45, 0.255, added=False) > 1.25 * fit.cost(*fitted)
+    e = fit.err(*fitted)
+    assert fit.bands(e) == [1.0, 1.05, 1.0, 0.98, 0.91, 1.12]
     assert round(float(np.median(abs(e))), 3) == 0.131
-    assert round(float(np.median(abs(err(8.1, 0.45, 0.255, added=False)))), 3) == 0.158
+    assert round(float(np.median(abs(fit.err(8.1, 0.45, 0.255, added=False)))), 3) == 0.158
     # The step model takes them in place of the pooled figures; for fp8 matmuls, the tables' precision,
     # the compute share too, and adds the two terms. 16-bit matmuls keep eta_c and the root-sum-square.
     mi = resolve_gpu("mi300x")
@@ -1912,51 +1929,28 @@ def test_the_mi355x_matmul_figures_are_the_fit_of_the_cited_kernel_times():
     # 5,120 x 768, is 3,932,160 B; the gfx950 rows also time matrices of 0.26 MB and 1, 2, 4 and 8 tokens).
     sizes = {16, 32, 48, 64, 80, 96, 128, 160, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192, 16384}
     rows = [r for r in every if r[0] in sizes and r[1] * r[2] >= 3.9e6]
-    m, n, k, t = (np.array([r[i] for r in rows], dtype=float) for i in range(4))
-    assert len(t) == 730 and len(set(m)) == 18 and len({(r[1], r[2]) for r in rows}) == 52
-    assert (round(float((n * k).min()) / 1e6, 1), round(float((n * k).max()) / 1e6)) == (4.1, 264)
-    # Weight bytes: N x K fp8 and a 4-byte scale per 128 x 128 block; FLOPs 2 M N K. The model: latency +
-    # bytes / (8 TB/s x share) and FLOPs / (5,033.2 TFLOP/s x eta), added (or as their root-sum-square).
-    by, fl = n * k + np.ceil(n / 128) * np.ceil(k / 128) * 4, 2 * m * n * k
-    w = np.array([1 / np.sum(m == x) for x in m])
-
-    def err(lat_us, share, eta, added=True, by=by, fl=fl, t=t):
-        a, b = by / (8e12 * share), fl / (5033.2e12 * eta)
-        return np.log((lat_us * 1e-6 + (a + b if added else np.sqrt(a * a + b * b))) / t)
-
-    def cost(*p, added=True):
-        e = err(*p, added=added)
-        return float(np.sum(w * e * e))
-
+    fit = AmdGemmFit(rows, 8e12, 5033.2e12)
+    assert len(fit.t) == 730 and len(set(fit.m)) == 18 and len({(r[1], r[2]) for r in rows}) == 52
+    nk = np.array([r[1] * r[2] for r in rows], dtype=float)
+    assert (round(float(nk.min()) / 1e6, 1), round(float(nk.max()) / 1e6)) == (4.1, 264)
     g = resolve_gpu("mi355x").gemm
     assert g is not None
     fitted = (g.latency_us, g.bandwidth_share, g.compute_share)
     assert fitted == (7.6, 0.72, 0.25) and g.combine == "sum" and g.compute_dtype == "fp8"
-    # A least-squares fit in log error, each M weighted alike: no neighbour on the fit's grid does better.
-    best = cost(*fitted)
-    for d in ((0.1, 0, 0), (0, 0.01, 0), (0, 0, 0.005)):
-        for sign in (1, -1):
-            assert best < cost(*(p + sign * q for p, q in zip(fitted, d)))
+    assert fit.is_grid_optimum(fitted)
     # The root-sum-square's own best (bench/fit_gemm_mi300x.py mi355x) fits worse, as on the MI300X.
-    assert cost(8.0, 0.56, 0.23, added=False) > best
-    e = err(*fitted)
-    band = lambda lo, hi: round(float(np.exp(np.median(e[(m >= lo) & (m <= hi)]))), 2)
-    assert [band(16, 16), band(32, 64), band(80, 128), band(144, 256), band(288, 1024), band(2048, 16384)] == [
-        1.21,
-        1.06,
-        1.06,
-        1.04,
-        0.96,
-        1.02,
-    ]
+    assert fit.cost(8.0, 0.56, 0.23, added=False) > fit.cost(*fitted)
+    e = fit.err(*fitted)
+    assert fit.bands(e) == [1.21, 1.06, 1.06, 1.04, 0.96, 1.02]
     assert round(float(np.median(abs(e))), 3) == 0.150
-    assert round(float(np.median(abs(err(8.0, 0.56, 0.23, added=False)))), 3) == 0.156
+    assert round(float(np.median(abs(fit.err(8.0, 0.56, 0.23, added=False)))), 3) == 0.156
     # The 1-, 2-, 4- and 8-token rows, which the fit leaves out: the figures charge 1.24-1.31 of what they measured.
     small = {}
     for tokens in (1, 2, 4, 8):
         r = [x for x in every if x[0] == tokens and x[1] * x[2] >= 3.9e6]
         nn, kk, tt = (np.array([x[i] for x in r], dtype=float) for i in (1, 2, 3))
-        es = err(*fitted, by=nn * kk + np.ceil(nn / 128) * np.ceil(kk / 128) * 4, fl=2 * tokens * nn * kk, t=tt)
+        by = nn * kk + np.ceil(nn / 128) * np.ceil(kk / 128) * 4
+        es = fit.err(*fitted, by=by, fl=2 * tokens * nn * kk, t=tt)
         small[tokens] = (len(r), round(float(np.exp(np.median(es))), 2))
     assert small == {1: (46, 1.31), 2: (46, 1.28), 4: (46, 1.25), 8: (46, 1.24)}
     # The step model takes them for an fp8 checkpoint's matmuls on the MI355X, as on the MI300X.
