@@ -115,6 +115,26 @@ def test_mi300x_all_reduces_are_the_posted_custom_all_reduce_at_tp_2_and_4_only(
     assert link8.allreduce_s(2**20, 8) == pytest.approx(7.26e-6 + 2**20 * 2 * 7 / 8 / (0.7 * 448e9))
 
 
+def test_mi355x_all_reduces_are_the_posted_custom_all_reduce_at_tp_8_only():
+    # vLLM's custom all-reduce on MI355X, bf16 (vllm-project/vllm#39080's TP 8 "vllm/us" column: 6.3 us at 4 x 3,072 x
+    # 2 B = 24 KiB, 10.0 at 192 KiB, 24.2 at 1.5 MiB).
+    mi = resolve_gpu("mi355x")
+    link8 = tp_link(mi, 8)
+    assert link8.measured is not None
+    assert [round(link8.allreduce_s(n * 3072 * 2, 8) * 1e6, 1) for n in (4, 32, 256)] == [6.3, 10.0, 24.2]
+    # 1 MiB, between 768 KiB (16.0 us) and 1.5 MiB (24.2): linear.
+    assert link8.allreduce_s(2**20, 8) == pytest.approx((16.0 + (24.2 - 16.0) * (2**20 - 786432) / 786432) * 1e-6)
+    # Past 1.5 MiB, the rest of the bytes at 0.7 of one direction of its 1,075.2 GB/s Infinity Fabric, x 2 x 7/8.
+    rest = 4 * 2**20 - 1572864
+    assert link8.allreduce_s(4 * 2**20, 8) == pytest.approx(24.2e-6 + rest * 2 * 7 / 8 / (0.7 * 537.6e9))
+    # Formerly the formula: 5 us + bytes x 2 x 7/8 / 376.32 GB/s, 5.1 us at 24 KiB and 12.3 at 1.5 MiB.
+    assert [round((5e-6 + b * 2 * 7 / 8 / 376.32e9) * 1e6, 1) for b in (24576, 196608, 1572864)] == [5.1, 5.9, 12.3]
+    # TP 2 and 4 are not in the table: the formula, 5 us at the smallest message.
+    assert tp_link(mi, 4).measured is None and tp_link(mi, 4).allreduce_s(24576, 4) == pytest.approx(
+        5e-6 + 24576 * 2 * 3 / 4 / 376.32e9
+    )
+
+
 def test_an_unmeasured_group_size_is_not_faster_than_the_measured_smaller_one():
     # The NVIDIA tables rise with the group at their smallest message (H100 SXM 4.29 / 4.59 / 4.71 us
     # at TP 2 / 4 / 8): a size without a table takes at least the largest smaller table's first time.
@@ -1399,6 +1419,8 @@ def test_releases_without_a_custom_all_reduce_on_rocm_run_every_all_reduce_throu
     assert mi355x.nccl_allreduce is None and coll(old, 1, mi355x) == coll(with_all_reduce_backend(old, "custom"), 1, mi355x)
     said = " ".join(StepModel(m, mi355x, BF16, tp=8, engine=old).describe().split())
     assert "RCCL would carry them, but mi355x's spec measures no NCCL all-reduce at TP 8" in said
+    # (its custom all-reduce measured at TP 8 since 2026-12-08, which the line names too)
+    assert "as measured on mi355x at TP 8 (6.3 us at 24,576 B, linear between the measured sizes) (RCCL would" in said
     assert coll(old, 1, resolve_gpu("mi325x")) == coll(old, 1)  # (the MI300X's RCCL table)
     said = " ".join(StepModel(m, mi300x, BF16, tp=8, engine=old).describe().split())
     assert "2 all-reduces per layer through RCCL, the release having no custom all-reduce here," in said

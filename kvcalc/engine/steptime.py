@@ -632,7 +632,7 @@ DEFAULT_SOURCES: dict[str, str] = {
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
     "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); MI300X at "
     "TP 2 and 4: vLLM's custom all-reduce, fp16, 16 KB to 16 MB (kernel benchmarks of vllm-project/vllm#19744 and "
-    "ROCm/aiter#801); linear between measured sizes, each size at the least measured at it or any larger size; a "
+    "ROCm/aiter#801); MI355X at TP 8: the same in bf16, 24 KiB to 1.5 MiB (vllm-project/vllm#39080); linear between measured sizes, each size at the least measured at it or any larger size; a "
     "message the custom all-reduce declines (not a whole number of 16 B: MiniMax-M2's q/k-norm sums at one or two "
     "tokens, CUSTOM_AR_ALIGN) at NCCL's own latency where the GPU spec measures it (A100 SXM, H100 SXM, H200, B200 at "
     "TP 2, 4, 8: nccl-tests all_reduce_perf, NCCL 2.27.3 on A100 and 2.29.2 on the others, 512 B to 128 KiB, "
@@ -2492,21 +2492,23 @@ class StepModel:
             f"+ {c.fixed_s * 1e3:g} ms + {c.per_request_s * 1e6:g} us per request + {self.layer_gaps_s * 1e3:.3g} ms "
             f"of kernel latencies per step ({self._latencies_said()})" + self._attn_request_said(),
         ]
+        # A release without a custom all-reduce here whose GPU measures no NCCL all-reduce at this size: the custom
+        # all-reduce's figures (measured or not), said so.
+        unmeasured = (
+            f" ({self._nccl_name} would carry them, but {self.gpu.name}'s spec measures no NCCL all-reduce at TP {self.tp}: charged "
+            "as the custom all-reduce's)"
+            if self.tp > 1 and not self.custom_ar and not self.all_nccl and self.link.kind == "nvlink"
+            else ""
+        )
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]
             whose = f" through {self._nccl_name}, the release having no custom all-reduce here," if self.all_nccl else ""
             parts.append(
                 f"+ {self._allreduces_said()} per layer{whose} over {link_name(self.gpu, self.link.kind)}, as measured on "
                 f"{self.gpu.name} at TP {self.tp} ({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the "
-                "measured sizes)"
+                f"measured sizes){unmeasured}"
             )
         elif self.tp > 1:
-            unmeasured = (
-                f" ({self._nccl_name} would carry them, but {self.gpu.name}'s spec measures no NCCL all-reduce at TP {self.tp}: charged "
-                "as the custom all-reduce's)"
-                if not self.custom_ar and self.link.kind == "nvlink"
-                else ""
-            )
             parts.append(
                 f"+ {self._allreduces_said()} per layer over {link_name(self.gpu, self.link.kind)} ({self.link.alpha_s * 1e6:g} us + bytes / "
                 f"{self.link.bytes_per_s / 1e9:g} GB/s){unmeasured}"

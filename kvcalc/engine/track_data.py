@@ -17,9 +17,9 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (82, -0.0653, -0.2407, 0.1304),
     },
     "dense/5+": {
-        "mean_tpot": (82, -0.0352, -0.1266, 0.0132),
-        "output_throughput": (84, 0.0253, -0.026, 0.181),
-        "mean_ttft": (82, -0.1553, -0.4309, 0.0044),
+        "mean_tpot": (82, -0.0314, -0.1195, 0.0163),
+        "output_throughput": (84, 0.0196, -0.026, 0.1806),
+        "mean_ttft": (82, -0.1553, -0.4196, 0.0044),
     },
     "moe/1": {
         "mean_tpot": (52, 0.0964, -0.0922, 0.2096),
@@ -32,8 +32,8 @@ GROUPS: dict[str, dict[str, tuple[int, float, float, float]]] = {
         "mean_ttft": (66, -0.3935, -0.6543, -0.2108),
     },
     "moe/5+": {
-        "mean_tpot": (178, -0.139, -0.3066, 0.0384),
-        "output_throughput": (200, 0.1623, -0.0176, 0.3946),
+        "mean_tpot": (178, -0.139, -0.3066, 0.0415),
+        "output_throughput": (200, 0.1623, -0.02, 0.3946),
         "mean_ttft": (190, -0.4403, -0.6673, -0.274),
     },
 }
