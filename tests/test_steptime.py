@@ -129,6 +129,8 @@ def test_mi355x_all_reduces_are_the_posted_custom_all_reduce_at_tp_8_only():
     assert link8.allreduce_s(4 * 2**20, 8) == pytest.approx(24.2e-6 + rest * 2 * 7 / 8 / (0.7 * 537.6e9))
     # Formerly the formula: 5 us + bytes x 2 x 7/8 / 376.32 GB/s, 5.1 us at 24 KiB and 12.3 at 1.5 MiB.
     assert [round((5e-6 + b * 2 * 7 / 8 / 376.32e9) * 1e6, 1) for b in (24576, 196608, 1572864)] == [5.1, 5.9, 12.3]
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert "keeps the custom all-reduce's figures (at TP 8 the posted measurements since 2026-12-08;" in doc
     # TP 2 and 4 are not in the table: the formula, 5 us at the smallest message.
     assert tp_link(mi, 4).measured is None and tp_link(mi, 4).allreduce_s(24576, 4) == pytest.approx(
         5e-6 + 24576 * 2 * 3 / 4 / 376.32e9
