@@ -137,6 +137,40 @@ def test_mi355x_all_reduces_are_the_posted_custom_all_reduce_at_tp_8_only():
     )
 
 
+def test_tensorrt_llm_deployments_take_its_own_measured_all_reduce():
+    # TensorRT-LLM 1.2.0rc5's all-reduce on 8 H200s in a CUDA graph (AIConfigurator's trtllm custom_allreduce_perf:
+    # 3.5 us at 256 B, 3.45 at 512 B, 5.02 at 64 KiB), where vLLM 0.24's measures 4.71 (4.80 at 512 B) and 6.56.
+    from kvcalc.engine.engines import engine
+
+    m, h200 = resolve_model("llama3.3-70b"), resolve_gpu("h200")
+    trt = StepModel(m, h200, BF16, tp=8, engine=engine("trtllm@1.1"))
+    vllm = StepModel(m, h200, BF16, tp=8, engine=engine("vllm@0.10.2"))
+    assert trt.trtllm_table and not vllm.trtllm_table
+    # Each size at the least measured at it or any larger one: 256 B takes 512 B's 3.45 us.
+    assert [round(trt.link.allreduce_s(b, 8) * 1e6, 2) for b in (256, 512, 65536)] == [3.45, 3.45, 5.02]
+    assert [round(vllm.link.allreduce_s(b, 8) * 1e6, 2) for b in (256, 65536)] == [4.71, 6.56]
+    # A step's collectives move by the tables' difference alone: 2 all-reduces a layer of 4 tokens x 8,192 x 2 B.
+    per = 4 * 8192 * 2
+    assert vllm.collective_s(4) - trt.collective_s(4) == pytest.approx(
+        2 * 80 * (vllm.link.allreduce_s(per, 8) - trt.link.allreduce_s(per, 8)), rel=1e-9
+    )
+    assert "2 all-reduces per layer through TensorRT-LLM's own all-reduce, over NVLink, as measured on h200 at TP 8" in (
+        " ".join(trt.describe().split())
+    )
+    # Past 256 KiB TensorRT-LLM's is the slower: 19.61 us at 1 MiB against 14.07 (docs/simulation.md says so).
+    assert [round(x.link.allreduce_s(2**20, 8) * 1e6, 2) for x in (trt, vllm)] == [19.61, 14.07]
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    assert (
+        "on 8 H200s 3.45 us at 512 B and 5.02 at 64 KiB where vLLM's measures 4.80 and 6.56, but 19.61 at 1 MiB where "
+        "vLLM's measures 14.07" in doc
+    )
+    # A calibration's link terms win over any table; a GPU whose spec has no TensorRT-LLM table keeps vLLM's.
+    cal = StepModel(m, h200, BF16, tp=8, engine=engine("trtllm@1.1"), constants=dataclasses.replace(DEFAULTS, alpha_s=3e-6))
+    assert not cal.trtllm_table and cal.link.measured is None
+    a100 = StepModel(m, resolve_gpu("a100-80gb"), BF16, tp=8, engine=engine("trtllm@1.1"))
+    assert resolve_gpu("a100-80gb").allreduce_trtllm is None and not a100.trtllm_table and a100.link.measured is not None
+
+
 def test_an_unmeasured_group_size_is_not_faster_than_the_measured_smaller_one():
     # The NVIDIA tables rise with the group at their smallest message (H100 SXM 4.29 / 4.59 / 4.71 us
     # at TP 2 / 4 / 8): a size without a table takes at least the largest smaller table's first time.
@@ -3159,17 +3193,19 @@ def test_nvfp4_experts_take_the_tensorrt_llm_gen_kernel_where_the_release_or_the
     # Its small kernels name the 122 quantizations for what they are (3 x 2 dense + 58 x 2 shared NVFP4 matmuls).
     assert "122 of them quantizing the NVFP4 matmuls' activations" in " ".join(new.describe().split())
     text = " ".join((Path(__file__).parent.parent / "docs" / "engines.md").read_text().split())
+    # (12.98 and 8.81 under TensorRT-LLM until its deployments took its own measured all-reduce, 2026-12-08)
     assert [round(s.step(1, 1000).t_step_s * 1e3, 2) for s in (sm("vllm@0.14"), sm("vllm@0.15"), old, new)] == [
         12.77,
         8.60,
-        12.98,
-        8.81,
+        12.74,
+        8.57,
     ]
     assert (
         "DeepSeek-R1 in NVFP4 at TP 4 on B200s, one request of 1,000 tokens: 12.77 ms a step under vLLM 0.14, 8.60 under 0.15"
         in text
     )
     assert "TensorRT-LLM 1.1: 12.98 ms with its default CUTLASS backend, 8.81 with `--moe-backend trtllm`" in text
+    assert "(12.74 and 8.57 since TensorRT-LLM deployments take its own measured all-reduce, 2026-12-08," in text
     assert 'SGLang runs it "regardless of EP" (`layers/moe/ep_moe/layer.py get_moe_impl_class`, 0.5.3)' in text
 
 

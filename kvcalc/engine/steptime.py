@@ -632,7 +632,9 @@ DEFAULT_SOURCES: dict[str, str] = {
     "4, 8): vLLM's tensor_model_parallel_all_reduce in a CUDA graph, bf16, 256 B to 1 GiB (AIConfigurator's measured "
     "custom_allreduce_perf tables, vLLM 0.14 on A100, 0.24 on the others; ai-dynamo/aiconfigurator 095f58a); MI300X at "
     "TP 2 and 4: vLLM's custom all-reduce, fp16, 16 KB to 16 MB (kernel benchmarks of vllm-project/vllm#19744 and "
-    "ROCm/aiter#801); MI355X at TP 8: the same in bf16, 24 KiB to 1.5 MiB (vllm-project/vllm#39080); linear between measured sizes, each size at the least measured at it or any larger size; a "
+    "ROCm/aiter#801); MI355X at TP 8: the same in bf16, 24 KiB to 1.5 MiB (vllm-project/vllm#39080); a TensorRT-LLM "
+    "deployment takes TensorRT-LLM 1.2.0rc5's own all-reduce where the spec measures it (allreduce_trtllm: H100 SXM, H200, "
+    "B200 at TP 2, 4, 8, AIConfigurator's trtllm custom_allreduce_perf tables, 095f58a); linear between measured sizes, each size at the least measured at it or any larger size; a "
     "message the custom all-reduce declines (not a whole number of 16 B: MiniMax-M2's q/k-norm sums at one or two "
     "tokens, CUSTOM_AR_ALIGN) at NCCL's own latency where the GPU spec measures it (A100 SXM, H100 SXM, H200, B200 at "
     "TP 2, 4, 8: nccl-tests all_reduce_perf, NCCL 2.27.3 on A100 and 2.29.2 on the others, 512 B to 128 KiB, "
@@ -1231,6 +1233,15 @@ def link_of(gpu: GPUSpec, kind: str, size: int, c: StepConstants = DEFAULTS) -> 
     return Link(kind, c.link_bytes_per_s or bw, alpha if c.alpha_s is None else c.alpha_s, measured)
 
 
+def trtllm_allreduce(gpu: GPUSpec, tp: int, c: StepConstants = DEFAULTS) -> MeasuredTable | None:
+    """TensorRT-LLM's own all-reduce among ``tp`` GPUs of one NVLink domain as the GPU spec measures it
+    (GPUSpec.allreduce_trtllm), what a TensorRT-LLM deployment's TP all-reduces take in place of vLLM's; None where the
+    spec has none for that size or a calibration sets the link's terms."""
+    if c.alpha_s is not None or c.link_bytes_per_s is not None:
+        return None
+    return measured_table(gpu.allreduce_trtllm, tp)
+
+
 def fp8_block_scaled(model: ModelSpec, weight_dtype: str | None = None) -> bool:
     """Whether a checkpoint's fp8 weights carry 128 x 128 block scales (its quantization config's
     fp8-block: DeepSeek-V3, MiniMax-M2, Qwen3's FP8 releases). Their matmuls run block-scaled kernels
@@ -1396,6 +1407,9 @@ class StepModel:
         self.custom_ar = custom_ar_runs(engine, gpu, tp)
         """Whether the engine's custom all-reduce runs here (custom_ar_runs); where not, NCCL's measured table carries
         every all-reduce (nccl_link)."""
+        self.trtllm_ar = engine is not None and engine.name == "trtllm"
+        """Whether the engine is TensorRT-LLM, whose own all-reduce the GPU spec may measure (GPUSpec.allreduce_trtllm):
+        its TP all-reduces take that table in place of vLLM's (trtllm_allreduce)."""
         if dp > 1 or ep > 1:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
@@ -1783,6 +1797,12 @@ class StepModel:
         """The links the step's collectives cross: TP's, the whole stage's (the MoE gather across DP
         ranks), and between PP stages inside and across nodes."""
         self.link = tp_link(self.gpu, self.tp, self.c)
+        # A TensorRT-LLM deployment: its own all-reduce where the GPU spec measures it.
+        trt = trtllm_allreduce(self.gpu, self.tp, self.c) if self.trtllm_ar and self.link.kind == "nvlink" else None
+        self.trtllm_table = trt is not None
+        """Whether TensorRT-LLM's own measured all-reduce carries the TP all-reduces (trtllm_allreduce)."""
+        if trt is not None:
+            self.link = Link(self.link.kind, self.link.bytes_per_s, trt[1][0], trt)
         # Where the engine's custom all-reduce does not run on this GPU (custom_ar_runs): NCCL's (RCCL's), as measured.
         whole = nccl_link(self.gpu, self.tp, self.c) if not self.custom_ar and self.link.kind == "nvlink" else None
         self.link = whole or self.link
@@ -2503,6 +2523,8 @@ class StepModel:
         if self.tp > 1 and self.link.measured is not None:
             ys = self.link.measured[1]
             whose = f" through {self._nccl_name}, the release having no custom all-reduce here," if self.all_nccl else ""
+            if self.trtllm_table and not self.all_nccl:
+                whose = " through TensorRT-LLM's own all-reduce,"
             parts.append(
                 f"+ {self._allreduces_said()} per layer{whose} over {link_name(self.gpu, self.link.kind)}, as measured on "
                 f"{self.gpu.name} at TP {self.tp} ({ys[0] * 1e6:.3g} us at {self.link.measured[0][0]:,} B, linear between the "

@@ -181,6 +181,10 @@ def render_show_gpu(r: Any) -> None:
         ("MLA call beyond its bytes (measured)", _mla_said(g)),
         ("all-reduce (measured)", "TP " + ", ".join(str(n) for n in sorted(g.allreduce.latency_us)) if g.allreduce else "-"),
         (
+            "TensorRT-LLM all-reduce (measured)",
+            "TP " + ", ".join(str(n) for n in sorted(g.allreduce_trtllm.latency_us)) if g.allreduce_trtllm else "-",
+        ),
+        (
             "NCCL all-reduce (measured)",
             "TP " + ", ".join(str(n) for n in sorted(g.nccl_allreduce.latency_us)) if g.nccl_allreduce else "-",
         ),
@@ -195,7 +199,7 @@ def render_show_gpu(r: Any) -> None:
     kv_lines(c, rows)
     measured = [
         "the measured decode matmuls, decode attention, MLA calls and all-reduces name their microbenchmarks in --json "
-        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url, nccl_allreduce.url, nccl_allgather.url, nccl_reducescatter.url)"
+        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url, allreduce_trtllm.url, nccl_allreduce.url, nccl_allgather.url, nccl_reducescatter.url)"
     ]
     notes(
         c,

@@ -275,6 +275,9 @@ class GPUSpec:
     allreduce: AllReduceSpec | None = None
     """Measured all-reduce latencies inside the NVLink domain, where a public microbenchmark gives
     them; None: latency + bytes / bandwidth (kvcalc.engine.steptime)."""
+    allreduce_trtllm: AllReduceSpec | None = None
+    """Measured latencies of TensorRT-LLM's own all-reduce inside the NVLink domain, where a public microbenchmark gives
+    them: what a TensorRT-LLM deployment's TP all-reduces cost in place of ``allreduce`` (vLLM's); None: ``allreduce``."""
     nccl_allreduce: AllReduceSpec | None = None
     """Measured latencies of NCCL's own all-reduce inside the NVLink domain (nccl-tests), where a public
     microbenchmark gives them: what a message the engines' custom all-reduce declines costs (one not a whole number
@@ -362,7 +365,7 @@ class GPUSpec:
         d["source"] = GPUSource(**d["source"])
         if isinstance(d.get("node"), dict):
             d["node"] = NodeSpec(**d["node"])
-        for key in ("allreduce", "nccl_allreduce", "nccl_allgather", "nccl_reducescatter"):
+        for key in ("allreduce", "allreduce_trtllm", "nccl_allreduce", "nccl_allgather", "nccl_reducescatter"):
             if isinstance(d.get(key), dict):
                 ar = dict(d[key])
                 # JSON (the catalog index) writes the group sizes as strings.
