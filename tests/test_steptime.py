@@ -154,8 +154,10 @@ def test_tensorrt_llm_deployments_take_its_own_measured_all_reduce():
     assert vllm.collective_s(4) - trt.collective_s(4) == pytest.approx(
         2 * 80 * (vllm.link.allreduce_s(per, 8) - trt.link.allreduce_s(per, 8)), rel=1e-9
     )
-    assert "2 all-reduces per layer through TensorRT-LLM's own all-reduce, over NVLink, as measured on h200 at TP 8" in (
-        " ".join(trt.describe().split())
+    # The explanation names the table and its first figure: 512 B's 3.45 us, the least at 256 B or any larger size.
+    assert (
+        "2 all-reduces per layer through TensorRT-LLM's own all-reduce, over NVLink, as measured on h200 at TP 8 (3.45 us "
+        "at 256 B, linear between the measured sizes)" in " ".join(trt.describe().split())
     )
     # Past 256 KiB TensorRT-LLM's is the slower: 19.61 us at 1 MiB against 14.07 (docs/simulation.md says so).
     assert [round(x.link.allreduce_s(2**20, 8) * 1e6, 2) for x in (trt, vllm)] == [19.61, 14.07]
@@ -167,6 +169,10 @@ def test_tensorrt_llm_deployments_take_its_own_measured_all_reduce():
     # A calibration's link terms win over any table; a GPU whose spec has no TensorRT-LLM table keeps vLLM's.
     cal = StepModel(m, h200, BF16, tp=8, engine=engine("trtllm@1.1"), constants=dataclasses.replace(DEFAULTS, alpha_s=3e-6))
     assert not cal.trtllm_table and cal.link.measured is None
+    # The same through a calibration applied to a built model (with_constants re-derives the links), and back.
+    recal = trt.with_constants(dataclasses.replace(DEFAULTS, alpha_s=3e-6))
+    assert not recal.trtllm_table and recal.link.measured is None
+    assert recal.with_constants(DEFAULTS).trtllm_table and recal.with_constants(DEFAULTS).link.measured == trt.link.measured
     a100 = StepModel(m, resolve_gpu("a100-80gb"), BF16, tp=8, engine=engine("trtllm@1.1"))
     assert resolve_gpu("a100-80gb").allreduce_trtllm is None and not a100.trtllm_table and a100.link.measured is not None
 
