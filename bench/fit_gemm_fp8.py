@@ -21,6 +21,20 @@ fits the tables' NVFP4 rows (FlashInferCuteDslNvFp4LinearKernel, 4.5 bits a weig
 the input's 4-bit quantization taken as fp8's is, and prints where the matmuls are compute-bound (1,024 tokens or
 more, 16 M weights or more) the median share of the fp4 peak they reach and its ratio to the share of the bf16 peak
 the same shapes reach in bf16 (StepConstants.eta_c_fp4).
+
+    python bench/fit_gemm_fp8.py DIR trtllm
+
+fits TensorRT-LLM 1.2.0rc5's own fp8 rows (GPUSpec.gemm_fp8_trtllm), from the same commit's
+systems/data/<gpu>/gemm/trtllm/1.2.0rc5/gemm_perf.parquet, quantize/trtllm/1.2.0rc5/computescale_perf.parquet and
+scale_matrix_perf.parquet (saved as <gpu>-trtllm_1.2.0rc5-gemm.parquet, -computescale.parquet and
+-scalematrix.parquet). The collector's fp8 weights carry no input scale, so TensorRT-LLM's Linear runs its dynamic
+path: it computes the input's scale (the computescale table's torch ops), quantizes the input (the scale_matrix table)
+and multiplies (collector/trtllm/collect_gemm.py, which says AIConfigurator derives the static-scale GEMM by taking
+the scale's computation off). A ModelOpt FP8 checkpoint, which TensorRT-LLM serves, carries static input scales: the
+spec's latency is the fitted one less the median computed scale at 1 to 16 tokens and less the quantization kernel
+as the step model charges it (QUANT_KERNEL_S, beside the table's own median); where the matmuls are compute-bound
+(1,024 tokens or more, 16 M weights or more, rows whose m and k both quantize tables time) the share of the fp8 peak
+is each row's time less its measured scale and quantization, the median over the rows.
 """
 
 from __future__ import annotations
@@ -78,5 +92,53 @@ def main(folder: Path, fp4: bool = False) -> None:
             compute_bound(d0, gpu)
 
 
+# Dense fp8 peaks, FLOP/s (gpu_specs), of the GPUs whose TensorRT-LLM tables time fp8 GEMMs
+FP8_PEAKS = {"h100_sxm": 1979e12, "h200_sxm": 1979e12, "b200_sxm": 4.5e15}
+
+
+def trtllm(folder: Path) -> None:
+    """TensorRT-LLM 1.2.0rc5's fp8 GEMMs in their static-scale form: decode fit and compute-bound share."""
+    for gpu, (bw, _) in GPUS.items():
+        path = folder / f"{gpu}-trtllm_1.2.0rc5-gemm.parquet"
+        if not path.exists():
+            continue
+        d0 = pd.read_parquet(path)
+        cs = pd.read_parquet(folder / f"{gpu}-trtllm_1.2.0rc5-computescale.parquet")
+        sm = pd.read_parquet(folder / f"{gpu}-trtllm_1.2.0rc5-scalematrix.parquet")
+        cs, sm = (t[t.quant_dtype == "fp8"].set_index(["m", "k"]).latency * 1e-3 for t in (cs, sm))
+        d = d0[(d0.gemm_dtype == "fp8") & (d0.m <= 16)]
+        weight_bytes = (d.n * d.k).to_numpy(float)
+        keep = (weight_bytes >= 4e6) & (weight_bytes <= 600e6)
+        weight_bytes, t = weight_bytes[keep], d.latency.to_numpy(float)[keep] * 1e-3
+
+        def rel(p: np.ndarray, wb: np.ndarray = weight_bytes, t: np.ndarray = t, bw: float = bw) -> np.ndarray:
+            return (p[0] + wb / (bw * p[1])) / t - 1
+
+        fit = least_squares(rel, [5e-6, 0.7], bounds=([0.0, 0.05], [1e-4, 1.0]))
+        latency, share = fit.x
+        small = cs.index.get_level_values("m") <= 16
+        scale_s, quant_s = float(np.median(cs[small])), float(np.median(sm[sm.index.get_level_values("m") <= 16]))
+        print(
+            f"{gpu}: {len(t):,} rows of 1 to 16 tokens: fitted {latency * 1e6:.2f} us + bytes / ({share:.3f} x bandwidth), "
+            f"median error {np.median(np.abs(rel(fit.x))):.1%}; less the computed scale ({scale_s * 1e6:.2f} us) and the "
+            f"quantization kernel ({QUANT_KERNEL_S * 1e6:.1f} us; the table's {quant_s * 1e6:.2f}): "
+            f"{(latency - scale_s - QUANT_KERNEL_S) * 1e6:.2f} us"
+        )
+        big = d0[(d0.gemm_dtype == "fp8") & (d0.m >= 1024) & (d0.n * d0.k >= 16e6)]
+        extra = np.array([cs.get((m, k), np.nan) + sm.get((m, k), np.nan) for m, k in zip(big.m, big.k)])
+        ok = ~np.isnan(extra)
+        flops = 2.0 * (big.m * big.n * big.k).to_numpy(float)[ok]
+        static = flops / (big.latency.to_numpy(float)[ok] * 1e-3 - extra[ok]) / FP8_PEAKS[gpu]
+        raw = flops / (big.latency.to_numpy(float)[ok] * 1e-3) / FP8_PEAKS[gpu]
+        print(
+            f"  compute-bound, {ok.sum():,} of {len(big):,} shapes with both tables: {np.median(static):.3f} of the fp8 peak "
+            f"static ({np.median(raw):.3f} as timed, dynamic)"
+        )
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), len(sys.argv) > 2 and sys.argv[2] == "fp4")
+    mode = sys.argv[2] if len(sys.argv) > 2 else ""
+    if mode == "trtllm":
+        trtllm(Path(sys.argv[1]))
+    else:
+        main(Path(sys.argv[1] if len(sys.argv) > 1 else "."), mode == "fp4")

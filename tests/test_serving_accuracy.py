@@ -53,6 +53,8 @@ CASES: list[dict[str, Any]] = yaml.safe_load((SERVING / "cases.yaml").read_text(
 BEGIN, END = "<!-- serving:begin -->", "<!-- serving:end -->"
 TRT_AR = "since TensorRT-LLM deployments take its own measured all-reduce, 2026-12-08"
 """The clause the docs give each figure a TensorRT-LLM run moved when its all-reduces took TensorRT-LLM's own table."""
+TRT_FP8 = "since TensorRT-LLM's fp8 matmuls take its own measured figures, 2026-12-08"
+"""The same when its fp8 matmuls took TensorRT-LLM's own measured GEMMs (GPUSpec.gemm_fp8_trtllm)."""
 METRICS = (
     ("request_throughput_per_s", "request throughput"),
     ("output_throughput_tok_per_s", "output throughput"),
@@ -1504,8 +1506,10 @@ def test_the_thirteenth_held_out_set_is_as_the_doc_says():
     # FlashAttention 3 MLA call was taken on Hopper from 0.4.5.post1, 2026-12-06.
     # ([12, 12, 26, 12] until SGLang's overlap loop took requests in a step late, 2026-12-07; [12, 12, 23, 12] until
     # TensorRT-LLM's batch waiting was modelled, the same day; [12, 12, 24, 12] until the MI325X took the MI300X's
-    # measured tables, the same day; [13, 13, 21, 13] and -4% until the MI355X took its own measured GEMM and all-reduce figures, 2026-12-08)
-    assert mae == [11, 11, 22, 12] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (0, 4)
+    # measured tables, the same day; [13, 13, 21, 13] and -4% until the MI355X took its own measured GEMM and all-reduce figures, 2026-12-08;
+    # [11, 11, 22, 12] until TensorRT-LLM's fp8 matmuls took its own measured figures, the same day)
+    assert mae == [10, 10, 19, 11] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (0, 4)
+    assert f"10%, 10%, 19% and 11%, TP 8 TPOT bias 0%, {TRT_FP8}, below)" in text
     assert "11%, 11%, 22% and 12%, TP 8 TPOT bias 0%, since the MI355X takes its own measured GEMM and all-reduce figures" in text
     assert "13%, 13%, 21% and 13%, TP 8 TPOT bias -4%, since the MI325X takes the MI300X's measured tables" in text
     assert "12%, 12%, 24% and 12%, TP 8 TPOT bias -4%, since TensorRT-LLM's batch waiting is modelled" in text
@@ -1534,9 +1538,10 @@ def test_the_thirteenth_held_out_set_is_as_the_doc_says():
     assert "gpt-oss-120b 7% to 16% high, TPOT 6% to 13% low" in text
     # (-22 and 31 until TensorRT-LLM's batch waiting was modelled, 2026-12-07; to 16 until the MI325X took the MI300X's
     # measured tables, the same day)
-    # ([30] until TensorRT-LLM deployments took its own measured all-reduce, 2026-12-08; its throughput then -23)
-    assert (pct("llama")[0], pct("llama")[-1]) == (-23, -8) and pct("trtllm", "mean_tpot_ms") == [28]
-    assert pct("trtllm") == [-22] and f"22% low and TPOT 28% high {TRT_AR}, where the MI325X's run is the 23% low" in text
+    # ([30] until TensorRT-LLM deployments took its own measured all-reduce, 2026-12-08; its throughput then -23; [28] and
+    # -22 until its fp8 matmuls took its own measured figures, the same day)
+    assert (pct("llama")[0], pct("llama")[-1]) == (-23, -8) and pct("trtllm", "mean_tpot_ms") == [14]
+    assert pct("trtllm") == [-12] and f"22% low and TPOT 28% high {TRT_AR}; 12% low and TPOT 14% high {TRT_FP8}, where" in text
     assert pct("mi325xx2-llama33", "request_throughput_per_s") == [-23] and pct("mi325xx2-llama33", "mean_tpot_ms") == [31]
     assert "to 8% low, and the MI325X's vLLM run 23% low with TPOT 31% high (16% high until the MI325X took" in text
     assert "(TensorRT-LLM on H200, TPOT 30% high; 22% and 31% until TensorRT-LLM's batch waiting was modelled" in text
@@ -1564,8 +1569,9 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     # ([16, 16, 31, 14] and -6 until the MI325X took the MI300X's measured tables, the same day)
     # ([14, 14, 30, 13] and -4 until the MI355X took its own measured GEMM and all-reduce figures, 2026-12-08)
     # ([13, 13, 28, 12] until TensorRT-LLM deployments took its own measured all-reduce, 2026-12-08)
-    assert mae == [12, 12, 28, 11] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (-1, 11)
-    assert f"12%, 12%, 28% and 11%, TP 8 TPOT bias -1%, {TRT_AR})" in text
+    # ([12, 12, 28, 11] and -1 until TensorRT-LLM's fp8 matmuls took its own measured figures, the same day)
+    assert mae == [11, 11, 27, 10] and (round(100 * sum(tp8) / len(tp8)), len(tp8)) == (-2, 11)
+    assert f"12%, 12%, 28% and 11%, TP 8 TPOT bias -1%, {TRT_AR}; 11%, 11%, 27% and 10%, TP 8 TPOT bias -2%, {TRT_FP8})" in text
     assert "request throughput and output 13%, TTFT 28%, TPOT 12%, TP 8 TPOT bias -1% since the MI355X takes" in text
     assert "request throughput and output 14%, TTFT 30%, TPOT 13%, TP 8 TPOT bias -4% since the MI325X takes" in text
     assert "TTFT 31% since TensorRT-LLM's batch waiting is modelled, the same day, below, which its TP 4 run" in text
@@ -1592,9 +1598,10 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     # (-27 and TPOT 40 for the first until TensorRT-LLM's batch waiting was modelled, 2026-12-07)
     # (-25, 23) until the MI355X took its own measured GEMM and all-reduce figures, 2026-12-08
     # ((-25, 2), [35], [-25, -16] and [19, 35] until TensorRT-LLM deployments took its own measured all-reduce, 2026-12-08)
-    assert (pct("llama")[0], pct("llama")[-1]) == (-17, 2) and pct("b200x4-llama33-70b-trtllm", "mean_tpot_ms") == [21]
-    assert sorted(pct("llama33-70b-trtllm")) == [-17, -16] and sorted(pct("llama33-70b-trtllm", "mean_tpot_ms")) == [19, 21]
-    assert f"(17% and 16% low with TPOT 21% and 19% high {TRT_AR})" in text
+    # ((-17, 2), [21], [-17, -16] and [19, 21] until TensorRT-LLM's fp8 matmuls took its own measured figures, the same day)
+    assert (pct("llama")[0], pct("llama")[-1]) == (-10, 2) and pct("b200x4-llama33-70b-trtllm", "mean_tpot_ms") == [11]
+    assert sorted(pct("llama33-70b-trtllm")) == [-10, -8] and sorted(pct("llama33-70b-trtllm", "mean_tpot_ms")) == [10, 11]
+    assert f"(17% and 16% low with TPOT 21% and 19% high {TRT_AR}) (10% and 8% low with TPOT 11% and 10% high {TRT_FP8})" in text
     assert (
         "the two Llama-3.3-70B runs under TensorRT-LLM 25% and 16% low on throughput with TPOT 35% and 19% high (27% and "
         "40% for the first until TensorRT-LLM's batch waiting was modelled, 2026-12-07)" in text
@@ -1609,8 +1616,9 @@ def test_the_fourteenth_held_out_set_is_as_the_doc_says():
     assert "(16% low to 25% high, TPOT 20% low to 19% high, since the MI325X takes the MI300X's measured tables" in text
     assert "gpt-oss-120b from 16% low (B200) to 49% high (MI325X at 8k/1k), TPOT 32% low to 19% high" in text
     # (13 until SGLang's overlap loop took requests in a step late, 2026-12-07; 12 until TensorRT-LLM's batch waiting was
-    # modelled, the same day)
-    assert sum(e["mean_ttft_ms"] < 0 for e in errs.values()) == 11 and "kvcalc's TTFT is low on 11 of the 17 (12 until" in text
+    # modelled, the same day; 11 until TensorRT-LLM's fp8 matmuls took its own measured figures, 2026-12-08)
+    assert sum(e["mean_ttft_ms"] < 0 for e in errs.values()) == 13
+    assert f"kvcalc's TTFT is low on 13 of the 17 ({TRT_FP8}; 11 until then, 12 until" in text
     # The three TensorRT-LLM runs at EP = TP, refused at scoring, joined once TensorRT-LLM's EP was read.
     ep = {c["id"]: errors(c) for c in CASES if c.get("held_out") == "2026-12-05 (fourteenth set, TensorRT-LLM EP)"}
     assert all(c.get("ep") == c["tp"] for c in CASES if c["id"] in ep)
@@ -2525,7 +2533,9 @@ def test_the_routers_paragraph_is_as_the_runs_score():
     # 24.65% to 24.09% and 23.97% to 23.44%)
     # (request throughput 24% until the MI355X took its own measured GEMM and all-reduce figures, 2026-12-08: 24.09% to 23.28%
     # and 23.44% to 22.67%)
-    assert "Mean absolute error with the default constants: request throughput 23% (625 runs), output throughput 23%" in text
+    # (output throughput 23% until TensorRT-LLM's fp8 matmuls took its own measured figures, 2026-12-08: 22.54% to 22.36%;
+    # request throughput 23.15% to 22.95%)
+    assert "Mean absolute error with the default constants: request throughput 23% (625 runs), output throughput 22%" in text
     # (mean TTFT 44% until SGLang's steps of over 2,048 tokens were charged the norms their all-reduces no longer fuse,
     # 2026-12-06)
     # (mean TTFT 45% until vLLM's sparse-MLA kernel was charged its padded heads, 2026-12-06)
@@ -2553,7 +2563,9 @@ def test_the_routers_paragraph_is_as_the_runs_score():
     # (TP 8 TPOT bias -14% until the MI355X took its own measured GEMM and all-reduce figures, 2026-12-08: -13.67% to
     # -12.64%; mean TTFT 33.90% to 33.80%, mean TPOT 17.05% to 16.57%)
     # (mean TPOT 17% until TensorRT-LLM deployments took its own measured all-reduce, 2026-12-08: 16.57% to 16.36%)
-    assert "mean TTFT 34% (626 runs), mean TPOT 16% (594 runs); TP 8 TPOT bias -13% (243 runs)" in text
+    # (mean TTFT 34% until TensorRT-LLM's fp8 matmuls took its own measured figures, the same day: 33.75% to 33.31%; mean
+    # TPOT 16.36% to 16.09%, TP 8 TPOT bias -12.81% to -12.84%)
+    assert "mean TTFT 33% (626 runs), mean TPOT 16% (594 runs); TP 8 TPOT bias -13% (243 runs)" in text
 
 
 def test_the_sglang_eager_decode_paragraph_is_as_the_runs_score():
@@ -2721,7 +2733,7 @@ def test_the_matmul_root_sum_square_paragraph_is_as_the_runs_score():
     )
 
 
-NOW_MAE = [23.1, 22.5, 33.7, 16.4, -12.8]
+NOW_MAE = [23.0, 22.4, 33.3, 16.1, -12.8]
 # [28.5, 27.1, 38.9, 18.3, -17.6] until dennislee22's warm-server runs, [28.5, 27.2, 38.3, 18.3, -17.6] until two
 # sgl-cookbook pages' later runs found their earlier runs' prompts (2026-12-07), [28.6, 27.2, 38.2, 18.4, -17.7] until
 # SGLang's overlap loop took requests in a step late (the same day), [28.6, 27.2, 37.1, 18.4, -17.7] until the
@@ -2732,7 +2744,8 @@ NOW_MAE = [23.1, 22.5, 33.7, 16.4, -12.8]
 # waiting was modelled (the same day), [24.6, 24.0, 34.3, 17.3, -14.4] until vLLM's cudagraph mode was modelled (the
 # same day), [24.6, 24.0, 34.1, 17.3, -14.3] until the MI325X took the MI300X's measured tables (the same day),
 # [24.1, 23.4, 33.9, 17.1, -13.7] until the MI355X took its own measured GEMM and all-reduce figures (2026-12-08),
-# [23.3, 22.7, 33.8, 16.6, -12.6] until TensorRT-LLM deployments took its own measured all-reduce (the same day)
+# [23.3, 22.7, 33.8, 16.6, -12.6] until TensorRT-LLM deployments took its own measured all-reduce (the same day),
+# [23.1, 22.5, 33.7, 16.4, -12.8] until TensorRT-LLM's fp8 matmuls took its own measured figures (the same day)
 """The serving corpus's request throughput, output throughput, TTFT and TPOT MAE and TP 8 TPOT bias, %."""
 
 
@@ -4691,11 +4704,27 @@ def test_the_twenty_eighth_held_out_set_is_as_the_doc_says(monkeypatch):
 
     ids = [c["id"] for c in runs]
     today = {c["id"]: errors(c) for c in runs}
-    assert mae(today, ids) == [14.0, 14.0, 33.0, 14.0] and "The set stands at 14.0%, 14.0%, 33.0% and 14.0%." in text
+    assert mae(today, ids) == [13.5, 13.5, 31.7, 13.3] and "The set stands at 13.5%, 13.5%, 31.7% and 13.3%." in text
     module = sys.modules[__name__]
+    trt = [c["id"] for c in runs if c["engine"].startswith("trtllm")]
+    # Before TensorRT-LLM's fp8 matmuls took its own measured figures (GPUSpec.gemm_fp8_trtllm, 2026-12-08): vLLM's
+    # gemm_fp8 and eta_c_fp8 for every engine.
+    real_fp8 = module.resolve_gpu
+    monkeypatch.setattr(module, "resolve_gpu", lambda name: dataclasses.replace(real_fp8(name), gemm_fp8_trtllm=None))
+    fp8_before = {i: uncached(next(c for c in runs if c["id"] == i)) for i in trt}
+    fp8_runs = [i for i in trt if next(c for c in runs if c["id"] == i).get("weight_dtype") == "fp8"]
+    assert len(fp8_runs) == 15 and (mae(fp8_before, fp8_runs), bias(fp8_before, fp8_runs)) == ([18.7, 18.7, 25.7, 23.5], 23.5)
+    assert (mae(today, fp8_runs), bias(today, fp8_runs)) == ([12.3, 12.3, 10.3, 15.0], 14.7)
+    assert (mae(today, trt), bias(today, trt)) == ([14.6, 14.6, 23.5, 14.4], 5.1)
+    assert (
+        "its 15 fp8 TensorRT-LLM runs' request throughput MAE went from 18.7% to 12.3%, TTFT 25.7% to 10.3%, TPOT 23.5% to "
+        "15.0%, TPOT bias +23.5% to +14.7%, and its 46 TensorRT-LLM runs' from 16.7% to 14.6%, TTFT 28.5% to 23.5%, TPOT "
+        "17.2% to 14.4%, TPOT bias +8.0% to +5.1%. The set stands at" in text
+    )
+    today.update(fp8_before)
+    assert mae(today, ids) == [14.0, 14.0, 33.0, 14.0] and "The set stood at 14.0%, 14.0%, 33.0% and 14.0%." in text
     # Before TensorRT-LLM deployments took its own measured all-reduce (GPUSpec.allreduce_trtllm, 2026-12-08): vLLM's
     # tables for every engine, as the rest of this history had them.
-    trt = [c["id"] for c in runs if c["engine"].startswith("trtllm")]
     real0 = module.resolve_gpu
     monkeypatch.setattr(module, "resolve_gpu", lambda name: dataclasses.replace(real0(name), allreduce_trtllm=None))
     trt_before = {i: uncached(next(c for c in runs if c["id"] == i)) for i in trt}

@@ -366,6 +366,73 @@ def test_an_fp8_step_reads_its_weights_at_the_gpus_fp8_matmul_figures():
     assert resolve_model("llama3.1-405b-fp8").quantization.method != "fp8-block"  # type: ignore[union-attr]
 
 
+def test_tensorrt_llm_fp8_matmuls_take_its_own_measured_figures():
+    # gpu_specs/h200.yaml gemm_fp8_trtllm: TensorRT-LLM 1.2.0rc5's fp8 GEMMs as AIConfigurator timed them, 15.01 us +
+    # bytes / (0.83 x 4.8 TB/s) at 1 to 16 tokens, each call computing its input's scale (6.81 us, the computescale
+    # table) and quantizing it (2.7 us, a small kernel in the step model): a static-scale checkpoint's GEMM is
+    # 15.01 - 6.81 - 2.7 = 5.5 us. Compute-bound, less those two, a median 0.69 of the 1,979 TFLOPS fp8 peak.
+    from kvcalc.engine.engines import engine
+
+    h = resolve_gpu("h200")
+    g = h.gemm_fp8_trtllm
+    assert g is not None and g.latency_us == round(15.01 - 6.81 - 2.7, 1) == 5.5
+    assert (g.bandwidth_share, g.compute_share, g.compute_dtype, g.combine) == (0.83, 0.69, "fp8", "rss")
+    m = resolve_model("llama3.3-70b")
+    trt = StepModel(m, h, BF16, tp=1, weight_dtype="fp8", engine=engine("trtllm@1.1"))
+    vllm = StepModel(m, h, BF16, tp=1, weight_dtype="fp8", engine=engine("vllm@0.10.2"))
+    assert trt.fp8_measured and (trt.c.eta_gemm, trt.c.gemm_latency_s, trt.c.eta_c_gemm) == (0.83, 5.5e-6, 0.69)
+    assert trt.inv_w == pytest.approx(1 / (4.8e12 * 0.83), rel=1e-12, abs=0)
+    assert trt.inv_mm == pytest.approx(1 / (0.69 * 1979e12), rel=1e-12, abs=0)
+    # vLLM keeps its own CUTLASS kernels' figures (gemm_fp8: 3.6 us, 0.74) and eta_c_fp8's 0.35 of the peak.
+    assert (vllm.c.eta_gemm, vllm.c.gemm_latency_s, vllm.c.eta_c_gemm) == (0.74, pytest.approx(3.6e-6), None)
+    assert vllm.inv_mm == pytest.approx(1 / (0.35 * 1979e12), rel=1e-12, abs=0)
+    # One token's weights: TensorRT-LLM's read them at 0.83 of the bandwidth where vLLM's take 0.74.
+    assert vllm.weights(1) == trt.weights(1) and vllm.inv_w / trt.inv_w == pytest.approx(0.83 / 0.74, rel=1e-12)
+    said = " ".join(trt.describe().split())
+    assert "weight bytes / (bandwidth x 0.83, as measured on h200 for TensorRT-LLM's own fp8 matmuls)" in said
+    assert "matmul FLOPs / (fp8 peak x 0.69, as measured on h200)" in said
+    assert "320 matmuls at 5.5 us" in said
+    # A bf16 checkpoint, and a block-scaled fp8 one (DeepSeek-V3), keep the gemm block under TensorRT-LLM too.
+    bf16 = StepModel(m, h, BF16, tp=1, engine=engine("trtllm@1.1"))
+    assert (bf16.c.eta_gemm, bf16.c.gemm_latency_s, bf16.c.eta_c_gemm) == (0.83, pytest.approx(3.6e-6), None)
+    ds = StepModel(resolve_model("deepseek-v3"), h, BF16, tp=8, engine=engine("trtllm@1.1"))
+    assert not ds.fp8_measured and (ds.c.eta_gemm, ds.c.gemm_latency_s) == (0.83, pytest.approx(3.6e-6))
+    # A calibration's shares win; the defaults put the table back.
+    cal = trt.with_constants(dataclasses.replace(DEFAULTS, eta_gemm=0.6, eta_c_gemm=0.5))
+    assert (cal.c.eta_gemm, cal.c.gemm_latency_s, cal.c.eta_c_gemm) == (0.6, 5.5e-6, 0.5)
+    assert "for TensorRT-LLM's own fp8 matmuls" not in cal.describe()
+    assert (trt.with_constants(DEFAULTS).c.eta_gemm, trt.with_constants(DEFAULTS).c.eta_c_gemm) == (0.83, 0.69)
+    # A GPU whose spec has no TensorRT-LLM table (GB200) gives TensorRT-LLM vLLM's fp8 figures.
+    gb = resolve_gpu("gb200")
+    assert gb.gemm_fp8_trtllm is None and gb.gemm_fp8 is not None
+    gbt = StepModel(m, gb, BF16, tp=1, weight_dtype="fp8", engine=engine("trtllm@1.1"))
+    assert (gbt.c.eta_gemm, gbt.c.gemm_latency_s) == (gb.gemm_fp8.bandwidth_share, pytest.approx(gb.gemm_fp8.latency_us * 1e-6))
+    # H100 SXM and B200, fitted the same way (bench/fit_gemm_fp8.py DIR trtllm): 14.84 - 6.92 - 2.7 and 15.23 - 8.17 - 2.7.
+    for name, raw, scale, share, compute in (("h100-sxm", 14.84, 6.92, 0.82, 0.66), ("b200", 15.23, 8.17, 0.74, 0.71)):
+        t = resolve_gpu(name).gemm_fp8_trtllm
+        assert t is not None and (t.latency_us, t.bandwidth_share, t.compute_share) == (
+            round(raw - scale - 2.7, 1),
+            share,
+            compute,
+        )
+    # docs/simulation.md gives the same figures.
+    doc = " ".join((Path(__file__).resolve().parent.parent / "docs" / "simulation.md").read_text().split())
+    g3 = [resolve_gpu(n).gemm_fp8_trtllm for n in ("h100-sxm", "h200", "b200")]
+    lat = [f"{x.latency_us:g}" for x in g3 if x is not None]
+    cs = [f"{x.compute_share:g}" for x in g3 if x is not None]
+    assert len(lat) == len(cs) == 3
+    assert (
+        f"(since 2026-12-08; H100 SXM 0.82 and {lat[0]} us, H200 0.83 and {lat[1]}, B200 0.74 and {lat[2]}: gemm_fp8_trtllm)"
+        in doc
+    )
+    assert (
+        f"and the quantization kernel (2.7 us; the scale_matrix tables measure 2.55-2.75): {lat[0]}, {lat[1]} and {lat[2]} us"
+        in doc
+    )
+    assert f"a median {cs[0]}, {cs[1]} and {cs[2]} of the dense fp8 peak (0.49, 0.51 and 0.42 as timed" in doc
+    assert f"TensorRT-LLM's fp8 matmuls on H100 SXM {cs[0]}, H200 {cs[1]} and B200 {cs[2]}, since 2026-12-08" in doc
+
+
 def test_a_decode_attention_call_pays_for_each_request_and_kv_head():
     # AIConfigurator's measured vLLM 0.24 decode attention on H100 SXM (FlashAttention 3, bf16 KV, heads of
     # 128; ai-dynamo/aiconfigurator 095f58a, systems/data/h100_sxm/attention/vllm/0.24.0/

@@ -282,12 +282,15 @@ measured ranks lose efficiency with EP's size at a given width; the middle of th
 tokens (DEFAULT_SOURCES['moe_eta_c'])."""
 
 
-def gemm_block(gpu: GPUSpec, fp8: bool = False, fp4: bool = False) -> GemmSpec | None:
+def gemm_block(gpu: GPUSpec, fp8: bool = False, fp4: bool = False, trtllm: bool = False) -> GemmSpec | None:
     """The GPU spec's measured matmul figures for a step's matmuls: its fp8 ones (GPUSpec.gemm_fp8)
-    where the matmuls run at fp8 and it has them, its NVFP4 ones (GPUSpec.gemm_fp4) where they run at fp4
+    where the matmuls run at fp8 and it has them, TensorRT-LLM's own (GPUSpec.gemm_fp8_trtllm) there instead where the
+    engine is TensorRT-LLM (``trtllm``) and the spec has them, its NVFP4 ones (GPUSpec.gemm_fp4) where they run at fp4
     and it has them, else its bf16 ones (GPUSpec.gemm), else None."""
     if fp4 and gpu.gemm_fp4 is not None:
         return gpu.gemm_fp4
+    if fp8 and trtllm and gpu.gemm_fp8_trtllm is not None:
+        return gpu.gemm_fp8_trtllm
     return gpu.gemm_fp8 if fp8 and gpu.gemm_fp8 is not None else gpu.gemm
 
 
@@ -310,6 +313,7 @@ def for_gpu(
     compute_dtype: str | None = None,
     mla: MlaKernel = "default",
     fp4_share: float = 1.0,
+    trtllm: bool = False,
 ) -> StepConstants:
     """``constants`` with what they leave open (None) taken from the GPU: its measured matmul share
     and latency (GPUSpec.gemm, or GPUSpec.gemm_fp8 for ``fp8`` matmuls where it has them: gemm_block),
@@ -322,8 +326,10 @@ def for_gpu(
     latency, and the bf16 block's bandwidth share.
     ``mla``: whose MLA decode call the deployment runs (engines.mla_kernel): vLLM's measured module, SGLang's own
     call (GPUSpec.mla's sglang_latency_us where it has one), or SGLang's Triton backend, whose split-KV kernel the step
-    model prices apart (attn_floor_s) and which keeps MLA_ATTN_LATENCY_S."""
-    g = gemm_block(gpu, fp8, compute_dtype == "fp4" and fp4_share >= 1.0)
+    model prices apart (attn_floor_s) and which keeps MLA_ATTN_LATENCY_S.
+    ``trtllm``: the engine is TensorRT-LLM, whose fp8 matmuls take its own measured figures where the spec has them
+    (GPUSpec.gemm_fp8_trtllm: gemm_block)."""
+    g = gemm_block(gpu, fp8, compute_dtype == "fp4" and fp4_share >= 1.0, trtllm)
     eta = constants.eta_gemm if constants.eta_gemm is not None else (g.bandwidth_share if g else constants.eta_bw)
     lat = constants.gemm_latency_s
     if lat is None:
@@ -1368,10 +1374,20 @@ class StepModel:
         """Of the step's matmuls outside the routed experts, the share that are NVFP4 (fp4_matmul_share; 1 off fp4)."""
         self.fp4_flops = fp4_flop_share(model, weight_dtype) if self.compute_dtype == "fp4" else 1.0
         """Of their FLOPs, the share in NVFP4 layers (fp4_flop_share; 1 off fp4): the rest run at the 16-bit peak."""
+        self.trtllm = engine is not None and engine.name == "trtllm"
+        """Whether the engine is TensorRT-LLM, whose own fp8 matmuls and all-reduce the GPU spec may measure
+        (GPUSpec.gemm_fp8_trtllm, GPUSpec.allreduce_trtllm): its fp8 matmuls and TP all-reduces take those in place of
+        vLLM's (gemm_block, trtllm_allreduce)."""
         self.c = for_gpu(
-            for_engine(constants, engine), gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel, self.fp4_share
+            for_engine(constants, engine),
+            gpu,
+            self.fp8_measured,
+            self.compute_dtype,
+            self.mla_kernel,
+            self.fp4_share,
+            self.trtllm,
         ).check()
-        g = gemm_block(gpu, self.fp8_measured, self.compute_dtype == "fp4" and self.fp4_share >= 1.0)
+        g = gemm_block(gpu, self.fp8_measured, self.compute_dtype == "fp4" and self.fp4_share >= 1.0, self.trtllm)
         self.mm_added = g is not None and g.combine == "sum" and g.compute_dtype == self.compute_dtype
         """Whether the matmuls' weight reads and math add (GemmSpec.combine "sum") rather than combine as
         their root-sum-square (matmul_s)."""
@@ -1407,9 +1423,6 @@ class StepModel:
         self.custom_ar = custom_ar_runs(engine, gpu, tp)
         """Whether the engine's custom all-reduce runs here (custom_ar_runs); where not, NCCL's measured table carries
         every all-reduce (nccl_link)."""
-        self.trtllm_ar = engine is not None and engine.name == "trtllm"
-        """Whether the engine is TensorRT-LLM, whose own all-reduce the GPU spec may measure (GPUSpec.allreduce_trtllm):
-        its TP all-reduces take that table in place of vLLM's (trtllm_allreduce)."""
         if dp > 1 or ep > 1:
             check_shape(model, self.shape)
         self.placement = place(gpu, self.shape)
@@ -1667,7 +1680,7 @@ class StepModel:
         import copy
 
         new = copy.copy(self)
-        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel, self.fp4_share).check()
+        new.c = for_gpu(c, self.gpu, self.fp8_measured, self.compute_dtype, self.mla_kernel, self.fp4_share, self.trtllm).check()
         new._links()
         new._gaps()
         new.attn_per_request_s = self.attn_heads * (new.c.attn_request_s or 0.0)
@@ -1798,7 +1811,7 @@ class StepModel:
         ranks), and between PP stages inside and across nodes."""
         self.link = tp_link(self.gpu, self.tp, self.c)
         # A TensorRT-LLM deployment: its own all-reduce where the GPU spec measures it.
-        trt = trtllm_allreduce(self.gpu, self.tp, self.c) if self.trtllm_ar and self.link.kind == "nvlink" else None
+        trt = trtllm_allreduce(self.gpu, self.tp, self.c) if self.trtllm and self.link.kind == "nvlink" else None
         self.trtllm_table = trt is not None
         """Whether TensorRT-LLM's own measured all-reduce carries the TP all-reduces (trtllm_allreduce)."""
         if trt is not None:
@@ -2394,9 +2407,11 @@ class StepModel:
         if fp4 and self.fp4_share < 1.0 and self.gpu.gemm is not None and c.eta_gemm == self.gpu.gemm.bandwidth_share:
             lat = self.gpu.gemm_fp4.latency_us if self.gpu.gemm_fp4 is not None else 0.0
             return f", as measured on {self.gpu.name}; {self.fp4_share:.0%} of the matmuls at the NVFP4 latency, {lat:g} us"
-        g = gemm_block(self.gpu, fp8, fp4)
+        g = gemm_block(self.gpu, fp8, fp4, self.trtllm)
         if g is not None and c.eta_gemm == g.bandwidth_share and c.gemm_latency_s == g.latency_us * 1e-6:
             which = " for fp8 matmuls" if fp8 and g is self.gpu.gemm_fp8 else " for NVFP4 matmuls" if fp4 else ""
+            if fp8 and g is self.gpu.gemm_fp8_trtllm:
+                which = " for TensorRT-LLM's own fp8 matmuls"
             return f", as measured on {self.gpu.name}{which}"
         return ""
 
@@ -2408,7 +2423,7 @@ class StepModel:
 
     def _compute_from(self) -> str:
         """Where the matmuls' share of the peak came from, when the GPU's measurements gave it."""
-        g = gemm_block(self.gpu, self.fp8_measured)
+        g = gemm_block(self.gpu, self.fp8_measured, trtllm=self.trtllm)
         if g is not None and g.compute_share is not None and self.c.eta_c_gemm == g.compute_share:
             return f", as measured on {self.gpu.name}" + (", the two added" if self.mm_added else "")
         return ""

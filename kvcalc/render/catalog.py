@@ -173,6 +173,7 @@ def render_show_gpu(r: Any) -> None:
         ("host link", fmt_rate(g.host_link_bytes_per_s) + " (bidirectional)" if g.host_link_bytes_per_s else "-"),
         ("decode matmul (measured)", _gemm_said(g.gemm)),
         ("decode matmul fp8 (measured)", _gemm_said(g.gemm_fp8)),
+        ("TensorRT-LLM decode matmul fp8 (measured)", _gemm_said(g.gemm_fp8_trtllm)),
         ("decode matmul NVFP4 (measured)", _gemm_said(g.gemm_fp4)),
         (
             "decode attention (measured)",
@@ -199,7 +200,7 @@ def render_show_gpu(r: Any) -> None:
     kv_lines(c, rows)
     measured = [
         "the measured decode matmuls, decode attention, MLA calls and all-reduces name their microbenchmarks in --json "
-        "(gemm.url, gemm_fp8.url, gemm_fp4.url, attention.url, mla.url, allreduce.url, allreduce_trtllm.url, nccl_allreduce.url, nccl_allgather.url, nccl_reducescatter.url)"
+        "(gemm.url, gemm_fp8.url, gemm_fp8_trtllm.url, gemm_fp4.url, attention.url, mla.url, allreduce.url, allreduce_trtllm.url, nccl_allreduce.url, nccl_allgather.url, nccl_reducescatter.url)"
     ]
     notes(
         c,

@@ -295,6 +295,10 @@ class GPUSpec:
     gemm_fp8: GemmSpec | None = None
     """The same for fp8 (W8A8) matmuls, the latency without their input's quantization (a small kernel
     of its own in the step model); None: the gemm block's figures serve fp8 matmuls too."""
+    gemm_fp8_trtllm: GemmSpec | None = None
+    """TensorRT-LLM's own fp8 (W8A8, per-tensor scales) matmuls, measured, in their static-scale form (neither the input's
+    scale computed nor its quantization): what a TensorRT-LLM deployment's fp8 matmuls take in place of ``gemm_fp8``
+    (vLLM's); None: ``gemm_fp8``."""
     gemm_fp4: GemmSpec | None = None
     """The same for NVFP4 (W4A4) matmuls, the latency without their input's 4-bit quantization; None: the gemm
     block's figures serve them."""
@@ -373,8 +377,9 @@ class GPUSpec:
                 d[key] = AllReduceSpec(**ar)
         if isinstance(d.get("gemm"), dict):
             d["gemm"] = GemmSpec(**d["gemm"])
-        if isinstance(d.get("gemm_fp8"), dict):
-            d["gemm_fp8"] = GemmSpec(**d["gemm_fp8"])
+        for key in ("gemm_fp8", "gemm_fp8_trtllm"):
+            if isinstance(d.get(key), dict):
+                d[key] = GemmSpec(**d[key])
         if isinstance(d.get("gemm_fp4"), dict):
             d["gemm_fp4"] = GemmSpec(**d["gemm_fp4"])
         if isinstance(d.get("attention"), dict):
