@@ -53,6 +53,20 @@ QUANT_KERNEL_S = 2.7e-6
 FP4_PEAKS = {"b200_sxm": (2.25e15, 9e15), "gb200": (2.5e15, 10e15)}
 
 
+def decode_fit(d: pd.DataFrame, bw: float, bytes_per_weight: float = 1.0) -> tuple[float, float, int, float]:
+    """latency + weight bytes / (bw x share), least squares in relative error, over the rows of 4 to 600 MB of weights:
+    (latency s, share, rows, median relative error)."""
+    weight_bytes = (d.n * d.k).to_numpy(float) * bytes_per_weight
+    keep = (weight_bytes >= 4e6) & (weight_bytes <= 600e6)
+    weight_bytes, t = weight_bytes[keep], d.latency.to_numpy(float)[keep] * 1e-3
+
+    def rel(p: np.ndarray) -> np.ndarray:
+        return (p[0] + weight_bytes / (bw * p[1])) / t - 1
+
+    fit = least_squares(rel, [5e-6, 0.7], bounds=([0.0, 0.05], [1e-4, 1.0]))
+    return float(fit.x[0]), float(fit.x[1]), len(t), float(np.median(np.abs(rel(fit.x))))
+
+
 def compute_bound(d: pd.DataFrame, gpu: str) -> None:
     """The NVFP4 rows' median share of the fp4 peak where compute-bound, and its ratio to the bf16 share of the same shape."""
     bf16, fp4 = FP4_PEAKS[gpu]
@@ -74,19 +88,11 @@ def main(folder: Path, fp4: bool = False) -> None:
             continue
         d0 = pd.read_parquet(path)
         d = d0[(d0.gemm_dtype == ("nvfp4" if fp4 else "fp8")) & (d0.m <= 16)]
-        weight_bytes = (d.n * d.k).to_numpy(float) * (4.5 / 8 if fp4 else 1.0)
-        keep = (weight_bytes >= 4e6) & (weight_bytes <= 600e6)
-        weight_bytes, t = weight_bytes[keep], d.latency.to_numpy(float)[keep] * 1e-3
-
-        def rel(p: np.ndarray, wb: np.ndarray = weight_bytes, t: np.ndarray = t, bw: float = bw) -> np.ndarray:
-            return (p[0] + wb / (bw * p[1])) / t - 1
-
-        fit = least_squares(rel, [5e-6, 0.7], bounds=([0.0, 0.05], [1e-4, 1.0]))
-        latency, share = fit.x
+        latency, share, n, err = decode_fit(d, bw, 4.5 / 8 if fp4 else 1.0)
         print(
-            f"{gpu}: {len(t):,} rows, {', '.join(sorted(d.kernel_source.unique()))}: fitted {latency * 1e6:.1f} us "
+            f"{gpu}: {n:,} rows, {', '.join(sorted(d.kernel_source.unique()))}: fitted {latency * 1e6:.1f} us "
             f"(less the quantization kernel, {(latency - QUANT_KERNEL_S) * 1e6:.1f} us) + bytes / ({share:.2f} x bandwidth), "
-            f"median error {np.median(np.abs(rel(fit.x))):.1%}; bf16 share {bf16_share}"
+            f"median error {err:.1%}; bf16 share {bf16_share}"
         )
         if fp4:
             compute_bound(d0, gpu)
@@ -106,21 +112,12 @@ def trtllm(folder: Path) -> None:
         cs = pd.read_parquet(folder / f"{gpu}-trtllm_1.2.0rc5-computescale.parquet")
         sm = pd.read_parquet(folder / f"{gpu}-trtllm_1.2.0rc5-scalematrix.parquet")
         cs, sm = (t[t.quant_dtype == "fp8"].set_index(["m", "k"]).latency * 1e-3 for t in (cs, sm))
-        d = d0[(d0.gemm_dtype == "fp8") & (d0.m <= 16)]
-        weight_bytes = (d.n * d.k).to_numpy(float)
-        keep = (weight_bytes >= 4e6) & (weight_bytes <= 600e6)
-        weight_bytes, t = weight_bytes[keep], d.latency.to_numpy(float)[keep] * 1e-3
-
-        def rel(p: np.ndarray, wb: np.ndarray = weight_bytes, t: np.ndarray = t, bw: float = bw) -> np.ndarray:
-            return (p[0] + wb / (bw * p[1])) / t - 1
-
-        fit = least_squares(rel, [5e-6, 0.7], bounds=([0.0, 0.05], [1e-4, 1.0]))
-        latency, share = fit.x
+        latency, share, n, err = decode_fit(d0[(d0.gemm_dtype == "fp8") & (d0.m <= 16)], bw)
         small = cs.index.get_level_values("m") <= 16
         scale_s, quant_s = float(np.median(cs[small])), float(np.median(sm[sm.index.get_level_values("m") <= 16]))
         print(
-            f"{gpu}: {len(t):,} rows of 1 to 16 tokens: fitted {latency * 1e6:.2f} us + bytes / ({share:.3f} x bandwidth), "
-            f"median error {np.median(np.abs(rel(fit.x))):.1%}; less the computed scale ({scale_s * 1e6:.2f} us) and the "
+            f"{gpu}: {n:,} rows of 1 to 16 tokens: fitted {latency * 1e6:.2f} us + bytes / ({share:.3f} x bandwidth), "
+            f"median error {err:.1%}; less the computed scale ({scale_s * 1e6:.2f} us) and the "
             f"quantization kernel ({QUANT_KERNEL_S * 1e6:.1f} us; the table's {quant_s * 1e6:.2f}): "
             f"{(latency - scale_s - QUANT_KERNEL_S) * 1e6:.2f} us"
         )
