@@ -2772,6 +2772,54 @@ def test_the_fp8_matmul_paragraph_is_as_the_runs_score():
     assert "19-20% low on throughput on 8 H100s under vLLM 0.6.3 (17-18%)" in text
 
 
+def test_the_vllm_fp8_compute_share_trial_is_as_docs_simulation_says(monkeypatch):
+    """docs/simulation.md (eta_c_gemm): vLLM's own fp8 tables' share of the peak, tried in place of eta_c_fp8 where
+    TensorRT-LLM's took its own (2026-12-08), moved the runs away and was not taken."""
+    from kvcalc.engine.steptime import fp8_block_scaled, matmul_dtype
+
+    text = " ".join((ROOT / "docs" / "simulation.md").read_text().split())
+    share = {"h100-sxm": 0.46, "h200": 0.51, "b200": 0.42}
+    runs = [
+        c
+        for c in CASES
+        if c["gpu"] in share
+        and not c["engine"].startswith("trtllm")
+        and matmul_dtype(resolve_model(c["model"]), resolve_gpu(c["gpu"]), c.get("weight_dtype")) == "fp8"
+        and not fp8_block_scaled(resolve_model(c["model"]), c.get("weight_dtype"))
+    ]
+    now = {c["id"]: errors(c) for c in runs}
+    module = sys.modules[__name__]
+    real = module.resolve_gpu
+
+    def tried_gpu(name: str) -> Any:
+        g = real(name)
+        if g.name not in share or g.gemm_fp8 is None:
+            return g
+        return dataclasses.replace(g, gemm_fp8=dataclasses.replace(g.gemm_fp8, compute_share=share[g.name], compute_dtype="fp8"))
+
+    monkeypatch.setattr(module, "resolve_gpu", tried_gpu)
+    tried = {}
+    for c in runs:
+        got = predict.__wrapped__(c["id"])
+        tried[c["id"]] = {k: got[k] / float(c["measured"][k]) - 1 for k, _ in METRICS if c["measured"].get(k)}
+
+    def mae(err: dict[str, dict[str, float]], k: str) -> float:
+        return round(100 * sum(abs(e[k]) for e in err.values()) / len(err), 1)
+
+    def bias(err: dict[str, dict[str, float]], k: str) -> float:
+        return round(100 * sum(e[k] for e in err.values()) / len(err), 1)
+
+    assert len(runs) == 52 and all(len(e) == 4 for e in (*now.values(), *tried.values()))
+    keys = ("request_throughput_per_s", "mean_ttft_ms", "mean_tpot_ms")
+    assert [mae(now, k) for k in keys] == [11.0, 24.6, 13.3] and [mae(tried, k) for k in keys] == [13.1, 25.2, 15.3]
+    assert (bias(now, "mean_ttft_ms"), bias(tried, "mean_ttft_ms")) == (2.6, -20.7)
+    assert (
+        "on the 52 corpus runs whose fp8 matmuls take `gemm_fp8` on those GPUs (vLLM and SGLang), request throughput MAE "
+        "11.0% -> 13.1%, TTFT 24.6% -> 25.2% (bias +2.6% -> -20.7%), TPOT 13.3% -> 15.3%" in text
+    )
+    assert "a median 0.46 (H100 SXM), 0.51 (H200) and 0.42 (B200) of the fp8 peak; tried in place of `eta_c_fp8`" in text
+
+
 def test_the_async_scheduling_paragraph_is_as_the_runs_score():
     """docs/accuracy.md: vLLM from 0.14 runs its host's time beside the GPU's; the runs it moves."""
     text = " ".join(DOC.read_text().split())
