@@ -2409,9 +2409,15 @@ class StepModel:
             return f", as measured on {self.gpu.name}; {self.fp4_share:.0%} of the matmuls at the NVFP4 latency, {lat:g} us"
         g = gemm_block(self.gpu, fp8, fp4, self.trtllm)
         if g is not None and c.eta_gemm == g.bandwidth_share and c.gemm_latency_s == g.latency_us * 1e-6:
-            which = " for fp8 matmuls" if fp8 and g is self.gpu.gemm_fp8 else " for NVFP4 matmuls" if fp4 else ""
-            if fp8 and g is self.gpu.gemm_fp8_trtllm:
-                which = " for TensorRT-LLM's own fp8 matmuls"
+            which = (
+                " for TensorRT-LLM's own fp8 matmuls"
+                if fp8 and g is self.gpu.gemm_fp8_trtllm
+                else " for fp8 matmuls"
+                if fp8 and g is self.gpu.gemm_fp8
+                else " for NVFP4 matmuls"
+                if fp4
+                else ""
+            )
             return f", as measured on {self.gpu.name}{which}"
         return ""
 
